@@ -1,0 +1,236 @@
+"""The command line: ``main(argv) -> int``, the only place that prints errors.
+
+Exit codes
+----------
+0  success
+2  a user error: bad arguments, config or input (one line on stderr names the fix)
+70 an internal error (a bug: please report it with the traceback)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from harness import __version__
+from harness.errors import HarnessError
+
+EXIT_OK = 0
+EXIT_USER_ERROR = 2
+EXIT_INTERNAL = 70
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so errors go through one printer."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise HarnessError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
+
+
+def _column_map(text: str | None, defaults: dict[str, str]) -> dict[str, str]:
+    mapping = dict(defaults)
+    if text:
+        for part in text.split(","):
+            role, sep, column = part.partition("=")
+            if not sep or role not in defaults:
+                raise HarnessError(f"cannot read column mapping {part!r}", hint=f"write role=column with roles {', '.join(defaults)}")
+            mapping[role] = column
+    return mapping
+
+
+def _load_qrels(path: str, columns: str | None):  # type: ignore[no-untyped-def]
+    from harness.data.tables import read_table_qrels, table_format_of
+    from harness.data.trec import read_qrels
+
+    if table_format_of(Path(path)):
+        return read_table_qrels(path, _column_map(columns, {"query": "query", "doc": "doc", "relevance": "relevance"}))
+    return read_qrels(path)
+
+
+def _load_run(path: str, columns: str | None):  # type: ignore[no-untyped-def]
+    from harness.data.tables import read_table_run, table_format_of
+    from harness.data.trec import read_run
+
+    if table_format_of(Path(path)):
+        return read_table_run(path, _column_map(columns, {"query": "query", "doc": "doc", "score": "score"}))
+    return read_run(path)
+
+
+def _eval_items(specs: list[str]):  # type: ignore[no-untyped-def]
+    from harness.measures.parse import parse_measure
+    from harness.measures.trec_names import SETS, TrecItem, parse_trec_measure, trec_display_name
+
+    items: list[TrecItem] = []
+    for raw in specs or ["official"]:
+        for spec in [s for s in raw.split() if s]:
+            name = spec.partition(".")[0]
+            trec_like = "@" not in spec and "(" not in spec and (spec in SETS or name in {
+                "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+                "binG", "G", "ndcg", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P",
+                "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp",
+                "rbp_resid", "unj"})
+            if trec_like:
+                new = parse_trec_measure(spec)
+                # trec_eval keeps one parameterisation per measure: the last -m wins.
+                replaced = {i.order for i in new} if spec not in SETS else set()
+                items = [i for i in items if i.order not in replaced]
+                items.extend(new)
+            else:
+                measure = parse_measure(spec)
+                items.append(TrecItem(1000 + len(items), trec_display_name(measure), measure))
+    # trec_eval prints in its table order; a later -m for the same name replaces the earlier one.
+    unique: dict[str, TrecItem] = {}
+    for item in items:
+        unique[item.display] = item
+    return sorted(unique.values(), key=lambda i: i.order)
+
+
+def _format_value(value: float, integer: bool) -> str:
+    return f"{int(round(value))}" if integer else f"{value:6.4f}"
+
+
+def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    from harness.conventions import Conventions
+    from harness.evaluate import Evaluator
+    from harness.kernels.relstring import relstrings
+    from harness.measures.registry import REGISTRY
+    from harness.results import aggregate_values
+
+    conventions = Conventions.from_mapping(
+        {
+            "relevance_level": args.l,
+            "depth": args.M,
+            "ties": args.ties,
+            "queries": args.queries,
+            "duplicates": args.duplicates,
+            "negative_labels": args.negative_labels,
+            "ideal_from": args.ideal_from,
+        }
+    )
+    items = _eval_items(args.m)
+    measures = [i.measure for i in items if i.measure is not None]
+    qrels = _load_qrels(args.qrels, args.qrels_columns)
+    evaluator = Evaluator(qrels, measures, conventions)
+    runs = [_load_run(path, args.run_columns) for path in args.runs]  # read all first: a bad file fails before any output
+    lines: list[str] = []
+    records: list[dict[str, object]] = []
+    for run in runs:
+        aligned = evaluator.align(run)
+        per_query = evaluator.evaluate_aligned(run.name, aligned)
+        index = {m: j for j, m in enumerate(per_query.measures)}
+        strings = {i.relstring_length: relstrings(aligned.lists, i.relstring_length) for i in items if i.display.startswith("relstring")}
+        summary = {i.display: aggregate_values(i.measure, per_query.values[:, index[i.measure]]) for i in items if i.measure is not None}
+        if args.format == "trec":
+            if args.q:
+                for qi, qid in enumerate(per_query.query_ids):
+                    for item in items:
+                        if not item.per_query:
+                            continue
+                        if item.measure is None:
+                            lines.append(f"{item.display:<22}\t{qid}\t'{strings[item.relstring_length][qi]}'\n")
+                        else:
+                            value = per_query.values[qi, index[item.measure]]
+                            lines.append(f"{item.display:<22}\t{qid}\t{_format_value(value, REGISTRY.definition(item.measure).integer)}\n")
+            for item in items:
+                if not item.in_summary:
+                    continue
+                if item.measure is None:
+                    lines.append(f"{'runid':<22}\tall\t{run.name}\n")
+                else:
+                    integer = REGISTRY.definition(item.measure).integer
+                    lines.append(f"{item.display:<22}\tall\t{_format_value(summary[item.display], integer)}\n")
+        else:
+            for item in items:
+                if item.measure is None:
+                    continue
+                if args.q:
+                    column = per_query.values[:, index[item.measure]]
+                    for qid, value in zip(per_query.query_ids.tolist(), column.tolist(), strict=True):
+                        records.append({"run": run.name, "query_id": qid, "measure": item.display, "value": value})
+                records.append({"run": run.name, "query_id": "all", "measure": item.display, "value": summary[item.display]})
+    if args.format == "json":
+        lines.append(json.dumps({"harness": __version__, "conventions": conventions.as_dict(), "results": records}, indent=1) + "\n")
+    elif args.format == "csv":
+        import csv
+        import io
+
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=["run", "query_id", "measure", "value"], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+        lines.append(buffer.getvalue())
+    out.write("".join(lines))
+    return EXIT_OK
+
+
+def _cmd_measures(args: argparse.Namespace, out: TextIO) -> int:
+    from harness.measures.registry import REGISTRY
+
+    for definition in REGISTRY:
+        cut = {"none": "", "optional": "[@k]", "required": "@k"}[definition.cutoff]
+        params = ", ".join(p.name for p in definition.params)
+        trec = definition.trec_cut_name or definition.trec_name or "-"
+        aliases = f" (also {', '.join(definition.aliases)})" if definition.aliases else ""
+        out.write(f"{definition.name}{cut}{aliases}\n    {definition.description}\n    params: {params or '-'}; "
+                  f"aggregate: {definition.aggregate}; trec_eval: {trec}\n")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="harness", description="Evaluation harness for ranking and recommender systems.")
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    ev = sub.add_parser("eval", help="evaluate runs against qrels, trec_eval style")
+    ev.add_argument("qrels", help="qrels file (TREC, or CSV/TSV/Parquet/JSONL with --qrels-columns)")
+    ev.add_argument("runs", nargs="+", metavar="run", help="run file(s)")
+    ev.add_argument("-m", action="append", default=[], metavar="MEASURE",
+                    help="measure: trec_eval names (P.5,10  ndcg_cut.10  all_trec) or harness names (nDCG@10); repeatable")
+    ev.add_argument("-q", action="store_true", help="print per-query values as well as the summary")
+    ev.add_argument("-c", action="store_true", help="average over every judged query (harness always does; kept for trec_eval scripts)")
+    ev.add_argument("-M", type=int, default=None, metavar="N", help="keep only the first N documents of each query")
+    ev.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
+    ev.add_argument("--format", choices=("trec", "csv", "json"), default="trec")
+    ev.add_argument("--ties", default="trec_eval", help="trec_eval | input_order | average | optimistic | pessimistic")
+    ev.add_argument("--queries", default="qrels", help="qrels (like -c) | intersection (trec_eval without -c) | run")
+    ev.add_argument("--duplicates", default="error", help="error | first | max")
+    ev.add_argument("--negative-labels", default="unjudged", help="unjudged | nonrelevant | error")
+    ev.add_argument("--ideal-from", default="judgments", help="judgments | run")
+    ev.add_argument("--qrels-columns", default=None, help="for tables: query=COL,doc=COL,relevance=COL")
+    ev.add_argument("--run-columns", default=None, help="for tables: query=COL,doc=COL,score=COL")
+    ev.set_defaults(handler=_cmd_eval)
+
+    ms = sub.add_parser("measures", help="list every measure the registry knows")
+    ms.set_defaults(handler=_cmd_measures)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        if getattr(args, "handler", None) is None:
+            parser.print_help(out)
+            return EXIT_USER_ERROR
+        code: int = args.handler(args, out)
+        return code
+    except HarnessError as exc:
+        err.write(f"harness: error: {exc}\n")
+        return EXIT_USER_ERROR
+    except BrokenPipeError:
+        return EXIT_OK
+    except KeyboardInterrupt:
+        err.write("harness: interrupted\n")
+        return 130
+
+
+def main_entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

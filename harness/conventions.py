@@ -1,0 +1,138 @@
+"""Every convention on which evaluation tools disagree, decided in one place.
+
+Each option is named, and its default is trec_eval 10.0's behaviour, written beside
+it, with one deliberate exception: every judged query counts (``queries="qrels"``,
+trec_eval's ``-c``), because silently dropping a judged query that a system did not
+answer rewards systems that return nothing for hard queries.
+See ``docs`` in the README and ``../shared/docs/semantics.md`` for the peers' choices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import Enum
+
+from harness.errors import ConventionError
+
+
+class Ties(str, Enum):
+    """How documents with equal scores are ordered."""
+
+    TREC_EVAL = "trec_eval"  # score desc, then docno desc in byte order (form_res_rels.c)
+    INPUT_ORDER = "input_order"  # score desc, then the order of lines in the run file (MS Recommenders)
+    AVERAGE = "average"  # expected value over tie orders: gains averaged per tie group (scikit-learn)
+    OPTIMISTIC = "optimistic"  # score desc, then relevance desc: an upper bound
+    PESSIMISTIC = "pessimistic"  # score desc, then relevance asc: a lower bound
+
+
+class Queries(str, Enum):
+    """Which queries are evaluated and averaged over (the denominator)."""
+
+    QRELS = "qrels"  # every judged query; missing from the run scores 0 (trec_eval -c)
+    INTERSECTION = "intersection"  # judged and retrieved only (trec_eval without -c, MS Recommenders)
+    RUN = "run"  # every query of the run; unjudged ones score 0 (Spark)
+
+
+class Duplicates(str, Enum):
+    """What a document listed twice for one query does (in a run or in qrels)."""
+
+    ERROR = "error"  # stop with the file and line (trec_eval aborts: "duplicate docs")
+    FIRST = "first"  # keep the first line, drop the later ones
+    MAX = "max"  # keep the highest score (runs) or relevance (qrels)
+
+
+class NegativeLabels(str, Enum):
+    """What a negative relevance label in the qrels means."""
+
+    UNJUDGED = "unjudged"  # in the pool but not judged: non-relevant, gain 0, skipped by bpref (trec_eval)
+    NONRELEVANT = "nonrelevant"  # judged non-relevant, like label 0 (ranx)
+    ERROR = "error"  # refuse the qrels (scikit-learn refuses negative y_true)
+
+
+class IdealFrom(str, Enum):
+    """Which documents the ideal ranking (IDCG) is built from."""
+
+    JUDGMENTS = "judgments"  # every judged document of the query (trec_eval)
+    RUN = "run"  # only the documents the run lists (scikit-learn ndcg_score)
+
+
+class APDenominator(str, Enum):
+    """What AP@k divides by."""
+
+    R = "R"  # the number of relevant documents (trec_eval map_cut, ranx)
+    MIN_R_K = "min_R_k"  # min(R, k) (MS Recommenders, RecBole, Spark)
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """The conventions in force for one evaluation; defaults follow trec_eval.
+
+    >>> Conventions().ties
+    <Ties.TREC_EVAL: 'trec_eval'>
+    >>> Conventions.from_mapping({"ties": "average"}).ties
+    <Ties.AVERAGE: 'average'>
+    """
+
+    ties: Ties = Ties.TREC_EVAL
+    queries: Queries = Queries.QRELS  # trec_eval default is intersection; -c is ours
+    duplicates: Duplicates = Duplicates.ERROR
+    negative_labels: NegativeLabels = NegativeLabels.UNJUDGED
+    ideal_from: IdealFrom = IdealFrom.JUDGMENTS
+    ap_denominator: APDenominator = APDenominator.R
+    relevance_level: int = 1  # trec_eval -l: relevant iff label >= 1
+    depth: int | None = None  # trec_eval -M: only the first N retrieved count (None = all)
+
+    def __post_init__(self) -> None:
+        if self.depth is not None and self.depth < 1:
+            raise ConventionError(
+                f"depth must be a positive number of documents, got {self.depth}",
+                hint="use depth: 100 to keep the first 100 documents of each query, or leave it out",
+            )
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, object]) -> Conventions:
+        """Build from plain values (config or CLI), naming the bad key or value."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        kwargs: dict[str, object] = {}
+        for key, raw in values.items():
+            if key not in fields:
+                raise ConventionError(
+                    f"unknown convention {key!r}", hint=f"use one of: {', '.join(fields)}"
+                )
+            default = getattr(cls(), key)
+            enum_type = type(default) if isinstance(default, Enum) else None
+            if enum_type is not None:
+                try:
+                    kwargs[key] = enum_type(raw)
+                except ValueError:
+                    choices = ", ".join(str(m.value) for m in enum_type)
+                    raise ConventionError(
+                        f"{key} must be one of {choices}, got {raw!r}", hint=f"set {key} to one of {choices}"
+                    ) from None
+            elif key == "depth":
+                kwargs[key] = None if raw is None else _positive_int(key, raw)
+            else:
+                kwargs[key] = _int(key, raw)
+        return cls(**kwargs)  # type: ignore[arg-type]
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain values, in declaration order, for provenance and reports."""
+        out: dict[str, object] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = value.value if isinstance(value, Enum) else value
+        return out
+
+
+def _int(key: str, raw: object) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise ConventionError(f"{key} must be a whole number, got {raw!r}", hint=f"write {key}: 1")
+    return raw
+
+
+def _positive_int(key: str, raw: object) -> int:
+    value = _int(key, raw)
+    if value < 1:
+        raise ConventionError(f"{key} must be at least 1, got {value}", hint=f"write {key}: 100")
+    return value

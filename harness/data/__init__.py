@@ -1,0 +1,1 @@
+"""Loading qrels and runs, and aligning them into ranked lists."""

@@ -1,0 +1,115 @@
+"""Tables (CSV, TSV, Parquet, JSONL) with a column mapping, read as qrels or runs.
+
+A recommender's ``user,item,rating`` table loads as qrels with
+``columns={"query": "user", "doc": "item", "relevance": "rating"}``, and
+``user,item,score`` as a run with ``{"query": "user", "doc": "item", "score": "score"}``.
+Ids are read as strings whatever they look like (``007`` stays ``007``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.data.model import Qrels, Run
+from harness.errors import InputFormatError
+
+TABLE_FORMATS = ("csv", "tsv", "parquet", "jsonl")
+
+
+def table_format_of(path: Path) -> str | None:
+    """The table format implied by the file name, or None for TREC text."""
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    ending = suffixes[-1].lstrip(".") if suffixes else ""
+    return {"csv": "csv", "tsv": "tsv", "parquet": "parquet", "pq": "parquet", "jsonl": "jsonl", "ndjson": "jsonl"}.get(ending)
+
+
+def _read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
+    if not path.exists():
+        raise InputFormatError("table file not found", path=path, hint="check the path")
+    try:
+        if fmt in ("csv", "tsv"):
+            import pyarrow.csv as pacsv
+
+            return pacsv.read_csv(
+                path,
+                parse_options=pacsv.ParseOptions(delimiter="," if fmt == "csv" else "\t"),
+                convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in string_columns}),
+            )
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path)
+        if fmt == "jsonl":
+            import pyarrow.json as pajson
+
+            return pajson.read_json(path)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
+        detail = str(exc).splitlines()[0]
+        raise InputFormatError(f"cannot be read as {fmt}: {detail}", path=path, hint=f"check that the file is valid {fmt}") from None
+    raise InputFormatError(f"unknown table format {fmt!r}", path=path, hint=f"use one of {', '.join(TABLE_FORMATS)}")
+
+
+def _column(table: pa.Table, name: str, role: str, path: Path) -> pa.ChunkedArray:
+    if name not in table.column_names:
+        raise InputFormatError(
+            f"no column {name!r} for the {role} (columns: {', '.join(table.column_names)})",
+            path=path,
+            hint=f"map {role} to one of the existing columns",
+        )
+    return table[name]
+
+
+def _ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
+    if column.null_count:
+        row = int(np.flatnonzero(pc.is_null(column).to_numpy(zero_copy_only=False))[0])
+        raise InputFormatError(f"empty {role} id in data row {row + 1}", path=path, hint=f"every row needs a {role} id")
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        column = pc.cast(column, pa.string())
+    return column.combine_chunks()
+
+
+def _numbers(column: pa.ChunkedArray, role: str, path: Path) -> np.ndarray:
+    try:
+        values = pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise InputFormatError(f"the {role} column holds values that are not numbers", path=path, hint=f"the {role} must be numeric") from None
+    bad = np.flatnonzero(np.isnan(values))
+    if bad.size:
+        raise InputFormatError(f"{role} missing or NaN in data row {int(bad[0]) + 1}", path=path, hint=f"give every row a numeric {role}")
+    return values
+
+
+def read_table_qrels(path: str | Path, columns: Mapping[str, str], fmt: str | None = None) -> Qrels:
+    """Qrels from a table; ``columns`` maps ``query``, ``doc``, ``relevance`` to column names."""
+    path = Path(path)
+    fmt = fmt or table_format_of(path) or "csv"
+    table = _read_table(path, fmt, [columns["query"], columns["doc"]])
+    if table.num_rows == 0:
+        raise InputFormatError("the table has no rows", path=path, hint="give at least one judgment")
+    return Qrels(
+        _ids(_column(table, columns["query"], "query", path), "query", path),
+        _ids(_column(table, columns["doc"], "doc", path), "doc", path),
+        _numbers(_column(table, columns["relevance"], "relevance", path), "relevance", path),
+        str(path),
+    )
+
+
+def read_table_run(path: str | Path, columns: Mapping[str, str], fmt: str | None = None, name: str | None = None) -> Run:
+    """A run from a table; ``columns`` maps ``query``, ``doc``, ``score`` to column names."""
+    path = Path(path)
+    fmt = fmt or table_format_of(path) or "csv"
+    table = _read_table(path, fmt, [columns["query"], columns["doc"]])
+    if table.num_rows == 0:
+        raise InputFormatError("the run is empty: no ranked documents", path=path, hint="give at least one scored row")
+    return Run(
+        _ids(_column(table, columns["query"], "query", path), "query", path),
+        _ids(_column(table, columns["doc"], "doc", path), "doc", path),
+        _numbers(_column(table, columns["score"], "score", path), "score", path),
+        name or path.stem.split(".")[0],
+        str(path),
+    )

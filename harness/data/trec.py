@@ -1,0 +1,180 @@
+"""TREC qrels (``qid iter docid rel``) and run (``qid Q0 docid rank score tag``) files.
+
+Plain or gzip. A well-formed file (one separator, no comments) goes through
+Arrow's multithreaded CSV reader; anything else, and every error, goes through a
+careful line-by-line reader that names the file, the line and the fix. As in
+trec_eval, the rank column is ignored, fields past the sixth are ignored, and
+lines starting with ``#`` are comments.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from harness.data.model import Qrels, Run
+from harness.errors import InputFormatError
+
+QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
+RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="strict")
+    return open(path, encoding="utf-8", errors="strict")  # noqa: SIM115
+
+
+def _check_exists(path: Path, what: str) -> None:
+    if not path.exists():
+        raise InputFormatError(f"{what} file not found", path=path, hint="check the path; relative paths start at the current folder")
+    if path.is_dir():
+        raise InputFormatError(f"{what} path is a folder, not a file", path=path, hint=f"name the {what} file itself")
+
+
+def _first_data_line(path: Path) -> str | None:
+    with _open_text(path) as handle:
+        for line in handle:
+            if line.strip():
+                return line
+    return None
+
+
+def _fast_read(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataType]) -> pa.Table | None:
+    """Arrow's reader for files with a single-character separator; None when it does not fit."""
+    try:
+        first = _first_data_line(path)
+    except (UnicodeDecodeError, OSError):
+        return None
+    if first is None or first.lstrip().startswith("#"):
+        return None
+    delimiter = "\t" if "\t" in first else " "
+    if delimiter == " " and ("  " in first.strip() or first.startswith(" ")):
+        return None
+    try:
+        table = pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(column_names=list(columns), block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=types, include_columns=list(types), quoted_strings_can_be_null=False, strings_can_be_null=False
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        return None
+    for name, kind in types.items():
+        if table[name].null_count:
+            return None
+        # With tab separators a field could still hold spaces, which trec_eval splits on.
+        if delimiter == "\t" and kind == pa.string() and name != "tag" and pc.any(pc.match_substring(table[name], " ")).as_py():
+            return None
+    return table
+
+
+def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
+    try:
+        with _open_text(path) as handle:
+            for number, line in enumerate(handle, start=1):
+                fields = line.split()
+                if not fields or fields[0].startswith("#"):
+                    continue
+                yield number, fields
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path, hint="save the file as UTF-8"
+        ) from None
+    except (OSError, EOFError) as exc:
+        raise InputFormatError(f"cannot be read: {exc}", path=path, hint="check that the file is complete and not corrupted") from None
+
+
+def line_of_row(path: str | Path, row: int) -> int | None:
+    """The line number of data row ``row`` (0-based), counting comments and blank lines."""
+    for index, (number, _) in enumerate(_data_lines(Path(path))):
+        if index == row:
+            return number
+    return None
+
+
+def _number(text: str, path: Path, line: int, what: str, hint: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputFormatError(f"{what} {text!r} is not a number", path=path, line=line, hint=hint) from None
+    if value != value:  # NaN sorts nowhere: refuse it rather than rank it arbitrarily
+        raise InputFormatError(f"{what} is NaN", path=path, line=line, hint=hint)
+    return value
+
+
+def read_qrels(path: str | Path) -> Qrels:
+    """Read a TREC qrels file: ``qid iter docid rel`` per line.
+
+    The label may be negative (see the ``negative_labels`` convention) or fractional.
+    """
+    path = Path(path)
+    _check_exists(path, "qrels")
+    table = _fast_read(path, QRELS_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "rel": pa.float64()})
+    if table is not None and not np.isnan(table["rel"].to_numpy()).any():
+        return Qrels(table["qid"].combine_chunks(), table["docid"].combine_chunks(), table["rel"].to_numpy(), str(path))
+    qids: list[str] = []
+    docs: list[str] = []
+    rels: list[float] = []
+    hint = "each qrels line is 'query_id iteration doc_id relevance', e.g. '301 0 FT911-1 1'"
+    for number, fields in _data_lines(path):
+        if len(fields) != 4:
+            raise InputFormatError(
+                f"expected 4 columns (qid iter docid rel), got {len(fields)}", path=path, line=number, hint=hint
+            )
+        qids.append(fields[0])
+        docs.append(fields[2])
+        rels.append(_number(fields[3], path, number, "relevance", hint))
+    if not qids:
+        raise InputFormatError("no judgments in the file", path=path, hint=hint)
+    return Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), np.asarray(rels, dtype=np.float64), str(path))
+
+
+def read_run(path: str | Path, name: str | None = None) -> Run:
+    """Read a TREC run file: ``qid Q0 docid rank score tag`` per line.
+
+    The rank column is ignored (as trec_eval does); the run's name is the tag of its
+    first line unless ``name`` is given.
+    """
+    path = Path(path)
+    _check_exists(path, "run")
+    table = _fast_read(
+        path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64(), "tag": pa.string()}
+    )
+    if table is not None and len(table) and not np.isnan(table["score"].to_numpy()).any():
+        tag = name if name is not None else (str(table["tag"][0]).split() or [path.stem])[0]
+        return Run(table["qid"].combine_chunks(), table["docid"].combine_chunks(), table["score"].to_numpy(), tag, str(path))
+    qids: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    tag = name
+    hint = "each run line is 'query_id Q0 doc_id rank score tag', e.g. '301 Q0 FT911-1 1 12.5 bm25'"
+    for number, fields in _data_lines(path):
+        if len(fields) < 6:
+            raise InputFormatError(
+                f"expected 6 columns (qid Q0 docid rank score tag), got {len(fields)}", path=path, line=number, hint=hint
+            )
+        qids.append(fields[0])
+        docs.append(fields[2])
+        scores.append(_number(fields[4], path, number, "score", hint))
+        if tag is None:
+            tag = fields[5]
+    if not qids:
+        raise InputFormatError("the run is empty: no ranked documents", path=path, hint=hint)
+    return Run(
+        pa.array(qids, pa.string()), pa.array(docs, pa.string()), np.asarray(scores, dtype=np.float64), tag or path.stem, str(path)
+    )
+
+
+def format_run_line(qid: str, docid: str, rank: int, score: float, tag: str) -> str:
+    """One TREC run line."""
+    return f"{qid} Q0 {docid} {rank} {score!r} {tag}\n"

@@ -1,0 +1,72 @@
+"""The one exception family of harness.
+
+Every user mistake is raised as a ``HarnessError`` carrying where it happened
+(``path``, ``line``) and how to fix it (``hint``); ``cli.main`` is the only place
+that prints it, as one line, and picks the exit code.
+
+::
+
+    HarnessError
+    ├── InputFormatError   a qrels or run file that cannot be read as declared
+    ├── MeasureError       an unknown measure name or an invalid parameter
+    ├── ConventionError    an option value that does not exist, or a measure
+    │                      that is undefined under the chosen conventions
+    ├── ConfigError        a config file mistake (issue 3)
+    ├── TrackingError      the tracking server failed (issue 5)
+    └── ReportError        the report could not be rendered (issue 6)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class HarnessError(Exception):
+    """Base class: ``path: line N: message. Fix: hint``."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.hint = hint
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}: "
+            if self.line is not None:
+                where += f"line {self.line}: "
+        fix = f" Fix: {self.hint}" if self.hint else ""
+        return f"{where}{self.message}.{fix}" if not self.message.endswith(".") else f"{where}{self.message}{fix}"
+
+
+class InputFormatError(HarnessError):
+    """A qrels or run file does not parse as its declared format."""
+
+
+class MeasureError(HarnessError):
+    """An unknown measure, or a parameter it does not accept."""
+
+
+class ConventionError(HarnessError):
+    """An unknown convention value, or a measure undefined under the conventions."""
+
+
+class ConfigError(HarnessError):
+    """A mistake in an experiment config."""
+
+
+class TrackingError(HarnessError):
+    """The tracking server refused or failed."""
+
+
+class ReportError(HarnessError):
+    """The report could not be rendered."""

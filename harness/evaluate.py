@@ -1,0 +1,90 @@
+"""Evaluator: judgments prepared once, scored against many runs. No I/O.
+
+>>> from harness.data.model import Qrels, Run
+>>> qrels = Qrels.from_records([("q1", "d1", 1), ("q1", "d2", 1), ("q2", "d3", 1)])
+>>> run = Run.from_records([("q1", "d1", 3.0), ("q1", "d9", 2.0), ("q1", "d2", 1.0)])
+>>> per_query = evaluate(qrels, run, ["P@2", "AP"])
+>>> per_query.query_ids.tolist(), per_query.values.round(4).tolist()
+(['q1', 'q2'], [[0.5, 0.8333], [0.0, 0.0]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from harness.conventions import Conventions, Ties
+from harness.data.align import Aligned, PreparedQrels, align
+from harness.data.model import Qrels, Run
+from harness.errors import ConventionError
+from harness.measures.parse import parse_measures
+from harness.measures.registry import REGISTRY
+from harness.measures.spec import Measure
+from harness.results import PerQuery
+
+# Defined for a judged query that the run did not answer; everything else scores 0
+# there, as with trec_eval -c (which also zeroes utility, unj and rbp_resid).
+_DEFINED_WITHOUT_RUN = frozenset({"NumQ", "NumRel"})
+
+
+def _as_measures(measures: Iterable[Measure | str]) -> tuple[Measure, ...]:
+    items = list(measures)
+    texts = [m for m in items if isinstance(m, str)]
+    parsed = iter(parse_measures(texts)) if texts else iter(())
+    out: list[Measure] = []
+    for m in items:
+        value = next(parsed) if isinstance(m, str) else m
+        if value not in out:
+            out.append(value)
+    return tuple(out)
+
+
+class Evaluator:
+    """Prepare judgments and measures once; ``evaluate(run)`` for each run."""
+
+    def __init__(
+        self,
+        qrels: Qrels,
+        measures: Iterable[Measure | str],
+        conventions: Conventions | None = None,
+        query_ids: Sequence[str] | None = None,
+    ) -> None:
+        self.conventions = conventions or Conventions()
+        self.measures = _as_measures(measures)
+        if self.conventions.ties is Ties.AVERAGE:
+            unsupported = [str(m) for m in self.measures if not REGISTRY.definition(m).ties_average_ok]
+            if unsupported:
+                raise ConventionError(
+                    f"ties='average' is defined only for measures that sum per-position values; not for {', '.join(unsupported)}",
+                    hint="use ties: trec_eval for these measures, or evaluate them separately",
+                )
+        self.prepared = PreparedQrels.build(qrels, self.conventions)
+        self.query_ids = None if query_ids is None else np.asarray(sorted(query_ids), dtype=object)
+
+    def align(self, run: Run) -> Aligned:
+        return align(self.prepared, run, self.query_ids)
+
+    def evaluate(self, run: Run) -> PerQuery:
+        return self.evaluate_aligned(run.name, self.align(run))
+
+    def evaluate_aligned(self, name: str, aligned: Aligned) -> PerQuery:
+        values = np.zeros((len(aligned.query_ids), len(self.measures)))
+        missing = ~aligned.in_run
+        for j, measure in enumerate(self.measures):
+            column = REGISTRY.definition(measure).compute(aligned.lists, measure)
+            if measure.name not in _DEFINED_WITHOUT_RUN:
+                column = np.where(missing, 0.0, column)
+            values[:, j] = column
+        return PerQuery(name, aligned.query_ids, self.measures, values, aligned.in_run)
+
+
+def evaluate(
+    qrels: Qrels,
+    run: Run,
+    measures: Iterable[Measure | str],
+    conventions: Conventions | None = None,
+    query_ids: Sequence[str] | None = None,
+) -> PerQuery:
+    """Evaluate one run: a per-query table (aggregate it with :func:`harness.results.aggregate`)."""
+    return Evaluator(qrels, measures, conventions, query_ids).evaluate(run)

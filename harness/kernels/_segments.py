@@ -1,0 +1,202 @@
+"""Ranked lists of all queries as flat arrays, and segment operations over them.
+
+Rows are sorted by query, then rank; ``offsets[q]:offsets[q + 1]`` are query q's rows.
+
+>>> import numpy as np
+>>> lists = RankedLists.build(
+...     offsets=np.array([0, 3, 3]), label=np.array([1.0, np.nan, 2.0]),
+...     judged_offsets=np.array([0, 2, 3]), judged_label=np.array([1.0, 2.0, 1.0]))
+>>> lists.n_queries, lists.pos.tolist(), lists.num_rel().tolist()
+(2, [0, 1, 2], [2, 1])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from harness.kernels.gains import GainScheme
+
+
+@dataclass(frozen=True, eq=False)
+class RankedLists:
+    """The aligned input of every kernel.
+
+    offsets
+        int64 (Q + 1): row range of each query (sorted by rank within it).
+    label
+        float64 (N): relevance label of each retrieved document; NaN when the
+        document is not in the qrels (not pooled), negative when pooled but
+        unjudged (trec_eval's ``RELVALUE_UNJUDGED``).
+    judged_offsets, judged_label
+        every qrels label of each query, retrieved or not, in the same query order.
+    relevance_level
+        a document is relevant when ``label >= relevance_level`` (trec_eval ``-l``).
+    tie_group
+        when ties are averaged: int64 (N) id of each row's group of equal scores.
+    ideal_from_run
+        build the ideal ranking from the retrieved documents only (scikit-learn).
+    """
+
+    offsets: np.ndarray
+    label: np.ndarray
+    judged_offsets: np.ndarray
+    judged_label: np.ndarray
+    relevance_level: float = 1
+    tie_group: np.ndarray | None = None
+    ideal_from_run: bool = False
+
+    @classmethod
+    def build(cls, **kwargs: object) -> RankedLists:
+        return cls(**kwargs)  # type: ignore[arg-type]
+
+    # ---- shape --------------------------------------------------------------
+    @property
+    def n_queries(self) -> int:
+        return len(self.offsets) - 1
+
+    @cached_property
+    def n_ret(self) -> np.ndarray:
+        """Number of retrieved documents per query (int64)."""
+        return np.diff(self.offsets)
+
+    @cached_property
+    def qidx(self) -> np.ndarray:
+        """Query index of each row."""
+        return np.repeat(np.arange(self.n_queries), self.n_ret)
+
+    @cached_property
+    def pos(self) -> np.ndarray:
+        """0-based rank of each row within its query."""
+        return np.arange(len(self.label)) - np.repeat(self.offsets[:-1], self.n_ret)
+
+    @cached_property
+    def judged_qidx(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_queries), np.diff(self.judged_offsets))
+
+    # ---- relevance ----------------------------------------------------------
+    def level(self, rel: float | None) -> float:
+        return self.relevance_level if rel is None else rel
+
+    def hits(self, rel: float | None = None) -> np.ndarray:
+        """Relevant retrieved rows (NaN compares False: unpooled is non-relevant)."""
+        return self.label >= self.level(rel)
+
+    def judged_nonrel(self, rel: float | None = None) -> np.ndarray:
+        """Rows judged non-relevant: 0 <= label < level."""
+        return (self.label >= 0) & (self.label < self.level(rel))
+
+    def num_rel(self, rel: float | None = None) -> np.ndarray:
+        """R: judged relevant documents per query, retrieved or not."""
+        return self.judged_sum(self.judged_label >= self.level(rel))
+
+    def num_judged_nonrel(self, rel: float | None = None) -> np.ndarray:
+        judged = self.judged_label
+        return self.judged_sum((judged >= 0) & (judged < self.level(rel)))
+
+    # ---- segment reductions -------------------------------------------------
+    def sum(self, values: np.ndarray) -> np.ndarray:
+        """Per-query sum of a per-row array."""
+        return np.bincount(self.qidx, weights=np.asarray(values, dtype=np.float64), minlength=self.n_queries)
+
+    def sum_top(self, values: np.ndarray, k: int | None) -> np.ndarray:
+        """Per-query sum over the first k rows (all rows when k is None)."""
+        if k is None:
+            return self.sum(values)
+        return self.sum(np.where(self.pos < k, values, 0.0))
+
+    def judged_sum(self, values: np.ndarray) -> np.ndarray:
+        return np.bincount(self.judged_qidx, weights=np.asarray(values, dtype=np.float64), minlength=self.n_queries)
+
+    def cumsum(self, values: np.ndarray) -> np.ndarray:
+        """Inclusive running sum within each query."""
+        return segment_cumsum(np.asarray(values, dtype=np.float64), self.offsets, self.n_ret)
+
+    def at_rank(self, per_row: np.ndarray, rank: np.ndarray, fill: float = 0.0) -> np.ndarray:
+        """``per_row`` at 1-based ``rank`` of each query, clipped to the list; ``fill`` for rank 0."""
+        rank = np.minimum(np.asarray(rank, dtype=np.int64), self.n_ret)
+        ok = rank > 0
+        out = np.full(self.n_queries, fill, dtype=np.float64)
+        out[ok] = per_row[self.offsets[:-1][ok] + rank[ok] - 1]
+        return out
+
+    def first_rank(self, mask: np.ndarray) -> np.ndarray:
+        """1-based rank of the first True row of each query; 0 when none."""
+        rows = np.flatnonzero(mask)
+        out = np.zeros(self.n_queries, dtype=np.int64)
+        if rows.size:
+            q = self.qidx[rows]
+            first = np.ones(rows.size, dtype=bool)
+            first[1:] = q[1:] != q[:-1]
+            out[q[first]] = self.pos[rows[first]] + 1
+        return out
+
+    # ---- tie handling -------------------------------------------------------
+    def tie_mean(self, values: np.ndarray) -> np.ndarray:
+        """Each row's value replaced by the mean over its tie group (identity when ties are not averaged).
+
+        The expected value, over all orders of the tied documents, of any sum of
+        per-position values: what scikit-learn's ``ndcg_score`` computes for ties.
+        """
+        if self.tie_group is None:
+            return np.asarray(values, dtype=np.float64)
+        sums = np.bincount(self.tie_group, weights=np.asarray(values, dtype=np.float64))
+        counts = np.bincount(self.tie_group)
+        return (sums / counts)[self.tie_group]
+
+    # ---- gains and the ideal ranking ----------------------------------------
+    def gains(self, scheme: GainScheme) -> np.ndarray:
+        """Gain of each retrieved row (0 for unjudged)."""
+        return scheme.gain_of(self.label)
+
+    def ideal(self, scheme: GainScheme) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets, gains): each query's positive gains, in decreasing order.
+
+        Built from every judgment of the query (trec_eval), or from the retrieved
+        documents only when ``ideal_from_run``.
+        """
+        if self.ideal_from_run:
+            labels, qidx = self.label, self.qidx
+        else:
+            labels, qidx = self.judged_label, self.judged_qidx
+        gains = scheme.gain_of(labels)
+        keep = gains > 0
+        gains, qidx = gains[keep], qidx[keep]
+        order = np.lexsort((-gains, qidx))
+        counts = np.bincount(qidx, minlength=self.n_queries)
+        offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return offsets, gains[order]
+
+
+def segment_cumsum(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Inclusive cumulative sum restarting at every segment start.
+
+    >>> segment_cumsum(np.array([1.0, 2, 3, 4]), np.array([0, 2, 4]), np.array([2, 2])).tolist()
+    [1.0, 3.0, 3.0, 7.0]
+    """
+    total = np.cumsum(values)
+    before = np.concatenate(([0.0], total))[offsets[:-1]]
+    return total - np.repeat(before, counts)
+
+
+def segment_suffix_max(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """max(values[i:end of segment]) for every i; values must lie in [0, 1].
+
+    >>> segment_suffix_max(np.array([0.5, 0.2, 0.3, 0.9, 0.1]), np.array([0, 3, 5]), np.array([3, 2])).tolist()
+    [0.5, 0.3, 0.3, 0.9, 0.1]
+    """
+    if values.size == 0:
+        return values.astype(np.float64)
+    # Lift each segment above all later ones so a running max never crosses a boundary.
+    seg = np.repeat(np.arange(len(counts)), counts)
+    lifted = values + 2.0 * (len(counts) - seg)
+    suffix = np.maximum.accumulate(lifted[::-1])[::-1]
+    return suffix - 2.0 * (len(counts) - seg)
+
+
+def discount(pos: np.ndarray) -> np.ndarray:
+    """1 / log2(rank + 1) for 0-based positions."""
+    return 1.0 / np.log2(pos + 2.0)

@@ -1,0 +1,44 @@
+"""Counting measures: num_ret, num_rel, num_rel_ret, judged and unjudged fractions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.kernels._segments import RankedLists
+
+
+def num_ret(lists: RankedLists) -> np.ndarray:
+    """Documents retrieved for the query (trec_eval ``num_ret``)."""
+    return lists.n_ret.astype(np.float64)
+
+
+def num_rel(lists: RankedLists, rel: float | None = None) -> np.ndarray:
+    """Relevant documents in the judgments, retrieved or not (``num_rel``)."""
+    return lists.num_rel(rel)
+
+
+def num_rel_ret(lists: RankedLists, rel: float | None = None) -> np.ndarray:
+    """Relevant documents retrieved (``num_rel_ret``)."""
+    return lists.sum(lists.hits(rel))
+
+
+def num_nonrel_judged_ret(lists: RankedLists, rel: float | None = None) -> np.ndarray:
+    """Retrieved documents judged non-relevant (``num_nonrel_judged_ret``)."""
+    return lists.sum(lists.judged_nonrel(rel))
+
+
+def judged_at(lists: RankedLists, k: int | None) -> np.ndarray:
+    """Fraction of the top min(k, n) documents that appear in the judgments (ir_measures ``Judged@k``).
+
+    Divides by the number actually retrieved within k, so it is not 1 - unj@k.
+    """
+    judged = lists.tie_mean(~np.isnan(lists.label))
+    shown = lists.n_ret if k is None else np.minimum(lists.n_ret, k)
+    found = lists.sum_top(judged, k)
+    return np.divide(found, shown, out=np.zeros_like(found), where=shown > 0)
+
+
+def unjudged_at(lists: RankedLists, k: int) -> np.ndarray:
+    """Unjudged (unpooled or negative label) documents in the top k, over k (trec_eval ``unj.k``)."""
+    unjudged = lists.tie_mean(~(lists.label >= 0))
+    return lists.sum_top(unjudged, k) / k

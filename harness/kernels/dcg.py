@@ -1,0 +1,119 @@
+"""Cumulative gain family: CG, DCG, IDCG, nDCG, and trec_eval's ndcg_rel and Rndcg.
+
+DCG@k = sum over ranks i <= k of gain(d_i) / log2(i + 1) (Järvelin and Kekäläinen,
+ACM TOIS 20(4), 2002, in the form every current tool uses). The ideal ranking is
+built from every judged document with a positive gain (not from the retrieved
+list), and truncated at k for nDCG@k.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.kernels._segments import RankedLists, discount, segment_cumsum
+from harness.kernels.gains import GainScheme
+
+
+def cumulative_gain(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
+    """CG@k: the sum of the gains of the top k documents."""
+    return lists.sum_top(lists.tie_mean(lists.gains(scheme)), k)
+
+
+def dcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
+    """DCG@k; over the whole list when k is None (trec_eval ``dcg``)."""
+    gains = lists.tie_mean(lists.gains(scheme))
+    return lists.sum_top(gains * discount(lists.pos), k)
+
+
+def _ideal_cumulative(lists: RankedLists, scheme: GainScheme) -> tuple[np.ndarray, np.ndarray]:
+    offsets, gains = lists.ideal(scheme)
+    counts = np.diff(offsets)
+    pos = np.arange(gains.size) - np.repeat(offsets[:-1], counts)
+    return offsets, segment_cumsum(gains * discount(pos), offsets, counts)
+
+
+def _at(offsets: np.ndarray, running: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """running value at 1-based rank (clipped to the segment); 0 for rank 0 or empty segments."""
+    counts = np.diff(offsets)
+    rank = np.minimum(rank, counts)
+    out = np.zeros(len(counts), dtype=np.float64)
+    ok = rank > 0
+    out[ok] = running[offsets[:-1][ok] + rank[ok] - 1]
+    return out
+
+
+def ideal_dcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
+    """IDCG@k: the DCG of the best possible ranking of the judged documents."""
+    offsets, running = _ideal_cumulative(lists, scheme)
+    rank = np.diff(offsets) if k is None else np.full(lists.n_queries, k, dtype=np.int64)
+    return _at(offsets, running, rank)
+
+
+def ndcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
+    """nDCG@k = DCG@k / IDCG@k, 0 when IDCG is 0 (trec_eval ``ndcg_cut.k``; ``ndcg`` without k).
+
+    >>> import numpy as np
+    >>> lists = RankedLists(offsets=np.array([0, 5]), label=np.array([3., 2, 0, 1, 0]),
+    ...                     judged_offsets=np.array([0, 5]), judged_label=np.array([3., 2, 1, 0, 0]))
+    >>> round(float(ndcg(lists, 5, GainScheme.linear())[0]), 4)  # 4.6309 / 4.7619
+    0.9725
+    """
+    top = dcg(lists, k, scheme)
+    best = ideal_dcg(lists, k, scheme)
+    return np.divide(top, best, out=np.zeros_like(top), where=best > 0)
+
+
+def ndcg_rel(lists: RankedLists, scheme: GainScheme) -> np.ndarray:
+    """nDCG averaged over the relevant documents (trec_eval ``ndcg_rel``).
+
+    At each retrieved document with a positive gain: DCG so far / IDCG at the same
+    rank; each positive-gain document not retrieved counts the final DCG / IDCG.
+    """
+    gains = lists.gains(scheme)
+    running = lists.cumsum(gains * discount(lists.pos))
+    offsets, ideal_running = _ideal_cumulative(lists, scheme)
+    n_pos = np.diff(offsets)
+    q = lists.qidx
+    rows = gains > 0
+    ideal_here = ideal_running[offsets[:-1][q[rows]] + np.minimum(lists.pos[rows] + 1, n_pos[q[rows]]) - 1]
+    found = np.bincount(q[rows], weights=running[rows] / ideal_here, minlength=lists.n_queries)
+    n_found = np.bincount(q[rows], minlength=lists.n_queries)
+    final = np.divide(
+        lists.at_rank(running, lists.n_ret), _at(offsets, ideal_running, n_pos),
+        out=np.zeros(lists.n_queries), where=n_pos > 0,
+    )
+    total = found + (n_pos - n_found) * final
+    return np.divide(total, n_pos, out=np.zeros_like(total), where=(total > 0) & (n_pos > 0))
+
+
+def r_ndcg(lists: RankedLists, scheme: GainScheme, rel: float | None = None) -> np.ndarray:
+    """nDCG averaged at the R-levels of the ideal ranking (trec_eval ``Rndcg``).
+
+    The points are the ranks where the ideal gain changes (the number of judged
+    documents with gain >= each positive gain value), plus the end of the list
+    when it is longer than the number of positive-gain documents.
+    """
+    running = lists.cumsum(lists.gains(scheme) * discount(lists.pos))
+    offsets, ideal_gain = lists.ideal(scheme)
+    _, ideal_running = _ideal_cumulative(lists, scheme)
+    n_pos = np.diff(offsets)
+    judged_q = np.repeat(np.arange(lists.n_queries), n_pos)
+    # A boundary closes each run of equal ideal gains.
+    is_end = np.ones(ideal_gain.size, dtype=bool)
+    if ideal_gain.size > 1:
+        is_end[:-1] = (ideal_gain[1:] != ideal_gain[:-1]) | (judged_q[1:] != judged_q[:-1])
+    ends = np.flatnonzero(is_end)
+    q_end = judged_q[ends]
+    rank = ends - offsets[:-1][q_end] + 1
+    depth = np.minimum(rank, lists.n_ret[q_end])
+    has = depth > 0
+    dcg_at = np.zeros(ends.size)
+    dcg_at[has] = running[lists.offsets[:-1][q_end[has]] + depth[has] - 1]
+    total = np.bincount(q_end, weights=dcg_at / ideal_running[ends], minlength=lists.n_queries)
+    points = np.bincount(q_end, minlength=lists.n_queries).astype(np.float64)
+    longer = (lists.n_ret > n_pos) & (n_pos > 0)
+    total[longer] += lists.at_rank(running, lists.n_ret)[longer] / _at(offsets, ideal_running, n_pos)[longer]
+    points[longer] += 1
+    out = np.divide(total, points, out=np.zeros_like(total), where=points > 0)
+    out[lists.num_rel(rel) == 0] = 0.0
+    return out

@@ -1,0 +1,52 @@
+"""Gain schemes: how a relevance label becomes a gain in graded measures.
+
+>>> import numpy as np
+>>> labels = np.array([3.0, 1.0, 0.0, -1.0, np.nan])
+>>> GainScheme.linear().gain_of(labels).tolist()
+[3.0, 1.0, 0.0, 0.0, 0.0]
+>>> GainScheme.exponential().gain_of(labels).tolist()
+[7.0, 1.0, 0.0, 0.0, 0.0]
+>>> GainScheme.custom({1: 3.0, 3: 0.5}).gain_of(labels).tolist()
+[0.5, 3.0, 0.0, 0.0, 0.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class GainScheme:
+    """``linear``: gain = label; ``exponential``: 2^label - 1; ``custom``: a table per level.
+
+    Levels missing from a custom table keep their linear gain, as in trec_eval's
+    ``ndcg.1=3,2=9``. Unjudged documents (NaN or negative labels) always gain 0.
+    """
+
+    kind: str = "linear"
+    table: tuple[tuple[float, float], ...] = ()
+
+    @classmethod
+    def linear(cls) -> GainScheme:
+        return cls("linear")
+
+    @classmethod
+    def exponential(cls) -> GainScheme:
+        return cls("exponential")
+
+    @classmethod
+    def custom(cls, table: dict[float, float]) -> GainScheme:
+        return cls("custom", tuple(sorted((float(k), float(v)) for k, v in table.items())))
+
+    def gain_of(self, labels: np.ndarray) -> np.ndarray:
+        labels = np.asarray(labels, dtype=np.float64)
+        judged = labels >= 0  # False for NaN
+        base = np.where(judged, labels, 0.0)
+        if self.kind == "exponential":
+            return np.where(judged, np.exp2(base) - 1.0, 0.0)
+        gains = base.copy()
+        for level, gain in self.table:
+            gains[judged & (labels == level)] = gain
+        return gains

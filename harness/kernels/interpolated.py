@@ -1,0 +1,39 @@
+"""Interpolated precision at recall levels (``iprec_at_recall``, ``11pt_avg``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from harness.kernels._segments import RankedLists, segment_suffix_max
+
+
+def iprec_at_recall(lists: RankedLists, recalls: Sequence[float], rel: float | None = None) -> np.ndarray:
+    """Interpolated precision at each recall level: (n_queries, len(recalls)).
+
+    Int_Prec(r) = max P@i over ranks i at or after the c-th relevant document,
+    c = round(r * R) (trec_eval 10 rounds; 9 and earlier truncated r * R + 0.9).
+    0 when fewer than c relevant documents are retrieved.
+    """
+    hits = lists.hits(rel)
+    rows = np.flatnonzero(hits)
+    q = lists.qidx[rows]
+    counts = np.bincount(q, minlength=lists.n_queries)
+    offsets = np.zeros(lists.n_queries + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    nth = np.arange(rows.size) - np.repeat(offsets[:-1], counts) + 1
+    best_after = segment_suffix_max(nth / (lists.pos[rows] + 1.0), offsets, counts)
+    big_r = lists.num_rel(rel)
+    out = np.zeros((lists.n_queries, len(recalls)))
+    for j, level in enumerate(recalls):  # a handful of recall levels, not a per-query loop
+        cut = np.floor(level * big_r + 0.5).astype(np.int64)
+        ok = (cut <= counts) & (counts > 0)
+        m = np.maximum(cut, 1)
+        out[ok, j] = best_after[offsets[:-1][ok] + m[ok] - 1]
+    return out
+
+
+def average_interpolated_precision(lists: RankedLists, recalls: Sequence[float], rel: float | None = None) -> np.ndarray:
+    """Mean of the interpolated precision over ``recalls`` (``11pt_avg``)."""
+    return np.asarray(iprec_at_recall(lists, recalls, rel).mean(axis=1))

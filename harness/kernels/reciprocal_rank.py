@@ -1,0 +1,17 @@
+"""Reciprocal rank of the first relevant document (``recip_rank``, RR@k)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.kernels._segments import RankedLists
+
+
+def reciprocal_rank(lists: RankedLists, k: int | None = None, rel: float | None = None) -> np.ndarray:
+    """1 / rank of the first relevant document within k; 0 when there is none.
+
+    trec_eval's ``recip_rank`` has no cutoff; RR@10 is MS MARCO's MRR@10.
+    """
+    first = lists.first_rank(lists.hits(rel)).astype(np.float64)
+    ok = first > 0 if k is None else (first > 0) & (first <= k)
+    return np.divide(1.0, first, out=np.zeros_like(first), where=ok)

@@ -1,0 +1,1 @@
+"""The measure vocabulary: names <-> frozen values, and the registry of definitions."""
