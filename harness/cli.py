@@ -37,7 +37,9 @@ def _column_map(text: str | None, defaults: dict[str, str]) -> dict[str, str]:
         for part in text.split(","):
             role, sep, column = part.partition("=")
             if not sep or role not in defaults:
-                raise HarnessError(f"cannot read column mapping {part!r}", hint=f"write role=column with roles {', '.join(defaults)}")
+                raise HarnessError(
+                    f"cannot read column mapping {part!r}", hint=f"write role=column with roles {', '.join(defaults)}"
+                )
             mapping[role] = column
     return mapping
 
@@ -68,12 +70,55 @@ def _eval_items(specs: list[str]):  # type: ignore[no-untyped-def]
     for raw in specs or ["official"]:
         for spec in [s for s in raw.split() if s]:
             name = spec.partition(".")[0]
-            trec_like = "@" not in spec and "(" not in spec and (spec in SETS or name in {
-                "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
-                "binG", "G", "ndcg", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P",
-                "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp",
-                "rbp_resid", "unj"})
+            trec_like = (
+                "@" not in spec
+                and "(" not in spec
+                and (
+                    spec in SETS
+                    or name
+                    in {
+                        "runid",
+                        "num_q",
+                        "num_ret",
+                        "num_rel",
+                        "num_rel_ret",
+                        "map",
+                        "gm_map",
+                        "Rprec",
+                        "bpref",
+                        "recip_rank",
+                        "iprec_at_recall",
+                        "P",
+                        "relstring",
+                        "recall",
+                        "infAP",
+                        "gm_bpref",
+                        "Rprec_mult",
+                        "utility",
+                        "11pt_avg",
+                        "binG",
+                        "G",
+                        "ndcg",
+                        "dcg",
+                        "ideal_dcg",
+                        "ndcg_rel",
+                        "Rndcg",
+                        "ndcg_cut",
+                        "map_cut",
+                        "relative_P",
+                        "success",
+                        "set_P",
+                        "set_relative_P",
+                        "set_recall",
+                        "set_map",
+                        "set_F",
+                        "num_nonrel_judged_ret",
+                        "rbp",
+                        "rbp_resid",
+                        "unj",
+                    }
+                )
+            )
             if trec_like:
                 new = parse_trec_measure(spec)
                 # trec_eval keeps one parameterisation per measure: the last -m wins.
@@ -91,7 +136,7 @@ def _eval_items(specs: list[str]):  # type: ignore[no-untyped-def]
 
 
 def _format_value(value: float, integer: bool) -> str:
-    return f"{int(round(value))}" if integer else f"{value:6.4f}"
+    return f"{round(value)}" if integer else f"{value:6.4f}"
 
 
 def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
@@ -123,8 +168,12 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         aligned = evaluator.align(run)
         per_query = evaluator.evaluate_aligned(run.name, aligned)
         index = {m: j for j, m in enumerate(per_query.measures)}
-        strings = {i.relstring_length: relstrings(aligned.lists, i.relstring_length) for i in items if i.display.startswith("relstring")}
-        summary = {i.display: aggregate_values(i.measure, per_query.values[:, index[i.measure]]) for i in items if i.measure is not None}
+        strings = {
+            i.relstring_length: relstrings(aligned.lists, i.relstring_length) for i in items if i.display.startswith("relstring")
+        }
+        summary = {
+            i.display: aggregate_values(i.measure, per_query.values[:, index[i.measure]]) for i in items if i.measure is not None
+        }
         if args.format == "trec":
             if args.q:
                 for qi, qid in enumerate(per_query.query_ids):
@@ -135,7 +184,9 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
                             lines.append(f"{item.display:<22}\t{qid}\t'{strings[item.relstring_length][qi]}'\n")
                         else:
                             value = per_query.values[qi, index[item.measure]]
-                            lines.append(f"{item.display:<22}\t{qid}\t{_format_value(value, REGISTRY.definition(item.measure).integer)}\n")
+                            lines.append(
+                                f"{item.display:<22}\t{qid}\t{_format_value(value, REGISTRY.definition(item.measure).integer)}\n"
+                            )
             for item in items:
                 if not item.in_summary:
                     continue
@@ -154,7 +205,9 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
                         records.append({"run": run.name, "query_id": qid, "measure": item.display, "value": value})
                 records.append({"run": run.name, "query_id": "all", "measure": item.display, "value": summary[item.display]})
     if args.format == "json":
-        lines.append(json.dumps({"harness": __version__, "conventions": conventions.as_dict(), "results": records}, indent=1) + "\n")
+        lines.append(
+            json.dumps({"harness": __version__, "conventions": conventions.as_dict(), "results": records}, indent=1) + "\n"
+        )
     elif args.format == "csv":
         import csv
         import io
@@ -176,8 +229,10 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO) -> int:
         params = ", ".join(p.name for p in definition.params)
         trec = definition.trec_cut_name or definition.trec_name or "-"
         aliases = f" (also {', '.join(definition.aliases)})" if definition.aliases else ""
-        out.write(f"{definition.name}{cut}{aliases}\n    {definition.description}\n    params: {params or '-'}; "
-                  f"aggregate: {definition.aggregate}; trec_eval: {trec}\n")
+        out.write(
+            f"{definition.name}{cut}{aliases}\n    {definition.description}\n    params: {params or '-'}; "
+            f"aggregate: {definition.aggregate}; trec_eval: {trec}\n"
+        )
     return EXIT_OK
 
 
@@ -189,10 +244,17 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="evaluate runs against qrels, trec_eval style")
     ev.add_argument("qrels", help="qrels file (TREC, or CSV/TSV/Parquet/JSONL with --qrels-columns)")
     ev.add_argument("runs", nargs="+", metavar="run", help="run file(s)")
-    ev.add_argument("-m", action="append", default=[], metavar="MEASURE",
-                    help="measure: trec_eval names (P.5,10  ndcg_cut.10  all_trec) or harness names (nDCG@10); repeatable")
+    ev.add_argument(
+        "-m",
+        action="append",
+        default=[],
+        metavar="MEASURE",
+        help="measure: trec_eval names (P.5,10  ndcg_cut.10  all_trec) or harness names (nDCG@10); repeatable",
+    )
     ev.add_argument("-q", action="store_true", help="print per-query values as well as the summary")
-    ev.add_argument("-c", action="store_true", help="average over every judged query (harness always does; kept for trec_eval scripts)")
+    ev.add_argument(
+        "-c", action="store_true", help="average over every judged query (harness always does; kept for trec_eval scripts)"
+    )
     ev.add_argument("-M", type=int, default=None, metavar="N", help="keep only the first N documents of each query")
     ev.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
     ev.add_argument("--format", choices=("trec", "csv", "json"), default="trec")

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 
 from harness.errors import ConventionError
 
 
-class Ties(str, Enum):
+class Ties(StrEnum):
     """How documents with equal scores are ordered."""
 
     TREC_EVAL = "trec_eval"  # score desc, then docno desc in byte order (form_res_rels.c)
@@ -26,7 +26,7 @@ class Ties(str, Enum):
     PESSIMISTIC = "pessimistic"  # score desc, then relevance asc: a lower bound
 
 
-class Queries(str, Enum):
+class Queries(StrEnum):
     """Which queries are evaluated and averaged over (the denominator)."""
 
     QRELS = "qrels"  # every judged query; missing from the run scores 0 (trec_eval -c)
@@ -34,7 +34,7 @@ class Queries(str, Enum):
     RUN = "run"  # every query of the run; unjudged ones score 0 (Spark)
 
 
-class Duplicates(str, Enum):
+class Duplicates(StrEnum):
     """What a document listed twice for one query does (in a run or in qrels)."""
 
     ERROR = "error"  # stop with the file and line (trec_eval aborts: "duplicate docs")
@@ -42,7 +42,7 @@ class Duplicates(str, Enum):
     MAX = "max"  # keep the highest score (runs) or relevance (qrels)
 
 
-class NegativeLabels(str, Enum):
+class NegativeLabels(StrEnum):
     """What a negative relevance label in the qrels means."""
 
     UNJUDGED = "unjudged"  # in the pool but not judged: non-relevant, gain 0, skipped by bpref (trec_eval)
@@ -50,14 +50,14 @@ class NegativeLabels(str, Enum):
     ERROR = "error"  # refuse the qrels (scikit-learn refuses negative y_true)
 
 
-class IdealFrom(str, Enum):
+class IdealFrom(StrEnum):
     """Which documents the ideal ranking (IDCG) is built from."""
 
     JUDGMENTS = "judgments"  # every judged document of the query (trec_eval)
     RUN = "run"  # only the documents the run lists (scikit-learn ndcg_score)
 
 
-class APDenominator(str, Enum):
+class APDenominator(StrEnum):
     """What AP@k divides by."""
 
     R = "R"  # the number of relevant documents (trec_eval map_cut, ranx)
@@ -97,9 +97,7 @@ class Conventions:
         kwargs: dict[str, object] = {}
         for key, raw in values.items():
             if key not in fields:
-                raise ConventionError(
-                    f"unknown convention {key!r}", hint=f"use one of: {', '.join(fields)}"
-                )
+                raise ConventionError(f"unknown convention {key!r}", hint=f"use one of: {', '.join(fields)}")
             default = getattr(cls(), key)
             enum_type = type(default) if isinstance(default, Enum) else None
             if enum_type is not None:

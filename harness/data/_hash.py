@@ -36,8 +36,8 @@ def string_fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
         return np.zeros(0, dtype=np.uint64)
     offset_type = np.int64 if pa.types.is_large_string(values.type) else np.int32
     buffers = values.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=offset_type, count=n + 1, offset=values.offset * np.dtype(offset_type).itemsize)
-    offsets = offsets.astype(np.int64)
+    raw_offsets = np.frombuffer(buffers[1], dtype=offset_type, count=n + 1, offset=values.offset * np.dtype(offset_type).itemsize)
+    offsets: np.ndarray = raw_offsets.astype(np.int64)
     data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
     padded = np.zeros(int(offsets[-1]) + 16, dtype=np.uint8)
     padded[: int(offsets[-1])] = data[: int(offsets[-1])]

@@ -53,9 +53,7 @@ class Run:
         return len(self.score)
 
     @classmethod
-    def from_records(
-        cls, rows: list[tuple[str, str, float]], name: str = "run", source: str = "<run>"
-    ) -> Run:
+    def from_records(cls, rows: list[tuple[str, str, float]], name: str = "run", source: str = "<run>") -> Run:
         """Small runs from Python tuples.
 
         >>> len(Run.from_records([("q1", "d1", 2.0), ("q1", "d2", 1.0)]))

@@ -50,7 +50,9 @@ def _read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
             return pajson.read_json(path)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         detail = str(exc).splitlines()[0]
-        raise InputFormatError(f"cannot be read as {fmt}: {detail}", path=path, hint=f"check that the file is valid {fmt}") from None
+        raise InputFormatError(
+            f"cannot be read as {fmt}: {detail}", path=path, hint=f"check that the file is valid {fmt}"
+        ) from None
     raise InputFormatError(f"unknown table format {fmt!r}", path=path, hint=f"use one of {', '.join(TABLE_FORMATS)}")
 
 
@@ -77,10 +79,14 @@ def _numbers(column: pa.ChunkedArray, role: str, path: Path) -> np.ndarray:
     try:
         values = pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        raise InputFormatError(f"the {role} column holds values that are not numbers", path=path, hint=f"the {role} must be numeric") from None
+        raise InputFormatError(
+            f"the {role} column holds values that are not numbers", path=path, hint=f"the {role} must be numeric"
+        ) from None
     bad = np.flatnonzero(np.isnan(values))
     if bad.size:
-        raise InputFormatError(f"{role} missing or NaN in data row {int(bad[0]) + 1}", path=path, hint=f"give every row a numeric {role}")
+        raise InputFormatError(
+            f"{role} missing or NaN in data row {int(bad[0]) + 1}", path=path, hint=f"give every row a numeric {role}"
+        )
     return values
 
 

@@ -29,12 +29,14 @@ RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 def _open_text(path: Path) -> io.TextIOBase:
     if path.suffix == ".gz":
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="strict")
-    return open(path, encoding="utf-8", errors="strict")  # noqa: SIM115
+    return open(path, encoding="utf-8", errors="strict")
 
 
 def _check_exists(path: Path, what: str) -> None:
     if not path.exists():
-        raise InputFormatError(f"{what} file not found", path=path, hint="check the path; relative paths start at the current folder")
+        raise InputFormatError(
+            f"{what} file not found", path=path, hint="check the path; relative paths start at the current folder"
+        )
     if path.is_dir():
         raise InputFormatError(f"{what} path is a folder, not a file", path=path, hint=f"name the {what} file itself")
 
@@ -91,7 +93,9 @@ def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
             f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path, hint="save the file as UTF-8"
         ) from None
     except (OSError, EOFError) as exc:
-        raise InputFormatError(f"cannot be read: {exc}", path=path, hint="check that the file is complete and not corrupted") from None
+        raise InputFormatError(
+            f"cannot be read: {exc}", path=path, hint="check that the file is complete and not corrupted"
+        ) from None
 
 
 def line_of_row(path: str | Path, row: int) -> int | None:
@@ -147,16 +151,16 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     """
     path = Path(path)
     _check_exists(path, "run")
-    table = _fast_read(
-        path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64(), "tag": pa.string()}
-    )
+    table = _fast_read(path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64(), "tag": pa.string()})
     if table is not None and len(table) and not np.isnan(table["score"].to_numpy()).any():
-        tag = name if name is not None else (str(table["tag"][0]).split() or [path.stem])[0]
-        return Run(table["qid"].combine_chunks(), table["docid"].combine_chunks(), table["score"].to_numpy(), tag, str(path))
+        first_tag = name if name is not None else (str(table["tag"][0]).split() or [path.stem])[0]
+        return Run(
+            table["qid"].combine_chunks(), table["docid"].combine_chunks(), table["score"].to_numpy(), first_tag, str(path)
+        )
     qids: list[str] = []
     docs: list[str] = []
     scores: list[float] = []
-    tag = name
+    tag: str | None = name
     hint = "each run line is 'query_id Q0 doc_id rank score tag', e.g. '301 Q0 FT911-1 1 12.5 bm25'"
     for number, fields in _data_lines(path):
         if len(fields) < 6:
@@ -171,7 +175,11 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     if not qids:
         raise InputFormatError("the run is empty: no ranked documents", path=path, hint=hint)
     return Run(
-        pa.array(qids, pa.string()), pa.array(docs, pa.string()), np.asarray(scores, dtype=np.float64), tag or path.stem, str(path)
+        pa.array(qids, pa.string()),
+        pa.array(docs, pa.string()),
+        np.asarray(scores, dtype=np.float64),
+        tag or path.stem,
+        str(path),
     )
 
 

@@ -7,7 +7,7 @@ Rows are sorted by query, then rank; ``offsets[q]:offsets[q + 1]`` are query q's
 ...     offsets=np.array([0, 3, 3]), label=np.array([1.0, np.nan, 2.0]),
 ...     judged_offsets=np.array([0, 2, 3]), judged_label=np.array([1.0, 2.0, 1.0]))
 >>> lists.n_queries, lists.pos.tolist(), lists.num_rel().tolist()
-(2, [0, 1, 2], [2, 1])
+(2, [0, 1, 2], [2.0, 1.0])
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ class RankedLists:
     # ---- segment reductions -------------------------------------------------
     def sum(self, values: np.ndarray) -> np.ndarray:
         """Per-query sum of a per-row array."""
-        return np.bincount(self.qidx, weights=np.asarray(values, dtype=np.float64), minlength=self.n_queries)
+        return np.bincount(self.qidx, weights=np.asarray(values, dtype=np.float64), minlength=self.n_queries).astype(np.float64)
 
     def sum_top(self, values: np.ndarray, k: int | None) -> np.ndarray:
         """Per-query sum over the first k rows (all rows when k is None)."""
@@ -108,7 +108,9 @@ class RankedLists:
         return self.sum(np.where(self.pos < k, values, 0.0))
 
     def judged_sum(self, values: np.ndarray) -> np.ndarray:
-        return np.bincount(self.judged_qidx, weights=np.asarray(values, dtype=np.float64), minlength=self.n_queries)
+        return np.bincount(self.judged_qidx, weights=np.asarray(values, dtype=np.float64), minlength=self.n_queries).astype(
+            np.float64
+        )
 
     def cumsum(self, values: np.ndarray) -> np.ndarray:
         """Inclusive running sum within each query."""
@@ -142,7 +144,7 @@ class RankedLists:
         """
         if self.tie_group is None:
             return np.asarray(values, dtype=np.float64)
-        sums = np.bincount(self.tie_group, weights=np.asarray(values, dtype=np.float64))
+        sums = np.bincount(self.tie_group, weights=np.asarray(values, dtype=np.float64)).astype(np.float64)
         counts = np.bincount(self.tie_group)
         return (sums / counts)[self.tie_group]
 
@@ -183,18 +185,20 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) 
 
 
 def segment_suffix_max(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """max(values[i:end of segment]) for every i; values must lie in [0, 1].
+    """max(values[i:end of segment]) for every i, exactly.
 
     >>> segment_suffix_max(np.array([0.5, 0.2, 0.3, 0.9, 0.1]), np.array([0, 3, 5]), np.array([3, 2])).tolist()
     [0.5, 0.3, 0.3, 0.9, 0.1]
     """
     if values.size == 0:
         return values.astype(np.float64)
-    # Lift each segment above all later ones so a running max never crosses a boundary.
-    seg = np.repeat(np.arange(len(counts)), counts)
-    lifted = values + 2.0 * (len(counts) - seg)
+    # Work on integer ranks so that lifting each segment above the later ones is exact:
+    # a running max over the reversed array then never crosses a segment boundary.
+    distinct, rank = np.unique(values, return_inverse=True)
+    seg = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    lifted = rank.astype(np.int64) + (len(counts) - seg) * (distinct.size + 1)
     suffix = np.maximum.accumulate(lifted[::-1])[::-1]
-    return suffix - 2.0 * (len(counts) - seg)
+    return np.asarray(distinct[suffix - (len(counts) - seg) * (distinct.size + 1)], dtype=np.float64)
 
 
 def discount(pos: np.ndarray) -> np.ndarray:

@@ -7,9 +7,7 @@ import numpy as np
 from harness.kernels._segments import RankedLists
 
 
-def average_precision(
-    lists: RankedLists, k: int | None = None, rel: float | None = None, min_r_k: bool = False
-) -> np.ndarray:
+def average_precision(lists: RankedLists, k: int | None = None, rel: float | None = None, min_r_k: bool = False) -> np.ndarray:
     """AP@k = (1/R) * sum over relevant ranks i <= k of P@i.
 
     ``min_r_k`` divides by min(R, k) instead (MS Recommenders, RecBole).

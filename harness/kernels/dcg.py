@@ -55,8 +55,8 @@ def ndcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
     >>> import numpy as np
     >>> lists = RankedLists(offsets=np.array([0, 5]), label=np.array([3., 2, 0, 1, 0]),
     ...                     judged_offsets=np.array([0, 5]), judged_label=np.array([3., 2, 1, 0, 0]))
-    >>> round(float(ndcg(lists, 5, GainScheme.linear())[0]), 4)  # 4.6309 / 4.7619
-    0.9725
+    >>> round(float(ndcg(lists, 5, GainScheme.linear())[0]), 4)  # (3 + 2/log2(3) + 1/log2(5)) / (3 + 2/log2(3) + 1/2)
+    0.9854
     """
     top = dcg(lists, k, scheme)
     best = ideal_dcg(lists, k, scheme)
@@ -76,11 +76,13 @@ def ndcg_rel(lists: RankedLists, scheme: GainScheme) -> np.ndarray:
     q = lists.qidx
     rows = gains > 0
     ideal_here = ideal_running[offsets[:-1][q[rows]] + np.minimum(lists.pos[rows] + 1, n_pos[q[rows]]) - 1]
-    found = np.bincount(q[rows], weights=running[rows] / ideal_here, minlength=lists.n_queries)
+    found = np.bincount(q[rows], weights=running[rows] / ideal_here, minlength=lists.n_queries).astype(np.float64)
     n_found = np.bincount(q[rows], minlength=lists.n_queries)
     final = np.divide(
-        lists.at_rank(running, lists.n_ret), _at(offsets, ideal_running, n_pos),
-        out=np.zeros(lists.n_queries), where=n_pos > 0,
+        lists.at_rank(running, lists.n_ret),
+        _at(offsets, ideal_running, n_pos),
+        out=np.zeros(lists.n_queries),
+        where=n_pos > 0,
     )
     total = found + (n_pos - n_found) * final
     return np.divide(total, n_pos, out=np.zeros_like(total), where=(total > 0) & (n_pos > 0))
@@ -90,8 +92,12 @@ def r_ndcg(lists: RankedLists, scheme: GainScheme, rel: float | None = None) -> 
     """nDCG averaged at the R-levels of the ideal ranking (trec_eval ``Rndcg``).
 
     The points are the ranks where the ideal gain changes (the number of judged
-    documents with gain >= each positive gain value), plus the end of the list
-    when it is longer than the number of positive-gain documents.
+    documents with gain >= each positive gain value), plus the end of the list.
+
+    trec_eval adds the end-of-list point only when the list is at least two
+    documents longer than the ideal one (its first loop has already consumed the
+    next document when it notices the change); we follow its code, which is the
+    reference behind its test suite and pytrec_eval, rather than its help text.
     """
     running = lists.cumsum(lists.gains(scheme) * discount(lists.pos))
     offsets, ideal_gain = lists.ideal(scheme)
@@ -109,9 +115,9 @@ def r_ndcg(lists: RankedLists, scheme: GainScheme, rel: float | None = None) -> 
     has = depth > 0
     dcg_at = np.zeros(ends.size)
     dcg_at[has] = running[lists.offsets[:-1][q_end[has]] + depth[has] - 1]
-    total = np.bincount(q_end, weights=dcg_at / ideal_running[ends], minlength=lists.n_queries)
+    total = np.bincount(q_end, weights=dcg_at / ideal_running[ends], minlength=lists.n_queries).astype(np.float64)
     points = np.bincount(q_end, minlength=lists.n_queries).astype(np.float64)
-    longer = (lists.n_ret > n_pos) & (n_pos > 0)
+    longer = (lists.n_ret >= n_pos + 2) & (n_pos > 0)
     total[longer] += lists.at_rank(running, lists.n_ret)[longer] / _at(offsets, ideal_running, n_pos)[longer]
     points[longer] += 1
     out = np.divide(total, points, out=np.zeros_like(total), where=points > 0)

@@ -92,5 +92,6 @@ def g_measure(lists: RankedLists, scheme: GainScheme) -> np.ndarray:
     cost[has] = cost_run[offsets[:-1][q[has]] + within[has] - 1]
     cost += np.maximum(depth - n_pos[q], 0)
     total = lists.sum(np.where(gains != 0, gains / np.log2(2.0 + cost - gained), 0.0))
-    ideal_total = np.bincount(np.repeat(np.arange(lists.n_queries), n_pos), weights=ideal, minlength=lists.n_queries)
+    owner = np.repeat(np.arange(lists.n_queries), n_pos)
+    ideal_total = np.bincount(owner, weights=ideal, minlength=lists.n_queries).astype(np.float64)
     return np.divide(total, ideal_total, out=np.zeros_like(total), where=ideal_total > 0)

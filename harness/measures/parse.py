@@ -40,7 +40,10 @@ def _literal(node: ast.expr, text: str) -> object:
     try:
         return ast.literal_eval(node)
     except (ValueError, SyntaxError):
-        raise MeasureError(f"parameter value {ast.get_source_segment(text, node)!r} is not a literal", hint="use numbers, quoted strings or {level: gain}") from None
+        raise MeasureError(
+            f"parameter value {ast.get_source_segment(text, node)!r} is not a literal",
+            hint="use numbers, quoted strings or {level: gain}",
+        ) from None
 
 
 def parse_measure(text: str) -> Measure:
@@ -81,4 +84,4 @@ def parse_measures(texts: list[str] | tuple[str, ...]) -> tuple[Measure, ...]:
     return tuple(out)
 
 
-__all__ = ["parse_measure", "parse_measures", "lookup", "ParamValue"]
+__all__ = ["ParamValue", "lookup", "parse_measure", "parse_measures"]

@@ -8,7 +8,7 @@ The CLI's choices, the "did you mean" hints and the docs derive from it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -64,7 +64,7 @@ class MeasureDef:
         accepted = ", ".join(p.name for p in self.params) or "none"
         raise MeasureError(f"{self.name} has no parameter {name!r}", hint=f"parameters of {self.name}: {accepted}")
 
-    def make(self, raw: dict[str, object], cutoff: int | None) -> Measure:
+    def make(self, raw: Mapping[str, object], cutoff: int | None) -> Measure:
         """Validate parameters and cutoff; keep non-default parameters only, sorted by name."""
         if cutoff is not None and self.cutoff == "none":
             raise MeasureError(f"{self.name} takes no cutoff, got @{cutoff}", hint=f"write {self.name} without @")
@@ -74,7 +74,9 @@ class MeasureDef:
             raise MeasureError(f"cutoff of {self.name} must be at least 1, got {cutoff}", hint=f"write {self.name}@10")
         for info in self.params:
             if info.required and info.name not in raw:
-                raise MeasureError(f"{self.name} needs the parameter {info.name}", hint=f"write {self.name}({info.name}=...): {info.doc}")
+                raise MeasureError(
+                    f"{self.name} needs the parameter {info.name}", hint=f"write {self.name}({info.name}=...): {info.doc}"
+                )
         params: list[tuple[str, ParamValue]] = []
         for key, value in raw.items():
             info = self.param_info(key)
@@ -109,7 +111,12 @@ def _check_param(measure: str, info: ParamInfo, value: object) -> ParamValue:
             raise MeasureError(f"{where} must be a {{level: gain}} table, got {value!r}", hint=info.doc)
         pairs = []
         for level, gain in value.items():
-            if isinstance(level, bool) or not isinstance(level, (int, float)) or isinstance(gain, bool) or not isinstance(gain, (int, float)):
+            if (
+                isinstance(level, bool)
+                or not isinstance(level, (int, float))
+                or isinstance(gain, bool)
+                or not isinstance(gain, (int, float))
+            ):
                 raise MeasureError(f"{where} must map numbers to numbers, got {level!r}: {gain!r}", hint=info.doc)
             pairs.append((float(level), float(gain)))
         return tuple(sorted(pairs))
@@ -165,119 +172,424 @@ class Registry:
 
 REGISTRY = Registry()
 _r = REGISTRY.register
-_MAP_DENOM = ParamInfo("denominator", "text", "R", "AP@k divides by 'R' (trec_eval) or 'min_R_k' (MS Recommenders)", ("R", "min_R_k"))
+_MAP_DENOM = ParamInfo(
+    "denominator", "text", "R", "AP@k divides by 'R' (trec_eval) or 'min_R_k' (MS Recommenders)", ("R", "min_R_k")
+)
 
 # Counts -----------------------------------------------------------------------
-_r(MeasureDef("NumQ", lambda L, m: np.ones(L.n_queries), "Number of queries evaluated.", aggregate="count",
-              trec_name="num_q", integer=True, ties_average_ok=True))
-_r(MeasureDef("NumRet", lambda L, m: counts.num_ret(L), "Documents retrieved.", aggregate="sum",
-              trec_name="num_ret", integer=True, ties_average_ok=True))
-_r(MeasureDef("NumRel", lambda L, m: counts.num_rel(L, _rel(m)), "Relevant judged documents, retrieved or not.",
-              params=(REL,), aggregate="sum", trec_name="num_rel", integer=True, ties_average_ok=True))
-_r(MeasureDef("NumRelRet", lambda L, m: counts.num_rel_ret(L, _rel(m)), "Relevant documents retrieved.",
-              params=(REL,), aggregate="sum", trec_name="num_rel_ret", integer=True, ties_average_ok=True))
-_r(MeasureDef("NumNonRelJudgedRet", lambda L, m: counts.num_nonrel_judged_ret(L, _rel(m)),
-              "Retrieved documents judged non-relevant.", params=(REL,), aggregate="sum",
-              trec_name="num_nonrel_judged_ret", integer=True, ties_average_ok=True))
+_r(
+    MeasureDef(
+        "NumQ",
+        lambda L, m: np.ones(L.n_queries),
+        "Number of queries evaluated.",
+        aggregate="count",
+        trec_name="num_q",
+        integer=True,
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "NumRet",
+        lambda L, m: counts.num_ret(L),
+        "Documents retrieved.",
+        aggregate="sum",
+        trec_name="num_ret",
+        integer=True,
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "NumRel",
+        lambda L, m: counts.num_rel(L, _rel(m)),
+        "Relevant judged documents, retrieved or not.",
+        params=(REL,),
+        aggregate="sum",
+        trec_name="num_rel",
+        integer=True,
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "NumRelRet",
+        lambda L, m: counts.num_rel_ret(L, _rel(m)),
+        "Relevant documents retrieved.",
+        params=(REL,),
+        aggregate="sum",
+        trec_name="num_rel_ret",
+        integer=True,
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "NumNonRelJudgedRet",
+        lambda L, m: counts.num_nonrel_judged_ret(L, _rel(m)),
+        "Retrieved documents judged non-relevant.",
+        params=(REL,),
+        aggregate="sum",
+        trec_name="num_nonrel_judged_ret",
+        integer=True,
+        ties_average_ok=True,
+    )
+)
 
 # Precision and recall -------------------------------------------------------------
-_r(MeasureDef("AP", lambda L, m: ap_k.average_precision(L, m.cutoff, _rel(m), m.param("denominator") == "min_R_k"),
-              "Average precision: mean of P@i over the ranks i of relevant documents, over R (map, map_cut.k).",
-              cutoff="optional", params=(REL, _MAP_DENOM), trec_name="map", trec_cut_name="map_cut",
-              aliases=("MAP",), default_cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000),
-              citation="Harman, TREC-1 (1992)"))
-_r(MeasureDef("GMAP", lambda L, m: ap_k.average_precision(L, None, _rel(m)),
-              "Geometric mean of AP over queries (values floored at 1e-5).", params=(REL,), aggregate="gmean",
-              trec_name="gm_map", citation="Robertson, SIGIR 2006"))
-_r(MeasureDef("P", lambda L, m: precision.precision_at(L, m.cutoff, _rel(m)),
-              "Precision at k: relevant in the top k over k (short lists padded with non-relevant).",
-              cutoff="required", params=(REL,), trec_cut_name="P", aliases=("Precision",), ties_average_ok=True,
-              default_cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000)))
-_r(MeasureDef("R", lambda L, m: precision.recall_at(L, m.cutoff, _rel(m)), "Recall at k: relevant in the top k over R.",
-              cutoff="required", params=(REL,), trec_cut_name="recall", aliases=("Recall",), ties_average_ok=True,
-              default_cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000)))
-_r(MeasureDef("RelP", lambda L, m: precision.relative_precision_at(L, m.cutoff, _rel(m)),
-              "Relative precision at k: relevant in the top k over min(k, R).", cutoff="required", params=(REL,),
-              trec_cut_name="relative_P", ties_average_ok=True, default_cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000)))
-_r(MeasureDef("Success", lambda L, m: precision.success_at(L, m.cutoff, _rel(m)),
-              "1 if a relevant document is in the top k, else 0.", cutoff="optional", params=(REL,),
-              trec_cut_name="success", aliases=("Hit", "HitRate"), default_cutoffs=(1, 5, 10)))
-_r(MeasureDef("F", lambda L, m: precision.f_at(L, m.cutoff, _rel(m), _num(m, "beta", 1.0)),
-              "F-beta of P@k and R@k.", cutoff="required",
-              params=(REL, ParamInfo("beta", "number", 1.0, "weight of recall against precision")), aliases=("F1",)))
-_r(MeasureDef("Rprec", lambda L, m: precision.r_precision(L, _rel(m)), "Precision at rank R.", params=(REL,),
-              trec_name="Rprec"))
-_r(MeasureDef("RprecMult", lambda L, m: precision.r_precision_mult(L, _num(m, "mult", 1.0), _rel(m)),
-              "Precision at mult x R documents.", params=(REL, ParamInfo("mult", "number", 1.0, "multiple of R")),
-              trec_name="Rprec_mult"))
-_r(MeasureDef("SetP", lambda L, m: precision.precision_at(L, None, _rel(m)), "Relevant retrieved over retrieved.",
-              params=(REL,), trec_name="set_P", ties_average_ok=True))
-_r(MeasureDef("SetR", lambda L, m: precision.recall_at(L, None, _rel(m)), "Relevant retrieved over R.",
-              params=(REL,), trec_name="set_recall", ties_average_ok=True))
-_r(MeasureDef("SetRelP", lambda L, m: precision.relative_precision_at(L, None, _rel(m)),
-              "Relevant retrieved over min(retrieved, R).", params=(REL,), trec_name="set_relative_P", ties_average_ok=True))
-_r(MeasureDef("SetAP", lambda L, m: precision.set_average_precision(L, _rel(m)), "set_P x set_recall.",
-              params=(REL,), trec_name="set_map", ties_average_ok=True))
-_r(MeasureDef("SetF", lambda L, m: precision.f_at(L, None, _rel(m), _num(m, "beta", 1.0)),
-              "F-beta of set_P and set_recall.", params=(REL, ParamInfo("beta", "number", 1.0, "weight of recall")),
-              trec_name="set_F", ties_average_ok=True))
-_r(MeasureDef("Utility", lambda L, m: precision.utility(L, _num(m, "a", 1.0), _num(m, "b", -1.0), _num(m, "c", 0.0), _num(m, "d", 0.0), _rel(m)),
-              "a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret.",
-              params=(REL, ParamInfo("a", "number", 1.0, "worth of a relevant retrieved document"),
-                      ParamInfo("b", "number", -1.0, "worth of a non-relevant retrieved document"),
-                      ParamInfo("c", "number", 0.0, "worth of a relevant document not retrieved"),
-                      ParamInfo("d", "number", 0.0, "worth of a non-relevant document not retrieved")),
-              trec_name="utility", ties_average_ok=True))
+_r(
+    MeasureDef(
+        "AP",
+        lambda L, m: ap_k.average_precision(L, m.cutoff, _rel(m), m.param("denominator") == "min_R_k"),
+        "Average precision: mean of P@i over the ranks i of relevant documents, over R (map, map_cut.k).",
+        cutoff="optional",
+        params=(REL, _MAP_DENOM),
+        trec_name="map",
+        trec_cut_name="map_cut",
+        aliases=("MAP",),
+        default_cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000),
+        citation="Harman, TREC-1 (1992)",
+    )
+)
+_r(
+    MeasureDef(
+        "GMAP",
+        lambda L, m: ap_k.average_precision(L, None, _rel(m)),
+        "Geometric mean of AP over queries (values floored at 1e-5).",
+        params=(REL,),
+        aggregate="gmean",
+        trec_name="gm_map",
+        citation="Robertson, SIGIR 2006",
+    )
+)
+_r(
+    MeasureDef(
+        "P",
+        lambda L, m: precision.precision_at(L, m.cutoff, _rel(m)),
+        "Precision at k: relevant in the top k over k (short lists padded with non-relevant).",
+        cutoff="required",
+        params=(REL,),
+        trec_cut_name="P",
+        aliases=("Precision",),
+        ties_average_ok=True,
+        default_cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    )
+)
+_r(
+    MeasureDef(
+        "R",
+        lambda L, m: precision.recall_at(L, m.cutoff, _rel(m)),
+        "Recall at k: relevant in the top k over R.",
+        cutoff="required",
+        params=(REL,),
+        trec_cut_name="recall",
+        aliases=("Recall",),
+        ties_average_ok=True,
+        default_cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    )
+)
+_r(
+    MeasureDef(
+        "RelP",
+        lambda L, m: precision.relative_precision_at(L, m.cutoff, _rel(m)),
+        "Relative precision at k: relevant in the top k over min(k, R).",
+        cutoff="required",
+        params=(REL,),
+        trec_cut_name="relative_P",
+        ties_average_ok=True,
+        default_cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000),
+    )
+)
+_r(
+    MeasureDef(
+        "Success",
+        lambda L, m: precision.success_at(L, m.cutoff, _rel(m)),
+        "1 if a relevant document is in the top k, else 0.",
+        cutoff="optional",
+        params=(REL,),
+        trec_cut_name="success",
+        aliases=("Hit", "HitRate"),
+        default_cutoffs=(1, 5, 10),
+    )
+)
+_r(
+    MeasureDef(
+        "F",
+        lambda L, m: precision.f_at(L, m.cutoff, _rel(m), _num(m, "beta", 1.0)),
+        "F-beta of P@k and R@k.",
+        cutoff="required",
+        params=(REL, ParamInfo("beta", "number", 1.0, "weight of recall against precision")),
+        aliases=("F1",),
+    )
+)
+_r(MeasureDef("Rprec", lambda L, m: precision.r_precision(L, _rel(m)), "Precision at rank R.", params=(REL,), trec_name="Rprec"))
+_r(
+    MeasureDef(
+        "RprecMult",
+        lambda L, m: precision.r_precision_mult(L, _num(m, "mult", 1.0), _rel(m)),
+        "Precision at mult x R documents.",
+        params=(REL, ParamInfo("mult", "number", 1.0, "multiple of R")),
+        trec_name="Rprec_mult",
+    )
+)
+_r(
+    MeasureDef(
+        "SetP",
+        lambda L, m: precision.precision_at(L, None, _rel(m)),
+        "Relevant retrieved over retrieved.",
+        params=(REL,),
+        trec_name="set_P",
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "SetR",
+        lambda L, m: precision.recall_at(L, None, _rel(m)),
+        "Relevant retrieved over R.",
+        params=(REL,),
+        trec_name="set_recall",
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "SetRelP",
+        lambda L, m: precision.relative_precision_at(L, None, _rel(m)),
+        "Relevant retrieved over min(retrieved, R).",
+        params=(REL,),
+        trec_name="set_relative_P",
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "SetAP",
+        lambda L, m: precision.set_average_precision(L, _rel(m)),
+        "set_P x set_recall.",
+        params=(REL,),
+        trec_name="set_map",
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "SetF",
+        lambda L, m: precision.f_at(L, None, _rel(m), _num(m, "beta", 1.0)),
+        "F-beta of set_P and set_recall.",
+        params=(REL, ParamInfo("beta", "number", 1.0, "weight of recall")),
+        trec_name="set_F",
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "Utility",
+        lambda L, m: precision.utility(L, _num(m, "a", 1.0), _num(m, "b", -1.0), _num(m, "c", 0.0), _num(m, "d", 0.0), _rel(m)),
+        "a*rel_ret + b*nonrel_ret + c*rel_not_ret + d*nonrel_not_ret.",
+        params=(
+            REL,
+            ParamInfo("a", "number", 1.0, "worth of a relevant retrieved document"),
+            ParamInfo("b", "number", -1.0, "worth of a non-relevant retrieved document"),
+            ParamInfo("c", "number", 0.0, "worth of a relevant document not retrieved"),
+            ParamInfo("d", "number", 0.0, "worth of a non-relevant document not retrieved"),
+        ),
+        trec_name="utility",
+        ties_average_ok=True,
+    )
+)
 
 # Rank-sensitive binary measures -----------------------------------------------------
-_r(MeasureDef("RR", lambda L, m: reciprocal_rank.reciprocal_rank(L, m.cutoff, _rel(m)),
-              "Reciprocal rank of the first relevant document (within k).", cutoff="optional", params=(REL,),
-              trec_name="recip_rank", aliases=("MRR", "RecipRank")))
-_r(MeasureDef("Bpref", lambda L, m: incomplete.bpref(L, _rel(m)), "Binary preference: judged documents only.",
-              params=(REL,), trec_name="bpref", citation="Buckley and Voorhees, SIGIR 2004"))
-_r(MeasureDef("GMBpref", lambda L, m: incomplete.bpref(L, _rel(m)), "Geometric mean of bpref over queries.",
-              params=(REL,), aggregate="gmean", trec_name="gm_bpref"))
-_r(MeasureDef("infAP", lambda L, m: incomplete.inferred_ap(L, _rel(m)), "Inferred AP for sampled judgments.",
-              params=(REL,), trec_name="infAP", citation="Yilmaz and Aslam, CIKM 2006"))
-_r(MeasureDef("IPrec", lambda L, m: interpolated.iprec_at_recall(L, (_num(m, "recall", 0.0),), _rel(m))[:, 0],
-              "Interpolated precision at a recall level.", params=(REL, ParamInfo("recall", "number", None, "recall level in [0, 1]", required=True)),
-              trec_name="iprec_at_recall"))
-_r(MeasureDef("IPrecAvg", lambda L, m: interpolated.average_interpolated_precision(L, m.param("recalls", ELEVEN_POINTS), _rel(m)),  # type: ignore[arg-type]
-              "Interpolated precision averaged over recall levels (11-point average).",
-              params=(REL, ParamInfo("recalls", "numbers", ELEVEN_POINTS, "recall levels")), trec_name="11pt_avg",
-              aliases=("11pt_avg",)))
-_r(MeasureDef("binG", lambda L, m: user_models.bin_g(L, _rel(m)), "Binary G (trec_eval, experimental).",
-              params=(REL,), trec_name="binG"))
+_r(
+    MeasureDef(
+        "RR",
+        lambda L, m: reciprocal_rank.reciprocal_rank(L, m.cutoff, _rel(m)),
+        "Reciprocal rank of the first relevant document (within k).",
+        cutoff="optional",
+        params=(REL,),
+        trec_name="recip_rank",
+        aliases=("MRR", "RecipRank"),
+    )
+)
+_r(
+    MeasureDef(
+        "Bpref",
+        lambda L, m: incomplete.bpref(L, _rel(m)),
+        "Binary preference: judged documents only.",
+        params=(REL,),
+        trec_name="bpref",
+        citation="Buckley and Voorhees, SIGIR 2004",
+    )
+)
+_r(
+    MeasureDef(
+        "GMBpref",
+        lambda L, m: incomplete.bpref(L, _rel(m)),
+        "Geometric mean of bpref over queries.",
+        params=(REL,),
+        aggregate="gmean",
+        trec_name="gm_bpref",
+    )
+)
+_r(
+    MeasureDef(
+        "infAP",
+        lambda L, m: incomplete.inferred_ap(L, _rel(m)),
+        "Inferred AP for sampled judgments.",
+        params=(REL,),
+        trec_name="infAP",
+        citation="Yilmaz and Aslam, CIKM 2006",
+    )
+)
+_r(
+    MeasureDef(
+        "IPrec",
+        lambda L, m: interpolated.iprec_at_recall(L, (_num(m, "recall", 0.0),), _rel(m))[:, 0],
+        "Interpolated precision at a recall level.",
+        params=(REL, ParamInfo("recall", "number", None, "recall level in [0, 1]", required=True)),
+        trec_name="iprec_at_recall",
+    )
+)
+_r(
+    MeasureDef(
+        "IPrecAvg",
+        lambda L, m: interpolated.average_interpolated_precision(L, m.param("recalls", ELEVEN_POINTS), _rel(m)),  # type: ignore[arg-type]
+        "Interpolated precision averaged over recall levels (11-point average).",
+        params=(REL, ParamInfo("recalls", "numbers", ELEVEN_POINTS, "recall levels")),
+        trec_name="11pt_avg",
+        aliases=("11pt_avg",),
+    )
+)
+_r(
+    MeasureDef(
+        "binG", lambda L, m: user_models.bin_g(L, _rel(m)), "Binary G (trec_eval, experimental).", params=(REL,), trec_name="binG"
+    )
+)
 
 # Graded measures --------------------------------------------------------------------
-_r(MeasureDef("CG", lambda L, m: dcg.cumulative_gain(L, m.cutoff, gain_scheme(m)), "Cumulative gain of the top k.",
-              cutoff="optional", params=(GAIN, GAINS), ties_average_ok=True))
-_r(MeasureDef("DCG", lambda L, m: dcg.dcg(L, m.cutoff, gain_scheme(m)), "Discounted cumulative gain, 1/log2(rank+1).",
-              cutoff="optional", params=(GAIN, GAINS), trec_name="dcg", ties_average_ok=True,
-              citation="Järvelin and Kekäläinen, TOIS 2002"))
-_r(MeasureDef("IDCG", lambda L, m: dcg.ideal_dcg(L, m.cutoff, gain_scheme(m)), "DCG of the ideal ranking of the judgments.",
-              cutoff="optional", params=(GAIN, GAINS), trec_name="ideal_dcg", ties_average_ok=True))
-_r(MeasureDef("nDCG", lambda L, m: dcg.ndcg(L, m.cutoff, gain_scheme(m)), "DCG over the ideal DCG (ndcg, ndcg_cut.k).",
-              cutoff="optional", params=(GAIN, GAINS), trec_name="ndcg", trec_cut_name="ndcg_cut",
-              ties_average_ok=True, default_cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000),
-              citation="Järvelin and Kekäläinen, TOIS 2002"))
-_r(MeasureDef("nDCGRel", lambda L, m: dcg.ndcg_rel(L, gain_scheme(m)), "nDCG averaged over the relevant documents.",
-              params=(GAIN, GAINS), trec_name="ndcg_rel"))
-_r(MeasureDef("RnDCG", lambda L, m: dcg.r_ndcg(L, gain_scheme(m), _rel(m)), "nDCG averaged at the R-levels.",
-              params=(REL, GAIN, GAINS), trec_name="Rndcg"))
-_r(MeasureDef("G", lambda L, m: user_models.g_measure(L, gain_scheme(m)), "Normalized gain G (trec_eval, experimental).",
-              params=(GAIN, GAINS), trec_name="G"))
-_r(MeasureDef("RBP", lambda L, m: user_models.rbp(L, _num(m, "p", 0.9), gain_scheme(m)),
-              "Rank-biased precision with persistence p.", params=(ParamInfo("p", "number", 0.9, "persistence"), GAIN, GAINS),
-              trec_name="rbp", citation="Moffat and Zobel, TOIS 2008"))
-_r(MeasureDef("RBPResid", lambda L, m: user_models.rbp_residual(L), "RBP residual from unjudged documents (p = 0.9).",
-              higher_is_better=False, trec_name="rbp_resid"))
-_r(MeasureDef("ERR", lambda L, m: user_models.expected_reciprocal_rank(L, m.cutoff, _num(m, "max_rel", 4.0)),
-              "Expected reciprocal rank.", cutoff="optional", params=(ParamInfo("max_rel", "number", 4.0, "highest grade"),),
-              citation="Chapelle, Metzler, Zhang and Grinspan, CIKM 2009"))
+_r(
+    MeasureDef(
+        "CG",
+        lambda L, m: dcg.cumulative_gain(L, m.cutoff, gain_scheme(m)),
+        "Cumulative gain of the top k.",
+        cutoff="optional",
+        params=(GAIN, GAINS),
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "DCG",
+        lambda L, m: dcg.dcg(L, m.cutoff, gain_scheme(m)),
+        "Discounted cumulative gain, 1/log2(rank+1).",
+        cutoff="optional",
+        params=(GAIN, GAINS),
+        trec_name="dcg",
+        ties_average_ok=True,
+        citation="Järvelin and Kekäläinen, TOIS 2002",
+    )
+)
+_r(
+    MeasureDef(
+        "IDCG",
+        lambda L, m: dcg.ideal_dcg(L, m.cutoff, gain_scheme(m)),
+        "DCG of the ideal ranking of the judgments.",
+        cutoff="optional",
+        params=(GAIN, GAINS),
+        trec_name="ideal_dcg",
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "nDCG",
+        lambda L, m: dcg.ndcg(L, m.cutoff, gain_scheme(m)),
+        "DCG over the ideal DCG (ndcg, ndcg_cut.k).",
+        cutoff="optional",
+        params=(GAIN, GAINS),
+        trec_name="ndcg",
+        trec_cut_name="ndcg_cut",
+        ties_average_ok=True,
+        default_cutoffs=(5, 10, 15, 20, 30, 100, 200, 500, 1000),
+        citation="Järvelin and Kekäläinen, TOIS 2002",
+    )
+)
+_r(
+    MeasureDef(
+        "nDCGRel",
+        lambda L, m: dcg.ndcg_rel(L, gain_scheme(m)),
+        "nDCG averaged over the relevant documents.",
+        params=(GAIN, GAINS),
+        trec_name="ndcg_rel",
+    )
+)
+_r(
+    MeasureDef(
+        "RnDCG",
+        lambda L, m: dcg.r_ndcg(L, gain_scheme(m), _rel(m)),
+        "nDCG averaged at the R-levels.",
+        params=(REL, GAIN, GAINS),
+        trec_name="Rndcg",
+    )
+)
+_r(
+    MeasureDef(
+        "G",
+        lambda L, m: user_models.g_measure(L, gain_scheme(m)),
+        "Normalized gain G (trec_eval, experimental).",
+        params=(GAIN, GAINS),
+        trec_name="G",
+    )
+)
+_r(
+    MeasureDef(
+        "RBP",
+        lambda L, m: user_models.rbp(L, _num(m, "p", 0.9), gain_scheme(m)),
+        "Rank-biased precision with persistence p.",
+        params=(ParamInfo("p", "number", 0.9, "persistence"), GAIN, GAINS),
+        trec_name="rbp",
+        citation="Moffat and Zobel, TOIS 2008",
+    )
+)
+_r(
+    MeasureDef(
+        "RBPResid",
+        lambda L, m: user_models.rbp_residual(L),
+        "RBP residual from unjudged documents (p = 0.9).",
+        higher_is_better=False,
+        trec_name="rbp_resid",
+    )
+)
+_r(
+    MeasureDef(
+        "ERR",
+        lambda L, m: user_models.expected_reciprocal_rank(L, m.cutoff, _num(m, "max_rel", 4.0)),
+        "Expected reciprocal rank.",
+        cutoff="optional",
+        params=(ParamInfo("max_rel", "number", 4.0, "highest grade"),),
+        citation="Chapelle, Metzler, Zhang and Grinspan, CIKM 2009",
+    )
+)
 
 # Judgment coverage -------------------------------------------------------------------
-_r(MeasureDef("Judged", lambda L, m: counts.judged_at(L, m.cutoff), "Fraction of the top min(k, n) that is judged.",
-              cutoff="optional", ties_average_ok=True))
-_r(MeasureDef("Unj", lambda L, m: counts.unjudged_at(L, m.cutoff), "Unjudged documents in the top k over k.",  # type: ignore[arg-type]
-              cutoff="required", higher_is_better=False, trec_cut_name="unj", ties_average_ok=True, default_cutoffs=(5, 10, 20)))
+_r(
+    MeasureDef(
+        "Judged",
+        lambda L, m: counts.judged_at(L, m.cutoff),
+        "Fraction of the top min(k, n) that is judged.",
+        cutoff="optional",
+        ties_average_ok=True,
+    )
+)
+_r(
+    MeasureDef(
+        "Unj",
+        lambda L, m: counts.unjudged_at(L, m.cutoff or 0),
+        "Unjudged documents in the top k over k.",  # type: ignore[arg-type]
+        cutoff="required",
+        higher_is_better=False,
+        trec_cut_name="unj",
+        ties_average_ok=True,
+        default_cutoffs=(5, 10, 20),
+    )
+)

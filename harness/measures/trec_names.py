@@ -82,8 +82,20 @@ _BY_NAME = {name: (kind, ours, defaults) for name, kind, ours, defaults in _TABL
 _UNSUPPORTED_IN_TREC_SETS = {"dcg", "ideal_dcg"}  # v10 measures outside all_trec
 
 SETS = {
-    "official": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P"],
+    "official": [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+    ],
     "all_trec": [name for name, *_ in _TABLE if name not in _UNSUPPORTED_IN_TREC_SETS],
 }
 
@@ -92,7 +104,9 @@ def _numbers(text: str, spec: str) -> list[float]:
     try:
         return [float(x) for x in text.split(",") if x != ""]
     except ValueError:
-        raise MeasureError(f"cannot read the parameters of trec_eval measure {spec!r}", hint="write e.g. P.5,10 or iprec_at_recall.0.1,0.5") from None
+        raise MeasureError(
+            f"cannot read the parameters of trec_eval measure {spec!r}", hint="write e.g. P.5,10 or iprec_at_recall.0.1,0.5"
+        ) from None
 
 
 def _gain_table(text: str, spec: str) -> dict[float, float]:
@@ -102,7 +116,9 @@ def _gain_table(text: str, spec: str) -> dict[float, float]:
         try:
             table[float(int(level))] = float(gain)
         except ValueError:
-            raise MeasureError(f"cannot read gain {part!r} in {spec!r}", hint="write level=gain pairs, e.g. ndcg.1=1,2=3,3=7") from None
+            raise MeasureError(
+                f"cannot read gain {part!r} in {spec!r}", hint="write level=gain pairs, e.g. ndcg.1=1,2=3,3=7"
+            ) from None
         if not sep:
             raise MeasureError(f"cannot read gain {part!r} in {spec!r}", hint="write level=gain pairs, e.g. ndcg.1=1,2=3,3=7")
     return table
@@ -118,7 +134,10 @@ def parse_trec_measure(spec: str) -> list[TrecItem]:
         return [item for name in SETS[spec] for item in parse_trec_measure(name)]
     name, dot, params = spec.partition(".")
     if name not in _BY_NAME:
-        raise MeasureError(f"unknown trec_eval measure {name!r}", hint="use a trec_eval name (P, map, ndcg_cut, ...) or one from 'harness measures'")
+        raise MeasureError(
+            f"unknown trec_eval measure {name!r}",
+            hint="use a trec_eval name (P, map, ndcg_cut, ...) or one from 'harness measures'",
+        )
     kind, ours, defaults = _BY_NAME[name]
     definition = REGISTRY[ours] if ours else None
     given = bool(dot and params)
@@ -134,29 +153,34 @@ def parse_trec_measure(spec: str) -> list[TrecItem]:
         count = definition.aggregate == "count"
         return [_item(name, name, definition.make({}, None), per_query=not (gm or count))]
     if kind == "cut":
-        cuts = sorted({int(c) for c in (_numbers(params, spec) if given else defaults)})  # trec_eval reads long cutoffs: 23.4 -> 23
+        cuts = sorted(
+            {int(c) for c in (_numbers(params, spec) if given else defaults)}
+        )  # trec_eval reads long cutoffs: 23.4 -> 23
         return [_item(name, f"{name}_{c}", definition.make({}, c)) for c in cuts]
     if kind == "float_cut":
         key = "recall" if ours == "IPrec" else "mult"
         levels = sorted(set(_numbers(params, spec) if given else defaults))
         return [_item(name, f"{name}_{v:.2f}", definition.make({key: v}, None)) for v in levels]
     display = f"{name}_{params}" if given else name
+    raw: dict[str, object] = {}
     if kind == "utility":
         coefficients = _numbers(params, spec) if given else [1.0, -1.0, 0.0, 0.0]
         if len(coefficients) != 4:
             raise MeasureError(f"utility takes 4 coefficients, got {len(coefficients)}", hint="write utility.1,-1,0,0")
         return [_item(name, display, definition.make(dict(zip("abcd", coefficients, strict=True)), None))]
     if kind == "recalls":
-        raw = {"recalls": tuple(_numbers(params, spec))} if given else {}
+        if given:
+            raw["recalls"] = tuple(_numbers(params, spec))
         return [_item(name, display, definition.make(raw, None))]
     if kind == "gains":
-        raw = {"gains": _gain_table(params, spec)} if given else {}
+        if given:
+            raw["gains"] = _gain_table(params, spec)
         return [_item(name, display, definition.make(raw, None))]
     if kind == "beta":
-        raw = {"beta": _numbers(params, spec)[0]} if given else {}
+        if given:
+            raw["beta"] = _numbers(params, spec)[0]
         return [_item(name, display, definition.make(raw, None))]
     if kind == "rbp":
-        raw = {}
         if given:
             for part in params.split(","):
                 key, _, value = part.partition("=")
