@@ -1,4 +1,4 @@
-"""A fast, vectorised 64-bit fingerprint of every string in an Arrow array.
+"""Fast, vectorised 64-bit fingerprints of strings and (query, doc) pairs.
 
 Used only to *find candidates* (duplicates, qrels matches); every candidate is then
 confirmed by comparing the strings themselves, so a collision costs time, never a
@@ -17,16 +17,21 @@ _K = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x
 
 
 def _finalize(x: np.ndarray) -> np.ndarray:
-    # splitmix64's finalizer: every input bit affects every output bit.
-    x = x ^ (x >> np.uint64(30))
-    x = x * _M1
-    x = x ^ (x >> np.uint64(27))
-    x = x * _M2
-    return x ^ (x >> np.uint64(31))
+    # splitmix64's finalizer (in place): every input bit affects every output bit.
+    x ^= x >> np.uint64(30)
+    x *= _M1
+    x ^= x >> np.uint64(27)
+    x *= _M2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
 
 
 def string_fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """uint64 fingerprint per string from its length and its first, middle and last 8 bytes."""
+    """uint64 per string from its length and its first, middle and last 8 bytes."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
@@ -38,27 +43,45 @@ def string_fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     buffers = values.buffers()
     raw_offsets = np.frombuffer(buffers[1], dtype=offset_type, count=n + 1, offset=values.offset * np.dtype(offset_type).itemsize)
     offsets: np.ndarray = raw_offsets.astype(np.int64)
-    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
-    padded = np.zeros(int(offsets[-1]) + 16, dtype=np.uint8)
-    padded[: int(offsets[-1])] = data[: int(offsets[-1])]
-    # An unaligned uint64 view at every byte offset: word[o] holds bytes o..o+7.
+    end = int(offsets[-1])
+    data = np.frombuffer(buffers[2], dtype=np.uint8, count=end) if buffers[2] is not None else np.zeros(0, np.uint8)
+    padded = np.zeros(end + 16, dtype=np.uint8)
+    padded[:end] = data
+    # An unaligned uint64 view at every byte offset: words[o] holds bytes o..o+7.
     words = np.ndarray(shape=(padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
     start = offsets[:-1]
     length = offsets[1:] - start
-    short = length < 8
-    tail = np.maximum(length - 8, 0)
-    first = words[start]
+    h = words[start] * _K[0]  # the first 8 bytes (a copy: safe to update in place)
     # Bytes past the end of a short string belong to the next string: mask them.
-    keep_bits = np.where(short, length * 8, 0).astype(np.uint64)
-    mask = np.where(short, (np.uint64(1) << keep_bits) - np.uint64(1), np.uint64(0xFFFFFFFFFFFFFFFF))
-    first = first & mask
-    middle = np.where(short, first, words[start + tail // 2])
-    last = np.where(short, first, words[start + tail])
-    h = _finalize(first * _K[0] + length.astype(np.uint64))
-    h = _finalize(h ^ (middle * _K[1]))
-    return _finalize(h ^ (last * _K[2]))
+    short = np.flatnonzero(length < 8)
+    if short.size:
+        bits = (length[short] * 8).astype(np.uint64)
+        h[short] = (words[start[short]] & ((np.uint64(1) << bits) - np.uint64(1))) * _K[0]
+    longer = np.flatnonzero(length > 8)  # the last 8 bytes add something only past 8
+    if longer.size:
+        h[longer] ^= _rotl(words[start[longer] + length[longer] - 8] * _K[2], 41)
+    long = np.flatnonzero(length > 16)  # and the middle ones only past 16
+    if long.size:
+        h[long] ^= _rotl(words[start[long] + (length[long] - 8) // 2] * _K[1], 23)
+    h += length.astype(np.uint64)
+    return _finalize(h)
 
 
-def combine(codes: np.ndarray, fingerprints: np.ndarray) -> np.ndarray:
-    """Fingerprint of the pair (integer code, string)."""
-    return _finalize(fingerprints ^ (codes.astype(np.uint64) * _K[2] + _K[0]))
+def pair_keys(query_codes: np.ndarray, query_fingerprints: np.ndarray, doc_fingerprints: np.ndarray) -> np.ndarray:
+    """Fingerprint of each (query, doc) pair; ``query_fingerprints[code]`` is the query's."""
+    return _finalize(doc_fingerprints ^ _rotl(query_fingerprints[query_codes] * _K[2], 29))
+
+
+def sort_with_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Sort keys carrying their row numbers: (sorted key prefixes, rows, dropped low bits).
+
+    The row number replaces the key's low bits so that one SIMD ``np.sort`` of
+    uint64 does the work of an ``argsort`` several times slower. Prefixes keep at
+    least 40 bits: equal prefixes are candidates, to be confirmed on the strings.
+    """
+    n = keys.size
+    bits = max(1, (n - 1).bit_length())
+    shift = np.uint64(bits)
+    packed = ((keys >> shift) << shift) | np.arange(n, dtype=np.uint64)
+    packed.sort()
+    return packed >> shift, (packed & np.uint64((1 << bits) - 1)).astype(np.int64), bits

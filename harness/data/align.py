@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.conventions import Conventions, Duplicates, IdealFrom, NegativeLabels, Queries, Ties
-from harness.data._hash import combine, string_fingerprints
+from harness.data._arrow import from_numpy, to_numpy
+from harness.data._hash import pair_keys, sort_with_rows, string_fingerprints
 from harness.data.model import Qrels, Run
 from harness.data.trec import line_of_row
 from harness.errors import InputFormatError
@@ -48,29 +49,44 @@ def _qid_order(values: list[str]) -> np.ndarray:
     return np.array(sorted(values), dtype=object)
 
 
-def _codes(query_id: pa.Array, universe: dict[str, int]) -> np.ndarray:
-    """Position of each row's query in the universe, -1 when it is not in it."""
+def _dictionary(query_id: pa.Array) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """(index per row into the distinct ids, the distinct ids, their fingerprints)."""
     encoded = pc.dictionary_encode(query_id)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
-    mapping = np.array([universe.get(q, -1) for q in encoded.dictionary.to_pylist()], dtype=np.int64)
-    indices = encoded.indices.to_numpy(zero_copy_only=False)
-    return mapping[indices] if mapping.size else np.zeros(0, dtype=np.int64)
+    indices = to_numpy(encoded.indices).astype(np.int64)
+    return indices, encoded.dictionary.to_pylist(), string_fingerprints(encoded.dictionary)
 
 
-def _duplicate_rows(codes: np.ndarray, docs: pa.Array, prefer: np.ndarray | None) -> np.ndarray:
+def _encode_queries(
+    encoded: tuple[np.ndarray, list[str], np.ndarray], universe: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(universe code per row or -1, fingerprint of each row's query)."""
+    indices, distinct, fingerprints = encoded
+    mapping = np.array([universe.get(q, -1) for q in distinct], dtype=np.int64)
+    if not mapping.size:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)
+    return mapping[indices], fingerprints[indices]
+
+
+
+@dataclass(frozen=True)
+class _SortedKeys:
+    prefix: np.ndarray
+    rows: np.ndarray
+    bits: int
+
+
+def _duplicate_rows(
+    sorted_keys: _SortedKeys, codes: np.ndarray, docs: pa.Array, prefer: np.ndarray | None
+) -> np.ndarray:
     """Rows that repeat an earlier (query, doc) pair: the ones to drop.
 
     ``prefer`` (e.g. the score) decides which copy is kept (the highest); the first
-    row wins otherwise. Fingerprints find candidates; strings confirm them.
+    row wins otherwise. Equal key prefixes are candidates; strings confirm them.
     """
-    if codes.size < 2:
-        return np.zeros(0, dtype=np.int64)
-    with np.errstate(over="ignore"):
-        keys = combine(codes, string_fingerprints(docs))
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    same = sorted_keys[1:] == sorted_keys[:-1]
+    prefix, order = sorted_keys.prefix, sorted_keys.rows
+    same = prefix[1:] == prefix[:-1]
     if not same.any():
         return np.zeros(0, dtype=np.int64)
     flagged = np.zeros(codes.size, dtype=bool)
@@ -79,21 +95,21 @@ def _duplicate_rows(codes: np.ndarray, docs: pa.Array, prefer: np.ndarray | None
     rows = np.flatnonzero(flagged)
     table = pa.table(
         {
-            "q": pa.array(codes[rows]),
-            "d": docs.take(pa.array(rows)),
-            "p": pa.array(np.zeros(rows.size) if prefer is None else prefer[rows]),
-            "row": pa.array(rows),
+            "q": from_numpy(codes[rows]),
+            "d": _take(docs, rows),
+            "p": from_numpy(np.zeros(rows.size) if prefer is None else prefer[rows]),
+            "row": from_numpy(rows),
         }
     )
     sort = pc.sort_indices(table, sort_keys=[("q", "ascending"), ("d", "ascending"), ("p", "descending"), ("row", "ascending")])
     table = table.take(sort)
-    q = table["q"].to_numpy()
+    q = to_numpy(table["q"])
     d = table["d"]
     repeat = np.zeros(len(table), dtype=bool)
     if len(table) > 1:
-        equal_doc = pc.equal(d.slice(1), d.slice(0, len(table) - 1)).to_numpy(zero_copy_only=False)
+        equal_doc = to_numpy(pc.equal(d.slice(1), d.slice(0, len(table) - 1)))
         repeat[1:] = (q[1:] == q[:-1]) & equal_doc
-    return np.sort(table["row"].to_numpy()[repeat])
+    return np.sort(to_numpy(table["row"])[repeat])
 
 
 def _duplicate_error(source: str, what: str, qid: str, doc: str, row: int) -> InputFormatError:
@@ -106,7 +122,7 @@ def _duplicate_error(source: str, what: str, qid: str, doc: str, row: int) -> In
 
 
 def _take(array: pa.Array, rows: np.ndarray) -> pa.Array:
-    return array.take(pa.array(rows, type=pa.int64()))
+    return array.take(from_numpy(rows.astype(np.int64)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -123,14 +139,13 @@ class PreparedQrels:
     conventions: Conventions
     query_ids: np.ndarray  # sorted judged query ids
     index: dict[str, int]
-    codes: np.ndarray  # per judgment, sorted by (query, key)
-    keys: np.ndarray  # uint64 join key per judgment, sorted within the whole array
-    key_order: np.ndarray  # judgment rows in key order
+    codes: np.ndarray  # per judgment: position of its query in query_ids
+    keys: np.ndarray  # per judgment: (query, doc) fingerprint
     docs: pa.Array
     labels: np.ndarray
     judged_offsets: np.ndarray
-    judged_labels: np.ndarray  # labels grouped by query (universe order)
-    stats: dict[str, int] = field(default_factory=dict)
+    judged_labels: np.ndarray  # labels grouped by query, in query_ids order
+    duplicates_dropped: int = 0
 
     @classmethod
     def build(cls, qrels: Qrels, conventions: Conventions) -> PreparedQrels:
@@ -146,12 +161,14 @@ class PreparedQrels:
                 )
             if conventions.negative_labels is NegativeLabels.NONRELEVANT:
                 labels = np.maximum(labels, 0.0)
-        qid_values = pc.unique(qrels.query_id).to_pylist()
-        query_ids = _qid_order(qid_values)
+        encoded = _dictionary(qrels.query_id)
+        query_ids = _qid_order(encoded[1])
         index = {q: i for i, q in enumerate(query_ids)}
-        codes = _codes(qrels.query_id, index)
+        codes, query_fp = _encode_queries(encoded, index)
         docs = qrels.doc_id
-        dropped = _duplicate_rows(codes, docs, labels if conventions.duplicates is Duplicates.MAX else None)
+        keys = pair_keys(np.arange(codes.size), query_fp, string_fingerprints(docs))
+        sorted_keys = _SortedKeys(*sort_with_rows(keys))
+        dropped = _duplicate_rows(sorted_keys, codes, docs, labels if conventions.duplicates is Duplicates.MAX else None)
         if dropped.size:
             if conventions.duplicates is Duplicates.ERROR:
                 row = int(dropped[0])
@@ -159,10 +176,7 @@ class PreparedQrels:
             keep = np.ones(codes.size, dtype=bool)
             keep[dropped] = False
             rows = np.flatnonzero(keep)
-            codes, labels, docs = codes[rows], labels[rows], _take(docs, rows)
-        with np.errstate(over="ignore"):
-            keys = combine(codes, string_fingerprints(docs))
-        key_order = np.argsort(keys, kind="stable")
+            codes, labels, docs, keys = codes[rows], labels[rows], _take(docs, rows), keys[rows]
         by_query = np.argsort(codes, kind="stable")
         judged_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
         np.cumsum(np.bincount(codes, minlength=len(query_ids)), out=judged_offsets[1:])
@@ -172,47 +186,51 @@ class PreparedQrels:
             query_ids=query_ids,
             index=index,
             codes=codes,
-            keys=keys[key_order],
-            key_order=key_order,
+            keys=keys,
             docs=docs,
             labels=labels,
             judged_offsets=judged_offsets,
             judged_labels=labels[by_query],
-            stats={"judgments": int(codes.size), "duplicates_dropped": int(dropped.size)},
+            duplicates_dropped=int(dropped.size),
         )
 
-    def labels_for(self, codes: np.ndarray, docs: pa.Array) -> np.ndarray:
-        """Label of each (query code, doc) in the judgments; NaN when not judged."""
-        with np.errstate(over="ignore"):
-            keys = combine(codes, string_fingerprints(docs))
-        out = np.full(codes.size, np.nan)
-        if self.keys.size == 0 or codes.size == 0:
+    def labels_for(self, sorted_keys: _SortedKeys, judged_codes: np.ndarray, docs: pa.Array) -> np.ndarray:
+        """Label of each run row (NaN when not judged), given the run's sorted key prefixes.
+
+        Each judgment looks itself up among the run's keys (the small side searches
+        the large one); a shared prefix is walked and confirmed on query and doc.
+        """
+        out = np.full(judged_codes.size, np.nan)
+        if self.keys.size == 0 or judged_codes.size == 0:
             return out
-        # A fingerprint may (rarely) repeat; walk every judgment that shares it.
-        lo = np.searchsorted(self.keys, keys, side="left")
-        hi = np.searchsorted(self.keys, keys, side="right")
+        # Searching in sorted order walks the run's keys monotonically: cache friendly.
+        wanted_order = np.argsort(self.keys)
+        wanted = self.keys[wanted_order] >> np.uint64(sorted_keys.bits)
+        lo = np.empty(wanted.size, dtype=np.int64)
+        hi = np.empty(wanted.size, dtype=np.int64)
+        lo[wanted_order] = np.searchsorted(sorted_keys.prefix, wanted, side="left")
+        hi[wanted_order] = np.searchsorted(sorted_keys.prefix, wanted, side="right")
         span = hi - lo
-        for extra in range(int(span.max()) if span.size else 0):
-            rows = np.flatnonzero((span > extra) & np.isnan(out))
-            if rows.size == 0:
-                break
-            judged = self.key_order[lo[rows] + extra]
-            same_query = self.codes[judged] == codes[rows]
-            same_doc = pc.equal(_take(docs, rows), _take(self.docs, judged)).to_numpy(zero_copy_only=False)
-            match = same_query & same_doc
-            out[rows[match]] = self.labels[judged[match]]
+        for extra in range(int(span.max())):  # almost always 1 round: prefixes rarely repeat
+            judgment = np.flatnonzero(span > extra)
+            rows = sorted_keys.rows[lo[judgment] + extra]
+            same_query = judged_codes[rows] == self.codes[judgment]
+            judgment, rows = judgment[same_query], rows[same_query]
+            same_doc = to_numpy(pc.equal(_take(docs, rows), _take(self.docs, judgment)))
+            out[rows[same_doc]] = self.labels[judgment[same_doc]]
         return out
 
 
 def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
     """Build the ranked lists of ``run`` against prepared judgments.
 
-    ``query_ids`` fixes the universe explicitly (the ``file`` query policy);
-    otherwise the ``queries`` convention decides it.
+    ``query_ids`` fixes the universe explicitly (a query file); otherwise the
+    ``queries`` convention decides it.
     """
     conv = prepared.conventions
-    run_qids = pc.unique(run.query_id).to_pylist()
-    judged = set(prepared.index)
+    encoded = _dictionary(run.query_id)
+    run_qids = encoded[1]
+    judged = prepared.index
     if query_ids is not None:
         universe = np.asarray(query_ids, dtype=object)
     elif conv.queries is Queries.QRELS:
@@ -224,45 +242,47 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
     index = {q: i for i, q in enumerate(universe)}
     n_q = len(universe)
 
-    codes = _codes(run.query_id, index)
+    codes, query_fp = _encode_queries(encoded, index)
     keep = np.flatnonzero(codes >= 0)
-    docs = _take(run.doc_id, keep) if keep.size != codes.size else run.doc_id
-    codes, score = codes[keep], np.asarray(run.score, dtype=np.float64)[keep]
+    if keep.size != codes.size:
+        docs = _take(run.doc_id, keep)
+        codes, query_fp, score = codes[keep], query_fp[keep], np.asarray(run.score, dtype=np.float64)[keep]
+    else:
+        docs, score = run.doc_id, np.asarray(run.score, dtype=np.float64)
 
-    dropped = _duplicate_rows(codes, docs, score if conv.duplicates is Duplicates.MAX else None)
+    keys = pair_keys(np.arange(codes.size), query_fp, string_fingerprints(docs))
+    sorted_keys = _SortedKeys(*sort_with_rows(keys))
+    dropped = _duplicate_rows(sorted_keys, codes, docs, score if conv.duplicates is Duplicates.MAX else None)
+    if dropped.size and conv.duplicates is Duplicates.ERROR:
+        row = int(dropped[0])
+        raise _duplicate_error(run.source, "run", str(universe[codes[row]]), str(docs[row]), int(keep[row]))
+
+    # Judgment codes follow the qrels' own order; translate the universe's codes to them.
+    to_judged = np.array([judged.get(q, -1) for q in universe], dtype=np.int64)
+    judged_codes = to_judged[codes] if codes.size else codes
+    labels = prepared.labels_for(sorted_keys, judged_codes, docs)
     if dropped.size:
-        if conv.duplicates is Duplicates.ERROR:
-            row = int(dropped[0])
-            raise _duplicate_error(run.source, "run", str(universe[codes[row]]), str(docs[row]), int(keep[row]))
         mask = np.ones(codes.size, dtype=bool)
         mask[dropped] = False
         rows = np.flatnonzero(mask)
-        codes, score, docs = codes[rows], score[rows], _take(docs, rows)
-
-    # Judgment codes follow the qrels' own order; translate the run's codes to them.
-    to_judged = np.array([prepared.index.get(q, -1) for q in universe], dtype=np.int64)
-    judged_codes = to_judged[codes] if codes.size else codes
-    labels = np.full(codes.size, np.nan)
-    has_judgments = judged_codes >= 0
-    labels[has_judgments] = prepared.labels_for(judged_codes[has_judgments], _take(docs, np.flatnonzero(has_judgments)))
+        codes, score, labels, docs = codes[rows], score[rows], labels[rows], _take(docs, rows)
 
     sort_keys: list[tuple[str, str]] = [("q", "ascending"), ("s", "descending")]
-    columns: dict[str, pa.Array] = {"q": pa.array(codes), "s": pa.array(score)}
+    columns: dict[str, pa.Array] = {"q": from_numpy(codes), "s": from_numpy(score)}
     if conv.ties in (Ties.OPTIMISTIC, Ties.PESSIMISTIC):
-        columns["l"] = pa.array(np.nan_to_num(labels, nan=-np.inf))
+        columns["l"] = from_numpy(np.nan_to_num(labels, nan=-np.inf))
         sort_keys.append(("l", "descending" if conv.ties is Ties.OPTIMISTIC else "ascending"))
     if conv.ties is not Ties.INPUT_ORDER:  # Arrow's sort is stable: input order breaks what remains
         columns["d"] = docs
         sort_keys.append(("d", "descending"))
-    order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
+    order = to_numpy(pc.sort_indices(pa.table(columns), sort_keys=sort_keys))
     codes, score, labels = codes[order], score[order], labels[order]
 
     counts = np.bincount(codes, minlength=n_q)
     beyond = 0
     if conv.depth is not None and codes.size:
         starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        pos = np.arange(codes.size) - np.repeat(starts, counts)
-        within = pos < conv.depth
+        within = np.arange(codes.size) - np.repeat(starts, counts) < conv.depth
         beyond = int((~within).sum())
         codes, score, labels = codes[within], score[within], labels[within]
         counts = np.bincount(codes, minlength=n_q)
@@ -275,7 +295,6 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
     np.cumsum(j_counts, out=j_offsets[1:])
     starts = np.where(to_judged >= 0, prepared.judged_offsets[:-1][np.maximum(to_judged, 0)], 0)
     take = np.repeat(starts - j_offsets[:-1], j_counts) + np.arange(j_offsets[-1])
-    judged_labels = prepared.judged_labels[take]
 
     tie_group = None
     if conv.ties is Ties.AVERAGE and codes.size:
@@ -287,17 +306,18 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
         offsets=offsets,
         label=labels,
         judged_offsets=j_offsets,
-        judged_label=judged_labels,
+        judged_label=prepared.judged_labels[take],
         relevance_level=conv.relevance_level,
         tie_group=tie_group,
         ideal_from_run=conv.ideal_from is IdealFrom.RUN,
     )
+    in_run = counts > 0
     stats = AlignStats(
         run_rows=len(run),
         run_queries=len(run_qids),
         run_queries_unjudged=sum(1 for q in run_qids if q not in judged),
-        judged_queries_missing=sum(1 for q in prepared.query_ids if q not in index or counts[index[q]] == 0),
+        judged_queries_missing=sum(1 for q in prepared.query_ids if q not in index or not in_run[index[q]]),
         duplicates_dropped=int(dropped.size),
         rows_beyond_depth=beyond,
     )
-    return Aligned(query_ids=universe, lists=lists, in_run=counts > 0, score=score, stats=stats)
+    return Aligned(query_ids=universe, lists=lists, in_run=in_run, score=score, stats=stats)

@@ -68,7 +68,7 @@ def _column(table: pa.Table, name: str, role: str, path: Path) -> pa.ChunkedArra
 
 def _ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
     if column.null_count:
-        row = int(np.flatnonzero(pc.is_null(column).to_numpy(zero_copy_only=False))[0])
+        row = int(np.flatnonzero(pc.is_null(column).combine_chunks().to_numpy(zero_copy_only=False))[0])
         raise InputFormatError(f"empty {role} id in data row {row + 1}", path=path, hint=f"every row needs a {role} id")
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         column = pc.cast(column, pa.string())
@@ -77,7 +77,7 @@ def _ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
 
 def _numbers(column: pa.ChunkedArray, role: str, path: Path) -> np.ndarray:
     try:
-        values = pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
+        values = pc.cast(column, pa.float64()).combine_chunks().to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise InputFormatError(
             f"the {role} column holds values that are not numbers", path=path, hint=f"the {role} must be numeric"

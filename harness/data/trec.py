@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from harness.data._arrow import to_numpy
 from harness.data.model import Qrels, Run
 from harness.errors import InputFormatError
 
@@ -124,8 +125,8 @@ def read_qrels(path: str | Path) -> Qrels:
     path = Path(path)
     _check_exists(path, "qrels")
     table = _fast_read(path, QRELS_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "rel": pa.float64()})
-    if table is not None and not np.isnan(table["rel"].to_numpy()).any():
-        return Qrels(table["qid"].combine_chunks(), table["docid"].combine_chunks(), table["rel"].to_numpy(), str(path))
+    if table is not None and not np.isnan(to_numpy(table["rel"])).any():
+        return Qrels(table["qid"].combine_chunks(), table["docid"].combine_chunks(), to_numpy(table["rel"]), str(path))
     qids: list[str] = []
     docs: list[str] = []
     rels: list[float] = []
@@ -152,10 +153,10 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     path = Path(path)
     _check_exists(path, "run")
     table = _fast_read(path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64(), "tag": pa.string()})
-    if table is not None and len(table) and not np.isnan(table["score"].to_numpy()).any():
+    if table is not None and len(table) and not np.isnan(to_numpy(table["score"])).any():
         first_tag = name if name is not None else (str(table["tag"][0]).split() or [path.stem])[0]
         return Run(
-            table["qid"].combine_chunks(), table["docid"].combine_chunks(), table["score"].to_numpy(), first_tag, str(path)
+            table["qid"].combine_chunks(), table["docid"].combine_chunks(), to_numpy(table["score"]), first_tag, str(path)
         )
     qids: list[str] = []
     docs: list[str] = []

@@ -1,0 +1,91 @@
+"""Time harness against its peers on the same files, as whole processes, alternating.
+
+    make bench                                   # msmarco scenario, 3 rounds
+    make bench BENCH_ARGS="--scenario recsys"
+    python benchmarks/run.py --scenario tiny --rounds 1
+
+Each round runs every tool once, in turn, so that drift on the machine hits all
+of them alike; the table shows the median wall time and peak memory (max RSS of
+the process) and each tool's ratio to harness. Peers not installed are skipped
+(``pip install -e '.[bench]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from generate import SCENARIOS, generate  # noqa: E402
+
+HARNESS_MEASURES = ["-m", "ndcg_cut.10", "-m", "map", "-m", "recip_rank", "-m", "P.10", "-m", "recall.100"]
+
+
+def _tools(qrels: Path, run: Path) -> dict[str, list[str]]:
+    tools = {"harness": [sys.executable, "-m", "harness", "eval", *HARNESS_MEASURES, str(qrels), str(run)]}
+    for name, module in (("pytrec_eval", "pytrec_eval"), ("ranx", "ranx"), ("ir_measures", "ir_measures")):
+        if importlib.util.find_spec(module) is not None:
+            tools[name] = [sys.executable, str(HERE / "peers" / f"{module}_eval.py"), str(qrels), str(run)]
+    return tools
+
+
+def _measure(command: list[str]) -> tuple[float, float, str]:
+    """(seconds, peak resident MB, stdout) of one process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    out = process.stdout.read() if process.stdout else ""
+    err = process.stderr.read() if process.stderr else ""
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{command[1:3]} failed ({process.returncode}):\n{err}")
+    return elapsed, usage.ru_maxrss / 1024, out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="msmarco")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=HERE / "data")
+    parser.add_argument("--only", nargs="*", help="tools to run (default: every installed one)")
+    args = parser.parse_args(argv)
+
+    qrels, run = args.data / args.scenario / "qrels.trec", args.data / args.scenario / "run.trec"
+    if not (qrels.exists() and run.exists()):
+        print(f"generating {args.scenario} data in {args.data} ...", flush=True)
+        qrels, run = generate(args.scenario, args.data)
+    n_lines = sum(1 for _ in open(run, "rb"))
+    tools = _tools(qrels, run)
+    if args.only:
+        tools = {k: v for k, v in tools.items() if k in args.only}
+    times: dict[str, list[float]] = {name: [] for name in tools}
+    memory: dict[str, list[float]] = {name: [] for name in tools}
+    for round_ in range(args.rounds):
+        for name, command in tools.items():
+            seconds, mb, _ = _measure(command)
+            times[name].append(seconds)
+            memory[name].append(mb)
+            print(f"round {round_ + 1}: {name:<12} {seconds:7.2f} s {mb:8.0f} MB", flush=True)
+    base_t = statistics.median(times["harness"]) if "harness" in times else None
+    base_m = statistics.median(memory["harness"]) if "harness" in memory else None
+    print(f"\n{args.scenario}: {n_lines:,} run lines, 5 measures, median of {args.rounds} round(s)")
+    print(f"{'tool':<12} {'seconds':>8} {'peak MB':>8} {'time / harness':>15} {'memory / harness':>17}")
+    for name in tools:
+        t, m = statistics.median(times[name]), statistics.median(memory[name])
+        rt = f"{t / base_t:.2f}x" if base_t else "-"
+        rm = f"{m / base_m:.2f}x" if base_m else "-"
+        print(f"{name:<12} {t:8.2f} {m:8.0f} {rt:>15} {rm:>17}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

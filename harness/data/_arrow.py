@@ -1,0 +1,38 @@
+"""Zero-copy numpy <-> Arrow for primitive columns.
+
+pyarrow's own ``Array.to_numpy`` and ``pa.array(ndarray)`` import pandas (0.15 s)
+to probe for pandas types; these helpers go through the buffers instead.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+_TYPES = {
+    np.dtype(np.int64): pa.int64(),
+    np.dtype(np.float64): pa.float64(),
+    np.dtype(np.int32): pa.int32(),
+    np.dtype(np.uint64): pa.uint64(),
+}
+
+_DTYPES = {arrow: dtype for dtype, arrow in _TYPES.items()}
+
+
+def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A numpy view of a primitive Arrow column without nulls (booleans are unpacked)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if values.null_count:
+        raise ValueError("column has nulls")
+    if pa.types.is_boolean(values.type):
+        bits = np.frombuffer(values.buffers()[1], dtype=np.uint8)
+        return np.unpackbits(bits, bitorder="little", count=values.offset + len(values))[values.offset :].astype(bool)
+    dtype = _DTYPES[values.type]
+    return np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values), offset=values.offset * dtype.itemsize)
+
+
+def from_numpy(values: np.ndarray) -> pa.Array:
+    """An Arrow array over a numpy array's memory (int64, int32, uint64 or float64)."""
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(_TYPES[values.dtype], len(values), [None, pa.py_buffer(values)])
