@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     if not (qrels.exists() and run.exists()):
         print(f"generating {args.scenario} data in {args.data} ...", flush=True)
         qrels, run = generate(args.scenario, args.data)
-    n_lines = sum(1 for _ in open(run, "rb"))
+    with open(run, "rb") as handle:
+        n_lines = sum(1 for _ in handle)
     tools = _tools(qrels, run)
     if args.only:
         tools = {k: v for k, v in tools.items() if k in args.only}

@@ -7,7 +7,7 @@ prepared once (:class:`PreparedQrels`) and aligned with many runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
