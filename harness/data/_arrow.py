@@ -6,6 +6,8 @@ to probe for pandas types; these helpers go through the buffers instead.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -16,7 +18,7 @@ _TYPES = {
     np.dtype(np.uint64): pa.uint64(),
 }
 
-_DTYPES = {arrow: dtype for dtype, arrow in _TYPES.items()}
+_DTYPES: dict[pa.DataType, np.dtype[Any]] = {arrow: dtype for dtype, arrow in _TYPES.items()}
 
 
 def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
