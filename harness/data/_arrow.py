@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-_TYPES = {
+_TYPES: dict[np.dtype[Any], pa.DataType] = {
     np.dtype(np.int64): pa.int64(),
     np.dtype(np.float64): pa.float64(),
     np.dtype(np.int32): pa.int32(),
