@@ -3,7 +3,12 @@
 Exit codes
 ----------
 0  success
-2  a user error: bad arguments, config or input (one line on stderr names the fix)
+2  a user error: bad arguments, config or input (one line on stderr names the fix);
+   nothing was written
+3  the release gate failed (``harness run``): results and report were written
+4  tracking failed after the results were saved (``harness run``); log them later
+   with ``harness track RESULTS_DIR``
+5  the report could not be rendered; the results were saved
 70 an internal error (a bug: please report it with the traceback)
 """
 
@@ -21,6 +26,9 @@ from harness.errors import HarnessError
 
 EXIT_OK = 0
 EXIT_USER_ERROR = 2
+EXIT_GATE_FAILED = 3
+EXIT_TRACKING_FAILED = 4
+EXIT_REPORT_FAILED = 5
 EXIT_INTERNAL = 70
 
 
@@ -139,7 +147,7 @@ def _format_value(value: float, integer: bool) -> str:
     return f"{round(value)}" if integer else f"{value:6.4f}"
 
 
-def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.conventions import Conventions
     from harness.evaluate import Evaluator
     from harness.kernels.relstring import relstrings
@@ -221,7 +229,94 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _cmd_measures(args: argparse.Namespace, out: TextIO) -> int:
+def _progress(args: argparse.Namespace, err: TextIO):  # type: ignore[no-untyped-def]
+    """Progress lines on stderr, only for a person watching a terminal."""
+    if getattr(args, "quiet", False) or not err.isatty():
+        return lambda message: None
+    start = __import__("time").perf_counter()
+
+    def show(message: str) -> None:
+        err.write(f"[{__import__('time').perf_counter() - start:6.1f}s] {message}\n")
+        err.flush()
+
+    return show
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for item in getattr(args, "set", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise HarnessError(f"cannot read --set {item!r}", hint="write --set ties=average")
+        out[key] = int(value) if value.isdigit() else value
+    return out
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.config.load import load_config
+    from harness.pipeline import run_experiment
+
+    experiment = load_config(args.config, _overrides(args), args.output)
+    if args.no_tracking:
+        import dataclasses
+
+        experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
+    outcome = run_experiment(experiment, _progress(args, err), argv=["harness", *args.argv])
+    code = EXIT_OK
+    if outcome.tracking_error:
+        err.write(f"harness: tracking failed, results kept in {outcome.results_dir}: {outcome.tracking_error}\n")
+        code = EXIT_TRACKING_FAILED
+    if outcome.report_error:
+        err.write(f"harness: report failed, results kept in {outcome.results_dir}: {outcome.report_error}\n")
+        code = EXIT_REPORT_FAILED
+    if outcome.gate == "fail" and code == EXIT_OK:
+        code = EXIT_GATE_FAILED
+    if args.json:
+        out.write(
+            json.dumps(
+                {
+                    "results_dir": str(outcome.results_dir),
+                    "report": None if outcome.report is None else str(outcome.report),
+                    "tracking_uri": outcome.tracking_uri,
+                    "mlflow_run_id": outcome.mlflow_run_id,
+                    "gate": outcome.gate,
+                    "exit_code": code,
+                }
+            )
+            + "\n"
+        )
+    else:
+        out.write(f"results: {outcome.results_dir}\n")
+        if outcome.report is not None:
+            out.write(f"report:  {outcome.report}\n")
+        if outcome.mlflow_run_id is not None:
+            out.write(f"mlflow:  run {outcome.mlflow_run_id} at {outcome.tracking_uri}\n")
+        if outcome.gate != "none":
+            out.write(f"release gate: {outcome.gate.upper()}\n")
+    return code
+
+
+def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.config.load import load_config
+    from harness.pipeline import validate_experiment
+
+    experiment = load_config(args.config, _overrides(args))
+    report = validate_experiment(experiment, _progress(args, err))
+    if args.json:
+        out.write(json.dumps(report, indent=1) + "\n")
+        return EXIT_OK
+    out.write(
+        f"{args.config}: OK: experiment {experiment.name!r}, {len(experiment.systems)} systems, {report['measures']} measures\n"
+    )
+    for dataset in report["datasets"]:
+        out.write(f"  dataset {dataset['name']}: {dataset['judgments']} judgments over {dataset['queries']} queries\n")
+        for run in dataset["runs"]:
+            judged = run["judged_queries_retrieved"]
+            out.write(f"    {run['system']}: {run['rows']} rows, {run['queries']} queries, {judged} of them judged\n")
+    return EXIT_OK
+
+
+def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.measures.registry import REGISTRY
 
     for definition in REGISTRY:
@@ -267,6 +362,24 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--run-columns", default=None, help="for tables: query=COL,doc=COL,score=COL")
     ev.set_defaults(handler=_cmd_eval)
 
+    rn = sub.add_parser("run", help="run an experiment config: evaluate, compare, track, report")
+    rn.add_argument("config", help="experiment YAML file")
+    rn.add_argument(
+        "--json", action="store_true", help="print one JSON object: results_dir, report, tracking_uri, mlflow_run_id, gate"
+    )
+    rn.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    rn.add_argument("--output", default=None, help="results root (overrides the config's output)")
+    rn.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
+    rn.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a convention, e.g. --set ties=average")
+    rn.set_defaults(handler=_cmd_run)
+
+    va = sub.add_parser("validate", help="check a config and its files without computing")
+    va.add_argument("config")
+    va.add_argument("--json", action="store_true")
+    va.add_argument("--quiet", action="store_true")
+    va.add_argument("--set", action="append", metavar="KEY=VALUE")
+    va.set_defaults(handler=_cmd_validate)
+
     ms = sub.add_parser("measures", help="list every measure the registry knows")
     ms.set_defaults(handler=_cmd_measures)
     return parser
@@ -277,11 +390,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     err = err or sys.stderr
     parser = build_parser()
     try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        argv = list(sys.argv[1:] if argv is None else argv)
+        args = parser.parse_args(argv)
+        args.argv = argv
         if getattr(args, "handler", None) is None:
             parser.print_help(out)
             return EXIT_USER_ERROR
-        code: int = args.handler(args, out)
+        code: int = args.handler(args, out, err)
         return code
     except HarnessError as exc:
         err.write(f"harness: error: {exc}\n")

@@ -76,3 +76,61 @@ def aggregate_values(measure: Measure, values: np.ndarray) -> float:
 def aggregate(per_query: PerQuery) -> dict[Measure, float]:
     """The summary of a run: one number per measure."""
     return {m: aggregate_values(m, per_query.values[:, j]) for j, m in enumerate(per_query.measures)}
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """One system on one dataset: its per-query values, segments and data diagnostics."""
+
+    dataset: str
+    system: str
+    per_query: PerQuery
+    segments: np.ndarray  # segment name per query ('' when the query has none)
+    diagnostics: dict[str, object]
+
+
+def mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): Student's t interval of the mean; NaN bounds below 2 values.
+
+    >>> [round(v, 4) for v in mean_ci(np.array([0.2, 0.4, 0.6]))]
+    [0.4, -0.0968, 0.8968]
+    """
+    n = values.size
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    mean = float(values.mean())
+    if n < 2:
+        return mean, float("nan"), float("nan")
+    from scipy import stats
+
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
+    return mean, mean - half, mean + half
+
+
+def summarize(result: RunResult) -> list[dict[str, object]]:
+    """Summary rows of one run: every measure over all queries and within each segment.
+
+    ``value`` is the measure's own aggregate (mean, sum or geometric mean); ``mean``
+    and its 95% interval describe the per-query values whatever the aggregate.
+    """
+    rows: list[dict[str, object]] = []
+    groups = [("all", np.ones(len(result.segments), dtype=bool))]
+    groups += [(str(s), result.segments == s) for s in sorted(set(result.segments.tolist()) - {""})]
+    for segment, mask in groups:
+        for j, measure in enumerate(result.per_query.measures):
+            values = result.per_query.values[mask, j]
+            mean, low, high = mean_ci(values)
+            rows.append(
+                {
+                    "dataset": result.dataset,
+                    "system": result.system,
+                    "segment": segment,
+                    "measure": str(measure),
+                    "value": aggregate_values(measure, values),
+                    "mean": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "n_queries": int(values.size),
+                }
+            )
+    return rows

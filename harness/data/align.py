@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.conventions import Conventions, Duplicates, IdealFrom, NegativeLabels, Queries, Ties
+from harness.conventions import APDenominator, Conventions, Duplicates, IdealFrom, NegativeLabels, Queries, Ties
 from harness.data._arrow import from_numpy, to_numpy
 from harness.data._hash import pair_keys, sort_with_rows, string_fingerprints
 from harness.data.model import Qrels, Run
@@ -58,16 +58,13 @@ def _dictionary(query_id: pa.Array) -> tuple[np.ndarray, list[str], np.ndarray]:
     return indices, encoded.dictionary.to_pylist(), string_fingerprints(encoded.dictionary)
 
 
-def _encode_queries(
-    encoded: tuple[np.ndarray, list[str], np.ndarray], universe: dict[str, int]
-) -> tuple[np.ndarray, np.ndarray]:
+def _encode_queries(encoded: tuple[np.ndarray, list[str], np.ndarray], universe: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """(universe code per row or -1, fingerprint of each row's query)."""
     indices, distinct, fingerprints = encoded
     mapping = np.array([universe.get(q, -1) for q in distinct], dtype=np.int64)
     if not mapping.size:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)
     return mapping[indices], fingerprints[indices]
-
 
 
 @dataclass(frozen=True)
@@ -77,9 +74,7 @@ class _SortedKeys:
     bits: int
 
 
-def _duplicate_rows(
-    sorted_keys: _SortedKeys, codes: np.ndarray, docs: pa.Array, prefer: np.ndarray | None
-) -> np.ndarray:
+def _duplicate_rows(sorted_keys: _SortedKeys, codes: np.ndarray, docs: pa.Array, prefer: np.ndarray | None) -> np.ndarray:
     """Rows that repeat an earlier (query, doc) pair: the ones to drop.
 
     ``prefer`` (e.g. the score) decides which copy is kept (the highest); the first
@@ -310,6 +305,7 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
         relevance_level=conv.relevance_level,
         tie_group=tie_group,
         ideal_from_run=conv.ideal_from is IdealFrom.RUN,
+        ap_min_r_k=conv.ap_denominator is APDenominator.MIN_R_K,
     )
     in_run = counts > 0
     stats = AlignStats(

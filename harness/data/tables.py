@@ -119,3 +119,13 @@ def read_table_run(path: str | Path, columns: Mapping[str, str], fmt: str | None
         name or path.stem.split(".")[0],
         str(path),
     )
+
+
+def read_table_columns(path: str | Path, key: str, value: str, fmt: str | None = None) -> dict[str, str]:
+    """Two columns of a table as a mapping, e.g. query -> segment."""
+    path = Path(path)
+    fmt = fmt or table_format_of(path) or "csv"
+    table = _read_table(path, fmt, [key, value])
+    keys = _ids(_column(table, key, key, path), key, path).to_pylist()
+    values = _ids(_column(table, value, value, path), value, path).to_pylist()
+    return dict(zip(keys, values, strict=True))

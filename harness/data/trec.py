@@ -155,9 +155,7 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     table = _fast_read(path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64(), "tag": pa.string()})
     if table is not None and len(table) and not np.isnan(to_numpy(table["score"])).any():
         first_tag = name if name is not None else (str(table["tag"][0]).split() or [path.stem])[0]
-        return Run(
-            table["qid"].combine_chunks(), table["docid"].combine_chunks(), to_numpy(table["score"]), first_tag, str(path)
-        )
+        return Run(table["qid"].combine_chunks(), table["docid"].combine_chunks(), to_numpy(table["score"]), first_tag, str(path))
     qids: list[str] = []
     docs: list[str] = []
     scores: list[float] = []

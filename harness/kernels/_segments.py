@@ -38,6 +38,8 @@ class RankedLists:
         when ties are averaged: int64 (N) id of each row's group of equal scores.
     ideal_from_run
         build the ideal ranking from the retrieved documents only (scikit-learn).
+    ap_min_r_k
+        the default denominator of AP@k: min(R, k) instead of R.
     """
 
     offsets: np.ndarray
@@ -47,6 +49,7 @@ class RankedLists:
     relevance_level: float = 1
     tie_group: np.ndarray | None = None
     ideal_from_run: bool = False
+    ap_min_r_k: bool = False  # AP@k divides by min(R, k) unless a measure says otherwise
 
     @classmethod
     def build(cls, **kwargs: object) -> RankedLists:

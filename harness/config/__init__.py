@@ -1,0 +1,1 @@
+"""Experiment configs: YAML parsed once into frozen, validated objects."""

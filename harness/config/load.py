@@ -1,0 +1,581 @@
+"""YAML -> :class:`~harness.config.schema.Experiment`, validated, with located errors.
+
+Every mistake names the file, the line and the fix: unknown keys come with the
+nearest valid key, types with what was expected. ``${VAR}`` (or ``${VAR:-default}``)
+in a string is replaced from the environment; paths resolve relative to the config
+file; only plain YAML (what ``yaml.safe_load`` accepts) is read.
+
+Precedence, in one place (:func:`load_config`): built-in defaults, then the named
+profile, then the file's ``conventions``, then overrides given by the caller (CLI).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.config.schema import (
+    Dataset,
+    Experiment,
+    Guard,
+    Release,
+    ReportSpec,
+    Segments,
+    Stats,
+    System,
+    TableColumns,
+    Tracking,
+)
+from harness.conventions import Conventions
+from harness.errors import ConfigError, ConventionError, HarnessError
+from harness.measures.parse import lookup, parse_measure
+from harness.measures.spec import Measure, format_param
+
+PROFILES: dict[str, dict[str, object]] = {
+    # trec_eval's conventions (with every judged query counted, as -c does)
+    "trec_eval": {},
+    # Microsoft Recommenders: users in both files only, MAP@k over min(R, k), input order for ties
+    "msrec": {"queries": "intersection", "ap_denominator": "min_R_k", "ties": "input_order"},
+    # scikit-learn ndcg_score: tied scores share their mean gain, IDCG from the listed items
+    "sklearn": {"ties": "average", "ideal_from": "run"},
+}
+FORMATS = ("trec", "csv", "tsv", "parquet", "jsonl")
+_ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class _Section:
+    """A YAML mapping with its node, so that every value knows its line."""
+
+    def __init__(self, node: yaml.Node, source: Path, where: str) -> None:
+        if not isinstance(node, yaml.MappingNode):
+            raise ConfigError(f"{where or 'the config'} must be a mapping of keys to values", path=source, line=_line(node))
+        self.node = node
+        self.source = source
+        self.where = where
+        self.items: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, str):
+                raise ConfigError("keys must be plain words", path=source, line=_line(key_node))
+            if key in self.items:
+                raise ConfigError(f"key {self._name(key)!r} appears twice", path=source, line=_line(key_node), hint="keep one")
+            self.items[key] = (key_node, value_node)
+
+    def _name(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def check_keys(self, allowed: tuple[str, ...]) -> None:
+        for key, (key_node, _) in self.items.items():
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.5)
+                hint = f"did you mean {close[0]!r}?" if close else f"valid keys here: {', '.join(allowed)}"
+                raise ConfigError(f"unknown key {self._name(key)!r}", path=self.source, line=_line(key_node), hint=hint)
+
+    def line(self, key: str) -> int:
+        return _line(self.items[key][1]) if key in self.items else _line(self.node)
+
+    def has(self, key: str) -> bool:
+        return key in self.items
+
+    def raw(self, key: str) -> yaml.Node:
+        return self.items[key][1]
+
+    def value(self, key: str, kind: type | tuple[type, ...], default: Any = None, required: bool = False) -> Any:
+        if key not in self.items:
+            if required:
+                raise ConfigError(
+                    f"missing key {self._name(key)!r}", path=self.source, line=_line(self.node), hint=f"add {key}: ..."
+                )
+            return default
+        node = self.items[key][1]
+        value = _construct(node, self.source)
+        if value is None and not required:
+            return default
+        expected = kind if isinstance(kind, tuple) else (kind,)
+        ok = isinstance(value, expected) and not (isinstance(value, bool) and bool not in expected)
+        if float in expected and isinstance(value, int) and not isinstance(value, bool):
+            ok, value = True, float(value) if int not in expected else value
+        if not ok:
+            names = " or ".join(t.__name__ for t in expected)
+            raise ConfigError(
+                f"{self._name(key)} must be a {names}, got {value!r}",
+                path=self.source,
+                line=_line(node),
+                hint=f"write {key}: <{names}>",
+            )
+        return value
+
+    def section(self, key: str) -> _Section | None:
+        if key not in self.items or _construct(self.items[key][1], self.source) is None:
+            return None
+        return _Section(self.items[key][1], self.source, self._name(key))
+
+    def error(self, key: str, message: str, hint: str | None = None) -> ConfigError:
+        return ConfigError(message, path=self.source, line=self.line(key), hint=hint)
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
+
+
+def _expand_env(text: str, source: Path, line: int) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in os.environ:
+            return os.environ[name]
+        if default is not None:
+            return default
+        raise ConfigError(
+            f"environment variable {name} is not set",
+            path=source,
+            line=line,
+            hint=f"export {name}=... or write ${{{name}:-default}}",
+        )
+
+    return _ENV.sub(replace, text)
+
+
+def _construct(node: yaml.Node, source: Path) -> Any:
+    """Plain YAML only (safe_load's constructor), with ${VAR} expanded in strings."""
+    constructor = yaml.constructor.SafeConstructor()
+    try:
+        value = constructor.construct_object(node, deep=True)
+    except yaml.constructor.ConstructorError as exc:
+        raise ConfigError(
+            f"unsupported YAML: {exc.problem}", path=source, line=_line(node), hint="use plain values, lists and mappings"
+        ) from None
+    return _expand_all(value, source, _line(node))
+
+
+def _expand_all(value: Any, source: Path, line: int) -> Any:
+    if isinstance(value, str):
+        return _expand_env(value, source, line)
+    if isinstance(value, list):
+        return [_expand_all(v, source, line) for v in value]
+    if isinstance(value, dict):
+        return {k: _expand_all(v, source, line) for k, v in value.items()}
+    return value
+
+
+def _path(section: _Section, key: str, base: Path, required: bool = True, must_exist: bool = True) -> Path | None:
+    text = section.value(key, str, required=required)
+    if text is None:
+        return None
+    path = Path(text).expanduser()
+    path = path if path.is_absolute() else (base / path)
+    if must_exist and not path.exists():
+        raise section.error(
+            key, f"{section._name(key)}: file not found: {path}", hint="check the path; it is relative to the config file"
+        )
+    return path
+
+
+def _columns(section: _Section | None, value_name: str) -> TableColumns:
+    if section is None:
+        return TableColumns(value=value_name)
+    section.check_keys(("query", "doc", value_name))
+    return TableColumns(
+        query=section.value("query", str, "query"),
+        doc=section.value("doc", str, "doc"),
+        value=section.value(value_name, str, value_name),
+    )
+
+
+def _format(section: _Section, key: str, path: Path) -> str:
+    from harness.data.tables import table_format_of
+
+    fmt = section.value(key, str, None)
+    if fmt is None:
+        return table_format_of(path) or "trec"
+    if fmt not in FORMATS:
+        raise section.error(
+            key,
+            f"{section._name(key)} must be one of {', '.join(FORMATS)}, got {fmt!r}",
+            hint="or leave it out to go by the file name",
+        )
+    return fmt
+
+
+def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
+    if not root.has("datasets"):
+        raise root.error("datasets", "missing key 'datasets'", hint="add datasets: with at least one qrels file")
+    node = root.raw("datasets")
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        raise ConfigError(
+            "datasets must be a list of datasets",
+            path=root.source,
+            line=_line(node),
+            hint="write datasets: [{name: ..., qrels: ...}]",
+        )
+    out: list[Dataset] = []
+    for i, item in enumerate(node.value):
+        section = _Section(item, root.source, f"datasets[{i}]")
+        section.check_keys(("name", "qrels", "format", "columns", "run_columns", "relevance_level", "segments"))
+        name = section.value("name", str, required=True)
+        if any(d.name == name for d in out):
+            raise section.error("name", f"dataset name {name!r} is used twice", hint="give each dataset its own name")
+        qrels = _path(section, "qrels", base)
+        assert qrels is not None
+        segments = None
+        seg = section.section("segments")
+        if seg is not None:
+            seg.check_keys(("path", "query", "segment"))
+            seg_path = _path(seg, "path", base)
+            assert seg_path is not None
+            segments = Segments(seg_path, seg.value("query", str, "query"), seg.value("segment", str, "segment"))
+        level = section.value("relevance_level", int, 1)
+        out.append(
+            Dataset(
+                name=name,
+                qrels=qrels,
+                qrels_format=_format(section, "format", qrels),
+                qrels_columns=_columns(section.section("columns"), "relevance"),
+                run_columns=_columns(section.section("run_columns"), "score"),
+                relevance_level=level,
+                segments=segments,
+            )
+        )
+    return tuple(out)
+
+
+def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple[System, ...]:
+    if not root.has("systems"):
+        raise root.error("systems", "missing key 'systems'", hint="add systems: with at least one run file")
+    node = root.raw("systems")
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        raise ConfigError(
+            "systems must be a list of systems",
+            path=root.source,
+            line=_line(node),
+            hint="write systems: [{name: ..., runs: {...}}]",
+        )
+    names = [d.name for d in datasets]
+    out: list[System] = []
+    for i, item in enumerate(node.value):
+        section = _Section(item, root.source, f"systems[{i}]")
+        section.check_keys(("name", "runs", "description", "tags"))
+        name = section.value("name", str, required=True)
+        if any(s.name == name for s in out):
+            raise section.error("name", f"system name {name!r} is used twice", hint="give each system its own name")
+        runs_section = section.section("runs")
+        if runs_section is None:
+            raise section.error("runs", f"system {name!r} has no runs", hint=f"add runs: {{{names[0]}: path/to/run}}")
+        runs_section.check_keys(tuple(names))
+        runs = []
+        for dataset in names:
+            if runs_section.has(dataset):
+                path = _path(runs_section, dataset, base)
+                assert path is not None
+                runs.append((dataset, path))
+        tags_section = section.section("tags")
+        tags: list[tuple[str, str]] = []
+        if tags_section is not None:
+            for key in tags_section.items:
+                tags.append((key, str(tags_section.value(key, (str, int, float, bool)))))
+        out.append(System(name, tuple(runs), section.value("description", str, ""), tuple(tags)))
+    return tuple(out)
+
+
+def _gain_schemes(root: _Section) -> tuple[tuple[str, str], ...]:
+    section = root.section("gains")
+    if section is None:
+        return (("linear", ""),)
+    out: list[tuple[str, str]] = []
+    for name in section.items:
+        value = section.value(name, (str, dict))
+        if value == "linear":
+            out.append((name, ""))
+        elif value in ("exponential", "exp"):
+            out.append((name, "gain='exp'"))
+        elif isinstance(value, dict):
+            try:
+                table = tuple(sorted((float(k), float(v)) for k, v in value.items()))
+            except (TypeError, ValueError):
+                raise section.error(
+                    name, f"gains.{name} must map levels to numbers", hint="write e.g. {0: 0, 1: 1, 2: 3}"
+                ) from None
+            out.append((name, f"gains={format_param(table)}"))
+        else:
+            raise section.error(name, f"gains.{name} must be linear, exponential or a {{level: gain}} table, got {value!r}")
+    if not out:
+        raise section.error("gains", "gains is empty", hint="name at least one scheme, e.g. linear: linear")
+    return tuple(out)
+
+
+def _with_params(text: str, extra: str) -> str:
+    """Add a parameter to a measure's text: nDCG@10 + gain='exp' -> nDCG(gain='exp')@10."""
+    if not extra:
+        return text
+    name, at, cutoff = text.partition("@")
+    if name.endswith(")"):
+        return f"{name[:-1]},{extra})" + (f"@{cutoff}" if at else "")
+    return f"{name}({extra})" + (f"@{cutoff}" if at else "")
+
+
+def _measures(root: _Section, cutoffs: tuple[int, ...], schemes: tuple[tuple[str, str], ...]) -> tuple[Measure, ...]:
+    if not root.has("measures"):
+        raise root.error("measures", "missing key 'measures'", hint="add measures: [nDCG, AP, RR@10]")
+    node = root.raw("measures")
+    if not isinstance(node, yaml.SequenceNode) or not node.value:
+        raise ConfigError("measures must be a list", path=root.source, line=_line(node), hint="write measures: [nDCG, AP, RR@10]")
+    out: list[Measure] = []
+    for item in node.value:
+        own_cutoffs: tuple[int, ...] | None = None
+        if isinstance(item, yaml.MappingNode):
+            section = _Section(item, root.source, "measures[]")
+            section.check_keys(("measure", "cutoffs"))
+            text = section.value("measure", str, required=True)
+            listed = section.value("cutoffs", list, [])
+            if any(isinstance(c, bool) or not isinstance(c, int) for c in listed):
+                raise section.error("cutoffs", "cutoffs must be whole numbers", hint="write cutoffs: [5, 10]")
+            own_cutoffs = tuple(listed)
+        else:
+            text = _construct(item, root.source)
+            if not isinstance(text, str):
+                text = str(text)
+        try:
+            definition = lookup(re.split(r"[(@]", text.strip(), maxsplit=1)[0].strip())
+            has_cutoff = "@" in text
+            # parse once to validate the parameters (a required cutoff comes later, from `cutoffs`)
+            measure = parse_measure(text if has_cutoff or definition.cutoff != "required" else f"{text}@1")
+        except HarnessError as exc:
+            raise ConfigError(f"measures: {exc.message}", path=root.source, line=_line(item), hint=exc.hint) from None
+        graded = (
+            any(p.name == "gains" for p in definition.params) and measure.param("gain") is None and measure.param("gains") is None
+        )
+        variants = [_with_params(text, extra) for _, extra in schemes] if graded else [text]
+        expand = not has_cutoff and definition.cutoff != "none"
+        use_cutoffs = own_cutoffs if own_cutoffs is not None else cutoffs
+        for variant in variants:
+            if expand and use_cutoffs:
+                texts = [f"{variant}@{c}" for c in use_cutoffs]
+            elif expand and definition.cutoff == "required":
+                raise ConfigError(
+                    f"{measure.name} needs a cutoff",
+                    path=root.source,
+                    line=_line(item),
+                    hint="add cutoffs: [10] or write it with @10",
+                )
+            else:
+                texts = [variant]
+            for t in texts:
+                try:
+                    m = parse_measure(t)
+                except HarnessError as exc:
+                    raise ConfigError(f"measures: {exc.message}", path=root.source, line=_line(item), hint=exc.hint) from None
+                if m not in out:
+                    out.append(m)
+    return tuple(out)
+
+
+def _conventions(root: _Section, overrides: Mapping[str, object]) -> tuple[Conventions, str]:
+    profile = root.value("profile", str, "trec_eval")
+    if profile not in PROFILES:
+        raise root.error("profile", f"unknown profile {profile!r}", hint=f"use one of {', '.join(PROFILES)}")
+    values: dict[str, object] = dict(PROFILES[profile])
+    section = root.section("conventions")
+    if section is not None:
+        for key in section.items:
+            values[key] = _construct(section.raw(key), root.source)
+    values.update(overrides)
+    try:
+        return Conventions.from_mapping(values), profile
+    except ConventionError as exc:
+        bad = next((k for k in (section.items if section else {}) if k in exc.message), None)
+        line = section.line(bad) if section is not None and bad else root.line("conventions")
+        raise ConfigError(f"conventions: {exc.message}", path=root.source, line=line, hint=exc.hint) from None
+
+
+def _stats(root: _Section, baseline: str | None) -> Stats:
+    section = root.section("stats")
+    defaults = Stats()
+    if section is None:
+        return defaults if baseline is not None else Stats(mode="all_pairs")
+    keys = ("enabled", "tests", "primary", "correction", "family", "mode", "alpha", "permutations", "resamples", "seed")
+    section.check_keys(keys)
+    tests = tuple(section.value("tests", list, list(defaults.tests)))
+    for test in tests:
+        if test not in ("t", "wilcoxon", "randomization", "bootstrap"):
+            raise section.error("tests", f"unknown test {test!r}", hint="use t, wilcoxon, randomization, bootstrap")
+    primary = section.value("primary", str, defaults.primary if defaults.primary in tests else tests[0])
+    if primary not in tests:
+        raise section.error(
+            "primary", f"primary test {primary!r} is not among stats.tests", hint=f"use one of {', '.join(tests)}"
+        )
+    correction = section.value("correction", str, defaults.correction)
+    if correction not in ("holm", "bonferroni", "bh", "none"):
+        raise section.error("correction", f"unknown correction {correction!r}", hint="use holm, bonferroni, bh or none")
+    family = section.value("family", str, defaults.family)
+    if family not in ("per_measure", "grid"):
+        raise section.error("family", f"unknown family {family!r}", hint="use per_measure or grid")
+    mode = section.value("mode", str, "baseline" if baseline else "all_pairs")
+    if mode not in ("baseline", "all_pairs"):
+        raise section.error("mode", f"unknown mode {mode!r}", hint="use baseline or all_pairs")
+    if mode == "baseline" and baseline is None:
+        raise section.error(
+            "mode", "stats.mode is baseline but no baseline system is set", hint="add baseline: <system> or use mode: all_pairs"
+        )
+    alpha = section.value("alpha", float, defaults.alpha)
+    if not 0 < alpha < 1:
+        raise section.error("alpha", f"alpha must lie between 0 and 1, got {alpha}", hint="write alpha: 0.05")
+    permutations = section.value("permutations", int, defaults.permutations)
+    resamples = section.value("resamples", int, defaults.resamples)
+    for key, n in (("permutations", permutations), ("resamples", resamples)):
+        if n < 100:
+            raise section.error(key, f"{key} must be at least 100, got {n}", hint=f"write {key}: 10000")
+    return Stats(
+        tests=tests, primary=primary, correction=correction, family=family, mode=mode, alpha=alpha,
+        permutations=permutations, resamples=resamples, seed=section.value("seed", int, defaults.seed),
+        enabled=section.value("enabled", bool, True),
+    )  # fmt: skip
+
+
+def _report(root: _Section, systems: tuple[System, ...], datasets: tuple[Dataset, ...]) -> ReportSpec:
+    section = root.section("report")
+    if section is None:
+        return ReportSpec()
+    section.check_keys(("enabled", "title", "release"))
+    release = None
+    rel = section.section("release")
+    names = [s.name for s in systems]
+    if rel is not None:
+        rel.check_keys(("production", "candidate", "guards"))
+        production = rel.value("production", str, required=True)
+        candidate = rel.value("candidate", str, required=True)
+        for key, value in (("production", production), ("candidate", candidate)):
+            if value not in names:
+                close = difflib.get_close_matches(value, names, n=1)
+                raise rel.error(
+                    key,
+                    f"report.release.{key} {value!r} is not a system",
+                    hint=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(names)}",
+                )
+        guards: list[Guard] = []
+        if rel.has("guards"):
+            node = rel.raw("guards")
+            if not isinstance(node, yaml.SequenceNode):
+                raise rel.error(
+                    "guards", "report.release.guards must be a list", hint="write guards: [{measure: nDCG@10, max_drop: 0.005}]"
+                )
+            for item in node.value:
+                g = _Section(item, root.source, "report.release.guards[]")
+                g.check_keys(("measure", "max_drop", "significant", "dataset", "segment"))
+                text = g.value("measure", str, required=True)
+                try:
+                    measure = parse_measure(text)
+                except HarnessError as exc:
+                    raise g.error("measure", f"guard measure: {exc.message}", hint=exc.hint) from None
+                dataset = g.value("dataset", str, None)
+                if dataset is not None and dataset not in [d.name for d in datasets]:
+                    raise g.error(
+                        "dataset",
+                        f"guard dataset {dataset!r} is not a dataset",
+                        hint=f"use one of {', '.join(d.name for d in datasets)}",
+                    )
+                max_drop = g.value("max_drop", float, 0.0)
+                if max_drop < 0:
+                    raise g.error(
+                        "max_drop", "max_drop must be 0 or more", hint="write max_drop: 0.005 (a drop of at most 0.005)"
+                    )
+                guards.append(
+                    Guard(measure, dataset, g.value("segment", str, None), max_drop, g.value("significant", bool, False))
+                )
+        release = Release(production, candidate, tuple(guards))
+    return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None), release)
+
+
+TOP_KEYS = (
+    "experiment", "description", "datasets", "systems", "measures", "cutoffs", "gains", "profile", "conventions",
+    "baseline", "stats", "tracking", "report", "output",
+)  # fmt: skip
+
+
+def load_config(path: str | Path, overrides: Mapping[str, object] | None = None, output: str | Path | None = None) -> Experiment:
+    """Read, validate and resolve an experiment config (files are checked to exist, not read)."""
+    source = Path(path)
+    if not source.exists():
+        raise ConfigError("config file not found", path=source, hint="check the path")
+    try:
+        text = source.read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except UnicodeDecodeError:
+        raise ConfigError("not UTF-8 text", path=source, hint="save the config as UTF-8") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        raise ConfigError(
+            f"invalid YAML: {exc.problem}",
+            path=source,
+            line=mark.line + 1 if mark else None,
+            hint="check indentation and quoting",
+        ) from None
+    if node is None:
+        raise ConfigError("the config is empty", path=source, hint="start from configs/demo.yaml")
+    base = source.resolve().parent
+    root = _Section(node, source, "")
+    root.check_keys(TOP_KEYS)
+    name = root.value("experiment", str, required=True)
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\- ]*", name):
+        raise root.error(
+            "experiment",
+            f"experiment name {name!r} has characters that cannot name a folder",
+            hint="use letters, digits, - _ . and spaces",
+        )
+    datasets = _datasets(root, base)
+    systems = _systems(root, base, datasets)
+    cutoffs_raw = root.value("cutoffs", list, [])
+    if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cutoffs_raw):
+        raise root.error("cutoffs", "cutoffs must be positive whole numbers", hint="write cutoffs: [5, 10, 20]")
+    cutoffs = tuple(dict.fromkeys(cutoffs_raw))
+    schemes = _gain_schemes(root)
+    measures = _measures(root, cutoffs, schemes)
+    conventions, profile = _conventions(root, overrides or {})
+    baseline = root.value("baseline", str, None)
+    names = [s.name for s in systems]
+    if baseline is not None and baseline not in names:
+        close = difflib.get_close_matches(baseline, names, n=1)
+        raise root.error(
+            "baseline",
+            f"baseline {baseline!r} is not among the systems",
+            hint=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(names)}",
+        )
+    tracking_section = root.section("tracking")
+    tracking = Tracking()
+    if tracking_section is not None:
+        tracking_section.check_keys(("enabled", "uri", "experiment"))
+        tracking = Tracking(
+            tracking_section.value("enabled", bool, True),
+            tracking_section.value("uri", str, None),
+            tracking_section.value("experiment", str, None),
+        )
+    if output is not None:
+        out_dir = Path(output)
+    else:
+        configured = root.value("output", str, None)
+        out_dir = (
+            (base / configured)
+            if configured is not None and not Path(configured).is_absolute()
+            else Path(configured or "reports")
+        )
+    return Experiment(
+        name=name,
+        source=source.resolve(),
+        datasets=datasets,
+        systems=systems,
+        measures=measures,
+        cutoffs=cutoffs,
+        conventions=conventions,
+        profile=profile,
+        gain_schemes=schemes,
+        output=out_dir,
+        description=root.value("description", str, ""),
+        baseline=baseline,
+        stats=_stats(root, baseline),
+        tracking=tracking,
+        report=_report(root, systems, datasets),
+    )

@@ -1,0 +1,122 @@
+"""Frozen dataclasses for an experiment; nothing downstream reads raw dicts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.conventions import Conventions
+from harness.measures.spec import Measure
+
+
+@dataclass(frozen=True)
+class TableColumns:
+    """Column names of a table input (ignored for TREC files)."""
+
+    query: str = "query"
+    doc: str = "doc"
+    value: str = "relevance"  # relevance for qrels, score for runs
+
+
+@dataclass(frozen=True)
+class Segments:
+    """A file mapping each query (user) to a segment, e.g. new vs returning users."""
+
+    path: Path
+    query_column: str = "query"
+    segment_column: str = "segment"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    qrels: Path
+    qrels_format: str  # trec | csv | tsv | parquet | jsonl
+    qrels_columns: TableColumns
+    run_columns: TableColumns
+    relevance_level: int
+    segments: Segments | None = None
+
+
+@dataclass(frozen=True)
+class System:
+    name: str
+    runs: tuple[tuple[str, Path], ...]  # (dataset name, run file)
+    description: str = ""
+    tags: tuple[tuple[str, str], ...] = ()
+
+    def run_for(self, dataset: str) -> Path | None:
+        return dict(self.runs).get(dataset)
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Paired significance testing between systems (issue 4)."""
+
+    tests: tuple[str, ...] = ("t", "wilcoxon", "randomization", "bootstrap")
+    primary: str = "randomization"  # the test whose corrected p decides significance
+    correction: str = "holm"
+    family: str = "per_measure"  # per_measure | grid
+    mode: str = "baseline"  # baseline | all_pairs (baseline needs a baseline system)
+    alpha: float = 0.05
+    permutations: int = 10_000
+    resamples: int = 10_000
+    seed: int = 20261121
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class Tracking:
+    enabled: bool = True
+    uri: str | None = None  # None: a local SQLite store inside the output folder
+    experiment: str | None = None  # None: the experiment's name
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A release guard: the candidate may not lose more than ``max_drop`` on ``measure``."""
+
+    measure: Measure
+    dataset: str | None = None
+    segment: str | None = None
+    max_drop: float = 0.0
+    significant: bool = False  # also fail on any significant drop
+
+
+@dataclass(frozen=True)
+class Release:
+    production: str
+    candidate: str
+    guards: tuple[Guard, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportSpec:
+    enabled: bool = True
+    title: str | None = None
+    release: Release | None = None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    source: Path  # the config file
+    datasets: tuple[Dataset, ...]
+    systems: tuple[System, ...]
+    measures: tuple[Measure, ...]
+    cutoffs: tuple[int, ...]
+    conventions: Conventions
+    profile: str
+    gain_schemes: tuple[tuple[str, str], ...]  # (name, canonical gain parameter text)
+    output: Path
+    description: str = ""
+    baseline: str | None = None
+    stats: Stats = field(default_factory=Stats)
+    tracking: Tracking = field(default_factory=Tracking)
+    report: ReportSpec = field(default_factory=ReportSpec)
+
+    def dataset(self, name: str) -> Dataset:
+        return next(d for d in self.datasets if d.name == name)
+
+    def system(self, name: str) -> System:
+        return next(s for s in self.systems if s.name == name)

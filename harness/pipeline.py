@@ -1,0 +1,313 @@
+"""run_experiment: load -> align -> evaluate -> compare -> write results -> track -> report.
+
+Results reach the disk (atomically, as a whole folder) before anything is sent to a
+tracking server or rendered, so a failure there never loses them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import platform
+import secrets
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness import __version__
+from harness._atomic import atomic_write
+from harness.config.schema import Dataset, Experiment
+from harness.conventions import Conventions
+from harness.data.model import Qrels, Run
+from harness.diagnostics import diagnose
+from harness.errors import ConfigError, HarnessError
+from harness.evaluate import Evaluator
+from harness.results import RunResult, summarize
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+@dataclass
+class Outcome:
+    """What ``harness run`` reports: where the results went and what happened after."""
+
+    results_dir: Path
+    report: Path | None = None
+    tracking_uri: str | None = None
+    mlflow_run_id: str | None = None
+    gate: str = "none"  # pass | fail | none
+    warnings: list[str] = field(default_factory=list)
+    tracking_error: str | None = None
+    report_error: str | None = None
+
+
+def _load_qrels(dataset: Dataset) -> Qrels:
+    from harness.data.tables import read_table_qrels
+    from harness.data.trec import read_qrels
+
+    if dataset.qrels_format == "trec":
+        return read_qrels(dataset.qrels)
+    c = dataset.qrels_columns
+    return read_table_qrels(dataset.qrels, {"query": c.query, "doc": c.doc, "relevance": c.value}, dataset.qrels_format)
+
+
+def _load_run(dataset: Dataset, path: Path, name: str) -> Run:
+    from harness.data.tables import read_table_run, table_format_of
+    from harness.data.trec import read_run
+
+    fmt = table_format_of(path)
+    if fmt is None:
+        return read_run(path, name=name)
+    c = dataset.run_columns
+    return read_table_run(path, {"query": c.query, "doc": c.doc, "score": c.value}, fmt, name=name)
+
+
+def _load_segments(dataset: Dataset) -> dict[str, str]:
+    from harness.data.tables import read_table_columns
+
+    assert dataset.segments is not None
+    spec = dataset.segments
+    return read_table_columns(spec.path, spec.query_column, spec.segment_column)
+
+
+def _check_overlap(dataset: Dataset, qrels_ids: np.ndarray, run: Run, path: Path) -> None:
+    import pyarrow.compute as pc
+
+    run_ids = set(pc.unique(run.query_id).to_pylist())
+    if not run_ids & set(qrels_ids.tolist()):
+        raise ConfigError(
+            f"no query of run {path} is judged in dataset {dataset.name!r} ({dataset.qrels})",
+            path=path,
+            hint="check that the run and the qrels use the same query ids (and the column mapping for tables)",
+        )
+
+
+def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> list[RunResult]:
+    """Every system on every dataset it has a run for; raises on the first bad input."""
+    results: list[RunResult] = []
+    for dataset in experiment.datasets:
+        progress(f"loading qrels {dataset.qrels}")
+        qrels = _load_qrels(dataset)
+        conventions = dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)
+        evaluator = Evaluator(qrels, experiment.measures, conventions)
+        segments = _load_segments(dataset) if dataset.segments is not None else {}
+        for system in experiment.systems:
+            path = system.run_for(dataset.name)
+            if path is None:
+                continue
+            progress(f"evaluating {system.name} on {dataset.name}")
+            run = _load_run(dataset, path, system.name)
+            _check_overlap(dataset, evaluator.prepared.query_ids, run, path)
+            aligned = evaluator.align(run)
+            per_query = evaluator.evaluate_aligned(system.name, aligned)
+            seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
+            diagnostics = diagnose(aligned, experiment.cutoffs)
+            diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
+            results.append(RunResult(dataset.name, system.name, per_query, seg, diagnostics))
+    return results
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"harness": __version__, "python": platform.python_version()}
+    for package in ("numpy", "pandas", "pyarrow", "scipy", "pyyaml", "jinja2", "mlflow"):
+        try:
+            out[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            out[package] = None
+    return out
+
+
+def resolved_config(experiment: Experiment) -> dict[str, Any]:
+    """The config after defaults, profile, environment and paths: what actually ran."""
+
+    def plain(value: Any) -> Any:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, Path):
+            return str(value)
+        if isinstance(value, tuple):
+            return [plain(v) for v in value]
+        if hasattr(value, "value") and not isinstance(value, (int, float, str)):
+            return value.value
+        return value
+
+    out = plain(experiment)
+    out["measures"] = [str(m) for m in experiment.measures]
+    out["conventions"] = experiment.conventions.as_dict()
+    out["systems"] = [
+        {"name": s.name, "description": s.description, "tags": dict(s.tags), "runs": {d: str(p) for d, p in s.runs}}
+        for s in experiment.systems
+    ]
+    if experiment.report.release is not None:
+        out["report"]["release"]["guards"] = [{**plain(g), "measure": str(g.measure)} for g in experiment.report.release.guards]
+    out["gain_schemes"] = {name: text or "linear" for name, text in experiment.gain_schemes}
+    return out
+
+
+def config_hash(experiment: Experiment) -> str:
+    return hashlib.sha256(json.dumps(resolved_config(experiment), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def provenance(experiment: Experiment, results: list[RunResult], started: datetime, argv: list[str]) -> dict[str, Any]:
+    files: list[tuple[str, Path]] = [("config", experiment.source)]
+    for d in experiment.datasets:
+        files.append((f"qrels:{d.name}", d.qrels))
+        if d.segments is not None:
+            files.append((f"segments:{d.name}", d.segments.path))
+    for s in experiment.systems:
+        files.extend((f"run:{s.name}:{d}", p) for d, p in s.runs)
+    return {
+        "inputs": [{"role": role, "path": str(p), "sha256": _sha256(p), "bytes": p.stat().st_size} for role, p in files],
+        "rows": [
+            {
+                "dataset": r.dataset,
+                "system": r.system,
+                "run_rows": r.diagnostics["run_rows"],
+                "queries": r.diagnostics["queries_evaluated"],
+            }
+            for r in results
+        ],
+        "versions": _versions(),
+        "command": argv,
+        "config_hash": config_hash(experiment),
+        "started": started.isoformat(),
+        "finished": datetime.now(UTC).isoformat(),
+        "host": platform.node(),
+    }
+
+
+def _frames(results: list[RunResult]) -> tuple[Any, Any, Any]:
+    import pandas as pd
+
+    per_query = []
+    for r in results:
+        frame = r.per_query.to_frame()
+        frame.insert(0, "dataset", r.dataset)
+        frame = frame.rename(columns={"run": "system"})
+        n_measures = len(r.per_query.measures)
+        frame.insert(3, "segment", np.repeat(r.segments, n_measures))
+        per_query.append(frame)
+    per_query_frame = pd.concat(per_query, ignore_index=True)
+    summary = pd.DataFrame([row for r in results for row in summarize(r)])
+    diagnostics = pd.DataFrame([{"dataset": r.dataset, "system": r.system, **r.diagnostics} for r in results])
+    return per_query_frame, summary, diagnostics
+
+
+def _write_table(frame: Any, folder: Path, stem: str) -> None:
+    import io
+
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    atomic_write(folder / f"{stem}.parquet", buffer.getvalue())
+    atomic_write(folder / f"{stem}.csv", frame.to_csv(index=False))
+
+
+def write_results(
+    experiment: Experiment, results: list[RunResult], extra_tables: dict[str, Any], started: datetime, argv: list[str]
+) -> Path:
+    """Write the whole results folder under a temporary name, then rename it into place."""
+    import yaml
+
+    stamp = started.strftime("%Y%m%d-%H%M%S")
+    root = experiment.output / experiment.name.replace(" ", "_")
+    final = root / f"{stamp}-{secrets.token_hex(3)}"
+    staging = root / f".incomplete-{final.name}"
+    staging.mkdir(parents=True, exist_ok=False)
+    try:
+        per_query, summary, diagnostics = _frames(results)
+        _write_table(per_query, staging, "per_query")
+        _write_table(summary, staging, "summary")
+        _write_table(diagnostics, staging, "diagnostics")
+        for stem, frame in extra_tables.items():
+            _write_table(frame, staging, stem)
+        atomic_write(staging / "config.resolved.yaml", yaml.safe_dump(resolved_config(experiment), sort_keys=False))
+        atomic_write(staging / "provenance.json", json.dumps(provenance(experiment, results, started, argv), indent=2))
+        os.replace(staging, final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _point_latest(root, final)
+    return final
+
+
+def _point_latest(root: Path, final: Path) -> None:
+    link = root / "latest"
+    tmp = root / f".latest-{secrets.token_hex(3)}"
+    try:
+        os.symlink(final.name, tmp)
+        os.replace(tmp, link)
+    except OSError:  # symlinks may be unavailable (some filesystems): the folder name suffices
+        Path(tmp).unlink(missing_ok=True)
+
+
+def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: list[str] | None = None) -> Outcome:
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    results = evaluate_experiment(experiment, progress)
+    progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s; writing results")
+    results_dir = write_results(experiment, results, {}, started, argv if argv is not None else sys.argv)
+    return Outcome(results_dir=results_dir)
+
+
+def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> dict[str, Any]:
+    """Read every file and check it parses and overlaps, without computing measures."""
+    import pyarrow.compute as pc
+
+    report: dict[str, Any] = {"experiment": experiment.name, "measures": len(experiment.measures), "datasets": []}
+    for dataset in experiment.datasets:
+        progress(f"checking {dataset.qrels}")
+        qrels = _load_qrels(dataset)
+        judged = set(pc.unique(qrels.query_id).to_pylist())
+        entry: dict[str, Any] = {"name": dataset.name, "judgments": len(qrels), "queries": len(judged), "runs": []}
+        if dataset.segments is not None:
+            segments = _load_segments(dataset)
+            entry["segmented_queries"] = len(judged & set(segments))
+        for system in experiment.systems:
+            path = system.run_for(dataset.name)
+            if path is None:
+                continue
+            progress(f"checking {path}")
+            run = _load_run(dataset, path, system.name)
+            run_ids = set(pc.unique(run.query_id).to_pylist())
+            if not run_ids & judged:
+                raise ConfigError(
+                    f"no query of run {path} is judged in dataset {dataset.name!r}",
+                    path=path,
+                    hint="check that the run and the qrels use the same query ids",
+                )
+            Evaluator(qrels, [], dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)).align(run)
+            entry["runs"].append(
+                {
+                    "system": system.name,
+                    "rows": len(run),
+                    "queries": len(run_ids),
+                    "judged_queries_retrieved": len(run_ids & judged),
+                }
+            )
+        report["datasets"].append(entry)
+    return report
+
+
+__all__ = ["Conventions", "HarnessError", "Outcome", "evaluate_experiment", "run_experiment", "validate_experiment"]
