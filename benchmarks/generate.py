@@ -1,8 +1,8 @@
 """Deterministic benchmark data: TREC qrels and runs at MS MARCO and recommender scale.
 
-    python benchmarks/generate.py --scenario msmarco      # 7,000 queries x 1,000 documents
-    python benchmarks/generate.py --scenario recsys       # 200,000 users x 100 items
-    python benchmarks/generate.py --scenario tiny         # seconds; used by the smoke test
+python benchmarks/generate.py --scenario msmarco      # 7,000 queries x 1,000 documents
+python benchmarks/generate.py --scenario recsys       # 200,000 users x 100 items
+python benchmarks/generate.py --scenario tiny         # seconds; used by the smoke test
 """
 
 from __future__ import annotations

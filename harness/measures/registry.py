@@ -173,8 +173,18 @@ class Registry:
 REGISTRY = Registry()
 _r = REGISTRY.register
 _MAP_DENOM = ParamInfo(
-    "denominator", "text", "R", "AP@k divides by 'R' (trec_eval) or 'min_R_k' (MS Recommenders)", ("R", "min_R_k")
+    "denominator",
+    "text",
+    None,
+    "AP@k divides by 'R' (trec_eval) or 'min_R_k' (MS Recommenders); default: the ap_denominator convention",
+    ("R", "min_R_k"),
 )
+
+
+def _min_r_k(lists: RankedLists, m: Measure) -> bool:
+    chosen = m.param("denominator")
+    return lists.ap_min_r_k if chosen is None else chosen == "min_R_k"
+
 
 # Counts -----------------------------------------------------------------------
 _r(
@@ -240,7 +250,7 @@ _r(
 _r(
     MeasureDef(
         "AP",
-        lambda L, m: ap_k.average_precision(L, m.cutoff, _rel(m), m.param("denominator") == "min_R_k"),
+        lambda L, m: ap_k.average_precision(L, m.cutoff, _rel(m), _min_r_k(L, m)),
         "Average precision: mean of P@i over the ranks i of relevant documents, over R (map, map_cut.k).",
         cutoff="optional",
         params=(REL, _MAP_DENOM),
