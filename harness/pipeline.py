@@ -26,6 +26,7 @@ import numpy as np
 
 from harness import __version__
 from harness._atomic import atomic_write
+from harness.compare import CompareSettings, compare
 from harness.config.schema import Dataset, Experiment
 from harness.conventions import Conventions
 from harness.data.model import Qrels, Run
@@ -266,9 +267,33 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     started = datetime.now(UTC)
     t0 = time.perf_counter()
     results = evaluate_experiment(experiment, progress)
-    progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s; writing results")
-    results_dir = write_results(experiment, results, {}, started, argv if argv is not None else sys.argv)
+    progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
+    tables = comparison_tables(experiment, results, progress)
+    progress("writing results")
+    results_dir = write_results(experiment, results, tables, started, argv if argv is not None else sys.argv)
     return Outcome(results_dir=results_dir)
+
+
+def compare_settings(experiment: Experiment) -> CompareSettings:
+    s = experiment.stats
+    return CompareSettings(
+        tests=s.tests, primary=s.primary, correction=s.correction, family=s.family, mode=s.mode, alpha=s.alpha,
+        permutations=s.permutations, resamples=s.resamples, seed=s.seed, baseline=experiment.baseline,
+    )  # fmt: skip
+
+
+def comparison_tables(experiment: Experiment, results: list[RunResult], progress: Progress = _quiet) -> dict[str, Any]:
+    """The comparisons (and ANOVA) tables, empty when statistics are off or there is one system."""
+    import pandas as pd
+
+    if not experiment.stats.enabled or len({r.system for r in results}) < 2:
+        return {}
+    progress(f"comparing systems ({experiment.stats.permutations} permutations, seed {experiment.stats.seed})")
+    rows, anova_rows = compare(results, experiment.measures, compare_settings(experiment))
+    tables = {"comparisons": pd.DataFrame(rows)}
+    if anova_rows:
+        tables["anova"] = pd.DataFrame(anova_rows)
+    return tables
 
 
 def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""Paired significance tests, multiple-comparison corrections, ANOVA with randomised Tukey HSD."""

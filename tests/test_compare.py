@@ -1,0 +1,93 @@
+"""compare(): pairs, families, directions and reproducibility on hand-made per-query values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.compare import CompareSettings, compare
+from harness.measures.parse import parse_measure
+from harness.results import PerQuery, RunResult
+
+
+def _result(system: str, values: dict[str, list[float]], segments: list[str] | None = None) -> RunResult:
+    measures = tuple(parse_measure(m) for m in values)
+    matrix = np.array(list(values.values())).T
+    n = matrix.shape[0]
+    ids = np.array([f"q{i:02d}" for i in range(n)], dtype=object)
+    seg = np.array(segments or [""] * n, dtype=object)
+    return RunResult("d", system, PerQuery(system, ids, measures, matrix, np.ones(n, bool)), seg, {})
+
+
+def _rows(results: list[RunResult], **settings: object) -> list[dict[str, object]]:
+    measures = results[0].per_query.measures
+    rows, _ = compare(results, measures, CompareSettings(permutations=2000, resamples=2000, **settings))  # type: ignore[arg-type]
+    return rows
+
+
+def test_baseline_mode_pairs_and_values() -> None:
+    rng = np.random.default_rng(0)
+    base = rng.random(30)
+    results = [
+        _result("base", {"AP": list(base)}),
+        _result("better", {"AP": list(base + 0.1)}),
+        _result("same", {"AP": list(base)}),
+    ]
+    rows = _rows(results, baseline="base", mode="baseline")
+    assert [(r["system_a"], r["system_b"]) for r in rows] == [("base", "better"), ("base", "same")]
+    better, same = rows
+    assert better["delta"] == pytest.approx(0.1) and better["wins"] == 30 and better["significant"]
+    assert same["p_t"] == 1 and same["p_randomization"] == 1 and not same["significant"] and same["ties"] == 30
+    assert better["p_adj"] == better["p_randomization_adj"]
+    assert not np.isnan(better["p_tukey_hsd"])  # three systems: randomised Tukey HSD
+
+
+def test_all_pairs_and_holm_within_each_measure() -> None:
+    rng = np.random.default_rng(1)
+    values = {s: {"AP": list(rng.random(20)), "P@5": list(rng.random(20))} for s in "abc"}
+    rows = _rows([_result(s, v) for s, v in values.items()], mode="all_pairs", correction="holm", tests=("t",), primary="t")
+    assert {(r["system_a"], r["system_b"]) for r in rows} == {("a", "b"), ("a", "c"), ("b", "c")}
+    for measure in ("AP", "P@5"):
+        family = [r for r in rows if r["measure"] == measure]
+        raw = np.array([r["p_t"] for r in family])
+        order = np.argsort(raw)
+        expected = np.maximum.accumulate(raw[order] * np.array([3, 2, 1]))
+        got = np.array([r["p_t_adj"] for r in family])[order]
+        np.testing.assert_allclose(got, np.minimum(expected, 1.0))
+
+
+def test_grid_family_spans_measures() -> None:
+    rng = np.random.default_rng(2)
+    results = [_result(s, {"AP": list(rng.random(20)), "P@5": list(rng.random(20))}) for s in "ab"]
+    rows = _rows(results, mode="all_pairs", correction="bonferroni", family="grid", tests=("t",), primary="t")
+    for row in rows:
+        assert row["p_t_adj"] == pytest.approx(min(1.0, row["p_t"] * 2))
+
+
+def test_lower_is_better_measures_count_wins_the_other_way() -> None:
+    results = [_result("a", {"Unj@5": [0.4, 0.4, 0.2]}), _result("b", {"Unj@5": [0.2, 0.4, 0.4]})]
+    (row,) = _rows(results, mode="all_pairs")
+    assert (row["wins"], row["ties"], row["losses"]) == (1, 1, 1)
+    results = [_result("a", {"Unj@5": [0.4, 0.4, 0.2]}), _result("b", {"Unj@5": [0.2, 0.2, 0.2]})]
+    (row,) = _rows(results, mode="all_pairs")
+    assert (row["wins"], row["losses"]) == (2, 0) and row["few_queries"]
+
+
+def test_segments_are_compared_apart_and_results_reproduce() -> None:
+    rng = np.random.default_rng(3)
+    seg = ["new"] * 10 + ["old"] * 10
+    results = [_result(s, {"AP": list(rng.random(20))}, seg) for s in "ab"]
+    one = _rows(results, mode="all_pairs", seed=5)
+    two = _rows(results, mode="all_pairs", seed=5)
+    assert [r["segment"] for r in one] == ["all", "new", "old"]
+    assert [r["n_queries"] for r in one] == [20, 10, 10]
+    import pandas as pd
+
+    assert pd.DataFrame(one).equals(pd.DataFrame(two))  # NaN-aware: every number identical
+
+
+def test_too_few_permutations_for_the_family_are_flagged() -> None:
+    rng = np.random.default_rng(4)
+    results = [_result(s, {f"P@{k}": list(rng.random(10)) for k in range(1, 11)}) for s in "ab"]
+    rows, _ = compare(results, results[0].per_query.measures, CompareSettings(permutations=100, family="grid", mode="all_pairs"))
+    assert all(r["resolution_limited"] for r in rows)  # 10 x 1/101 >= 0.05
