@@ -25,6 +25,7 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/stats_bench.py --ranx
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache benchmarks/data

@@ -1,0 +1,56 @@
+"""Time the paired tests on the issue's grid: 10 pairs x 10 measures, 7,000 queries, 10,000 permutations.
+
+    python benchmarks/stats_bench.py [--queries 7000] [--permutations 10000] [--ranx]
+
+Prints the wall time of each test over all 100 comparisons at once, and (with --ranx,
+when installed) ranx's Fisher randomisation test on ONE pair and measure for scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from harness.stats import paired
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--queries", type=int, default=7000)
+    parser.add_argument("--permutations", type=int, default=10_000)
+    parser.add_argument("--ranx", action="store_true")
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(0)
+    a = rng.random((100, args.queries))
+    b = np.clip(a + rng.normal(0.005, 0.1, size=a.shape), 0, 1)
+    diffs = b - a
+    timings = {}
+    start = time.perf_counter()
+    paired.paired_t(diffs)
+    timings["t-test"] = time.perf_counter() - start
+    start = time.perf_counter()
+    paired.wilcoxon(diffs)
+    timings["wilcoxon"] = time.perf_counter() - start
+    start = time.perf_counter()
+    paired.randomization(diffs, np.random.default_rng(1), args.permutations)
+    timings["randomization"] = time.perf_counter() - start
+    start = time.perf_counter()
+    paired.bootstrap(diffs, np.random.default_rng(2), args.permutations)
+    timings["bootstrap"] = time.perf_counter() - start
+    print(f"100 comparisons (10 pairs x 10 measures), {args.queries:,} queries, {args.permutations:,} permutations/resamples")
+    for name, seconds in timings.items():
+        print(f"  {name:<14} {seconds:7.2f} s")
+    print(f"  {'all four':<14} {sum(timings.values()):7.2f} s")
+    if args.ranx:
+        from ranx.statistical_tests import fisher_randomization_test
+
+        start = time.perf_counter()
+        fisher_randomization_test(a[0], b[0], n_permutations=args.permutations, max_p=0.05, random_seed=42)
+        print(f"ranx fisher_randomization_test, ONE comparison: {time.perf_counter() - start:.2f} s (includes numba compilation)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
