@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from harness import __version__
-from harness.errors import HarnessError
+from harness.errors import HarnessError, TrackingError
 
 EXIT_OK = 0
 EXIT_USER_ERROR = 2
@@ -316,6 +316,20 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.track import track_results
+
+    tracked = track_results(args.results_dir, args.uri, args.experiment)
+    if args.json:
+        out.write(
+            json.dumps({"tracking_uri": tracked.tracking_uri, "mlflow_run_id": tracked.run_id, "child_runs": tracked.child_runs})
+            + "\n"
+        )
+    else:
+        out.write(f"mlflow: run {tracked.run_id} at {tracked.tracking_uri}\n")
+    return EXIT_OK
+
+
 def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.measures.registry import REGISTRY
 
@@ -380,6 +394,13 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument("--set", action="append", metavar="KEY=VALUE")
     va.set_defaults(handler=_cmd_validate)
 
+    tr = sub.add_parser("track", help="log a saved results folder to MLflow (e.g. after a server outage)")
+    tr.add_argument("results_dir")
+    tr.add_argument("--uri", default=None, help="tracking URI (default: the config's, MLFLOW_TRACKING_URI, or the local store)")
+    tr.add_argument("--experiment", default=None, help="MLflow experiment name (default: the config's)")
+    tr.add_argument("--json", action="store_true")
+    tr.set_defaults(handler=_cmd_track)
+
     ms = sub.add_parser("measures", help="list every measure the registry knows")
     ms.set_defaults(handler=_cmd_measures)
     return parser
@@ -398,6 +419,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
             return EXIT_USER_ERROR
         code: int = args.handler(args, out, err)
         return code
+    except TrackingError as exc:
+        err.write(f"harness: error: {exc}\n")
+        return EXIT_TRACKING_FAILED
     except HarnessError as exc:
         err.write(f"harness: error: {exc}\n")
         return EXIT_USER_ERROR

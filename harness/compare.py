@@ -84,7 +84,6 @@ def compare(
             continue
         reference = by_system[systems[0]]
         for s_index, (segment, _) in enumerate(_segment_masks(reference)):
-
             shared = {s: _segment_queries(by_system[s], segment) for s in systems}
             pair_list = _pairs(systems, settings)
             # one diffs row per (pair, measure); rows grouped by query count so that each group is one matrix

@@ -31,7 +31,7 @@ from harness.config.schema import Dataset, Experiment
 from harness.conventions import Conventions
 from harness.data.model import Qrels, Run
 from harness.diagnostics import diagnose
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, TrackingError
 from harness.evaluate import Evaluator
 from harness.results import RunResult, summarize
 
@@ -271,7 +271,18 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     tables = comparison_tables(experiment, results, progress)
     progress("writing results")
     results_dir = write_results(experiment, results, tables, started, argv if argv is not None else sys.argv)
-    return Outcome(results_dir=results_dir)
+    outcome = Outcome(results_dir=results_dir)
+    # Results are on disk: nothing after this point can lose them.
+    if experiment.tracking.enabled:
+        from harness.track import track_results
+
+        progress("logging to MLflow")
+        try:
+            tracked = track_results(results_dir)
+            outcome.tracking_uri, outcome.mlflow_run_id = tracked.tracking_uri, tracked.run_id
+        except TrackingError as exc:
+            outcome.tracking_error = str(exc)
+    return outcome
 
 
 def compare_settings(experiment: Experiment) -> CompareSettings:

@@ -562,6 +562,7 @@ def load_config(path: str | Path, overrides: Mapping[str, object] | None = None,
             if configured is not None and not Path(configured).is_absolute()
             else Path(configured or "reports")
         )
+    out_dir = out_dir.expanduser().resolve()
     return Experiment(
         name=name,
         source=source.resolve(),

@@ -1,0 +1,242 @@
+"""MLflow tracking: the only module that imports mlflow, and only when tracking.
+
+Everything is logged from a saved results folder, so ``harness run`` (right after
+writing it) and ``harness track RESULTS_DIR`` (later, e.g. after a server outage)
+are the same code and log the same things:
+
+* experiment: the config's ``experiment`` (or ``tracking.experiment``);
+* one parent run per results folder, one nested child run per dataset x system;
+* params (parent): measures, cutoffs, gain schemes, profile, every convention,
+  baseline, test settings and seeds; (children) dataset, system;
+* metrics (children): every measure's aggregate under ``Measure.mlflow_key()``,
+  and per segment as ``<key>.<segment>``;
+* tags: system, dataset, harness version, config hash, git commit of the config's
+  folder when it is a git repository;
+* artifacts: the resolved config, provenance, per-query, summary, diagnostics and
+  comparison tables (the per-query and comparison tables also as MLflow tables, to
+  browse in the UI), and the HTML report and Markdown summary when present.
+
+The default store needs no server: ``sqlite:///<output>/mlflow.db`` with artifacts
+in ``<output>/mlartifacts``. ``tracking.uri`` in the config, or MLflow's own
+``MLFLOW_TRACKING_URI``, point elsewhere; credentials come only from MLflow's own
+environment variables and are never written by harness.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness._atomic import atomic_write
+from harness.errors import TrackingError
+
+# Fail fast when a server is down instead of MLflow's long default retry schedule;
+# a user's own settings win.
+_HTTP_DEFAULTS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+}
+ARTIFACT_FILES = (
+    "config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.csv", "diagnostics.csv",
+    "comparisons.csv", "anova.csv", "report.html", "summary.md",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Tracked:
+    tracking_uri: str
+    experiment_id: str
+    run_id: str
+    child_runs: dict[str, str]
+
+
+def default_uri(output_root: Path) -> str:
+    return f"sqlite:///{output_root.resolve() / 'mlflow.db'}"
+
+
+def resolve_uri(configured: str | None, output_root: Path) -> str:
+    """Precedence: the config's tracking.uri, then MLFLOW_TRACKING_URI, then the local store."""
+    return configured or os.environ.get("MLFLOW_TRACKING_URI") or default_uri(output_root)
+
+
+def ui_command(uri: str) -> str:
+    return f".venv/bin/mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000"
+
+
+def segment_key(segment: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_\-]", "_", segment)
+
+
+def _git_commit(folder: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
+def _flatten(prefix: str, value: Any) -> dict[str, str]:
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for k, v in value.items():
+            out.update(_flatten(f"{prefix}.{k}" if prefix else str(k), v))
+        return out
+    text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+    return {prefix: text}
+
+
+def _params(config: dict[str, Any]) -> dict[str, str]:
+    params = {
+        "measures": ", ".join(config["measures"]),
+        "n_measures": str(len(config["measures"])),
+        "cutoffs": ",".join(str(c) for c in config.get("cutoffs", [])),
+        "profile": str(config.get("profile")),
+        "baseline": str(config.get("baseline")),
+        "datasets": ",".join(d["name"] for d in config["datasets"]),
+        "systems": ",".join(s["name"] for s in config["systems"]),
+    }
+    params.update(_flatten("gains", config.get("gain_schemes", {})))
+    params.update(_flatten("conventions", config.get("conventions", {})))
+    params.update(_flatten("stats", config.get("stats", {})))
+    return {k: v if len(v) <= 6000 else v[:5980] + " ...(truncated)" for k, v in params.items()}
+
+
+def track_results(results_dir: str | Path, uri: str | None = None, experiment: str | None = None) -> Tracked:
+    """Log a saved results folder to MLflow; raises TrackingError (one line) on any failure."""
+    folder = Path(results_dir)
+    try:
+        import pandas as pd
+        import yaml
+
+        config = yaml.safe_load((folder / "config.resolved.yaml").read_text())
+        provenance = json.loads((folder / "provenance.json").read_text())
+        summary = pd.read_parquet(folder / "summary.parquet")
+        per_query = pd.read_parquet(folder / "per_query.parquet")
+    except FileNotFoundError as exc:
+        raise TrackingError(
+            f"not a complete results folder: {exc.filename} is missing", path=folder, hint="give the folder harness run printed"
+        ) from None
+    output_root = Path(config["output"])
+    tracking = config.get("tracking") or {}
+    tracking_uri = uri or resolve_uri(tracking.get("uri"), output_root)
+    experiment_name = experiment or tracking.get("experiment") or config["name"]
+    for key, value in _HTTP_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    import logging
+
+    logging.getLogger("mlflow").setLevel(logging.WARNING)  # no INFO lines (database migrations) on stderr
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    try:
+        return _log(folder, config, provenance, summary, per_query, tracking_uri, experiment_name, output_root)
+    except TrackingError:
+        raise
+    except Exception as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TrackingError(
+            f"MLflow tracking at {tracking_uri} failed: {detail[:300]}",
+            hint=f"the results are saved in {folder}; log them later with: harness track {folder}",
+        ) from None
+
+
+def _log(
+    folder: Path,
+    config: dict[str, Any],
+    provenance: dict[str, Any],
+    summary: Any,
+    per_query: Any,
+    tracking_uri: str,
+    experiment_name: str,
+    output_root: Path,
+) -> Tracked:
+    from mlflow import MlflowClient
+    from mlflow.entities import Metric, Param
+
+    from harness.measures.parse import parse_measure
+
+    client = MlflowClient(tracking_uri=tracking_uri)
+    found = client.get_experiment_by_name(experiment_name)
+    if found is None:
+        location = (output_root / "mlartifacts").resolve().as_uri() if tracking_uri.startswith("sqlite:") else None
+        experiment_id = client.create_experiment(experiment_name, artifact_location=location)
+    else:
+        experiment_id = found.experiment_id
+    version = provenance["versions"]["harness"]
+    common_tags = {
+        "harness.version": version,
+        "harness.config_hash": provenance["config_hash"],
+        "harness.results_dir": str(folder),
+    }
+    commit = _git_commit(Path(config["source"]).parent)
+    if commit:
+        common_tags["harness.git_commit"] = commit
+    parent = client.create_run(
+        experiment_id, run_name=f"{config['name']} {folder.name}", tags={**common_tags, "harness.kind": "experiment"}
+    )
+    parent_id = parent.info.run_id
+    children: dict[str, str] = {}
+    try:
+        params = [Param(k, v) for k, v in _params(config).items()]
+        for start in range(0, len(params), 100):
+            client.log_batch(parent_id, params=params[start : start + 100])
+        keys = {m: parse_measure(m).mlflow_key() for m in summary["measure"].unique()}
+        now = int(time.time() * 1000)
+        descriptions = {s["name"]: s.get("description", "") for s in config["systems"]}
+        for (dataset, system), rows in summary.groupby(["dataset", "system"], sort=False):
+            tags = {
+                **common_tags,
+                "mlflow.parentRunId": parent_id,
+                "harness.kind": "system",
+                "system": system,
+                "dataset": dataset,
+            }
+            if descriptions.get(system):
+                tags["mlflow.note.content"] = descriptions[system]
+            child = client.create_run(experiment_id, run_name=f"{system} @ {dataset}", tags=tags)
+            child_id = child.info.run_id
+            children[f"{dataset}/{system}"] = child_id
+            metrics = []
+            for row in rows.itertuples():
+                key = keys[row.measure] if row.segment == "all" else f"{keys[row.measure]}.{segment_key(str(row.segment))}"
+                metrics.append(Metric(key, float(row.value), now, 0))
+            for start in range(0, len(metrics), 1000):
+                client.log_batch(
+                    child_id,
+                    metrics=metrics[start : start + 1000],
+                    params=[Param("dataset", dataset), Param("system", system)] if start == 0 else (),
+                )
+            mine = per_query[(per_query["dataset"] == dataset) & (per_query["system"] == system)]
+            wide = mine.pivot_table(index=["query_id", "segment"], columns="measure", values="value", sort=False).reset_index()
+            client.log_table(child_id, wide, artifact_file="per_query.json")
+            client.set_terminated(child_id, "FINISHED")
+        for name in ARTIFACT_FILES:
+            if (folder / name).exists():
+                client.log_artifact(parent_id, str(folder / name))
+        if (folder / "comparisons.parquet").exists():
+            import pandas as pd
+
+            client.log_table(parent_id, pd.read_parquet(folder / "comparisons.parquet"), artifact_file="comparisons.json")
+        client.log_table(parent_id, summary, artifact_file="summary.json")
+        client.set_terminated(parent_id, "FINISHED")
+    except BaseException:
+        for run_id in [*children.values(), parent_id]:
+            with contextlib.suppress(Exception):
+                client.set_terminated(run_id, "FAILED")
+        raise
+    tracked = Tracked(tracking_uri, experiment_id, parent_id, children)
+    atomic_write(
+        folder / "tracking.json",
+        json.dumps(
+            {"tracking_uri": tracking_uri, "experiment_id": experiment_id, "run_id": parent_id, "child_runs": children}, indent=2
+        ),
+    )
+    return tracked

@@ -1,0 +1,155 @@
+"""MLflow tracking against a real SQLite store and a real `mlflow server` on 127.0.0.1 (issue 5)."""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness.cli import main
+from harness.measures.parse import parse_measure
+from harness.measures.registry import REGISTRY
+from harness.measures.spec import Measure
+from harness.track import segment_key
+from tests.mlflow_server import free_port, mlflow_server
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"
+)
+
+
+def _config(tmp_path: Path, tracking: str = "") -> Path:
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\nq3 0 d4 1\n")
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\nq2 Q0 d9 1 1.0 a\nq3 Q0 d4 1 1.0 a\n")
+    (tmp_path / "b.run").write_text("q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\nq2 Q0 d3 1 1.0 b\n")
+    (tmp_path / "seg.csv").write_text("query,segment\nq1,head\nq2,tail\nq3,tail\n")
+    path = tmp_path / "exp.yaml"
+    path.write_text(
+        textwrap.dedent(
+            f"""\
+            experiment: tracked
+            datasets: [{{name: d, qrels: qrels.txt, segments: {{path: seg.csv}}}}]
+            systems:
+              - {{name: a, description: the old one, runs: {{d: a.run}}}}
+              - {{name: b, runs: {{d: b.run}}}}
+            measures: [nDCG@10, P(rel=2)@5, AP, RR]
+            baseline: a
+            stats: {{permutations: 200, resamples: 200}}
+            report: {{enabled: false}}
+            output: out
+            {tracking}
+            """
+        )
+    )
+    return path
+
+
+def _run(config: Path, *extra: str) -> tuple[int, dict[str, object], str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["run", str(config), "--json", "--quiet", *extra], out, err)
+    return code, json.loads(out.getvalue()) if out.getvalue() else {}, err.getvalue()
+
+
+def _check_logged(uri: str, results_dir: Path, run_id: str) -> None:
+    from mlflow import MlflowClient
+
+    client = MlflowClient(uri)
+    parent = client.get_run(run_id)
+    assert parent.data.params["baseline"] == "a"
+    assert parent.data.params["conventions.ties"] == "trec_eval"
+    assert parent.data.params["stats.seed"] and parent.data.params["stats.permutations"] == "200"
+    assert "nDCG@10" in parent.data.params["measures"]
+    assert parent.data.tags["harness.config_hash"] == json.loads((results_dir / "provenance.json").read_text())["config_hash"]
+    artifacts = {a.path for a in client.list_artifacts(run_id)}
+    assert {"config.resolved.yaml", "provenance.json", "per_query.parquet", "comparisons.csv", "summary.json"} <= artifacts
+    children = client.search_runs([parent.info.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{run_id}'")
+    assert sorted(c.data.tags["system"] for c in children) == ["a", "b"]
+    summary = pd.read_parquet(results_dir / "summary.parquet")
+    for child in children:
+        system = child.data.tags["system"]
+        assert child.data.tags["dataset"] == "d"
+        mine = summary[summary["system"] == system]
+        assert len(child.data.metrics) == len(mine)
+        for row in mine.itertuples():
+            key = parse_measure(str(row.measure)).mlflow_key()
+            if row.segment != "all":
+                key = f"{key}.{segment_key(row.segment)}"
+            assert child.data.metrics[key] == pytest.approx(row.value, abs=0), (system, key)
+        assert "per_query.json" in {a.path for a in client.list_artifacts(child.info.run_id)}
+    assert next(c for c in children if c.data.tags["system"] == "a").data.tags["mlflow.note.content"] == "the old one"
+
+
+def test_local_sqlite_store_by_default(tmp_path: Path) -> None:
+    code, outcome, err = _run(_config(tmp_path))
+    assert code == 0, err
+    uri = str(outcome["tracking_uri"])
+    assert uri == f"sqlite:///{(tmp_path / 'out' / 'mlflow.db').resolve()}"
+    results_dir = Path(str(outcome["results_dir"]))
+    _check_logged(uri, results_dir, str(outcome["mlflow_run_id"]))
+    assert json.loads((results_dir / "tracking.json").read_text())["run_id"] == outcome["mlflow_run_id"]
+
+
+def test_real_server_then_outage_then_track_later(tmp_path: Path) -> None:
+    with mlflow_server(tmp_path) as url:
+        code, outcome, err = _run(_config(tmp_path, f"tracking: {{uri: '{url}'}}"))
+        assert code == 0, err
+        assert outcome["tracking_uri"] == url
+        _check_logged(url, Path(str(outcome["results_dir"])), str(outcome["mlflow_run_id"]))
+
+    # the server is gone: results are complete on disk, one line, exit code 4
+    closed = f"http://127.0.0.1:{free_port()}"
+    code, outcome, err = _run(_config(tmp_path, f"tracking: {{uri: '{closed}'}}"))
+    assert code == 4
+    assert err.count("\n") == 1 and "tracking failed, results kept in" in err and "harness track" in err
+    results_dir = Path(str(outcome["results_dir"]))
+    assert outcome["mlflow_run_id"] is None
+    for name in ("per_query.parquet", "summary.parquet", "comparisons.parquet", "provenance.json", "config.resolved.yaml"):
+        assert (results_dir / name).stat().st_size > 0
+    assert not (results_dir / "tracking.json").exists()
+
+    # a server is back: harness track logs the saved folder
+    with mlflow_server(tmp_path) as url:
+        out, err_stream = io.StringIO(), io.StringIO()
+        assert main(["track", str(results_dir), "--uri", url, "--json"], out, err_stream) == 0, err_stream.getvalue()
+        logged = json.loads(out.getvalue())
+        _check_logged(url, results_dir, logged["mlflow_run_id"])
+
+
+def test_track_refuses_an_incomplete_folder(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["track", str(tmp_path)], out, err) == 4
+    assert "not a complete results folder" in err.getvalue()
+
+
+def _every_measure() -> list[Measure]:
+    texts = []
+    for d in REGISTRY:
+        base = d.name + ("(recall=0.25)" if d.name == "IPrec" else "")
+        texts += [base] if d.cutoff != "required" else []
+        texts += [f"{base}@10"] if d.cutoff != "none" else []
+        if any(p.name == "rel" for p in d.params):
+            texts.append(f"{d.name}(rel=2{',recall=0.5' if d.name == 'IPrec' else ''}){'@5' if d.cutoff == 'required' else ''}")
+        if any(p.name == "gains" for p in d.params):
+            texts += [f"{d.name}(gain='exp')", f"{d.name}(gains={{0:0,1:0.5,2:-1.25}})"]
+    texts += [
+        "RBP(p=0.8)",
+        "Utility(a=2,b=-1,c=0,d=0)",
+        "IPrecAvg(recalls=(0.25,0.5))",
+        "F(beta=0.5)@10",
+        "AP(denominator='min_R_k')@10",
+    ]
+    return [parse_measure(t) for t in texts]
+
+
+def test_every_metric_key_passes_mlflow_validation() -> None:
+    from mlflow.utils.validation import _validate_metric_name
+
+    measures = _every_measure()
+    keys = [m.mlflow_key() for m in measures]
+    assert len(set(keys)) == len(set(measures)), "distinct measures need distinct keys"
+    for key in [*keys, f"{keys[0]}.{segment_key('new users (EU) <script>')}"]:
+        _validate_metric_name(key)
