@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check harness tests benchmarks
 	$(BIN)/mypy
 
-test: lint
+# The report is tested in Debian's chromium (a real browser, never a download).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the report tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+test: lint chromium
 	$(BIN)/pytest -q
 
 bench: $(STAMP)

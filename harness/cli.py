@@ -291,8 +291,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"report:  {outcome.report}\n")
         if outcome.mlflow_run_id is not None:
             out.write(f"mlflow:  run {outcome.mlflow_run_id} at {outcome.tracking_uri}\n")
-        if outcome.gate != "none":
-            out.write(f"release gate: {outcome.gate.upper()}\n")
+        if outcome.gate_line is not None:
+            out.write(f"{outcome.gate_line}\n")
     return code
 
 
@@ -327,6 +327,24 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     else:
         out.write(f"mlflow: run {tracked.run_id} at {tracked.tracking_uri}\n")
+    return EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.report.render import write_report
+
+    try:
+        path, model = write_report(args.results_dir)
+    except FileNotFoundError as exc:
+        raise HarnessError(
+            f"not a complete results folder: {exc.filename} is missing",
+            path=args.results_dir,
+            hint="give the folder harness run printed",
+        ) from None
+    out.write(f"report:  {path}\n")
+    if model.verdict is not None:
+        out.write(model.verdict.line() + "\n")
+        return EXIT_OK if model.verdict.passed else EXIT_GATE_FAILED
     return EXIT_OK
 
 
@@ -400,6 +418,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--experiment", default=None, help="MLflow experiment name (default: the config's)")
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(handler=_cmd_track)
+
+    rp = sub.add_parser("report", help="render (again) the HTML report and Markdown summary of a results folder")
+    rp.add_argument("results_dir")
+    rp.set_defaults(handler=_cmd_report)
 
     ms = sub.add_parser("measures", help="list every measure the registry knows")
     ms.set_defaults(handler=_cmd_measures)

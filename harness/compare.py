@@ -43,12 +43,18 @@ class CompareSettings:
     resamples: int = 10_000
     seed: int = 20261121
     baseline: str | None = None
+    extra_pairs: tuple[tuple[str, str], ...] = ()  # always tested, e.g. the release's production vs candidate
 
 
 def _pairs(systems: list[str], settings: CompareSettings) -> list[tuple[str, str]]:
     if settings.mode == "baseline" and settings.baseline in systems:
-        return [(settings.baseline, s) for s in systems if s != settings.baseline]
-    return list(combinations(systems, 2))
+        pairs = [(settings.baseline, s) for s in systems if s != settings.baseline]
+    else:
+        pairs = list(combinations(systems, 2))
+    for a, b in settings.extra_pairs:
+        if a in systems and b in systems and (a, b) not in pairs and (b, a) not in pairs:
+            pairs.append((a, b))
+    return pairs
 
 
 def _segment_masks(result: RunResult) -> list[tuple[str, np.ndarray]]:

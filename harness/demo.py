@@ -39,7 +39,7 @@ def recsys(out: Path, n_users: int = 3000, n_items: int = 1500, dim: int = 8) ->
     affinity = users @ items.T / np.sqrt(dim) + popularity
     new_user = rng.random(n_users) < 0.3
     # held-out feedback: ~20 items per user, preferring what the user likes
-    held = _top(affinity + rng.gumbel(size=affinity.shape) * 1.5, 20)
+    held = _top(affinity + rng.gumbel(size=affinity.shape) * 0.6, 20)
     held_aff = np.take_along_axis(affinity, held, axis=1)
     z = (held_aff - held_aff.mean()) / held_aff.std()
     ratings = np.clip(np.round(3.2 + 1.3 * z + rng.normal(scale=0.6, size=z.shape)), 1, 5).astype(int)
@@ -50,9 +50,9 @@ def recsys(out: Path, n_users: int = 3000, n_items: int = 1500, dim: int = 8) ->
     )
     systems = {
         # name: (noise for returning users, noise for new users)
-        "production": (1.00, 1.30),
-        "candidate-v2": (0.85, 1.15),
-        "candidate-v3": (0.70, 1.45),  # better overall, worse for new users
+        "production": (0.60, 0.80),
+        "candidate-v2": (0.52, 0.72),
+        "candidate-v3": (0.45, 0.95),  # better for returning users, worse for new ones
     }
     for name, (noise_old, noise_new) in systems.items():
         sys_rng = np.random.default_rng([SEED, len(name)])
@@ -93,10 +93,14 @@ def generate(root: Path = ROOT) -> None:
 
 def main() -> int:
     from harness.cli import main as cli_main
+    from harness.track import default_uri, ui_command
 
     generate()
     print(f"demo data written to {ROOT / 'runs'}", file=sys.stderr)
-    return cli_main(["run", str(ROOT / "configs" / "demo.yaml")])
+    code = cli_main(["run", str(ROOT / "configs" / "demo.yaml")])
+    if code in (0, 3):
+        print(f"open the MLflow UI on the demo's store with:\n  {ui_command(default_uri(ROOT / 'reports'))}")
+    return code
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     tracking_error: str | None = None
     report_error: str | None = None
+    gate_line: str | None = None
 
 
 def _load_qrels(dataset: Dataset) -> Qrels:
@@ -273,6 +274,8 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     results_dir = write_results(experiment, results, tables, started, argv if argv is not None else sys.argv)
     outcome = Outcome(results_dir=results_dir)
     # Results are on disk: nothing after this point can lose them.
+    if experiment.report.enabled:
+        _report(outcome, progress)
     if experiment.tracking.enabled:
         from harness.track import track_results
 
@@ -280,9 +283,26 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         try:
             tracked = track_results(results_dir)
             outcome.tracking_uri, outcome.mlflow_run_id = tracked.tracking_uri, tracked.run_id
+            if experiment.report.enabled and outcome.report_error is None:
+                _report(outcome, progress)  # again, now with the link to the MLflow run
         except TrackingError as exc:
             outcome.tracking_error = str(exc)
     return outcome
+
+
+def _report(outcome: Outcome, progress: Progress) -> None:
+    from harness.report.render import write_report
+
+    progress("rendering the report")
+    try:
+        path, model = write_report(outcome.results_dir)
+    except Exception as exc:
+        outcome.report_error = f"{type(exc).__name__}: {exc}"
+        return
+    outcome.report = path
+    if model.verdict is not None:
+        outcome.gate = "pass" if model.verdict.passed else "fail"
+        outcome.gate_line = model.verdict.line()
 
 
 def compare_settings(experiment: Experiment) -> CompareSettings:
@@ -290,6 +310,7 @@ def compare_settings(experiment: Experiment) -> CompareSettings:
     return CompareSettings(
         tests=s.tests, primary=s.primary, correction=s.correction, family=s.family, mode=s.mode, alpha=s.alpha,
         permutations=s.permutations, resamples=s.resamples, seed=s.seed, baseline=experiment.baseline,
+        extra_pairs=((release.production, release.candidate),) if (release := experiment.report.release) else (),
     )  # fmt: skip
 
 

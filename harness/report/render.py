@@ -1,0 +1,65 @@
+"""ReportModel -> one self-contained HTML file, and a Markdown summary for pull requests."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness._atomic import atomic_write
+from harness.report.model import ReportModel, build_model
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+
+def _environment() -> Environment:
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    return Environment(
+        loader=PackageLoader("harness", "report/templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_html(model: ReportModel) -> str:
+    """The page: CSS, script and charts inline; a Content-Security-Policy blocks every network
+    request and every script but ours (by nonce), so an id or name that slipped through
+    escaping still could not run."""
+    return str(_environment().get_template("report.html.j2").render(m=model, nonce=secrets.token_urlsafe(16)))
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_markdown(model: ReportModel, report_name: str = "report.html") -> str:
+    lines = [f"## {_md(model.title)}", ""]
+    if model.verdict is not None:
+        v = model.verdict
+        lines += [f"**Release gate: {v.label}** ({_md(v.candidate)} against {_md(v.production)})", ""]
+        lines += [f"- {'✅' if o.passed else '❌'} {_md(o.guard)}: {_md(o.reason)}" for o in v.outcomes]
+        lines.append("")
+    for section in model.datasets:
+        table = section.main_table
+        shown = table.columns[: 1 + 6]
+        lines += [f"**{_md(section.name)}**" + (f" (baseline: {_md(section.baseline)})" if section.baseline else ""), ""]
+        lines.append("| " + " | ".join(_md(label) for label, _ in shown) + " |")
+        lines.append("|" + "---|" * len(shown))
+        for row in table.rows:
+            lines.append("| " + " | ".join(_md(cell.text) for cell in row[: len(shown)]) + " |")
+        lines.append("")
+    lines.append(f"{_md(model.legend)} Full report: `{report_name}`.")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(folder: str | Path) -> tuple[Path, ReportModel]:
+    """Render report.html and summary.md into a results folder (each written atomically)."""
+    folder = Path(folder)
+    model = build_model(folder)
+    html_path = atomic_write(folder / "report.html", render_html(model))
+    atomic_write(folder / "summary.md", render_markdown(model))
+    return html_path, model

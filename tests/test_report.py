@@ -1,0 +1,232 @@
+"""The HTML report in a real headless Chromium (Debian's), and the release gate per guard kind (issue 6).
+
+The data are built so that every difference is known: 40 queries with 100 relevant
+documents each; ``prod`` ranks all relevant documents first (AP = 1).
+  tiny_drop:    swaps ranks 100 and 101 on every query: AP drops by 1/10100 on every
+                query, a tiny but perfectly consistent (significant) drop;
+  tail_drop:    puts 20 non-relevant documents on top for the 20 "tail" queries only;
+  big_drop:     does so on every query.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.report.format import format_p
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / ".test-output"
+HOSTILE_SYSTEM = "<script>alert(1)</script>"
+QIDS = [f"q{i:02d}" for i in range(39)] + ["q\"39'<i>x</i>"]
+
+
+def _ranking(kind: str, q: int) -> list[str]:
+    docs = [f"d{i:03d}" for i in range(200)]
+    if kind == "tiny_drop":
+        docs[99], docs[100] = docs[100], docs[99]
+    if kind == "big_drop" or (kind == "tail_drop" and q >= 20):
+        docs = docs[100:120] + docs[:100] + docs[120:]
+    return docs
+
+
+def _write_run(path: Path, kind: str, tag: str) -> None:
+    lines = []
+    for q, qid in enumerate(QIDS):
+        for rank, doc in enumerate(_ranking(kind, q)):
+            lines.append(f"{qid} Q0 {doc} {rank + 1} {200 - rank} {tag}\n")
+    path.write_text("".join(lines))
+
+
+def _experiment(tmp_path: Path, guards: str, candidate: str, extra: str = "") -> Path:
+    (tmp_path / "qrels.txt").write_text("".join(f"{qid} 0 d{i:03d} {1 if i < 100 else 0}\n" for qid in QIDS for i in range(150)))
+    (tmp_path / "segments.csv").write_text(
+        "query,segment\n"
+        + "".join(f'"{q.replace(chr(34), chr(34) * 2)}",{"head" if i < 20 else "tail"}\n' for i, q in enumerate(QIDS))
+    )
+    for kind in ("prod", "tiny_drop", "tail_drop", "big_drop"):
+        _write_run(tmp_path / f"{kind}.run", kind, kind)
+    config = tmp_path / "exp.yaml"
+    config.write_text(
+        textwrap.dedent(
+            f"""\
+            experiment: gate
+            datasets:
+              - {{name: main, qrels: qrels.txt, segments: {{path: segments.csv}}}}
+              - {{name: copy, qrels: qrels.txt}}
+            systems:
+              - {{name: prod, runs: {{main: prod.run, copy: prod.run}}}}
+              - {{name: tiny_drop, runs: {{main: tiny_drop.run, copy: tiny_drop.run}}}}
+              - {{name: tail_drop, runs: {{main: tail_drop.run, copy: prod.run}}}}
+              - {{name: big_drop, runs: {{main: big_drop.run, copy: big_drop.run}}}}
+              - {{name: "{HOSTILE_SYSTEM}", runs: {{main: prod.run, copy: prod.run}}}}
+            measures: [{{measure: AP, cutoffs: []}}, P@10, nDCG@10, nDCG@20, RR]
+            baseline: prod
+            stats: {{permutations: 2000, resamples: 2000, seed: 3}}
+            tracking: {{enabled: false}}
+            report:
+              title: Gate check
+              release:
+                production: prod
+                candidate: {candidate}
+                guards: [{guards}]
+            output: out
+            {extra}
+            """
+        )
+    )
+    return config
+
+
+def _run(config: Path) -> tuple[int, str, dict[str, object]]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["run", str(config), "--quiet"], out, err)
+    assert code in (0, 3), err.getvalue()
+    folder = next(line.split(None, 1)[1] for line in out.getvalue().splitlines() if line.startswith("results:"))
+    return code, out.getvalue(), {"folder": Path(folder), "err": err.getvalue()}
+
+
+GATES = [
+    # (guard yaml, candidate, expected exit code, text expected in the verdict line)
+    ("{measure: AP, max_drop: 0.01}", "tiny_drop", 0, "release gate PASS"),
+    ("{measure: AP, max_drop: 0.01, significant: true}", "tiny_drop", 3, "dropped significantly by 0.0001"),
+    ("{measure: AP, max_drop: 0.05}", "big_drop", 3, "AP on main dropped by"),
+    ("{measure: AP, dataset: copy, max_drop: 0.0}", "tail_drop", 0, "release gate PASS"),
+    ("{measure: AP, dataset: main, max_drop: 0.0}", "tail_drop", 3, "AP on main dropped by"),
+    ("{measure: P@10, segment: head, max_drop: 0.0}", "tail_drop", 0, "release gate PASS"),
+    ("{measure: P@10, segment: tail, max_drop: 0.0}", "tail_drop", 3, "P@10 on main / tail dropped by"),
+    ("{measure: P@10, segment: nosuch, max_drop: 0.0}", "tail_drop", 3, "cannot be evaluated"),
+]
+
+
+@pytest.mark.parametrize(("guards", "candidate", "code", "line"), GATES, ids=[f"{g[1]}-{i}" for i, g in enumerate(GATES)])
+def test_release_gate(tmp_path: Path, guards: str, candidate: str, code: int, line: str) -> None:
+    got, out, info = _run(_experiment(tmp_path, guards, candidate))
+    assert got == code
+    assert line in out
+    folder = info["folder"]
+    assert isinstance(folder, Path)
+    html = (folder / "report.html").read_text()
+    verdict = "PASS" if code == 0 else "FAIL"
+    assert f'<span class="label">{verdict}</span>' in html
+    assert f"**Release gate: {verdict}**" in (folder / "summary.md").read_text()
+    out_json = io.StringIO()
+    assert main(["run", str(folder.parents[2] / "exp.yaml"), "--quiet", "--json"], out_json, io.StringIO()) == code
+    assert json.loads(out_json.getvalue())["gate"] == verdict.lower()
+
+
+def test_p_values_print_for_people() -> None:
+    assert format_p(0.0000001) == "< 0.001" and format_p(0.0004999) == "< 0.001"
+    assert format_p(0.001) == "0.001" and format_p(0.04567) == "0.046"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp_path = tmp_path_factory.mktemp("report")
+    guards = "{measure: nDCG@10, max_drop: 0.005, significant: true}, {measure: P@10, segment: tail, max_drop: 0.0}"
+    _, _, info = _run(_experiment(tmp_path, guards, "tail_drop"))
+    folder = info["folder"]
+    assert isinstance(folder, Path)
+    return folder / "report.html"
+
+
+def _browser():  # type: ignore[no-untyped-def]
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.fail("Debian's chromium is not installed: run `make test` (it installs it) or `apt-get install chromium`")
+    from playwright.sync_api import sync_playwright
+
+    manager = sync_playwright().start()
+    browser = manager.chromium.launch(
+        executable_path=chromium,
+        args=[
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
+    )
+    return manager, browser
+
+
+def test_report_in_chromium(report: Path) -> None:
+    manager, browser = _browser()
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        console, requests, dialogs = [], [], []
+        page.on("console", lambda msg: console.append(msg.text) if msg.type in ("error", "warning") else None)
+        page.on("pageerror", lambda exc: console.append(str(exc)))
+        page.on("request", lambda request: requests.append(request.url))
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(report.as_uri())
+        page.wait_for_load_state("load")
+        assert console == [], console
+        assert requests == [report.as_uri()], f"the page must make no request of its own: {requests}"
+        assert dialogs == []
+        # the verdict and the main tables are there and visible
+        assert page.locator("#verdict").is_visible()
+        assert "FAIL" in page.locator("#verdict .label").inner_text()
+        main_table = page.locator("section#ds-main table.sortable").first
+        assert main_table.is_visible()
+        # every chart is rendered with a size
+        charts = page.locator("svg.chart")
+        assert charts.count() >= 8
+        for i in range(charts.count()):
+            chart = charts.nth(i)
+            chart.scroll_into_view_if_needed()
+            box = chart.bounding_box()
+            assert chart.is_visible() and box is not None and box["width"] > 100 and box["height"] > 100, i
+        # sorting a column: ascending on first click, descending on the second
+        header = main_table.locator("thead th").nth(1)
+
+        def column() -> list[float]:
+            values = main_table.locator("tbody tr td:nth-child(2)").evaluate_all(
+                "cells => cells.map(c => c.getAttribute('data-sort'))"
+            )
+            return [float(v) for v in values]
+
+        header.click()
+        assert column() == sorted(column()) and len(column()) == 5
+        header.click()
+        assert column() == sorted(column(), reverse=True)
+        # filtering the per-query table
+        table = page.locator("#ds-main-per-query")
+        page.locator('input.filter[data-table="ds-main-per-query"]').fill("q05")
+        visible = table.locator("tbody tr:visible")
+        assert visible.count() == 1 and visible.first.locator("td").first.inner_text() == "q05"
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.locator('input.filter[data-table="ds-main-per-query"]').fill("")
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(SCREENSHOTS / "report.png"), full_page=False)
+        assert (SCREENSHOTS / "report.png").stat().st_size > 10_000
+    finally:
+        browser.close()
+        manager.stop()
+
+
+def test_hostile_names_are_text(report: Path) -> None:
+    manager, browser = _browser()
+    try:
+        page = browser.new_page()
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(report.as_uri())
+        page.wait_for_load_state("load")
+        assert dialogs == []
+        assert page.locator("script").count() == 1  # ours, and only ours
+        assert page.locator("td", has_text=HOSTILE_SYSTEM).count() >= 1  # shown as text
+        assert page.locator("td", has_text="q\"39'<i>x</i>").count() >= 1
+        assert page.locator("td i").count() == 0  # the query id's <i> did not become an element
+        svg_text = page.locator("svg.chart text", has_text="<script>").count()
+        assert svg_text >= 1  # chart labels escaped too
+    finally:
+        browser.close()
+        manager.stop()
