@@ -32,8 +32,14 @@ def _rotl(x: np.ndarray, r: int) -> np.ndarray:
 
 def string_fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """uint64 per string from its length and its first, middle and last 8 bytes."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if isinstance(values, pa.ChunkedArray):  # chunk by chunk: no copy of the whole column
+        if values.num_chunks == 0:
+            return np.zeros(0, dtype=np.uint64)
+        return np.concatenate([_fingerprints(chunk) for chunk in values.chunks])
+    return _fingerprints(values)
+
+
+def _fingerprints(values: pa.Array) -> np.ndarray:
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
         values = pc.cast(values, pa.large_string())
     n = len(values)
@@ -67,9 +73,10 @@ def string_fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return _finalize(h)
 
 
-def pair_keys(query_codes: np.ndarray, query_fingerprints: np.ndarray, doc_fingerprints: np.ndarray) -> np.ndarray:
-    """Fingerprint of each (query, doc) pair; ``query_fingerprints[code]`` is the query's."""
-    return _finalize(doc_fingerprints ^ _rotl(query_fingerprints[query_codes] * _K[2], 29))
+def pair_keys(query_fingerprints: np.ndarray, doc_fingerprints: np.ndarray) -> np.ndarray:
+    """Fingerprint of each (query, doc) pair, from each row's query and doc fingerprints (consumed)."""
+    doc_fingerprints ^= _rotl(query_fingerprints * _K[2], 29)
+    return _finalize(doc_fingerprints)
 
 
 def sort_with_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -82,6 +89,10 @@ def sort_with_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     n = keys.size
     bits = max(1, (n - 1).bit_length())
     shift = np.uint64(bits)
-    packed = ((keys >> shift) << shift) | np.arange(n, dtype=np.uint64)
+    packed = keys >> shift
+    packed <<= shift
+    packed |= np.arange(n, dtype=np.uint64)
     packed.sort()
-    return packed >> shift, (packed & np.uint64((1 << bits) - 1)).astype(np.int64), bits
+    rows = (packed & np.uint64((1 << bits) - 1)).astype(np.int64)
+    packed >>= shift  # in place: the sorted prefixes
+    return packed, rows, bits

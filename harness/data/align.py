@@ -161,7 +161,7 @@ class PreparedQrels:
         index = {q: i for i, q in enumerate(query_ids)}
         codes, query_fp = _encode_queries(encoded, index)
         docs = qrels.doc_id
-        keys = pair_keys(np.arange(codes.size), query_fp, string_fingerprints(docs))
+        keys = pair_keys(query_fp, string_fingerprints(docs))
         sorted_keys = _SortedKeys(*sort_with_rows(keys))
         dropped = _duplicate_rows(sorted_keys, codes, docs, labels if conventions.duplicates is Duplicates.MAX else None)
         if dropped.size:
@@ -245,8 +245,10 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
     else:
         docs, score = run.doc_id, np.asarray(run.score, dtype=np.float64)
 
-    keys = pair_keys(np.arange(codes.size), query_fp, string_fingerprints(docs))
+    keys = pair_keys(query_fp, string_fingerprints(docs))
+    del query_fp
     sorted_keys = _SortedKeys(*sort_with_rows(keys))
+    del keys
     dropped = _duplicate_rows(sorted_keys, codes, docs, score if conv.duplicates is Duplicates.MAX else None)
     if dropped.size and conv.duplicates is Duplicates.ERROR:
         row = int(dropped[0])
@@ -256,6 +258,7 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
     to_judged = np.array([judged.get(q, -1) for q in universe], dtype=np.int64)
     judged_codes = to_judged[codes] if codes.size else codes
     labels = prepared.labels_for(sorted_keys, judged_codes, docs)
+    del sorted_keys, judged_codes
     if dropped.size:
         mask = np.ones(codes.size, dtype=bool)
         mask[dropped] = False

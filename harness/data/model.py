@@ -16,8 +16,8 @@ import pyarrow as pa
 class Qrels:
     """Relevance judgments: one row per (query, document, label)."""
 
-    query_id: pa.Array
-    doc_id: pa.Array
+    query_id: pa.Array | pa.ChunkedArray
+    doc_id: pa.Array | pa.ChunkedArray
     relevance: np.ndarray
     source: str = "<qrels>"
 
@@ -43,8 +43,8 @@ class Qrels:
 class Run:
     """A system's ranked lists: one row per (query, document, score); row order is file order."""
 
-    query_id: pa.Array
-    doc_id: pa.Array
+    query_id: pa.Array | pa.ChunkedArray
+    doc_id: pa.Array | pa.ChunkedArray
     score: np.ndarray
     name: str = "run"
     source: str = "<run>"

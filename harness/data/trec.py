@@ -64,7 +64,7 @@ def _fast_read(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataTyp
     try:
         table = pacsv.read_csv(
             path,
-            read_options=pacsv.ReadOptions(column_names=list(columns), block_size=1 << 24),
+            read_options=pacsv.ReadOptions(column_names=list(columns), block_size=1 << 22),  # small blocks: lower peak memory
             parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False),
             convert_options=pacsv.ConvertOptions(
                 column_types=types, include_columns=list(types), quoted_strings_can_be_null=False, strings_can_be_null=False
@@ -76,7 +76,7 @@ def _fast_read(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataTyp
         if table[name].null_count:
             return None
         # With tab separators a field could still hold spaces, which trec_eval splits on.
-        if delimiter == "\t" and kind == pa.string() and name != "tag" and pc.any(pc.match_substring(table[name], " ")).as_py():
+        if delimiter == "\t" and kind == pa.string() and pc.any(pc.match_substring(table[name], " ")).as_py():
             return None
     return table
 
