@@ -132,10 +132,7 @@ def track_results(results_dir: str | Path, uri: str | None = None, experiment: s
     experiment_name = experiment or tracking.get("experiment") or config["name"]
     for key, value in _HTTP_DEFAULTS.items():
         os.environ.setdefault(key, value)
-    import logging
-
-    logging.getLogger("mlflow").setLevel(logging.WARNING)  # no INFO lines (database migrations) on stderr
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # no INFO lines (store migrations) on stderr; set before import
     try:
         return _log(folder, config, provenance, summary, per_query, tracking_uri, experiment_name, output_root)
     except TrackingError:
