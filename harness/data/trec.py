@@ -152,10 +152,13 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     """
     path = Path(path)
     _check_exists(path, "run")
-    table = _fast_read(path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64(), "tag": pa.string()})
-    if table is not None and len(table) and not np.isnan(to_numpy(table["score"])).any():
-        first_tag = name if name is not None else (str(table["tag"][0]).split() or [path.stem])[0]
-        return Run(table["qid"].combine_chunks(), table["docid"].combine_chunks(), to_numpy(table["score"]), first_tag, str(path))
+    table = _fast_read(path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()})
+    score = to_numpy(table["score"]) if table is not None and len(table) else None
+    if table is not None and score is not None and not np.isnan(score).any():
+        first = (_first_data_line(path) or "").split()
+        first_tag = name if name is not None else (first[5] if len(first) >= 6 else path.stem)
+        # Chunked columns as read: no whole-column copies (everything downstream takes chunked arrays).
+        return Run(table["qid"], table["docid"], score, first_tag, str(path))
     qids: list[str] = []
     docs: list[str] = []
     scores: list[float] = []
