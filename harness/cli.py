@@ -72,61 +72,13 @@ def _load_run(path: str, columns: str | None):  # type: ignore[no-untyped-def]
 
 def _eval_items(specs: list[str]):  # type: ignore[no-untyped-def]
     from harness.measures.parse import parse_measure
-    from harness.measures.trec_names import SETS, TrecItem, parse_trec_measure, trec_display_name
+    from harness.measures.trec_names import SETS, TREC_NAMES, TrecItem, parse_trec_measure, trec_display_name
 
     items: list[TrecItem] = []
     for raw in specs or ["official"]:
         for spec in [s for s in raw.split() if s]:
             name = spec.partition(".")[0]
-            trec_like = (
-                "@" not in spec
-                and "(" not in spec
-                and (
-                    spec in SETS
-                    or name
-                    in {
-                        "runid",
-                        "num_q",
-                        "num_ret",
-                        "num_rel",
-                        "num_rel_ret",
-                        "map",
-                        "gm_map",
-                        "Rprec",
-                        "bpref",
-                        "recip_rank",
-                        "iprec_at_recall",
-                        "P",
-                        "relstring",
-                        "recall",
-                        "infAP",
-                        "gm_bpref",
-                        "Rprec_mult",
-                        "utility",
-                        "11pt_avg",
-                        "binG",
-                        "G",
-                        "ndcg",
-                        "dcg",
-                        "ideal_dcg",
-                        "ndcg_rel",
-                        "Rndcg",
-                        "ndcg_cut",
-                        "map_cut",
-                        "relative_P",
-                        "success",
-                        "set_P",
-                        "set_relative_P",
-                        "set_recall",
-                        "set_map",
-                        "set_F",
-                        "num_nonrel_judged_ret",
-                        "rbp",
-                        "rbp_resid",
-                        "unj",
-                    }
-                )
-            )
+            trec_like = "@" not in spec and "(" not in spec and (spec in SETS or name in TREC_NAMES)
             if trec_like:
                 new = parse_trec_measure(spec)
                 # trec_eval keeps one parameterisation per measure: the last -m wins.

@@ -86,16 +86,18 @@ def _load_segments(dataset: Dataset) -> dict[str, str]:
     return read_table_columns(spec.path, spec.query_column, spec.segment_column)
 
 
-def _check_overlap(dataset: Dataset, qrels_ids: np.ndarray, run: Run, path: Path) -> None:
+def _check_overlap(dataset: Dataset, judged: set[str], run: Run, path: Path) -> set[str]:
+    """The run's query ids; a user error when none of them is judged."""
     import pyarrow.compute as pc
 
     run_ids = set(pc.unique(run.query_id).to_pylist())
-    if not run_ids & set(qrels_ids.tolist()):
+    if not run_ids & judged:
         raise ConfigError(
             f"no query of run {path} is judged in dataset {dataset.name!r} ({dataset.qrels})",
             path=path,
             hint="check that the run and the qrels use the same query ids (and the column mapping for tables)",
         )
+    return run_ids
 
 
 def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> list[RunResult]:
@@ -106,6 +108,7 @@ def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
         qrels = _load_qrels(dataset)
         conventions = dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)
         evaluator = Evaluator(qrels, experiment.measures, conventions)
+        judged = set(evaluator.prepared.index)
         segments = _load_segments(dataset) if dataset.segments is not None else {}
         for system in experiment.systems:
             path = system.run_for(dataset.name)
@@ -113,7 +116,7 @@ def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
                 continue
             progress(f"evaluating {system.name} on {dataset.name}")
             run = _load_run(dataset, path, system.name)
-            _check_overlap(dataset, evaluator.prepared.query_ids, run, path)
+            _check_overlap(dataset, judged, run, path)
             aligned = evaluator.align(run)
             per_query = evaluator.evaluate_aligned(system.name, aligned)
             seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
@@ -341,20 +344,15 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
         if dataset.segments is not None:
             segments = _load_segments(dataset)
             entry["segmented_queries"] = len(judged & set(segments))
+        evaluator = Evaluator(qrels, [], dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level))
         for system in experiment.systems:
             path = system.run_for(dataset.name)
             if path is None:
                 continue
             progress(f"checking {path}")
             run = _load_run(dataset, path, system.name)
-            run_ids = set(pc.unique(run.query_id).to_pylist())
-            if not run_ids & judged:
-                raise ConfigError(
-                    f"no query of run {path} is judged in dataset {dataset.name!r}",
-                    path=path,
-                    hint="check that the run and the qrels use the same query ids",
-                )
-            Evaluator(qrels, [], dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)).align(run)
+            run_ids = _check_overlap(dataset, judged, run, path)
+            evaluator.align(run)  # duplicates, ties and depth are checked as a real run would be
             entry["runs"].append(
                 {
                     "system": system.name,

@@ -202,19 +202,20 @@ def _format(section: _Section, key: str, path: Path) -> str:
     return fmt
 
 
-def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
-    if not root.has("datasets"):
-        raise root.error("datasets", "missing key 'datasets'", hint="add datasets: with at least one qrels file")
-    node = root.raw("datasets")
+def _items(root: _Section, key: str, example: str) -> list[yaml.Node]:
+    """The entries of a required, non-empty list (datasets, systems)."""
+    if not root.has(key):
+        raise root.error(key, f"missing key {key!r}", hint=f"add {key}: {example}")
+    node = root.raw(key)
     if not isinstance(node, yaml.SequenceNode) or not node.value:
-        raise ConfigError(
-            "datasets must be a list of datasets",
-            path=root.source,
-            line=_line(node),
-            hint="write datasets: [{name: ..., qrels: ...}]",
-        )
+        raise ConfigError(f"{key} must be a non-empty list", path=root.source, line=_line(node), hint=f"write {key}: {example}")
+    return list(node.value)
+
+
+def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
+    nodes = _items(root, "datasets", "[{name: ..., qrels: ...}]")
     out: list[Dataset] = []
-    for i, item in enumerate(node.value):
+    for i, item in enumerate(nodes):
         section = _Section(item, root.source, f"datasets[{i}]")
         section.check_keys(("name", "qrels", "format", "columns", "run_columns", "relevance_level", "segments"))
         name = section.value("name", str, required=True)
@@ -245,19 +246,10 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
 
 
 def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple[System, ...]:
-    if not root.has("systems"):
-        raise root.error("systems", "missing key 'systems'", hint="add systems: with at least one run file")
-    node = root.raw("systems")
-    if not isinstance(node, yaml.SequenceNode) or not node.value:
-        raise ConfigError(
-            "systems must be a list of systems",
-            path=root.source,
-            line=_line(node),
-            hint="write systems: [{name: ..., runs: {...}}]",
-        )
+    nodes = _items(root, "systems", "[{name: ..., runs: {dataset: path}}]")
     names = [d.name for d in datasets]
     out: list[System] = []
-    for i, item in enumerate(node.value):
+    for i, item in enumerate(nodes):
         section = _Section(item, root.source, f"systems[{i}]")
         section.check_keys(("name", "runs", "description", "tags"))
         name = section.value("name", str, required=True)

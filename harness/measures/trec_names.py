@@ -79,6 +79,7 @@ _TABLE: list[tuple[str, str, str, tuple[float, ...]]] = [
 ]
 _ORDER = {name: i for i, (name, *_) in enumerate(_TABLE)}
 _BY_NAME = {name: (kind, ours, defaults) for name, kind, ours, defaults in _TABLE}
+TREC_NAMES = frozenset(_BY_NAME)  # every trec_eval measure name harness understands
 _UNSUPPORTED_IN_TREC_SETS = {"dcg", "ideal_dcg"}  # v10 measures outside all_trec
 
 SETS = {

@@ -1,0 +1,119 @@
+"""Readers: every format gives the same values; bad input names the file, the line and the fix."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness import aggregate, evaluate
+from harness.cli import main
+from harness.data.tables import read_table_qrels, read_table_run
+from harness.data.trec import read_qrels, read_run
+from harness.errors import InputFormatError
+
+QRELS = [("u1", "007", 5), ("u1", "i2", 3), ("u2", "i3", 4), ("u2", "i4", 1)]
+RUN = [("u1", "i2", 0.9), ("u1", "007", 0.8), ("u1", "i9", 0.7), ("u2", "i3", 0.5), ("u2", "i4", 0.6)]
+MEASURES = ["nDCG@3", "P(rel=4)@2", "RR"]
+
+
+def _expected() -> dict[str, float]:
+    qrels = read_qrels_from(QRELS)
+    run = read_run_from(RUN)
+    return {str(m): v for m, v in aggregate(evaluate(qrels, run, MEASURES)).items()}
+
+
+def read_qrels_from(rows):  # type: ignore[no-untyped-def]
+    from harness import Qrels
+
+    return Qrels.from_records(rows)
+
+
+def read_run_from(rows):  # type: ignore[no-untyped-def]
+    from harness import Run
+
+    return Run.from_records(rows)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "parquet", "jsonl"])
+def test_tables_match_records(tmp_path: Path, fmt: str) -> None:
+    qrels = pd.DataFrame(QRELS, columns=["user", "item", "rating"])
+    run = pd.DataFrame(RUN, columns=["user", "item", "score"])
+    paths = {}
+    for name, frame in (("qrels", qrels), ("run", run)):
+        path = tmp_path / f"{name}.{fmt}"
+        if fmt == "csv":
+            frame.to_csv(path, index=False)
+        elif fmt == "tsv":
+            frame.to_csv(path, index=False, sep="\t")
+        elif fmt == "parquet":
+            frame.to_parquet(path, index=False)
+        else:
+            frame.to_json(path, orient="records", lines=True)
+        paths[name] = path
+    q = read_table_qrels(paths["qrels"], {"query": "user", "doc": "item", "relevance": "rating"})
+    r = read_table_run(paths["run"], {"query": "user", "doc": "item", "score": "score"})
+    assert q.doc_id.to_pylist()[0] == "007"  # ids stay strings: no lost leading zeros
+    got = {str(m): v for m, v in aggregate(evaluate(q, r, MEASURES)).items()}
+    assert got == pytest.approx(_expected())
+
+
+def test_gzipped_and_commented_trec_files(tmp_path: Path) -> None:
+    qrels = "".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS)
+    run = "".join(f"{q} Q0 {d} 0 {s} sys\n" for q, d, s in RUN)
+    with gzip.open(tmp_path / "qrels.gz", "wt") as f:
+        f.write("# judged in 2026\n" + qrels)
+    with gzip.open(tmp_path / "run.gz", "wt") as f:
+        f.write(run)
+    (tmp_path / "spaced.run").write_text(run.replace(" ", "   "))  # several spaces: the careful reader
+    got = {
+        str(m): v
+        for m, v in aggregate(evaluate(read_qrels(tmp_path / "qrels.gz"), read_run(tmp_path / "run.gz"), MEASURES)).items()
+    }
+    assert got == pytest.approx(_expected())
+    spaced = read_run(tmp_path / "spaced.run")
+    np.testing.assert_array_equal(spaced.score, [s for _, _, s in RUN])
+    assert spaced.name == "sys"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("u1 0 d1\n", r"qrels: line 1: expected 4 columns \(qid iter docid rel\), got 3\. Fix: each qrels line is"),
+        ("u1 0 d1 1\nu1 0 d2 high\n", r"qrels: line 2: relevance 'high' is not a number\. Fix:"),
+        ("# only a comment\n", r"qrels: no judgments in the file\. Fix:"),
+    ],
+)
+def test_qrels_errors(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "qrels"
+    path.write_text(content)
+    with pytest.raises(InputFormatError, match=message):
+        read_qrels(path)
+
+
+def test_not_utf8_and_missing_columns(tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    path.write_bytes(b"q1 Q0 d\xff 1 1.0 x\n")
+    with pytest.raises(InputFormatError, match=r"run: not UTF-8 text .* Fix: save the file as UTF-8"):
+        read_run(path)
+    table = tmp_path / "run.csv"
+    table.write_text("user,item,score\nu1,i1,0.5\n")
+    with pytest.raises(InputFormatError, match=r"run\.csv: no column 'uid' for the query \(columns: user, item, score\)"):
+        read_table_run(table, {"query": "uid", "doc": "item", "score": "score"})
+    table.write_text("user,item,score\nu1,i1,\n")
+    with pytest.raises(InputFormatError, match=r"score missing or NaN in data row 1"):
+        read_table_run(table, {"query": "user", "doc": "item", "score": "score"})
+
+
+def test_cli_reads_tables_with_a_column_mapping(tmp_path: Path) -> None:
+    pd.DataFrame(QRELS, columns=["user", "item", "rating"]).to_csv(tmp_path / "q.csv", index=False)
+    pd.DataFrame(RUN, columns=["user", "item", "score"]).to_parquet(tmp_path / "r.parquet", index=False)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item",
+                 "-m", "RR", "--format", "csv", str(tmp_path / "q.csv"), str(tmp_path / "r.parquet")], out, err)  # fmt: skip
+    assert code == 0, err.getvalue()
+    assert out.getvalue().splitlines()[-1] == f"r,all,recip_rank,{_expected()['RR']}"  # trec_eval's name in every format
