@@ -15,7 +15,7 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -27,12 +27,13 @@ import numpy as np
 from harness import __version__
 from harness._atomic import atomic_write
 from harness.compare import CompareSettings, compare
-from harness.config.schema import Dataset, Experiment
+from harness.config.schema import Dataset, Experiment, System
 from harness.conventions import Conventions
 from harness.data.model import Qrels, Run
 from harness.diagnostics import diagnose
 from harness.errors import ConfigError, HarnessError, TrackingError
 from harness.evaluate import Evaluator
+from harness.measures.spec import Measure
 from harness.results import RunResult, summarize
 
 Progress = Callable[[str], None]
@@ -100,23 +101,33 @@ def _check_overlap(dataset: Dataset, judged: set[str], run: Run, path: Path) -> 
     return run_ids
 
 
+def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure, ...], progress: Progress) -> Evaluator:
+    """The dataset's judgments, prepared once, under the experiment's conventions and the dataset's relevance level."""
+    progress(f"loading qrels {dataset.qrels}")
+    conventions = dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)
+    return Evaluator(_load_qrels(dataset), measures, conventions)
+
+
+def _runs(
+    experiment: Experiment, dataset: Dataset, judged: set[str], progress: Progress
+) -> Iterator[tuple[System, Path, Run, set[str]]]:
+    """Each system's run on the dataset, loaded and checked to share queries with the judgments."""
+    for system in experiment.systems:
+        path = system.run_for(dataset.name)
+        if path is None:
+            continue
+        progress(f"reading {system.name} on {dataset.name}")
+        run = _load_run(dataset, path, system.name)
+        yield system, path, run, _check_overlap(dataset, judged, run, path)
+
+
 def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> list[RunResult]:
     """Every system on every dataset it has a run for; raises on the first bad input."""
     results: list[RunResult] = []
     for dataset in experiment.datasets:
-        progress(f"loading qrels {dataset.qrels}")
-        qrels = _load_qrels(dataset)
-        conventions = dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)
-        evaluator = Evaluator(qrels, experiment.measures, conventions)
-        judged = set(evaluator.prepared.index)
+        evaluator = _evaluator(experiment, dataset, experiment.measures, progress)
         segments = _load_segments(dataset) if dataset.segments is not None else {}
-        for system in experiment.systems:
-            path = system.run_for(dataset.name)
-            if path is None:
-                continue
-            progress(f"evaluating {system.name} on {dataset.name}")
-            run = _load_run(dataset, path, system.name)
-            _check_overlap(dataset, judged, run, path)
+        for system, _, run, _ in _runs(experiment, dataset, set(evaluator.prepared.index), progress):
             aligned = evaluator.align(run)
             per_query = evaluator.evaluate_aligned(system.name, aligned)
             seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
@@ -333,25 +344,19 @@ def comparison_tables(experiment: Experiment, results: list[RunResult], progress
 
 def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> dict[str, Any]:
     """Read every file and check it parses and overlaps, without computing measures."""
-    import pyarrow.compute as pc
-
     report: dict[str, Any] = {"experiment": experiment.name, "measures": len(experiment.measures), "datasets": []}
     for dataset in experiment.datasets:
-        progress(f"checking {dataset.qrels}")
-        qrels = _load_qrels(dataset)
-        judged = set(pc.unique(qrels.query_id).to_pylist())
-        entry: dict[str, Any] = {"name": dataset.name, "judgments": len(qrels), "queries": len(judged), "runs": []}
+        evaluator = _evaluator(experiment, dataset, (), progress)
+        judged = set(evaluator.prepared.index)
+        entry: dict[str, Any] = {
+            "name": dataset.name,
+            "judgments": int(evaluator.prepared.codes.size),
+            "queries": len(judged),
+            "runs": [],
+        }
         if dataset.segments is not None:
-            segments = _load_segments(dataset)
-            entry["segmented_queries"] = len(judged & set(segments))
-        evaluator = Evaluator(qrels, [], dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level))
-        for system in experiment.systems:
-            path = system.run_for(dataset.name)
-            if path is None:
-                continue
-            progress(f"checking {path}")
-            run = _load_run(dataset, path, system.name)
-            run_ids = _check_overlap(dataset, judged, run, path)
+            entry["segmented_queries"] = len(judged & set(_load_segments(dataset)))
+        for system, _, run, run_ids in _runs(experiment, dataset, judged, progress):
             evaluator.align(run)  # duplicates, ties and depth are checked as a real run would be
             entry["runs"].append(
                 {
