@@ -33,8 +33,11 @@ def _write(path: Path, columns: dict[str, pa.Array]) -> None:
     tmp.replace(path)
 
 
-def generate(scenario: str, out: Path, seed: int = 20261121) -> tuple[Path, Path]:
+def generate(scenario: str, out: Path, seed: int = 20261121, rank_ordered: bool = False) -> tuple[Path, Path]:
+    """Write ``<out>/<scenario>[-ranked]/{qrels,run}.trec``; ``rank_ordered`` writes each query's
+    lines best first with distinct scores (as most systems write runs), else in shuffled order."""
     n_q, depth, pool, judged = SCENARIOS[scenario]
+    folder = f"{scenario}-ranked" if rank_ordered else scenario
     rng = np.random.default_rng(seed)
     qids = np.char.add("q", np.arange(n_q).astype(str))
     # run: each query ranks `depth` distinct documents; scores with 3 decimals leave some ties
@@ -42,13 +45,17 @@ def generate(scenario: str, out: Path, seed: int = 20261121) -> tuple[Path, Path
     docs = np.sort(docs, axis=1)
     docs[:, 1:] += np.cumsum(docs[:, 1:] == docs[:, :-1], axis=1)  # make ids distinct within a query
     scores = np.round(np.sort(rng.gamma(2.0, 2.0, size=(n_q, depth)), axis=1)[:, ::-1], 3)
-    order = rng.permuted(np.tile(np.arange(depth), (n_q, 1)), axis=1)  # file order is not rank order
+    if rank_ordered:  # distinct scores, best first: the layout most systems write
+        scores = np.round(scores - np.arange(depth) * 1e-6, 6)
+        order = np.tile(np.arange(depth), (n_q, 1))
+    else:
+        order = rng.permuted(np.tile(np.arange(depth), (n_q, 1)), axis=1)  # file order is not rank order
     docs = np.take_along_axis(docs, order, axis=1)
     scores = np.take_along_axis(scores, order, axis=1)
     doc_ids = np.char.add("D", docs.reshape(-1).astype(str))
     q_col = np.repeat(qids, depth)
     _write(
-        out / scenario / "run.trec",
+        out / folder / "run.trec",
         {
             "qid": pa.array(q_col),
             "q0": pa.array(np.full(q_col.size, "Q0")),
@@ -73,7 +80,7 @@ def generate(scenario: str, out: Path, seed: int = 20261121) -> tuple[Path, Path
     judged_q = np.concatenate([q_run, np.repeat(np.arange(n_q), judged - judged // 2)[keep2.reshape(-1)]])
     labels = rng.choice([0, 0, 1, 1, 2, 3], size=judged_docs.size)
     _write(
-        out / scenario / "qrels.trec",
+        out / folder / "qrels.trec",
         {
             "qid": pa.array(qids[judged_q]),
             "iter": pa.array(np.zeros(judged_q.size, dtype=np.int64)),
@@ -81,15 +88,16 @@ def generate(scenario: str, out: Path, seed: int = 20261121) -> tuple[Path, Path
             "rel": pa.array(labels),
         },
     )
-    return out / scenario / "qrels.trec", out / scenario / "run.trec"
+    return out / folder / "qrels.trec", out / folder / "run.trec"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="msmarco")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "data")
+    parser.add_argument("--rank-ordered", action="store_true", help="write each query's lines best first")
     args = parser.parse_args()
-    qrels, run = generate(args.scenario, args.out)
+    qrels, run = generate(args.scenario, args.out, rank_ordered=args.rank_ordered)
     print(qrels, run)
 
 

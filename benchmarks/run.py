@@ -57,14 +57,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--only", nargs="*", help="tools to run (default: every installed one)")
+    parser.add_argument(
+        "--rank-ordered", action="store_true", help="runs written best first (the usual layout) instead of shuffled"
+    )
     args = parser.parse_args(argv)
 
-    qrels, run = args.data / args.scenario / "qrels.trec", args.data / args.scenario / "run.trec"
+    folder = args.data / (f"{args.scenario}-ranked" if args.rank_ordered else args.scenario)
+    qrels, run = folder / "qrels.trec", folder / "run.trec"
     if not (qrels.exists() and run.exists()):
         print(f"generating {args.scenario} data in {args.data} ...", flush=True)
         # In a process of its own: a child forked from a parent that holds the generated
         # arrays would start with the parent's resident pages and inflate its peak memory.
         generator = [sys.executable, str(HERE / "generate.py"), "--scenario", args.scenario, "--out", str(args.data)]
+        generator += ["--rank-ordered"] if args.rank_ordered else []
         subprocess.run(generator, check=True, stdout=subprocess.DEVNULL)
     with open(run, "rb") as handle:
         n_lines = sum(1 for _ in handle)
@@ -81,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"round {round_ + 1}: {name:<12} {seconds:7.2f} s {mb:8.0f} MB", flush=True)
     base_t = statistics.median(times["harness"]) if "harness" in times else None
     base_m = statistics.median(memory["harness"]) if "harness" in memory else None
-    print(f"\n{args.scenario}: {n_lines:,} run lines, 5 measures, median of {args.rounds} round(s)")
+    layout = "rank-ordered" if args.rank_ordered else "shuffled within queries"
+    print(f"\n{args.scenario} ({layout}): {n_lines:,} run lines, 5 measures, median of {args.rounds} round(s)")
     print(f"{'tool':<12} {'seconds':>8} {'peak MB':>8} {'time / harness':>15} {'memory / harness':>17}")
     for name in tools:
         t, m = statistics.median(times[name]), statistics.median(memory[name])

@@ -216,6 +216,38 @@ class PreparedQrels:
         return out
 
 
+def _presorted_order(codes: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """The ranking order without a sort, when the run is written the usual way.
+
+    If every query's lines are contiguous and their scores strictly decrease, the
+    file order within a query is the rank order under every tie convention (there
+    are no ties), and only whole query blocks need ordering: a stable sort of the
+    query codes, linear on such input. None when that does not hold.
+    """
+    if codes.size < 2:
+        return np.arange(codes.size)
+    same_query = codes[1:] == codes[:-1]
+    if not (score[1:][same_query] < score[:-1][same_query]).all():
+        return None  # ties or a different order within a query: the full sort decides
+    starts = np.flatnonzero(np.concatenate(([True], ~same_query)))
+    if np.unique(codes[starts]).size != starts.size:
+        return None  # a query's lines are split into several blocks
+    return np.argsort(codes, kind="stable")
+
+
+def _sorted_order(codes: np.ndarray, score: np.ndarray, labels: np.ndarray, docs: pa.Array, ties: Ties) -> np.ndarray:
+    """Rows by query, then score descending, then the tie convention (Arrow's sort is stable)."""
+    sort_keys: list[tuple[str, str]] = [("q", "ascending"), ("s", "descending")]
+    columns: dict[str, pa.Array] = {"q": from_numpy(codes), "s": from_numpy(score)}
+    if ties in (Ties.OPTIMISTIC, Ties.PESSIMISTIC):
+        columns["l"] = from_numpy(np.nan_to_num(labels, nan=-np.inf))
+        sort_keys.append(("l", "descending" if ties is Ties.OPTIMISTIC else "ascending"))
+    if ties is not Ties.INPUT_ORDER:  # input order breaks what remains
+        columns["d"] = docs
+        sort_keys.append(("d", "descending"))
+    return to_numpy(pc.sort_indices(pa.table(columns), sort_keys=sort_keys))
+
+
 def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
     """Build the ranked lists of ``run`` against prepared judgments.
 
@@ -265,17 +297,11 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
         rows = np.flatnonzero(mask)
         codes, score, labels, docs = codes[rows], score[rows], labels[rows], _take(docs, rows)
 
-    sort_keys: list[tuple[str, str]] = [("q", "ascending"), ("s", "descending")]
-    columns: dict[str, pa.Array] = {"q": from_numpy(codes), "s": from_numpy(score)}
-    if conv.ties in (Ties.OPTIMISTIC, Ties.PESSIMISTIC):
-        columns["l"] = from_numpy(np.nan_to_num(labels, nan=-np.inf))
-        sort_keys.append(("l", "descending" if conv.ties is Ties.OPTIMISTIC else "ascending"))
-    if conv.ties is not Ties.INPUT_ORDER:  # Arrow's sort is stable: input order breaks what remains
-        columns["d"] = docs
-        sort_keys.append(("d", "descending"))
-    order = to_numpy(pc.sort_indices(pa.table(columns), sort_keys=sort_keys))
+    order = _presorted_order(codes, score)
+    if order is None:
+        order = _sorted_order(codes, score, labels, docs, conv.ties)
     codes, score, labels = codes[order], score[order], labels[order]
-
+    del order
     counts = np.bincount(codes, minlength=n_q)
     beyond = 0
     if conv.depth is not None and codes.size:
