@@ -18,7 +18,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
 from harness import __version__
@@ -50,24 +49,6 @@ def _column_map(text: str | None, defaults: dict[str, str]) -> dict[str, str]:
                 )
             mapping[role] = column
     return mapping
-
-
-def _load_qrels(path: str, columns: str | None):  # type: ignore[no-untyped-def]
-    from harness.data.tables import read_table_qrels, table_format_of
-    from harness.data.trec import read_qrels
-
-    if table_format_of(Path(path)):
-        return read_table_qrels(path, _column_map(columns, {"query": "query", "doc": "doc", "relevance": "relevance"}))
-    return read_qrels(path)
-
-
-def _load_run(path: str, columns: str | None):  # type: ignore[no-untyped-def]
-    from harness.data.tables import read_table_run, table_format_of
-    from harness.data.trec import read_run
-
-    if table_format_of(Path(path)):
-        return read_table_run(path, _column_map(columns, {"query": "query", "doc": "doc", "score": "score"}))
-    return read_run(path)
 
 
 def _eval_items(specs: list[str]):  # type: ignore[no-untyped-def]
@@ -119,9 +100,13 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     items = _eval_items(args.m)
     measures = [i.measure for i in items if i.measure is not None]
-    qrels = _load_qrels(args.qrels, args.qrels_columns)
+    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run
+
+    qrels = load_qrels(args.qrels, _column_map(args.qrels_columns, QRELS_COLUMNS))
     evaluator = Evaluator(qrels, measures, conventions)
-    runs = [_load_run(path, args.run_columns) for path in args.runs]  # read all first: a bad file fails before any output
+    runs = [
+        load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for path in args.runs
+    ]  # read all first: a bad file fails before any output
     lines: list[str] = []
     records: list[dict[str, object]] = []
     for run in runs:

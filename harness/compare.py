@@ -57,14 +57,8 @@ def _pairs(systems: list[str], settings: CompareSettings) -> list[tuple[str, str
     return pairs
 
 
-def _segment_masks(result: RunResult) -> list[tuple[str, np.ndarray]]:
-    masks = [("all", np.ones(len(result.segments), dtype=bool))]
-    masks += [(str(s), result.segments == s) for s in sorted(set(result.segments.tolist()) - {""})]
-    return masks
-
-
 def _segment_queries(result: RunResult, segment: str) -> set[str]:
-    mask = dict(_segment_masks(result)).get(segment)
+    mask = dict(result.segment_masks()).get(segment)
     return set() if mask is None else set(result.per_query.query_ids[mask].tolist())
 
 
@@ -89,7 +83,7 @@ def compare(
         if len(systems) < 2:
             continue
         reference = by_system[systems[0]]
-        for s_index, (segment, _) in enumerate(_segment_masks(reference)):
+        for s_index, (segment, _) in enumerate(reference.segment_masks()):
             shared = {s: _segment_queries(by_system[s], segment) for s in systems}
             pair_list = _pairs(systems, settings)
             # one diffs row per (pair, measure); rows grouped by query count so that each group is one matrix

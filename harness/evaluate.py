@@ -18,7 +18,7 @@ from harness.conventions import Conventions, Ties
 from harness.data.align import Aligned, PreparedQrels, align
 from harness.data.model import Qrels, Run
 from harness.errors import ConventionError
-from harness.measures.parse import parse_measures
+from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.results import PerQuery
@@ -29,15 +29,8 @@ _DEFINED_WITHOUT_RUN = frozenset({"NumQ", "NumRel"})
 
 
 def _as_measures(measures: Iterable[Measure | str]) -> tuple[Measure, ...]:
-    items = list(measures)
-    texts = [m for m in items if isinstance(m, str)]
-    parsed = iter(parse_measures(texts)) if texts else iter(())
-    out: list[Measure] = []
-    for m in items:
-        value = next(parsed) if isinstance(m, str) else m
-        if value not in out:
-            out.append(value)
-    return tuple(out)
+    """Parsed, in the given order, each once."""
+    return tuple(dict.fromkeys(parse_measure(m) if isinstance(m, str) else m for m in measures))
 
 
 class Evaluator:

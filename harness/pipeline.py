@@ -28,10 +28,10 @@ from harness import __version__
 from harness._atomic import atomic_write
 from harness.compare import CompareSettings, compare
 from harness.config.schema import Dataset, Experiment, System
-from harness.conventions import Conventions
+from harness.data.load import load_qrels, load_run
 from harness.data.model import Qrels, Run
 from harness.diagnostics import diagnose
-from harness.errors import ConfigError, HarnessError, TrackingError
+from harness.errors import ConfigError, TrackingError
 from harness.evaluate import Evaluator
 from harness.measures.spec import Measure
 from harness.results import RunResult, summarize
@@ -59,24 +59,13 @@ class Outcome:
 
 
 def _load_qrels(dataset: Dataset) -> Qrels:
-    from harness.data.tables import read_table_qrels
-    from harness.data.trec import read_qrels
-
-    if dataset.qrels_format == "trec":
-        return read_qrels(dataset.qrels)
     c = dataset.qrels_columns
-    return read_table_qrels(dataset.qrels, {"query": c.query, "doc": c.doc, "relevance": c.value}, dataset.qrels_format)
+    return load_qrels(dataset.qrels, {"query": c.query, "doc": c.doc, "relevance": c.value}, dataset.qrels_format)
 
 
 def _load_run(dataset: Dataset, path: Path, name: str) -> Run:
-    from harness.data.tables import read_table_run, table_format_of
-    from harness.data.trec import read_run
-
-    fmt = table_format_of(path)
-    if fmt is None:
-        return read_run(path, name=name)
     c = dataset.run_columns
-    return read_table_run(path, {"query": c.query, "doc": c.doc, "score": c.value}, fmt, name=name)
+    return load_run(path, {"query": c.query, "doc": c.doc, "score": c.value}, name=name)
 
 
 def _load_segments(dataset: Dataset) -> dict[str, str]:
@@ -370,4 +359,4 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
     return report
 
 
-__all__ = ["Conventions", "HarnessError", "Outcome", "evaluate_experiment", "run_experiment", "validate_experiment"]
+__all__ = ["Outcome", "evaluate_experiment", "run_experiment", "validate_experiment"]

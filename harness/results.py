@@ -88,6 +88,12 @@ class RunResult:
     segments: np.ndarray  # segment name per query ('' when the query has none)
     diagnostics: dict[str, object]
 
+    def segment_masks(self) -> list[tuple[str, np.ndarray]]:
+        """('all', every query), then (segment, its queries) for each segment, sorted by name."""
+        masks = [("all", np.ones(len(self.segments), dtype=bool))]
+        masks += [(str(s), self.segments == s) for s in sorted(set(self.segments.tolist()) - {""})]
+        return masks
+
 
 def mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high): Student's t interval of the mean; NaN bounds below 2 values.
@@ -114,9 +120,7 @@ def summarize(result: RunResult) -> list[dict[str, object]]:
     and its 95% interval describe the per-query values whatever the aggregate.
     """
     rows: list[dict[str, object]] = []
-    groups = [("all", np.ones(len(result.segments), dtype=bool))]
-    groups += [(str(s), result.segments == s) for s in sorted(set(result.segments.tolist()) - {""})]
-    for segment, mask in groups:
+    for segment, mask in result.segment_masks():
         for j, measure in enumerate(result.per_query.measures):
             values = result.per_query.values[mask, j]
             mean, low, high = mean_ci(values)

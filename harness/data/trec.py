@@ -183,8 +183,3 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
         tag or path.stem,
         str(path),
     )
-
-
-def format_run_line(qid: str, docid: str, rank: int, score: float, tag: str) -> str:
-    """One TREC run line."""
-    return f"{qid} Q0 {docid} {rank} {score!r} {tag}\n"

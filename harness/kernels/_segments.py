@@ -3,7 +3,7 @@
 Rows are sorted by query, then rank; ``offsets[q]:offsets[q + 1]`` are query q's rows.
 
 >>> import numpy as np
->>> lists = RankedLists.build(
+>>> lists = RankedLists(
 ...     offsets=np.array([0, 3, 3]), label=np.array([1.0, np.nan, 2.0]),
 ...     judged_offsets=np.array([0, 2, 3]), judged_label=np.array([1.0, 2.0, 1.0]))
 >>> lists.n_queries, lists.pos.tolist(), lists.num_rel().tolist()
@@ -50,10 +50,6 @@ class RankedLists:
     tie_group: np.ndarray | None = None
     ideal_from_run: bool = False
     ap_min_r_k: bool = False  # AP@k divides by min(R, k) unless a measure says otherwise
-
-    @classmethod
-    def build(cls, **kwargs: object) -> RankedLists:
-        return cls(**kwargs)  # type: ignore[arg-type]
 
     # ---- shape --------------------------------------------------------------
     @property

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from markupsafe import Markup
 
 from harness.measures.parse import parse_measure
@@ -381,4 +380,4 @@ def build_model(folder: str | Path) -> ReportModel:
     )  # fmt: skip
 
 
-__all__ = ["ReportModel", "build_model", "np"]
+__all__ = ["ReportModel", "build_model"]
