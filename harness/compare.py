@@ -62,12 +62,11 @@ def _segment_queries(result: RunResult, segment: str) -> set[str]:
     return set() if mask is None else set(result.per_query.query_ids[mask].tolist())
 
 
-def _values(result: RunResult, queries: np.ndarray, measure: Measure) -> np.ndarray:
-    """The run's values of ``measure`` on ``queries`` (sorted ids, all evaluated by the run)."""
+def _rows(result: RunResult, queries: np.ndarray) -> np.ndarray:
+    """Row of each of ``queries`` (ids all evaluated by the run) in the run's per-query table."""
     ids = result.per_query.query_ids.astype(str)
     order = np.argsort(ids)
-    rows = order[np.searchsorted(ids[order], queries.astype(str))]
-    return result.per_query.column(measure)[rows]
+    return order[np.searchsorted(ids[order], queries.astype(str))]
 
 
 def compare(
@@ -90,8 +89,10 @@ def compare(
             groups: dict[int, list[tuple[tuple[str, str], Measure, np.ndarray, np.ndarray, np.ndarray]]] = {}
             for a, b in pair_list:
                 queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
+                rows_a, rows_b = _rows(by_system[a], queries), _rows(by_system[b], queries)  # once per pair
                 for measure in measures:
-                    va, vb = _values(by_system[a], queries, measure), _values(by_system[b], queries, measure)
+                    va = by_system[a].per_query.column(measure)[rows_a]
+                    vb = by_system[b].per_query.column(measure)[rows_b]
                     groups.setdefault(len(queries), []).append(((a, b), measure, va, vb, queries))
             for g_index, (n, items) in enumerate(sorted(groups.items())):
                 diffs = np.array([vb - va for _, _, va, vb, _ in items]).reshape(len(items), n)
@@ -100,7 +101,8 @@ def compare(
                 common = set.intersection(*shared.values())
                 queries = np.array(sorted(common), dtype=object)
                 if len(queries) >= 2:
-                    data = np.array([[_values(by_system[s], queries, measure) for s in systems] for measure in measures])
+                    at = {s: _rows(by_system[s], queries) for s in systems}
+                    data = np.array([[by_system[s].per_query.column(m)[at[s]] for s in systems] for m in measures])
                     rng = np.random.default_rng([settings.seed, d_index, s_index, 1000])
                     tukey_all = randomized_tukey_hsd(data, rng, settings.permutations)
                     position = {s: i for i, s in enumerate(systems)}
