@@ -1,4 +1,9 @@
-"""Shared fixtures: the trec_eval reference data lives in ../shared (never copied here)."""
+"""Shared fixtures: the reference data vendored under tests/data (never read from ../shared).
+
+``tests/data/trec_eval`` holds trec_eval 10.0's own test inputs and expected outputs
+(NIST; see its LICENSE.md), ``tests/data/beyond_accuracy`` the peers' beyond-accuracy
+golden case (see its README.md).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-TREC_EVAL = ROOT.parent / "shared" / "peers" / "trec_eval"
+DATA = Path(__file__).resolve().parent / "data"
+TREC_EVAL = DATA / "trec_eval"
+BEYOND_ACCURACY = DATA / "beyond_accuracy"
 
 
 @pytest.fixture(scope="session")
 def trec_eval_dir() -> Path:
-    if not TREC_EVAL.exists():
-        pytest.fail(f"trec_eval reference data not found at {TREC_EVAL}; it ships beside the repository in shared/")
     return TREC_EVAL
