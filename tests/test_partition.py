@@ -1,0 +1,79 @@
+"""Partition invariance: a query's value is a function of that query's rows only, bit for bit.
+
+Every registered measure, under every convention, is evaluated on the whole data and on
+random subsets of the queries given in a random order (judgments and run rows both
+shuffled); each query's value must be *equal* (``==``, not close) to its value in the
+whole evaluation. This is what makes evaluation in partitions (Dask) give the same bits.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from harness import Conventions, Evaluator, Qrels, Run
+from harness.measures.parse import parse_measure
+from harness.measures.registry import REGISTRY
+from tests.generated import adversarial
+from tests.test_invariants import MEASURES
+
+# gains and depths whose running sums are not integers, so rounding order matters
+EXTRA = [parse_measure(m) for m in ("nDCG(gains={0:0,1:0.3,2:1.7,3:2.9,4:7.1})@10", "nDCG(gain='exp')", "DCG@20", "RBP")]
+
+CONVENTIONS = [
+    {
+        "ties": ties,
+        "queries": queries,
+        "negative_labels": negative,
+        "ideal_from": ideal,
+        "ap_denominator": ap,
+        "duplicates": "max",
+    }
+    for ties, queries, negative, ideal, ap in itertools.product(
+        ("trec_eval", "input_order", "average", "optimistic", "pessimistic"),
+        ("qrels", "intersection", "run"),
+        ("unjudged", "nonrelevant"),
+        ("judgments", "run"),
+        ("R", "min_R_k"),
+    )
+]
+
+
+def _rows(qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], queries: list[str]) -> tuple[list, list]:  # type: ignore[type-arg]
+    q_rows = [(q, d, float(r)) for q in queries for d, r in qrels.get(q, {}).items()]
+    r_rows = [(q, d, s) for q in queries for d, s in run.get(q, {}).items()]
+    return q_rows, r_rows
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_measure_is_partition_invariant_under_every_convention(seed: int) -> None:
+    qrels, run = adversarial(seed, n_queries=60)
+    # continuous scores with deliberate ties, so every tie rule has work to do
+    rng = np.random.default_rng(seed)
+    run = {q: {d: (s if rng.random() < 0.5 else s + float(rng.random())) for d, s in docs.items()} for q, docs in run.items()}
+    every = sorted(set(qrels) | set(run))
+    for raw in CONVENTIONS[seed - 1 :: 3]:  # each seed covers a third of the 120 combinations
+        conventions = Conventions.from_mapping(raw)
+        measures = [m for m in (*MEASURES, *EXTRA) if conventions.ties != "average" or REGISTRY.definition(m).ties_average_ok]
+        q_rows, r_rows = _rows(qrels, run, every)
+        whole = Evaluator(Qrels.from_records(q_rows), measures, conventions).evaluate(Run.from_records(r_rows))
+        position = {q: i for i, q in enumerate(whole.query_ids.tolist())}
+        for _ in range(3):
+            subset = list(rng.choice(every, size=int(rng.integers(1, len(every))), replace=False))
+            q_part, r_part = _rows(qrels, run, subset)
+            rng.shuffle(q_part)  # type: ignore[arg-type]
+            if conventions.ties != "input_order":  # input order is defined by the file: keep each query's lines in order
+                rng.shuffle(r_part)  # type: ignore[arg-type]
+            else:
+                r_part.sort(key=lambda row: subset.index(row[0]))
+            if not any(q in qrels for q in subset) or not r_part:
+                continue
+            part = Evaluator(Qrels.from_records(q_part), measures, conventions).evaluate(Run.from_records(r_part))
+            for i, q in enumerate(part.query_ids.tolist()):
+                expected, got = whole.values[position[q]], part.values[i]
+                differ = [
+                    str(m) for m, a, b in zip(whole.measures, expected, got, strict=True) if not (a == b or (a != a and b != b))
+                ]
+                assert not differ, f"{raw}: query {q} differs in {differ}"
