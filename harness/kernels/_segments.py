@@ -183,7 +183,7 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) 
 
     >>> segment_cumsum(np.array([1.0, 2, 3, 4]), np.array([0, 2, 4]), np.array([2, 2])).tolist()
     [1.0, 3.0, 3.0, 7.0]
-    >>> segment_cumsum(np.array([0.1, 0.2, 0.1]), np.array([0, 2, 3]), np.array([2, 1]))[2] == 0.1
+    >>> bool(segment_cumsum(np.array([0.1, 0.2, 0.1]), np.array([0, 2, 3]), np.array([2, 1]))[2] == 0.1)
     True
     """
     values = np.asarray(values, dtype=np.float64)
