@@ -1,39 +1,61 @@
 """Every comparison a reviewer asks for: pairs x measures x segments -> one table.
 
-For each (dataset, segment, measure, pair): both means, the difference b - a, its
-95% CIs (t and bootstrap), the p-value of every configured test, the same p-values
-corrected within their family, whether the primary test's corrected p is below
-alpha, the effect size (d_z), and win/tie/loss counts over queries (a win is a query
-where b is better, in the measure's direction). For three systems or more, a
-two-way ANOVA and a randomised Tukey HSD per measure.
+For each (dataset, segment, measure, pair): both aggregates, the difference b - a,
+its 95% CIs (t and bootstrap), the p-value of every configured test, the same
+p-values corrected within their family, whether the primary test's corrected p is
+below alpha, the effect size (d_z), and win/tie/loss counts over queries (a win is
+a query where b is better, in the measure's direction). For three systems or more,
+a two-way ANOVA and a randomised Tukey HSD per measure.
+
+Each measure is compared on the scale of its own aggregate:
+
+* ``mean`` (most measures): the tests are on the per-query differences; the
+  difference and its CIs are those of the means.
+* ``gmean`` (GMAP, GMBpref): the tests are on the paired differences of
+  log(max(v, 1e-5)) (trec_eval's floor); the difference is that of the geometric
+  means, and its CIs are the log-ratio CIs carried over to that scale with system
+  a's geometric mean held fixed: GM_a * (exp(bound) - 1).
+* ``sum`` and ``count`` (num_ret, num_rel, ...): the tests are on the per-query
+  differences; the difference and CIs are n times those of the means.
 
 Families for correction: ``per_measure`` = the pairs of one (dataset, segment,
-measure); ``grid`` = every pair x measure x dataset of a segment.
+measure), which controls the family-wise error within each measure but not across
+the measures of a table; ``grid`` = every pair x measure x dataset of a segment.
 Pairs are tested over the queries both systems were evaluated on (all judged
-queries under the default ``queries: qrels``).
+queries under the default ``queries: qrels``); the Tukey HSD over the queries every
+system shares (``n_queries_tukey``), the same ones unless the conventions drop
+queries a run did not answer.
+
+Randomness is keyed by identity: the random signs and resamples of a pair come from
+a generator seeded with (seed, dataset, segment, system a, system b) and are shared
+by that pair's measures; adding a system, a measure or a dataset never changes the
+p-value of an untouched comparison.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
 import numpy as np
 
+from harness.errors import ComparisonError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.results import RunResult
+from harness.results import MIN_GEO_MEAN, RunResult, aggregate_values
 from harness.stats import paired
 from harness.stats.anova import randomized_tukey_hsd, two_way_anova
 from harness.stats.correction import correct
 
-FEW_QUERIES = 5  # below this a comparison is reported but flagged
+FEW_QUERIES = paired.BOOTSTRAP_MIN_QUERIES  # below this no resampling test is trusted: flagged, bootstrap not computed
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
 
 
 @dataclass(frozen=True)
 class CompareSettings:
-    tests: tuple[str, ...] = ("t", "wilcoxon", "randomization", "bootstrap")
+    tests: tuple[str, ...] = TESTS
     primary: str = "randomization"
     correction: str = "holm"
     family: str = "per_measure"
@@ -44,6 +66,18 @@ class CompareSettings:
     seed: int = 20261121
     baseline: str | None = None
     extra_pairs: tuple[tuple[str, str], ...] = ()  # always tested, e.g. the release's production vs candidate
+    nan: str = "error"  # error | drop
+
+
+def stream(seed: int, *identity: str) -> np.random.Generator:
+    """A generator determined by the seed and the identity strings only (never by position).
+
+    >>> float(stream(1, "ratings", "all", "a", "b").random()) == float(stream(1, "ratings", "all", "a", "b").random())
+    True
+    """
+    digest = hashlib.blake2b("\x1f".join(identity).encode(), digest_size=16).digest()
+    words = np.frombuffer(digest, dtype=np.uint32).tolist()
+    return np.random.default_rng([seed, *words])
 
 
 def _pairs(systems: list[str], settings: CompareSettings) -> list[tuple[str, str]]:
@@ -69,97 +103,184 @@ def _rows(result: RunResult, queries: np.ndarray) -> np.ndarray:
     return order[np.searchsorted(ids[order], queries.astype(str))]
 
 
+def _on_test_scale(measures: tuple[Measure, ...], values: np.ndarray) -> np.ndarray:
+    """(M, n) values as the tests see them: logs (floored) for geometric means, else unchanged."""
+    out = np.array(values, dtype=np.float64)
+    for j, m in enumerate(measures):
+        if REGISTRY.definition(m).aggregate == "gmean":
+            out[j] = np.log(np.maximum(out[j], MIN_GEO_MEAN))
+    return out
+
+
+def _check_nan(
+    dataset: str, segment: str, system: str, measures: tuple[Measure, ...], values: np.ndarray, queries: np.ndarray
+) -> None:
+    bad = np.argwhere(np.isnan(values))
+    if bad.size:
+        j, q = bad[0]
+        raise ComparisonError(
+            f"{system} has no value (NaN) for {measures[j]} on query {queries[q]!r} of dataset {dataset!r}"
+            f" (segment {segment}, {len(bad)} NaN value(s) in all): a paired test cannot use it",
+            hint="fix the run or the measure, or set stats.nan: drop to leave such queries out of that comparison",
+        )
+
+
 def compare(
     results: list[RunResult], measures: tuple[Measure, ...], settings: CompareSettings
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(comparison rows, anova rows), in dataset, segment, measure, pair order."""
+    """(comparison rows, anova rows), in dataset, segment, pair, measure order."""
     rows: list[dict[str, Any]] = []
     anova_rows: list[dict[str, Any]] = []
-    datasets = list(dict.fromkeys(r.dataset for r in results))
-    for d_index, dataset in enumerate(datasets):
+    for dataset in dict.fromkeys(r.dataset for r in results):
         by_system = {r.system: r for r in results if r.dataset == dataset}
         systems = list(by_system)
         if len(systems) < 2:
             continue
-        reference = by_system[systems[0]]
-        for s_index, (segment, _) in enumerate(reference.segment_masks()):
+        for segment, _ in by_system[systems[0]].segment_masks():
             shared = {s: _segment_queries(by_system[s], segment) for s in systems}
-            pair_list = _pairs(systems, settings)
-            # one diffs row per (pair, measure); rows grouped by query count so that each group is one matrix
-            groups: dict[int, list[tuple[tuple[str, str], Measure, np.ndarray, np.ndarray, np.ndarray]]] = {}
-            for a, b in pair_list:
+            start = len(rows)
+            for a, b in _pairs(systems, settings):
                 queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
-                rows_a, rows_b = _rows(by_system[a], queries), _rows(by_system[b], queries)  # once per pair
-                for measure in measures:
-                    va = by_system[a].per_query.column(measure)[rows_a]
-                    vb = by_system[b].per_query.column(measure)[rows_b]
-                    groups.setdefault(len(queries), []).append(((a, b), measure, va, vb, queries))
-            for g_index, (n, items) in enumerate(sorted(groups.items())):
-                diffs = np.array([vb - va for _, _, va, vb, _ in items]).reshape(len(items), n)
-                rows.extend(_test_block(dataset, segment, items, diffs, settings, [settings.seed, d_index, s_index, g_index]))
+                va, vb = _values(by_system[a], queries, measures), _values(by_system[b], queries, measures)
+                if settings.nan == "error":
+                    _check_nan(dataset, segment, a, measures, va, queries)
+                    _check_nan(dataset, segment, b, measures, vb, queries)
+                rows.extend(_test_pair(dataset, segment, (a, b), measures, va, vb, settings))
             if len(systems) >= 3:
-                common = set.intersection(*shared.values())
-                queries = np.array(sorted(common), dtype=object)
-                if len(queries) >= 2:
-                    at = {s: _rows(by_system[s], queries) for s in systems}
-                    data = np.array([[by_system[s].per_query.column(m)[at[s]] for s in systems] for m in measures])
-                    rng = np.random.default_rng([settings.seed, d_index, s_index, 1000])
-                    tukey_all = randomized_tukey_hsd(data, rng, settings.permutations)
-                    position = {s: i for i, s in enumerate(systems)}
-                    for m_index, measure in enumerate(measures):
-                        x = data[m_index]
-                        result = two_way_anova(x)
-                        tukey = tukey_all[m_index]
-                        anova_rows.append(
-                            {"dataset": dataset, "segment": segment, "measure": str(measure), "systems": len(systems),
-                             "n_queries": len(queries), "F": result.f, "p": result.p, "df_systems": result.df_systems,
-                             "df_residual": result.df_residual, "residual_variance": result.residual_variance}
-                        )  # fmt: skip
-                        for row in rows:
-                            if row["dataset"] == dataset and row["segment"] == segment and row["measure"] == str(measure):
-                                row["p_tukey_hsd"] = float(tukey[position[row["system_a"]], position[row["system_b"]]])
+                anova_rows.extend(_anova(dataset, segment, systems, by_system, shared, measures, settings, rows[start:]))
     _correct(rows, settings)
     return rows, anova_rows
+
+
+def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
+    """(M, n): the run's value of each measure on each of ``queries``."""
+    columns = [result.per_query.measures.index(m) for m in measures]
+    return np.ascontiguousarray(result.per_query.values[_rows(result, queries)][:, columns].T)
+
+
+def _test_pair(
+    dataset: str,
+    segment: str,
+    pair: tuple[str, str],
+    measures: tuple[Measure, ...],
+    va: np.ndarray,
+    vb: np.ndarray,
+    settings: CompareSettings,
+) -> list[dict[str, Any]]:
+    """Rows for one pair: every measure, on the queries both systems have (NaN-free ones under ``nan: drop``)."""
+    nan = np.isnan(va) | np.isnan(vb)
+    if nan.any():  # nan: drop: measures with NaN are tested on their own query subsets
+        out = []
+        for j, measure in enumerate(measures):
+            keep = ~nan[j]
+            rows = _test_block(dataset, segment, pair, (measure,), va[j : j + 1, keep], vb[j : j + 1, keep], settings)
+            rows[0]["n_dropped_nan"] = int(nan[j].sum())
+            out.extend(rows)
+        return out
+    return _test_block(dataset, segment, pair, measures, va, vb, settings)
 
 
 def _test_block(
     dataset: str,
     segment: str,
-    items: list[tuple[tuple[str, str], Measure, np.ndarray, np.ndarray, np.ndarray]],
-    diffs: np.ndarray,
+    pair: tuple[str, str],
+    measures: tuple[Measure, ...],
+    va: np.ndarray,
+    vb: np.ndarray,
     settings: CompareSettings,
-    seed: list[int],
 ) -> list[dict[str, Any]]:
-    n = diffs.shape[1]
+    a, b = pair
+    n = va.shape[1]
+    diffs = _on_test_scale(measures, vb) - _on_test_scale(measures, va)
+    rng = stream(settings.seed, dataset, segment, a, b)
+    random_signs, resamples = rng.spawn(2)
     t = paired.paired_t(diffs)
-    p: dict[str, np.ndarray] = {}
-    if "t" in settings.tests:
-        p["t"] = t.p
+    boot = paired.bootstrap(diffs, resamples, settings.resamples)
+    p: dict[str, np.ndarray] = {"t": t.p, "bootstrap": boot.p}
     if "wilcoxon" in settings.tests:
         p["wilcoxon"] = paired.wilcoxon(diffs)
-    boot = paired.bootstrap(diffs, np.random.default_rng([*seed, 2]), settings.resamples)
     if "randomization" in settings.tests:
-        p["randomization"] = paired.randomization(diffs, np.random.default_rng([*seed, 1]), settings.permutations)
-    if "bootstrap" in settings.tests:
-        p["bootstrap"] = boot.p
+        p["randomization"] = paired.randomization(diffs, random_signs, settings.permutations)
+    nonzero = (diffs != 0).sum(axis=1)
+    floors = {
+        "t": np.zeros(len(measures)),
+        "wilcoxon": np.where(nonzero <= paired.WILCOXON_EXACT_MAX, paired.exact_sign_floor(nonzero), 0.0),
+        "randomization": paired.randomization_floor(nonzero, settings.permutations),
+        "bootstrap": np.full(len(measures), paired.bootstrap_floor(settings.resamples)),
+    }
     effect = paired.effect_size(diffs)
     wins, ties, losses = paired.win_tie_loss(diffs)
     out = []
-    for i, ((a, b), measure, va, vb, _) in enumerate(items):
-        higher = REGISTRY.definition(measure).higher_is_better
+    for i, measure in enumerate(measures):
+        definition = REGISTRY.definition(measure)
+        higher = definition.higher_is_better
+        mean_a, mean_b = aggregate_values(measure, va[i]), aggregate_values(measure, vb[i])
+        to_scale = _interval_mapping(definition.aggregate, n, mean_a)
         row: dict[str, Any] = {
             "dataset": dataset, "segment": segment, "measure": str(measure), "system_a": a, "system_b": b,
-            "mean_a": float(va.mean()) if n else float("nan"), "mean_b": float(vb.mean()) if n else float("nan"),
-            "delta": float(diffs[i].mean()) if n else float("nan"),
-            "ci_low_t": float(t.ci_low[i]), "ci_high_t": float(t.ci_high[i]),
-            "ci_low_bootstrap": float(boot.ci_low[i]), "ci_high_bootstrap": float(boot.ci_high[i]),
+            "aggregate": definition.aggregate,
+            "mean_a": mean_a if n else float("nan"), "mean_b": mean_b if n else float("nan"),
+            "delta": (mean_b - mean_a) if n else float("nan"),
+            "ci_low_t": to_scale(float(t.ci_low[i])), "ci_high_t": to_scale(float(t.ci_high[i])),
+            "ci_low_bootstrap": to_scale(float(boot.ci_low[i])), "ci_high_bootstrap": to_scale(float(boot.ci_high[i])),
             "effect_size": float(effect[i]), "higher_is_better": higher,
             "wins": int(wins[i] if higher else losses[i]), "ties": int(ties[i]), "losses": int(losses[i] if higher else wins[i]),
-            "n_queries": n, "few_queries": n < FEW_QUERIES, "p_tukey_hsd": float("nan"),
+            "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0,
+            "p_tukey_hsd": float("nan"), "n_queries_tukey": 0,
+            "p_floor": float(floors[settings.primary][i]),
         }  # fmt: skip
         for test in settings.tests:
             row[f"p_{test}"] = float(p[test][i])
         out.append(row)
+    return out
+
+
+def _interval_mapping(aggregate: str, n: int, mean_a: float):  # type: ignore[no-untyped-def]
+    """Carry a bound on the tests' scale (mean difference, or mean log ratio) to the aggregate's scale."""
+    if aggregate == "gmean":
+        return lambda bound: mean_a * float(np.expm1(bound))
+    if aggregate in ("sum", "count"):
+        return lambda bound: bound * n
+    return lambda bound: bound
+
+
+def _anova(
+    dataset: str,
+    segment: str,
+    systems: list[str],
+    by_system: dict[str, RunResult],
+    shared: dict[str, set[str]],
+    measures: tuple[Measure, ...],
+    settings: CompareSettings,
+    pair_rows: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Two-way ANOVA and randomised Tukey HSD over the queries every system shares; fills p_tukey_hsd in ``pair_rows``."""
+    queries = np.array(sorted(set.intersection(*shared.values())), dtype=object)
+    if len(queries) < 2:
+        return []
+    per_system = [_values(by_system[s], queries, measures) for s in systems]  # each (M, n)
+    data = np.stack([_on_test_scale(measures, v) for v in per_system], axis=1)  # (M, m, n)
+    if np.isnan(data).any():  # under nan: drop, a query with a NaN anywhere leaves the all-systems analyses
+        keep = ~np.isnan(data).any(axis=(0, 1))
+        data, queries = data[:, :, keep], queries[keep]
+        if len(queries) < 2:
+            return []
+    tukey_all = randomized_tukey_hsd(
+        data, stream(settings.seed, dataset, segment, "tukey-hsd", *sorted(systems)), settings.permutations
+    )
+    position = {s: i for i, s in enumerate(systems)}
+    out = []
+    for j, measure in enumerate(measures):
+        result = two_way_anova(data[j])
+        out.append(
+            {"dataset": dataset, "segment": segment, "measure": str(measure), "systems": len(systems),
+             "n_queries": len(queries), "F": result.f, "p": result.p, "df_systems": result.df_systems,
+             "df_residual": result.df_residual, "residual_variance": result.residual_variance}
+        )  # fmt: skip
+        for row in pair_rows:
+            if row["measure"] == str(measure):
+                row["p_tukey_hsd"] = float(tukey_all[j][position[row["system_a"]], position[row["system_b"]]])
+                row["n_queries_tukey"] = len(queries)
     return out
 
 
@@ -177,13 +298,11 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
             adjusted = correct(np.array([rows[i][f"p_{test}"] for i in members]), settings.correction)
             for i, value in zip(members, adjusted.tolist(), strict=True):
                 rows[i][f"p_{test}_adj"] = value
-    resampling = settings.primary in ("randomization", "bootstrap")
-    smallest = 1 / ((settings.permutations if settings.primary == "randomization" else settings.resamples) + 1)
-    for members in families.values():
-        # The smallest p a resampling test can give is 1/(B+1); corrected over the family it may not reach alpha.
-        limited = resampling and settings.correction != "none" and smallest * len(members) >= settings.alpha
+        # The smallest p the primary test can give a row (2/2^k for an exact sign-flip or Wilcoxon test over k
+        # non-zero differences, 1/(B+1) for a sampled one): corrected over its family it may never reach alpha.
+        factor = len(members) if settings.correction in ("holm", "bonferroni") else 1
         for i in members:
-            rows[i]["resolution_limited"] = bool(limited)
+            rows[i]["resolution_limited"] = bool(rows[i]["p_floor"] * factor >= settings.alpha)
     for row in rows:
         p_adj = row[f"p_{settings.primary}_adj"]
         row["p_adj"] = p_adj

@@ -12,6 +12,7 @@ that prints it, as one line, and picks the exit code.
     ├── ConventionError    an option value that does not exist, or a measure
     │                      that is undefined under the chosen conventions
     ├── ConfigError        a config file mistake (issue 3)
+    ├── ComparisonError    per-query values that cannot be compared (NaN)
     ├── TrackingError      the tracking server failed (issue 5)
     └── ReportError        the report could not be rendered (issue 6)
 """
@@ -62,6 +63,10 @@ class ConventionError(HarnessError):
 
 class ConfigError(HarnessError):
     """A mistake in an experiment config."""
+
+
+class ComparisonError(HarnessError):
+    """Per-query values that a paired test cannot use (NaN)."""
 
 
 class TrackingError(HarnessError):

@@ -389,7 +389,7 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
     defaults = Stats()
     if section is None:
         return defaults if baseline is not None else Stats(mode="all_pairs")
-    keys = ("enabled", "tests", "primary", "correction", "family", "mode", "alpha", "permutations", "resamples", "seed")
+    keys = ("enabled", "tests", "primary", "correction", "family", "mode", "alpha", "permutations", "resamples", "seed", "nan")
     section.check_keys(keys)
     tests = tuple(section.value("tests", list, list(defaults.tests)))
     for test in tests:
@@ -421,10 +421,15 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
     for key, n in (("permutations", permutations), ("resamples", resamples)):
         if n < 100:
             raise section.error(key, f"{key} must be at least 100, got {n}", hint=f"write {key}: 10000")
+    nan = section.value("nan", str, defaults.nan)
+    if nan not in ("error", "drop"):
+        raise section.error(
+            "nan", f"unknown NaN policy {nan!r}", hint="use error (stop) or drop (leave the query out of that comparison)"
+        )
     return Stats(
         tests=tests, primary=primary, correction=correction, family=family, mode=mode, alpha=alpha,
         permutations=permutations, resamples=resamples, seed=section.value("seed", int, defaults.seed),
-        enabled=section.value("enabled", bool, True),
+        nan=nan, enabled=section.value("enabled", bool, True),
     )  # fmt: skip
 
 

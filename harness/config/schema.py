@@ -62,6 +62,7 @@ class Stats:
     permutations: int = 10_000
     resamples: int = 10_000
     seed: int = 20261121
+    nan: str = "error"  # error | drop: a NaN per-query value stops the run, or drops that query from that comparison
     enabled: bool = True
 
 

@@ -14,7 +14,8 @@ def per_query_scores(
     each system adds its own noise. ``shift`` raises the last system's latent quality.
       continuous: an nDCG-like score in [0, 1];
       precision:  P@10, multiples of 0.1 with many zeros;
-      rr:         reciprocal rank, 1/rank or 0 (0/1-heavy).
+      rr:         reciprocal rank, 1/rank or 0 (0/1-heavy);
+      binary:     a hit or not (Success@10), 0 or 1.
     """
     difficulty = rng.normal(size=(1, trials, n))
     quality = difficulty + 0.8 * rng.normal(size=(systems, trials, n))
@@ -28,4 +29,7 @@ def per_query_scores(
         p = 1.0 / (1.0 + np.exp(-(quality - 0.3) * 1.5))
         rank = rng.geometric(p)
         return np.asarray(np.where(rank <= 10, 1.0 / rank, 0.0))
+    if shape == "binary":
+        p = 1.0 / (1.0 + np.exp(-(quality - 0.2) * 1.5))
+        return np.asarray((rng.random(p.shape) < p).astype(np.float64))
     raise ValueError(shape)
