@@ -209,8 +209,8 @@ def segment_cumsum(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) 
         segs = present[group == g]
         seg_counts = counts[segs]
         width = int(seg_counts.max())
-        total = int(seg_counts.sum())
-        within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(seg_counts) - seg_counts, seg_counts)
+        n_rows = int(seg_counts.sum())
+        within = np.arange(n_rows, dtype=np.int64) - np.repeat(np.cumsum(seg_counts) - seg_counts, seg_counts)
         source = np.repeat(offsets[:-1][segs], seg_counts) + within
         padded = np.repeat(np.arange(segs.size, dtype=np.int64) * width, seg_counts) + within
         matrix = np.zeros((segs.size, width))
