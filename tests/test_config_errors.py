@@ -85,6 +85,12 @@ CASES = [
     ("baseline: a", "baseline: a\nbaseline: b", r"line 12: key 'baseline' appears twice", 12),
     ("experiment: t", "experiment: t\n  bad: [", r"invalid YAML", None),
     ("baseline: a", "baseline: a\nstats: {alpha: 2}", r"line 12: alpha must lie between 0 and 1", 12),
+    (
+        "baseline: a",
+        "baseline: a\nstats: {nan: ignore}",
+        r"line 12: .*unknown NaN policy 'ignore'\. Fix: use error .* or drop",
+        12,
+    ),
     ("baseline: a", "baseline: a\nevil: !!python/object/apply:os.system ['true']", r"line 12: unknown key 'evil'", 12),
 ]
 

@@ -143,6 +143,19 @@ def _significance(comparisons: Any, dataset: str, segment: str, baseline: str | 
     return marks
 
 
+def _controlled(stats: dict[str, Any]) -> str:
+    """What the correction controls, in words: the reader must know what a ▲ promises."""
+    if stats.get("correction") == "none":
+        return "no correction: each mark has its own 5% chance of being a false alarm, and a table of many has far more."
+    what = "false discovery rate" if stats.get("correction") == "bh" else "family-wise error"
+    if stats.get("family") == "grid":
+        return f"the {what} is controlled over every pair x measure x dataset of a segment (family: grid)."
+    return (
+        f"the {what} is controlled within each measure (its pairs) but not across the measures of the table; "
+        f"set stats.family: grid to control it over the whole table."
+    )
+
+
 def _main_table(
     summary: Any,
     comparisons: Any,
@@ -280,8 +293,9 @@ def build_model(folder: str | Path) -> ReportModel:
     stats = config.get("stats", {})
     legend = (
         f"▲ / ▼: significantly better / worse than the baseline by the {stats.get('primary')} test, "
-        f"{stats.get('correction')}-corrected ({stats.get('family')} family), alpha {stats.get('alpha')}; "
-        f"bold: best in column; brackets: 95% t-interval of the mean."
+        f"{stats.get('correction')}-corrected, alpha {stats.get('alpha')}; {_controlled(stats)} "
+        f"Bold: best in column; brackets: 95% t-interval of the mean; GMAP-like measures are compared on their "
+        f"geometric means (tests on log values)."
     )
     sections = []
     for dataset in dict.fromkeys(summary["dataset"]):
@@ -365,8 +379,15 @@ def build_model(folder: str | Path) -> ReportModel:
     warnings = []
     if comparisons is not None and "resolution_limited" in comparisons and comparisons["resolution_limited"].any():
         warnings.append(
-            "Too few permutations for the size of the correction family: "
-            "some differences cannot reach significance. Raise stats.permutations."
+            "Some comparisons can never reach significance after correction: the smallest p-value their test can give "
+            "(2/2^k for an exact test over k non-zero differences, 1/(B+1) for B resamples), times the family size, "
+            "is at least alpha (column resolution_limited in comparisons.csv). Raise stats.permutations / stats.resamples, "
+            "or evaluate more queries."
+        )
+    if comparisons is not None and "few_queries" in comparisons and comparisons["few_queries"].any():
+        warnings.append(
+            "Some comparisons rest on fewer than 10 queries (column few_queries): no resampling test holds its level "
+            "there, and the bootstrap is not computed."
         )
     return ReportModel(
         title=(config.get("report") or {}).get("title") or config["name"], experiment=config["name"],

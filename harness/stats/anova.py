@@ -49,7 +49,7 @@ def _permutations(m: int, rng: np.random.Generator, shape: tuple[int, int]) -> n
         from itertools import permutations
 
         table = np.array(list(permutations(range(m))), dtype=np.int8)
-        return np.asarray(table[rng.integers(0, len(table), size=shape)])
+        return np.asarray(table[rng.integers(0, len(table), size=shape, dtype=np.uint8)])
     return np.asarray(rng.random((*shape, m)).argsort(axis=2).astype(np.int8))
 
 
@@ -62,7 +62,10 @@ def randomized_tukey_hsd(x: np.ndarray, rng: np.random.Generator, trials: int = 
     p_ij = (1 + #{range >= |mean_i - mean_j|}) / (B + 1). Returns (m, m) or (M, m, m).
 
     The shuffled means are sums of indicator matrices times the data
-    (``[perm[t, q, i] == j] @ x[j]``): m^2 matrix products per block of trials.
+    (``[perm[t, q, i] == j] @ x[j]``). Since every query sends exactly one system's
+    value to each slot, sum_j [perm == j] = 1, so with the last system as reference
+    slot i gets ``sum_{j < m-1} [perm == j] @ (x[j] - x[m-1]) + sum_q x[m-1]``:
+    The last slot holds what the others leave: (m-1)^2 matrix products per block, not m^2.
     """
     single = x.ndim == 2
     data = x[None] if single else x
@@ -70,16 +73,21 @@ def randomized_tukey_hsd(x: np.ndarray, rng: np.random.Generator, trials: int = 
     means = data.mean(axis=2)
     observed = np.abs(means[:, :, None] - means[:, None, :])  # (M, m, m)
     ranges = np.empty((n_measures, trials))
-    columns = [np.ascontiguousarray(data[:, j, :].T) for j in range(m)]  # (n, M) per system
+    last = data[:, m - 1, :]
+    columns = [np.ascontiguousarray((data[:, j, :] - last).T) for j in range(m - 1)]  # (n, M) per system
+    base = last.sum(axis=1)  # (M,)
+    total = data.sum(axis=(1, 2))  # (M,): every slot's sum adds up to this in every trial
     block = max(1, min(trials, 4_000_000 // max(1, n * m)))
     done = 0
     while done < trials:
         size = min(block, trials - done)
         perm = _permutations(m, rng, (size, n))
-        shuffled = np.zeros((size, m, n_measures))
-        for i in range(m):
-            for j in range(m):
+        shuffled = np.empty((size, m, n_measures))
+        shuffled[:] = base
+        for i in range(m - 1):
+            for j in range(m - 1):
                 shuffled[:, i, :] += (perm[:, :, i] == j).astype(np.float64) @ columns[j]
+        shuffled[:, m - 1, :] = total - shuffled[:, : m - 1, :].sum(axis=1)  # the slots share each query's values
         shuffled /= n
         ranges[:, done : done + size] = (shuffled.max(axis=1) - shuffled.min(axis=1)).T
         done += size

@@ -254,16 +254,17 @@ def bootstrap(diffs: np.ndarray, rng: np.random.Generator, resamples: int = 10_0
     mean, sd, constant = _spread(d)
     se = np.where(constant, 0.0, sd / np.sqrt(n))
     centred = d - mean[:, None]
-    squares = centred**2
+    both = np.ascontiguousarray(np.hstack([centred.T, (centred**2).T]))  # (n, 2f): one product per block
     t_star = np.empty((resamples, f))
     done = 0
     while done < resamples:
         size = min(BLOCK, resamples - done)
         picks = rng.integers(0, n, size=(size, n))
-        counts = np.bincount((np.arange(size)[:, None] * n + picks).ravel(), minlength=size * n).reshape(size, n)
-        counts = counts.astype(np.float64)
-        shift = (counts @ centred.T) / n  # mean* - mean, (size, f)
-        var = np.maximum((counts @ squares.T) / n - shift**2, 0.0) * n / (n - 1)
+        picks += np.arange(0, size * n, n)[:, None]  # row r's picks land in r's slice of one bincount
+        counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        moments = (counts @ both) / n  # (size, 2f): mean* - mean, then the mean of the squared deviations
+        shift = moments[:, :f]
+        var = np.maximum(moments[:, f:] - shift**2, 0.0) * n / (n - 1)
         se_star = np.sqrt(var / n)
         tiny = se_star <= ZERO_SD * np.maximum(sd, np.abs(d).max(axis=1))[None, :]
         with np.errstate(divide="ignore", invalid="ignore"):
