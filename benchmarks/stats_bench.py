@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from harness.compare import stream
 from harness.stats import paired
 
 
@@ -25,20 +26,20 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     a = rng.random((100, args.queries))
     b = np.clip(a + rng.normal(0.005, 0.1, size=a.shape), 0, 1)
-    diffs = b - a
+    diffs = (b - a).reshape(10, 10, args.queries)  # 10 pairs x 10 measures, as compare() calls them
+    streams = [stream(0, "bench", "all", "baseline", f"system-{i}").spawn(2) for i in range(10)]
+    tests = {
+        "t-test": lambda i: paired.paired_t(diffs[i]),
+        "wilcoxon": lambda i: paired.wilcoxon(diffs[i]),
+        "randomization": lambda i: paired.randomization(diffs[i], streams[i][0], args.permutations),
+        "bootstrap": lambda i: paired.bootstrap(diffs[i], streams[i][1], args.permutations),
+    }
     timings = {}
-    start = time.perf_counter()
-    paired.paired_t(diffs)
-    timings["t-test"] = time.perf_counter() - start
-    start = time.perf_counter()
-    paired.wilcoxon(diffs)
-    timings["wilcoxon"] = time.perf_counter() - start
-    start = time.perf_counter()
-    paired.randomization(diffs, np.random.default_rng(1), args.permutations)
-    timings["randomization"] = time.perf_counter() - start
-    start = time.perf_counter()
-    paired.bootstrap(diffs, np.random.default_rng(2), args.permutations)
-    timings["bootstrap"] = time.perf_counter() - start
+    for name, test in tests.items():
+        start = time.perf_counter()
+        for pair in range(10):  # each pair with its own random stream, keyed by its identity
+            test(pair)
+        timings[name] = time.perf_counter() - start
     print(f"100 comparisons (10 pairs x 10 measures), {args.queries:,} queries, {args.permutations:,} permutations/resamples")
     for name, seconds in timings.items():
         print(f"  {name:<14} {seconds:7.2f} s")

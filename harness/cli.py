@@ -5,7 +5,9 @@ Exit codes
 0  success
 2  a user error: bad arguments, config or input (one line on stderr names the fix);
    nothing was written
-3  the release gate failed (``harness run``): results and report were written
+3  the release gate failed (``harness run``): results (and the report, if it rendered)
+   were written. A failed gate wins over 4 and 5: a CI job that blocks on 3 never
+   ships a failing candidate because tracking or the report failed too
 4  tracking failed after the results were saved (``harness run``); log them later
    with ``harness track RESULTS_DIR``
 5  the report could not be rendered; the results were saved
@@ -18,10 +20,13 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from harness import __version__
 from harness.errors import HarnessError, TrackingError
+
+if TYPE_CHECKING:
+    from harness.pipeline import Outcome
 
 EXIT_OK = 0
 EXIT_USER_ERROR = 2
@@ -199,24 +204,27 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
     outcome = run_experiment(experiment, _progress(args, err), argv=["harness", *args.argv])
-    code = EXIT_OK
     if outcome.tracking_error:
         err.write(f"harness: tracking failed, results kept in {outcome.results_dir}: {outcome.tracking_error}\n")
-        code = EXIT_TRACKING_FAILED
     if outcome.report_error:
         err.write(f"harness: report failed, results kept in {outcome.results_dir}: {outcome.report_error}\n")
-        code = EXIT_REPORT_FAILED
-    if outcome.gate == "fail" and code == EXIT_OK:
-        code = EXIT_GATE_FAILED
+    code = exit_code(outcome)
     if args.json:
         out.write(
             json.dumps(
                 {
                     "results_dir": str(outcome.results_dir),
-                    "report": None if outcome.report is None else str(outcome.report),
+                    "gate": outcome.gate,
+                    "gate_line": outcome.gate_line,
+                    "tracking": "disabled" if not experiment.tracking.enabled else ("failed" if outcome.tracking_error else "ok"),
                     "tracking_uri": outcome.tracking_uri,
                     "mlflow_run_id": outcome.mlflow_run_id,
-                    "gate": outcome.gate,
+                    "tracking_error": outcome.tracking_error,
+                    "report": None if outcome.report is None else str(outcome.report),
+                    "report_status": "disabled"
+                    if not experiment.report.enabled
+                    else ("failed" if outcome.report_error else "ok"),
+                    "report_error": outcome.report_error,
                     "exit_code": code,
                 }
             )
@@ -233,6 +241,17 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
+def exit_code(outcome: Outcome) -> int:
+    """A failed gate exits 3 whatever failed after it; then tracking (4); then the report (5); else 0."""
+    if outcome.gate == "fail":
+        return EXIT_GATE_FAILED
+    if outcome.tracking_error:
+        return EXIT_TRACKING_FAILED
+    if outcome.report_error:
+        return EXIT_REPORT_FAILED
+    return EXIT_OK
+
+
 def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.config.load import load_config
     from harness.pipeline import validate_experiment
@@ -245,6 +264,7 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write(
         f"{args.config}: OK: experiment {experiment.name!r}, {len(experiment.systems)} systems, {report['measures']} measures\n"
     )
+    out.write(f"  measures: {', '.join(report['measure_names'])}\n")
     for dataset in report["datasets"]:
         out.write(f"  dataset {dataset['name']}: {dataset['judgments']} judgments over {dataset['queries']} queries\n")
         for run in dataset["runs"]:

@@ -34,6 +34,7 @@ from harness.diagnostics import diagnose
 from harness.errors import ConfigError, TrackingError
 from harness.evaluate import Evaluator
 from harness.measures.spec import Measure
+from harness.release import Verdict, evaluate_gate
 from harness.results import RunResult, summarize
 
 Progress = Callable[[str], None]
@@ -110,8 +111,34 @@ def _runs(
         yield system, path, run, _check_overlap(dataset, judged, run, path)
 
 
+def check_guard_segments(experiment: Experiment) -> None:
+    """Every guard's segment exists in a segments file of its dataset(s): checked before anything is computed."""
+    import difflib
+
+    release = experiment.report.release
+    if release is None:
+        return
+    for guard in release.guards:
+        if guard.segment in (None, "all"):
+            continue
+        datasets = [experiment.dataset(guard.dataset)] if guard.dataset else list(experiment.datasets)
+        known = sorted({s for d in datasets if d.segments is not None for s in _load_segments(d).values()})
+        if guard.segment not in known:
+            close = difflib.get_close_matches(str(guard.segment), known, n=1)
+            where = f"dataset {guard.dataset!r}" if guard.dataset else "any dataset"
+            raise ConfigError(
+                f"guard segment {guard.segment!r} is not a segment of {where}",
+                path=experiment.source,
+                line=guard.line,
+                hint=f"did you mean {close[0]!r}?"
+                if close
+                else (f"use one of {', '.join(known)}" if known else "add segments: to the dataset"),
+            )
+
+
 def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> list[RunResult]:
     """Every system on every dataset it has a run for; raises on the first bad input."""
+    check_guard_segments(experiment)
     results: list[RunResult] = []
     for dataset in experiment.datasets:
         evaluator = _evaluator(experiment, dataset, experiment.measures, progress)
@@ -166,7 +193,10 @@ def resolved_config(experiment: Experiment) -> dict[str, Any]:
         for s in experiment.systems
     ]
     if experiment.report.release is not None:
-        out["report"]["release"]["guards"] = [{**plain(g), "measure": str(g.measure)} for g in experiment.report.release.guards]
+        out["report"]["release"]["guards"] = [
+            {**{k: v for k, v in plain(g).items() if k != "line"}, "measure": str(g.measure)}
+            for g in experiment.report.release.guards
+        ]
     out["gain_schemes"] = {name: text or "linear" for name, text in experiment.gain_schemes}
     return out
 
@@ -229,10 +259,27 @@ def _write_table(frame: Any, folder: Path, stem: str) -> None:
     atomic_write(folder / f"{stem}.csv", frame.to_csv(index=False))
 
 
+def decide_gate(experiment: Experiment, summary: Any, comparisons: Any | None) -> Verdict | None:
+    """The release verdict, from the results in memory; None when no release is configured."""
+    if experiment.report.release is None:
+        return None
+    from harness.measures.registry import REGISTRY
+
+    release = resolved_config(experiment)["report"]["release"]
+    higher = {str(m): REGISTRY.definition(m).higher_is_better for m in experiment.measures}
+    return evaluate_gate(release, summary, comparisons, higher)
+
+
 def write_results(
-    experiment: Experiment, results: list[RunResult], extra_tables: dict[str, Any], started: datetime, argv: list[str]
+    experiment: Experiment,
+    results: list[RunResult],
+    extra_tables: dict[str, Any],
+    started: datetime,
+    argv: list[str],
+    verdict: Verdict | None = None,
+    frames: tuple[Any, Any, Any] | None = None,
 ) -> Path:
-    """Write the whole results folder under a temporary name, then rename it into place."""
+    """Write the whole results folder (and ``gate.json``) under a temporary name, then rename it into place."""
     import yaml
 
     stamp = started.strftime("%Y%m%d-%H%M%S")
@@ -241,12 +288,14 @@ def write_results(
     staging = root / f".incomplete-{final.name}"
     staging.mkdir(parents=True, exist_ok=False)
     try:
-        per_query, summary, diagnostics = _frames(results)
+        per_query, summary, diagnostics = frames if frames is not None else _frames(results)
         _write_table(per_query, staging, "per_query")
         _write_table(summary, staging, "summary")
         _write_table(diagnostics, staging, "diagnostics")
         for stem, frame in extra_tables.items():
             _write_table(frame, staging, stem)
+        if verdict is not None:
+            atomic_write(staging / "gate.json", json.dumps(verdict.to_dict(), indent=2))
         atomic_write(staging / "config.resolved.yaml", yaml.safe_dump(resolved_config(experiment), sort_keys=False))
         atomic_write(staging / "provenance.json", json.dumps(provenance(experiment, results, started, argv), indent=2))
         os.replace(staging, final)
@@ -273,12 +322,15 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     results = evaluate_experiment(experiment, progress)
     progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
     tables = comparison_tables(experiment, results, progress)
+    frames = _frames(results)
+    verdict = decide_gate(experiment, frames[1], tables.get("comparisons"))
     progress("writing results")
-    results_dir = write_results(experiment, results, tables, started, argv if argv is not None else sys.argv)
+    results_dir = write_results(experiment, results, tables, started, argv if argv is not None else sys.argv, verdict, frames)
     outcome = Outcome(results_dir=results_dir)
+    if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
+        outcome.gate = "pass" if verdict.passed else "fail"
+        outcome.gate_line = verdict.line()
     # Results are on disk: nothing after this point can lose them.
-    if experiment.report.enabled:
-        _report(outcome, progress)
     if experiment.tracking.enabled:
         from harness.track import track_results
 
@@ -286,10 +338,17 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         try:
             tracked = track_results(results_dir)
             outcome.tracking_uri, outcome.mlflow_run_id = tracked.tracking_uri, tracked.run_id
-            if experiment.report.enabled and outcome.report_error is None:
-                _report(outcome, progress)  # again, now with the link to the MLflow run
         except TrackingError as exc:
             outcome.tracking_error = str(exc)
+    if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
+        _report(outcome, progress)
+        if outcome.report is not None and outcome.mlflow_run_id is not None:
+            from harness.track import log_report
+
+            try:
+                log_report(results_dir)
+            except TrackingError as exc:
+                outcome.tracking_error = str(exc)
     return outcome
 
 
@@ -298,14 +357,11 @@ def _report(outcome: Outcome, progress: Progress) -> None:
 
     progress("rendering the report")
     try:
-        path, model = write_report(outcome.results_dir)
+        path, _ = write_report(outcome.results_dir)
     except Exception as exc:
         outcome.report_error = f"{type(exc).__name__}: {exc}"
         return
     outcome.report = path
-    if model.verdict is not None:
-        outcome.gate = "pass" if model.verdict.passed else "fail"
-        outcome.gate_line = model.verdict.line()
 
 
 def compare_settings(experiment: Experiment) -> CompareSettings:
@@ -333,7 +389,13 @@ def comparison_tables(experiment: Experiment, results: list[RunResult], progress
 
 def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> dict[str, Any]:
     """Read every file and check it parses and overlaps, without computing measures."""
-    report: dict[str, Any] = {"experiment": experiment.name, "measures": len(experiment.measures), "datasets": []}
+    check_guard_segments(experiment)
+    report: dict[str, Any] = {
+        "experiment": experiment.name,
+        "measures": len(experiment.measures),
+        "measure_names": [str(m) for m in experiment.measures],
+        "datasets": [],
+    }
     for dataset in experiment.datasets:
         evaluator = _evaluator(experiment, dataset, (), progress)
         judged = set(evaluator.prepared.index)

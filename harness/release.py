@@ -9,6 +9,7 @@ be evaluated (no such segment, no comparison) fails: a gate never passes by defa
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,20 @@ class Verdict:
     @property
     def label(self) -> str:
         return "PASS" if self.passed else "FAIL"
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``gate.json`` holds: the verdict, then every guard's outcome."""
+        return {
+            "verdict": self.label,
+            "production": self.production,
+            "candidate": self.candidate,
+            "line": self.line(),
+            "guards": [dataclasses.asdict(o) for o in self.outcomes],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        return cls(data["production"], data["candidate"], tuple(GuardOutcome(**o) for o in data["guards"]))
 
     def line(self) -> str:
         failed = [o for o in self.outcomes if not o.passed]

@@ -46,7 +46,7 @@ _HTTP_DEFAULTS = {
 }
 ARTIFACT_FILES = (
     "config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.csv", "diagnostics.csv",
-    "comparisons.csv", "anova.csv", "report.html", "summary.md",
+    "comparisons.csv", "anova.csv", "gate.json", "report.html", "summary.md",
 )  # fmt: skip
 
 
@@ -145,6 +145,40 @@ def track_results(results_dir: str | Path, uri: str | None = None, experiment: s
         ) from None
 
 
+def _log_verdict(client: Any, run_id: str, folder: Path) -> None:
+    """The release verdict on the parent run: tags to filter by, a metric to chart."""
+    if not (folder / "gate.json").exists():
+        return
+    from mlflow.entities import Metric, RunTag
+
+    gate = json.loads((folder / "gate.json").read_text())
+    now = int(time.time() * 1000)
+    tags = [RunTag("release.verdict", gate["verdict"]), RunTag("release.candidate", gate["candidate"]),
+            RunTag("release.production", gate["production"]), RunTag("release.line", gate["line"][:5000])]  # fmt: skip
+    metrics = [Metric("release_gate_passed", 1.0 if gate["verdict"] == "PASS" else 0.0, now, 0)]
+    client.log_batch(run_id, metrics=metrics, tags=tags)
+
+
+def log_report(results_dir: str | Path) -> None:
+    """Attach the rendered report (and summary.md) to the parent run recorded in ``tracking.json``."""
+    folder = Path(results_dir)
+    tracking = json.loads((folder / "tracking.json").read_text())
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    try:
+        from mlflow import MlflowClient
+
+        client = MlflowClient(tracking_uri=tracking["tracking_uri"])
+        for name in ("report.html", "summary.md"):
+            if (folder / name).exists():
+                client.log_artifact(tracking["run_id"], str(folder / name))
+    except Exception as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TrackingError(
+            f"MLflow tracking at {tracking['tracking_uri']} failed while logging the report: {detail[:300]}",
+            hint=f"the results and report are saved in {folder}",
+        ) from None
+
+
 def _log(
     folder: Path,
     config: dict[str, Any],
@@ -223,6 +257,7 @@ def _log(
 
             client.log_table(parent_id, pd.read_parquet(folder / "comparisons.parquet"), artifact_file="comparisons.json")
         client.log_table(parent_id, summary, artifact_file="summary.json")
+        _log_verdict(client, parent_id, folder)
         client.set_terminated(parent_id, "FINISHED")
     except BaseException:
         for run_id in [*children.values(), parent_id]:

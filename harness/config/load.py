@@ -34,7 +34,7 @@ from harness.config.schema import (
 )
 from harness.conventions import Conventions
 from harness.errors import ConfigError, ConventionError, HarnessError
-from harness.measures.parse import lookup, parse_measure
+from harness.measures.parse import labeller, lookup, parse_measure
 from harness.measures.spec import Measure, format_param
 
 PROFILES: dict[str, dict[str, object]] = {
@@ -433,7 +433,34 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
     )  # fmt: skip
 
 
-def _report(root: _Section, systems: tuple[System, ...], datasets: tuple[Dataset, ...]) -> ReportSpec:
+def _guard_measure(g: _Section, text: str, measures: tuple[Measure, ...], schemes: tuple[tuple[str, str], ...]) -> Measure:
+    """A guard's measure: one of the expanded measures, by canonical name or by the report's label (``nDCG@10 [graded]``)."""
+    label = labeller(dict(schemes))
+    by_name = {label(str(m)): m for m in measures} | {str(m): m for m in measures}
+    if text.strip() in by_name:
+        return by_name[text.strip()]
+    try:
+        parsed = parse_measure(text)
+    except HarnessError as exc:
+        raise g.error("measure", f"guard measure: {exc.message}", hint=exc.hint) from None
+    if str(parsed) in by_name:
+        return by_name[str(parsed)]
+    close = difflib.get_close_matches(text.strip(), list(by_name), n=3, cutoff=0.4)
+    raise g.error(
+        "measure",
+        f"guard measure {text!r} is not among the measures this experiment computes",
+        hint=(f"did you mean {', '.join(repr(c) for c in close)}? " if close else "")
+        + "guards name an expanded measure, listed by 'harness validate' (with gains, a graded measure is computed per scheme)",
+    )
+
+
+def _report(
+    root: _Section,
+    systems: tuple[System, ...],
+    datasets: tuple[Dataset, ...],
+    measures: tuple[Measure, ...],
+    schemes: tuple[tuple[str, str], ...],
+) -> ReportSpec:
     section = root.section("report")
     if section is None:
         return ReportSpec()
@@ -463,11 +490,7 @@ def _report(root: _Section, systems: tuple[System, ...], datasets: tuple[Dataset
             for item in node.value:
                 g = _Section(item, root.source, "report.release.guards[]")
                 g.check_keys(("measure", "max_drop", "significant", "dataset", "segment"))
-                text = g.value("measure", str, required=True)
-                try:
-                    measure = parse_measure(text)
-                except HarnessError as exc:
-                    raise g.error("measure", f"guard measure: {exc.message}", hint=exc.hint) from None
+                measure = _guard_measure(g, g.value("measure", str, required=True), measures, schemes)
                 dataset = g.value("dataset", str, None)
                 if dataset is not None and dataset not in [d.name for d in datasets]:
                     raise g.error(
@@ -481,8 +504,11 @@ def _report(root: _Section, systems: tuple[System, ...], datasets: tuple[Dataset
                         "max_drop", "max_drop must be 0 or more", hint="write max_drop: 0.005 (a drop of at most 0.005)"
                     )
                 guards.append(
-                    Guard(measure, dataset, g.value("segment", str, None), max_drop, g.value("significant", bool, False))
-                )
+                    Guard(
+                        measure, dataset, g.value("segment", str, None), max_drop, g.value("significant", bool, False),
+                        line=_line(item),
+                    )
+                )  # fmt: skip
         release = Release(production, candidate, tuple(guards))
     return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None), release)
 
@@ -575,5 +601,5 @@ def load_config(path: str | Path, overrides: Mapping[str, object] | None = None,
         baseline=baseline,
         stats=_stats(root, baseline),
         tracking=tracking,
-        report=_report(root, systems, datasets),
+        report=_report(root, systems, datasets, measures, schemes),
     )

@@ -82,6 +82,7 @@ class Guard:
     segment: str | None = None
     max_drop: float = 0.0
     significant: bool = False  # also fail on any significant drop
+    line: int | None = None  # where the config declares it, for errors found when the data is read
 
 
 @dataclass(frozen=True)

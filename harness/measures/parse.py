@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+from collections.abc import Callable
 
 from harness.errors import MeasureError
 from harness.measures.registry import REGISTRY, MeasureDef
@@ -85,3 +86,20 @@ def parse_measures(texts: list[str] | tuple[str, ...]) -> tuple[Measure, ...]:
 
 
 __all__ = ["ParamValue", "lookup", "parse_measure", "parse_measures"]
+
+
+def labeller(gain_schemes: dict[str, str]) -> Callable[[str], str]:
+    """Display names: a gain parameter that is one of the config's schemes shows as its name.
+
+    >>> labeller({"linear": "linear", "graded": "gains={1:0,2:3}"})("nDCG(gains={1:0,2:3})@10")
+    'nDCG@10 [graded]'
+    """
+    params = {text: name for name, text in gain_schemes.items() if text and text != "linear"}
+
+    def label(measure: str) -> str:
+        for text, name in params.items():
+            if f"({text})" in measure:
+                return measure.replace(f"({text})", "") + f" [{name}]"
+        return measure
+
+    return label

@@ -11,7 +11,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from harness.measures.parse import parse_measure
+from harness.measures.parse import labeller, parse_measure
 from harness.measures.registry import REGISTRY
 from harness.release import Verdict, evaluate_gate
 from harness.report import charts
@@ -96,23 +96,6 @@ def _higher(measure: str) -> bool:
 
 def _integer(measure: str) -> bool:
     return REGISTRY.definition(parse_measure(measure)).integer
-
-
-def labeller(gain_schemes: dict[str, str]):  # type: ignore[no-untyped-def]
-    """Display names: a gain parameter that is one of the config's schemes shows as its name.
-
-    >>> labeller({"linear": "linear", "graded": "gains={1:0,2:3}"})("nDCG(gains={1:0,2:3})@10")
-    'nDCG@10 [graded]'
-    """
-    params = {text: name for name, text in gain_schemes.items() if text and text != "linear"}
-
-    def label(measure: str) -> str:
-        for text, name in params.items():
-            if f"({text})" in measure:
-                return measure.replace(f"({text})", "") + f" [{name}]"
-        return measure
-
-    return label
 
 
 def _anchor(text: str) -> str:
@@ -359,7 +342,9 @@ def build_model(folder: str | Path) -> ReportModel:
         )  # fmt: skip
     verdict = None
     release = (config.get("report") or {}).get("release")
-    if release:
+    if (folder / "gate.json").exists():  # decided by the pipeline, with the results
+        verdict = Verdict.from_dict(json.loads((folder / "gate.json").read_text()))
+    elif release:  # a folder written before gate.json existed
         verdict = evaluate_gate(release, summary, comparisons, {m: _higher(m) for m in measures})
     mlflow_text = mlflow_href = None
     if tracking:
