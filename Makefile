@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint bench clean chromium
+.PHONY: demo test lint bench clean distclean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,5 +32,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx
 
+# clean keeps reports/ and the generated runs; distclean removes those too
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache benchmarks/data
+
+distclean: clean
+	rm -rf runs/demo runs/trec-demo .test-output .hypothesis
+	find reports -mindepth 1 ! -name .gitkeep -exec rm -rf {} +

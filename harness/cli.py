@@ -40,7 +40,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so errors go through one printer."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise HarnessError(f"{self.prog}: {message}", hint=f"see '{self.prog} --help'")
+        where = "" if self.prog == "harness" else f"{self.prog.removeprefix('harness ')}: "  # main() prints 'harness: error: '
+        raise HarnessError(f"{where}{message}", hint=f"see '{self.prog} --help'")
 
 
 def _column_map(text: str | None, defaults: dict[str, str]) -> dict[str, str]:
@@ -105,13 +106,16 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     items = _eval_items(args.m)
     measures = [i.measure for i in items if i.measure is not None]
-    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run
+    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, judged_query_ids, load_qrels, load_run
 
     qrels = load_qrels(args.qrels, _column_map(args.qrels_columns, QRELS_COLUMNS))
     evaluator = Evaluator(qrels, measures, conventions)
     runs = [
         load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for path in args.runs
     ]  # read all first: a bad file fails before any output
+    judged = set(evaluator.prepared.index)
+    for run in runs:
+        judged_query_ids(run, judged, str(args.qrels))
     lines: list[str] = []
     records: list[dict[str, object]] = []
     for run in runs:

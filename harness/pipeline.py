@@ -28,7 +28,7 @@ from harness import __version__
 from harness._atomic import atomic_write
 from harness.compare import CompareSettings, compare
 from harness.config.schema import Dataset, Experiment, System
-from harness.data.load import load_qrels, load_run
+from harness.data.load import judged_query_ids, load_qrels, load_run
 from harness.data.model import Qrels, Run
 from harness.diagnostics import diagnose
 from harness.errors import ConfigError, TrackingError
@@ -77,20 +77,6 @@ def _load_segments(dataset: Dataset) -> dict[str, str]:
     return read_table_columns(spec.path, spec.query_column, spec.segment_column)
 
 
-def _check_overlap(dataset: Dataset, judged: set[str], run: Run, path: Path) -> set[str]:
-    """The run's query ids; a user error when none of them is judged."""
-    import pyarrow.compute as pc
-
-    run_ids = set(pc.unique(run.query_id).to_pylist())
-    if not run_ids & judged:
-        raise ConfigError(
-            f"no query of run {path} is judged in dataset {dataset.name!r} ({dataset.qrels})",
-            path=path,
-            hint="check that the run and the qrels use the same query ids (and the column mapping for tables)",
-        )
-    return run_ids
-
-
 def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure, ...], progress: Progress) -> Evaluator:
     """The dataset's judgments, prepared once, under the experiment's conventions and the dataset's relevance level."""
     progress(f"loading qrels {dataset.qrels}")
@@ -108,7 +94,7 @@ def _runs(
             continue
         progress(f"reading {system.name} on {dataset.name}")
         run = _load_run(dataset, path, system.name)
-        yield system, path, run, _check_overlap(dataset, judged, run, path)
+        yield system, path, run, judged_query_ids(run, judged, f"dataset {dataset.name!r} ({dataset.qrels})")
 
 
 def check_guard_segments(experiment: Experiment) -> None:

@@ -146,8 +146,7 @@ def test_qrels_with_no_overlap(tmp_path: Path) -> None:
     code, _, err = _run(config)
     assert code == 2
     assert (
-        "no query of run" in err
-        and "is judged in dataset 'd'" in err
+        "b.run: no query of the run is judged in dataset 'd'" in err
         and "Fix: check that the run and the qrels use the same query ids" in err
     )
     _assert_nothing_written(tmp_path)

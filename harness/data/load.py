@@ -12,6 +12,7 @@ from pathlib import Path
 from harness.data.model import Qrels, Run
 from harness.data.tables import read_table_qrels, read_table_run, table_format_of
 from harness.data.trec import read_qrels, read_run
+from harness.errors import InputFormatError
 
 QRELS_COLUMNS = {"query": "query", "doc": "doc", "relevance": "relevance"}
 RUN_COLUMNS = {"query": "query", "doc": "doc", "score": "score"}
@@ -31,3 +32,21 @@ def load_run(path: str | Path, columns: Mapping[str, str] | None = None, name: s
     if fmt is None:
         return read_run(path, name=name)
     return read_table_run(path, {**RUN_COLUMNS, **(columns or {})}, fmt, name=name)
+
+
+def judged_query_ids(run: Run, judged: set[str], qrels_source: str) -> set[str]:
+    """The run's query ids; an InputFormatError when none of them is judged (the run would score 0 everywhere)."""
+    import pyarrow.compute as pc
+
+    run_ids = set(pc.unique(run.query_id).to_pylist())
+    if not run_ids & judged:
+        example = sorted(run_ids)[:1]
+        raise InputFormatError(
+            f"no query of the run is judged in {qrels_source} (run query ids look like {example[0]!r}, "
+            f"judged ones like {sorted(judged)[0]!r})"
+            if example and judged
+            else f"no query of the run is judged in {qrels_source}",
+            path=run.source,
+            hint="check that the run and the qrels use the same query ids (and the column mapping for tables)",
+        )
+    return run_ids

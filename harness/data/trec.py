@@ -165,7 +165,7 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     tag: str | None = name
     hint = "each run line is 'query_id Q0 doc_id rank score tag', e.g. '301 Q0 FT911-1 1 12.5 bm25'"
     for number, fields in _data_lines(path):
-        if len(fields) < 6:
+        if len(fields) != 6:  # a 7th field would shift nothing trec_eval-like: refuse rather than guess
             raise InputFormatError(
                 f"expected 6 columns (qid Q0 docid rank score tag), got {len(fields)}", path=path, line=number, hint=hint
             )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,7 +35,12 @@ def render_html(model: ReportModel) -> str:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    r"""Plain Markdown: table pipes and the characters that would start markup are backslash-escaped, never HTML entities.
+
+    >>> _md("drop <= 0.005 | <b>x</b>")
+    'drop \\<= 0.005 \\| \\<b\\>x\\</b\\>'
+    """
+    return re.sub(r"([|<>\\`*_\[\]])", r"\\\1", text)
 
 
 def render_markdown(model: ReportModel, report_name: str = "report.html") -> str:
