@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-
 import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
