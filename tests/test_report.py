@@ -115,6 +115,11 @@ def test_release_gate(tmp_path: Path, guards: str, candidate: str, code: int, li
     verdict = "PASS" if code == 0 else "FAIL"
     assert f'<span class="label">{verdict}</span>' in html
     assert f"**Release gate: {verdict}**" in (folder / "summary.md").read_text()
+    if candidate == "tail_drop":  # "what changed" leads with the regression, in the report and the PR comment
+        summary = (folder / "summary.md").read_text()
+        assert "- tail\\_drop is significantly worse than prod on main / tail in" in summary
+        assert "tail\\_drop is significantly worse than prod on main / head" not in summary
+        assert '<section id="what-changed">' in html and "tail_drop is significantly worse than prod on main / tail" in html
     out_json = io.StringIO()
     assert main(["run", str(folder.parents[2] / "exp.yaml"), "--quiet", "--json"], out_json, io.StringIO()) == code
     assert json.loads(out_json.getvalue())["gate"] == verdict.lower()

@@ -81,6 +81,40 @@ class ReportModel:
     command: str
     finished: str
     warnings: list[str] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)
+
+
+def what_changed(comparisons: Any, diagnostics: Any, baseline: str | None, label: Any) -> list[str]:
+    """One line per (system, dataset, segment) against the baseline: its significant wins and losses, then data warnings.
+
+    Each change reads ``nDCG@10 -0.0123 [95% CI -0.0201, -0.0045], p = 0.0012, d_z -0.31``.
+    """
+    lines: list[str] = []
+    if comparisons is not None and len(comparisons) and baseline is not None:
+        mine = comparisons[(comparisons["system_a"] == baseline) & comparisons["significant"]]
+        for (system, dataset, segment), rows in mine.groupby(["system_b", "dataset", "segment"], sort=False):
+            parts: dict[str, list[str]] = {"better": [], "worse": []}
+            for r in rows.itertuples():
+                p = format_p(r.p_adj)
+                better = (r.delta > 0) == bool(r.higher_is_better)
+                parts["better" if better else "worse"].append(
+                    f"{label(r.measure)} {r.delta:+.4f} [95% CI {r.ci_low_t:+.4f}, {r.ci_high_t:+.4f}], "
+                    f"p {p if p.startswith('<') else '= ' + p}, "
+                    + ("d_z undefined (constant difference)" if r.effect_size != r.effect_size else f"d_z {r.effect_size:+.2f}")
+                )
+            where = f"{dataset}" + ("" if segment == "all" else f" / {segment}")
+            for kind in ("worse", "better"):
+                if parts[kind]:
+                    shown = "; ".join(parts[kind][:4]) + (f"; and {len(parts[kind]) - 4} more" if len(parts[kind]) > 4 else "")
+                    lines.append(
+                        f"{system} is significantly {kind} than {baseline} on {where} in {len(parts[kind])} measure(s): {shown}"
+                    )
+    lines.sort(key=lambda line: " is significantly better " in line)  # stable: the regressions first, in order
+    if diagnostics is not None and "judged_queries_missing_from_run" in diagnostics:
+        for r in diagnostics[diagnostics["judged_queries_missing_from_run"] > 0].itertuples():
+            missing = int(r.judged_queries_missing_from_run)
+            lines.append(f"{r.system} on {r.dataset}: {missing} judged queries are missing from the run (scored 0)")
+    return lines
 
 
 def _read(folder: Path, stem: str) -> Any:
@@ -374,7 +408,9 @@ def build_model(folder: str | Path) -> ReportModel:
             "Some comparisons rest on fewer than 10 queries (column few_queries): no resampling test holds its level "
             "there, and the bootstrap is not computed."
         )
+    changes = what_changed(comparisons, diagnostics, baseline, label)
     return ReportModel(
+        changes=changes,
         title=(config.get("report") or {}).get("title") or config["name"], experiment=config["name"],
         description=config.get("description") or "",
         started=provenance["started"], harness_version=provenance["versions"]["harness"], config_hash=provenance["config_hash"],

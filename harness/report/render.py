@@ -49,6 +49,10 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
         lines += [f"**Release gate: {v.label}** ({_md(v.candidate)} against {_md(v.production)})", ""]
         lines += [f"- {'✅' if o.passed else '❌'} {_md(o.guard)}: {_md(o.reason)}" for o in v.outcomes]
         lines.append("")
+    if model.verdict is None:
+        lines += ["No release gate is configured.", ""]
+    if model.changes:
+        lines += ["**What changed**", ""] + [f"- {_md(line)}" for line in model.changes] + [""]
     for section in model.datasets:
         table = section.main_table
         shown = table.columns[: 1 + 6]
