@@ -251,9 +251,9 @@ def decide_gate(experiment: Experiment, summary: Any, comparisons: Any | None) -
         return None
     from harness.measures.registry import REGISTRY
 
-    release = resolved_config(experiment)["report"]["release"]
     higher = {str(m): REGISTRY.definition(m).higher_is_better for m in experiment.measures}
-    return evaluate_gate(release, summary, comparisons, higher)
+    s = experiment.stats
+    return evaluate_gate(experiment.report.release, summary, comparisons, higher, s.correction, s.alpha)
 
 
 def write_results(

@@ -8,6 +8,7 @@ import itertools
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"
 )
 
-# b against a on nDCG@10, by hand: a = (1 + 0 + 1) / 3 = 0.6667; b = (1/log2(3) + 1 + 0) / 3 = 0.5436; a drop of 0.1231
+# b against a on nDCG@10, by hand: a = (1 + 0 + 1) / 3 = 0.6667; b = (1/log2(3) + 1 + 0) / 3 = 0.5436; a drop of 0.1230
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\nq3 0 d4 1\n"
 RUN_A = "q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\nq2 Q0 d9 1 1.0 a\nq3 Q0 d4 1 1.0 a\n"
 RUN_B = "q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 1.0 b\nq2 Q0 d3 1 1.0 b\n"
@@ -146,3 +147,93 @@ def test_guard_accepts_the_reports_label(tmp_path: Path) -> None:
     out = io.StringIO()
     assert main(["validate", str(config), "--quiet"], out, io.StringIO()) == 0
     assert "measures: nDCG(gains={1:1,2:3})@10, AP" in out.getvalue()  # what gains did to nDCG@10, said up front
+
+
+@pytest.mark.parametrize(
+    ("condition", "passed", "reason"),
+    [
+        ("max_drop_pct: 20", True, "nDCG@10 on d: 0.6667 -> 0.5436, difference -0.1230 [95% CI"),
+        ("max_drop_pct: 15", False, "nDCG@10 on d dropped by 18.45% (0.6667 -> 0.5436), more than 15%"),
+        ("min_gain: 0.01", False, "nDCG@10 on d gained -0.1230 (0.6667 -> 0.5436), less than the required 0.01"),
+        ("min_gain: -0.2", True, "nDCG@10 on d: 0.6667 -> 0.5436"),
+    ],
+)
+def test_relative_drop_and_minimum_gain(tmp_path: Path, condition: str, passed: bool, reason: str) -> None:
+    config = _config(tmp_path, 0.0, "{enabled: false}", "off")
+    config.write_text(config.read_text().replace("max_drop: 0.0", condition))
+    code, outcome, err = _run(config)
+    assert code == (0 if passed else 3), err
+    (guard,) = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())["guards"]
+    assert guard["passed"] is passed and guard["reason"].startswith(reason), guard["reason"]
+    assert guard["delta"] == pytest.approx((1 / 1.584962500721156 + 1) / 3 - 2 / 3, abs=1e-12)
+
+
+def _many_queries(tmp_path: Path, guard: str, extra_system: bool = False) -> Path:
+    """50 queries; b is a slightly changed copy of a (query q swaps its top two documents when q % 7 == 0)."""
+    rng = __import__("numpy").random.default_rng(5)
+    qrels, run_a, run_b, run_c = [], [], [], []
+    for q in range(50):
+        labels = rng.integers(0, 3, size=10)
+        labels[0] = 1
+        for i, rel in enumerate(labels):
+            qrels.append(f"q{q:02d} 0 d{i} {rel}\n")
+        order = list(rng.permutation(10))
+        swapped = [order[1], order[0], *order[2:]] if q % 7 == 0 else order
+        worse = order[::-1]
+        for rank, (da, db, dc) in enumerate(zip(order, swapped, worse, strict=True)):
+            run_a.append(f"q{q:02d} Q0 d{da} {rank + 1} {10 - rank} a\n")
+            run_b.append(f"q{q:02d} Q0 d{db} {rank + 1} {10 - rank} b\n")
+            run_c.append(f"q{q:02d} Q0 d{dc} {rank + 1} {10 - rank} c\n")
+    for name, lines in (("qrels.txt", qrels), ("a.run", run_a), ("b.run", run_b), ("c.run", run_c)):
+        (tmp_path / name).write_text("".join(lines))
+    third = "\n  - {name: c, runs: {d: c.run}}" if extra_system else ""
+    path = tmp_path / "exp.yaml"
+    path.write_text(
+        f"experiment: ni\ndatasets: [{{name: d, qrels: qrels.txt}}]\nsystems:\n  - {{name: a, runs: {{d: a.run}}}}\n"
+        f"  - {{name: b, runs: {{d: b.run}}}}{third}\nmeasures: [nDCG@5, AP, P@5]\nbaseline: a\n"
+        "stats: {permutations: 500, resamples: 500}\ntracking: {enabled: false}\nreport:\n  enabled: false\n"
+        f"  release: {{production: a, candidate: b, guards: [{guard}]}}\noutput: out\n"
+    )
+    return path
+
+
+def _per_query_diffs(folder: Path, measure: str) -> Any:
+    import pandas as pd
+
+    table = pd.read_parquet(folder / "per_query.parquet")
+    table = table[(table["measure"] == measure) & (table["segment"] == "")].pivot(
+        index="query_id", columns="system", values="value"
+    )
+    return (table["b"] - table["a"]).to_numpy()
+
+
+@pytest.mark.parametrize(("margin", "passed"), [(0.05, True), (0.0005, False)])
+def test_non_inferiority_is_a_one_sided_paired_t_test(tmp_path: Path, margin: float, passed: bool) -> None:
+    from scipy import stats
+
+    code, outcome, err = _run(_many_queries(tmp_path, f"{{measure: nDCG@5, non_inferiority: {margin}}}"))
+    assert code == (0 if passed else 3), err
+    folder = Path(str(outcome["results_dir"]))
+    (guard,) = json.loads((folder / "gate.json").read_text())["guards"]
+    d = _per_query_diffs(folder, "nDCG@5")
+    expected = stats.ttest_1samp(d + margin, 0.0, alternative="greater").pvalue
+    assert guard["p"] == pytest.approx(expected, rel=1e-9) and guard["p_adj"] == pytest.approx(expected, rel=1e-9)
+    assert guard["passed"] is passed
+    assert passed or "not shown non-inferior within 0.0005" in guard["reason"]
+
+
+def test_guard_significance_is_corrected_among_guards_only(tmp_path: Path) -> None:
+    guards = "{measure: nDCG@5, max_drop: 1, significant: true}, {measure: AP, max_drop: 1, significant: true}"
+    outcomes = []
+    for extra in (False, True):
+        folder = tmp_path / str(extra)
+        folder.mkdir()
+        code, outcome, err = _run(_many_queries(folder, guards, extra_system=extra))
+        assert code in (0, 3), err
+        outcomes.append(json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())["guards"])
+    alone, crowded = outcomes
+    for one, two in zip(alone, crowded, strict=True):  # a third system (and its comparisons) changes nothing
+        assert (one["p"], one["p_adj"], one["passed"]) == (two["p"], two["p_adj"], two["passed"])
+    p = sorted(g["p"] for g in alone)  # Holm over the two guarded comparisons, by hand
+    adjusted = sorted(g["p_adj"] for g in alone)
+    assert adjusted[0] == pytest.approx(min(1.0, 2 * p[0])) and adjusted[1] == pytest.approx(max(adjusted[0], min(1.0, p[1])))

@@ -35,6 +35,7 @@ from harness.config.schema import (
 from harness.conventions import Conventions
 from harness.errors import ConfigError, ConventionError, HarnessError
 from harness.measures.parse import labeller, lookup, parse_measure
+from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, format_param
 
 PROFILES: dict[str, dict[str, object]] = {
@@ -489,7 +490,9 @@ def _report(
                 )
             for item in node.value:
                 g = _Section(item, root.source, "report.release.guards[]")
-                g.check_keys(("measure", "max_drop", "significant", "dataset", "segment"))
+                g.check_keys(
+                    ("measure", "max_drop", "max_drop_pct", "min_gain", "non_inferiority", "significant", "dataset", "segment")
+                )
                 measure = _guard_measure(g, g.value("measure", str, required=True), measures, schemes)
                 dataset = g.value("dataset", str, None)
                 if dataset is not None and dataset not in [d.name for d in datasets]:
@@ -498,15 +501,24 @@ def _report(
                         f"guard dataset {dataset!r} is not a dataset",
                         hint=f"use one of {', '.join(d.name for d in datasets)}",
                     )
-                max_drop = g.value("max_drop", float, 0.0)
-                if max_drop < 0:
+                bounds: dict[str, float | None] = {}
+                for key in ("max_drop", "max_drop_pct", "min_gain", "non_inferiority"):
+                    value = g.value(key, float, None)
+                    if value is not None and value < 0 and key != "min_gain":
+                        raise g.error(key, f"{key} must be 0 or more, got {value:g}", hint=f"write {key}: 0.005")
+                    bounds[key] = value
+                if all(v is None for v in bounds.values()):
+                    bounds["max_drop"] = 0.0  # a guard with no condition: no drop at all
+                if bounds["non_inferiority"] is not None and REGISTRY.definition(measure).aggregate != "mean":
                     raise g.error(
-                        "max_drop", "max_drop must be 0 or more", hint="write max_drop: 0.005 (a drop of at most 0.005)"
+                        "non_inferiority",
+                        f"non_inferiority is defined for measures averaged over queries; {measure} is not",
+                        hint="use max_drop or significant for this measure",
                     )
                 guards.append(
                     Guard(
-                        measure, dataset, g.value("segment", str, None), max_drop, g.value("significant", bool, False),
-                        line=_line(item),
+                        measure, dataset, g.value("segment", str, None), significant=g.value("significant", bool, False),
+                        line=_line(item), **bounds,
                     )
                 )  # fmt: skip
         release = Release(production, candidate, tuple(guards))

@@ -75,13 +75,16 @@ class Tracking:
 
 @dataclass(frozen=True)
 class Guard:
-    """A release guard: the candidate may not lose more than ``max_drop`` on ``measure``."""
+    """A release guard on one measure (see ``harness.release`` for each condition's meaning)."""
 
     measure: Measure
     dataset: str | None = None
     segment: str | None = None
-    max_drop: float = 0.0
+    max_drop: float | None = None  # absolute; 0 when no condition is given at all
     significant: bool = False  # also fail on any significant drop
+    max_drop_pct: float | None = None  # relative to production's value, in percent
+    min_gain: float | None = None  # the candidate must improve by at least this much
+    non_inferiority: float | None = None  # the margin of a one-sided non-inferiority test
     line: int | None = None  # where the config declares it, for errors found when the data is read
 
 

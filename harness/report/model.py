@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from harness.measures.parse import labeller, parse_measure
 from harness.measures.registry import REGISTRY
-from harness.release import Verdict, evaluate_gate
+from harness.release import Verdict
 from harness.report import charts
 from harness.report.format import format_ci, format_delta, format_p, format_value
 
@@ -375,11 +375,8 @@ def build_model(folder: str | Path) -> ReportModel:
             )
         )  # fmt: skip
     verdict = None
-    release = (config.get("report") or {}).get("release")
     if (folder / "gate.json").exists():  # decided by the pipeline, with the results
         verdict = Verdict.from_dict(json.loads((folder / "gate.json").read_text()))
-    elif release:  # a folder written before gate.json existed
-        verdict = evaluate_gate(release, summary, comparisons, {m: _higher(m) for m in measures})
     mlflow_text = mlflow_href = None
     if tracking:
         uri = tracking["tracking_uri"]
