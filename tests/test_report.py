@@ -180,15 +180,40 @@ def test_report_in_chromium(report: Path) -> None:
         assert "FAIL" in page.locator("#verdict .label").inner_text()
         main_table = page.locator("section#ds-main table.sortable").first
         assert main_table.is_visible()
-        # every chart is rendered with a size
-        charts = page.locator("svg.chart")
-        assert charts.count() >= 8
+        # nothing is wider than the page at 1400 px: no horizontal scrolling anywhere
+        too_wide = page.evaluate(
+            """() => Array.from(document.querySelectorAll('body *'))
+                 .filter(e => e.getClientRects().length && e.getBoundingClientRect().right > window.innerWidth + 0.5)
+                 .map(e => e.tagName + '.' + e.className)"""
+        )
+        assert too_wide == [] and page.evaluate("document.documentElement.scrollWidth") <= 1400, too_wide
+        # "what changed" leads; one compact comparison table, no mirrored matrices
+        assert page.locator("#what-changed li", has_text="big_drop is significantly worse than prod on main in").count() == 1
+        comparisons = page.locator("#ds-main-comparisons")
+        assert comparisons.is_visible() and comparisons.locator("tbody tr").count() == 4 * 5 * 3  # pairs x measures x segments
+        heads = comparisons.locator("thead th").all_inner_texts()
+        assert heads[:10] == ["segment", "measure", "b vs a", "mean a", "mean b", "b − a", "95% CI", "p (corrected)", "d_z",
+                              "W / T / L"] and heads[10] == "Tukey HSD p"  # fmt: skip
+        assert page.locator("table.pairwise").count() == 0
+        # every visible chart is rendered with a size, with axis titles
+        charts = page.locator("svg.chart:visible")
+        assert charts.count() >= 6
         for i in range(charts.count()):
             chart = charts.nth(i)
             chart.scroll_into_view_if_needed()
             box = chart.bounding_box()
-            assert chart.is_visible() and box is not None and box["width"] > 100 and box["height"] > 100, i
-        # sorting a column: ascending on first click, descending on the second
+            assert box is not None and box["width"] > 100 and box["height"] > 100, i
+        assert page.locator("svg.chart:visible text.axis-title").count() >= 2 * 6
+        # per-query charts for every measure, one measure at a time
+        select = page.locator('select.measure-select[data-section="ds-main"]')
+        assert select.locator("option").all_inner_texts() == ["AP", "P@10", "nDCG@10", "nDCG@20", "RR"]
+        first = page.locator('div.measure-charts[data-section="ds-main"][data-index="0"]')
+        third = page.locator('div.measure-charts[data-section="ds-main"][data-index="2"]')
+        assert first.is_visible() and not third.is_visible()
+        select.select_option("2")
+        assert third.is_visible() and not first.is_visible()
+        assert "nDCG@10: big_drop − prod, per query" in third.inner_text()
+        # sorting a column of the main table (measures as rows): ascending on first click, descending on the second
         header = main_table.locator("thead th").nth(1)
 
         def column() -> list[float]:
@@ -201,13 +226,15 @@ def test_report_in_chromium(report: Path) -> None:
         assert column() == sorted(column()) and len(column()) == 5
         header.click()
         assert column() == sorted(column(), reverse=True)
-        # filtering the per-query table
-        table = page.locator("#ds-main-per-query")
-        page.locator('input.filter[data-table="ds-main-per-query"]').fill("q05")
-        visible = table.locator("tbody tr:visible")
-        assert visible.count() == 1 and visible.first.locator("td").first.inner_text() == "q05"
+        # filtering the comparison table
+        page.locator('input.filter[data-table="ds-main-comparisons"]').fill("P@10")
+        visible = comparisons.locator("tbody tr:visible")
+        assert visible.count() == 4 * 3 and set(visible.locator("td:nth-child(2)").all_inner_texts()) == {"P@10"}
+        page.locator('input.filter[data-table="ds-main-comparisons"]').fill("")
+        # the per-query part is bounded: the queries that changed most, per measure and system
+        top = page.locator("#ds-main-top-changes tbody tr")
+        assert 0 < top.count() <= 10 * 5 * 4
         SCREENSHOTS.mkdir(exist_ok=True)
-        page.locator('input.filter[data-table="ds-main-per-query"]').fill("")
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=str(SCREENSHOTS / "report.png"), full_page=False)
         assert (SCREENSHOTS / "report.png").stat().st_size > 10_000
@@ -227,7 +254,7 @@ def test_hostile_names_are_text(report: Path) -> None:
         assert dialogs == []
         assert page.locator("script").count() == 1  # ours, and only ours
         assert page.locator("td", has_text=HOSTILE_SYSTEM).count() >= 1  # shown as text
-        assert page.locator("td", has_text="q\"39'<i>x</i>").count() >= 1
+        assert page.locator("td", has_text="q\"39'<i>x</i>").count() >= 1  # it sorts first among the queries that changed most
         assert page.locator("td i").count() == 0  # the query id's <i> did not become an element
         svg_text = page.locator("svg.chart text", has_text="<script>").count()
         assert svg_text >= 1  # chart labels escaped too

@@ -1,7 +1,10 @@
 """Inline SVG charts: no script, no network, readable in a screenshot.
 
 Every text that comes from the data (system names, measure names) is escaped here,
-so the returned Markup is safe to place in the page as is.
+so the returned Markup is safe to place in the page as is. Systems are drawn in the
+Okabe-Ito colour-blind-safe palette without its green and vermillion, which mean
+better and worse in every chart and table; every chart has axis titles and a legend,
+and long names are never clipped (the full name is in a tooltip when shortened).
 """
 
 from __future__ import annotations
@@ -11,15 +14,18 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from markupsafe import Markup, escape
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22")
-W, H = 640, 260
-LEFT, RIGHT, TOP, BOTTOM = 56, 150, 28, 36
+PALETTE = ("#0072B2", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#999999", "#F0E442", "#882255")
+BETTER, WORSE = "#009E73", "#D55E00"  # Okabe-Ito bluish green and vermillion: distinguishable by colour-blind readers
+W, H = 640, 280
+LEFT, RIGHT, TOP, BOTTOM = 64, 170, 28, 50
+CURVE_POINTS = 400  # a sorted curve is drawn from at most this many quantiles, whatever the number of queries
+CHAR_W = 6.6  # approximate width of one character of the 11 px chart font
 
 
-def _frame(title: str, body: list[str], aria: str) -> Markup:
+def _frame(title: str, body: list[str], aria: str, width: int = W, height: int = H) -> Markup:
     head = (
-        f'<svg class="chart" viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{escape(aria)}" '
-        f'xmlns="http://www.w3.org/2000/svg">'
+        f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-label="{escape(aria)}" xmlns="http://www.w3.org/2000/svg">'
         f'<text x="{LEFT}" y="16" class="chart-title">{escape(title)}</text>'
     )
     return Markup(head + "".join(body) + "</svg>")
@@ -31,7 +37,9 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [float(v) for v in np.linspace(lo, hi, n)]
 
 
-def _axes(lo: float, hi: float, x_labels: Sequence[tuple[float, str]]) -> tuple[list[str], Callable[[float], float]]:
+def _axes(
+    lo: float, hi: float, x_labels: Sequence[tuple[float, str]], x_title: str, y_title: str
+) -> tuple[list[str], Callable[[float], float]]:
     plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
 
     def y(v: float) -> float:
@@ -43,41 +51,60 @@ def _axes(lo: float, hi: float, x_labels: Sequence[tuple[float, str]]) -> tuple[
         parts.append(f'<text x="{LEFT - 6}" y="{y(v) + 4:.1f}" class="tick" text-anchor="end">{v:.3g}</text>')
     for x, label in x_labels:
         parts.append(f'<text x="{x:.1f}" y="{H - BOTTOM + 16}" class="tick" text-anchor="middle">{escape(label)}</text>')
+    parts.append(
+        f'<text x="{LEFT + plot_w / 2:.1f}" y="{H - 8}" class="axis-title" text-anchor="middle">{escape(x_title)}</text>'
+    )
+    middle = TOP + plot_h / 2
+    parts.append(
+        f'<text x="14" y="{middle:.1f}" class="axis-title" text-anchor="middle" '
+        f'transform="rotate(-90 14 {middle:.1f})">{escape(y_title)}</text>'
+    )
     return parts, y
 
 
-def _legend(names: Sequence[str]) -> list[str]:
+def _short(name: str, chars: int) -> str:
+    return name if len(name) <= chars else name[: chars - 1] + "…"
+
+
+def _legend(names: Sequence[str], colors: Sequence[str] = PALETTE) -> list[str]:
     parts = []
+    room = int((RIGHT - 34) / CHAR_W)
     for i, name in enumerate(names):
         y = TOP + 14 + 18 * i
-        color = PALETTE[i % len(PALETTE)]
+        color = colors[i % len(colors)]
         parts.append(f'<rect x="{W - RIGHT + 12}" y="{y - 9}" width="12" height="12" fill="{color}"/>')
-        parts.append(f'<text x="{W - RIGHT + 30}" y="{y + 1}" class="legend">{escape(name[:22])}</text>')
+        parts.append(
+            f'<text x="{W - RIGHT + 30}" y="{y + 1}" class="legend"><title>{escape(name)}</title>'
+            f"{escape(_short(name, room))}</text>"
+        )
     return parts
 
 
 def sorted_deltas(deltas: np.ndarray, title: str, label: str) -> Markup:
-    """Per-query differences against the baseline, sorted: where a system wins and loses."""
+    """Per-query differences against the baseline (positive = better), sorted: where a system wins and loses.
+
+    The curve is drawn through at most CURVE_POINTS quantiles, so the chart's size does not grow with the queries.
+    """
     values = np.sort(np.asarray(deltas, dtype=np.float64))
     n = values.size
     bound = float(max(abs(values.min()), abs(values.max()), 1e-9)) if n else 1.0
-    parts, y = _axes(-bound, bound, [(LEFT, "worst"), (W - RIGHT, "best")])
+    parts, y = _axes(-bound, bound, [(LEFT, "worst"), (W - RIGHT, "best")], f"{n:,} queries, sorted by difference", "difference")
     plot_w = W - LEFT - RIGHT
     zero = y(0.0)
     if n:
-        xs = LEFT + plot_w * (np.arange(n) + 0.5) / n
-        for cls, part in (("delta-loss", np.minimum(values, 0.0)), ("delta-win", np.maximum(values, 0.0))):
+        at = np.linspace(0, n - 1, min(n, CURVE_POINTS))
+        sampled = values[np.round(at).astype(np.int64)]
+        xs = LEFT + plot_w * (at + 0.5) / n
+        for cls, part in (("delta-loss", np.minimum(sampled, 0.0)), ("delta-win", np.maximum(sampled, 0.0))):
             points = " ".join(f"{x:.1f},{y(float(v)):.1f}" for x, v in zip(xs, part, strict=True))
             parts.append(f'<polygon points="{LEFT:.1f},{zero:.1f} {points} {LEFT + plot_w:.1f},{zero:.1f}" class="{cls}"/>')
     parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{zero:.1f}" y2="{zero:.1f}" class="zero"/>')
     wins, losses = int((values > 0).sum()), int((values < 0).sum())
-    parts.append(f'<text x="{W - RIGHT + 12}" y="{TOP + 14}" class="legend">{wins} better</text>')
-    parts.append(f'<text x="{W - RIGHT + 12}" y="{TOP + 32}" class="legend">{losses} worse</text>')
-    parts.append(f'<text x="{W - RIGHT + 12}" y="{TOP + 50}" class="legend">{n - wins - losses} equal</text>')
+    parts.extend(_legend([f"{wins:,} better", f"{losses:,} worse", f"{n - wins - losses:,} equal"], (BETTER, WORSE, "#c7cdd6")))
     return _frame(title, parts, f"{label}: {n} per-query differences, sorted")
 
 
-def cutoff_curves(series: dict[str, list[tuple[int, float]]], title: str) -> Markup:
+def cutoff_curves(series: dict[str, list[tuple[int, float]]], title: str, measure: str = "value") -> Markup:
     """A measure against its cutoff (nDCG@k, P@k, R@k), one line per system."""
     cutoffs = sorted({k for points in series.values() for k, _ in points})
     values = [v for points in series.values() for _, v in points]
@@ -90,7 +117,7 @@ def cutoff_curves(series: dict[str, list[tuple[int, float]]], title: str) -> Mar
         i = cutoffs.index(k)
         return LEFT + plot_w * (i + 0.5) / max(1, len(cutoffs))
 
-    parts, y = _axes(lo, hi, [(x(k), f"@{k}") for k in cutoffs])
+    parts, y = _axes(lo, hi, [(x(k), f"@{k}") for k in cutoffs], "cutoff k", measure)
     for i, points in enumerate(series.values()):
         color = PALETTE[i % len(PALETTE)]
         coords = " ".join(f"{x(k):.1f},{y(v):.1f}" for k, v in sorted(points))
@@ -101,8 +128,9 @@ def cutoff_curves(series: dict[str, list[tuple[int, float]]], title: str) -> Mar
 
 
 def distributions(values: dict[str, np.ndarray], title: str, bins: int = 20) -> Markup:
-    """Per-query score histograms, one step line per system."""
+    """Per-query value histograms, one step line per system."""
     every = np.concatenate([np.asarray(v, dtype=np.float64) for v in values.values()]) if values else np.zeros(1)
+    every = every if every.size else np.zeros(1)
     lo, hi = float(every.min()), float(every.max())
     if hi <= lo:
         hi = lo + 1.0
@@ -111,7 +139,7 @@ def distributions(values: dict[str, np.ndarray], title: str, bins: int = 20) -> 
     top = max((float(c.max()) for c in counts.values()), default=1.0) or 1.0
     plot_w = W - LEFT - RIGHT
     labels = [(LEFT, f"{lo:.2g}"), (LEFT + plot_w, f"{hi:.2g}")]
-    parts, y = _axes(0.0, top * 1.1, labels)
+    parts, y = _axes(0.0, top * 1.1, labels, "per-query value", "share of queries")
     for i, (_name, share) in enumerate(counts.items()):
         color = PALETTE[i % len(PALETTE)]
         coords = []
@@ -120,29 +148,34 @@ def distributions(values: dict[str, np.ndarray], title: str, bins: int = 20) -> 
             coords += [f"{x0:.1f},{y(float(c)):.1f}", f"{x1:.1f},{y(float(c)):.1f}"]
         parts.append(f'<polyline points="{" ".join(coords)}" fill="none" stroke="{color}" stroke-width="2" opacity="0.85"/>')
     parts.extend(_legend(list(counts)))
-    return _frame(title, parts, f"{title}: share of queries per score bin")
+    return _frame(title, parts, f"{title}: share of queries per value bin")
 
 
 def win_tie_loss(rows: list[tuple[str, int, int, int]], title: str) -> Markup:
-    """Stacked bars: queries where each system beats, ties or loses to the baseline."""
-    height = max(H, TOP + BOTTOM + 22 * len(rows))
-    plot_w = W - LEFT - RIGHT - 60
+    """Stacked bars: queries where each system beats, ties or loses to the baseline; the label column fits its longest label."""
+    label_w = int(min(max((len(r[0]) for r in rows), default=10), 60) * CHAR_W) + 12
+    left = 12 + label_w
+    plot_w = 360
+    width = left + plot_w + 110
+    height = TOP + 30 + 22 * len(rows)
     parts = []
     for i, (label, wins, ties, losses) in enumerate(rows):
         total = max(1, wins + ties + losses)
-        y = TOP + 22 * i
-        x = float(LEFT + 120)
+        y = TOP + 8 + 22 * i
+        x = float(left)
         for value, cls in ((wins, "win"), (ties, "tie"), (losses, "loss")):
-            width = plot_w * value / total
+            w = plot_w * value / total
             parts.append(
-                f'<rect x="{x:.1f}" y="{y}" width="{width:.1f}" height="16" class="{cls}"><title>{value} {cls}</title></rect>'
+                f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="16" class="{cls}"><title>{value} {cls}</title></rect>'
             )
-            x += width
-        parts.append(f'<text x="{LEFT + 114}" y="{y + 12}" class="tick" text-anchor="end">{escape(label[:34])}</text>')
-        parts.append(f'<text x="{LEFT + 126 + plot_w}" y="{y + 12}" class="tick">{wins}/{ties}/{losses}</text>')
-    svg = _frame(title, parts, f"{title}: wins, ties and losses per system and measure")
-    return Markup(
-        str(svg)
-        .replace(f'viewBox="0 0 {W} {H}"', f'viewBox="0 0 {W} {height}"')
-        .replace(f'height="{H}"', f'height="{height}"', 1)
-    )
+            x += w
+        parts.append(
+            f'<text x="{left - 6}" y="{y + 12}" class="tick" text-anchor="end"><title>{escape(label)}</title>'
+            f"{escape(_short(label, 60))}</text>"
+        )
+        parts.append(f'<text x="{left + plot_w + 6}" y="{y + 12}" class="tick">{wins}/{ties}/{losses}</text>')
+    key_y = height - 10
+    for j, (name, cls) in enumerate((("better", "win"), ("tie", "tie"), ("worse", "loss"))):
+        parts.append(f'<rect x="{left + 90 * j}" y="{key_y - 10}" width="12" height="12" class="{cls}"/>')
+        parts.append(f'<text x="{left + 90 * j + 16}" y="{key_y}" class="legend">{name}</text>')
+    return _frame(title, parts, f"{title}: wins, ties and losses per system and measure", width, height)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from markupsafe import Markup
 
 from harness.measures.parse import labeller, parse_measure
@@ -17,8 +18,7 @@ from harness.release import Verdict
 from harness.report import charts
 from harness.report.format import format_ci, format_delta, format_p, format_value
 
-MAX_DELTA_CHART_MEASURES = 3  # per-query difference charts for the first measures only
-PER_QUERY_MEASURES = 3
+TOP_QUERIES = 10  # per measure and system: the queries that changed most against the baseline (the rest: per_query.parquet)
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,11 @@ class Table:
 
 
 @dataclass(frozen=True)
-class Pairwise:
-    measure: str
-    systems: list[str]
-    cells: list[list[Cell]]
+class MeasureCharts:
+    """Every per-query chart of one measure: shown one measure at a time, chosen from a list."""
+
+    label: str
+    charts: list[Markup]
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,15 @@ class DatasetSection:
     anchor: str
     baseline: str | None
     main_table: Table
-    pairwise: list[Pairwise]
-    delta_charts: list[Markup]
+    comparison_table: Table | None
+    measure_charts: list[MeasureCharts]
     cutoff_charts: list[Markup]
-    distribution_charts: list[Markup]
     wtl_chart: Markup | None
     segments: list[tuple[str, Table]]
     diagnostics: Table
-    per_query: Table
+    top_changes: Table | None
     anova: Table | None
+    conventions: list[tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,6 @@ class ReportModel:
     verdict: Verdict | None
     legend: str
     datasets: list[DatasetSection]
-    conventions: list[tuple[str, str]]
     settings: list[tuple[str, str]]
     inputs: list[tuple[str, str, str, str]]
     versions: list[tuple[str, str]]
@@ -82,6 +82,7 @@ class ReportModel:
     finished: str
     warnings: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
+    top_queries: int = TOP_QUERIES
 
 
 def what_changed(comparisons: Any, diagnostics: Any, baseline: str | None, label: Any) -> list[str]:
@@ -183,19 +184,16 @@ def _main_table(
     baseline: str | None,
     label: Any,
 ) -> Table:
+    """One row per measure, one column per system: as long as needed, never wider than the page."""
     rows_df = summary[(summary["dataset"] == dataset) & (summary["segment"] == segment)]
     values = {(r.system, r.measure): r for r in rows_df.itertuples()}
     marks = _significance(comparisons, dataset, segment, baseline)
-    best: dict[str, float] = {}
+    table_rows = []
     for m in measures:
         column = [float(values[(s, m)].value) for s in systems if (s, m) in values]
-        if column:
-            best[m] = max(column) if _higher(m) else min(column)
-    table_rows = []
-    for s in systems:
-        name = s + (" (baseline)" if s == baseline else "")
-        row = [Cell(name, s, "system")]
-        for m in measures:
+        best = (max(column) if _higher(m) else min(column)) if column else None
+        row = [Cell(label(m), label(m), "measure")]
+        for s in systems:
             r = values.get((s, m))
             if r is None:
                 row.append(Cell("–", ""))
@@ -204,7 +202,7 @@ def _main_table(
             classes = " ".join(
                 c
                 for c in (
-                    "best" if len(systems) > 1 and float(r.value) == best.get(m) else "",
+                    "best" if len(systems) > 1 and float(r.value) == best else "",
                     {"▲": "sig-up", "▼": "sig-down"}.get(mark, ""),
                 )
                 if c
@@ -212,44 +210,45 @@ def _main_table(
             text = format_value(float(r.value), integer=_integer(m)) + (f" {mark}" if mark else "")
             row.append(Cell(text, _num(float(r.value)), classes, format_ci(r.ci_low, r.ci_high), tip))
         table_rows.append(row)
-    return Table([("system", "text")] + [(label(m), "num") for m in measures], table_rows)
+    heads = [(s + (" (baseline)" if s == baseline else ""), "num") for s in systems]
+    return Table([("measure", "text"), *heads], table_rows)
 
 
-def _pairwise(comparisons: Any, dataset: str, systems: list[str], measures: list[str], label: Any) -> list[Pairwise]:
-    if comparisons is None:
-        return []
-    rows = comparisons[(comparisons["dataset"] == dataset) & (comparisons["segment"] == "all")]
-    out = []
-    for m in measures:
-        mine = rows[rows["measure"] == m]
-        if mine.empty:
-            continue
-        lookup = {(r.system_a, r.system_b): r for r in mine.itertuples()}
-        cells = []
-        for a in systems:
-            line = []
-            for b in systems:
-                r, sign = lookup.get((b, a)), 1.0
-                if r is None:
-                    r, sign = lookup.get((a, b)), -1.0
-                if a == b or r is None:
-                    line.append(Cell("·" if a == b else "–", "", "diag" if a == b else ""))
-                    continue
-                delta = sign * r.delta  # row minus column
-                better = (delta > 0) == bool(r.higher_is_better)
-                classes = ("sig-up" if better else "sig-down") if r.significant and delta != 0 else ""
-                line.append(
-                    Cell(
-                        format_delta(delta),
-                        _num(delta),
-                        classes,
-                        format_p(r.p_adj),
-                        f"{a} − {b}: corrected p {format_p(r.p_adj)}",
-                    )
-                )
-            cells.append(line)
-        out.append(Pairwise(label(m), systems, cells))
-    return out
+def _comparison_table(comparisons: Any, dataset: str, label: Any, anchor: str) -> Table | None:
+    """Every tested pair x measure x segment in one sortable, filterable table (replaces mirrored matrices)."""
+    if comparisons is None or not len(comparisons):
+        return None
+    mine = comparisons[comparisons["dataset"] == dataset]
+    if mine.empty:
+        return None
+    has_tukey = "p_tukey_hsd" in mine and bool(mine["p_tukey_hsd"].notna().any())
+    columns = [("segment", "text"), ("measure", "text"), ("b vs a", "text"), ("mean a", "num"), ("mean b", "num"),
+               ("b − a", "num"), ("95% CI", "num"), ("p (corrected)", "num"), ("d_z", "num"), ("W / T / L", "num")]  # fmt: skip
+    if has_tukey:
+        columns.append(("Tukey HSD p", "num"))
+    rows = []
+    for r in mine.itertuples():
+        better = (r.delta > 0) == bool(r.higher_is_better)
+        classes = ("sig-up" if better else "sig-down") if r.significant and r.delta != 0 else ""
+        flags = [f for f, on in (("few queries", r.few_queries), ("cannot reach significance", r.resolution_limited)) if on]
+        p_text = format_p(r.p_adj) + (" ▲" if classes == "sig-up" else " ▼" if classes == "sig-down" else "")
+        row = [
+            Cell(str(r.segment), str(r.segment)),
+            Cell(label(r.measure), label(r.measure)),
+            Cell(f"{r.system_b} vs {r.system_a}", f"{r.system_b} vs {r.system_a}", note=", ".join(flags)),
+            Cell(format_value(r.mean_a, integer=_integer(r.measure)), _num(r.mean_a)),
+            Cell(format_value(r.mean_b, integer=_integer(r.measure)), _num(r.mean_b)),
+            Cell(format_delta(r.delta), _num(r.delta), classes),
+            Cell(format_ci(r.ci_low_t, r.ci_high_t), _num(r.ci_low_t), title="t interval; bootstrap-t: "
+                 + format_ci(r.ci_low_bootstrap, r.ci_high_bootstrap)),
+            Cell(p_text, _num(r.p_adj), classes, title=f"{r.primary_test}, {r.correction}-corrected ({r.family})"),
+            Cell(format_value(r.effect_size, digits=2), _num(r.effect_size)),
+            Cell(f"{r.wins} / {r.ties} / {r.losses}", _num(float(r.wins))),
+        ]  # fmt: skip
+        if has_tukey:
+            row.append(Cell(format_p(r.p_tukey_hsd), _num(r.p_tukey_hsd), title=f"over {r.n_queries_tukey} shared queries"))
+        rows.append(row)
+    return Table(columns, rows, id=f"{anchor}-comparisons")
 
 
 def _families(measures: list[str]) -> dict[str, list[tuple[int, str]]]:
@@ -263,19 +262,80 @@ def _families(measures: list[str]) -> dict[str, list[tuple[int, str]]]:
     return {k: v for k, v in families.items() if len(v) >= 2}
 
 
-def _per_query_table(per_query: Any, dataset: str, systems: list[str], measures: list[str], anchor: str) -> Table:
-    mine = per_query[(per_query["dataset"] == dataset) & (per_query["measure"].isin(measures))]
-    wide = mine.pivot_table(index=["query_id", "segment"], columns=["measure", "system"], values="value", sort=False)
-    columns = [("query", "text"), ("segment", "text")] + [(f"{m} · {s}", "num") for m in measures for s in systems]
+def _wide(per_query: Any, measure: str) -> Any:
+    """(query_id, segment) x system values of one measure."""
+    mine = per_query[per_query["measure"] == measure]
+    return mine.pivot_table(index=["query_id", "segment"], columns="system", values="value", sort=False)
+
+
+def _top_changes(per_query: Any, systems: list[str], baseline: str, measures: list[str], label: Any, anchor: str) -> Table:
+    """The queries that changed most against the baseline, per measure and system (bounded: TOP_QUERIES each)."""
+    columns = [("measure", "text"), ("system", "text"), ("query", "text"), ("segment", "text"),
+               (f"{baseline}", "num"), ("system value", "num"), ("difference", "num")]  # fmt: skip
     rows = []
-    for (qid, segment), values in wide.iterrows():
-        row = [Cell(str(qid), str(qid)), Cell(str(segment), str(segment))]
-        for m in measures:
+    for m in measures:
+        wide = _wide(per_query, m)
+        if baseline not in wide:
+            continue
+        for s in systems:
+            if s == baseline or s not in wide:
+                continue
+            delta = (wide[s] - wide[baseline]).dropna()
+            order = np.argsort(-np.abs(delta.to_numpy()), kind="stable")[:TOP_QUERIES]
+            for i in order.tolist():
+                qid, segment = delta.index[i]
+                b, v, d = float(wide[baseline].loc[(qid, segment)]), float(wide[s].loc[(qid, segment)]), float(delta.iloc[i])
+                better = (d > 0) == _higher(m)
+                rows.append([
+                    Cell(label(m), label(m)), Cell(s, s), Cell(str(qid), str(qid)), Cell(str(segment), str(segment)),
+                    Cell(format_value(b, integer=_integer(m)), _num(b)), Cell(format_value(v, integer=_integer(m)), _num(v)),
+                    Cell(format_delta(d), _num(d), ("sig-up" if better else "sig-down") if d else ""),
+                ])  # fmt: skip
+    return Table(columns, rows, id=f"{anchor}-top-changes")
+
+
+def _measure_charts(
+    per_query: Any, systems: list[str], baseline: str | None, measures: list[str], label: Any
+) -> list[MeasureCharts]:
+    """For every measure: each system's sorted per-query differences against the baseline, and the score distributions."""
+    out = []
+    for m in measures:
+        wide = _wide(per_query, m)
+        charts_of_m = []
+        if baseline in wide:
             for s in systems:
-                v = values.get((m, s), float("nan"))
-                row.append(Cell(format_value(float(v), integer=_integer(m)), _num(float(v))))
+                if s == baseline or s not in wide:
+                    continue
+                d = (wide[s] - wide[baseline]).dropna().to_numpy() * (1.0 if _higher(m) else -1.0)
+                charts_of_m.append(charts.sorted_deltas(d, f"{label(m)}: {s} − {baseline}, per query", f"{s} against {baseline}"))
+        present = [s for s in systems if s in wide]
+        charts_of_m.append(
+            charts.distributions({s: wide[s].dropna().to_numpy() for s in present}, f"{label(m)}: per-query values")
+        )
+        out.append(MeasureCharts(label(m), charts_of_m))
+    return out
+
+
+def _diagnostics_table(diagnostics: Any, dataset: str, systems: list[str]) -> Table:
+    """One row per diagnostic, one column per system."""
+    if diagnostics is None:
+        return Table([], [])
+    mine = diagnostics[diagnostics["dataset"] == dataset].set_index("system")
+    present = [s for s in systems if s in mine.index]
+    rows = []
+    for name in [c for c in mine.columns if c != "dataset"]:
+        row = [Cell(name.replace("_", " "), name)]
+        for s in present:
+            v = mine.loc[s, name]
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                row.append(Cell("–", ""))
+            elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+                integer = float(v).is_integer() and "fraction" not in name
+                row.append(Cell(format_value(float(v), integer=integer), _num(float(v))))
+            else:
+                row.append(Cell(str(v), str(v)))
         rows.append(row)
-    return Table(columns, rows, id=f"{anchor}-per-query")
+    return Table([("diagnostic", "text"), *[(s, "num") for s in present]], rows)
 
 
 def _simple_table(frame: Any, id: str = "") -> Table:
@@ -315,6 +375,7 @@ def build_model(folder: str | Path) -> ReportModel:
         f"geometric means (tests on log values)."
     )
     sections = []
+    conventions = [(k, str(v)) for k, v in config["conventions"].items() if k != "relevance_level"]
     for dataset in dict.fromkeys(summary["dataset"]):
         present = set(summary[summary["dataset"] == dataset]["system"])
         systems = [s for s in order if s in present]
@@ -325,25 +386,11 @@ def build_model(folder: str | Path) -> ReportModel:
             (seg, _main_table(summary, comparisons, dataset, seg, systems, measures, baseline, label)) for seg in segment_names
         ]
         mine = per_query[per_query["dataset"] == dataset]
-        delta_charts, wtl_rows = [], []
-        if baseline in systems:
-            base = mine[mine["system"] == baseline].set_index(["measure", "query_id"])["value"]
-            for s in systems:
-                if s == baseline:
-                    continue
-                other = mine[mine["system"] == s].set_index(["measure", "query_id"])["value"]
-                for m in measures[:MAX_DELTA_CHART_MEASURES]:
-                    d = (other.loc[m] - base.loc[m]).dropna().to_numpy()
-                    if not _higher(m):
-                        d = -d
-                    delta_charts.append(
-                        charts.sorted_deltas(
-                            d, f"{label(m)}: {s} − {baseline}, per query", f"{s} against {baseline} on {label(m)}"
-                        )
-                    )
-                for m in measures:
-                    d = (other.loc[m] - base.loc[m]).dropna().to_numpy() * (1 if _higher(m) else -1)
-                    wtl_rows.append((f"{s} · {label(m)}", int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())))
+        wtl_rows = []
+        if comparisons is not None and baseline in systems:
+            for r in comparisons[(comparisons["dataset"] == dataset) & (comparisons["segment"] == "all")
+                                 & (comparisons["system_a"] == baseline)].itertuples():  # fmt: skip
+                wtl_rows.append((f"{r.system_b} · {label(r.measure)}", int(r.wins), int(r.ties), int(r.losses)))
         table = summary[(summary["dataset"] == dataset) & (summary["segment"] == "all")]
         cutoff_charts = []
         for family, members in _families(measures).items():
@@ -351,27 +398,21 @@ def build_model(folder: str | Path) -> ReportModel:
             for s in systems:
                 rows = table[table["system"] == s].set_index("measure")["value"]
                 series[s] = [(k, float(rows[m])) for k, m in sorted(members) if m in rows.index]
-            cutoff_charts.append(charts.cutoff_curves(series, f"{label(family)} against the cutoff"))
-        distribution_charts = [
-            charts.distributions(
-                {s: mine[(mine["system"] == s) & (mine["measure"] == m)]["value"].to_numpy() for s in systems},
-                f"{label(m)}: per-query scores",
-            )
-            for m in measures[:2]
-        ]
-        diag = diagnostics[diagnostics["dataset"] == dataset].drop(columns=["dataset"]) if diagnostics is not None else None
+            cutoff_charts.append(charts.cutoff_curves(series, f"{label(family)} against the cutoff", label(family)))
         anova_table = None
         if anova is not None and len(anova[anova["dataset"] == dataset]):
             a = anova[(anova["dataset"] == dataset) & (anova["segment"] == "all")][["measure", "systems", "n_queries", "F", "p"]]
-            anova_table = _simple_table(a)
+            anova_table = _simple_table(a.assign(measure=a["measure"].map(label)))
+        level = next((d.get("relevance_level") for d in config["datasets"] if d["name"] == dataset), None)
         sections.append(
             DatasetSection(
                 name=dataset, anchor=anchor, baseline=baseline if baseline in systems else None, main_table=main,
-                pairwise=_pairwise(comparisons, dataset, systems, measures, label), delta_charts=delta_charts,
-                cutoff_charts=cutoff_charts, distribution_charts=distribution_charts,
+                comparison_table=_comparison_table(comparisons, dataset, label, anchor),
+                measure_charts=_measure_charts(mine, systems, baseline, measures, label), cutoff_charts=cutoff_charts,
                 wtl_chart=charts.win_tie_loss(wtl_rows, f"Queries won / tied / lost against {baseline}") if wtl_rows else None,
-                segments=segments, diagnostics=_simple_table(diag) if diag is not None else Table([], []),
-                per_query=_per_query_table(per_query, dataset, systems, measures[:PER_QUERY_MEASURES], anchor), anova=anova_table,
+                segments=segments, diagnostics=_diagnostics_table(diagnostics, dataset, systems),
+                top_changes=_top_changes(mine, systems, baseline, measures, label, anchor) if baseline in systems else None,
+                anova=anova_table, conventions=[("relevance_level", str(level)), *conventions],
             )
         )  # fmt: skip
     verdict = None
@@ -412,7 +453,7 @@ def build_model(folder: str | Path) -> ReportModel:
         description=config.get("description") or "",
         started=provenance["started"], harness_version=provenance["versions"]["harness"], config_hash=provenance["config_hash"],
         mlflow_text=mlflow_text, mlflow_href=mlflow_href, verdict=verdict, legend=legend, datasets=sections,
-        conventions=[(k, str(v)) for k, v in config["conventions"].items()], settings=settings,
+        settings=settings,
         inputs=[(i["role"], i["path"], i["sha256"], str(i["bytes"])) for i in provenance["inputs"]],
         versions=[(k, str(v)) for k, v in provenance["versions"].items()], command=" ".join(provenance["command"]),
         finished=provenance["finished"], warnings=warnings,
