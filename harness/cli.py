@@ -223,6 +223,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     "tracking": "disabled" if not experiment.tracking.enabled else ("failed" if outcome.tracking_error else "ok"),
                     "tracking_uri": outcome.tracking_uri,
                     "mlflow_run_id": outcome.mlflow_run_id,
+                    "mlflow_url": outcome.mlflow_url,
                     "tracking_error": outcome.tracking_error,
                     "report": None if outcome.report is None else str(outcome.report),
                     "report_status": "disabled"
@@ -240,6 +241,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"report:  {outcome.report}\n")
         if outcome.mlflow_run_id is not None:
             out.write(f"mlflow:  run {outcome.mlflow_run_id} at {outcome.tracking_uri}\n")
+        if outcome.mlflow_url is not None:
+            out.write(f"mlflow:  {outcome.mlflow_url}\n")
         if outcome.gate_line is not None:
             out.write(f"{outcome.gate_line}\n")
     return code
@@ -288,6 +291,8 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     else:
         out.write(f"mlflow: run {tracked.run_id} at {tracked.tracking_uri}\n")
+        if tracked.url is not None:
+            out.write(f"mlflow: {tracked.url}\n")
     return EXIT_OK
 
 

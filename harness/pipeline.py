@@ -52,6 +52,7 @@ class Outcome:
     report: Path | None = None
     tracking_uri: str | None = None
     mlflow_run_id: str | None = None
+    mlflow_url: str | None = None
     gate: str = "none"  # pass | fail | none
     warnings: list[str] = field(default_factory=list)
     tracking_error: str | None = None
@@ -323,7 +324,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         progress("logging to MLflow")
         try:
             tracked = track_results(results_dir)
-            outcome.tracking_uri, outcome.mlflow_run_id = tracked.tracking_uri, tracked.run_id
+            outcome.tracking_uri, outcome.mlflow_run_id, outcome.mlflow_url = tracked.tracking_uri, tracked.run_id, tracked.url
         except TrackingError as exc:
             outcome.tracking_error = str(exc)
     if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run

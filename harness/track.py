@@ -8,13 +8,18 @@ are the same code and log the same things:
 * one parent run per results folder, one nested child run per dataset x system;
 * params (parent): measures, cutoffs, gain schemes, profile, every convention,
   baseline, test settings and seeds; (children) dataset, system;
-* metrics (children): every measure's aggregate under ``Measure.mlflow_key()``,
-  and per segment as ``<key>.<segment>``;
+* params: each dataset's relevance level (``dataset.<name>.relevance_level``), as evaluated;
+* metrics (children): every measure's aggregate under ``metric_key`` (a named gain
+  scheme reads ``ndcg_graded_at_10``), and per segment as ``<key>.<segment>``;
+* metrics (parent), with a release gate: ``release_gate_passed`` and, per guard,
+  ``guard.<key>.<dataset>[.<segment>].delta`` / ``.p_adj`` / ``.passed``;
 * tags: system, dataset, harness version, config hash, git commit of the config's
-  folder when it is a git repository;
-* artifacts: the resolved config, provenance, per-query, summary, diagnostics and
-  comparison tables (the per-query and comparison tables also as MLflow tables, to
-  browse in the UI), and the HTML report and Markdown summary when present.
+  folder when it is a git repository; the verdict (``release.verdict``); the
+  experiment's and systems' descriptions as the run's note;
+* inputs: every qrels, run and segments file as an MLflow dataset, its sha256 the digest;
+* artifacts: the resolved config, provenance, gate.json, summary, diagnostics and
+  comparison tables, each child's per-query table as Parquet, and the HTML report and
+  Markdown summary (logged after they are rendered).
 
 The default store needs no server: ``sqlite:///<output>/mlflow.db`` with artifacts
 in ``<output>/mlartifacts``. ``tracking.uri`` in the config, or MLflow's own
@@ -29,6 +34,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +62,7 @@ class Tracked:
     experiment_id: str
     run_id: str
     child_runs: dict[str, str]
+    url: str | None = None  # the run's page, for a server
 
 
 def default_uri(output_root: Path) -> str:
@@ -106,7 +113,10 @@ def _params(config: dict[str, Any]) -> dict[str, str]:
         "systems": ",".join(s["name"] for s in config["systems"]),
     }
     params.update(_flatten("gains", config.get("gain_schemes", {})))
-    params.update(_flatten("conventions", config.get("conventions", {})))
+    conventions = {k: v for k, v in config.get("conventions", {}).items() if k != "relevance_level"}
+    params.update(_flatten("conventions", conventions))
+    for d in config["datasets"]:  # evaluated per dataset: the experiment-wide value would mislead
+        params[f"dataset.{d['name']}.relevance_level"] = str(d.get("relevance_level"))
     params.update(_flatten("stats", config.get("stats", {})))
     return {k: v if len(v) <= 6000 else v[:5980] + " ...(truncated)" for k, v in params.items()}
 
@@ -145,8 +155,35 @@ def track_results(results_dir: str | Path, uri: str | None = None, experiment: s
         ) from None
 
 
-def _log_verdict(client: Any, run_id: str, folder: Path) -> None:
-    """The release verdict on the parent run: tags to filter by, a metric to chart."""
+def metric_key(measure: str, gain_schemes: dict[str, str]) -> str:
+    """The MLflow metric key of a measure; a named gain scheme gives a readable key.
+
+    >>> metric_key("nDCG(gains={1:0,2:3})@10", {"graded": "gains={1:0,2:3}"})
+    'ndcg_graded_at_10'
+    >>> metric_key("P(rel=2)@5", {})
+    'p_rel_2_at_5'
+    """
+    from harness.measures.parse import parse_measure
+
+    parsed = parse_measure(measure)
+    for name, text in gain_schemes.items():
+        if text and text != "linear" and f"({text})" in measure:
+            plain = parse_measure(measure.replace(f"({text})", ""))
+            key = plain.mlflow_key()
+            scheme = re.sub(r"[^a-z0-9_\-]", "_", name.lower())
+            return key.replace("_at_", f"_{scheme}_at_", 1) if plain.cutoff is not None else f"{key}_{scheme}"
+    return parsed.mlflow_key()
+
+
+def _description(config: dict[str, Any]) -> str:
+    """The experiment's and the systems' descriptions, as the parent run's note."""
+    lines = [config.get("description") or ""]
+    lines += [f"- {s['name']}: {s['description']}" for s in config["systems"] if s.get("description")]
+    return "\n".join(line for line in lines if line)
+
+
+def _log_verdict(client: Any, run_id: str, folder: Path, keys: dict[str, str]) -> None:
+    """The release verdict on the parent run: tags to filter by, metrics to chart (the verdict, each guard's difference and p)."""
     if not (folder / "gate.json").exists():
         return
     from mlflow.entities import Metric, RunTag
@@ -156,7 +193,43 @@ def _log_verdict(client: Any, run_id: str, folder: Path) -> None:
     tags = [RunTag("release.verdict", gate["verdict"]), RunTag("release.candidate", gate["candidate"]),
             RunTag("release.production", gate["production"]), RunTag("release.line", gate["line"][:5000])]  # fmt: skip
     metrics = [Metric("release_gate_passed", 1.0 if gate["verdict"] == "PASS" else 0.0, now, 0)]
+    for guard in gate["guards"]:
+        if not guard.get("measure") or not guard.get("dataset"):
+            continue
+        where = ".".join(segment_key(x) for x in (guard["dataset"], guard["segment"]) if x and x != "all")
+        base = f"guard.{keys.get(guard['measure'], guard['measure'])}.{where}"
+        metrics.append(Metric(f"{base}.passed", 1.0 if guard["passed"] else 0.0, now, 0))
+        for field in ("delta", "p_adj"):
+            if guard.get(field) is not None and guard[field] == guard[field]:
+                metrics.append(Metric(f"{base}.{field}", float(guard[field]), now, 0))
     client.log_batch(run_id, metrics=metrics, tags=tags)
+
+
+def _log_inputs(client: Any, run_id: str, provenance: dict[str, Any]) -> None:
+    """Every input file as an MLflow dataset, with its sha256 as the digest."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    inputs = [
+        DatasetInput(
+            Dataset(name=i["role"], digest=i["sha256"][:36], source_type="local", source=json.dumps({"uri": i["path"]})),
+            tags=[InputTag("mlflow.data.context", i["role"].split(":")[0]), InputTag("sha256", i["sha256"])],
+        )
+        for i in provenance["inputs"]
+        if i["role"] != "config"
+    ]
+    if inputs:
+        client.log_inputs(run_id, datasets=inputs)
+
+
+def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str | None:
+    """The run's page in the MLflow UI, for a server URI.
+
+    >>> run_url("http://127.0.0.1:5000/", "1", "abc")
+    'http://127.0.0.1:5000/#/experiments/1/runs/abc'
+    """
+    if tracking_uri.startswith(("http://", "https://")):
+        return f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+    return None
 
 
 def log_report(results_dir: str | Path) -> None:
@@ -192,8 +265,6 @@ def _log(
     from mlflow import MlflowClient
     from mlflow.entities import Metric, Param
 
-    from harness.measures.parse import parse_measure
-
     client = MlflowClient(tracking_uri=tracking_uri)
     found = client.get_experiment_by_name(experiment_name)
     if found is None:
@@ -219,7 +290,7 @@ def _log(
         params = [Param(k, v) for k, v in _params(config).items()]
         for start in range(0, len(params), 100):
             client.log_batch(parent_id, params=params[start : start + 100])
-        keys = {m: parse_measure(m).mlflow_key() for m in summary["measure"].unique()}
+        keys = {m: metric_key(m, config.get("gain_schemes") or {}) for m in summary["measure"].unique()}
         now = int(time.time() * 1000)
         descriptions = {s["name"]: s.get("description", "") for s in config["systems"]}
         for (dataset, system), rows in summary.groupby(["dataset", "system"], sort=False):
@@ -247,7 +318,10 @@ def _log(
                 )
             mine = per_query[(per_query["dataset"] == dataset) & (per_query["system"] == system)]
             wide = mine.pivot_table(index=["query_id", "segment"], columns="measure", values="value", sort=False).reset_index()
-            client.log_table(child_id, wide, artifact_file="per_query.json")
+            with tempfile.TemporaryDirectory() as scratch:  # Parquet, not an MLflow JSON table: the UI stays responsive
+                path = Path(scratch) / "per_query.parquet"
+                wide.to_parquet(path, index=False)
+                client.log_artifact(child_id, str(path))
             client.set_terminated(child_id, "FINISHED")
         for name in ARTIFACT_FILES:
             if (folder / name).exists():
@@ -257,14 +331,18 @@ def _log(
 
             client.log_table(parent_id, pd.read_parquet(folder / "comparisons.parquet"), artifact_file="comparisons.json")
         client.log_table(parent_id, summary, artifact_file="summary.json")
-        _log_verdict(client, parent_id, folder)
+        _log_verdict(client, parent_id, folder, keys)
+        _log_inputs(client, parent_id, provenance)
+        note = _description(config)
+        if note:
+            client.set_tag(parent_id, "mlflow.note.content", note)
         client.set_terminated(parent_id, "FINISHED")
     except BaseException:
         for run_id in [*children.values(), parent_id]:
             with contextlib.suppress(Exception):
                 client.set_terminated(run_id, "FAILED")
         raise
-    tracked = Tracked(tracking_uri, experiment_id, parent_id, children)
+    tracked = Tracked(tracking_uri, experiment_id, parent_id, children, run_url(tracking_uri, experiment_id, parent_id))
     atomic_write(
         folder / "tracking.json",
         json.dumps(

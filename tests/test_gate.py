@@ -101,12 +101,23 @@ def test_exit_code_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, g
 def test_verdict_is_on_the_parent_run(tmp_path: Path) -> None:
     from mlflow import MlflowClient
 
-    code, outcome, err = _run(_config(tmp_path, 0.0, "{enabled: true}", "on"))
+    config = _config(tmp_path, 0.0, "{enabled: true}", "on")
+    config.write_text(
+        config.read_text().replace(
+            "measures: [nDCG@10, AP]", "measures: [nDCG@10, AP]\ngains: {linear: linear, graded: {1: 1, 2: 3}}"
+        )
+    )
+    code, outcome, err = _run(config)
     assert code == 3, err
     client = MlflowClient(tracking_uri=str(outcome["tracking_uri"]))
     run = client.get_run(str(outcome["mlflow_run_id"]))
     assert run.data.tags["release.verdict"] == "FAIL" and run.data.tags["release.candidate"] == "b"
     assert run.data.metrics["release_gate_passed"] == 0.0
+    guard = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())["guards"][0]
+    assert run.data.metrics["guard.ndcg_at_10.d.delta"] == pytest.approx(guard["delta"], abs=0)
+    assert run.data.metrics["guard.ndcg_at_10.d.passed"] == 0.0
+    children = client.search_runs([run.info.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{run.info.run_id}'")
+    assert {"ndcg_at_10", "ndcg_graded_at_10"} <= set(children[0].data.metrics)  # a named scheme gives a readable key
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert {"gate.json", "report.html", "summary.md"} <= artifacts  # the report as rendered once, after tracking
 

@@ -79,7 +79,14 @@ def _check_logged(uri: str, results_dir: Path, run_id: str) -> None:
             if row.segment != "all":
                 key = f"{key}.{segment_key(row.segment)}"
             assert child.data.metrics[key] == pytest.approx(row.value, abs=0), (system, key)
-        assert "per_query.json" in {a.path for a in client.list_artifacts(child.info.run_id)}
+        assert "per_query.parquet" in {a.path for a in client.list_artifacts(child.info.run_id)}
+        table = pd.read_parquet(client.download_artifacts(child.info.run_id, "per_query.parquet", str(results_dir.parent)))
+        assert len(table) == 3 and set(table.columns) >= {"query_id", "segment", "nDCG@10", "AP"}
+    assert parent.data.params["dataset.d.relevance_level"] == "1" and "conventions.relevance_level" not in parent.data.params
+    inputs = {d.dataset.name: d.dataset.digest for d in parent.inputs.dataset_inputs}
+    provenance = {i["role"]: i["sha256"] for i in json.loads((results_dir / "provenance.json").read_text())["inputs"]}
+    assert set(inputs) == {"qrels:d", "segments:d", "run:a:d", "run:b:d"}
+    assert all(provenance[role].startswith(digest) for role, digest in inputs.items())
     assert next(c for c in children if c.data.tags["system"] == "a").data.tags["mlflow.note.content"] == "the old one"
 
 
@@ -98,6 +105,10 @@ def test_real_server_then_outage_then_track_later(tmp_path: Path) -> None:
         code, outcome, err = _run(_config(tmp_path, f"tracking: {{uri: '{url}'}}"))
         assert code == 0, err
         assert outcome["tracking_uri"] == url
+        from mlflow import MlflowClient
+
+        experiment_id = MlflowClient(url).get_run(str(outcome["mlflow_run_id"])).info.experiment_id
+        assert outcome["mlflow_url"] == f"{url}/#/experiments/{experiment_id}/runs/{outcome['mlflow_run_id']}"
         _check_logged(url, Path(str(outcome["results_dir"])), str(outcome["mlflow_run_id"]))
 
     # the server is gone: results are complete on disk, one line, exit code 4

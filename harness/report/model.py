@@ -17,6 +17,7 @@ from harness.measures.registry import REGISTRY
 from harness.release import Verdict
 from harness.report import charts
 from harness.report.format import format_ci, format_delta, format_p, format_value
+from harness.track import run_url
 
 TOP_QUERIES = 10  # per measure and system: the queries that changed most against the baseline (the rest: per_query.parquet)
 
@@ -60,6 +61,7 @@ class DatasetSection:
     top_changes: Table | None
     anova: Table | None
     conventions: list[tuple[str, str]]
+    against_baseline: Table | None = None  # for summary.md: each measure's difference, CI and p per system
 
 
 @dataclass(frozen=True)
@@ -251,6 +253,36 @@ def _comparison_table(comparisons: Any, dataset: str, label: Any, anchor: str) -
     return Table(columns, rows, id=f"{anchor}-comparisons")
 
 
+def _against_baseline(
+    comparisons: Any, dataset: str, systems: list[str], baseline: str | None, measures: list[str], label: Any
+) -> Table | None:
+    """Rows: measures; columns: each other system's difference against the baseline, its 95% CI and corrected p."""
+    if comparisons is None or baseline not in systems:
+        return None
+    mine = comparisons[(comparisons["dataset"] == dataset) & (comparisons["segment"] == "all")]
+    rows_by = {(r.system_b, r.measure): (r, 1.0) for r in mine[mine["system_a"] == baseline].itertuples()}
+    rows_by.update({(r.system_a, r.measure): (r, -1.0) for r in mine[mine["system_b"] == baseline].itertuples()})
+    others = [s for s in systems if s != baseline]
+    table_rows = []
+    for m in measures:
+        row = [Cell(label(m))]
+        for s in others:
+            found = rows_by.get((s, m))
+            if found is None:
+                row.append(Cell("–"))
+                continue
+            r, sign = found
+            low, high = sorted((sign * r.ci_low_t, sign * r.ci_high_t))
+            better = (sign * r.delta > 0) == bool(r.higher_is_better)
+            mark = (" ▲" if better else " ▼") if r.significant and r.delta != 0 else ""
+            p = format_p(r.p_adj)
+            row.append(
+                Cell(f"{format_delta(sign * r.delta)} {format_ci(low, high)}, p {p if p.startswith('<') else '= ' + p}{mark}")
+            )
+        table_rows.append(row)
+    return Table([("measure", "text"), *[(f"{s} − {baseline}", "text") for s in others]], table_rows)
+
+
 def _families(measures: list[str]) -> dict[str, list[tuple[int, str]]]:
     """Measures that differ only in their cutoff: 'nDCG' -> [(5, 'nDCG@5'), (10, 'nDCG@10')]."""
     families: dict[str, list[tuple[int, str]]] = {}
@@ -413,6 +445,7 @@ def build_model(folder: str | Path) -> ReportModel:
                 segments=segments, diagnostics=_diagnostics_table(diagnostics, dataset, systems),
                 top_changes=_top_changes(mine, systems, baseline, measures, label, anchor) if baseline in systems else None,
                 anova=anova_table, conventions=[("relevance_level", str(level)), *conventions],
+                against_baseline=_against_baseline(comparisons, dataset, systems, baseline, measures, label),
             )
         )  # fmt: skip
     verdict = None
@@ -422,9 +455,8 @@ def build_model(folder: str | Path) -> ReportModel:
     if tracking:
         uri = tracking["tracking_uri"]
         mlflow_text = f"run {tracking['run_id']} at {uri}"
-        if uri.startswith(("http://", "https://")):
-            mlflow_href = f"{uri.rstrip('/')}/#/experiments/{tracking['experiment_id']}/runs/{tracking['run_id']}"
-        else:
+        mlflow_href = run_url(uri, tracking["experiment_id"], tracking["run_id"])
+        if mlflow_href is None:
             mlflow_text += f" (open with: mlflow ui --backend-store-uri {uri})"
     settings = [(f"stats.{k}", ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in stats.items()]
     settings += [

@@ -54,14 +54,15 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
     if model.changes:
         lines += ["**What changed**", ""] + [f"- {_md(line)}" for line in model.changes] + [""]
     for section in model.datasets:
-        table = section.main_table
-        shown = table.columns[: 1 + 6]
         lines += [f"**{_md(section.name)}**" + (f" (baseline: {_md(section.baseline)})" if section.baseline else ""), ""]
-        lines.append("| " + " | ".join(_md(label) for label, _ in shown) + " |")
-        lines.append("|" + "---|" * len(shown))
-        for row in table.rows:
-            lines.append("| " + " | ".join(_md(cell.text) for cell in row[: len(shown)]) + " |")
-        lines.append("")
+        for table in (section.main_table, section.against_baseline):
+            if table is None:
+                continue
+            lines.append("| " + " | ".join(_md(label) for label, _ in table.columns) + " |")
+            lines.append("|" + "---|" * len(table.columns))
+            for row in table.rows:
+                lines.append("| " + " | ".join(_md(cell.text) for cell in row) + " |")
+            lines.append("")
     lines.append(f"{_md(model.legend)} Full report: `{report_name}`.")
     return "\n".join(lines) + "\n"
 
