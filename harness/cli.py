@@ -281,9 +281,12 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.store import read_results, write_tracking
     from harness.track import track_results
 
-    tracked = track_results(args.results_dir, args.uri, args.experiment)
+    results = read_results(args.results_dir)
+    tracked = track_results(results, args.uri, args.experiment)
+    write_tracking(results, tracked.as_dict())
     if args.json:
         out.write(
             json.dumps({"tracking_uri": tracked.tracking_uri, "mlflow_run_id": tracked.run_id, "child_runs": tracked.child_runs})
@@ -298,15 +301,9 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.report.render import write_report
+    from harness.store import read_results
 
-    try:
-        path, model = write_report(args.results_dir)
-    except FileNotFoundError as exc:
-        raise HarnessError(
-            f"not a complete results folder: {exc.filename} is missing",
-            path=args.results_dir,
-            hint="give the folder harness run printed",
-        ) from None
+    path, model = write_report(read_results(args.results_dir))
     out.write(f"report:  {path}\n")
     if model.verdict is not None:
         out.write(model.verdict.line() + "\n")

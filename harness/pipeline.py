@@ -9,10 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import platform
-import secrets
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from harness import __version__
-from harness._atomic import atomic_write
 from harness.compare import CompareSettings, compare
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.load import judged_query_ids, load_qrels, load_run
@@ -36,6 +32,7 @@ from harness.evaluate import Evaluator
 from harness.measures.spec import Measure
 from harness.release import Verdict, evaluate_gate
 from harness.results import RunResult, summarize
+from harness.store import SavedResults, write_results, write_tracking
 
 Progress = Callable[[str], None]
 
@@ -237,15 +234,6 @@ def _frames(results: list[RunResult]) -> tuple[Any, Any, Any]:
     return per_query_frame, summary, diagnostics
 
 
-def _write_table(frame: Any, folder: Path, stem: str) -> None:
-    import io
-
-    buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=False)
-    atomic_write(folder / f"{stem}.parquet", buffer.getvalue())
-    atomic_write(folder / f"{stem}.csv", frame.to_csv(index=False))
-
-
 def decide_gate(experiment: Experiment, summary: Any, comparisons: Any | None) -> Verdict | None:
     """The release verdict, from the results in memory; None when no release is configured."""
     if experiment.report.release is None:
@@ -257,50 +245,29 @@ def decide_gate(experiment: Experiment, summary: Any, comparisons: Any | None) -
     return evaluate_gate(experiment.report.release, summary, comparisons, higher, s.correction, s.alpha)
 
 
-def write_results(
+def save_results(
     experiment: Experiment,
     results: list[RunResult],
-    extra_tables: dict[str, Any],
+    tables: dict[str, Any],
     started: datetime,
     argv: list[str],
     verdict: Verdict | None = None,
     frames: tuple[Any, Any, Any] | None = None,
-) -> Path:
-    """Write the whole results folder (and ``gate.json``) under a temporary name, then rename it into place."""
-    import yaml
-
-    stamp = started.strftime("%Y%m%d-%H%M%S")
-    root = experiment.output / experiment.name.replace(" ", "_")
-    final = root / f"{stamp}-{secrets.token_hex(3)}"
-    staging = root / f".incomplete-{final.name}"
-    staging.mkdir(parents=True, exist_ok=False)
-    try:
-        per_query, summary, diagnostics = frames if frames is not None else _frames(results)
-        _write_table(per_query, staging, "per_query")
-        _write_table(summary, staging, "summary")
-        _write_table(diagnostics, staging, "diagnostics")
-        for stem, frame in extra_tables.items():
-            _write_table(frame, staging, stem)
-        if verdict is not None:
-            atomic_write(staging / "gate.json", json.dumps(verdict.to_dict(), indent=2))
-        atomic_write(staging / "config.resolved.yaml", yaml.safe_dump(resolved_config(experiment), sort_keys=False))
-        atomic_write(staging / "provenance.json", json.dumps(provenance(experiment, results, started, argv), indent=2))
-        os.replace(staging, final)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    _point_latest(root, final)
-    return final
-
-
-def _point_latest(root: Path, final: Path) -> None:
-    link = root / "latest"
-    tmp = root / f".latest-{secrets.token_hex(3)}"
-    try:
-        os.symlink(final.name, tmp)
-        os.replace(tmp, link)
-    except OSError:  # symlinks may be unavailable (some filesystems): the folder name suffices
-        Path(tmp).unlink(missing_ok=True)
+) -> SavedResults:
+    """The results as one value, written (atomically) under ``<output>/<experiment>/<timestamp>-<id>/``."""
+    per_query, summary, diagnostics = frames if frames is not None else _frames(results)
+    saved = SavedResults(
+        folder=Path(),
+        config=resolved_config(experiment),
+        provenance=provenance(experiment, results, started, argv),
+        per_query=per_query,
+        summary=summary,
+        diagnostics=diagnostics,
+        comparisons=tables.get("comparisons"),
+        anova=tables.get("anova"),
+        verdict=verdict,
+    )
+    return write_results(saved, experiment.output / experiment.name.replace(" ", "_"), started.strftime("%Y%m%d-%H%M%S"))
 
 
 def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: list[str] | None = None) -> Outcome:
@@ -312,8 +279,8 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     frames = _frames(results)
     verdict = decide_gate(experiment, frames[1], tables.get("comparisons"))
     progress("writing results")
-    results_dir = write_results(experiment, results, tables, started, argv if argv is not None else sys.argv, verdict, frames)
-    outcome = Outcome(results_dir=results_dir)
+    saved = save_results(experiment, results, tables, started, argv if argv is not None else sys.argv, verdict, frames)
+    outcome = Outcome(results_dir=saved.folder)
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
         outcome.gate = "pass" if verdict.passed else "fail"
         outcome.gate_line = verdict.line()
@@ -323,28 +290,29 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
 
         progress("logging to MLflow")
         try:
-            tracked = track_results(results_dir)
+            tracked = track_results(saved)
+            saved = write_tracking(saved, tracked.as_dict())
             outcome.tracking_uri, outcome.mlflow_run_id, outcome.mlflow_url = tracked.tracking_uri, tracked.run_id, tracked.url
         except TrackingError as exc:
             outcome.tracking_error = str(exc)
     if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
-        _report(outcome, progress)
+        _report(saved, outcome, progress)
         if outcome.report is not None and outcome.mlflow_run_id is not None:
             from harness.track import log_report
 
             try:
-                log_report(results_dir)
+                log_report(saved)
             except TrackingError as exc:
                 outcome.tracking_error = str(exc)
     return outcome
 
 
-def _report(outcome: Outcome, progress: Progress) -> None:
+def _report(saved: SavedResults, outcome: Outcome, progress: Progress) -> None:
     from harness.report.render import write_report
 
     progress("rendering the report")
     try:
-        path, _ = write_report(outcome.results_dir)
+        path, _ = write_report(saved)
     except Exception as exc:
         outcome.report_error = f"{type(exc).__name__}: {exc}"
         return

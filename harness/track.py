@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness._atomic import atomic_write
 from harness.errors import TrackingError
+from harness.store import SavedResults
 
 # Fail fast when a server is down instead of MLflow's long default retry schedule;
 # a user's own settings win.
@@ -63,6 +63,11 @@ class Tracked:
     run_id: str
     child_runs: dict[str, str]
     url: str | None = None  # the run's page, for a server
+
+    def as_dict(self) -> dict[str, Any]:
+        """What ``tracking.json`` holds."""
+        return {"tracking_uri": self.tracking_uri, "experiment_id": self.experiment_id, "run_id": self.run_id,
+                "child_runs": self.child_runs, "url": self.url}  # fmt: skip
 
 
 def default_uri(output_root: Path) -> str:
@@ -121,21 +126,9 @@ def _params(config: dict[str, Any]) -> dict[str, str]:
     return {k: v if len(v) <= 6000 else v[:5980] + " ...(truncated)" for k, v in params.items()}
 
 
-def track_results(results_dir: str | Path, uri: str | None = None, experiment: str | None = None) -> Tracked:
-    """Log a saved results folder to MLflow; raises TrackingError (one line) on any failure."""
-    folder = Path(results_dir)
-    try:
-        import pandas as pd
-        import yaml
-
-        config = yaml.safe_load((folder / "config.resolved.yaml").read_text())
-        provenance = json.loads((folder / "provenance.json").read_text())
-        summary = pd.read_parquet(folder / "summary.parquet")
-        per_query = pd.read_parquet(folder / "per_query.parquet")
-    except FileNotFoundError as exc:
-        raise TrackingError(
-            f"not a complete results folder: {exc.filename} is missing", path=folder, hint="give the folder harness run printed"
-        ) from None
+def track_results(results: SavedResults, uri: str | None = None, experiment: str | None = None) -> Tracked:
+    """Log results (as saved in their folder) to MLflow; raises TrackingError (one line) on any failure."""
+    folder, config = results.folder, results.config
     output_root = Path(config["output"])
     tracking = config.get("tracking") or {}
     tracking_uri = uri or resolve_uri(tracking.get("uri"), output_root)
@@ -144,7 +137,7 @@ def track_results(results_dir: str | Path, uri: str | None = None, experiment: s
         os.environ.setdefault(key, value)
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # no INFO lines (store migrations) on stderr; set before import
     try:
-        return _log(folder, config, provenance, summary, per_query, tracking_uri, experiment_name, output_root)
+        return _log(results, tracking_uri, experiment_name, output_root)
     except TrackingError:
         raise
     except Exception as exc:
@@ -182,13 +175,13 @@ def _description(config: dict[str, Any]) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _log_verdict(client: Any, run_id: str, folder: Path, keys: dict[str, str]) -> None:
+def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str, str]) -> None:
     """The release verdict on the parent run: tags to filter by, metrics to chart (the verdict, each guard's difference and p)."""
-    if not (folder / "gate.json").exists():
+    if results.verdict is None:
         return
     from mlflow.entities import Metric, RunTag
 
-    gate = json.loads((folder / "gate.json").read_text())
+    gate = results.verdict.to_dict()
     now = int(time.time() * 1000)
     tags = [RunTag("release.verdict", gate["verdict"]), RunTag("release.candidate", gate["candidate"]),
             RunTag("release.production", gate["production"]), RunTag("release.line", gate["line"][:5000])]  # fmt: skip
@@ -232,10 +225,11 @@ def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str | None:
     return None
 
 
-def log_report(results_dir: str | Path) -> None:
-    """Attach the rendered report (and summary.md) to the parent run recorded in ``tracking.json``."""
-    folder = Path(results_dir)
-    tracking = json.loads((folder / "tracking.json").read_text())
+def log_report(results: SavedResults) -> None:
+    """Attach the rendered report (and summary.md) to the parent run the results were logged to."""
+    folder, tracking = results.folder, results.tracking
+    if tracking is None:
+        return
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     try:
         from mlflow import MlflowClient
@@ -252,18 +246,12 @@ def log_report(results_dir: str | Path) -> None:
         ) from None
 
 
-def _log(
-    folder: Path,
-    config: dict[str, Any],
-    provenance: dict[str, Any],
-    summary: Any,
-    per_query: Any,
-    tracking_uri: str,
-    experiment_name: str,
-    output_root: Path,
-) -> Tracked:
+def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_root: Path) -> Tracked:
     from mlflow import MlflowClient
     from mlflow.entities import Metric, Param
+
+    folder, config, provenance = results.folder, results.config, results.provenance
+    summary, per_query = results.summary, results.per_query
 
     client = MlflowClient(tracking_uri=tracking_uri)
     found = client.get_experiment_by_name(experiment_name)
@@ -309,12 +297,12 @@ def _log(
             metrics = []
             for row in rows.itertuples():
                 key = keys[row.measure] if row.segment == "all" else f"{keys[row.measure]}.{segment_key(str(row.segment))}"
-                metrics.append(Metric(key, float(row.value), now, 0))
+                metrics.append(Metric(key, float(row.value), now, 0))  # type: ignore[arg-type]
             for start in range(0, len(metrics), 1000):
                 client.log_batch(
                     child_id,
                     metrics=metrics[start : start + 1000],
-                    params=[Param("dataset", dataset), Param("system", system)] if start == 0 else (),
+                    params=[Param("dataset", str(dataset)), Param("system", str(system))] if start == 0 else (),
                 )
             mine = per_query[(per_query["dataset"] == dataset) & (per_query["system"] == system)]
             wide = mine.pivot_table(index=["query_id", "segment"], columns="measure", values="value", sort=False).reset_index()
@@ -326,12 +314,10 @@ def _log(
         for name in ARTIFACT_FILES:
             if (folder / name).exists():
                 client.log_artifact(parent_id, str(folder / name))
-        if (folder / "comparisons.parquet").exists():
-            import pandas as pd
-
-            client.log_table(parent_id, pd.read_parquet(folder / "comparisons.parquet"), artifact_file="comparisons.json")
+        if results.comparisons is not None:
+            client.log_table(parent_id, results.comparisons, artifact_file="comparisons.json")
         client.log_table(parent_id, summary, artifact_file="summary.json")
-        _log_verdict(client, parent_id, folder, keys)
+        _log_verdict(client, parent_id, results, keys)
         _log_inputs(client, parent_id, provenance)
         note = _description(config)
         if note:
@@ -342,11 +328,4 @@ def _log(
             with contextlib.suppress(Exception):
                 client.set_terminated(run_id, "FAILED")
         raise
-    tracked = Tracked(tracking_uri, experiment_id, parent_id, children, run_url(tracking_uri, experiment_id, parent_id))
-    atomic_write(
-        folder / "tracking.json",
-        json.dumps(
-            {"tracking_uri": tracking_uri, "experiment_id": experiment_id, "run_id": parent_id, "child_runs": children}, indent=2
-        ),
-    )
-    return tracked
+    return Tracked(tracking_uri, experiment_id, parent_id, children, run_url(tracking_uri, experiment_id, parent_id))

@@ -132,7 +132,7 @@ def test_real_server_then_outage_then_track_later(tmp_path: Path) -> None:
 
 def test_track_refuses_an_incomplete_folder(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
-    assert main(["track", str(tmp_path)], out, err) == 4
+    assert main(["track", str(tmp_path)], out, err) == 2  # a user error: the folder is not a results folder
     assert "not a complete results folder" in err.getvalue()
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +15,7 @@ from harness.measures.registry import REGISTRY
 from harness.release import Verdict
 from harness.report import charts
 from harness.report.format import format_ci, format_delta, format_p, format_value
+from harness.store import SavedResults
 from harness.track import run_url
 
 TOP_QUERIES = 10  # per measure and system: the queries that changed most against the baseline (the rest: per_query.parquet)
@@ -118,13 +117,6 @@ def what_changed(comparisons: Any, diagnostics: Any, baseline: str | None, label
             missing = int(r.judged_queries_missing_from_run)
             lines.append(f"{r.system} on {r.dataset}: {missing} judged queries are missing from the run (scored 0)")
     return lines
-
-
-def _read(folder: Path, stem: str) -> Any:
-    import pandas as pd
-
-    path = folder / f"{stem}.parquet"
-    return pd.read_parquet(path) if path.exists() else None
 
 
 def _higher(measure: str) -> bool:
@@ -386,15 +378,10 @@ def _simple_table(frame: Any, id: str = "") -> Table:
     return Table(columns, rows, id=id)
 
 
-def build_model(folder: str | Path) -> ReportModel:
-    import yaml
-
-    folder = Path(folder)
-    config = yaml.safe_load((folder / "config.resolved.yaml").read_text())
-    provenance = json.loads((folder / "provenance.json").read_text())
-    summary, per_query = _read(folder, "summary"), _read(folder, "per_query")
-    comparisons, diagnostics, anova = _read(folder, "comparisons"), _read(folder, "diagnostics"), _read(folder, "anova")
-    tracking = json.loads((folder / "tracking.json").read_text()) if (folder / "tracking.json").exists() else None
+def build_model(results: SavedResults) -> ReportModel:
+    config, provenance, tracking = results.config, results.provenance, results.tracking
+    summary, per_query, comparisons = results.summary, results.per_query, results.comparisons
+    diagnostics, anova = results.diagnostics, results.anova
     measures = list(config["measures"])
     label = labeller(config.get("gain_schemes") or {})
     order = [s["name"] for s in config["systems"]]
@@ -443,14 +430,12 @@ def build_model(folder: str | Path) -> ReportModel:
                 measure_charts=_measure_charts(mine, systems, baseline, measures, label), cutoff_charts=cutoff_charts,
                 wtl_chart=charts.win_tie_loss(wtl_rows, f"Queries won / tied / lost against {baseline}") if wtl_rows else None,
                 segments=segments, diagnostics=_diagnostics_table(diagnostics, dataset, systems),
-                top_changes=_top_changes(mine, systems, baseline, measures, label, anchor) if baseline in systems else None,
+                top_changes=_top_changes(mine, systems, str(baseline), measures, label, anchor) if baseline in systems else None,
                 anova=anova_table, conventions=[("relevance_level", str(level)), *conventions],
                 against_baseline=_against_baseline(comparisons, dataset, systems, baseline, measures, label),
             )
         )  # fmt: skip
-    verdict = None
-    if (folder / "gate.json").exists():  # decided by the pipeline, with the results
-        verdict = Verdict.from_dict(json.loads((folder / "gate.json").read_text()))
+    verdict = results.verdict  # decided by the pipeline, with the results
     mlflow_text = mlflow_href = None
     if tracking:
         uri = tracking["tracking_uri"]

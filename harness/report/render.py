@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from harness._atomic import atomic_write
 from harness.report.model import ReportModel, build_model
+from harness.store import SavedResults
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -67,10 +68,9 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
     return "\n".join(lines) + "\n"
 
 
-def write_report(folder: str | Path) -> tuple[Path, ReportModel]:
-    """Render report.html and summary.md into a results folder (each written atomically)."""
-    folder = Path(folder)
-    model = build_model(folder)
-    html_path = atomic_write(folder / "report.html", render_html(model))
-    atomic_write(folder / "summary.md", render_markdown(model))
+def write_report(results: SavedResults) -> tuple[Path, ReportModel]:
+    """Render report.html and summary.md into the results folder (each written atomically)."""
+    model = build_model(results)
+    html_path = atomic_write(results.folder / "report.html", render_html(model))
+    atomic_write(results.folder / "summary.md", render_markdown(model))
     return html_path, model

@@ -1,0 +1,141 @@
+"""The results folder: the one module that writes it and reads it back.
+
+``harness run`` hands the results to tracking and the report in memory
+(:class:`SavedResults`); ``harness track DIR``, ``harness report DIR`` and a baseline
+taken from an earlier run read the same value back with :func:`read_results`.
+
+Layout (every table as Parquet and CSV): ``per_query``, ``summary``, ``diagnostics``,
+``comparisons`` and ``anova`` (with two and three systems or more), then
+``config.resolved.yaml``, ``provenance.json``, ``gate.json`` (with a release gate),
+``tracking.json`` (once logged), ``report.html`` and ``summary.md``. The folder is
+written under a temporary name and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import secrets
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness._atomic import atomic_write
+from harness.errors import HarnessError
+from harness.release import Verdict
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TABLES = ("per_query", "summary", "diagnostics", "comparisons", "anova")
+REQUIRED = ("config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.parquet", "diagnostics.parquet")
+
+
+@dataclass(frozen=True)
+class SavedResults:
+    """Everything a results folder holds, as values."""
+
+    folder: Path
+    config: dict[str, Any]  # the resolved config
+    provenance: dict[str, Any]
+    per_query: pd.DataFrame
+    summary: pd.DataFrame
+    diagnostics: pd.DataFrame
+    comparisons: pd.DataFrame | None = None
+    anova: pd.DataFrame | None = None
+    verdict: Verdict | None = None
+    tracking: dict[str, Any] | None = None
+
+    def with_tracking(self, tracking: dict[str, Any]) -> SavedResults:
+        return replace(self, tracking=tracking)
+
+
+def _table_bytes(frame: Any) -> bytes:
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    return buffer.getvalue()
+
+
+def write_results(results: SavedResults, root: Path, stamp: str) -> SavedResults:
+    """Write ``results`` as ``root/<stamp>-<id>/`` (atomically, as a whole) and point ``root/latest`` at it."""
+    import yaml
+
+    final = root / f"{stamp}-{secrets.token_hex(3)}"
+    staging = root / f".incomplete-{final.name}"
+    staging.mkdir(parents=True, exist_ok=False)
+    try:
+        for stem in TABLES:
+            frame = getattr(results, stem)
+            if frame is not None:
+                atomic_write(staging / f"{stem}.parquet", _table_bytes(frame))
+                atomic_write(staging / f"{stem}.csv", frame.to_csv(index=False))
+        atomic_write(staging / "config.resolved.yaml", yaml.safe_dump(results.config, sort_keys=False))
+        atomic_write(staging / "provenance.json", json.dumps(results.provenance, indent=2))
+        if results.verdict is not None:
+            atomic_write(staging / "gate.json", json.dumps(results.verdict.to_dict(), indent=2))
+        os.replace(staging, final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _point_latest(root, final)
+    return replace(results, folder=final)
+
+
+def write_tracking(results: SavedResults, tracking: dict[str, Any]) -> SavedResults:
+    """Record where the results were logged (``tracking.json``)."""
+    atomic_write(results.folder / "tracking.json", json.dumps(tracking, indent=2))
+    return results.with_tracking(tracking)
+
+
+def _point_latest(root: Path, final: Path) -> None:
+    link = root / "latest"
+    tmp = root / f".latest-{secrets.token_hex(3)}"
+    try:
+        os.symlink(final.name, tmp)
+        os.replace(tmp, link)
+    except OSError:  # symlinks may be unavailable (some filesystems): the folder name suffices
+        Path(tmp).unlink(missing_ok=True)
+
+
+def read_results(folder: str | Path) -> SavedResults:
+    """A results folder as written by :func:`write_results`; a HarnessError naming the missing file otherwise."""
+    import pandas as pd
+    import yaml
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise HarnessError("not a results folder", path=folder, hint="give the folder harness run printed")
+    missing = [name for name in REQUIRED if not (folder / name).exists()]
+    if missing:
+        raise HarnessError(
+            f"not a complete results folder: {missing[0]} is missing", path=folder, hint="give the folder harness run printed"
+        )
+
+    def table(stem: str) -> Any:
+        path = folder / f"{stem}.parquet"
+        return pd.read_parquet(path) if path.exists() else None
+
+    gate = folder / "gate.json"
+    tracking = folder / "tracking.json"
+    return SavedResults(
+        folder=folder.resolve(),
+        config=yaml.safe_load((folder / "config.resolved.yaml").read_text()),
+        provenance=json.loads((folder / "provenance.json").read_text()),
+        per_query=table("per_query"),
+        summary=table("summary"),
+        diagnostics=table("diagnostics"),
+        comparisons=table("comparisons"),
+        anova=table("anova"),
+        verdict=Verdict.from_dict(json.loads(gate.read_text())) if gate.exists() else None,
+        tracking=json.loads(tracking.read_text()) if tracking.exists() else None,
+    )
+
+
+def previous_folders(root: Path) -> list[Path]:
+    """The complete results folders of an experiment, oldest first (their names start with the time stamp)."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+                  and (p / "summary.parquet").exists())  # fmt: skip
