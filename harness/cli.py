@@ -276,6 +276,9 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"  dataset {dataset['name']}: {dataset['judgments']} judgments over {dataset['queries']} queries\n")
         for run in dataset["runs"]:
             judged = run["judged_queries_retrieved"]
+            if "reused_from" in run:
+                out.write(f"    {run['system']}: {run['queries']} queries reused from {run['reused_from']}\n")
+                continue
             out.write(f"    {run['system']}: {run['rows']} rows, {run['queries']} queries, {judged} of them judged\n")
     return EXIT_OK
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from harness import __version__
+from harness._atomic import sha256_file
 from harness.compare import CompareSettings, compare
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.load import judged_query_ids, load_qrels, load_run
@@ -30,6 +31,8 @@ from harness.diagnostics import diagnose
 from harness.errors import ConfigError, TrackingError
 from harness.evaluate import Evaluator
 from harness.measures.spec import Measure
+from harness.previous import describe as describe_previous
+from harness.previous import load_previous, previous_result
 from harness.release import Verdict, evaluate_gate
 from harness.results import RunResult, summarize
 from harness.store import SavedResults, write_results, write_tracking
@@ -124,25 +127,28 @@ def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
     """Every system on every dataset it has a run for; raises on the first bad input."""
     check_guard_segments(experiment)
     results: list[RunResult] = []
+    earlier: dict[str, SavedResults] = {}
     for dataset in experiment.datasets:
         evaluator = _evaluator(experiment, dataset, experiment.measures, progress)
         segments = _load_segments(dataset) if dataset.segments is not None else {}
+        evaluated = {}
         for system, _, run, _ in _runs(experiment, dataset, set(evaluator.prepared.index), progress):
             aligned = evaluator.align(run)
             per_query = evaluator.evaluate_aligned(system.name, aligned)
             seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
             diagnostics = diagnose(aligned, experiment.cutoffs)
             diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
-            results.append(RunResult(dataset.name, system.name, per_query, seg, diagnostics))
+            evaluated[system.name] = RunResult(dataset.name, system.name, per_query, seg, diagnostics)
+        for system in experiment.systems:  # in the config's order, reused values beside recomputed ones
+            if system.previous is not None:
+                progress(f"reusing {system.name} on {dataset.name} from {describe_previous(system.previous)}")
+                saved = load_previous(experiment, system, earlier)
+                reused = previous_result(experiment, dataset, system, saved, segments)
+                if reused is not None:
+                    results.append(reused)
+            elif system.name in evaluated:
+                results.append(evaluated[system.name])
     return results
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _versions() -> dict[str, str | None]:
@@ -197,14 +203,16 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
             files.append((f"segments:{d.name}", d.segments.path))
     for s in experiment.systems:
         files.extend((f"run:{s.name}:{d}", p) for d, p in s.runs)
+        if s.previous is not None and s.previous.results is not None:
+            files.append((f"previous:{s.name}", s.previous.results / "per_query.parquet"))
     return {
-        "inputs": [{"role": role, "path": str(p), "sha256": _sha256(p), "bytes": p.stat().st_size} for role, p in files],
+        "inputs": [{"role": role, "path": str(p), "sha256": sha256_file(p), "bytes": p.stat().st_size} for role, p in files],
         "rows": [
             {
                 "dataset": r.dataset,
                 "system": r.system,
-                "run_rows": r.diagnostics["run_rows"],
-                "queries": r.diagnostics["queries_evaluated"],
+                "run_rows": r.diagnostics.get("run_rows"),
+                "queries": r.diagnostics.get("queries_evaluated"),
             }
             for r in results
         ],
@@ -345,6 +353,7 @@ def comparison_tables(experiment: Experiment, results: list[RunResult], progress
 def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> dict[str, Any]:
     """Read every file and check it parses and overlaps, without computing measures."""
     check_guard_segments(experiment)
+    earlier: dict[str, SavedResults] = {}
     report: dict[str, Any] = {
         "experiment": experiment.name,
         "measures": len(experiment.measures),
@@ -372,6 +381,14 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
                     "judged_queries_retrieved": len(run_ids & judged),
                 }
             )
+        for system in experiment.systems:  # reused values: checked for comparability as a run would be
+            if system.previous is not None:
+                segments = _load_segments(dataset) if dataset.segments is not None else {}
+                reused = previous_result(experiment, dataset, system, load_previous(experiment, system, earlier), segments)
+                if reused is not None:
+                    n = len(reused.per_query.query_ids)
+                    entry["runs"].append({"system": system.name, "rows": 0, "queries": n, "judged_queries_retrieved": n,
+                                          "reused_from": describe_previous(system.previous)})  # fmt: skip
         report["datasets"].append(entry)
     return report
 

@@ -51,7 +51,8 @@ _HTTP_DEFAULTS = {
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
 }
 ARTIFACT_FILES = (
-    "config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.csv", "diagnostics.csv",
+    "config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.parquet", "summary.csv",
+    "diagnostics.parquet", "diagnostics.csv",
     "comparisons.csv", "anova.csv", "gate.json", "report.html", "summary.md",
 )  # fmt: skip
 
@@ -212,6 +213,34 @@ def _log_inputs(client: Any, run_id: str, provenance: dict[str, Any]) -> None:
     ]
     if inputs:
         client.log_inputs(run_id, datasets=inputs)
+
+
+def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedResults:
+    """The results harness logged to an MLflow run, downloaded and read back (a baseline from the last release)."""
+    from harness.store import REQUIRED, read_results
+
+    tracking_uri = uri or resolve_uri(None, output_root)
+    for key, value in _HTTP_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    target = Path(tempfile.mkdtemp(prefix=f"harness-run-{run_id[:12]}-"))
+    try:
+        from mlflow import MlflowClient
+
+        client = MlflowClient(tracking_uri=tracking_uri)
+        for name in (*REQUIRED, "comparisons.parquet", "gate.json"):
+            try:
+                client.download_artifacts(run_id, name, str(target))
+            except Exception:
+                if name in REQUIRED:
+                    raise
+    except Exception as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TrackingError(
+            f"cannot read the results of MLflow run {run_id} at {tracking_uri}: {detail[:300]}",
+            hint="check the run id and tracking uri (the run must have been logged by harness run or harness track)",
+        ) from None
+    return read_results(target)
 
 
 def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str | None:

@@ -248,3 +248,17 @@ def test_guard_significance_is_corrected_among_guards_only(tmp_path: Path) -> No
     p = sorted(g["p"] for g in alone)  # Holm over the two guarded comparisons, by hand
     adjusted = sorted(g["p_adj"] for g in alone)
     assert adjusted[0] == pytest.approx(min(1.0, 2 * p[0])) and adjusted[1] == pytest.approx(max(adjusted[0], min(1.0, p[1])))
+
+
+def test_report_shows_guarded_measures_run_after_run(tmp_path: Path) -> None:
+    config = _config(tmp_path, 0.5, "{enabled: false}", "on")
+    folders = []
+    for _ in range(3):
+        code, outcome, err = _run(config)
+        assert code == 0, err
+        folders.append(Path(str(outcome["results_dir"])))
+    html = (folders[-1] / "report.html").read_text()
+    trend = html[html.index('<section id="trend">') : html.index("</section>", html.index('<section id="trend">'))]
+    assert "nDCG@10 on d, run after run" in trend
+    assert trend.count("<circle") == 2 * 3  # production and candidate, in each of the three runs
+    assert trend.count("<polyline") == 2

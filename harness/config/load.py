@@ -24,6 +24,7 @@ from harness.config.schema import (
     Dataset,
     Experiment,
     Guard,
+    Previous,
     Release,
     ReportSpec,
     Segments,
@@ -252,13 +253,23 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
     out: list[System] = []
     for i, item in enumerate(nodes):
         section = _Section(item, root.source, f"systems[{i}]")
-        section.check_keys(("name", "runs", "description", "tags"))
+        section.check_keys(("name", "runs", "description", "tags", "previous"))
         name = section.value("name", str, required=True)
         if any(s.name == name for s in out):
             raise section.error("name", f"system name {name!r} is used twice", hint="give each system its own name")
         runs_section = section.section("runs")
-        if runs_section is None:
+        previous = _previous(section, base)
+        if previous is not None and runs_section is not None:
+            raise section.error(
+                "previous",
+                f"system {name!r} has both runs and previous",
+                hint="keep runs (evaluate) or previous (reuse), not both",
+            )
+        if runs_section is None and previous is None:
             raise section.error("runs", f"system {name!r} has no runs", hint=f"add runs: {{{names[0]}: path/to/run}}")
+        if runs_section is None:
+            out.append(System(name, (), section.value("description", str, ""), _tags(section), previous))
+            continue
         runs_section.check_keys(tuple(names))
         runs = []
         for dataset in names:
@@ -266,13 +277,36 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
                 path = _path(runs_section, dataset, base)
                 assert path is not None
                 runs.append((dataset, path))
-        tags_section = section.section("tags")
-        tags: list[tuple[str, str]] = []
-        if tags_section is not None:
-            for key in tags_section.items:
-                tags.append((key, str(tags_section.value(key, (str, int, float, bool)))))
-        out.append(System(name, tuple(runs), section.value("description", str, ""), tuple(tags)))
+        out.append(System(name, tuple(runs), section.value("description", str, ""), _tags(section)))
     return tuple(out)
+
+
+def _tags(section: _Section) -> tuple[tuple[str, str], ...]:
+    tags_section = section.section("tags")
+    if tags_section is None:
+        return ()
+    return tuple((key, str(tags_section.value(key, (str, int, float, bool)))) for key in tags_section.items)
+
+
+def _previous(section: _Section, base: Path) -> Previous | None:
+    """``previous: {results: FOLDER}`` or ``previous: {mlflow_run: ID, uri: URI}``, with an optional ``system``."""
+    node = section.section("previous")
+    if node is None:
+        return None
+    node.check_keys(("results", "mlflow_run", "uri", "system"))
+    results = _path(node, "results", base) if node.has("results") else None
+    mlflow_run = node.value("mlflow_run", str, None)
+    if (results is None) == (mlflow_run is None):
+        raise section.error(
+            "previous", "previous needs exactly one of results or mlflow_run",
+            hint="write previous: {results: ../reports/NAME/latest} or previous: {mlflow_run: RUN_ID}",
+        )  # fmt: skip
+    results = results.resolve() if results is not None else None  # pin "latest" to the folder it names now
+    if results is not None and not (results / "per_query.parquet").exists():
+        raise node.error(
+            "results", f"{results} is not a results folder (no per_query.parquet)", hint="give a folder harness run wrote"
+        )
+    return Previous(results, mlflow_run, node.value("uri", str, None), node.value("system", str, None), section.line("previous"))
 
 
 def _gain_schemes(root: _Section) -> tuple[tuple[str, str], ...]:

@@ -39,11 +39,23 @@ class Dataset:
 
 
 @dataclass(frozen=True)
+class Previous:
+    """Per-query values computed before: a results folder, or an MLflow run harness logged."""
+
+    results: Path | None = None
+    mlflow_run: str | None = None
+    uri: str | None = None  # the tracking server of mlflow_run (default: MLFLOW_TRACKING_URI or the local store)
+    system: str | None = None  # the system's name there (default: the same name)
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class System:
     name: str
     runs: tuple[tuple[str, Path], ...]  # (dataset name, run file)
     description: str = ""
     tags: tuple[tuple[str, str], ...] = ()
+    previous: Previous | None = None  # instead of runs: reuse the values of an earlier evaluation
 
     def run_for(self, dataset: str) -> Path | None:
         return dict(self.runs).get(dataset)

@@ -104,20 +104,19 @@ def sorted_deltas(deltas: np.ndarray, title: str, label: str) -> Markup:
     return _frame(title, parts, f"{label}: {n} per-query differences, sorted")
 
 
-def cutoff_curves(series: dict[str, list[tuple[int, float]]], title: str, measure: str = "value") -> Markup:
-    """A measure against its cutoff (nDCG@k, P@k, R@k), one line per system."""
-    cutoffs = sorted({k for points in series.values() for k, _ in points})
+def lines(series: dict[str, list[tuple[int, float]]], x_labels: list[str], title: str, x_title: str, y_title: str) -> Markup:
+    """One line per system over ordered x positions (0 .. len(x_labels) - 1), each labelled."""
     values = [v for points in series.values() for _, v in points]
     lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
     pad = (hi - lo) * 0.1 or 0.05
     lo, hi = max(0.0, lo - pad), hi + pad
     plot_w = W - LEFT - RIGHT
+    step = max(1, len(x_labels) // 8)  # at most about 8 labels under the axis
 
-    def x(k: int) -> float:
-        i = cutoffs.index(k)
-        return LEFT + plot_w * (i + 0.5) / max(1, len(cutoffs))
+    def x(i: int) -> float:
+        return LEFT + plot_w * (i + 0.5) / max(1, len(x_labels))
 
-    parts, y = _axes(lo, hi, [(x(k), f"@{k}") for k in cutoffs], "cutoff k", measure)
+    parts, y = _axes(lo, hi, [(x(i), text) for i, text in enumerate(x_labels) if i % step == 0], x_title, y_title)
     for i, points in enumerate(series.values()):
         color = PALETTE[i % len(PALETTE)]
         coords = " ".join(f"{x(k):.1f},{y(v):.1f}" for k, v in sorted(points))
@@ -125,6 +124,14 @@ def cutoff_curves(series: dict[str, list[tuple[int, float]]], title: str, measur
         parts.extend(f'<circle cx="{x(k):.1f}" cy="{y(v):.1f}" r="3" fill="{color}"/>' for k, v in points)
     parts.extend(_legend(list(series)))
     return _frame(title, parts, f"{title}: one line per system")
+
+
+def cutoff_curves(series: dict[str, list[tuple[int, float]]], title: str, measure: str = "value") -> Markup:
+    """A measure against its cutoff (nDCG@k, P@k, R@k), one line per system."""
+    cutoffs = sorted({k for points in series.values() for k, _ in points})
+    at = {k: i for i, k in enumerate(cutoffs)}
+    indexed = {name: [(at[k], v) for k, v in points] for name, points in series.items()}
+    return lines(indexed, [f"@{k}" for k in cutoffs], title, "cutoff k", measure)
 
 
 def distributions(values: dict[str, np.ndarray], title: str, bins: int = 20) -> Markup:

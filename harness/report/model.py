@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from harness.measures.registry import REGISTRY
 from harness.release import Verdict
 from harness.report import charts
 from harness.report.format import format_ci, format_delta, format_p, format_value
-from harness.store import SavedResults
+from harness.store import SavedResults, previous_folders
 from harness.track import run_url
 
 TOP_QUERIES = 10  # per measure and system: the queries that changed most against the baseline (the rest: per_query.parquet)
@@ -84,6 +85,7 @@ class ReportModel:
     warnings: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
     top_queries: int = TOP_QUERIES
+    trend_charts: list[Markup] = field(default_factory=list)
 
 
 def what_changed(comparisons: Any, diagnostics: Any, baseline: str | None, label: Any) -> list[str]:
@@ -117,6 +119,42 @@ def what_changed(comparisons: Any, diagnostics: Any, baseline: str | None, label
             missing = int(r.judged_queries_missing_from_run)
             lines.append(f"{r.system} on {r.dataset}: {missing} judged queries are missing from the run (scored 0)")
     return lines
+
+
+TREND_RUNS = 20  # the guarded measures over this many of the experiment's latest results folders
+
+
+def trend_charts(results: SavedResults, label: Any) -> list[Markup]:
+    """Each guarded measure over the experiment's results folders (this one last), for production and candidate."""
+    import pandas as pd
+
+    release = (results.config.get("report") or {}).get("release")
+    if not release or results.folder == Path():
+        return []
+    folders = [f for f in previous_folders(results.folder.parent) if f != results.folder][-(TREND_RUNS - 1) :]
+    summaries = [pd.read_parquet(f / "summary.parquet") for f in folders] + [results.summary]
+    stamps = [f.name[4:8] + "-" + f.name[9:13] if len(f.name) > 13 else f.name for f in [*folders, results.folder]]
+    systems = (release["production"], release["candidate"])
+    out = []
+    for guard in release.get("guards", []):
+        measure, segment = guard["measure"], guard.get("segment") or "all"
+        datasets = [guard["dataset"]] if guard.get("dataset") else sorted(set(results.summary["dataset"]))
+        for dataset in datasets:
+            series: dict[str, list[tuple[int, float]]] = {s: [] for s in systems}
+            for i, summary in enumerate(summaries):
+                rows = summary[
+                    (summary["dataset"] == dataset) & (summary["segment"] == segment) & (summary["measure"] == measure)
+                ]
+                for r in rows.itertuples():
+                    if r.system in series:
+                        series[str(r.system)].append((i, float(r.value)))
+            if any(series.values()):
+                where = dataset + ("" if segment == "all" else f" / {segment}")
+                title = f"{label(measure)} on {where}, run after run"
+                out.append(
+                    charts.lines(series, stamps, title, "results folder (month-day hour-minute, oldest first)", label(measure))
+                )
+    return out
 
 
 def _higher(measure: str) -> bool:
@@ -465,7 +503,7 @@ def build_model(results: SavedResults) -> ReportModel:
         )
     changes = what_changed(comparisons, diagnostics, baseline, label)
     return ReportModel(
-        changes=changes,
+        changes=changes, trend_charts=trend_charts(results, label),
         title=(config.get("report") or {}).get("title") or config["name"], experiment=config["name"],
         description=config.get("description") or "",
         started=provenance["started"], harness_version=provenance["versions"]["harness"], config_hash=provenance["config_hash"],

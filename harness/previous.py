@@ -1,0 +1,103 @@
+"""A system's values taken from an earlier evaluation (a results folder or an MLflow run), not recomputed.
+
+Compare a candidate with the last release as it was measured: its per-query values
+are reused, after checking that they are comparable, and each mismatch is a clear
+error (exit 2), never a silent comparison of different things:
+
+* the judgments: the qrels file's sha256 must equal the one the earlier run recorded;
+* the conventions (ties, queries, duplicates, ...) and the dataset's relevance level;
+* every measure of this experiment must be among the earlier run's measures.
+
+>>> from harness._atomic import sha256_file
+from harness.config.schema import Previous
+>>> describe(Previous(mlflow_run="4f2a"))
+'MLflow run 4f2a'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from harness._atomic import sha256_file
+from harness.config.schema import Dataset, Experiment, Previous, System
+from harness.errors import ConfigError
+from harness.results import PerQuery, RunResult
+from harness.store import SavedResults, read_results
+
+
+def describe(previous: Previous) -> str:
+    return f"results {previous.results}" if previous.results is not None else f"MLflow run {previous.mlflow_run}"
+
+
+def load_previous(experiment: Experiment, system: System, cache: dict[str, SavedResults]) -> SavedResults:
+    """The earlier results a system names (read once per experiment run)."""
+    previous = system.previous
+    assert previous is not None
+    if system.name not in cache:
+        if previous.results is not None:
+            cache[system.name] = read_results(previous.results)
+        else:
+            from harness.track import download_results
+
+            assert previous.mlflow_run is not None
+            cache[system.name] = download_results(previous.mlflow_run, previous.uri, experiment.output)
+    return cache[system.name]
+
+
+def previous_result(
+    experiment: Experiment, dataset: Dataset, system: System, saved: SavedResults, segments: dict[str, str]
+) -> RunResult | None:
+    """The system's values on ``dataset`` from ``saved``; None when the earlier run did not evaluate that dataset."""
+    previous = system.previous
+    assert previous is not None
+    name = previous.system or system.name
+    source = describe(previous)
+
+    def refuse(message: str, hint: str) -> ConfigError:
+        return ConfigError(
+            f"system {system.name!r} reuses {source}: {message}", path=experiment.source, line=previous.line, hint=hint
+        )
+
+    frame = saved.per_query[(saved.per_query["dataset"] == dataset.name) & (saved.per_query["system"] == name)]
+    if frame.empty:
+        return None
+    recorded = {i["role"]: i["sha256"] for i in saved.provenance.get("inputs", [])}.get(f"qrels:{dataset.name}")
+    current = sha256_file(dataset.qrels)
+    if recorded != current:
+        raise refuse(
+            f"its judgments for dataset {dataset.name!r} differ from {dataset.qrels} "
+            f"(sha256 {str(recorded)[:12]}... there, {current[:12]}... here)",
+            "evaluate the system from its run file on these judgments (runs: instead of previous:)",
+        )
+    mine = {k: v for k, v in experiment.conventions.as_dict().items() if k != "relevance_level"}
+    theirs = {k: v for k, v in (saved.config.get("conventions") or {}).items() if k != "relevance_level"}
+    differ = sorted(k for k in mine if str(mine[k]) != str(theirs.get(k)))
+    level = next((d.get("relevance_level") for d in saved.config.get("datasets", []) if d["name"] == dataset.name), None)
+    if level != dataset.relevance_level:
+        differ.append(f"relevance_level ({level} there, {dataset.relevance_level} here)")
+    if differ:
+        raise refuse(
+            f"it was evaluated under other conventions: {', '.join(differ)}",
+            "use the same conventions and relevance level, or re-evaluate from the run file",
+        )
+    wide = frame.pivot_table(index="query_id", columns="measure", values="value", sort=False)
+    missing = [str(m) for m in experiment.measures if str(m) not in wide.columns]
+    if missing:
+        raise refuse(
+            f"it has no values for {', '.join(missing[:5])}{' and more' if len(missing) > 5 else ''}",
+            "keep to the measures the earlier run computed, or re-evaluate from the run file",
+        )
+    query_ids = np.array(sorted(wide.index.astype(str)), dtype=object)  # trec_eval's order: byte order of the ids
+    values = wide.loc[query_ids, [str(m) for m in experiment.measures]].to_numpy(dtype=np.float64)
+    per_query = PerQuery(system.name, query_ids, experiment.measures, values, np.ones(len(query_ids), dtype=bool))
+    seg = np.array([segments.get(q, "") for q in query_ids.tolist()], dtype=object)
+    diagnostics: dict[str, Any] = {}
+    if saved.diagnostics is not None:
+        rows = saved.diagnostics[(saved.diagnostics["dataset"] == dataset.name) & (saved.diagnostics["system"] == name)]
+        if len(rows):
+            diagnostics = {str(k): v for k, v in rows.iloc[0].to_dict().items() if k not in ("dataset", "system")}
+    diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
+    diagnostics["source"] = f"{source} ({saved.folder})" if previous.results is None else source
+    return RunResult(dataset.name, system.name, per_query, seg, diagnostics)

@@ -1,0 +1,97 @@
+"""A baseline from a previous results folder or MLflow run (issue 9): values reused, comparability checked."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from harness.cli import main
+from tests.test_gate import _many_queries
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"
+)
+
+
+def _run(config: Path, *extra: str) -> tuple[int, dict[str, object], str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["run", str(config), "--json", "--quiet", *extra], out, err)
+    return code, json.loads(out.getvalue()) if out.getvalue() else {}, err.getvalue()
+
+
+def _first_release(tmp_path: Path, tracking: str = "{enabled: false}") -> tuple[Path, dict[str, object]]:
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05, significant: true}")
+    config.write_text(config.read_text().replace("tracking: {enabled: false}", f"tracking: {tracking}"))
+    code, outcome, err = _run(config)
+    assert code in (0, 3), err
+    return config, outcome
+
+
+def _reuse(config: Path, previous: str) -> None:
+    """System a now comes from the earlier evaluation instead of its run file."""
+    config.write_text(config.read_text().replace("  - {name: a, runs: {d: a.run}}", f"  - {{name: a, previous: {previous}}}"))
+
+
+def _values(folder: Path) -> pd.DataFrame:
+    table = pd.read_parquet(folder / "per_query.parquet")
+    return table.sort_values(["system", "measure", "query_id"]).reset_index(drop=True)
+
+
+def test_a_previous_results_folder_gives_the_same_values_and_comparisons(tmp_path: Path) -> None:
+    config, first = _first_release(tmp_path)
+    before = Path(str(first["results_dir"]))
+    _reuse(config, f"{{results: {before}}}")
+    (tmp_path / "a.run").unlink()  # not needed any more: nothing is recomputed for a
+    out = io.StringIO()
+    assert main(["validate", str(config), "--quiet"], out, io.StringIO()) == 0
+    assert f"a: 50 queries reused from results {before}" in out.getvalue()
+    code, second, err = _run(config)
+    assert code == first["exit_code"], err
+    after = Path(str(second["results_dir"]))
+    pd.testing.assert_frame_equal(_values(before), _values(after))
+    keys = ["measure", "system_a", "system_b", "delta", "p_t", "p_randomization", "p_bootstrap", "p_adj", "significant"]
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(before / "comparisons.parquet")[keys], pd.read_parquet(after / "comparisons.parquet")[keys]
+    )
+    provenance = json.loads((after / "provenance.json").read_text())
+    assert any(i["role"] == "previous:a" for i in provenance["inputs"])
+
+
+def test_reused_values_from_an_mlflow_run(tmp_path: Path) -> None:
+    config, first = _first_release(tmp_path, "{enabled: true}")
+    _reuse(config, f"{{mlflow_run: {first['mlflow_run_id']}, uri: '{first['tracking_uri']}'}}")
+    code, second, err = _run(config, "--no-tracking")
+    assert code == first["exit_code"], err
+    pd.testing.assert_frame_equal(_values(Path(str(first["results_dir"]))), _values(Path(str(second["results_dir"]))))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda tmp: (tmp / "qrels.txt").write_text((tmp / "qrels.txt").read_text().replace("q00 0 d0 1", "q00 0 d0 2")),
+         r"system 'a' reuses results .*: its judgments for dataset 'd' differ from .*qrels\.txt "
+         r"\(sha256 [0-9a-f]{12}\.\.\. there"),
+        (lambda tmp: (tmp / "exp.yaml").write_text((tmp / "exp.yaml").read_text() + "conventions: {queries: intersection}\n"),
+         r"it was evaluated under other conventions: queries\. Fix: use the same conventions"),
+        (lambda tmp: (tmp / "exp.yaml").write_text((tmp / "exp.yaml").read_text().replace("P@5]", "P@5, RR]")),
+         r"it has no values for RR\. Fix: keep to the measures the earlier run computed"),
+    ],
+    ids=["other-qrels", "other-conventions", "missing-measure"],
+)  # fmt: skip
+def test_incomparable_previous_values_are_refused(tmp_path: Path, change, message: str) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    config, first = _first_release(tmp_path)
+    _reuse(config, f"{{results: {first['results_dir']}}}")
+    change(tmp_path)
+    runs_before = sorted((tmp_path / "out" / "ni").iterdir())
+    for command in ("validate", "run"):
+        out, err = io.StringIO(), io.StringIO()
+        assert main([command, str(config), "--quiet"], out, err) == 2
+        assert re.search(message, err.getvalue()), err.getvalue()
+        assert "exp.yaml: line 4: " in err.getvalue() and err.getvalue().count("\n") == 1
+    assert sorted((tmp_path / "out" / "ni").iterdir()) == runs_before  # nothing written
