@@ -8,8 +8,7 @@ error (exit 2), never a silent comparison of different things:
 * the conventions (ties, queries, duplicates, ...) and the dataset's relevance level;
 * every measure of this experiment must be among the earlier run's measures.
 
->>> from harness._atomic import sha256_file
-from harness.config.schema import Previous
+>>> from harness.config.schema import Previous
 >>> describe(Previous(mlflow_run="4f2a"))
 'MLflow run 4f2a'
 """
