@@ -31,6 +31,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx
+	$(BIN)/python benchmarks/pipeline_bench.py
 
 # clean keeps reports/ and the generated runs; distclean removes those too
 clean:

@@ -33,3 +33,13 @@ def test_statistics_benchmark_runs() -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "randomization" in done.stdout and "all four" in done.stdout
+
+
+def test_pipeline_benchmark_runs(tmp_path: Path) -> None:
+    command = [sys.executable, str(ROOT / "benchmarks" / "pipeline_bench.py"), "--scenario", "tiny", "--data", str(tmp_path),
+               "--permutations", "200"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    for stage in ("load + evaluate", "compare", "gate", "write results", "track (local MLflow)", "report", "total"):
+        assert f"  {stage}" in done.stdout, stage
+    assert "report.html" in done.stdout and "release gate" in done.stdout

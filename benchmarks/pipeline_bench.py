@@ -1,0 +1,118 @@
+"""The whole of `harness run` at recommender scale, stage by stage: evaluate, compare, gate, write, track, report.
+
+    python benchmarks/pipeline_bench.py                      # 200,000 users x 100 items, 2 systems, 5 measures
+    python benchmarks/pipeline_bench.py --scenario tiny      # seconds; used by the smoke test
+
+Generates (once, deterministically) the recsys qrels and a production run, derives a
+candidate run by perturbing the scores, writes a config with a release gate and a
+new/returning segment file, then times each stage of the pipeline in this process
+and prints the size of the report and of the results folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+HERE = Path(__file__).resolve().parent
+
+
+def _candidate(run: Path, out: Path, seed: int = 7) -> None:
+    """The production run with its scores perturbed: a plausible next model version."""
+    names = ["qid", "q0", "doc", "rank", "score", "tag"]
+    table = pacsv.read_csv(run, read_options=pacsv.ReadOptions(column_names=names),
+                           parse_options=pacsv.ParseOptions(delimiter=" "))  # fmt: skip
+    rng = np.random.default_rng(seed)
+    score = table["score"].to_numpy() * rng.lognormal(0.0, 0.3, size=len(table))
+    table = table.set_column(names.index("score"), "score", pa.array(np.round(score, 4)))
+    table = table.set_column(names.index("tag"), "tag", pa.array(np.full(len(table), "candidate")))
+    pacsv.write_csv(table, out, write_options=pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
+
+
+def _prepare(scenario: str, data: Path) -> Path:
+    folder = data / scenario
+    if not (folder / "qrels.trec").exists():
+        print(f"generating {scenario} data in {data} ...", flush=True)
+        subprocess.run([sys.executable, str(HERE / "generate.py"), "--scenario", scenario, "--out", str(data)], check=True)
+    if not (folder / "candidate.trec").exists():
+        _candidate(folder / "run.trec", folder / "candidate.trec")
+    if not (folder / "segments.csv").exists():
+        qrels = pacsv.read_csv(folder / "qrels.trec", read_options=pacsv.ReadOptions(column_names=["q", "i", "d", "r"]),
+                               parse_options=pacsv.ParseOptions(delimiter=" "))  # fmt: skip
+        users = qrels["q"].unique().to_numpy(zero_copy_only=False)
+        segment = np.where(np.random.default_rng(3).random(len(users)) < 0.3, "new", "returning")
+        pacsv.write_csv(pa.table({"query": users, "segment": segment}), folder / "segments.csv")
+    return folder
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", choices=("recsys", "tiny"), default="recsys")
+    parser.add_argument("--data", type=Path, default=HERE / "data")
+    parser.add_argument("--permutations", type=int, default=10_000)
+    args = parser.parse_args(argv)
+    folder = _prepare(args.scenario, args.data)
+
+    from harness.config.load import load_config
+    from harness.pipeline import _frames as frames_of
+    from harness.pipeline import comparison_tables, decide_gate, evaluate_experiment, save_results
+    from harness.report.render import write_report
+    from harness.store import write_tracking
+    from harness.track import log_report, track_results
+
+    with tempfile.TemporaryDirectory() as scratch:
+        config = Path(scratch) / "bench.yaml"
+        config.write_text(
+            f"experiment: pipeline-bench\n"
+            f"datasets: [{{name: recsys, qrels: {folder / 'qrels.trec'}, segments: {{path: {folder / 'segments.csv'}}}}}]\n"
+            f"systems:\n  - {{name: production, runs: {{recsys: {folder / 'run.trec'}}}}}\n"
+            f"  - {{name: candidate, runs: {{recsys: {folder / 'candidate.trec'}}}}}\n"
+            f"measures: [nDCG@10, P@10, R@100, AP, RR@10]\nbaseline: production\n"
+            f"stats: {{permutations: {args.permutations}, resamples: {args.permutations}}}\n"
+            f"report:\n  release:\n    production: production\n    candidate: candidate\n"
+            f"    guards: [{{measure: nDCG@10, max_drop: 0.005, significant: true}}, {{measure: R@100, segment: new}}]\n"
+            f"output: {Path(scratch) / 'out'}\n"
+        )
+        experiment = load_config(config)
+        timings: dict[str, float] = {}
+
+        def stage(name: str, work):  # type: ignore[no-untyped-def]
+            start = time.perf_counter()
+            value = work()
+            timings[name] = time.perf_counter() - start
+            print(f"  {name:<22} {timings[name]:7.2f} s", flush=True)
+            return value
+
+        print(f"pipeline, {args.scenario}: 2 systems x 5 measures, segments new/returning, {args.permutations:,} permutations")
+        results = stage("load + evaluate", lambda: evaluate_experiment(experiment))
+        tables = stage("compare", lambda: comparison_tables(experiment, results))
+        frames = stage("tables", lambda: frames_of(results))
+        verdict = stage("gate", lambda: decide_gate(experiment, frames[1], tables.get("comparisons")))
+        saved = stage(
+            "write results", lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames)
+        )
+        tracked = stage("track (local MLflow)", lambda: track_results(saved))
+        saved = write_tracking(saved, tracked.as_dict())
+        stage("report", lambda: write_report(saved))
+        stage("log the report", lambda: log_report(saved))
+        total = sum(timings.values())
+        report = saved.folder / "report.html"
+        size = sum(p.stat().st_size for p in saved.folder.iterdir() if p.is_file())
+        print(f"  {'total':<22} {total:7.2f} s")
+        print(f"report.html {report.stat().st_size / 1e6:.2f} MB; results folder {size / 1e6:.1f} MB; "
+              f"report / evaluation time {timings['report'] / timings['load + evaluate']:.2f}")  # fmt: skip
+        print(verdict.line() if verdict is not None else "no gate")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
