@@ -7,15 +7,46 @@
 {'nDCG@2': 0.8597, 'RR': 1.0}
 """
 
-from harness.conventions import Conventions
-from harness.data.model import Qrels, Run
-from harness.data.trec import read_qrels, read_run
-from harness.evaluate import Evaluator, evaluate
-from harness.measures.parse import parse_measure
-from harness.measures.spec import Measure
-from harness.results import PerQuery, aggregate
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# Public names load their module on first use (PEP 562), so `harness --version` and
+# `harness --help` start without importing numpy or pyarrow.
+_LAZY = {
+    "Conventions": "harness.conventions",
+    "Evaluator": "harness.evaluation",
+    "Measure": "harness.measures.spec",
+    "PerQuery": "harness.results",
+    "Qrels": "harness.data.model",
+    "Run": "harness.data.model",
+    "aggregate": "harness.results",
+    "evaluate": "harness.evaluation",
+    "parse_measure": "harness.measures.parse",
+    "read_qrels": "harness.data.trec",
+    "read_run": "harness.data.trec",
+}
+
+if TYPE_CHECKING:
+    from harness.conventions import Conventions
+    from harness.data.model import Qrels, Run
+    from harness.data.trec import read_qrels, read_run
+    from harness.evaluation import Evaluator, evaluate
+    from harness.measures.parse import parse_measure
+    from harness.measures.spec import Measure
+    from harness.results import PerQuery, aggregate
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'harness' has no attribute {name!r}")
+
 
 __all__ = [
     "Conventions",

@@ -88,7 +88,7 @@ def _format_value(value: float, integer: bool) -> str:
 
 def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.conventions import Conventions
-    from harness.evaluate import Evaluator
+    from harness.evaluation import Evaluator
     from harness.kernels.relstring import relstrings
     from harness.measures.registry import REGISTRY
     from harness.results import aggregate_values

@@ -29,7 +29,7 @@ from harness.data.load import judged_query_ids, load_qrels, load_run
 from harness.data.model import Qrels, Run
 from harness.diagnostics import diagnose
 from harness.errors import ConfigError, TrackingError
-from harness.evaluate import Evaluator
+from harness.evaluation import Evaluator
 from harness.measures.spec import Measure
 from harness.previous import describe as describe_previous
 from harness.previous import load_previous, previous_result

@@ -46,3 +46,20 @@ def test_unknown_flags_give_one_clean_line(qrels: Path) -> None:
     code, _, err = _eval("--frobnicate", str(qrels), str(qrels))
     assert code == 2
     assert err == "harness: error: unrecognized arguments: --frobnicate. Fix: see 'harness --help'\n"  # no doubled prefix
+
+
+def test_version_and_help_import_no_heavy_module() -> None:
+    """Start-up stays small: --version and --help load neither numpy, pyarrow, pandas nor scipy (issue 12)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, contextlib, io\n"
+        "from harness.cli import main\n"
+        "for argv in (['--version'], ['--help']):\n"
+        "    with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "        main(argv)\n"
+        "print(sorted(m for m in ('numpy', 'pyarrow', 'pandas', 'scipy', 'mlflow') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
