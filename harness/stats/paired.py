@@ -44,7 +44,13 @@ from itertools import product
 
 import numpy as np
 
-BLOCK = 1000  # permutations or resamples per matrix product: bounds memory at BLOCK x n floats
+BLOCK = 1000  # permutations or resamples per matrix product, at most
+BLOCK_CELLS = 1 << 24  # and at most this many matrix cells (128 MiB of float64), whatever the number of queries
+
+
+def _block(n: int) -> int:
+    """Rows per block: BLOCK, fewer for many queries so that a block stays within BLOCK_CELLS."""
+    return max(1, min(BLOCK, BLOCK_CELLS // max(1, n)))
 ZERO_SD = 1e-12  # sd below this fraction of max |d| is rounding: the differences are constant
 WILCOXON_EXACT_MAX = 50  # non-zero differences up to which Wilcoxon's p is exact
 BOOTSTRAP_MIN_QUERIES = 10  # below this the bootstrap is not computed (calibration: conservative from 10 up)
@@ -217,12 +223,14 @@ def randomization(diffs: np.ndarray, rng: np.random.Generator, permutations: int
         ds = d[sampled]
         at_least = np.zeros(sampled.size, dtype=np.int64)
         done = 0
+        total = ds.sum(axis=1)
         while done < permutations:
-            size = min(BLOCK, permutations - done)
+            size = min(BLOCK, permutations - done)  # the same random draws whatever the block layout below
             bits = np.unpackbits(rng.integers(0, 256, size=(size, (n + 7) // 8), dtype=np.uint8), axis=1, count=n)
-            signs = bits.astype(np.float64) * 2.0 - 1.0
-            stats = np.abs(signs @ ds.T) / n  # (size, rows)
-            at_least += (stats >= threshold[sampled]).sum(axis=0)
+            for start in range(0, size, _block(n)):
+                kept = bits[start : start + _block(n)].astype(np.float64)
+                stats = np.abs(2.0 * (kept @ ds.T) - total) / n  # signs (2 bits - 1) times d, without the signs matrix
+                at_least += (stats >= threshold[sampled]).sum(axis=0)
             done += size
         p[sampled] = (at_least + 1) / (permutations + 1)
     return p
@@ -258,7 +266,7 @@ def bootstrap(diffs: np.ndarray, rng: np.random.Generator, resamples: int = 10_0
     t_star = np.empty((resamples, f))
     done = 0
     while done < resamples:
-        size = min(BLOCK, resamples - done)
+        size = min(_block(n), resamples - done)
         picks = rng.integers(0, n, size=(size, n))
         picks += np.arange(0, size * n, n)[:, None]  # row r's picks land in r's slice of one bincount
         counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
