@@ -1,15 +1,56 @@
-"""Columnar, immutable judgments and runs, as they come out of the readers.
+"""Columnar, immutable judgments and runs, as they come out of the readers or a notebook.
 
 Ids are always strings (Arrow string arrays: no Python object per row); relevance
-labels and scores are float64. ``source`` names the file, for error messages.
+labels and scores are float64. ``source`` names the file, for error messages. Every
+way in (files, DataFrames, dicts, tuples) is validated the same way: a NaN label or
+score is an error naming the row, as on the command line.
+
+>>> import pandas as pd
+>>> Qrels.from_frame(pd.DataFrame({"user": ["u1", "u1"], "item": ["7", "007"], "rating": [5, 3]}),
+...                  query="user", doc="item", relevance="rating")
+Qrels(2 judgments, 1 queries, from <DataFrame>)
+>>> Run.from_dict({"q1": {"d1": 1.5, "d2": 0.5}}, name="bm25")
+Run('bm25': 2 rows, 1 queries, from <dict>)
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+
+from harness.errors import InputFormatError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _check_numbers(values: np.ndarray, role: str, source: str) -> None:
+    bad = np.flatnonzero(np.isnan(values))
+    if bad.size:
+        raise InputFormatError(
+            f"{role} missing or NaN in data row {int(bad[0]) + 1}", path=source, hint=f"give every row a numeric {role}"
+        )
+
+
+def _distinct(ids: pa.Array | pa.ChunkedArray) -> int:
+    import pyarrow.compute as pc
+
+    return int(pc.count_distinct(ids).as_py())
+
+
+def _table(frame: pd.DataFrame, columns: dict[str, str], source: str) -> pa.Table:
+    missing = [c for c in columns.values() if c not in frame.columns]
+    if missing:
+        raise InputFormatError(
+            f"no column {missing[0]!r} (columns: {', '.join(map(str, frame.columns))})",
+            path=source,
+            hint="name the columns: " + ", ".join(f"{role}=..." for role in columns),
+        )
+    return pa.Table.from_pandas(frame[list(columns.values())], preserve_index=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -21,8 +62,34 @@ class Qrels:
     relevance: np.ndarray
     source: str = "<qrels>"
 
+    def __post_init__(self) -> None:
+        _check_numbers(self.relevance, "relevance", self.source)
+
     def __len__(self) -> int:
         return len(self.relevance)
+
+    def __repr__(self) -> str:
+        return f"Qrels({len(self)} judgments, {_distinct(self.query_id)} queries, from {self.source})"
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        query: str = "query",
+        doc: str = "doc",
+        relevance: str = "relevance",
+        source: str = "<DataFrame>",
+    ) -> Qrels:
+        """Judgments from a DataFrame's columns (ids kept as strings: "007" and "7" differ)."""
+        from harness.data.tables import table_qrels
+
+        return table_qrels(_table(frame, {"query": query, "doc": doc, "relevance": relevance}, source),
+                           {"query": query, "doc": doc, "relevance": relevance}, source)  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, judgments: Mapping[str, Mapping[str, Any]], source: str = "<dict>") -> Qrels:
+        """pytrec_eval's layout: ``{query: {doc: relevance}}``."""
+        return cls.from_records([(q, d, r) for q, docs in judgments.items() for d, r in docs.items()], source)
 
     @classmethod
     def from_records(cls, rows: list[tuple[str, str, float]], source: str = "<qrels>") -> Qrels:
@@ -49,8 +116,30 @@ class Run:
     name: str = "run"
     source: str = "<run>"
 
+    def __post_init__(self) -> None:
+        _check_numbers(self.score, "score", self.source)
+
     def __len__(self) -> int:
         return len(self.score)
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}: {len(self)} rows, {_distinct(self.query_id)} queries, from {self.source})"
+
+    @classmethod
+    def from_frame(
+        cls, frame: pd.DataFrame, query: str = "query", doc: str = "doc", score: str = "score", name: str = "run",
+        source: str = "<DataFrame>",
+    ) -> Run:  # fmt: skip
+        """A run from a DataFrame's columns; row order is kept (it is the input order for ties: input_order)."""
+        from harness.data.tables import table_run
+
+        columns = {"query": query, "doc": doc, "score": score}
+        return table_run(_table(frame, columns, source), columns, source, name)
+
+    @classmethod
+    def from_dict(cls, scores: Mapping[str, Mapping[str, Any]], name: str = "run", source: str = "<dict>") -> Run:
+        """pytrec_eval's layout: ``{query: {doc: score}}``."""
+        return cls.from_records([(q, d, s) for q, docs in scores.items() for d, s in docs.items()], name, source)
 
     @classmethod
     def from_records(cls, rows: list[tuple[str, str, float]], name: str = "run", source: str = "<run>") -> Run:

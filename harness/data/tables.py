@@ -90,35 +90,45 @@ def _numbers(column: pa.ChunkedArray, role: str, path: Path) -> np.ndarray:
     return values
 
 
-def read_table_qrels(path: str | Path, columns: Mapping[str, str], fmt: str | None = None) -> Qrels:
-    """Qrels from a table; ``columns`` maps ``query``, ``doc``, ``relevance`` to column names."""
-    path = Path(path)
-    fmt = fmt or table_format_of(path) or "csv"
-    table = _read_table(path, fmt, [columns["query"], columns["doc"]])
+def table_qrels(table: pa.Table, columns: Mapping[str, str], source: str | Path) -> Qrels:
+    """Qrels from an Arrow table; ``columns`` maps ``query``, ``doc``, ``relevance`` to column names."""
+    path = Path(source)
     if table.num_rows == 0:
         raise InputFormatError("the table has no rows", path=path, hint="give at least one judgment")
     return Qrels(
         _ids(_column(table, columns["query"], "query", path), "query", path),
         _ids(_column(table, columns["doc"], "doc", path), "doc", path),
         _numbers(_column(table, columns["relevance"], "relevance", path), "relevance", path),
-        str(path),
+        str(source),
     )
 
 
-def read_table_run(path: str | Path, columns: Mapping[str, str], fmt: str | None = None, name: str | None = None) -> Run:
-    """A run from a table; ``columns`` maps ``query``, ``doc``, ``score`` to column names."""
-    path = Path(path)
-    fmt = fmt or table_format_of(path) or "csv"
-    table = _read_table(path, fmt, [columns["query"], columns["doc"]])
+def table_run(table: pa.Table, columns: Mapping[str, str], source: str | Path, name: str) -> Run:
+    """A run from an Arrow table; ``columns`` maps ``query``, ``doc``, ``score`` to column names."""
+    path = Path(source)
     if table.num_rows == 0:
         raise InputFormatError("the run is empty: no ranked documents", path=path, hint="give at least one scored row")
     return Run(
         _ids(_column(table, columns["query"], "query", path), "query", path),
         _ids(_column(table, columns["doc"], "doc", path), "doc", path),
         _numbers(_column(table, columns["score"], "score", path), "score", path),
-        name or path.stem.split(".")[0],
-        str(path),
+        name,
+        str(source),
     )
+
+
+def read_table_qrels(path: str | Path, columns: Mapping[str, str], fmt: str | None = None) -> Qrels:
+    """Qrels from a table file; ``columns`` maps ``query``, ``doc``, ``relevance`` to column names."""
+    path = Path(path)
+    fmt = fmt or table_format_of(path) or "csv"
+    return table_qrels(_read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path)
+
+
+def read_table_run(path: str | Path, columns: Mapping[str, str], fmt: str | None = None, name: str | None = None) -> Run:
+    """A run from a table file; ``columns`` maps ``query``, ``doc``, ``score`` to column names."""
+    path = Path(path)
+    fmt = fmt or table_format_of(path) or "csv"
+    return table_run(_read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path, name or path.stem.split(".")[0])
 
 
 def read_table_columns(path: str | Path, key: str, value: str, fmt: str | None = None) -> dict[str, str]:

@@ -51,6 +51,8 @@ BLOCK_CELLS = 1 << 24  # and at most this many matrix cells (128 MiB of float64)
 def _block(n: int) -> int:
     """Rows per block: BLOCK, fewer for many queries so that a block stays within BLOCK_CELLS."""
     return max(1, min(BLOCK, BLOCK_CELLS // max(1, n)))
+
+
 ZERO_SD = 1e-12  # sd below this fraction of max |d| is rounding: the differences are constant
 WILCOXON_EXACT_MAX = 50  # non-zero differences up to which Wilcoxon's p is exact
 BOOTSTRAP_MIN_QUERIES = 10  # below this the bootstrap is not computed (calibration: conservative from 10 up)
