@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from harness.compare import stream
+from harness.comparison import stream
 from harness.stats import paired
 
 

@@ -24,6 +24,8 @@ _LAZY = {
     "Qrels": "harness.data.model",
     "Run": "harness.data.model",
     "aggregate": "harness.results",
+    "compare": "harness.api",
+    "run_experiment": "harness.api",
     "evaluate": "harness.evaluation",
     "parse_measure": "harness.measures.parse",
     "read_qrels": "harness.data.trec",
@@ -31,6 +33,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from harness.api import compare, run_experiment
     from harness.conventions import Conventions
     from harness.data.model import Qrels, Run
     from harness.data.trec import read_qrels, read_run
@@ -57,8 +60,10 @@ __all__ = [
     "Run",
     "__version__",
     "aggregate",
+    "compare",
     "evaluate",
     "parse_measure",
     "read_qrels",
     "read_run",
+    "run_experiment",
 ]

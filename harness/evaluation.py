@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,13 +53,14 @@ class Evaluator:
                     f"ties='average' is defined only for measures that sum per-position values; not for {', '.join(unsupported)}",
                     hint="use ties: trec_eval for these measures, or evaluate them separately",
                 )
-        self.prepared = PreparedQrels.build(qrels, self.conventions)
+        self.prepared = PreparedQrels.build(as_qrels(qrels), self.conventions)
         self.query_ids = None if query_ids is None else np.asarray(sorted(query_ids), dtype=object)
 
     def align(self, run: Run) -> Aligned:
         return align(self.prepared, run, self.query_ids)
 
-    def evaluate(self, run: Run) -> PerQuery:
+    def evaluate(self, run: Run | Any) -> PerQuery:
+        run = as_run(run)
         return self.evaluate_aligned(run.name, self.align(run))
 
     def evaluate_aligned(self, name: str, aligned: Aligned) -> PerQuery:
@@ -72,12 +74,38 @@ class Evaluator:
         return PerQuery(name, aligned.query_ids, self.measures, values, aligned.in_run)
 
 
+def as_qrels(qrels: Any) -> Qrels:
+    """Qrels, a DataFrame with columns query, doc, relevance, or pytrec_eval's ``{query: {doc: relevance}}``."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, Mapping):
+        return Qrels.from_dict(qrels)
+    if hasattr(qrels, "columns"):
+        return Qrels.from_frame(qrels)
+    raise TypeError(f"qrels must be Qrels, a DataFrame or a dict, got {type(qrels).__name__}")
+
+
+def as_run(run: Any) -> Run:
+    """A Run, a DataFrame with columns query, doc, score, or pytrec_eval's ``{query: {doc: score}}``."""
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, Mapping):
+        return Run.from_dict(run)
+    if hasattr(run, "columns"):
+        return Run.from_frame(run)
+    raise TypeError(f"a run must be Run, a DataFrame or a dict, got {type(run).__name__}")
+
+
 def evaluate(
-    qrels: Qrels,
-    run: Run,
+    qrels: Qrels | Any,
+    run: Run | Any,
     measures: Iterable[Measure | str],
     conventions: Conventions | None = None,
     query_ids: Sequence[str] | None = None,
 ) -> PerQuery:
-    """Evaluate one run: a per-query table (aggregate it with :func:`harness.results.aggregate`)."""
-    return Evaluator(qrels, measures, conventions, query_ids).evaluate(run)
+    """Evaluate one run: a per-query table (aggregate it with :func:`harness.results.aggregate`).
+
+    ``qrels`` and ``run`` may be Qrels and Run, DataFrames (columns query, doc, relevance /
+    score; use ``Qrels.from_frame`` for other names) or pytrec_eval-style dicts.
+    """
+    return Evaluator(as_qrels(qrels), measures, conventions, query_ids).evaluate(as_run(run))

@@ -23,7 +23,7 @@ import numpy as np
 
 from harness import __version__
 from harness._atomic import sha256_file
-from harness.compare import CompareSettings, compare
+from harness.comparison import CompareSettings, compare
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.load import judged_query_ids, load_qrels, load_run
 from harness.data.model import Qrels, Run
@@ -58,6 +58,24 @@ class Outcome:
     tracking_error: str | None = None
     report_error: str | None = None
     gate_line: str | None = None
+    results: SavedResults | None = None  # everything written, as values
+
+    @property
+    def per_query(self) -> Any:
+        """One row per dataset, system, query, segment and measure (a pandas DataFrame)."""
+        return None if self.results is None else self.results.per_query
+
+    @property
+    def summary(self) -> Any:
+        return None if self.results is None else self.results.summary
+
+    @property
+    def comparisons(self) -> Any:
+        return None if self.results is None else self.results.comparisons
+
+    @property
+    def diagnostics(self) -> Any:
+        return None if self.results is None else self.results.diagnostics
 
 
 def _load_qrels(dataset: Dataset) -> Qrels:
@@ -288,7 +306,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     verdict = decide_gate(experiment, frames[1], tables.get("comparisons"))
     progress("writing results")
     saved = save_results(experiment, results, tables, started, argv if argv is not None else sys.argv, verdict, frames)
-    outcome = Outcome(results_dir=saved.folder)
+    outcome = Outcome(results_dir=saved.folder, results=saved)
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
         outcome.gate = "pass" if verdict.passed else "fail"
         outcome.gate_line = verdict.line()
@@ -299,7 +317,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         progress("logging to MLflow")
         try:
             tracked = track_results(saved)
-            saved = write_tracking(saved, tracked.as_dict())
+            saved = outcome.results = write_tracking(saved, tracked.as_dict())
             outcome.tracking_uri, outcome.mlflow_run_id, outcome.mlflow_url = tracked.tracking_uri, tracked.run_id, tracked.url
         except TrackingError as exc:
             outcome.tracking_error = str(exc)

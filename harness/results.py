@@ -30,7 +30,15 @@ class PerQuery:
     values: np.ndarray
     in_run: np.ndarray
 
-    def column(self, measure: Measure) -> np.ndarray:
+    def __repr__(self) -> str:
+        names = ", ".join(str(m) for m in self.measures[:4]) + (", ..." if len(self.measures) > 4 else "")
+        return f"PerQuery({self.run!r}: {len(self.query_ids)} queries x {len(self.measures)} measures: {names})"
+
+    def column(self, measure: Measure | str) -> np.ndarray:
+        if isinstance(measure, str):
+            from harness.measures.parse import parse_measure
+
+            measure = parse_measure(measure)
         return self.values[:, self.measures.index(measure)]
 
     def to_frame(self, wide: bool = False) -> pd.DataFrame:
@@ -73,9 +81,39 @@ def aggregate_values(measure: Measure, values: np.ndarray) -> float:
     return float(values.mean())
 
 
-def aggregate(per_query: PerQuery) -> dict[Measure, float]:
-    """The summary of a run: one number per measure."""
-    return {m: aggregate_values(m, per_query.values[:, j]) for j, m in enumerate(per_query.measures)}
+class Aggregates(dict[Measure, float]):
+    """One number per measure, indexable by the Measure or by its name as written.
+
+    >>> values = Aggregates({Measure("AP"): 0.5})
+    >>> values["AP"], values[Measure("AP")], "AP" in values
+    (0.5, 0.5, True)
+    """
+
+    @staticmethod
+    def _key(key: object) -> object:
+        if isinstance(key, str):
+            from harness.measures.parse import parse_measure
+
+            return parse_measure(key)
+        return key
+
+    def __getitem__(self, key: object) -> float:
+        return super().__getitem__(self._key(key))  # type: ignore[index]
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._key(key))
+
+    def get(self, key: object, default: float | None = None) -> float | None:  # type: ignore[override,unused-ignore]
+        return super().get(self._key(key), default)  # type: ignore[call-overload]
+
+    def to_dict(self) -> dict[str, float]:
+        """Plain ``{measure name: value}``."""
+        return {str(m): v for m, v in self.items()}
+
+
+def aggregate(per_query: PerQuery) -> Aggregates:
+    """The summary of a run: one number per measure (its mean, sum or geometric mean, as the registry says)."""
+    return Aggregates({m: aggregate_values(m, per_query.values[:, j]) for j, m in enumerate(per_query.measures)})
 
 
 @dataclass(frozen=True, eq=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.compare import CompareSettings, compare
+from harness.comparison import CompareSettings, compare
 from harness.measures.parse import parse_measure
 from harness.results import PerQuery, RunResult
 

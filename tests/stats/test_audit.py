@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.compare import CompareSettings, compare
+from harness.comparison import CompareSettings, compare
 from harness.errors import ComparisonError
 from harness.measures.parse import parse_measure
 from harness.results import PerQuery, RunResult
