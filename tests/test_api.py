@@ -1,0 +1,107 @@
+"""The notebook API (issue 14): DataFrames and dicts in, the CLI's validation, string-indexed aggregates,
+a public compare() and run_experiment(), short reprs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import harness
+from harness import Qrels, Run, aggregate, compare, evaluate
+from harness.errors import HarnessError, InputFormatError
+from tests.generated import adversarial, to_harness
+
+MEASURES = ["nDCG@10", "AP", "P@5", "RR"]
+
+
+def _frames(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    qrels, run = adversarial(seed)
+    judged = pd.DataFrame([(q, d, r) for q, docs in qrels.items() for d, r in docs.items()], columns=["user", "item", "rating"])
+    scored = pd.DataFrame([(q, d, s) for q, docs in run.items() for d, s in docs.items()], columns=["user", "item", "pred"])
+    return judged, scored
+
+
+def test_frames_and_dicts_give_the_same_values_as_records() -> None:
+    qrels_dict, run_dict = adversarial(3)
+    judged, scored = _frames(3)
+    reference = evaluate(*to_harness(qrels_dict, run_dict), MEASURES).values
+    from_frames = evaluate(Qrels.from_frame(judged, query="user", doc="item", relevance="rating"),
+                           Run.from_frame(scored, query="user", doc="item", score="pred"), MEASURES).values  # fmt: skip
+    from_dicts = evaluate(qrels_dict, run_dict, MEASURES).values
+    default_columns = evaluate(judged.set_axis(["query", "doc", "relevance"], axis=1),
+                               scored.set_axis(["query", "doc", "score"], axis=1), MEASURES).values  # fmt: skip
+    for got in (from_frames, from_dicts, default_columns):
+        np.testing.assert_array_equal(got, reference)
+
+
+def test_ids_stay_strings() -> None:
+    frame = pd.DataFrame({"query": [1, 1], "doc": ["007", "7"], "relevance": [1, 0]})
+    per_query = evaluate(Qrels.from_frame(frame), {"1": {"7": 2.0, "007": 1.0}}, ["P@1"])
+    assert per_query.query_ids.tolist() == ["1"] and per_query.values[0, 0] == 0.0  # "7" (not relevant) ranks first
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Run.from_frame(pd.DataFrame({"query": ["q"] * 3, "doc": ["a", "b", "c"], "score": [1.0, np.nan, 2.0]})),
+        lambda: Run.from_records([("q", "a", 1.0), ("q", "b", float("nan"))]),
+        lambda: Qrels.from_dict({"q": {"a": 1, "b": float("nan")}}),
+    ],
+    ids=["frame", "records", "dict"],
+)
+def test_nan_is_an_error_with_its_row(make) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InputFormatError, match=r"(score|relevance) missing or NaN in data row 2\. Fix"):
+        make()
+
+
+def test_missing_column_is_named() -> None:
+    with pytest.raises(InputFormatError, match=r"no column 'score' \(columns: query, doc, pred\)"):
+        Run.from_frame(pd.DataFrame({"query": ["q"], "doc": ["a"], "pred": [1.0]}))
+
+
+def test_aggregate_is_indexable_by_name() -> None:
+    per_query = evaluate(*to_harness(*adversarial(4)), MEASURES)
+    means = aggregate(per_query)
+    assert means["nDCG@10"] == pytest.approx(float(per_query.column("nDCG@10").mean()), abs=0)
+    assert means["ndcg@10"] == means["nDCG@10"] and "AP" in means and "R@5" not in means
+    assert means.to_dict()["RR"] == means["RR"]
+    with pytest.raises(KeyError):
+        means["R@5"]
+
+
+def test_public_compare_agrees_with_scipy() -> None:
+    qrels, _ = adversarial(5)
+    judged = Qrels.from_dict(qrels)
+    rng = np.random.default_rng(0)
+    runs = {name: {q: {d: float(rng.random()) for d in [*docs, "x", "y"]} for q, docs in qrels.items()} for name in "ab"}
+    tables = [evaluate(judged, Run.from_dict(r, name=n), MEASURES) for n, r in runs.items()]
+    table = compare(tables, baseline="a", permutations=2000, seed=3)
+    assert list(table["measure"]) == MEASURES and set(table["system_b"]) == {"b"}
+    for row in table.itertuples():
+        a, b = tables[0].column(row.measure), tables[1].column(row.measure)
+        assert row.p_t == pytest.approx(stats.ttest_rel(b, a).pvalue, rel=1e-10)
+        assert row.delta == pytest.approx(float(b.mean() - a.mean()), abs=1e-15)
+    again = compare(tables, baseline="a", permutations=2000, seed=3)
+    pd.testing.assert_frame_equal(table, again)
+    with pytest.raises(HarnessError, match="baseline 'c' is not among the runs"):
+        compare(tables, baseline="c")
+
+
+def test_run_experiment_returns_dataframes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.test_gate import _config
+
+    outcome = harness.run_experiment(_config(tmp_path, 0.5, "{enabled: false}", "off"))
+    assert outcome.gate == "pass"
+    assert isinstance(outcome.per_query, pd.DataFrame) and isinstance(outcome.comparisons, pd.DataFrame)
+    pd.testing.assert_frame_equal(outcome.summary, pd.read_parquet(outcome.results_dir / "summary.parquet"))
+
+
+def test_reprs_are_short() -> None:
+    qrels_dict, run_dict = adversarial(6, n_queries=400)
+    qrels, run = to_harness(qrels_dict, run_dict)
+    per_query = evaluate(qrels, run, ["nDCG@10", "AP", "P@5", "RR", "R@100"])
+    for value in (qrels, run, per_query):
+        assert len(repr(value)) < 120, repr(value)
+    assert repr(per_query).endswith("nDCG@10, AP, P@5, RR, ...)")
