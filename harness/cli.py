@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from harness import __version__
@@ -58,28 +59,43 @@ def _column_map(text: str | None, defaults: dict[str, str]) -> dict[str, str]:
 
 
 def _eval_items(specs: list[str]):  # type: ignore[no-untyped-def]
-    from harness.measures.parse import parse_measure
-    from harness.measures.trec_names import SETS, TREC_NAMES, TrecItem, parse_trec_measure, trec_display_name
+    """trec_eval names (printed as trec_eval does) and ir_measures names (printed as written), in trec_eval's order."""
+    from harness.measures.parse import parse_measure, split_measures
+    from harness.measures.trec_names import SETS, TREC_NAMES, TrecItem, parse_trec_measure
 
     items: list[TrecItem] = []
     for raw in specs or ["official"]:
-        for spec in [s for s in raw.split() if s]:
-            name = spec.partition(".")[0]
-            trec_like = "@" not in spec and "(" not in spec and (spec in SETS or name in TREC_NAMES)
+        for token in [t for t in raw.split() if t]:
+            name = token.partition(".")[0]
+            trec_like = "@" not in token and "(" not in token and (token in SETS or name in TREC_NAMES)
             if trec_like:
-                new = parse_trec_measure(spec)
+                new = parse_trec_measure(token)
                 # trec_eval keeps one parameterisation per measure: the last -m wins.
-                replaced = {i.order for i in new} if spec not in SETS else set()
+                replaced = {i.order for i in new} if token not in SETS else set()
                 items = [i for i in items if i.order not in replaced]
                 items.extend(new)
-            else:
-                measure = parse_measure(spec)
-                items.append(TrecItem(1000 + len(items), trec_display_name(measure), measure))
+                continue
+            for spec in split_measures(token):  # ir_measures style, comma lists allowed: nDCG@10,P@5
+                items.append(TrecItem(1000 + len(items), spec, parse_measure(spec)))
     # trec_eval prints in its table order; a later -m for the same name replaces the earlier one.
     unique: dict[str, TrecItem] = {}
     for item in items:
         unique[item.display] = item
     return sorted(unique.values(), key=lambda i: i.order)
+
+
+def _run_arguments(values: list[str]) -> list[tuple[str | None, str]]:
+    """``path`` or ``NAME=path``: (the name given, or None, and the path)."""
+    from pathlib import Path
+
+    out: list[tuple[str | None, str]] = []
+    for value in values:
+        name, sep, path = value.partition("=")
+        if sep and name and not Path(value).exists():
+            out.append((name, path))
+        else:
+            out.append((None, value))
+    return out
 
 
 def _format_value(value: float, integer: bool) -> str:
@@ -102,6 +118,8 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "duplicates": args.duplicates,
             "negative_labels": args.negative_labels,
             "ideal_from": args.ideal_from,
+            "judged_only": args.J,
+            "collection_size": args.N,
         }
     )
     items = _eval_items(args.m)
@@ -110,16 +128,27 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     qrels = load_qrels(args.qrels, _column_map(args.qrels_columns, QRELS_COLUMNS))
     evaluator = Evaluator(qrels, measures, conventions)
-    runs = [
-        load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for path in args.runs
-    ]  # read all first: a bad file fails before any output
+    named = _run_arguments(args.runs)
+    runs = [load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for _, path in named]  # all read before any output
+    labels = [name or Path(path).name for name, path in named]
+    if len(set(labels)) < len(labels):
+        raise HarnessError("two runs have the same label", hint="name them: harness eval QRELS a=run1.txt b=run2.txt")
     judged = set(evaluator.prepared.index)
     for run in runs:
         judged_query_ids(run, judged, str(args.qrels))
     lines: list[str] = []
     records: list[dict[str, object]] = []
-    for run in runs:
+    for run, label, (given, _) in zip(runs, labels, named, strict=True):
         aligned = evaluator.align(run)
+        if aligned.stats.judged_queries_missing and not args.c and conventions.queries.value == "qrels":
+            err.write(
+                f"harness: note: {aligned.stats.judged_queries_missing} judged queries are not in {label} and count as 0 "
+                "(trec_eval does so only with -c; without it, it averages over the queries the run answered: "
+                "--queries intersection)\n"
+            )
+        runid = given or run.name  # one run: the tag in the file, as trec_eval prints it
+        if len(runs) > 1 and args.format == "trec" and not any(i.measure is None and i.display == "runid" for i in items):
+            lines.append(f"{'runid':<22}\tall\t{label}\n")
         per_query = evaluator.evaluate_aligned(run.name, aligned)
         index = {m: j for j, m in enumerate(per_query.measures)}
         strings = {
@@ -142,10 +171,10 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                 f"{item.display:<22}\t{qid}\t{_format_value(value, REGISTRY.definition(item.measure).integer)}\n"
                             )
             for item in items:
-                if not item.in_summary:
+                if not item.in_summary or (args.n and item.measure is not None):
                     continue
                 if item.measure is None:
-                    lines.append(f"{'runid':<22}\tall\t{run.name}\n")
+                    lines.append(f"{'runid':<22}\tall\t{runid if len(runs) == 1 else label}\n")
                 else:
                     integer = REGISTRY.definition(item.measure).integer
                     lines.append(f"{item.display:<22}\tall\t{_format_value(summary[item.display], integer)}\n")
@@ -156,8 +185,9 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if args.q:
                     column = per_query.values[:, index[item.measure]]
                     for qid, value in zip(per_query.query_ids.tolist(), column.tolist(), strict=True):
-                        records.append({"run": run.name, "query_id": qid, "measure": item.display, "value": value})
-                records.append({"run": run.name, "query_id": "all", "measure": item.display, "value": summary[item.display]})
+                        records.append({"run": label, "query_id": qid, "measure": item.display, "value": value})
+                if not args.n:
+                    records.append({"run": label, "query_id": "all", "measure": item.display, "value": summary[item.display]})
     if args.format == "json":
         lines.append(
             json.dumps({"harness": __version__, "conventions": conventions.as_dict(), "results": records}, indent=1) + "\n"
@@ -336,13 +366,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="evaluate runs against qrels, trec_eval style")
     ev.add_argument("qrels", help="qrels file (TREC, or CSV/TSV/Parquet/JSONL with --qrels-columns)")
-    ev.add_argument("runs", nargs="+", metavar="run", help="run file(s)")
+    ev.add_argument("runs", nargs="+", metavar="run", help="run file(s), each labelled by its file name or as NAME=path")
     ev.add_argument(
         "-m",
         action="append",
         default=[],
         metavar="MEASURE",
-        help="measure: trec_eval names (P.5,10  ndcg_cut.10  all_trec) or harness names (nDCG@10); repeatable",
+        help="measure: trec_eval names (P.5,10  ndcg_cut.10  all_trec) or ir_measures names (nDCG@10,P@5); repeatable",
     )
     ev.add_argument("-q", action="store_true", help="print per-query values as well as the summary")
     ev.add_argument(
@@ -350,6 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("-M", type=int, default=None, metavar="N", help="keep only the first N documents of each query")
     ev.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
+    ev.add_argument("-J", action="store_true", help="judged documents only: drop retrieved documents absent from the qrels")
+    ev.add_argument("-N", type=int, default=0, metavar="N", help="number of documents in the collection (utility; default 0)")
+    ev.add_argument("-n", action="store_true", help="no summary: per-query values only (with -q)")
     ev.add_argument("--format", choices=("trec", "csv", "json"), default="trec")
     ev.add_argument("--ties", default="trec_eval", help="trec_eval | input_order | average | optimistic | pessimistic")
     ev.add_argument("--queries", default="qrels", help="qrels (like -c) | intersection (trec_eval without -c) | run")

@@ -82,6 +82,8 @@ class Conventions:
     ap_denominator: APDenominator = APDenominator.R
     relevance_level: int = 1  # trec_eval -l: relevant iff label >= 1
     depth: int | None = None  # trec_eval -M: only the first N retrieved count (None = all)
+    judged_only: bool = False  # trec_eval -J: drop retrieved documents absent from the qrels (after depth)
+    collection_size: int = 0  # trec_eval -N: documents in the collection (utility's non-relevant not retrieved)
 
     def __post_init__(self) -> None:
         if self.depth is not None and self.depth < 1:
@@ -110,6 +112,14 @@ class Conventions:
                     ) from None
             elif key == "depth":
                 kwargs[key] = None if raw is None else _positive_int(key, raw)
+            elif key == "judged_only":
+                if not isinstance(raw, bool):
+                    raise ConventionError(f"judged_only must be true or false, got {raw!r}", hint="write judged_only: true")
+                kwargs[key] = raw
+            elif key == "collection_size":
+                kwargs[key] = _int(key, raw)
+                if kwargs[key] < 0:  # type: ignore[operator]
+                    raise ConventionError(f"collection_size must be 0 or more, got {raw!r}", hint="write collection_size: 0")
             else:
                 kwargs[key] = _int(key, raw)
         return cls(**kwargs)  # type: ignore[arg-type]

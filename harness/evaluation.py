@@ -19,6 +19,7 @@ from harness.conventions import Conventions, Ties
 from harness.data.align import Aligned, PreparedQrels, align
 from harness.data.model import Qrels, Run
 from harness.errors import ConventionError
+from harness.kernels._segments import RankedLists
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
@@ -66,8 +67,13 @@ class Evaluator:
     def evaluate_aligned(self, name: str, aligned: Aligned) -> PerQuery:
         values = np.zeros((len(aligned.query_ids), len(self.measures)))
         missing = ~aligned.in_run
+        judged: RankedLists | None = None
         for j, measure in enumerate(self.measures):
-            column = REGISTRY.definition(measure).compute(aligned.lists, measure)
+            lists = aligned.lists
+            if measure.param("judged_only"):  # ir_measures' judged_only=True: this measure over judged documents only
+                judged = judged if judged is not None else lists.judged_subset()
+                lists = judged
+            column = REGISTRY.definition(measure).compute(lists, measure)
             if measure.name not in _DEFINED_WITHOUT_RUN:
                 column = np.where(missing, 0.0, column)
             values[:, j] = column

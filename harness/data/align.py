@@ -335,8 +335,12 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
         tie_group=tie_group,
         ideal_from_run=conv.ideal_from is IdealFrom.RUN,
         ap_min_r_k=conv.ap_denominator is APDenominator.MIN_R_K,
+        collection_size=conv.collection_size,
     )
-    in_run = counts > 0
+    in_run = counts > 0  # before -J: a query whose documents are all unjudged was still answered
+    if conv.judged_only:
+        keep = ~np.isnan(labels)
+        lists, score = lists.judged_subset(), score[keep]
     stats = AlignStats(
         run_rows=len(run),
         run_queries=len(run_qids),

@@ -12,6 +12,7 @@ Rows are sorted by query, then rank; ``offsets[q]:offsets[q + 1]`` are query q's
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -50,6 +51,26 @@ class RankedLists:
     tie_group: np.ndarray | None = None
     ideal_from_run: bool = False
     ap_min_r_k: bool = False  # AP@k divides by min(R, k) unless a measure says otherwise
+    collection_size: int = 0  # documents in the collection (trec_eval -N), for utility
+
+    def judged_subset(self) -> RankedLists:
+        """The same lists without the retrieved documents that are not in the qrels (trec_eval -J).
+
+        Pooled but unjudged documents (negative labels) stay, as in trec_eval.
+
+        >>> lists = RankedLists(np.array([0, 3]), np.array([1.0, np.nan, 0.0]), np.array([0, 2]), np.array([1.0, 0.0]))
+        >>> lists.judged_subset().label.tolist(), lists.judged_subset().offsets.tolist()
+        ([1.0, 0.0], [0, 2])
+        """
+        keep = ~np.isnan(self.label)
+        counts = np.bincount(self.qidx[keep], minlength=self.n_queries)
+        offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        tie_group = None
+        if self.tie_group is not None:  # renumber the groups that keep a row
+            kept = self.tie_group[keep]
+            tie_group = np.unique(kept, return_inverse=True)[1].astype(np.int64)
+        return dataclasses.replace(self, offsets=offsets, label=self.label[keep], tie_group=tie_group)
 
     # ---- shape --------------------------------------------------------------
     @property

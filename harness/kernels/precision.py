@@ -79,10 +79,10 @@ def r_precision_mult(lists: RankedLists, mult: float, rel: float | None = None) 
 def utility(lists: RankedLists, a: float, b: float, c: float, d: float, rel: float | None = None) -> np.ndarray:
     """a * rel_ret + b * nonrel_ret + c * rel_not_ret + d * nonrel_not_ret (``utility``).
 
-    The collection size is unknown, so nonrel_not_ret is ``rel_ret - ret - R``
-    (trec_eval with its default ``-N 0``).
+    nonrel_not_ret is ``N + rel_ret - ret - R`` with N the collection size (trec_eval's
+    ``-N``, 0 unless given, as in trec_eval).
     """
     ret = lists.n_ret.astype(np.float64)
     rel_ret = hits_at(lists, None, rel)
     big_r = lists.num_rel(rel)
-    return a * rel_ret + b * (ret - rel_ret) + c * (big_r - rel_ret) + d * (rel_ret - ret - big_r)
+    return a * rel_ret + b * (ret - rel_ret) + c * (big_r - rel_ret) + d * (lists.collection_size + rel_ret - ret - big_r)

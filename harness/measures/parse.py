@@ -66,13 +66,48 @@ def parse_measure(text: str) -> Measure:
             if keyword.arg is None:
                 raise MeasureError(f"parameters of {text!r} must be named", hint="write them as (name=value, ...)")
             raw[keyword.arg] = _literal(keyword.value, call_text)
+    if "dcg" in raw and any(p.name == "gain" for p in definition.params):  # ir_measures' spelling of the gain
+        dcg = raw.pop("dcg")
+        if dcg not in ("log2", "exp-log2"):
+            raise MeasureError(f"dcg of {definition.name} must be 'log2' or 'exp-log2', got {dcg!r}",
+                               hint="dcg='exp-log2' is gain 2^rel - 1, as gain='exp'")  # fmt: skip
+        if dcg == "exp-log2":
+            raw["gain"] = "exp"
     cutoff: int | None = None
     if match["cutoff"] is not None:
         try:
             cutoff = int(match["cutoff"])
         except ValueError:
+            if definition.name == "IPrec":  # ir_measures: IPrec@0.5 is the interpolated precision at recall 0.5
+                try:
+                    raw["recall"] = float(match["cutoff"])
+                except ValueError:
+                    pass
+                else:
+                    return definition.make(raw, None)
             raise MeasureError(f"cutoff of {text!r} must be a whole number", hint=f"write {definition.name}@10") from None
     return definition.make(raw, cutoff)
+
+
+def split_measures(text: str) -> list[str]:
+    """Measure names separated by commas or spaces, outside parentheses and braces.
+
+    >>> split_measures("nDCG@10,P@5 nDCG(gains={0:0,1:1})@10")
+    ['nDCG@10', 'P@5', 'nDCG(gains={0:0,1:1})@10']
+    """
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += int(char in "({[")
+        depth -= int(char in ")}]")
+        if depth == 0 and (char == "," or char.isspace()):
+            if current:
+                parts.append(current)
+            current = ""
+            continue
+        current += char
+    if current:
+        parts.append(current)
+    return parts
 
 
 def parse_measures(texts: list[str] | tuple[str, ...]) -> tuple[Measure, ...]:
@@ -85,7 +120,7 @@ def parse_measures(texts: list[str] | tuple[str, ...]) -> tuple[Measure, ...]:
     return tuple(out)
 
 
-__all__ = ["ParamValue", "lookup", "parse_measure", "parse_measures"]
+__all__ = ["ParamValue", "lookup", "parse_measure", "parse_measures", "split_measures"]
 
 
 def labeller(gain_schemes: dict[str, str]) -> Callable[[str], str]:

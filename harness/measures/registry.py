@@ -79,6 +79,13 @@ class MeasureDef:
                 )
         params: list[tuple[str, ParamValue]] = []
         for key, value in raw.items():
+            if key == "judged_only":  # ir_measures: any measure over the judged documents only (trec_eval -J)
+                if not isinstance(value, bool):
+                    raise MeasureError(f"judged_only of {self.name} must be True or False, got {value!r}",
+                                       hint=f"write {self.name}(judged_only=True)")  # fmt: skip
+                if value:
+                    params.append((key, True))
+                continue
             info = self.param_info(key)
             checked = _check_param(self.name, info, value)
             if checked != info.default:
