@@ -380,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("-M", type=int, default=None, metavar="N", help="keep only the first N documents of each query")
     ev.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
-    ev.add_argument("-J", action="store_true", help="judged documents only: drop retrieved documents absent from the qrels")
+    ev.add_argument("-J", action="store_true", help="judged documents only: drop retrieved documents without a judgment (label >= 0) before any measure")
     ev.add_argument("-N", type=int, default=0, metavar="N", help="number of documents in the collection (utility; default 0)")
     ev.add_argument("-n", action="store_true", help="no summary: per-query values only (with -q)")
     ev.add_argument("--format", choices=("trec", "csv", "json"), default="trec")

@@ -82,7 +82,7 @@ class Conventions:
     ap_denominator: APDenominator = APDenominator.R
     relevance_level: int = 1  # trec_eval -l: relevant iff label >= 1
     depth: int | None = None  # trec_eval -M: only the first N retrieved count (None = all)
-    judged_only: bool = False  # trec_eval -J: drop retrieved documents absent from the qrels (after depth)
+    judged_only: bool = False  # trec_eval -J: keep only retrieved documents judged (label >= 0), after depth
     collection_size: int = 0  # trec_eval -N: documents in the collection (utility's non-relevant not retrieved)
 
     def __post_init__(self) -> None:

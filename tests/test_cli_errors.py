@@ -63,3 +63,86 @@ def test_version_and_help_import_no_heavy_module() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+# ---- trec_eval and ir_measures habits (issue 14) ----------------------------------------
+
+QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq1 0 d4 -1\nq2 0 d5 1\n"
+RUN_A = "q1 Q0 d9 1 5 STANDARD\nq1 Q0 d1 2 4 STANDARD\nq1 Q0 d4 3 3 STANDARD\nq1 Q0 d3 4 2 STANDARD\n"
+RUN_B = "q1 Q0 d3 1 5 STANDARD\nq1 Q0 d2 2 4 STANDARD\nq2 Q0 d5 1 1 STANDARD\n"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    out = {}
+    for name, text in (("qrels", QRELS), ("a.run", RUN_A), ("b.run", RUN_B)):
+        out[name] = tmp_path / name
+        out[name].write_text(text)
+    return out
+
+
+def _values(text: str) -> dict[tuple[str, str], str]:
+    return {(line.split("\t")[0].strip(), line.split("\t")[1]): line.split("\t")[2] for line in text.splitlines()}
+
+
+def test_judged_only_drops_unjudged_documents_first(files: dict[str, Path]) -> None:
+    # q1 of run a: d9 (not judged) and d4 (-1: pooled, unjudged) go; d1 (2) and d3 (1) remain at ranks 1, 2
+    code, out, _ = _eval("-J", "-q", "-m", "P.1,2", "-m", "num_ret", str(files["qrels"]), str(files["a.run"]))
+    assert code == 0
+    values = _values(out)
+    assert values[("P_1", "q1")] == "1.0000" and values[("P_2", "q1")] == "1.0000" and values[("num_ret", "q1")] == "2"
+    code, out, _ = _eval("-m", "nDCG(judged_only=True)@2", "-m", "nDCG@2", "-q", str(files["qrels"]), str(files["a.run"]))
+    values = _values(out)  # ideal: 2, 1 -> (2 + 1/log2 3) / (2 + 1/log2 3) = 1 over judged docs; without: d9 then d1
+    assert values[("nDCG(judged_only=True)@2", "q1")] == "1.0000"
+    assert values[("nDCG@2", "q1")] == f"{(2 / 1.584962500721156) / (2 + 1 / 1.584962500721156):.4f}"
+
+
+def test_collection_size_enters_utility(files: dict[str, Path]) -> None:
+    # run b, q1: ret 2, rel_ret 1 (d3), R 2 (d1, d3); utility.0,0,0,1 = N + rel_ret - ret - R = 100 + 1 - 2 - 2
+    code, out, _ = _eval("-N", "100", "-q", "-m", "utility.0,0,0,1", str(files["qrels"]), str(files["b.run"]))
+    assert code == 0 and _values(out)[("utility_0,0,0,1", "q1")] == "97.0000"
+
+
+def test_no_summary(files: dict[str, Path]) -> None:
+    code, out, _ = _eval("-q", "-n", "-m", "P.1", str(files["qrels"]), str(files["a.run"]))
+    assert code == 0 and "\tall\t" not in out and "\tq1\t" in out
+
+
+def test_ir_measures_spellings_print_as_written(files: dict[str, Path]) -> None:
+    code, out, _ = _eval("-m", "nDCG@10,P@1", "-m", "IPrec@0.5 AP", "-m", "nDCG(dcg='exp-log2')@10", "-m", "map",
+                         str(files["qrels"]), str(files["b.run"]))  # fmt: skip
+    assert code == 0
+    names = [line.split("\t")[0].strip() for line in out.splitlines()]
+    assert names == ["map", "nDCG@10", "P@1", "IPrec@0.5", "AP", "nDCG(dcg='exp-log2')@10"]  # trec_eval's first, then as given
+    values = {line.split("\t")[0].strip(): line.split("\t")[2] for line in out.splitlines()}
+    assert values["AP"] == values["map"]
+    _, same, _ = _eval("-m", "iprec_at_recall.0.50", "-m", "nDCG(gain='exp')@10", str(files["qrels"]), str(files["b.run"]))
+    other = {line.split("\t")[0].strip(): line.split("\t")[2] for line in same.splitlines()}
+    assert (
+        values["IPrec@0.5"] == other["iprec_at_recall_0.50"] and values["nDCG(dcg='exp-log2')@10"] == other["nDCG(gain='exp')@10"]
+    )
+
+
+def test_runs_are_labelled_by_file_or_name(files: dict[str, Path]) -> None:
+    both = (str(files["a.run"]), str(files["b.run"]))  # both files are tagged STANDARD
+    code, out, _ = _eval("-m", "P.1", "--format", "csv", str(files["qrels"]), *both)
+    assert code == 0 and {line.split(",")[0] for line in out.splitlines()[1:]} == {"a.run", "b.run"}
+    code, out, _ = _eval("-m", "P.1", str(files["qrels"]), f"bm25={both[0]}", f"dense={both[1]}")
+    assert [line for line in out.splitlines() if line.startswith("runid")] == ["runid                 \tall\tbm25",
+                                                                              "runid                 \tall\tdense"]  # fmt: skip
+    code, _, err = _eval("-m", "P.1", str(files["qrels"]), f"x={both[0]}", f"x={both[1]}")
+    assert code == 2 and "two runs have the same label" in err
+
+
+def test_a_note_when_the_default_differs_from_trec_eval(files: dict[str, Path]) -> None:
+    code, _, err = _eval("-m", "P.1", str(files["qrels"]), str(files["a.run"]))  # a.run does not answer q2
+    assert code == 0 and err.count("\n") == 1
+    assert err.startswith("harness: note: 1 judged queries are not in a.run and count as 0 (trec_eval does so only with -c")
+    assert _eval("-c", "-m", "P.1", str(files["qrels"]), str(files["a.run"]))[2] == ""
+    assert _eval("-m", "P.1", str(files["qrels"]), str(files["b.run"]))[2] == ""  # nothing missing: nothing to say
+
+
+def test_a_relevance_that_is_not_a_number_names_its_line(files: dict[str, Path]) -> None:
+    files["qrels"].write_text(QRELS + "q2 0 d6 high\n")
+    code, _, err = _eval("-m", "P.1", str(files["qrels"]), str(files["a.run"]))
+    assert code == 2 and f"{files['qrels']}: line 6: relevance 'high' is not a number" in err

@@ -30,13 +30,16 @@ CONVENTIONS = [
         "ideal_from": ideal,
         "ap_denominator": ap,
         "duplicates": "max",
+        "judged_only": i % 2 == 1,
     }
-    for ties, queries, negative, ideal, ap in itertools.product(
-        ("trec_eval", "input_order", "average", "optimistic", "pessimistic"),
-        ("qrels", "intersection", "run"),
-        ("unjudged", "nonrelevant"),
-        ("judgments", "run"),
-        ("R", "min_R_k"),
+    for i, (ties, queries, negative, ideal, ap) in enumerate(
+        itertools.product(
+            ("trec_eval", "input_order", "average", "optimistic", "pessimistic"),
+            ("qrels", "intersection", "run"),
+            ("unjudged", "nonrelevant"),
+            ("judgments", "run"),
+            ("R", "min_R_k"),
+        )
     )
 ]
 

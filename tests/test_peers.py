@@ -25,15 +25,19 @@ PYTREC = [
 ]  # fmt: skip
 
 
+@pytest.mark.parametrize("judged_only", [False, True], ids=["all-docs", "judged-only(-J)"])
 @pytest.mark.parametrize("level", [1, 2])
 @pytest.mark.parametrize("seed", range(6))
-def test_agrees_with_pytrec_eval(seed: int, level: int) -> None:
+def test_agrees_with_pytrec_eval(seed: int, level: int, judged_only: bool) -> None:
     qrels_dict, run_dict = adversarial(seed)
     items = [item for name in PYTREC for item in parse_trec_measure(name)]
     qrels, run = to_harness(qrels_dict, run_dict)
-    evaluator = Evaluator(qrels, [i.measure for i in items if i.measure], Conventions(relevance_level=level))
+    conventions = Conventions(relevance_level=level, judged_only=judged_only)
+    evaluator = Evaluator(qrels, [i.measure for i in items if i.measure], conventions)
     per_query = evaluator.evaluate(run)
-    peer = pytrec_eval.RelevanceEvaluator(qrels_dict, set(PYTREC), relevance_level=level).evaluate(run_dict)
+    peer = pytrec_eval.RelevanceEvaluator(
+        qrels_dict, set(PYTREC), relevance_level=level, judged_docs_only_flag=judged_only
+    ).evaluate(run_dict)
     assert peer, "pytrec_eval returned nothing: the generator lost its overlap"
     row = {q: i for i, q in enumerate(per_query.query_ids.tolist())}
     disagreements = []

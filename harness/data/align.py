@@ -339,7 +339,7 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
     )
     in_run = counts > 0  # before -J: a query whose documents are all unjudged was still answered
     if conv.judged_only:
-        keep = ~np.isnan(labels)
+        keep = labels >= 0  # judged: relevant or not (NaN, not in the qrels, and negative, unjudged, go)
         lists, score = lists.judged_subset(), score[keep]
     stats = AlignStats(
         run_rows=len(run),

@@ -54,15 +54,17 @@ class RankedLists:
     collection_size: int = 0  # documents in the collection (trec_eval -N), for utility
 
     def judged_subset(self) -> RankedLists:
-        """The same lists without the retrieved documents that are not in the qrels (trec_eval -J).
+        """The same lists with only the judged documents, relevant or not (trec_eval -J, form_res_rels.c).
 
-        Pooled but unjudged documents (negative labels) stay, as in trec_eval.
+        Documents absent from the qrels (NaN) and pooled but unjudged ones (negative labels)
+        are removed; the others keep their order.
 
-        >>> lists = RankedLists(np.array([0, 3]), np.array([1.0, np.nan, 0.0]), np.array([0, 2]), np.array([1.0, 0.0]))
+        >>> labels = np.array([1.0, np.nan, -1.0, 0.0])
+        >>> lists = RankedLists(np.array([0, 4]), labels, np.array([0, 2]), np.array([1.0, 0.0]))
         >>> lists.judged_subset().label.tolist(), lists.judged_subset().offsets.tolist()
         ([1.0, 0.0], [0, 2])
         """
-        keep = ~np.isnan(self.label)
+        keep = self.label >= 0  # NaN compares False
         counts = np.bincount(self.qidx[keep], minlength=self.n_queries)
         offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
