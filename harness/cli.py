@@ -21,7 +21,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from harness import __version__
 from harness.errors import HarnessError, TrackingError
@@ -102,12 +102,11 @@ def _format_value(value: float, integer: bool) -> str:
     return f"{round(value)}" if integer else f"{value:6.4f}"
 
 
-def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore[no-untyped-def]
+    """Conventions, the prepared judgments and every run (all read before any output), with their labels."""
     from harness.conventions import Conventions
+    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, judged_query_ids, load_qrels, load_run
     from harness.evaluation import Evaluator
-    from harness.kernels.relstring import relstrings
-    from harness.measures.registry import REGISTRY
-    from harness.results import aggregate_values
 
     conventions = Conventions.from_mapping(
         {
@@ -122,20 +121,74 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "collection_size": args.N,
         }
     )
-    items = _eval_items(args.m)
-    measures = [i.measure for i in items if i.measure is not None]
-    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, judged_query_ids, load_qrels, load_run
-
     qrels = load_qrels(args.qrels, _column_map(args.qrels_columns, QRELS_COLUMNS))
     evaluator = Evaluator(qrels, measures, conventions)
     named = _run_arguments(args.runs)
-    runs = [load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for _, path in named]  # all read before any output
+    runs = [load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for _, path in named]
     labels = [name or Path(path).name for name, path in named]
     if len(set(labels)) < len(labels):
-        raise HarnessError("two runs have the same label", hint="name them: harness eval QRELS a=run1.txt b=run2.txt")
+        raise HarnessError("two runs have the same label", hint=f"name them: harness {args.command} QRELS a=run1.txt b=run2.txt")
     judged = set(evaluator.prepared.index)
     for run in runs:
         judged_query_ids(run, judged, str(args.qrels))
+    return conventions, evaluator, named, runs, labels
+
+
+def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Evaluate the runs, then test every run against the first (or every pair) and print one row per pair x measure."""
+    from harness.api import compare
+    from harness.measures.parse import parse_measure, split_measures
+    from harness.report.format import format_ci, format_delta, format_p, format_value
+
+    texts = [m for raw in (args.m or ["nDCG@10,AP,RR"]) for m in split_measures(raw)]
+    measures = [parse_measure(m) for m in texts]
+    if len(args.runs) < 2:
+        raise HarnessError("compare needs at least two runs", hint="harness compare QRELS RUN_A RUN_B [RUN ...] -m nDCG@10")
+    _, evaluator, _, runs, labels = _load_inputs(args, measures)
+    tables = {label: evaluator.evaluate_aligned(label, evaluator.align(run)) for run, label in zip(runs, labels, strict=True)}
+    baseline = None if args.all_pairs else (args.baseline or labels[0])
+    table = compare(tables, baseline, tests=tuple(args.tests.split(",")), primary=args.primary, correction=args.correction,
+                    family=args.family, alpha=args.alpha, permutations=args.permutations, resamples=args.permutations,
+                    seed=args.seed)  # fmt: skip
+    names = dict(zip([str(m) for m in measures], texts, strict=True))
+    table.insert(1, "name", table["measure"].map(names))
+    if args.format == "csv":
+        out.write(table.to_csv(index=False))
+    elif args.format == "json":
+        records = table.astype(object).where(table.notna(), None).to_dict("records")  # NaN -> null; full precision
+        out.write(json.dumps(records, indent=1, default=lambda v: v.item() if hasattr(v, "item") else str(v)) + "\n")
+    else:
+        head = ("measure", "b vs a", "mean a", "mean b", "b - a", "95% CI", f"p ({args.correction})", "d_z", "")
+        rows = [head]
+        for r in table.to_dict("records"):
+            better = (r["delta"] > 0) == bool(r["higher_is_better"])
+            mark = ("better" if better else "worse") if r["significant"] and r["delta"] != 0 else ""
+            rows.append((str(r["name"]), f"{r['system_b']} vs {r['system_a']}", format_value(r["mean_a"]),
+                         format_value(r["mean_b"]), format_delta(r["delta"]), format_ci(r["ci_low_t"], r["ci_high_t"]),
+                         format_p(r["p_adj"]), format_value(r["effect_size"], digits=2), mark))  # fmt: skip
+        widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+        for row in rows:
+            out.write(
+                "  ".join(
+                    cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+                ).rstrip()
+                + "\n"
+            )
+        out.write(
+            f"{args.primary} test, {args.permutations:,} permutations, seed {args.seed}; {args.correction} correction "
+            f"({args.family}); significant at alpha {args.alpha}. CI: paired t.\n"
+        )
+    return EXIT_OK
+
+
+def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.kernels.relstring import relstrings
+    from harness.measures.registry import REGISTRY
+    from harness.results import aggregate_values
+
+    items = _eval_items(args.m)
+    measures = [i.measure for i in items if i.measure is not None]
+    conventions, evaluator, named, runs, labels = _load_inputs(args, measures)
     lines: list[str] = []
     records: list[dict[str, object]] = []
     for run, label, (given, _) in zip(runs, labels, named, strict=True):
@@ -359,6 +412,17 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _input_arguments(parser: argparse.ArgumentParser) -> None:
+    """The conventions and column mappings that eval and compare share."""
+    parser.add_argument("--ties", default="trec_eval", help="trec_eval | input_order | average | optimistic | pessimistic")
+    parser.add_argument("--queries", default="qrels", help="qrels (like -c) | intersection (trec_eval without -c) | run")
+    parser.add_argument("--duplicates", default="error", help="error | first | max")
+    parser.add_argument("--negative-labels", default="unjudged", help="unjudged | nonrelevant | error")
+    parser.add_argument("--ideal-from", default="judgments", help="judgments | run")
+    parser.add_argument("--qrels-columns", default=None, help="for tables: query=COL,doc=COL,relevance=COL")
+    parser.add_argument("--run-columns", default=None, help="for tables: query=COL,doc=COL,score=COL")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="harness", description="Evaluation harness for ranking and recommender systems.")
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
@@ -380,18 +444,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("-M", type=int, default=None, metavar="N", help="keep only the first N documents of each query")
     ev.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
-    ev.add_argument("-J", action="store_true", help="judged documents only: drop retrieved documents without a judgment (label >= 0) before any measure")
+    ev.add_argument(
+        "-J",
+        action="store_true",
+        help="judged documents only: drop retrieved documents without a judgment (label >= 0) before any measure",
+    )
     ev.add_argument("-N", type=int, default=0, metavar="N", help="number of documents in the collection (utility; default 0)")
     ev.add_argument("-n", action="store_true", help="no summary: per-query values only (with -q)")
     ev.add_argument("--format", choices=("trec", "csv", "json"), default="trec")
-    ev.add_argument("--ties", default="trec_eval", help="trec_eval | input_order | average | optimistic | pessimistic")
-    ev.add_argument("--queries", default="qrels", help="qrels (like -c) | intersection (trec_eval without -c) | run")
-    ev.add_argument("--duplicates", default="error", help="error | first | max")
-    ev.add_argument("--negative-labels", default="unjudged", help="unjudged | nonrelevant | error")
-    ev.add_argument("--ideal-from", default="judgments", help="judgments | run")
-    ev.add_argument("--qrels-columns", default=None, help="for tables: query=COL,doc=COL,relevance=COL")
-    ev.add_argument("--run-columns", default=None, help="for tables: query=COL,doc=COL,score=COL")
+    _input_arguments(ev)
     ev.set_defaults(handler=_cmd_eval)
+
+    cp = sub.add_parser("compare", help="paired significance tests between runs, from the command line")
+    cp.add_argument("qrels", help="qrels file (TREC, or CSV/TSV/Parquet/JSONL with --qrels-columns)")
+    cp.add_argument(
+        "runs", nargs="+", metavar="run", help="two run files or more, each labelled by its file name or as NAME=path"
+    )
+    cp.add_argument(
+        "-m", action="append", default=[], metavar="MEASURES", help="ir_measures names, comma lists (default nDCG@10,AP,RR)"
+    )
+    cp.add_argument("-c", action="store_true", help="accepted for trec_eval scripts (every judged query always counts)")
+    cp.add_argument("-M", type=int, default=None, metavar="N", help="keep only the first N documents of each query")
+    cp.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
+    cp.add_argument("-J", action="store_true", help="judged documents only")
+    cp.add_argument("-N", type=int, default=0, metavar="N", help="number of documents in the collection (utility)")
+    cp.add_argument("--baseline", default=None, help="the run the others are compared with (default: the first)")
+    cp.add_argument("--all-pairs", action="store_true", help="compare every pair instead of each run with the baseline")
+    cp.add_argument("--tests", default="t,wilcoxon,randomization,bootstrap", help="comma list (default: all four)")
+    cp.add_argument("--primary", default="randomization", help="the test whose corrected p decides significance")
+    cp.add_argument("--correction", default="holm", choices=("holm", "bonferroni", "bh", "none"))
+    cp.add_argument("--family", default="per_measure", choices=("per_measure", "grid"))
+    cp.add_argument("--alpha", type=float, default=0.05)
+    cp.add_argument("--permutations", type=int, default=10_000, help="permutations and bootstrap resamples (default 10000)")
+    cp.add_argument("--seed", type=int, default=20261121)
+    cp.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    _input_arguments(cp)
+    cp.set_defaults(handler=_cmd_compare)
 
     rn = sub.add_parser("run", help="run an experiment config: evaluate, compare, track, report")
     rn.add_argument("config", help="experiment YAML file")

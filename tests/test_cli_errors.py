@@ -146,3 +146,46 @@ def test_a_relevance_that_is_not_a_number_names_its_line(files: dict[str, Path])
     files["qrels"].write_text(QRELS + "q2 0 d6 high\n")
     code, _, err = _eval("-m", "P.1", str(files["qrels"]), str(files["a.run"]))
     assert code == 2 and f"{files['qrels']}: line 6: relevance 'high' is not a number" in err
+
+
+def test_compare_from_the_command_line(tmp_path: Path) -> None:
+    import csv
+    import json
+
+    from scipy import stats
+
+    from tests.generated import adversarial
+
+    qrels, run = adversarial(8)
+    rng = __import__("numpy").random.default_rng(1)
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
+    for name in ("a", "b"):
+        lines = [f"{q} Q0 {d} 0 {s + rng.random():.6f} x\n" for q, docs in run.items() for d, s in docs.items()]
+        (tmp_path / f"{name}.run").write_text("".join(lines))
+    args = [str(tmp_path / "qrels"), f"old={tmp_path / 'a.run'}", f"new={tmp_path / 'b.run'}", "-m", "nDCG@10,AP", "--seed", "4"]
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["compare", *args, "--format", "csv", "--permutations", "1000"], out, err) == 0, err.getvalue()
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert [(r["name"], r["system_a"], r["system_b"]) for r in rows] == [("nDCG@10", "old", "new"), ("AP", "old", "new")]
+    per_query = {}
+    for name in ("a", "b"):
+        text = _eval("-q", "-m", "AP", "--format", "csv", str(tmp_path / "qrels"), str(tmp_path / f"{name}.run"))[1]
+        per_query[name] = {r["query_id"]: float(r["value"]) for r in csv.DictReader(io.StringIO(text)) if r["query_id"] != "all"}
+    queries = sorted(per_query["a"])
+    expected = stats.ttest_rel([per_query["b"][q] for q in queries], [per_query["a"][q] for q in queries]).pvalue
+    assert float(rows[1]["p_t"]) == pytest.approx(expected, rel=1e-9)
+    out = io.StringIO()
+    assert main(["compare", *args, "--format", "json", "--permutations", "1000"], out, io.StringIO()) == 0
+    assert [r["p_t"] for r in json.loads(out.getvalue())] == [float(r["p_t"]) for r in rows]  # the same seed, the same numbers
+    out = io.StringIO()
+    assert main(["compare", *args, "--permutations", "1000"], out, io.StringIO()) == 0
+    table = out.getvalue().splitlines()
+    assert table[0].split()[:3] == ["measure", "b", "vs"] and table[1].startswith("nDCG@10  new vs old")
+    assert table[-1].startswith("randomization test, 1,000 permutations, seed 4; holm correction")
+    code, _, err_text = _eval_command("compare", str(tmp_path / "qrels"), str(tmp_path / "a.run"))
+    assert code == 2 and "compare needs at least two runs" in err_text
+
+
+def _eval_command(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), out, err), out.getvalue(), err.getvalue()
