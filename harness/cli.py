@@ -272,12 +272,18 @@ def _progress(args: argparse.Namespace, err: TextIO):  # type: ignore[no-untyped
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, object]:
+    """``--set KEY=VALUE``: any config key by its dotted path; VALUE is read as YAML (1000, true, [5, 10])."""
+    import yaml
+
     out: dict[str, object] = {}
     for item in getattr(args, "set", None) or []:
         key, sep, value = item.partition("=")
-        if not sep:
-            raise HarnessError(f"cannot read --set {item!r}", hint="write --set ties=average")
-        out[key] = int(value) if value.isdigit() else value
+        if not sep or not key:
+            raise HarnessError(f"cannot read --set {item!r}", hint="write --set stats.permutations=1000 or --set ties=average")
+        try:
+            out[key] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            out[key] = value
     return out
 
 
@@ -489,14 +495,15 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--quiet", action="store_true", help="no progress on stderr")
     rn.add_argument("--output", default=None, help="results root (overrides the config's output)")
     rn.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
-    rn.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a convention, e.g. --set ties=average")
+    rn.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="override any config key: --set stats.permutations=1000, --set ties=average")  # fmt: skip
     rn.set_defaults(handler=_cmd_run)
 
     va = sub.add_parser("validate", help="check a config and its files without computing")
     va.add_argument("config")
     va.add_argument("--json", action="store_true")
     va.add_argument("--quiet", action="store_true")
-    va.add_argument("--set", action="append", metavar="KEY=VALUE")
+    va.add_argument("--set", action="append", metavar="KEY=VALUE", help="override any config key, as for run")
     va.set_defaults(handler=_cmd_validate)
 
     tr = sub.add_parser("track", help="log a saved results folder to MLflow (e.g. after a server outage)")

@@ -170,3 +170,37 @@ def test_missing_config_and_validate(tmp_path: Path) -> None:
     assert main(["validate", str(config)], out, err) == 0, err.getvalue()
     assert "OK" in out.getvalue() and "3 judgments over 2 queries" in out.getvalue()
     assert not (tmp_path / "out").exists()
+
+
+def test_set_overrides_any_key(tmp_path: Path) -> None:
+    import json
+
+    config = _setup(tmp_path, GOOD)
+    out, err = io.StringIO(), io.StringIO()
+    sets = ["stats.permutations=300", "ties=average", "datasets.0.relevance_level=2", "measures=[P@1, nDCG@2]", "report.title=T"]
+    argv = ["run", str(config), "--quiet", "--json", *[x for s in sets for x in ("--set", s)]]
+    assert main(argv, out, err) == 0, err.getvalue()
+    resolved = (Path(json.loads(out.getvalue())["results_dir"]) / "config.resolved.yaml").read_text()
+    for expected in ("permutations: 300", "ties: average", "relevance_level: 2", "- P@1\n- nDCG@2", "title: T"):
+        assert expected in resolved, expected
+
+
+@pytest.mark.parametrize(
+    ("setting", "pattern"),
+    [
+        (
+            "stats.permutations=10",
+            r"exp\.yaml: line 1: permutations must be at least 100, got 10 \(from --set stats\.permutations=10\)",
+        ),
+        ("statz.seed=1", r"--set statz\.seed: unknown key 'statz'\. Fix: did you mean 'stats'\?"),
+        ("datasets.3.qrels=x", r"--set datasets\.3\.qrels: '3' is not an item of the list\. Fix: use an index from 0 to 0"),
+        ("noequals", r"cannot read --set 'noequals'"),
+    ],
+)
+def test_set_mistakes_are_one_line(tmp_path: Path, setting: str, pattern: str) -> None:
+    import re
+
+    config = _setup(tmp_path, GOOD)
+    code, _, err = _run(config, "--set", setting)
+    assert code == 2 and re.search(pattern, err) and err.count("\n") == 1, err
+    _assert_nothing_written(tmp_path)

@@ -565,8 +565,76 @@ TOP_KEYS = (
 )  # fmt: skip
 
 
+def _place(node: yaml.Node, mark: Any) -> None:
+    """Give an override's nodes the position of what they replace, so that errors name a line of the file."""
+    node.start_mark = node.end_mark = mark
+    children = node.value if isinstance(node, (yaml.SequenceNode, yaml.MappingNode)) else []
+    for child in children:
+        for part in child if isinstance(child, tuple) else (child,):
+            _place(part, mark)
+
+
+def _apply_overrides(node: yaml.Node, overrides: Mapping[str, object], source: Path) -> None:
+    """``--set KEY=VALUE`` for any config key, by dotted path (``stats.permutations``, ``datasets.0.relevance_level``).
+
+    A bare convention name (``ties``) means ``conventions.ties``. The value replaces the
+    file's (or is added) before the config is validated, so a bad value gets the same error.
+    """
+    conventions = {f.name for f in __import__("dataclasses").fields(Conventions)}
+    for key, value in overrides.items():
+        path = [f"conventions.{key}" if key in conventions else key][0].split(".")
+        if path[0] not in TOP_KEYS:
+            close = difflib.get_close_matches(path[0], TOP_KEYS, n=1)
+            raise ConfigError(
+                f"--set {key}: unknown key {path[0]!r}",
+                path=source,
+                hint=f"did you mean {close[0]!r}?" if close else f"valid keys: {', '.join(TOP_KEYS)}",
+            )
+        replacement: yaml.Node = yaml.compose(yaml.safe_dump(value)) or yaml.ScalarNode("tag:yaml.org,2002:null", "")
+        current = node
+        for depth, part in enumerate(path):
+            last = depth == len(path) - 1
+            if isinstance(current, yaml.SequenceNode):
+                if not part.isdigit() or int(part) >= len(current.value):
+                    raise ConfigError(f"--set {key}: {part!r} is not an item of the list", path=source,
+                                      hint=f"use an index from 0 to {len(current.value) - 1}")  # fmt: skip
+                if last:
+                    current.value[int(part)] = replacement
+                current = current.value[int(part)]
+                continue
+            if not isinstance(current, yaml.MappingNode):
+                raise ConfigError(f"--set {key}: {'.'.join(path[:depth])} is not a mapping", path=source,
+                                  hint="set a key of a mapping, e.g. stats.permutations=1000")  # fmt: skip
+            found = next((pair for pair in current.value if isinstance(pair[0], yaml.ScalarNode) and pair[0].value == part), None)
+            _place(replacement, (found[1] if found is not None else current).start_mark)  # errors point at the file's line
+            if found is None:
+                child: yaml.Node = replacement if last else yaml.MappingNode("tag:yaml.org,2002:map", [])
+                key_node = yaml.ScalarNode("tag:yaml.org,2002:str", part)
+                _place(key_node, current.start_mark)
+                _place(child, current.start_mark)
+                current.value.append((key_node, child))
+                current = child
+            elif last:
+                current.value[current.value.index(found)] = (found[0], replacement)
+            else:
+                current = found[1]
+
+
 def load_config(path: str | Path, overrides: Mapping[str, object] | None = None, output: str | Path | None = None) -> Experiment:
-    """Read, validate and resolve an experiment config (files are checked to exist, not read)."""
+    """Read, validate and resolve an experiment config (files are checked to exist, not read).
+
+    ``overrides``: ``{dotted.key: value}``, as ``--set`` gives them; a mistake in one says so.
+    """
+    try:
+        return _load_config(path, overrides or {}, output)
+    except ConfigError as exc:
+        culprit = next((k for k in (overrides or {}) if k.split(".")[-1] in exc.message and "--set" not in exc.message), None)
+        if culprit is not None:
+            exc.message += f" (from --set {culprit}={(overrides or {})[culprit]})"
+        raise
+
+
+def _load_config(path: str | Path, overrides: Mapping[str, object], output: str | Path | None) -> Experiment:
     source = Path(path)
     if not source.exists():
         raise ConfigError("config file not found", path=source, hint="check the path")
@@ -586,6 +654,7 @@ def load_config(path: str | Path, overrides: Mapping[str, object] | None = None,
     if node is None:
         raise ConfigError("the config is empty", path=source, hint="start from configs/demo.yaml")
     base = source.resolve().parent
+    _apply_overrides(node, overrides, source)
     root = _Section(node, source, "")
     root.check_keys(TOP_KEYS)
     name = root.value("experiment", str, required=True)
@@ -603,7 +672,7 @@ def load_config(path: str | Path, overrides: Mapping[str, object] | None = None,
     cutoffs = tuple(dict.fromkeys(cutoffs_raw))
     schemes = _gain_schemes(root)
     measures = _measures(root, cutoffs, schemes)
-    conventions, profile = _conventions(root, overrides or {})
+    conventions, profile = _conventions(root, {})
     baseline = root.value("baseline", str, None)
     names = [s.name for s in systems]
     if baseline is not None and baseline not in names:
