@@ -12,7 +12,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,12 +85,13 @@ def run_experiment(
     output: str | Path | None = None,
     overrides: Mapping[str, object] | None = None,
     tracking: bool = True,
-    progress: Callable[[str], None] | None = None,
+    progress: bool = False,
 ) -> Outcome:
     """Run an experiment config as ``harness run`` does; the outcome carries the results as DataFrames.
 
     ``outcome.per_query``, ``.summary``, ``.comparisons``, ``.diagnostics`` are pandas
     DataFrames; ``outcome.gate`` is pass / fail / none; ``outcome.results_dir`` the folder.
+    ``progress=True`` shows the stages on stderr.
     """
     from harness.config.load import load_config
     from harness.pipeline import run_experiment as run_pipeline
@@ -97,7 +99,10 @@ def run_experiment(
     experiment = load_config(config, overrides, output)
     if not tracking:
         experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
-    return run_pipeline(experiment, progress or (lambda _: None), argv=["harness.run_experiment", str(config)])
+    from harness.progress import SILENT, Progress
+
+    reporter = Progress(sys.stderr) if progress else SILENT
+    return run_pipeline(experiment, reporter, argv=["harness.run_experiment", str(config)])
 
 
 __all__ = ["compare", "run_experiment"]

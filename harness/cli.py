@@ -259,16 +259,10 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _progress(args: argparse.Namespace, err: TextIO):  # type: ignore[no-untyped-def]
-    """Progress lines on stderr, only for a person watching a terminal."""
-    if getattr(args, "quiet", False) or not err.isatty():
-        return lambda message: None
-    start = __import__("time").perf_counter()
+    """Progress on stderr: bars on a terminal, heartbeat lines in a log; nothing with --quiet."""
+    from harness.progress import Progress
 
-    def show(message: str) -> None:
-        err.write(f"[{__import__('time').perf_counter() - start:6.1f}s] {message}\n")
-        err.flush()
-
-    return show
+    return Progress(None if getattr(args, "quiet", False) else err)
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, object]:

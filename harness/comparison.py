@@ -35,6 +35,7 @@ p-value of an untouched comparison.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -125,10 +126,23 @@ def _check_nan(
         )
 
 
+def count_blocks(results: list[RunResult], settings: CompareSettings) -> int:
+    """How many (dataset, segment, pair) blocks :func:`compare` tests: its unit of progress."""
+    total = 0
+    for dataset in dict.fromkeys(r.dataset for r in results):
+        mine = [r for r in results if r.dataset == dataset]
+        if len(mine) >= 2:
+            total += len(mine[0].segment_masks()) * len(_pairs([r.system for r in mine], settings))
+    return total
+
+
 def compare(
-    results: list[RunResult], measures: tuple[Measure, ...], settings: CompareSettings
+    results: list[RunResult],
+    measures: tuple[Measure, ...],
+    settings: CompareSettings,
+    advance: Callable[[], None] = lambda: None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(comparison rows, anova rows), in dataset, segment, pair, measure order."""
+    """(comparison rows, anova rows), in dataset, segment, pair, measure order; ``advance()`` after each pair."""
     rows: list[dict[str, Any]] = []
     anova_rows: list[dict[str, Any]] = []
     for dataset in dict.fromkeys(r.dataset for r in results):
@@ -146,6 +160,7 @@ def compare(
                     _check_nan(dataset, segment, a, measures, va, queries)
                     _check_nan(dataset, segment, b, measures, vb, queries)
                 rows.extend(_test_pair(dataset, segment, (a, b), measures, va, vb, settings))
+                advance()
             if len(systems) >= 3:
                 anova_rows.extend(_anova(dataset, segment, systems, by_system, shared, measures, settings, rows[start:]))
     _correct(rows, settings)

@@ -23,7 +23,7 @@ import numpy as np
 
 from harness import __version__
 from harness._atomic import sha256_file
-from harness.comparison import CompareSettings, compare
+from harness.comparison import CompareSettings, compare, count_blocks
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.load import judged_query_ids, load_qrels, load_run
 from harness.data.model import Qrels, Run
@@ -33,15 +33,12 @@ from harness.evaluation import Evaluator
 from harness.measures.spec import Measure
 from harness.previous import describe as describe_previous
 from harness.previous import load_previous, previous_result
+from harness.progress import SILENT, Progress
 from harness.release import Verdict, evaluate_gate
 from harness.results import RunResult, summarize
 from harness.store import SavedResults, write_results, write_tracking
 
-Progress = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    return None
+_quiet = SILENT
 
 
 @dataclass
@@ -146,26 +143,43 @@ def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
     check_guard_segments(experiment)
     results: list[RunResult] = []
     earlier: dict[str, SavedResults] = {}
-    for dataset in experiment.datasets:
-        evaluator = _evaluator(experiment, dataset, experiment.measures, progress)
-        segments = _load_segments(dataset) if dataset.segments is not None else {}
-        evaluated = {}
-        for system, _, run, _ in _runs(experiment, dataset, set(evaluator.prepared.index), progress):
-            aligned = evaluator.align(run)
-            per_query = evaluator.evaluate_aligned(system.name, aligned)
-            seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
-            diagnostics = diagnose(aligned, experiment.cutoffs)
-            diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
-            evaluated[system.name] = RunResult(dataset.name, system.name, per_query, seg, diagnostics)
-        for system in experiment.systems:  # in the config's order, reused values beside recomputed ones
-            if system.previous is not None:
-                progress(f"reusing {system.name} on {dataset.name} from {describe_previous(system.previous)}")
-                saved = load_previous(experiment, system, earlier)
-                reused = previous_result(experiment, dataset, system, saved, segments)
-                if reused is not None:
-                    results.append(reused)
-            elif system.name in evaluated:
-                results.append(evaluated[system.name])
+    total = sum(1 for d in experiment.datasets for s in experiment.systems if s.previous is not None or s.run_for(d.name))
+    with progress.task("evaluating", total) as advance:
+        for dataset in experiment.datasets:
+            results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance))
+    return results
+
+
+def _evaluate_dataset(
+    experiment: Experiment,
+    dataset: Dataset,
+    earlier: dict[str, SavedResults],
+    progress: Progress,
+    advance: Callable[[], None],
+) -> list[RunResult]:
+    """Every system on one dataset, in the config's order: recomputed from its run, or reused."""
+    results: list[RunResult] = []
+    evaluator = _evaluator(experiment, dataset, experiment.measures, progress)
+    segments = _load_segments(dataset) if dataset.segments is not None else {}
+    evaluated = {}
+    for system, _, run, _ in _runs(experiment, dataset, set(evaluator.prepared.index), progress):
+        aligned = evaluator.align(run)
+        per_query = evaluator.evaluate_aligned(system.name, aligned)
+        seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
+        diagnostics = diagnose(aligned, experiment.cutoffs)
+        diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
+        evaluated[system.name] = RunResult(dataset.name, system.name, per_query, seg, diagnostics)
+        advance()
+    for system in experiment.systems:  # in the config's order, reused values beside recomputed ones
+        if system.previous is not None:
+            progress(f"reusing {system.name} on {dataset.name} from {describe_previous(system.previous)}")
+            saved = load_previous(experiment, system, earlier)
+            reused = previous_result(experiment, dataset, system, saved, segments)
+            advance()
+            if reused is not None:
+                results.append(reused)
+        elif system.name in evaluated:
+            results.append(evaluated[system.name])
     return results
 
 
@@ -360,8 +374,10 @@ def comparison_tables(experiment: Experiment, results: list[RunResult], progress
 
     if not experiment.stats.enabled or len({r.system for r in results}) < 2:
         return {}
+    settings = compare_settings(experiment)
     progress(f"comparing systems ({experiment.stats.permutations} permutations, seed {experiment.stats.seed})")
-    rows, anova_rows = compare(results, experiment.measures, compare_settings(experiment))
+    with progress.task("comparing (pair x segment)", count_blocks(results, settings)) as advance:
+        rows, anova_rows = compare(results, experiment.measures, settings, advance)
     tables = {"comparisons": pd.DataFrame(rows)}
     if anova_rows:
         tables["anova"] = pd.DataFrame(anova_rows)

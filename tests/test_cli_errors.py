@@ -189,3 +189,25 @@ def test_compare_from_the_command_line(tmp_path: Path) -> None:
 def _eval_command(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     return main(list(argv), out, err), out.getvalue(), err.getvalue()
+
+
+def test_progress_in_a_log_and_on_a_terminal(tmp_path: Path) -> None:
+    from harness.progress import Progress
+    from tests.test_gate import _config
+
+    config = _config(tmp_path, 0.5, "{enabled: false}", "off")
+    out, err = io.StringIO(), io.StringIO()  # not a terminal: stage lines and counted steps, as CI logs show them
+    assert main(["run", str(config)], out, err) == 0
+    lines = err.getvalue().splitlines()
+    assert any(line.endswith("evaluating: 0/2") for line in lines) and any(
+        line.endswith("evaluating: 2/2 (100%)") for line in lines
+    )
+    assert any("comparing (pair x segment): done in" in line for line in lines)
+    assert all(line.startswith("[") and "s] " in line for line in lines)
+    quiet = io.StringIO()
+    assert main(["run", str(config), "--quiet"], io.StringIO(), quiet) == 0 and quiet.getvalue() == ""
+    terminal = io.StringIO()
+    with Progress(terminal, bars=True).task("comparing", total=3) as advance:  # a tqdm bar, as on a terminal
+        for _ in range(3):
+            advance()
+    assert "comparing:   0%|" in terminal.getvalue() and "0/3" in terminal.getvalue()  # drawn and redrawn in place
