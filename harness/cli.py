@@ -292,7 +292,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
     outcome = run_experiment(experiment, _progress(args, err), argv=["harness", *args.argv])
     if outcome.tracking_error:
-        err.write(f"harness: tracking failed, results kept in {outcome.results_dir}: {outcome.tracking_error}\n")
+        err.write(f"harness: tracking failed: {outcome.tracking_error}\n")
     if outcome.report_error:
         err.write(f"harness: report failed, results kept in {outcome.results_dir}: {outcome.report_error}\n")
     code = exit_code(outcome)

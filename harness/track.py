@@ -142,11 +142,28 @@ def track_results(results: SavedResults, uri: str | None = None, experiment: str
     except TrackingError:
         raise
     except Exception as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TrackingError(
-            f"MLflow tracking at {tracking_uri} failed: {detail[:300]}",
+            f"MLflow tracking at {tracking_uri} failed: {explain(exc)}",
             hint=f"the results are saved in {folder}; log them later with: harness track {folder}",
         ) from None
+
+
+def explain(exc: BaseException) -> str:
+    """What went wrong with the tracking server, in a few words rather than a wrapped exception.
+
+    >>> explain(OSError("HTTPConnectionPool(host='127.0.0.1', port=1): Max retries exceeded (Caused by NewConnectionError)"))
+    'cannot connect to the server (connection refused or unreachable): is it running at that address?'
+    """
+    text = " ".join(str(exc).split())
+    lowered = text.lower()
+    if "newconnectionerror" in lowered or "connection refused" in lowered or "max retries exceeded" in lowered:
+        return "cannot connect to the server (connection refused or unreachable): is it running at that address?"
+    if "timed out" in lowered or "timeout" in lowered:
+        return "the server did not answer in time (MLFLOW_HTTP_REQUEST_TIMEOUT sets the limit)"
+    if "401" in text or "403" in text or "unauthorized" in lowered or "permission_denied" in lowered:
+        return "the server refused the credentials (MLFLOW_TRACKING_USERNAME / _PASSWORD or _TOKEN)"
+    first = text or type(exc).__name__
+    return first if len(first) <= 200 else first[:199] + "…"
 
 
 def metric_key(measure: str, gain_schemes: dict[str, str]) -> str:
@@ -235,9 +252,8 @@ def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedRe
                 if name in REQUIRED:
                     raise
     except Exception as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TrackingError(
-            f"cannot read the results of MLflow run {run_id} at {tracking_uri}: {detail[:300]}",
+            f"cannot read the results of MLflow run {run_id} at {tracking_uri}: {explain(exc)}",
             hint="check the run id and tracking uri (the run must have been logged by harness run or harness track)",
         ) from None
     return read_results(target)
@@ -268,9 +284,8 @@ def log_report(results: SavedResults) -> None:
             if (folder / name).exists():
                 client.log_artifact(tracking["run_id"], str(folder / name))
     except Exception as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TrackingError(
-            f"MLflow tracking at {tracking['tracking_uri']} failed while logging the report: {detail[:300]}",
+            f"MLflow tracking at {tracking['tracking_uri']} failed while logging the report: {explain(exc)}",
             hint=f"the results and report are saved in {folder}",
         ) from None
 
