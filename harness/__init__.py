@@ -28,15 +28,15 @@ _LAZY = {
     "run_experiment": "harness.api",
     "evaluate": "harness.evaluation",
     "parse_measure": "harness.measures.parse",
-    "read_qrels": "harness.data.trec",
-    "read_run": "harness.data.trec",
+    "read_qrels": "harness.data.load",
+    "read_run": "harness.data.load",
 }
 
 if TYPE_CHECKING:
     from harness.api import compare, run_experiment
     from harness.conventions import Conventions
+    from harness.data.load import read_qrels, read_run
     from harness.data.model import Qrels, Run
-    from harness.data.trec import read_qrels, read_run
     from harness.evaluation import Evaluator, evaluate
     from harness.measures.parse import parse_measure
     from harness.measures.spec import Measure

@@ -242,14 +242,16 @@ def _decide(check: _Check, p_sig_adj: float | None, p_ni_adj: float | None, alph
     summary = f"{check.production:.4f} -> {check.candidate:.4f}, difference {delta:+.4f}" + (
         f" [95% CI {ci_low:+.4f}, {ci_high:+.4f}]" if ci_low is not None else ""
     )
+    p_text = "" if shown_p is None else f", corrected p = {shown_p:.3g}"
     if check.reason is not None:
-        return GuardOutcome(text, False, check.reason, **details)
+        detail = f" ({summary[summary.index('difference') :]}{p_text})" if ci_low is not None else ""
+        return GuardOutcome(text, False, check.reason + detail, **details)
     if p_sig_adj is not None and p_sig_adj == p_sig_adj and p_sig_adj < alpha and check.drop > EPSILON:
-        reason = f"{where} dropped significantly by {check.drop:.4f} (corrected p = {p_sig_adj:.3g})"
+        ci = f" [95% CI {ci_low:+.4f}, {ci_high:+.4f}]" if ci_low is not None else ""
+        reason = f"{where} dropped significantly by {check.drop:.4f}{ci} (corrected p = {p_sig_adj:.3g})"
         return GuardOutcome(text, False, reason, **details)
     if guard.non_inferiority is not None and not (p_ni_adj is not None and p_ni_adj == p_ni_adj and p_ni_adj < alpha):
         p_text = "n/a" if p_ni_adj is None or p_ni_adj != p_ni_adj else f"{p_ni_adj:.3g}"
         reason = f"{where}: not shown non-inferior within {guard.non_inferiority:g} ({summary}, one-sided corrected p = {p_text})"
         return GuardOutcome(text, False, reason, **details)
-    p_text = "" if shown_p is None else f", corrected p = {shown_p:.3g}"
     return GuardOutcome(text, True, f"{where}: {summary}{p_text}", **details)

@@ -105,3 +105,13 @@ def test_reprs_are_short() -> None:
     for value in (qrels, run, per_query):
         assert len(repr(value)) < 120, repr(value)
     assert repr(per_query).endswith("nDCG@10, AP, P@5, RR, ...)")
+
+
+def test_read_qrels_and_read_run_take_tables_too(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    judged, scored = _frames(2)
+    judged.to_csv(tmp_path / "qrels.csv", index=False)
+    scored.to_parquet(tmp_path / "run.parquet", index=False)
+    qrels = harness.read_qrels(tmp_path / "qrels.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    run = harness.read_run(tmp_path / "run.parquet", {"query": "user", "doc": "item", "score": "pred"})
+    reference = evaluate(*to_harness(*adversarial(2)), MEASURES).values
+    np.testing.assert_array_equal(evaluate(qrels, run, MEASURES).values, reference)

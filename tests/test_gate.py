@@ -263,3 +263,17 @@ def test_report_shows_guarded_measures_run_after_run(tmp_path: Path) -> None:
     assert "nDCG@10 on d, run after run" in trend
     assert trend.count("<circle") == 2 * 3  # production and candidate, in each of the three runs
     assert trend.count("<polyline") == 2
+
+
+def test_every_guard_line_shows_the_difference_its_ci_and_p(tmp_path: Path) -> None:
+    config = _config(tmp_path, 0.0, "{enabled: false}", "on", ", significant: true")
+    text = config.read_text().replace("measures: [nDCG@10, AP]", "measures: [nDCG@10, AP]\ngains: {graded: {1: 1, 2: 3}}")
+    config.write_text(text.replace("{measure: nDCG@10,", "{measure: 'nDCG@10 [graded]',"))
+    code, outcome, err = _run(config)
+    assert code == 3, err
+    folder = Path(str(outcome["results_dir"]))
+    (guard,) = json.loads((folder / "gate.json").read_text())["guards"]
+    assert "dropped by" in guard["reason"] and "difference -" in guard["reason"] and "[95% CI " in guard["reason"]
+    assert "corrected p = " in guard["reason"]
+    summary = (folder / "summary.md").read_text()
+    assert "nDCG@10 \\[graded\\] on d dropped by" in summary and "gains=" not in summary  # one name for a measure

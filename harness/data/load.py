@@ -11,7 +11,8 @@ from pathlib import Path
 
 from harness.data.model import Qrels, Run
 from harness.data.tables import read_table_qrels, read_table_run, table_format_of
-from harness.data.trec import read_qrels, read_run
+from harness.data.trec import read_qrels as read_trec_qrels
+from harness.data.trec import read_run as read_trec_run
 from harness.errors import InputFormatError
 
 QRELS_COLUMNS = {"query": "query", "doc": "doc", "relevance": "relevance"}
@@ -22,7 +23,7 @@ def load_qrels(path: str | Path, columns: Mapping[str, str] | None = None, fmt: 
     """Qrels from TREC text or a table; ``columns`` maps query, doc, relevance to column names."""
     fmt = fmt or table_format_of(Path(path)) or "trec"
     if fmt == "trec":
-        return read_qrels(path)
+        return read_trec_qrels(path)
     return read_table_qrels(path, {**QRELS_COLUMNS, **(columns or {})}, fmt)
 
 
@@ -30,7 +31,7 @@ def load_run(path: str | Path, columns: Mapping[str, str] | None = None, name: s
     """A run from TREC text or a table; ``columns`` maps query, doc, score to column names."""
     fmt = table_format_of(Path(path))
     if fmt is None:
-        return read_run(path, name=name)
+        return read_trec_run(path, name=name)
     return read_table_run(path, {**RUN_COLUMNS, **(columns or {})}, fmt, name=name)
 
 
@@ -50,3 +51,8 @@ def judged_query_ids(run: Run, judged: set[str], qrels_source: str) -> set[str]:
             hint="check that the run and the qrels use the same query ids (and the column mapping for tables)",
         )
     return run_ids
+
+
+# The public names (harness.read_qrels / harness.read_run): TREC text or a table, by the file's name.
+read_qrels = load_qrels
+read_run = load_run

@@ -121,6 +121,23 @@ def what_changed(comparisons: Any, diagnostics: Any, baseline: str | None, label
     return lines
 
 
+def _relabelled(verdict: Verdict | None, measures: list[str], label: Any) -> Verdict | None:
+    """The verdict with every measure named as the rest of the report names it (``nDCG@10 [graded]``)."""
+    if verdict is None:
+        return None
+    renames = sorted(((m, label(m)) for m in measures if label(m) != m), key=lambda pair: -len(pair[0]))
+
+    def rename(text: str) -> str:
+        for old, new in renames:
+            text = text.replace(old, new)
+        return text
+
+    import dataclasses
+
+    outcomes = tuple(dataclasses.replace(o, guard=rename(o.guard), reason=rename(o.reason)) for o in verdict.outcomes)
+    return dataclasses.replace(verdict, outcomes=outcomes)
+
+
 TREND_RUNS = 20  # the guarded measures over this many of the experiment's latest results folders
 
 
@@ -473,7 +490,7 @@ def build_model(results: SavedResults) -> ReportModel:
                 against_baseline=_against_baseline(comparisons, dataset, systems, baseline, measures, label),
             )
         )  # fmt: skip
-    verdict = results.verdict  # decided by the pipeline, with the results
+    verdict = _relabelled(results.verdict, measures, label)  # decided by the pipeline; shown with the report's names
     mlflow_text = mlflow_href = None
     if tracking:
         uri = tracking["tracking_uri"]
