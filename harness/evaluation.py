@@ -80,26 +80,24 @@ class Evaluator:
         return PerQuery(name, aligned.query_ids, self.measures, values, aligned.in_run)
 
 
+def _coerce(value: Any, kind: type[Qrels] | type[Run], columns: str) -> Any:
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, Mapping):
+        return kind.from_dict(value)
+    if hasattr(value, "columns"):
+        return kind.from_frame(value)
+    raise TypeError(f"expected {kind.__name__}, a DataFrame with columns {columns}, or a dict; got {type(value).__name__}")
+
+
 def as_qrels(qrels: Any) -> Qrels:
     """Qrels, a DataFrame with columns query, doc, relevance, or pytrec_eval's ``{query: {doc: relevance}}``."""
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, Mapping):
-        return Qrels.from_dict(qrels)
-    if hasattr(qrels, "columns"):
-        return Qrels.from_frame(qrels)
-    raise TypeError(f"qrels must be Qrels, a DataFrame or a dict, got {type(qrels).__name__}")
+    return _coerce(qrels, Qrels, "query, doc, relevance")  # type: ignore[no-any-return]
 
 
 def as_run(run: Any) -> Run:
     """A Run, a DataFrame with columns query, doc, score, or pytrec_eval's ``{query: {doc: score}}``."""
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, Mapping):
-        return Run.from_dict(run)
-    if hasattr(run, "columns"):
-        return Run.from_frame(run)
-    raise TypeError(f"a run must be Run, a DataFrame or a dict, got {type(run).__name__}")
+    return _coerce(run, Run, "query, doc, score")  # type: ignore[no-any-return]
 
 
 def evaluate(
