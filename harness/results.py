@@ -145,9 +145,9 @@ def mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float,
     mean = float(values.mean())
     if n < 2:
         return mean, float("nan"), float("nan")
-    from scipy import stats
+    from scipy import special
 
-    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
+    half = float(special.stdtrit(n - 1, 0.5 + confidence / 2) * values.std(ddof=1) / np.sqrt(n))
     return mean, mean - half, mean + half
 
 

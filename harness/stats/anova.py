@@ -9,6 +9,7 @@ systems, which controls the family-wise error over all pairs at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ class AnovaResult:
 
 def two_way_anova(x: np.ndarray) -> AnovaResult:
     """``x``: (m systems, n queries). F-test of the system effect with queries as blocks."""
-    from scipy import stats
+    from scipy import special
 
     m, n = x.shape
     grand = x.mean()
@@ -40,17 +41,26 @@ def two_way_anova(x: np.ndarray) -> AnovaResult:
         f = 0.0 if ss_systems == 0 else float("inf")
         return AnovaResult(f, 1.0 if ss_systems == 0 else 0.0, df_s, df_e, 0.0)
     f = (ss_systems / df_s) / v_e
-    return AnovaResult(float(f), float(stats.f.sf(f, df_s, df_e)), df_s, df_e, float(v_e))
+    return AnovaResult(float(f), float(special.fdtrc(df_s, df_e, f)), df_s, df_e, float(v_e))
 
 
-def _permutations(m: int, rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-    """(trials, n, m): a uniformly random permutation of range(m) for every (trial, query)."""
-    if m <= 6:  # draw from the table of all m! permutations: a gather, no sorting
+def _indicators(m: int, rng: np.random.Generator, shape: tuple[int, int]) -> Callable[[int, int], np.ndarray]:
+    """A uniformly random permutation of range(m) for every (trial, query), as ``slot(i, j)``:
+    the float (trials, n) matrix of "slot i holds system j".
+
+    Up to 6 systems, each (trial, query) draws one of the m! permutations and the indicator
+    is a lookup in a tiny per-(slot, system) table (no permutation array is built);
+    beyond, permutations come from sorting random keys.
+    """
+    if m <= 6:
         from itertools import permutations
 
         table = np.array(list(permutations(range(m))), dtype=np.int8)
-        return np.asarray(table[rng.integers(0, len(table), size=shape, dtype=np.uint8)])
-    return np.asarray(rng.random((*shape, m)).argsort(axis=2).astype(np.int8))
+        choice = rng.integers(0, len(table), size=shape, dtype=np.uint8)
+        lookup = (table[:, :, None] == np.arange(m)[None, None, :]).astype(np.float64)  # (m!, slot, system)
+        return lambda i, j: lookup[:, i, j][choice]
+    perm = rng.random((*shape, m)).argsort(axis=2).astype(np.int8)
+    return lambda i, j: (perm[:, :, i] == j).astype(np.float64)
 
 
 def randomized_tukey_hsd(x: np.ndarray, rng: np.random.Generator, trials: int = 10_000) -> np.ndarray:
@@ -81,12 +91,12 @@ def randomized_tukey_hsd(x: np.ndarray, rng: np.random.Generator, trials: int = 
     done = 0
     while done < trials:
         size = min(block, trials - done)
-        perm = _permutations(m, rng, (size, n))
+        slot = _indicators(m, rng, (size, n))
         shuffled = np.empty((size, m, n_measures))
         shuffled[:] = base
         for i in range(m - 1):
             for j in range(m - 1):
-                shuffled[:, i, :] += (perm[:, :, i] == j).astype(np.float64) @ columns[j]
+                shuffled[:, i, :] += slot(i, j) @ columns[j]
         shuffled[:, m - 1, :] = total - shuffled[:, : m - 1, :].sum(axis=1)  # the slots share each query's values
         shuffled /= n
         ranges[:, done : done + size] = (shuffled.max(axis=1) - shuffled.min(axis=1)).T

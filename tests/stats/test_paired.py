@@ -60,7 +60,7 @@ def _slow_studentised_bootstrap(d: np.ndarray, rng: np.random.Generator, resampl
     done = 0
     while done < resamples:  # draw in the same blocks as the vectorised code, so both see the same resamples
         size = min(paired.BLOCK, resamples - done)
-        for picks in rng.integers(0, n, size=(size, n)):
+        for picks in rng.integers(0, n, size=(size, n), dtype=np.int32):
             sample = d[picks]
             t_star.append(abs(sample.mean() - mean) / (sample.std(ddof=1) / np.sqrt(n)))
         done += size
@@ -159,3 +159,9 @@ def test_randomized_tukey_against_exact_enumeration() -> None:
         exact = np.mean(ranges_arr >= abs(means[i] - means[j]) - 1e-12)
         assert abs(ours[i, j] - exact) < 4 * np.sqrt(exact * (1 - exact) / 40_000) + 1e-4, (i, j, ours[i, j], exact)
     assert ours[0, 1] == ours[1, 0]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_midranks_agree_with_scipy(seed: int) -> None:
+    values = np.round(np.random.default_rng(seed).random(50), 1)  # many ties
+    np.testing.assert_array_equal(paired.midranks(values), stats.rankdata(values))
