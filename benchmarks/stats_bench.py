@@ -26,19 +26,18 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     a = rng.random((100, args.queries))
     b = np.clip(a + rng.normal(0.005, 0.1, size=a.shape), 0, 1)
-    diffs = (b - a).reshape(10, 10, args.queries)  # 10 pairs x 10 measures, as compare() calls them
-    streams = [stream(0, "bench", "all", "baseline", f"system-{i}").spawn(2) for i in range(10)]
+    diffs = b - a  # 10 pairs x 10 measures over the same queries: one block, as compare() tests them
+    random_signs, resamples = stream(0, "bench", "all", "the query set").spawn(2)
     tests = {
-        "t-test": lambda i: paired.paired_t(diffs[i]),
-        "wilcoxon": lambda i: paired.wilcoxon(diffs[i]),
-        "randomization": lambda i: paired.randomization(diffs[i], streams[i][0], args.permutations),
-        "bootstrap": lambda i: paired.bootstrap(diffs[i], streams[i][1], args.permutations),
+        "t-test": lambda: paired.paired_t(diffs),
+        "wilcoxon": lambda: paired.wilcoxon(diffs),
+        "randomization": lambda: paired.randomization(diffs, random_signs, args.permutations),
+        "bootstrap": lambda: paired.bootstrap(diffs, resamples, args.permutations),
     }
     timings = {}
     for name, test in tests.items():
         start = time.perf_counter()
-        for pair in range(10):  # each pair with its own random stream, keyed by its identity
-            test(pair)
+        test()
         timings[name] = time.perf_counter() - start
     print(f"100 comparisons (10 pairs x 10 measures), {args.queries:,} queries, {args.permutations:,} permutations/resamples")
     for name, seconds in timings.items():

@@ -26,10 +26,11 @@ queries under the default ``queries: qrels``); the Tukey HSD over the queries ev
 system shares (``n_queries_tukey``), the same ones unless the conventions drop
 queries a run did not answer.
 
-Randomness is keyed by identity: the random signs and resamples of a pair come from
-a generator seeded with (seed, dataset, segment, system a, system b) and are shared
-by that pair's measures; adding a system, a measure or a dataset never changes the
-p-value of an untouched comparison.
+Randomness is keyed by identity: the random signs and resamples come from a generator
+seeded with (seed, dataset, segment, the identity of the query set: a digest of its ids),
+shared by every comparison over those queries (one matrix product for all of them); a
+comparison's p-value depends on its own differences and those draws only, so adding a
+system, a measure or a dataset never changes the p-value of an untouched comparison.
 """
 
 from __future__ import annotations
@@ -153,14 +154,26 @@ def compare(
         for segment, _ in by_system[systems[0]].segment_masks():
             shared = {s: _segment_queries(by_system[s], segment) for s in systems}
             start = len(rows)
+            items: list[_Item] = []
             for a, b in _pairs(systems, settings):
                 queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
                 va, vb = _values(by_system[a], queries, measures), _values(by_system[b], queries, measures)
                 if settings.nan == "error":
                     _check_nan(dataset, segment, a, measures, va, queries)
                     _check_nan(dataset, segment, b, measures, vb, queries)
-                rows.extend(_test_pair(dataset, segment, (a, b), measures, va, vb, settings))
-                advance()
+                nan = np.isnan(va) | np.isnan(vb)  # under nan: drop, a measure with NaN is tested on its own queries
+                for j, measure in enumerate(measures):
+                    keep = ~nan[j]
+                    items.append(_Item((a, b), measure, va[j, keep], vb[j, keep], queries[keep], int(nan[j].sum())))
+            tested: dict[int, dict[str, Any]] = {}
+            for key, group in _by_query_set(items).items():
+                for index, row in zip(
+                    group, _test_items(dataset, segment, key, [items[i] for i in group], settings), strict=True
+                ):
+                    tested[index] = row
+                for _ in {items[i].pair for i in group}:
+                    advance()
+            rows.extend(tested[i] for i in range(len(items)))  # pair, then measure order
             if len(systems) >= 3:
                 anova_rows.extend(_anova(dataset, segment, systems, by_system, shared, measures, settings, rows[start:]))
     _correct(rows, settings)
@@ -173,42 +186,40 @@ def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...
     return np.ascontiguousarray(result.per_query.values[_rows(result, queries)][:, columns].T)
 
 
-def _test_pair(
-    dataset: str,
-    segment: str,
-    pair: tuple[str, str],
-    measures: tuple[Measure, ...],
-    va: np.ndarray,
-    vb: np.ndarray,
-    settings: CompareSettings,
-) -> list[dict[str, Any]]:
-    """Rows for one pair: every measure, on the queries both systems have (NaN-free ones under ``nan: drop``)."""
-    nan = np.isnan(va) | np.isnan(vb)
-    if nan.any():  # nan: drop: measures with NaN are tested on their own query subsets
-        out = []
-        for j, measure in enumerate(measures):
-            keep = ~nan[j]
-            rows = _test_block(dataset, segment, pair, (measure,), va[j : j + 1, keep], vb[j : j + 1, keep], settings)
-            rows[0]["n_dropped_nan"] = int(nan[j].sum())
-            out.extend(rows)
-        return out
-    return _test_block(dataset, segment, pair, measures, va, vb, settings)
+@dataclass(frozen=True)
+class _Item:
+    """One comparison: a pair on a measure, over the queries it is tested on."""
+
+    pair: tuple[str, str]
+    measure: Measure
+    va: np.ndarray
+    vb: np.ndarray
+    queries: np.ndarray
+    n_dropped_nan: int
 
 
-def _test_block(
-    dataset: str,
-    segment: str,
-    pair: tuple[str, str],
-    measures: tuple[Measure, ...],
-    va: np.ndarray,
-    vb: np.ndarray,
-    settings: CompareSettings,
+def _by_query_set(items: list[_Item]) -> dict[str, list[int]]:
+    """Item indexes grouped by the identity of their query set (a digest of the ids): one block of draws each."""
+    groups: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
+        key = hashlib.blake2b("\x1f".join(item.queries.tolist()).encode(), digest_size=16).hexdigest()
+        groups.setdefault(key, []).append(i)
+    return groups
+
+
+def _test_items(
+    dataset: str, segment: str, query_set: str, items: list[_Item], settings: CompareSettings
 ) -> list[dict[str, Any]]:
-    a, b = pair
-    n = va.shape[1]
-    diffs = _on_test_scale(measures, vb) - _on_test_scale(measures, va)
-    rng = stream(settings.seed, dataset, segment, a, b)
-    random_signs, resamples = rng.spawn(2)
+    """Every test on a block of comparisons over the same queries, all at once.
+
+    The random signs and resamples come from a stream keyed by (seed, dataset, segment,
+    query set) and are shared by the block's rows; a row's p-value depends on its own
+    differences and those draws only, so no other system, measure or dataset changes it.
+    """
+    n = items[0].va.size
+    diffs = np.array([_on_test_scale((i.measure,), i.vb[None])[0] - _on_test_scale((i.measure,), i.va[None])[0] for i in items])
+    diffs = diffs.reshape(len(items), n)
+    random_signs, resamples = stream(settings.seed, dataset, segment, query_set).spawn(2)
     t = paired.paired_t(diffs)
     boot = paired.bootstrap(diffs, resamples, settings.resamples)
     p: dict[str, np.ndarray] = {"t": t.p, "bootstrap": boot.p}
@@ -218,18 +229,19 @@ def _test_block(
         p["randomization"] = paired.randomization(diffs, random_signs, settings.permutations)
     nonzero = (diffs != 0).sum(axis=1)
     floors = {
-        "t": np.zeros(len(measures)),
+        "t": np.zeros(len(items)),
         "wilcoxon": np.where(nonzero <= paired.WILCOXON_EXACT_MAX, paired.exact_sign_floor(nonzero), 0.0),
         "randomization": paired.randomization_floor(nonzero, settings.permutations),
-        "bootstrap": np.full(len(measures), paired.bootstrap_floor(settings.resamples)),
+        "bootstrap": np.full(len(items), paired.bootstrap_floor(settings.resamples)),
     }
     effect = paired.effect_size(diffs)
     wins, ties, losses = paired.win_tie_loss(diffs)
     out = []
-    for i, measure in enumerate(measures):
+    for i, item in enumerate(items):
+        (a, b), measure = item.pair, item.measure
         definition = REGISTRY.definition(measure)
         higher = definition.higher_is_better
-        mean_a, mean_b = aggregate_values(measure, va[i]), aggregate_values(measure, vb[i])
+        mean_a, mean_b = aggregate_values(measure, item.va), aggregate_values(measure, item.vb)
         to_scale = _interval_mapping(definition.aggregate, n, mean_a)
         row: dict[str, Any] = {
             "dataset": dataset, "segment": segment, "measure": str(measure), "system_a": a, "system_b": b,
@@ -240,7 +252,7 @@ def _test_block(
             "ci_low_bootstrap": to_scale(float(boot.ci_low[i])), "ci_high_bootstrap": to_scale(float(boot.ci_high[i])),
             "effect_size": float(effect[i]), "higher_is_better": higher,
             "wins": int(wins[i] if higher else losses[i]), "ties": int(ties[i]), "losses": int(losses[i] if higher else wins[i]),
-            "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0,
+            "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": item.n_dropped_nan,
             "p_tukey_hsd": float("nan"), "n_queries_tukey": 0,
             "p_floor": float(floors[settings.primary][i]),
         }  # fmt: skip
