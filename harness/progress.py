@@ -21,6 +21,7 @@ seconds, so a log never goes silent for long. ``Progress(None)`` is silent (``--
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -69,20 +70,28 @@ class Progress:
             from tqdm import tqdm
 
             with tqdm(total=total, desc=name, file=self.stream, leave=False, unit="step") as bar:
-                yield bar.update
+                guard = threading.Lock()
+
+                def step() -> None:
+                    with guard:
+                        bar.update()
+
+                yield step
             return
         began = self.clock()
         last = began
         done = 0
+        lock = threading.Lock()  # runs may be evaluated in threads
         self._line(f"{name}: 0/{total}", began)
 
         def advance() -> None:
             nonlocal done, last
-            done += 1
-            now = self.clock()
-            if now - last >= self.every or done == total:
-                last = now
-                self._line(f"{name}: {done}/{total} ({100 * done // max(total, 1)}%)", now)
+            with lock:
+                done += 1
+                now = self.clock()
+                if now - last >= self.every or done == total:
+                    last = now
+                    self._line(f"{name}: {done}/{total} ({100 * done // max(total, 1)}%)", now)
 
         yield advance
         end = self.clock()

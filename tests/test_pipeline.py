@@ -278,3 +278,24 @@ def test_msrec_profile_matches_microsoft_recommenders_formulas(tmp_path: Path) -
             assert ours[(user, name)] == pytest.approx(value, abs=1e-12), (user, name)
     means = aggregate(evaluate(Qrels.from_records(truth_rows), Run.from_records(pred_rows), ["P@5"]))
     assert len(means) == 1
+
+
+def test_runs_evaluated_in_parallel_give_the_serial_values(tmp_path: Path) -> None:
+    """engine.workers: threads evaluate the runs at once; every value and p-value equals the serial path's."""
+    import json
+
+    from tests.test_gate import _many_queries
+
+    config = _many_queries(tmp_path, "{measure: AP, max_drop: 1}", extra_system=True)
+    folders = []
+    for workers in (1, 3):
+        out = io.StringIO()
+        assert main(["run", str(config), "--quiet", "--json", "--set", f"engine.workers={workers}"], out, io.StringIO()) == 0
+        folders.append(Path(json.loads(out.getvalue())["results_dir"]))
+    for table in ("per_query", "summary", "comparisons", "diagnostics"):
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(folders[0] / f"{table}.parquet"), pd.read_parquet(folders[1] / f"{table}.parquet")
+        )
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["run", str(config), "--quiet", "--set", "engine.workers=0"], out, err) == 2
+    assert "workers must be at least 1, got 0" in err.getvalue()

@@ -22,6 +22,7 @@ import yaml
 
 from harness.config.schema import (
     Dataset,
+    Engine,
     Experiment,
     Guard,
     Previous,
@@ -561,7 +562,7 @@ def _report(
 
 TOP_KEYS = (
     "experiment", "description", "datasets", "systems", "measures", "cutoffs", "gains", "profile", "conventions",
-    "baseline", "stats", "tracking", "report", "output",
+    "baseline", "stats", "tracking", "report", "output", "engine",
 )  # fmt: skip
 
 
@@ -682,6 +683,14 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
             f"baseline {baseline!r} is not among the systems",
             hint=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(names)}",
         )
+    engine_section = root.section("engine")
+    engine = Engine()
+    if engine_section is not None:
+        engine_section.check_keys(("workers",))
+        workers = engine_section.value("workers", int, None)
+        if workers is not None and workers < 1:
+            raise engine_section.error("workers", f"workers must be at least 1, got {workers}", hint="write workers: 2")
+        engine = Engine(workers)
     tracking_section = root.section("tracking")
     tracking = Tracking()
     if tracking_section is not None:
@@ -717,4 +726,5 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         stats=_stats(root, baseline),
         tracking=tracking,
         report=_report(root, systems, datasets, measures, schemes),
+        engine=engine,
     )

@@ -86,6 +86,13 @@ class Tracking:
 
 
 @dataclass(frozen=True)
+class Engine:
+    """How the work is spread: ``workers`` runs are evaluated at once (threads; the same numbers as one)."""
+
+    workers: int | None = None  # None: as many as the machine has cores, at most one per run
+
+
+@dataclass(frozen=True)
 class Guard:
     """A release guard on one measure (see ``harness.release`` for each condition's meaning)."""
 
@@ -131,6 +138,7 @@ class Experiment:
     stats: Stats = field(default_factory=Stats)
     tracking: Tracking = field(default_factory=Tracking)
     report: ReportSpec = field(default_factory=ReportSpec)
+    engine: Engine = field(default_factory=Engine)
 
     def dataset(self, name: str) -> Dataset:
         return next(d for d in self.datasets if d.name == name)
