@@ -30,7 +30,10 @@ HARNESS_MEASURES = ["-m", "ndcg_cut.10", "-m", "map", "-m", "recip_rank", "-m", 
 
 
 def _tools(qrels: Path, run: Path) -> dict[str, list[str]]:
-    tools = {"harness": [sys.executable, "-m", "harness", "eval", *HARNESS_MEASURES, str(qrels), str(run)]}
+    tools = {
+        "harness": [sys.executable, "-m", "harness", "eval", *HARNESS_MEASURES, str(qrels), str(run)],
+        "floor": [sys.executable, str(HERE / "peers" / "floor.py"), str(qrels), str(run)],  # Arrow parsing only
+    }
     for name, module in (("pytrec_eval", "pytrec_eval"), ("ranx", "ranx"), ("ir_measures", "ir_measures")):
         if importlib.util.find_spec(module) is not None:
             tools[name] = [sys.executable, str(HERE / "peers" / f"{module}_eval.py"), str(qrels), str(run)]
