@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -131,8 +132,6 @@ def _relabelled(verdict: Verdict | None, measures: list[str], label: Any) -> Ver
         for old, new in renames:
             text = text.replace(old, new)
         return text
-
-    import dataclasses
 
     outcomes = tuple(dataclasses.replace(o, guard=rename(o.guard), reason=rename(o.reason)) for o in verdict.outcomes)
     return dataclasses.replace(verdict, outcomes=outcomes)
