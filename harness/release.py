@@ -242,7 +242,7 @@ def _decide(check: _Check, p_sig_adj: float | None, p_ni_adj: float | None, alph
     summary = f"{check.production:.4f} -> {check.candidate:.4f}, difference {delta:+.4f}" + (
         f" [95% CI {ci_low:+.4f}, {ci_high:+.4f}]" if ci_low is not None else ""
     )
-    p_text = "" if shown_p is None else f", corrected p = {shown_p:.3g}"
+    p_text = "" if shown_p is None or shown_p != shown_p else f", corrected p = {shown_p:.3g}"
     if check.reason is not None:
         detail = f" ({summary[summary.index('difference') :]}{p_text})" if ci_low is not None else ""
         return GuardOutcome(text, False, check.reason + detail, **details)
@@ -254,4 +254,6 @@ def _decide(check: _Check, p_sig_adj: float | None, p_ni_adj: float | None, alph
         p_text = "n/a" if p_ni_adj is None or p_ni_adj != p_ni_adj else f"{p_ni_adj:.3g}"
         reason = f"{where}: not shown non-inferior within {guard.non_inferiority:g} ({summary}, one-sided corrected p = {p_text})"
         return GuardOutcome(text, False, reason, **details)
+    if guard.significant and (p_sig_adj is None or p_sig_adj != p_sig_adj):  # say so: the test could not be run
+        p_text = " (no significance test possible: too few queries for the primary test)"
     return GuardOutcome(text, True, f"{where}: {summary}{p_text}", **details)

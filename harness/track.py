@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import TrackingError
+from harness.errors import HarnessError, TrackingError
 from harness.store import SavedResults
 
 # Fail fast when a server is down instead of MLflow's long default retry schedule;
@@ -245,12 +245,18 @@ def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedRe
         from mlflow import MlflowClient
 
         client = MlflowClient(tracking_uri=tracking_uri)
+        logged = {a.path for a in client.list_artifacts(run_id)}
+        missing = [name for name in REQUIRED if name not in logged]
+        if missing:
+            raise HarnessError(
+                f"MLflow run {run_id} at {tracking_uri} holds no harness results ({missing[0]} is not among its artifacts)",
+                hint="name the parent run that harness run or harness track logged (runs logged before this version lack it)",
+            )
         for name in (*REQUIRED, "comparisons.parquet", "gate.json"):
-            try:
+            if name in logged:
                 client.download_artifacts(run_id, name, str(target))
-            except Exception:
-                if name in REQUIRED:
-                    raise
+    except HarnessError:
+        raise
     except Exception as exc:
         raise TrackingError(
             f"cannot read the results of MLflow run {run_id} at {tracking_uri}: {explain(exc)}",

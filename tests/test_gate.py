@@ -277,3 +277,13 @@ def test_every_guard_line_shows_the_difference_its_ci_and_p(tmp_path: Path) -> N
     assert "corrected p = " in guard["reason"]
     summary = (folder / "summary.md").read_text()
     assert "nDCG@10 \\[graded\\] on d dropped by" in summary and "gains=" not in summary  # one name for a measure
+
+
+def test_a_significance_guard_says_when_no_test_was_possible(tmp_path: Path) -> None:
+    config = _config(tmp_path, 0.5, "{enabled: false}", "off", ", significant: true")
+    config.write_text(config.read_text().replace("stats: {permutations: 200, resamples: 200}",
+                                                 "stats: {permutations: 200, resamples: 200, primary: bootstrap}"))  # fmt: skip
+    code, outcome, err = _run(config)  # 3 queries: the bootstrap is not computed below 10
+    assert code == 0, err
+    (guard,) = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())["guards"]
+    assert guard["passed"] and "no significance test possible" in guard["reason"]

@@ -95,3 +95,14 @@ def test_incomparable_previous_values_are_refused(tmp_path: Path, change, messag
         assert re.search(message, err.getvalue()), err.getvalue()
         assert "exp.yaml: line 4: " in err.getvalue() and err.getvalue().count("\n") == 1
     assert sorted((tmp_path / "out" / "ni").iterdir()) == runs_before  # nothing written
+
+
+def test_an_mlflow_run_without_harness_results_is_a_user_error(tmp_path: Path) -> None:
+    from mlflow import MlflowClient
+
+    config, first = _first_release(tmp_path, "{enabled: true}")
+    client = MlflowClient(str(first["tracking_uri"]))
+    stranger = client.create_run(client.get_run(str(first["mlflow_run_id"])).info.experiment_id).info.run_id
+    _reuse(config, f"{{mlflow_run: {stranger}, uri: '{first['tracking_uri']}'}}")
+    code, _, err = _run(config, "--no-tracking")
+    assert code == 2 and f"MLflow run {stranger}" in err and "holds no harness results" in err, err
