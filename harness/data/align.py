@@ -3,10 +3,24 @@
 The only place that decides the query universe, detects duplicates, joins labels
 to retrieved documents, breaks ties and truncates at depth. Judgments are
 prepared once (:class:`PreparedQrels`) and aligned with many runs.
+
+Alignment is a pipeline of named phases over the run's rows (:class:`_Rows`):
+
+1. ``universe``   which queries are evaluated, and each row's query code (rows of other queries go);
+2. ``duplicates`` a (query, document) twice: an error, or the copy to keep;
+3. ``join``       each row's label from the judgments (NaN when not judged);
+4. ``order``      the ranking within each query, by score and the tie convention;
+5. ``depth``      the first N documents of each query (trec_eval -M), then -J.
+
+An engine is a function ``(PreparedQrels, Run, query_ids) -> Aligned``; ``ENGINES``
+lists them and one contract test (``tests/test_engines.py``) holds each to a slow,
+obvious reference. Every aligned row keeps its row in the run file (``source_rows``),
+from which its item id follows (``Aligned.item_ids()``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +55,32 @@ class Aligned:
     in_run: np.ndarray  # bool per query: the run retrieved something for it
     score: np.ndarray  # float64 per row, aligned with lists.label
     stats: AlignStats
+    source_rows: np.ndarray | None = None  # int64 per row: its row in the run (file order)
+    run_doc_ids: pa.Array | pa.ChunkedArray | None = None  # the run's document column, as read
+
+    def item_ids(self) -> list[str]:
+        """The document (item) id of every aligned row, in ranking order."""
+        if self.source_rows is None or self.run_doc_ids is None:
+            raise ValueError("this alignment kept no source rows")
+        return _take(self.run_doc_ids, self.source_rows).to_pylist()
+
+
+@dataclass
+class _Rows:
+    """The run's rows as they pass through the phases: parallel arrays, filtered and reordered together."""
+
+    codes: np.ndarray  # universe code of each row's query
+    score: np.ndarray
+    docs: pa.Array | pa.ChunkedArray  # in the same row order as codes until the order phase (only sorting reads it after)
+    source: np.ndarray  # row in the run
+    labels: np.ndarray | None = None
+
+    def keep(self, rows: np.ndarray, docs_too: bool = True) -> None:
+        self.codes, self.score, self.source = self.codes[rows], self.score[rows], self.source[rows]
+        if self.labels is not None:
+            self.labels = self.labels[rows]
+        if docs_too:
+            self.docs = _take(self.docs, rows)
 
 
 def _qid_order(values: list[str]) -> np.ndarray:
@@ -248,68 +288,97 @@ def _sorted_order(codes: np.ndarray, score: np.ndarray, labels: np.ndarray, docs
     return to_numpy(pc.sort_indices(pa.table(columns), sort_keys=sort_keys))
 
 
-def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
-    """Build the ranked lists of ``run`` against prepared judgments.
-
-    ``query_ids`` fixes the universe explicitly (a query file); otherwise the
-    ``queries`` convention decides it.
-    """
+def _universe(
+    prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None
+) -> tuple[np.ndarray, dict[str, int], list[str], _Rows, np.ndarray]:
+    """Phase 1: the evaluated queries (by the ``queries`` convention, or ``query_ids``) and the rows that belong to them."""
     conv = prepared.conventions
     encoded = _dictionary(run.query_id)
     run_qids = encoded[1]
-    judged = prepared.index
     if query_ids is not None:
         universe = np.asarray(query_ids, dtype=object)
     elif conv.queries is Queries.QRELS:
         universe = prepared.query_ids
     elif conv.queries is Queries.INTERSECTION:
-        universe = _qid_order([q for q in run_qids if q in judged])
+        universe = _qid_order([q for q in run_qids if q in prepared.index])
     else:
         universe = _qid_order(run_qids)
     index = {q: i for i, q in enumerate(universe)}
-    n_q = len(universe)
-
     codes, query_fp = _encode_queries(encoded, index)
+    score = np.asarray(run.score, dtype=np.float64)
     keep = np.flatnonzero(codes >= 0)
     if keep.size != codes.size:
-        docs = _take(run.doc_id, keep)
-        codes, query_fp, score = codes[keep], query_fp[keep], np.asarray(run.score, dtype=np.float64)[keep]
-    else:
-        docs, score = run.doc_id, np.asarray(run.score, dtype=np.float64)
+        return universe, index, run_qids, _Rows(codes[keep], score[keep], _take(run.doc_id, keep), keep), query_fp[keep]
+    return universe, index, run_qids, _Rows(codes, score, run.doc_id, np.arange(codes.size)), query_fp
 
-    keys = pair_keys(query_fp, string_fingerprints(docs))
-    del query_fp
+
+def _duplicates(
+    prepared: PreparedQrels, run: Run, universe: np.ndarray, rows: _Rows, query_fp: np.ndarray
+) -> tuple[_SortedKeys, np.ndarray]:
+    """Phase 2: the sorted (query, doc) keys and the rows that repeat a pair (an error under ``duplicates: error``)."""
+    conv = prepared.conventions
+    keys = pair_keys(query_fp, string_fingerprints(rows.docs))
     sorted_keys = _SortedKeys(*sort_with_rows(keys))
     del keys
-    dropped = _duplicate_rows(sorted_keys, codes, docs, score if conv.duplicates is Duplicates.MAX else None)
+    dropped = _duplicate_rows(sorted_keys, rows.codes, rows.docs, rows.score if conv.duplicates is Duplicates.MAX else None)
     if dropped.size and conv.duplicates is Duplicates.ERROR:
         row = int(dropped[0])
-        raise _duplicate_error(run.source, "run", str(universe[codes[row]]), str(docs[row]), int(keep[row]))
+        raise _duplicate_error(run.source, "run", str(universe[rows.codes[row]]), str(rows.docs[row]), int(rows.source[row]))
+    return sorted_keys, dropped
 
+
+def _join(
+    prepared: PreparedQrels, universe: np.ndarray, rows: _Rows, sorted_keys: _SortedKeys, dropped: np.ndarray
+) -> np.ndarray:
+    """Phase 3: each row's label (NaN when not judged), without the duplicate copies; returns the qrels code per query."""
     # Judgment codes follow the qrels' own order; translate the universe's codes to them.
-    to_judged = np.array([judged.get(q, -1) for q in universe], dtype=np.int64)
-    judged_codes = to_judged[codes] if codes.size else codes
-    labels = prepared.labels_for(sorted_keys, judged_codes, docs)
-    del sorted_keys, judged_codes
+    to_judged = np.array([prepared.index.get(q, -1) for q in universe], dtype=np.int64)
+    judged_codes = to_judged[rows.codes] if rows.codes.size else rows.codes
+    rows.labels = prepared.labels_for(sorted_keys, judged_codes, rows.docs)
     if dropped.size:
-        mask = np.ones(codes.size, dtype=bool)
+        mask = np.ones(rows.codes.size, dtype=bool)
         mask[dropped] = False
-        rows = np.flatnonzero(mask)
-        codes, score, labels, docs = codes[rows], score[rows], labels[rows], _take(docs, rows)
+        rows.keep(np.flatnonzero(mask))
+    return to_judged
 
-    order = _presorted_order(codes, score)
+
+def _order(rows: _Rows, ties: Ties) -> None:
+    """Phase 4: rows grouped by query and ranked (score descending, then the tie convention)."""
+    assert rows.labels is not None
+    order = _presorted_order(rows.codes, rows.score)
     if order is None:
-        order = _sorted_order(codes, score, labels, docs, conv.ties)
-    codes, score, labels = codes[order], score[order], labels[order]
-    del order
-    counts = np.bincount(codes, minlength=n_q)
-    beyond = 0
-    if conv.depth is not None and codes.size:
-        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-        within = np.arange(codes.size) - np.repeat(starts, counts) < conv.depth
-        beyond = int((~within).sum())
-        codes, score, labels = codes[within], score[within], labels[within]
-        counts = np.bincount(codes, minlength=n_q)
+        order = _sorted_order(rows.codes, rows.score, rows.labels, rows.docs, ties)
+    rows.keep(order, docs_too=False)  # the documents are not read after ranking
+
+
+def _depth(rows: _Rows, n_q: int, depth: int | None) -> tuple[np.ndarray, int]:
+    """Phase 5: the first ``depth`` rows of each query; (rows per query, rows cut)."""
+    counts = np.bincount(rows.codes, minlength=n_q)
+    if depth is None or not rows.codes.size:
+        return counts, 0
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    within = np.arange(rows.codes.size) - np.repeat(starts, counts) < depth
+    rows.keep(np.flatnonzero(within), docs_too=False)
+    return np.bincount(rows.codes, minlength=n_q), int((~within).sum())
+
+
+def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
+    """Build the ranked lists of ``run`` against prepared judgments (the phases above, in order).
+
+    ``query_ids`` fixes the universe explicitly (a query file); otherwise the
+    ``queries`` convention decides it.
+    """
+    conv = prepared.conventions
+    universe, index, run_qids, rows, query_fp = _universe(prepared, run, query_ids)
+    n_q = len(universe)
+    sorted_keys, dropped = _duplicates(prepared, run, universe, rows, query_fp)
+    del query_fp
+    to_judged = _join(prepared, universe, rows, sorted_keys, dropped)
+    del sorted_keys
+    _order(rows, conv.ties)
+    counts, beyond = _depth(rows, n_q, conv.depth)
+    codes, score, labels = rows.codes, rows.score, rows.labels
+    assert labels is not None
     offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
 
@@ -338,15 +407,20 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
         collection_size=conv.collection_size,
     )
     in_run = counts > 0  # before -J: a query whose documents are all unjudged was still answered
+    source = rows.source
     if conv.judged_only:
         keep = labels >= 0  # judged: relevant or not (NaN, not in the qrels, and negative, unjudged, go)
-        lists, score = lists.judged_subset(), score[keep]
+        lists, score, source = lists.judged_subset(), score[keep], source[keep]
     stats = AlignStats(
         run_rows=len(run),
         run_queries=len(run_qids),
-        run_queries_unjudged=sum(1 for q in run_qids if q not in judged),
+        run_queries_unjudged=sum(1 for q in run_qids if q not in prepared.index),
         judged_queries_missing=sum(1 for q in prepared.query_ids if q not in index or not in_run[index[q]]),
         duplicates_dropped=int(dropped.size),
         rows_beyond_depth=beyond,
     )
-    return Aligned(query_ids=universe, lists=lists, in_run=in_run, score=score, stats=stats)
+    return Aligned(universe, lists, in_run, score, stats, source, run.doc_id)
+
+
+Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]
+ENGINES: dict[str, Engine] = {"arrow": align}  # numpy + Arrow on one machine; the contract test runs every engine
