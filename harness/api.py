@@ -54,7 +54,7 @@ def compare(
     import pandas as pd
 
     tables = dict(per_query) if isinstance(per_query, Mapping) else {t.run: t for t in per_query}
-    if len(tables) != (len(per_query) if not isinstance(per_query, Mapping) else len(tables)) or len(tables) < 2:
+    if len(tables) < 2 or len(tables) < len(per_query):  # fewer tables than given: two runs shared a name
         raise HarnessError("compare needs at least two per-query tables with distinct run names",
                            hint="name the runs (Run(..., name=...)) or pass {name: per_query}")  # fmt: skip
     names = list(tables)

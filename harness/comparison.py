@@ -105,13 +105,16 @@ def _rows(result: RunResult, queries: np.ndarray) -> np.ndarray:
     return order[np.searchsorted(ids[order], queries.astype(str))]
 
 
+def _test_scale(measure: Measure, values: np.ndarray) -> np.ndarray:
+    """One measure's values as the tests see them: logs (floored) for geometric means, else unchanged."""
+    if REGISTRY.definition(measure).aggregate == "gmean":
+        return np.log(np.maximum(values, MIN_GEO_MEAN))
+    return np.asarray(values, dtype=np.float64)
+
+
 def _on_test_scale(measures: tuple[Measure, ...], values: np.ndarray) -> np.ndarray:
-    """(M, n) values as the tests see them: logs (floored) for geometric means, else unchanged."""
-    out = np.array(values, dtype=np.float64)
-    for j, m in enumerate(measures):
-        if REGISTRY.definition(m).aggregate == "gmean":
-            out[j] = np.log(np.maximum(out[j], MIN_GEO_MEAN))
-    return out
+    """(M, n) values as the tests see them, one row per measure."""
+    return np.array([_test_scale(m, row) for m, row in zip(measures, values, strict=True)]).reshape(values.shape)
 
 
 def _check_nan(
@@ -217,8 +220,7 @@ def _test_items(
     differences and those draws only, so no other system, measure or dataset changes it.
     """
     n = items[0].va.size
-    diffs = np.array([_on_test_scale((i.measure,), i.vb[None])[0] - _on_test_scale((i.measure,), i.va[None])[0] for i in items])
-    diffs = diffs.reshape(len(items), n)
+    diffs = np.array([_test_scale(i.measure, i.vb) - _test_scale(i.measure, i.va) for i in items]).reshape(len(items), n)
     random_signs, resamples = stream(settings.seed, dataset, segment, query_set).spawn(2)
     t = paired.paired_t(diffs)
     boot = paired.bootstrap(diffs, resamples, settings.resamples)

@@ -423,8 +423,9 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
             "queries": len(judged),
             "runs": [],
         }
+        segments = _load_segments(dataset) if dataset.segments is not None else {}
         if dataset.segments is not None:
-            entry["segmented_queries"] = len(judged & set(_load_segments(dataset)))
+            entry["segmented_queries"] = len(judged & set(segments))
         for system, _, run, run_ids in _runs(experiment, dataset, judged, progress):
             evaluator.align(run)  # duplicates, ties and depth are checked as a real run would be
             entry["runs"].append(
@@ -437,7 +438,6 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
             )
         for system in experiment.systems:  # reused values: checked for comparability as a run would be
             if system.previous is not None:
-                segments = _load_segments(dataset) if dataset.segments is not None else {}
                 reused = previous_result(experiment, dataset, system, load_previous(experiment, system, earlier), segments)
                 if reused is not None:
                     n = len(reused.per_query.query_ids)

@@ -190,13 +190,3 @@ def parse_trec_measure(spec: str) -> list[TrecItem]:
                 raw["p"] = _numbers(value, spec)[0]
         return [_item(name, display, definition.make(raw, None))]
     raise AssertionError(kind)
-
-
-def trec_display_name(measure: Measure) -> str:
-    """The name trec_eval prints for a measure, or the canonical name when it has none."""
-    definition = REGISTRY.definition(measure)
-    if measure.cutoff is not None and definition.trec_cut_name and not measure.params:
-        return f"{definition.trec_cut_name}_{measure.cutoff}"
-    if measure.cutoff is None and definition.trec_name and not measure.params:
-        return definition.trec_name
-    return str(measure)
