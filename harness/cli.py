@@ -86,8 +86,6 @@ def _eval_items(specs: list[str]):  # type: ignore[no-untyped-def]
 
 def _run_arguments(values: list[str]) -> list[tuple[str | None, str]]:
     """``path`` or ``NAME=path``: (the name given, or None, and the path)."""
-    from pathlib import Path
-
     out: list[tuple[str | None, str]] = []
     for value in values:
         name, sep, path = value.partition("=")

@@ -179,7 +179,7 @@ def evaluate_gate(
     for index, check in checks:
         p_sig_adj = next(adjusted) if check.p_sig is not None else None
         p_ni_adj = next(adjusted) if check.p_ni is not None else None
-        outcomes[index] = _decide(check, p_sig_adj, p_ni_adj, alpha, higher_is_better.get(str(check.guard.measure), True))
+        outcomes[index] = _decide(check, p_sig_adj, p_ni_adj, alpha)
     return Verdict(production, candidate, tuple(o for o in outcomes if o is not None))
 
 
@@ -225,7 +225,7 @@ def _non_inferiority_p(row: Any, sign: float, higher: bool, margin: float) -> fl
     return float(special.stdtr(n - 1, -(improvement + margin) / se))  # upper tail of Student's t
 
 
-def _decide(check: _Check, p_sig_adj: float | None, p_ni_adj: float | None, alpha: float, higher: bool) -> GuardOutcome:
+def _decide(check: _Check, p_sig_adj: float | None, p_ni_adj: float | None, alpha: float) -> GuardOutcome:
     row, sign, guard, where = check.row, check.sign, check.guard, check.where
     delta = check.candidate - check.production
     ci_low = ci_high = None

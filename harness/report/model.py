@@ -346,13 +346,13 @@ def _wide(per_query: Any, measure: str) -> Any:
     return mine.pivot_table(index=["query_id", "segment"], columns="system", values="value", sort=False)
 
 
-def _top_changes(per_query: Any, systems: list[str], baseline: str, measures: list[str], label: Any, anchor: str) -> Table:
+def _top_changes(wides: dict[str, Any], systems: list[str], baseline: str, measures: list[str], label: Any, anchor: str) -> Table:
     """The queries that changed most against the baseline, per measure and system (bounded: TOP_QUERIES each)."""
     columns = [("measure", "text"), ("system", "text"), ("query", "text"), ("segment", "text"),
                (f"{baseline}", "num"), ("system value", "num"), ("difference", "num")]  # fmt: skip
     rows = []
     for m in measures:
-        wide = _wide(per_query, m)
+        wide = wides[m]
         if baseline not in wide:
             continue
         for s in systems:
@@ -373,12 +373,12 @@ def _top_changes(per_query: Any, systems: list[str], baseline: str, measures: li
 
 
 def _measure_charts(
-    per_query: Any, systems: list[str], baseline: str | None, measures: list[str], label: Any
+    wides: dict[str, Any], systems: list[str], baseline: str | None, measures: list[str], label: Any
 ) -> list[MeasureCharts]:
     """For every measure: each system's sorted per-query differences against the baseline, and the score distributions."""
     out = []
     for m in measures:
-        wide = _wide(per_query, m)
+        wide = wides[m]
         charts_of_m = []
         if baseline in wide:
             for s in systems:
@@ -459,6 +459,7 @@ def build_model(results: SavedResults) -> ReportModel:
             (seg, _main_table(summary, comparisons, dataset, seg, systems, measures, baseline, label)) for seg in segment_names
         ]
         mine = per_query[per_query["dataset"] == dataset]
+        wides = {m: _wide(mine, m) for m in measures}  # each measure pivoted once, for the charts and the top changes
         wtl_rows = []
         if comparisons is not None and baseline in systems:
             for r in comparisons[(comparisons["dataset"] == dataset) & (comparisons["segment"] == "all")
@@ -481,10 +482,10 @@ def build_model(results: SavedResults) -> ReportModel:
             DatasetSection(
                 name=dataset, anchor=anchor, baseline=baseline if baseline in systems else None, main_table=main,
                 comparison_table=_comparison_table(comparisons, dataset, label, anchor),
-                measure_charts=_measure_charts(mine, systems, baseline, measures, label), cutoff_charts=cutoff_charts,
+                measure_charts=_measure_charts(wides, systems, baseline, measures, label), cutoff_charts=cutoff_charts,
                 wtl_chart=charts.win_tie_loss(wtl_rows, f"Queries won / tied / lost against {baseline}") if wtl_rows else None,
                 segments=segments, diagnostics=_diagnostics_table(diagnostics, dataset, systems),
-                top_changes=_top_changes(mine, systems, str(baseline), measures, label, anchor) if baseline in systems else None,
+                top_changes=_top_changes(wides, systems, str(baseline), measures, label, anchor) if baseline in systems else None,
                 anova=anova_table, conventions=[("relevance_level", str(level)), *conventions],
                 against_baseline=_against_baseline(comparisons, dataset, systems, baseline, measures, label),
             )
