@@ -242,7 +242,7 @@ def _test_items(
     for i, item in enumerate(items):
         (a, b), measure = item.pair, item.measure
         definition = REGISTRY.definition(measure)
-        higher = definition.higher_is_better
+        higher = definition.higher(measure)
         mean_a, mean_b = aggregate_values(measure, item.va), aggregate_values(measure, item.vb)
         to_scale = _interval_mapping(definition.aggregate, n, mean_a)
         row: dict[str, Any] = {

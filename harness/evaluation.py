@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from harness.conventions import Conventions, Ties
 from harness.data.align import Aligned, PreparedQrels, align
+from harness.data.items import Catalog, Interactions, ItemContext
 from harness.data.model import Qrels, Run
 from harness.errors import ConventionError
 from harness.kernels._segments import RankedLists
@@ -44,9 +46,22 @@ class Evaluator:
         measures: Iterable[Measure | str],
         conventions: Conventions | None = None,
         query_ids: Sequence[str] | None = None,
+        train: Interactions | None = None,
+        items: Catalog | None = None,
     ) -> None:
         self.conventions = conventions or Conventions()
         self.measures = _as_measures(measures)
+        definitions = {m: REGISTRY.definition(m) for m in self.measures}
+        # per-query measures go into the per-query table; system ones (coverage, entropy, Gini) have one value per run
+        self.query_measures = tuple(m for m in self.measures if not definitions[m].is_system(m))
+        self.system_measures = tuple(m for m in self.measures if definitions[m].is_system(m))
+        self.items: ItemContext | None = None
+        self._cooccurrence = any(d.inputs(m) == frozenset({"train"}) and m.name in ("ILD", "Serendipity")
+                                 for m, d in definitions.items())  # fmt: skip
+        if train is not None or items is not None or any(d.system is not None or d.needs is not None for d in definitions.values()):
+            self.items = ItemContext(train, items, as_qrels(qrels))
+            for m, d in definitions.items():
+                self.items.require(d.inputs(m), str(m))
         if self.conventions.ties is Ties.AVERAGE:
             unsupported = [str(m) for m in self.measures if not REGISTRY.definition(m).ties_average_ok]
             if unsupported:
@@ -64,20 +79,36 @@ class Evaluator:
         run = as_run(run)
         return self.evaluate_aligned(run.name, self.align(run))
 
-    def evaluate_aligned(self, name: str, aligned: Aligned) -> PerQuery:
-        values = np.zeros((len(aligned.query_ids), len(self.measures)))
+    def item_lists(self, aligned: Aligned) -> RankedLists:
+        """The aligned lists with each row's item and the item statistics (when a measure reads them)."""
+        if self.items is None:
+            return aligned.lists
+        data = self.items.for_run(aligned.item_array(), aligned.query_ids, cooccurrence=self._cooccurrence)
+        return dataclasses.replace(aligned.lists, items=data)
+
+    def evaluate_aligned(self, name: str, aligned: Aligned, lists: RankedLists | None = None) -> PerQuery:
+        """Every per-query measure on an aligned run (``lists``: its :meth:`item_lists`, when already built)."""
+        all_lists = lists if lists is not None else self.item_lists(aligned)
+        values = np.zeros((len(aligned.query_ids), len(self.query_measures)))
         missing = ~aligned.in_run
         judged: RankedLists | None = None
-        for j, measure in enumerate(self.measures):
-            lists = aligned.lists
+        for j, measure in enumerate(self.query_measures):
+            lists = all_lists
             if measure.param("judged_only"):  # ir_measures' judged_only=True: this measure over judged documents only
                 judged = judged if judged is not None else lists.judged_subset()
                 lists = judged
-            column = REGISTRY.definition(measure).compute(lists, measure)
-            if measure.name not in _DEFINED_WITHOUT_RUN:
+            definition = REGISTRY.definition(measure)
+            column = definition.compute(lists, measure)
+            # beyond-accuracy values of a user without a list are undefined (NaN), not 0
+            if measure.name not in _DEFINED_WITHOUT_RUN and not definition.undefined_skipped:
                 column = np.where(missing, 0.0, column)
             values[:, j] = column
-        return PerQuery(name, aligned.query_ids, self.measures, values, aligned.in_run)
+        return PerQuery(name, aligned.query_ids, self.query_measures, values, aligned.in_run)
+
+    def system_values(self, lists: RankedLists, weights: np.ndarray | None = None) -> dict[Measure, np.ndarray]:
+        """Each system measure under each row of user weights (B x queries; default: the run itself, B = 1)."""
+        w = np.ones((1, lists.n_queries)) if weights is None else np.atleast_2d(weights)
+        return {m: REGISTRY.definition(m).compute_system(lists, m, w) for m in self.system_measures}
 
 
 def _coerce(value: Any, kind: type[Qrels] | type[Run], columns: str) -> Any:
@@ -106,10 +137,14 @@ def evaluate(
     measures: Iterable[Measure | str],
     conventions: Conventions | None = None,
     query_ids: Sequence[str] | None = None,
+    train: Interactions | None = None,
+    items: Catalog | None = None,
 ) -> PerQuery:
     """Evaluate one run: a per-query table (aggregate it with :func:`harness.results.aggregate`).
 
     ``qrels`` and ``run`` may be Qrels and Run, DataFrames (columns query, doc, relevance /
-    score; use ``Qrels.from_frame`` for other names) or pytrec_eval-style dicts.
+    score; use ``Qrels.from_frame`` for other names) or pytrec_eval-style dicts. ``train``
+    and ``items`` feed the beyond-accuracy measures; system measures (Coverage, Entropy,
+    Gini, ...) have one value per run: use :class:`Evaluator` and ``system_values``.
     """
-    return Evaluator(as_qrels(qrels), measures, conventions, query_ids).evaluate(as_run(run))
+    return Evaluator(as_qrels(qrels), measures, conventions, query_ids, train, items).evaluate(as_run(run))

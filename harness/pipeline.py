@@ -300,7 +300,7 @@ def decide_gate(experiment: Experiment, summary: Any, comparisons: Any | None) -
         return None
     from harness.measures.registry import REGISTRY
 
-    higher = {str(m): REGISTRY.definition(m).higher_is_better for m in experiment.measures}
+    higher = {str(m): REGISTRY.definition(m).higher(m) for m in experiment.measures}
     s = experiment.stats
     return evaluate_gate(experiment.report.release, summary, comparisons, higher, s.correction, s.alpha)
 

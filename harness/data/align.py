@@ -60,9 +60,13 @@ class Aligned:
 
     def item_ids(self) -> list[str]:
         """The document (item) id of every aligned row, in ranking order."""
+        return self.item_array().to_pylist()  # type: ignore[no-any-return]
+
+    def item_array(self) -> pa.Array:
+        """The document (item) id of every aligned row, in ranking order, as an Arrow string array."""
         if self.source_rows is None or self.run_doc_ids is None:
             raise ValueError("this alignment kept no source rows")
-        return _take(self.run_doc_ids, self.source_rows).to_pylist()
+        return _take(self.run_doc_ids, self.source_rows)
 
 
 @dataclass

@@ -15,10 +15,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.kernels.gains import GainScheme
+
+if TYPE_CHECKING:
+    from harness.kernels.beyond import ItemData
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,6 +56,7 @@ class RankedLists:
     ideal_from_run: bool = False
     ap_min_r_k: bool = False  # AP@k divides by min(R, k) unless a measure says otherwise
     collection_size: int = 0  # documents in the collection (trec_eval -N), for utility
+    items: ItemData | None = None  # each row's item and the item statistics (beyond-accuracy measures)
 
     def judged_subset(self) -> RankedLists:
         """The same lists with only the judged documents, relevant or not (trec_eval -J, form_res_rels.c).
@@ -72,7 +77,8 @@ class RankedLists:
         if self.tie_group is not None:  # renumber the groups that keep a row
             kept = self.tie_group[keep]
             tie_group = np.unique(kept, return_inverse=True)[1].astype(np.int64)
-        return dataclasses.replace(self, offsets=offsets, label=self.label[keep], tie_group=tie_group)
+        items = None if self.items is None else self.items.subset_rows(keep)
+        return dataclasses.replace(self, offsets=offsets, label=self.label[keep], tie_group=tie_group, items=items)
 
     # ---- shape --------------------------------------------------------------
     @property

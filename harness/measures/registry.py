@@ -56,6 +56,12 @@ class MeasureDef:
     integer: bool = False  # printed as a whole number (counts)
     citation: str = ""
     default_cutoffs: tuple[int, ...] = field(default=())
+    # Beyond-accuracy measures (issue 11):
+    system: Callable[[Measure], bool] | None = None  # one value per run (coverage, entropy, Gini): not per query
+    system_kernel: Callable[[RankedLists, Measure, np.ndarray], np.ndarray] | None = None  # (lists, m, W (B x Q)) -> (B,)
+    direction: Callable[[Measure], bool] | None = None  # higher is better, when a parameter decides it
+    needs: Callable[[Measure], frozenset[str]] | None = None  # inputs beyond qrels and run: train, items, features
+    undefined_skipped: bool = False  # NaN = undefined for that user (left out of the mean and of the paired tests)
 
     def param_info(self, name: str) -> ParamInfo:
         for info in self.params:
@@ -94,6 +100,23 @@ class MeasureDef:
 
     def compute(self, lists: RankedLists, measure: Measure) -> np.ndarray:
         return self.kernel(lists, measure)
+
+    def is_system(self, measure: Measure) -> bool:
+        """One value per run (resampled over users for a CI), not one per query."""
+        return self.system is not None and self.system(measure)
+
+    def compute_system(self, lists: RankedLists, measure: Measure, weights: np.ndarray) -> np.ndarray:
+        """The run's value under each row of user weights (B x queries): ones for the run itself."""
+        assert self.system_kernel is not None
+        return self.system_kernel(lists, measure, weights)
+
+    def higher(self, measure: Measure) -> bool:
+        """Whether a larger value is better, for this measure with its parameters."""
+        return self.higher_is_better if self.direction is None else self.direction(measure)
+
+    def inputs(self, measure: Measure) -> frozenset[str]:
+        """What the measure reads besides qrels and run: 'train', 'items' (catalogue), 'features'."""
+        return frozenset() if self.needs is None else self.needs(measure)
 
 
 def _check_param(measure: str, info: ParamInfo, value: object) -> ParamValue:
@@ -610,3 +633,216 @@ _r(
         default_cutoffs=(5, 10, 20),
     )
 )
+
+
+# Beyond accuracy (issue 11) -----------------------------------------------------------
+from harness.kernels import beyond  # noqa: E402  (grouped with its entries)
+
+_CATALOG = ParamInfo(
+    "catalog", "text", "train",
+    "item universe: 'train' (distinct training items, msrec/Elliot), 'items' (the catalogue file), "
+    "'recbole' (every item of train, qrels and catalogue + 1 for [PAD]: RecBole's num_items)",
+    ("train", "items", "recbole"),
+)  # fmt: skip
+_SIM = ParamInfo(
+    "sim", "text", "cooccurrence",
+    "item similarity: 'cooccurrence' (cosine of the items' training users, msrec's default) or 'features' "
+    "(cosine of the catalogue's numeric columns)",
+    ("cooccurrence", "features"),
+)  # fmt: skip
+_COLD = ParamInfo(
+    "cold", "text", "max",
+    "an item absent from training: 'max' novelty -log2(1/T), 'zero' (msrec: 0, still counted), 'skip' it",
+    ("max", "zero", "skip"),
+)  # fmt: skip
+_POP = ParamInfo("pop", "text", "rows", "popularity: training 'rows' (RecBole) or distinct 'users' (Elliot)", ("rows", "users"))
+_SER_REL = ParamInfo("rel", "number", None, "relevant iff test label >= rel; default: every recommended item counts as relevant")
+_EL_REL = ParamInfo("rel", "number", None, "relevant iff test label >= rel (default: the relevance_level convention)")
+
+
+def _k(m: Measure) -> int | None:
+    return m.cutoff
+
+
+def _text(m: Measure, key: str, default: str) -> str:
+    return str(m.param(key, default))
+
+
+def _universe_needs(m: Measure) -> frozenset[str]:
+    return {"train": frozenset({"train"}), "items": frozenset({"items"}), "recbole": frozenset()}[_text(m, "catalog", "train")]
+
+
+def _sim_needs(m: Measure) -> frozenset[str]:
+    return frozenset({"train", "items", "features"}) if _text(m, "sim", "cooccurrence") == "features" else frozenset({"train"})
+
+
+def _train(m: Measure) -> frozenset[str]:
+    return frozenset({"train"})
+
+
+def _always(m: Measure) -> bool:
+    return True
+
+
+def _outside(L: RankedLists, m: Measure) -> int:
+    """Recommended items outside the measure's universe (they join it: coverage and Gini count them)."""
+    items = L.items
+    assert items is not None
+    recommended = np.zeros(items.n_codes, dtype=bool)
+    recommended[items.code[L.pos < m.cutoff] if m.cutoff else items.code] = True
+    member = {"train": items.in_train, "items": items.in_catalog}.get(_text(m, "catalog", "train"))
+    return 0 if member is None else int((recommended & ~member).sum())
+
+
+def _coverage(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
+    assert L.items is not None
+    return beyond.coverage(beyond.coverage_counts(L, m.cutoff, W), beyond.universe_size(L.items, _text(m, "catalog", "train")))
+
+
+def _gini(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
+    assert L.items is not None
+    size = beyond.universe_size(L.items, _text(m, "catalog", "train")) + _outside(L, m)
+    return beyond.gini(beyond.coverage_counts(L, m.cutoff, W), size, _text(m, "form", "recbole"))
+
+
+def _entropy(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
+    counts = beyond.coverage_counts(L, m.cutoff, W)
+    form = _text(m, "form", "msrec")
+    if form != "elliot":
+        return beyond.entropy(counts, form)
+    length = np.minimum(L.n_ret, m.cutoff) if m.cutoff else L.n_ret
+    share = beyond.coverage_counts(L, m.cutoff, W * np.where(length > 0, 1.0 / np.maximum(length, 1), 0.0))
+    return beyond.entropy(counts, form, share, (W * (length > 0)).sum(axis=1))
+
+
+def _system_novelty(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
+    assert L.items is not None
+    info, counted = beyond.self_information(L.items, _text(m, "cold", "max"))
+    keep = (L.pos < m.cutoff if m.cutoff else np.ones(len(L.label), dtype=bool)) & counted[L.items.code]
+    per_user = L.sum(np.where(keep, info[L.items.code], 0.0))
+    return np.asarray((W @ per_user) / (W @ L.sum(keep)))
+
+
+def _novelty_is_system(m: Measure) -> bool:
+    return m.param("weight") == "recommendation"
+
+
+def _need_tail(L: RankedLists, m: Measure) -> np.ndarray:
+    assert L.items is not None
+    ratio, count = m.param("tail"), m.param("tail_count")
+    if count is not None and ratio is not None:
+        raise MeasureError(f"{m} sets both tail and tail_count", hint="give one: a share of the items, or a count threshold")
+    return beyond.recbole_tail(L.items, None if count is not None else float(ratio if ratio is not None else 0.1),
+                               None if count is None else float(count))  # type: ignore[arg-type]  # fmt: skip
+
+
+def _long_tail(L: RankedLists, m: Measure) -> np.ndarray:
+    assert L.items is not None
+    return beyond.elliot_long_tail(L.items, _num(m, "head", 0.8))
+
+
+def _not_per_query(L: RankedLists, m: Measure) -> np.ndarray:
+    raise AssertionError(f"{m} is a system measure: use compute_system")  # a caller bug
+
+
+_BEYOND = "beyond accuracy: "
+_r(MeasureDef(
+    "Coverage", _not_per_query,
+    _BEYOND + "catalogue coverage: distinct recommended items / items of the universe (msrec catalog_coverage with "
+    "catalog=train, RecBole ItemCoverage with catalog=items or recbole). A system measure; above 1 when "
+    "recommended items lie outside the universe, as in msrec.",
+    cutoff="optional", params=(_CATALOG,), system=_always, system_kernel=_coverage, needs=_universe_needs,
+    citation="Ge et al., RecSys 2010",
+))  # fmt: skip
+_r(MeasureDef(
+    "RecItems", _not_per_query,
+    _BEYOND + "number of distinct recommended items (Elliot ItemCoverage). A system measure.",
+    cutoff="optional", system=_always, integer=True,
+    system_kernel=lambda L, m, W: (beyond.coverage_counts(L, m.cutoff, W) > 0).sum(axis=1).astype(np.float64),
+))  # fmt: skip
+_r(MeasureDef(
+    "Entropy", _not_per_query,
+    _BEYOND + "Shannon entropy of the recommendation shares p_i = r_i / N. form=msrec: -sum p log2 p in bits "
+    "(msrec distributional_coverage); form=recbole: the mean of -p ln p over the distinct recommended items "
+    "(RecBole ShannonEntropy's code); form=elliot: each list weighs 1 (Elliot SEntropy). A system measure.",
+    cutoff="optional", system=_always, system_kernel=_entropy,
+    params=(ParamInfo("form", "text", "msrec", "msrec (bits, summed), recbole (ln, mean), elliot (log2, lists weigh 1)",
+                      ("msrec", "recbole", "elliot")),),
+    citation="Shani & Gunawardana, Evaluating Recommendation Systems, 2011",
+))  # fmt: skip
+_r(MeasureDef(
+    "Gini", _not_per_query,
+    _BEYOND + "Gini index of the recommendation counts over the item universe (items never recommended count 0). "
+    "form=recbole: 0 when equal, lower is better (RecBole GiniIndex); form=elliot: 1 - Gini x n/(n-1), "
+    "1 when equal, higher is better (Elliot Gini). A system measure.",
+    cutoff="optional", system=_always, system_kernel=_gini, needs=_universe_needs, higher_is_better=False,
+    direction=lambda m: _text(m, "form", "recbole") == "elliot",
+    params=(_CATALOG, ParamInfo("form", "text", "recbole", "recbole (inequality, n) or elliot (1 - Gini, n - 1)",
+                                ("recbole", "elliot"))),
+))  # fmt: skip
+_r(MeasureDef(
+    "Novelty", lambda L, m: beyond.novelty(L, m.cutoff, _text(m, "cold", "max")),
+    _BEYOND + "mean self-information -log2(c_i / T) of the recommended items, c_i the item's training rows "
+    "(msrec novelty on one user's list). weight=recommendation: the run's value with every recommendation "
+    "weighing the same (msrec novelty): a system measure.",
+    cutoff="optional", needs=_train, undefined_skipped=True, system=_novelty_is_system, system_kernel=_system_novelty,
+    params=(_COLD, ParamInfo("weight", "text", "user", "user: per user (mean of lists); recommendation: msrec's "
+                             "system value", ("user", "recommendation"))),
+    citation="Castells, Vargas & Wang, ECIR 2011",
+))  # fmt: skip
+_r(MeasureDef(
+    "ILD", lambda L, m: beyond.ild(L, m.cutoff, _text(m, "sim", "cooccurrence")),
+    _BEYOND + "intra-list diversity: 1 - mean similarity over the unordered pairs of the list (msrec user_diversity; "
+    "unseen pairs count 0). Undefined below 2 items (left out, as msrec does).",
+    cutoff="optional", params=(_SIM,), needs=_sim_needs, undefined_skipped=True,
+    citation="Ziegler et al., WWW 2005",
+))  # fmt: skip
+_r(MeasureDef(
+    "Serendipity", lambda L, m: beyond.serendipity(L, m.cutoff, _text(m, "sim", "cooccurrence"), _rel(m)),
+    _BEYOND + "mean over the list of (1 - mean similarity to the user's training items) x relevance (msrec "
+    "user_serendipity; rel unset: every item counts as relevant). Undefined without training history.",
+    cutoff="optional", params=(_SIM, _SER_REL), needs=_sim_needs, undefined_skipped=True,
+    citation="Zhang et al., Auralist, WSDM 2012",
+))  # fmt: skip
+_r(MeasureDef(
+    "ARP", lambda L, m: beyond.arp(L, m.cutoff, _text(m, "pop", "rows")),
+    _BEYOND + "average recommendation popularity of the list: training rows (RecBole AveragePopularity) or "
+    "distinct users with pop=users (Elliot ARP); items absent from training count 0. Lower is less popularity bias.",
+    cutoff="optional", params=(_POP,), needs=_train, undefined_skipped=True, higher_is_better=False,
+    citation="Abdollahpouri et al., FLAIRS 2019",
+))  # fmt: skip
+_r(MeasureDef(
+    "TailShare", lambda L, m: beyond.tail_share(L, m.cutoff, _need_tail(L, m)),
+    _BEYOND + "share of the list in RecBole's tail: the max(int(n x tail), 1) training items with the fewest "
+    "training rows (ties by item id), or with tail_count=t the items with at most t rows (RecBole TailPercentage).",
+    cutoff="optional", needs=_train, undefined_skipped=True,
+    params=(ParamInfo("tail", "number", None, "share of the training items in the tail (default 0.1)"),
+            ParamInfo("tail_count", "number", None, "instead: items with at most this many training rows")),
+))  # fmt: skip
+_HEAD = ParamInfo("head", "number", 0.8, "the short head holds this share of the training interactions")
+_r(MeasureDef(
+    "APLT", lambda L, m: beyond.tail_share(L, m.cutoff, _long_tail(L, m)),
+    _BEYOND + "average percentage of long-tail items (Elliot APLT): the share of the list outside the short head, "
+    "the most popular items holding 80% of the training interactions.",
+    cutoff="optional", params=(_HEAD,), needs=_train, undefined_skipped=True,
+    citation="Abdollahpouri et al., RecSys 2017",
+))  # fmt: skip
+_r(MeasureDef(
+    "ACLT", lambda L, m: beyond.tail_count(L, m.cutoff, _long_tail(L, m)),
+    _BEYOND + "average coverage of long-tail items (Elliot ACLT): the number of long-tail items in the list.",
+    cutoff="optional", params=(_HEAD,), needs=_train, undefined_skipped=True,
+    citation="Abdollahpouri et al., FLAIRS 2019",
+))  # fmt: skip
+_r(MeasureDef(
+    "EFD", lambda L, m: beyond.efd(L, m.cutoff, _rel(m)),
+    _BEYOND + "expected free discovery (Elliot EFD): rank-discounted (1/log2(r+1)), relevance-weighted "
+    "-log2(pop_i / sum pop), over the sum of the list's discounts. Undefined without a relevant test item.",
+    cutoff="optional", params=(_EL_REL,), needs=_train, undefined_skipped=True,
+    citation="Vargas & Castells, RecSys 2011",
+))  # fmt: skip
+_r(MeasureDef(
+    "EPC", lambda L, m: beyond.epc(L, m.cutoff, _rel(m)),
+    _BEYOND + "expected popularity complement (Elliot EPC): as EFD with 1 - pop_i / training users.",
+    cutoff="optional", params=(_EL_REL,), needs=_train, undefined_skipped=True,
+    citation="Vargas & Castells, RecSys 2011",
+))  # fmt: skip

@@ -174,7 +174,7 @@ def trend_charts(results: SavedResults, label: Any) -> list[Markup]:
 
 
 def _higher(measure: str) -> bool:
-    return REGISTRY.definition(parse_measure(measure)).higher_is_better
+    return (lambda m: REGISTRY.definition(m).higher(m))(parse_measure(measure))
 
 
 def _integer(measure: str) -> bool:

@@ -1,0 +1,259 @@
+"""Training interactions and the item catalogue: what beyond-accuracy measures read besides qrels and runs.
+
+Ids stay strings ("007" and "7" are different items). The catalogue's columns other
+than the id are item features and must all be numbers.
+
+>>> train = Interactions.from_records([("u1", "i1"), ("u1", "i2"), ("u2", "i1")])
+>>> context = ItemContext(train, None, Qrels.from_records([("u1", "i3", 1)]))
+>>> context.known.to_pylist(), context.count.tolist(), context.n_recbole_items
+(['i1', 'i2'], [2.0, 1.0], 4)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.data._arrow import to_numpy
+from harness.data.model import Qrels
+from harness.data.tables import _column, _ids, _read_table, table_format_of
+from harness.errors import InputFormatError
+from harness.kernels.beyond import ItemData
+
+
+def _first_line(fmt: str, row: int) -> int | None:
+    """The file line of a data row (header on line 1) for CSV/TSV; None for binary formats."""
+    return row + 2 if fmt in ("csv", "tsv") else None
+
+
+@dataclass(frozen=True, eq=False)
+class Interactions:
+    """Training interactions: one (user, item) row each; repeats count as rows (popularity) once per user (history)."""
+
+    user_id: pa.Array
+    item_id: pa.Array
+    source: str = "<train>"
+
+    def __len__(self) -> int:
+        return len(self.user_id)
+
+    def __repr__(self) -> str:
+        return f"Interactions({len(self)} rows from {self.source})"
+
+    @classmethod
+    def from_records(cls, rows: Iterable[tuple[str, str]], source: str = "<train>") -> Interactions:
+        rows = list(rows)
+        return cls(pa.array([str(r[0]) for r in rows], pa.string()), pa.array([str(r[1]) for r in rows], pa.string()), source)
+
+    @classmethod
+    def from_frame(cls, frame: Any, user: str = "user", item: str = "item", source: str = "<DataFrame>") -> Interactions:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        path = Path(source)
+        return cls(_ids(_column(table, user, "user", path), "user", path),
+                   _ids(_column(table, item, "item", path), "item", path), source)  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class Catalog:
+    """The item catalogue: its ids and, per item, the numeric feature columns (None when it has none)."""
+
+    item_id: pa.Array
+    features: np.ndarray | None
+    feature_names: tuple[str, ...]
+    source: str = "<items>"
+
+    def __len__(self) -> int:
+        return len(self.item_id)
+
+    def __repr__(self) -> str:
+        return f"Catalog({len(self)} items, {len(self.feature_names)} features, from {self.source})"
+
+    @classmethod
+    def from_frame(cls, frame: Any, id: str = "item", source: str = "<DataFrame>") -> Catalog:
+        return _catalog(pa.Table.from_pandas(frame, preserve_index=False), id, source, "parquet")
+
+
+def read_train(path: str | Path, user: str = "user", item: str = "item", fmt: str | None = None) -> Interactions:
+    """Training interactions from a table file (CSV, TSV, Parquet, JSONL); ``user``/``item`` name the columns."""
+    path = Path(path)
+    fmt = fmt or table_format_of(path) or "csv"
+    table = _read_table(path, fmt, [user, item])
+    if table.num_rows == 0:
+        raise InputFormatError("the training file has no rows", path=path, hint="give at least one (user, item) row")
+    return Interactions(_ids(_column(table, user, "user", path), "user", path),
+                        _ids(_column(table, item, "item", path), "item", path), str(path))  # fmt: skip
+
+
+def read_items(path: str | Path, id: str = "item", fmt: str | None = None) -> Catalog:
+    """The catalogue from a table file: the ``id`` column, every other column a numeric feature."""
+    path = Path(path)
+    fmt = fmt or table_format_of(path) or "csv"
+    return _catalog(_read_table(path, fmt, [id]), id, str(path), fmt)
+
+
+def _catalog(table: pa.Table, id: str, source: str, fmt: str) -> Catalog:
+    path = Path(source)
+    ids = _ids(_column(table, id, "item id", path), "item", path)
+    if table.num_rows == 0:
+        raise InputFormatError("the items file has no rows", path=path, hint="list the catalogue's items, one per row")
+    codes = pc.dictionary_encode(ids).indices
+    if pc.count_distinct(ids).as_py() != len(ids):
+        seen = np.zeros(len(ids), dtype=bool)
+        first_repeat = next(i for i, c in enumerate(to_numpy(codes).tolist()) if seen[c] or seen.__setitem__(c, True))
+        raise InputFormatError(
+            f"item {ids[first_repeat].as_py()!r} is listed twice",
+            path=path, line=_first_line(fmt, first_repeat), hint="give each catalogue item one row",
+        )  # fmt: skip
+    names = tuple(c for c in table.column_names if c != id)
+    if not names:
+        return Catalog(ids, None, (), source)
+    columns = []
+    for name in names:
+        column = table[name]
+        try:
+            values = pc.cast(column, pa.float64()).combine_chunks().to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            texts = column.cast(pa.string()).to_pylist()
+            row = next(i for i, t in enumerate(texts) if not _is_number(t))
+            raise InputFormatError(
+                f"feature {name!r} of item {ids[row].as_py()!r} is not a number: {texts[row]!r}",
+                path=path, line=_first_line(fmt, row),
+                hint="every column of the items file except the id is a numeric feature; drop text columns",
+            ) from None  # fmt: skip
+        bad = np.flatnonzero(np.isnan(values))
+        if bad.size:
+            row = int(bad[0])
+            raise InputFormatError(
+                f"feature {name!r} of item {ids[row].as_py()!r} is missing", path=path, line=_first_line(fmt, row),
+                hint="give every item a value for every feature column",
+            )  # fmt: skip
+        columns.append(values)
+    return Catalog(ids, np.stack(columns, axis=1), names, source)
+
+
+def _is_number(text: str | None) -> bool:
+    try:
+        return text is not None and float(text) == float(text)
+    except ValueError:
+        return False
+
+
+class ItemContext:
+    """A dataset's items, prepared once: codes (train and catalogue ids, sorted), popularity, features, histories.
+
+    ``for_run`` gives the kernels' :class:`ItemData` for one aligned run; items the run
+    recommends that neither the training data nor the catalogue knows get codes after the known ones.
+    """
+
+    def __init__(self, train: Interactions | None, catalog: Catalog | None, qrels: Qrels) -> None:
+        self.train, self.catalog = train, catalog
+        parts = [a for a in (None if train is None else train.item_id, None if catalog is None else catalog.item_id) if a is not None]
+        known = pc.unique(pa.chunked_array(parts, pa.string())) if parts else pa.array([], pa.string())
+        known = known.combine_chunks() if isinstance(known, pa.ChunkedArray) else known
+        self.known: pa.Array = known.take(pc.sort_indices(known))
+        n = len(self.known)
+        self.count = np.zeros(n)
+        self.users = np.zeros(n)
+        self.in_train = np.zeros(n, dtype=bool)
+        self.in_catalog = np.zeros(n, dtype=bool)
+        self.n_train_rows = 0 if train is None else len(train)
+        self._pairs: tuple[np.ndarray, np.ndarray] | None = None
+        self._train_users: pa.Array | None = None
+        if train is not None:
+            item = self.codes(train.item_id)
+            users = pc.dictionary_encode(train.user_id)
+            self._train_users = users.dictionary
+            user = to_numpy(users.indices).astype(np.int64)
+            self.count = np.bincount(item, minlength=n).astype(np.float64)
+            key = np.unique(user * n + item)  # distinct (user, item) pairs, by user then item
+            self._pairs = (key // n, key % n)
+            self.users = np.bincount(self._pairs[1], minlength=n).astype(np.float64)
+            self.in_train = self.count > 0
+        self.n_train_users = 0 if self._train_users is None else len(self._train_users)
+        self.features: np.ndarray | None = None
+        if catalog is not None:
+            self.in_catalog[self.codes(catalog.item_id)] = True
+            if catalog.features is not None:
+                features = np.zeros((n, catalog.features.shape[1]))
+                norms = np.linalg.norm(catalog.features, axis=1, keepdims=True)
+                # unit vectors: cosine is a dot product; an all-zero vector stays zero (similarity 0, where msrec divides by 0)
+                features[self.codes(catalog.item_id)] = np.divide(catalog.features, norms, out=np.zeros_like(catalog.features),
+                                                                  where=norms > 0)  # fmt: skip
+                self.features = features
+        qrels_docs = pc.unique(qrels.doc_id)
+        self._qrels_only = qrels_docs.filter(pc.is_null(pc.index_in(qrels_docs, value_set=self.known)))
+        self.n_recbole_items = n + len(self._qrels_only) + 1  # RecBole's num_items: every item token, + [PAD]
+        self._item_users: Any = None
+
+    def codes(self, ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+        """Known code of each id (all must be known)."""
+        found = pc.index_in(ids, value_set=self.known)
+        return to_numpy(found.cast(pa.int64())).astype(np.int64)
+
+    def require(self, needs: frozenset[str], measure: str) -> None:
+        """A clear error when a measure asks for an input the dataset lacks."""
+        if "train" in needs and self.train is None:
+            raise InputFormatError(f"{measure} needs training interactions", hint="add train: {path: ..., columns: {...}} to the dataset")
+        if "items" in needs and self.catalog is None:
+            raise InputFormatError(f"{measure} needs the item catalogue", hint="add items: {path: ..., id: ...} to the dataset")
+        if "features" in needs and (self.catalog is None or self.catalog.features is None):
+            source = "the dataset has no items file" if self.catalog is None else f"{self.catalog.source} has only the id column"
+            raise InputFormatError(
+                f"{measure} compares item features, but {source}",
+                path=None if self.catalog is None else self.catalog.source,
+                hint="give the items file numeric feature columns besides the id, or use sim=cooccurrence",
+            )
+
+    def item_users(self) -> Any:
+        """Binary (known items x training users) CSR matrix: the items' user vectors, for co-occurrence."""
+        if self._item_users is None:
+            from scipy import sparse
+
+            assert self._pairs is not None
+            user, item = self._pairs
+            self._item_users = sparse.csr_matrix(
+                (np.ones(user.size, dtype=np.int32), (item, user)), shape=(len(self.known), self.n_train_users)
+            )
+        return self._item_users
+
+    def for_run(self, item_ids: pa.Array, query_ids: np.ndarray, cooccurrence: bool = False) -> ItemData:
+        """The kernels' view of one run: each row's item code, and statistics padded for the run's cold items."""
+        found = pc.index_in(item_ids, value_set=self.known)
+        unknown = pc.is_null(found)
+        n = len(self.known)
+        code = to_numpy(pc.fill_null(found, -1).cast(pa.int64())).astype(np.int64).copy()
+        n_cold, n_recbole = 0, self.n_recbole_items
+        if pc.any(unknown).as_py():
+            rows = np.flatnonzero(to_numpy(unknown))
+            cold = pc.dictionary_encode(item_ids.filter(unknown))
+            code[rows] = n + to_numpy(cold.indices).astype(np.int64)
+            n_cold = len(cold.dictionary)
+            n_recbole = n + len(pc.unique(pa.chunked_array([self._qrels_only, cold.dictionary], pa.string()))) + 1
+
+        def pad(values: np.ndarray) -> np.ndarray:
+            return np.concatenate([values, np.zeros((n_cold, *values.shape[1:]), dtype=values.dtype)]) if n_cold else values
+
+        history_offsets = history_codes = None
+        if self._pairs is not None and self._train_users is not None:
+            user, item = self._pairs
+            starts = np.searchsorted(user, np.arange(self.n_train_users + 1))
+            trained = pc.index_in(pa.array(query_ids.tolist(), pa.string()), value_set=self._train_users)
+            who = to_numpy(pc.fill_null(trained, -1).cast(pa.int64())).astype(np.int64)
+            lengths = np.where(who >= 0, starts[np.maximum(who, 0) + 1] - starts[np.maximum(who, 0)], 0)
+            history_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=history_offsets[1:])
+            take = np.repeat(starts[np.maximum(who, 0)] - history_offsets[:-1], lengths) + np.arange(history_offsets[-1])
+            history_codes = item[take]
+        return ItemData(
+            code=code, count=pad(self.count), users=pad(self.users), in_train=pad(self.in_train),
+            in_catalog=pad(self.in_catalog), n_train_rows=self.n_train_rows, n_train_users=self.n_train_users,
+            n_recbole_items=n_recbole, features=None if self.features is None else pad(self.features),
+            history_offsets=history_offsets, history_codes=history_codes,
+            item_users=self.item_users() if cooccurrence and self._pairs is not None else None,
+        )  # fmt: skip
