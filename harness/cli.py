@@ -162,7 +162,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             better = (r["delta"] > 0) == bool(r["higher_is_better"])
             mark = ("better" if better else "worse") if r["significant"] and r["delta"] != 0 else ""
             rows.append((str(r["name"]), f"{r['system_b']} vs {r['system_a']}", format_value(r["mean_a"]),
-                         format_value(r["mean_b"]), format_delta(r["delta"]), format_ci(r["ci_low_t"], r["ci_high_t"]),
+                         format_value(r["mean_b"]), format_delta(r["delta"]), format_ci(r["ci_low"], r["ci_high"]),
                          format_p(r["p_adj"]), format_value(r["effect_size"], digits=2), mark))  # fmt: skip
         widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
         for row in rows:

@@ -69,6 +69,7 @@ class CompareSettings:
     baseline: str | None = None
     extra_pairs: tuple[tuple[str, str], ...] = ()  # always tested, e.g. the release's production vs candidate
     nan: str = "error"  # error | drop
+    system_resamples: int = 1_000  # bootstrap over users for system measures
 
 
 def stream(seed: int, *identity: str) -> np.random.Generator:
@@ -149,11 +150,14 @@ def compare(
     """(comparison rows, anova rows), in dataset, segment, pair, measure order; ``advance()`` after each pair."""
     rows: list[dict[str, Any]] = []
     anova_rows: list[dict[str, Any]] = []
+    every_measure = measures
     for dataset in dict.fromkeys(r.dataset for r in results):
         by_system = {r.system: r for r in results if r.dataset == dataset}
         systems = list(by_system)
         if len(systems) < 2:
             continue
+        # per-query measures every run of the dataset has (a beyond-accuracy measure needs the dataset's training data)
+        measures = tuple(m for m in every_measure if all(m in r.per_query.measures for r in by_system.values()))
         for segment, _ in by_system[systems[0]].segment_masks():
             shared = {s: _segment_queries(by_system[s], segment) for s in systems}
             start = len(rows)
@@ -161,9 +165,10 @@ def compare(
             for a, b in _pairs(systems, settings):
                 queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
                 va, vb = _values(by_system[a], queries, measures), _values(by_system[b], queries, measures)
-                if settings.nan == "error":
-                    _check_nan(dataset, segment, a, measures, va, queries)
-                    _check_nan(dataset, segment, b, measures, vb, queries)
+                if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped below
+                    strict = np.array([not REGISTRY.definition(m).undefined_skipped for m in measures], dtype=bool)
+                    _check_nan(dataset, segment, a, measures, np.where(strict[:, None], va, 0.0), queries)
+                    _check_nan(dataset, segment, b, measures, np.where(strict[:, None], vb, 0.0), queries)
                 nan = np.isnan(va) | np.isnan(vb)  # under nan: drop, a measure with NaN is tested on its own queries
                 for j, measure in enumerate(measures):
                     keep = ~nan[j]
@@ -177,10 +182,140 @@ def compare(
                 for _ in {items[i].pair for i in group}:
                     advance()
             rows.extend(tested[i] for i in range(len(items)))  # pair, then measure order
+            for a, b in _pairs(systems, settings):
+                queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
+                rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
             if len(systems) >= 3:
                 anova_rows.extend(_anova(dataset, segment, systems, by_system, shared, measures, settings, rows[start:]))
     _correct(rows, settings)
     return rows, anova_rows
+
+
+# ---- system measures: one value per run, resampled over users -------------------------------------------
+BLOCK_CELLS = 1 << 24  # user weights held at once (replicates x queries): bounds memory, not results
+
+
+def _system_measures(a: RunResult, b: RunResult) -> list[Measure]:
+    if a.lists is None or b.lists is None:  # reused from an earlier evaluation: no lists to resample
+        return []
+    return [m for m in a.system_measures if m in b.system_measures]
+
+
+def _weights(rng: np.random.Generator, n: int, replicates: int) -> np.ndarray:
+    """(replicates x n) bootstrap multiplicities: how often each user is drawn in each resample of n users."""
+    draws = rng.integers(0, n, size=(replicates, n)) + (np.arange(replicates) * n)[:, None]
+    return np.bincount(draws.ravel(), minlength=replicates * n).reshape(replicates, n).astype(np.float64)
+
+
+def _resampled(results: list[RunResult], measures: list[Measure], queries: np.ndarray, rng: np.random.Generator,
+               replicates: int) -> tuple[list[dict[Measure, float]], list[dict[Measure, np.ndarray]]]:  # fmt: skip
+    """Each result's system measures on ``queries``: the value, and its value in each bootstrap resample of them.
+
+    Every result sees the same resamples (paired); they depend on the stream, so on the query set, only.
+    """
+    rows = [_rows(r, queries) for r in results]
+    full: list[dict[Measure, float]] = []
+    for r, at in zip(results, rows, strict=True):
+        assert r.lists is not None
+        w = np.zeros((1, r.lists.n_queries))
+        w[0, at] = 1.0
+        full.append({m: float(REGISTRY.definition(m).compute_system(r.lists, m, w)[0]) for m in measures})
+    samples: list[dict[Measure, list[np.ndarray]]] = [{m: [] for m in measures} for _ in results]
+    n = len(queries)
+    width = max(r.lists.n_queries for r in results if r.lists is not None)
+    block = max(1, BLOCK_CELLS // max(width, 1))
+    for start in range(0, replicates, block):
+        drawn = _weights(rng, n, min(block, replicates - start)) if n else np.zeros((min(block, replicates - start), 0))
+        for r, at, out in zip(results, rows, samples, strict=True):
+            assert r.lists is not None
+            w = np.zeros((drawn.shape[0], r.lists.n_queries))
+            w[:, at] = drawn
+            for m in measures:
+                out[m].append(REGISTRY.definition(m).compute_system(r.lists, m, w))
+    return full, [{m: np.concatenate(v[m]) for m in measures} for v in samples]
+
+
+def _centred_interval(value: float, replicates: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The replicates' central interval, moved from their own mean to ``value``: [v + q_lo - m*, v + q_hi - m*].
+
+    Resampling users with replacement repeats some and loses others, which lowers a
+    distinct-item count (coverage) and raises inequality (Gini) in every replicate: their
+    spread measures the sampling variability, their mean is biased. So the spread is
+    centred on the observed value (which a plain percentile or basic interval can exclude).
+    """
+    finite = replicates[np.isfinite(replicates)]
+    if finite.size == 0 or not np.isfinite(value):
+        return float("nan"), float("nan")
+    lo, hi = np.quantile(finite, [(1 - confidence) / 2, (1 + confidence) / 2])
+    centre = float(finite.mean())
+    return float(value + lo - centre), float(value + hi - centre)
+
+
+def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[str, Any]]:
+    """Summary rows of a run's system measures, per segment: the value and a bootstrap CI over its users.
+
+    The CI is the centred bootstrap interval (:func:`_centred_interval`) over ``system_resamples`` resamples of the segment's users,
+    drawn from the stream keyed by (seed, dataset, segment, query set): the draws a comparison of
+    this run over the same users uses.
+    """
+    if result.lists is None or not result.system_measures:
+        return []
+    out = []
+    for segment, mask in result.segment_masks():
+        queries = np.sort(result.per_query.query_ids[mask].astype(str)).astype(object)
+        rng = stream(settings.seed, result.dataset, segment, _digest(queries), "users")
+        (full,), (samples,) = _resampled([result], list(result.system_measures), queries, rng, settings.system_resamples)
+        for m in result.system_measures:
+            low, high = _centred_interval(full[m], samples[m])
+            out.append({"dataset": result.dataset, "system": result.system, "segment": segment, "measure": str(m),
+                        "value": full[m], "mean": full[m], "ci_low": low, "ci_high": high, "n_queries": len(queries)})  # fmt: skip
+    return out
+
+
+def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queries: np.ndarray,
+                 settings: CompareSettings) -> list[dict[str, Any]]:  # fmt: skip
+    """One row per system measure of a pair: the paired bootstrap over users (the same resamples for both runs).
+
+    The difference d = value_b - value_a; its CI is the centred bootstrap interval and its p-value
+    the share of replicates at least as far from their mean as d is from 0,
+    (1 + #{|d* - mean(d*)| >= |d|}) / (B + 1): under H0 (no difference) d would fall within the
+    replicates' spread around 0. The test rejects about when the centred CI excludes 0.
+    """
+    measures = _system_measures(ra, rb)
+    if not measures:
+        return []
+    rng = stream(settings.seed, dataset, segment, _digest(queries), "users")
+    (fa, fb), (sa, sb) = _resampled([ra, rb], measures, queries, rng, settings.system_resamples)
+    out = []
+    n = len(queries)
+    for m in measures:
+        definition = REGISTRY.definition(m)
+        delta = fb[m] - fa[m]
+        diffs = sb[m] - sa[m]
+        low, high = _centred_interval(delta, diffs)
+        finite = diffs[np.isfinite(diffs)]
+        spread = np.abs(finite - finite.mean()) if finite.size else finite
+        p = float((1 + np.sum(spread >= abs(delta))) / (finite.size + 1)) if finite.size else float("nan")
+        if delta == 0:
+            p = 1.0
+        nan = float("nan")
+        row: dict[str, Any] = {
+            "dataset": dataset, "segment": segment, "measure": str(m), "system_a": ra.system, "system_b": rb.system,
+            "aggregate": "system", "mean_a": fa[m], "mean_b": fb[m], "delta": delta,
+            "ci_low": low, "ci_high": high,
+            "ci_low_t": nan, "ci_high_t": nan, "ci_low_bootstrap": low, "ci_high_bootstrap": high,
+            "effect_size": nan, "higher_is_better": definition.higher(m), "wins": 0, "ties": 0, "losses": 0,
+            "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0, "p_tukey_hsd": nan, "n_queries_tukey": 0,
+            "p_floor": 1.0 / (settings.system_resamples + 1), "p_bootstrap": p,
+        }  # fmt: skip
+        for test in settings.tests:
+            row.setdefault(f"p_{test}", nan)
+        out.append(row)
+    return out
+
+
+def _digest(queries: np.ndarray) -> str:
+    return hashlib.blake2b("\x1f".join(queries.tolist()).encode(), digest_size=16).hexdigest()
 
 
 def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
@@ -250,6 +385,7 @@ def _test_items(
             "aggregate": definition.aggregate,
             "mean_a": mean_a if n else float("nan"), "mean_b": mean_b if n else float("nan"),
             "delta": (mean_b - mean_a) if n else float("nan"),
+            "ci_low": to_scale(float(t.ci_low[i])), "ci_high": to_scale(float(t.ci_high[i])),
             "ci_low_t": to_scale(float(t.ci_low[i])), "ci_high_t": to_scale(float(t.ci_high[i])),
             "ci_low_bootstrap": to_scale(float(boot.ci_low[i])), "ci_high_bootstrap": to_scale(float(boot.ci_high[i])),
             "effect_size": float(effect[i]), "higher_is_better": higher,
@@ -288,29 +424,35 @@ def _anova(
     if len(queries) < 2:
         return []
     per_system = [_values(by_system[s], queries, measures) for s in systems]  # each (M, n)
-    data = np.stack([_on_test_scale(measures, v) for v in per_system], axis=1)  # (M, m, n)
-    if np.isnan(data).any():  # under nan: drop, a query with a NaN anywhere leaves the all-systems analyses
-        keep = ~np.isnan(data).any(axis=(0, 1))
-        data, queries = data[:, :, keep], queries[keep]
-        if len(queries) < 2:
-            return []
-    tukey_all = randomized_tukey_hsd(
-        data, stream(settings.seed, dataset, segment, "tukey-hsd", *sorted(systems)), settings.permutations
-    )
+    everything = np.stack([_on_test_scale(measures, v) for v in per_system], axis=1)  # (M, m, n)
+    # Measures are analysed together over the queries where all of them are defined; a measure with undefined
+    # values (beyond accuracy; NaN under nan: drop) over its own queries, so it never shrinks another's.
+    defined = ~np.isnan(everything).any(axis=1)  # (M, n)
+    groups: dict[bytes, list[int]] = {}
+    for j in range(len(measures)):
+        groups.setdefault(np.packbits(defined[j]).tobytes(), []).append(j)
     position = {s: i for i, s in enumerate(systems)}
-    out = []
-    for j, measure in enumerate(measures):
-        result = two_way_anova(data[j])
-        out.append(
-            {"dataset": dataset, "segment": segment, "measure": str(measure), "systems": len(systems),
-             "n_queries": len(queries), "F": result.f, "p": result.p, "df_systems": result.df_systems,
-             "df_residual": result.df_residual, "residual_variance": result.residual_variance}
-        )  # fmt: skip
-        for row in pair_rows:
-            if row["measure"] == str(measure):
-                row["p_tukey_hsd"] = float(tukey_all[j][position[row["system_a"]], position[row["system_b"]]])
-                row["n_queries_tukey"] = len(queries)
-    return out
+    out: dict[int, dict[str, Any]] = {}
+    for members in groups.values():
+        keep = defined[members[0]]
+        if int(keep.sum()) < 2:
+            continue
+        data, kept = everything[members][:, :, keep], queries[keep]
+        identity = ["tukey-hsd", *sorted(systems)]
+        if not keep.all():
+            identity.append(hashlib.blake2b("\x1f".join(kept.tolist()).encode(), digest_size=16).hexdigest())
+        tukey = randomized_tukey_hsd(data, stream(settings.seed, dataset, segment, *identity), settings.permutations)
+        for g, j in enumerate(members):
+            measure = measures[j]
+            result = two_way_anova(data[g])
+            out[j] = {"dataset": dataset, "segment": segment, "measure": str(measure), "systems": len(systems),
+                      "n_queries": len(kept), "F": result.f, "p": result.p, "df_systems": result.df_systems,
+                      "df_residual": result.df_residual, "residual_variance": result.residual_variance}  # fmt: skip
+            for row in pair_rows:
+                if row["measure"] == str(measure):
+                    row["p_tukey_hsd"] = float(tukey[g][position[row["system_a"]], position[row["system_b"]]])
+                    row["n_queries_tukey"] = len(kept)
+    return [out[j] for j in sorted(out)]
 
 
 def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
@@ -322,9 +464,10 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
     families: dict[tuple[str, ...], list[int]] = {}
     for i, row in enumerate(rows):
         families.setdefault(family(row), []).append(i)
+    tests = tuple(dict.fromkeys((*settings.tests, *(("bootstrap",) if any(r["aggregate"] == "system" for r in rows) else ()))))
     for members in families.values():
-        for test in settings.tests:
-            adjusted = correct(np.array([rows[i][f"p_{test}"] for i in members]), settings.correction)
+        for test in tests:
+            adjusted = correct(np.array([rows[i].get(f"p_{test}", np.nan) for i in members]), settings.correction)
             for i, value in zip(members, adjusted.tolist(), strict=True):
                 rows[i][f"p_{test}_adj"] = value
         # The smallest p the primary test can give a row (2/2^k for an exact sign-flip or Wilcoxon test over k
@@ -333,11 +476,13 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
         for i in members:
             rows[i]["resolution_limited"] = bool(rows[i]["p_floor"] * factor >= settings.alpha)
     for row in rows:
-        p_adj = row[f"p_{settings.primary}_adj"]
+        primary = "bootstrap" if row["aggregate"] == "system" else settings.primary  # a system measure has no per-query test
+        p_adj = row[f"p_{primary}_adj"]
         row["p_adj"] = p_adj
         row["significant"] = bool(p_adj == p_adj and p_adj < settings.alpha and row["n_queries"] >= 2)
         row.update(
-            {"primary_test": settings.primary, "correction": settings.correction, "family": settings.family,
-             "alpha": settings.alpha, "permutations": settings.permutations, "resamples": settings.resamples,
+            {"primary_test": primary, "correction": settings.correction, "family": settings.family,
+             "alpha": settings.alpha, "permutations": settings.permutations,
+             "resamples": settings.system_resamples if row["aggregate"] == "system" else settings.resamples,
              "seed": settings.seed}
         )  # fmt: skip

@@ -37,7 +37,7 @@ from harness.previous import describe as describe_previous
 from harness.previous import load_previous, previous_result
 from harness.progress import SILENT, Progress
 from harness.release import Verdict, evaluate_gate
-from harness.results import RunResult, summarize
+from harness.results import RunResult, long_tail_rows, summarize
 from harness.store import SavedResults, write_results, write_tracking
 
 _quiet = SILENT
@@ -95,11 +95,27 @@ def _load_segments(dataset: Dataset) -> dict[str, str]:
     return read_table_columns(spec.path, spec.query_column, spec.segment_column)
 
 
+def dataset_measures(dataset: Dataset, measures: tuple[Measure, ...]) -> tuple[Measure, ...]:
+    """The measures a dataset can compute: beyond-accuracy ones only where its training data / catalogue are given."""
+    from harness.measures.registry import REGISTRY
+
+    return tuple(m for m in measures if REGISTRY.definition(m).inputs(m) <= dataset.inputs())
+
+
 def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure, ...], progress: Progress) -> Evaluator:
-    """The dataset's judgments, prepared once, under the experiment's conventions and the dataset's relevance level."""
+    """The dataset's judgments (and training data, catalogue), prepared once, under the experiment's conventions."""
+    from harness.data.items import read_items, read_train
+
     progress(f"loading qrels {dataset.qrels}")
     conventions = dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)
-    return Evaluator(_load_qrels(dataset), measures, conventions)
+    train = items = None
+    if dataset.train is not None:
+        progress(f"loading training interactions {dataset.train.path}")
+        train = read_train(dataset.train.path, dataset.train.user, dataset.train.item)
+    if dataset.items is not None:
+        progress(f"loading items {dataset.items.path}")
+        items = read_items(dataset.items.path, dataset.items.id)
+    return Evaluator(_load_qrels(dataset), dataset_measures(dataset, measures), conventions, train=train, items=items)
 
 
 def _runs(
@@ -117,6 +133,20 @@ def _checked_run(dataset: Dataset, system: System, path: Path, judged: set[str],
     progress(f"reading {system.name} on {dataset.name}")
     run = _load_run(dataset, path, system.name)
     return run, judged_query_ids(run, judged, f"dataset {dataset.name!r} ({dataset.qrels})")
+
+
+def _item_counts(lists: Any, measures: tuple[Measure, ...]) -> tuple[np.ndarray | None, int | None]:
+    """How often each recommended item is recommended, descending, at the largest cutoff of the beyond-accuracy measures."""
+    from harness.measures.registry import REGISTRY
+
+    if lists.items is None:
+        return None, None
+    beyond = [m for m in measures if REGISTRY.definition(m).inputs(m) or REGISTRY.definition(m).is_system(m)]
+    cutoffs = [m.cutoff for m in beyond]
+    cutoff = None if not cutoffs or None in cutoffs else max(c for c in cutoffs if c is not None)
+    codes = lists.items.code if cutoff is None else lists.items.code[lists.pos < cutoff]
+    counts = np.bincount(codes)
+    return np.sort(counts[counts > 0])[::-1].astype(np.float64), cutoff
 
 
 def check_guard_segments(experiment: Experiment) -> None:
@@ -166,6 +196,9 @@ def _evaluate_dataset(
     """Every system on one dataset, in the config's order: recomputed from its run, or reused."""
     results: list[RunResult] = []
     evaluator = _evaluator(experiment, dataset, experiment.measures, progress)
+    skipped = ", ".join(str(m) for m in experiment.measures if m not in evaluator.measures)
+    if skipped:
+        progress(f"not computed on {dataset.name} (no training data or catalogue there): {skipped}")
     segments = _load_segments(dataset) if dataset.segments is not None else {}
     judged = set(evaluator.prepared.index)
     with_runs = [s for s in experiment.systems if s.run_for(dataset.name) is not None]
@@ -175,12 +208,21 @@ def _evaluate_dataset(
         assert path is not None
         run, _ = _checked_run(dataset, system, path, judged, progress)
         aligned = evaluator.align(run)
-        per_query = evaluator.evaluate_aligned(system.name, aligned)
+        lists = evaluator.item_lists(aligned)
+        per_query = evaluator.evaluate_aligned(system.name, aligned, lists)
         seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
         diagnostics = diagnose(aligned, experiment.cutoffs)
         diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
+        if lists.items is not None:  # recommendations of items neither the training data nor the catalogue knows
+            known = lists.items.in_train | lists.items.in_catalog
+            diagnostics["cold_recommendations"] = int((~known[lists.items.code]).sum())
+        if skipped:
+            diagnostics["measures_not_computed"] = skipped
         advance()
-        return RunResult(dataset.name, system.name, per_query, seg, diagnostics)
+        system_measures = evaluator.system_measures
+        counts, cutoff = _item_counts(lists, evaluator.measures)
+        return RunResult(dataset.name, system.name, per_query, seg, diagnostics,
+                         lists if system_measures else None, system_measures, counts, cutoff)  # fmt: skip
 
     # Runs are independent and the kernels release the GIL in their array work: threads use every core
     # (two 20M-row runs: 12 s instead of 27 s on 2 cores), and each run's values are those of a serial run.
@@ -277,8 +319,10 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
     }
 
 
-def _frames(results: list[RunResult]) -> tuple[Any, Any, Any]:
+def _frames(results: list[RunResult], settings: CompareSettings | None = None) -> tuple[Any, Any, Any, Any]:
     import pandas as pd
+
+    from harness.comparison import system_summary
 
     per_query = []
     for r in results:
@@ -289,9 +333,11 @@ def _frames(results: list[RunResult]) -> tuple[Any, Any, Any]:
         frame.insert(3, "segment", np.repeat(r.segments, n_measures))
         per_query.append(frame)
     per_query_frame = pd.concat(per_query, ignore_index=True)
-    summary = pd.DataFrame([row for r in results for row in summarize(r)])
+    settings = settings or CompareSettings()
+    summary = pd.DataFrame([row for r in results for row in (*summarize(r), *system_summary(r, settings))])
+    tail = [row for r in results for row in long_tail_rows(r)]
     diagnostics = pd.DataFrame([{"dataset": r.dataset, "system": r.system, **r.diagnostics} for r in results])
-    return per_query_frame, summary, diagnostics
+    return per_query_frame, summary, diagnostics, (pd.DataFrame(tail) if tail else None)
 
 
 def decide_gate(experiment: Experiment, summary: Any, comparisons: Any | None) -> Verdict | None:
@@ -312,10 +358,10 @@ def save_results(
     started: datetime,
     argv: list[str],
     verdict: Verdict | None = None,
-    frames: tuple[Any, Any, Any] | None = None,
+    frames: tuple[Any, Any, Any, Any] | None = None,
 ) -> SavedResults:
     """The results as one value, written (atomically) under ``<output>/<experiment>/<timestamp>-<id>/``."""
-    per_query, summary, diagnostics = frames if frames is not None else _frames(results)
+    per_query, summary, diagnostics, long_tail = frames if frames is not None else _frames(results, compare_settings(experiment))
     saved = SavedResults(
         folder=Path(),
         config=resolved_config(experiment),
@@ -325,6 +371,7 @@ def save_results(
         diagnostics=diagnostics,
         comparisons=tables.get("comparisons"),
         anova=tables.get("anova"),
+        long_tail=long_tail,
         verdict=verdict,
     )
     return write_results(saved, experiment.output / experiment.name.replace(" ", "_"), started.strftime("%Y%m%d-%H%M%S"))
@@ -336,7 +383,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     results = evaluate_experiment(experiment, progress)
     progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
     tables = comparison_tables(experiment, results, progress)
-    frames = _frames(results)
+    frames = _frames(results, compare_settings(experiment))
     verdict = decide_gate(experiment, frames[1], tables.get("comparisons"))
     progress("writing results")
     saved = save_results(experiment, results, tables, started, argv if argv is not None else sys.argv, verdict, frames)
@@ -383,7 +430,7 @@ def compare_settings(experiment: Experiment) -> CompareSettings:
     s = experiment.stats
     return CompareSettings(
         tests=s.tests, primary=s.primary, correction=s.correction, family=s.family, mode=s.mode, alpha=s.alpha,
-        permutations=s.permutations, resamples=s.resamples, seed=s.seed, nan=s.nan, baseline=experiment.baseline,
+        permutations=s.permutations, resamples=s.resamples, system_resamples=s.system_resamples, seed=s.seed, nan=s.nan, baseline=experiment.baseline,
         extra_pairs=((release.production, release.candidate),) if (release := experiment.report.release) else (),
     )  # fmt: skip
 

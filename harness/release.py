@@ -230,7 +230,7 @@ def _decide(check: _Check, p_sig_adj: float | None, p_ni_adj: float | None, alph
     delta = check.candidate - check.production
     ci_low = ci_high = None
     if row is not None:
-        low, high = float(row["ci_low_t"]) * sign, float(row["ci_high_t"]) * sign
+        low, high = float(row["ci_low"]) * sign, float(row["ci_high"]) * sign
         ci_low, ci_high = min(low, high), max(low, high)
     shown_p = p_ni_adj if p_ni_adj is not None else p_sig_adj
     details: dict[str, Any] = {

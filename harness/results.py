@@ -13,6 +13,8 @@ from harness.measures.spec import Measure
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.kernels._segments import RankedLists
+
 MIN_GEO_MEAN = 0.00001  # trec_eval.h: the floor of a value in a geometric mean
 
 
@@ -69,7 +71,12 @@ def aggregate_values(measure: Measure, values: np.ndarray) -> float:
     >>> round(aggregate_values(Measure("GMAP"), np.array([0.5, 0.0])), 6)  # floor 1e-5
     0.002236
     """
-    kind = REGISTRY.definition(measure).aggregate
+    definition = REGISTRY.definition(measure)
+    kind = definition.aggregate
+    if definition.undefined_skipped:  # beyond accuracy: users for whom the measure is undefined are left out
+        values = values[~np.isnan(values)]
+        if values.size == 0:
+            return float("nan")
     if values.size == 0:
         return 0.0
     if kind == "sum":
@@ -125,12 +132,29 @@ class RunResult:
     per_query: PerQuery
     segments: np.ndarray  # segment name per query ('' when the query has none)
     diagnostics: dict[str, object]
+    # system measures (coverage, entropy, Gini) are functions of the lists as a whole: kept to resample users
+    lists: RankedLists | None = None  # the ranked lists with their items, in per_query's query order
+    system_measures: tuple[Measure, ...] = ()
+    item_counts: np.ndarray | None = None  # recommendations of each recommended item, descending (the long tail)
+    item_counts_cutoff: int | None = None  # the lists' cutoff they were counted at (None: whole lists)
 
     def segment_masks(self) -> list[tuple[str, np.ndarray]]:
         """('all', every query), then (segment, its queries) for each segment, sorted by name."""
         masks = [("all", np.ones(len(self.segments), dtype=bool))]
         masks += [(str(s), self.segments == s) for s in sorted(set(self.segments.tolist()) - {""})]
         return masks
+
+
+def long_tail_rows(result: RunResult, points: int = 200) -> list[dict[str, object]]:
+    """The recommendation-count curve of a run, at most ``points`` ranks (log-spaced, first and last kept)."""
+    if result.item_counts is None or result.item_counts.size == 0:
+        return []
+    counts = result.item_counts
+    ranks = np.unique(np.geomspace(1, counts.size, num=min(points, counts.size)).round().astype(np.int64))
+    total = float(counts.sum())
+    return [{"dataset": result.dataset, "system": result.system, "cutoff": result.item_counts_cutoff or 0,
+             "rank": int(r), "recommendations": float(counts[r - 1]), "share": float(counts[r - 1]) / total,
+             "items_recommended": int(counts.size)} for r in ranks.tolist()]  # fmt: skip
 
 
 def mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -161,6 +185,8 @@ def summarize(result: RunResult) -> list[dict[str, object]]:
     for segment, mask in result.segment_masks():
         for j, measure in enumerate(result.per_query.measures):
             values = result.per_query.values[mask, j]
+            if REGISTRY.definition(measure).undefined_skipped:
+                values = values[~np.isnan(values)]
             mean, low, high = mean_ci(values)
             rows.append(
                 {

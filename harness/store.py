@@ -5,7 +5,8 @@
 taken from an earlier run read the same value back with :func:`read_results`.
 
 Layout (every table as Parquet and CSV): ``per_query``, ``summary``, ``diagnostics``,
-``comparisons`` and ``anova`` (with two and three systems or more), then
+``comparisons`` and ``anova`` (with two and three systems or more), ``long_tail`` (with
+beyond-accuracy measures: each system's recommendations per item, by item rank), then
 ``config.resolved.yaml``, ``provenance.json``, ``gate.json`` (with a release gate),
 ``tracking.json`` (once logged), ``report.html`` and ``summary.md``. The folder is
 written under a temporary name and renamed when complete.
@@ -29,7 +30,7 @@ from harness.release import Verdict
 if TYPE_CHECKING:
     import pandas as pd
 
-TABLES = ("per_query", "summary", "diagnostics", "comparisons", "anova")
+TABLES = ("per_query", "summary", "diagnostics", "comparisons", "anova", "long_tail")
 REQUIRED = ("config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.parquet", "diagnostics.parquet")
 
 
@@ -45,6 +46,7 @@ class SavedResults:
     diagnostics: pd.DataFrame
     comparisons: pd.DataFrame | None = None
     anova: pd.DataFrame | None = None
+    long_tail: pd.DataFrame | None = None  # recommendations per item, by rank (beyond accuracy)
     verdict: Verdict | None = None
     tracking: dict[str, Any] | None = None
 
@@ -126,11 +128,19 @@ def read_results(folder: str | Path) -> SavedResults:
         per_query=table("per_query"),
         summary=table("summary"),
         diagnostics=table("diagnostics"),
-        comparisons=table("comparisons"),
+        comparisons=_with_generic_ci(table("comparisons")),
         anova=table("anova"),
+        long_tail=table("long_tail"),
         verdict=Verdict.from_dict(json.loads(gate.read_text())) if gate.exists() else None,
         tracking=json.loads(tracking.read_text()) if tracking.exists() else None,
     )
+
+
+def _with_generic_ci(comparisons: Any) -> Any:
+    """Folders written before system measures had no ci_low/ci_high: there, they are the t interval."""
+    if comparisons is not None and "ci_low" not in comparisons.columns:
+        comparisons = comparisons.assign(ci_low=comparisons["ci_low_t"], ci_high=comparisons["ci_high_t"])
+    return comparisons
 
 
 def previous_folders(root: Path) -> list[Path]:

@@ -80,3 +80,48 @@ def test_every_measure_is_partition_invariant_under_every_convention(seed: int) 
                     str(m) for m, a, b in zip(whole.measures, expected, got, strict=True) if not (a == b or (a != a and b != b))
                 ]
                 assert not differ, f"{raw}: query {q} differs in {differ}"
+
+
+BEYOND = [parse_measure(m) for m in (
+    "ILD@3", "ILD(sim=features)@5", "Serendipity@4", "Serendipity(sim=features,rel=2)", "ARP(pop=users)@5", "Novelty@5",
+    "Novelty(cold=skip)", "TailShare(tail=0.3)@5", "APLT@5", "ACLT", "EFD(rel=1)@5", "EPC@5",
+)]  # fmt: skip
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "input_order"])
+def test_beyond_accuracy_measures_are_partition_invariant(ties: str) -> None:
+    from harness.data.items import Catalog, Interactions
+
+    rng = np.random.default_rng(11)
+    items = [f"i{i:02d}" for i in range(40)]
+    popularity = rng.zipf(1.5, size=len(items)).astype(float)
+    users = [f"u{u:02d}" for u in range(50)]
+    train = Interactions.from_records(
+        [(u, str(i)) for u in users for i in rng.choice(items, size=int(rng.integers(0, 12)), replace=False,
+                                                        p=popularity / popularity.sum())]  # fmt: skip
+    )
+    features = rng.random((len(items), 6)) * (rng.random((len(items), 6)) < 0.6)  # some all-zero rows
+    catalog = Catalog(Qrels.from_records([(i, i, 0) for i in items]).query_id, features, tuple("abcdef"))
+    qrels = {u: {str(i): int(rng.integers(0, 4)) for i in rng.choice(items, size=3, replace=False)} for u in users[:40]}
+    run = {u: {str(i): float(rng.integers(0, 6)) for i in rng.choice([*items, "cold1", "cold2"], size=int(rng.integers(0, 9)),
+                                                                      replace=False)} for u in users[:45]}  # fmt: skip
+    conventions = Conventions.from_mapping({"ties": ties})
+    every = sorted(set(qrels) | set(run))
+    q_rows, r_rows = _rows(qrels, run, every)
+
+    def evaluate(q: list, r: list):  # type: ignore[no-untyped-def,type-arg]
+        return Evaluator(Qrels.from_records(q), BEYOND, conventions, train=train, items=catalog).evaluate(Run.from_records(r))
+
+    whole = evaluate(q_rows, r_rows)
+    assert np.isfinite(whole.values).sum() > len(every) * len(BEYOND) // 2  # most users have most measures defined
+    position = {q: i for i, q in enumerate(whole.query_ids.tolist())}
+    for _ in range(6):
+        subset = list(rng.choice(every, size=int(rng.integers(1, len(every))), replace=False))
+        q_part, r_part = _rows(qrels, run, subset)
+        rng.shuffle(q_part)  # type: ignore[arg-type]
+        if not q_part or not r_part:
+            continue
+        part = evaluate(q_part, r_part)
+        for i, q in enumerate(part.query_ids.tolist()):
+            a, b = whole.values[position[q]], part.values[i]
+            assert ((a == b) | (np.isnan(a) & np.isnan(b))).all(), f"query {q}: {a} != {b}"

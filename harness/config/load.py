@@ -23,6 +23,7 @@ import yaml
 from harness.config.schema import (
     Dataset,
     Engine,
+    ItemsSpec,
     Experiment,
     Guard,
     Previous,
@@ -33,6 +34,7 @@ from harness.config.schema import (
     System,
     TableColumns,
     Tracking,
+    TrainSpec,
 )
 from harness.conventions import Conventions
 from harness.errors import ConfigError, ConventionError, HarnessError
@@ -220,7 +222,7 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
     out: list[Dataset] = []
     for i, item in enumerate(nodes):
         section = _Section(item, root.source, f"datasets[{i}]")
-        section.check_keys(("name", "qrels", "format", "columns", "run_columns", "relevance_level", "segments"))
+        section.check_keys(("name", "qrels", "format", "columns", "run_columns", "relevance_level", "segments", "train", "items"))
         name = section.value("name", str, required=True)
         if any(d.name == name for d in out):
             raise section.error("name", f"dataset name {name!r} is used twice", hint="give each dataset its own name")
@@ -234,6 +236,23 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
             assert seg_path is not None
             segments = Segments(seg_path, seg.value("query", str, "query"), seg.value("segment", str, "segment"))
         level = section.value("relevance_level", int, 1)
+        train = None
+        if (spec := section.section("train")) is not None:
+            spec.check_keys(("path", "columns"))
+            train_path = _path(spec, "path", base)
+            assert train_path is not None
+            cols = spec.section("columns")
+            if cols is not None:
+                cols.check_keys(("query", "doc", "user", "item"))
+            user = "user" if cols is None else cols.value("query", str, None) or cols.value("user", str, "user")
+            item = "item" if cols is None else cols.value("doc", str, None) or cols.value("item", str, "item")
+            train = TrainSpec(train_path, user, item)
+        items = None
+        if (spec := section.section("items")) is not None:
+            spec.check_keys(("path", "id"))
+            items_path = _path(spec, "path", base)
+            assert items_path is not None
+            items = ItemsSpec(items_path, spec.value("id", str, "item"))
         out.append(
             Dataset(
                 name=name,
@@ -243,6 +262,8 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
                 run_columns=_columns(section.section("run_columns"), "score"),
                 relevance_level=level,
                 segments=segments,
+                train=train,
+                items=items,
             )
         )
     return tuple(out)
@@ -402,6 +423,19 @@ def _measures(root: _Section, cutoffs: tuple[int, ...], schemes: tuple[tuple[str
     return tuple(out)
 
 
+def _check_inputs(root: _Section, measures: tuple[Measure, ...], datasets: tuple[Dataset, ...]) -> None:
+    """A beyond-accuracy measure needs a dataset with its inputs (train, items); datasets without them skip it."""
+    for measure in measures:
+        needs = REGISTRY.definition(measure).inputs(measure)
+        if needs and not any(needs <= d.inputs() for d in datasets):
+            what = " and ".join({"train": "training interactions (train:)", "items": "an item catalogue (items:)",
+                                 "features": "an item catalogue (items:)"}[n] for n in sorted(needs - {"features"} or needs))  # fmt: skip
+            raise ConfigError(
+                f"measures: {measure} needs {what}, and no dataset has them", path=root.source, line=_line(root.raw("measures")),
+                hint="add to a dataset train: {path: train.csv, columns: {query: user, doc: item}} and items: {path: items.csv, id: item}",
+            )  # fmt: skip
+
+
 def _conventions(root: _Section, overrides: Mapping[str, object]) -> tuple[Conventions, str]:
     profile = root.value("profile", str, "trec_eval")
     if profile not in PROFILES:
@@ -425,7 +459,8 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
     defaults = Stats()
     if section is None:
         return defaults if baseline is not None else Stats(mode="all_pairs")
-    keys = ("enabled", "tests", "primary", "correction", "family", "mode", "alpha", "permutations", "resamples", "seed", "nan")
+    keys = ("enabled", "tests", "primary", "correction", "family", "mode", "alpha", "permutations", "resamples", "seed", "nan",
+            "system_resamples")
     section.check_keys(keys)
     tests = tuple(section.value("tests", list, list(defaults.tests)))
     for test in tests:
@@ -454,7 +489,8 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
         raise section.error("alpha", f"alpha must lie between 0 and 1, got {alpha}", hint="write alpha: 0.05")
     permutations = section.value("permutations", int, defaults.permutations)
     resamples = section.value("resamples", int, defaults.resamples)
-    for key, n in (("permutations", permutations), ("resamples", resamples)):
+    system_resamples = section.value("system_resamples", int, defaults.system_resamples)
+    for key, n in (("permutations", permutations), ("resamples", resamples), ("system_resamples", system_resamples)):
         if n < 100:
             raise section.error(key, f"{key} must be at least 100, got {n}", hint=f"write {key}: 10000")
     nan = section.value("nan", str, defaults.nan)
@@ -465,7 +501,7 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
     return Stats(
         tests=tests, primary=primary, correction=correction, family=family, mode=mode, alpha=alpha,
         permutations=permutations, resamples=resamples, seed=section.value("seed", int, defaults.seed),
-        nan=nan, enabled=section.value("enabled", bool, True),
+        nan=nan, system_resamples=system_resamples, enabled=section.value("enabled", bool, True),
     )  # fmt: skip
 
 
@@ -673,6 +709,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     cutoffs = tuple(dict.fromkeys(cutoffs_raw))
     schemes = _gain_schemes(root)
     measures = _measures(root, cutoffs, schemes)
+    _check_inputs(root, measures, datasets)
     conventions, profile = _conventions(root, {})
     baseline = root.value("baseline", str, None)
     names = [s.name for s in systems]

@@ -28,6 +28,23 @@ class Segments:
 
 
 @dataclass(frozen=True)
+class TrainSpec:
+    """Training interactions (user, item rows): popularity, each user's history, co-occurrence."""
+
+    path: Path
+    user: str = "user"
+    item: str = "item"
+
+
+@dataclass(frozen=True)
+class ItemsSpec:
+    """The item catalogue: its id column; every other column is a numeric item feature."""
+
+    path: Path
+    id: str = "item"
+
+
+@dataclass(frozen=True)
 class Dataset:
     name: str
     qrels: Path
@@ -36,6 +53,12 @@ class Dataset:
     run_columns: TableColumns
     relevance_level: int
     segments: Segments | None = None
+    train: TrainSpec | None = None
+    items: ItemsSpec | None = None
+
+    def inputs(self) -> frozenset[str]:
+        """What beyond-accuracy measures can read here: 'train', 'items', 'features' (checked when the file is read)."""
+        return frozenset({"train"} if self.train else set()) | frozenset({"items", "features"} if self.items else set())
 
 
 @dataclass(frozen=True)
@@ -73,6 +96,7 @@ class Stats:
     alpha: float = 0.05
     permutations: int = 10_000
     resamples: int = 10_000
+    system_resamples: int = 1_000  # bootstrap over users for system measures (coverage, entropy, Gini): each recomputes them
     seed: int = 20261121
     nan: str = "error"  # error | drop: a NaN per-query value stops the run, or drops that query from that comparison
     enabled: bool = True

@@ -103,7 +103,7 @@ def what_changed(comparisons: Any, diagnostics: Any, baseline: str | None, label
                 p = format_p(r.p_adj)
                 better = (r.delta > 0) == bool(r.higher_is_better)
                 parts["better" if better else "worse"].append(
-                    f"{label(r.measure)} {r.delta:+.4f} [95% CI {r.ci_low_t:+.4f}, {r.ci_high_t:+.4f}], "
+                    f"{label(r.measure)} {r.delta:+.4f} [95% CI {r.ci_low:+.4f}, {r.ci_high:+.4f}], "
                     f"p {p if p.startswith('<') else '= ' + p}, "
                     + ("d_z undefined (constant difference)" if r.effect_size != r.effect_size else f"d_z {r.effect_size:+.2f}")
                 )
@@ -287,8 +287,9 @@ def _comparison_table(comparisons: Any, dataset: str, label: Any, anchor: str) -
             Cell(format_value(r.mean_a, integer=_integer(r.measure)), _num(r.mean_a)),
             Cell(format_value(r.mean_b, integer=_integer(r.measure)), _num(r.mean_b)),
             Cell(format_delta(r.delta), _num(r.delta), classes),
-            Cell(format_ci(r.ci_low_t, r.ci_high_t), _num(r.ci_low_t), title="t interval; bootstrap-t: "
-                 + format_ci(r.ci_low_bootstrap, r.ci_high_bootstrap)),
+            Cell(format_ci(r.ci_low, r.ci_high), _num(r.ci_low),
+                 title="bootstrap over users (a system measure)" if r.aggregate == "system"
+                 else "t interval; bootstrap-t: " + format_ci(r.ci_low_bootstrap, r.ci_high_bootstrap)),
             Cell(p_text, _num(r.p_adj), classes, title=f"{r.primary_test}, {r.correction}-corrected ({r.family})"),
             Cell(format_value(r.effect_size, digits=2), _num(r.effect_size)),
             Cell(f"{r.wins} / {r.ties} / {r.losses}", _num(float(r.wins))),
@@ -318,7 +319,7 @@ def _against_baseline(
                 row.append(Cell("–"))
                 continue
             r, sign = found
-            low, high = sorted((sign * r.ci_low_t, sign * r.ci_high_t))
+            low, high = sorted((sign * r.ci_low, sign * r.ci_high))
             better = (sign * r.delta > 0) == bool(r.higher_is_better)
             mark = (" ▲" if better else " ▼") if r.significant and r.delta != 0 else ""
             p = format_p(r.p_adj)
