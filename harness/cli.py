@@ -395,17 +395,26 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _param_text(info: Any) -> str:
+    """``name=default`` (``name`` when unset), with the choices: catalog=train (train|items|recbole)."""
+    text = info.name if info.default is None else f"{info.name}={info.default}"
+    return text + (f" ({'|'.join(info.choices)})" if info.choices else "")
+
+
 def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.measures.registry import REGISTRY
 
     for definition in REGISTRY:
         cut = {"none": "", "optional": "[@k]", "required": "@k"}[definition.cutoff]
-        params = ", ".join(p.name for p in definition.params)
+        params = ", ".join(_param_text(p) for p in definition.params)
         trec = definition.trec_cut_name or definition.trec_name or "-"
         aliases = f" (also {', '.join(definition.aliases)})" if definition.aliases else ""
+        aggregate = definition.aggregate + (" over the users it is defined for" if definition.undefined_skipped else "")
+        if definition.system is not None:
+            aggregate = "one value per run (bootstrap over users)" + (" unless weight=user" if definition.name == "Novelty" else "")
         out.write(
             f"{definition.name}{cut}{aliases}\n    {definition.description}\n    params: {params or '-'}; "
-            f"aggregate: {definition.aggregate}; trec_eval: {trec}\n"
+            f"aggregate: {aggregate}; trec_eval: {trec}\n"
         )
     return EXIT_OK
 

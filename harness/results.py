@@ -151,9 +151,9 @@ def long_tail_rows(result: RunResult, points: int = 200) -> list[dict[str, objec
         return []
     counts = result.item_counts
     ranks = np.unique(np.geomspace(1, counts.size, num=min(points, counts.size)).round().astype(np.int64))
-    total = float(counts.sum())
+    cumulative = np.cumsum(counts) / counts.sum()
     return [{"dataset": result.dataset, "system": result.system, "cutoff": result.item_counts_cutoff or 0,
-             "rank": int(r), "recommendations": float(counts[r - 1]), "share": float(counts[r - 1]) / total,
+             "rank": int(r), "recommendations": float(counts[r - 1]), "cumulative_share": float(cumulative[r - 1]),
              "items_recommended": int(counts.size)} for r in ranks.tolist()]  # fmt: skip
 
 

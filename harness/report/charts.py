@@ -186,3 +186,28 @@ def win_tie_loss(rows: list[tuple[str, int, int, int]], title: str) -> Markup:
         parts.append(f'<rect x="{left + 90 * j}" y="{key_y - 10}" width="12" height="12" class="{cls}"/>')
         parts.append(f'<text x="{left + 90 * j + 16}" y="{key_y}" class="legend">{name}</text>')
     return _frame(title, parts, f"{title}: wins, ties and losses per system and measure", width, height)
+
+
+def long_tail(series: dict[str, list[tuple[int, float]]], title: str) -> Markup:
+    """Each system's cumulative share of its recommendations over its items, most recommended first (log x).
+
+    A system that pushes the same few items to everyone climbs to 100% within a few ranks;
+    one that spreads its recommendations over the catalogue climbs slowly.
+    """
+    ranks = [r for points in series.values() for r, _ in points] or [1]
+    top = max(max(ranks), 10)
+    plot_w = W - LEFT - RIGHT
+    span = np.log10(top)
+
+    def x(rank: float) -> float:
+        return LEFT + plot_w * float(np.log10(max(rank, 1))) / span
+
+    decades = [10**i for i in range(int(np.floor(span)) + 1)]
+    parts, y = _axes(0.0, 1.0, [(x(d), f"{d:,}") for d in decades], "item rank (most recommended first, log scale)",
+                     "share of recommendations")  # fmt: skip
+    for i, points in enumerate(series.values()):
+        color = PALETTE[i % len(PALETTE)]
+        coords = " ".join(f"{x(r):.1f},{y(v):.1f}" for r, v in sorted(points))
+        parts.append(f'<polyline points="{coords}" fill="none" stroke="{color}" stroke-width="2"/>')
+    parts.extend(_legend(list(series)))
+    return _frame(title, parts, f"{title}: one curve per system")

@@ -63,6 +63,8 @@ class DatasetSection:
     anova: Table | None
     conventions: list[tuple[str, str]]
     against_baseline: Table | None = None  # for summary.md: each measure's difference, CI and p per system
+    beyond_table: Table | None = None  # beyond-accuracy measures: one row each, one column per system
+    long_tail_chart: Markup | None = None
 
 
 @dataclass(frozen=True)
@@ -174,7 +176,26 @@ def trend_charts(results: SavedResults, label: Any) -> list[Markup]:
 
 
 def _higher(measure: str) -> bool:
-    return (lambda m: REGISTRY.definition(m).higher(m))(parse_measure(measure))
+    m = parse_measure(measure)
+    return REGISTRY.definition(m).higher(m)
+
+
+def _beyond(measure: str) -> bool:
+    """A beyond-accuracy measure (it reads the items: coverage, diversity, novelty, popularity)."""
+    m = parse_measure(measure)
+    definition = REGISTRY.definition(m)
+    return bool(definition.inputs(m)) or definition.system is not None
+
+
+def _long_tail_chart(long_tail: Any, dataset: str, systems: list[str]) -> Markup | None:
+    if long_tail is None or not (long_tail["dataset"] == dataset).any():
+        return None
+    mine = long_tail[long_tail["dataset"] == dataset]
+    series = {s: list(zip(mine[mine["system"] == s]["rank"].tolist(), mine[mine["system"] == s]["cumulative_share"].tolist(),
+                          strict=True)) for s in systems if (mine["system"] == s).any()}  # fmt: skip
+    cutoff = int(mine["cutoff"].iloc[0])
+    at = f" (top {cutoff})" if cutoff else ""
+    return charts.long_tail(series, f"Recommendations per item{at}: the long tail")
 
 
 def _integer(measure: str) -> bool:
@@ -292,7 +313,7 @@ def _comparison_table(comparisons: Any, dataset: str, label: Any, anchor: str) -
                  else "t interval; bootstrap-t: " + format_ci(r.ci_low_bootstrap, r.ci_high_bootstrap)),
             Cell(p_text, _num(r.p_adj), classes, title=f"{r.primary_test}, {r.correction}-corrected ({r.family})"),
             Cell(format_value(r.effect_size, digits=2), _num(r.effect_size)),
-            Cell(f"{r.wins} / {r.ties} / {r.losses}", _num(float(r.wins))),
+            Cell("–" if r.aggregate == "system" else f"{r.wins} / {r.ties} / {r.losses}", _num(float(r.wins))),
         ]  # fmt: skip
         if has_tukey:
             row.append(Cell(format_p(r.p_tukey_hsd), _num(r.p_tukey_hsd), title=f"over {r.n_queries_tukey} shared queries"))
@@ -454,7 +475,9 @@ def build_model(results: SavedResults) -> ReportModel:
         present = set(summary[summary["dataset"] == dataset]["system"])
         systems = [s for s in order if s in present]
         anchor = _anchor(dataset)
-        main = _main_table(summary, comparisons, dataset, "all", systems, measures, baseline, label)
+        accuracy = [m for m in measures if not _beyond(m)]
+        beyond = [m for m in measures if _beyond(m) and ((summary["dataset"] == dataset) & (summary["measure"] == m)).any()]
+        main = _main_table(summary, comparisons, dataset, "all", systems, accuracy, baseline, label)
         segment_names = [s for s in dict.fromkeys(summary[summary["dataset"] == dataset]["segment"]) if s != "all"]
         segments = [
             (seg, _main_table(summary, comparisons, dataset, seg, systems, measures, baseline, label)) for seg in segment_names
@@ -489,6 +512,8 @@ def build_model(results: SavedResults) -> ReportModel:
                 top_changes=_top_changes(wides, systems, str(baseline), measures, label, anchor) if baseline in systems else None,
                 anova=anova_table, conventions=[("relevance_level", str(level)), *conventions],
                 against_baseline=_against_baseline(comparisons, dataset, systems, baseline, measures, label),
+                beyond_table=_main_table(summary, comparisons, dataset, "all", systems, beyond, baseline, label) if beyond else None,
+                long_tail_chart=_long_tail_chart(results.long_tail, dataset, systems),
             )
         )  # fmt: skip
     verdict = _relabelled(results.verdict, measures, label)  # decided by the pipeline; shown with the report's names
