@@ -1,8 +1,10 @@
 """``make demo``: generate the bundled data deterministically, then run configs/demo.yaml.
 
 The recommender scenario: a few thousand users with held-out ratings 1-5 (the
-judgments), a production model and two candidate versions (their top-100 items per
-user), and a segment file marking new and returning users. The IR scenario: graded
+judgments), their earlier interactions (train.csv) and the item catalogue with item
+features (items.csv), a production model and two candidate versions (their top-100 items
+per user; candidate-v2 more accurate but pushing popular items), and a segment file marking
+new and returning users. The IR scenario: graded
 TREC judgments and three run files (bm25, dense, hybrid) for configs/trec.yaml.
 Both are drawn from a latent-factor model with a fixed seed: same bytes every time.
 """
@@ -48,16 +50,28 @@ def recsys(out: Path, n_users: int = 3000, n_items: int = 1500, dim: int = 8) ->
     _write_csv(
         out / "segments.csv", "user,segment", [f"u{u:05d},{'new' if new_user[u] else 'returning'}" for u in range(n_users)]
     )
+    # training interactions: ~10-40 earlier items per user (outside the held-out ones), popular items more often
+    train_rng = np.random.default_rng([SEED, 3])
+    seen = affinity + popularity + train_rng.gumbel(size=affinity.shape) * 1.2
+    seen[np.arange(n_users)[:, None], held] = -np.inf
+    history = _top(seen, 40)
+    lengths = np.where(new_user, train_rng.integers(2, 8, n_users), train_rng.integers(10, 41, n_users))
+    rows = [f"u{u:05d},i{history[u, j]:05d}" for u in range(n_users) for j in range(lengths[u])]
+    _write_csv(out / "train.csv", "user,item", rows)
+    # the catalogue: every item with 8 numeric features (its latent factors, as a content model would give them)
+    feature_names = ",".join(f"f{d}" for d in range(dim))
+    rows = [f"i{i:05d}," + ",".join(f"{v:.3f}" for v in items[i]) for i in range(n_items)]
+    _write_csv(out / "items.csv", f"item,{feature_names}", rows)
     systems = {
-        # name: (noise for returning users, noise for new users)
-        "production": (0.60, 0.80),
-        "candidate-v2": (0.52, 0.72),
-        "candidate-v3": (0.45, 0.95),  # better for returning users, worse for new ones
+        # name: (noise for returning users, noise for new users, popularity boost)
+        "production": (0.60, 0.80, 0.0),
+        "candidate-v2": (0.50, 0.70, 0.3),  # more accurate, but pushes popular items: less diverse, less novel
+        "candidate-v3": (0.45, 0.95, 0.0),  # better for returning users, worse for new ones
     }
-    for name, (noise_old, noise_new) in systems.items():
+    for name, (noise_old, noise_new, boost) in systems.items():
         sys_rng = np.random.default_rng([SEED, len(name)])
         noise = np.where(new_user[:, None], noise_new, noise_old) * sys_rng.normal(size=affinity.shape)
-        scores = affinity + noise
+        scores = affinity + noise + boost * popularity
         top = _top(scores, 100)
         top_scores = np.round(np.take_along_axis(scores, top, axis=1), 4)
         lines = [f"u{u:05d},i{top[u, j]:05d},{top_scores[u, j]}" for u in range(n_users) for j in range(top.shape[1])]

@@ -95,11 +95,24 @@ def _load_segments(dataset: Dataset) -> dict[str, str]:
     return read_table_columns(spec.path, spec.query_column, spec.segment_column)
 
 
-def dataset_measures(dataset: Dataset, measures: tuple[Measure, ...]) -> tuple[Measure, ...]:
-    """The measures a dataset can compute: beyond-accuracy ones only where its training data / catalogue are given."""
+def dataset_measures(dataset: Dataset, measures: tuple[Measure, ...], recommender_data: bool = True) -> tuple[Measure, ...]:
+    """The measures computed on a dataset.
+
+    Beyond-accuracy measures go to the datasets that give training data or a catalogue
+    (``recommender_data``: some dataset of the experiment does), and only those whose inputs
+    the dataset has; an experiment without any computes the ones that need neither
+    (Entropy, RecItems, ...) on every dataset.
+    """
     from harness.measures.registry import REGISTRY
 
-    return tuple(m for m in measures if REGISTRY.definition(m).inputs(m) <= dataset.inputs())
+    def computed(m: Measure) -> bool:
+        definition = REGISTRY.definition(m)
+        beyond = definition.needs is not None or definition.system is not None
+        if beyond and recommender_data and not dataset.inputs():
+            return False
+        return definition.inputs(m) <= dataset.inputs()
+
+    return tuple(m for m in measures if computed(m))
 
 
 def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure, ...], progress: Progress) -> Evaluator:
@@ -115,7 +128,9 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
     if dataset.items is not None:
         progress(f"loading items {dataset.items.path}")
         items = read_items(dataset.items.path, dataset.items.id)
-    return Evaluator(_load_qrels(dataset), dataset_measures(dataset, measures), conventions, train=train, items=items)
+    recommender_data = any(d.inputs() for d in experiment.datasets)
+    return Evaluator(_load_qrels(dataset), dataset_measures(dataset, measures, recommender_data), conventions,
+                     train=train, items=items)  # fmt: skip
 
 
 def _runs(
@@ -213,7 +228,7 @@ def _evaluate_dataset(
         seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
         diagnostics = diagnose(aligned, experiment.cutoffs)
         diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
-        if lists.items is not None:  # recommendations of items neither the training data nor the catalogue knows
+        if lists.items is not None and (dataset.train or dataset.items):  # recommendations of items neither knows
             known = lists.items.in_train | lists.items.in_catalog
             diagnostics["cold_recommendations"] = int((~known[lists.items.code]).sum())
         if skipped:

@@ -224,6 +224,8 @@ class ItemContext:
 
     def for_run(self, item_ids: pa.Array, query_ids: np.ndarray, cooccurrence: bool = False) -> ItemData:
         """The kernels' view of one run: each row's item code, and statistics padded for the run's cold items."""
+        if isinstance(item_ids, pa.ChunkedArray):
+            item_ids = item_ids.combine_chunks()
         found = pc.index_in(item_ids, value_set=self.known)
         unknown = pc.is_null(found)
         n = len(self.known)

@@ -107,8 +107,10 @@ def what_changed(comparisons: Any, diagnostics: Any, baseline: str | None, label
                 parts["better" if better else "worse"].append(
                     f"{label(r.measure)} {r.delta:+.4f} [95% CI {r.ci_low:+.4f}, {r.ci_high:+.4f}], "
                     f"p {p if p.startswith('<') else '= ' + p}, "
-                    + ("d_z undefined (constant difference)" if r.effect_size != r.effect_size else f"d_z {r.effect_size:+.2f}")
-                )
+                    + ("bootstrap over users" if r.aggregate == "system"  # a system measure: no per-query differences
+                       else "d_z undefined (constant difference)" if r.effect_size != r.effect_size
+                       else f"d_z {r.effect_size:+.2f}")
+                )  # fmt: skip
             where = f"{dataset}" + ("" if segment == "all" else f" / {segment}")
             for kind in ("worse", "better"):
                 if parts[kind]:
@@ -333,6 +335,8 @@ def _against_baseline(
     others = [s for s in systems if s != baseline]
     table_rows = []
     for m in measures:
+        if not any((s, m) in rows_by for s in others):  # not computed on this dataset (beyond accuracy without train)
+            continue
         row = [Cell(label(m))]
         for s in others:
             found = rows_by.get((s, m))

@@ -56,7 +56,7 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
         lines += ["**What changed**", ""] + [f"- {_md(line)}" for line in model.changes] + [""]
     for section in model.datasets:
         lines += [f"**{_md(section.name)}**" + (f" (baseline: {_md(section.baseline)})" if section.baseline else ""), ""]
-        for table in (section.main_table, section.against_baseline):
+        for table in (section.main_table, section.beyond_table, section.against_baseline):
             if table is None:
                 continue
             lines.append("| " + " | ".join(_md(label) for label, _ in table.columns) + " |")
