@@ -411,7 +411,8 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         aliases = f" (also {', '.join(definition.aliases)})" if definition.aliases else ""
         aggregate = definition.aggregate + (" over the users it is defined for" if definition.undefined_skipped else "")
         if definition.system is not None:
-            aggregate = "one value per run (bootstrap over users)" + (" unless weight=user" if definition.name == "Novelty" else "")
+            aggregate = "one value per run (bootstrap over users)"
+            aggregate += " unless weight=user" if definition.name == "Novelty" else ""
         out.write(
             f"{definition.name}{cut}{aliases}\n    {definition.description}\n    params: {params or '-'}; "
             f"aggregate: {aggregate}; trec_eval: {trec}\n"

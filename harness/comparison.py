@@ -254,9 +254,9 @@ def _centred_interval(value: float, replicates: np.ndarray, confidence: float = 
 def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[str, Any]]:
     """Summary rows of a run's system measures, per segment: the value and a bootstrap CI over its users.
 
-    The CI is the centred bootstrap interval (:func:`_centred_interval`) over ``system_resamples`` resamples of the segment's users,
-    drawn from the stream keyed by (seed, dataset, segment, query set): the draws a comparison of
-    this run over the same users uses.
+    The CI is the centred bootstrap interval (:func:`_centred_interval`) over ``system_resamples``
+    resamples of the segment's users, drawn from the stream keyed by (seed, dataset, segment,
+    query set): the draws a comparison of this run over the same users uses.
     """
     if result.lists is None or not result.system_measures:
         return []
@@ -268,7 +268,8 @@ def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[st
         for m in result.system_measures:
             low, high = _centred_interval(full[m], samples[m])
             out.append({"dataset": result.dataset, "system": result.system, "segment": segment, "measure": str(m),
-                        "value": full[m], "mean": full[m], "ci_low": low, "ci_high": high, "n_queries": len(queries)})  # fmt: skip
+                        "value": full[m], "mean": full[m], "ci_low": low, "ci_high": high,
+                        "n_queries": len(queries)})  # fmt: skip
     return out
 
 

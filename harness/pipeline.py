@@ -445,7 +445,8 @@ def compare_settings(experiment: Experiment) -> CompareSettings:
     s = experiment.stats
     return CompareSettings(
         tests=s.tests, primary=s.primary, correction=s.correction, family=s.family, mode=s.mode, alpha=s.alpha,
-        permutations=s.permutations, resamples=s.resamples, system_resamples=s.system_resamples, seed=s.seed, nan=s.nan, baseline=experiment.baseline,
+        permutations=s.permutations, resamples=s.resamples, system_resamples=s.system_resamples,
+        seed=s.seed, nan=s.nan, baseline=experiment.baseline,
         extra_pairs=((release.production, release.candidate),) if (release := experiment.report.release) else (),
     )  # fmt: skip
 

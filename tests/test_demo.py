@@ -27,7 +27,7 @@ def test_demo_report_leads_with_the_regressions_accuracy_and_beyond(tmp_path: Pa
     assert any(c.startswith("- candidate-v2 is significantly better than production on ratings in 18 measure(s): nDCG@5")
                for c in changes)  # fmt: skip
     # ... and candidate-v3's accuracy regression for new users is still named
-    v3_new = next(c for c in changes if c.startswith("- candidate-v3 is significantly worse than production on ratings / new in "))
+    v3_new = next(c for c in changes if c.startswith("- candidate-v3 is significantly worse than production on ratings / new"))
     assert "nDCG@5 -" in v3_new
     assert "- ✅ Coverage@10 on ratings: drop \\<= 40% of production" in summary  # the coverage guard holds: 26% narrower
     assert "- candidate-v2 on trec: 3 judged queries are missing from the run (scored 0)" in changes

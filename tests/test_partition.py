@@ -96,9 +96,9 @@ def test_beyond_accuracy_measures_are_partition_invariant(ties: str) -> None:
     items = [f"i{i:02d}" for i in range(40)]
     popularity = rng.zipf(1.5, size=len(items)).astype(float)
     users = [f"u{u:02d}" for u in range(50)]
+    share = popularity / popularity.sum()
     train = Interactions.from_records(
-        [(u, str(i)) for u in users for i in rng.choice(items, size=int(rng.integers(0, 12)), replace=False,
-                                                        p=popularity / popularity.sum())]  # fmt: skip
+        [(u, str(i)) for u in users for i in rng.choice(items, size=int(rng.integers(0, 12)), replace=False, p=share)]
     )
     features = rng.random((len(items), 6)) * (rng.random((len(items), 6)) < 0.6)  # some all-zero rows
     catalog = Catalog(Qrels.from_records([(i, i, 0) for i in items]).query_id, features, tuple("abcdef"))

@@ -23,9 +23,9 @@ import yaml
 from harness.config.schema import (
     Dataset,
     Engine,
-    ItemsSpec,
     Experiment,
     Guard,
+    ItemsSpec,
     Previous,
     Release,
     ReportSpec,
@@ -244,9 +244,10 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
             cols = spec.section("columns")
             if cols is not None:
                 cols.check_keys(("query", "doc", "user", "item"))
-            user = "user" if cols is None else cols.value("query", str, None) or cols.value("user", str, "user")
-            item = "item" if cols is None else cols.value("doc", str, None) or cols.value("item", str, "item")
-            train = TrainSpec(train_path, user, item)
+            # the user and item columns, spelt like a dataset's (query, doc) or as themselves (user, item)
+            user_column = "user" if cols is None else cols.value("query", str, None) or cols.value("user", str, "user")
+            item_column = "item" if cols is None else cols.value("doc", str, None) or cols.value("item", str, "item")
+            train = TrainSpec(train_path, user_column, item_column)
         items = None
         if (spec := section.section("items")) is not None:
             spec.check_keys(("path", "id"))
@@ -425,15 +426,18 @@ def _measures(root: _Section, cutoffs: tuple[int, ...], schemes: tuple[tuple[str
 
 def _check_inputs(root: _Section, measures: tuple[Measure, ...], datasets: tuple[Dataset, ...]) -> None:
     """A beyond-accuracy measure needs a dataset with its inputs (train, items); datasets without them skip it."""
+    names = {"train": "training interactions (train:)", "items": "an item catalogue (items:)"}
     for measure in measures:
         needs = REGISTRY.definition(measure).inputs(measure)
         if needs and not any(needs <= d.inputs() for d in datasets):
-            what = " and ".join({"train": "training interactions (train:)", "items": "an item catalogue (items:)",
-                                 "features": "an item catalogue (items:)"}[n] for n in sorted(needs - {"features"} or needs))  # fmt: skip
+            what = " and ".join(names[n] for n in sorted(needs - {"features"}))
             raise ConfigError(
-                f"measures: {measure} needs {what}, and no dataset has them", path=root.source, line=_line(root.raw("measures")),
-                hint="add to a dataset train: {path: train.csv, columns: {query: user, doc: item}} and items: {path: items.csv, id: item}",
-            )  # fmt: skip
+                f"measures: {measure} needs {what}, and no dataset has them",
+                path=root.source,
+                line=_line(root.raw("measures")),
+                hint="add to a dataset train: {path: train.csv, columns: {query: user, doc: item}}"
+                " and items: {path: items.csv, id: item}",
+            )
 
 
 def _conventions(root: _Section, overrides: Mapping[str, object]) -> tuple[Conventions, str]:

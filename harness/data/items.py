@@ -153,7 +153,7 @@ class ItemContext:
 
     def __init__(self, train: Interactions | None, catalog: Catalog | None, qrels: Qrels) -> None:
         self.train, self.catalog = train, catalog
-        parts = [a for a in (None if train is None else train.item_id, None if catalog is None else catalog.item_id) if a is not None]
+        parts = [source.item_id for source in (train, catalog) if source is not None]
         known = pc.unique(pa.chunked_array(parts, pa.string())) if parts else pa.array([], pa.string())
         known = known.combine_chunks() if isinstance(known, pa.ChunkedArray) else known
         self.known: pa.Array = known.take(pc.sort_indices(known))
@@ -199,7 +199,9 @@ class ItemContext:
     def require(self, needs: frozenset[str], measure: str) -> None:
         """A clear error when a measure asks for an input the dataset lacks."""
         if "train" in needs and self.train is None:
-            raise InputFormatError(f"{measure} needs training interactions", hint="add train: {path: ..., columns: {...}} to the dataset")
+            raise InputFormatError(
+                f"{measure} needs training interactions", hint="add train: {path: ..., columns: {...}} to the dataset"
+            )
         if "items" in needs and self.catalog is None:
             raise InputFormatError(f"{measure} needs the item catalogue", hint="add items: {path: ..., id: ...} to the dataset")
         if "features" in needs and (self.catalog is None or self.catalog.features is None):

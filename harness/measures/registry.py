@@ -52,6 +52,7 @@ class MeasureDef:
     trec_name: str | None = None  # trec_eval's name without a cutoff
     trec_cut_name: str | None = None  # trec_eval's name with a cutoff (P -> P_5)
     aliases: tuple[str, ...] = ()
+    validate: Callable[[Measure], None] | None = None  # checks across parameters, when the name is parsed
     ties_average_ok: bool = False  # exact under ties="average": linear in per-position values
     integer: bool = False  # printed as a whole number (counts)
     citation: str = ""
@@ -96,7 +97,10 @@ class MeasureDef:
             checked = _check_param(self.name, info, value)
             if checked != info.default:
                 params.append((key, checked))
-        return Measure(self.name, tuple(sorted(params)), cutoff)
+        measure = Measure(self.name, tuple(sorted(params)), cutoff)
+        if self.validate is not None:
+            self.validate(measure)
+        return measure
 
     def compute(self, lists: RankedLists, measure: Measure) -> np.ndarray:
         return self.kernel(lists, measure)
@@ -727,13 +731,18 @@ def _novelty_is_system(m: Measure) -> bool:
     return m.param("weight") == "recommendation"
 
 
+def _one_tail_rule(m: Measure) -> None:
+    if m.param("tail") is not None and m.param("tail_count") is not None:
+        raise MeasureError(f"{m} sets both tail and tail_count", hint="give one: a share of the items, or a count threshold")
+    if not 0 < _num(m, "tail", 0.1) <= 1:
+        raise MeasureError(f"tail of {m} must lie in (0, 1], got {m.param('tail')}", hint="or use tail_count for a threshold")
+
+
 def _need_tail(L: RankedLists, m: Measure) -> np.ndarray:
     assert L.items is not None
-    ratio, count = m.param("tail"), m.param("tail_count")
-    if count is not None and ratio is not None:
-        raise MeasureError(f"{m} sets both tail and tail_count", hint="give one: a share of the items, or a count threshold")
-    return beyond.recbole_tail(L.items, None if count is not None else float(ratio if ratio is not None else 0.1),
-                               None if count is None else float(count))  # type: ignore[arg-type]  # fmt: skip
+    if m.param("tail_count") is not None:
+        return beyond.recbole_tail(L.items, None, _num(m, "tail_count", 0))
+    return beyond.recbole_tail(L.items, _num(m, "tail", 0.1), None)
 
 
 def _long_tail(L: RankedLists, m: Measure) -> np.ndarray:
@@ -815,7 +824,7 @@ _r(MeasureDef(
     "TailShare", lambda L, m: beyond.tail_share(L, m.cutoff, _need_tail(L, m)),
     _BEYOND + "share of the list in RecBole's tail: the max(int(n x tail), 1) training items with the fewest "
     "training rows (ties by item id), or with tail_count=t the items with at most t rows (RecBole TailPercentage).",
-    cutoff="optional", needs=_train, undefined_skipped=True,
+    cutoff="optional", needs=_train, undefined_skipped=True, validate=_one_tail_rule,
     params=(ParamInfo("tail", "number", None, "share of the training items in the tail (default 0.1)"),
             ParamInfo("tail_count", "number", None, "instead: items with at most this many training rows")),
 ))  # fmt: skip

@@ -516,7 +516,8 @@ def build_model(results: SavedResults) -> ReportModel:
                 top_changes=_top_changes(wides, systems, str(baseline), measures, label, anchor) if baseline in systems else None,
                 anova=anova_table, conventions=[("relevance_level", str(level)), *conventions],
                 against_baseline=_against_baseline(comparisons, dataset, systems, baseline, measures, label),
-                beyond_table=_main_table(summary, comparisons, dataset, "all", systems, beyond, baseline, label) if beyond else None,
+                beyond_table=(_main_table(summary, comparisons, dataset, "all", systems, beyond, baseline, label)
+                              if beyond else None),
                 long_tail_chart=_long_tail_chart(results.long_tail, dataset, systems),
             )
         )  # fmt: skip

@@ -1,0 +1,244 @@
+"""Beyond-accuracy measures by hand on a 3-user example, and their input errors.
+
+Training rows (user, item):  a: 7, 007, x    b: 7, x, x (a repeat)    c: 7    d: 007 (train only)
+    c_7 = 3, c_007 = 2, c_x = 3 rows (T = 8);  users: 7 {a, b, c}, 007 {a, d}, x {a, b}; 4 training users.
+Catalogue (item, f1, f2):  7 (1, 0), 007 (0, 1), x (1, 1), y (1, 0): y is in no training row.
+Judgments: a: y = 2; b: 007 = 1; c: x = 0.
+Run:  a: 007 (.9), y (.8), 7 (.1)     b: 7 (.5), z (.4)     c: x (1.0)
+    z is neither trained nor catalogued (a cold item); c has fewer than k items; "7" and "007" are different items.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.data.items import read_items, read_train
+from harness.data.load import load_qrels, load_run
+from harness.errors import HarnessError, InputFormatError
+from harness.evaluation import Evaluator
+
+L2 = math.log2
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("beyond")
+    (root / "train.csv").write_text("user,item\na,7\na,007\na,x\nb,7\nb,x\nb,x\nc,7\nd,007\n")
+    (root / "items.csv").write_text("item,f1,f2\n7,1,0\n007,0,1\nx,1,1\ny,1,0\n")
+    (root / "test.csv").write_text("user,item,rating\na,y,2\nb,007,1\nc,x,0\n")
+    (root / "run.csv").write_text("user,item,score\na,007,0.9\na,y,0.8\na,7,0.1\nb,7,0.5\nb,z,0.4\nc,x,1.0\n")
+    return root
+
+
+def _values(folder: Path, measures: list[str]) -> tuple[dict[str, list[float]], dict[str, float]]:
+    qrels = load_qrels(folder / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    run = load_run(folder / "run.csv", {"query": "user", "doc": "item", "score": "score"})
+    evaluator = Evaluator(qrels, measures, train=read_train(folder / "train.csv"), items=read_items(folder / "items.csv"))
+    aligned = evaluator.align(run)
+    lists = evaluator.item_lists(aligned)
+    per_query = evaluator.evaluate_aligned("run", aligned, lists)
+    assert per_query.query_ids.tolist() == ["a", "b", "c"]
+    per_user = {str(m): per_query.values[:, j].tolist() for j, m in enumerate(per_query.measures)}
+    system = {str(m): float(v[0]) for m, v in evaluator.system_values(lists).items()}
+    return per_user, system
+
+
+def _close(got: list[float], expected: list[float]) -> bool:
+    return all((math.isnan(g) and math.isnan(e)) or math.isclose(g, e, rel_tol=1e-12, abs_tol=1e-12)
+               for g, e in zip(got, expected, strict=True))  # fmt: skip
+
+
+NAN = float("nan")
+NOV_7, NOV_007, NOV_X, NOV_COLD = -L2(3 / 8), -L2(2 / 8), -L2(3 / 8), L2(8)  # -log2(c_i / T); cold: -log2(1 / T)
+COS_7_007, COS_7_X, COS_007_X = 1 / math.sqrt(6), 2 / math.sqrt(6), 1 / math.sqrt(4)  # |U_i & U_j| / sqrt(|U_i| |U_j|)
+D1, D2 = 1.0, 1 / L2(3)  # rank discounts 1 / log2(r + 1)
+
+PER_USER = {
+    # popularity: training rows (x counts its repeat) or distinct users; the cold items y and z count 0
+    "ARP@2": [(2 + 0) / 2, (3 + 0) / 2, 3 / 1],
+    "ARP(pop='users')@2": [(2 + 0) / 2, (3 + 0) / 2, 2 / 1],
+    "Novelty@2": [(NOV_007 + NOV_COLD) / 2, (NOV_7 + NOV_COLD) / 2, NOV_X],
+    "Novelty(cold='zero')@2": [(NOV_007 + 0) / 2, (NOV_7 + 0) / 2, NOV_X],  # msrec: 0, still counted
+    "Novelty(cold='skip')@2": [NOV_007, NOV_7, NOV_X],
+    # one pair each at @2, with an item nobody trained on: similarity 0; c has no pair
+    "ILD@2": [1.0, 1.0, NAN],
+    "ILD@3": [1 - (0 + COS_7_007 + 0) / 3, 1.0, NAN],
+    "ILD(sim='features')@3": [1 - (0 + 0 + 1) / 3, 1.0, NAN],  # 007.y = 0, 007.7 = 0, y.7 = 1; z has no features
+    # 1 - mean similarity to the user's distinct training items, averaged over the list
+    "Serendipity@2": [
+        ((1 - (COS_7_007 + 1 + COS_007_X) / 3) + 1) / 2,  # a: 007 against {7, 007, x}; y: 1
+        ((1 - (1 + COS_7_X) / 2) + 1) / 2,  # b: 7 against {7, x}; z: 1
+        1 - COS_7_X,  # c: x against {7}
+    ],
+    "Serendipity(rel=1)@2": [(0 + 1) / 2, 0.0, 0.0],  # only a's y is relevant (label 2 >= 1); c's x has label 0
+    "Serendipity(sim='features')@2": [
+        1 - (1 + 1 / math.sqrt(2)) / 3,  # a: both items have cosine (1 + 1/sqrt2) / 3 with the history's sum
+        ((1 - (1 + 1 / math.sqrt(2)) / 2) + 1) / 2,  # b: 7 against {7, x}; z: no features, similarity 0
+        1 - 1 / math.sqrt(2),  # c: x against {7}
+    ],
+    # RecBole's tail: with tail_count=3 every training item (c <= 3); y and z are never tail
+    "TailShare(tail_count=3)@2": [1 / 2, 1 / 2, 1.0],
+    "TailShare(tail=0.34)@2": [1 / 2, 0.0, 0.0],  # max(int(3 x 0.34), 1) = 1 item: 007 (count 2)
+    # Elliot's short head at 50% of the 8 rows: 7 (3 users), then 007 (2, before x by id): 5 >= 4, so x is the long tail
+    "APLT(head=0.5)@2": [0.0, 0.0, 1.0],
+    "ACLT(head=0.5)@2": [0.0, 0.0, 1.0],
+    # EFD / EPC: only a and b have a relevant judgment (label >= 1); c is left out
+    "EFD(rel=1)@2": [D2 * -L2(2 / 7) / (D1 + D2), 0.0, NAN],  # y is cold: Elliot's max novelty -log2(min pop / sum pop)
+    "EPC(rel=1)@2": [D2 * (1 - 0 / 4) / (D1 + D2), 0.0, NAN],
+}
+
+# @3 lists: a: 007, y, 7   b: 7, z   c: x  ->  counts 7: 2, 007: 1, y: 1, z: 1, x: 1 (N = 6)
+GINI_5 = ((-4) * 1 + (-2) * 1 + 0 * 1 + 2 * 1 + 4 * 2) / (5 * 6)  # sorted counts 1,1,1,1,2 over n = 5
+GINI_6 = ((-5) * 0 + (-3) * 1 + (-1) * 1 + 1 * 1 + 3 * 1 + 5 * 2) / (6 * 6)  # one more item, never recommended
+SYSTEM = {
+    "Coverage@2": 5 / 3,  # 5 distinct recommended, 3 training items: above 1, as msrec
+    "Coverage(catalog='items')@2": 5 / 4,
+    "Coverage(catalog='recbole')@2": 5 / 6,  # 4 known items + z + [PAD]
+    "RecItems@2": 5.0,
+    "Entropy@2": L2(5),  # five items, once each
+    "Entropy(form='recbole')@2": math.log(5) / 5,
+    "Entropy(form='elliot')@2": (0.5 * 4 + 1) * L2(5) / 3,  # a's and b's items weigh 1/2, c's x weighs 1
+    "Gini@3": GINI_5,  # 3 training items + y and z, recommended outside them
+    "Gini(catalog='recbole')@3": GINI_6,
+    "Gini(form='elliot')@3": 1 - GINI_5 * 5 / 4,
+    "Novelty(weight='recommendation')@2": (NOV_007 + NOV_COLD + NOV_7 + NOV_COLD + NOV_X) / 5,
+}
+
+
+def test_per_user_measures_by_hand(folder: Path) -> None:
+    per_user, _ = _values(folder, list(PER_USER))
+    for name, expected in PER_USER.items():
+        assert _close(per_user[name], expected), (name, per_user[name], expected)
+
+
+def test_system_measures_by_hand(folder: Path) -> None:
+    _, system = _values(folder, list(SYSTEM))
+    for name, expected in SYSTEM.items():
+        assert math.isclose(system[name], expected, rel_tol=1e-12), (name, system[name], expected)
+
+
+def test_undefined_users_are_left_out_of_the_mean(folder: Path) -> None:
+    from harness.measures.parse import parse_measure
+    from harness.results import aggregate_values
+
+    assert math.isclose(aggregate_values(parse_measure("ILD@3"), np.array(PER_USER["ILD@3"])),
+                        (PER_USER["ILD@3"][0] + 1.0) / 2)  # fmt: skip
+    assert math.isnan(aggregate_values(parse_measure("ILD@3"), np.array([NAN, NAN])))
+
+
+# ---- bad input: one line naming the file --------------------------------------------------------------
+def test_items_without_feature_columns_refused_for_feature_similarity(folder: Path, tmp_path: Path) -> None:
+    (tmp_path / "ids.csv").write_text("item\n7\n007\n")
+    qrels = load_qrels(folder / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    with pytest.raises(InputFormatError) as caught:
+        Evaluator(qrels, ["ILD(sim=features)@10"], train=read_train(folder / "train.csv"), items=read_items(tmp_path / "ids.csv"))
+    assert str(tmp_path / "ids.csv") in str(caught.value) and "feature" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_train_file_with_wrong_columns(tmp_path: Path) -> None:
+    (tmp_path / "train.csv").write_text("customer,product\na,7\n")
+    with pytest.raises(InputFormatError) as caught:
+        read_train(tmp_path / "train.csv")
+    text = str(caught.value)
+    assert text.startswith(str(tmp_path / "train.csv")) and "no column 'user'" in text and "customer, product" in text
+
+
+def test_feature_that_is_not_a_number(tmp_path: Path) -> None:
+    (tmp_path / "items.csv").write_text("item,f1,genre\n7,1,0\n8,0,comedy\n")
+    with pytest.raises(InputFormatError) as caught:
+        read_items(tmp_path / "items.csv")
+    text = str(caught.value)
+    assert text.startswith(f"{tmp_path / 'items.csv'}: line 3:") and "'genre'" in text and "'comedy'" in text
+
+
+def test_catalogue_item_listed_twice(tmp_path: Path) -> None:
+    (tmp_path / "items.csv").write_text("item,f1\n7,1\n007,0\n7,2\n")
+    with pytest.raises(InputFormatError, match="line 4: item '7' is listed twice"):
+        read_items(tmp_path / "items.csv")
+
+
+def test_measure_needing_training_data_without_it(folder: Path) -> None:
+    qrels = load_qrels(folder / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    with pytest.raises(HarnessError, match="ARP@10 needs training interactions"):
+        Evaluator(qrels, ["ARP@10"])
+
+
+# ---- the same mistakes through a config: `harness run` exits 2 with one line, before anything is written ---------
+def _config(folder: Path, tmp_path: Path, measures: str, items: str = "items.csv", train_columns: str = "") -> Path:
+    config = tmp_path / "exp.yaml"
+    config.write_text(
+        f"experiment: t\n"
+        f"datasets:\n"
+        f"  - name: d\n"
+        f"    qrels: {folder / 'test.csv'}\n"
+        f"    columns: {{query: user, doc: item, relevance: rating}}\n"
+        f"    run_columns: {{query: user, doc: item, score: score}}\n"
+        f"    train: {{path: {folder / 'train.csv'}{train_columns}}}\n"
+        f"    items: {{path: {tmp_path / items}, id: item}}\n"
+        f"systems:\n"
+        f"  - name: a\n"
+        f"    runs: {{d: {folder / 'run.csv'}}}\n"
+        f"measures: {measures}\n"
+        f"tracking: {{enabled: false}}\n"
+        f"output: {tmp_path / 'out'}\n"
+    )
+    return config
+
+
+def _run(config: Path) -> tuple[int, str]:
+    import io
+
+    from harness.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["run", str(config), "--quiet"], out, err)
+    return code, err.getvalue()
+
+
+def test_config_errors_name_the_file(folder: Path, tmp_path: Path) -> None:
+    (tmp_path / "ids.csv").write_text("item\n7\n")
+    code, err = _run(_config(folder, tmp_path, "[ILD(sim=features)@10]", items="ids.csv"))
+    assert code == 2 and err.count("\n") == 1 and str(tmp_path / "ids.csv") in err and "feature columns" in err
+    assert not (tmp_path / "out").exists()
+
+    (tmp_path / "bad.csv").write_text("item,f1\n7,1\n8,x\n")
+    code, err = _run(_config(folder, tmp_path, "[Coverage@10]", items="bad.csv"))
+    assert code == 2 and err.startswith(f"harness: error: {tmp_path / 'bad.csv'}: line 3: feature 'f1' of item '8'")
+
+    (tmp_path / "items.csv").write_text((folder / "items.csv").read_text())
+    code, err = _run(_config(folder, tmp_path, "[ARP@10]", train_columns=", columns: {query: customer, doc: item}"))
+    assert code == 2 and f"{folder / 'train.csv'}: no column 'customer' for the user" in err
+
+
+def test_a_measure_no_dataset_can_compute_is_a_config_error(folder: Path, tmp_path: Path) -> None:
+    config = _config(folder, tmp_path, "[nDCG@10, Serendipity@10]")
+    text = config.read_text()
+    config.write_text("\n".join(line for line in text.splitlines() if "train:" not in line and "items:" not in line) + "\n")
+    code, err = _run(config)
+    assert code == 2 and err.count("\n") == 1
+    assert f"{config}: line 10: measures: Serendipity@10 needs training interactions (train:), and no dataset has them" in err
+
+
+def test_a_config_with_beyond_accuracy_measures_runs(folder: Path, tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "items.csv").write_text((folder / "items.csv").read_text())
+    config = _config(folder, tmp_path, "[nDCG@2, Coverage@2, ILD@3, Novelty@2]")
+    code, err = _run(config)
+    assert code == 0, err
+    folder_out = next((tmp_path / "out" / "t").glob("2*"))
+    import pandas as pd
+
+    summary = pd.read_csv(folder_out / "summary.csv")
+    value = dict(zip(summary["measure"], summary["value"], strict=True))
+    assert math.isclose(value["Coverage@2"], SYSTEM["Coverage@2"])
+    assert math.isclose(value["ILD@3"], (PER_USER["ILD@3"][0] + 1) / 2)
+    per_query = pd.read_csv(folder_out / "per_query.csv")
+    assert set(per_query["measure"]) == {"nDCG@2", "ILD@3", "Novelty@2"}  # a system measure has no per-query value
+    diagnostics = json.loads(pd.read_csv(folder_out / "diagnostics.csv").to_json(orient="records"))[0]
+    assert diagnostics["cold_recommendations"] == 1  # z
