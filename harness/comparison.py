@@ -275,39 +275,74 @@ def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[st
 
 def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queries: np.ndarray,
                  settings: CompareSettings) -> list[dict[str, Any]]:  # fmt: skip
-    """One row per system measure of a pair: the paired bootstrap over users (the same resamples for both runs).
+    """One row per system measure of a pair, from the two runs' lists over ``queries`` stacked together.
 
-    The difference d = value_b - value_a; its CI is the centred bootstrap interval and its p-value
-    the share of replicates at least as far from their mean as d is from 0,
-    (1 + #{|d* - mean(d*)| >= |d|}) / (B + 1): under H0 (no difference) d would fall within the
-    replicates' spread around 0. The test rejects about when the centred CI excludes 0.
+    * p-value: the paired randomization test over users. Each of ``system_resamples`` replicates
+      swaps the two systems' lists for a random half of the users (a fair coin per user) and
+      recomputes both values; p = (1 + #{|d*| >= |d|}) / (R + 1). Exact under the null that the
+      two systems' lists are exchangeable for every user, whatever the measure (no variance estimate).
+    * CI of d = value_b - value_a: the centred bootstrap interval over users (both runs get the
+      same resamples), as in :func:`system_summary`.
+
+    Items that either system recommends outside the measure's universe join it for both
+    (Gini's n), so both values are on the same items.
     """
+    from harness.kernels.beyond import stack
+
     measures = _system_measures(ra, rb)
     if not measures:
         return []
-    rng = stream(settings.seed, dataset, segment, _digest(queries), "users")
-    (fa, fb), (sa, sb) = _resampled([ra, rb], measures, queries, rng, settings.system_resamples)
-    out = []
+    assert ra.lists is not None and rb.lists is not None
+    joined = stack([(ra.lists, _rows(ra, queries)), (rb.lists, _rows(rb, queries))])
     n = len(queries)
+    swaps, resamples = stream(settings.seed, dataset, segment, _digest(queries), "users").spawn(2)
+    replicates = settings.system_resamples
+    block = max(1, BLOCK_CELLS // max(2 * n, 1))
+
+    def difference(weights_a: np.ndarray, weights_b: np.ndarray) -> dict[Measure, np.ndarray]:
+        """f(b) - f(a) per row, where run a is weighted by [weights_a over a's users, weights_b over b's]."""
+        out = {}
+        for m in measures:
+            definition = REGISTRY.definition(m)
+            value_a = definition.compute_system(joined, m, np.hstack([weights_a, weights_b]))
+            value_b = definition.compute_system(joined, m, np.hstack([weights_b, weights_a]))
+            out[m] = value_b - value_a
+        return out
+
+    ones, zeros = np.ones((1, n)), np.zeros((1, n))
+    observed = {m: float(v[0]) for m, v in difference(ones, zeros).items()}
+    value_a = {m: float(REGISTRY.definition(m).compute_system(joined, m, np.hstack([ones, zeros]))[0]) for m in measures}
+    swapped: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
+    booted: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
+    for start in range(0, replicates, block):
+        size = min(block, replicates - start)
+        coin = swaps.integers(0, 2, size=(size, n)).astype(np.float64)
+        for m, v in difference(1.0 - coin, coin).items():
+            swapped[m].append(v)
+        drawn = _weights(resamples, n, size) if n else np.zeros((size, 0))
+        for m, v in difference(drawn, np.zeros_like(drawn)).items():
+            booted[m].append(v)
+    out = []
+    nan = float("nan")
     for m in measures:
         definition = REGISTRY.definition(m)
-        delta = fb[m] - fa[m]
-        diffs = sb[m] - sa[m]
+        delta = observed[m]
+        null = np.concatenate(swapped[m])
+        # |d*| >= |d| up to rounding: a replicate equal to the observed difference counts
+        p_swap = float((1 + np.sum(np.abs(null) >= abs(delta) * (1 - 1e-12) - 1e-15)) / (null.size + 1)) if n else nan
+        diffs = np.concatenate(booted[m])
         low, high = _centred_interval(delta, diffs)
         finite = diffs[np.isfinite(diffs)]
         spread = np.abs(finite - finite.mean()) if finite.size else finite
-        p = float((1 + np.sum(spread >= abs(delta))) / (finite.size + 1)) if finite.size else float("nan")
-        if delta == 0:
-            p = 1.0
-        nan = float("nan")
+        p_boot = float((1 + np.sum(spread >= abs(delta))) / (finite.size + 1)) if finite.size else nan
         row: dict[str, Any] = {
             "dataset": dataset, "segment": segment, "measure": str(m), "system_a": ra.system, "system_b": rb.system,
-            "aggregate": "system", "mean_a": fa[m], "mean_b": fb[m], "delta": delta,
+            "aggregate": "system", "mean_a": value_a[m], "mean_b": value_a[m] + delta, "delta": delta,
             "ci_low": low, "ci_high": high,
             "ci_low_t": nan, "ci_high_t": nan, "ci_low_bootstrap": low, "ci_high_bootstrap": high,
             "effect_size": nan, "higher_is_better": definition.higher(m), "wins": 0, "ties": 0, "losses": 0,
             "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0, "p_tukey_hsd": nan, "n_queries_tukey": 0,
-            "p_floor": 1.0 / (settings.system_resamples + 1), "p_bootstrap": p,
+            "p_floor": 1.0 / (replicates + 1), "p_randomization": p_swap, "p_bootstrap": p_boot,
         }  # fmt: skip
         for test in settings.tests:
             row.setdefault(f"p_{test}", nan)
@@ -465,7 +500,8 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
     families: dict[tuple[str, ...], list[int]] = {}
     for i, row in enumerate(rows):
         families.setdefault(family(row), []).append(i)
-    tests = tuple(dict.fromkeys((*settings.tests, *(("bootstrap",) if any(r["aggregate"] == "system" for r in rows) else ()))))
+    system_tests = ("randomization", "bootstrap") if any(r["aggregate"] == "system" for r in rows) else ()
+    tests = tuple(dict.fromkeys((*settings.tests, *system_tests)))
     for members in families.values():
         for test in tests:
             adjusted = correct(np.array([rows[i].get(f"p_{test}", np.nan) for i in members]), settings.correction)
@@ -477,7 +513,7 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
         for i in members:
             rows[i]["resolution_limited"] = bool(rows[i]["p_floor"] * factor >= settings.alpha)
     for row in rows:
-        primary = "bootstrap" if row["aggregate"] == "system" else settings.primary  # a system measure has no per-query test
+        primary = "randomization" if row["aggregate"] == "system" else settings.primary  # system measures: swap users' lists
         p_adj = row[f"p_{primary}_adj"]
         row["p_adj"] = p_adj
         row["significant"] = bool(p_adj == p_adj and p_adj < settings.alpha and row["n_queries"] >= 2)

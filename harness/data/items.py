@@ -232,13 +232,16 @@ class ItemContext:
         unknown = pc.is_null(found)
         n = len(self.known)
         code = to_numpy(pc.fill_null(found, -1).cast(pa.int64())).astype(np.int64).copy()
-        n_cold, n_recbole = 0, self.n_recbole_items
+        n_cold, n_recbole, cold_ids = 0, self.n_recbole_items, pa.array([], pa.string())
+        extra = self._qrels_only
         if pc.any(unknown).as_py():
             rows = np.flatnonzero(to_numpy(unknown))
             cold = pc.dictionary_encode(item_ids.filter(unknown))
             code[rows] = n + to_numpy(cold.indices).astype(np.int64)
             n_cold = len(cold.dictionary)
-            n_recbole = n + len(pc.unique(pa.chunked_array([self._qrels_only, cold.dictionary], pa.string()))) + 1
+            cold_ids = cold.dictionary
+            extra = pa.chunked_array([self._qrels_only, cold_ids], pa.string()).unique()
+            n_recbole = n + len(extra) + 1
 
         def pad(values: np.ndarray) -> np.ndarray:
             return np.concatenate([values, np.zeros((n_cold, *values.shape[1:]), dtype=values.dtype)]) if n_cold else values
@@ -257,7 +260,7 @@ class ItemContext:
         return ItemData(
             code=code, count=pad(self.count), users=pad(self.users), in_train=pad(self.in_train),
             in_catalog=pad(self.in_catalog), n_train_rows=self.n_train_rows, n_train_users=self.n_train_users,
-            n_recbole_items=n_recbole, features=None if self.features is None else pad(self.features),
+            n_recbole_items=n_recbole, cold_ids=cold_ids, recbole_extra=extra, features=None if self.features is None else pad(self.features),
             history_offsets=history_offsets, history_codes=history_codes,
             item_users=self.item_users() if cooccurrence and self._pairs is not None else None,
         )  # fmt: skip

@@ -75,11 +75,17 @@ class ItemData:
     history_offsets: np.ndarray | None = None
     history_codes: np.ndarray | None = None
     item_users: Any = None
+    cold_ids: Any = None  # Arrow strings: the ids of codes n_known.. (cold items), to join two runs' codes
+    recbole_extra: Any = None  # Arrow strings: items RecBole counts beyond the known ones (qrels-only and cold)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def n_codes(self) -> int:
         return len(self.count)
+
+    @property
+    def n_known(self) -> int:
+        return self.n_codes - (0 if self.cold_ids is None else len(self.cold_ids))
 
     def subset_rows(self, keep: np.ndarray) -> ItemData:
         """The same items for a subset of the ranked rows (trec_eval -J)."""
@@ -365,6 +371,58 @@ def serendipity(lists: RankedLists, k: int | None, sim: str, rel: float | None) 
     per_row[rows] = (1.0 - mean_sim) * relevance
     out = _defined_mean(lists.sum(per_row), lists.sum(keep))
     return np.where(h_len > 0, out, np.nan)
+
+
+def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
+    """The lists of the chosen queries of several runs, one after the other, with their items in one code space.
+
+    Known items keep their codes (they are the dataset's); each run's cold items are matched by id.
+    Only what system measures read is kept (ranks, items): a comparison of two runs' system
+    measures resamples users over this stack with one weight per (run, user).
+    """
+    import dataclasses
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from harness.kernels._segments import RankedLists
+
+    first = _items(parts[0][0])
+    n_known = first.n_known
+    cold = [p[0].items.cold_ids for p in parts if p[0].items is not None and p[0].items.cold_ids is not None]
+    union = pa.chunked_array(cold, pa.string()).unique() if cold else pa.array([], pa.string())
+    extra = [p[0].items.recbole_extra for p in parts if p[0].items is not None and p[0].items.recbole_extra is not None]
+    recbole_extra = pa.chunked_array(extra, pa.string()).unique() if extra else pa.array([], pa.string())
+    codes, counts = [], []
+    for lists, queries in parts:
+        items = _items(lists)
+        n = lists.n_ret[queries]
+        rows = np.repeat(lists.offsets[:-1][queries] - np.concatenate(([0], np.cumsum(n)[:-1])), n) + np.arange(int(n.sum()))
+        code = items.code[rows].copy()
+        if items.cold_ids is not None and len(items.cold_ids):
+            remap = n_known + pc.index_in(items.cold_ids, value_set=union).to_numpy(zero_copy_only=False).astype(np.int64)
+            is_cold = code >= n_known
+            code[is_cold] = remap[code[is_cold] - n_known]
+        codes.append(code)
+        counts.append(n)
+    n_ret = np.concatenate(counts)
+    offsets = np.zeros(n_ret.size + 1, dtype=np.int64)
+    np.cumsum(n_ret, out=offsets[1:])
+    n_cold = len(union)
+
+    def pad(values: np.ndarray | None) -> np.ndarray | None:
+        if values is None:
+            return None
+        known = values[:n_known]
+        return np.concatenate([known, np.zeros((n_cold, *known.shape[1:]), dtype=known.dtype)])
+
+    items = dataclasses.replace(
+        first, code=np.concatenate(codes), count=pad(first.count), users=pad(first.users), in_train=pad(first.in_train),
+        in_catalog=pad(first.in_catalog), features=pad(first.features), cold_ids=union, recbole_extra=recbole_extra,
+        n_recbole_items=n_known + len(recbole_extra) + 1, history_offsets=None, history_codes=None, _cache={},
+    )  # fmt: skip
+    empty = np.zeros(0)
+    return RankedLists(offsets, np.zeros(int(offsets[-1])), np.zeros(n_ret.size + 1, dtype=np.int64), empty, items=items)
 
 
 # ---- system measures: functions of the (weighted) recommendation counts -----------
