@@ -242,3 +242,31 @@ def test_a_config_with_beyond_accuracy_measures_runs(folder: Path, tmp_path: Pat
     assert set(per_query["measure"]) == {"nDCG@2", "ILD@3", "Novelty@2"}  # a system measure has no per-query value
     diagnostics = json.loads(pd.read_csv(folder_out / "diagnostics.csv").to_json(orient="records"))[0]
     assert diagnostics["cold_recommendations"] == 1  # z
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning")
+def test_beyond_accuracy_reaches_mlflow_the_gate_and_the_report(folder: Path, tmp_path: Path) -> None:
+    """A second system that recommends only popular items: its coverage drop is logged, gated and shown."""
+    import json
+
+    from mlflow import MlflowClient
+
+    (tmp_path / "items.csv").write_text((folder / "items.csv").read_text())
+    (tmp_path / "popular.csv").write_text("user,item,score\na,7,0.9\na,x,0.8\nb,7,0.5\nb,x,0.4\nc,7,1.0\n")
+    config = _config(folder, tmp_path, "[nDCG@2, Coverage@2, ARP@2]")
+    text = config.read_text().replace("tracking: {enabled: false}\n", "")
+    text = text.replace("measures:", f"  - name: popular\n    runs: {{d: {tmp_path / 'popular.csv'}}}\nmeasures:")
+    text += ("baseline: a\nreport:\n  release:\n    production: a\n    candidate: popular\n"
+             "    guards: [{measure: Coverage@2, max_drop: 0.1}]\n")  # fmt: skip
+    config.write_text(text)
+    code, err = _run(config)
+    assert code == 3 and "tracking" not in err, err  # the gate fails on coverage
+    folder_out = next((tmp_path / "out" / "t").glob("2*"))
+    gate = json.loads((folder_out / "gate.json").read_text())
+    assert gate["verdict"] == "FAIL" and "Coverage@2" in gate["guards"][0]["guard"]
+    tracking = json.loads((folder_out / "tracking.json").read_text())
+    client = MlflowClient(tracking["tracking_uri"])
+    metrics = client.get_run(tracking["child_runs"]["d/popular"]).data.metrics
+    assert metrics["coverage_at_2"] == pytest.approx(2 / 3) and metrics["arp_at_2"] == pytest.approx((3 + 3) / 2)
+    html = (folder_out / "report.html").read_text()
+    assert "Beyond accuracy" in html and "the long tail" in html
