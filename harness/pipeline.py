@@ -95,26 +95,6 @@ def _load_segments(dataset: Dataset) -> dict[str, str]:
     return read_table_columns(spec.path, spec.query_column, spec.segment_column)
 
 
-def dataset_measures(dataset: Dataset, measures: tuple[Measure, ...], recommender_data: bool = True) -> tuple[Measure, ...]:
-    """The measures computed on a dataset.
-
-    Beyond-accuracy measures go to the datasets that give training data or a catalogue
-    (``recommender_data``: some dataset of the experiment does), and only those whose inputs
-    the dataset has; an experiment without any computes the ones that need neither
-    (Entropy, RecItems, ...) on every dataset.
-    """
-    from harness.measures.registry import REGISTRY
-
-    def computed(m: Measure) -> bool:
-        definition = REGISTRY.definition(m)
-        beyond = definition.needs is not None or definition.system is not None
-        if beyond and recommender_data and not dataset.inputs():
-            return False
-        return definition.inputs(m) <= dataset.inputs()
-
-    return tuple(m for m in measures if computed(m))
-
-
 def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure, ...], progress: Progress) -> Evaluator:
     """The dataset's judgments (and training data, catalogue), prepared once, under the experiment's conventions."""
     from harness.data.items import read_items, read_train
@@ -128,9 +108,8 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
     if dataset.items is not None:
         progress(f"loading items {dataset.items.path}")
         items = read_items(dataset.items.path, dataset.items.id)
-    recommender_data = any(d.inputs() for d in experiment.datasets)
-    return Evaluator(_load_qrels(dataset), dataset_measures(dataset, measures, recommender_data), conventions,
-                     train=train, items=items)  # fmt: skip
+    computed = experiment.measures_for(dataset)
+    return Evaluator(_load_qrels(dataset), [m for m in measures if m in computed], conventions, train=train, items=items)
 
 
 def _runs(

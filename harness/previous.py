@@ -82,15 +82,16 @@ def previous_result(
             "use the same conventions and relevance level, or re-evaluate from the run file",
         )
     wide = frame.pivot_table(index="query_id", columns="measure", values="value", sort=False)
-    missing = [str(m) for m in experiment.measures if str(m) not in wide.columns]
+    measures = experiment.query_measures_for(dataset)  # system measures need the lists: recomputed systems only
+    missing = [str(m) for m in measures if str(m) not in wide.columns]
     if missing:
         raise refuse(
             f"it has no values for {', '.join(missing[:5])}{' and more' if len(missing) > 5 else ''}",
             "keep to the measures the earlier run computed, or re-evaluate from the run file",
         )
     query_ids = np.array(sorted(wide.index.astype(str)), dtype=object)  # trec_eval's order: byte order of the ids
-    values = wide.loc[query_ids, [str(m) for m in experiment.measures]].to_numpy(dtype=np.float64)
-    per_query = PerQuery(system.name, query_ids, experiment.measures, values, np.ones(len(query_ids), dtype=bool))
+    values = wide.loc[query_ids, [str(m) for m in measures]].to_numpy(dtype=np.float64)
+    per_query = PerQuery(system.name, query_ids, measures, values, np.ones(len(query_ids), dtype=bool))
     seg = np.array([segments.get(q, "") for q in query_ids.tolist()], dtype=object)
     diagnostics: dict[str, Any] = {}
     if saved.diagnostics is not None:

@@ -584,7 +584,8 @@ def _report(
                     bounds[key] = value
                 if all(v is None for v in bounds.values()):
                     bounds["max_drop"] = 0.0  # a guard with no condition: no drop at all
-                if bounds["non_inferiority"] is not None and REGISTRY.definition(measure).aggregate != "mean":
+                definition = REGISTRY.definition(measure)
+                if bounds["non_inferiority"] is not None and (definition.aggregate != "mean" or definition.is_system(measure)):
                     raise g.error(
                         "non_inferiority",
                         f"non_inferiority is defined for measures averaged over queries; {measure} is not",

@@ -167,5 +167,32 @@ class Experiment:
     def dataset(self, name: str) -> Dataset:
         return next(d for d in self.datasets if d.name == name)
 
+    def measures_for(self, dataset: Dataset) -> tuple[Measure, ...]:
+        """The measures computed on a dataset.
+
+        Beyond-accuracy measures go to the datasets that give training data or a catalogue
+        (when some dataset of the experiment does), and only those whose inputs the dataset
+        has; an experiment without any computes the ones that need neither (Entropy, RecItems)
+        on every dataset.
+        """
+        from harness.measures.registry import REGISTRY
+
+        recommender_data = any(d.inputs() for d in self.datasets)
+
+        def computed(m: Measure) -> bool:
+            definition = REGISTRY.definition(m)
+            beyond = definition.needs is not None or definition.system is not None
+            if beyond and recommender_data and not dataset.inputs():
+                return False
+            return definition.inputs(m) <= dataset.inputs()
+
+        return tuple(m for m in self.measures if computed(m))
+
+    def query_measures_for(self, dataset: Dataset) -> tuple[Measure, ...]:
+        """The measures with a value per query (not the system measures: coverage, entropy, Gini) on a dataset."""
+        from harness.measures.registry import REGISTRY
+
+        return tuple(m for m in self.measures_for(dataset) if not REGISTRY.definition(m).is_system(m))
+
     def system(self, name: str) -> System:
         return next(s for s in self.systems if s.name == name)
