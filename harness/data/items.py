@@ -260,7 +260,8 @@ class ItemContext:
         return ItemData(
             code=code, count=pad(self.count), users=pad(self.users), in_train=pad(self.in_train),
             in_catalog=pad(self.in_catalog), n_train_rows=self.n_train_rows, n_train_users=self.n_train_users,
-            n_recbole_items=n_recbole, cold_ids=cold_ids, recbole_extra=extra, features=None if self.features is None else pad(self.features),
+            n_recbole_items=n_recbole, cold_ids=cold_ids, recbole_extra=extra,
+            features=None if self.features is None else pad(self.features),
             history_offsets=history_offsets, history_codes=history_codes,
             item_users=self.item_users() if cooccurrence and self._pairs is not None else None,
         )  # fmt: skip

@@ -410,15 +410,13 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
     np.cumsum(n_ret, out=offsets[1:])
     n_cold = len(union)
 
-    def pad(values: np.ndarray | None) -> np.ndarray | None:
-        if values is None:
-            return None
+    def pad(values: np.ndarray) -> np.ndarray:
         known = values[:n_known]
         return np.concatenate([known, np.zeros((n_cold, *known.shape[1:]), dtype=known.dtype)])
 
     items = dataclasses.replace(
         first, code=np.concatenate(codes), count=pad(first.count), users=pad(first.users), in_train=pad(first.in_train),
-        in_catalog=pad(first.in_catalog), features=pad(first.features), cold_ids=union, recbole_extra=recbole_extra,
+        in_catalog=pad(first.in_catalog), features=None if first.features is None else pad(first.features), cold_ids=union, recbole_extra=recbole_extra,
         n_recbole_items=n_known + len(recbole_extra) + 1, history_offsets=None, history_codes=None, _cache={},
     )  # fmt: skip
     empty = np.zeros(0)

@@ -86,7 +86,7 @@ def test_a_pair_does_not_depend_on_other_systems() -> None:
     settings = CompareSettings(system_resamples=200, mode="all_pairs", correction="none")
     two, _ = compare([a, b], evaluator.measures, settings)
     three, _ = compare([c, a, b], evaluator.measures, settings)
-    pick = lambda rows: {r["measure"]: (r["p_randomization"], r["ci_low"], r["ci_high"])  # noqa: E731
+    pick = lambda rows: {r["measure"]: (r["p_randomization"], r["ci_low"], r["ci_high"])
                          for r in rows if {r["system_a"], r["system_b"]} == {"a", "b"}}  # fmt: skip
     assert pick(two) == pick(three)
 
