@@ -417,7 +417,8 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
     items = dataclasses.replace(
         first, code=np.concatenate(codes), count=pad(first.count), users=pad(first.users), in_train=pad(first.in_train),
         in_catalog=pad(first.in_catalog), features=None if first.features is None else pad(first.features),
-        cold_ids=union, recbole_extra=recbole_extra, n_recbole_items=n_known + len(recbole_extra) + 1, history_offsets=None, history_codes=None, _cache={},
+        cold_ids=union, recbole_extra=recbole_extra, n_recbole_items=n_known + len(recbole_extra) + 1,
+        history_offsets=None, history_codes=None, _cache={},
     )  # fmt: skip
     empty = np.zeros(0)
     return RankedLists(offsets, np.zeros(int(offsets[-1])), np.zeros(n_ret.size + 1, dtype=np.int64), empty, items=items)
