@@ -270,3 +270,18 @@ def test_beyond_accuracy_reaches_mlflow_the_gate_and_the_report(folder: Path, tm
     assert metrics["coverage_at_2"] == pytest.approx(2 / 3) and metrics["arp_at_2"] == pytest.approx((3 + 3) / 2)
     html = (folder_out / "report.html").read_text()
     assert "Beyond accuracy" in html and "the long tail" in html
+
+
+def test_both_cooccurrence_routes_agree() -> None:
+    """ILD's co-occurrence pairs summed by the factored product and by pair lookups: the same values."""
+    from harness.kernels.beyond import _cooccurrence_pair_sums
+    from tests.test_beyond_golden import BEYOND_ACCURACY
+
+    qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    run = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"})
+    evaluator = Evaluator(qrels, ["ILD@10"], train=read_train(BEYOND_ACCURACY / "train.csv"))
+    lists = evaluator.item_lists(evaluator.align(run))
+    keep, m = lists.pos < 7, np.minimum(lists.n_ret, 7)
+    factored = _cooccurrence_pair_sums(lists, keep, m, route="factored")
+    pairs = _cooccurrence_pair_sums(lists, keep, m, route="pairs")
+    assert np.allclose(factored, pairs, rtol=1e-12, atol=1e-12) and (pairs > 0).all()

@@ -291,40 +291,100 @@ def _blocks(per_user: np.ndarray) -> list[tuple[int, int]]:
     return out
 
 
+def _list_matrix(lists: RankedLists, keep: np.ndarray, values: np.ndarray | None = None) -> Any:
+    """Sparse (queries x codes): each user's cut list as a row (1, or ``values`` per row); rows in ranking order."""
+    from scipy import sparse
+
+    items = _items(lists)
+    rows = np.flatnonzero(keep)
+    counts = np.bincount(lists.qidx[rows], minlength=lists.n_queries)
+    indptr = np.zeros(lists.n_queries + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    data = np.ones(rows.size) if values is None else np.asarray(values, dtype=np.float64)[rows]
+    return sparse.csr_matrix((data, items.code[rows], indptr), shape=(lists.n_queries, items.n_codes))
+
+
+def _history_matrix(items: ItemData, n_queries: int) -> Any:
+    from scipy import sparse
+
+    assert items.history_offsets is not None and items.history_codes is not None
+    return sparse.csr_matrix((np.ones(items.history_codes.size), items.history_codes, items.history_offsets),
+                             shape=(n_queries, items.n_codes))  # fmt: skip
+
+
+def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->i", a, b)
+
+
+def _cooccurrence_pair_sums(lists: RankedLists, keep: np.ndarray, m: np.ndarray, route: str | None = None) -> np.ndarray:
+    """Sum over the unordered pairs of each list of the co-occurrence cosine, two exact ways, the cheaper one.
+
+    * factored: with x_i = (binary user vector of i) / sqrt(|U_i|), the pairs sum to
+      (|sum_i x_i|^2 - #items with users) / 2: one sparse product with the item x user matrix,
+      costing sum over the lists' rows of |U_i|;
+    * pairs: look each pair's |U_i & U_j| up in the items' co-occurrence table, costing about
+      k(k-1)/2 lookups per user plus building the table (sum over training users of their items^2).
+    """
+    items = _items(lists)
+    n_pairs = m * (m - 1) // 2
+    rows = np.flatnonzero(keep)
+    factored_cost = float(items.users[items.code[rows]].sum())
+    per_user_items = np.bincount(items.item_users.indices, minlength=items.item_users.shape[1]).astype(np.float64)
+    pairs_cost = 30.0 * float(n_pairs.sum()) + float((per_user_items**2).sum())
+    sums = np.zeros(lists.n_queries)
+    if route == "factored" or (route is None and factored_cost <= pairs_cost):
+        from scipy import sparse
+
+        with np.errstate(divide="ignore"):
+            scale = np.where(items.users > 0, 1.0 / np.sqrt(items.users), 0.0)
+        lists_scaled = _list_matrix(lists, keep, scale[items.code])
+        n_users = items.item_users.shape[1]
+        user_vectors = sparse.vstack([items.item_users.astype(np.float64),
+                                      sparse.csr_matrix((items.n_codes - items.item_users.shape[0], n_users))]).tocsr()  # fmt: skip
+        with_users = lists.sum(keep & (items.users[items.code] > 0))
+        row_budget = max(1, int(PAIR_BLOCK // max(factored_cost / max(lists.n_queries, 1), 1.0)))
+        for lo in range(0, lists.n_queries, row_budget):
+            summed = (lists_scaled[lo : lo + row_budget] @ user_vectors).tocsr()
+            n = summed.shape[0]
+            owner = np.repeat(np.arange(n), np.diff(summed.indptr))  # each user's squares summed in its own order
+            squares = np.bincount(owner, weights=summed.data**2, minlength=n)
+            sums[lo : lo + n] = (squares - with_users[lo : lo + n]) / 2.0
+        return sums
+    similarity = _similarity(items, "cooccurrence", _needed_codes(items, with_history=False))
+    starts = lists.offsets[:-1]
+    for lo, hi in _blocks(n_pairs):
+        users = np.arange(lo, hi)
+        users = users[n_pairs[users] > 0]
+        if users.size == 0:
+            continue
+        # every row a of a list pairs with the rows after it: (m - 1 - a) partners each
+        mu = m[users]
+        row_count = np.repeat(mu, mu)
+        within = np.arange(int(mu.sum())) - np.repeat(np.cumsum(mu) - mu, mu)
+        first = np.repeat(starts[users], mu) + within
+        partners = row_count - 1 - within
+        a = np.repeat(first, partners)
+        b = a + 1 + (np.arange(int(partners.sum())) - np.repeat(np.cumsum(partners) - partners, partners))
+        owner = np.repeat(np.repeat(np.arange(users.size), mu), partners)
+        values = similarity(items.code[a], items.code[b])
+        sums[users] = np.bincount(owner, weights=values, minlength=users.size)
+    return sums
+
+
 def ild(lists: RankedLists, k: int | None, sim: str) -> np.ndarray:
     """Intra-list diversity: 1 - mean similarity over the unordered pairs of each list; NaN below 2 items."""
     items = _items(lists)
     keep = _cut(lists, k)
     m = np.minimum(lists.n_ret, k) if k is not None else lists.n_ret
     n_pairs = m * (m - 1) // 2
-    sums = np.zeros(lists.n_queries)
     if sim == "features":  # sum over pairs = (|sum of unit vectors|^2 - sum of |unit|^2) / 2: no pairs needed
         assert items.features is not None
-        unit = items.features[items.code]
-        rows = np.flatnonzero(keep)
-        q = lists.qidx[rows]
-        total = np.stack([np.bincount(q, weights=unit[rows, f], minlength=lists.n_queries) for f in range(unit.shape[1])], 1)
-        self_sq = np.bincount(q, weights=np.einsum("ij,ij->i", unit[rows], unit[rows]), minlength=lists.n_queries)
-        sums = (np.einsum("ij,ij->i", total, total) - self_sq) / 2.0
+        matrix = _list_matrix(lists, keep)
+        total = np.asarray(matrix @ items.features)
+        self_sq = np.asarray(matrix @ _row_dot(items.features, items.features))
+        sums = (_row_dot(total, total) - self_sq) / 2.0
     else:
-        similarity = _similarity(items, sim, _needed_codes(items, with_history=True))
-        starts = lists.offsets[:-1]
-        for lo, hi in _blocks(n_pairs):
-            users = np.arange(lo, hi)
-            users = users[n_pairs[users] > 0]
-            if users.size == 0:
-                continue
-            # every row a of a list pairs with the rows after it: (m - 1 - a) partners each
-            mu = m[users]
-            row_count = np.repeat(mu, mu)
-            within = np.arange(int(mu.sum())) - np.repeat(np.cumsum(mu) - mu, mu)
-            first = np.repeat(starts[users], mu) + within
-            partners = row_count - 1 - within
-            a = np.repeat(first, partners)
-            b = a + 1 + (np.arange(int(partners.sum())) - np.repeat(np.cumsum(partners) - partners, partners))
-            owner = np.repeat(np.repeat(np.arange(users.size), mu), partners)
-            values = similarity(items.code[a], items.code[b])
-            sums[users] = np.bincount(owner, weights=values, minlength=users.size)
+        sums = _cooccurrence_pair_sums(lists, keep, m)
     out = np.full(lists.n_queries, np.nan)
     ok = n_pairs > 0
     out[ok] = 1.0 - sums[ok] / n_pairs[ok]
@@ -346,26 +406,29 @@ def serendipity(lists: RankedLists, k: int | None, sim: str, rel: float | None) 
     rows = np.flatnonzero(keep)
     q = lists.qidx[rows]
     mean_sim = np.zeros(rows.size)
-    if sim == "features":  # mean over history of x_i . x_j = x_i . (sum of the history's unit vectors) / |H|
+    if sim == "features":
+        # sum over the list of rel_i (1 - x_i . h / |H|) = sum rel_i - (sum rel_i x_i) . h / |H|, h the history's
+        # unit vectors summed: two sparse products, no per-item similarity
         assert items.features is not None
-        unit = items.features
-        h_owner = np.repeat(np.arange(lists.n_queries), h_len)
-        h_sum = np.stack([np.bincount(h_owner, weights=unit[h_codes, f], minlength=lists.n_queries)
-                          for f in range(unit.shape[1])], 1)  # fmt: skip
+        relevance = np.ones(len(lists.label)) if rel is None else lists.hits(rel).astype(np.float64)
+        weighted = _list_matrix(lists, keep, relevance)
+        history = np.asarray(_history_matrix(items, lists.n_queries) @ items.features)
+        listed = np.asarray(weighted @ items.features)
         with np.errstate(invalid="ignore", divide="ignore"):
-            mean_sim = np.einsum("ij,ij->i", unit[items.code[rows]], h_sum[q]) / h_len[q]
-    else:
-        similarity = _similarity(items, sim, _needed_codes(items, with_history=True))
-        per_row_pairs = h_len[q]
-        for lo, hi in _blocks(per_row_pairs):
-            r = np.arange(lo, hi)
-            count = per_row_pairs[r]
-            a = np.repeat(items.code[rows[r]], count)
-            start = np.repeat(h_off[q[r]], count)
-            b = h_codes[start + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)]
-            owner = np.repeat(np.arange(r.size), count)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean_sim[r] = np.bincount(owner, weights=similarity(a, b), minlength=r.size) / count
+            total = np.asarray(weighted.sum(axis=1)).ravel() - _row_dot(listed, history) / h_len
+        out = _defined_mean(total, lists.sum(keep))
+        return np.where(h_len > 0, out, np.nan)
+    similarity = _similarity(items, sim, _needed_codes(items, with_history=True))
+    per_row_pairs = h_len[q]
+    for lo, hi in _blocks(per_row_pairs):  # each (recommended item, history item) pair looked up
+        r = np.arange(lo, hi)
+        count = per_row_pairs[r]
+        a = np.repeat(items.code[rows[r]], count)
+        start = np.repeat(h_off[q[r]], count)
+        b = h_codes[start + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)]
+        owner = np.repeat(np.arange(r.size), count)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean_sim[r] = np.bincount(owner, weights=similarity(a, b), minlength=r.size) / count
     relevance = np.ones(rows.size) if rel is None else lists.hits(rel)[rows].astype(np.float64)
     per_row = np.zeros(len(lists.label))
     per_row[rows] = (1.0 - mean_sim) * relevance

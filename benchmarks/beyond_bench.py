@@ -1,0 +1,112 @@
+"""Beyond-accuracy measures at recommender scale: what they add to the accuracy measures.
+
+    python benchmarks/beyond_bench.py                      # 200,000 users x 100 items, 50,000 items, 32 features
+    python benchmarks/beyond_bench.py --scenario tiny      # seconds; used by the smoke test
+
+Generates (once, deterministically) the recsys qrels and run (benchmarks/generate.py), training
+interactions (20 per user, drawn by a Zipf popularity) and a catalogue with 32 numeric features,
+then times, in one process after loading: the accuracy measures, and each family of
+beyond-accuracy measures at k = 10 and k = 100 (system measures once for the run, without the
+bootstrap). Prints seconds, the ratio to the accuracy measures, and the process's peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+HERE = Path(__file__).resolve().parent
+SCENARIO_ITEMS = {"recsys": 50_000, "tiny": 20_000}
+ACCURACY = ["nDCG@10", "P@10", "R@100", "AP@100", "RR@10"]
+FAMILIES = {
+    "Coverage, RecItems, Entropy, Gini (system)": ["Coverage@{k}", "RecItems@{k}", "Entropy@{k}", "Gini@{k}"],
+    "Novelty, ARP, TailShare, APLT, ACLT": ["Novelty@{k}", "ARP@{k}", "TailShare@{k}", "APLT@{k}", "ACLT@{k}"],
+    "EFD, EPC": ["EFD@{k}", "EPC@{k}"],
+    "ILD, Serendipity (features)": ["ILD(sim=features)@{k}", "Serendipity(sim=features)@{k}"],
+    "ILD (co-occurrence)": ["ILD@{k}"],
+    "Serendipity (co-occurrence)": ["Serendipity@{k}"],
+}
+
+
+def _prepare(scenario: str, data: Path) -> Path:
+    folder = data / scenario
+    if not (folder / "qrels.trec").exists():
+        print(f"generating {scenario} data in {data} ...", flush=True)
+        subprocess.run([sys.executable, str(HERE / "generate.py"), "--scenario", scenario, "--out", str(data)], check=True)
+    n_items = SCENARIO_ITEMS[scenario]
+    if not (folder / "train.csv").exists():
+        rng = np.random.default_rng(11)
+        users = pacsv.read_csv(folder / "qrels.trec", read_options=pacsv.ReadOptions(column_names=["q", "i", "d", "r"]),
+                               parse_options=pacsv.ParseOptions(delimiter=" "))["q"].unique()  # fmt: skip
+        n_users, per_user = len(users), 20
+        weights = 1.0 / np.arange(1, n_items + 1) ** 0.8
+        item = rng.choice(n_items, size=(n_users, per_user), p=weights / weights.sum())
+        ids = np.char.add("D", item.reshape(-1).astype(str))
+        pacsv.write_csv(pa.table({"user": np.repeat(users.to_numpy(zero_copy_only=False), per_user), "item": ids}),
+                        folder / "train.csv")  # fmt: skip
+        features = np.round(rng.random((n_items, 32)) * (rng.random((n_items, 32)) < 0.3), 3)
+        columns = {"item": np.char.add("D", np.arange(n_items).astype(str))}
+        columns.update({f"f{j}": features[:, j] for j in range(32)})
+        pacsv.write_csv(pa.table(columns), folder / "items.csv")
+    return folder
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", choices=sorted(SCENARIO_ITEMS), default="recsys")
+    parser.add_argument("--data", type=Path, default=HERE / "data")
+    parser.add_argument("--cutoffs", default="10,100")
+    parser.add_argument("--skip", default="", help="comma-separated family names to leave out (substring match)")
+    args = parser.parse_args(argv)
+    folder = _prepare(args.scenario, args.data)
+
+    from harness.data.items import read_items, read_train
+    from harness.data.load import load_qrels, load_run
+    from harness.evaluation import Evaluator
+
+    start = time.perf_counter()
+    qrels, run = load_qrels(folder / "qrels.trec"), load_run(folder / "run.trec")
+    train, items = read_train(folder / "train.csv"), read_items(folder / "items.csv")
+    print(f"beyond accuracy, {args.scenario}: {len(run):,} run rows, {len(train):,} training rows, {len(items):,} items x 32 "
+          f"features; read in {time.perf_counter() - start:.1f} s")  # fmt: skip
+
+    def timed(measures: list[str]) -> float:
+        evaluator = Evaluator(qrels, measures, train=train, items=items)
+        began = time.perf_counter()
+        aligned = evaluator.align(run)
+        lists = evaluator.item_lists(aligned)
+        evaluator.evaluate_aligned("bench", aligned, lists)
+        evaluator.system_values(lists)
+        return time.perf_counter() - began
+
+    accuracy = timed(ACCURACY)
+    print(f"  {'accuracy (' + ', '.join(ACCURACY) + ')':<58} {accuracy:7.2f} s   (align + 5 measures)")
+    total = 0.0
+    for k in [int(c) for c in args.cutoffs.split(",")]:
+        for family, names in FAMILIES.items():
+            if args.skip and any(s and s in family for s in args.skip.split(",")):
+                print(f"  {family + f' @{k}':<58}  skipped")
+                continue
+            measures = [n.format(k=k) for n in names]
+            seconds = timed(measures) - timed(["NumRet"])  # the measures alone: alignment and item codes taken out
+            total += seconds
+            print(f"  {family + f' @{k}':<58} {seconds:7.2f} s   {seconds / accuracy:5.2f}x accuracy", flush=True)
+    print(f"  {'every beyond-accuracy measure, both cutoffs':<58} {total:7.2f} s   {total / accuracy:5.2f}x accuracy; "
+          f"peak memory {_peak_mb():,.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
