@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx
 	$(BIN)/python benchmarks/pipeline_bench.py
+	$(BIN)/python benchmarks/beyond_bench.py
 
 # clean keeps reports/ and the generated runs; distclean removes those too
 clean:

@@ -30,11 +30,16 @@ _LAZY = {
     "parse_measure": "harness.measures.parse",
     "read_qrels": "harness.data.load",
     "read_run": "harness.data.load",
+    "Interactions": "harness.data.items",
+    "Catalog": "harness.data.items",
+    "read_train": "harness.data.items",
+    "read_items": "harness.data.items",
 }
 
 if TYPE_CHECKING:
     from harness.api import compare, run_experiment
     from harness.conventions import Conventions
+    from harness.data.items import Catalog, Interactions, read_items, read_train
     from harness.data.load import read_qrels, read_run
     from harness.data.model import Qrels, Run
     from harness.evaluation import Evaluator, evaluate
@@ -52,8 +57,10 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Catalog",
     "Conventions",
     "Evaluator",
+    "Interactions",
     "Measure",
     "PerQuery",
     "Qrels",
@@ -63,7 +70,9 @@ __all__ = [
     "compare",
     "evaluate",
     "parse_measure",
+    "read_items",
     "read_qrels",
     "read_run",
+    "read_train",
     "run_experiment",
 ]

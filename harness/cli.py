@@ -120,7 +120,17 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
         }
     )
     qrels = load_qrels(args.qrels, _column_map(args.qrels_columns, QRELS_COLUMNS))
-    evaluator = Evaluator(qrels, measures, conventions)
+    train = items = None
+    if args.train is not None:
+        from harness.data.items import read_train
+
+        columns = _column_map(args.train_columns, {"user": "user", "item": "item"})
+        train = read_train(args.train, columns["user"], columns["item"])
+    if args.items is not None:
+        from harness.data.items import read_items
+
+        items = read_items(args.items, args.items_id)
+    evaluator = Evaluator(qrels, measures, conventions, train=train, items=items)
     named = _run_arguments(args.runs)
     runs = [load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for _, path in named]
     labels = [name or Path(path).name for name, path in named]
@@ -143,6 +153,11 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if len(args.runs) < 2:
         raise HarnessError("compare needs at least two runs", hint="harness compare QRELS RUN_A RUN_B [RUN ...] -m nDCG@10")
     _, evaluator, _, runs, labels = _load_inputs(args, measures)
+    if evaluator.system_measures:
+        raise HarnessError(
+            f"{evaluator.system_measures[0]} has one value per run, not per query: compare tests it in a config",
+            hint="put the measure in a config and use harness run (it resamples users), or use harness eval for its value",
+        )
     tables = {label: evaluator.evaluate_aligned(label, evaluator.align(run)) for run, label in zip(runs, labels, strict=True)}
     baseline = None if args.all_pairs else (args.baseline or labels[0])
     table = compare(tables, baseline, tests=tuple(args.tests.split(",")), primary=args.primary, correction=args.correction,
@@ -200,19 +215,22 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         runid = given or run.name  # one run: the tag in the file, as trec_eval prints it
         if len(runs) > 1 and args.format == "trec" and not any(i.measure is None and i.display == "runid" for i in items):
             lines.append(f"{'runid':<22}\tall\t{label}\n")
-        per_query = evaluator.evaluate_aligned(run.name, aligned)
+        lists = evaluator.item_lists(aligned)
+        per_query = evaluator.evaluate_aligned(run.name, aligned, lists)
+        system = {m: float(v[0]) for m, v in evaluator.system_values(lists).items()}  # one value per run: no per-query line
         index = {m: j for j, m in enumerate(per_query.measures)}
         strings = {
             i.relstring_length: relstrings(aligned.lists, i.relstring_length) for i in items if i.display.startswith("relstring")
         }
         summary = {
-            i.display: aggregate_values(i.measure, per_query.values[:, index[i.measure]]) for i in items if i.measure is not None
-        }
+            i.display: system[i.measure] if i.measure in system else aggregate_values(i.measure, per_query.values[:, index[i.measure]])
+            for i in items if i.measure is not None
+        }  # fmt: skip
         if args.format == "trec":
             if args.q:
                 for qi, qid in enumerate(per_query.query_ids):
                     for item in items:
-                        if not item.per_query:
+                        if not item.per_query or item.measure in system:
                             continue
                         if item.measure is None:
                             lines.append(f"{item.display:<22}\t{qid}\t'{strings[item.relstring_length][qi]}'\n")
@@ -233,7 +251,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for item in items:
                 if item.measure is None:
                     continue
-                if args.q:
+                if args.q and item.measure not in system:
                     column = per_query.values[:, index[item.measure]]
                     for qid, value in zip(per_query.query_ids.tolist(), column.tolist(), strict=True):
                         records.append({"run": label, "query_id": qid, "measure": item.display, "value": value})
@@ -429,6 +447,10 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ideal-from", default="judgments", help="judgments | run")
     parser.add_argument("--qrels-columns", default=None, help="for tables: query=COL,doc=COL,relevance=COL")
     parser.add_argument("--run-columns", default=None, help="for tables: query=COL,doc=COL,score=COL")
+    parser.add_argument("--train", default=None, metavar="PATH", help="training interactions (beyond-accuracy measures)")
+    parser.add_argument("--train-columns", default=None, help="user=COL,item=COL (default user, item)")
+    parser.add_argument("--items", default=None, metavar="PATH", help="item catalogue; its other columns are numeric features")
+    parser.add_argument("--items-id", default="item", metavar="COL", help="the catalogue's id column (default item)")
 
 
 def build_parser() -> argparse.ArgumentParser:

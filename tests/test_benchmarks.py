@@ -43,3 +43,12 @@ def test_pipeline_benchmark_runs(tmp_path: Path) -> None:
     for stage in ("load + evaluate", "compare", "gate", "write results", "track (local MLflow)", "report", "total"):
         assert f"  {stage}" in done.stdout, stage
     assert "report.html" in done.stdout and "release gate" in done.stdout
+
+
+def test_beyond_accuracy_benchmark_runs(tmp_path: Path) -> None:
+    command = [sys.executable, str(ROOT / "benchmarks" / "beyond_bench.py"), "--scenario", "tiny", "--data", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    for family in ("Coverage, RecItems, Entropy, Gini (system) @100", "ILD (co-occurrence) @10", "EFD, EPC @100"):
+        assert f"  {family}" in done.stdout, family
+    assert "every beyond-accuracy measure" in done.stdout and "peak memory" in done.stdout

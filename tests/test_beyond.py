@@ -285,3 +285,40 @@ def test_both_cooccurrence_routes_agree() -> None:
     factored = _cooccurrence_pair_sums(lists, keep, m, route="factored")
     pairs = _cooccurrence_pair_sums(lists, keep, m, route="pairs")
     assert np.allclose(factored, pairs, rtol=1e-12, atol=1e-12) and (pairs > 0).all()
+
+
+def test_harness_eval_prints_beyond_accuracy_values(folder: Path) -> None:
+    import io
+
+    from harness.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["eval", "-q", str(folder / "test.csv"), str(folder / "run.csv"), "--qrels-columns",
+                 "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score",
+                 "--train", str(folder / "train.csv"), "--items", str(folder / "items.csv"), "-m", "ARP@2,Coverage@2"],
+                out, err)  # fmt: skip
+    assert code == 0, err.getvalue()
+    lines = [line.split("\t") for line in out.getvalue().splitlines()]
+    assert [x.strip() for x in lines[0]] == ["ARP@2", "a", "1.0000"]  # per user: ARP only (coverage is one per run)
+    assert [x.strip() for x in lines[-1]] == ["Coverage@2", "all", "1.6667"] and len(lines) == 5
+    code = main(["eval", str(folder / "test.csv"), str(folder / "run.csv"), "--qrels-columns",
+                 "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "-m", "ILD@10"],
+                out, err)  # fmt: skip
+    assert code == 2 and "ILD@10 needs training interactions" in err.getvalue() and "--train" in err.getvalue()
+
+
+def test_sparse_cooccurrence_lookups_match_the_dense_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large catalogues look pairs up in the sparse co-occurrence table: the same values as the dense one."""
+    import harness.kernels.beyond as beyond
+    from tests.test_beyond_golden import BEYOND_ACCURACY
+
+    def serendipity() -> np.ndarray:
+        qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+        run = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"})
+        evaluator = Evaluator(qrels, ["Serendipity(rel=3)@10"], train=read_train(BEYOND_ACCURACY / "train.csv"))
+        return evaluator.evaluate(run).values
+
+    dense = serendipity()
+    monkeypatch.setattr(beyond, "DENSE_COOCCURRENCE_CELLS", 0)
+    sparse = serendipity()
+    assert np.allclose(dense, sparse, rtol=1e-13, atol=1e-13) and (dense > 0).any()

@@ -251,7 +251,10 @@ class _Cooccurrence:
         key = np.where(ok, pa_ * self.n + pb, 0)
         if self.dense is not None:
             return np.where(ok, self.dense[key] if self.dense.size else 0, 0).astype(np.float64)
-        at = np.minimum(np.searchsorted(self.keys, key), max(self.keys.size - 1, 0))
+        order = np.argsort(key, kind="stable")  # sorted needles: a searchsorted 5x faster (cache), same answers
+        at = np.empty(key.size, dtype=np.int64)
+        at[order] = np.searchsorted(self.keys, key[order])
+        at = np.minimum(at, max(self.keys.size - 1, 0))
         found = ok & (self.keys.size > 0) & (self.keys[at] == key) if self.keys.size else np.zeros(key.size, dtype=bool)
         return np.where(found, self.values[at] if self.keys.size else 0.0, 0.0)
 
