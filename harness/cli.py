@@ -223,7 +223,8 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             i.relstring_length: relstrings(aligned.lists, i.relstring_length) for i in items if i.display.startswith("relstring")
         }
         summary = {
-            i.display: system[i.measure] if i.measure in system else aggregate_values(i.measure, per_query.values[:, index[i.measure]])
+            i.display: system[i.measure] if i.measure in system
+            else aggregate_values(i.measure, per_query.values[:, index[i.measure]])
             for i in items if i.measure is not None
         }  # fmt: skip
         if args.format == "trec":

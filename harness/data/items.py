@@ -200,10 +200,13 @@ class ItemContext:
         """A clear error when a measure asks for an input the dataset lacks."""
         if "train" in needs and self.train is None:
             raise InputFormatError(
-                f"{measure} needs training interactions", hint="give them: train: {path: ..., columns: {...}} in the dataset, or --train PATH"
+                f"{measure} needs training interactions",
+                hint="give them: train: {path: ..., columns: {...}} in the dataset, or --train PATH",
             )
         if "items" in needs and self.catalog is None:
-            raise InputFormatError(f"{measure} needs the item catalogue", hint="give it: items: {path: ..., id: ...} in the dataset, or --items PATH")
+            raise InputFormatError(
+                f"{measure} needs the item catalogue", hint="give it: items: {path: ..., id: ...} in the dataset, or --items PATH"
+            )
         if "features" in needs and (self.catalog is None or self.catalog.features is None):
             source = "the dataset has no items file" if self.catalog is None else f"{self.catalog.source} has only the id column"
             raise InputFormatError(

@@ -342,8 +342,8 @@ def _cooccurrence_pair_sums(lists: RankedLists, keep: np.ndarray, m: np.ndarray,
             scale = np.where(items.users > 0, 1.0 / np.sqrt(items.users), 0.0)
         lists_scaled = _list_matrix(lists, keep, scale[items.code])
         n_users = items.item_users.shape[1]
-        user_vectors = sparse.vstack([items.item_users.astype(np.float64),
-                                      sparse.csr_matrix((items.n_codes - items.item_users.shape[0], n_users))]).tocsr()  # fmt: skip
+        cold_rows = sparse.csr_matrix((items.n_codes - items.item_users.shape[0], n_users))
+        user_vectors = sparse.vstack([items.item_users.astype(np.float64), cold_rows]).tocsr()
         with_users = lists.sum(keep & (items.users[items.code] > 0))
         row_budget = max(1, int(PAIR_BLOCK // max(factored_cost / max(lists.n_queries, 1), 1.0)))
         for lo in range(0, lists.n_queries, row_budget):
