@@ -274,11 +274,13 @@ def _similarity(items: ItemData, sim: str, needed: np.ndarray):  # type: ignore[
     return lambda a, b: counts(a, b) * scale[a] * scale[b]
 
 
-def _needed_codes(items: ItemData, with_history: bool) -> np.ndarray:
-    parts = [items.code]
-    if with_history and items.history_codes is not None:
-        parts.append(items.history_codes)
-    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+def _needed_codes(items: ItemData) -> np.ndarray:
+    """Every item of the run's rows and of the users' histories: the co-occurrence table covers them all, once
+    (ILD and Serendipity at every cutoff share it)."""
+    present = np.bincount(items.code, minlength=items.n_codes) > 0
+    if items.history_codes is not None:
+        present |= np.bincount(items.history_codes, minlength=items.n_codes) > 0
+    return np.flatnonzero(present)
 
 
 def _blocks(per_user: np.ndarray) -> list[tuple[int, int]]:
@@ -353,7 +355,7 @@ def _cooccurrence_pair_sums(lists: RankedLists, keep: np.ndarray, m: np.ndarray,
             squares = np.bincount(owner, weights=summed.data**2, minlength=n)
             sums[lo : lo + n] = (squares - with_users[lo : lo + n]) / 2.0
         return sums
-    similarity = _similarity(items, "cooccurrence", _needed_codes(items, with_history=False))
+    similarity = _similarity(items, "cooccurrence", _needed_codes(items))
     starts = lists.offsets[:-1]
     for lo, hi in _blocks(n_pairs):
         users = np.arange(lo, hi)
@@ -421,7 +423,7 @@ def serendipity(lists: RankedLists, k: int | None, sim: str, rel: float | None) 
             total = np.asarray(weighted.sum(axis=1)).ravel() - _row_dot(listed, history) / h_len
         out = _defined_mean(total, lists.sum(keep))
         return np.where(h_len > 0, out, np.nan)
-    similarity = _similarity(items, sim, _needed_codes(items, with_history=True))
+    similarity = _similarity(items, sim, _needed_codes(items))
     per_row_pairs = h_len[q]
     for lo, hi in _blocks(per_row_pairs):  # each (recommended item, history item) pair looked up
         r = np.arange(lo, hi)
