@@ -322,3 +322,50 @@ def test_sparse_cooccurrence_lookups_match_the_dense_table(monkeypatch: pytest.M
     monkeypatch.setattr(beyond, "DENSE_COOCCURRENCE_CELLS", 0)
     sparse = serendipity()
     assert np.allclose(dense, sparse, rtol=1e-13, atol=1e-13) and (dense > 0).any()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning")
+def test_the_beyond_accuracy_section_in_chromium(tmp_path: Path) -> None:
+    """The demo's report, in Debian's chromium: the section, its table and the long-tail chart, nothing too wide."""
+    import io
+    import json
+    import shutil
+
+    from harness.cli import main
+    from harness.demo import ROOT, generate
+    from tests.test_report import _browser
+
+    generate(tmp_path)
+    (tmp_path / "configs").mkdir()
+    shutil.copy(ROOT / "configs" / "demo.yaml", tmp_path / "configs" / "demo.yaml")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["run", str(tmp_path / "configs" / "demo.yaml"), "--json", "--quiet", "--no-tracking"], out, err)
+    assert code == 0, err.getvalue()
+    report = Path(json.loads(out.getvalue())["results_dir"]) / "report.html"
+    manager, browser = _browser()
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(report.as_uri())
+        heading = page.locator("#ds-ratings-beyond")
+        assert heading.is_visible() and heading.inner_text() == "Beyond accuracy" and errors == []
+        assert page.locator("#ds-trec-beyond").count() == 0  # the TREC dataset has no training data: no section
+        table = page.locator("#ds-ratings-beyond ~ div table").first
+        measures = table.locator("tbody tr td:first-child").all_inner_texts()
+        assert measures[:4] == ["Coverage@10", "Gini@10", "Entropy@10", "Novelty@10"] and len(measures) == 8
+        coverage = table.locator("tbody tr").first.locator("td").all_inner_texts()
+        assert coverage[2].startswith("0.4993 ▼")  # candidate-v2 covers significantly less
+        chart = page.locator("svg.chart", has_text="the long tail")
+        chart.scroll_into_view_if_needed()
+        box = chart.bounding_box()
+        assert box is not None and box["width"] > 300 and box["height"] > 150
+        assert chart.locator("polyline").count() == 3  # one curve per system
+        too_wide = page.evaluate(
+            """() => Array.from(document.querySelectorAll('body *'))
+                 .filter(e => e.getClientRects().length && e.getBoundingClientRect().right > window.innerWidth + 0.5).length"""
+        )
+        assert too_wide == 0
+    finally:
+        browser.close()
+        manager.stop()
