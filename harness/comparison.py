@@ -69,7 +69,7 @@ class CompareSettings:
     baseline: str | None = None
     extra_pairs: tuple[tuple[str, str], ...] = ()  # always tested, e.g. the release's production vs candidate
     nan: str = "error"  # error | drop
-    system_resamples: int = 1_000  # bootstrap over users for system measures
+    system_resamples: int = 200  # randomization and bootstrap over users for system measures: cost x run rows
 
 
 def stream(seed: int, *identity: str) -> np.random.Generator:
@@ -137,7 +137,8 @@ def count_blocks(results: list[RunResult], settings: CompareSettings) -> int:
     for dataset in dict.fromkeys(r.dataset for r in results):
         mine = [r for r in results if r.dataset == dataset]
         if len(mine) >= 2:
-            total += len(mine[0].segment_masks()) * len(_pairs([r.system for r in mine], settings))
+            blocks = len(mine[0].segment_masks()) * len(_pairs([r.system for r in mine], settings))
+            total += blocks * (2 if any(r.system_measures and r.lists is not None for r in mine) else 1)
     return total
 
 
@@ -184,7 +185,10 @@ def compare(
             rows.extend(tested[i] for i in range(len(items)))  # pair, then measure order
             for a, b in _pairs(systems, settings):
                 queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
-                rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
+                if _system_measures(by_system[a], by_system[b]):
+                    rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
+                if any(r.system_measures and r.lists is not None for r in by_system.values()):
+                    advance()  # the pair's system measures: resampling their lists is the slow part at scale
             if len(systems) >= 3:
                 anova_rows.extend(_anova(dataset, segment, systems, by_system, shared, measures, settings, rows[start:]))
     _correct(rows, settings)
@@ -301,13 +305,10 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
 
     def difference(weights_a: np.ndarray, weights_b: np.ndarray) -> dict[Measure, np.ndarray]:
         """f(b) - f(a) per row, where run a is weighted by [weights_a over a's users, weights_b over b's]."""
-        out = {}
-        for m in measures:
-            definition = REGISTRY.definition(m)
-            value_a = definition.compute_system(joined, m, np.hstack([weights_a, weights_b]))
-            value_b = definition.compute_system(joined, m, np.hstack([weights_b, weights_a]))
-            out[m] = value_b - value_a
-        return out
+        as_a, as_b = np.hstack([weights_a, weights_b]), np.hstack([weights_b, weights_a])  # one array each: shared counts
+        values_a = {m: REGISTRY.definition(m).compute_system(joined, m, as_a) for m in measures}
+        values_b = {m: REGISTRY.definition(m).compute_system(joined, m, as_b) for m in measures}
+        return {m: values_b[m] - values_a[m] for m in measures}
 
     ones, zeros = np.ones((1, n)), np.zeros((1, n))
     observed = {m: float(v[0]) for m, v in difference(ones, zeros).items()}

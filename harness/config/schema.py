@@ -96,7 +96,9 @@ class Stats:
     alpha: float = 0.05
     permutations: int = 10_000
     resamples: int = 10_000
-    system_resamples: int = 1_000  # bootstrap over users for system measures (coverage, entropy, Gini): each recomputes them
+    # system measures (coverage, entropy, Gini): replicates of the randomization test and the bootstrap over users;
+    # each recomputes the measures over every listed row, so the cost is replicates x run rows (per segment)
+    system_resamples: int = 200
     seed: int = 20261121
     nan: str = "error"  # error | drop: a NaN per-query value stops the run, or drops that query from that comparison
     enabled: bool = True

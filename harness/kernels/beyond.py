@@ -494,21 +494,27 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
 
 # ---- system measures: functions of the (weighted) recommendation counts -----------
 def _incidence(lists: RankedLists, k: int | None) -> Any:
-    """Sparse (n_queries x codes) count of each item in each user's cut list."""
-    from scipy import sparse
-
+    """Sparse (codes x n_queries): each item's lists, among the users' cut lists (built once per cutoff)."""
     items = _items(lists)
-    keep = _cut(lists, k)
-    rows = np.flatnonzero(keep)
-    return sparse.csr_matrix(
-        (np.ones(rows.size), (lists.qidx[rows], items.code[rows])), shape=(lists.n_queries, items.n_codes)
-    )
+    key = ("incidence", k)
+    if key not in items._cache:
+        items._cache[key] = _list_matrix(lists, _cut(lists, k)).T.tocsr()
+    return items._cache[key]
 
 
 def coverage_counts(lists: RankedLists, k: int | None, weights: np.ndarray) -> np.ndarray:
-    """(B x codes): r_i, the weighted number of lists holding each item, for each row of weights."""
-    matrix = _incidence(lists, k)
-    return np.asarray((matrix.T @ np.asarray(weights, dtype=np.float64).T).T)
+    """(B x codes): r_i, the weighted number of lists holding each item, for each row of weights.
+
+    The last result is kept for the same weights object (held, so never confused with another):
+    Coverage, RecItems, Entropy and Gini at one cutoff share one product per block of resamples.
+    """
+    items = _items(lists)
+    cached = items._cache.get("counts")
+    if cached is not None and cached[0] == k and cached[1] is weights:
+        return cached[2]  # type: ignore[no-any-return]
+    counts = np.asarray((_incidence(lists, k) @ np.asarray(weights, dtype=np.float64).T).T)
+    items._cache["counts"] = (k, weights, counts)
+    return counts
 
 
 def universe_size(items: ItemData, catalog: str) -> int:
