@@ -211,32 +211,25 @@ def _weights(rng: np.random.Generator, n: int, replicates: int) -> np.ndarray:
     return np.bincount(draws.ravel(), minlength=replicates * n).reshape(replicates, n).astype(np.float64)
 
 
-def _resampled(results: list[RunResult], measures: list[Measure], queries: np.ndarray, rng: np.random.Generator,
-               replicates: int) -> tuple[list[dict[Measure, float]], list[dict[Measure, np.ndarray]]]:  # fmt: skip
-    """Each result's system measures on ``queries``: the value, and its value in each bootstrap resample of them.
-
-    Every result sees the same resamples (paired); they depend on the stream, so on the query set, only.
-    """
-    rows = [_rows(r, queries) for r in results]
-    full: list[dict[Measure, float]] = []
-    for r, at in zip(results, rows, strict=True):
-        assert r.lists is not None
-        w = np.zeros((1, r.lists.n_queries))
-        w[0, at] = 1.0
-        full.append({m: float(REGISTRY.definition(m).compute_system(r.lists, m, w)[0]) for m in measures})
-    samples: list[dict[Measure, list[np.ndarray]]] = [{m: [] for m in measures} for _ in results]
+def _resampled(result: RunResult, measures: tuple[Measure, ...], queries: np.ndarray, rng: np.random.Generator,
+               replicates: int) -> tuple[dict[Measure, float], dict[Measure, np.ndarray]]:  # fmt: skip
+    """A run's system measures on ``queries``: the value, and its value in each bootstrap resample of them."""
+    lists = result.lists
+    assert lists is not None
+    at = _rows(result, queries)
+    w = np.zeros((1, lists.n_queries))
+    w[0, at] = 1.0
+    full = {m: float(REGISTRY.definition(m).compute_system(lists, m, w)[0]) for m in measures}
+    samples: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
     n = len(queries)
-    width = max(r.lists.n_queries for r in results if r.lists is not None)
-    block = max(1, BLOCK_CELLS // max(width, 1))
+    block = max(1, BLOCK_CELLS // max(lists.n_queries, 1))
     for start in range(0, replicates, block):
         drawn = _weights(rng, n, min(block, replicates - start)) if n else np.zeros((min(block, replicates - start), 0))
-        for r, at, out in zip(results, rows, samples, strict=True):
-            assert r.lists is not None
-            w = np.zeros((drawn.shape[0], r.lists.n_queries))
-            w[:, at] = drawn
-            for m in measures:
-                out[m].append(REGISTRY.definition(m).compute_system(r.lists, m, w))
-    return full, [{m: np.concatenate(v[m]) for m in measures} for v in samples]
+        w = np.zeros((drawn.shape[0], lists.n_queries))
+        w[:, at] = drawn
+        for m in measures:
+            samples[m].append(REGISTRY.definition(m).compute_system(lists, m, w))
+    return full, {m: np.concatenate(v) for m, v in samples.items()}
 
 
 def _centred_interval(value: float, replicates: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
@@ -268,7 +261,7 @@ def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[st
     for segment, mask in result.segment_masks():
         queries = np.sort(result.per_query.query_ids[mask].astype(str)).astype(object)
         rng = stream(settings.seed, result.dataset, segment, _digest(queries), "users")
-        (full,), (samples,) = _resampled([result], list(result.system_measures), queries, rng, settings.system_resamples)
+        full, samples = _resampled(result, result.system_measures, queries, rng, settings.system_resamples)
         for m in result.system_measures:
             low, high = _centred_interval(full[m], samples[m])
             out.append({"dataset": result.dataset, "system": result.system, "segment": segment, "measure": str(m),
@@ -303,16 +296,20 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
     replicates = settings.system_resamples
     block = max(1, BLOCK_CELLS // max(2 * n, 1))
 
-    def difference(weights_a: np.ndarray, weights_b: np.ndarray) -> dict[Measure, np.ndarray]:
-        """f(b) - f(a) per row, where run a is weighted by [weights_a over a's users, weights_b over b's]."""
+    def values(weights_a: np.ndarray, weights_b: np.ndarray) -> tuple[dict[Measure, np.ndarray], dict[Measure, np.ndarray]]:
+        """(f(a), f(b)) per row, where run a is weighted by [weights_a over a's users, weights_b over b's]."""
         as_a, as_b = np.hstack([weights_a, weights_b]), np.hstack([weights_b, weights_a])  # one array each: shared counts
         values_a = {m: REGISTRY.definition(m).compute_system(joined, m, as_a) for m in measures}
         values_b = {m: REGISTRY.definition(m).compute_system(joined, m, as_b) for m in measures}
+        return values_a, values_b
+
+    def difference(weights_a: np.ndarray, weights_b: np.ndarray) -> dict[Measure, np.ndarray]:
+        values_a, values_b = values(weights_a, weights_b)
         return {m: values_b[m] - values_a[m] for m in measures}
 
-    ones, zeros = np.ones((1, n)), np.zeros((1, n))
-    observed = {m: float(v[0]) for m, v in difference(ones, zeros).items()}
-    value_a = {m: float(REGISTRY.definition(m).compute_system(joined, m, np.hstack([ones, zeros]))[0]) for m in measures}
+    observed_a, observed_b = values(np.ones((1, n)), np.zeros((1, n)))
+    value_a = {m: float(observed_a[m][0]) for m in measures}
+    observed = {m: float(observed_b[m][0] - observed_a[m][0]) for m in measures}
     swapped: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
     booted: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
     for start in range(0, replicates, block):

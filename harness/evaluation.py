@@ -58,7 +58,7 @@ class Evaluator:
         self.items: ItemContext | None = None
         self._cooccurrence = any(d.inputs(m) == frozenset({"train"}) and m.name in ("ILD", "Serendipity")
                                  for m, d in definitions.items())  # fmt: skip
-        beyond = any(d.system is not None or d.needs is not None for d in definitions.values())
+        beyond = any(d.beyond_accuracy for d in definitions.values())
         if train is not None or items is not None or beyond:
             self.items = ItemContext(train, items, as_qrels(qrels))
             for m, d in definitions.items():

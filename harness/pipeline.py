@@ -25,7 +25,7 @@ import numpy as np
 
 from harness import __version__
 from harness._atomic import sha256_file
-from harness.comparison import CompareSettings, compare, count_blocks
+from harness.comparison import CompareSettings, compare, count_blocks, system_summary
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.load import judged_query_ids, load_qrels, load_run
 from harness.data.model import Qrels, Run
@@ -135,7 +135,7 @@ def _item_counts(lists: Any, measures: tuple[Measure, ...]) -> tuple[np.ndarray 
 
     if lists.items is None:
         return None, None
-    beyond = [m for m in measures if REGISTRY.definition(m).inputs(m) or REGISTRY.definition(m).is_system(m)]
+    beyond = [m for m in measures if REGISTRY.definition(m).beyond_accuracy]
     cutoffs = [m.cutoff for m in beyond]
     cutoff = None if not cutoffs or None in cutoffs else max(c for c in cutoffs if c is not None)
     codes = lists.items.code if cutoff is None else lists.items.code[lists.pos < cutoff]
@@ -315,8 +315,6 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
 
 def _frames(results: list[RunResult], settings: CompareSettings | None = None) -> tuple[Any, Any, Any, Any]:
     import pandas as pd
-
-    from harness.comparison import system_summary
 
     per_query = []
     for r in results:

@@ -183,8 +183,7 @@ class Experiment:
 
         def computed(m: Measure) -> bool:
             definition = REGISTRY.definition(m)
-            beyond = definition.needs is not None or definition.system is not None
-            if beyond and recommender_data and not dataset.inputs():
+            if definition.beyond_accuracy and recommender_data and not dataset.inputs():
                 return False
             return definition.inputs(m) <= dataset.inputs()
 

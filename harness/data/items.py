@@ -102,10 +102,11 @@ def _catalog(table: pa.Table, id: str, source: str, fmt: str) -> Catalog:
     ids = _ids(_column(table, id, "item id", path), "item", path)
     if table.num_rows == 0:
         raise InputFormatError("the items file has no rows", path=path, hint="list the catalogue's items, one per row")
-    codes = pc.dictionary_encode(ids).indices
     if pc.count_distinct(ids).as_py() != len(ids):
-        seen = np.zeros(len(ids), dtype=bool)
-        first_repeat = next(i for i, c in enumerate(to_numpy(codes).tolist()) if seen[c] or seen.__setitem__(c, True))
+        codes = to_numpy(pc.dictionary_encode(ids).indices)
+        repeated = np.ones(len(ids), dtype=bool)
+        repeated[np.unique(codes, return_index=True)[1]] = False  # each id's first row is not a repeat
+        first_repeat = int(np.flatnonzero(repeated)[0])
         raise InputFormatError(
             f"item {ids[first_repeat].as_py()!r} is listed twice",
             path=path, line=_first_line(fmt, first_repeat), hint="give each catalogue item one row",

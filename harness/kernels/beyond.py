@@ -259,15 +259,11 @@ class _Cooccurrence:
         return np.where(found, self.values[at] if self.keys.size else 0.0, 0.0)
 
 
-def _similarity(items: ItemData, sim: str, needed: np.ndarray):  # type: ignore[no-untyped-def]
-    """sim(a, b) for arrays of codes: cosine of co-occurrence (binary user vectors) or of feature vectors."""
-    if sim == "features":
-        assert items.features is not None
-        unit = items.features
-        return lambda a, b: np.einsum("ij,ij->i", unit[a], unit[b])
+def _cooccurrence_cosine(items: ItemData):  # type: ignore[no-untyped-def]
+    """sim(a, b) for arrays of codes: the cosine of the items' binary training-user vectors."""
     key = "cooccurrence"
-    if key not in items._cache:
-        items._cache[key] = _Cooccurrence(items, needed)
+    if key not in items._cache:  # one table per run: every listed and history item, shared by ILD and Serendipity
+        items._cache[key] = _Cooccurrence(items, _needed_codes(items))
     counts = items._cache[key]
     with np.errstate(divide="ignore"):
         scale = np.where(items.users > 0, 1.0 / np.sqrt(items.users), 0.0)
@@ -355,7 +351,7 @@ def _cooccurrence_pair_sums(lists: RankedLists, keep: np.ndarray, m: np.ndarray,
             squares = np.bincount(owner, weights=summed.data**2, minlength=n)
             sums[lo : lo + n] = (squares - with_users[lo : lo + n]) / 2.0
         return sums
-    similarity = _similarity(items, "cooccurrence", _needed_codes(items))
+    similarity = _cooccurrence_cosine(items)
     starts = lists.offsets[:-1]
     for lo, hi in _blocks(n_pairs):
         users = np.arange(lo, hi)
@@ -408,9 +404,6 @@ def serendipity(lists: RankedLists, k: int | None, sim: str, rel: float | None) 
     h_off, h_codes = items.history_offsets, items.history_codes
     h_len = np.diff(h_off)
     keep = _cut(lists, k)
-    rows = np.flatnonzero(keep)
-    q = lists.qidx[rows]
-    mean_sim = np.zeros(rows.size)
     if sim == "features":
         # sum over the list of rel_i (1 - x_i . h / |H|) = sum rel_i - (sum rel_i x_i) . h / |H|, h the history's
         # unit vectors summed: two sparse products, no per-item similarity
@@ -423,7 +416,10 @@ def serendipity(lists: RankedLists, k: int | None, sim: str, rel: float | None) 
             total = np.asarray(weighted.sum(axis=1)).ravel() - _row_dot(listed, history) / h_len
         out = _defined_mean(total, lists.sum(keep))
         return np.where(h_len > 0, out, np.nan)
-    similarity = _similarity(items, sim, _needed_codes(items))
+    rows = np.flatnonzero(keep)
+    q = lists.qidx[rows]
+    mean_sim = np.zeros(rows.size)
+    similarity = _cooccurrence_cosine(items)
     per_row_pairs = h_len[q]
     for lo, hi in _blocks(per_row_pairs):  # each (recommended item, history item) pair looked up
         r = np.arange(lo, hi)

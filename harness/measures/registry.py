@@ -118,6 +118,11 @@ class MeasureDef:
         """Whether a larger value is better, for this measure with its parameters."""
         return self.higher_is_better if self.direction is None else self.direction(measure)
 
+    @property
+    def beyond_accuracy(self) -> bool:
+        """It reads the items of the lists (coverage, diversity, novelty, popularity), not only their labels."""
+        return self.needs is not None or self.system is not None
+
     def inputs(self, measure: Measure) -> frozenset[str]:
         """What the measure reads besides qrels and run: 'train', 'items' (catalogue), 'features'."""
         return frozenset() if self.needs is None else self.needs(measure)

@@ -184,9 +184,7 @@ def _higher(measure: str) -> bool:
 
 def _beyond(measure: str) -> bool:
     """A beyond-accuracy measure (it reads the items: coverage, diversity, novelty, popularity)."""
-    m = parse_measure(measure)
-    definition = REGISTRY.definition(m)
-    return bool(definition.inputs(m)) or definition.system is not None
+    return REGISTRY.definition(parse_measure(measure)).beyond_accuracy
 
 
 def _long_tail_chart(long_tail: Any, dataset: str, systems: list[str]) -> Markup | None:
