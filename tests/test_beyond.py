@@ -242,6 +242,12 @@ def test_a_config_with_beyond_accuracy_measures_runs(folder: Path, tmp_path: Pat
     assert set(per_query["measure"]) == {"nDCG@2", "ILD@3", "Novelty@2"}  # a system measure has no per-query value
     diagnostics = json.loads(pd.read_csv(folder_out / "diagnostics.csv").to_json(orient="records"))[0]
     assert diagnostics["cold_recommendations"] == 1  # z
+    # the long tail at the largest cutoff (ILD@3): 7 twice (a, b), 007, y, z, x once: N = 6
+    tail = pd.read_csv(folder_out / "long_tail.csv")
+    # ranks log-spaced (at most 200 points), first and last kept: geomspace(1, 5, 5) rounds to 1, 2, 2, 3, 5
+    assert tail["cutoff"].tolist() == [3] * 4 and tail["rank"].tolist() == [1, 2, 3, 5]
+    assert tail["recommendations"].tolist() == [2, 1, 1, 1] and tail["items_recommended"].tolist() == [5] * 4
+    assert np.allclose(tail["cumulative_share"], [2 / 6, 3 / 6, 4 / 6, 1.0])
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning")
