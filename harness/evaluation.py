@@ -56,8 +56,12 @@ class Evaluator:
         self.query_measures = tuple(m for m in self.measures if not definitions[m].is_system(m))
         self.system_measures = tuple(m for m in self.measures if definitions[m].is_system(m))
         self.items: ItemContext | None = None
-        self._cooccurrence = any(d.inputs(m) == frozenset({"train"}) and m.name in ("ILD", "Serendipity")
-                                 for m, d in definitions.items())  # fmt: skip
+        cooccurrence = [m for m, d in definitions.items()
+                        if d.inputs(m) == frozenset({"train"}) and m.name in ("ILD", "Serendipity")]  # fmt: skip
+        self._cooccurrence = bool(cooccurrence)
+        # one pass of the similarity kernels serves every cutoff: it goes as deep as the deepest one
+        cutoffs = [m.cutoff for m in cooccurrence]
+        self._pair_depth = None if not cutoffs or None in cutoffs else max(c for c in cutoffs if c is not None)
         beyond = any(d.beyond_accuracy for d in definitions.values())
         if train is not None or items is not None or beyond:
             self.items = ItemContext(train, items, as_qrels(qrels))
@@ -84,7 +88,8 @@ class Evaluator:
         """The aligned lists with each row's item and the item statistics (when a measure reads them)."""
         if self.items is None:
             return aligned.lists
-        data = self.items.for_run(aligned.item_array(), aligned.query_ids, cooccurrence=self._cooccurrence)
+        data = self.items.for_run(aligned.item_array(), aligned.query_ids, cooccurrence=self._cooccurrence,
+                                  pair_depth=self._pair_depth)  # fmt: skip
         return dataclasses.replace(aligned.lists, items=data)
 
     def evaluate_aligned(self, name: str, aligned: Aligned, lists: RankedLists | None = None) -> PerQuery:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -278,19 +279,92 @@ def test_beyond_accuracy_reaches_mlflow_the_gate_and_the_report(folder: Path, tm
     assert "Beyond accuracy" in html and "the long tail" in html
 
 
-def test_both_cooccurrence_routes_agree() -> None:
-    """ILD's co-occurrence pairs summed by the factored product and by pair lookups: the same values."""
-    from harness.kernels.beyond import _cooccurrence_pair_sums
+def _random_cooccurrence_case(seed: int) -> dict[str, Any]:
+    """Lists over known, user-less and cold items, histories with repeats and gaps, lists shorter than k."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(seed)
+    n_known, n_cold, n_train_users, n_users = 40, 3, 25, 30
+    pairs = np.unique(np.c_[rng.integers(0, n_known - 5, 200), rng.integers(0, n_train_users, 200)], axis=0)
+    item_users = sparse.csr_matrix((np.ones(len(pairs), np.int32), (pairs[:, 0], pairs[:, 1])), shape=(n_known, n_train_users))
+    users = np.asarray(item_users.sum(axis=1)).ravel().astype(np.float64)
+    users = np.concatenate([users, np.zeros(n_cold)])  # codes 35..39 have no users; 40..42 are cold
+    lengths = rng.integers(0, 12, n_users)
+    codes = np.concatenate([rng.permutation(n_known + n_cold)[:n] for n in lengths]).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    history = [list(rng.integers(0, n_known, rng.integers(0, 6))) for _ in range(n_users)]  # repeats allowed
+    h_off = np.concatenate([[0], np.cumsum([len(h) for h in history])]).astype(np.int64)
+    h_codes = np.array([c for h in history for c in h], dtype=np.int64)
+    scale = np.where(users > 0, 1 / np.sqrt(np.maximum(users, 1)), 0.0)
+    return dict(item_users=item_users, codes=codes, offsets=offsets, history=history, h_off=h_off, h_codes=h_codes,
+                scale=scale, n_known=n_known)  # fmt: skip
+
+
+def _reference_cosine(case: dict[str, Any], a: int, b: int) -> float:
+    """|U_a & U_b| / sqrt(|U_a| |U_b|) from the sets themselves; 0 for cold items and items without users."""
+    if a >= case["n_known"] or b >= case["n_known"]:
+        return 0.0
+    matrix = case["item_users"]
+    users_a, users_b = set(matrix[a].indices), set(matrix[b].indices)
+    return len(users_a & users_b) / np.sqrt(len(users_a) * len(users_b)) if users_a and users_b else 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("k", [1, 4, None])
+def test_compiled_cooccurrence_sums_match_the_sets(seed: int, k: int | None) -> None:
+    """The compiled kernels against co-occurrence counted from the user sets, pair by pair; any thread split alike."""
+    from harness.kernels._cooccurrence import earlier_pair_sums, history_sums
+
+    case = _random_cooccurrence_case(seed)
+    codes, offsets, matrix = case["codes"], case["offsets"], case["item_users"]
+    starts = offsets[:-1]
+    ends = starts + (np.diff(offsets) if k is None else np.minimum(np.diff(offsets), k))
+    expected_pairs, expected_history = np.zeros(codes.size), np.zeros(codes.size)
+    for q, (lo, hi) in enumerate(zip(starts, ends, strict=True)):
+        for r in range(lo, hi):
+            expected_pairs[r] = sum(_reference_cosine(case, codes[r], codes[r2]) for r2 in range(lo, r))
+            expected_history[r] = sum(_reference_cosine(case, codes[r], h) for h in case["history"][q])
+    arguments = (matrix, matrix.T.tocsr(), case["scale"])
+    by_thread_count = [earlier_pair_sums(codes, starts, ends, *arguments, threads=t) for t in (1, 3)]
+    np.testing.assert_allclose(by_thread_count[0], expected_pairs, rtol=1e-12, atol=1e-15)
+    assert np.array_equal(by_thread_count[0], by_thread_count[1])
+    by_thread_count = [history_sums(codes, starts, ends, case["h_off"], case["h_codes"], *arguments, threads=t) for t in (1, 3)]
+    np.testing.assert_allclose(by_thread_count[0], expected_history, rtol=1e-12, atol=1e-15)
+    assert np.array_equal(by_thread_count[0], by_thread_count[1])
+    assert (expected_pairs > 0).any() == (k != 1) and (expected_history > 0).any()  # k = 1: a list has no pairs
+
+
+def test_cooccurrence_values_do_not_depend_on_the_other_cutoffs_asked_for() -> None:
+    """One similarity pass serves every cutoff (to the deepest); a cutoff's values are those it gets alone, bit for bit."""
     from tests.test_beyond_golden import BEYOND_ACCURACY
 
     qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     run = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"})
-    evaluator = Evaluator(qrels, ["ILD@10"], train=read_train(BEYOND_ACCURACY / "train.csv"))
+    train = read_train(BEYOND_ACCURACY / "train.csv")
+    together = Evaluator(qrels, ["ILD@3", "Serendipity@2", "ILD@9", "Serendipity(rel=3)@9"], train=train).evaluate(run)
+    for column, name in [(0, "ILD@3"), (1, "Serendipity@2")]:
+        alone = Evaluator(qrels, [name], train=train).evaluate(run)
+        assert np.array_equal(alone.values[:, 0], together.values[:, column], equal_nan=True)
+    assert not np.array_equal(together.values[:, 0], together.values[:, 2], equal_nan=True)  # the cutoffs do differ
+
+
+def test_the_runs_own_counts_equal_the_resampling_product() -> None:
+    """coverage_counts of the run itself (one pass over its rows) equals the sparse product resamples use, bit for bit."""
+    from harness.kernels.beyond import coverage_counts
+    from tests.test_beyond_golden import BEYOND_ACCURACY
+
+    qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    run = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"})
+    evaluator = Evaluator(qrels, ["Coverage@10"], train=read_train(BEYOND_ACCURACY / "train.csv"))
     lists = evaluator.item_lists(evaluator.align(run))
-    keep, m = lists.pos < 7, np.minimum(lists.n_ret, 7)
-    factored = _cooccurrence_pair_sums(lists, keep, m, route="factored")
-    pairs = _cooccurrence_pair_sums(lists, keep, m, route="pairs")
-    assert np.allclose(factored, pairs, rtol=1e-12, atol=1e-12) and (pairs > 0).all()
+    rng = np.random.default_rng(3)
+    for k in (3, None):
+        weights = np.vstack([np.ones(lists.n_queries), rng.random(lists.n_queries)])  # 1/length-like fractions too
+        both = coverage_counts(lists, k, weights)
+        for row in range(2):
+            alone = coverage_counts(lists, k, weights[row : row + 1].copy())
+            assert np.array_equal(alone[0], both[row])
+        assert both[0].sum() == (lists.n_ret if k is None else np.minimum(lists.n_ret, k)).sum()
 
 
 def test_harness_eval_prints_beyond_accuracy_values(folder: Path) -> None:
@@ -311,23 +385,6 @@ def test_harness_eval_prints_beyond_accuracy_values(folder: Path) -> None:
                  "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "-m", "ILD@10"],
                 out, err)  # fmt: skip
     assert code == 2 and "ILD@10 needs training interactions" in err.getvalue() and "--train" in err.getvalue()
-
-
-def test_sparse_cooccurrence_lookups_match_the_dense_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Large catalogues look pairs up in the sparse co-occurrence table: the same values as the dense one."""
-    import harness.kernels.beyond as beyond
-    from tests.test_beyond_golden import BEYOND_ACCURACY
-
-    def serendipity() -> np.ndarray:
-        qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
-        run = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"})
-        evaluator = Evaluator(qrels, ["Serendipity(rel=3)@10"], train=read_train(BEYOND_ACCURACY / "train.csv"))
-        return evaluator.evaluate(run).values
-
-    dense = serendipity()
-    monkeypatch.setattr(beyond, "DENSE_COOCCURRENCE_CELLS", 0)
-    sparse = serendipity()
-    assert np.allclose(dense, sparse, rtol=1e-13, atol=1e-13) and (dense > 0).any()
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning")

@@ -36,11 +36,6 @@ import numpy as np
 if TYPE_CHECKING:
     from harness.kernels._segments import RankedLists
 
-# Pair blocks: how many (item, item) similarities are gathered at once (bounds memory, not results).
-PAIR_BLOCK = 1 << 22
-# Largest dense co-occurrence table (int32 cells); beyond it, pairs are looked up in the sparse one.
-DENSE_COOCCURRENCE_CELLS = 1 << 28
-
 
 @dataclass(frozen=True, eq=False)
 class ItemData:
@@ -61,6 +56,10 @@ class ItemData:
         each query's training items (CSR over queries), or None without training data.
     item_users
         scipy CSR (known codes x training users), binary: for co-occurrence similarity.
+    pair_depth
+        the deepest cutoff of the co-occurrence measures asked for: each row's similarities
+        are computed once to this depth and shared by every shallower cutoff (None: each
+        measure's own).
     """
 
     code: np.ndarray
@@ -75,6 +74,7 @@ class ItemData:
     history_offsets: np.ndarray | None = None
     history_codes: np.ndarray | None = None
     item_users: Any = None
+    pair_depth: int | None = None
     cold_ids: Any = None  # Arrow strings: the ids of codes n_known.. (cold items), to join two runs' codes
     recbole_extra: Any = None  # Arrow strings: items RecBole counts beyond the known ones (qrels-only and cold)
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
@@ -100,20 +100,50 @@ def _items(lists: RankedLists) -> ItemData:
     return lists.items
 
 
-def _cut(lists: RankedLists, k: int | None) -> np.ndarray:
-    return np.ones(len(lists.label), dtype=bool) if k is None else lists.pos < k
+@dataclass(frozen=True)
+class _Cut:
+    """The rows of each user's first k, in row order (the per-user kernels touch only these).
+
+    ``rows`` None: every row (the lists are no deeper than k), so nothing is gathered.
+    """
+
+    rows: np.ndarray | None
+    qidx: np.ndarray
+    code: np.ndarray
+    length: np.ndarray  # float64 per user: items in its cut list
+    n_queries: int
+
+    def take(self, per_row: np.ndarray) -> np.ndarray:
+        return per_row if self.rows is None else per_row[self.rows]
+
+    def sum(self, values: np.ndarray) -> np.ndarray:
+        """Per-user sum over the cut rows (in row order: the sum over all rows with the others at 0, bit for bit)."""
+        return np.bincount(self.qidx, weights=np.asarray(values, dtype=np.float64), minlength=self.n_queries)
+
+    def mean(self, values: np.ndarray, counted: np.ndarray | None = None) -> np.ndarray:
+        """Per-user mean over the cut rows (only the ``counted`` ones); NaN when none count."""
+        if counted is None:
+            return _defined_mean(self.sum(values), self.length)
+        return _defined_mean(self.sum(np.where(counted, values, 0.0)), self.sum(counted))
+
+
+def _cut_view(lists: RankedLists, k: int | None) -> _Cut:
+    items = _items(lists)
+    key = ("cut", k)
+    if key not in items._cache:
+        length = lists.n_ret if k is None else np.minimum(lists.n_ret, k)
+        if k is None or int(lists.n_ret.max(initial=0)) <= k:
+            items._cache[key] = _Cut(None, lists.qidx, items.code, length.astype(np.float64), lists.n_queries)
+        else:
+            rows = np.flatnonzero(lists.pos < k)
+            items._cache[key] = _Cut(rows, lists.qidx[rows], items.code[rows], length.astype(np.float64), lists.n_queries)
+    return items._cache[key]  # type: ignore[no-any-return]
 
 
 def _defined_mean(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     out = np.full(sums.shape, np.nan)
     np.divide(sums, counts, out=out, where=counts > 0)
     return out
-
-
-def _list_mean(lists: RankedLists, k: int | None, per_row: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """Mean of ``per_row`` over each user's first k rows (those in ``rows`` too); NaN for an empty list."""
-    keep = _cut(lists, k) if rows is None else _cut(lists, k) & rows
-    return _defined_mean(lists.sum(np.where(keep, per_row, 0.0)), lists.sum(keep))
 
 
 # ---- popularity -----------------------------------------------------------------
@@ -124,8 +154,8 @@ def popularity(items: ItemData, pop: str) -> np.ndarray:
 
 def arp(lists: RankedLists, k: int | None, pop: str) -> np.ndarray:
     """Average recommendation popularity: mean over the list of the items' popularity (cold items 0)."""
-    items = _items(lists)
-    return _list_mean(lists, k, popularity(items, pop)[items.code])
+    cut = _cut_view(lists, k)
+    return cut.mean(popularity(_items(lists), pop)[cut.code])
 
 
 def recbole_tail(items: ItemData, ratio: float | None, count: float | None) -> np.ndarray:
@@ -163,15 +193,14 @@ def elliot_long_tail(items: ItemData, head: float) -> np.ndarray:
 
 def tail_share(lists: RankedLists, k: int | None, tail: np.ndarray) -> np.ndarray:
     """Share of each list in the tail set (RecBole TailPercentage, Elliot APLT)."""
-    return _list_mean(lists, k, tail[_items(lists).code].astype(np.float64))
+    cut = _cut_view(lists, k)
+    return cut.mean(tail[cut.code].astype(np.float64))
 
 
 def tail_count(lists: RankedLists, k: int | None, tail: np.ndarray) -> np.ndarray:
     """Number of long-tail items in each list (Elliot ACLT); NaN for an empty list."""
-    keep = _cut(lists, k)
-    counts = lists.sum(keep)
-    out = lists.sum(keep & tail[_items(lists).code])
-    return np.where(counts > 0, out, np.nan)
+    cut = _cut_view(lists, k)
+    return np.where(cut.length > 0, cut.sum(tail[cut.code]), np.nan)
 
 
 # ---- novelty --------------------------------------------------------------------
@@ -186,19 +215,19 @@ def self_information(items: ItemData, cold: str) -> tuple[np.ndarray, np.ndarray
 
 def novelty(lists: RankedLists, k: int | None, cold: str) -> np.ndarray:
     """Mean self-information of each list (msrec's novelty called on one user's rows)."""
-    items = _items(lists)
-    info, counted = self_information(items, cold)
-    return _list_mean(lists, k, info[items.code], counted[items.code])
+    info, counted = self_information(_items(lists), cold)
+    cut = _cut_view(lists, k)
+    return cut.mean(info[cut.code], counted[cut.code])
 
 
-def _discounted(lists: RankedLists, k: int | None, per_row: np.ndarray, rel: float | None) -> np.ndarray:
+def _discounted(lists: RankedLists, k: int | None, per_code: np.ndarray, rel: float | None) -> np.ndarray:
     """Elliot's EFD/EPC frame: sum of rel x disc x per_row over the list / sum of disc; NaN without a relevant test item."""
     from harness.kernels._segments import discount
 
-    keep = _cut(lists, k)
-    disc = np.where(keep, discount(lists.pos), 0.0)
-    relevant = lists.hits(rel)
-    value = _defined_mean(lists.sum(np.where(relevant, disc * per_row, 0.0)), lists.sum(disc))
+    cut = _cut_view(lists, k)
+    disc = discount(cut.take(lists.pos))
+    relevant = cut.take(lists.label) >= lists.level(rel)
+    value = _defined_mean(cut.sum(np.where(relevant, disc * per_code[cut.code], 0.0)), cut.sum(disc))
     value = np.where(np.isnan(value), 0.0, value)  # an empty list scores 0 for a user with relevant items
     return np.where(lists.num_rel(rel) > 0, value, np.nan)
 
@@ -211,98 +240,69 @@ def efd(lists: RankedLists, k: int | None, rel: float | None) -> np.ndarray:
     with np.errstate(divide="ignore"):
         info = -np.log2(items.users / total)
     info[~trained] = -np.log2(items.users[trained].min() / total) if trained.any() else 0.0  # Elliot's max novelty
-    return _discounted(lists, k, info[items.code], rel)
+    return _discounted(lists, k, info, rel)
 
 
 def epc(lists: RankedLists, k: int | None, rel: float | None) -> np.ndarray:
     """Expected popularity complement (Elliot): discounted, relevance-weighted 1 - pop_i / training users."""
     items = _items(lists)
     complement = 1.0 - items.users / max(items.n_train_users, 1)
-    return _discounted(lists, k, complement[items.code], rel)
+    return _discounted(lists, k, complement, rel)
 
 
 # ---- similarity -----------------------------------------------------------------
-class _Cooccurrence:
-    """|U_i & U_j| for pairs of items, from the binary item x training-user matrix.
-
-    A dense table over the items that occur when it fits (int32: exact), else a sorted
-    key lookup in the sparse product.
-    """
-
-    def __init__(self, items: ItemData, needed: np.ndarray) -> None:
-        self.position = np.full(items.n_codes + 1, -1, dtype=np.int64)
-        known = needed[(needed < items.item_users.shape[0]) & (items.users[needed] > 0)]
-        self.position[known] = np.arange(known.size)
-        sub = items.item_users[known]
-        gram = (sub @ sub.T).tocsr()
-        gram.sort_indices()
-        self.n = known.size
-        if self.n * self.n <= DENSE_COOCCURRENCE_CELLS:
-            self.dense: np.ndarray | None = gram.toarray().astype(np.int32).reshape(-1)
-        else:
-            self.dense = None
-            rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(gram.indptr))
-            self.keys = rows * self.n + gram.indices.astype(np.int64)
-            self.values = gram.data.astype(np.float64)
-
-    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        pa_, pb = self.position[a], self.position[b]
-        ok = (pa_ >= 0) & (pb >= 0)
-        key = np.where(ok, pa_ * self.n + pb, 0)
-        if self.dense is not None:
-            return np.where(ok, self.dense[key] if self.dense.size else 0, 0).astype(np.float64)
-        order = np.argsort(key, kind="stable")  # sorted needles: a searchsorted 5x faster (cache), same answers
-        at = np.empty(key.size, dtype=np.int64)
-        at[order] = np.searchsorted(self.keys, key[order])
-        at = np.minimum(at, max(self.keys.size - 1, 0))
-        found = ok & (self.keys.size > 0) & (self.keys[at] == key) if self.keys.size else np.zeros(key.size, dtype=bool)
-        return np.where(found, self.values[at] if self.keys.size else 0.0, 0.0)
+def _user_vectors(items: ItemData) -> tuple[Any, Any, np.ndarray]:
+    """The co-occurrence cosine's inputs: items x training users (CSR), its transpose (CSR), and 1 / sqrt(|U_i|)
+    per code (0 for items without training users). Built once per run: ILD and Serendipity at every cutoff share it."""
+    if "user_vectors" not in items._cache:
+        with np.errstate(divide="ignore"):
+            scale = np.where(items.users > 0, 1.0 / np.sqrt(items.users), 0.0)
+        items._cache["user_vectors"] = (items.item_users, items.item_users.T.tocsr(), scale)
+    return items._cache["user_vectors"]  # type: ignore[no-any-return]
 
 
-def _cooccurrence_cosine(items: ItemData):  # type: ignore[no-untyped-def]
-    """sim(a, b) for arrays of codes: the cosine of the items' binary training-user vectors."""
-    key = "cooccurrence"
-    if key not in items._cache:  # one table per run: every listed and history item, shared by ILD and Serendipity
-        items._cache[key] = _Cooccurrence(items, _needed_codes(items))
-    counts = items._cache[key]
-    with np.errstate(divide="ignore"):
-        scale = np.where(items.users > 0, 1.0 / np.sqrt(items.users), 0.0)
-    return lambda a, b: counts(a, b) * scale[a] * scale[b]
+def _cooccurrence_rows(lists: RankedLists, kind: str, k: int | None) -> np.ndarray:
+    """Per listed row, its co-occurrence cosines summed (compiled): to the rows before it in its list ("pairs"),
+    or to its user's training items ("history"). A row's sum does not depend on the cutoff, so it is computed
+    once, to the deepest cutoff asked for, and every cutoff reads its first k rows."""
+    from harness.kernels import _cooccurrence
+
+    items = _items(lists)
+    depth = k if k is None or items.pair_depth is None else max(k, items.pair_depth)
+    done = items._cache.setdefault(("cooccurrence", kind), {})
+    for computed, values in done.items():
+        if computed is None or (depth is not None and computed >= depth):
+            return values  # type: ignore[no-any-return]
+    starts = lists.offsets[:-1]
+    ends = starts + (lists.n_ret if depth is None else np.minimum(lists.n_ret, depth))
+    if kind == "pairs":
+        values = _cooccurrence.earlier_pair_sums(items.code, starts, ends, *_user_vectors(items))
+    else:
+        assert items.history_offsets is not None and items.history_codes is not None
+        values = _cooccurrence.history_sums(items.code, starts, ends, items.history_offsets, items.history_codes,
+                                            *_user_vectors(items))  # fmt: skip
+    done[depth] = values
+    return values
 
 
-def _needed_codes(items: ItemData) -> np.ndarray:
-    """Every item of the run's rows and of the users' histories: the co-occurrence table covers them all, once
-    (ILD and Serendipity at every cutoff share it)."""
-    present = np.bincount(items.code, minlength=items.n_codes) > 0
-    if items.history_codes is not None:
-        present |= np.bincount(items.history_codes, minlength=items.n_codes) > 0
-    return np.flatnonzero(present)
-
-
-def _blocks(per_user: np.ndarray) -> list[tuple[int, int]]:
-    """Consecutive user ranges whose pair counts sum to about PAIR_BLOCK (a user is never split)."""
-    ends = np.cumsum(per_user)
-    out, start, done = [], 0, 0
-    while start < len(per_user):
-        stop = int(np.searchsorted(ends, done + PAIR_BLOCK, side="right"))
-        stop = max(stop, start + 1)
-        out.append((start, stop))
-        done = int(ends[stop - 1])
-        start = stop
-    return out
-
-
-def _list_matrix(lists: RankedLists, keep: np.ndarray, values: np.ndarray | None = None) -> Any:
+def _list_matrix(lists: RankedLists, k: int | None, values: np.ndarray | None = None) -> Any:
     """Sparse (queries x codes): each user's cut list as a row (1, or ``values`` per row); rows in ranking order."""
     from scipy import sparse
 
-    items = _items(lists)
-    rows = np.flatnonzero(keep)
-    counts = np.bincount(lists.qidx[rows], minlength=lists.n_queries)
+    cut = _cut_view(lists, k)
     indptr = np.zeros(lists.n_queries + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    data = np.ones(rows.size) if values is None else np.asarray(values, dtype=np.float64)[rows]
-    return sparse.csr_matrix((data, items.code[rows], indptr), shape=(lists.n_queries, items.n_codes))
+    np.cumsum(cut.length.astype(np.int64), out=indptr[1:])
+    data = np.ones(cut.code.size) if values is None else cut.take(np.asarray(values, dtype=np.float64))
+    return sparse.csr_matrix((data, cut.code, indptr), shape=(lists.n_queries, _items(lists).n_codes))
+
+
+def _feature_sums(lists: RankedLists, k: int | None) -> np.ndarray:
+    """(queries x F): each user's cut list's unit feature vectors summed; ILD and Serendipity share it."""
+    items = _items(lists)
+    key = ("feature sums", k)
+    if key not in items._cache:
+        items._cache[key] = np.asarray(_list_matrix(lists, k) @ items.features)
+    return items._cache[key]  # type: ignore[no-any-return]
 
 
 def _history_matrix(items: ItemData, n_queries: int) -> Any:
@@ -317,75 +317,18 @@ def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", a, b)
 
 
-def _cooccurrence_pair_sums(lists: RankedLists, keep: np.ndarray, m: np.ndarray, route: str | None = None) -> np.ndarray:
-    """Sum over the unordered pairs of each list of the co-occurrence cosine, two exact ways, the cheaper one.
-
-    * factored: with x_i = (binary user vector of i) / sqrt(|U_i|), the pairs sum to
-      (|sum_i x_i|^2 - #items with users) / 2: one sparse product with the item x user matrix,
-      costing sum over the lists' rows of |U_i|;
-    * pairs: look each pair's |U_i & U_j| up in the items' co-occurrence table, costing about
-      k(k-1)/2 lookups per user plus building the table (sum over training users of their items^2).
-    """
-    items = _items(lists)
-    n_pairs = m * (m - 1) // 2
-    rows = np.flatnonzero(keep)
-    factored_cost = float(items.users[items.code[rows]].sum())
-    per_user_items = np.bincount(items.item_users.indices, minlength=items.item_users.shape[1]).astype(np.float64)
-    pairs_cost = 30.0 * float(n_pairs.sum()) + float((per_user_items**2).sum())
-    sums = np.zeros(lists.n_queries)
-    if route == "factored" or (route is None and factored_cost <= pairs_cost):
-        from scipy import sparse
-
-        with np.errstate(divide="ignore"):
-            scale = np.where(items.users > 0, 1.0 / np.sqrt(items.users), 0.0)
-        lists_scaled = _list_matrix(lists, keep, scale[items.code])
-        n_users = items.item_users.shape[1]
-        cold_rows = sparse.csr_matrix((items.n_codes - items.item_users.shape[0], n_users))
-        user_vectors = sparse.vstack([items.item_users.astype(np.float64), cold_rows]).tocsr()
-        with_users = lists.sum(keep & (items.users[items.code] > 0))
-        row_budget = max(1, int(PAIR_BLOCK // max(factored_cost / max(lists.n_queries, 1), 1.0)))
-        for lo in range(0, lists.n_queries, row_budget):
-            summed = (lists_scaled[lo : lo + row_budget] @ user_vectors).tocsr()
-            n = summed.shape[0]
-            owner = np.repeat(np.arange(n), np.diff(summed.indptr))  # each user's squares summed in its own order
-            squares = np.bincount(owner, weights=summed.data**2, minlength=n)
-            sums[lo : lo + n] = (squares - with_users[lo : lo + n]) / 2.0
-        return sums
-    similarity = _cooccurrence_cosine(items)
-    starts = lists.offsets[:-1]
-    for lo, hi in _blocks(n_pairs):
-        users = np.arange(lo, hi)
-        users = users[n_pairs[users] > 0]
-        if users.size == 0:
-            continue
-        # every row a of a list pairs with the rows after it: (m - 1 - a) partners each
-        mu = m[users]
-        row_count = np.repeat(mu, mu)
-        within = np.arange(int(mu.sum())) - np.repeat(np.cumsum(mu) - mu, mu)
-        first = np.repeat(starts[users], mu) + within
-        partners = row_count - 1 - within
-        a = np.repeat(first, partners)
-        b = a + 1 + (np.arange(int(partners.sum())) - np.repeat(np.cumsum(partners) - partners, partners))
-        owner = np.repeat(np.repeat(np.arange(users.size), mu), partners)
-        values = similarity(items.code[a], items.code[b])
-        sums[users] = np.bincount(owner, weights=values, minlength=users.size)
-    return sums
-
-
 def ild(lists: RankedLists, k: int | None, sim: str) -> np.ndarray:
     """Intra-list diversity: 1 - mean similarity over the unordered pairs of each list; NaN below 2 items."""
     items = _items(lists)
-    keep = _cut(lists, k)
-    m = np.minimum(lists.n_ret, k) if k is not None else lists.n_ret
-    n_pairs = m * (m - 1) // 2
+    cut = _cut_view(lists, k)
+    n_pairs = cut.length * (cut.length - 1) / 2
     if sim == "features":  # sum over pairs = (|sum of unit vectors|^2 - sum of |unit|^2) / 2: no pairs needed
         assert items.features is not None
-        matrix = _list_matrix(lists, keep)
-        total = np.asarray(matrix @ items.features)
-        self_sq = np.asarray(matrix @ _row_dot(items.features, items.features))
+        total = _feature_sums(lists, k)
+        self_sq = cut.sum(_row_dot(items.features, items.features)[cut.code])
         sums = (_row_dot(total, total) - self_sq) / 2.0
-    else:
-        sums = _cooccurrence_pair_sums(lists, keep, m)
+    else:  # each row's similarities to the rows before it (k(k-1)/2 pairs per user, compiled), summed per user
+        sums = cut.sum(cut.take(_cooccurrence_rows(lists, "pairs", k)))
     out = np.full(lists.n_queries, np.nan)
     ok = n_pairs > 0
     out[ok] = 1.0 - sums[ok] / n_pairs[ok]
@@ -401,40 +344,28 @@ def serendipity(lists: RankedLists, k: int | None, sim: str, rel: float | None) 
     items = _items(lists)
     if items.history_offsets is None or items.history_codes is None:
         raise ValueError("serendipity needs each user's training history")
-    h_off, h_codes = items.history_offsets, items.history_codes
-    h_len = np.diff(h_off)
-    keep = _cut(lists, k)
+    h_len = np.diff(items.history_offsets)
+    cut = _cut_view(lists, k)
     if sim == "features":
         # sum over the list of rel_i (1 - x_i . h / |H|) = sum rel_i - (sum rel_i x_i) . h / |H|, h the history's
         # unit vectors summed: two sparse products, no per-item similarity
         assert items.features is not None
-        relevance = np.ones(len(lists.label)) if rel is None else lists.hits(rel).astype(np.float64)
-        weighted = _list_matrix(lists, keep, relevance)
-        history = np.asarray(_history_matrix(items, lists.n_queries) @ items.features)
-        listed = np.asarray(weighted @ items.features)
+        if rel is None:
+            listed, weight = _feature_sums(lists, k), cut.length
+        else:
+            relevance = lists.hits(rel).astype(np.float64)
+            listed, weight = np.asarray(_list_matrix(lists, k, relevance) @ items.features), cut.sum(cut.take(relevance))
+        if "history features" not in items._cache:
+            items._cache["history features"] = np.asarray(_history_matrix(items, lists.n_queries) @ items.features)
+        history = items._cache["history features"]
         with np.errstate(invalid="ignore", divide="ignore"):
-            total = np.asarray(weighted.sum(axis=1)).ravel() - _row_dot(listed, history) / h_len
-        out = _defined_mean(total, lists.sum(keep))
-        return np.where(h_len > 0, out, np.nan)
-    rows = np.flatnonzero(keep)
-    q = lists.qidx[rows]
-    mean_sim = np.zeros(rows.size)
-    similarity = _cooccurrence_cosine(items)
-    per_row_pairs = h_len[q]
-    for lo, hi in _blocks(per_row_pairs):  # each (recommended item, history item) pair looked up
-        r = np.arange(lo, hi)
-        count = per_row_pairs[r]
-        a = np.repeat(items.code[rows[r]], count)
-        start = np.repeat(h_off[q[r]], count)
-        b = h_codes[start + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)]
-        owner = np.repeat(np.arange(r.size), count)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean_sim[r] = np.bincount(owner, weights=similarity(a, b), minlength=r.size) / count
-    relevance = np.ones(rows.size) if rel is None else lists.hits(rel)[rows].astype(np.float64)
-    per_row = np.zeros(len(lists.label))
-    per_row[rows] = (1.0 - mean_sim) * relevance
-    out = _defined_mean(lists.sum(per_row), lists.sum(keep))
-    return np.where(h_len > 0, out, np.nan)
+            total = weight - _row_dot(listed, history) / h_len
+        return np.where(h_len > 0, _defined_mean(total, cut.length), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unexpected = 1.0 - cut.take(_cooccurrence_rows(lists, "history", k)) / h_len[cut.qidx]
+    if rel is not None:
+        unexpected = np.where(cut.take(lists.label) >= rel, unexpected, 0.0)
+    return np.where(h_len > 0, cut.mean(unexpected), np.nan)
 
 
 def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
@@ -494,7 +425,7 @@ def _incidence(lists: RankedLists, k: int | None) -> Any:
     items = _items(lists)
     key = ("incidence", k)
     if key not in items._cache:
-        items._cache[key] = _list_matrix(lists, _cut(lists, k)).T.tocsr()
+        items._cache[key] = _list_matrix(lists, k).T.tocsr()
     return items._cache[key]
 
 
@@ -508,7 +439,12 @@ def coverage_counts(lists: RankedLists, k: int | None, weights: np.ndarray) -> n
     cached = items._cache.get("counts")
     if cached is not None and cached[0] == k and cached[1] is weights:
         return cached[2]  # type: ignore[no-any-return]
-    counts = np.asarray((_incidence(lists, k) @ np.asarray(weights, dtype=np.float64).T).T)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape[0] == 1:  # the run itself: one pass over its rows (the product sums the same terms in the same order)
+        cut = _cut_view(lists, k)
+        counts = np.bincount(cut.code, weights=w[0][cut.qidx], minlength=items.n_codes)[None, :]
+    else:
+        counts = np.asarray((_incidence(lists, k) @ w.T).T)
     items._cache["counts"] = (k, weights, counts)
     return counts
 
