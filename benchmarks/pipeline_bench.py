@@ -59,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario", choices=("recsys", "tiny"), default="recsys")
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--permutations", type=int, default=10_000)
+    parser.add_argument("--beyond", action="store_true", help="add training data, the catalogue and beyond-accuracy "
+                        "measures (system measures are resampled over users: stats.system_resamples, 200)")  # fmt: skip
     args = parser.parse_args(argv)
     folder = _prepare(args.scenario, args.data)
 
@@ -69,14 +71,23 @@ def main(argv: list[str] | None = None) -> int:
     from harness.store import write_tracking
     from harness.track import log_report, track_results
 
+    beyond_inputs, beyond_measures = "", ""
+    if args.beyond:
+        from beyond_bench import _prepare as prepare_beyond  # writes train.csv and items.csv once
+
+        prepare_beyond(args.scenario, args.data)
+        beyond_inputs = (f", train: {{path: {folder / 'train.csv'}, columns: {{user: user, item: item}}}}, "
+                         f"items: {{path: {folder / 'items.csv'}, id: item}}")  # fmt: skip
+        beyond_measures = ", Coverage@10, Entropy@10, Gini@10, Coverage@100, Novelty@10, ILD@10, APLT@10"
     with tempfile.TemporaryDirectory() as scratch:
         config = Path(scratch) / "bench.yaml"
         config.write_text(
             f"experiment: pipeline-bench\n"
-            f"datasets: [{{name: recsys, qrels: {folder / 'qrels.trec'}, segments: {{path: {folder / 'segments.csv'}}}}}]\n"
+            f"datasets: [{{name: recsys, qrels: {folder / 'qrels.trec'}, segments: {{path: {folder / 'segments.csv'}}}"
+            f"{beyond_inputs}}}]\n"
             f"systems:\n  - {{name: production, runs: {{recsys: {folder / 'run.trec'}}}}}\n"
             f"  - {{name: candidate, runs: {{recsys: {folder / 'candidate.trec'}}}}}\n"
-            f"measures: [nDCG@10, P@10, R@100, AP, RR@10]\nbaseline: production\n"
+            f"measures: [nDCG@10, P@10, R@100, AP, RR@10{beyond_measures}]\nbaseline: production\n"
             f"stats: {{permutations: {args.permutations}, resamples: {args.permutations}}}\n"
             f"report:\n  release:\n    production: production\n    candidate: candidate\n"
             f"    guards: [{{measure: nDCG@10, max_drop: 0.005, significant: true}}, {{measure: R@100, segment: new}}]\n"
