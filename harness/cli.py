@@ -139,7 +139,7 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
     judged = set(evaluator.prepared.index)
     for run in runs:
         judged_query_ids(run, judged, str(args.qrels))
-    return conventions, evaluator, named, runs, labels
+    return conventions, evaluator, named, runs, labels, qrels
 
 
 def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -152,7 +152,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     measures = [parse_measure(m) for m in texts]
     if len(args.runs) < 2:
         raise HarnessError("compare needs at least two runs", hint="harness compare QRELS RUN_A RUN_B [RUN ...] -m nDCG@10")
-    _, evaluator, _, runs, labels = _load_inputs(args, measures)
+    _, evaluator, _, runs, labels, _ = _load_inputs(args, measures)
     if evaluator.system_measures:
         raise HarnessError(
             f"{evaluator.system_measures[0]} has one value per run, not per query: compare tests it in a config",
@@ -201,27 +201,34 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     items = _eval_items(args.m)
     measures = [i.measure for i in items if i.measure is not None]
-    conventions, evaluator, named, runs, labels = _load_inputs(args, measures)
+    conventions, evaluator, named, runs, labels, qrels = _load_inputs(args, measures)
+    on_dask = _eval_on_dask(args, err, evaluator, items, qrels, runs, conventions) if args.engine == "dask" else None
     lines: list[str] = []
     records: list[dict[str, object]] = []
-    for run, label, (given, _) in zip(runs, labels, named, strict=True):
-        aligned = evaluator.align(run)
-        if aligned.stats.judged_queries_missing and not args.c and conventions.queries.value == "qrels":
+    for number, (run, label, (given, _)) in enumerate(zip(runs, labels, named, strict=True)):
+        aligned = None if on_dask is not None else evaluator.align(run)
+        stats = on_dask[number].stats if on_dask is not None else aligned.stats  # type: ignore[union-attr]
+        if stats.judged_queries_missing and not args.c and conventions.queries.value == "qrels":
             err.write(
-                f"harness: note: {aligned.stats.judged_queries_missing} judged queries are not in {label} and count as 0 "
+                f"harness: note: {stats.judged_queries_missing} judged queries are not in {label} and count as 0 "
                 "(trec_eval does so only with -c; without it, it averages over the queries the run answered: "
                 "--queries intersection)\n"
             )
         runid = given or run.name  # one run: the tag in the file, as trec_eval prints it
         if len(runs) > 1 and args.format == "trec" and not any(i.measure is None and i.display == "runid" for i in items):
             lines.append(f"{'runid':<22}\tall\t{label}\n")
-        lists = evaluator.item_lists(aligned)
-        per_query = evaluator.evaluate_aligned(run.name, aligned, lists)
-        system = {m: float(v[0]) for m, v in evaluator.system_values(lists).items()}  # one value per run: no per-query line
+        system: dict[Any, float] = {}
+        strings = {}
+        if aligned is None:
+            assert on_dask is not None
+            per_query = on_dask[number].per_query
+        else:
+            lists = evaluator.item_lists(aligned)
+            per_query = evaluator.evaluate_aligned(run.name, aligned, lists)
+            system = {m: float(v[0]) for m, v in evaluator.system_values(lists).items()}  # one value per run: no per-query line
+            lengths = {i.relstring_length for i in items if i.display.startswith("relstring")}
+            strings = {length: relstrings(aligned.lists, length) for length in lengths}
         index = {m: j for j, m in enumerate(per_query.measures)}
-        strings = {
-            i.relstring_length: relstrings(aligned.lists, i.relstring_length) for i in items if i.display.startswith("relstring")
-        }
         summary = {
             i.display: system[i.measure] if i.measure in system
             else aggregate_values(i.measure, per_query.values[:, index[i.measure]])
@@ -275,6 +282,29 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _eval_on_dask(args: argparse.Namespace, err: TextIO, evaluator: Any, items: list[Any], qrels: Any, runs: list[Any],
+                  conventions: Any) -> list[Any]:  # fmt: skip
+    """Every run evaluated on a Dask cluster (``--engine dask``): the per-query values of this machine, bit for bit."""
+    from harness._extras import missing_dask
+    from harness.config.schema import Engine
+    from harness.engine_dask import client_for, evaluate_runs
+
+    problem = missing_dask()
+    if problem:
+        raise HarnessError(problem, hint="pip install 'harness[dask]'")
+    if evaluator.system_measures:
+        raise HarnessError(f"{evaluator.system_measures[0]} has one value per run over every user: the dask engine does not "
+                           "compute it yet", hint="evaluate system measures without --engine dask")  # fmt: skip
+    if any(i.display.startswith("relstring") for i in items):
+        raise HarnessError("relstring prints each query's documents: not with --engine dask", hint="drop -m relstring")
+    context = evaluator.items
+    progress = _progress(args, err)
+    with client_for(Engine(name="dask", scheduler=args.scheduler), progress) as client:
+        return evaluate_runs(client, qrels, runs, evaluator.query_measures, conventions, (10,),
+                             None if context is None else context.train, None if context is None else context.catalog,
+                             progress=progress)  # fmt: skip
+
+
 def _progress(args: argparse.Namespace, err: TextIO):  # type: ignore[no-untyped-def]
     """Progress on stderr: bars on a terminal, heartbeat lines in a log; nothing with --quiet."""
     from harness.progress import Progress
@@ -302,7 +332,12 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.config.load import load_config
     from harness.pipeline import run_experiment
 
-    experiment = load_config(args.config, _overrides(args), args.output)
+    overrides = _overrides(args)
+    if args.engine is not None:
+        overrides["engine.name"] = args.engine
+    if args.scheduler is not None:
+        overrides["engine.scheduler"] = args.scheduler
+    experiment = load_config(args.config, overrides, args.output)
     if args.no_tracking:
         import dataclasses
 
@@ -454,6 +489,13 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--items-id", default="item", metavar="COL", help="the catalogue's id column (default item)")
 
 
+def _engine_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--engine", choices=("local", "dask"), default=None,
+                        help="where runs are evaluated: this machine, or a Dask cluster (harness[dask])")  # fmt: skip
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="with --engine dask: tcp://host:8786; default an active Client, else a LocalCluster")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="harness", description="Evaluation harness for ranking and recommender systems.")
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
@@ -484,6 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-n", action="store_true", help="no summary: per-query values only (with -q)")
     ev.add_argument("--format", choices=("trec", "csv", "json"), default="trec")
     _input_arguments(ev)
+    _engine_arguments(ev)
     ev.set_defaults(handler=_cmd_eval)
 
     cp = sub.add_parser("compare", help="paired significance tests between runs, from the command line")
@@ -522,6 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
     rn.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="override any config key: --set stats.permutations=1000, --set ties=average")  # fmt: skip
+    _engine_arguments(rn)
     rn.set_defaults(handler=_cmd_run)
 
     va = sub.add_parser("validate", help="check a config and its files without computing")

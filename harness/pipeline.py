@@ -37,7 +37,7 @@ from harness.previous import describe as describe_previous
 from harness.previous import load_previous, previous_result
 from harness.progress import SILENT, Progress
 from harness.release import Verdict, evaluate_gate
-from harness.results import RunResult, long_tail_rows, summarize
+from harness.results import RunResult, long_tail_cutoff, long_tail_rows, recommendation_counts, summarize
 from harness.store import SavedResults, write_results, write_tracking
 
 _quiet = SILENT
@@ -129,20 +129,6 @@ def _checked_run(dataset: Dataset, system: System, path: Path, judged: set[str],
     return run, judged_query_ids(run, judged, f"dataset {dataset.name!r} ({dataset.qrels})")
 
 
-def _item_counts(lists: Any, measures: tuple[Measure, ...]) -> tuple[np.ndarray | None, int | None]:
-    """How often each recommended item is recommended, descending, at the largest cutoff of the beyond-accuracy measures."""
-    from harness.measures.registry import REGISTRY
-
-    if lists.items is None:
-        return None, None
-    beyond = [m for m in measures if REGISTRY.definition(m).beyond_accuracy]
-    cutoffs = [m.cutoff for m in beyond]
-    cutoff = None if not cutoffs or None in cutoffs else max(c for c in cutoffs if c is not None)
-    codes = lists.items.code if cutoff is None else lists.items.code[lists.pos < cutoff]
-    counts = np.bincount(codes)
-    return np.sort(counts[counts > 0])[::-1].astype(np.float64), cutoff
-
-
 def check_guard_segments(experiment: Experiment) -> None:
     """Every guard's segment exists in a segments file of its dataset(s): checked before anything is computed."""
     import difflib
@@ -174,6 +160,13 @@ def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
     results: list[RunResult] = []
     earlier: dict[str, SavedResults] = {}
     total = sum(1 for d in experiment.datasets for s in experiment.systems if s.previous is not None or s.run_for(d.name))
+    if experiment.engine.name == "dask":
+        from harness.engine_dask import client_for
+
+        with client_for(experiment.engine, progress) as client, progress.task("evaluating", total) as advance:
+            for dataset in experiment.datasets:
+                results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance, client))
+        return results
     with progress.task("evaluating", total) as advance:
         for dataset in experiment.datasets:
             results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance))
@@ -186,8 +179,9 @@ def _evaluate_dataset(
     earlier: dict[str, SavedResults],
     progress: Progress,
     advance: Callable[[], None],
+    client: Any = None,
 ) -> list[RunResult]:
-    """Every system on one dataset, in the config's order: recomputed from its run, or reused."""
+    """Every system on one dataset, in the config's order: recomputed from its run, or reused (``client``: on Dask)."""
     results: list[RunResult] = []
     evaluator = _evaluator(experiment, dataset, experiment.measures, progress)
     skipped = ", ".join(str(m) for m in experiment.measures if m not in evaluator.measures)
@@ -214,14 +208,17 @@ def _evaluate_dataset(
             diagnostics["measures_not_computed"] = skipped
         advance()
         system_measures = evaluator.system_measures
-        counts, cutoff = _item_counts(lists, evaluator.measures)
+        cutoff = long_tail_cutoff(evaluator.measures)
+        counts = None if lists.items is None else recommendation_counts(lists.items.code, lists.pos, cutoff)
         return RunResult(dataset.name, system.name, per_query, seg, diagnostics,
                          lists if system_measures else None, system_measures, counts, cutoff)  # fmt: skip
 
     # Runs are independent and the kernels release the GIL in their array work: threads use every core
     # (two 20M-row runs: 12 s instead of 27 s on 2 cores), and each run's values are those of a serial run.
     workers = min(experiment.engine.workers or os.cpu_count() or 1, max(1, len(with_runs)))
-    if workers > 1:
+    if client is not None:
+        evaluated = _evaluate_on_dask(experiment, dataset, evaluator, with_runs, segments, skipped, client, progress, advance)
+    elif workers > 1:
         with ThreadPoolExecutor(workers) as pool:
             evaluated = dict(zip([s.name for s in with_runs], pool.map(evaluate_one, with_runs), strict=True))
     else:
@@ -237,6 +234,38 @@ def _evaluate_dataset(
         elif system.name in evaluated:
             results.append(evaluated[system.name])
     return results
+
+
+def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evaluator, systems: list[System],
+                      segments: dict[str, str], skipped: str, client: Any, progress: Progress,
+                      advance: Callable[[], None]) -> dict[str, RunResult]:  # fmt: skip
+    """The dataset's runs evaluated on the Dask cluster: the same per-query values and diagnostics as here."""
+    from harness.engine_dask import RunSource, evaluate_runs
+
+    c = dataset.run_columns
+    runs: list[Any] = []
+    for system in systems:  # read by the workers (TREC text streamed to Parquet first), never whole here
+        path = system.run_for(dataset.name)
+        assert path is not None
+        runs.append(RunSource(path, system.name, {"query": c.query, "doc": c.doc, "score": c.value}))
+    items = evaluator.items
+    done = evaluate_runs(client, _load_qrels(dataset), runs, evaluator.query_measures, evaluator.prepared.conventions,
+                         experiment.cutoffs, None if items is None else items.train, None if items is None else items.catalog,
+                         experiment.engine.partitions, progress)  # fmt: skip
+    out = {}
+    for system, evaluated in zip(systems, done, strict=True):
+        per_query = evaluated.per_query
+        seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
+        diagnostics = dict(evaluated.diagnostics)
+        diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
+        if items is not None and (dataset.train or dataset.items):
+            diagnostics["cold_recommendations"] = evaluated.cold_recommendations
+        if skipped:
+            diagnostics["measures_not_computed"] = skipped
+        advance()
+        out[system.name] = RunResult(dataset.name, system.name, per_query, seg, diagnostics, item_counts=evaluated.item_counts,
+                                     item_counts_cutoff=evaluated.item_counts_cutoff)  # fmt: skip
+    return out
 
 
 def _versions() -> dict[str, str | None]:

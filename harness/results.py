@@ -145,6 +145,18 @@ class RunResult:
         return masks
 
 
+def long_tail_cutoff(measures: tuple[Measure, ...]) -> int | None:
+    """The cutoff the long tail is counted at: the largest of the beyond-accuracy measures' (None: whole lists)."""
+    cutoffs = [m.cutoff for m in measures if REGISTRY.definition(m).beyond_accuracy]
+    return None if not cutoffs or None in cutoffs else max(c for c in cutoffs if c is not None)
+
+
+def recommendation_counts(codes: np.ndarray, pos: np.ndarray, cutoff: int | None) -> np.ndarray:
+    """How often each recommended item is recommended within ``cutoff``, descending (the long tail)."""
+    counts = np.bincount(codes if cutoff is None else codes[pos < cutoff])
+    return np.sort(counts[counts > 0])[::-1].astype(np.float64)
+
+
 def long_tail_rows(result: RunResult, points: int = 200) -> list[dict[str, object]]:
     """The recommendation-count curve of a run, at most ``points`` ranks (log-spaced, first and last kept)."""
     if result.item_counts is None or result.item_counts.size == 0:

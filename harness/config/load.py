@@ -728,11 +728,13 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     engine_section = root.section("engine")
     engine = Engine()
     if engine_section is not None:
-        engine_section.check_keys(("workers",))
-        workers = engine_section.value("workers", int, None)
-        if workers is not None and workers < 1:
-            raise engine_section.error("workers", f"workers must be at least 1, got {workers}", hint="write workers: 2")
-        engine = Engine(workers)
+        engine = _engine(engine_section)
+        system = [m for m in measures if REGISTRY.definition(m).is_system(m)]
+        if engine.name == "dask" and system:
+            raise engine_section.error(
+                "name", f"{system[0]} has one value per run over every user: the dask engine does not compute it yet",
+                hint="evaluate system measures (Coverage, RecItems, Entropy, Gini) with the local engine",
+            )  # fmt: skip
     tracking_section = root.section("tracking")
     tracking = Tracking()
     if tracking_section is not None:
@@ -770,3 +772,29 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         report=_report(root, systems, datasets, measures, schemes),
         engine=engine,
     )
+
+
+def _engine(section: _Section) -> Engine:
+    """``engine: {workers}`` (one machine) or ``engine: {name: dask, scheduler, n_workers, memory_limit, partitions}``."""
+    section.check_keys(("name", "workers", "scheduler", "n_workers", "memory_limit", "partitions"))
+    name = section.value("name", str, "local")
+    if name not in ("local", "dask"):
+        raise section.error("name", f"unknown engine {name!r}", hint="write name: local (one machine) or name: dask")
+    counts = {key: section.value(key, int, None) for key in ("workers", "n_workers", "partitions")}
+    for key, count in counts.items():
+        if count is not None and count < 1:
+            raise section.error(key, f"{key} must be at least 1, got {count}", hint=f"write {key}: 2")
+    memory_limit = section.value("memory_limit", (str, int), None)
+    scheduler = section.value("scheduler", str, None)
+    if name == "local":
+        given = [key for key in ("scheduler", "n_workers", "memory_limit", "partitions") if key in section.items]
+        if given:
+            raise section.error(given[0], f"{given[0]} is a setting of the dask engine", hint="add name: dask, or remove it")
+    else:
+        from harness._extras import missing_dask
+
+        problem = missing_dask()
+        if problem:
+            raise section.error("name", problem, hint="pip install 'harness[dask]'")
+    return Engine(counts["workers"], name, scheduler, counts["n_workers"],
+                  None if memory_limit is None else str(memory_limit), counts["partitions"])  # fmt: skip

@@ -113,9 +113,20 @@ class Tracking:
 
 @dataclass(frozen=True)
 class Engine:
-    """How the work is spread: ``workers`` runs are evaluated at once (threads; the same numbers as one)."""
+    """How the work is spread; every engine gives the same numbers, bit for bit.
+
+    ``local``: one machine, ``workers`` runs evaluated at once (threads). ``dask``: each run
+    and the judgments are shuffled by query onto a Dask cluster (``scheduler``: an address, or
+    ``local`` for a LocalCluster of ``n_workers`` with ``memory_limit`` each) in ``partitions``
+    pieces, and every piece is evaluated by the single-machine code.
+    """
 
     workers: int | None = None  # None: as many as the machine has cores, at most one per run
+    name: str = "local"
+    scheduler: str | None = None  # dask: "tcp://host:8786", or None / "local" (an active Client if any, else a LocalCluster)
+    n_workers: int | None = None  # dask LocalCluster: None = one per core
+    memory_limit: str | None = None  # dask LocalCluster, per worker: "768MiB"; None = the machine's memory shared
+    partitions: int | None = None  # dask: None = one per ~200,000 run rows
 
 
 @dataclass(frozen=True)

@@ -195,7 +195,7 @@ class PreparedQrels:
                 raise InputFormatError(
                     f"negative relevance label {labels[row]:g}",
                     path=qrels.source,
-                    line=line_of_row(qrels.source, row) if not qrels.source.startswith("<") else None,
+                    line=line_of_row(qrels.source, qrels.file_row(row)) if not qrels.source.startswith("<") else None,
                     hint="set negative_labels to 'unjudged' (trec_eval) or 'nonrelevant'",
                 )
             if conventions.negative_labels is NegativeLabels.NONRELEVANT:
@@ -211,7 +211,7 @@ class PreparedQrels:
         if dropped.size:
             if conventions.duplicates is Duplicates.ERROR:
                 row = int(dropped[0])
-                raise _duplicate_error(qrels.source, "qrels", str(qrels.query_id[row]), str(docs[row]), row)
+                raise _duplicate_error(qrels.source, "qrels", str(qrels.query_id[row]), str(docs[row]), qrels.file_row(row))
             keep = np.ones(codes.size, dtype=bool)
             keep[dropped] = False
             rows = np.flatnonzero(keep)
@@ -327,7 +327,8 @@ def _duplicates(
     dropped = _duplicate_rows(sorted_keys, rows.codes, rows.docs, rows.score if conv.duplicates is Duplicates.MAX else None)
     if dropped.size and conv.duplicates is Duplicates.ERROR:
         row = int(dropped[0])
-        raise _duplicate_error(run.source, "run", str(universe[rows.codes[row]]), str(rows.docs[row]), int(rows.source[row]))
+        raise _duplicate_error(run.source, "run", str(universe[rows.codes[row]]), str(rows.docs[row]),
+                               run.file_row(int(rows.source[row])))  # fmt: skip
     return sorted_keys, dropped
 
 

@@ -16,7 +16,7 @@ Run('bm25': 2 rows, 1 queries, from <dict>)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,6 +61,11 @@ class Qrels:
     doc_id: pa.Array | pa.ChunkedArray
     relevance: np.ndarray
     source: str = "<qrels>"
+    # each row's data row in ``source`` when these rows are a piece of it (a Dask partition): errors name the file's line
+    file_rows: np.ndarray | None = field(default=None, repr=False)
+
+    def file_row(self, row: int) -> int:
+        return row if self.file_rows is None else int(self.file_rows[row])
 
     def __post_init__(self) -> None:
         _check_numbers(self.relevance, "relevance", self.source)
@@ -115,6 +120,10 @@ class Run:
     score: np.ndarray
     name: str = "run"
     source: str = "<run>"
+    file_rows: np.ndarray | None = field(default=None, repr=False)  # as Qrels.file_rows
+
+    def file_row(self, row: int) -> int:
+        return row if self.file_rows is None else int(self.file_rows[row])
 
     def __post_init__(self) -> None:
         _check_numbers(self.score, "score", self.source)

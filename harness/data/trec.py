@@ -13,6 +13,7 @@ import gzip
 import io
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -50,8 +51,8 @@ def _first_data_line(path: Path) -> str | None:
     return None
 
 
-def _fast_read(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataType]) -> pa.Table | None:
-    """Arrow's reader for files with a single-character separator; None when it does not fit."""
+def _fast_options(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataType]) -> tuple[Any, Any, Any, str] | None:
+    """Arrow's read, parse and convert options for a file with a single-character separator; None when it does not fit."""
     try:
         first = _first_data_line(path)
     except (UnicodeDecodeError, OSError):
@@ -61,23 +62,78 @@ def _fast_read(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataTyp
     delimiter = "\t" if "\t" in first else " "
     if delimiter == " " and ("  " in first.strip() or first.startswith(" ")):
         return None
-    try:
-        table = pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(column_names=list(columns), block_size=1 << 22),  # small blocks: lower peak memory
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types=types, include_columns=list(types), quoted_strings_can_be_null=False, strings_can_be_null=False
-            ),
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
-        return None
+    return (
+        pacsv.ReadOptions(column_names=list(columns), block_size=1 << 22),  # small blocks: lower peak memory
+        pacsv.ParseOptions(delimiter=delimiter, quote_char=False),
+        pacsv.ConvertOptions(
+            column_types=types, include_columns=list(types), quoted_strings_can_be_null=False, strings_can_be_null=False
+        ),
+        delimiter,
+    )
+
+
+def _fits(table: pa.Table, types: dict[str, pa.DataType], delimiter: str) -> bool:
     for name, kind in types.items():
         if table[name].null_count:
-            return None
+            return False
         # With tab separators a field could still hold spaces, which trec_eval splits on.
         if delimiter == "\t" and kind == pa.string() and pc.any(pc.match_substring(table[name], " ")).as_py():
-            return None
+            return False
+    return True
+
+
+def _fast_read(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataType]) -> pa.Table | None:
+    """Arrow's reader for files with a single-character separator; None when it does not fit."""
+    options = _fast_options(path, columns, types)
+    if options is None:
+        return None
+    read, parse, convert, delimiter = options
+    try:
+        table = pacsv.read_csv(path, read_options=read, parse_options=parse, convert_options=convert)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        return None
+    return table if _fits(table, types, delimiter) else None
+
+
+class NotStreamable(Exception):
+    """The file is not plain enough for the streaming reader: read it whole (which names any error's line)."""
+
+
+def stream_run(path: str | Path, rows_per_block: int = 1 << 20) -> Iterator[pa.Table]:
+    """A TREC run's (qid, docid, score) in blocks of about ``rows_per_block`` rows, never the whole file at once.
+
+    For runs larger than memory (the dask engine converts them to Parquet piece by piece).
+    Raises :class:`NotStreamable` (possibly after some blocks) when a block does not parse
+    cleanly: :func:`read_run` then reads the file and reports the line at fault.
+    """
+    path = Path(path)
+    _check_exists(path, "run")
+    types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
+    options = _fast_options(path, RUN_COLUMNS, types)
+    if options is None:
+        raise NotStreamable(str(path))
+    read, parse, convert, delimiter = options
+    read.block_size = int(min(read.block_size, max(1 << 16, rows_per_block * 16)))  # a line is at least ~16 bytes
+    try:
+        reader = pacsv.open_csv(pa.input_stream(str(path), compression="detect"), read_options=read, parse_options=parse,
+                                convert_options=convert)  # fmt: skip
+        pending: list[pa.RecordBatch] = []
+        size = 0
+        for batch in reader:
+            pending.append(batch)
+            size += batch.num_rows
+            if size >= rows_per_block:
+                yield _checked_block(pa.Table.from_batches(pending), types, delimiter)
+                pending, size = [], 0
+        if pending:
+            yield _checked_block(pa.Table.from_batches(pending), types, delimiter)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        raise NotStreamable(str(path)) from None
+
+
+def _checked_block(table: pa.Table, types: dict[str, pa.DataType], delimiter: str) -> pa.Table:
+    if not _fits(table, types, delimiter) or np.isnan(to_numpy(table["score"])).any():
+        raise NotStreamable("a block does not parse cleanly")
     return table
 
 

@@ -1,0 +1,324 @@
+"""The Dask engine: the same evaluation, spread over a cluster, to the same bits.
+
+A run and the judgments are stacked (a ``kind`` column tells them apart, a ``line``
+column keeps each row's place in its file) and shuffled by query id, so every query's
+retrieved rows and all its judgments land in one partition. Each partition is then
+evaluated by the single-machine :class:`~harness.evaluation.Evaluator`: the query
+universe, duplicates, R, the ideal ranking and the tie order stay that code's job, and
+since a query's values depend on its own rows only (``tests/test_partition.py``), the
+per-query values are those of one process, bit for bit. Rows are put back in file order
+inside each partition, so ``ties: input_order`` and ``duplicates: first`` keep their
+meaning after the shuffle.
+
+What comes back to the client is the per-query table (one row per query, not per
+document) and each partition's alignment counts; aggregates, comparisons and the
+diagnostics are then computed by the same code as on one machine.
+
+Dask is an optional extra (``pip install 'harness[dask]'``), imported only here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from harness._extras import missing_dask
+from harness.config.schema import Engine
+from harness.conventions import Conventions, Queries
+from harness.data.align import AlignStats
+from harness.data.model import Qrels, Run
+from harness.diagnostics import combine
+from harness.errors import InputFormatError
+from harness.results import PerQuery, long_tail_cutoff
+
+if TYPE_CHECKING:
+    from harness.data.items import Catalog, Interactions
+    from harness.measures.spec import Measure
+
+ROWS_PER_PARTITION = 200_000  # about what a 768 MiB worker evaluates comfortably
+ROWS_PER_FILE = 1_000_000  # the Parquet pieces written for a text run: what each worker reads at once
+QRELS, RUN = 0, 1
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """One run evaluated on the cluster: its per-query table, alignment counts and diagnostics."""
+
+    per_query: PerQuery
+    stats: AlignStats
+    diagnostics: dict[str, object]
+    cold_recommendations: int = 0  # recommended items neither the training data nor the catalogue knows
+    item_counts: np.ndarray | None = None  # the long tail: recommendations per recommended item, descending
+    item_counts_cutoff: int | None = None
+
+
+@contextmanager
+def client_for(engine: Engine, progress: Any = None) -> Iterator[Any]:
+    """The Dask client: the scheduler named, else an active Client, else a LocalCluster made (and closed) here."""
+    problem = missing_dask()
+    if problem:
+        raise InputFormatError(problem, hint="pip install 'harness[dask]'")
+    import logging
+
+    from distributed import Client, LocalCluster, get_client
+
+    # the p2p shuffle logs each shuffle's start and end as warnings: noise in a harness log
+    logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
+    owned: list[Any] = []
+    if engine.scheduler not in (None, "local"):
+        try:
+            client = Client(engine.scheduler, timeout="20s")
+        except OSError as error:
+            raise InputFormatError(
+                f"cannot reach the Dask scheduler at {engine.scheduler}: {error}",
+                hint="check the address (tcp://host:8786) and that the scheduler runs",
+            ) from None
+        owned.append(client)
+    else:
+        try:
+            client = get_client()
+        except ValueError:  # no active client: a cluster of our own on this machine
+            cluster = LocalCluster(n_workers=engine.n_workers, threads_per_worker=1, processes=True,
+                                   memory_limit=engine.memory_limit or "auto", dashboard_address=":0")  # fmt: skip
+            client = Client(cluster)
+            owned += [client, cluster]
+    if progress is not None:
+        progress(f"dask: {len(client.scheduler_info().get('workers', {}))} workers; dashboard {client.dashboard_link}")
+    try:
+        yield client
+    finally:
+        for thing in owned:
+            thing.close()
+
+
+def _table(query: Any, doc: Any, value: np.ndarray, kind: int, file_rows: np.ndarray | None = None) -> pa.Table:
+    rows = np.arange(len(value), dtype=np.int64) if file_rows is None else file_rows
+    return pa.table({"query": pa.chunked_array([query]) if isinstance(query, pa.Array) else query,
+                     "doc": pa.chunked_array([doc]) if isinstance(doc, pa.Array) else doc,
+                     "value": pa.array(np.asarray(value, dtype=np.float64)), "line": pa.array(rows),
+                     "kind": pa.array(np.full(len(value), kind, dtype=np.int8))})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RunSource:
+    """A run file for the cluster, not read here: TREC text is converted to Parquet block by block (harness's own
+    reader checks it: an error names the file's line), Parquet files and folders are read by the workers as they are,
+    other tables are read whole by harness's reader first. ``columns``: query, doc, score -> column (tables)."""
+
+    path: Path
+    name: str
+    columns: dict[str, str] | None = None
+
+
+def _run_frame(source: Run | RunSource, folder: Path) -> tuple[Any, int]:
+    """(a Dask frame of the run's rows: query, doc, value, line, kind; its number of rows)."""
+    import dask.dataframe as dd
+
+    from harness.data.load import load_run
+    from harness.data.tables import table_format_of
+    from harness.data.trec import NotStreamable, stream_run
+
+    if isinstance(source, Run):
+        return dd.read_parquet(write_pieces(folder, _table(source.query_id, source.doc_id, source.score, RUN))), len(source)
+    path = Path(source.path)
+    fmt = "parquet" if path.is_dir() else table_format_of(path)
+    if fmt == "parquet":
+        return _parquet_run(path, source.columns or {})
+    if fmt is None:  # TREC text: streamed, never whole in memory here
+        try:
+            written = 0
+            folder.mkdir(parents=True, exist_ok=True)
+            for i, block in enumerate(stream_run(path)):
+                rows = np.arange(written, written + len(block), dtype=np.int64)
+                pq.write_table(_table(block["qid"], block["docid"], block["score"].to_numpy(), RUN, rows),
+                               folder / f"part-{i:05d}.parquet")  # fmt: skip
+                written += len(block)
+            if written:
+                return dd.read_parquet(folder), written
+        except NotStreamable:
+            for stale in folder.glob("*.parquet"):
+                stale.unlink()
+    run = load_run(path, source.columns, name=source.name)  # names the line at fault, or reads what streaming could not
+    return _run_frame(run, folder)
+
+
+def _parquet_run(path: Path, columns: dict[str, str]) -> tuple[Any, int]:
+    """A Parquet run (file or folder) as the workers read it; ``line`` counts rows in Dask's order of the pieces."""
+    import dask.dataframe as dd
+
+    names = {"query": columns.get("query", "query"), "doc": columns.get("doc", "doc"), "score": columns.get("score", "score")}
+    frame = dd.read_parquet(path, columns=list(names.values()))
+    frame = frame.rename(columns={v: k for k, v in names.items()})
+    lengths = frame.map_partitions(len).compute().tolist()
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64).tolist()
+
+    def numbered(part: Any, start: int) -> Any:
+        out = part.rename(columns={"score": "value"}).astype({"query": str, "doc": str, "value": "float64"})
+        out["line"] = np.arange(start, start + len(part), dtype=np.int64)
+        out["kind"] = np.int8(RUN)
+        return out[["query", "doc", "value", "line", "kind"]]
+
+    from dask.delayed import delayed
+
+    pieces = frame.to_delayed()
+    meta = numbered(frame._meta, 0)  # the columns and types of a piece, from the empty frame
+    numbered_parts = [delayed(numbered)(piece, start) for piece, start in zip(pieces, starts, strict=True)]
+    return dd.from_delayed(numbered_parts, meta=meta), int(sum(lengths))
+
+
+def write_pieces(folder: Path, table: pa.Table) -> Path:
+    """The rows as Parquet files of ROWS_PER_FILE rows in ``folder`` (read by the workers in parallel)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, start in enumerate(range(0, max(len(table), 1), ROWS_PER_FILE)):
+        pq.write_table(table.slice(start, ROWS_PER_FILE), folder / f"part-{i:05d}.parquet")
+    return folder
+
+
+def evaluate_runs(
+    client: Any,
+    qrels: Qrels,
+    runs: Sequence[Run | RunSource],
+    measures: tuple[Measure, ...],
+    conventions: Conventions,
+    cutoffs: tuple[int, ...],
+    train: Interactions | None = None,
+    items: Catalog | None = None,
+    partitions: int | None = None,
+    progress: Any = None,
+) -> list[Evaluated]:
+    """Each run evaluated on the cluster; the per-query values of one process, bit for bit.
+
+    The inputs are written as Parquet pieces (in a temporary folder the workers read: on a
+    remote cluster it must be on storage they share) and read back by Dask.
+    """
+    import dask.dataframe as dd
+    from dask.delayed import delayed
+
+    with tempfile.TemporaryDirectory(prefix="harness-dask-") as scratch:
+        judged = write_pieces(Path(scratch) / "qrels", _table(qrels.query_id, qrels.doc_id, qrels.relevance, QRELS))
+        shared = client.scatter([train, items], broadcast=True) if (train is not None or items is not None) else [None, None]
+        tail_cutoff = long_tail_cutoff(measures)
+        out = []
+        for number, run in enumerate(runs):
+            rows, n_rows = _run_frame(run, Path(scratch) / f"run{number}")
+            n_parts = partitions or max(1, math.ceil(n_rows / ROWS_PER_PARTITION))
+            both = dd.concat([dd.read_parquet(judged), rows])
+            shuffled = both.shuffle(on="query", npartitions=n_parts)
+            source = run.source if isinstance(run, Run) else str(run.path)
+            work = [delayed(_evaluate_piece)(part, [str(m) for m in measures], conventions, cutoffs, run.name,
+                                             qrels.source, source, shared[0], shared[1], tail_cutoff)
+                    for part in shuffled.to_delayed()]  # fmt: skip
+            futures = client.compute(work)
+            done = _gather(futures, progress, f"dask: {run.name}, {n_parts} partitions")
+            evaluated = _assemble(run.name, measures, done, cutoffs, tail_cutoff)
+            if evaluated.stats.run_rows and evaluated.stats.run_queries_unjudged == evaluated.stats.run_queries:
+                raise InputFormatError(f"no query of the run is judged in {qrels.source}", path=source,
+                                       hint="check that the run and the qrels use the same query ids "
+                                       "(and the column mapping for tables)")  # fmt: skip
+            out.append(evaluated)
+        return out
+
+
+def _gather(futures: list[Any], progress: Any, what: str) -> list[Any]:
+    from distributed import as_completed
+
+    if progress is None:
+        return [f.result() for f in futures]
+    with progress.task(what, len(futures)) as advance:
+        for _ in as_completed(futures):
+            advance()
+    return [f.result() for f in futures]
+
+
+def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, cutoffs: tuple[int, ...], name: str,
+                    qrels_source: str, run_source: str, train: Any, items: Any, cutoff: int | None) -> Piece:  # fmt: skip
+    """One partition: its queries' judgments and rows, back in file order, through the single-machine evaluator."""
+    from harness.diagnostics import per_query_parts
+    from harness.evaluation import Evaluator
+
+    frame = frame.sort_values(["kind", "line"], kind="stable")
+    kind = frame["kind"].to_numpy()
+    judged, ranked = frame[kind == QRELS], frame[kind == RUN]
+    if not len(judged) and (conventions.queries is not Queries.RUN or not len(ranked)):
+        # no judged query here: under queries=qrels/intersection nothing to evaluate; the rows still count
+        n_queries = int(ranked["query"].nunique())
+        return None, AlignStats(len(ranked), n_queries, n_queries, 0, 0, 0), _NO_ITEMS
+
+    def strings(column: Any) -> pa.Array:
+        return pa.array(column.to_numpy(dtype=object), pa.string())
+
+    qrels = Qrels(strings(judged["query"]), strings(judged["doc"]), judged["value"].to_numpy(), qrels_source,
+                  file_rows=judged["line"].to_numpy())  # fmt: skip
+    run = Run(strings(ranked["query"]), strings(ranked["doc"]), ranked["value"].to_numpy(), name, run_source,
+              file_rows=ranked["line"].to_numpy())  # fmt: skip
+    evaluator = Evaluator(qrels, measures, conventions, train=train, items=items)
+    aligned = evaluator.align(run)
+    lists = evaluator.item_lists(aligned)
+    per_query = evaluator.evaluate_aligned(name, aligned, lists)
+    recommended = _NO_ITEMS
+    if lists.items is not None:  # the long tail's counts: by code for known items (the same codes everywhere), by id for cold
+        data = lists.items
+        codes = data.code if cutoff is None else data.code[lists.pos < cutoff]
+        counts = np.bincount(codes, minlength=data.n_codes)
+        cold_ids = [] if data.cold_ids is None else data.cold_ids.to_pylist()
+        cold_rows = int((~(data.in_train | data.in_catalog)[data.code]).sum())  # over every row, as the diagnostics count
+        recommended = (counts[: data.n_known], dict(zip(cold_ids, counts[data.n_known :].tolist(), strict=True)), cold_rows)
+    import pandas as pd
+
+    table = pd.DataFrame({"query_id": per_query.query_ids, "in_run": per_query.in_run})
+    for j in range(len(per_query.measures)):
+        table[f"m{j}"] = per_query.values[:, j]
+    for key, values in per_query_parts(aligned, cutoffs).items():
+        table[key] = values
+    return table, aligned.stats, recommended
+
+
+# a partition's per-query table (None: no query), alignment counts, and recommendation counts (known items by code, cold
+# items by id; None without item data)
+Piece = tuple[Any, AlignStats, "tuple[np.ndarray, dict[str, int], int] | None"]
+_NO_ITEMS = None
+
+
+def _assemble(name: str, measures: tuple[Measure, ...], done: list[Piece], cutoffs: tuple[int, ...],
+              cutoff: int | None) -> Evaluated:  # fmt: skip
+    """The partitions' tables in the universe's query order (strcmp order, as on one machine), and their counts summed."""
+    import pandas as pd
+
+    tables = [t for t, _, _ in done if t is not None]
+    stats = [s for _, s, _ in done]
+    recommended = [r for _, _, r in done if r is not None]
+    item_counts, cold_rows = None, 0
+    if recommended:  # integer counts: summed exactly, whatever the partitioning
+        known = np.sum([r[0] for r in recommended], axis=0)
+        cold: dict[str, int] = {}
+        cold_rows = sum(r[2] for r in recommended)
+        for _, by_id, _ in recommended:
+            for item, count in by_id.items():
+                cold[item] = cold.get(item, 0) + count
+        every = np.concatenate([known, np.array(list(cold.values()), dtype=known.dtype)])
+        item_counts = np.sort(every[every > 0])[::-1].astype(np.float64)
+    whole = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame({"query_id": [], "in_run": []})
+    order = np.argsort(whole["query_id"].to_numpy(dtype=object), kind="stable")  # str order: code point = UTF-8 byte order
+    whole = whole.iloc[order].reset_index(drop=True)
+    query_ids = whole["query_id"].to_numpy(dtype=object)
+    values = np.column_stack([whole[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]) if measures \
+        else np.zeros((len(whole), 0))  # fmt: skip
+    in_run = whole["in_run"].to_numpy(dtype=bool)
+    total = AlignStats(*(sum(getattr(s, f.name) for s in stats) for f in dataclasses.fields(AlignStats)))
+    parts = {key: whole[key].to_numpy() for key in whole.columns if key.startswith(("n_ret", "tied_", "judged_"))}
+    if "n_ret" not in parts:
+        parts["n_ret"] = np.zeros(0, dtype=np.int64)
+        for k in cutoffs or (10,):
+            parts[f"tied_{k}"], parts[f"judged_{k}"] = np.zeros(0, dtype=bool), np.zeros(0)
+    per_query = PerQuery(name, query_ids, tuple(measures), values, in_run)
+    return Evaluated(per_query, total, combine(total, in_run, parts, cutoffs), cold_rows, item_counts, cutoff)

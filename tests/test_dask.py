@@ -1,0 +1,210 @@
+"""The dask engine on a real LocalCluster (2 worker processes, small memory limits): one machine's numbers, bit for bit."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from harness.config.load import load_config
+from harness.config.schema import Engine
+from harness.conventions import Conventions
+from harness.data.model import Qrels, Run
+from harness.diagnostics import diagnose
+from harness.errors import ConfigError, InputFormatError
+from harness.evaluation import Evaluator
+from harness.measures.parse import parse_measure
+
+MEASURES = tuple(parse_measure(m) for m in ("nDCG@10", "AP", "P@5", "RR", "R@100", "bpref", "Success@3"))
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
+                      dashboard_address=":0") as cluster, Client(cluster) as active:  # fmt: skip
+        yield active  # harness's engine finds the active client: one cluster for the module
+
+
+def _generated(n_queries: int, depth: int, seed: int = 5) -> tuple[Qrels, Run]:
+    """A run of n_queries x depth rows in shuffled order, with tied scores and repeated documents; judgments for most
+    of its queries and for queries it does not answer."""
+    rng = np.random.default_rng(seed)
+    query = np.repeat(np.char.add("q", np.arange(n_queries).astype(str)), depth)
+    doc = np.char.add("d", rng.integers(0, 20 * depth, query.size).astype(str))  # some (query, doc) pairs repeat
+    score = np.round(rng.random(query.size), 2)  # ties
+    order = rng.permutation(query.size)
+    run = Run(pa.array(query[order]), pa.array(doc[order]), score[order], name="generated", source="<generated run>")
+    judged_queries = np.arange(n_queries // 10, n_queries + n_queries // 10)  # 10% unjudged, 10% judged but unanswered
+    j_query = np.repeat(np.char.add("q", judged_queries.astype(str)), 8)
+    j_doc = np.char.add("d", rng.integers(0, 20 * depth, j_query.size).astype(str))
+    _, first = np.unique(np.char.add(np.char.add(j_query, " "), j_doc), return_index=True)
+    keep = np.sort(first)
+    relevance = rng.integers(-1, 3, keep.size).astype(np.float64)  # -1: pooled but unjudged
+    return Qrels(pa.array(j_query[keep]), pa.array(j_doc[keep]), relevance, source="<generated qrels>"), run
+
+
+@pytest.mark.slow
+def test_two_million_rows_evaluate_to_the_same_bits(client: Any) -> None:
+    from harness.engine_dask import evaluate_runs
+
+    qrels, run = _generated(20_000, 100)
+    assert len(run) == 2_000_000
+    conventions = Conventions.from_mapping({"duplicates": "max"})
+    evaluator = Evaluator(qrels, MEASURES, conventions)
+    aligned = evaluator.align(run)
+    local = evaluator.evaluate_aligned(run.name, aligned)
+    (dask,) = evaluate_runs(client, qrels, [run], MEASURES, conventions, (5, 10))
+    assert np.array_equal(dask.per_query.query_ids, local.query_ids)
+    assert np.array_equal(dask.per_query.values, local.values, equal_nan=True)  # ==, not isclose
+    assert np.array_equal(dask.per_query.in_run, local.in_run)
+    assert dask.diagnostics == diagnose(aligned, (5, 10))
+    assert dask.stats.duplicates_dropped > 0 and dask.stats.run_queries_unjudged == 2_000  # the cases are exercised
+
+
+@pytest.mark.parametrize("conventions", [
+    {"ties": "input_order", "duplicates": "first", "queries": "run"},
+    {"ties": "pessimistic", "duplicates": "max", "queries": "intersection", "depth": 30, "judged_only": True},
+    {"ties": "average", "duplicates": "first", "negative_labels": "nonrelevant"},
+])  # fmt: skip
+def test_file_order_conventions_survive_the_shuffle(client: Any, conventions: dict[str, object]) -> None:
+    """input_order ties and duplicates: first read the file order, which the shuffle destroys and the engine restores."""
+    from harness.engine_dask import evaluate_runs
+
+    qrels, run = _generated(1_500, 40, seed=9)
+    measures = MEASURES if conventions.get("ties") != "average" else tuple(parse_measure(m) for m in ("nDCG@10", "P@5"))
+    conv = Conventions.from_mapping(conventions)
+    evaluator = Evaluator(qrels, measures, conv)
+    aligned = evaluator.align(run)
+    local = evaluator.evaluate_aligned(run.name, aligned)
+    (dask,) = evaluate_runs(client, qrels, [run], measures, conv, (10,), partitions=7)
+    assert np.array_equal(dask.per_query.query_ids, local.query_ids)
+    assert np.array_equal(dask.per_query.values, local.values, equal_nan=True)
+    assert dask.diagnostics == diagnose(aligned, (10,))
+
+
+def test_a_duplicate_names_the_file_and_its_line(client: Any, tmp_path: Path) -> None:
+    from harness.data.load import load_qrels, load_run
+    from harness.engine_dask import evaluate_runs
+
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 2.0 r\nq2 Q0 b 1 2.0 r\nq2 Q0 c 2 1.0 r\nq2 Q0 b 3 0.5 r\n")
+    qrels, run = load_qrels(tmp_path / "qrels.txt"), load_run(tmp_path / "run.txt")
+    with pytest.raises(InputFormatError) as raised:
+        evaluate_runs(client, qrels, [run], MEASURES[:1], Conventions(), (10,), partitions=2)
+    assert "'b' is listed twice for query 'q2'" in str(raised.value) and raised.value.line == 4
+    assert str(raised.value.path).endswith("run.txt")
+
+
+def _tables(experiment: Any) -> dict[str, pd.DataFrame]:
+    from harness.pipeline import _frames, comparison_tables, evaluate_experiment
+
+    results = evaluate_experiment(experiment)
+    per_query, summary, diagnostics, long_tail = _frames(results)
+    return {"per_query": per_query, "summary": summary, "diagnostics": diagnostics, "long_tail": long_tail,
+            **comparison_tables(experiment, results)}  # fmt: skip
+
+
+def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_path: Path) -> None:
+    """The demo on the cluster: per-query values, summaries and every p-value of every comparison, equal exactly."""
+    from harness.demo import ROOT, generate
+
+    generate(tmp_path)
+    (tmp_path / "configs").mkdir()
+    shutil.copy(ROOT / "configs" / "demo.yaml", tmp_path / "configs" / "demo.yaml")
+    overrides = {  # system measures (one value over every user) stay on the local engine for now
+        "measures": ["nDCG", "P", "R", "AP", "RR@10", "Success@10", "Novelty@10", "ILD(sim=features)@10", "Serendipity@10",
+                     "ARP@10", "APLT@10"],
+        "stats.permutations": 2000,
+        "report.release.guards": [{"measure": "nDCG@10", "max_drop": 0.005, "significant": True}],
+    }  # fmt: skip
+    local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
+    on_dask = dataclasses.replace(local, engine=Engine(name="dask", partitions=3))
+    expected, got = _tables(local), _tables(on_dask)
+    assert set(expected) == set(got) and "comparisons" in got
+    for name, table in expected.items():
+        pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
+    p_values = [c for c in got["comparisons"].columns if c.startswith("p_")]
+    assert len(p_values) >= 3 and got["comparisons"][p_values].notna().any().all()
+
+
+def test_engine_config_errors_are_located(tmp_path: Path) -> None:
+    from harness.demo import ROOT, generate
+
+    generate(tmp_path)
+    (tmp_path / "configs").mkdir()
+    config = tmp_path / "configs" / "demo.yaml"
+    shutil.copy(ROOT / "configs" / "demo.yaml", config)
+    with pytest.raises(ConfigError) as raised:  # the demo measures Coverage@10: one value over every user
+        load_config(config, {"engine.name": "dask"})
+    assert "Coverage@10 has one value per run over every user" in str(raised.value)
+    with pytest.raises(ConfigError) as raised:
+        load_config(config, {"engine.name": "spark"})
+    assert "unknown engine 'spark'" in str(raised.value)
+    with pytest.raises(ConfigError) as raised:
+        load_config(config, {"engine.partitions": 4})
+    assert "partitions is a setting of the dask engine" in str(raised.value)
+
+
+def test_harness_eval_on_dask_prints_what_it_prints_here(client: Any, tmp_path: Path) -> None:
+    from harness.cli import main
+    from harness.demo import generate
+
+    generate(tmp_path)
+    qrels, run = tmp_path / "runs" / "trec-demo" / "qrels.txt", tmp_path / "runs" / "trec-demo" / "bm25.run"
+    outputs = []
+    for extra in ([], ["--engine", "dask"]):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["eval", "-q", "-m", "ndcg_cut.10", "-m", "map", "-m", "P.5", *extra, str(qrels), str(run)], out, err)
+        assert code == 0, err.getvalue()
+        outputs.append(out.getvalue())
+    assert outputs[0] == outputs[1] and outputs[0].count("\n") > 20
+
+
+def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tmp_path: Path) -> None:
+    """A TREC text run (streamed to Parquet block by block) and the same run as a Parquet file and as a folder of pieces:
+    the values of the run read whole, here."""
+    import pyarrow.parquet as pq
+
+    from harness.data.load import load_run
+    from harness.data.trec import stream_run
+    from harness.engine_dask import RunSource, evaluate_runs
+
+    qrels, run = _generated(600, 30, seed=3)
+    text = tmp_path / "run.txt"
+    q, d, score = run.query_id.to_pylist(), run.doc_id.to_pylist(), run.score.tolist()
+    text.write_text("".join(f"{a} Q0 {b} {i} {c!r} tag\n" for i, (a, b, c) in enumerate(zip(q, d, score, strict=True))))
+    blocks = list(stream_run(text, rows_per_block=5_000))
+    assert len(blocks) > 2 and sum(len(b) for b in blocks) == len(run)
+    table = pa.table({"user": run.query_id, "item": run.doc_id, "s": run.score})
+    pq.write_table(table, tmp_path / "run.parquet")
+    (tmp_path / "pieces").mkdir()
+    for i, start in enumerate(range(0, len(table), 4_000)):
+        pq.write_table(table.slice(start, 4_000), tmp_path / "pieces" / f"{i:03d}.parquet")
+    conventions = Conventions.from_mapping({"duplicates": "first", "ties": "input_order"})
+    evaluator = Evaluator(qrels, MEASURES, conventions)
+    local = evaluator.evaluate(load_run(text))
+    columns = {"query": "user", "doc": "item", "score": "s"}
+    sources = [RunSource(text, "t"), RunSource(tmp_path / "run.parquet", "p", columns),
+               RunSource(tmp_path / "pieces", "f", columns)]  # fmt: skip
+    for evaluated in evaluate_runs(client, qrels, sources, MEASURES, conventions, (10,), partitions=3):
+        assert np.array_equal(evaluated.per_query.values, local.values, equal_nan=True)
+
+
+def test_a_bad_line_in_a_streamed_run_is_named(client: Any, tmp_path: Path) -> None:
+    from harness.engine_dask import RunSource, evaluate_runs
+
+    qrels, _ = _generated(20, 5)
+    (tmp_path / "run.txt").write_text("q2 Q0 a 1 2.0 r\nq2 Q0 b 2 1.5 r\nq3 Q0 c 1 high r\n")
+    with pytest.raises(InputFormatError) as raised:
+        evaluate_runs(client, qrels, [RunSource(tmp_path / "run.txt", "r")], MEASURES[:1], Conventions(), (10,))
+    assert raised.value.line == 3 and "score 'high' is not a number" in str(raised.value)
