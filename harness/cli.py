@@ -222,6 +222,8 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if aligned is None:
             assert on_dask is not None
             per_query = on_dask[number].per_query
+            if on_dask[number].lists is not None:
+                system = {m: float(v[0]) for m, v in evaluator.system_values(on_dask[number].lists).items()}
         else:
             lists = evaluator.item_lists(aligned)
             per_query = evaluator.evaluate_aligned(run.name, aligned, lists)
@@ -292,9 +294,10 @@ def _eval_on_dask(args: argparse.Namespace, err: TextIO, evaluator: Any, items: 
     problem = missing_dask()
     if problem:
         raise HarnessError(problem, hint="pip install 'harness[dask]'")
-    if evaluator.system_measures:
-        raise HarnessError(f"{evaluator.system_measures[0]} has one value per run over every user: the dask engine does not "
-                           "compute it yet", hint="evaluate system measures without --engine dask")  # fmt: skip
+    uncut = [m for m in evaluator.system_measures if m.cutoff is None]
+    if uncut:
+        raise HarnessError(f"{uncut[0]} counts every recommended item of every list: with --engine dask give it a cutoff",
+                           hint=f"write {uncut[0]}@10")  # fmt: skip
     if any(i.display.startswith("relstring") for i in items):
         raise HarnessError("relstring prints each query's documents: not with --engine dask", hint="drop -m relstring")
     context = evaluator.items
@@ -302,7 +305,7 @@ def _eval_on_dask(args: argparse.Namespace, err: TextIO, evaluator: Any, items: 
     with client_for(Engine(name="dask", scheduler=args.scheduler), progress) as client:
         return evaluate_runs(client, qrels, runs, evaluator.query_measures, conventions, (10,),
                              None if context is None else context.train, None if context is None else context.catalog,
-                             progress=progress)  # fmt: skip
+                             progress=progress, system_measures=evaluator.system_measures, context=context)  # fmt: skip
 
 
 def _progress(args: argparse.Namespace, err: TextIO):  # type: ignore[no-untyped-def]

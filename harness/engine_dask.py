@@ -42,11 +42,14 @@ from harness.errors import InputFormatError
 from harness.results import PerQuery, long_tail_cutoff
 
 if TYPE_CHECKING:
-    from harness.data.items import Catalog, Interactions
+    from harness.data.items import Catalog, Interactions, ItemContext
+    from harness.kernels._segments import RankedLists
     from harness.measures.spec import Measure
 
 ROWS_PER_PARTITION = 200_000  # about what a 768 MiB worker evaluates comfortably
-ROWS_PER_FILE = 1_000_000  # the Parquet pieces written for a text run: what each worker reads at once
+# the Parquet pieces written for a text run, each one input partition: 1M-row pieces killed 768 MiB workers while
+# the shuffle stacked them (50M rows); 200,000 rows (~8 MB of text) keep a piece well inside
+ROWS_PER_FILE = 200_000
 QRELS, RUN = 0, 1
 
 
@@ -60,6 +63,7 @@ class Evaluated:
     cold_recommendations: int = 0  # recommended items neither the training data nor the catalogue knows
     item_counts: np.ndarray | None = None  # the long tail: recommendations per recommended item, descending
     item_counts_cutoff: int | None = None
+    lists: RankedLists | None = None  # down to the system measures' cutoff, with items: what system measures read
 
 
 @contextmanager
@@ -68,12 +72,8 @@ def client_for(engine: Engine, progress: Any = None) -> Iterator[Any]:
     problem = missing_dask()
     if problem:
         raise InputFormatError(problem, hint="pip install 'harness[dask]'")
-    import logging
-
     from distributed import Client, LocalCluster, get_client
 
-    # the p2p shuffle logs each shuffle's start and end as warnings: noise in a harness log
-    logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     owned: list[Any] = []
     if engine.scheduler not in (None, "local"):
         try:
@@ -138,7 +138,7 @@ def _run_frame(source: Run | RunSource, folder: Path) -> tuple[Any, int]:
         try:
             written = 0
             folder.mkdir(parents=True, exist_ok=True)
-            for i, block in enumerate(stream_run(path)):
+            for i, block in enumerate(stream_run(path, rows_per_block=ROWS_PER_FILE)):
                 rows = np.arange(written, written + len(block), dtype=np.int64)
                 pq.write_table(_table(block["qid"], block["docid"], block["score"].to_numpy(), RUN, rows),
                                folder / f"part-{i:05d}.parquet")  # fmt: skip
@@ -195,19 +195,33 @@ def evaluate_runs(
     items: Catalog | None = None,
     partitions: int | None = None,
     progress: Any = None,
+    system_measures: tuple[Measure, ...] = (),
+    context: ItemContext | None = None,
 ) -> list[Evaluated]:
     """Each run evaluated on the cluster; the per-query values of one process, bit for bit.
+
+    With ``system_measures`` (all cut at some k) and the dataset's ``context``, each run's
+    lists down to the deepest k come back too (``Evaluated.lists``): one value per run needs
+    every user's list, so these are gathered here.
 
     The inputs are written as Parquet pieces (in a temporary folder the workers read: on a
     remote cluster it must be on storage they share) and read back by Dask.
     """
+    import logging
+
     import dask.dataframe as dd
     from dask.delayed import delayed
 
+    # the p2p shuffle logs each shuffle's start and end as warnings: noise in a harness log
+    logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="harness-dask-") as scratch:
         judged = write_pieces(Path(scratch) / "qrels", _table(qrels.query_id, qrels.doc_id, qrels.relevance, QRELS))
         shared = client.scatter([train, items], broadcast=True) if (train is not None or items is not None) else [None, None]
-        tail_cutoff = long_tail_cutoff(measures)
+        tail_cutoff = long_tail_cutoff(measures + system_measures)
+        depths = [m.cutoff for m in system_measures]
+        if None in depths:
+            raise ValueError("system measures on the dask engine need a cutoff")  # the config refuses them first
+        list_depth = max((d for d in depths if d is not None), default=None) if context is not None else None
         out = []
         for number, run in enumerate(runs):
             rows, n_rows = _run_frame(run, Path(scratch) / f"run{number}")
@@ -216,11 +230,13 @@ def evaluate_runs(
             shuffled = both.shuffle(on="query", npartitions=n_parts)
             source = run.source if isinstance(run, Run) else str(run.path)
             work = [delayed(_evaluate_piece)(part, [str(m) for m in measures], conventions, cutoffs, run.name,
-                                             qrels.source, source, shared[0], shared[1], tail_cutoff)
+                                             qrels.source, source, shared[0], shared[1], tail_cutoff, list_depth)
                     for part in shuffled.to_delayed()]  # fmt: skip
             futures = client.compute(work)
             done = _gather(futures, progress, f"dask: {run.name}, {n_parts} partitions")
             evaluated = _assemble(run.name, measures, done, cutoffs, tail_cutoff)
+            if list_depth is not None and context is not None:
+                evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, evaluated.per_query.query_ids, context))
             if evaluated.stats.run_rows and evaluated.stats.run_queries_unjudged == evaluated.stats.run_queries:
                 raise InputFormatError(f"no query of the run is judged in {qrels.source}", path=source,
                                        hint="check that the run and the qrels use the same query ids "
@@ -240,8 +256,22 @@ def _gather(futures: list[Any], progress: Any, what: str) -> list[Any]:
     return [f.result() for f in futures]
 
 
+@dataclass
+class _Piece:
+    """What one partition sends back: never its documents, except the items of the lists that system measures read."""
+
+    table: Any  # per query: id, in_run, measure values m0.., diagnostics parts; None when the partition has no query
+    stats: AlignStats
+    known_counts: np.ndarray | None = None  # recommendations per known item code within the long-tail cutoff
+    cold_counts: dict[str, int] | None = None  # the same per cold item id
+    cold_rows: int = 0  # rows recommending a cold item (all depths: the diagnostics' count)
+    listed: pa.Table | None = None  # query, pos, item of the rows above the system measures' cutoff
+    cold_first: pa.Table | None = None  # each cold item's first (query, pos) here, for the run's cold numbering
+
+
 def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, cutoffs: tuple[int, ...], name: str,
-                    qrels_source: str, run_source: str, train: Any, items: Any, cutoff: int | None) -> Piece:  # fmt: skip
+                    qrels_source: str, run_source: str, train: Any, items: Any, cutoff: int | None,
+                    list_depth: int | None) -> _Piece:  # fmt: skip
     """One partition: its queries' judgments and rows, back in file order, through the single-machine evaluator."""
     from harness.diagnostics import per_query_parts
     from harness.evaluation import Evaluator
@@ -252,7 +282,7 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
     if not len(judged) and (conventions.queries is not Queries.RUN or not len(ranked)):
         # no judged query here: under queries=qrels/intersection nothing to evaluate; the rows still count
         n_queries = int(ranked["query"].nunique())
-        return None, AlignStats(len(ranked), n_queries, n_queries, 0, 0, 0), _NO_ITEMS
+        return _Piece(None, AlignStats(len(ranked), n_queries, n_queries, 0, 0, 0))
 
     def strings(column: Any) -> pa.Array:
         return pa.array(column.to_numpy(dtype=object), pa.string())
@@ -265,14 +295,6 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
     aligned = evaluator.align(run)
     lists = evaluator.item_lists(aligned)
     per_query = evaluator.evaluate_aligned(name, aligned, lists)
-    recommended = _NO_ITEMS
-    if lists.items is not None:  # the long tail's counts: by code for known items (the same codes everywhere), by id for cold
-        data = lists.items
-        codes = data.code if cutoff is None else data.code[lists.pos < cutoff]
-        counts = np.bincount(codes, minlength=data.n_codes)
-        cold_ids = [] if data.cold_ids is None else data.cold_ids.to_pylist()
-        cold_rows = int((~(data.in_train | data.in_catalog)[data.code]).sum())  # over every row, as the diagnostics count
-        recommended = (counts[: data.n_known], dict(zip(cold_ids, counts[data.n_known :].tolist(), strict=True)), cold_rows)
     import pandas as pd
 
     table = pd.DataFrame({"query_id": per_query.query_ids, "in_run": per_query.in_run})
@@ -280,30 +302,42 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         table[f"m{j}"] = per_query.values[:, j]
     for key, values in per_query_parts(aligned, cutoffs).items():
         table[key] = values
-    return table, aligned.stats, recommended
+    piece = _Piece(table, aligned.stats)
+    if lists.items is not None:  # the long tail's counts: by code for known items (the same codes everywhere), by id for cold
+        data = lists.items
+        codes = data.code if cutoff is None else data.code[lists.pos < cutoff]
+        counts = np.bincount(codes, minlength=data.n_codes)
+        cold_ids = [] if data.cold_ids is None else data.cold_ids.to_pylist()
+        piece.known_counts = counts[: data.n_known]
+        piece.cold_counts = dict(zip(cold_ids, counts[data.n_known :].tolist(), strict=True))
+        piece.cold_rows = int((~(data.in_train | data.in_catalog)[data.code]).sum())  # every row, as the diagnostics count
+        if list_depth is not None:
+            query = np.repeat(per_query.query_ids, lists.n_ret)
+            shown = np.flatnonzero(lists.pos < list_depth)
+            item = aligned.item_array()
+            piece.listed = pa.table({"query": pa.array(query[shown], pa.string()), "pos": pa.array(lists.pos[shown]),
+                                     "item": item.take(pa.array(shown))})  # fmt: skip
+            cold = np.flatnonzero(data.code >= data.n_known)
+            first = cold[np.unique(data.code[cold], return_index=True)[1]] if cold.size else cold
+            piece.cold_first = pa.table({"query": pa.array(query[first], pa.string()), "pos": pa.array(lists.pos[first]),
+                                         "item": item.take(pa.array(first))})  # fmt: skip
+    return piece
 
 
-# a partition's per-query table (None: no query), alignment counts, and recommendation counts (known items by code, cold
-# items by id; None without item data)
-Piece = tuple[Any, AlignStats, "tuple[np.ndarray, dict[str, int], int] | None"]
-_NO_ITEMS = None
-
-
-def _assemble(name: str, measures: tuple[Measure, ...], done: list[Piece], cutoffs: tuple[int, ...],
+def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cutoffs: tuple[int, ...],
               cutoff: int | None) -> Evaluated:  # fmt: skip
     """The partitions' tables in the universe's query order (strcmp order, as on one machine), and their counts summed."""
     import pandas as pd
 
-    tables = [t for t, _, _ in done if t is not None]
-    stats = [s for _, s, _ in done]
-    recommended = [r for _, _, r in done if r is not None]
+    tables = [p.table for p in done if p.table is not None]
     item_counts, cold_rows = None, 0
-    if recommended:  # integer counts: summed exactly, whatever the partitioning
-        known = np.sum([r[0] for r in recommended], axis=0)
+    counted = [p for p in done if p.known_counts is not None]
+    if counted:  # integer counts: summed exactly, whatever the partitioning
+        known = np.sum([p.known_counts for p in counted if p.known_counts is not None], axis=0)
         cold: dict[str, int] = {}
-        cold_rows = sum(r[2] for r in recommended)
-        for _, by_id, _ in recommended:
-            for item, count in by_id.items():
+        cold_rows = sum(p.cold_rows for p in counted)
+        for p in counted:
+            for item, count in (p.cold_counts or {}).items():
                 cold[item] = cold.get(item, 0) + count
         every = np.concatenate([known, np.array(list(cold.values()), dtype=known.dtype)])
         item_counts = np.sort(every[every > 0])[::-1].astype(np.float64)
@@ -314,7 +348,7 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[Piece], cutof
     values = np.column_stack([whole[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]) if measures \
         else np.zeros((len(whole), 0))  # fmt: skip
     in_run = whole["in_run"].to_numpy(dtype=bool)
-    total = AlignStats(*(sum(getattr(s, f.name) for s in stats) for f in dataclasses.fields(AlignStats)))
+    total = AlignStats(*(sum(getattr(p.stats, f.name) for p in done) for f in dataclasses.fields(AlignStats)))
     parts = {key: whole[key].to_numpy() for key in whole.columns if key.startswith(("n_ret", "tied_", "judged_"))}
     if "n_ret" not in parts:
         parts["n_ret"] = np.zeros(0, dtype=np.int64)
@@ -322,3 +356,28 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[Piece], cutof
             parts[f"tied_{k}"], parts[f"judged_{k}"] = np.zeros(0, dtype=bool), np.zeros(0)
     per_query = PerQuery(name, query_ids, tuple(measures), values, in_run)
     return Evaluated(per_query, total, combine(total, in_run, parts, cutoffs), cold_rows, item_counts, cutoff)
+
+
+def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContext) -> RankedLists:
+    """The run's lists down to the system measures' cutoff, in the universe's order, with the item codes one process
+    gives them: known items by the dataset's codes, cold items numbered by first appearance over the whole run."""
+    import pyarrow.compute as pc
+
+    from harness.kernels._segments import RankedLists
+
+    def ordered(tables: list[pa.Table]) -> pa.Table:
+        table = pa.concat_tables(tables) if tables else pa.table({"query": pa.array([], pa.string()),
+                                                                   "pos": pa.array([], pa.int64()),
+                                                                   "item": pa.array([], pa.string())})  # fmt: skip
+        return table.take(pc.sort_indices(table, sort_keys=[("query", "ascending"), ("pos", "ascending")]))
+
+    listed = ordered([p.listed for p in done if p.listed is not None])
+    cold_order = pc.unique(ordered([p.cold_first for p in done if p.cold_first is not None])["item"])
+    cold_order = cold_order.combine_chunks() if isinstance(cold_order, pa.ChunkedArray) else cold_order
+    where = pc.index_in(listed["query"], value_set=pa.array(query_ids.tolist(), pa.string()))
+    counts = np.bincount(where.to_numpy(zero_copy_only=False).astype(np.int64), minlength=len(query_ids))
+    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    items = context.for_run(listed["item"].combine_chunks(), query_ids, cold_order=cold_order)
+    n = int(offsets[-1])
+    return RankedLists(offsets, np.zeros(n), np.zeros(len(query_ids) + 1, dtype=np.int64), np.zeros(0), items=items)

@@ -251,7 +251,7 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
     items = evaluator.items
     done = evaluate_runs(client, _load_qrels(dataset), runs, evaluator.query_measures, evaluator.prepared.conventions,
                          experiment.cutoffs, None if items is None else items.train, None if items is None else items.catalog,
-                         experiment.engine.partitions, progress)  # fmt: skip
+                         experiment.engine.partitions, progress, evaluator.system_measures, items)  # fmt: skip
     out = {}
     for system, evaluated in zip(systems, done, strict=True):
         per_query = evaluated.per_query
@@ -263,8 +263,9 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
         if skipped:
             diagnostics["measures_not_computed"] = skipped
         advance()
-        out[system.name] = RunResult(dataset.name, system.name, per_query, seg, diagnostics, item_counts=evaluated.item_counts,
-                                     item_counts_cutoff=evaluated.item_counts_cutoff)  # fmt: skip
+        system_measures = evaluator.system_measures if evaluated.lists is not None else ()
+        out[system.name] = RunResult(dataset.name, system.name, per_query, seg, diagnostics, evaluated.lists, system_measures,
+                                     evaluated.item_counts, evaluated.item_counts_cutoff)  # fmt: skip
     return out
 
 

@@ -52,3 +52,10 @@ def test_beyond_accuracy_benchmark_runs(tmp_path: Path) -> None:
     for family in ("Coverage, RecItems, Entropy, Gini (system) @100", "ILD (co-occurrence) @10", "EFD, EPC @100"):
         assert f"  {family}" in done.stdout, family
     assert "every beyond-accuracy measure" in done.stdout and "peak memory" in done.stdout
+
+
+def test_dask_benchmark_runs(tmp_path: Path) -> None:
+    command = [sys.executable, str(ROOT / "benchmarks" / "dask_bench.py"), "--rows", "20000", "--data", str(tmp_path)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "worker restarts: 0" in done.stdout and "same aggregates (4 decimals, as printed): True" in done.stdout

@@ -115,18 +115,14 @@ def _tables(experiment: Any) -> dict[str, pd.DataFrame]:
 
 
 def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_path: Path) -> None:
-    """The demo on the cluster: per-query values, summaries and every p-value of every comparison, equal exactly."""
+    """The demo on the cluster: per-query values, system measures (Coverage, Gini, Entropy: from the gathered lists),
+    summaries, the long tail and every p-value of every comparison, equal exactly."""
     from harness.demo import ROOT, generate
 
     generate(tmp_path)
     (tmp_path / "configs").mkdir()
     shutil.copy(ROOT / "configs" / "demo.yaml", tmp_path / "configs" / "demo.yaml")
-    overrides = {  # system measures (one value over every user) stay on the local engine for now
-        "measures": ["nDCG", "P", "R", "AP", "RR@10", "Success@10", "Novelty@10", "ILD(sim=features)@10", "Serendipity@10",
-                     "ARP@10", "APLT@10"],
-        "stats.permutations": 2000,
-        "report.release.guards": [{"measure": "nDCG@10", "max_drop": 0.005, "significant": True}],
-    }  # fmt: skip
+    overrides = {"stats.permutations": 2000, "stats.system_resamples": 100}  # the demo's measures, guards and all
     local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
     on_dask = dataclasses.replace(local, engine=Engine(name="dask", partitions=3))
     expected, got = _tables(local), _tables(on_dask)
@@ -135,6 +131,8 @@ def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_pat
         pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
     p_values = [c for c in got["comparisons"].columns if c.startswith("p_")]
     assert len(p_values) >= 3 and got["comparisons"][p_values].notna().any().all()
+    system_rows = got["comparisons"][got["comparisons"]["aggregate"] == "system"]
+    assert set(system_rows["measure"]) == {"Coverage@10", "Gini@10", "Entropy@10"}
 
 
 def test_engine_config_errors_are_located(tmp_path: Path) -> None:
@@ -144,9 +142,10 @@ def test_engine_config_errors_are_located(tmp_path: Path) -> None:
     (tmp_path / "configs").mkdir()
     config = tmp_path / "configs" / "demo.yaml"
     shutil.copy(ROOT / "configs" / "demo.yaml", config)
-    with pytest.raises(ConfigError) as raised:  # the demo measures Coverage@10: one value over every user
-        load_config(config, {"engine.name": "dask"})
-    assert "Coverage@10 has one value per run over every user" in str(raised.value)
+    with pytest.raises(ConfigError) as raised:  # uncut, a system measure would gather every row
+        load_config(config, {"engine.name": "dask", "cutoffs": [], "measures": ["nDCG@10", "Coverage"],
+                             "report.release.guards": [{"measure": "nDCG@10", "max_drop": 0.01}]})
+    assert "Coverage counts every recommended item of every list: on the dask engine give it a cutoff" in str(raised.value)
     with pytest.raises(ConfigError) as raised:
         load_config(config, {"engine.name": "spark"})
     assert "unknown engine 'spark'" in str(raised.value)

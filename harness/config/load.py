@@ -729,11 +729,11 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     engine = Engine()
     if engine_section is not None:
         engine = _engine(engine_section)
-        system = [m for m in measures if REGISTRY.definition(m).is_system(m)]
-        if engine.name == "dask" and system:
+        uncut = [m for m in measures if REGISTRY.definition(m).is_system(m) and m.cutoff is None]
+        if engine.name == "dask" and uncut:
             raise engine_section.error(
-                "name", f"{system[0]} has one value per run over every user: the dask engine does not compute it yet",
-                hint="evaluate system measures (Coverage, RecItems, Entropy, Gini) with the local engine",
+                "name", f"{uncut[0]} counts every recommended item of every list: on the dask engine give it a cutoff",
+                hint=f"write {uncut[0]}@10 (the lists down to the cutoff are gathered to compute it)",
             )  # fmt: skip
     tracking_section = root.section("tracking")
     tracking = Tracking()

@@ -232,8 +232,13 @@ class ItemContext:
         return self._item_users
 
     def for_run(self, item_ids: pa.Array, query_ids: np.ndarray, cooccurrence: bool = False,
-                pair_depth: int | None = None) -> ItemData:  # fmt: skip
-        """The kernels' view of one run: each row's item code, and statistics padded for the run's cold items."""
+                pair_depth: int | None = None, cold_order: pa.Array | None = None) -> ItemData:  # fmt: skip
+        """The kernels' view of one run: each row's item code, and statistics padded for the run's cold items.
+
+        Cold items are numbered by first appearance in ``item_ids``, or by their place in
+        ``cold_order`` (every cold item of the run, in order of first appearance) when only
+        part of the run's rows is given (the dask engine's cut lists).
+        """
         if isinstance(item_ids, pa.ChunkedArray):
             item_ids = item_ids.combine_chunks()
         found = pc.index_in(item_ids, value_set=self.known)
@@ -242,14 +247,19 @@ class ItemContext:
         code = to_numpy(pc.fill_null(found, -1).cast(pa.int64())).astype(np.int64).copy()
         n_cold, n_recbole, cold_ids = 0, self.n_recbole_items, pa.array([], pa.string())
         extra = self._qrels_only
-        if pc.any(unknown).as_py():
+        if cold_order is not None or pc.any(unknown).as_py():
             rows = np.flatnonzero(to_numpy(unknown))
-            cold = pc.dictionary_encode(item_ids.filter(unknown))
-            code[rows] = n + to_numpy(cold.indices).astype(np.int64)
-            n_cold = len(cold.dictionary)
-            cold_ids = cold.dictionary
-            extra = pa.chunked_array([self._qrels_only, cold_ids], pa.string()).unique()
-            n_recbole = n + len(extra) + 1
+            if cold_order is None:
+                cold = pc.dictionary_encode(item_ids.filter(unknown))
+                code[rows] = n + to_numpy(cold.indices).astype(np.int64)
+                cold_ids = cold.dictionary
+            else:
+                code[rows] = n + to_numpy(pc.index_in(item_ids.filter(unknown), value_set=cold_order)).astype(np.int64)
+                cold_ids = cold_order
+            n_cold = len(cold_ids)
+            if n_cold:
+                extra = pa.chunked_array([self._qrels_only, cold_ids], pa.string()).unique()
+                n_recbole = n + len(extra) + 1
 
         def pad(values: np.ndarray) -> np.ndarray:
             return np.concatenate([values, np.zeros((n_cold, *values.shape[1:]), dtype=values.dtype)]) if n_cold else values

@@ -1,0 +1,147 @@
+"""The dask engine on a run larger than its workers' memory, beside one process.
+
+    python benchmarks/dask_bench.py                          # 50M run rows, 15M judgments, 2 workers x 768 MiB
+    python benchmarks/dask_bench.py --rows 2000000 --no-single   # a quick look
+
+Generates (once, deterministically) a TREC run of --rows lines (100 per query, shuffled within
+each query) and 30 judgments per query, then times:
+
+1. harness's dask engine on a LocalCluster of --workers worker processes with --memory-limit
+   each: the run streamed to Parquet, shuffled with the judgments by query, every partition
+   evaluated; prints the data size, the sum of the limits, each worker's peak memory, what the
+   workers spilled to disk, restarts, and the wall time;
+2. `harness eval` on the same files as one process: wall time and peak memory;
+
+and checks that both give the same aggregate values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+HERE = Path(__file__).resolve().parent
+MEASURES = ["nDCG@10", "AP", "P@10", "RR", "R@100"]
+PER_QUERY, JUDGED = 100, 30
+
+
+def _ids(prefix: str, numbers: np.ndarray) -> pa.Array:
+    return pc.binary_join_element_wise(prefix, pa.array(numbers).cast(pa.string()), "")
+
+
+def _generate(folder: Path, rows: int) -> tuple[Path, Path]:
+    run, qrels = folder / "run.trec", folder / "qrels.trec"
+    if run.exists() and qrels.exists():
+        return run, qrels
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"generating {rows:,} run rows in {folder} ...", flush=True)
+    rng = np.random.default_rng(13)
+    n_queries = rows // PER_QUERY
+    options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    run_schema, qrels_schema = (pa.schema([(n, pa.string()) for n in names]) for names in ("qQdrst", "qidr"))
+    with pacsv.CSVWriter(str(run) + ".tmp", run_schema, write_options=options) as out, \
+         pacsv.CSVWriter(str(qrels) + ".tmp", qrels_schema, write_options=options) as judged:  # fmt: skip
+        for start in range(0, n_queries, 50_000):
+            queries = np.arange(start, min(start + 50_000, n_queries))
+            query = np.repeat(queries, PER_QUERY)
+            doc = rng.integers(0, 10_000_000, query.size)
+            rank = np.tile(np.arange(1, PER_QUERY + 1), queries.size)
+            score = np.round(100.0 - rank + rng.random(query.size), 3)
+            order = np.argsort(query * 1.0 + rng.random(query.size), kind="stable")  # shuffled within each query
+            out.write_table(pa.table({"q": _ids("q", query[order]), "Q": pa.array(np.full(query.size, "Q0")),
+                                      "d": _ids("D", doc[order]), "r": pa.array(rank[order]).cast(pa.string()),
+                                      "s": pa.array(score[order]).cast(pa.string()),
+                                      "t": pa.array(np.full(query.size, "bench"))}))  # fmt: skip
+            j_query = np.repeat(queries, JUDGED)
+            hits = doc.reshape(-1, PER_QUERY)[:, :JUDGED // 2].reshape(-1)  # half the judged documents are retrieved
+            unretrieved = rng.integers(10_000_000, 20_000_000, (queries.size, JUDGED - JUDGED // 2))
+            j_doc = np.concatenate([hits.reshape(-1, JUDGED // 2), unretrieved], axis=1).reshape(-1)
+            label = pa.array(rng.integers(0, 3, j_query.size)).cast(pa.string())
+            judged.write_table(pa.table({"q": _ids("q", j_query), "i": pa.array(np.full(j_query.size, "0")),
+                                         "d": _ids("D", j_doc), "r": label}))  # fmt: skip
+    os.replace(str(run) + ".tmp", run)
+    os.replace(str(qrels) + ".tmp", qrels)
+    return run, qrels
+
+
+def _single(run: Path, qrels: Path) -> tuple[float, float, str]:
+    start = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "harness", "eval", "--duplicates", "first", "-m", ",".join(MEASURES),
+                                str(qrels), str(run)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _, status, usage = os.wait4(process.pid, 0)
+    out = process.stdout.read() if process.stdout else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(process.stderr.read() if process.stderr else "harness eval failed")
+    return time.perf_counter() - start, usage.ru_maxrss / 1024, out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=50_000_000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--memory-limit", default="768MiB")
+    parser.add_argument("--data", type=Path, default=HERE / "data")
+    parser.add_argument("--no-single", action="store_true", help="skip the one-process comparison")
+    args = parser.parse_args(argv)
+    run, qrels = _generate(args.data / f"dask-{args.rows}", args.rows)
+
+    from dask.utils import format_bytes, parse_bytes
+    from distributed import Client, LocalCluster
+
+    from harness.conventions import Conventions
+    from harness.data.load import load_qrels
+    from harness.engine_dask import RunSource, evaluate_runs
+    from harness.measures.parse import parse_measure
+    from harness.progress import Progress
+    from harness.results import aggregate_values
+
+    size = run.stat().st_size + qrels.stat().st_size
+    limit = parse_bytes(args.memory_limit)
+    print(f"dask engine: {args.rows:,} run rows + {args.rows // PER_QUERY * JUDGED:,} judgments ({format_bytes(size)} of text); "
+          f"{args.workers} workers x {args.memory_limit} = {format_bytes(limit * args.workers)}", flush=True)  # fmt: skip
+    measures = tuple(parse_measure(m) for m in MEASURES)
+    conventions = Conventions.from_mapping({"duplicates": "first"})
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, memory_limit=args.memory_limit,
+                      dashboard_address=":0") as cluster, Client(cluster) as client:  # fmt: skip
+        before = set(client.scheduler_info()["workers"])
+        start = time.perf_counter()
+        judgments = load_qrels(qrels)
+        (evaluated,) = evaluate_runs(client, judgments, [RunSource(run, "bench")], measures, conventions, (10,),
+                                     progress=Progress(sys.stderr))  # fmt: skip
+        wall = time.perf_counter() - start
+        peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+
+        def spilled(dask_worker):  # type: ignore[no-untyped-def]
+            total = getattr(dask_worker.data, "spilled_total", None)
+            return int(getattr(total, "disk", 0) or 0)
+
+        spills = client.run(spilled)
+        restarts = len(before - set(client.scheduler_info()["workers"]))
+    for address, peak in sorted(peaks.items()):
+        print(f"  worker {address}: peak {format_bytes(peak)} ({peak / limit:.0%} of its limit), "
+              f"spilled {format_bytes(spills.get(address, 0))}")  # fmt: skip
+    client_peak = format_bytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+    print(f"  dask wall time {wall:.1f} s (client peak {client_peak}); worker restarts: {restarts}")
+    values = {str(m): aggregate_values(m, evaluated.per_query.values[:, j]) for j, m in enumerate(measures)}
+    if not args.no_single:
+        seconds, peak_mb, out = _single(run, qrels)
+        print(f"  one process (harness eval): {seconds:.1f} s, peak {peak_mb:,.0f} MB")
+        printed = {line.split()[0]: float(line.split()[-1]) for line in out.splitlines() if line.strip()}
+        same = all(round(values[m], 4) == printed.get(m) for m in MEASURES)
+        print(f"  same aggregates (4 decimals, as printed): {same}")
+    print("  " + ", ".join(f"{m} {v:.4f}" for m, v in values.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
