@@ -36,13 +36,14 @@ from harness._extras import missing_dask
 from harness.config.schema import Engine
 from harness.conventions import Conventions, Queries
 from harness.data.align import AlignStats
+from harness.data.items import ItemContext
 from harness.data.model import Qrels, Run
 from harness.diagnostics import combine
 from harness.errors import InputFormatError
 from harness.results import PerQuery, long_tail_cutoff
 
 if TYPE_CHECKING:
-    from harness.data.items import Catalog, Interactions, ItemContext
+    from harness.data.items import Catalog, Interactions
     from harness.kernels._segments import RankedLists
     from harness.measures.spec import Measure
 
@@ -216,7 +217,10 @@ def evaluate_runs(
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="harness-dask-") as scratch:
         judged = write_pieces(Path(scratch) / "qrels", _table(qrels.query_id, qrels.doc_id, qrels.relevance, QRELS))
-        shared = client.scatter([train, items], broadcast=True) if (train is not None or items is not None) else [None, None]
+        # the dataset's items prepared once here and sent to every worker once (not rebuilt per partition)
+        given = train is not None or items is not None
+        prepared = context if context is not None else (ItemContext(train, items, qrels) if given else None)
+        shared = client.scatter([prepared], broadcast=True) if prepared is not None else [None]
         tail_cutoff = long_tail_cutoff(measures + system_measures)
         depths = [m.cutoff for m in system_measures]
         if None in depths:
@@ -230,7 +234,7 @@ def evaluate_runs(
             shuffled = both.shuffle(on="query", npartitions=n_parts)
             source = run.source if isinstance(run, Run) else str(run.path)
             work = [delayed(_evaluate_piece)(part, [str(m) for m in measures], conventions, cutoffs, run.name,
-                                             qrels.source, source, shared[0], shared[1], tail_cutoff, list_depth)
+                                             qrels.source, source, shared[0], tail_cutoff, list_depth)
                     for part in shuffled.to_delayed()]  # fmt: skip
             futures = client.compute(work)
             done = _gather(futures, progress, f"dask: {run.name}, {n_parts} partitions")
@@ -270,7 +274,7 @@ class _Piece:
 
 
 def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, cutoffs: tuple[int, ...], name: str,
-                    qrels_source: str, run_source: str, train: Any, items: Any, cutoff: int | None,
+                    qrels_source: str, run_source: str, item_context: Any, cutoff: int | None,
                     list_depth: int | None) -> _Piece:  # fmt: skip
     """One partition: its queries' judgments and rows, back in file order, through the single-machine evaluator."""
     from harness.diagnostics import per_query_parts
@@ -291,7 +295,7 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
                   file_rows=judged["line"].to_numpy())  # fmt: skip
     run = Run(strings(ranked["query"]), strings(ranked["doc"]), ranked["value"].to_numpy(), name, run_source,
               file_rows=ranked["line"].to_numpy())  # fmt: skip
-    evaluator = Evaluator(qrels, measures, conventions, train=train, items=items)
+    evaluator = Evaluator(qrels, measures, conventions, item_context=item_context)
     aligned = evaluator.align(run)
     lists = evaluator.item_lists(aligned)
     per_query = evaluator.evaluate_aligned(name, aligned, lists)

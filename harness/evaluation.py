@@ -48,6 +48,7 @@ class Evaluator:
         query_ids: Sequence[str] | None = None,
         train: Interactions | None = None,
         items: Catalog | None = None,
+        item_context: ItemContext | None = None,
     ) -> None:
         self.conventions = conventions or Conventions()
         self.measures = _as_measures(measures)
@@ -63,7 +64,11 @@ class Evaluator:
         cutoffs = [m.cutoff for m in cooccurrence]
         self._pair_depth = None if not cutoffs or None in cutoffs else max(c for c in cutoffs if c is not None)
         beyond = any(d.beyond_accuracy for d in definitions.values())
-        if train is not None or items is not None or beyond:
+        if item_context is not None:  # prepared once for the whole dataset (the dask engine's partitions share it)
+            self.items = item_context
+            for m, d in definitions.items():
+                self.items.require(d.inputs(m), str(m))
+        elif train is not None or items is not None or beyond:
             self.items = ItemContext(train, items, as_qrels(qrels))
             for m, d in definitions.items():
                 self.items.require(d.inputs(m), str(m))
