@@ -112,9 +112,10 @@ def _table(query: Any, doc: Any, value: np.ndarray, kind: int, file_rows: np.nda
 
 @dataclass(frozen=True)
 class RunSource:
-    """A run file for the cluster, not read here: TREC text is converted to Parquet block by block (harness's own
-    reader checks it: an error names the file's line), Parquet files and folders are read by the workers as they are,
-    other tables are read whole by harness's reader first. ``columns``: query, doc, score -> column (tables)."""
+    """A run file for the cluster, not read whole here: TREC text, CSV and TSV are converted to Parquet block by block
+    (a block that does not check out sends the file to harness's reader, which names the line at fault), Parquet files
+    and folders are read by the workers as they are, JSONL is read whole first. ``columns``: query, doc, score ->
+    column (tables)."""
 
     path: Path
     name: str
@@ -126,7 +127,7 @@ def _run_frame(source: Run | RunSource, folder: Path) -> tuple[Any, int]:
     import dask.dataframe as dd
 
     from harness.data.load import load_run
-    from harness.data.tables import table_format_of
+    from harness.data.tables import stream_table_run, table_format_of
     from harness.data.trec import NotStreamable, stream_run
 
     if isinstance(source, Run):
@@ -135,11 +136,13 @@ def _run_frame(source: Run | RunSource, folder: Path) -> tuple[Any, int]:
     fmt = "parquet" if path.is_dir() else table_format_of(path)
     if fmt == "parquet":
         return _parquet_run(path, source.columns or {})
-    if fmt is None:  # TREC text: streamed, never whole in memory here
+    if fmt in (None, "csv", "tsv"):  # TREC text and CSV/TSV tables: streamed, never whole in memory here
+        names = {"query": "query", "doc": "doc", "score": "score", **(source.columns or {})}
+        blocks = stream_run(path, ROWS_PER_FILE) if fmt is None else stream_table_run(path, names, fmt, ROWS_PER_FILE)
         try:
             written = 0
             folder.mkdir(parents=True, exist_ok=True)
-            for i, block in enumerate(stream_run(path, rows_per_block=ROWS_PER_FILE)):
+            for i, block in enumerate(blocks):
                 rows = np.arange(written, written + len(block), dtype=np.int64)
                 pq.write_table(_table(block["qid"], block["docid"], block["score"].to_numpy(), RUN, rows),
                                folder / f"part-{i:05d}.parquet")  # fmt: skip

@@ -170,8 +170,8 @@ def test_harness_eval_on_dask_prints_what_it_prints_here(client: Any, tmp_path: 
 
 
 def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tmp_path: Path) -> None:
-    """A TREC text run (streamed to Parquet block by block) and the same run as a Parquet file and as a folder of pieces:
-    the values of the run read whole, here."""
+    """A TREC text run and a CSV run (streamed to Parquet block by block), and the same run as a Parquet file and as a
+    folder of pieces: the values of the run read whole, here."""
     import pyarrow.parquet as pq
 
     from harness.data.load import load_run
@@ -186,6 +186,13 @@ def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tm
     assert len(blocks) > 2 and sum(len(b) for b in blocks) == len(run)
     table = pa.table({"user": run.query_id, "item": run.doc_id, "s": run.score})
     pq.write_table(table, tmp_path / "run.parquet")
+    import pyarrow.csv as pacsv
+
+    pacsv.write_csv(table, tmp_path / "run.csv")
+    from harness.data.tables import stream_table_run
+
+    csv_blocks = list(stream_table_run(tmp_path / "run.csv", {"query": "user", "doc": "item", "score": "s"}, "csv", 5_000))
+    assert len(csv_blocks) > 2 and sum(len(b) for b in csv_blocks) == len(run)
     (tmp_path / "pieces").mkdir()
     for i, start in enumerate(range(0, len(table), 4_000)):
         pq.write_table(table.slice(start, 4_000), tmp_path / "pieces" / f"{i:03d}.parquet")
@@ -194,7 +201,7 @@ def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tm
     local = evaluator.evaluate(load_run(text))
     columns = {"query": "user", "doc": "item", "score": "s"}
     sources = [RunSource(text, "t"), RunSource(tmp_path / "run.parquet", "p", columns),
-               RunSource(tmp_path / "pieces", "f", columns)]  # fmt: skip
+               RunSource(tmp_path / "pieces", "f", columns), RunSource(tmp_path / "run.csv", "c", columns)]  # fmt: skip
     for evaluated in evaluate_runs(client, qrels, sources, MEASURES, conventions, (10,), partitions=3):
         assert np.array_equal(evaluated.per_query.values, local.values, equal_nan=True)
 
@@ -207,3 +214,14 @@ def test_a_bad_line_in_a_streamed_run_is_named(client: Any, tmp_path: Path) -> N
     with pytest.raises(InputFormatError) as raised:
         evaluate_runs(client, qrels, [RunSource(tmp_path / "run.txt", "r")], MEASURES[:1], Conventions(), (10,))
     assert raised.value.line == 3 and "score 'high' is not a number" in str(raised.value)
+
+
+def test_a_bad_value_in_a_streamed_csv_run_is_reported_by_the_table_reader(client: Any, tmp_path: Path) -> None:
+    from harness.engine_dask import RunSource, evaluate_runs
+
+    qrels, _ = _generated(20, 5)
+    (tmp_path / "run.csv").write_text("user,item,score\nq2,a,2.0\nq2,b,\nq3,c,1.0\n")
+    with pytest.raises(InputFormatError) as raised:
+        evaluate_runs(client, qrels, [RunSource(tmp_path / "run.csv", "r", {"query": "user", "doc": "item", "score": "score"})],
+                      MEASURES[:1], Conventions(), (10,))  # fmt: skip
+    assert "score missing or NaN in data row 2" in str(raised.value) and str(raised.value.path).endswith("run.csv")

@@ -8,7 +8,7 @@ Ids are read as strings whatever they look like (``007`` stays ``007``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -129,6 +129,57 @@ def read_table_run(path: str | Path, columns: Mapping[str, str], fmt: str | None
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
     return table_run(_read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path, name or path.stem.split(".")[0])
+
+
+def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, rows_per_block: int = 1 << 20) -> Iterator[pa.Table]:
+    """A CSV or TSV run's query, doc and score columns (named so) in blocks of about ``rows_per_block`` rows.
+
+    Never the whole file at once (the dask engine converts runs larger than memory to Parquet).
+    Raises :class:`~harness.data.trec.NotStreamable` when a block does not check out cleanly:
+    :func:`read_table_run` then reads the file and reports what is wrong and where.
+    """
+    import pyarrow.csv as pacsv
+
+    from harness.data.trec import NotStreamable
+
+    path = Path(path)
+    if not path.exists():
+        raise InputFormatError("table file not found", path=path, hint="check the path")
+    wanted = [columns["query"], columns["doc"], columns["score"]]
+    try:
+        reader = pacsv.open_csv(
+            pa.input_stream(str(path), compression="detect"),
+            read_options=pacsv.ReadOptions(block_size=int(min(1 << 22, max(1 << 16, rows_per_block * 16)))),
+            parse_options=pacsv.ParseOptions(delimiter="," if fmt == "csv" else "\t"),
+            convert_options=pacsv.ConvertOptions(
+                column_types={wanted[0]: pa.string(), wanted[1]: pa.string()}, include_columns=wanted
+            ),
+        )
+        pending: list[pa.RecordBatch] = []
+        size = 0
+        for batch in reader:
+            pending.append(batch)
+            size += batch.num_rows
+            if size >= rows_per_block:
+                yield _run_block(pa.Table.from_batches(pending), wanted)
+                pending, size = [], 0
+        if pending:
+            yield _run_block(pa.Table.from_batches(pending), wanted)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowKeyError, OSError, KeyError):
+        raise NotStreamable(str(path)) from None
+
+
+def _run_block(table: pa.Table, wanted: list[str]) -> pa.Table:
+    from harness.data.trec import NotStreamable
+
+    query, doc, score = (table[name] for name in wanted)
+    numeric = pa.types.is_floating(score.type) or pa.types.is_integer(score.type)
+    if query.null_count or doc.null_count or not numeric:
+        raise NotStreamable("a block does not check out")
+    values = pc.cast(score, pa.float64())
+    if values.null_count or np.isnan(values.to_numpy()).any():
+        raise NotStreamable("a block does not check out")
+    return pa.table({"qid": query, "docid": doc, "score": values})
 
 
 def read_table_columns(path: str | Path, key: str, value: str, fmt: str | None = None) -> dict[str, str]:
