@@ -19,6 +19,7 @@ import pytest
 
 from harness.data.items import read_items, read_train
 from harness.data.load import load_qrels, load_run
+from harness.data.model import Run
 from harness.errors import HarnessError, InputFormatError
 from harness.evaluation import Evaluator
 
@@ -365,6 +366,38 @@ def test_the_runs_own_counts_equal_the_resampling_product() -> None:
             alone = coverage_counts(lists, k, weights[row : row + 1].copy())
             assert np.array_equal(alone[0], both[row])
         assert both[0].sum() == (lists.n_ret if k is None else np.minimum(lists.n_ret, k)).sum()
+
+
+def test_two_stacked_runs_count_by_algebra_what_the_product_counts() -> None:
+    """Swapped lists ([1 - c | c] and [c | 1 - c]) from one product with inc_B - inc_A, a bootstrap's zero half skipped:
+    the counts of the product over both runs, exactly (integer weights) or to rounding (fractional ones)."""
+    import dataclasses
+
+    from harness.kernels.beyond import _incidence, coverage_counts, stack
+    from tests.test_beyond_golden import BEYOND_ACCURACY
+
+    qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    train = read_train(BEYOND_ACCURACY / "train.csv")
+    evaluator = Evaluator(qrels, ["Coverage@10"], train=train)
+    run_a = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"})
+    lists_a = evaluator.item_lists(evaluator.align(run_a))
+    rng = np.random.default_rng(4)
+    flipped = Run(run_a.query_id, run_a.doc_id, -run_a.score + rng.random(len(run_a.score)), "b")  # another order
+    lists_b = evaluator.item_lists(evaluator.align(flipped))
+    users = np.arange(lists_a.n_queries)
+    joined = stack([(lists_a, users), (lists_b, users)])
+    assert joined.items is not None and joined.items.pair_of_runs == lists_a.n_queries
+    plain = dataclasses.replace(joined, items=dataclasses.replace(joined.items, pair_of_runs=None, _cache={}))
+    coin = rng.integers(0, 2, (6, users.size)).astype(np.float64)
+    drawn = rng.integers(0, 3, (6, users.size)).astype(np.float64)
+    for k in (2, 5):
+        for weights in (np.hstack([1 - coin, coin]), np.hstack([coin, 1 - coin]), np.hstack([drawn, 0 * drawn]),
+                        np.hstack([0 * drawn, drawn])):  # fmt: skip
+            expected = np.asarray((_incidence(plain, k) @ weights.T).T)
+            assert np.array_equal(coverage_counts(joined, k, weights), expected)
+        fractional = np.hstack([coin * 0.3, coin / 7])
+        np.testing.assert_allclose(coverage_counts(joined, k, fractional), (_incidence(plain, k) @ fractional.T).T,
+                                   rtol=1e-12)  # fmt: skip
 
 
 def test_harness_eval_prints_beyond_accuracy_values(folder: Path) -> None:

@@ -75,6 +75,7 @@ class ItemData:
     history_codes: np.ndarray | None = None
     item_users: Any = None
     pair_depth: int | None = None
+    pair_of_runs: int | None = None  # stacked lists of two runs over the same users (``stack``): users per run
     cold_ids: Any = None  # Arrow strings: the ids of codes n_known.. (cold items), to join two runs' codes
     recbole_extra: Any = None  # Arrow strings: items RecBole counts beyond the known ones (qrels-only and cold)
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
@@ -414,6 +415,7 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
         in_catalog=pad(first.in_catalog), features=None if first.features is None else pad(first.features),
         cold_ids=union, recbole_extra=recbole_extra, n_recbole_items=n_known + len(recbole_extra) + 1,
         history_offsets=None, history_codes=None, _cache={},
+        pair_of_runs=int(counts[0].size) if len(parts) == 2 and counts[0].size == counts[1].size else None,
     )  # fmt: skip
     empty = np.zeros(0)
     return RankedLists(offsets, np.zeros(int(offsets[-1])), np.zeros(n_ret.size + 1, dtype=np.int64), empty, items=items)
@@ -443,9 +445,46 @@ def coverage_counts(lists: RankedLists, k: int | None, weights: np.ndarray) -> n
     if w.shape[0] == 1:  # the run itself: one pass over its rows (the product sums the same terms in the same order)
         cut = _cut_view(lists, k)
         counts = np.bincount(cut.code, weights=w[0][cut.qidx], minlength=items.n_codes)[None, :]
+    elif items.pair_of_runs is not None:
+        counts = _pair_counts(lists, k, w, items.pair_of_runs)
     else:
         counts = np.asarray((_incidence(lists, k) @ w.T).T)
     items._cache["counts"] = (k, weights, counts)
+    return counts
+
+
+def _pair_counts(lists: RankedLists, k: int | None, w: np.ndarray, n: int) -> np.ndarray:
+    """coverage_counts of two stacked runs A | B over the same n users, by algebra instead of one product over both.
+
+    * A swap of the randomization test, weights [1 - c | c] (or [c | 1 - c]): with D = inc_B - inc_A (items x
+      users; where both lists hold an item for a user, it cancels), the counts are T_A + D c (or T_B - D c), and
+      the two calls of a replicate block share D c;
+    * otherwise (the bootstrap's [drawn | 0], fractional weights) each run's own product, a run weighted 0 skipped.
+
+    Integer weights give the same integers as the product over both (exactly); fractional sums are summed per run.
+    """
+    items = _items(lists)
+    first, second = w[:, :n], w[:, n:]
+    key = ("pair", k)
+    if key not in items._cache:  # each run's incidence, their difference and totals: once per cutoff
+        inc = _incidence(lists, k)
+        inc_a, inc_b = inc[:, :n].tocsr(), inc[:, n:].tocsr()
+        totals = (np.asarray(inc_a.sum(axis=1)).ravel(), np.asarray(inc_b.sum(axis=1)).ravel())
+        items._cache[key] = (inc_a, inc_b, (inc_b - inc_a).tocsr(), totals)
+    inc_a, inc_b, difference, (total_a, total_b) = items._cache[key]
+    if np.array_equal(first + second, np.ones_like(first)):
+        shared = items._cache.get(("pair product", k))
+        if shared is not None and np.array_equal(shared[0], first):  # [c | 1 - c]: run B keeps 1 - c
+            return total_b[None, :] - shared[1]
+        if shared is not None and np.array_equal(shared[0], second):
+            return total_a[None, :] + shared[1]
+        product = np.asarray((difference @ second.T).T)
+        items._cache[("pair product", k)] = (second.copy(), product)
+        return total_a[None, :] + product
+    counts = np.zeros((w.shape[0], inc_a.shape[0]))
+    for part, incidence in ((first, inc_a), (second, inc_b)):
+        if part.any():
+            counts += np.asarray((incidence @ part.T).T)
     return counts
 
 
