@@ -448,9 +448,28 @@ def coverage_counts(lists: RankedLists, k: int | None, weights: np.ndarray) -> n
     elif items.pair_of_runs is not None:
         counts = _pair_counts(lists, k, w, items.pair_of_runs)
     else:
-        counts = np.asarray((_incidence(lists, k) @ w.T).T)
+        counts = _weighted(_incidence(lists, k), w)
     items._cache["counts"] = (k, weights, counts)
     return counts
+
+
+def _weighted(incidence: Any, w: np.ndarray) -> np.ndarray:
+    """(B x items): incidence (items x users) times each row of user weights.
+
+    Whole-number weights whose rows sum below 2^24 (resampled or swapped users) give whole
+    counts that float32 holds exactly at every partial sum: the product runs in float32,
+    twice as fast, to the same numbers. Anything else runs in float64.
+
+    >>> from scipy import sparse
+    >>> incidence = sparse.csr_matrix(np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]))
+    >>> _weighted(incidence, np.array([[2.0, 0.0, 1.0], [0.5, 0.5, 0.5]])).tolist()
+    [[2.0, 1.0], [1.0, 1.0]]
+    """
+    columns = np.ascontiguousarray(w.T)
+    if w.size and np.abs(w).sum(axis=1).max() < 2.0**24 and np.array_equal(w, np.round(w)):
+        single = incidence.astype(np.float32)
+        return np.asarray(single @ columns.astype(np.float32)).T.astype(np.float64)
+    return np.asarray(incidence @ columns).T
 
 
 def _pair_counts(lists: RankedLists, k: int | None, w: np.ndarray, n: int) -> np.ndarray:
@@ -478,13 +497,13 @@ def _pair_counts(lists: RankedLists, k: int | None, w: np.ndarray, n: int) -> np
             return total_b[None, :] - shared[1]
         if shared is not None and np.array_equal(shared[0], second):
             return total_a[None, :] + shared[1]
-        product = np.asarray((difference @ second.T).T)
+        product = _weighted(difference, second)
         items._cache[("pair product", k)] = (second.copy(), product)
         return total_a[None, :] + product
     counts = np.zeros((w.shape[0], inc_a.shape[0]))
     for part, incidence in ((first, inc_a), (second, inc_b)):
         if part.any():
-            counts += np.asarray((incidence @ part.T).T)
+            counts += _weighted(incidence, part)
     return counts
 
 
