@@ -400,6 +400,16 @@ def test_two_stacked_runs_count_by_algebra_what_the_product_counts() -> None:
                                    rtol=1e-12)  # fmt: skip
 
 
+def test_each_training_users_items_are_the_item_user_matrix_transposed() -> None:
+    from harness.data.items import ItemContext
+    from tests.test_beyond_golden import BEYOND_ACCURACY
+
+    qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    context = ItemContext(read_train(BEYOND_ACCURACY / "train.csv"), None, qrels)
+    by_user, by_item = context.user_items(), context.item_users()
+    assert (by_user != by_item.T.tocsr()).nnz == 0 and by_user.nnz == by_item.nnz > 0
+
+
 def test_harness_eval_prints_beyond_accuracy_values(folder: Path) -> None:
     import io
 

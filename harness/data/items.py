@@ -194,6 +194,7 @@ class ItemContext:
         self._qrels_only = qrels_docs.filter(pc.is_null(pc.index_in(qrels_docs, value_set=self.known)))
         self.n_recbole_items = n + len(self._qrels_only) + 1  # RecBole's num_items: every item token, + [PAD]
         self._item_users: Any = None
+        self._user_items: Any = None
 
     def codes(self, ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
         """Known code of each id (all must be known)."""
@@ -230,6 +231,21 @@ class ItemContext:
                 (np.ones(user.size, dtype=np.int32), (item, user)), shape=(len(self.known), self.n_train_users)
             )
         return self._item_users
+
+    def user_items(self) -> Any:
+        """Binary (training users x known items) CSR matrix: each training user's items (the pairs are sorted by user,
+        then item, so this is their CSR as they are)."""
+        if self._user_items is None:
+            from scipy import sparse
+
+            assert self._pairs is not None
+            user, item = self._pairs
+            indptr = np.zeros(self.n_train_users + 1, dtype=np.int64)
+            np.cumsum(np.bincount(user, minlength=self.n_train_users), out=indptr[1:])
+            self._user_items = sparse.csr_matrix(
+                (np.ones(user.size, dtype=np.int32), item.astype(np.int32), indptr), shape=(self.n_train_users, len(self.known))
+            )
+        return self._user_items
 
     def for_run(self, item_ids: pa.Array, query_ids: np.ndarray, cooccurrence: bool = False,
                 pair_depth: int | None = None, cold_order: pa.Array | None = None) -> ItemData:  # fmt: skip
@@ -282,4 +298,5 @@ class ItemContext:
             features=None if self.features is None else pad(self.features),
             history_offsets=history_offsets, history_codes=history_codes,
             item_users=self.item_users() if cooccurrence and self._pairs is not None else None, pair_depth=pair_depth,
+            user_items=self.user_items() if cooccurrence and self._pairs is not None else None,
         )  # fmt: skip

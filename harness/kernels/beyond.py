@@ -74,6 +74,7 @@ class ItemData:
     history_offsets: np.ndarray | None = None
     history_codes: np.ndarray | None = None
     item_users: Any = None
+    user_items: Any = None  # item_users transposed (CSR), prepared once per dataset
     pair_depth: int | None = None
     pair_of_runs: int | None = None  # stacked lists of two runs over the same users (``stack``): users per run
     cold_ids: Any = None  # Arrow strings: the ids of codes n_known.. (cold items), to join two runs' codes
@@ -258,7 +259,8 @@ def _user_vectors(items: ItemData) -> tuple[Any, Any, np.ndarray]:
     if "user_vectors" not in items._cache:
         with np.errstate(divide="ignore"):
             scale = np.where(items.users > 0, 1.0 / np.sqrt(items.users), 0.0)
-        items._cache["user_vectors"] = (items.item_users, items.item_users.T.tocsr(), scale)
+        transposed = items.user_items if items.user_items is not None else items.item_users.T.tocsr()
+        items._cache["user_vectors"] = (items.item_users, transposed, scale)
     return items._cache["user_vectors"]  # type: ignore[no-any-return]
 
 
