@@ -140,7 +140,7 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
     """
     import pyarrow.csv as pacsv
 
-    from harness.data.trec import NotStreamable
+    from harness.data.trec import NotStreamable, regroup, stream_block_size
 
     path = Path(path)
     if not path.exists():
@@ -149,22 +149,14 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
     try:
         reader = pacsv.open_csv(
             pa.input_stream(str(path), compression="detect"),
-            read_options=pacsv.ReadOptions(block_size=int(min(1 << 22, max(1 << 16, rows_per_block * 16)))),
+            read_options=pacsv.ReadOptions(block_size=stream_block_size(rows_per_block)),
             parse_options=pacsv.ParseOptions(delimiter="," if fmt == "csv" else "\t"),
             convert_options=pacsv.ConvertOptions(
                 column_types={wanted[0]: pa.string(), wanted[1]: pa.string()}, include_columns=wanted
             ),
         )
-        pending: list[pa.RecordBatch] = []
-        size = 0
-        for batch in reader:
-            pending.append(batch)
-            size += batch.num_rows
-            if size >= rows_per_block:
-                yield _run_block(pa.Table.from_batches(pending), wanted)
-                pending, size = [], 0
-        if pending:
-            yield _run_block(pa.Table.from_batches(pending), wanted)
+        for table in regroup(reader, rows_per_block):
+            yield _run_block(table, wanted)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowKeyError, OSError, KeyError):
         raise NotStreamable(str(path)) from None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gzip
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +99,25 @@ class NotStreamable(Exception):
     """The file is not plain enough for the streaming reader: read it whole (which names any error's line)."""
 
 
+def stream_block_size(rows_per_block: int) -> int:
+    """Arrow's read block (bytes) for blocks of about ``rows_per_block`` rows: a line is at least ~16 bytes."""
+    return int(min(1 << 22, max(1 << 16, rows_per_block * 16)))
+
+
+def regroup(batches: Iterable[pa.RecordBatch], rows_per_block: int) -> Iterator[pa.Table]:
+    """Arrow's record batches gathered into tables of at least ``rows_per_block`` rows (the last one may be short)."""
+    pending: list[pa.RecordBatch] = []
+    size = 0
+    for batch in batches:
+        pending.append(batch)
+        size += batch.num_rows
+        if size >= rows_per_block:
+            yield pa.Table.from_batches(pending)
+            pending, size = [], 0
+    if pending:
+        yield pa.Table.from_batches(pending)
+
+
 def stream_run(path: str | Path, rows_per_block: int = 1 << 20) -> Iterator[pa.Table]:
     """A TREC run's (qid, docid, score) in blocks of about ``rows_per_block`` rows, never the whole file at once.
 
@@ -113,20 +132,12 @@ def stream_run(path: str | Path, rows_per_block: int = 1 << 20) -> Iterator[pa.T
     if options is None:
         raise NotStreamable(str(path))
     read, parse, convert, delimiter = options
-    read.block_size = int(min(read.block_size, max(1 << 16, rows_per_block * 16)))  # a line is at least ~16 bytes
+    read.block_size = stream_block_size(rows_per_block)
     try:
         reader = pacsv.open_csv(pa.input_stream(str(path), compression="detect"), read_options=read, parse_options=parse,
                                 convert_options=convert)  # fmt: skip
-        pending: list[pa.RecordBatch] = []
-        size = 0
-        for batch in reader:
-            pending.append(batch)
-            size += batch.num_rows
-            if size >= rows_per_block:
-                yield _checked_block(pa.Table.from_batches(pending), types, delimiter)
-                pending, size = [], 0
-        if pending:
-            yield _checked_block(pa.Table.from_batches(pending), types, delimiter)
+        for table in regroup(reader, rows_per_block):
+            yield _checked_block(table, types, delimiter)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         raise NotStreamable(str(path)) from None
 
