@@ -287,25 +287,15 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _eval_on_dask(args: argparse.Namespace, err: TextIO, evaluator: Any, items: list[Any], qrels: Any, runs: list[Any],
                   conventions: Any) -> list[Any]:  # fmt: skip
     """Every run evaluated on a Dask cluster (``--engine dask``): the per-query values of this machine, bit for bit."""
-    from harness._extras import missing_dask
     from harness.config.schema import Engine
     from harness.engine_dask import client_for, evaluate_runs
 
-    problem = missing_dask()
-    if problem:
-        raise HarnessError(problem, hint="pip install 'harness[dask]'")
-    uncut = [m for m in evaluator.system_measures if m.cutoff is None]
-    if uncut:
-        raise HarnessError(f"{uncut[0]} counts every recommended item of every list: with --engine dask give it a cutoff",
-                           hint=f"write {uncut[0]}@10")  # fmt: skip
     if any(i.display.startswith("relstring") for i in items):
         raise HarnessError("relstring prints each query's documents: not with --engine dask", hint="drop -m relstring")
-    context = evaluator.items
     progress = _progress(args, err)
-    with client_for(Engine(name="dask", scheduler=args.scheduler), progress) as client:
-        return evaluate_runs(client, qrels, runs, evaluator.query_measures, conventions, (10,),
-                             None if context is None else context.train, None if context is None else context.catalog,
-                             progress=progress, system_measures=evaluator.system_measures, context=context)  # fmt: skip
+    with client_for(Engine(name="dask", scheduler=args.scheduler), progress) as client:  # names a missing extra
+        return evaluate_runs(client, qrels, runs, evaluator.query_measures, conventions, (10,), evaluator.items,
+                             progress=progress, system_measures=evaluator.system_measures)  # fmt: skip
 
 
 def _progress(args: argparse.Namespace, err: TextIO):  # type: ignore[no-untyped-def]

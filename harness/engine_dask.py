@@ -39,11 +39,11 @@ from harness.data.align import AlignStats
 from harness.data.items import ItemContext
 from harness.data.model import Qrels, Run
 from harness.diagnostics import combine
-from harness.errors import InputFormatError
+from harness.errors import HarnessError, InputFormatError
+from harness.measures.spec import deepest_cutoff
 from harness.results import PerQuery, long_tail_cutoff
 
 if TYPE_CHECKING:
-    from harness.data.items import Catalog, Interactions
     from harness.kernels._segments import RankedLists
     from harness.measures.spec import Measure
 
@@ -195,18 +195,17 @@ def evaluate_runs(
     measures: tuple[Measure, ...],
     conventions: Conventions,
     cutoffs: tuple[int, ...],
-    train: Interactions | None = None,
-    items: Catalog | None = None,
+    context: ItemContext | None = None,
     partitions: int | None = None,
     progress: Any = None,
     system_measures: tuple[Measure, ...] = (),
-    context: ItemContext | None = None,
 ) -> list[Evaluated]:
     """Each run evaluated on the cluster; the per-query values of one process, bit for bit.
 
-    With ``system_measures`` (all cut at some k) and the dataset's ``context``, each run's
-    lists down to the deepest k come back too (``Evaluated.lists``): one value per run needs
-    every user's list, so these are gathered here.
+    ``context``: the dataset's items (training data, catalogue), prepared once and sent to
+    every worker once, for beyond-accuracy measures. With ``system_measures`` (all cut at
+    some k), each run's lists down to the deepest k come back too (``Evaluated.lists``): one
+    value per run needs every user's list, so these are gathered here.
 
     The inputs are written as Parquet pieces (in a temporary folder the workers read: on a
     remote cluster it must be on storage they share) and read back by Dask.
@@ -216,19 +215,18 @@ def evaluate_runs(
     import dask.dataframe as dd
     from dask.delayed import delayed
 
+    uncut = [m for m in system_measures if m.cutoff is None]
+    if uncut:  # a config says so at its engine line, before anything is read
+        raise HarnessError(f"{uncut[0]} counts every recommended item of every list: on the dask engine give it a cutoff",
+                           hint=f"write {uncut[0]}@10 (the lists down to the cutoff are gathered to compute it)")  # fmt: skip
+
     # the p2p shuffle logs each shuffle's start and end as warnings: noise in a harness log
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="harness-dask-") as scratch:
         judged = write_pieces(Path(scratch) / "qrels", _table(qrels.query_id, qrels.doc_id, qrels.relevance, QRELS))
-        # the dataset's items prepared once here and sent to every worker once (not rebuilt per partition)
-        given = train is not None or items is not None
-        prepared = context if context is not None else (ItemContext(train, items, qrels) if given else None)
-        shared = client.scatter([prepared], broadcast=True) if prepared is not None else [None]
+        shared = client.scatter([context], broadcast=True) if context is not None else [None]  # not rebuilt per partition
         tail_cutoff = long_tail_cutoff(measures + system_measures)
-        depths = [m.cutoff for m in system_measures]
-        if None in depths:
-            raise ValueError("system measures on the dask engine need a cutoff")  # the config refuses them first
-        list_depth = max((d for d in depths if d is not None), default=None) if context is not None else None
+        list_depth = deepest_cutoff(system_measures) if context is not None else None
         out = []
         for number, run in enumerate(runs):
             rows, n_rows = _run_frame(run, Path(scratch) / f"run{number}")

@@ -24,7 +24,7 @@ from harness.errors import ConventionError
 from harness.kernels._segments import RankedLists
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
-from harness.measures.spec import Measure
+from harness.measures.spec import Measure, deepest_cutoff
 from harness.results import PerQuery
 
 # Defined for a judged query that the run did not answer; everything else scores 0
@@ -61,15 +61,12 @@ class Evaluator:
                         if d.inputs(m) == frozenset({"train"}) and m.name in ("ILD", "Serendipity")]  # fmt: skip
         self._cooccurrence = bool(cooccurrence)
         # one pass of the similarity kernels serves every cutoff: it goes as deep as the deepest one
-        cutoffs = [m.cutoff for m in cooccurrence]
-        self._pair_depth = None if not cutoffs or None in cutoffs else max(c for c in cutoffs if c is not None)
+        self._pair_depth = deepest_cutoff(cooccurrence)
         beyond = any(d.beyond_accuracy for d in definitions.values())
-        if item_context is not None:  # prepared once for the whole dataset (the dask engine's partitions share it)
-            self.items = item_context
-            for m, d in definitions.items():
-                self.items.require(d.inputs(m), str(m))
-        elif train is not None or items is not None or beyond:
-            self.items = ItemContext(train, items, as_qrels(qrels))
+        if item_context is None and (train is not None or items is not None or beyond):
+            item_context = ItemContext(train, items, as_qrels(qrels))
+        self.items = item_context  # given: prepared once for the whole dataset (the dask engine's partitions share it)
+        if self.items is not None:
             for m, d in definitions.items():
                 self.items.require(d.inputs(m), str(m))
         if self.conventions.ties is Ties.AVERAGE:

@@ -250,8 +250,7 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
         runs.append(RunSource(path, system.name, {"query": c.query, "doc": c.doc, "score": c.value}))
     items = evaluator.items
     done = evaluate_runs(client, _load_qrels(dataset), runs, evaluator.query_measures, evaluator.prepared.conventions,
-                         experiment.cutoffs, None if items is None else items.train, None if items is None else items.catalog,
-                         experiment.engine.partitions, progress, evaluator.system_measures, items)  # fmt: skip
+                         experiment.cutoffs, items, experiment.engine.partitions, progress, evaluator.system_measures)
     out = {}
     for system, evaluated in zip(systems, done, strict=True):
         per_query = evaluated.per_query

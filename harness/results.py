@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.measures.registry import REGISTRY
-from harness.measures.spec import Measure
+from harness.measures.spec import Measure, deepest_cutoff
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -147,8 +147,7 @@ class RunResult:
 
 def long_tail_cutoff(measures: tuple[Measure, ...]) -> int | None:
     """The cutoff the long tail is counted at: the largest of the beyond-accuracy measures' (None: whole lists)."""
-    cutoffs = [m.cutoff for m in measures if REGISTRY.definition(m).beyond_accuracy]
-    return None if not cutoffs or None in cutoffs else max(c for c in cutoffs if c is not None)
+    return deepest_cutoff(m for m in measures if REGISTRY.definition(m).beyond_accuracy)
 
 
 def recommendation_counts(codes: np.ndarray, pos: np.ndarray, cutoff: int | None) -> np.ndarray:

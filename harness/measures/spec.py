@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 ParamValue = int | float | str | tuple[float, ...] | tuple[tuple[float, float], ...]
@@ -74,3 +75,13 @@ class Measure:
         if self.cutoff is not None:
             key += f"_at_{self.cutoff}"
         return re.sub(r"[^a-z0-9_\-]", "_", key)
+
+
+def deepest_cutoff(measures: Iterable[Measure]) -> int | None:
+    """The largest cutoff among ``measures``; None when one is uncut (it reads whole lists) or there are none.
+
+    >>> deepest_cutoff([Measure("ILD", cutoff=10), Measure("ILD", cutoff=100)]), deepest_cutoff([Measure("ILD")])
+    (100, None)
+    """
+    cutoffs = [m.cutoff for m in measures]
+    return None if not cutoffs or None in cutoffs else max(c for c in cutoffs if c is not None)
