@@ -315,7 +315,7 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         cold_ids = [] if data.cold_ids is None else data.cold_ids.to_pylist()
         piece.known_counts = counts[: data.n_known]
         piece.cold_counts = dict(zip(cold_ids, counts[data.n_known :].tolist(), strict=True))
-        piece.cold_rows = int((~(data.in_train | data.in_catalog)[data.code]).sum())  # every row, as the diagnostics count
+        piece.cold_rows = data.cold_rows()  # every row, as the diagnostics count
         if list_depth is not None:
             query = np.repeat(per_query.query_ids, lists.n_ret)
             shown = np.flatnonzero(lists.pos < list_depth)

@@ -37,7 +37,7 @@ from harness.previous import describe as describe_previous
 from harness.previous import load_previous, previous_result
 from harness.progress import SILENT, Progress
 from harness.release import Verdict, evaluate_gate
-from harness.results import RunResult, long_tail_cutoff, long_tail_rows, recommendation_counts, summarize
+from harness.results import PerQuery, RunResult, long_tail_cutoff, long_tail_rows, recommendation_counts, summarize
 from harness.store import SavedResults, write_results, write_tracking
 
 _quiet = SILENT
@@ -198,20 +198,12 @@ def _evaluate_dataset(
         aligned = evaluator.align(run)
         lists = evaluator.item_lists(aligned)
         per_query = evaluator.evaluate_aligned(system.name, aligned, lists)
-        seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
-        diagnostics = diagnose(aligned, experiment.cutoffs)
-        diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
-        if lists.items is not None and (dataset.train or dataset.items):  # recommendations of items neither knows
-            known = lists.items.in_train | lists.items.in_catalog
-            diagnostics["cold_recommendations"] = int((~known[lists.items.code]).sum())
-        if skipped:
-            diagnostics["measures_not_computed"] = skipped
         advance()
-        system_measures = evaluator.system_measures
         cutoff = long_tail_cutoff(evaluator.measures)
         counts = None if lists.items is None else recommendation_counts(lists.items.code, lists.pos, cutoff)
-        return RunResult(dataset.name, system.name, per_query, seg, diagnostics,
-                         lists if system_measures else None, system_measures, counts, cutoff)  # fmt: skip
+        return _run_result(dataset, system, per_query, diagnose(aligned, experiment.cutoffs), segments, skipped,
+                           None if lists.items is None else lists.items.cold_rows(),
+                           lists if evaluator.system_measures else None, evaluator.system_measures, counts, cutoff)  # fmt: skip
 
     # Runs are independent and the kernels release the GIL in their array work: threads use every core
     # (two 20M-row runs: 12 s instead of 27 s on 2 cores), and each run's values are those of a serial run.
@@ -253,19 +245,25 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
                          experiment.cutoffs, items, experiment.engine.partitions, progress, evaluator.system_measures)
     out = {}
     for system, evaluated in zip(systems, done, strict=True):
-        per_query = evaluated.per_query
-        seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
-        diagnostics = dict(evaluated.diagnostics)
-        diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
-        if items is not None and (dataset.train or dataset.items):
-            diagnostics["cold_recommendations"] = evaluated.cold_recommendations
-        if skipped:
-            diagnostics["measures_not_computed"] = skipped
         advance()
-        system_measures = evaluator.system_measures if evaluated.lists is not None else ()
-        out[system.name] = RunResult(dataset.name, system.name, per_query, seg, diagnostics, evaluated.lists, system_measures,
-                                     evaluated.item_counts, evaluated.item_counts_cutoff)  # fmt: skip
+        out[system.name] = _run_result(dataset, system, evaluated.per_query, dict(evaluated.diagnostics), segments, skipped,
+                                       None if items is None else evaluated.cold_recommendations, evaluated.lists,
+                                       evaluator.system_measures if evaluated.lists is not None else (),
+                                       evaluated.item_counts, evaluated.item_counts_cutoff)  # fmt: skip
     return out
+
+
+def _run_result(dataset: Dataset, system: System, per_query: PerQuery, diagnostics: dict[str, object],
+                segments: dict[str, str], skipped: str, cold_rows: int | None, lists: Any,
+                system_measures: tuple[Measure, ...], counts: np.ndarray | None, cutoff: int | None) -> RunResult:  # fmt: skip
+    """A run's result, on either engine: its queries' segments, and the dataset-level diagnostics added."""
+    seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
+    diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
+    if cold_rows is not None and (dataset.train or dataset.items):  # recommendations of items neither knows
+        diagnostics["cold_recommendations"] = cold_rows
+    if skipped:
+        diagnostics["measures_not_computed"] = skipped
+    return RunResult(dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff)
 
 
 def _versions() -> dict[str, str | None]:

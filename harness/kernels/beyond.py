@@ -89,6 +89,10 @@ class ItemData:
     def n_known(self) -> int:
         return self.n_codes - (0 if self.cold_ids is None else len(self.cold_ids))
 
+    def cold_rows(self) -> int:
+        """Rows recommending an item that neither the training data nor the catalogue knows."""
+        return int((~(self.in_train | self.in_catalog)[self.code]).sum())
+
     def subset_rows(self, keep: np.ndarray) -> ItemData:
         """The same items for a subset of the ranked rows (trec_eval -J)."""
         import dataclasses
