@@ -429,11 +429,14 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
 
 # ---- system measures: functions of the (weighted) recommendation counts -----------
 def _incidence(lists: RankedLists, k: int | None) -> Any:
-    """Sparse (codes x n_queries): each item's lists, among the users' cut lists (built once per cutoff)."""
+    """Sparse (codes x n_queries): each item's lists, among the users' cut lists (built once per cutoff).
+
+    Its entries are 1 in float32 (exact), so resampling multiplies it as it is (:func:`_weighted`).
+    """
     items = _items(lists)
     key = ("incidence", k)
     if key not in items._cache:
-        items._cache[key] = _list_matrix(lists, k).T.tocsr()
+        items._cache[key] = _list_matrix(lists, k).T.tocsr().astype(np.float32)
     return items._cache[key]
 
 
@@ -473,9 +476,9 @@ def _weighted(incidence: Any, w: np.ndarray) -> np.ndarray:
     """
     columns = np.ascontiguousarray(w.T)
     if w.size and np.abs(w).sum(axis=1).max() < 2.0**24 and np.array_equal(w, np.round(w)):
-        single = incidence.astype(np.float32)
+        single = incidence if incidence.dtype == np.float32 else incidence.astype(np.float32)  # cached ones are already
         return np.asarray(single @ columns.astype(np.float32)).T.astype(np.float64)
-    return np.asarray(incidence @ columns).T
+    return np.asarray(incidence.astype(np.float64) @ columns).T
 
 
 def _pair_counts(lists: RankedLists, k: int | None, w: np.ndarray, n: int) -> np.ndarray:
@@ -494,7 +497,7 @@ def _pair_counts(lists: RankedLists, k: int | None, w: np.ndarray, n: int) -> np
     if key not in items._cache:  # each run's incidence, their difference and totals: once per cutoff
         inc = _incidence(lists, k)
         inc_a, inc_b = inc[:, :n].tocsr(), inc[:, n:].tocsr()
-        totals = (np.asarray(inc_a.sum(axis=1)).ravel(), np.asarray(inc_b.sum(axis=1)).ravel())
+        totals = tuple(np.asarray(m.sum(axis=1, dtype=np.float64)).ravel() for m in (inc_a, inc_b))  # exact past 2^24
         items._cache[key] = (inc_a, inc_b, (inc_b - inc_a).tocsr(), totals)
     inc_a, inc_b, difference, (total_a, total_b) = items._cache[key]
     if np.array_equal(first + second, np.ones_like(first)):
