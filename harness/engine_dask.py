@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,27 +126,30 @@ def _run_frame(source: Run | RunSource, folder: Path) -> tuple[Any, int]:
     """(a Dask frame of the run's rows: query, doc, value, line, kind; its number of rows)."""
     import dask.dataframe as dd
 
-    from harness.data.load import load_run
+    from harness.data.load import RUN_COLUMNS, load_run
     from harness.data.tables import stream_table_run, table_format_of
     from harness.data.trec import NotStreamable, stream_run
 
     if isinstance(source, Run):
-        return dd.read_parquet(write_pieces(folder, _table(source.query_id, source.doc_id, source.score, RUN))), len(source)
+        pieces = write_pieces(folder, [_table(source.query_id, source.doc_id, source.score, RUN)])
+        return dd.read_parquet(pieces), len(source)
     path = Path(source.path)
     fmt = "parquet" if path.is_dir() else table_format_of(path)
+    names = {**RUN_COLUMNS, **(source.columns or {})}
     if fmt == "parquet":
-        return _parquet_run(path, source.columns or {})
+        return _parquet_run(path, names)
     if fmt in (None, "csv", "tsv"):  # TREC text and CSV/TSV tables: streamed, never whole in memory here
-        names = {"query": "query", "doc": "doc", "score": "score", **(source.columns or {})}
         blocks = stream_run(path, ROWS_PER_FILE) if fmt is None else stream_table_run(path, names, fmt, ROWS_PER_FILE)
+        written = 0
+
+        def numbered(block: pa.Table) -> pa.Table:  # each row keeps its place in the file
+            nonlocal written
+            rows = np.arange(written, written + len(block), dtype=np.int64)
+            written += len(block)
+            return _table(block["qid"], block["docid"], block["score"].to_numpy(), RUN, rows)
+
         try:
-            written = 0
-            folder.mkdir(parents=True, exist_ok=True)
-            for i, block in enumerate(blocks):
-                rows = np.arange(written, written + len(block), dtype=np.int64)
-                pq.write_table(_table(block["qid"], block["docid"], block["score"].to_numpy(), RUN, rows),
-                               folder / f"part-{i:05d}.parquet")  # fmt: skip
-                written += len(block)
+            write_pieces(folder, map(numbered, blocks))
             if written:
                 return dd.read_parquet(folder), written
         except NotStreamable:
@@ -156,11 +159,10 @@ def _run_frame(source: Run | RunSource, folder: Path) -> tuple[Any, int]:
     return _run_frame(run, folder)
 
 
-def _parquet_run(path: Path, columns: dict[str, str]) -> tuple[Any, int]:
+def _parquet_run(path: Path, names: dict[str, str]) -> tuple[Any, int]:
     """A Parquet run (file or folder) as the workers read it; ``line`` counts rows in Dask's order of the pieces."""
     import dask.dataframe as dd
 
-    names = {"query": columns.get("query", "query"), "doc": columns.get("doc", "doc"), "score": columns.get("score", "score")}
     frame = dd.read_parquet(path, columns=list(names.values()))
     frame = frame.rename(columns={v: k for k, v in names.items()})
     lengths = frame.map_partitions(len).compute().tolist()
@@ -180,11 +182,14 @@ def _parquet_run(path: Path, columns: dict[str, str]) -> tuple[Any, int]:
     return dd.from_delayed(numbered_parts, meta=meta), int(sum(lengths))
 
 
-def write_pieces(folder: Path, table: pa.Table) -> Path:
-    """The rows as Parquet files of ROWS_PER_FILE rows in ``folder`` (read by the workers in parallel)."""
+def write_pieces(folder: Path, tables: Iterable[pa.Table]) -> Path:
+    """The rows as Parquet files of at most ROWS_PER_FILE rows in ``folder`` (each an input partition of the workers)."""
     folder.mkdir(parents=True, exist_ok=True)
-    for i, start in enumerate(range(0, max(len(table), 1), ROWS_PER_FILE)):
-        pq.write_table(table.slice(start, ROWS_PER_FILE), folder / f"part-{i:05d}.parquet")
+    number = 0
+    for table in tables:
+        for start in range(0, max(len(table), 1), ROWS_PER_FILE):
+            pq.write_table(table.slice(start, ROWS_PER_FILE), folder / f"part-{number:05d}.parquet")
+            number += 1
     return folder
 
 
@@ -223,7 +228,7 @@ def evaluate_runs(
     # the p2p shuffle logs each shuffle's start and end as warnings: noise in a harness log
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="harness-dask-") as scratch:
-        judged = write_pieces(Path(scratch) / "qrels", _table(qrels.query_id, qrels.doc_id, qrels.relevance, QRELS))
+        judged = write_pieces(Path(scratch) / "qrels", [_table(qrels.query_id, qrels.doc_id, qrels.relevance, QRELS)])
         shared = client.scatter([context], broadcast=True) if context is not None else [None]  # not rebuilt per partition
         tail_cutoff = long_tail_cutoff(measures + system_measures)
         list_depth = deepest_cutoff(system_measures) if context is not None else None
