@@ -20,7 +20,6 @@ then:
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
+from _process import measure_process  # benchmarks/, this script's folder
 
 HERE = Path(__file__).resolve().parent
 SCENARIO_ITEMS = {"recsys": 50_000, "tiny": 20_000}
@@ -71,17 +71,6 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _process(command: list[str]) -> tuple[float, float]:
-    """(seconds, peak resident MB) of one whole process."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command[2:5])} failed:\n{process.stderr.read() if process.stderr else ''}")
-    return elapsed, usage.ru_maxrss / 1024
-
-
 def _whole_processes(folder: Path, cutoffs: list[int]) -> None:
     beyond = [n.format(k=k) for k in cutoffs for names in FAMILIES.values() for n in names]
     base = [sys.executable, "-m", "harness", "eval"]
@@ -89,9 +78,9 @@ def _whole_processes(folder: Path, cutoffs: list[int]) -> None:
     accuracy_only = [*base, "-m", ",".join(ACCURACY), *files]
     everything = [*base, "-m", ",".join(ACCURACY + beyond), "--train", str(folder / "train.csv"),
                   "--train-columns", "user=user,item=item", "--items", str(folder / "items.csv"), *files]  # fmt: skip
-    seconds, peak = _process(accuracy_only)
+    seconds, peak, _ = measure_process(accuracy_only)
     print(f"  {'harness eval, accuracy measures only':<58} {seconds:7.2f} s   peak {peak:,.0f} MB", flush=True)
-    all_seconds, all_peak = _process(everything)
+    all_seconds, all_peak, _ = measure_process(everything)
     print(f"  {f'harness eval, + {len(beyond)} beyond-accuracy (train, items read)':<58} {all_seconds:7.2f} s   "
           f"peak {all_peak:,.0f} MB")  # fmt: skip
     added = all_seconds - seconds

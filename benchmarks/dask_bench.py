@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
+from _process import measure_process  # benchmarks/, this script's folder
 
 HERE = Path(__file__).resolve().parent
 MEASURES = ["nDCG@10", "AP", "P@10", "RR", "R@100"]
@@ -72,17 +72,6 @@ def _generate(folder: Path, rows: int) -> tuple[Path, Path]:
     os.replace(str(run) + ".tmp", run)
     os.replace(str(qrels) + ".tmp", qrels)
     return run, qrels
-
-
-def _single(run: Path, qrels: Path) -> tuple[float, float, str]:
-    start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "harness", "eval", "--duplicates", "first", "-m", ",".join(MEASURES),
-                                str(qrels), str(run)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    _, status, usage = os.wait4(process.pid, 0)
-    out = process.stdout.read() if process.stdout else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(process.stderr.read() if process.stderr else "harness eval failed")
-    return time.perf_counter() - start, usage.ru_maxrss / 1024, out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  dask wall time {wall:.1f} s (client peak {client_peak}); worker restarts: {restarts}")
     values = {str(m): aggregate_values(m, evaluated.per_query.values[:, j]) for j, m in enumerate(measures)}
     if not args.no_single:
-        seconds, peak_mb, out = _single(run, qrels)
+        seconds, peak_mb, out = measure_process([sys.executable, "-m", "harness", "eval", "--duplicates", "first", "-m",
+                                                 ",".join(MEASURES), str(qrels), str(run)])  # fmt: skip
         print(f"  one process (harness eval): {seconds:.1f} s, peak {peak_mb:,.0f} MB")
         printed = {line.split()[0]: float(line.split()[-1]) for line in out.splitlines() if line.strip()}
         same = all(round(values[m], 4) == printed.get(m) for m in MEASURES)

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _process import measure_process  # noqa: E402
 from generate import SCENARIOS  # noqa: E402
 
 HARNESS_MEASURES = ["-m", "ndcg_cut.10", "-m", "map", "-m", "recip_rank", "-m", "P.10", "-m", "recall.100"]
@@ -38,20 +37,6 @@ def _tools(qrels: Path, run: Path) -> dict[str, list[str]]:
         if importlib.util.find_spec(module) is not None:
             tools[name] = [sys.executable, str(HERE / "peers" / f"{module}_eval.py"), str(qrels), str(run)]
     return tools
-
-
-def _measure(command: list[str]) -> tuple[float, float, str]:
-    """(seconds, peak resident MB, stdout) of one process."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    out = process.stdout.read() if process.stdout else ""
-    err = process.stderr.read() if process.stderr else ""
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise SystemExit(f"{command[1:3]} failed ({process.returncode}):\n{err}")
-    return elapsed, usage.ru_maxrss / 1024, out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     memory: dict[str, list[float]] = {name: [] for name in tools}
     for round_ in range(args.rounds):
         for name, command in tools.items():
-            seconds, mb, _ = _measure(command)
+            seconds, mb, _ = measure_process(command)
             times[name].append(seconds)
             memory[name].append(mb)
             print(f"round {round_ + 1}: {name:<12} {seconds:7.2f} s {mb:8.0f} MB", flush=True)
