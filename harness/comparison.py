@@ -138,7 +138,7 @@ def count_blocks(results: list[RunResult], settings: CompareSettings) -> int:
         mine = [r for r in results if r.dataset == dataset]
         if len(mine) >= 2:
             blocks = len(mine[0].segment_masks()) * len(_pairs([r.system for r in mine], settings))
-            total += blocks * (2 if any(r.system_measures and r.lists is not None for r in mine) else 1)
+            total += blocks * (2 if any(r.resamples_lists for r in mine) else 1)
     return total
 
 
@@ -187,7 +187,7 @@ def compare(
                 queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
                 if _system_measures(by_system[a], by_system[b]):
                     rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
-                if any(r.system_measures and r.lists is not None for r in by_system.values()):
+                if any(r.resamples_lists for r in by_system.values()):
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
             if len(systems) >= 3:
                 anova_rows.extend(_anova(dataset, segment, systems, by_system, shared, measures, settings, rows[start:]))

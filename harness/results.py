@@ -138,6 +138,11 @@ class RunResult:
     item_counts: np.ndarray | None = None  # recommendations of each recommended item, descending (the long tail)
     item_counts_cutoff: int | None = None  # the lists' cutoff they were counted at (None: whole lists)
 
+    @property
+    def resamples_lists(self) -> bool:
+        """Its system measures are resampled over its lists (not when reused from an earlier evaluation)."""
+        return bool(self.system_measures) and self.lists is not None
+
     def segment_masks(self) -> list[tuple[str, np.ndarray]]:
         """('all', every query), then (segment, its queries) for each segment, sorted by name."""
         masks = [("all", np.ones(len(self.segments), dtype=bool))]
