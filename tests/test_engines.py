@@ -15,20 +15,35 @@ import numpy as np
 import pytest
 
 from harness import Conventions, Qrels, Run
+from harness.data import align as align_module
 from harness.data.align import ENGINES, PreparedQrels
+from harness.errors import InputFormatError
 from tests.generated import adversarial
 
 Row = tuple[str, str, float]
 
 
-def _data(seed: int) -> tuple[list[Row], list[Row]]:
+def _data(seed: int, grouped: bool) -> tuple[list[Row], list[Row]]:
     qrels, run = adversarial(seed, n_queries=30)
     q_rows = [(q, d, float(r)) for q, docs in qrels.items() for d, r in docs.items()]
     r_rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
     rng = np.random.default_rng(seed)
-    for i in rng.choice(len(r_rows), size=8, replace=False).tolist():  # the same (query, doc) again, another score
+    # long queries (hundreds of rows: the compiled engine sorts these by radix, then each tie), with
+    # coarse scores (long ties), -0.0 beside 0.0, infinities, and judged documents among them
+    for q in range(3):
+        qid = f"long{q}"
+        docs = [f"d{int(d)}" for d in rng.choice(5000, size=300 + 100 * q, replace=False)]
+        scores = np.round(rng.normal(size=len(docs)) * 3) / 2
+        scores[:5] = [0.0, -0.0, np.inf, -np.inf, 0.0]
+        r_rows += [(qid, d, float(s)) for d, s in zip(docs, scores, strict=True)]
+        q_rows += [(qid, d, float(rng.integers(-1, 4))) for d in rng.choice(docs, size=60, replace=False)]
+        q_rows += [(qid, f"notretrieved{i}", 1.0) for i in range(3)]
+    for i in rng.choice(len(r_rows), size=12, replace=False).tolist():  # the same (query, doc) again, another score
         q, d, s = r_rows[i]
         r_rows.insert(int(rng.integers(0, len(r_rows))), (q, d, s + float(rng.choice([-0.5, 0.0, 0.5]))))
+    if grouped:  # each query's lines together (the usual layout), in file order within the query
+        first = {q: i for i, (q, _, _) in reversed(list(enumerate(r_rows)))}
+        r_rows.sort(key=lambda row: first[row[0]])
     return q_rows, r_rows
 
 
@@ -78,10 +93,14 @@ CONVENTIONS = [
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
+@pytest.mark.parametrize("grouped", [False, True], ids=["scattered", "grouped"])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_every_engine_honours_the_alignment_contract(engine: str, seed: int) -> None:
-    q_rows, r_rows = _data(seed)
+def test_every_engine_honours_the_alignment_contract(engine: str, grouped: bool, seed: int) -> None:
+    q_rows, r_rows = _data(seed, grouped)
     qrels, run = Qrels.from_records(q_rows), Run.from_records(r_rows)
+    scores: dict[tuple[str, str], list[float]] = {}
+    for q, d, s in r_rows:
+        scores.setdefault((q, d), []).append(s)
     for conventions in CONVENTIONS:
         aligned = ENGINES[engine](PreparedQrels.build(qrels, conventions), run, None)
         expected = _reference(q_rows, r_rows, conventions)
@@ -97,3 +116,33 @@ def test_every_engine_honours_the_alignment_contract(engine: str, seed: int) -> 
             own = [r for qq, _, r in q_rows if qq == q]
             assert judged == sorted(max(r, 0.0) if conventions.negative_labels.value == "nonrelevant" else r for r in own)
             assert aligned.in_run[i] == any(rq == q for rq, _, _ in r_rows)
+        # the scores travel with their rows, and what alignment saw is counted alike by every engine
+        row_query = np.repeat(aligned.query_ids, np.diff(lists.offsets)).tolist()
+        assert all(s in scores[(q, d)] for q, d, s in zip(row_query, items, aligned.score.tolist(), strict=True))
+        assert aligned.stats == ENGINES["arrow"](PreparedQrels.build(qrels, conventions), run, None).stats, conventions
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_every_engine_names_the_first_repeated_line(engine: str) -> None:
+    q_rows, r_rows = _data(3, grouped=True)
+    run = Run.from_records(r_rows, source="<run>")
+    prepared = PreparedQrels.build(Qrels.from_records(q_rows), Conventions.from_mapping({"duplicates": "error"}))
+    seen: set[tuple[str, str]] = set()
+    first = next((q, d) for q, d, _ in r_rows if (q, d) in seen or seen.add((q, d)))  # type: ignore[func-returns-value]
+    with pytest.raises(InputFormatError, match=f"document '{first[1]}' is listed twice for query '{first[0]}'"):
+        ENGINES[engine](prepared, run, None)
+
+
+def test_large_runs_use_the_compiled_engine_and_small_ones_the_arrow_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    q_rows, r_rows = _data(4, grouped=True)
+    qrels, run = Qrels.from_records(q_rows), Run.from_records(r_rows)
+    prepared = PreparedQrels.build(qrels, Conventions.from_mapping({"duplicates": "first"}))
+    used: list[str] = []
+    for name in ENGINES:
+        engine = ENGINES[name]
+        monkeypatch.setattr(align_module, f"align_{name}", lambda p, r, q, _e=engine, _n=name: used.append(_n) or _e(p, r, q))
+    monkeypatch.setattr(align_module, "COMPILED_FROM_ROWS", len(run))
+    align_module.align(prepared, run)
+    monkeypatch.setattr(align_module, "COMPILED_FROM_ROWS", len(run) + 1)
+    align_module.align(prepared, run)
+    assert used == ["compiled", "arrow"]

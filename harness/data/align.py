@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -186,6 +188,13 @@ class PreparedQrels:
     judged_labels: np.ndarray  # labels grouped by query, in query_ids order
     duplicates_dropped: int = 0
 
+    @cached_property
+    def judgment_index(self) -> Any:
+        """The judgments indexed for the compiled engine's join (built on first use, then kept)."""
+        from harness.data._align_compiled import judgment_index
+
+        return judgment_index(self.codes, len(self.query_ids), self.docs)
+
     @classmethod
     def build(cls, qrels: Qrels, conventions: Conventions) -> PreparedQrels:
         labels = np.asarray(qrels.relevance, dtype=np.float64)
@@ -292,13 +301,11 @@ def _sorted_order(codes: np.ndarray, score: np.ndarray, labels: np.ndarray, docs
     return to_numpy(pc.sort_indices(pa.table(columns), sort_keys=sort_keys))
 
 
-def _universe(
-    prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None
-) -> tuple[np.ndarray, dict[str, int], list[str], _Rows, np.ndarray]:
-    """Phase 1: the evaluated queries (by the ``queries`` convention, or ``query_ids``) and the rows that belong to them."""
+def _universe_ids(
+    prepared: PreparedQrels, run_qids: list[str], query_ids: np.ndarray | None
+) -> tuple[np.ndarray, dict[str, int]]:
+    """The evaluated queries, in strcmp order (by the ``queries`` convention, or ``query_ids``), and each one's code."""
     conv = prepared.conventions
-    encoded = _dictionary(run.query_id)
-    run_qids = encoded[1]
     if query_ids is not None:
         universe = np.asarray(query_ids, dtype=object)
     elif conv.queries is Queries.QRELS:
@@ -307,7 +314,16 @@ def _universe(
         universe = _qid_order([q for q in run_qids if q in prepared.index])
     else:
         universe = _qid_order(run_qids)
-    index = {q: i for i, q in enumerate(universe)}
+    return universe, {q: i for i, q in enumerate(universe)}
+
+
+def _universe(
+    prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None
+) -> tuple[np.ndarray, dict[str, int], list[str], _Rows, np.ndarray]:
+    """Phase 1: the evaluated queries and the rows that belong to them."""
+    encoded = _dictionary(run.query_id)
+    run_qids = encoded[1]
+    universe, index = _universe_ids(prepared, run_qids, query_ids)
     codes, query_fp = _encode_queries(encoded, index)
     score = np.asarray(run.score, dtype=np.float64)
     keep = np.flatnonzero(codes >= 0)
@@ -367,27 +383,62 @@ def _depth(rows: _Rows, n_q: int, depth: int | None) -> tuple[np.ndarray, int]:
     return np.bincount(rows.codes, minlength=n_q), int((~within).sum())
 
 
-def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
-    """Build the ranked lists of ``run`` against prepared judgments (the phases above, in order).
-
-    ``query_ids`` fixes the universe explicitly (a query file); otherwise the
-    ``queries`` convention decides it.
-    """
+def align_arrow(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
+    """The Arrow engine: the phases above over all rows at once (numpy and Arrow sorts)."""
     conv = prepared.conventions
     universe, index, run_qids, rows, query_fp = _universe(prepared, run, query_ids)
-    n_q = len(universe)
     sorted_keys, dropped = _duplicates(prepared, run, universe, rows, query_fp)
     del query_fp
-    to_judged = _join(prepared, universe, rows, sorted_keys, dropped)
+    _join(prepared, universe, rows, sorted_keys, dropped)
     del sorted_keys
     _order(rows, conv.ties)
-    counts, beyond = _depth(rows, n_q, conv.depth)
-    codes, score, labels = rows.codes, rows.score, rows.labels
-    assert labels is not None
+    counts, beyond = _depth(rows, len(universe), conv.depth)
+    assert rows.labels is not None
+    return _assemble(prepared, run, universe, index, run_qids, counts, rows.labels, rows.score, rows.source,
+                     int(dropped.size), beyond)  # fmt: skip
+
+
+def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
+    """The compiled engine: phases 2-5 inside each query's block of rows (:mod:`harness.data._align_compiled`)."""
+    from harness.data import _align_compiled as compiled
+
+    conv = prepared.conventions
+    order, bounds, run_qids = compiled.query_blocks(run.query_id)
+    universe, index = _universe_ids(prepared, run_qids, query_ids)
+    block_code = np.array([index.get(q, -1) for q in run_qids], dtype=np.int64)
+    judged = np.array([prepared.index.get(q, -1) for q in run_qids], dtype=np.int64)
+    score = np.asarray(run.score, dtype=np.float64)
+    ranked = compiled.rank_blocks(
+        order, bounds, judged, block_code >= 0, run.doc_id, score, prepared.judgment_index, prepared.labels,
+        keep=compiled.KEEP_MAX if conv.duplicates is Duplicates.MAX else compiled.KEEP_FIRST,
+        ties=compiled.TIES.get(conv.ties.value, compiled.TIE_TREC_EVAL), depth=-1 if conv.depth is None else conv.depth,
+    )  # fmt: skip
+    if ranked.first_dropped >= 0 and conv.duplicates is Duplicates.ERROR:
+        row = ranked.first_dropped
+        raise _duplicate_error(run.source, "run", str(run.query_id[row]), str(run.doc_id[row]), run.file_row(row))
+    # each universe query's ranked rows, from the start of its block, in universe order
+    blocks = np.flatnonzero(block_code >= 0)
+    blocks = blocks[np.argsort(block_code[blocks])]
+    counts = np.zeros(len(universe), dtype=np.int64)
+    counts[block_code[blocks]] = ranked.kept[blocks]
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    take = np.repeat(bounds[blocks] - offsets[block_code[blocks]], ranked.kept[blocks]) + np.arange(offsets[-1])
+    source = ranked.rows[take]
+    return _assemble(prepared, run, universe, index, run_qids, counts, ranked.labels[take], score[source], source,
+                     int(ranked.dropped.sum()), int(ranked.beyond.sum()))  # fmt: skip
+
+
+def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, index: dict[str, int], run_qids: list[str],
+              counts: np.ndarray, labels: np.ndarray, score: np.ndarray, source: np.ndarray, duplicates: int,
+              beyond: int) -> Aligned:  # fmt: skip
+    """The ranked rows (grouped by query in universe order, ``counts`` each) as lists with their judgments."""
+    conv = prepared.conventions
+    n_q = len(universe)
     offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
 
-    # Judgments of each universe query, in universe order.
+    # Judgments of each universe query, in universe order; their codes in the qrels' own order.
+    to_judged = np.array([prepared.index.get(q, -1) for q in universe], dtype=np.int64)
     j_counts = np.where(to_judged >= 0, np.diff(prepared.judged_offsets)[np.maximum(to_judged, 0)], 0)
     j_offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(j_counts, out=j_offsets[1:])
@@ -395,8 +446,9 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
     take = np.repeat(starts - j_offsets[:-1], j_counts) + np.arange(j_offsets[-1])
 
     tie_group = None
-    if conv.ties is Ties.AVERAGE and codes.size:
-        new_group = np.ones(codes.size, dtype=bool)
+    if conv.ties is Ties.AVERAGE and score.size:
+        codes = np.repeat(np.arange(n_q), counts)
+        new_group = np.ones(score.size, dtype=bool)
         new_group[1:] = (codes[1:] != codes[:-1]) | (score[1:] != score[:-1])
         tie_group = np.cumsum(new_group) - 1
 
@@ -412,7 +464,6 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
         collection_size=conv.collection_size,
     )
     in_run = counts > 0  # before -J: a query whose documents are all unjudged was still answered
-    source = rows.source
     if conv.judged_only:
         keep = labels >= 0  # judged: relevant or not (NaN, not in the qrels, and negative, unjudged, go)
         lists, score, source = lists.judged_subset(), score[keep], source[keep]
@@ -421,11 +472,24 @@ def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None
         run_queries=len(run_qids),
         run_queries_unjudged=sum(1 for q in run_qids if q not in prepared.index),
         judged_queries_missing=sum(1 for q in prepared.query_ids if q not in index or not in_run[index[q]]),
-        duplicates_dropped=int(dropped.size),
+        duplicates_dropped=duplicates,
         rows_beyond_depth=beyond,
     )
     return Aligned(universe, lists, in_run, score, stats, source, run.doc_id)
 
 
 Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]
-ENGINES: dict[str, Engine] = {"arrow": align}  # numpy + Arrow on one machine; the contract test runs every engine
+# The contract test (tests/test_engines.py) runs every engine here.
+ENGINES: dict[str, Engine] = {"arrow": align_arrow, "compiled": align_compiled}
+# Below this many rows the Arrow engine is done before numba is imported (0.3 s); both give the same lists.
+COMPILED_FROM_ROWS = 1_000_000
+
+
+def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
+    """Build the ranked lists of ``run`` against prepared judgments, with the engine that is faster at its size.
+
+    ``query_ids`` fixes the universe explicitly (a query file); otherwise the
+    ``queries`` convention decides it.
+    """
+    engine = align_compiled if len(run) >= COMPILED_FROM_ROWS else align_arrow
+    return engine(prepared, run, query_ids)

@@ -27,9 +27,6 @@ co-occurrence measure is computed, so nothing else pays numba's import.
 
 from __future__ import annotations
 
-import itertools
-import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -39,28 +36,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-
-def _threads() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
-
-
-def _split(weight: np.ndarray, parts: int) -> list[tuple[int, int]]:
-    """Consecutive ranges of indices with about equal total weight (at most ``parts``, none empty)."""
-    ends = np.cumsum(weight, dtype=np.float64)
-    total = float(ends[-1]) if ends.size else 0.0
-    cuts = np.searchsorted(ends, total * np.arange(1, parts) / parts, side="left") + 1
-    bounds = np.unique(np.concatenate([[0], np.minimum(cuts, weight.size), [weight.size]]))
-    return [(int(a), int(b)) for a, b in itertools.pairwise(bounds) if b > a]
-
-
-def _run(task: Any, ranges: list[tuple[int, int]]) -> None:
-    if len(ranges) <= 1:
-        for lo, hi in ranges:
-            task(lo, hi)
-        return
-    with ThreadPoolExecutor(len(ranges)) as pool:  # the kernels release the GIL
-        for future in [pool.submit(task, lo, hi) for lo, hi in ranges]:
-            future.result()
+from harness.kernels._parallel import run_split, split
+from harness.kernels._parallel import threads as default_threads
 
 
 def earlier_pair_sums(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, item_users: Any, user_items: Any,
@@ -83,7 +60,7 @@ def earlier_pair_sums(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, i
         _earlier_pairs(codes, by_code, order, first, lo, hi, scale, item_users.indptr, item_users.indices,
                      user_items.indptr, user_items.indices, out)  # fmt: skip
 
-    _run(task, _split(weight, threads or _threads()))
+    run_split(task, split(weight, threads or default_threads()))
     return out
 
 
@@ -109,7 +86,7 @@ def history_sums(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, histor
         _history_pairs(codes, starts, ends, history_offsets, history_codes, lo, hi, n_known, scale, item_users.indptr,
                        item_users.indices, user_items.indptr, user_items.indices, out)  # fmt: skip
 
-    _run(task, _split(weight, threads or _threads()))
+    run_split(task, split(weight, threads or default_threads()))
     return out
 
 

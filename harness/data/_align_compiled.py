@@ -1,0 +1,423 @@
+"""The compiled alignment engine (numba): every phase after the universe, one query at a time.
+
+The Arrow engine sorts and joins all rows at once: a sort of 64-bit keys for duplicates, a
+three-key sort for the ranking, a searched join. At 7M rows that is 3 s. Runs are almost
+always written one query after another, so this engine works inside each query's block of
+rows, where everything is small and in cache:
+
+1. the blocks: rows where the query id changes (one pass over the id bytes); when a
+   query's rows are split over several blocks, a stable counting sort groups them first;
+2. per block, in compiled code on every core: each document's label by a binary search
+   among its query's judgments (by a 64-bit hash, confirmed on the bytes), duplicates by
+   sorting the block's hashes, the ranking by a merge sort on (score, tie rule), and the
+   first ``depth`` rows.
+
+A query's rows, label and rank depend on that query's rows only. Strings are read in
+place from the Arrow buffers; nothing per row passes through Python.
+
+Compiled on first use and cached on disk (numba ``cache=True``); imported only for runs
+large enough to repay numba's import (:data:`harness.data.align.COMPILED_FROM_ROWS`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from numba import njit
+
+from harness.data._arrow import from_numpy, to_numpy
+from harness.kernels._parallel import run_split, split, threads
+
+# tie rules, as the kernel sees them
+TIE_TREC_EVAL, TIE_OPTIMISTIC, TIE_PESSIMISTIC, TIE_INPUT_ORDER = 0, 1, 2, 3
+TIES = {"optimistic": TIE_OPTIMISTIC, "pessimistic": TIE_PESSIMISTIC, "input_order": TIE_INPUT_ORDER}  # else trec_eval's
+# which copy of a repeated (query, doc) stays: the first line, or the highest score (the first of equals)
+KEEP_FIRST, KEEP_MAX = 0, 1
+
+
+@dataclass(frozen=True)
+class Strings:
+    """An Arrow string column as the kernels read it: offsets into one byte buffer."""
+
+    offsets: np.ndarray  # int32 or int64, n + 1
+    data: np.ndarray  # uint8
+
+    @classmethod
+    def of(cls, values: pa.Array | pa.ChunkedArray) -> Strings:
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+        if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+            values = pc.cast(values, pa.string())
+        width = np.int64 if pa.types.is_large_string(values.type) else np.int32
+        buffers = values.buffers()
+        offsets = np.frombuffer(buffers[1], dtype=width, count=len(values) + 1, offset=values.offset * np.dtype(width).itemsize)
+        data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None and buffers[2].size else np.zeros(1, np.uint8)
+        return cls(offsets, data)
+
+
+@dataclass(frozen=True)
+class JudgmentIndex:
+    """Each judged query's judgments, with their document hashes: what the join looks up."""
+
+    bounds: np.ndarray  # judged query j's judgments are rows[bounds[j]:bounds[j + 1]]
+    rows: np.ndarray  # judgment rows (into the prepared judgments)
+    hashes: np.ndarray  # their document hashes
+    docs: Strings
+
+
+def judgment_index(codes: np.ndarray, n_queries: int, docs: pa.Array | pa.ChunkedArray) -> JudgmentIndex:
+    """Index the judgments (``codes``: each one's judged-query code) for :func:`rank_blocks`."""
+    strings = Strings.of(docs)
+    bounds, rows, hashes = _judgment_index(codes.astype(np.int64), n_queries, strings.offsets, strings.data)
+    return JudgmentIndex(bounds, rows, hashes, strings)
+
+
+def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(row order, block bounds, each block's query id): rows grouped into one block per query.
+
+    The row order is the file order when each query's rows are contiguous (the usual
+    layout); otherwise a stable counting sort groups them, keeping file order within a
+    query. Blocks appear in order of first appearance.
+
+    >>> order, bounds, ids = query_blocks(pa.array(["b", "b", "a", "b"]))
+    >>> order.tolist(), bounds.tolist(), ids
+    ([0, 1, 3, 2], [0, 3, 4], ['b', 'a'])
+    """
+    n = len(query_id)
+    strings = Strings.of(query_id)
+    starts = _block_starts(strings.offsets, strings.data, n)
+    ids = query_id.take(from_numpy(starts[:-1])).to_pylist()
+    if len(set(ids)) == len(ids):
+        return np.arange(n), starts, ids
+    encoded = pc.dictionary_encode(query_id)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    order, bounds = _group_rows(to_numpy(encoded.indices).astype(np.int64), len(encoded.dictionary))
+    return order, bounds, encoded.dictionary.to_pylist()
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """What :func:`rank_blocks` leaves in each block's rows: its kept rows, ranked, first."""
+
+    rows: np.ndarray  # run row at each position (the block's first ``kept`` positions)
+    labels: np.ndarray
+    kept: np.ndarray  # per block: rows kept (after duplicates and depth)
+    dropped: np.ndarray  # per block: duplicate copies dropped
+    beyond: np.ndarray  # per block: rows cut at depth
+    first_dropped: int  # the first dropped copy's run row, -1 when none
+
+
+def rank_blocks(order: np.ndarray, bounds: np.ndarray, judged: np.ndarray, active: np.ndarray,
+                docs: pa.Array | pa.ChunkedArray, score: np.ndarray, index: JudgmentIndex, labels: np.ndarray,
+                keep: int, ties: int, depth: int) -> Ranked:  # fmt: skip
+    """Label, deduplicate, rank and cut every active block (``judged``: its judged-query code or -1)."""
+    strings = Strings.of(docs)
+    n = order.size
+    out_rows = np.empty(n, np.int64)
+    out_labels = np.empty(n, np.float64)
+    n_blocks = bounds.size - 1
+    kept = np.zeros(n_blocks, np.int64)
+    dropped = np.zeros(n_blocks, np.int64)
+    beyond = np.zeros(n_blocks, np.int64)
+    first_dropped = np.full(n_blocks, -1, np.int64)
+    weight = np.where(active, np.diff(bounds), 0).astype(np.float64)
+
+    def task(lo: int, hi: int) -> None:
+        _rank_blocks(lo, hi, bounds, order, judged, active, strings.offsets, strings.data, score,
+                     index.bounds, index.rows, index.hashes, index.docs.offsets, index.docs.data, labels,
+                     keep, ties, depth, out_rows, out_labels, kept, dropped, beyond, first_dropped)  # fmt: skip
+
+    run_split(task, split(weight, threads()))
+    any_dropped = first_dropped[first_dropped >= 0]
+    return Ranked(out_rows, out_labels, kept, dropped, beyond, int(any_dropped.min()) if any_dropped.size else -1)
+
+
+# ---- compiled kernels ---------------------------------------------------------------
+@njit(cache=True, nogil=True, inline="always")
+def _same(o1, d1, i, o2, d2, j):  # type: ignore[no-untyped-def]
+    a, b = o1[i], o2[j]
+    n = o1[i + 1] - a
+    if n != o2[j + 1] - b:
+        return False
+    for k in range(n):  # noqa: SIM110 (an explicit loop compiles to a plain byte loop in numba)
+        if d1[a + k] != d2[b + k]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _compare(o, d, i, j):  # type: ignore[no-untyped-def]
+    """strcmp's sign for strings i and j (byte order, a prefix first)."""
+    a, b = o[i], o[j]
+    na, nb = o[i + 1] - a, o[j + 1] - b
+    for k in range(min(na, nb)):
+        x, y = d[a + k], d[b + k]
+        if x != y:
+            return -1 if x < y else 1
+    return (na > nb) - (na < nb)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hash(o, d, i):  # type: ignore[no-untyped-def]
+    # FNV-1a over the bytes, then mixed so the low bits (the table slot) depend on every byte;
+    # only finds candidates, which the bytes then confirm
+    h = np.uint64(0xCBF29CE484222325)
+    for k in range(o[i], o[i + 1]):
+        h = (h ^ np.uint64(d[k])) * np.uint64(0x100000001B3)
+    h ^= h >> np.uint64(32)
+    h *= np.uint64(0xD6E8FEB86659FD93)
+    return h ^ (h >> np.uint64(32))
+
+
+@njit(cache=True, nogil=True)
+def _block_starts(o, d, n):  # type: ignore[no-untyped-def]
+    bounds = np.empty(n + 1, np.int64)
+    m = 0
+    if n:
+        bounds[0] = 0
+        m = 1
+    for i in range(1, n):
+        if not _same(o, d, i - 1, o, d, i):
+            bounds[m] = i
+            m += 1
+    bounds[m] = n
+    return bounds[: m + 1].copy()
+
+
+@njit(cache=True, nogil=True)
+def _group_rows(codes, n_codes):  # type: ignore[no-untyped-def]
+    """A stable counting sort: (rows grouped by code, each code's bounds)."""
+    bounds = np.zeros(n_codes + 1, np.int64)
+    for c in codes:
+        bounds[c + 1] += 1
+    for c in range(n_codes):
+        bounds[c + 1] += bounds[c]
+    position = bounds[:-1].copy()
+    order = np.empty(codes.size, np.int64)
+    for i in range(codes.size):
+        c = codes[i]
+        order[position[c]] = i
+        position[c] += 1
+    return order, bounds
+
+
+@njit(cache=True, nogil=True)
+def _judgment_index(codes, n_queries, o, d):  # type: ignore[no-untyped-def]
+    rows, bounds = _group_rows(codes, n_queries)
+    hashes = np.empty(codes.size, np.uint64)
+    for k in range(codes.size):
+        hashes[k] = _hash(o, d, rows[k])
+    return bounds, rows, hashes
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _before(x, y, score, label, rows, o, d, ties):  # type: ignore[no-untyped-def]
+    """Does local row x rank strictly before local row y? A total order: the row number decides last."""
+    if score[x] != score[y]:
+        return score[x] > score[y]
+    if ties == TIE_OPTIMISTIC or ties == TIE_PESSIMISTIC:  # noqa: SIM109 (scalar compares in numba)
+        lx = -np.inf if np.isnan(label[x]) else label[x]
+        ly = -np.inf if np.isnan(label[y]) else label[y]
+        if lx != ly:
+            return (lx > ly) if ties == TIE_OPTIMISTIC else (lx < ly)
+    if ties != TIE_INPUT_ORDER:
+        c = _compare(o, d, rows[x], rows[y])  # trec_eval: document id descending
+        if c != 0:
+            return c > 0
+    return x < y
+
+
+@njit(cache=True, nogil=True)
+def _rank(idx, score, label, rows, o, d, ties, scratch):  # type: ignore[no-untyped-def]
+    """Sort local rows ``idx`` in place: insertion sort in runs of 16, then merges (linear on ranked input).
+
+    ``scratch``: at least ``idx.size`` int64 of working space.
+    """
+    n = idx.size
+    run = 16
+    for lo in range(0, n, run):
+        hi = min(lo + run, n)
+        for i in range(lo + 1, hi):
+            v = idx[i]
+            j = i - 1
+            while j >= lo and _before(v, idx[j], score, label, rows, o, d, ties):
+                idx[j + 1] = idx[j]
+                j -= 1
+            idx[j + 1] = v
+    if n <= run:
+        return
+    src, dst = idx, scratch[:n]
+    width = run
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            if mid >= hi or not _before(src[mid], src[mid - 1], score, label, rows, o, d, ties):
+                dst[lo:hi] = src[lo:hi]  # already in order
+                continue
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(src[j], src[i], score, label, rows, o, d, ties):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        width *= 2
+    if src.ctypes.data != idx.ctypes.data:
+        idx[:] = src
+
+
+@njit(cache=True, nogil=True)
+def _radix_order(keys):  # type: ignore[no-untyped-def]
+    """Positions 0..n-1 ordered by ``keys`` (uint64), stable: LSD radix sort, skipping digits all keys share."""
+    n = keys.size
+    counts = np.zeros((8, 256), np.int64)
+    for i in range(n):
+        k = keys[i]
+        for p in range(8):
+            counts[p, (k >> np.uint64(8 * p)) & np.uint64(255)] += 1
+    src_k, src_i = keys.copy(), np.arange(n)
+    dst_k, dst_i = np.empty(n, np.uint64), np.empty(n, np.int64)
+    position = np.empty(256, np.int64)
+    for p in range(8):
+        shift = np.uint64(8 * p)
+        if counts[p, (src_k[0] >> shift) & np.uint64(255)] == n:
+            continue  # every key has this digit
+        total = 0
+        for digit in range(256):
+            position[digit] = total
+            total += counts[p, digit]
+        for i in range(n):
+            digit = (src_k[i] >> shift) & np.uint64(255)
+            j = position[digit]
+            dst_k[j] = src_k[i]
+            dst_i[j] = src_i[i]
+            position[digit] = j + 1
+        src_k, dst_k = dst_k, src_k
+        src_i, dst_i = dst_i, src_i
+    return src_i
+
+
+@njit(cache=True, nogil=True)
+def _descending_key(x):  # type: ignore[no-untyped-def]
+    """A uint64 that sorts ascending as the float sorts descending (-0.0 as 0.0)."""
+    bits = np.array([x + 0.0]).view(np.uint64)[0]
+    top = np.uint64(1) << np.uint64(63)
+    ascending = ~bits if bits & top else bits | top
+    return ~ascending
+
+
+@njit(cache=True, nogil=True)
+def _rank_blocks(  # type: ignore[no-untyped-def]
+    b_lo, b_hi, bounds, order, judged, active, ro, rd, run_score, j_bounds, j_rows, j_hashes, qo, qd,
+    q_labels, keep, ties, depth, out_rows, out_labels, kept, dropped, beyond, first_dropped,
+):  # fmt: skip
+    longest = 0
+    for b in range(b_lo, b_hi):
+        longest = max(longest, bounds[b + 1] - bounds[b])
+    # working space for the longest block, reused by every block
+    hashes_all, score_all = np.empty(longest, np.uint64), np.empty(longest, np.float64)
+    label_all, drop_all = np.empty(longest, np.float64), np.empty(longest, np.bool_)
+    idx_all, scratch, keys_all = np.empty(longest, np.int64), np.empty(longest, np.int64), np.empty(longest, np.uint64)
+    size = 1
+    while size < 2 * longest:
+        size *= 2
+    slots_all = np.empty(size, np.int64)
+    for b in range(b_lo, b_hi):
+        if not active[b]:
+            continue
+        s, e = bounds[b], bounds[b + 1]
+        n = e - s
+        rows = order[s:e]  # run rows, in file order
+        hashes, score, label, drop = hashes_all[:n], score_all[:n], label_all[:n], drop_all[:n]
+        label[:] = np.nan
+        drop[:] = False
+
+        # one open-addressing table of the block's documents: finds repeats, then serves the join
+        size = 1
+        while size < 2 * n:
+            size *= 2
+        mask = np.uint64(size - 1)
+        slots = slots_all[:size]
+        slots[:] = -1
+        n_dropped = 0
+        for k in range(n):
+            r = rows[k]
+            h = _hash(ro, rd, r)
+            hashes[k] = h
+            score[k] = run_score[r]
+            slot = h & mask
+            while slots[slot] >= 0:
+                other = slots[slot]
+                if hashes[other] == h and _same(ro, rd, rows[other], ro, rd, r):
+                    break
+                slot = (slot + np.uint64(1)) & mask
+            if slots[slot] < 0:
+                slots[slot] = k
+                continue
+            other = slots[slot]  # a repeat of an earlier line: keep one copy
+            n_dropped += 1
+            if keep == KEEP_MAX and score[k] > score[other]:
+                drop[other] = True
+                slots[slot] = k
+            else:
+                drop[k] = True
+        j = judged[b]
+        if j >= 0:
+            for p in range(j_bounds[j], j_bounds[j + 1]):
+                h = j_hashes[p]
+                slot = h & mask
+                while slots[slot] >= 0:
+                    k = slots[slot]
+                    if hashes[k] == h and _same(ro, rd, rows[k], qo, qd, j_rows[p]):
+                        label[k] = q_labels[j_rows[p]]
+                        break
+                    slot = (slot + np.uint64(1)) & mask
+
+        idx = idx_all[: n - n_dropped]
+        m = 0
+        for k in range(n):
+            if drop[k]:
+                if first_dropped[b] < 0:
+                    first_dropped[b] = rows[k]
+            else:
+                idx[m] = k
+                m += 1
+        if m > 64:  # by score first (a radix sort, stable: file order within equal scores), then each tie by the rule
+            keys = keys_all[:m]
+            for i in range(m):
+                keys[i] = _descending_key(score[idx[i]])
+            idx = idx[_radix_order(keys)]
+            if ties != TIE_INPUT_ORDER:
+                t = 0
+                while t < m:
+                    t_end = t + 1
+                    while t_end < m and score[idx[t_end]] == score[idx[t]]:
+                        t_end += 1
+                    if t_end - t > 1:
+                        _rank(idx[t:t_end], score, label, rows, ro, rd, ties, scratch)
+                    t = t_end
+        else:
+            _rank(idx, score, label, rows, ro, rd, ties, scratch)
+        take = m if depth < 0 else min(m, depth)
+        for i in range(take):
+            out_rows[s + i] = rows[idx[i]]
+            out_labels[s + i] = label[idx[i]]
+        kept[b] = take
+        dropped[b] = n_dropped
+        beyond[b] = m - take
