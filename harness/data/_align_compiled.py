@@ -75,12 +75,12 @@ def judgment_index(codes: np.ndarray, n_queries: int, docs: pa.Array | pa.Chunke
     return JudgmentIndex(bounds, rows, hashes, strings)
 
 
-def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | None, np.ndarray, list[str]]:
     """(row order, block bounds, each block's query id): rows grouped into one block per query.
 
-    The row order is the file order when each query's rows are contiguous (the usual
-    layout); otherwise a stable counting sort groups them, keeping file order within a
-    query. Blocks appear in order of first appearance.
+    The row order is None (the file order) when each query's rows are contiguous, the
+    usual layout; otherwise a stable counting sort groups them, keeping file order
+    within a query. Blocks appear in order of first appearance.
 
     >>> order, bounds, ids = query_blocks(pa.array(["b", "b", "a", "b"]))
     >>> order.tolist(), bounds.tolist(), ids
@@ -91,7 +91,7 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.n
     starts = _block_starts(strings.offsets, strings.data, n)
     ids = query_id.take(from_numpy(starts[:-1])).to_pylist()
     if len(set(ids)) == len(ids):
-        return np.arange(n), starts, ids
+        return None, starts, ids
     encoded = pc.dictionary_encode(query_id)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
@@ -101,39 +101,53 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, np.n
 
 @dataclass(frozen=True)
 class Ranked:
-    """What :func:`rank_blocks` leaves in each block's rows: its kept rows, ranked, first."""
+    """The kept rows of every block, ranked, block after block in the order asked for."""
 
-    rows: np.ndarray  # run row at each position (the block's first ``kept`` positions)
+    rows: np.ndarray  # run row of each ranked row
     labels: np.ndarray
+    score: np.ndarray
     kept: np.ndarray  # per block: rows kept (after duplicates and depth)
     dropped: np.ndarray  # per block: duplicate copies dropped
     beyond: np.ndarray  # per block: rows cut at depth
     first_dropped: int  # the first dropped copy's run row, -1 when none
 
 
-def rank_blocks(order: np.ndarray, bounds: np.ndarray, judged: np.ndarray, active: np.ndarray,
+def rank_blocks(order: np.ndarray | None, bounds: np.ndarray, judged: np.ndarray, position: np.ndarray,
                 docs: pa.Array | pa.ChunkedArray, score: np.ndarray, index: JudgmentIndex, labels: np.ndarray,
                 keep: int, ties: int, depth: int) -> Ranked:  # fmt: skip
-    """Label, deduplicate, rank and cut every active block (``judged``: its judged-query code or -1)."""
+    """Label, deduplicate, rank and cut the blocks; ``position``: each block's place in the output, -1 to leave it out.
+
+    ``judged``: each block's judged-query code, or -1. Every block is given room for all
+    its rows (``depth`` at most) and written straight into the output; only when
+    duplicates leave a block shorter are the outputs closed up.
+    """
     strings = Strings.of(docs)
-    n = order.size
-    out_rows = np.empty(n, np.int64)
-    out_labels = np.empty(n, np.float64)
     n_blocks = bounds.size - 1
+    room = np.diff(bounds) if depth < 0 else np.minimum(np.diff(bounds), depth)
+    room = np.where(position >= 0, room, 0)
+    start = np.zeros(n_blocks, np.int64)
+    placed = np.flatnonzero(position >= 0)
+    placed = placed[np.argsort(position[placed])]
+    start[placed] = np.cumsum(room[placed]) - room[placed]
+    total = int(room.sum())
+    out_rows, out_labels, out_score = np.empty(total, np.int64), np.empty(total, np.float64), np.empty(total, np.float64)
     kept = np.zeros(n_blocks, np.int64)
     dropped = np.zeros(n_blocks, np.int64)
     beyond = np.zeros(n_blocks, np.int64)
     first_dropped = np.full(n_blocks, -1, np.int64)
-    weight = np.where(active, np.diff(bounds), 0).astype(np.float64)
+    rows = np.zeros(0, np.int64) if order is None else order
 
     def task(lo: int, hi: int) -> None:
-        _rank_blocks(lo, hi, bounds, order, judged, active, strings.offsets, strings.data, score,
+        _rank_blocks(lo, hi, bounds, rows, order is None, judged, position >= 0, strings.offsets, strings.data, score,
                      index.bounds, index.rows, index.hashes, index.docs.offsets, index.docs.data, labels,
-                     keep, ties, depth, out_rows, out_labels, kept, dropped, beyond, first_dropped)  # fmt: skip
+                     keep, ties, depth, start, out_rows, out_labels, out_score, kept, dropped, beyond, first_dropped)  # fmt: skip
 
-    run_split(task, split(weight, threads()))
+    run_split(task, split(np.where(position >= 0, np.diff(bounds), 0).astype(np.float64), threads()))
+    if (kept < room).any():  # duplicates dropped: close up the gaps they left
+        filled = np.repeat(kept[placed], room[placed]) > np.arange(total) - np.repeat(start[placed], room[placed])
+        out_rows, out_labels, out_score = out_rows[filled], out_labels[filled], out_score[filled]
     any_dropped = first_dropped[first_dropped >= 0]
-    return Ranked(out_rows, out_labels, kept, dropped, beyond, int(any_dropped.min()) if any_dropped.size else -1)
+    return Ranked(out_rows, out_labels, out_score, kept, dropped, beyond, int(any_dropped.min()) if any_dropped.size else -1)
 
 
 # ---- compiled kernels ---------------------------------------------------------------
@@ -313,10 +327,9 @@ def _radix_order(keys):  # type: ignore[no-untyped-def]
     return src_i
 
 
-@njit(cache=True, nogil=True)
-def _descending_key(x):  # type: ignore[no-untyped-def]
-    """A uint64 that sorts ascending as the float sorts descending (-0.0 as 0.0)."""
-    bits = np.array([x + 0.0]).view(np.uint64)[0]
+@njit(cache=True, nogil=True, inline="always")
+def _descending_key(bits):  # type: ignore[no-untyped-def]
+    """From a float's bits (-0.0 given as 0.0), a uint64 that sorts ascending as the float sorts descending."""
     top = np.uint64(1) << np.uint64(63)
     ascending = ~bits if bits & top else bits | top
     return ~ascending
@@ -324,8 +337,8 @@ def _descending_key(x):  # type: ignore[no-untyped-def]
 
 @njit(cache=True, nogil=True)
 def _rank_blocks(  # type: ignore[no-untyped-def]
-    b_lo, b_hi, bounds, order, judged, active, ro, rd, run_score, j_bounds, j_rows, j_hashes, qo, qd,
-    q_labels, keep, ties, depth, out_rows, out_labels, kept, dropped, beyond, first_dropped,
+    b_lo, b_hi, bounds, order, grouped, judged, active, ro, rd, run_score, j_bounds, j_rows, j_hashes, qo, qd,
+    q_labels, keep, ties, depth, start, out_rows, out_labels, out_score, kept, dropped, beyond, first_dropped,
 ):  # fmt: skip
     longest = 0
     for b in range(b_lo, b_hi):
@@ -343,7 +356,7 @@ def _rank_blocks(  # type: ignore[no-untyped-def]
             continue
         s, e = bounds[b], bounds[b + 1]
         n = e - s
-        rows = order[s:e]  # run rows, in file order
+        rows = np.arange(s, e) if grouped else order[s:e]  # run rows, in file order
         hashes, score, label, drop = hashes_all[:n], score_all[:n], label_all[:n], drop_all[:n]
         label[:] = np.nan
         drop[:] = False
@@ -360,7 +373,7 @@ def _rank_blocks(  # type: ignore[no-untyped-def]
             r = rows[k]
             h = _hash(ro, rd, r)
             hashes[k] = h
-            score[k] = run_score[r]
+            score[k] = run_score[r] + 0.0  # -0.0 becomes 0.0: equal scores, equal bits
             slot = h & mask
             while slots[slot] >= 0:
                 other = slots[slot]
@@ -400,8 +413,9 @@ def _rank_blocks(  # type: ignore[no-untyped-def]
                 m += 1
         if m > 64:  # by score first (a radix sort, stable: file order within equal scores), then each tie by the rule
             keys = keys_all[:m]
+            bits = score.view(np.uint64)
             for i in range(m):
-                keys[i] = _descending_key(score[idx[i]])
+                keys[i] = _descending_key(bits[idx[i]])
             idx = idx[_radix_order(keys)]
             if ties != TIE_INPUT_ORDER:
                 t = 0
@@ -415,9 +429,11 @@ def _rank_blocks(  # type: ignore[no-untyped-def]
         else:
             _rank(idx, score, label, rows, ro, rd, ties, scratch)
         take = m if depth < 0 else min(m, depth)
+        to = start[b]
         for i in range(take):
-            out_rows[s + i] = rows[idx[i]]
-            out_labels[s + i] = label[idx[i]]
+            out_rows[to + i] = rows[idx[i]]
+            out_labels[to + i] = label[idx[i]]
+            out_score[to + i] = run_score[rows[idx[i]]]
         kept[b] = take
         dropped[b] = n_dropped
         beyond[b] = m - take

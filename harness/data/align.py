@@ -409,22 +409,16 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
     judged = np.array([prepared.index.get(q, -1) for q in run_qids], dtype=np.int64)
     score = np.asarray(run.score, dtype=np.float64)
     ranked = compiled.rank_blocks(
-        order, bounds, judged, block_code >= 0, run.doc_id, score, prepared.judgment_index, prepared.labels,
+        order, bounds, judged, block_code, run.doc_id, score, prepared.judgment_index, prepared.labels,
         keep=compiled.KEEP_MAX if conv.duplicates is Duplicates.MAX else compiled.KEEP_FIRST,
         ties=compiled.TIES.get(conv.ties.value, compiled.TIE_TREC_EVAL), depth=-1 if conv.depth is None else conv.depth,
     )  # fmt: skip
     if ranked.first_dropped >= 0 and conv.duplicates is Duplicates.ERROR:
         row = ranked.first_dropped
         raise _duplicate_error(run.source, "run", str(run.query_id[row]), str(run.doc_id[row]), run.file_row(row))
-    # each universe query's ranked rows, from the start of its block, in universe order
-    blocks = np.flatnonzero(block_code >= 0)
-    blocks = blocks[np.argsort(block_code[blocks])]
     counts = np.zeros(len(universe), dtype=np.int64)
-    counts[block_code[blocks]] = ranked.kept[blocks]
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    take = np.repeat(bounds[blocks] - offsets[block_code[blocks]], ranked.kept[blocks]) + np.arange(offsets[-1])
-    source = ranked.rows[take]
-    return _assemble(prepared, run, universe, index, run_qids, counts, ranked.labels[take], score[source], source,
+    counts[block_code[block_code >= 0]] = ranked.kept[block_code >= 0]
+    return _assemble(prepared, run, universe, index, run_qids, counts, ranked.labels, ranked.score, ranked.rows,
                      int(ranked.dropped.sum()), int(ranked.beyond.sum()))  # fmt: skip
 
 

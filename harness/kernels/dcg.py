@@ -16,11 +16,13 @@ from harness.kernels.gains import GainScheme
 
 def cumulative_gain(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
     """CG@k: the sum of the gains of the top k documents."""
+    lists = lists if k is None else lists.head(k)
     return lists.sum_top(lists.tie_mean(lists.gains(scheme)), k)
 
 
 def dcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
     """DCG@k; over the whole list when k is None (trec_eval ``dcg``)."""
+    lists = lists if k is None else lists.head(k)
     gains = lists.tie_mean(lists.gains(scheme))
     return lists.sum_top(gains * discount(lists.pos), k)
 

@@ -14,6 +14,8 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def hits_at(lists: RankedLists, k: int | None, rel: float | None = None) -> np.ndarray:
+    """Relevant documents in the top k of each list (all of it when k is None)."""
+    lists = lists if k is None else lists.head(k)
     return lists.sum_top(lists.tie_mean(lists.hits(rel)), k)
 
 
