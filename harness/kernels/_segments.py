@@ -175,15 +175,23 @@ class RankedLists:
         out[ok] = per_row[self.offsets[:-1][ok] + rank[ok] - 1]
         return out
 
+    def query_of(self, rows: np.ndarray) -> np.ndarray:
+        """The query of each of a few rows (ascending), without the per-row ``qidx`` of all rows."""
+        return np.searchsorted(self.offsets, rows, side="right") - 1
+
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        """Per-query number of True rows (float64; exact, as a sum of the 0/1 values in any order is)."""
+        return np.bincount(self.query_of(np.flatnonzero(mask)), minlength=self.n_queries).astype(np.float64)
+
     def first_rank(self, mask: np.ndarray) -> np.ndarray:
         """1-based rank of the first True row of each query; 0 when none."""
         rows = np.flatnonzero(mask)
         out = np.zeros(self.n_queries, dtype=np.int64)
         if rows.size:
-            q = self.qidx[rows]
+            q = self.query_of(rows)
             first = np.ones(rows.size, dtype=bool)
             first[1:] = q[1:] != q[:-1]
-            out[q[first]] = self.pos[rows[first]] + 1
+            out[q[first]] = rows[first] - self.offsets[q[first]] + 1
         return out
 
     # ---- tie handling -------------------------------------------------------
