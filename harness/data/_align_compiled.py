@@ -75,7 +75,7 @@ def judgment_index(codes: np.ndarray, n_queries: int, docs: pa.Array | pa.Chunke
     return JudgmentIndex(bounds, rows, hashes, strings)
 
 
-def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | None, np.ndarray, list[str]]:
+def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | None, np.ndarray, pa.Array]:
     """(row order, block bounds, each block's query id): rows grouped into one block per query.
 
     The row order is None (the file order) when each query's rows are contiguous, the
@@ -83,20 +83,21 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | Non
     within a query. Blocks appear in order of first appearance.
 
     >>> order, bounds, ids = query_blocks(pa.array(["b", "b", "a", "b"]))
-    >>> order.tolist(), bounds.tolist(), ids
+    >>> order.tolist(), bounds.tolist(), ids.to_pylist()
     ([0, 1, 3, 2], [0, 3, 4], ['b', 'a'])
     """
     n = len(query_id)
     strings = Strings.of(query_id)
     starts = _block_starts(strings.offsets, strings.data, n)
-    ids = query_id.take(from_numpy(starts[:-1])).to_pylist()
-    if len(set(ids)) == len(ids):
+    ids = query_id.take(from_numpy(starts[:-1]))
+    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    if pc.count_distinct(ids).as_py() == len(ids):
         return None, starts, ids
     encoded = pc.dictionary_encode(query_id)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     order, bounds = _group_rows(to_numpy(encoded.indices).astype(np.int64), len(encoded.dictionary))
-    return order, bounds, encoded.dictionary.to_pylist()
+    return order, bounds, encoded.dictionary
 
 
 @dataclass(frozen=True)
@@ -296,35 +297,48 @@ def _rank(idx, score, label, rows, o, d, ties, scratch):  # type: ignore[no-unty
         idx[:] = src
 
 
+RADIX_BITS = 24  # the window of key bits the radix sort orders by (3 passes of 8 bits)
+
+
 @njit(cache=True, nogil=True)
-def _radix_order(keys):  # type: ignore[no-untyped-def]
-    """Positions 0..n-1 ordered by ``keys`` (uint64), stable: LSD radix sort, skipping digits all keys share."""
+def _radix_window(keys, idx, keys_tmp, idx_tmp, counts):  # type: ignore[no-untyped-def]
+    """Order ``idx`` (in place, stably) by the 24 highest bits in which ``keys`` differ; returns the window's low bit.
+
+    Keys that agree on the window are left in their input order: the caller finishes
+    those runs with the full comparison. Three passes whatever the block size, and a
+    window that starts at the first bit that varies, so scores of any range spread out.
+    """
     n = keys.size
-    counts = np.zeros((8, 256), np.int64)
+    differ = np.uint64(0)
     for i in range(n):
-        k = keys[i]
-        for p in range(8):
-            counts[p, (k >> np.uint64(8 * p)) & np.uint64(255)] += 1
-    src_k, src_i = keys.copy(), np.arange(n)
-    dst_k, dst_i = np.empty(n, np.uint64), np.empty(n, np.int64)
-    position = np.empty(256, np.int64)
-    for p in range(8):
-        shift = np.uint64(8 * p)
-        if counts[p, (src_k[0] >> shift) & np.uint64(255)] == n:
-            continue  # every key has this digit
+        differ |= keys[i] ^ keys[0]
+    top = 0
+    while top < 64 and (differ >> np.uint64(top)) != np.uint64(0):
+        top += 1
+    low = max(0, top - RADIX_BITS)
+    src_k, src_i, dst_k, dst_i = keys, idx, keys_tmp[:n], idx_tmp[:n]
+    for shift in range(low, max(low, top), 8):
+        counts[:] = 0
+        sh = np.uint64(shift)
+        for i in range(n):
+            counts[(src_k[i] >> sh) & np.uint64(255)] += 1
         total = 0
         for digit in range(256):
-            position[digit] = total
-            total += counts[p, digit]
+            c = counts[digit]
+            counts[digit] = total
+            total += c
         for i in range(n):
-            digit = (src_k[i] >> shift) & np.uint64(255)
-            j = position[digit]
+            digit = (src_k[i] >> sh) & np.uint64(255)
+            j = counts[digit]
             dst_k[j] = src_k[i]
             dst_i[j] = src_i[i]
-            position[digit] = j + 1
+            counts[digit] = j + 1
         src_k, dst_k = dst_k, src_k
         src_i, dst_i = dst_i, src_i
-    return src_i
+    if src_i.ctypes.data != idx.ctypes.data:
+        idx[:] = src_i
+        keys[:] = src_k
+    return low
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -347,6 +361,7 @@ def _rank_blocks(  # type: ignore[no-untyped-def]
     hashes_all, score_all = np.empty(longest, np.uint64), np.empty(longest, np.float64)
     label_all, drop_all = np.empty(longest, np.float64), np.empty(longest, np.bool_)
     idx_all, scratch, keys_all = np.empty(longest, np.int64), np.empty(longest, np.int64), np.empty(longest, np.uint64)
+    keys_tmp, counts = np.empty(longest, np.uint64), np.empty(256, np.int64)
     size = 1
     while size < 2 * longest:
         size *= 2
@@ -411,21 +426,20 @@ def _rank_blocks(  # type: ignore[no-untyped-def]
             else:
                 idx[m] = k
                 m += 1
-        if m > 64:  # by score first (a radix sort, stable: file order within equal scores), then each tie by the rule
+        if m > 32:  # a radix sort on the score's leading bits, then each run they leave equal by the full rule
             keys = keys_all[:m]
             bits = score.view(np.uint64)
             for i in range(m):
                 keys[i] = _descending_key(bits[idx[i]])
-            idx = idx[_radix_order(keys)]
-            if ties != TIE_INPUT_ORDER:
-                t = 0
-                while t < m:
-                    t_end = t + 1
-                    while t_end < m and score[idx[t_end]] == score[idx[t]]:
-                        t_end += 1
-                    if t_end - t > 1:
-                        _rank(idx[t:t_end], score, label, rows, ro, rd, ties, scratch)
-                    t = t_end
+            low = np.uint64(_radix_window(keys, idx, keys_tmp, scratch, counts))
+            t = 0
+            while t < m:
+                t_end = t + 1
+                while t_end < m and (keys[t_end] >> low) == (keys[t] >> low):
+                    t_end += 1
+                if t_end - t > 1:
+                    _rank(idx[t:t_end], score, label, rows, ro, rd, ties, scratch)
+                t = t_end
         else:
             _rank(idx, score, label, rows, ro, rd, ties, scratch)
         take = m if depth < 0 else min(m, depth)

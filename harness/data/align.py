@@ -95,18 +95,25 @@ def _qid_order(values: list[str]) -> np.ndarray:
     return np.array(sorted(values), dtype=object)
 
 
-def _dictionary(query_id: pa.Array) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """(index per row into the distinct ids, the distinct ids, their fingerprints)."""
+def _dictionary(query_id: pa.Array) -> tuple[np.ndarray, list[str], np.ndarray, pa.Array]:
+    """(index per row into the distinct ids, the distinct ids, their fingerprints, the same as Arrow)."""
     encoded = pc.dictionary_encode(query_id)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
     indices = to_numpy(encoded.indices).astype(np.int64)
-    return indices, encoded.dictionary.to_pylist(), string_fingerprints(encoded.dictionary)
+    return indices, encoded.dictionary.to_pylist(), string_fingerprints(encoded.dictionary), encoded.dictionary
 
 
-def _encode_queries(encoded: tuple[np.ndarray, list[str], np.ndarray], universe: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+def _codes_in(values: pa.Array, distinct: pa.Array) -> np.ndarray:
+    """Each value's position in ``distinct`` (int64), -1 where it is absent."""
+    return to_numpy(pc.index_in(values, value_set=distinct).fill_null(-1).cast(pa.int64()))
+
+
+def _encode_queries(
+    encoded: tuple[np.ndarray, list[str], np.ndarray, pa.Array], universe: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
     """(universe code per row or -1, fingerprint of each row's query)."""
-    indices, distinct, fingerprints = encoded
+    indices, distinct, fingerprints, _ = encoded
     mapping = np.array([universe.get(q, -1) for q in distinct], dtype=np.int64)
     if not mapping.size:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)
@@ -187,6 +194,11 @@ class PreparedQrels:
     judged_offsets: np.ndarray
     judged_labels: np.ndarray  # labels grouped by query, in query_ids order
     duplicates_dropped: int = 0
+
+    @cached_property
+    def query_id_array(self) -> pa.Array:
+        """``query_ids`` as an Arrow array (for vectorised lookups)."""
+        return pa.array(self.query_ids.tolist(), pa.string())
 
     @cached_property
     def judgment_index(self) -> Any:
@@ -301,35 +313,35 @@ def _sorted_order(codes: np.ndarray, score: np.ndarray, labels: np.ndarray, docs
     return to_numpy(pc.sort_indices(pa.table(columns), sort_keys=sort_keys))
 
 
-def _universe_ids(
-    prepared: PreparedQrels, run_qids: list[str], query_ids: np.ndarray | None
-) -> tuple[np.ndarray, dict[str, int]]:
-    """The evaluated queries, in strcmp order (by the ``queries`` convention, or ``query_ids``), and each one's code."""
+def _universe_ids(prepared: PreparedQrels, run_ids: pa.Array, query_ids: np.ndarray | None) -> tuple[np.ndarray, pa.Array]:
+    """The evaluated queries (by the ``queries`` convention, or ``query_ids``) in strcmp order, also as Arrow.
+
+    ``run_ids``: the run's distinct query ids. Arrow sorts strings by their bytes, as
+    trec_eval's strcmp and Python's str order (code points, UTF-8's byte order) do.
+    """
     conv = prepared.conventions
     if query_ids is not None:
-        universe = np.asarray(query_ids, dtype=object)
-    elif conv.queries is Queries.QRELS:
-        universe = prepared.query_ids
-    elif conv.queries is Queries.INTERSECTION:
-        universe = _qid_order([q for q in run_qids if q in prepared.index])
-    else:
-        universe = _qid_order(run_qids)
-    return universe, {q: i for i, q in enumerate(universe)}
+        return np.asarray(query_ids, dtype=object), pa.array(list(query_ids), pa.string())
+    if conv.queries is Queries.QRELS:
+        return prepared.query_ids, prepared.query_id_array
+    if conv.queries is Queries.INTERSECTION:
+        run_ids = run_ids.filter(pc.is_in(run_ids, value_set=prepared.query_id_array))
+    universe = run_ids.take(pc.sort_indices(run_ids))
+    return np.array(universe.to_pylist(), dtype=object), universe
 
 
 def _universe(
     prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None
-) -> tuple[np.ndarray, dict[str, int], list[str], _Rows, np.ndarray]:
+) -> tuple[np.ndarray, pa.Array, pa.Array, _Rows, np.ndarray]:
     """Phase 1: the evaluated queries and the rows that belong to them."""
     encoded = _dictionary(run.query_id)
-    run_qids = encoded[1]
-    universe, index = _universe_ids(prepared, run_qids, query_ids)
-    codes, query_fp = _encode_queries(encoded, index)
+    universe, universe_ids = _universe_ids(prepared, encoded[3], query_ids)
+    codes, query_fp = _encode_queries(encoded, {q: i for i, q in enumerate(universe)})
     score = np.asarray(run.score, dtype=np.float64)
     keep = np.flatnonzero(codes >= 0)
     if keep.size != codes.size:
-        return universe, index, run_qids, _Rows(codes[keep], score[keep], _take(run.doc_id, keep), keep), query_fp[keep]
-    return universe, index, run_qids, _Rows(codes, score, run.doc_id, np.arange(codes.size)), query_fp
+        return universe, universe_ids, encoded[3], _Rows(codes[keep], score[keep], _take(run.doc_id, keep), keep), query_fp[keep]
+    return universe, universe_ids, encoded[3], _Rows(codes, score, run.doc_id, np.arange(codes.size)), query_fp
 
 
 def _duplicates(
@@ -386,7 +398,7 @@ def _depth(rows: _Rows, n_q: int, depth: int | None) -> tuple[np.ndarray, int]:
 def align_arrow(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
     """The Arrow engine: the phases above over all rows at once (numpy and Arrow sorts)."""
     conv = prepared.conventions
-    universe, index, run_qids, rows, query_fp = _universe(prepared, run, query_ids)
+    universe, universe_ids, run_ids, rows, query_fp = _universe(prepared, run, query_ids)
     sorted_keys, dropped = _duplicates(prepared, run, universe, rows, query_fp)
     del query_fp
     _join(prepared, universe, rows, sorted_keys, dropped)
@@ -394,8 +406,8 @@ def align_arrow(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None 
     _order(rows, conv.ties)
     counts, beyond = _depth(rows, len(universe), conv.depth)
     assert rows.labels is not None
-    return _assemble(prepared, run, universe, index, run_qids, counts, rows.labels, rows.score, rows.source,
-                     int(dropped.size), beyond)  # fmt: skip
+    return _assemble(prepared, run, universe, universe_ids, _codes_in(run_ids, prepared.query_id_array), counts,
+                     rows.labels, rows.score, rows.source, int(dropped.size), beyond)  # fmt: skip
 
 
 def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
@@ -403,10 +415,10 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
     from harness.data import _align_compiled as compiled
 
     conv = prepared.conventions
-    order, bounds, run_qids = compiled.query_blocks(run.query_id)
-    universe, index = _universe_ids(prepared, run_qids, query_ids)
-    block_code = np.array([index.get(q, -1) for q in run_qids], dtype=np.int64)
-    judged = np.array([prepared.index.get(q, -1) for q in run_qids], dtype=np.int64)
+    order, bounds, run_ids = compiled.query_blocks(run.query_id)
+    universe, universe_ids = _universe_ids(prepared, run_ids, query_ids)
+    block_code = _codes_in(run_ids, universe_ids)
+    judged = _codes_in(run_ids, prepared.query_id_array)
     score = np.asarray(run.score, dtype=np.float64)
     ranked = compiled.rank_blocks(
         order, bounds, judged, block_code, run.doc_id, score, prepared.judgment_index, prepared.labels,
@@ -418,21 +430,24 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
         raise _duplicate_error(run.source, "run", str(run.query_id[row]), str(run.doc_id[row]), run.file_row(row))
     counts = np.zeros(len(universe), dtype=np.int64)
     counts[block_code[block_code >= 0]] = ranked.kept[block_code >= 0]
-    return _assemble(prepared, run, universe, index, run_qids, counts, ranked.labels, ranked.score, ranked.rows,
+    return _assemble(prepared, run, universe, universe_ids, judged, counts, ranked.labels, ranked.score, ranked.rows,
                      int(ranked.dropped.sum()), int(ranked.beyond.sum()))  # fmt: skip
 
 
-def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, index: dict[str, int], run_qids: list[str],
+def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_ids: pa.Array, run_judged: np.ndarray,
               counts: np.ndarray, labels: np.ndarray, score: np.ndarray, source: np.ndarray, duplicates: int,
               beyond: int) -> Aligned:  # fmt: skip
-    """The ranked rows (grouped by query in universe order, ``counts`` each) as lists with their judgments."""
+    """The ranked rows (grouped by query in universe order, ``counts`` each) as lists with their judgments.
+
+    ``run_judged``: each of the run's distinct query ids' place in the judgments, or -1.
+    """
     conv = prepared.conventions
     n_q = len(universe)
     offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
 
     # Judgments of each universe query, in universe order; their codes in the qrels' own order.
-    to_judged = np.array([prepared.index.get(q, -1) for q in universe], dtype=np.int64)
+    to_judged = _codes_in(universe_ids, prepared.query_id_array)
     j_counts = np.where(to_judged >= 0, np.diff(prepared.judged_offsets)[np.maximum(to_judged, 0)], 0)
     j_offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(j_counts, out=j_offsets[1:])
@@ -463,9 +478,9 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, index: di
         lists, score, source = lists.judged_subset(), score[keep], source[keep]
     stats = AlignStats(
         run_rows=len(run),
-        run_queries=len(run_qids),
-        run_queries_unjudged=sum(1 for q in run_qids if q not in prepared.index),
-        judged_queries_missing=sum(1 for q in prepared.query_ids if q not in index or not in_run[index[q]]),
+        run_queries=len(run_judged),
+        run_queries_unjudged=int((run_judged < 0).sum()),
+        judged_queries_missing=len(prepared.query_ids) - int((in_run & (to_judged >= 0)).sum()),
         duplicates_dropped=duplicates,
         rows_beyond_depth=beyond,
     )
