@@ -65,6 +65,27 @@ def test_version_and_help_import_no_heavy_module() -> None:
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("compiled_from_rows", [1, 10**9], ids=["compiled", "arrow"])
+def test_eval_never_imports_pandas(tmp_path: Path, qrels: Path, compiled_from_rows: int) -> None:
+    """pandas costs 0.45 s to import and ``harness eval`` needs none of it, on either alignment engine (issue 12)."""
+    import subprocess
+    import sys
+
+    run = tmp_path / "run"
+    run.write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d9 2 1.0 t\nq3 Q0 d2 1 1.0 t\n")
+    probe = (
+        "import sys, contextlib, io\n"
+        "import harness.data.align\n"
+        f"harness.data.align.COMPILED_FROM_ROWS = {compiled_from_rows}\n"
+        "from harness.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['eval', '-m', 'ndcg_cut.10', '-m', 'map', '-m', 'P.5', {str(qrels)!r}, {str(run)!r}])\n"
+        "print(code, 'pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "0 False", done.stdout + done.stderr
+
+
 # ---- trec_eval and ir_measures habits (issue 14) ----------------------------------------
 
 QRELS = "q1 0 d1 2\nq1 0 d2 0\nq1 0 d3 1\nq1 0 d4 -1\nq2 0 d5 1\n"

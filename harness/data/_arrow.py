@@ -38,3 +38,16 @@ def from_numpy(values: np.ndarray) -> pa.Array:
     """An Arrow array over a numpy array's memory (int64, int32, uint64 or float64)."""
     values = np.ascontiguousarray(values)
     return pa.Array.from_buffers(_TYPES[values.dtype], len(values), [None, pa.py_buffer(values)])
+
+
+def string_array(values: list[str]) -> pa.Array:
+    """An Arrow string array of Python strings, built from its buffers (``pa.array(list)`` imports pandas: 0.45 s).
+
+    >>> string_array(["q1", "", "é"]).to_pylist()
+    ['q1', '', 'é']
+    """
+    encoded = [v.encode() for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    data = pa.py_buffer(b"".join(encoded))
+    return pa.Array.from_buffers(pa.large_string(), len(encoded), [None, pa.py_buffer(offsets), data]).cast(pa.string())
