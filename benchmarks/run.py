@@ -1,6 +1,6 @@
 """Time harness against its peers on the same files, as whole processes, alternating.
 
-    make bench                                   # msmarco scenario, 3 rounds
+    make bench                                   # both scales (msmarco, then recsys), 3 rounds each
     make bench BENCH_ARGS="--scenario recsys"
     python benchmarks/run.py --scenario tiny --rounds 1
 
@@ -41,7 +41,7 @@ def _tools(qrels: Path, run: Path) -> dict[str, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scenario", choices=sorted(SCENARIOS), default="msmarco")
+    parser.add_argument("--scenario", nargs="+", choices=sorted(SCENARIOS), default=["msmarco", "recsys"])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--only", nargs="*", help="tools to run (default: every installed one)")
@@ -49,14 +49,20 @@ def main(argv: list[str] | None = None) -> int:
         "--rank-ordered", action="store_true", help="runs written best first (the usual layout) instead of shuffled"
     )
     args = parser.parse_args(argv)
+    for scenario in args.scenario:
+        _bench(scenario, args)
+    return 0
 
-    folder = args.data / (f"{args.scenario}-ranked" if args.rank_ordered else args.scenario)
+
+def _bench(scenario: str, args: argparse.Namespace) -> None:
+    """One scale: every tool, ``args.rounds`` times in turn, then the table."""
+    folder = args.data / (f"{scenario}-ranked" if args.rank_ordered else scenario)
     qrels, run = folder / "qrels.trec", folder / "run.trec"
     if not (qrels.exists() and run.exists()):
-        print(f"generating {args.scenario} data in {args.data} ...", flush=True)
+        print(f"generating {scenario} data in {args.data} ...", flush=True)
         # In a process of its own: a child forked from a parent that holds the generated
         # arrays would start with the parent's resident pages and inflate its peak memory.
-        generator = [sys.executable, str(HERE / "generate.py"), "--scenario", args.scenario, "--out", str(args.data)]
+        generator = [sys.executable, str(HERE / "generate.py"), "--scenario", scenario, "--out", str(args.data)]
         generator += ["--rank-ordered"] if args.rank_ordered else []
         subprocess.run(generator, check=True, stdout=subprocess.DEVNULL)
     with open(run, "rb") as handle:
@@ -75,14 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     base_t = statistics.median(times["harness"]) if "harness" in times else None
     base_m = statistics.median(memory["harness"]) if "harness" in memory else None
     layout = "rank-ordered" if args.rank_ordered else "shuffled within queries"
-    print(f"\n{args.scenario} ({layout}): {n_lines:,} run lines, 5 measures, median of {args.rounds} round(s)")
+    print(f"\n{scenario} ({layout}): {n_lines:,} run lines, 5 measures, median of {args.rounds} round(s)")
     print(f"{'tool':<12} {'seconds':>8} {'peak MB':>8} {'time / harness':>15} {'memory / harness':>17}")
     for name in tools:
         t, m = statistics.median(times[name]), statistics.median(memory[name])
         rt = f"{t / base_t:.2f}x" if base_t else "-"
         rm = f"{m / base_m:.2f}x" if base_m else "-"
         print(f"{name:<12} {t:8.2f} {m:8.0f} {rt:>15} {rm:>17}")
-    return 0
+    print(flush=True)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ def test_benchmark_runs_end_to_end_and_agrees_with_pytrec_eval(tmp_path: Path) -
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "tiny (shuffled within queries): 15,000 run lines" in done.stdout
-    assert "pytrec_eval" in done.stdout.splitlines()[-1]
+    assert "pytrec_eval" in done.stdout.strip().splitlines()[-1]
     # the two tools, fed the same files, print the same means
     qrels, run = tmp_path / "tiny" / "qrels.trec", tmp_path / "tiny" / "run.trec"
     ours = subprocess.run([sys.executable, "-m", "harness", "eval", "-m", "map", "-m", "P.10", str(qrels), str(run)],
