@@ -146,3 +146,33 @@ def test_large_runs_use_the_compiled_engine_and_small_ones_the_arrow_engine(monk
     monkeypatch.setattr(align_module, "COMPILED_FROM_ROWS", len(run) + 1)
     align_module.align(prepared, run)
     assert used == ["compiled", "arrow"]
+
+
+@pytest.mark.parametrize("grouped", [False, True], ids=["scattered", "grouped"])
+def test_large_judgments_are_prepared_as_small_ones_are(monkeypatch: pytest.MonkeyPatch, grouped: bool) -> None:
+    """From COMPILED_FROM_ROWS judgments on, duplicates are found in each query's block: the same result."""
+    q_rows, _ = _data(5, grouped)
+    rng = np.random.default_rng(5)
+    for i in rng.choice(len(q_rows), size=10, replace=False).tolist():  # the same judgment again, another label
+        q, d, r = q_rows[i]
+        q_rows.insert(int(rng.integers(0, len(q_rows))), (q, d, r + float(rng.choice([-1.0, 0.0, 1.0]))))
+    if grouped:
+        first = {q: i for i, (q, _, _) in reversed(list(enumerate(q_rows)))}
+        q_rows.sort(key=lambda row: first[row[0]])
+    qrels = Qrels.from_records(q_rows)
+    for duplicates in ("first", "max"):
+        conventions = Conventions.from_mapping({"duplicates": duplicates})
+        small = PreparedQrels.build(qrels, conventions)
+        monkeypatch.setattr(align_module, "COMPILED_FROM_ROWS", 1)
+        large = PreparedQrels.build(qrels, conventions)
+        monkeypatch.undo()
+        assert large.query_ids.tolist() == small.query_ids.tolist()
+        assert large.duplicates_dropped == small.duplicates_dropped == 10
+        assert large.docs.to_pylist() == small.docs.to_pylist()
+        for field in ("codes", "labels", "judged_offsets", "judged_labels", "keys"):
+            assert np.array_equal(getattr(large, field), getattr(small, field)), (duplicates, field)
+    monkeypatch.setattr(align_module, "COMPILED_FROM_ROWS", 1)
+    seen: set[tuple[str, str]] = set()
+    q, d = next((q, d) for q, d, _ in q_rows if (q, d) in seen or seen.add((q, d)))  # type: ignore[func-returns-value]
+    with pytest.raises(InputFormatError, match=f"document '{d}' is listed twice for query '{q}' in the qrels"):
+        PreparedQrels.build(qrels, Conventions.from_mapping({"duplicates": "error"}))

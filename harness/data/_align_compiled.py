@@ -100,6 +100,29 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | Non
     return order, bounds, encoded.dictionary
 
 
+def duplicate_rows(order: np.ndarray | None, bounds: np.ndarray, docs: pa.Array | pa.ChunkedArray,
+                   prefer: np.ndarray | None) -> np.ndarray:  # fmt: skip
+    """Rows (ascending) that repeat a document within their block: every copy but the one kept.
+
+    The kept copy is the first, or with ``prefer`` (a judgment's label) the highest, the
+    first of equals. ``order``/``bounds``: the blocks, as :func:`query_blocks` gives them.
+
+    >>> order, bounds, _ = query_blocks(pa.array(["q", "q", "r", "q"]))
+    >>> duplicate_rows(order, bounds, pa.array(["a", "b", "a", "a"]), np.array([0.0, 1.0, 1.0, 2.0])).tolist()
+    [0]
+    """
+    strings = Strings.of(docs)
+    drop = np.zeros(len(docs), np.bool_)
+    rows = np.zeros(0, np.int64) if order is None else order
+    values = np.zeros(0) if prefer is None else np.asarray(prefer, dtype=np.float64)
+
+    def task(lo: int, hi: int) -> None:
+        _duplicate_blocks(lo, hi, bounds, rows, order is None, strings.offsets, strings.data, values, prefer is not None, drop)
+
+    run_split(task, split(np.diff(bounds).astype(np.float64), threads()))
+    return np.flatnonzero(drop)
+
+
 @dataclass(frozen=True)
 class Ranked:
     """The kept rows of every block, ranked, block after block in the order asked for."""
@@ -218,6 +241,42 @@ def _group_rows(codes, n_codes):  # type: ignore[no-untyped-def]
         order[position[c]] = i
         position[c] += 1
     return order, bounds
+
+
+@njit(cache=True, nogil=True)
+def _duplicate_blocks(b_lo, b_hi, bounds, order, grouped, o, d, prefer, use_prefer, drop):  # type: ignore[no-untyped-def]
+    longest = 1
+    for b in range(b_lo, b_hi):
+        longest = max(longest, bounds[b + 1] - bounds[b])
+    size = 1
+    while size < 2 * longest:
+        size *= 2
+    slots_all = np.empty(size, np.int64)
+    hashes = np.empty(longest, np.uint64)
+    for b in range(b_lo, b_hi):
+        s, e = bounds[b], bounds[b + 1]
+        n = e - s
+        rows = np.arange(s, e) if grouped else order[s:e]  # file order within the block
+        size = 1
+        while size < 2 * n:
+            size *= 2
+        mask = np.uint64(size - 1)
+        slots = slots_all[:size]
+        slots[:] = -1
+        for k in range(n):
+            r = rows[k]
+            h = _hash(o, d, r)
+            hashes[k] = h
+            slot = h & mask
+            while slots[slot] >= 0 and not (hashes[slots[slot]] == h and _same(o, d, rows[slots[slot]], o, d, r)):
+                slot = (slot + np.uint64(1)) & mask
+            if slots[slot] < 0:
+                slots[slot] = k
+            elif use_prefer and prefer[r] > prefer[rows[slots[slot]]]:
+                drop[rows[slots[slot]]] = True
+                slots[slot] = k
+            else:
+                drop[r] = True
 
 
 @njit(cache=True, nogil=True)

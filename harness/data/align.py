@@ -195,12 +195,16 @@ class PreparedQrels:
     query_ids: np.ndarray  # sorted judged query ids
     index: dict[str, int]
     codes: np.ndarray  # per judgment: position of its query in query_ids
-    keys: np.ndarray  # per judgment: (query, doc) fingerprint
     docs: pa.Array
     labels: np.ndarray
     judged_offsets: np.ndarray
     judged_labels: np.ndarray  # labels grouped by query, in query_ids order
     duplicates_dropped: int = 0
+
+    @cached_property
+    def keys(self) -> np.ndarray:
+        """Per judgment: its (query, doc) fingerprint, the Arrow engine's join key (built on first use)."""
+        return pair_keys(string_fingerprints(self.query_id_array)[self.codes], string_fingerprints(self.docs))
 
     @cached_property
     def query_id_array(self) -> pa.Array:
@@ -228,14 +232,25 @@ class PreparedQrels:
                 )
             if conventions.negative_labels is NegativeLabels.NONRELEVANT:
                 labels = np.maximum(labels, 0.0)
-        encoded = _dictionary(qrels.query_id)
-        query_ids = _qid_order(encoded[1])
-        index = {q: i for i, q in enumerate(query_ids)}
-        codes, query_fp = _encode_queries(encoded, index)
+        prefer = labels if conventions.duplicates is Duplicates.MAX else None
         docs = qrels.doc_id
-        keys = pair_keys(query_fp, string_fingerprints(docs))
-        sorted_keys = _SortedKeys(*sort_with_rows(keys))
-        dropped = _duplicate_rows(sorted_keys, codes, docs, labels if conventions.duplicates is Duplicates.MAX else None)
+        if len(qrels) >= COMPILED_FROM_ROWS:  # in each query's block, by the compiled engine's kernels
+            from harness.data import _align_compiled as compiled
+
+            order, bounds, block_ids = compiled.query_blocks(qrels.query_id)
+            sorted_ids = block_ids.take(pc.sort_indices(block_ids))
+            query_ids = np.array(sorted_ids.to_pylist(), dtype=object)
+            codes = np.repeat(_codes_in(block_ids, sorted_ids), np.diff(bounds))
+            if order is not None:  # back to file order
+                codes[order] = codes.copy()
+            dropped = compiled.duplicate_rows(order, bounds, docs, prefer)
+        else:
+            encoded = _dictionary(qrels.query_id)
+            query_ids = _qid_order(encoded[1])
+            codes, query_fp = _encode_queries(encoded, {q: i for i, q in enumerate(query_ids)})
+            sorted_keys = _SortedKeys(*sort_with_rows(pair_keys(query_fp, string_fingerprints(docs))))
+            dropped = _duplicate_rows(sorted_keys, codes, docs, prefer)
+        index = {q: i for i, q in enumerate(query_ids)}
         if dropped.size:
             if conventions.duplicates is Duplicates.ERROR:
                 row = int(dropped[0])
@@ -243,7 +258,7 @@ class PreparedQrels:
             keep = np.ones(codes.size, dtype=bool)
             keep[dropped] = False
             rows = np.flatnonzero(keep)
-            codes, labels, docs, keys = codes[rows], labels[rows], _take(docs, rows), keys[rows]
+            codes, labels, docs = codes[rows], labels[rows], _take(docs, rows)
         by_query = np.argsort(codes, kind="stable")
         judged_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
         np.cumsum(np.bincount(codes, minlength=len(query_ids)), out=judged_offsets[1:])
@@ -253,7 +268,6 @@ class PreparedQrels:
             query_ids=query_ids,
             index=index,
             codes=codes,
-            keys=keys,
             docs=docs,
             labels=labels,
             judged_offsets=judged_offsets,
