@@ -7,16 +7,19 @@ rows, where everything is small and in cache:
 
 1. the blocks: rows where the query id changes (one pass over the id bytes); when a
    query's rows are split over several blocks, a stable counting sort groups them first;
-2. per block, in compiled code on every core: each document's label by a binary search
-   among its query's judgments (by a 64-bit hash, confirmed on the bytes), duplicates by
-   sorting the block's hashes, the ranking by a merge sort on (score, tie rule), and the
-   first ``depth`` rows.
+2. per block, in compiled code on every core: an open-addressing table of the block's
+   documents (a 64-bit hash, confirmed on the bytes) finds the repeated lines and then
+   serves the join, each of the query's judgments looking itself up; the ranking is a
+   radix sort on the leading bits in which the block's scores differ, each run those
+   bits leave equal finished by a merge sort on (score, tie rule); the first ``depth``
+   rows are written straight into the block's place in the output.
 
 A query's rows, label and rank depend on that query's rows only. Strings are read in
-place from the Arrow buffers; nothing per row passes through Python.
+place from the Arrow buffers; nothing per row passes through Python. At 7M rows (7,000
+queries x 1,000) this takes 0.5 s where the Arrow engine takes 2.2 s.
 
 Compiled on first use and cached on disk (numba ``cache=True``); imported only for runs
-large enough to repay numba's import (:data:`harness.data.align.COMPILED_FROM_ROWS`).
+large enough to repay numba's start-up (:data:`harness.data.align.COMPILED_FROM_ROWS`).
 """
 
 from __future__ import annotations
