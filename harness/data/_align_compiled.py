@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numba import njit
 
-from harness.data._arrow import from_numpy, to_numpy
+from harness.data._arrow import contiguous, from_numpy, to_numpy
 from harness.kernels._parallel import run_split, split, threads
 
 # tie rules, as the kernel sees them
@@ -50,8 +50,7 @@ class Strings:
 
     @classmethod
     def of(cls, values: pa.Array | pa.ChunkedArray) -> Strings:
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+        values = contiguous(values)
         if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
             values = pc.cast(values, pa.string())
         width = np.int64 if pa.types.is_large_string(values.type) else np.int32

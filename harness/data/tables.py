@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.data._arrow import contiguous
 from harness.data.model import Qrels, Run
 from harness.errors import InputFormatError
 
@@ -109,8 +110,8 @@ def table_run(table: pa.Table, columns: Mapping[str, str], source: str | Path, n
     if table.num_rows == 0:
         raise InputFormatError("the run is empty: no ranked documents", path=path, hint="give at least one scored row")
     return Run(
-        _ids(_column(table, columns["query"], "query", path), "query", path),
-        _ids(_column(table, columns["doc"], "doc", path), "doc", path),
+        contiguous(_ids(_column(table, columns["query"], "query", path), "query", path)),
+        contiguous(_ids(_column(table, columns["doc"], "doc", path), "doc", path)),
         _numbers(_column(table, columns["score"], "score", path), "score", path),
         name,
         str(source),

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from harness.data._arrow import to_numpy
+from harness.data._arrow import contiguous, to_numpy
 from harness.data.model import Qrels, Run
 from harness.errors import InputFormatError
 
@@ -224,8 +224,12 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     if table is not None and score is not None and not np.isnan(score).any():
         first = (_first_data_line(path) or "").split()
         first_tag = name if name is not None else (first[5] if len(first) >= 6 else path.stem)
-        # Chunked columns as read: no whole-column copies (everything downstream takes chunked arrays).
-        return Run(table["qid"], table["docid"], score, first_tag, str(path))
+        # Contiguous ids (alignment reads one buffer), each column's chunks let go as soon as it is copied
+        qid = contiguous(table["qid"])
+        table = table.drop_columns(["qid"])
+        docid = contiguous(table["docid"])
+        del table
+        return Run(qid, docid, score, first_tag, str(path))
     qids: list[str] = []
     docs: list[str] = []
     scores: list[float] = []
