@@ -103,7 +103,7 @@ def _format_value(value: float, integer: bool) -> str:
 def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore[no-untyped-def]
     """Conventions, the prepared judgments and every run (all read before any output), with their labels."""
     from harness.conventions import Conventions
-    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, judged_query_ids, load_qrels, load_run
+    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, check_shares_judged, load_qrels, load_run
     from harness.evaluation import Evaluator
 
     conventions = Conventions.from_mapping(
@@ -138,7 +138,7 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
         raise HarnessError("two runs have the same label", hint=f"name them: harness {args.command} QRELS a=run1.txt b=run2.txt")
     judged = set(evaluator.prepared.index)
     for run in runs:
-        judged_query_ids(run, judged, str(args.qrels))
+        check_shares_judged(run, judged, str(args.qrels))
     return conventions, evaluator, named, runs, labels, qrels
 
 

@@ -27,7 +27,7 @@ from harness import __version__
 from harness._atomic import sha256_file
 from harness.comparison import CompareSettings, compare, count_blocks, system_summary
 from harness.config.schema import Dataset, Experiment, System
-from harness.data.load import judged_query_ids, load_qrels, load_run
+from harness.data.load import check_shares_judged, judged_query_ids, load_qrels, load_run
 from harness.data.model import Qrels, Run
 from harness.diagnostics import diagnose
 from harness.errors import ConfigError, TrackingError
@@ -119,14 +119,20 @@ def _runs(
     for system in experiment.systems:
         path = system.run_for(dataset.name)
         if path is not None:
-            yield system, path, *_checked_run(dataset, system, path, judged, progress)
+            run = _checked_run(dataset, system, path, judged, progress)
+            yield system, path, run, judged_query_ids(run, judged, _judgments_of(dataset))
 
 
-def _checked_run(dataset: Dataset, system: System, path: Path, judged: set[str], progress: Progress) -> tuple[Run, set[str]]:
-    """A system's run on a dataset and its query ids; a user error when it shares no query with the judgments."""
+def _judgments_of(dataset: Dataset) -> str:
+    return f"dataset {dataset.name!r} ({dataset.qrels})"
+
+
+def _checked_run(dataset: Dataset, system: System, path: Path, judged: set[str], progress: Progress) -> Run:
+    """A system's run on a dataset; a user error when it shares no query with the judgments."""
     progress(f"reading {system.name} on {dataset.name}")
     run = _load_run(dataset, path, system.name)
-    return run, judged_query_ids(run, judged, f"dataset {dataset.name!r} ({dataset.qrels})")
+    check_shares_judged(run, judged, _judgments_of(dataset))
+    return run
 
 
 def check_guard_segments(experiment: Experiment) -> None:
@@ -194,7 +200,7 @@ def _evaluate_dataset(
     def evaluate_one(system: System) -> RunResult:
         path = system.run_for(dataset.name)
         assert path is not None
-        run, _ = _checked_run(dataset, system, path, judged, progress)
+        run = _checked_run(dataset, system, path, judged, progress)
         aligned = evaluator.align(run)
         lists = evaluator.item_lists(aligned)
         per_query = evaluator.evaluate_aligned(system.name, aligned, lists)

@@ -53,6 +53,13 @@ def judged_query_ids(run: Run, judged: set[str], qrels_source: str) -> set[str]:
     return run_ids
 
 
+def check_shares_judged(run: Run, judged: set[str], qrels_source: str) -> None:
+    """:func:`judged_query_ids`' check alone: the first row's query usually settles it without reading every id."""
+    if len(run) and run.query_id[0].as_py() in judged:
+        return
+    judged_query_ids(run, judged, qrels_source)
+
+
 # The public names (harness.read_qrels / harness.read_run): TREC text or a table, by the file's name.
 read_qrels = load_qrels
 read_run = load_run
