@@ -131,7 +131,6 @@ class Ranked:
 
     rows: np.ndarray  # run row of each ranked row
     labels: np.ndarray
-    score: np.ndarray
     kept: np.ndarray  # per block: rows kept (after duplicates and depth)
     dropped: np.ndarray  # per block: duplicate copies dropped
     beyond: np.ndarray  # per block: rows cut at depth
@@ -156,7 +155,7 @@ def rank_blocks(order: np.ndarray | None, bounds: np.ndarray, judged: np.ndarray
     placed = placed[np.argsort(position[placed])]
     start[placed] = np.cumsum(room[placed]) - room[placed]
     total = int(room.sum())
-    out_rows, out_labels, out_score = np.empty(total, np.int64), np.empty(total, np.float64), np.empty(total, np.float64)
+    out_rows, out_labels = np.empty(total, np.int64), np.empty(total, np.float64)
     kept = np.zeros(n_blocks, np.int64)
     dropped = np.zeros(n_blocks, np.int64)
     beyond = np.zeros(n_blocks, np.int64)
@@ -166,14 +165,14 @@ def rank_blocks(order: np.ndarray | None, bounds: np.ndarray, judged: np.ndarray
     def task(lo: int, hi: int) -> None:
         _rank_blocks(lo, hi, bounds, rows, order is None, judged, position >= 0, strings.offsets, strings.data, score,
                      index.bounds, index.rows, index.hashes, index.docs.offsets, index.docs.data, labels,
-                     keep, ties, depth, start, out_rows, out_labels, out_score, kept, dropped, beyond, first_dropped)  # fmt: skip
+                     keep, ties, depth, start, out_rows, out_labels, kept, dropped, beyond, first_dropped)  # fmt: skip
 
     run_split(task, split(np.where(position >= 0, np.diff(bounds), 0).astype(np.float64), threads()))
     if (kept < room).any():  # duplicates dropped: close up the gaps they left
         filled = np.repeat(kept[placed], room[placed]) > np.arange(total) - np.repeat(start[placed], room[placed])
-        out_rows, out_labels, out_score = out_rows[filled], out_labels[filled], out_score[filled]
+        out_rows, out_labels = out_rows[filled], out_labels[filled]
     any_dropped = first_dropped[first_dropped >= 0]
-    return Ranked(out_rows, out_labels, out_score, kept, dropped, beyond, int(any_dropped.min()) if any_dropped.size else -1)
+    return Ranked(out_rows, out_labels, kept, dropped, beyond, int(any_dropped.min()) if any_dropped.size else -1)
 
 
 # ---- compiled kernels ---------------------------------------------------------------
@@ -413,7 +412,7 @@ def _descending_key(bits):  # type: ignore[no-untyped-def]
 @njit(cache=True, nogil=True)
 def _rank_blocks(  # type: ignore[no-untyped-def]
     b_lo, b_hi, bounds, order, grouped, judged, active, ro, rd, run_score, j_bounds, j_rows, j_hashes, qo, qd,
-    q_labels, keep, ties, depth, start, out_rows, out_labels, out_score, kept, dropped, beyond, first_dropped,
+    q_labels, keep, ties, depth, start, out_rows, out_labels, kept, dropped, beyond, first_dropped,
 ):  # fmt: skip
     longest = 0
     for b in range(b_lo, b_hi):
@@ -508,7 +507,6 @@ def _rank_blocks(  # type: ignore[no-untyped-def]
         for i in range(take):
             out_rows[to + i] = rows[idx[i]]
             out_labels[to + i] = label[idx[i]]
-            out_score[to + i] = run_score[rows[idx[i]]]
         kept[b] = take
         dropped[b] = n_dropped
         beyond[b] = m - take

@@ -56,10 +56,19 @@ class Aligned:
     query_ids: np.ndarray  # object array of str, in output order
     lists: RankedLists
     in_run: np.ndarray  # bool per query: the run retrieved something for it
-    score: np.ndarray  # float64 per row, aligned with lists.label
     stats: AlignStats
-    source_rows: np.ndarray | None = None  # int64 per row: its row in the run (file order)
-    run_doc_ids: pa.Array | pa.ChunkedArray | None = None  # the run's document column, as read
+    source_rows: np.ndarray  # int64 per row: its row in the run (file order)
+    run_score: np.ndarray  # the run's score column, as read (by file row)
+    run_doc_ids: pa.Array | pa.ChunkedArray  # the run's document column, as read
+
+    @property
+    def score(self) -> np.ndarray:
+        """The score of every aligned row, aligned with ``lists.label`` (read through ``source_rows``)."""
+        return self.run_score[self.source_rows]
+
+    def scores_at(self, rows: np.ndarray) -> np.ndarray:
+        """The scores of a few aligned rows, without a score array over every row."""
+        return self.run_score[self.source_rows[rows]]
 
     def item_ids(self) -> list[str]:
         """The document (item) id of every aligned row, in ranking order."""
@@ -67,8 +76,6 @@ class Aligned:
 
     def item_array(self) -> pa.Array:
         """The document (item) id of every aligned row, in ranking order, as an Arrow string array."""
-        if self.source_rows is None or self.run_doc_ids is None:
-            raise ValueError("this alignment kept no source rows")
         return _take(self.run_doc_ids, self.source_rows)
 
 
@@ -429,7 +436,7 @@ def align_arrow(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None 
     counts, beyond = _depth(rows, len(universe), conv.depth)
     assert rows.labels is not None
     return _assemble(prepared, run, universe, universe_ids, _codes_in(run_ids, prepared.query_id_array), counts,
-                     rows.labels, rows.score, rows.source, int(dropped.size), beyond)  # fmt: skip
+                     rows.labels, rows.source, int(dropped.size), beyond)  # fmt: skip
 
 
 def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
@@ -452,13 +459,12 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
         raise _duplicate_error(run.source, "run", str(run.query_id[row]), str(run.doc_id[row]), run.file_row(row))
     counts = np.zeros(len(universe), dtype=np.int64)
     counts[block_code[block_code >= 0]] = ranked.kept[block_code >= 0]
-    return _assemble(prepared, run, universe, universe_ids, judged, counts, ranked.labels, ranked.score, ranked.rows,
+    return _assemble(prepared, run, universe, universe_ids, judged, counts, ranked.labels, ranked.rows,
                      int(ranked.dropped.sum()), int(ranked.beyond.sum()))  # fmt: skip
 
 
 def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_ids: pa.Array, run_judged: np.ndarray,
-              counts: np.ndarray, labels: np.ndarray, score: np.ndarray, source: np.ndarray, duplicates: int,
-              beyond: int) -> Aligned:  # fmt: skip
+              counts: np.ndarray, labels: np.ndarray, source: np.ndarray, duplicates: int, beyond: int) -> Aligned:  # fmt: skip
     """The ranked rows (grouped by query in universe order, ``counts`` each) as lists with their judgments.
 
     ``run_judged``: each of the run's distinct query ids' place in the judgments, or -1.
@@ -476,8 +482,10 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_
     starts = np.where(to_judged >= 0, prepared.judged_offsets[:-1][np.maximum(to_judged, 0)], 0)
     take = np.repeat(starts - j_offsets[:-1], j_counts) + np.arange(j_offsets[-1])
 
+    run_score = np.asarray(run.score, dtype=np.float64)
     tie_group = None
-    if conv.ties is Ties.AVERAGE and score.size:
+    if conv.ties is Ties.AVERAGE and source.size:
+        score = run_score[source]
         codes = np.repeat(np.arange(n_q), counts)
         new_group = np.ones(score.size, dtype=bool)
         new_group[1:] = (codes[1:] != codes[:-1]) | (score[1:] != score[:-1])
@@ -497,7 +505,7 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_
     in_run = counts > 0  # before -J: a query whose documents are all unjudged was still answered
     if conv.judged_only:
         keep = labels >= 0  # judged: relevant or not (NaN, not in the qrels, and negative, unjudged, go)
-        lists, score, source = lists.judged_subset(), score[keep], source[keep]
+        lists, source = lists.judged_subset(), source[keep]
     stats = AlignStats(
         run_rows=len(run),
         run_queries=len(run_judged),
@@ -506,7 +514,7 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_
         duplicates_dropped=duplicates,
         rows_beyond_depth=beyond,
     )
-    return Aligned(universe, lists, in_run, score, stats, source, run.doc_id)
+    return Aligned(universe, lists, in_run, stats, source, run_score, run.doc_id)
 
 
 Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]
