@@ -91,8 +91,7 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | Non
     n = len(query_id)
     strings = Strings.of(query_id)
     starts = _block_starts(strings.offsets, strings.data, n)
-    ids = query_id.take(from_numpy(starts[:-1]))
-    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+    ids = contiguous(query_id.take(from_numpy(starts[:-1])))
     if pc.count_distinct(ids).as_py() == len(ids):
         return None, starts, ids
     encoded = pc.dictionary_encode(query_id)
@@ -244,40 +243,70 @@ def _group_rows(codes, n_codes):  # type: ignore[no-untyped-def]
     return order, bounds
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _table_size(n):  # type: ignore[no-untyped-def]
+    """Slots of an open-addressing table for n keys: a power of two, at least 2n (short probes)."""
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    return size
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _find_repeats(rows, o, d, prefer, use_prefer, hashes, slots_all, drop):  # type: ignore[no-untyped-def]
+    """One block's documents in an open-addressing table; marks the copies that go (``drop``, by local row).
+
+    ``rows``: the block's rows in file order; the kept copy is the first, or with
+    ``use_prefer`` the highest ``prefer`` (by local row), the first of equals. Fills
+    ``hashes`` and returns (the table, its mask, the number dropped); the table then
+    holds one local row per document, for lookups.
+    """
+    n = rows.size
+    size = _table_size(n)
+    mask = np.uint64(size - 1)
+    slots = slots_all[:size]
+    slots[:] = -1
+    n_dropped = 0
+    for k in range(n):
+        r = rows[k]
+        h = _hash(o, d, r)
+        hashes[k] = h
+        slot = h & mask
+        while slots[slot] >= 0 and not (hashes[slots[slot]] == h and _same(o, d, rows[slots[slot]], o, d, r)):
+            slot = (slot + np.uint64(1)) & mask
+        if slots[slot] < 0:
+            slots[slot] = k
+            continue
+        other = slots[slot]  # a repeat of an earlier line: keep one copy
+        n_dropped += 1
+        if use_prefer and prefer[k] > prefer[other]:
+            drop[other] = True
+            slots[slot] = k
+        else:
+            drop[k] = True
+    return slots, mask, n_dropped
+
+
 @njit(cache=True, nogil=True)
 def _duplicate_blocks(b_lo, b_hi, bounds, order, grouped, o, d, prefer, use_prefer, drop):  # type: ignore[no-untyped-def]
     longest = 1
     for b in range(b_lo, b_hi):
         longest = max(longest, bounds[b + 1] - bounds[b])
-    size = 1
-    while size < 2 * longest:
-        size *= 2
-    slots_all = np.empty(size, np.int64)
-    hashes = np.empty(longest, np.uint64)
+    slots_all = np.empty(_table_size(longest), np.int64)
+    hashes, local_prefer, local_drop = np.empty(longest, np.uint64), np.zeros(longest), np.empty(longest, np.bool_)
     for b in range(b_lo, b_hi):
         s, e = bounds[b], bounds[b + 1]
-        n = e - s
         rows = np.arange(s, e) if grouped else order[s:e]  # file order within the block
-        size = 1
-        while size < 2 * n:
-            size *= 2
-        mask = np.uint64(size - 1)
-        slots = slots_all[:size]
-        slots[:] = -1
+        n = e - s
+        if use_prefer:
+            for k in range(n):
+                local_prefer[k] = prefer[rows[k]]
+        block_drop = local_drop[:n]
+        block_drop[:] = False
+        _find_repeats(rows, o, d, local_prefer, use_prefer, hashes, slots_all, block_drop)
         for k in range(n):
-            r = rows[k]
-            h = _hash(o, d, r)
-            hashes[k] = h
-            slot = h & mask
-            while slots[slot] >= 0 and not (hashes[slots[slot]] == h and _same(o, d, rows[slots[slot]], o, d, r)):
-                slot = (slot + np.uint64(1)) & mask
-            if slots[slot] < 0:
-                slots[slot] = k
-            elif use_prefer and prefer[r] > prefer[rows[slots[slot]]]:
-                drop[rows[slots[slot]]] = True
-                slots[slot] = k
-            else:
-                drop[r] = True
+            if block_drop[k]:
+                drop[rows[k]] = True
 
 
 @njit(cache=True, nogil=True)
@@ -422,10 +451,7 @@ def _rank_blocks(  # type: ignore[no-untyped-def]
     label_all, drop_all = np.empty(longest, np.float64), np.empty(longest, np.bool_)
     idx_all, scratch, keys_all = np.empty(longest, np.int64), np.empty(longest, np.int64), np.empty(longest, np.uint64)
     keys_tmp, counts = np.empty(longest, np.uint64), np.empty(256, np.int64)
-    size = 1
-    while size < 2 * longest:
-        size *= 2
-    slots_all = np.empty(size, np.int64)
+    slots_all = np.empty(_table_size(longest), np.int64)
     for b in range(b_lo, b_hi):
         if not active[b]:
             continue
@@ -435,36 +461,11 @@ def _rank_blocks(  # type: ignore[no-untyped-def]
         hashes, score, label, drop = hashes_all[:n], score_all[:n], label_all[:n], drop_all[:n]
         label[:] = np.nan
         drop[:] = False
+        for k in range(n):
+            score[k] = run_score[rows[k]] + 0.0  # -0.0 becomes 0.0: equal scores, equal bits
 
         # one open-addressing table of the block's documents: finds repeats, then serves the join
-        size = 1
-        while size < 2 * n:
-            size *= 2
-        mask = np.uint64(size - 1)
-        slots = slots_all[:size]
-        slots[:] = -1
-        n_dropped = 0
-        for k in range(n):
-            r = rows[k]
-            h = _hash(ro, rd, r)
-            hashes[k] = h
-            score[k] = run_score[r] + 0.0  # -0.0 becomes 0.0: equal scores, equal bits
-            slot = h & mask
-            while slots[slot] >= 0:
-                other = slots[slot]
-                if hashes[other] == h and _same(ro, rd, rows[other], ro, rd, r):
-                    break
-                slot = (slot + np.uint64(1)) & mask
-            if slots[slot] < 0:
-                slots[slot] = k
-                continue
-            other = slots[slot]  # a repeat of an earlier line: keep one copy
-            n_dropped += 1
-            if keep == KEEP_MAX and score[k] > score[other]:
-                drop[other] = True
-                slots[slot] = k
-            else:
-                drop[k] = True
+        slots, mask, n_dropped = _find_repeats(rows, ro, rd, score, keep == KEEP_MAX, hashes, slots_all, drop)
         j = judged[b]
         if j >= 0:
             for p in range(j_bounds[j], j_bounds[j + 1]):
