@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 _TYPES: dict[np.dtype[Any], pa.DataType] = {
     np.dtype(np.int64): pa.int64(),
@@ -70,3 +71,19 @@ def contiguous(values: pa.Array | pa.ChunkedArray) -> pa.Array:
         return values.combine_chunks()
     except pa.ArrowCapacityError:  # offsets past int32
         return pa.chunked_array([c.cast(pa.large_string()) for c in values.chunks]).combine_chunks()
+
+
+def positions_in(values: pa.Array | pa.ChunkedArray, distinct: pa.Array) -> np.ndarray:
+    """Each value's position in ``distinct`` (int64), -1 where it is absent.
+
+    >>> positions_in(string_array(["b", "z", "a"]), string_array(["a", "b"])).tolist()
+    [1, -1, 0]
+    """
+    found = pc.index_in(values, value_set=distinct)
+    if isinstance(found, pa.ChunkedArray):
+        found = found.combine_chunks()
+    if not found.null_count:
+        return to_numpy(found).astype(np.int64)
+    # not fill_null(-1): a Python scalar there imports pandas (0.45 s)
+    position = np.frombuffer(found.buffers()[1], dtype=np.int32, count=len(found), offset=found.offset * 4)
+    return np.where(to_numpy(found.is_valid()), position, -1).astype(np.int64)

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.conventions import APDenominator, Conventions, Duplicates, IdealFrom, NegativeLabels, Queries, Ties
-from harness.data._arrow import from_numpy, string_array, to_numpy
+from harness.data._arrow import from_numpy, positions_in, string_array, to_numpy
 from harness.data._hash import pair_keys, sort_with_rows, string_fingerprints
 from harness.data.model import Qrels, Run
 from harness.data.trec import line_of_row
@@ -110,18 +110,6 @@ def _dictionary(query_id: pa.Array) -> tuple[np.ndarray, list[str], np.ndarray, 
         encoded = encoded.combine_chunks()
     indices = to_numpy(encoded.indices).astype(np.int64)
     return indices, encoded.dictionary.to_pylist(), string_fingerprints(encoded.dictionary), encoded.dictionary
-
-
-def _codes_in(values: pa.Array, distinct: pa.Array) -> np.ndarray:
-    """Each value's position in ``distinct`` (int64), -1 where it is absent."""
-    found = pc.index_in(values, value_set=distinct)
-    if isinstance(found, pa.ChunkedArray):
-        found = found.combine_chunks()
-    if not found.null_count:
-        return to_numpy(found).astype(np.int64)
-    # not fill_null(-1): a Python scalar there imports pandas (0.45 s)
-    position = np.frombuffer(found.buffers()[1], dtype=np.int32, count=len(found), offset=found.offset * 4)
-    return np.where(to_numpy(found.is_valid()), position, -1).astype(np.int64)
 
 
 def _encode_queries(
@@ -248,7 +236,7 @@ class PreparedQrels:
             order, bounds, block_ids = compiled.query_blocks(qrels.query_id)
             sorted_ids = block_ids.take(pc.sort_indices(block_ids))
             query_ids = np.array(sorted_ids.to_pylist(), dtype=object)
-            codes = np.repeat(_codes_in(block_ids, sorted_ids), np.diff(bounds))
+            codes = np.repeat(positions_in(block_ids, sorted_ids), np.diff(bounds))
             if order is not None:  # back to file order
                 codes[order] = codes.copy()
             dropped = compiled.duplicate_rows(order, bounds, docs, prefer)
@@ -435,7 +423,7 @@ def align_arrow(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None 
     _order(rows, conv.ties)
     counts, beyond = _depth(rows, len(universe), conv.depth)
     assert rows.labels is not None
-    return _assemble(prepared, run, universe, universe_ids, _codes_in(run_ids, prepared.query_id_array), counts,
+    return _assemble(prepared, run, universe, universe_ids, positions_in(run_ids, prepared.query_id_array), counts,
                      rows.labels, rows.source, int(dropped.size), beyond)  # fmt: skip
 
 
@@ -446,8 +434,8 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
     conv = prepared.conventions
     order, bounds, run_ids = compiled.query_blocks(run.query_id)
     universe, universe_ids = _universe_ids(prepared, run_ids, query_ids)
-    block_code = _codes_in(run_ids, universe_ids)
-    judged = _codes_in(run_ids, prepared.query_id_array)
+    block_code = positions_in(run_ids, universe_ids)
+    judged = positions_in(run_ids, prepared.query_id_array)
     score = np.asarray(run.score, dtype=np.float64)
     ranked = compiled.rank_blocks(
         order, bounds, judged, block_code, run.doc_id, score, prepared.judgment_index, prepared.labels,
@@ -475,7 +463,7 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_
     np.cumsum(counts, out=offsets[1:])
 
     # Judgments of each universe query, in universe order; their codes in the qrels' own order.
-    to_judged = _codes_in(universe_ids, prepared.query_id_array)
+    to_judged = positions_in(universe_ids, prepared.query_id_array)
     j_counts = np.where(to_judged >= 0, np.diff(prepared.judged_offsets)[np.maximum(to_judged, 0)], 0)
     j_offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(j_counts, out=j_offsets[1:])

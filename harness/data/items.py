@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.data._arrow import string_array, to_numpy
+from harness.data._arrow import positions_in, string_array, to_numpy
 from harness.data.model import Qrels
 from harness.data.tables import _column, _ids, _read_table, table_format_of
 from harness.errors import InputFormatError
@@ -284,8 +284,7 @@ class ItemContext:
         if self._pairs is not None and self._train_users is not None:
             user, item = self._pairs
             starts = np.searchsorted(user, np.arange(self.n_train_users + 1))
-            trained = pc.index_in(string_array(query_ids.tolist()), value_set=self._train_users)
-            who = to_numpy(pc.fill_null(trained, -1).cast(pa.int64())).astype(np.int64)
+            who = positions_in(string_array(query_ids.tolist()), self._train_users)
             lengths = np.where(who >= 0, starts[np.maximum(who, 0) + 1] - starts[np.maximum(who, 0)], 0)
             history_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
             np.cumsum(lengths, out=history_offsets[1:])
