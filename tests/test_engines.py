@@ -23,6 +23,22 @@ from tests.generated import adversarial
 Row = tuple[str, str, float]
 
 
+def _grouped(rows: list[Row]) -> list[Row]:
+    """Each query's lines together (the usual layout), queries by first appearance, file order within."""
+    first = {q: i for i, (q, _, _) in reversed(list(enumerate(rows)))}
+    return sorted(rows, key=lambda row: first[row[0]])
+
+
+def _first_repeat(rows: list[Row]) -> tuple[str, str]:
+    """The (query, doc) of the first line that repeats an earlier one."""
+    seen: set[tuple[str, str]] = set()
+    for q, d, _ in rows:
+        if (q, d) in seen:
+            return q, d
+        seen.add((q, d))
+    raise AssertionError("no repeated line")
+
+
 def _data(seed: int, grouped: bool) -> tuple[list[Row], list[Row]]:
     qrels, run = adversarial(seed, n_queries=30)
     q_rows = [(q, d, float(r)) for q, docs in qrels.items() for d, r in docs.items()]
@@ -41,10 +57,7 @@ def _data(seed: int, grouped: bool) -> tuple[list[Row], list[Row]]:
     for i in rng.choice(len(r_rows), size=12, replace=False).tolist():  # the same (query, doc) again, another score
         q, d, s = r_rows[i]
         r_rows.insert(int(rng.integers(0, len(r_rows))), (q, d, s + float(rng.choice([-0.5, 0.0, 0.5]))))
-    if grouped:  # each query's lines together (the usual layout), in file order within the query
-        first = {q: i for i, (q, _, _) in reversed(list(enumerate(r_rows)))}
-        r_rows.sort(key=lambda row: first[row[0]])
-    return q_rows, r_rows
+    return q_rows, _grouped(r_rows) if grouped else r_rows
 
 
 def _reference(q_rows: list[Row], r_rows: list[Row], c: Conventions) -> dict[str, list[tuple[str, float]]]:
@@ -127,8 +140,7 @@ def test_every_engine_names_the_first_repeated_line(engine: str) -> None:
     q_rows, r_rows = _data(3, grouped=True)
     run = Run.from_records(r_rows, source="<run>")
     prepared = PreparedQrels.build(Qrels.from_records(q_rows), Conventions.from_mapping({"duplicates": "error"}))
-    seen: set[tuple[str, str]] = set()
-    first = next((q, d) for q, d, _ in r_rows if (q, d) in seen or seen.add((q, d)))  # type: ignore[func-returns-value]
+    first = _first_repeat(r_rows)
     with pytest.raises(InputFormatError, match=f"document '{first[1]}' is listed twice for query '{first[0]}'"):
         ENGINES[engine](prepared, run, None)
 
@@ -167,10 +179,7 @@ def test_large_judgments_are_prepared_as_small_ones_are(monkeypatch: pytest.Monk
     for i in rng.choice(len(q_rows), size=10, replace=False).tolist():  # the same judgment again, another label
         q, d, r = q_rows[i]
         q_rows.insert(int(rng.integers(0, len(q_rows))), (q, d, r + float(rng.choice([-1.0, 0.0, 1.0]))))
-    if grouped:
-        first = {q: i for i, (q, _, _) in reversed(list(enumerate(q_rows)))}
-        q_rows.sort(key=lambda row: first[row[0]])
-    qrels = Qrels.from_records(q_rows)
+    qrels = Qrels.from_records(_grouped(q_rows) if grouped else q_rows)
     for duplicates in ("first", "max"):
         conventions = Conventions.from_mapping({"duplicates": duplicates})
         small = PreparedQrels.build(qrels, conventions)
@@ -183,7 +192,6 @@ def test_large_judgments_are_prepared_as_small_ones_are(monkeypatch: pytest.Monk
         for field in ("codes", "labels", "judged_offsets", "judged_labels", "keys"):
             assert np.array_equal(getattr(large, field), getattr(small, field)), (duplicates, field)
     monkeypatch.setattr(align_module, "COMPILED_FROM_ROWS", 1)
-    seen: set[tuple[str, str]] = set()
-    q, d = next((q, d) for q, d, _ in q_rows if (q, d) in seen or seen.add((q, d)))  # type: ignore[func-returns-value]
+    q, d = _first_repeat(_grouped(q_rows) if grouped else q_rows)
     with pytest.raises(InputFormatError, match=f"document '{d}' is listed twice for query '{q}' in the qrels"):
         PreparedQrels.build(qrels, Conventions.from_mapping({"duplicates": "error"}))
