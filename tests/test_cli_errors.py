@@ -67,7 +67,8 @@ def test_version_and_help_import_no_heavy_module() -> None:
 
 @pytest.mark.parametrize("compiled_from_rows", [1, 10**9], ids=["compiled", "arrow"])
 def test_eval_never_imports_pandas(tmp_path: Path, qrels: Path, compiled_from_rows: int) -> None:
-    """pandas costs 0.45 s to import and ``harness eval`` needs none of it, on either alignment engine (issue 12)."""
+    """pandas costs 0.45 s to import and ``harness eval`` needs none of it, on either alignment engine (issue 12);
+    nor scipy.linalg, which numba's BLAS probe would import (0.2 s) for compiled kernels that call no BLAS."""
     import subprocess
     import sys
 
@@ -80,10 +81,11 @@ def test_eval_never_imports_pandas(tmp_path: Path, qrels: Path, compiled_from_ro
         "from harness.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    code = main(['eval', '-m', 'ndcg_cut.10', '-m', 'map', '-m', 'P.5', {str(qrels)!r}, {str(run)!r}])\n"
-        "print(code, 'pandas' in sys.modules)\n"
+        "print(code, 'pandas' in sys.modules, 'scipy.linalg' in sys.modules, 'numba' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "0 False", done.stdout + done.stderr
+    compiled = compiled_from_rows == 1
+    assert done.stdout.strip() == f"0 False False {compiled}", done.stdout + done.stderr
 
 
 # ---- trec_eval and ir_measures habits (issue 14) ----------------------------------------

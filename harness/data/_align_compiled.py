@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from numba import njit
 
 from harness.data._arrow import contiguous, from_numpy, to_numpy
+from harness.kernels._numba import njit
 from harness.kernels._parallel import run_split, split, threads
 
 # tie rules, as the kernel sees them

@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 from llvmlite import ir
 from llvmlite.binding import llvm_version_info
-from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from harness.kernels._numba import njit, types
 from harness.kernels._parallel import run_split, split
 from harness.kernels._parallel import threads as default_threads
 
