@@ -118,3 +118,28 @@ def test_cli_reads_tables_with_a_column_mapping(tmp_path: Path) -> None:
     assert code == 0, err.getvalue()
     # labelled by the file's name; an ir_measures name prints as written (trec_eval's names print as trec_eval's)
     assert out.getvalue().splitlines()[-1] == f"r.parquet,all,RR,{_expected()['RR']}"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_drained_columns_equal_their_chunks_combined(seed: int) -> None:
+    """The reader's chunk-by-chunk copy (drain_strings, drain_floats) gives Arrow's combine_chunks, sliced and
+    empty chunks and empty strings included, and empties the list it is given."""
+    import numpy as np
+    import pyarrow as pa
+
+    from harness.data._arrow import drain_floats, drain_strings
+
+    rng = np.random.default_rng(seed)
+    words = ["", "a", "ünï", "d1234567", "q" * 40]
+    chunks: list[pa.Array] = []
+    for _ in range(rng.integers(1, 12)):
+        values = [words[i] for i in rng.integers(0, len(words), rng.integers(0, 30))]
+        chunk = pa.array([*values, "x", "yy"], pa.string())
+        chunks.append(chunk.slice(int(rng.integers(0, 2)), len(values)))  # offsets that do not start at 0
+    expected = pa.chunked_array(chunks, pa.string()).combine_chunks()
+    taken = list(chunks)
+    drained = drain_strings(taken)
+    assert taken == [] and drained.equals(expected) and drained.type == pa.string()
+    numbers = [pa.array(rng.normal(size=int(rng.integers(0, 20)))) for _ in range(4)]
+    expected_numbers = np.concatenate([n.to_numpy() for n in numbers])
+    assert np.array_equal(drain_floats(list(numbers)), expected_numbers)

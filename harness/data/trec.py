@@ -13,18 +13,16 @@ import gzip
 import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from harness.data._arrow import contiguous, to_numpy
+from harness.data._arrow import drain_floats, drain_strings, to_numpy
 from harness.data.model import Qrels, Run
 from harness.errors import InputFormatError
-
-T = TypeVar("T")
 
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
@@ -95,13 +93,6 @@ def _fast_read(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataTyp
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         return None
     return table if _fits(table, types, delimiter) else None
-
-
-def _released(kept: T) -> T:
-    """``kept``, once the memory Arrow no longer uses is handed back to the system (mimalloc and jemalloc keep freed
-    pages for a while: the chunks of a column just copied would count towards the peak until the next allocations)."""
-    pa.default_memory_pool().release_unused()
-    return kept
 
 
 class NotStreamable(Exception):
@@ -229,19 +220,13 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     path = Path(path)
     _check_exists(path, "run")
     table = _fast_read(path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()})
-    score = to_numpy(table["score"]) if table is not None and len(table) else None
-    if table is not None and score is not None and not np.isnan(score).any():
+    if table is not None and len(table) and not pc.any(pc.is_nan(table["score"])).as_py():
         first = (_first_data_line(path) or "").split()
         first_tag = name if name is not None else (first[5] if len(first) >= 6 else path.stem)
-        # Contiguous ids (alignment reads one buffer); each column's chunks are let go, and handed back to the
-        # system, as soon as it is copied, so that only one column is ever held twice (peak 720 -> 600 MB at 7M rows)
-        table = _released(table.drop_columns(["score"]))
-        qid = contiguous(table["qid"])
-        table = _released(table.drop_columns(["qid"]))
-        docid = contiguous(table["docid"])
+        # Contiguous columns (alignment reads one buffer), each chunk freed as soon as it is copied
+        qid, docid, score = (table[c].chunks for c in ("qid", "docid", "score"))
         del table
-        _released(None)
-        return Run(qid, docid, score, first_tag, str(path))
+        return Run(drain_strings(qid), drain_strings(docid), drain_floats(score), first_tag, str(path))
     qids: list[str] = []
     docs: list[str] = []
     scores: list[float] = []
