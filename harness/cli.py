@@ -103,7 +103,8 @@ def _format_value(value: float, integer: bool) -> str:
 def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore[no-untyped-def]
     """Conventions, the prepared judgments and every run (all read before any output), with their labels."""
     from harness.conventions import Conventions
-    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, check_shares_judged, load_qrels, load_run
+    from harness.data.align import warm_up
+    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, check_shares_judged, expected_rows, load_qrels, load_run
     from harness.evaluation import Evaluator
 
     conventions = Conventions.from_mapping(
@@ -132,6 +133,8 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
         items = read_items(args.items, args.items_id)
     evaluator = Evaluator(qrels, measures, conventions, train=train, items=items)
     named = _run_arguments(args.runs)
+    # the compiled engine loads while the runs are read (after the judgments: preparing them may want it too)
+    warm_up(max(expected_rows(path) for _, path in named))
     runs = [load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for _, path in named]
     labels = [name or Path(path).name for name, path in named]
     if len(set(labels)) < len(labels):

@@ -27,7 +27,8 @@ from harness import __version__
 from harness._atomic import sha256_file
 from harness.comparison import CompareSettings, compare, count_blocks, system_summary
 from harness.config.schema import Dataset, Experiment, System
-from harness.data.load import check_shares_judged, judged_query_ids, load_qrels, load_run
+from harness.data.align import warm_up
+from harness.data.load import check_shares_judged, expected_rows, judged_query_ids, load_qrels, load_run
 from harness.data.model import Qrels, Run
 from harness.diagnostics import diagnose
 from harness.errors import ConfigError, TrackingError
@@ -196,6 +197,8 @@ def _evaluate_dataset(
     segments = _load_segments(dataset) if dataset.segments is not None else {}
     judged = set(evaluator.prepared.index)
     with_runs = [s for s in experiment.systems if s.run_for(dataset.name) is not None]
+    if client is None:  # the compiled engine loads while the runs are read (after the judgments: they may want it too)
+        warm_up(max((expected_rows(path) for s in with_runs if (path := s.run_for(dataset.name))), default=0))
 
     def evaluate_one(system: System) -> RunResult:
         path = system.run_for(dataset.name)
