@@ -40,7 +40,10 @@ def _first_repeat(rows: list[Row]) -> tuple[str, str]:
     raise AssertionError("no repeated line")
 
 
-def _data(seed: int, grouped: bool) -> tuple[list[Row], list[Row]]:
+def _data(seed: int, grouped: bool, ranked: bool = False) -> tuple[list[Row], list[Row]]:
+    """Judgments and run lines; ``grouped``: each query's lines together; ``ranked``: and in trec_eval's rank order
+    too (score descending, then doc id descending), as most run files come (the compiled engine confirms it in one
+    pass; under other tie rules the pass finds an inversion at a tie and ranks the block)."""
     qrels, run = adversarial(seed, n_queries=30)
     q_rows = [(q, d, float(r)) for q, docs in qrels.items() for d, r in docs.items()]
     r_rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
@@ -58,7 +61,10 @@ def _data(seed: int, grouped: bool) -> tuple[list[Row], list[Row]]:
     for i in rng.choice(len(r_rows), size=12, replace=False).tolist():  # the same (query, doc) again, another score
         q, d, s = r_rows[i]
         r_rows.insert(int(rng.integers(0, len(r_rows))), (q, d, s + float(rng.choice([-0.5, 0.0, 0.5]))))
-    return q_rows, _grouped(r_rows) if grouped else r_rows
+    if ranked:
+        r_rows = sorted(r_rows, key=lambda row: row[1].encode(), reverse=True)
+        r_rows = sorted(r_rows, key=lambda row: -row[2])  # stable: doc id descending within a score
+    return q_rows, _grouped(r_rows) if grouped or ranked else r_rows
 
 
 def _reference(q_rows: list[Row], r_rows: list[Row], c: Conventions) -> dict[str, list[tuple[str, float]]]:
@@ -107,10 +113,10 @@ CONVENTIONS = [
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
-@pytest.mark.parametrize("grouped", [False, True], ids=["scattered", "grouped"])
+@pytest.mark.parametrize("layout", ["scattered", "grouped", "ranked"])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_every_engine_honours_the_alignment_contract(engine: str, grouped: bool, seed: int) -> None:
-    q_rows, r_rows = _data(seed, grouped)
+def test_every_engine_honours_the_alignment_contract(engine: str, layout: str, seed: int) -> None:
+    q_rows, r_rows = _data(seed, grouped=layout != "scattered", ranked=layout == "ranked")
     qrels, run = Qrels.from_records(q_rows), Run.from_records(r_rows)
     scores: dict[tuple[str, str], list[float]] = {}
     for q, d, s in r_rows:

@@ -489,7 +489,14 @@ def _rank_blocks(  # type: ignore[no-untyped-def]
             else:
                 idx[m] = k
                 m += 1
-        if m > 32:  # a radix sort on the score's leading bits, then each run they leave equal by the full rule
+        in_order = True  # runs mostly list each query's documents ranked already: one pass confirms it
+        for i in range(1, m):
+            if _before(idx[i], idx[i - 1], score, label, rows, ro, rd, ties):
+                in_order = False
+                break
+        if in_order:
+            pass
+        elif m > 32:  # a radix sort on the score's leading bits, then each run they leave equal by the full rule
             keys = keys_all[:m]
             bits = score.view(np.uint64)
             for i in range(m):
