@@ -540,9 +540,12 @@ def warm_up(expected_rows: int) -> threading.Thread | None:
 
 
 def _load_compiled() -> None:
-    from harness.data import _align_compiled
+    try:
+        from harness.data import _align_compiled
 
-    _align_compiled.query_blocks(string_array(["warm"]))  # numba's registries and the kernels' cache, loaded once
+        _align_compiled.query_blocks(string_array(["warm"]))  # numba's registries and the kernels' cache, loaded once
+    except Exception:  # no traceback from a thread: the engine's own first call reports what went wrong
+        pass
 
 
 def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
