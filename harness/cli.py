@@ -225,6 +225,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if aligned is None:
             assert on_dask is not None
             per_query = on_dask[number].per_query
+            strings = on_dask[number].relstrings
             if on_dask[number].lists is not None:
                 system = {m: float(v[0]) for m, v in evaluator.system_values(on_dask[number].lists).items()}
         else:
@@ -293,12 +294,12 @@ def _eval_on_dask(args: argparse.Namespace, err: TextIO, evaluator: Any, items: 
     from harness.config.schema import Engine
     from harness.engine_dask import client_for, evaluate_runs
 
-    if any(i.display.startswith("relstring") for i in items):
-        raise HarnessError("relstring prints each query's documents: not with --engine dask", hint="drop -m relstring")
+    lengths = tuple(sorted({i.relstring_length for i in items if i.display.startswith("relstring")}))
     progress = _progress(args, err)
     with client_for(Engine(name="dask", scheduler=args.scheduler), progress) as client:  # names a missing extra
         return evaluate_runs(client, qrels, runs, evaluator.query_measures, conventions, (10,), evaluator.items,
-                             progress=progress, system_measures=evaluator.system_measures)  # fmt: skip
+                             progress=progress, system_measures=evaluator.system_measures,
+                             relstring_lengths=lengths)  # fmt: skip
 
 
 def _progress(args: argparse.Namespace, err: TextIO):  # type: ignore[no-untyped-def]

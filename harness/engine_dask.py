@@ -65,6 +65,7 @@ class Evaluated:
     item_counts: np.ndarray | None = None  # the long tail: recommendations per recommended item, descending
     item_counts_cutoff: int | None = None
     lists: RankedLists | None = None  # down to the system measures' cutoff, with items: what system measures read
+    relstrings: dict[int, list[str]] = dataclasses.field(default_factory=dict)  # length -> each query's, as per_query
 
 
 @contextmanager
@@ -204,11 +205,13 @@ def evaluate_runs(
     partitions: int | None = None,
     progress: Any = None,
     system_measures: tuple[Measure, ...] = (),
+    relstring_lengths: tuple[int, ...] = (),
 ) -> list[Evaluated]:
     """Each run evaluated on the cluster; the per-query values of one process, bit for bit.
 
     ``context``: the dataset's items (training data, catalogue), prepared once and sent to
-    every worker once, for beyond-accuracy measures. With ``system_measures`` (all cut at
+    every worker once, for beyond-accuracy measures. ``relstring_lengths``: trec_eval's
+    relstring of each query at each length comes back too (a few characters a query). With ``system_measures`` (all cut at
     some k), each run's lists down to the deepest k come back too (``Evaluated.lists``): one
     value per run needs every user's list, so these are gathered here.
 
@@ -240,11 +243,12 @@ def evaluate_runs(
             shuffled = both.shuffle(on="query", npartitions=n_parts)
             source = run.source if isinstance(run, Run) else str(run.path)
             work = [delayed(_evaluate_piece)(part, [str(m) for m in measures], conventions, cutoffs, run.name,
-                                             qrels.source, source, shared[0], tail_cutoff, list_depth)
+                                             qrels.source, source, shared[0], tail_cutoff, list_depth,
+                                             relstring_lengths)
                     for part in shuffled.to_delayed()]  # fmt: skip
             futures = client.compute(work)
             done = _gather(futures, progress, f"dask: {run.name}, {n_parts} partitions")
-            evaluated = _assemble(run.name, measures, done, cutoffs, tail_cutoff)
+            evaluated = _assemble(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths)
             if list_depth is not None and context is not None:
                 evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, evaluated.per_query.query_ids, context))
             if evaluated.stats.run_rows and evaluated.stats.run_queries_unjudged == evaluated.stats.run_queries:
@@ -281,7 +285,7 @@ class _Piece:
 
 def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, cutoffs: tuple[int, ...], name: str,
                     qrels_source: str, run_source: str, item_context: Any, cutoff: int | None,
-                    list_depth: int | None) -> _Piece:  # fmt: skip
+                    list_depth: int | None, relstring_lengths: tuple[int, ...] = ()) -> _Piece:  # fmt: skip
     """One partition: its queries' judgments and rows, back in file order, through the single-machine evaluator."""
     from harness.diagnostics import per_query_parts
     from harness.evaluation import Evaluator
@@ -312,6 +316,10 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         table[f"m{j}"] = per_query.values[:, j]
     for key, values in per_query_parts(aligned, cutoffs).items():
         table[key] = values
+    for length in relstring_lengths:
+        from harness.kernels.relstring import relstrings
+
+        table[f"relstring_{length}"] = relstrings(aligned.lists, length)
     piece = _Piece(table, aligned.stats)
     if lists.items is not None:  # the long tail's counts: by code for known items (the same codes everywhere), by id for cold
         data = lists.items
@@ -335,7 +343,7 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
 
 
 def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cutoffs: tuple[int, ...],
-              cutoff: int | None) -> Evaluated:  # fmt: skip
+              cutoff: int | None, relstring_lengths: tuple[int, ...] = ()) -> Evaluated:  # fmt: skip
     """The partitions' tables in the universe's query order (strcmp order, as on one machine), and their counts summed."""
     import pandas as pd
 
@@ -365,7 +373,9 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cuto
         for k in cutoffs or (10,):
             parts[f"tied_{k}"], parts[f"judged_{k}"] = np.zeros(0, dtype=bool), np.zeros(0)
     per_query = PerQuery(name, query_ids, tuple(measures), values, in_run)
-    return Evaluated(per_query, total, combine(total, in_run, parts, cutoffs), cold_rows, item_counts, cutoff)
+    strings = {k: whole[f"relstring_{k}"].tolist() if len(whole) else [] for k in relstring_lengths}
+    return Evaluated(per_query, total, combine(total, in_run, parts, cutoffs), cold_rows, item_counts, cutoff,
+                     relstrings=strings)  # fmt: skip
 
 
 def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContext) -> RankedLists:
