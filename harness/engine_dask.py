@@ -113,10 +113,10 @@ def _table(query: Any, doc: Any, value: np.ndarray, kind: int, file_rows: np.nda
 
 @dataclass(frozen=True)
 class RunSource:
-    """A run file for the cluster, not read whole here: TREC text, CSV and TSV are converted to Parquet block by block
-    (a block that does not check out sends the file to harness's reader, which names the line at fault), Parquet files
-    and folders are read by the workers as they are, JSONL is read whole first. ``columns``: query, doc, score ->
-    column (tables)."""
+    """A run file for the cluster, not read whole here: TREC text, CSV, TSV and JSONL are converted to Parquet block by
+    block (a block that does not check out, or JSONL ids written as numbers, send the file to harness's reader, which
+    names the line at fault or reads it whole), Parquet files and folders are read by the workers as they are.
+    ``columns``: query, doc, score -> column (tables)."""
 
     path: Path
     name: str
@@ -139,7 +139,7 @@ def _run_frame(source: Run | RunSource, folder: Path) -> tuple[Any, int]:
     names = {**RUN_COLUMNS, **(source.columns or {})}
     if fmt == "parquet":
         return _parquet_run(path, names)
-    if fmt in (None, "csv", "tsv"):  # TREC text and CSV/TSV tables: streamed, never whole in memory here
+    if fmt in (None, "csv", "tsv", "jsonl"):  # text and CSV/TSV/JSONL tables: streamed, never whole in memory here
         blocks = stream_run(path, ROWS_PER_FILE) if fmt is None else stream_table_run(path, names, fmt, ROWS_PER_FILE)
         written = 0
 

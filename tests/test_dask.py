@@ -173,8 +173,8 @@ def test_harness_eval_on_dask_prints_what_it_prints_here(client: Any, tmp_path: 
 
 
 def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tmp_path: Path) -> None:
-    """A TREC text run and a CSV run (streamed to Parquet block by block), and the same run as a Parquet file and as a
-    folder of pieces: the values of the run read whole, here."""
+    """A TREC text run, a CSV run and a JSONL run (streamed to Parquet block by block), and the same run as a Parquet
+    file and as a folder of pieces: the values of the run read whole, here."""
     import pyarrow.parquet as pq
 
     from harness.data.load import load_run
@@ -196,6 +196,13 @@ def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tm
 
     csv_blocks = list(stream_table_run(tmp_path / "run.csv", {"query": "user", "doc": "item", "score": "s"}, "csv", 5_000))
     assert len(csv_blocks) > 2 and sum(len(b) for b in csv_blocks) == len(run)
+    import json
+
+    with open(tmp_path / "run.jsonl", "w") as out:  # an extra field, and integer scores where they are whole
+        for a, b, c in zip(q, d, score, strict=True):
+            out.write(json.dumps({"user": a, "item": b, "s": int(c) if c == int(c) else c, "note": "x"}) + "\n")
+    json_blocks = list(stream_table_run(tmp_path / "run.jsonl", {"query": "user", "doc": "item", "score": "s"}, "jsonl", 5_000))
+    assert len(json_blocks) > 2 and sum(len(b) for b in json_blocks) == len(run)
     (tmp_path / "pieces").mkdir()
     for i, start in enumerate(range(0, len(table), 4_000)):
         pq.write_table(table.slice(start, 4_000), tmp_path / "pieces" / f"{i:03d}.parquet")
@@ -204,7 +211,8 @@ def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tm
     local = evaluator.evaluate(load_run(text))
     columns = {"query": "user", "doc": "item", "score": "s"}
     sources = [RunSource(text, "t"), RunSource(tmp_path / "run.parquet", "p", columns),
-               RunSource(tmp_path / "pieces", "f", columns), RunSource(tmp_path / "run.csv", "c", columns)]  # fmt: skip
+               RunSource(tmp_path / "pieces", "f", columns), RunSource(tmp_path / "run.csv", "c", columns),
+               RunSource(tmp_path / "run.jsonl", "j", columns)]  # fmt: skip
     for evaluated in evaluate_runs(client, qrels, sources, MEASURES, conventions, (10,), partitions=3):
         assert np.array_equal(evaluated.per_query.values, local.values, equal_nan=True)
 
@@ -217,6 +225,24 @@ def test_a_bad_line_in_a_streamed_run_is_named(client: Any, tmp_path: Path) -> N
     with pytest.raises(InputFormatError) as raised:
         evaluate_runs(client, qrels, [RunSource(tmp_path / "run.txt", "r")], MEASURES[:1], Conventions(), (10,))
     assert raised.value.line == 3 and "score 'high' is not a number" in str(raised.value)
+
+
+def test_jsonl_runs_with_numeric_ids_or_a_missing_score_go_to_the_whole_file_reader(client: Any, tmp_path: Path) -> None:
+    """Ids written as numbers do not stream (Arrow's JSON reader holds a column to one type): the file is read whole,
+    as on one machine; a missing score is reported with its row by that reader."""
+    from harness.data.load import load_run
+    from harness.engine_dask import RunSource, evaluate_runs
+
+    qrels = Qrels.from_records([("2", "7", 1.0), ("3", "8", 2.0)])
+    (tmp_path / "run.jsonl").write_text('{"query": 2, "doc": 7, "score": 2.0}\n{"query": 3, "doc": 8, "score": 1}\n')
+    conventions = Conventions()
+    local = Evaluator(qrels, MEASURES, conventions).evaluate(load_run(tmp_path / "run.jsonl"))
+    (evaluated,) = evaluate_runs(client, qrels, [RunSource(tmp_path / "run.jsonl", "r")], MEASURES, conventions, (10,))
+    assert np.array_equal(evaluated.per_query.values, local.values, equal_nan=True) and local.values[:, 0].min() > 0
+    (tmp_path / "bad.jsonl").write_text('{"query": "2", "doc": "7", "score": 2.0}\n{"query": "3", "doc": "8"}\n')
+    with pytest.raises(InputFormatError) as raised:
+        evaluate_runs(client, qrels, [RunSource(tmp_path / "bad.jsonl", "r")], MEASURES[:1], conventions, (10,))
+    assert str(raised.value.path).endswith("bad.jsonl") and "score" in str(raised.value)
 
 
 def test_a_bad_value_in_a_streamed_csv_run_is_reported_by_the_table_reader(client: Any, tmp_path: Path) -> None:

@@ -133,29 +133,43 @@ def read_table_run(path: str | Path, columns: Mapping[str, str], fmt: str | None
 
 
 def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, rows_per_block: int = 1 << 20) -> Iterator[pa.Table]:
-    """A CSV or TSV run's query, doc and score columns (named so) in blocks of about ``rows_per_block`` rows.
+    """A CSV, TSV or JSONL run's query, doc and score columns (named so) in blocks of about ``rows_per_block`` rows.
 
     Never the whole file at once (the dask engine converts runs larger than memory to Parquet).
-    Raises :class:`~harness.data.trec.NotStreamable` when a block does not check out cleanly:
-    :func:`read_table_run` then reads the file and reports what is wrong and where.
+    Raises :class:`~harness.data.trec.NotStreamable` when a block does not check out cleanly
+    (in JSONL, ids written as numbers too): :func:`read_table_run` then reads the file and
+    reports what is wrong and where, or converts what it can.
     """
-    import pyarrow.csv as pacsv
-
     from harness.data.trec import NotStreamable, regroup, stream_block_size
 
     path = Path(path)
     if not path.exists():
         raise InputFormatError("table file not found", path=path, hint="check the path")
     wanted = [columns["query"], columns["doc"], columns["score"]]
+    source = pa.input_stream(str(path), compression="detect")
     try:
-        reader = pacsv.open_csv(
-            pa.input_stream(str(path), compression="detect"),
-            read_options=pacsv.ReadOptions(block_size=stream_block_size(rows_per_block)),
-            parse_options=pacsv.ParseOptions(delimiter="," if fmt == "csv" else "\t"),
-            convert_options=pacsv.ConvertOptions(
-                column_types={wanted[0]: pa.string(), wanted[1]: pa.string()}, include_columns=wanted
-            ),
-        )
+        if fmt == "jsonl":
+            import pyarrow.json as pajson
+
+            reader = pajson.open_json(
+                source,
+                read_options=pajson.ReadOptions(block_size=stream_block_size(rows_per_block)),
+                parse_options=pajson.ParseOptions(
+                    explicit_schema=pa.schema([(wanted[0], pa.string()), (wanted[1], pa.string()), (wanted[2], pa.float64())]),
+                    unexpected_field_behavior="ignore",
+                ),
+            )
+        else:
+            import pyarrow.csv as pacsv
+
+            reader = pacsv.open_csv(
+                source,
+                read_options=pacsv.ReadOptions(block_size=stream_block_size(rows_per_block)),
+                parse_options=pacsv.ParseOptions(delimiter="," if fmt == "csv" else "\t"),
+                convert_options=pacsv.ConvertOptions(
+                    column_types={wanted[0]: pa.string(), wanted[1]: pa.string()}, include_columns=wanted
+                ),
+            )
         for table in regroup(reader, rows_per_block):
             yield _run_block(table, wanted)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowKeyError, OSError, KeyError):
