@@ -75,6 +75,7 @@ def contiguous(values: pa.Array | pa.ChunkedArray) -> pa.Array:
 
 
 RELEASE_EVERY = 8  # chunks (of 4 MiB) copied between hand-backs of freed memory to the system
+STRING_BYTES_MAX = 2**31 - 1  # characters a string array's int32 offsets reach: past them, large_string
 
 
 def _take_each(chunks: list[pa.Array]) -> Iterator[pa.Array]:
@@ -108,14 +109,14 @@ def drain_strings(chunks: list[pa.Array]) -> pa.Array:
 
     n = sum(len(chunk) for chunk in chunks)
     size = sum(int(ends[-1]) - int(ends[0]) for ends in map(ends_of, chunks))
-    large = size > 2**31 - 1
+    large = size > STRING_BYTES_MAX
     offsets = np.empty(n + 1, np.int64 if large else np.int32)
     data = np.empty(max(size, 1), np.uint8)
     offsets[0] = row = byte = 0
     for chunk in _take_each(chunks):
         ends = ends_of(chunk)
         first, length = int(ends[0]), int(ends[-1]) - int(ends[0])
-        offsets[row + 1 : row + len(chunk) + 1] = ends[1:] - first + byte
+        offsets[row + 1 : row + len(chunk) + 1] = ends[1:].astype(offsets.dtype) - first + byte
         if length:
             data[byte : byte + length] = np.frombuffer(chunk.buffers()[2], np.uint8, count=length, offset=first)
         row, byte = row + len(chunk), byte + length
