@@ -48,6 +48,7 @@ from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.results import MIN_GEO_MEAN, RunResult, aggregate_values
 from harness.stats import paired
+from harness.stats._counts import resample_counts
 from harness.stats.anova import randomized_tukey_hsd, two_way_anova
 from harness.stats.correction import correct
 
@@ -207,8 +208,7 @@ def _system_measures(a: RunResult, b: RunResult) -> list[Measure]:
 
 def _weights(rng: np.random.Generator, n: int, replicates: int) -> np.ndarray:
     """(replicates x n) bootstrap multiplicities: how often each user is drawn in each resample of n users."""
-    draws = rng.integers(0, n, size=(replicates, n)) + (np.arange(replicates) * n)[:, None]
-    return np.bincount(draws.ravel(), minlength=replicates * n).reshape(replicates, n).astype(np.float64)
+    return resample_counts(rng.integers(0, n, size=(replicates, n)), n)
 
 
 def _resampled(result: RunResult, measures: tuple[Measure, ...], queries: np.ndarray, rng: np.random.Generator,

@@ -44,6 +44,8 @@ from itertools import product
 
 import numpy as np
 
+from harness.stats._counts import resample_counts
+
 BLOCK = 1000  # permutations or resamples per matrix product, at most
 BLOCK_CELLS = 1 << 24  # and at most this many matrix cells (128 MiB of float64), whatever the number of queries
 
@@ -284,12 +286,12 @@ def bootstrap(diffs: np.ndarray, rng: np.random.Generator, resamples: int = 10_0
     centred = d - mean[:, None]
     both = np.ascontiguousarray(np.hstack([centred.T, (centred**2).T]))  # (n, 2f): one product per block
     t_star = np.empty((resamples, f))
+    buffer = np.empty((min(_block(n), resamples), n))  # the counts of every block, in turn
     done = 0
     while done < resamples:
         size = min(_block(n), resamples - done)
-        picks = rng.integers(0, n, size=(size, n), dtype=np.int32)  # int32: half the memory traffic (size x n < 2^31)
-        picks += np.arange(0, size * n, n, dtype=np.int32)[:, None]  # row r's picks land in r's slice of one bincount
-        counts = np.bincount(picks.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+        picks = rng.integers(0, n, size=(size, n), dtype=np.int32)  # int32: half the memory traffic
+        counts = resample_counts(picks, n, buffer)
         moments = (counts @ both) / n  # (size, 2f): mean* - mean, then the mean of the squared deviations
         shift = moments[:, :f]
         var = np.maximum(moments[:, f:] - shift**2, 0.0) * n / (n - 1)

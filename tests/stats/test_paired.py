@@ -165,3 +165,21 @@ def test_randomized_tukey_against_exact_enumeration() -> None:
 def test_midranks_agree_with_scipy(seed: int) -> None:
     values = np.round(np.random.default_rng(seed).random(50), 1)  # many ties
     np.testing.assert_array_equal(paired.midranks(values), stats.rankdata(values))
+
+
+def test_resample_counts_compiled_and_bincount_agree_and_a_reused_buffer_is_overwritten(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The compiled count (large blocks) gives numpy's bincount counts exactly, so the choice never moves a p-value."""
+    from harness.stats import _counts
+
+    rng = np.random.default_rng(4)
+    n = 50
+    draws = rng.integers(0, n, size=(30, n), dtype=np.int32)
+    expected = np.array([np.bincount(row, minlength=n) for row in draws], dtype=np.float64)  # one resample at a time
+    assert np.array_equal(_counts.resample_counts(draws, n), expected)  # small: bincount
+    monkeypatch.setattr(_counts, "COMPILED_FROM_DRAWS", 1)
+    buffer = np.full((40, n), 7.0)  # stale numbers from an earlier block, and more rows than this block has
+    counts = _counts.resample_counts(draws, n, buffer)
+    assert np.array_equal(counts, expected) and counts.shape == (30, n)
+    assert np.array_equal(_counts.resample_counts(draws.astype(np.int64), n), expected)  # int64 draws (system measures)
