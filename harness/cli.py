@@ -104,7 +104,15 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
     """Conventions, the prepared judgments and every run (all read before any output), with their labels."""
     from harness.conventions import Conventions
     from harness.data.align import warm_up
-    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, check_shares_judged, expected_rows, load_qrels, load_run
+    from harness.data.load import (
+        QRELS_COLUMNS,
+        RUN_COLUMNS,
+        check_shares_judged,
+        expected_rows,
+        load_qrels,
+        load_run,
+        run_name,
+    )
     from harness.evaluation import Evaluator
 
     conventions = Conventions.from_mapping(
@@ -133,12 +141,20 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
         items = read_items(args.items, args.items_id)
     evaluator = Evaluator(qrels, measures, conventions, train=train, items=items)
     named = _run_arguments(args.runs)
-    # the compiled engine loads while the runs are read (after the judgments: preparing them may want it too)
-    warm_up(max(expected_rows(path) for _, path in named))
-    runs = [load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for _, path in named]
     labels = [name or Path(path).name for name, path in named]
     if len(set(labels)) < len(labels):
         raise HarnessError("two runs have the same label", hint=f"name them: harness {args.command} QRELS a=run1.txt b=run2.txt")
+    if getattr(args, "engine", None) == "dask":  # read by the workers (text streamed to Parquet first), never whole here
+        from harness.data.trec import check_exists
+        from harness.engine_dask import RunSource
+
+        for _, path in named:
+            check_exists(Path(path), "run", folder_ok=True)  # a folder of Parquet pieces is a run for the workers
+        columns = _column_map(args.run_columns, RUN_COLUMNS)
+        return conventions, evaluator, named, [RunSource(Path(p), run_name(p), columns) for _, p in named], labels, qrels
+    # the compiled engine loads while the runs are read (after the judgments: preparing them may want it too)
+    warm_up(max(expected_rows(path) for _, path in named))
+    runs = [load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for _, path in named]
     judged = set(evaluator.prepared.index)
     for run in runs:
         check_shares_judged(run, judged, str(args.qrels))

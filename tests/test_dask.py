@@ -172,6 +172,33 @@ def test_harness_eval_on_dask_prints_what_it_prints_here(client: Any, tmp_path: 
     assert outputs[0] == outputs[1] and outputs[0].count(f"\n{'relstring':<22}\t") > 20
 
 
+def test_harness_eval_on_dask_never_reads_a_run_whole_in_the_client(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``harness eval --engine dask`` hands the run files to the workers (text streamed to Parquet): the one-machine
+    reader is not called; the run keeps its tag as its name; a missing file is named before any work starts."""
+    from harness.cli import main
+    from harness.data import load
+    from harness.demo import generate
+
+    generate(tmp_path)
+    qrels, run = tmp_path / "runs" / "trec-demo" / "qrels.txt", tmp_path / "runs" / "trec-demo" / "bm25.run"
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["eval", "-m", "map", "-m", "runid", str(qrels), str(run)], out, err) == 0, err.getvalue()
+    here = out.getvalue()
+
+    def whole(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the client read a run whole")
+
+    monkeypatch.setattr(load, "load_run", whole)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["eval", "--engine", "dask", "-m", "map", "-m", "runid", str(qrels), str(run)], out, err) == 0, err.getvalue()
+    assert out.getvalue() == here and "runid" in here
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["eval", "--engine", "dask", "-m", "map", str(qrels), str(tmp_path / "absent.run")], out, err) == 2
+    assert "absent.run: run file not found" in err.getvalue()
+
+
 def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tmp_path: Path) -> None:
     """A TREC text run, a CSV run and a JSONL run (streamed to Parquet block by block), and the same run as a Parquet
     file and as a folder of pieces: the values of the run read whole, here."""

@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.data.model import Qrels, Run
-from harness.data.tables import read_table_qrels, read_table_run, table_format_of
+from harness.data.tables import read_table_qrels, read_table_run, table_format_of, table_run_name
 from harness.data.trec import read_qrels as read_trec_qrels
 from harness.data.trec import read_run as read_trec_run
+from harness.data.trec import run_tag
 from harness.errors import InputFormatError
 
 QRELS_COLUMNS = {"query": "query", "doc": "doc", "relevance": "relevance"}
@@ -33,6 +34,12 @@ def load_run(path: str | Path, columns: Mapping[str, str] | None = None, name: s
     if fmt is None:
         return read_trec_run(path, name=name)
     return read_table_run(path, {**RUN_COLUMNS, **(columns or {})}, fmt, name=name)
+
+
+def run_name(path: str | Path) -> str:
+    """The name :func:`load_run` gives a run, without reading it: a TREC run's first tag, a table's file name."""
+    path = Path(path)
+    return run_tag(path) if table_format_of(path) is None and not path.is_dir() else table_run_name(path)
 
 
 BYTES_PER_TEXT_ROW = 40  # a TREC run line is 30-40 bytes (msmarco-like 34, recsys-like 32): erring towards fewer rows

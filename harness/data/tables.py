@@ -129,7 +129,12 @@ def read_table_run(path: str | Path, columns: Mapping[str, str], fmt: str | None
     """A run from a table file; ``columns`` maps ``query``, ``doc``, ``score`` to column names."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    return table_run(_read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path, name or path.stem.split(".")[0])
+    return table_run(_read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path, name or table_run_name(path))
+
+
+def table_run_name(path: Path) -> str:
+    """A table run's name: its file name up to the first dot (``bm25.csv.gz`` -> ``bm25``)."""
+    return path.stem.split(".")[0]
 
 
 def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, rows_per_block: int = 1 << 20) -> Iterator[pa.Table]:

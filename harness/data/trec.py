@@ -34,12 +34,13 @@ def _open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8", errors="strict")
 
 
-def _check_exists(path: Path, what: str) -> None:
+def check_exists(path: Path, what: str, folder_ok: bool = False) -> None:
+    """An InputFormatError naming ``path`` when the ``what`` file is not there (or is a folder, unless ``folder_ok``)."""
     if not path.exists():
         raise InputFormatError(
             f"{what} file not found", path=path, hint="check the path; relative paths start at the current folder"
         )
-    if path.is_dir():
+    if path.is_dir() and not folder_ok:
         raise InputFormatError(f"{what} path is a folder, not a file", path=path, hint=f"name the {what} file itself")
 
 
@@ -126,7 +127,7 @@ def stream_run(path: str | Path, rows_per_block: int = 1 << 20) -> Iterator[pa.T
     cleanly: :func:`read_run` then reads the file and reports the line at fault.
     """
     path = Path(path)
-    _check_exists(path, "run")
+    check_exists(path, "run")
     types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
     options = _fast_options(path, RUN_COLUMNS, types)
     if options is None:
@@ -184,13 +185,27 @@ def _number(text: str, path: Path, line: int, what: str, hint: str) -> float:
     return value
 
 
+def run_tag(path: str | Path) -> str:
+    """A TREC run's name: the tag (6th field) of its first line, else the file's stem; from that line alone.
+
+    >>> run_tag("no/such/bm25.run")
+    'bm25'
+    """
+    path = Path(path)
+    try:
+        first = (_first_data_line(path) or "").split()
+    except (UnicodeDecodeError, OSError):  # reading the file says what is wrong with it
+        first = []
+    return first[5] if len(first) >= 6 else path.stem
+
+
 def read_qrels(path: str | Path) -> Qrels:
     """Read a TREC qrels file: ``qid iter docid rel`` per line.
 
     The label may be negative (see the ``negative_labels`` convention) or fractional.
     """
     path = Path(path)
-    _check_exists(path, "qrels")
+    check_exists(path, "qrels")
     table = _fast_read(path, QRELS_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "rel": pa.float64()})
     if table is not None and not np.isnan(to_numpy(table["rel"])).any():
         return Qrels(table["qid"].combine_chunks(), table["docid"].combine_chunks(), to_numpy(table["rel"]), str(path))
@@ -218,11 +233,10 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     first line unless ``name`` is given.
     """
     path = Path(path)
-    _check_exists(path, "run")
+    check_exists(path, "run")
     table = _fast_read(path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()})
     if table is not None and len(table) and not pc.any(pc.is_nan(table["score"])).as_py():
-        first = (_first_data_line(path) or "").split()
-        first_tag = name if name is not None else (first[5] if len(first) >= 6 else path.stem)
+        first_tag = name if name is not None else run_tag(path)
         # Contiguous columns (alignment reads one buffer), each chunk freed as soon as it is copied
         qid, docid, score = (table[c].chunks for c in ("qid", "docid", "score"))
         del table
