@@ -128,6 +128,9 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
             "collection_size": args.N,
         }
     )
+    named = _run_arguments(args.runs)
+    if getattr(args, "engine", None) != "dask":  # the compiled engine loads while the judgments and the runs are read
+        warm_up(max(expected_rows(path) for _, path in named))
     qrels = load_qrels(args.qrels, _column_map(args.qrels_columns, QRELS_COLUMNS))
     train = items = None
     if args.train is not None:
@@ -140,7 +143,6 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
 
         items = read_items(args.items, args.items_id)
     evaluator = Evaluator(qrels, measures, conventions, train=train, items=items)
-    named = _run_arguments(args.runs)
     labels = [name or Path(path).name for name, path in named]
     if len(set(labels)) < len(labels):
         raise HarnessError("two runs have the same label", hint=f"name them: harness {args.command} QRELS a=run1.txt b=run2.txt")
@@ -152,8 +154,6 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
             check_exists(Path(path), "run", folder_ok=True)  # a folder of Parquet pieces is a run for the workers
         columns = _column_map(args.run_columns, RUN_COLUMNS)
         return conventions, evaluator, named, [RunSource(Path(p), run_name(p), columns) for _, p in named], labels, qrels
-    # the compiled engine loads while the runs are read (after the judgments: preparing them may want it too)
-    warm_up(max(expected_rows(path) for _, path in named))
     runs = [load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for _, path in named]
     judged = set(evaluator.prepared.index)
     for run in runs:

@@ -198,6 +198,19 @@ def test_warm_up_loads_the_compiled_engine_in_the_background_only_for_large_runs
     assert done.stdout.split() == ["True", "False", "True", "False", "None"], done.stdout + done.stderr
 
 
+def test_a_compiled_engine_still_being_imported_does_not_count_as_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While warm_up's thread imports it, small inputs keep to the Arrow engine instead of waiting for the import."""
+    import sys
+    import types
+
+    partial = types.ModuleType("harness.data._align_compiled")  # in sys.modules from the import's first line on
+    monkeypatch.setitem(sys.modules, "harness.data._align_compiled", partial)
+    assert not align_module._compiled_pays(10)
+    partial.LOADED = True  # type: ignore[attr-defined]  # its last line
+    assert align_module._compiled_pays(10)
+    assert align_module._compiled_pays(align_module.COMPILED_FROM_ROWS)
+
+
 def test_expected_rows_reads_parquet_metadata_and_estimates_text_from_its_size(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq

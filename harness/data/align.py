@@ -517,7 +517,12 @@ COMPILED_FROM_ROWS = 2_000_000
 
 def _compiled_pays(rows: int) -> bool:
     """Is the compiled engine the faster for ``rows``? Always once it is loaded: the start-up is paid."""
-    return rows >= COMPILED_FROM_ROWS or "harness.data._align_compiled" in sys.modules
+    return rows >= COMPILED_FROM_ROWS or _compiled_loaded()
+
+
+def _compiled_loaded() -> bool:
+    """Is the compiled engine imported, all of it? (While :func:`warm_up`'s thread imports it, not yet.)"""
+    return getattr(sys.modules.get("harness.data._align_compiled"), "LOADED", False)
 
 
 def warm_up(expected_rows: int) -> threading.Thread | None:
