@@ -190,15 +190,15 @@ def _evaluate_dataset(
 ) -> list[RunResult]:
     """Every system on one dataset, in the config's order: recomputed from its run, or reused (``client``: on Dask)."""
     results: list[RunResult] = []
+    with_runs = [s for s in experiment.systems if s.run_for(dataset.name) is not None]
+    if client is None:  # the compiled engine loads while the judgments and the runs are read
+        warm_up(max((expected_rows(path) for s in with_runs if (path := s.run_for(dataset.name))), default=0))
     evaluator = _evaluator(experiment, dataset, experiment.measures, progress)
     skipped = ", ".join(str(m) for m in experiment.measures if m not in evaluator.measures)
     if skipped:
         progress(f"not computed on {dataset.name} (no training data or catalogue there): {skipped}")
     segments = _load_segments(dataset) if dataset.segments is not None else {}
     judged = set(evaluator.prepared.index)
-    with_runs = [s for s in experiment.systems if s.run_for(dataset.name) is not None]
-    if client is None:  # the compiled engine loads while the runs are read (after the judgments: they may want it too)
-        warm_up(max((expected_rows(path) for s in with_runs if (path := s.run_for(dataset.name))), default=0))
 
     def evaluate_one(system: System) -> RunResult:
         path = system.run_for(dataset.name)
