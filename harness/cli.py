@@ -129,7 +129,8 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
         }
     )
     named = _run_arguments(args.runs)
-    if getattr(args, "engine", None) != "dask":  # the compiled engine loads while the judgments and the runs are read
+    on_dask = getattr(args, "engine", None) == "dask"  # harness compare has no --engine
+    if not on_dask:  # the compiled engine loads while the judgments and the runs are read
         warm_up(max(expected_rows(path) for _, path in named))
     qrels = load_qrels(args.qrels, _column_map(args.qrels_columns, QRELS_COLUMNS))
     train = items = None
@@ -146,7 +147,7 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
     labels = [name or Path(path).name for name, path in named]
     if len(set(labels)) < len(labels):
         raise HarnessError("two runs have the same label", hint=f"name them: harness {args.command} QRELS a=run1.txt b=run2.txt")
-    if getattr(args, "engine", None) == "dask":  # read by the workers (text streamed to Parquet first), never whole here
+    if on_dask:  # the runs are read by the workers (text streamed to Parquet first), never whole here
         from harness.data.trec import check_exists
         from harness.engine_dask import RunSource
 
