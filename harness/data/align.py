@@ -174,7 +174,7 @@ def _duplicate_error(source: str, what: str, qid: str, doc: str, row: int) -> In
 
 
 def _take(array: pa.Array, rows: np.ndarray) -> pa.Array:
-    return array.take(from_numpy(rows.astype(np.int64)))
+    return array.take(from_numpy(rows if rows.dtype in (np.int32, np.int64) else rows.astype(np.int64)))
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.data._arrow import positions_in, string_array, to_numpy
+from harness.data._arrow import from_numpy, positions_in, string_array, to_numpy
 from harness.data.model import Qrels
 from harness.data.tables import _column, _ids, _read_table, table_format_of
 from harness.errors import InputFormatError
@@ -257,20 +257,19 @@ class ItemContext:
         """
         if isinstance(item_ids, pa.ChunkedArray):
             item_ids = item_ids.combine_chunks()
-        found = pc.index_in(item_ids, value_set=self.known)
-        unknown = pc.is_null(found)
+        code = positions_in(item_ids, self.known)  # one pass: no fill, cast and copy of every row (20M rows: 0.5 s)
         n = len(self.known)
-        code = to_numpy(pc.fill_null(found, -1).cast(pa.int64())).astype(np.int64).copy()
         n_cold, n_recbole, cold_ids = 0, self.n_recbole_items, pa.array([], pa.string())
         extra = self._qrels_only
-        if cold_order is not None or pc.any(unknown).as_py():
-            rows = np.flatnonzero(to_numpy(unknown))
+        rows = np.flatnonzero(code < 0)
+        if cold_order is not None or rows.size:
+            cold_items = item_ids.take(from_numpy(rows))  # in row order, as first appearance numbers them
             if cold_order is None:
-                cold = pc.dictionary_encode(item_ids.filter(unknown))
+                cold = pc.dictionary_encode(cold_items)
                 code[rows] = n + to_numpy(cold.indices).astype(np.int64)
                 cold_ids = cold.dictionary
             else:
-                code[rows] = n + to_numpy(pc.index_in(item_ids.filter(unknown), value_set=cold_order)).astype(np.int64)
+                code[rows] = n + to_numpy(pc.index_in(cold_items, value_set=cold_order)).astype(np.int64)
                 cold_ids = cold_order
             n_cold = len(cold_ids)
             if n_cold:
