@@ -379,18 +379,18 @@ def _duplicates(
 
 
 def _join(
-    prepared: PreparedQrels, universe: np.ndarray, rows: _Rows, sorted_keys: _SortedKeys, dropped: np.ndarray
-) -> np.ndarray:
-    """Phase 3: each row's label (NaN when not judged), without the duplicate copies; returns the qrels code per query."""
-    # Judgment codes follow the qrels' own order; translate the universe's codes to them.
-    to_judged = np.array([prepared.index.get(q, -1) for q in universe], dtype=np.int64)
+    prepared: PreparedQrels, to_judged: np.ndarray, rows: _Rows, sorted_keys: _SortedKeys, dropped: np.ndarray
+) -> None:
+    """Phase 3: each row's label (NaN when not judged), without the duplicate copies.
+
+    ``to_judged``: each universe query's code in the judgments (their own order), or -1.
+    """
     judged_codes = to_judged[rows.codes] if rows.codes.size else rows.codes
     rows.labels = prepared.labels_for(sorted_keys, judged_codes, rows.docs)
     if dropped.size:
         mask = np.ones(rows.codes.size, dtype=bool)
         mask[dropped] = False
         rows.keep(np.flatnonzero(mask))
-    return to_judged
 
 
 def _order(rows: _Rows, ties: Ties) -> None:
@@ -419,12 +419,13 @@ def align_arrow(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None 
     universe, universe_ids, run_ids, rows, query_fp = _universe(prepared, run, query_ids)
     sorted_keys, dropped = _duplicates(prepared, run, universe, rows, query_fp)
     del query_fp
-    _join(prepared, universe, rows, sorted_keys, dropped)
+    to_judged = positions_in(universe_ids, prepared.query_id_array)
+    _join(prepared, to_judged, rows, sorted_keys, dropped)
     del sorted_keys
     _order(rows, conv.ties)
     counts, beyond = _depth(rows, len(universe), conv.depth)
     assert rows.labels is not None
-    return _assemble(prepared, run, universe, universe_ids, positions_in(run_ids, prepared.query_id_array), counts,
+    return _assemble(prepared, run, universe, to_judged, positions_in(run_ids, prepared.query_id_array), counts,
                      rows.labels, rows.source, int(dropped.size), beyond)  # fmt: skip
 
 
@@ -448,23 +449,23 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
         raise _duplicate_error(run.source, "run", str(run.query_id[row]), str(run.doc_id[row]), run.file_row(row))
     counts = np.zeros(len(universe), dtype=np.int64)
     counts[block_code[block_code >= 0]] = ranked.kept[block_code >= 0]
-    return _assemble(prepared, run, universe, universe_ids, judged, counts, ranked.labels, ranked.rows,
-                     int(ranked.dropped.sum()), int(ranked.beyond.sum()))  # fmt: skip
+    return _assemble(prepared, run, universe, positions_in(universe_ids, prepared.query_id_array), judged, counts,
+                     ranked.labels, ranked.rows, int(ranked.dropped.sum()), int(ranked.beyond.sum()))  # fmt: skip
 
 
-def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_ids: pa.Array, run_judged: np.ndarray,
+def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, to_judged: np.ndarray, run_judged: np.ndarray,
               counts: np.ndarray, labels: np.ndarray, source: np.ndarray, duplicates: int, beyond: int) -> Aligned:  # fmt: skip
     """The ranked rows (grouped by query in universe order, ``counts`` each) as lists with their judgments.
 
-    ``run_judged``: each of the run's distinct query ids' place in the judgments, or -1.
+    ``to_judged``: each universe query's code in the judgments, or -1; ``run_judged``: the same for each of the
+    run's distinct query ids.
     """
     conv = prepared.conventions
     n_q = len(universe)
     offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
 
-    # Judgments of each universe query, in universe order; their codes in the qrels' own order.
-    to_judged = positions_in(universe_ids, prepared.query_id_array)
+    # Judgments of each universe query, in universe order.
     j_counts = np.where(to_judged >= 0, np.diff(prepared.judged_offsets)[np.maximum(to_judged, 0)], 0)
     j_offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(j_counts, out=j_offsets[1:])
