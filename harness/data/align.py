@@ -510,9 +510,10 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, to_judged
 Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]
 # The contract test (tests/test_engines.py) runs every engine here.
 ENGINES: dict[str, Engine] = {"arrow": align_arrow, "compiled": align_compiled}
-# numba's import and first call cost 0.75 s once per process, about what the Arrow engine spends on
-# 2M rows more than the compiled one (measured at 1M rows: 0.34 s against 0.95 s; at 3M, 1.36 s against
-# 0.94 s). Both engines give the same lists.
+# numba's import and first call cost 0.75 s once per process when this was measured (0.55 s since its BLAS
+# probe is skipped, and overlapped with reading by warm_up), about what the Arrow engine spends on 2M rows
+# more than the compiled one (at 1M rows: 0.34 s against 0.95 s; at 3M, 1.36 s against 0.94 s). Both
+# engines give the same lists.
 COMPILED_FROM_ROWS = 2_000_000
 
 
