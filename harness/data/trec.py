@@ -207,8 +207,10 @@ def read_qrels(path: str | Path) -> Qrels:
     path = Path(path)
     check_exists(path, "qrels")
     table = _fast_read(path, QRELS_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "rel": pa.float64()})
-    if table is not None and not np.isnan(to_numpy(table["rel"])).any():
-        return Qrels(table["qid"].combine_chunks(), table["docid"].combine_chunks(), to_numpy(table["rel"]), str(path))
+    if table is not None and not pc.any(pc.is_nan(table["rel"])).as_py():
+        qid, docid, rel = (table[c].chunks for c in ("qid", "docid", "rel"))  # as read_run: each chunk freed once copied
+        del table
+        return Qrels(drain_strings(qid), drain_strings(docid), drain_floats(rel), str(path))
     qids: list[str] = []
     docs: list[str] = []
     rels: list[float] = []
