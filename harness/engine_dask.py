@@ -316,10 +316,11 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         table[f"m{j}"] = per_query.values[:, j]
     for key, values in per_query_parts(aligned, cutoffs).items():
         table[key] = values
-    for length in relstring_lengths:
+    if relstring_lengths:
         from harness.kernels.relstring import relstrings
 
-        table[f"relstring_{length}"] = relstrings(aligned.lists, length)
+        for length in relstring_lengths:
+            table[f"relstring_{length}"] = relstrings(aligned.lists, length)
     piece = _Piece(table, aligned.stats)
     if lists.items is not None:  # the long tail's counts: by code for known items (the same codes everywhere), by id for cold
         data = lists.items
