@@ -26,11 +26,15 @@ queries under the default ``queries: qrels``); the Tukey HSD over the queries ev
 system shares (``n_queries_tukey``), the same ones unless the conventions drop
 queries a run did not answer.
 
-Randomness is keyed by identity: the random signs and resamples come from a generator
-seeded with (seed, dataset, segment, the identity of the query set: a digest of its ids),
-shared by every comparison over those queries (one matrix product for all of them); a
-comparison's p-value depends on its own differences and those draws only, so adding a
-system, a measure or a dataset never changes the p-value of an untouched comparison.
+Randomness is keyed by identity: a query's random sign and Poisson weight in each
+replicate of the pairs' tests are hashes of (seed, dataset, segment, query id, replicate)
+(:mod:`harness.stats.keyed`), and the tests' sums are exact (:mod:`harness.stats.grid`).
+A comparison's p-value therefore depends on its own per-query differences and ids only:
+adding a system, a measure or a dataset never changes an untouched comparison, and
+neither does the order of the queries or how they are split over partitions (the Dask
+engine adds its partitions' sums). Comparisons over the same queries share one matrix
+product. The Tukey HSD and the system measures' resampling over users still draw from
+a generator seeded with (seed, dataset, segment, a digest of the query set).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from harness.errors import ComparisonError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.results import MIN_GEO_MEAN, RunResult, aggregate_values
-from harness.stats import paired
+from harness.stats import keyed, paired
 from harness.stats._counts import resample_counts
 from harness.stats.anova import randomized_tukey_hsd, two_way_anova
 from harness.stats.correction import correct
@@ -176,9 +180,9 @@ def compare(
                     keep = ~nan[j]
                     items.append(_Item((a, b), measure, va[j, keep], vb[j, keep], queries[keep], int(nan[j].sum())))
             tested: dict[int, dict[str, Any]] = {}
-            for key, group in _by_query_set(items).items():
+            for group in _by_query_set(items).values():
                 for index, row in zip(
-                    group, _test_items(dataset, segment, key, [items[i] for i in group], settings), strict=True
+                    group, _test_items(dataset, segment, [items[i] for i in group], settings), strict=True
                 ):
                     tested[index] = row
                 for _ in {items[i].pair for i in group}:
@@ -379,33 +383,31 @@ def _by_query_set(items: list[_Item]) -> dict[str, list[int]]:
     return groups
 
 
-def _test_items(
-    dataset: str, segment: str, query_set: str, items: list[_Item], settings: CompareSettings
-) -> list[dict[str, Any]]:
+def _test_items(dataset: str, segment: str, items: list[_Item], settings: CompareSettings) -> list[dict[str, Any]]:
     """Every test on a block of comparisons over the same queries, all at once.
 
-    The random signs and resamples come from a stream keyed by (seed, dataset, segment,
-    query set) and are shared by the block's rows; a row's p-value depends on its own
-    differences and those draws only, so no other system, measure or dataset changes it.
+    Each query's random signs and Poisson weights are keyed by (seed, dataset, segment,
+    query id) (:mod:`harness.stats.keyed`), shared by the block's rows; a row's p-value
+    depends on its own differences and those draws only, so no other system, measure,
+    dataset or query changes it, and the sums are exact (:mod:`harness.stats.grid`), so
+    neither does the queries' order or partitioning.
     """
     n = items[0].va.size
     diffs = np.array([_test_scale(i.measure, i.vb) - _test_scale(i.measure, i.va) for i in items]).reshape(len(items), n)
-    random_signs, resamples = stream(settings.seed, dataset, segment, query_set).spawn(2)
-    t = paired.paired_t(diffs)
-    boot = paired.bootstrap(diffs, resamples, settings.resamples)
-    p: dict[str, np.ndarray] = {"t": t.p, "bootstrap": boot.p}
-    if "wilcoxon" in settings.tests:
-        p["wilcoxon"] = paired.wilcoxon(diffs)
-    if "randomization" in settings.tests:
-        p["randomization"] = paired.randomization(diffs, random_signs, settings.permutations)
-    nonzero = (diffs != 0).sum(axis=1)
+    keys = keyed.query_keys(settings.seed, (dataset, segment), items[0].queries)
+    tested = paired.run_tests(diffs, keys, tuple(dict.fromkeys(("t", "bootstrap", *settings.tests))),
+                              settings.permutations, settings.resamples)  # fmt: skip
+    t, boot = tested.t, tested.bootstrap
+    p: dict[str, np.ndarray] = {"t": t.p, "bootstrap": boot.p, "wilcoxon": tested.wilcoxon,
+                                "randomization": tested.randomization}  # fmt: skip
+    nonzero = tested.nonzero
     floors = {
         "t": np.zeros(len(items)),
         "wilcoxon": np.where(nonzero <= paired.WILCOXON_EXACT_MAX, paired.exact_sign_floor(nonzero), 0.0),
         "randomization": paired.randomization_floor(nonzero, settings.permutations),
         "bootstrap": np.full(len(items), paired.bootstrap_floor(settings.resamples)),
     }
-    effect = paired.effect_size(diffs)
+    effect = tested.effect_size
     wins, ties, losses = paired.win_tie_loss(diffs)
     out = []
     for i, item in enumerate(items):

@@ -41,10 +41,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from itertools import product
+from typing import Any
 
 import numpy as np
 
-from harness.stats._counts import resample_counts
+from harness.stats import grid, keyed
 
 BLOCK = 1000  # permutations or resamples per matrix product, at most
 BLOCK_CELLS = 1 << 24  # and at most this many matrix cells (128 MiB of float64), whatever the number of queries
@@ -55,61 +56,11 @@ def _block(n: int) -> int:
     return max(1, min(BLOCK, BLOCK_CELLS // max(1, n)))
 
 
+RESOLUTION = 2.0**-44  # a bootstrap resample's variance below this fraction of the largest centred square is rounding
 ZERO_SD = 1e-12  # sd below this fraction of max |d| is rounding: the differences are constant
 WILCOXON_EXACT_MAX = 50  # non-zero differences up to which Wilcoxon's p is exact
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
 BOOTSTRAP_MIN_QUERIES = 10  # below this the bootstrap is not computed (calibration: conservative from 10 up)
-
-
-def _as_2d(diffs: np.ndarray) -> np.ndarray:
-    d = np.asarray(diffs, dtype=np.float64)
-    d = d[None, :] if d.ndim == 1 else d
-    if np.isnan(d).any():
-        rows = sorted(set(np.argwhere(np.isnan(d))[:, 0].tolist()))
-        raise ValueError(f"NaN in the differences of comparison row(s) {rows[:5]}: a paired test needs a value for every query")
-    return d
-
-
-def _spread(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(mean, sd with ddof 1, constant?) per row; sd is NaN below 2 values."""
-    n = d.shape[1]
-    mean = d.mean(axis=1) if n else np.full(d.shape[0], np.nan)
-    if n < 2:
-        return mean, np.full(d.shape[0], np.nan), np.ones(d.shape[0], dtype=bool)
-    sd = d.std(axis=1, ddof=1)
-    scale = np.abs(d).max(axis=1)
-    return mean, sd, sd <= ZERO_SD * scale
-
-
-@dataclass(frozen=True)
-class TResult:
-    statistic: np.ndarray
-    p: np.ndarray
-    ci_low: np.ndarray
-    ci_high: np.ndarray
-
-
-def paired_t(diffs: np.ndarray, confidence: float = 0.95) -> TResult:
-    """Student's paired t-test (two-sided) and the t interval of the mean difference.
-
-    >>> r = paired_t(np.array([0.1, 0.2, 0.3]))
-    >>> round(float(r.statistic[0]), 4), round(float(r.p[0]), 4)   # mean 0.2, se 0.1/sqrt(3)
-    (3.4641, 0.0742)
-    """
-    from scipy import special  # the distributions themselves: scipy.stats costs a second to import
-
-    d = _as_2d(diffs)
-    n = d.shape[1]
-    if n < 2:
-        nan = np.full(d.shape[0], np.nan)
-        return TResult(nan, nan, nan, nan)
-    mean, sd, constant = _spread(d)
-    se = np.where(constant, 0.0, sd / np.sqrt(n))
-    exact_mean = np.where(constant & (np.abs(mean) <= ZERO_SD * np.abs(d).max(axis=1)), 0.0, mean)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, mean / se, np.where(exact_mean == 0, 0.0, np.sign(mean) * np.inf))
-    p = 2 * special.stdtr(n - 1, -np.abs(t))  # two-sided tail of Student's t
-    half = special.stdtrit(n - 1, 0.5 + confidence / 2) * se
-    return TResult(t, p, mean - half, mean + half)
 
 
 # ---- Wilcoxon signed-rank -------------------------------------------------------
@@ -149,44 +100,6 @@ def midranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _wilcoxon_row(d: np.ndarray) -> float:
-    from scipy import special
-
-    nz = d[d != 0]
-    k = nz.size
-    if k == 0:
-        return 1.0
-    ranks = midranks(np.abs(nz))  # mid-ranks for ties
-    doubled = np.rint(2 * ranks).astype(np.int64)
-    w2 = int(doubled[nz > 0].sum())  # 2 W+
-    total = int(doubled.sum())
-    if k <= WILCOXON_EXACT_MAX:
-        tied = np.unique(doubled).size < k
-        counts = _w_plus_counts(tuple(doubled.tolist())) if tied else _w_plus_counts_untied(k)
-        probs = counts / counts.sum()
-        low = min(w2, total - w2)  # two-sided: the tail of the smaller side, doubled
-        p = 2.0 * probs[: low + 1].sum()
-        return float(min(1.0, p))
-    w = w2 / 2.0
-    mean = k * (k + 1) / 4.0
-    _, tie_counts = np.unique(ranks, return_counts=True)
-    var = k * (k + 1) * (2 * k + 1) / 24.0 - (tie_counts**3 - tie_counts).sum() / 48.0
-    if var <= 0:
-        return 1.0
-    z = (w - mean) / np.sqrt(var)
-    return float(min(1.0, 2 * special.ndtr(-abs(z))))
-
-
-def wilcoxon(diffs: np.ndarray) -> np.ndarray:
-    """Wilcoxon signed-rank test (two-sided), each row on its own (see the module docstring).
-
-    >>> wilcoxon(np.array([[0.1, 0.2, 0.3], [0.0, 0.0, 0.0]])).tolist()   # 3 positive: 2 x 1/8
-    [0.25, 1.0]
-    """
-    d = _as_2d(diffs)
-    return np.array([_wilcoxon_row(row) for row in d], dtype=np.float64)
-
-
 # ---- randomisation ----------------------------------------------------------------
 
 
@@ -218,47 +131,21 @@ def exact_sign_floor(k: np.ndarray) -> np.ndarray:
     return np.minimum(1.0, np.ldexp(1.0, 1 - np.asarray(k, dtype=np.int64)))
 
 
-def randomization(diffs: np.ndarray, rng: np.random.Generator, permutations: int = 10_000) -> np.ndarray:
-    """Fisher's randomisation test: each query's pair is swapped (its difference's sign flipped) at random.
-
-    Exact when the row's k non-zero differences have 2^k <= ``permutations`` sign
-    assignments (p = #{|mean*| >= |mean|} / 2^k); otherwise
-    p = (1 + #{|mean of sign-flipped d| >= |mean d|}) / (B + 1), the same random signs
-    serving every sampled row (one matrix product per block).
-
-    >>> randomization(np.array([0.1, 0.2, 0.3]), np.random.default_rng(0)).tolist()   # 2 of 8 flips
-    [0.25]
-    """
-    d = _as_2d(diffs)
-    f, n = d.shape
-    observed = np.abs(d.mean(axis=1)) if n else np.zeros(f)
-    threshold = _tolerance(observed)
-    p = np.ones(f)
-    nonzero = (d != 0).sum(axis=1)
-    exact = _enumerable(nonzero, permutations)
-    for i in np.flatnonzero(exact & (nonzero > 0)).tolist():
-        values = d[i][d[i] != 0]
-        stats = np.abs(_all_signs(values.size) @ values) / n
-        p[i] = float((stats >= threshold[i]).sum()) / stats.size
-    sampled = np.flatnonzero(~exact)
-    if sampled.size:
-        ds = d[sampled]
-        at_least = np.zeros(sampled.size, dtype=np.int64)
-        done = 0
-        total = ds.sum(axis=1)
-        while done < permutations:
-            size = min(BLOCK, permutations - done)  # the same random draws whatever the block layout below
-            bits = np.unpackbits(rng.integers(0, 256, size=(size, (n + 7) // 8), dtype=np.uint8), axis=1, count=n)
-            for start in range(0, size, _block(n)):
-                kept = bits[start : start + _block(n)].astype(np.float64)
-                stats = np.abs(2.0 * (kept @ ds.T) - total) / n  # signs (2 bits - 1) times d, without the signs matrix
-                at_least += (stats >= threshold[sampled]).sum(axis=0)
-            done += size
-        p[sampled] = (at_least + 1) / (permutations + 1)
-    return p
+def _as_2d(diffs: np.ndarray) -> np.ndarray:
+    d = np.asarray(diffs, dtype=np.float64)
+    d = d[None, :] if d.ndim == 1 else d
+    if np.isnan(d).any():
+        rows = sorted(set(np.argwhere(np.isnan(d))[:, 0].tolist()))
+        raise ValueError(f"NaN in the differences of comparison row(s) {rows[:5]}: a paired test needs a value for every query")
+    return d
 
 
-# ---- bootstrap ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class TResult:
+    statistic: np.ndarray
+    p: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -268,49 +155,374 @@ class BootstrapResult:
     ci_high: np.ndarray
 
 
-def bootstrap(diffs: np.ndarray, rng: np.random.Generator, resamples: int = 10_000, confidence: float = 0.95) -> BootstrapResult:
-    """Studentised paired bootstrap over queries: the symmetric bootstrap-t CI and its p-value.
+# ---- pass 1: the order-free facts every later step is planned from ---------------------------------------------
 
-    Resample the n queries with replacement B times; for each resample,
-    t* = (mean* - mean) / se*. The CI is mean +- q se with q the ``confidence``
-    quantile of |t*|; p = (1 + #{|t*| >= |mean / se|}) / (B + 1). The same resamples
-    serve every row. NaN below ``BOOTSTRAP_MIN_QUERIES`` queries.
-    """
+
+@dataclass(frozen=True)
+class Scan:
+    """Per row: the number of queries, of non-zero and of positive differences, and the largest and smallest one.
+    Partitions' scans add up (``+``) to the whole one, exactly."""
+
+    n: int
+    nonzero: np.ndarray
+    positive: np.ndarray
+    high: np.ndarray
+    low: np.ndarray
+
+    def __add__(self, other: Scan) -> Scan:
+        if not self.n or not other.n:
+            return other if not self.n else self
+        return Scan(self.n + other.n, self.nonzero + other.nonzero, self.positive + other.positive,
+                    np.maximum(self.high, other.high), np.minimum(self.low, other.low))  # fmt: skip
+
+
+def scan(diffs: np.ndarray) -> Scan:
+    """Pass 1 over (F, n) differences."""
     d = _as_2d(diffs)
     f, n = d.shape
+    if not n:
+        zeros = np.zeros(f, dtype=np.int64)
+        return Scan(0, zeros, zeros.copy(), np.zeros(f), np.zeros(f))
+    return Scan(n, (d != 0).sum(axis=1), (d > 0).sum(axis=1), d.max(axis=1), d.min(axis=1))
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What pass 2 computes, decided from the whole scan: the grid of every row, and which test runs how."""
+
+    scan: Scan
+    tests: tuple[str, ...]
+    permutations: int
+    resamples: int
+    e: np.ndarray  # the grid: d_int = round(d * 2^(52 - e)), max |d| < 2^e
+    centre: np.ndarray  # the bootstrap's centre on the grid (the midrange: order-free)
+    e_square: np.ndarray  # the grid of the centred squares
+    enumerated: np.ndarray  # rows whose randomisation test enumerates every sign assignment
+    sampled: np.ndarray  # rows whose randomisation test samples B of them (indexes)
+
+    @classmethod
+    def of(cls, whole: Scan, tests: tuple[str, ...] = TESTS, permutations: int = 10_000, resamples: int = 10_000) -> Plan:
+        e = grid.exponent(np.maximum(np.abs(whole.high), np.abs(whole.low)))
+        high, low = grid.on_grid(whole.high[:, None], e)[:, 0], grid.on_grid(whole.low[:, None], e)[:, 0]
+        centre = (high + low) >> 1  # the midrange: an order-free centre, within the range's half of every value
+        spread = np.maximum(high - centre, centre - low).astype(np.float64)
+        exact = _enumerable(whole.nonzero, permutations)
+        enumerated = exact & (whole.nonzero > 0) if "randomization" in tests else np.zeros_like(exact)
+        sampled = np.flatnonzero(~exact) if "randomization" in tests else np.zeros(0, dtype=np.int64)
+        return cls(whole, tests, permutations, resamples, e, centre, grid.exponent(spread * spread), enumerated, sampled)
+
+    def spread_bound(self) -> np.ndarray:
+        """Per row, the largest |d_int - centre| (grid steps): the scale of the bootstrap's centred sums."""
+        e = self.e
+        high = grid.on_grid(self.scan.high[:, None], e)[:, 0]
+        low = grid.on_grid(self.scan.low[:, None], e)[:, 0]
+        return np.maximum(high - self.centre, self.centre - low).astype(np.float64)
+
+    @property
+    def bootstrapped(self) -> bool:
+        return "bootstrap" in self.tests and self.scan.n >= BOOTSTRAP_MIN_QUERIES
+
+
+# ---- pass 2: exact partial sums, one partition at a time ------------------------------------------------------
+
+SQUARE_LIMB = 18  # d_int's limbs for the exact sum of squares: products below 2^36, summed CHUNK at a time in int64
+CHUNK = 1 << 26
+
+
+@dataclass(frozen=True)
+class Partial:
+    """Pass 2 over some of the queries: integer sums (exact) that add up (``+``) to the whole one's in any order."""
+
+    first: np.ndarray  # (F,) object: sum of d_int, a Python integer
+    second: np.ndarray  # (F,) object: sum of d_int^2
+    ranks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None  # per row: distinct |d| != 0, # positive, # negative
+    nonzero: list[np.ndarray] | None  # per enumerated row: its non-zero d_int
+    flips: np.ndarray | None  # (L, B, sampled): sum over queries of sign bit * limb of d_int
+    flip_totals: np.ndarray | None  # (L, sampled): sum of the limbs
+    weight: np.ndarray | None  # (B,): sum of the Poisson weights
+    moments: np.ndarray | None  # (2, L, B, F): sum of weight * limb of (d_int - centre), then of its grid square
+
+    def __add__(self, other: Partial) -> Partial:
+        def plus(a: Any, b: Any) -> Any:
+            return None if a is None else a + b
+
+        ranks = None if self.ranks is None or other.ranks is None else [
+            _merge_ranks(a, b) for a, b in zip(self.ranks, other.ranks, strict=True)]  # fmt: skip
+        nonzero = None if self.nonzero is None or other.nonzero is None else [
+            np.concatenate([a, b]) for a, b in zip(self.nonzero, other.nonzero, strict=True)]  # fmt: skip
+        return Partial(self.first + other.first, self.second + other.second, ranks, nonzero, plus(self.flips, other.flips),
+                       plus(self.flip_totals, other.flip_totals), plus(self.weight, other.weight),
+                       plus(self.moments, other.moments))  # fmt: skip
+
+
+def _merge_ranks(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    values, where = np.unique(np.concatenate([a[0], b[0]]), return_inverse=True)
+    positive = np.bincount(where, np.concatenate([a[1], b[1]]), minlength=values.size).astype(np.int64)
+    negative = np.bincount(where, np.concatenate([a[2], b[2]]), minlength=values.size).astype(np.int64)
+    return values, positive, negative
+
+
+def _rank_counts(row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    nonzero = row[row != 0]
+    values, where = np.unique(np.abs(nonzero), return_inverse=True)
+    positive = np.bincount(where, nonzero > 0, minlength=values.size).astype(np.int64)
+    return values, positive, np.bincount(where, minlength=values.size).astype(np.int64) - positive
+
+
+def _exact_sums(d_int: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sum of d_int, sum of d_int^2) per row, as Python integers: 3 limbs of 18 bits, products summed in int64."""
+    f = d_int.shape[0]
+    first, second = np.zeros(f, dtype=object), np.zeros(f, dtype=object)
+    for start in range(0, max(d_int.shape[1], 1), CHUNK):
+        limbs = grid.split_limbs(d_int[:, start : start + CHUNK], SQUARE_LIMB).astype(np.int64)
+        count = limbs.shape[0]
+        for i in range(count):
+            first += np.array([int(v) << (SQUARE_LIMB * i) for v in limbs[i].sum(axis=1).tolist()], dtype=object)
+            for j in range(i, count):
+                products = (limbs[i] * limbs[j]).sum(axis=1).tolist()
+                twice = 1 if i == j else 2
+                second += np.array([(twice * int(v)) << (SQUARE_LIMB * (i + j)) for v in products], dtype=object)
+    return first, second
+
+
+def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan) -> Partial:
+    """Pass 2 over the queries of ``diffs`` (columns), whose keys (:func:`harness.stats.keyed.query_keys`) are ``keys``."""
+    d = _as_2d(diffs)
+    f, n = d.shape
+    d_int = grid.on_grid(d, plan.e)
+    first, second = _exact_sums(d_int)
+    ranks = [_rank_counts(row) for row in d] if "wilcoxon" in plan.tests else None
+    nonzero = [d_int[i][d_int[i] != 0] if plan.enumerated[i] else d_int[i, :0] for i in range(f)] \
+        if plan.enumerated.any() else None  # fmt: skip
+    flips = flip_totals = weight = moments = None
+    whole_n = plan.scan.n
+    if plan.sampled.size:
+        bits = grid.limb_bits(3 * whole_n)  # 2 * flips - totals stays exact
+        limbs = grid.split_limbs(d_int[plan.sampled], bits)  # (L, S, n)
+        count = limbs.shape[0]
+        stacked = np.ascontiguousarray(limbs.transpose(2, 0, 1).reshape(n, -1))  # (n, L * S)
+        flip_totals = stacked.sum(axis=0).reshape(count, -1)
+        flips = np.empty((plan.permutations, count * plan.sampled.size))
+        buffer = np.empty((min(_block(n), plan.permutations), n))
+        for start in range(0, plan.permutations, _block(n)):
+            size = min(_block(n), plan.permutations - start)
+            flips[start : start + size] = keyed.sign_matrix(keys, start, size, buffer) @ stacked
+        flips = flips.reshape(plan.permutations, count, -1).transpose(1, 0, 2).copy()
+    if plan.bootstrapped:
+        bits = grid.limb_bits(keyed.MAX_WEIGHT * whole_n)
+        centred = d_int - plan.centre[:, None]  # |.| <= 2^53
+        as_float = centred.astype(np.float64)  # exact
+        square = np.rint(np.ldexp(as_float * as_float, (grid.PRECISION - plan.e_square)[:, None])).astype(np.int64)
+        limbs = np.concatenate([grid.split_limbs(centred, bits, grid.PRECISION + 1), grid.split_limbs(square, bits)])
+        count = limbs.shape[0]
+        stacked = np.ones((n, count * f + 1))  # the last column counts the draws (the resample's size)
+        stacked[:, :-1] = limbs.transpose(2, 0, 1).reshape(n, -1)
+        sums = np.empty((plan.resamples, count * f + 1))
+        buffer = np.empty((min(_block(n), plan.resamples), n))
+        for start in range(0, plan.resamples, _block(n)):
+            size = min(_block(n), plan.resamples - start)
+            sums[start : start + size] = keyed.poisson_matrix(keys, start, size, buffer) @ stacked
+        weight = sums[:, -1].copy()
+        half = grid.n_limbs(bits, grid.PRECISION + 1)
+        sums = sums[:, :-1].reshape(plan.resamples, count, f).transpose(1, 0, 2)
+        moments = np.zeros((2, max(half, count - half), plan.resamples, f))
+        moments[0, :half], moments[1, : count - half] = sums[:half], sums[half:]
+    return Partial(first, second, ranks, nonzero, flips, flip_totals, weight, moments)
+
+
+# ---- pass 3: the tests, from the whole's sums -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tested:
+    """Every test of every row (NaN where a test was not asked for or cannot be computed)."""
+
+    t: TResult
+    wilcoxon: np.ndarray
+    randomization: np.ndarray
+    bootstrap: BootstrapResult
+    effect_size: np.ndarray
+    nonzero: np.ndarray
+
+
+def finish(plan: Plan, whole: Partial, confidence: float = 0.95) -> Tested:
+    """The tests of every row from the whole's pass-2 sums (the sum of its partitions' partials)."""
+    from scipy import special  # the distributions themselves: scipy.stats costs a second to import
+
+    n, f = plan.scan.n, plan.e.size
     nan = np.full(f, np.nan)
-    if n < BOOTSTRAP_MIN_QUERIES:
-        return BootstrapResult(nan, nan.copy(), nan.copy())
-    mean, sd, constant = _spread(d)
-    se = np.where(constant, 0.0, sd / np.sqrt(n))
-    centred = d - mean[:, None]
-    both = np.ascontiguousarray(np.hstack([centred.T, (centred**2).T]))  # (n, 2f): one product per block
-    t_star = np.empty((resamples, f))
-    buffer = np.empty((min(_block(n), resamples), n))  # the counts of every block, in turn
-    done = 0
-    while done < resamples:
-        size = min(_block(n), resamples - done)
-        picks = rng.integers(0, n, size=(size, n), dtype=np.int32)  # int32: half the memory traffic
-        counts = resample_counts(picks, n, buffer)
-        moments = (counts @ both) / n  # (size, 2f): mean* - mean, then the mean of the squared deviations
-        shift = moments[:, :f]
-        var = np.maximum(moments[:, f:] - shift**2, 0.0) * n / (n - 1)
-        se_star = np.sqrt(var / n)
-        tiny = se_star <= ZERO_SD * np.maximum(sd, np.abs(d).max(axis=1))[None, :]
+    scale = np.ldexp(1.0, plan.e - grid.PRECISION)  # one grid step, per row
+    largest = np.maximum(np.abs(plan.scan.high), np.abs(plan.scan.low))
+    zero = plan.scan.nonzero == 0
+    mean = np.array([float(s) / n for s in whole.first.tolist()]) * scale if n else nan.copy()
+    if n >= 2:  # the variance from exact sums: n * S2 - S1^2 is an exact integer, divided once
+        var = np.array([(n * s2 - s1 * s1) / (n * (n - 1)) for s1, s2 in zip(whole.first.tolist(), whole.second.tolist(),
+                                                                                 strict=True)]) * scale * scale  # fmt: skip
+        sd = np.sqrt(var)
+        constant = sd <= ZERO_SD * largest
+        se = np.where(constant, 0.0, sd / np.sqrt(n))
+        exact_mean = np.where(constant & (np.abs(mean) <= ZERO_SD * largest), 0.0, mean)
         with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(tiny, np.where(np.abs(shift) <= ZERO_SD, 0.0, np.inf), np.abs(shift) / se_star)
-        t_star[done : done + size] = t
-        done += size
+            t = np.where(se > 0, mean / se, np.where(exact_mean == 0, 0.0, np.sign(mean) * np.inf))
+        p_t = 2 * special.stdtr(n - 1, -np.abs(t))  # two-sided tail of Student's t
+        half = special.stdtrit(n - 1, 0.5 + confidence / 2) * se
+        t_result = TResult(t, p_t, mean - half, mean + half)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            effect = np.where(zero, 0.0, np.where(constant, np.nan, mean / sd))
+    else:
+        sd, se, constant = nan.copy(), nan.copy(), np.ones(f, dtype=bool)
+        t_result = TResult(nan, nan, nan, nan)
+        effect = np.where(zero & (n > 0), 0.0, nan)
+    p_wilcoxon = np.array([_wilcoxon_from_counts(*r) for r in whole.ranks]) if whole.ranks is not None else nan
+    p_random = _randomization(plan, whole, mean, n) if "randomization" in plan.tests else nan
+    boot = _bootstrap(plan, whole, mean, sd, se, scale, largest, confidence) if plan.bootstrapped else \
+        BootstrapResult(nan, nan.copy(), nan.copy())  # fmt: skip
+    return Tested(t_result, p_wilcoxon, p_random, boot, effect, plan.scan.nonzero)
+
+
+def _wilcoxon_from_counts(values: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> float:
+    """Wilcoxon's two-sided p from the distinct non-zero |d| and how many of each are positive and negative."""
+    from scipy import special
+
+    ties = positive + negative
+    k = int(ties.sum())
+    if k == 0:
+        return 1.0
+    before = np.concatenate([[0], np.cumsum(ties)[:-1]])
+    doubled = 2 * before + ties + 1  # twice each distinct value's mid-rank: an integer
+    w2 = int((positive * doubled).sum())  # 2 W+
+    total = int((ties * doubled).sum())
+    if k <= WILCOXON_EXACT_MAX:
+        tied = bool((ties > 1).any())
+        counts = _w_plus_counts(tuple(np.repeat(doubled, ties).tolist())) if tied else _w_plus_counts_untied(k)
+        probs = counts / counts.sum()
+        low = min(w2, total - w2)  # two-sided: the tail of the smaller side, doubled
+        return float(min(1.0, 2.0 * probs[: low + 1].sum()))
+    w = w2 / 2.0
+    mean = k * (k + 1) / 4.0
+    var = k * (k + 1) * (2 * k + 1) / 24.0 - float((ties.astype(np.float64) ** 3 - ties).sum()) / 48.0
+    if var <= 0:
+        return 1.0
+    z = (w - mean) / np.sqrt(var)
+    return float(min(1.0, 2 * special.ndtr(-abs(z))))
+
+
+def _randomization(plan: Plan, whole: Partial, mean: np.ndarray, n: int) -> np.ndarray:
+    f = plan.e.size
+    p = np.ones(f)
+    if not n:
+        return p
+    observed = np.abs(mean)
+    threshold = _tolerance(observed)
+    scale = np.ldexp(1.0, plan.e - grid.PRECISION) / n
+    for i in np.flatnonzero(plan.enumerated).tolist():
+        assert whole.nonzero is not None
+        values = np.sort(whole.nonzero[i])  # integers: the sums are exact, in any order
+        stats = np.abs(_all_signs(values.size).astype(np.int64) @ values) * scale[i]
+        p[i] = float((stats >= threshold[i]).sum()) / stats.size
+    if plan.sampled.size:
+        assert whole.flips is not None and whole.flip_totals is not None
+        bits = grid.limb_bits(3 * n)
+        flipped = grid.combine(2.0 * whole.flips - whole.flip_totals[:, None, :], bits)  # exact limbs, one rounding
+        stats = np.abs(flipped) * scale[plan.sampled]
+        at_least = (stats >= threshold[plan.sampled]).sum(axis=0)
+        p[plan.sampled] = (at_least + 1) / (plan.permutations + 1)
+    return p
+
+
+def _bootstrap(plan: Plan, whole: Partial, mean: np.ndarray, sd: np.ndarray, se: np.ndarray, scale: np.ndarray,
+               largest: np.ndarray, confidence: float) -> BootstrapResult:  # fmt: skip
+    assert whole.moments is not None and whole.weight is not None
+    n = plan.scan.n
+    bits = grid.limb_bits(keyed.MAX_WEIGHT * n)
+    drawn = whole.weight[:, None]  # the resample's size: Poisson(n)
+    first = grid.combine(whole.moments[0], bits) * scale  # sum of w * (d - centre)
+    second = grid.combine(whole.moments[1], bits) * np.ldexp(1.0, plan.e_square - grid.PRECISION) * scale * scale
+    centred_mean = np.array([float(s - n * int(c)) / n for s, c in zip(whole.first.tolist(), plan.centre.tolist(),
+                                                                       strict=True)]) * scale  # fmt: skip
+    with np.errstate(divide="ignore", invalid="ignore"):
+        resampled = first / drawn  # mean* - centre
+        shift = resampled - centred_mean
+        spread = second / drawn - resampled**2
+        var = np.maximum(spread, 0.0) * drawn / (drawn - 1)
+        se_star = np.sqrt(var / drawn)
+        # one pass over the sums leaves rounding of about 2^-52 of the largest centred square: below RESOLUTION of
+        # it, a resample's spread (or shift) is that rounding, e.g. when it drew only equal values
+        reach = np.ldexp(np.abs(plan.spread_bound()), plan.e - grid.PRECISION)[None, :]
+        tiny = (se_star <= ZERO_SD * np.maximum(sd, largest)[None, :]) | (spread <= RESOLUTION * reach**2)
+        still = np.abs(shift) <= np.maximum(ZERO_SD, np.sqrt(RESOLUTION) * reach)
+        t_star = np.where(tiny, np.where(still, 0.0, np.inf), np.abs(shift) / se_star)
+    t_star = np.where(drawn < 2, np.inf, t_star)  # fewer than 2 queries drawn: no spread to studentise by
     with np.errstate(divide="ignore", invalid="ignore"):
         t_obs = np.where(se > 0, np.abs(mean) / se, np.where(np.abs(mean) <= ZERO_SD, 0.0, np.inf))
     extreme = (t_star >= _tolerance(t_obs)).sum(axis=0)
-    p = (extreme + 1) / (resamples + 1)
+    p = (extreme + 1) / (plan.resamples + 1)
     q = np.quantile(t_star, confidence, axis=0, method="higher")
     with np.errstate(invalid="ignore"):
         half = np.where(se > 0, q * se, 0.0)
-    zero = np.all(d == 0, axis=1)
-    p = np.where(zero, 1.0, p)
+    p = np.where(plan.scan.nonzero == 0, 1.0, p)
     return BootstrapResult(p, mean - half, mean + half)
+
+
+def run_tests(diffs: np.ndarray, keys: np.ndarray | None = None, tests: tuple[str, ...] = TESTS, permutations: int = 10_000,
+              resamples: int = 10_000, confidence: float = 0.95) -> Tested:  # fmt: skip
+    """Every test over (F, n) differences whose queries have ``keys``, in one process: the three passes in turn.
+
+    >>> keys = keyed.query_keys(1, ("demo",), np.array(["q1", "q2", "q3"], dtype=object))
+    >>> r = run_tests(np.array([0.1, 0.2, 0.3]), keys, ("t", "randomization"))
+    >>> round(float(r.t.statistic[0]), 4), round(float(r.t.p[0]), 4), r.randomization.tolist()   # 2 of 8 flips
+    (3.4641, 0.0742, [0.25])
+    """
+    d = _as_2d(diffs)
+    if keys is None:
+        if any(test in tests for test in ("randomization", "bootstrap")):
+            raise ValueError("the resampling tests need each query's key (harness.stats.keyed.query_keys)")
+        keys = np.zeros(d.shape[1], dtype=np.uint64)
+    if keys.shape != (d.shape[1],):
+        raise ValueError(f"{keys.size} keys for {d.shape[1]} queries")
+    plan = Plan.of(scan(d), tests, permutations, resamples)
+    return finish(plan, partial(d, keys, plan), confidence)
+
+
+def paired_t(diffs: np.ndarray, confidence: float = 0.95) -> TResult:
+    """Student's paired t-test (two-sided) and the t interval of the mean difference, from exact sums.
+
+    >>> r = paired_t(np.array([0.1, 0.2, 0.3]))
+    >>> round(float(r.statistic[0]), 4), round(float(r.p[0]), 4)   # mean 0.2, se 0.1/sqrt(3)
+    (3.4641, 0.0742)
+    """
+    return run_tests(diffs, None, ("t",), confidence=confidence).t
+
+
+def wilcoxon(diffs: np.ndarray) -> np.ndarray:
+    """Wilcoxon signed-rank test (two-sided), each row on its own (see the module docstring).
+
+    >>> wilcoxon(np.array([[0.1, 0.2, 0.3], [0.0, 0.0, 0.0]])).tolist()   # 3 positive: 2 x 1/8
+    [0.25, 1.0]
+    """
+    return run_tests(diffs, None, ("wilcoxon",)).wilcoxon
+
+
+def randomization(diffs: np.ndarray, keys: np.ndarray, permutations: int = 10_000) -> np.ndarray:
+    """Fisher's randomisation test: each query's pair is swapped (its difference's sign flipped) at random.
+
+    Exact when the row's k non-zero differences have 2^k <= ``permutations`` sign
+    assignments (p = #{|mean*| >= |mean|} / 2^k); otherwise
+    p = (1 + #{|mean of sign-flipped d| >= |mean d|}) / (B + 1), query q's sign in
+    replicate r keyed by its key (:mod:`harness.stats.keyed`), the same for every row.
+    """
+    return run_tests(diffs, keys, ("randomization",), permutations=permutations).randomization
+
+
+def bootstrap(diffs: np.ndarray, keys: np.ndarray, resamples: int = 10_000, confidence: float = 0.95) -> BootstrapResult:
+    """Studentised paired Poisson bootstrap over queries: the symmetric bootstrap-t CI and its p-value.
+
+    In replicate r query q counts w_qr ~ Poisson(1) times (keyed, :mod:`harness.stats.keyed`);
+    t* = (mean* - mean) / se*, with mean* and se* those of the weighted sample (of size
+    sum w). The CI is mean +- q se with q the ``confidence`` quantile of |t*|;
+    p = (1 + #{|t*| >= |mean / se|}) / (B + 1). NaN below ``BOOTSTRAP_MIN_QUERIES`` queries.
+    """
+    return run_tests(diffs, keys, ("bootstrap",), resamples=resamples, confidence=confidence).bootstrap
 
 
 def bootstrap_floor(resamples: int) -> float:
@@ -324,11 +536,7 @@ def effect_size(diffs: np.ndarray) -> np.ndarray:
     >>> effect_size(np.array([[0.1, 0.2, 0.3], [0.1, 0.1, 0.1], [0.0, 0.0, 0.0]])).round(4).tolist()
     [2.0, nan, 0.0]
     """
-    d = _as_2d(diffs)
-    mean, sd, constant = _spread(d)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(constant, np.nan, mean / sd)
-    return np.where(np.all(d == 0, axis=1) & (d.shape[1] > 0), 0.0, out)
+    return run_tests(diffs, None, ("t",)).effect_size
 
 
 def win_tie_loss(diffs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

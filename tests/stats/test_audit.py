@@ -13,6 +13,7 @@ from harness.errors import ComparisonError
 from harness.measures.parse import parse_measure
 from harness.results import PerQuery, RunResult
 from harness.stats import paired
+from harness.stats.keyed import numbered_keys
 
 
 def _result(system: str, values: dict[str, list[float]], dataset: str = "d", ids: list[str] | None = None) -> RunResult:
@@ -39,8 +40,8 @@ def test_nan_is_refused_by_every_test() -> None:
     for test in (
         lambda: paired.paired_t(d),
         lambda: paired.wilcoxon(d),
-        lambda: paired.randomization(d, np.random.default_rng(0), 100),
-        lambda: paired.bootstrap(d, np.random.default_rng(0), 100),
+        lambda: paired.randomization(d, numbered_keys(0, np.shape(d)[-1]), 100),
+        lambda: paired.bootstrap(d, numbered_keys(0, np.shape(d)[-1]), 100),
     ):
         with pytest.raises(ValueError, match="NaN"):
             test()
@@ -100,9 +101,9 @@ def test_sum_aggregates_compare_sums() -> None:
 
 def test_few_same_sign_differences_are_not_significant() -> None:
     d = np.array([[0.1, 0.2, 0.3]])  # the audit's example: exactly 2 of 8 sign assignments are as extreme
-    assert paired.randomization(d, np.random.default_rng(0), 10_000)[0] == 0.25
+    assert paired.randomization(d, numbered_keys(0, np.shape(d)[-1]), 10_000)[0] == 0.25
     assert paired.wilcoxon(d)[0] == 0.25
-    boot = paired.bootstrap(d, np.random.default_rng(0), 10_000)
+    boot = paired.bootstrap(d, numbered_keys(0, np.shape(d)[-1]), 10_000)
     assert np.isnan(boot.p[0]) and np.isnan(boot.ci_low[0])  # refused, not 1/(B+1)
     for k in range(2, 6):
         rows = _compare([_result("a", {"AP": [0.1] * k}), _result("b", {"AP": [0.5] * k})], mode="all_pairs", primary="bootstrap")

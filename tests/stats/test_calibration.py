@@ -15,6 +15,7 @@ import pytest
 
 from harness.stats import paired
 from harness.stats.correction import holm
+from harness.stats.keyed import numbered_keys
 from tests.stats.simulate import per_query_scores
 
 TRIALS = 10_000
@@ -24,8 +25,8 @@ def _rejection_rates(d: np.ndarray, seed: int) -> dict[str, float]:
     return {
         "t": float((paired.paired_t(d).p < 0.05).mean()),
         "wilcoxon": float((paired.wilcoxon(d) < 0.05).mean()),
-        "randomization": float((paired.randomization(d, np.random.default_rng([seed, 1]), 1000) < 0.05).mean()),
-        "bootstrap": float((paired.bootstrap(d, np.random.default_rng([seed, 2]), 1000).p < 0.05).mean()),
+        "randomization": float((paired.randomization(d, numbered_keys([seed, 1], np.shape(d)[-1]), 1000) < 0.05).mean()),
+        "bootstrap": float((paired.bootstrap(d, numbered_keys([seed, 2], np.shape(d)[-1]), 1000).p < 0.05).mean()),
     }
 
 
@@ -41,7 +42,7 @@ def test_a_a_size_and_interval_coverage(shape: str, n: int) -> None:
         conservative_ok = shape == "binary" and test in ("randomization", "wilcoxon")
         assert (0.0 if conservative_ok else 0.04) <= rate <= 0.06, (shape, n, test, rate)
     t = paired.paired_t(d)
-    boot = paired.bootstrap(d, np.random.default_rng([n, 3]), 1000)
+    boot = paired.bootstrap(d, numbered_keys([n, 3], np.shape(d)[-1]), 1000)
     for name, low, high in (("t", t.ci_low, t.ci_high), ("bootstrap", boot.ci_low, boot.ci_high)):
         coverage = float(((low <= 0) & (high >= 0)).mean())
         assert 0.94 <= coverage <= 0.96, (shape, n, name, coverage)
@@ -67,8 +68,8 @@ def test_family_wise_error_over_a_10_system_by_10_measure_grid() -> None:
     # 4,000 resamples: the smallest p, 1/4001, can pass Holm's first step (0.05/90); 1,000 could not.
     p_values = {
         "t": paired.paired_t(flat).p,
-        "randomization": paired.randomization(flat, np.random.default_rng(5), 4000),
-        "bootstrap": paired.bootstrap(flat, np.random.default_rng(6), 4000).p,
+        "randomization": paired.randomization(flat, numbered_keys(5, np.shape(flat)[-1]), 4000),
+        "bootstrap": paired.bootstrap(flat, numbered_keys(6, np.shape(flat)[-1]), 4000).p,
         "wilcoxon": paired.wilcoxon(flat),
     }
     for test, p in p_values.items():

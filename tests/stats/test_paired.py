@@ -11,6 +11,7 @@ from scipy import stats
 from harness.stats import paired
 from harness.stats.anova import randomized_tukey_hsd, two_way_anova
 from harness.stats.correction import benjamini_hochberg, bonferroni, correct, holm
+from harness.stats.keyed import numbered_keys, poisson_matrix
 
 
 @pytest.fixture
@@ -43,7 +44,7 @@ def test_randomization_agrees_with_exact_permutation_test() -> None:
     rng = np.random.default_rng(11)
     a = rng.random((4, 10))
     b = a + rng.normal([[0.0], [0.05], [0.1], [0.2]], 0.1, size=a.shape)
-    ours = paired.randomization(b - a, np.random.default_rng(1), permutations=20_000)
+    ours = paired.randomization(b - a, numbered_keys(1, np.shape(b - a)[-1]), permutations=20_000)
     for i in range(4):
         ref = stats.permutation_test(
             (b[i], a[i]), lambda x, y: np.mean(x - y), permutation_type="samples", n_resamples=np.inf, alternative="two-sided"
@@ -52,18 +53,15 @@ def test_randomization_agrees_with_exact_permutation_test() -> None:
         assert abs(ours[i] - ref.pvalue) <= tolerance, (i, ours[i], ref.pvalue)
 
 
-def _slow_studentised_bootstrap(d: np.ndarray, rng: np.random.Generator, resamples: int) -> tuple[float, float, float]:
-    """The textbook bootstrap-t, one resample at a time (Efron & Tibshirani 1993, ch. 12.5), symmetric form."""
+def _slow_studentised_bootstrap(d: np.ndarray, keys: np.ndarray, resamples: int) -> tuple[float, float, float]:
+    """The textbook bootstrap-t (Efron & Tibshirani 1993, ch. 12.5), symmetric form, one resample at a time, each
+    resample built as a sample: query q repeated w_qr times, w_qr its keyed Poisson(1) weight."""
     n = d.size
     mean, se = d.mean(), d.std(ddof=1) / np.sqrt(n)
     t_star = []
-    done = 0
-    while done < resamples:  # draw in the same blocks as the vectorised code, so both see the same resamples
-        size = min(paired.BLOCK, resamples - done)
-        for picks in rng.integers(0, n, size=(size, n), dtype=np.int32):
-            sample = d[picks]
-            t_star.append(abs(sample.mean() - mean) / (sample.std(ddof=1) / np.sqrt(n)))
-        done += size
+    for r in range(resamples):
+        sample = np.repeat(d, poisson_matrix(keys, r, 1)[0].astype(np.int64))
+        t_star.append(abs(sample.mean() - mean) / (sample.std(ddof=1) / np.sqrt(sample.size)))
     t_arr = np.array(t_star)
     p = (1 + np.sum(t_arr >= abs(mean) / se - 1e-12)) / (resamples + 1)
     q = np.sort(t_arr)[int(np.ceil(0.95 * (resamples - 1)))]
@@ -73,18 +71,19 @@ def _slow_studentised_bootstrap(d: np.ndarray, rng: np.random.Generator, resampl
 def test_bootstrap_agrees_with_the_textbook_studentised_bootstrap(pairs: tuple[np.ndarray, np.ndarray]) -> None:
     a, b = pairs
     d = b - a
-    ours = paired.bootstrap(d, np.random.default_rng(2), resamples=3000)
+    keys = numbered_keys(2, d.shape[1])
+    ours = paired.bootstrap(d, keys, resamples=3000)
     for i in range(len(a)):
-        p, low, high = _slow_studentised_bootstrap(d[i], np.random.default_rng(2), 3000)
+        p, low, high = _slow_studentised_bootstrap(d[i], keys, 3000)
         assert ours.p[i] == pytest.approx(p, abs=1e-12)
         assert ours.ci_low[i] == pytest.approx(low, rel=1e-9) and ours.ci_high[i] == pytest.approx(high, rel=1e-9)
 
 
 def test_resampling_is_reproducible_and_seeded(pairs: tuple[np.ndarray, np.ndarray]) -> None:
     a, b = pairs
-    one = paired.randomization(b - a, np.random.default_rng(7), 2000)
-    two = paired.randomization(b - a, np.random.default_rng(7), 2000)
-    other = paired.randomization(b - a, np.random.default_rng(8), 2000)
+    one = paired.randomization(b - a, numbered_keys(7, np.shape(b - a)[-1]), 2000)
+    two = paired.randomization(b - a, numbered_keys(7, np.shape(b - a)[-1]), 2000)
+    other = paired.randomization(b - a, numbered_keys(8, np.shape(b - a)[-1]), 2000)
     np.testing.assert_array_equal(one, two)
     assert not np.array_equal(one, other)
     assert (one >= 1 / 2001).all()  # (b + 1) / (B + 1): never 0
@@ -94,8 +93,8 @@ def test_identical_systems() -> None:
     d = np.zeros((3, 20))
     assert (paired.paired_t(d).p == 1).all()
     assert (paired.wilcoxon(d) == 1).all()
-    assert (paired.randomization(d, np.random.default_rng(0), 500) == 1).all()
-    boot = paired.bootstrap(d, np.random.default_rng(0), 500)
+    assert (paired.randomization(d, numbered_keys(0, np.shape(d)[-1]), 500) == 1).all()
+    boot = paired.bootstrap(d, numbered_keys(0, np.shape(d)[-1]), 500)
     assert (boot.p == 1).all() and (boot.ci_low == 0).all() and (boot.ci_high == 0).all()
     assert (paired.effect_size(d) == 0).all()
 

@@ -1,0 +1,77 @@
+"""Exact, order-free sums: each comparison's values as integers on a fixed-point grid.
+
+A float sum depends on the order it is taken in, so sums taken per partition and added
+differ from the one-machine sum in the last bits, and a p-value that counts replicates
+"at least as extreme" can flip. Integers add the same in any order. So each row of
+values (one comparison) is put on a grid of 2^-52 of a bound on its magnitude, where the
+bound comes from an order-free reduction (the row's largest magnitude: its binary
+exponent ``e`` with ``max |x| < 2^e``), giving integers of at most 52 bits. For a matrix
+product with small non-negative integer weights (random signs, Poisson counts) the
+integers are split into limbs of ``bits`` bits, few enough that every product sum stays
+below 2^53 and so is exact in float64, BLAS's own type.
+
+>>> e = exponent(np.array([0.75]))
+>>> int(e[0]), on_grid(np.array([[0.5, -0.25]]), e).tolist()
+(0, [[2251799813685248, -1125899906842624]])
+>>> limbs = split_limbs(np.array([5, -3, 1 << 40]), 20)   # 3 limbs, each product sum exact in float64
+>>> int(combine_exactly(limbs.sum(axis=1), 20))   # 5 - 3 + 2^40, exactly
+1099511627778
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+PRECISION = 52  # bits of a value on the grid: |x| <= 2^52, as float64 carries
+
+
+def exponent(bound: np.ndarray) -> np.ndarray:
+    """Per row, the smallest e with bound < 2^e (int64; 0 for a bound of 0)."""
+    return np.frexp(np.asarray(bound, dtype=np.float64))[1].astype(np.int64)
+
+
+def on_grid(values: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """(F, n) int64: round(values * 2^(52 - e)) per row; |result| <= 2^52 when max |row| < 2^e."""
+    return np.rint(np.ldexp(values, (PRECISION - e)[:, None])).astype(np.int64)
+
+
+def limb_bits(weight_total: int) -> int:
+    """Bits per limb so that a sum of limbs times weights totalling at most ``weight_total`` stays below 2^53."""
+    return max(1, min(PRECISION, 53 - int(weight_total).bit_length()))
+
+
+def n_limbs(bits: int, magnitude: int = PRECISION) -> int:
+    """Limbs of ``bits`` bits that a value of |x| <= 2^magnitude (one bit more with its sign) needs."""
+    return -(-(magnitude + 1) // bits)
+
+
+def split_limbs(x: np.ndarray, bits: int, magnitude: int = PRECISION) -> np.ndarray:
+    """(L, *x.shape) float64 limbs of int64 ``x`` (|x| <= 2^magnitude): x = sum_l limb_l * 2^(l * bits); all but the
+    last in [0, 2^bits), the last signed."""
+    count = n_limbs(bits, magnitude)
+    out = np.empty((count, *x.shape))
+    rest = x.copy()
+    mask = (1 << bits) - 1
+    for level in range(count - 1):
+        out[level] = rest & mask
+        rest >>= bits  # arithmetic shift: the sign stays with the top limb
+    out[count - 1] = rest
+    return out
+
+
+def combine(limb_sums: np.ndarray, bits: int) -> np.ndarray:
+    """sum_l limb_sums[l] * 2^(l * bits) in float64, from the top limb down: one fixed order, so the same bits for the
+    same (exact) limb sums."""
+    total = np.zeros(limb_sums.shape[1:])
+    for level in range(limb_sums.shape[0] - 1, -1, -1):
+        total = total + np.ldexp(limb_sums[level], level * bits)
+    return total
+
+
+def combine_exactly(limb_sums: np.ndarray, bits: int) -> np.ndarray:
+    """The same sum as Python integers (object array): exact."""
+    flat = limb_sums.reshape(limb_sums.shape[0], -1)
+    out = np.empty(flat.shape[1], dtype=object)
+    for j in range(flat.shape[1]):
+        out[j] = sum(int(flat[level, j]) << (level * bits) for level in range(flat.shape[0]))
+    return out.reshape(limb_sums.shape[1:])

@@ -1,0 +1,97 @@
+"""Random draws keyed by query: a query's random signs and bootstrap weights depend on its key only.
+
+A resampling test's draws usually come from one generator walked along the queries, so
+query q's draw depends on how many queries came before it: split the queries over
+partitions, or drop one, and every later draw changes. Here each query has a 64-bit
+key, a hash of (seed, the comparison's identity, the query id), and its draw in
+replicate r is a hash of (key, r). The p-values are then functions of the per-query
+values and ids alone, the same in any order and in any partitioning (with the exact
+sums of :mod:`harness.stats.grid`).
+
+* Randomisation: query q's sign in replicate r is bit r % 64 of
+  ``mix(key + (r // 64 + 1) * GOLDEN)`` (one hash serves 64 replicates).
+* Bootstrap: query q's weight in replicate r is Poisson(1), by inversion of the top 53
+  bits of ``mix(key ^ mix((r + 1) * GOLDEN))`` (the Poisson bootstrap: each query is
+  drawn a Poisson(1) number of times, independently, instead of n draws with replacement).
+
+``mix`` is splitmix64's finaliser and the string hash FNV-1a over the id's UTF-8 bytes:
+fixed here, so the draws (and the p-values) never change with a library version.
+
+>>> keys = query_keys(7, ("ratings", "all"), np.array(["q1", "q2", "q3"], dtype=object))
+>>> bool((query_keys(7, ("ratings", "all"), np.array(["q3", "q1"], dtype=object)) == keys[[2, 0]]).all())
+True
+>>> sign_matrix(keys[[2, 0]], 0, 5).tolist() == sign_matrix(keys, 0, 5)[:, [2, 0]].tolist()
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+from fractions import Fraction
+
+import numpy as np
+import pyarrow as pa
+
+# Poisson(1)'s distribution function at 0, 1, ..., as 53-bit integers: P(X <= k) * 2^53, rounded down, from the
+# correctly rounded e^-1 (a literal: no libm's last bit decides a draw). Past the last one (k = 18) the mass is < 2^-53.
+_E_INV = Fraction(0.36787944117144233)
+POISSON_THRESHOLDS = np.array(
+    [int(_E_INV * sum(Fraction(1, _factorial) for _factorial in _f) * 2**53) for _f in
+     [[1] + [int(np.prod(np.arange(1, j + 1, dtype=object))) for j in range(1, k + 1)] for k in range(18)]],
+    dtype=np.uint64,
+)  # fmt: skip
+MAX_WEIGHT = POISSON_THRESHOLDS.size  # the largest weight a draw can take
+
+
+def _salt(seed: int, identity: tuple[str, ...]) -> np.uint64:
+    digest = hashlib.blake2b("\x1f".join((str(seed), *identity)).encode(), digest_size=8).digest()
+    return np.frombuffer(digest, dtype=np.uint64)[0]
+
+
+def query_keys(seed: int, identity: tuple[str, ...], query_ids: np.ndarray | pa.Array) -> np.ndarray:
+    """Each query's 64-bit key: a hash of (seed, identity, its id); uint64, in the order of ``query_ids``."""
+    from harness.kernels._parallel import run_split, split, threads
+    from harness.stats._keyed_compiled import hash_strings
+
+    ids = query_ids if isinstance(query_ids, pa.Array) else pa.array(np.asarray(query_ids, dtype=object).tolist(), pa.string())
+    ids = ids.cast(pa.large_string())  # one offsets width for the compiled hash
+    offsets = np.frombuffer(ids.buffers()[1], dtype=np.int64)[ids.offset : ids.offset + len(ids) + 1]
+    data = np.frombuffer(ids.buffers()[2], dtype=np.uint8) if ids.buffers()[2] is not None else np.zeros(0, np.uint8)
+    out = np.empty(len(ids), dtype=np.uint64)
+    salt = _salt(seed, identity)
+    run_split(lambda lo, hi: hash_strings(offsets, data, salt, lo, hi, out), split(np.ones(len(ids)), threads()))
+    return out
+
+
+def sign_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None = None) -> np.ndarray:
+    """(count x n) float64 0/1: query q's sign bit in replicates first .. first + count (1 = keep, 0 = swap).
+
+    ``out``: a buffer of at least ``count`` rows to fill (a block's memory is asked for once).
+    """
+    from harness.kernels._parallel import run_split, split, threads
+    from harness.stats._keyed_compiled import sign_bits
+
+    out = np.empty((count, keys.size)) if out is None else out[:count]
+    run_split(lambda lo, hi: sign_bits(keys, first, lo, hi, out), split(np.ones(count), threads()))
+    return out
+
+
+def poisson_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None = None) -> np.ndarray:
+    """(count x n) float64: query q's Poisson(1) weight in replicates first .. first + count."""
+    from harness.kernels._parallel import run_split, split, threads
+    from harness.stats._keyed_compiled import poisson_weights
+
+    out = np.empty((count, keys.size)) if out is None else out[:count]
+    run_split(lambda lo, hi: poisson_weights(keys, POISSON_THRESHOLDS, first, lo, hi, out), split(np.ones(count), threads()))
+    return out
+
+
+def numbered_keys(seed: object, n: int) -> np.ndarray:
+    """Keys of n queries known by their number only (0 .. n - 1), e.g. simulated ones.
+
+    >>> numbered_keys(3, 4).tolist() == query_keys(3, ("numbered",), np.array(["0", "1", "2", "3"], dtype=object)).tolist()
+    True
+    """
+    seed_number = int(seed) if isinstance(seed, int | np.integer) else int.from_bytes(
+        hashlib.blake2b(repr(seed).encode(), digest_size=8).digest(), "little")  # fmt: skip
+    return query_keys(seed_number, ("numbered",), pa.array(np.arange(n).astype(str)))

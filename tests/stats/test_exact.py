@@ -1,0 +1,96 @@
+"""The paired tests are functions of the per-query differences and ids only: any order, any partitioning, same bits.
+
+A Dask run computes each partition's scan and partial sums and adds them; these tests do
+the same by hand and compare with the one-process result with ``==`` (NaN equal to NaN).
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+import numpy as np
+import pytest
+
+from harness.stats import grid, keyed, paired
+
+TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
+
+
+def _same(one: paired.Tested, two: paired.Tested) -> None:
+    for name in ("statistic", "p", "ci_low", "ci_high"):
+        np.testing.assert_array_equal(getattr(one.t, name), getattr(two.t, name), strict=True)
+    for name in ("p", "ci_low", "ci_high"):
+        np.testing.assert_array_equal(getattr(one.bootstrap, name), getattr(two.bootstrap, name), strict=True)
+    np.testing.assert_array_equal(one.wilcoxon, two.wilcoxon, strict=True)
+    np.testing.assert_array_equal(one.randomization, two.randomization, strict=True)
+    np.testing.assert_array_equal(one.effect_size, two.effect_size, strict=True)
+
+
+def _split(d: np.ndarray, keys: np.ndarray, parts: list[np.ndarray], permutations: int, resamples: int) -> paired.Tested:
+    """What the Dask engine does: scan every part, plan from their sum, add the parts' partials (in the given order)."""
+    plan = paired.Plan.of(reduce(lambda a, b: a + b, [paired.scan(d[:, p]) for p in parts]), TESTS, permutations, resamples)
+    return paired.finish(plan, reduce(lambda a, b: a + b, [paired.partial(d[:, p], keys[p], plan) for p in parts]))
+
+
+def _differences(rng: np.random.Generator, n: int) -> np.ndarray:
+    rows = [
+        rng.normal(0.02, 0.1, n),  # continuous: sampled randomisation, normal Wilcoxon
+        np.round(rng.normal(0.0, 0.2, n), 1),  # few values: ties everywhere
+        np.where(rng.random(n) < 0.9, 0.0, 0.3 - 0.2),  # mostly zero: enumerated randomisation, exact Wilcoxon
+        np.full(n, 0.7 - 0.6),  # constant up to rounding (0.1 and 0.09999999999999998 would differ as floats)
+        np.zeros(n),
+        np.log(np.maximum(rng.random(n), 1e-5)) - np.log(np.maximum(rng.random(n), 1e-5)),  # GMAP's scale
+        rng.normal(0, 1, n) * 1e6,  # sum aggregates: large values
+    ]
+    rows[3][::2] = 0.3 - 0.2
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("n", [12, 257])
+def test_any_partitioning_and_order_gives_the_same_bits(n: int) -> None:
+    rng = np.random.default_rng(n)
+    d = _differences(rng, n)
+    ids = np.array([f"q{i}" for i in range(n)], dtype=object)
+    keys = keyed.query_keys(5, ("ratings", "all"), ids)
+    whole = paired.run_tests(d, keys, TESTS, permutations=3000, resamples=2000)
+    for trial in range(4):
+        order = rng.permutation(n)  # the queries in another order, cut at random places into 1 to 6 parts
+        cuts = np.sort(rng.choice(np.arange(1, n), size=trial + trial // 2, replace=False))
+        parts = np.split(order, cuts)
+        _same(whole, _split(d, keys, parts, 3000, 2000))
+        _same(whole, _split(d, keys, parts[::-1], 3000, 2000))
+
+
+def test_a_querys_draws_follow_its_id_not_its_place() -> None:
+    """Leaving one query out changes no other query's draws (a generator walked along the queries would)."""
+    ids = np.array([f"q{i}" for i in range(50)], dtype=object)
+    keys = keyed.query_keys(1, ("d", "all"), ids)
+    kept = np.arange(50) != 17
+    np.testing.assert_array_equal(keyed.query_keys(1, ("d", "all"), ids[kept]), keys[kept])
+    np.testing.assert_array_equal(keyed.sign_matrix(keys[kept], 100, 70), keyed.sign_matrix(keys, 100, 70)[:, kept])
+    np.testing.assert_array_equal(keyed.poisson_matrix(keys[kept], 9, 30), keyed.poisson_matrix(keys, 9, 30)[:, kept])
+    assert not np.array_equal(keyed.query_keys(2, ("d", "all"), ids), keys)  # the seed matters
+    assert not np.array_equal(keyed.query_keys(1, ("d", "head"), ids), keys)  # and so does the comparison's identity
+
+
+def test_poisson_weights_have_poisson_1_frequencies() -> None:
+    keys = keyed.numbered_keys(0, 2000)
+    w = keyed.poisson_matrix(keys, 0, 500).astype(np.int64).ravel()
+    expected = np.exp(-1) / np.array([1, 1, 2, 6, 24, 120], dtype=np.float64)
+    observed = np.bincount(w, minlength=6)[:6] / w.size
+    assert (np.abs(observed - expected) <= 5 * np.sqrt(expected / w.size)).all(), (observed, expected)
+    signs = keyed.sign_matrix(keys, 0, 500)
+    assert abs(signs.mean() - 0.5) < 5 * np.sqrt(0.25 / signs.size)
+
+
+def test_grid_sums_are_exact_where_float_sums_are_not() -> None:
+    rng = np.random.default_rng(3)
+    d = rng.normal(0, 1, (1, 10_000)) * np.exp(rng.normal(0, 5, 10_000))
+    e = grid.exponent(np.abs(d).max(axis=1))
+    on = grid.on_grid(d, e)
+    bits = grid.limb_bits(3 * d.shape[1])
+    limbs = grid.split_limbs(on, bits)
+    parts = np.array_split(rng.permutation(d.shape[1]), 7)
+    by_parts = sum(limbs[:, :, p].sum(axis=2) for p in parts)
+    assert int(grid.combine_exactly(by_parts, bits)[0]) == sum(int(v) for v in on[0].tolist())
+    assert sum(float(d[0, p].sum()) for p in parts) != float(d.sum())  # the plain float sum depends on the split
