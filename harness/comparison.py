@@ -33,8 +33,9 @@ A comparison's p-value therefore depends on its own per-query differences and id
 adding a system, a measure or a dataset never changes an untouched comparison, and
 neither does the order of the queries or how they are split over partitions (the Dask
 engine adds its partitions' sums). Comparisons over the same queries share one matrix
-product. The Tukey HSD and the system measures' resampling over users still draw from
-a generator seeded with (seed, dataset, segment, a digest of the query set).
+product. The randomised Tukey HSD (permutations of the systems within each query) and the
+system measures' resampling over users (a coin and a Poisson(1) weight per user) are keyed
+the same way.
 """
 
 from __future__ import annotations
@@ -52,7 +53,6 @@ from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.results import MIN_GEO_MEAN, RunResult, aggregate_values
 from harness.stats import keyed, paired
-from harness.stats._counts import resample_counts
 from harness.stats.anova import randomized_tukey_hsd, two_way_anova
 from harness.stats.correction import correct
 
@@ -75,17 +75,6 @@ class CompareSettings:
     extra_pairs: tuple[tuple[str, str], ...] = ()  # always tested, e.g. the release's production vs candidate
     nan: str = "error"  # error | drop
     system_resamples: int = 200  # randomization and bootstrap over users for system measures: cost x run rows
-
-
-def stream(seed: int, *identity: str) -> np.random.Generator:
-    """A generator determined by the seed and the identity strings only (never by position).
-
-    >>> float(stream(1, "ratings", "all", "a", "b").random()) == float(stream(1, "ratings", "all", "a", "b").random())
-    True
-    """
-    digest = hashlib.blake2b("\x1f".join(identity).encode(), digest_size=16).digest()
-    words = np.frombuffer(digest, dtype=np.uint32).tolist()
-    return np.random.default_rng([seed, *words])
 
 
 def _pairs(systems: list[str], settings: CompareSettings) -> list[tuple[str, str]]:
@@ -210,12 +199,12 @@ def _system_measures(a: RunResult, b: RunResult) -> list[Measure]:
     return [m for m in a.system_measures if m in b.system_measures]
 
 
-def _weights(rng: np.random.Generator, n: int, replicates: int) -> np.ndarray:
-    """(replicates x n) bootstrap multiplicities: how often each user is drawn in each resample of n users."""
-    return resample_counts(rng.integers(0, n, size=(replicates, n)), n)
+def _user_keys(settings: CompareSettings, dataset: str, segment: str, queries: np.ndarray, draw: str) -> np.ndarray:
+    """The users' keys for one kind of draw ("swap" coins, "resample" weights): keyed by user, as the paired tests."""
+    return keyed.query_keys(settings.seed, (dataset, segment, "users", draw), queries)
 
 
-def _resampled(result: RunResult, measures: tuple[Measure, ...], queries: np.ndarray, rng: np.random.Generator,
+def _resampled(result: RunResult, measures: tuple[Measure, ...], queries: np.ndarray, keys: np.ndarray,
                replicates: int) -> tuple[dict[Measure, float], dict[Measure, np.ndarray]]:  # fmt: skip
     """A run's system measures on ``queries``: the value, and its value in each bootstrap resample of them."""
     lists = result.lists
@@ -225,10 +214,9 @@ def _resampled(result: RunResult, measures: tuple[Measure, ...], queries: np.nda
     w[0, at] = 1.0
     full = {m: float(REGISTRY.definition(m).compute_system(lists, m, w)[0]) for m in measures}
     samples: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
-    n = len(queries)
     block = max(1, BLOCK_CELLS // max(lists.n_queries, 1))
     for start in range(0, replicates, block):
-        drawn = _weights(rng, n, min(block, replicates - start)) if n else np.zeros((min(block, replicates - start), 0))
+        drawn = keyed.poisson_matrix(keys, start, min(block, replicates - start))  # each user's Poisson(1) weight
         w = np.zeros((drawn.shape[0], lists.n_queries))
         w[:, at] = drawn
         for m in measures:
@@ -264,8 +252,8 @@ def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[st
     out = []
     for segment, mask in result.segment_masks():
         queries = np.sort(result.per_query.query_ids[mask].astype(str)).astype(object)
-        rng = stream(settings.seed, result.dataset, segment, _digest(queries), "users")
-        full, samples = _resampled(result, result.system_measures, queries, rng, settings.system_resamples)
+        keys = _user_keys(settings, result.dataset, segment, queries, "resample")
+        full, samples = _resampled(result, result.system_measures, queries, keys, settings.system_resamples)
         for m in result.system_measures:
             low, high = _centred_interval(full[m], samples[m])
             out.append({"dataset": result.dataset, "system": result.system, "segment": segment, "measure": str(m),
@@ -296,7 +284,7 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
     assert ra.lists is not None and rb.lists is not None
     joined = stack([(ra.lists, _rows(ra, queries)), (rb.lists, _rows(rb, queries))])
     n = len(queries)
-    swaps, resamples = stream(settings.seed, dataset, segment, _digest(queries), "users").spawn(2)
+    swaps, resamples = (_user_keys(settings, dataset, segment, queries, draw) for draw in ("swap", "resample"))
     replicates = settings.system_resamples
     block = max(1, BLOCK_CELLS // max(2 * n, 1))
 
@@ -318,10 +306,10 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
     booted: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
     for start in range(0, replicates, block):
         size = min(block, replicates - start)
-        coin = swaps.integers(0, 2, size=(size, n)).astype(np.float64)
+        coin = keyed.sign_matrix(swaps, start, size)  # 1: the user's two lists swapped in this replicate
         for m, v in difference(1.0 - coin, coin).items():
             swapped[m].append(v)
-        drawn = _weights(resamples, n, size) if n else np.zeros((size, 0))
+        drawn = keyed.poisson_matrix(resamples, start, size)
         for m, v in difference(drawn, np.zeros_like(drawn)).items():
             booted[m].append(v)
     out = []
@@ -350,10 +338,6 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
             row.setdefault(f"p_{test}", nan)
         out.append(row)
     return out
-
-
-def _digest(queries: np.ndarray) -> str:
-    return hashlib.blake2b("\x1f".join(queries.tolist()).encode(), digest_size=16).hexdigest()
 
 
 def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
@@ -474,10 +458,8 @@ def _anova(
         if int(keep.sum()) < 2:
             continue
         data, kept = everything[members][:, :, keep], queries[keep]
-        identity = ["tukey-hsd", *sorted(systems)]
-        if not keep.all():
-            identity.append(hashlib.blake2b("\x1f".join(kept.tolist()).encode(), digest_size=16).hexdigest())
-        tukey = randomized_tukey_hsd(data, stream(settings.seed, dataset, segment, *identity), settings.permutations)
+        keys = keyed.query_keys(settings.seed, (dataset, segment, "tukey-hsd", *sorted(systems)), kept)
+        tukey = randomized_tukey_hsd(data, keys, settings.permutations)
         for g, j in enumerate(members):
             measure = measures[j]
             result = two_way_anova(data[g])

@@ -75,4 +75,38 @@ def poisson_weights(keys, thresholds, first, lo, hi, out):  # type: ignore[no-un
             row[q] = np.float64(w)
 
 
+@njit(cache=True, nogil=True)
+def shuffles(keys, m, first, lo, hi, out):  # type: ignore[no-untyped-def]
+    """out[r, q] for r in lo..hi: a uniformly random permutation of range(m) (int8), query q's in trial first + r.
+
+    Fisher-Yates, step i taking its index from the top bits of mix(key ^ mix(trial) + i) times (i + 1) (Lemire's
+    multiply-shift: a bias below (i + 1) / 2^32, nothing at these sizes).
+    """
+    n = keys.size
+    for r in range(lo, hi):
+        salt = mix(np.uint64(first + r + 1) * GOLDEN ^ np.uint64(0x5851F42D4C957F2D))
+        for q in range(n):
+            row = out[r, q]
+            for i in range(m):
+                row[i] = i
+            for i in range(m - 1, 0, -1):
+                word = mix((keys[q] ^ salt) + np.uint64(i) * GOLDEN) >> np.uint64(32)
+                j = (word * np.uint64(i + 1)) >> np.uint64(32)
+                held = row[i]
+                row[i] = row[j]
+                row[j] = held
+
+
+@njit(cache=True, nogil=True)
+def below(keys, k, first, lo, hi, out):  # type: ignore[no-untyped-def]
+    """out[r, q] for r in lo..hi: query q's uniform integer in [0, k) in trial first + r (multiply-shift of 32 bits)."""
+    n = keys.size
+    for r in range(lo, hi):
+        salt = mix(np.uint64(first + r + 1) * GOLDEN ^ np.uint64(0x5851F42D4C957F2D))
+        row = out[r]
+        for q in range(n):
+            word = mix(keys[q] ^ salt) >> np.uint64(32)
+            row[q] = (word * np.uint64(k)) >> np.uint64(32)
+
+
 LOADED = True

@@ -75,3 +75,28 @@ def combine_exactly(limb_sums: np.ndarray, bits: int) -> np.ndarray:
     for j in range(flat.shape[1]):
         out[j] = sum(int(flat[level, j]) << (level * bits) for level in range(flat.shape[0]))
     return out.reshape(limb_sums.shape[1:])
+
+
+SQUARE_LIMB = 18  # limbs for exact sums of squares: products below 2^36, summed CHUNK at a time in int64
+CHUNK = 1 << 26
+
+
+def integer_sums(x: np.ndarray, magnitude: int = PRECISION) -> tuple[np.ndarray, np.ndarray]:
+    """(sum of x, sum of x^2) per row of int64 ``x`` (|x| <= 2^magnitude), as Python integers (object arrays): exact.
+
+    >>> first, second = integer_sums(np.array([[3, -(1 << 52)]]))
+    >>> int(first[0]) == 3 - 2**52, int(second[0]) == 9 + 2**104
+    (True, True)
+    """
+    rows = x.shape[0]
+    first, second = np.zeros(rows, dtype=object), np.zeros(rows, dtype=object)
+    for start in range(0, max(x.shape[1], 1), CHUNK):
+        limbs = split_limbs(x[:, start : start + CHUNK], SQUARE_LIMB, magnitude).astype(np.int64)
+        count = limbs.shape[0]
+        for i in range(count):
+            first += np.array([int(v) << (SQUARE_LIMB * i) for v in limbs[i].sum(axis=1).tolist()], dtype=object)
+            for j in range(i, count):
+                twice = 1 if i == j else 2
+                products = (limbs[i] * limbs[j]).sum(axis=1).tolist()
+                second += np.array([(twice * int(v)) << (SQUARE_LIMB * (i + j)) for v in products], dtype=object)
+    return first, second

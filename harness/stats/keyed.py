@@ -95,3 +95,23 @@ def numbered_keys(seed: object, n: int) -> np.ndarray:
     seed_number = int(seed) if isinstance(seed, int | np.integer) else int.from_bytes(
         hashlib.blake2b(repr(seed).encode(), digest_size=8).digest(), "little")  # fmt: skip
     return query_keys(seed_number, ("numbered",), pa.array(np.arange(n).astype(str)))
+
+
+def shuffle_matrix(keys: np.ndarray, m: int, first: int, count: int) -> np.ndarray:
+    """(count x n x m) int8: a uniformly random permutation of m systems for every query in trials first .. first + count."""
+    from harness.kernels._parallel import run_split, split, threads
+    from harness.stats._keyed_compiled import shuffles
+
+    out = np.empty((count, keys.size, m), dtype=np.int8)
+    run_split(lambda lo, hi: shuffles(keys, m, first, lo, hi, out), split(np.ones(count), threads()))
+    return out
+
+
+def uniform_matrix(keys: np.ndarray, k: int, first: int, count: int) -> np.ndarray:
+    """(count x n) uint16: each query's uniform integer in [0, k) (k <= 65536) in trials first .. first + count."""
+    from harness.kernels._parallel import run_split, split, threads
+    from harness.stats._keyed_compiled import below
+
+    out = np.empty((count, keys.size), dtype=np.uint16)
+    run_split(lambda lo, hi: below(keys, k, first, lo, hi, out), split(np.ones(count), threads()))
+    return out

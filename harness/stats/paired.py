@@ -82,24 +82,6 @@ def _w_plus_counts(doubled_ranks: tuple[int, ...]) -> np.ndarray:
     return counts
 
 
-def midranks(values: np.ndarray) -> np.ndarray:
-    """1-based ranks, tied values sharing the mean of their ranks (scipy's ``rankdata(method='average')``).
-
-    >>> midranks(np.array([0.3, 0.1, 0.3, 0.2])).tolist()
-    [3.5, 1.0, 3.5, 2.0]
-    """
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
-    new = np.ones(ordered.size, dtype=bool)
-    new[1:] = ordered[1:] != ordered[:-1]
-    group = np.cumsum(new) - 1
-    starts = np.flatnonzero(new)
-    ends = np.append(starts[1:], ordered.size)
-    ranks = np.empty(values.size)
-    ranks[order] = ((starts + 1 + ends) / 2.0)[group]
-    return ranks
-
-
 # ---- randomisation ----------------------------------------------------------------
 
 
@@ -225,10 +207,6 @@ class Plan:
 
 # ---- pass 2: exact partial sums, one partition at a time ------------------------------------------------------
 
-SQUARE_LIMB = 18  # d_int's limbs for the exact sum of squares: products below 2^36, summed CHUNK at a time in int64
-CHUNK = 1 << 26
-
-
 @dataclass(frozen=True)
 class Partial:
     """Pass 2 over some of the queries: integer sums (exact) that add up (``+``) to the whole one's in any order."""
@@ -269,28 +247,12 @@ def _rank_counts(row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return values, positive, np.bincount(where, minlength=values.size).astype(np.int64) - positive
 
 
-def _exact_sums(d_int: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sum of d_int, sum of d_int^2) per row, as Python integers: 3 limbs of 18 bits, products summed in int64."""
-    f = d_int.shape[0]
-    first, second = np.zeros(f, dtype=object), np.zeros(f, dtype=object)
-    for start in range(0, max(d_int.shape[1], 1), CHUNK):
-        limbs = grid.split_limbs(d_int[:, start : start + CHUNK], SQUARE_LIMB).astype(np.int64)
-        count = limbs.shape[0]
-        for i in range(count):
-            first += np.array([int(v) << (SQUARE_LIMB * i) for v in limbs[i].sum(axis=1).tolist()], dtype=object)
-            for j in range(i, count):
-                products = (limbs[i] * limbs[j]).sum(axis=1).tolist()
-                twice = 1 if i == j else 2
-                second += np.array([(twice * int(v)) << (SQUARE_LIMB * (i + j)) for v in products], dtype=object)
-    return first, second
-
-
 def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan) -> Partial:
     """Pass 2 over the queries of ``diffs`` (columns), whose keys (:func:`harness.stats.keyed.query_keys`) are ``keys``."""
     d = _as_2d(diffs)
     f, n = d.shape
     d_int = grid.on_grid(d, plan.e)
-    first, second = _exact_sums(d_int)
+    first, second = grid.integer_sums(d_int)
     ranks = [_rank_counts(row) for row in d] if "wilcoxon" in plan.tests else None
     nonzero = [d_int[i][d_int[i] != 0] if plan.enumerated[i] else d_int[i, :0] for i in range(f)] \
         if plan.enumerated.any() else None  # fmt: skip

@@ -94,3 +94,26 @@ def test_grid_sums_are_exact_where_float_sums_are_not() -> None:
     by_parts = sum(limbs[:, :, p].sum(axis=2) for p in parts)
     assert int(grid.combine_exactly(by_parts, bits)[0]) == sum(int(v) for v in on[0].tolist())
     assert sum(float(d[0, p].sum()) for p in parts) != float(d.sum())  # the plain float sum depends on the split
+
+
+@pytest.mark.parametrize("m", [4, 7])  # 7 systems: shuffled permutations, not drawn from the table of all
+def test_anova_and_tukey_do_not_depend_on_the_queries_order(m: int) -> None:
+    from harness.stats.anova import randomized_tukey_hsd, two_way_anova
+
+    rng = np.random.default_rng(8)
+    x = rng.random((2, m, 300)) + np.linspace(0, 0.1, m)[None, :, None]
+    x[1] = np.round(x[1], 1)  # ties
+    keys = keyed.numbered_keys(4, 300)
+    order = rng.permutation(300)
+    for k in range(2):
+        assert two_way_anova(x[k]) == two_way_anova(x[k][:, order])
+    np.testing.assert_array_equal(randomized_tukey_hsd(x, keys, 2000), randomized_tukey_hsd(x[:, :, order], keys[order], 2000))
+
+
+def test_anova_sums_of_squares_are_exact_where_floats_cancel() -> None:
+    """Systems that differ by a constant 1e-9 on values near 1e3: SS_residual is 0 exactly, F infinite."""
+    from harness.stats.anova import two_way_anova
+
+    base = 1e3 + np.random.default_rng(2).random(50)
+    result = two_way_anova(np.array([base, base + 2.0**-20]))
+    assert result.residual_variance == 0.0 and result.f == float("inf") and result.p == 0.0

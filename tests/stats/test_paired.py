@@ -153,32 +153,8 @@ def test_randomized_tukey_against_exact_enumeration() -> None:
         shuffled = np.array([[x[choice[q][i], q] for q in range(4)] for i in range(3)]).mean(axis=1)
         ranges.append(shuffled.max() - shuffled.min())
     ranges_arr = np.array(ranges)
-    ours = randomized_tukey_hsd(x, np.random.default_rng(0), trials=40_000)
+    ours = randomized_tukey_hsd(x, numbered_keys(0, 4), trials=40_000)
     for i, j in [(0, 1), (0, 2), (1, 2)]:
         exact = np.mean(ranges_arr >= abs(means[i] - means[j]) - 1e-12)
         assert abs(ours[i, j] - exact) < 4 * np.sqrt(exact * (1 - exact) / 40_000) + 1e-4, (i, j, ours[i, j], exact)
     assert ours[0, 1] == ours[1, 0]
-
-
-@pytest.mark.parametrize("seed", range(5))
-def test_midranks_agree_with_scipy(seed: int) -> None:
-    values = np.round(np.random.default_rng(seed).random(50), 1)  # many ties
-    np.testing.assert_array_equal(paired.midranks(values), stats.rankdata(values))
-
-
-def test_resample_counts_compiled_and_bincount_agree_and_a_reused_buffer_is_overwritten(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The compiled count (large blocks) gives numpy's bincount counts exactly, so the choice never moves a p-value."""
-    from harness.stats import _counts
-
-    rng = np.random.default_rng(4)
-    n = 50
-    draws = rng.integers(0, n, size=(30, n), dtype=np.int32)
-    expected = np.array([np.bincount(row, minlength=n) for row in draws], dtype=np.float64)  # one resample at a time
-    assert np.array_equal(_counts.resample_counts(draws, n), expected)  # small: bincount
-    monkeypatch.setattr(_counts, "COMPILED_FROM_DRAWS", 1)
-    buffer = np.full((40, n), 7.0)  # stale numbers from an earlier block, and more rows than this block has
-    counts = _counts.resample_counts(draws, n, buffer)
-    assert np.array_equal(counts, expected) and counts.shape == (30, n)
-    assert np.array_equal(_counts.resample_counts(draws.astype(np.int64), n), expected)  # int64 draws (system measures)
