@@ -66,6 +66,9 @@ class PerQuery:
 def aggregate_values(measure: Measure, values: np.ndarray) -> float:
     """Aggregate one measure's per-query values the way its registry entry says.
 
+    Sums are exact and rounded once (the mean is the correctly rounded mean), so an aggregate
+    never depends on the queries' order, nor on how a cluster split them.
+
     >>> aggregate_values(Measure("AP"), np.array([0.5, 0.25]))
     0.375
     >>> round(aggregate_values(Measure("GMAP"), np.array([0.5, 0.0])), 6)  # floor 1e-5
@@ -79,13 +82,18 @@ def aggregate_values(measure: Measure, values: np.ndarray) -> float:
             return float("nan")
     if values.size == 0:
         return 0.0
-    if kind == "sum":
-        return float(values.sum())
     if kind == "count":
         return float(values.size)
+    if not np.isfinite(values).all():  # NaN or infinite: no exact sum, and the float one is as undefined
+        return float(values.sum() if kind == "sum" else values.mean())
+    # exact sums, rounded once: the aggregate of a set of queries, in any order or partitioning
+    from harness.stats.grid import float_total, total_over
+
+    if kind == "sum":
+        return total_over(float_total(values), 1)
     if kind == "gmean":
-        return float(np.exp(np.log(np.maximum(values, MIN_GEO_MEAN)).mean()))
-    return float(values.mean())
+        return float(np.exp(total_over(float_total(np.log(np.maximum(values, MIN_GEO_MEAN))), values.size)))
+    return total_over(float_total(values), values.size)
 
 
 class Aggregates(dict[Measure, float]):
@@ -182,12 +190,20 @@ def mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float,
     n = values.size
     if n == 0:
         return float("nan"), float("nan"), float("nan")
-    mean = float(values.mean())
+    if not np.isfinite(values).all():
+        return float(values.mean()), float("nan"), float("nan")
+    from harness.stats import grid
+
+    mean = grid.total_over(grid.float_total(values), n)  # exact sums, as the aggregates: in any order, the same bits
     if n < 2:
         return mean, float("nan"), float("nan")
     from scipy import special
 
-    half = float(special.stdtrit(n - 1, 0.5 + confidence / 2) * values.std(ddof=1) / np.sqrt(n))
+    e = grid.exponent(np.abs(values).max(keepdims=True))
+    first, second = grid.integer_sums(grid.on_grid(values[None, :], e))
+    s1, s2 = int(first[0]), int(second[0])
+    variance = (n * s2 - s1 * s1) / (n * (n - 1)) * float(np.ldexp(1.0, 2 * (int(e[0]) - grid.PRECISION)))
+    half = float(special.stdtrit(n - 1, 0.5 + confidence / 2) * np.sqrt(variance / n))
     return mean, mean - half, mean + half
 
 
