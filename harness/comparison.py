@@ -40,7 +40,6 @@ the same way.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
@@ -156,27 +155,11 @@ def compare(
         for segment, _ in by_system[systems[0]].segment_masks():
             shared = {s: _segment_queries(by_system[s], segment) for s in systems}
             start = len(rows)
-            items: list[_Item] = []
-            for a, b in _pairs(systems, settings):
-                queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
-                va, vb = _values(by_system[a], queries, measures), _values(by_system[b], queries, measures)
-                if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped below
-                    strict = np.array([not REGISTRY.definition(m).undefined_skipped for m in measures], dtype=bool)
-                    _check_nan(dataset, segment, a, measures, np.where(strict[:, None], va, 0.0), queries)
-                    _check_nan(dataset, segment, b, measures, np.where(strict[:, None], vb, 0.0), queries)
-                nan = np.isnan(va) | np.isnan(vb)  # under nan: drop, a measure with NaN is tested on its own queries
-                for j, measure in enumerate(measures):
-                    keep = ~nan[j]
-                    items.append(_Item((a, b), measure, va[j, keep], vb[j, keep], queries[keep], int(nan[j].sum())))
-            tested: dict[int, dict[str, Any]] = {}
-            for group in _by_query_set(items).values():
-                for index, row in zip(
-                    group, _test_items(dataset, segment, [items[i] for i in group], settings), strict=True
-                ):
-                    tested[index] = row
-                for _ in {items[i].pair for i in group}:
-                    advance()
-            rows.extend(tested[i] for i in range(len(items)))  # pair, then measure order
+            pairs = _pairs(systems, settings)
+            block = _paired_block(dataset, segment, by_system, pairs, measures, shared, settings)
+            rows.extend(paired_rows(dataset, segment, block, settings))  # pair, then measure order
+            for _ in pairs:
+                advance()
             for a, b in _pairs(systems, settings):
                 queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
                 if _system_measures(by_system[a], by_system[b]):
@@ -347,70 +330,95 @@ def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...
 
 
 @dataclass(frozen=True)
-class _Item:
-    """One comparison: a pair on a measure, over the queries it is tested on."""
+class PairedBlock:
+    """The paired comparisons of one (dataset, segment): one row per pair x measure, tested together.
 
-    pair: tuple[str, str]
-    measure: Measure
-    va: np.ndarray
-    vb: np.ndarray
-    queries: np.ndarray
-    n_dropped_nan: int
+    ``tested``: every test of every row (each on its own queries: those both systems were
+    evaluated on, less the NaN a measure leaves undefined); ``mean_a``, ``mean_b``: both
+    aggregates over those queries; ``dropped``: the queries left out for NaN.
+    """
 
-
-def _by_query_set(items: list[_Item]) -> dict[str, list[int]]:
-    """Item indexes grouped by the identity of their query set (a digest of the ids): one block of draws each."""
-    groups: dict[str, list[int]] = {}
-    for i, item in enumerate(items):
-        key = hashlib.blake2b("\x1f".join(item.queries.tolist()).encode(), digest_size=16).hexdigest()
-        groups.setdefault(key, []).append(i)
-    return groups
+    specs: list[tuple[tuple[str, str], Measure]]
+    tested: paired.Tested
+    mean_a: np.ndarray
+    mean_b: np.ndarray
+    dropped: np.ndarray
 
 
-def _test_items(dataset: str, segment: str, items: list[_Item], settings: CompareSettings) -> list[dict[str, Any]]:
-    """Every test on a block of comparisons over the same queries, all at once.
+def _paired_block(dataset: str, segment: str, by_system: dict[str, RunResult], pairs: list[tuple[str, str]],
+                  measures: tuple[Measure, ...], shared: dict[str, set[str]],
+                  settings: CompareSettings) -> PairedBlock:  # fmt: skip
+    """Every pair x measure of a segment as rows over the union of the pairs' queries, each row masked to its own.
 
     Each query's random signs and Poisson weights are keyed by (seed, dataset, segment,
-    query id) (:mod:`harness.stats.keyed`), shared by the block's rows; a row's p-value
-    depends on its own differences and those draws only, so no other system, measure,
-    dataset or query changes it, and the sums are exact (:mod:`harness.stats.grid`), so
-    neither does the queries' order or partitioning.
+    query id) (:mod:`harness.stats.keyed`), shared by every row; a row's p-values depend on
+    its own differences and those draws only, so no other system, measure, dataset or query
+    changes them, and the sums are exact (:mod:`harness.stats.grid`), so neither does the
+    queries' order or partitioning.
     """
-    n = items[0].va.size
-    diffs = np.array([_test_scale(i.measure, i.vb) - _test_scale(i.measure, i.va) for i in items]).reshape(len(items), n)
-    keys = keyed.query_keys(settings.seed, (dataset, segment), items[0].queries)
-    tested = paired.run_tests(diffs, keys, tuple(dict.fromkeys(("t", "bootstrap", *settings.tests))),
-                              settings.permutations, settings.resamples)  # fmt: skip
+    members = list(dict.fromkeys(s for pair in pairs for s in pair))
+    union = np.array(sorted(set().union(*(shared[s] for s in members))), dtype=object)
+    values, evaluated = {}, {}
+    for system in members:
+        present = np.isin(union, np.array(sorted(shared[system]), dtype=object))
+        grid_values = np.full((len(measures), union.size), np.nan)
+        grid_values[:, present] = _values(by_system[system], union[present], measures)
+        values[system], evaluated[system] = grid_values, present
+    strict = np.array([not REGISTRY.definition(m).undefined_skipped for m in measures], dtype=bool)
+    specs, diffs, masks, mean_a, mean_b, dropped = [], [], [], [], [], []
+    for a, b in pairs:
+        both = evaluated[a] & evaluated[b]
+        va, vb = values[a][:, both], values[b][:, both]
+        if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped below
+            _check_nan(dataset, segment, a, measures, np.where(strict[:, None], va, 0.0), union[both])
+            _check_nan(dataset, segment, b, measures, np.where(strict[:, None], vb, 0.0), union[both])
+        for j, measure in enumerate(measures):
+            defined = both & ~np.isnan(values[a][j]) & ~np.isnan(values[b][j])  # nan: drop tests on the rest
+            specs.append(((a, b), measure))
+            diffs.append(np.where(defined, _test_scale(measure, values[b][j]) - _test_scale(measure, values[a][j]), 0.0))
+            masks.append(defined)
+            mean_a.append(aggregate_values(measure, values[a][j][defined]))
+            mean_b.append(aggregate_values(measure, values[b][j][defined]))
+            dropped.append(int(both.sum() - defined.sum()))
+    shape = (len(specs), union.size)
+    keys = keyed.query_keys(settings.seed, (dataset, segment), union)
+    tested = paired.run_tests(np.array(diffs).reshape(shape), keys, tuple(dict.fromkeys(("t", "bootstrap", *settings.tests))),
+                              settings.permutations, settings.resamples, mask=np.array(masks).reshape(shape))  # fmt: skip
+    return PairedBlock(specs, tested, np.array(mean_a), np.array(mean_b), np.array(dropped, dtype=np.int64))
+
+
+def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: CompareSettings) -> list[dict[str, Any]]:
+    """The comparison rows of a tested block (however it was computed: here, or from a cluster's partial sums)."""
+    specs, tested, mean_a, mean_b, dropped = block.specs, block.tested, block.mean_a, block.mean_b, block.dropped
     t, boot = tested.t, tested.bootstrap
     p: dict[str, np.ndarray] = {"t": t.p, "bootstrap": boot.p, "wilcoxon": tested.wilcoxon,
                                 "randomization": tested.randomization}  # fmt: skip
     nonzero = tested.nonzero
     floors = {
-        "t": np.zeros(len(items)),
+        "t": np.zeros(len(specs)),
         "wilcoxon": np.where(nonzero <= paired.WILCOXON_EXACT_MAX, paired.exact_sign_floor(nonzero), 0.0),
         "randomization": paired.randomization_floor(nonzero, settings.permutations),
-        "bootstrap": np.full(len(items), paired.bootstrap_floor(settings.resamples)),
+        "bootstrap": np.full(len(specs), paired.bootstrap_floor(settings.resamples)),
     }
-    effect = tested.effect_size
-    wins, ties, losses = paired.win_tie_loss(diffs)
+    wins, losses = tested.positive, tested.nonzero - tested.positive
+    ties = tested.n - tested.nonzero
     out = []
-    for i, item in enumerate(items):
-        (a, b), measure = item.pair, item.measure
+    for i, ((a, b), measure) in enumerate(specs):
         definition = REGISTRY.definition(measure)
         higher = definition.higher(measure)
-        mean_a, mean_b = aggregate_values(measure, item.va), aggregate_values(measure, item.vb)
-        to_scale = _interval_mapping(definition.aggregate, n, mean_a)
+        n = int(tested.n[i])
+        to_scale = _interval_mapping(definition.aggregate, n, float(mean_a[i]))
         row: dict[str, Any] = {
             "dataset": dataset, "segment": segment, "measure": str(measure), "system_a": a, "system_b": b,
             "aggregate": definition.aggregate,
-            "mean_a": mean_a if n else float("nan"), "mean_b": mean_b if n else float("nan"),
-            "delta": (mean_b - mean_a) if n else float("nan"),
+            "mean_a": float(mean_a[i]) if n else float("nan"), "mean_b": float(mean_b[i]) if n else float("nan"),
+            "delta": float(mean_b[i] - mean_a[i]) if n else float("nan"),
             "ci_low": to_scale(float(t.ci_low[i])), "ci_high": to_scale(float(t.ci_high[i])),
             "ci_low_t": to_scale(float(t.ci_low[i])), "ci_high_t": to_scale(float(t.ci_high[i])),
             "ci_low_bootstrap": to_scale(float(boot.ci_low[i])), "ci_high_bootstrap": to_scale(float(boot.ci_high[i])),
-            "effect_size": float(effect[i]), "higher_is_better": higher,
+            "effect_size": float(tested.effect_size[i]), "higher_is_better": higher,
             "wins": int(wins[i] if higher else losses[i]), "ties": int(ties[i]), "losses": int(losses[i] if higher else wins[i]),
-            "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": item.n_dropped_nan,
+            "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": int(dropped[i]),
             "p_tukey_hsd": float("nan"), "n_queries_tukey": 0,
             "p_floor": float(floors[settings.primary][i]),
         }  # fmt: skip

@@ -142,30 +142,37 @@ class BootstrapResult:
 
 @dataclass(frozen=True)
 class Scan:
-    """Per row: the number of queries, of non-zero and of positive differences, and the largest and smallest one.
-    Partitions' scans add up (``+``) to the whole one, exactly."""
+    """Per row: the number of queries, of non-zero and of positive differences, and the largest and smallest
+    difference (-inf and inf for a row without queries). Partitions' scans add up (``+``) to the whole one, exactly."""
 
-    n: int
+    n: np.ndarray
     nonzero: np.ndarray
     positive: np.ndarray
     high: np.ndarray
     low: np.ndarray
 
     def __add__(self, other: Scan) -> Scan:
-        if not self.n or not other.n:
-            return other if not self.n else self
         return Scan(self.n + other.n, self.nonzero + other.nonzero, self.positive + other.positive,
                     np.maximum(self.high, other.high), np.minimum(self.low, other.low))  # fmt: skip
 
 
-def scan(diffs: np.ndarray) -> Scan:
-    """Pass 1 over (F, n) differences."""
-    d = _as_2d(diffs)
-    f, n = d.shape
-    if not n:
-        zeros = np.zeros(f, dtype=np.int64)
-        return Scan(0, zeros, zeros.copy(), np.zeros(f), np.zeros(f))
-    return Scan(n, (d != 0).sum(axis=1), (d > 0).sum(axis=1), d.max(axis=1), d.min(axis=1))
+def _masked(diffs: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """(differences with the left-out queries' set to 0, mask): a 0 adds nothing to any sum but the counts."""
+    d = np.asarray(diffs, dtype=np.float64)
+    d = d[None, :] if d.ndim == 1 else d
+    if mask is None:
+        return _as_2d(d), np.ones(d.shape, dtype=bool)
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), d.shape)
+    return _as_2d(np.where(mask, d, 0.0)), mask
+
+
+def scan(diffs: np.ndarray, mask: np.ndarray | None = None) -> Scan:
+    """Pass 1 over (F, n) differences; ``mask`` (F, n): the queries each row is tested on (default: all)."""
+    d, mask = _masked(diffs, mask)
+    with np.errstate(invalid="ignore"):
+        high = np.where(mask, d, -np.inf).max(axis=1, initial=-np.inf)
+        low = np.where(mask, d, np.inf).min(axis=1, initial=np.inf)
+    return Scan(mask.sum(axis=1), (d != 0).sum(axis=1), (d > 0).sum(axis=1), high, low)
 
 
 @dataclass(frozen=True)
@@ -184,6 +191,8 @@ class Plan:
 
     @classmethod
     def of(cls, whole: Scan, tests: tuple[str, ...] = TESTS, permutations: int = 10_000, resamples: int = 10_000) -> Plan:
+        empty = whole.n == 0
+        whole = Scan(whole.n, whole.nonzero, whole.positive, np.where(empty, 0.0, whole.high), np.where(empty, 0.0, whole.low))
         e = grid.exponent(np.maximum(np.abs(whole.high), np.abs(whole.low)))
         high, low = grid.on_grid(whole.high[:, None], e)[:, 0], grid.on_grid(whole.low[:, None], e)[:, 0]
         centre = (high + low) >> 1  # the midrange: an order-free centre, within the range's half of every value
@@ -201,8 +210,14 @@ class Plan:
         return np.maximum(high - self.centre, self.centre - low).astype(np.float64)
 
     @property
-    def bootstrapped(self) -> bool:
-        return "bootstrap" in self.tests and self.scan.n >= BOOTSTRAP_MIN_QUERIES
+    def bootstrapped(self) -> np.ndarray:
+        """The rows the bootstrap is computed for (enough queries)."""
+        return ("bootstrap" in self.tests) & (self.scan.n >= BOOTSTRAP_MIN_QUERIES)
+
+    @property
+    def most(self) -> int:
+        """The most queries of any row: what bounds every sum."""
+        return int(self.scan.n.max(initial=0))
 
 
 # ---- pass 2: exact partial sums, one partition at a time ------------------------------------------------------
@@ -217,7 +232,7 @@ class Partial:
     nonzero: list[np.ndarray] | None  # per enumerated row: its non-zero d_int
     flips: np.ndarray | None  # (L, B, sampled): sum over queries of sign bit * limb of d_int
     flip_totals: np.ndarray | None  # (L, sampled): sum of the limbs
-    weight: np.ndarray | None  # (B,): sum of the Poisson weights
+    weight: np.ndarray | None  # (B, F): sum of the Poisson weights of each row's queries
     moments: np.ndarray | None  # (2, L, B, F): sum of weight * limb of (d_int - centre), then of its grid square
 
     def __add__(self, other: Partial) -> Partial:
@@ -247,9 +262,10 @@ def _rank_counts(row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return values, positive, np.bincount(where, minlength=values.size).astype(np.int64) - positive
 
 
-def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan) -> Partial:
-    """Pass 2 over the queries of ``diffs`` (columns), whose keys (:func:`harness.stats.keyed.query_keys`) are ``keys``."""
-    d = _as_2d(diffs)
+def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None = None) -> Partial:
+    """Pass 2 over the queries of ``diffs`` (columns), whose keys (:func:`harness.stats.keyed.query_keys`) are ``keys``;
+    ``mask`` as in :func:`scan`."""
+    d, mask = _masked(diffs, mask)
     f, n = d.shape
     d_int = grid.on_grid(d, plan.e)
     first, second = grid.integer_sums(d_int)
@@ -257,7 +273,7 @@ def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan) -> Partial:
     nonzero = [d_int[i][d_int[i] != 0] if plan.enumerated[i] else d_int[i, :0] for i in range(f)] \
         if plan.enumerated.any() else None  # fmt: skip
     flips = flip_totals = weight = moments = None
-    whole_n = plan.scan.n
+    whole_n = plan.most
     if plan.sampled.size:
         bits = grid.limb_bits(3 * whole_n)  # 2 * flips - totals stays exact
         limbs = grid.split_limbs(d_int[plan.sampled], bits)  # (L, S, n)
@@ -270,23 +286,24 @@ def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan) -> Partial:
             size = min(_block(n), plan.permutations - start)
             flips[start : start + size] = keyed.sign_matrix(keys, start, size, buffer) @ stacked
         flips = flips.reshape(plan.permutations, count, -1).transpose(1, 0, 2).copy()
-    if plan.bootstrapped:
+    if plan.bootstrapped.any():
         bits = grid.limb_bits(keyed.MAX_WEIGHT * whole_n)
-        centred = d_int - plan.centre[:, None]  # |.| <= 2^53
+        centred = np.where(mask, d_int - plan.centre[:, None], 0)  # |.| <= 2^53; a left-out query adds nothing
         as_float = centred.astype(np.float64)  # exact
         square = np.rint(np.ldexp(as_float * as_float, (grid.PRECISION - plan.e_square)[:, None])).astype(np.int64)
         limbs = np.concatenate([grid.split_limbs(centred, bits, grid.PRECISION + 1), grid.split_limbs(square, bits)])
         count = limbs.shape[0]
-        stacked = np.ones((n, count * f + 1))  # the last column counts the draws (the resample's size)
-        stacked[:, :-1] = limbs.transpose(2, 0, 1).reshape(n, -1)
-        sums = np.empty((plan.resamples, count * f + 1))
+        stacked = np.empty((n, (count + 1) * f))  # the last f columns count each row's draws (its resample's size)
+        stacked[:, : count * f] = limbs.transpose(2, 0, 1).reshape(n, -1)
+        stacked[:, count * f :] = mask.T
+        sums = np.empty((plan.resamples, (count + 1) * f))
         buffer = np.empty((min(_block(n), plan.resamples), n))
         for start in range(0, plan.resamples, _block(n)):
             size = min(_block(n), plan.resamples - start)
             sums[start : start + size] = keyed.poisson_matrix(keys, start, size, buffer) @ stacked
-        weight = sums[:, -1].copy()
+        weight = sums[:, count * f :].copy()
         half = grid.n_limbs(bits, grid.PRECISION + 1)
-        sums = sums[:, :-1].reshape(plan.resamples, count, f).transpose(1, 0, 2)
+        sums = sums[:, : count * f].reshape(plan.resamples, count, f).transpose(1, 0, 2)
         moments = np.zeros((2, max(half, count - half), plan.resamples, f))
         moments[0, :half], moments[1, : count - half] = sums[:half], sums[half:]
     return Partial(first, second, ranks, nonzero, flips, flip_totals, weight, moments)
@@ -305,6 +322,8 @@ class Tested:
     bootstrap: BootstrapResult
     effect_size: np.ndarray
     nonzero: np.ndarray
+    positive: np.ndarray  # differences > 0
+    n: np.ndarray  # queries tested
 
 
 def finish(plan: Plan, whole: Partial, confidence: float = 0.95) -> Tested:
@@ -312,34 +331,34 @@ def finish(plan: Plan, whole: Partial, confidence: float = 0.95) -> Tested:
     from scipy import special  # the distributions themselves: scipy.stats costs a second to import
 
     n, f = plan.scan.n, plan.e.size
-    nan = np.full(f, np.nan)
     scale = np.ldexp(1.0, plan.e - grid.PRECISION)  # one grid step, per row
     largest = np.maximum(np.abs(plan.scan.high), np.abs(plan.scan.low))
     zero = plan.scan.nonzero == 0
-    mean = np.array([float(s) / n for s in whole.first.tolist()]) * scale if n else nan.copy()
-    if n >= 2:  # the variance from exact sums: n * S2 - S1^2 is an exact integer, divided once
-        var = np.array([(n * s2 - s1 * s1) / (n * (n - 1)) for s1, s2 in zip(whole.first.tolist(), whole.second.tolist(),
-                                                                                 strict=True)]) * scale * scale  # fmt: skip
-        sd = np.sqrt(var)
-        constant = sd <= ZERO_SD * largest
-        se = np.where(constant, 0.0, sd / np.sqrt(n))
+    counts = n.tolist()
+    mean = np.array([float(s) / k if k else np.nan for s, k in zip(whole.first.tolist(), counts, strict=True)]) * scale
+    # the variance from exact sums: n * S2 - S1^2 is an exact integer, divided once
+    var = np.array([(k * s2 - s1 * s1) / (k * (k - 1)) if k >= 2 else np.nan
+                    for s1, s2, k in zip(whole.first.tolist(), whole.second.tolist(), counts, strict=True)])  # fmt: skip
+    var = var * scale * scale
+    sd = np.sqrt(var)
+    enough = n >= 2
+    constant = ~enough | (sd <= ZERO_SD * largest)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.where(enough, np.where(constant, 0.0, sd / np.sqrt(n)), np.nan)
         exact_mean = np.where(constant & (np.abs(mean) <= ZERO_SD * largest), 0.0, mean)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(se > 0, mean / se, np.where(exact_mean == 0, 0.0, np.sign(mean) * np.inf))
-        p_t = 2 * special.stdtr(n - 1, -np.abs(t))  # two-sided tail of Student's t
-        half = special.stdtrit(n - 1, 0.5 + confidence / 2) * se
-        t_result = TResult(t, p_t, mean - half, mean + half)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            effect = np.where(zero, 0.0, np.where(constant, np.nan, mean / sd))
-    else:
-        sd, se, constant = nan.copy(), nan.copy(), np.ones(f, dtype=bool)
-        t_result = TResult(nan, nan, nan, nan)
-        effect = np.where(zero & (n > 0), 0.0, nan)
+        t = np.where(se > 0, mean / se, np.where(exact_mean == 0, 0.0, np.sign(mean) * np.inf))
+        df = np.maximum(n - 1, 1)
+        p_t = 2 * special.stdtr(df, -np.abs(t))  # two-sided tail of Student's t
+        half = special.stdtrit(df, 0.5 + confidence / 2) * se
+        effect = np.where(zero & (n > 0), 0.0, np.where(constant, np.nan, mean / sd))
+    nan = np.full(f, np.nan)
+    t_result = TResult(np.where(enough, t, nan), np.where(enough, p_t, nan), np.where(enough, mean - half, nan),
+                       np.where(enough, mean + half, nan))  # fmt: skip
     p_wilcoxon = np.array([_wilcoxon_from_counts(*r) for r in whole.ranks]) if whole.ranks is not None else nan
     p_random = _randomization(plan, whole, mean, n) if "randomization" in plan.tests else nan
-    boot = _bootstrap(plan, whole, mean, sd, se, scale, largest, confidence) if plan.bootstrapped else \
+    boot = _bootstrap(plan, whole, mean, sd, se, scale, largest, confidence) if plan.bootstrapped.any() else \
         BootstrapResult(nan, nan.copy(), nan.copy())  # fmt: skip
-    return Tested(t_result, p_wilcoxon, p_random, boot, effect, plan.scan.nonzero)
+    return Tested(t_result, p_wilcoxon, p_random, boot, effect, plan.scan.nonzero, plan.scan.positive, plan.scan.n)
 
 
 def _wilcoxon_from_counts(values: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> float:
@@ -369,14 +388,12 @@ def _wilcoxon_from_counts(values: np.ndarray, positive: np.ndarray, negative: np
     return float(min(1.0, 2 * special.ndtr(-abs(z))))
 
 
-def _randomization(plan: Plan, whole: Partial, mean: np.ndarray, n: int) -> np.ndarray:
+def _randomization(plan: Plan, whole: Partial, mean: np.ndarray, n: np.ndarray) -> np.ndarray:
     f = plan.e.size
     p = np.ones(f)
-    if not n:
-        return p
-    observed = np.abs(mean)
+    observed = np.abs(np.where(n > 0, mean, 0.0))
     threshold = _tolerance(observed)
-    scale = np.ldexp(1.0, plan.e - grid.PRECISION) / n
+    scale = np.ldexp(1.0, plan.e - grid.PRECISION) / np.maximum(n, 1)
     for i in np.flatnonzero(plan.enumerated).tolist():
         assert whole.nonzero is not None
         values = np.sort(whole.nonzero[i])  # integers: the sums are exact, in any order
@@ -384,11 +401,11 @@ def _randomization(plan: Plan, whole: Partial, mean: np.ndarray, n: int) -> np.n
         p[i] = float((stats >= threshold[i]).sum()) / stats.size
     if plan.sampled.size:
         assert whole.flips is not None and whole.flip_totals is not None
-        bits = grid.limb_bits(3 * n)
+        bits = grid.limb_bits(3 * plan.most)
         flipped = grid.combine(2.0 * whole.flips - whole.flip_totals[:, None, :], bits)  # exact limbs, one rounding
         stats = np.abs(flipped) * scale[plan.sampled]
         at_least = (stats >= threshold[plan.sampled]).sum(axis=0)
-        p[plan.sampled] = (at_least + 1) / (plan.permutations + 1)
+        p[plan.sampled] = np.where(n[plan.sampled] > 0, (at_least + 1) / (plan.permutations + 1), 1.0)
     return p
 
 
@@ -396,12 +413,12 @@ def _bootstrap(plan: Plan, whole: Partial, mean: np.ndarray, sd: np.ndarray, se:
                largest: np.ndarray, confidence: float) -> BootstrapResult:  # fmt: skip
     assert whole.moments is not None and whole.weight is not None
     n = plan.scan.n
-    bits = grid.limb_bits(keyed.MAX_WEIGHT * n)
-    drawn = whole.weight[:, None]  # the resample's size: Poisson(n)
+    bits = grid.limb_bits(keyed.MAX_WEIGHT * plan.most)
+    drawn = whole.weight  # (B, F): each row's resample size, Poisson(n)
     first = grid.combine(whole.moments[0], bits) * scale  # sum of w * (d - centre)
     second = grid.combine(whole.moments[1], bits) * np.ldexp(1.0, plan.e_square - grid.PRECISION) * scale * scale
-    centred_mean = np.array([float(s - n * int(c)) / n for s, c in zip(whole.first.tolist(), plan.centre.tolist(),
-                                                                       strict=True)]) * scale  # fmt: skip
+    centred_mean = np.array([float(s - k * int(c)) / max(k, 1) for s, c, k in zip(whole.first.tolist(), plan.centre.tolist(),
+                                                                                 n.tolist(), strict=True)]) * scale  # fmt: skip
     with np.errstate(divide="ignore", invalid="ignore"):
         resampled = first / drawn  # mean* - centre
         shift = resampled - centred_mean
@@ -423,27 +440,31 @@ def _bootstrap(plan: Plan, whole: Partial, mean: np.ndarray, sd: np.ndarray, se:
     with np.errstate(invalid="ignore"):
         half = np.where(se > 0, q * se, 0.0)
     p = np.where(plan.scan.nonzero == 0, 1.0, p)
-    return BootstrapResult(p, mean - half, mean + half)
+    kept = plan.bootstrapped
+    return BootstrapResult(np.where(kept, p, np.nan), np.where(kept, mean - half, np.nan), np.where(kept, mean + half, np.nan))
 
 
 def run_tests(diffs: np.ndarray, keys: np.ndarray | None = None, tests: tuple[str, ...] = TESTS, permutations: int = 10_000,
-              resamples: int = 10_000, confidence: float = 0.95) -> Tested:  # fmt: skip
+              resamples: int = 10_000, confidence: float = 0.95, mask: np.ndarray | None = None) -> Tested:  # fmt: skip
     """Every test over (F, n) differences whose queries have ``keys``, in one process: the three passes in turn.
+
+    ``mask`` (F, n): the queries each row is tested on (default: all); a row's result is
+    then that of its own queries alone, bit for bit.
 
     >>> keys = keyed.query_keys(1, ("demo",), np.array(["q1", "q2", "q3"], dtype=object))
     >>> r = run_tests(np.array([0.1, 0.2, 0.3]), keys, ("t", "randomization"))
     >>> round(float(r.t.statistic[0]), 4), round(float(r.t.p[0]), 4), r.randomization.tolist()   # 2 of 8 flips
     (3.4641, 0.0742, [0.25])
     """
-    d = _as_2d(diffs)
+    d, mask = _masked(diffs, mask)
     if keys is None:
         if any(test in tests for test in ("randomization", "bootstrap")):
             raise ValueError("the resampling tests need each query's key (harness.stats.keyed.query_keys)")
         keys = np.zeros(d.shape[1], dtype=np.uint64)
     if keys.shape != (d.shape[1],):
         raise ValueError(f"{keys.size} keys for {d.shape[1]} queries")
-    plan = Plan.of(scan(d), tests, permutations, resamples)
-    return finish(plan, partial(d, keys, plan), confidence)
+    plan = Plan.of(scan(d, mask), tests, permutations, resamples)
+    return finish(plan, partial(d, keys, plan, mask), confidence)
 
 
 def paired_t(diffs: np.ndarray, confidence: float = 0.95) -> TResult:

@@ -24,12 +24,17 @@ def _same(one: paired.Tested, two: paired.Tested) -> None:
     np.testing.assert_array_equal(one.wilcoxon, two.wilcoxon, strict=True)
     np.testing.assert_array_equal(one.randomization, two.randomization, strict=True)
     np.testing.assert_array_equal(one.effect_size, two.effect_size, strict=True)
+    for name in ("nonzero", "positive", "n"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(two, name), strict=True)
 
 
-def _split(d: np.ndarray, keys: np.ndarray, parts: list[np.ndarray], permutations: int, resamples: int) -> paired.Tested:
+def _split(d: np.ndarray, keys: np.ndarray, parts: list[np.ndarray], permutations: int, resamples: int,
+           mask: np.ndarray | None = None) -> paired.Tested:  # fmt: skip
     """What the Dask engine does: scan every part, plan from their sum, add the parts' partials (in the given order)."""
-    plan = paired.Plan.of(reduce(lambda a, b: a + b, [paired.scan(d[:, p]) for p in parts]), TESTS, permutations, resamples)
-    return paired.finish(plan, reduce(lambda a, b: a + b, [paired.partial(d[:, p], keys[p], plan) for p in parts]))
+    mask = np.ones(d.shape, dtype=bool) if mask is None else mask
+    scans = [paired.scan(d[:, p], mask[:, p]) for p in parts]
+    plan = paired.Plan.of(reduce(lambda a, b: a + b, scans), TESTS, permutations, resamples)
+    return paired.finish(plan, reduce(lambda a, b: a + b, [paired.partial(d[:, p], keys[p], plan, mask[:, p]) for p in parts]))
 
 
 def _differences(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -59,6 +64,33 @@ def test_any_partitioning_and_order_gives_the_same_bits(n: int) -> None:
         parts = np.split(order, cuts)
         _same(whole, _split(d, keys, parts, 3000, 2000))
         _same(whole, _split(d, keys, parts[::-1], 3000, 2000))
+
+
+def _row(tested: paired.Tested, i: int) -> paired.Tested:
+    t, b = tested.t, tested.bootstrap
+    return paired.Tested(paired.TResult(t.statistic[i : i + 1], t.p[i : i + 1], t.ci_low[i : i + 1], t.ci_high[i : i + 1]),
+                         tested.wilcoxon[i : i + 1], tested.randomization[i : i + 1],
+                         paired.BootstrapResult(b.p[i : i + 1], b.ci_low[i : i + 1], b.ci_high[i : i + 1]),
+                         tested.effect_size[i : i + 1], tested.nonzero[i : i + 1], tested.positive[i : i + 1],
+                         tested.n[i : i + 1])  # fmt: skip
+
+
+def test_a_masked_row_is_its_own_queries_alone_in_any_partitioning() -> None:
+    """Rows tested on their own queries (NaN dropped, queries a system lacks) share one block of draws, exactly."""
+    rng = np.random.default_rng(21)
+    n = 120
+    d = _differences(rng, n)
+    mask = rng.random(d.shape) < 0.8
+    mask[4] = False  # a row with no query at all
+    mask[2, :] = np.arange(n) < 9  # too few for the bootstrap
+    d[~mask & (rng.random(d.shape) < 0.5)] = np.nan  # left-out values may be NaN
+    keys = keyed.numbered_keys(3, n)
+    together = paired.run_tests(d, keys, TESTS, 2000, 1000, mask=mask)
+    for i in range(d.shape[0]):
+        alone = paired.run_tests(d[i][mask[i]], keys[mask[i]], TESTS, 2000, 1000)
+        _same(_row(together, i), alone)
+    parts = np.array_split(rng.permutation(n), 4)
+    _same(together, _split(d, keys, parts, 2000, 1000, mask))
 
 
 def test_a_querys_draws_follow_its_id_not_its_place() -> None:
