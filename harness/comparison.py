@@ -111,19 +111,6 @@ def _on_test_scale(measures: tuple[Measure, ...], values: np.ndarray) -> np.ndar
     return np.array([_test_scale(m, row) for m, row in zip(measures, values, strict=True)]).reshape(values.shape)
 
 
-def _check_nan(
-    dataset: str, segment: str, system: str, measures: tuple[Measure, ...], values: np.ndarray, queries: np.ndarray
-) -> None:
-    bad = np.argwhere(np.isnan(values))
-    if bad.size:
-        j, q = bad[0]
-        raise ComparisonError(
-            f"{system} has no value (NaN) for {measures[j]} on query {queries[q]!r} of dataset {dataset!r}"
-            f" (segment {segment}, {len(bad)} NaN value(s) in all): a paired test cannot use it",
-            hint="fix the run or the measure, or set stats.nan: drop to leave such queries out of that comparison",
-        )
-
-
 def count_blocks(results: list[RunResult], settings: CompareSettings) -> int:
     """How many (dataset, segment, pair) blocks :func:`compare` tests: its unit of progress."""
     total = 0
@@ -140,8 +127,13 @@ def compare(
     measures: tuple[Measure, ...],
     settings: CompareSettings,
     advance: Callable[[], None] = lambda: None,
+    paired_blocks: Callable[[str, str, list[tuple[str, str]], tuple[Measure, ...]], PairedBlock | None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(comparison rows, anova rows), in dataset, segment, pair, measure order; ``advance()`` after each pair."""
+    """(comparison rows, anova rows), in dataset, segment, pair, measure order; ``advance()`` after each pair.
+
+    ``paired_blocks(dataset, segment, pairs, measures)``: where the paired tests were computed
+    elsewhere (a cluster's partial sums, :mod:`harness.compare_dask`), their block; None: here.
+    """
     rows: list[dict[str, Any]] = []
     anova_rows: list[dict[str, Any]] = []
     every_measure = measures
@@ -156,7 +148,9 @@ def compare(
             shared = {s: _segment_queries(by_system[s], segment) for s in systems}
             start = len(rows)
             pairs = _pairs(systems, settings)
-            block = _paired_block(dataset, segment, by_system, pairs, measures, shared, settings)
+            block = paired_blocks(dataset, segment, pairs, measures) if paired_blocks is not None else None
+            if block is None:
+                block = _paired_block(dataset, segment, by_system, pairs, measures, shared, settings)
             rows.extend(paired_rows(dataset, segment, block, settings))  # pair, then measure order
             for _ in pairs:
                 advance()
@@ -345,6 +339,71 @@ class PairedBlock:
     dropped: np.ndarray
 
 
+@dataclass(frozen=True)
+class BlockArrays:
+    """A paired block's rows over some queries (all of them here, one partition's on a cluster).
+
+    ``diffs`` (F, n): b - a on the tests' scale, 0 where ``mask`` leaves a query out (one of the
+    two systems lacks it, or the measure is NaN for it); ``side_a``, ``side_b``: each row's
+    values of a and b (the aggregates are taken over the row's mask); ``nan``: per pair and
+    system (0 for a, 1 for b) and measure, the first query id with a NaN that ``nan: error``
+    refuses and how many there are.
+    """
+
+    specs: list[tuple[tuple[str, str], Measure]]
+    diffs: np.ndarray
+    mask: np.ndarray
+    side_a: np.ndarray
+    side_b: np.ndarray
+    dropped: np.ndarray
+    nan: dict[tuple[int, int, int], tuple[str, int]]
+
+
+def block_arrays(union: np.ndarray, values: dict[str, np.ndarray], evaluated: dict[str, np.ndarray],
+                 pairs: list[tuple[str, str]], measures: tuple[Measure, ...]) -> BlockArrays:  # fmt: skip
+    """``values[s]`` (M, n): system s's values on ``union`` (sorted query ids), NaN where ``evaluated[s]`` is False."""
+    strict = np.array([not REGISTRY.definition(m).undefined_skipped for m in measures], dtype=bool)
+    specs, diffs, masks, side_a, side_b, dropped = [], [], [], [], [], []
+    nan: dict[tuple[int, int, int], tuple[str, int]] = {}
+    for number, (a, b) in enumerate(pairs):
+        both = evaluated[a] & evaluated[b]
+        for side, system in enumerate((a, b)):
+            missing = np.isnan(values[system]) & both[None, :] & strict[:, None]
+            for j in np.flatnonzero(missing.any(axis=1)).tolist():
+                nan[(number, side, j)] = (str(union[np.argmax(missing[j])]), int(missing[j].sum()))
+        for j, measure in enumerate(measures):
+            defined = both & ~np.isnan(values[a][j]) & ~np.isnan(values[b][j])  # nan: drop tests on the rest
+            specs.append(((a, b), measure))
+            diffs.append(np.where(defined, _test_scale(measure, values[b][j]) - _test_scale(measure, values[a][j]), 0.0))
+            masks.append(defined)
+            side_a.append(values[a][j])
+            side_b.append(values[b][j])
+            dropped.append(int(both.sum() - defined.sum()))
+    shape = (len(specs), union.size)
+    return BlockArrays(specs, np.array(diffs).reshape(shape), np.array(masks, dtype=bool).reshape(shape),
+                       np.array(side_a).reshape(shape), np.array(side_b).reshape(shape),
+                       np.array(dropped, dtype=np.int64), nan)  # fmt: skip
+
+
+def raise_first_nan(dataset: str, segment: str, pairs: list[tuple[str, str]], measures: tuple[Measure, ...],
+                    nan: dict[tuple[int, int, int], tuple[str, int]]) -> None:  # fmt: skip
+    """Under ``nan: error``: the first NaN (pair, then system a before b, then measure, then query id), if any."""
+    if not nan:
+        return
+    number, side, j = min(nan)
+    counted = sum(count for (p, s, _), (_, count) in nan.items() if (p, s) == (number, side))
+    raise ComparisonError(
+        f"{pairs[number][side]} has no value (NaN) for {measures[j]} on query {nan[(number, side, j)][0]!r} of dataset"
+        f" {dataset!r} (segment {segment}, {counted} NaN value(s) in all): a paired test cannot use it",
+        hint="fix the run or the measure, or set stats.nan: drop to leave such queries out of that comparison",
+    )
+
+
+def tests_of(settings: CompareSettings) -> tuple[str, ...]:
+    """The tests every block computes: the configured ones, and t and bootstrap (their CIs are always reported)."""
+    return tuple(dict.fromkeys(("t", "bootstrap", *settings.tests)))
+
+
 def _paired_block(dataset: str, segment: str, by_system: dict[str, RunResult], pairs: list[tuple[str, str]],
                   measures: tuple[Measure, ...], shared: dict[str, set[str]],
                   settings: CompareSettings) -> PairedBlock:  # fmt: skip
@@ -364,27 +423,15 @@ def _paired_block(dataset: str, segment: str, by_system: dict[str, RunResult], p
         grid_values = np.full((len(measures), union.size), np.nan)
         grid_values[:, present] = _values(by_system[system], union[present], measures)
         values[system], evaluated[system] = grid_values, present
-    strict = np.array([not REGISTRY.definition(m).undefined_skipped for m in measures], dtype=bool)
-    specs, diffs, masks, mean_a, mean_b, dropped = [], [], [], [], [], []
-    for a, b in pairs:
-        both = evaluated[a] & evaluated[b]
-        va, vb = values[a][:, both], values[b][:, both]
-        if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped below
-            _check_nan(dataset, segment, a, measures, np.where(strict[:, None], va, 0.0), union[both])
-            _check_nan(dataset, segment, b, measures, np.where(strict[:, None], vb, 0.0), union[both])
-        for j, measure in enumerate(measures):
-            defined = both & ~np.isnan(values[a][j]) & ~np.isnan(values[b][j])  # nan: drop tests on the rest
-            specs.append(((a, b), measure))
-            diffs.append(np.where(defined, _test_scale(measure, values[b][j]) - _test_scale(measure, values[a][j]), 0.0))
-            masks.append(defined)
-            mean_a.append(aggregate_values(measure, values[a][j][defined]))
-            mean_b.append(aggregate_values(measure, values[b][j][defined]))
-            dropped.append(int(both.sum() - defined.sum()))
-    shape = (len(specs), union.size)
+    arrays = block_arrays(union, values, evaluated, pairs, measures)
+    if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped
+        raise_first_nan(dataset, segment, pairs, measures, arrays.nan)
     keys = keyed.query_keys(settings.seed, (dataset, segment), union)
-    tested = paired.run_tests(np.array(diffs).reshape(shape), keys, tuple(dict.fromkeys(("t", "bootstrap", *settings.tests))),
-                              settings.permutations, settings.resamples, mask=np.array(masks).reshape(shape))  # fmt: skip
-    return PairedBlock(specs, tested, np.array(mean_a), np.array(mean_b), np.array(dropped, dtype=np.int64))
+    tested = paired.run_tests(arrays.diffs, keys, tests_of(settings), settings.permutations, settings.resamples,
+                              mask=arrays.mask)  # fmt: skip
+    means = [np.array([aggregate_values(m, side[i][arrays.mask[i]]) for i, (_, m) in enumerate(arrays.specs)])
+             for side in (arrays.side_a, arrays.side_b)]  # fmt: skip
+    return PairedBlock(arrays.specs, tested, means[0], means[1], arrays.dropped)
 
 
 def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: CompareSettings) -> list[dict[str, Any]]:

@@ -66,6 +66,7 @@ class Evaluated:
     item_counts_cutoff: int | None = None
     lists: RankedLists | None = None  # down to the system measures' cutoff, with items: what system measures read
     relstrings: dict[int, list[str]] = dataclasses.field(default_factory=dict)  # length -> each query's, as per_query
+    pieces: list[Any] = dataclasses.field(default_factory=list)  # the futures of its partitions, held on the cluster
 
 
 @contextmanager
@@ -248,7 +249,8 @@ def evaluate_runs(
                     for part in shuffled.to_delayed()]  # fmt: skip
             futures = client.compute(work)
             done = _gather(futures, progress, f"dask: {run.name}, {n_parts} partitions")
-            evaluated = _assemble(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths)
+            evaluated = dataclasses.replace(_assemble(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths),
+                                            pieces=futures)  # fmt: skip
             if list_depth is not None and context is not None:
                 evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, evaluated.per_query.query_ids, context))
             if evaluated.stats.run_rows and evaluated.stats.run_queries_unjudged == evaluated.stats.run_queries:

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -163,6 +164,14 @@ def check_guard_segments(experiment: Experiment) -> None:
 
 def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> list[RunResult]:
     """Every system on every dataset it has a run for; raises on the first bad input."""
+    with _evaluated(experiment, progress) as (results, _):
+        return results
+
+
+@contextmanager
+def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[list[RunResult], Any]]:
+    """(every run's result, where the paired tests are computed): on Dask, the cluster stays up while the caller
+    compares, and the paired tests run there on the per-query tables it holds."""
     check_guard_segments(experiment)
     results: list[RunResult] = []
     earlier: dict[str, SavedResults] = {}
@@ -170,14 +179,38 @@ def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
     if experiment.engine.name == "dask":
         from harness.engine_dask import client_for
 
-        with client_for(experiment.engine, progress) as client, progress.task("evaluating", total) as advance:
-            for dataset in experiment.datasets:
-                results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance, client))
-        return results
+        remote: dict[str, Any] = {}
+        with client_for(experiment.engine, progress) as client:
+            with progress.task("evaluating", total) as advance:
+                for dataset in experiment.datasets:
+                    results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance, client, remote))
+            yield results, _ClusterBlocks(client, remote, results, compare_settings(experiment))
+        return
     with progress.task("evaluating", total) as advance:
         for dataset in experiment.datasets:
             results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance))
-    return results
+    yield results, None
+
+
+class _ClusterBlocks:
+    """``compare``'s paired blocks from the cluster, for the datasets whose every run it evaluated (a run reused from
+    earlier results is only here): each dataset's segments at once, on first asking."""
+
+    def __init__(self, client: Any, remote: dict[str, Any], results: list[RunResult], settings: CompareSettings) -> None:
+        self.client, self.remote, self.results, self.settings = client, remote, results, settings
+        self.done: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, dataset: str, segment: str, pairs: list[tuple[str, str]], measures: tuple[Measure, ...]) -> Any:
+        from harness.compare_dask import paired_blocks_on_cluster
+
+        runs = self.remote.get(dataset)
+        mine = [r for r in self.results if r.dataset == dataset]
+        if runs is None or any(r.system not in runs.pieces for r in mine):
+            return None
+        if dataset not in self.done:
+            segments = [name for name, _ in mine[0].segment_masks()]
+            self.done[dataset] = paired_blocks_on_cluster(self.client, dataset, runs, segments, pairs, measures, self.settings)
+        return self.done[dataset].get(segment)
 
 
 def _evaluate_dataset(
@@ -187,6 +220,7 @@ def _evaluate_dataset(
     progress: Progress,
     advance: Callable[[], None],
     client: Any = None,
+    remote: dict[str, Any] | None = None,
 ) -> list[RunResult]:
     """Every system on one dataset, in the config's order: recomputed from its run, or reused (``client``: on Dask)."""
     results: list[RunResult] = []
@@ -218,7 +252,8 @@ def _evaluate_dataset(
     # (two 20M-row runs: 12 s instead of 27 s on 2 cores), and each run's values are those of a serial run.
     workers = min(experiment.engine.workers or os.cpu_count() or 1, max(1, len(with_runs)))
     if client is not None:
-        evaluated = _evaluate_on_dask(experiment, dataset, evaluator, with_runs, segments, skipped, client, progress, advance)
+        evaluated = _evaluate_on_dask(experiment, dataset, evaluator, with_runs, segments, skipped, client, progress, advance,
+                                      remote if remote is not None else {})  # fmt: skip
     elif workers > 1:
         with ThreadPoolExecutor(workers) as pool:
             evaluated = dict(zip([s.name for s in with_runs], pool.map(evaluate_one, with_runs), strict=True))
@@ -239,8 +274,10 @@ def _evaluate_dataset(
 
 def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evaluator, systems: list[System],
                       segments: dict[str, str], skipped: str, client: Any, progress: Progress,
-                      advance: Callable[[], None]) -> dict[str, RunResult]:  # fmt: skip
-    """The dataset's runs evaluated on the Dask cluster: the same per-query values and diagnostics as here."""
+                      advance: Callable[[], None], remote: dict[str, Any]) -> dict[str, RunResult]:  # fmt: skip
+    """The dataset's runs evaluated on the Dask cluster: the same per-query values and diagnostics as here.
+    ``remote[dataset]``: the runs as the cluster holds them, for the comparisons."""
+    from harness.compare_dask import RemoteRuns
     from harness.engine_dask import RunSource, evaluate_runs
 
     c = dataset.run_columns
@@ -253,6 +290,9 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
     done = evaluate_runs(client, _load_qrels(dataset), runs, evaluator.query_measures, evaluator.prepared.conventions,
                          experiment.cutoffs, items, experiment.engine.partitions, progress, evaluator.system_measures)
     out = {}
+    if done:
+        remote[dataset.name] = RemoteRuns({s.name: e.pieces for s, e in zip(systems, done, strict=True)},
+                                          done[0].per_query.measures, segments or None)  # fmt: skip
     for system, evaluated in zip(systems, done, strict=True):
         advance()
         out[system.name] = _run_result(dataset, system, evaluated.per_query, dict(evaluated.diagnostics), segments, skipped,
@@ -408,9 +448,9 @@ def save_results(
 def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: list[str] | None = None) -> Outcome:
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    results = evaluate_experiment(experiment, progress)
-    progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
-    tables = comparison_tables(experiment, results, progress)
+    with _evaluated(experiment, progress) as (results, paired_blocks):
+        progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
+        tables = comparison_tables(experiment, results, progress, paired_blocks)
     frames = _frames(results, compare_settings(experiment))
     verdict = decide_gate(experiment, frames[1], tables.get("comparisons"))
     progress("writing results")
@@ -464,8 +504,10 @@ def compare_settings(experiment: Experiment) -> CompareSettings:
     )  # fmt: skip
 
 
-def comparison_tables(experiment: Experiment, results: list[RunResult], progress: Progress = _quiet) -> dict[str, Any]:
-    """The comparisons (and ANOVA) tables, empty when statistics are off or there is one system."""
+def comparison_tables(experiment: Experiment, results: list[RunResult], progress: Progress = _quiet,
+                      paired_blocks: Any = None) -> dict[str, Any]:  # fmt: skip
+    """The comparisons (and ANOVA) tables, empty when statistics are off or there is one system.
+    ``paired_blocks``: where the paired tests are computed, when not here (:func:`compare`)."""
     import pandas as pd
 
     if not experiment.stats.enabled or len({r.system for r in results}) < 2:
@@ -473,7 +515,7 @@ def comparison_tables(experiment: Experiment, results: list[RunResult], progress
     settings = compare_settings(experiment)
     progress(f"comparing systems ({experiment.stats.permutations} permutations, seed {experiment.stats.seed})")
     with progress.task("comparing (pair x segment)", count_blocks(results, settings)) as advance:
-        rows, anova_rows = compare(results, experiment.measures, settings, advance)
+        rows, anova_rows = compare(results, experiment.measures, settings, advance, paired_blocks)
     tables = {"comparisons": pd.DataFrame(rows)}
     if anova_rows:
         tables["anova"] = pd.DataFrame(anova_rows)

@@ -75,25 +75,39 @@ def aggregate_values(measure: Measure, values: np.ndarray) -> float:
     0.002236
     """
     definition = REGISTRY.definition(measure)
-    kind = definition.aggregate
     if definition.undefined_skipped:  # beyond accuracy: users for whom the measure is undefined are left out
         values = values[~np.isnan(values)]
         if values.size == 0:
             return float("nan")
-    if values.size == 0:
-        return 0.0
-    if kind == "count":
-        return float(values.size)
-    if not np.isfinite(values).all():  # NaN or infinite: no exact sum, and the float one is as undefined
-        return float(values.sum() if kind == "sum" else values.mean())
-    # exact sums, rounded once: the aggregate of a set of queries, in any order or partitioning
-    from harness.stats.grid import float_total, total_over
+    if values.size and not np.isfinite(values).all():  # NaN or infinite: no exact sum, and the float one as undefined
+        return float(values.sum() if definition.aggregate == "sum" else values.mean())
+    return aggregate_from_total(measure, aggregate_total(measure, values), values.size)
 
+
+def aggregate_total(measure: Measure, values: np.ndarray) -> tuple[int, int]:
+    """The exact sum an aggregate divides (values, or their floored logs for a geometric mean), as
+    :func:`harness.stats.grid.float_total`; the totals of parts add up (``grid.add_totals``)."""
+    from harness.stats.grid import float_total
+
+    if REGISTRY.definition(measure).aggregate == "gmean":
+        return float_total(np.log(np.maximum(values, MIN_GEO_MEAN)))
+    return float_total(values)
+
+
+def aggregate_from_total(measure: Measure, total: tuple[int, int], n: int) -> float:
+    """A measure's aggregate over n values from their exact total: rounded once."""
+    from harness.stats.grid import total_over
+
+    kind = REGISTRY.definition(measure).aggregate
+    if n == 0:
+        return float("nan") if REGISTRY.definition(measure).undefined_skipped else 0.0
+    if kind == "count":
+        return float(n)
     if kind == "sum":
-        return total_over(float_total(values), 1)
+        return total_over(total, 1)
     if kind == "gmean":
-        return float(np.exp(total_over(float_total(np.log(np.maximum(values, MIN_GEO_MEAN))), values.size)))
-    return total_over(float_total(values), values.size)
+        return float(np.exp(total_over(total, n)))
+    return total_over(total, n)
 
 
 class Aggregates(dict[Measure, float]):

@@ -105,18 +105,23 @@ def test_a_duplicate_names_the_file_and_its_line(client: Any, tmp_path: Path) ->
     assert str(raised.value.path).endswith("run.txt")
 
 
-def _tables(experiment: Any) -> dict[str, pd.DataFrame]:
-    from harness.pipeline import _frames, comparison_tables, evaluate_experiment
+def _tables(experiment: Any, on_cluster: int = 0) -> dict[str, pd.DataFrame]:
+    """What ``harness run`` computes; ``on_cluster``: how many datasets' paired tests the cluster must have computed."""
+    from harness.pipeline import _evaluated, _frames, comparison_tables
+    from harness.progress import SILENT
 
-    results = evaluate_experiment(experiment)
+    with _evaluated(experiment, SILENT) as (results, paired_blocks):
+        comparisons = comparison_tables(experiment, results, paired_blocks=paired_blocks)
+        assert len(paired_blocks.done if paired_blocks is not None else {}) == on_cluster
     per_query, summary, diagnostics, long_tail = _frames(results)
     return {"per_query": per_query, "summary": summary, "diagnostics": diagnostics, "long_tail": long_tail,
-            **comparison_tables(experiment, results)}  # fmt: skip
+            **comparisons}  # fmt: skip
 
 
 def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_path: Path) -> None:
     """The demo on the cluster: per-query values, system measures (Coverage, Gini, Entropy: from the gathered lists),
-    summaries, the long tail and every p-value of every comparison, equal exactly."""
+    summaries, the long tail and every p-value of every comparison, equal exactly; the paired tests computed from the
+    partitions' partial sums."""
     from harness.demo import ROOT, generate
 
     generate(tmp_path)
@@ -125,7 +130,7 @@ def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_pat
     overrides = {"stats.permutations": 2000, "stats.system_resamples": 100}  # the demo's measures, guards and all
     local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
     on_dask = dataclasses.replace(local, engine=Engine(name="dask", partitions=3))
-    expected, got = _tables(local), _tables(on_dask)
+    expected, got = _tables(local), _tables(on_dask, on_cluster=len(local.datasets))  # paired tests: the cluster's sums
     assert set(expected) == set(got) and "comparisons" in got
     for name, table in expected.items():
         pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
