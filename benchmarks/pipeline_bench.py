@@ -2,6 +2,7 @@
 
     python benchmarks/pipeline_bench.py                      # 200,000 users x 100 items, 2 systems, 5 measures
     python benchmarks/pipeline_bench.py --scenario tiny      # seconds; used by the smoke test
+    python benchmarks/pipeline_bench.py --engine dask        # on a LocalCluster of 2 workers (paired tests on it)
 
 Generates (once, deterministically) the recsys qrels and a production run, derives a
 candidate run by perturbing the scores, writes a config with a release gate and a
@@ -61,12 +62,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--permutations", type=int, default=10_000)
     parser.add_argument("--beyond", action="store_true", help="add training data, the catalogue and beyond-accuracy "
                         "measures (system measures are resampled over users: stats.system_resamples, 200)")  # fmt: skip
+    parser.add_argument("--engine", choices=("local", "dask"), default="local",
+                        help="dask: a LocalCluster of 2 workers x 1.5 GiB evaluates the runs and computes the paired tests")
     args = parser.parse_args(argv)
     folder = _prepare(args.scenario, args.data)
 
     from harness.config.load import load_config
+    from harness.pipeline import _evaluated, comparison_tables, decide_gate, save_results
     from harness.pipeline import _frames as frames_of
-    from harness.pipeline import comparison_tables, decide_gate, evaluate_experiment, save_results
+    from harness.progress import SILENT
     from harness.report.render import write_report
     from harness.store import write_tracking
     from harness.track import log_report, track_results
@@ -92,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             f"report:\n  release:\n    production: production\n    candidate: candidate\n"
             f"    guards: [{{measure: nDCG@10, max_drop: 0.005, significant: true}}, {{measure: R@100, segment: new}}]\n"
             f"output: {Path(scratch) / 'out'}\n"
+            + ("engine: {name: dask, n_workers: 2, memory_limit: 1.5GiB}\n" if args.engine == "dask" else "")
         )
         experiment = load_config(config)
         timings: dict[str, float] = {}
@@ -103,9 +108,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:<22} {timings[name]:7.2f} s", flush=True)
             return value
 
-        print(f"pipeline, {args.scenario}: 2 systems x 5 measures, segments new/returning, {args.permutations:,} permutations")
-        results = stage("load + evaluate", lambda: evaluate_experiment(experiment))
-        tables = stage("compare", lambda: comparison_tables(experiment, results))
+        print(f"pipeline, {args.scenario}: 2 systems x 5 measures, segments new/returning, {args.permutations:,} permutations"
+              f" ({args.engine})")  # fmt: skip
+        start = time.perf_counter()
+        with _evaluated(experiment, SILENT) as (results, paired_blocks):  # on dask: the cluster stays up to compare
+            timings["load + evaluate"] = time.perf_counter() - start
+            print(f"  {'load + evaluate':<22} {timings['load + evaluate']:7.2f} s", flush=True)
+            tables = stage("compare", lambda: comparison_tables(experiment, results, paired_blocks=paired_blocks))
         frames = stage("tables", lambda: frames_of(results))
         verdict = stage("gate", lambda: decide_gate(experiment, frames[1], tables.get("comparisons")))
         saved = stage(

@@ -51,12 +51,12 @@ def _stacked(piece: Any, system: str, columns: list[str]) -> Any:
     return out
 
 
-def _arrays(frame: Any, segment: str, segment_of: dict[str, str] | None, pairs: list[tuple[str, str]],
+def _arrays(frame: Any, segment: str, segment_of: Any, pairs: list[tuple[str, str]],
             measures: tuple[Measure, ...], columns: list[str]) -> tuple[np.ndarray, Any]:  # fmt: skip
     """(the partition's queries in the segment, sorted; their block arrays)."""
     if segment != "all":
         assert segment_of is not None
-        frame = frame[frame["query_id"].map(lambda q: segment_of.get(q, "")).to_numpy() == segment]
+        frame = frame[frame["query_id"].map(segment_of).to_numpy() == segment]  # an index lookup, not a loop
     union = np.array(sorted(set(frame["query_id"].tolist())), dtype=object)
     values, evaluated = {}, {}
     for system in dict.fromkeys(s for pair in pairs for s in pair):
@@ -70,7 +70,7 @@ def _arrays(frame: Any, segment: str, segment_of: dict[str, str] | None, pairs: 
     return union, block_arrays(union, values, evaluated, pairs, measures)
 
 
-def _scan_part(frame: Any, segments: list[str], segment_of: dict[str, str] | None, pairs: list[tuple[str, str]],
+def _scan_part(frame: Any, segments: list[str], segment_of: Any, pairs: list[tuple[str, str]],
                measures: tuple[Measure, ...], columns: list[str]) -> dict[str, Any]:  # fmt: skip
     """Pass 1 on one partition, for every segment: the scan, both sides' exact totals, the NaN dropped and found."""
     out = {}
@@ -82,7 +82,7 @@ def _scan_part(frame: Any, segments: list[str], segment_of: dict[str, str] | Non
     return out
 
 
-def _partial_part(frame: Any, plans: dict[str, paired.Plan], segment_of: dict[str, str] | None, dataset: str, seed: int,
+def _partial_part(frame: Any, plans: dict[str, paired.Plan], segment_of: Any, dataset: str, seed: int,
                   pairs: list[tuple[str, str]], measures: tuple[Measure, ...], columns: list[str]) -> dict[str, Any]:  # fmt: skip
     """Pass 2 on one partition, for every segment: the exact partial sums, draws keyed by query id."""
     out = {}
@@ -119,7 +119,10 @@ def paired_blocks_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segmen
                                for piece in runs.pieces[system]], meta=meta)  # fmt: skip
     partitions = max(len(p) for p in runs.pieces.values())  # as many as the runs were evaluated in
     parts = client.persist(stacked.shuffle(on="query_id", npartitions=partitions)).to_delayed()
-    shared = client.scatter(runs.segment_of, broadcast=True) if runs.segment_of else None
+    import pandas as pd
+
+    # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once
+    shared = client.scatter(pd.Series(runs.segment_of, dtype=object), broadcast=True) if runs.segment_of else None
     scans = client.gather(client.compute([delayed(_scan_part)(part, segments, shared, pairs, measures, columns)
                                           for part in parts]))  # fmt: skip
     plans, sides = {}, {}
