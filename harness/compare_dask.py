@@ -2,7 +2,7 @@
 
 The workers keep each run's per-query table (:mod:`harness.engine_dask`). Here those
 tables are stacked (one row per system and query) and shuffled by query id, so every
-system's values of a query meet in one partition. Each partition then runs the paired
+system's values of a query meet in one partition. Each partition then runs the
 tests' first passes on its own queries (:func:`harness.stats.paired.scan`, then
 :func:`~harness.stats.paired.partial` with the plan made from every partition's scan), and
 the client adds what the partitions send back (a few numbers per comparison and replicate)
@@ -10,8 +10,9 @@ and finishes. Since every draw is keyed by query id and every sum is exact, the
 comparisons are those of one process, bit for bit, in any partitioning
 (``tests/test_dask.py``, ``tests/stats/test_exact.py``).
 
-Only the paired rows are computed here; the two-way ANOVA and Tukey HSD (three systems or
-more) and the system measures still use the per-query values the client holds.
+The two-way ANOVA and the randomised Tukey HSD (three systems or more) are computed the same
+way (:mod:`harness.stats.anova`'s passes). The system measures still use the lists the client
+gathers.
 """
 
 from __future__ import annotations
@@ -22,9 +23,19 @@ from typing import Any
 
 import numpy as np
 
-from harness.comparison import CompareSettings, PairedBlock, block_arrays, raise_first_nan, tests_of
+from harness.comparison import (
+    CompareSettings,
+    GroupTested,
+    PairedBlock,
+    block_arrays,
+    group_arrays,
+    raise_first_nan,
+    tests_of,
+    tukey_identity,
+)
 from harness.measures.spec import Measure
 from harness.results import aggregate_from_total, aggregate_total
+from harness.stats import anova as group_stats
 from harness.stats import grid, keyed, paired
 
 
@@ -51,15 +62,15 @@ def _stacked(piece: Any, system: str, columns: list[str]) -> Any:
     return out
 
 
-def _arrays(frame: Any, segment: str, segment_of: Any, pairs: list[tuple[str, str]],
-            measures: tuple[Measure, ...], columns: list[str]) -> tuple[np.ndarray, Any]:  # fmt: skip
-    """(the partition's queries in the segment, sorted; their block arrays)."""
+def _arrays(frame: Any, segment: str, segment_of: Any, systems: list[str], measures: tuple[Measure, ...],
+            columns: list[str]) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
+    """(the partition's queries in the segment, sorted; each system's values on them; where it has them)."""
     if segment != "all":
         assert segment_of is not None
         frame = frame[frame["query_id"].map(segment_of).to_numpy() == segment]  # an index lookup, not a loop
     union = np.array(sorted(set(frame["query_id"].tolist())), dtype=object)
     values, evaluated = {}, {}
-    for system in dict.fromkeys(s for pair in pairs for s in pair):
+    for system in systems:
         mine = frame[frame["system"] == system]
         at = np.searchsorted(union, mine["query_id"].to_numpy(dtype=object))
         grid_values = np.full((len(measures), union.size), np.nan)
@@ -67,34 +78,47 @@ def _arrays(frame: Any, segment: str, segment_of: Any, pairs: list[tuple[str, st
         present = np.zeros(union.size, dtype=bool)
         present[at] = True
         values[system], evaluated[system] = grid_values, present
-    return union, block_arrays(union, values, evaluated, pairs, measures)
+    return union, values, evaluated
 
 
-def _scan_part(frame: Any, segments: list[str], segment_of: Any, pairs: list[tuple[str, str]],
+def _scan_part(frame: Any, segments: list[str], segment_of: Any, systems: list[str], pairs: list[tuple[str, str]],
                measures: tuple[Measure, ...], columns: list[str]) -> dict[str, Any]:  # fmt: skip
-    """Pass 1 on one partition, for every segment: the scan, both sides' exact totals, the NaN dropped and found."""
+    """Pass 1 on one partition, for every segment: the paired scan, both sides' exact totals, the NaN dropped and
+    found; with three systems or more, the ANOVA's scan too."""
     out = {}
     for segment in segments:
-        _, arrays = _arrays(frame, segment, segment_of, pairs, measures, columns)
+        union, values, evaluated = _arrays(frame, segment, segment_of, systems, measures, columns)
+        arrays = block_arrays(union, values, evaluated, pairs, measures)
         totals = [[aggregate_total(m, side[i][arrays.mask[i]]) for i, (_, m) in enumerate(arrays.specs)]
                   for side in (arrays.side_a, arrays.side_b)]  # fmt: skip
-        out[segment] = (paired.scan(arrays.diffs, arrays.mask), totals, arrays.dropped, arrays.nan)
+        group = None
+        if len(systems) >= 3:
+            _, data, defined = group_arrays(union, values, evaluated, systems, measures)
+            group = group_stats.scan(data, defined)
+        out[segment] = (paired.scan(arrays.diffs, arrays.mask), totals, arrays.dropped, arrays.nan, group)
     return out
 
 
-def _partial_part(frame: Any, plans: dict[str, paired.Plan], segment_of: Any, dataset: str, seed: int,
+def _partial_part(frame: Any, plans: dict[str, Any], segment_of: Any, dataset: str, seed: int, systems: list[str],
                   pairs: list[tuple[str, str]], measures: tuple[Measure, ...], columns: list[str]) -> dict[str, Any]:  # fmt: skip
     """Pass 2 on one partition, for every segment: the exact partial sums, draws keyed by query id."""
     out = {}
-    for segment, plan in plans.items():
-        union, arrays = _arrays(frame, segment, segment_of, pairs, measures, columns)
+    for segment, (plan, group_plan) in plans.items():
+        union, values, evaluated = _arrays(frame, segment, segment_of, systems, measures, columns)
+        arrays = block_arrays(union, values, evaluated, pairs, measures)
         keys = keyed.query_keys(seed, (dataset, segment), union)
-        out[segment] = paired.partial(arrays.diffs, keys, plan, arrays.mask)
+        group = None
+        if group_plan is not None:
+            queries, data, defined = group_arrays(union, values, evaluated, systems, measures)
+            group_keys = keyed.query_keys(seed, tukey_identity(dataset, segment, systems), queries)
+            group = group_stats.partial(data, group_keys, group_plan, defined)
+        out[segment] = (paired.partial(arrays.diffs, keys, plan, arrays.mask), group)
     return out
 
 
-def _add(a: dict[str, paired.Partial], b: dict[str, paired.Partial]) -> dict[str, paired.Partial]:
-    return {segment: a[segment] + b[segment] for segment in a}
+def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    return {segment: (a[segment][0] + b[segment][0], None if a[segment][1] is None else a[segment][1] + b[segment][1])
+            for segment in a}  # fmt: skip
 
 
 def _tree_sum(client: Any, futures: list[Any]) -> Any:
@@ -105,14 +129,14 @@ def _tree_sum(client: Any, futures: list[Any]) -> Any:
     return futures[0].result()
 
 
-def paired_blocks_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segments: list[str],
-                             pairs: list[tuple[str, str]], measures: tuple[Measure, ...],
-                             settings: CompareSettings) -> dict[str, PairedBlock]:  # fmt: skip
-    """Every segment's paired block of one dataset, from the runs the cluster holds."""
+def tests_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segments: list[str], systems: list[str],
+                     pairs: list[tuple[str, str]], measures: tuple[Measure, ...],
+                     settings: CompareSettings) -> dict[str, tuple[PairedBlock, GroupTested | None]]:  # fmt: skip
+    """Every segment's paired block (and, with three systems or more, ANOVA and Tukey HSD) of one dataset, from the
+    runs the cluster holds."""
     import dask.dataframe as dd
     from dask.delayed import delayed
 
-    systems = list(dict.fromkeys(s for pair in pairs for s in pair))
     columns = [f"m{runs.measures.index(m)}" for m in measures]
     meta = _stacked(type("Empty", (), {"table": None})(), "", columns)
     stacked = dd.from_delayed([delayed(_stacked)(piece, system, columns) for system in systems
@@ -123,31 +147,41 @@ def paired_blocks_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segmen
 
     # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once
     shared = client.scatter(pd.Series(runs.segment_of, dtype=object), broadcast=True) if runs.segment_of else None
-    scans = client.gather(client.compute([delayed(_scan_part)(part, segments, shared, pairs, measures, columns)
+    scans = client.gather(client.compute([delayed(_scan_part)(part, segments, shared, systems, pairs, measures, columns)
                                           for part in parts]))  # fmt: skip
     plans, sides = {}, {}
     for segment in segments:
         mine = [s[segment] for s in scans]
         found: dict[tuple[int, int, int], tuple[str, int]] = {}
-        for *_, nan in mine:
+        for *_, nan, _ in mine:
             for key, (query, count) in nan.items():
                 first, total = found.get(key, (query, 0))
                 found[key] = (min(first, query), total + count)
         if settings.nan == "error":
             raise_first_nan(dataset, segment, pairs, measures, found)
         whole = reduce(lambda a, b: a + b, [scan for scan, *_ in mine])
-        plans[segment] = paired.Plan.of(whole, tests_of(settings), settings.permutations, settings.resamples)
+        group_plan = None
+        if len(systems) >= 3:
+            group_plan = group_stats.Plan.of(reduce(lambda a, b: a + b, [g for *_, g in mine]), settings.permutations)
+        plans[segment] = (paired.Plan.of(whole, tests_of(settings), settings.permutations, settings.resamples), group_plan)
         totals = [[reduce(grid.add_totals, [t[side][i] for _, t, *_ in mine]) for i in range(len(whole.n))] for side in (0, 1)]
-        sides[segment] = (totals, sum(dropped for _, _, dropped, _ in mine))
-    partial_futures = client.compute([delayed(_partial_part)(part, plans, shared, dataset, settings.seed, pairs, measures,
-                                                             columns) for part in parts])  # fmt: skip
+        sides[segment] = (totals, sum(dropped for _, _, dropped, *_ in mine))
+    partial_futures = client.compute([delayed(_partial_part)(part, plans, shared, dataset, settings.seed, systems, pairs,
+                                                             measures, columns) for part in parts])  # fmt: skip
     whole_partials = _tree_sum(client, partial_futures)
     out = {}
     for segment in segments:
-        tested = paired.finish(plans[segment], whole_partials[segment])
+        plan, group_plan = plans[segment]
+        whole, group_whole = whole_partials[segment]
+        tested = paired.finish(plan, whole)
         (totals_a, totals_b), dropped = sides[segment]
         specs = [((a, b), m) for a, b in pairs for m in measures]
         n = tested.n.tolist()
         means = [np.array([aggregate_from_total(m, t[i], n[i]) for i, (_, m) in enumerate(specs)]) for t in (totals_a, totals_b)]
-        out[segment] = PairedBlock(specs, tested, means[0], means[1], np.asarray(dropped, dtype=np.int64))
+        groups = None
+        if group_plan is not None:
+            m = len(systems)
+            groups = GroupTested(group_stats.anova(group_plan, group_whole, m), group_stats.tukey(group_plan, group_whole, m),
+                                 group_plan.scan.n)  # fmt: skip
+        out[segment] = (PairedBlock(specs, tested, means[0], means[1], np.asarray(dropped, dtype=np.int64)), groups)
     return out

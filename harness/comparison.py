@@ -51,8 +51,9 @@ from harness.errors import ComparisonError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.results import MIN_GEO_MEAN, RunResult, aggregate_values
+from harness.stats import anova as group_stats
 from harness.stats import keyed, paired
-from harness.stats.anova import randomized_tukey_hsd, two_way_anova
+from harness.stats.anova import AnovaResult
 from harness.stats.correction import correct
 
 FEW_QUERIES = paired.BOOTSTRAP_MIN_QUERIES  # below this no resampling test is trusted: flagged, bootstrap not computed
@@ -127,12 +128,12 @@ def compare(
     measures: tuple[Measure, ...],
     settings: CompareSettings,
     advance: Callable[[], None] = lambda: None,
-    paired_blocks: Callable[[str, str, list[tuple[str, str]], tuple[Measure, ...]], PairedBlock | None] | None = None,
+    tested_elsewhere: Callable[..., tuple[PairedBlock, GroupTested | None] | None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(comparison rows, anova rows), in dataset, segment, pair, measure order; ``advance()`` after each pair.
 
-    ``paired_blocks(dataset, segment, pairs, measures)``: where the paired tests were computed
-    elsewhere (a cluster's partial sums, :mod:`harness.compare_dask`), their block; None: here.
+    ``tested_elsewhere(dataset, segment, systems, pairs, measures)``: where the tests were computed
+    elsewhere (a cluster's partial sums, :mod:`harness.compare_dask`), their results; None: here.
     """
     rows: list[dict[str, Any]] = []
     anova_rows: list[dict[str, Any]] = []
@@ -148,7 +149,8 @@ def compare(
             shared = {s: _segment_queries(by_system[s], segment) for s in systems}
             start = len(rows)
             pairs = _pairs(systems, settings)
-            block = paired_blocks(dataset, segment, pairs, measures) if paired_blocks is not None else None
+            elsewhere = tested_elsewhere(dataset, segment, systems, pairs, measures) if tested_elsewhere else None
+            block, groups = elsewhere if elsewhere is not None else (None, None)
             if block is None:
                 block = _paired_block(dataset, segment, by_system, pairs, measures, shared, settings)
             rows.extend(paired_rows(dataset, segment, block, settings))  # pair, then measure order
@@ -161,7 +163,9 @@ def compare(
                 if any(r.resamples_lists for r in by_system.values()):
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
             if len(systems) >= 3:
-                anova_rows.extend(_anova(dataset, segment, systems, by_system, shared, measures, settings, rows[start:]))
+                if groups is None:
+                    groups = _group_tests(dataset, segment, systems, by_system, shared, measures, settings)
+                anova_rows.extend(_anova_rows(dataset, segment, systems, measures, groups, rows[start:]))
     _correct(rows, settings)
     return rows, anova_rows
 
@@ -404,6 +408,21 @@ def tests_of(settings: CompareSettings) -> tuple[str, ...]:
     return tuple(dict.fromkeys(("t", "bootstrap", *settings.tests)))
 
 
+def _on_union(by_system: dict[str, RunResult], shared: dict[str, set[str]], systems: list[str],
+              measures: tuple[Measure, ...]) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
+    """(the sorted union of the systems' queries, each system's (M, n) values on it (NaN where it has none), and
+    where it has them)."""
+    union = np.array(sorted(set().union(*(shared[s] for s in systems))), dtype=object)
+    values, evaluated = {}, {}
+    for system in systems:
+        present = np.zeros(union.size, dtype=bool)  # (np.isin compares object arrays pair by pair: quadratic)
+        present[np.searchsorted(union, np.array(sorted(shared[system]), dtype=object))] = True
+        grid_values = np.full((len(measures), union.size), np.nan)
+        grid_values[:, present] = _values(by_system[system], union[present], measures)
+        values[system], evaluated[system] = grid_values, present
+    return union, values, evaluated
+
+
 def _paired_block(dataset: str, segment: str, by_system: dict[str, RunResult], pairs: list[tuple[str, str]],
                   measures: tuple[Measure, ...], shared: dict[str, set[str]],
                   settings: CompareSettings) -> PairedBlock:  # fmt: skip
@@ -416,14 +435,7 @@ def _paired_block(dataset: str, segment: str, by_system: dict[str, RunResult], p
     queries' order or partitioning.
     """
     members = list(dict.fromkeys(s for pair in pairs for s in pair))
-    union = np.array(sorted(set().union(*(shared[s] for s in members))), dtype=object)
-    values, evaluated = {}, {}
-    for system in members:
-        present = np.zeros(union.size, dtype=bool)  # (np.isin compares object arrays pair by pair: quadratic)
-        present[np.searchsorted(union, np.array(sorted(shared[system]), dtype=object))] = True
-        grid_values = np.full((len(measures), union.size), np.nan)
-        grid_values[:, present] = _values(by_system[system], union[present], measures)
-        values[system], evaluated[system] = grid_values, present
+    union, values, evaluated = _on_union(by_system, shared, members, measures)
     arrays = block_arrays(union, values, evaluated, pairs, measures)
     if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped
         raise_first_nan(dataset, segment, pairs, measures, arrays.nan)
@@ -485,48 +497,61 @@ def _interval_mapping(aggregate: str, n: int, mean_a: float):  # type: ignore[no
     return lambda bound: bound
 
 
-def _anova(
-    dataset: str,
-    segment: str,
-    systems: list[str],
-    by_system: dict[str, RunResult],
-    shared: dict[str, set[str]],
-    measures: tuple[Measure, ...],
-    settings: CompareSettings,
-    pair_rows: list[dict[str, Any]],
-) -> list[dict[str, Any]]:
-    """Two-way ANOVA and randomised Tukey HSD over the queries every system shares; fills p_tukey_hsd in ``pair_rows``."""
-    queries = np.array(sorted(set.intersection(*shared.values())), dtype=object)
-    if len(queries) < 2:
-        return []
-    per_system = [_values(by_system[s], queries, measures) for s in systems]  # each (M, n)
-    everything = np.stack([_on_test_scale(measures, v) for v in per_system], axis=1)  # (M, m, n)
-    # Measures are analysed together over the queries where all of them are defined; a measure with undefined
-    # values (beyond accuracy; NaN under nan: drop) over its own queries, so it never shrinks another's.
-    defined = ~np.isnan(everything).any(axis=1)  # (M, n)
-    groups: dict[bytes, list[int]] = {}
-    for j in range(len(measures)):
-        groups.setdefault(np.packbits(defined[j]).tobytes(), []).append(j)
+@dataclass(frozen=True)
+class GroupTested:
+    """Three systems or more on one (dataset, segment): per measure, the two-way ANOVA, the randomised Tukey HSD's
+    (m, m) p-values and the queries analysed (those every system has and the measure defines for all of them)."""
+
+    anova: list[AnovaResult]
+    tukey: np.ndarray
+    n: np.ndarray
+
+
+def group_arrays(union: np.ndarray, values: dict[str, np.ndarray], evaluated: dict[str, np.ndarray],
+                 systems: list[str], measures: tuple[Measure, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """(the queries every system has, (M, m, n) values on the tests' scale, (M, n) where every system's is defined)."""
+    every = np.logical_and.reduce([evaluated[s] for s in systems])
+    data = np.stack([_on_test_scale(measures, values[s][:, every]) for s in systems], axis=1)  # (M, m, n)
+    return union[every], data, ~np.isnan(data).any(axis=1)
+
+
+def tukey_identity(dataset: str, segment: str, systems: list[str]) -> tuple[str, ...]:
+    """What the Tukey HSD's permutations are keyed by, beside the seed and the query id."""
+    return (dataset, segment, "tukey-hsd", *sorted(systems))
+
+
+def _group_tests(dataset: str, segment: str, systems: list[str], by_system: dict[str, RunResult],
+                 shared: dict[str, set[str]], measures: tuple[Measure, ...],
+                 settings: CompareSettings) -> GroupTested:  # fmt: skip
+    """The ANOVA and Tukey HSD here, over the union of the systems' queries."""
+    union, values, evaluated = _on_union(by_system, shared, systems, measures)
+    queries, data, defined = group_arrays(union, values, evaluated, systems, measures)
+    # each measure is analysed over the queries where it is defined for every system (beyond accuracy: its own users;
+    # NaN under nan: drop), so it never shrinks another's; the draws are keyed by query, so grouping changes nothing
+    keys = keyed.query_keys(settings.seed, tukey_identity(dataset, segment, systems), queries)
+    results, tukey = group_stats.run(data, keys, settings.permutations, mask=defined)
+    assert tukey is not None
+    return GroupTested(results, tukey, defined.sum(axis=1))
+
+
+def _anova_rows(dataset: str, segment: str, systems: list[str], measures: tuple[Measure, ...], tested: GroupTested,
+                pair_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
+    """The ANOVA rows of measures analysed over 2 queries or more; fills p_tukey_hsd in ``pair_rows``."""
     position = {s: i for i, s in enumerate(systems)}
-    out: dict[int, dict[str, Any]] = {}
-    for members in groups.values():
-        keep = defined[members[0]]
-        if int(keep.sum()) < 2:
+    out = []
+    for j, measure in enumerate(measures):
+        n = int(tested.n[j])
+        if n < 2:
             continue
-        data, kept = everything[members][:, :, keep], queries[keep]
-        keys = keyed.query_keys(settings.seed, (dataset, segment, "tukey-hsd", *sorted(systems)), kept)
-        tukey = randomized_tukey_hsd(data, keys, settings.permutations)
-        for g, j in enumerate(members):
-            measure = measures[j]
-            result = two_way_anova(data[g])
-            out[j] = {"dataset": dataset, "segment": segment, "measure": str(measure), "systems": len(systems),
-                      "n_queries": len(kept), "F": result.f, "p": result.p, "df_systems": result.df_systems,
-                      "df_residual": result.df_residual, "residual_variance": result.residual_variance}  # fmt: skip
-            for row in pair_rows:
-                if row["measure"] == str(measure):
-                    row["p_tukey_hsd"] = float(tukey[g][position[row["system_a"]], position[row["system_b"]]])
-                    row["n_queries_tukey"] = len(kept)
-    return [out[j] for j in sorted(out)]
+        result = tested.anova[j]
+        out.append({"dataset": dataset, "segment": segment, "measure": str(measure), "systems": len(systems),
+                    "n_queries": n, "F": result.f, "p": result.p, "df_systems": result.df_systems,
+                    "df_residual": result.df_residual, "residual_variance": result.residual_variance})  # fmt: skip
+        for row in pair_rows:
+            if row["measure"] == str(measure):
+                row["p_tukey_hsd"] = float(tested.tukey[j][position[row["system_a"]], position[row["system_b"]]])
+                row["n_queries_tukey"] = n
+    return out
 
 
 def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:

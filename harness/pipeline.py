@@ -193,15 +193,16 @@ def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[lis
 
 
 class _ClusterBlocks:
-    """``compare``'s paired blocks from the cluster, for the datasets whose every run it evaluated (a run reused from
+    """``compare``'s tests from the cluster, for the datasets whose every run it evaluated (a run reused from
     earlier results is only here): each dataset's segments at once, on first asking."""
 
     def __init__(self, client: Any, remote: dict[str, Any], results: list[RunResult], settings: CompareSettings) -> None:
         self.client, self.remote, self.results, self.settings = client, remote, results, settings
         self.done: dict[str, dict[str, Any]] = {}
 
-    def __call__(self, dataset: str, segment: str, pairs: list[tuple[str, str]], measures: tuple[Measure, ...]) -> Any:
-        from harness.compare_dask import paired_blocks_on_cluster
+    def __call__(self, dataset: str, segment: str, systems: list[str], pairs: list[tuple[str, str]],
+                 measures: tuple[Measure, ...]) -> Any:  # fmt: skip
+        from harness.compare_dask import tests_on_cluster
 
         runs = self.remote.get(dataset)
         mine = [r for r in self.results if r.dataset == dataset]
@@ -209,7 +210,8 @@ class _ClusterBlocks:
             return None
         if dataset not in self.done:
             segments = [name for name, _ in mine[0].segment_masks()]
-            self.done[dataset] = paired_blocks_on_cluster(self.client, dataset, runs, segments, pairs, measures, self.settings)
+            self.done[dataset] = tests_on_cluster(self.client, dataset, runs, segments, systems, pairs, measures,
+                                                  self.settings)  # fmt: skip
         return self.done[dataset].get(segment)
 
 

@@ -10,7 +10,8 @@ Both are functions of the per-query values and query ids only, as the paired tes
 are (:mod:`harness.stats.paired`): the sums of squares are exact integer sums on a
 grid (:mod:`harness.stats.grid`), and each query's permutation in each trial is keyed
 by its id (:mod:`harness.stats.keyed`), so neither the queries' order nor their
-partitioning changes a bit.
+partitioning changes a bit. Like the paired tests they run in passes a cluster can
+split: :func:`scan` (order-free facts), :func:`partial` (exact sums), :func:`finish`.
 """
 
 from __future__ import annotations
@@ -32,37 +33,62 @@ class AnovaResult:
     residual_variance: float
 
 
-def two_way_anova(x: np.ndarray) -> AnovaResult:
-    """``x``: (m systems, n queries). F-test of the system effect with queries as blocks, from exact sums.
+@dataclass(frozen=True)
+class Scan:
+    """Per measure: the queries analysed (defined for every system) and the largest |value|; parts add up (``+``)."""
 
-    With S_s the systems' sums, Q_q the queries' sums and G the grand sum (on the grid),
-    SS_systems = (m sum S_s^2 - G^2) / (mn) and SS_residual = (mn sum x^2 - n sum Q_q^2
-    - m sum S_s^2 + G^2) / (mn): integers divided once.
+    n: np.ndarray
+    largest: np.ndarray
 
-    >>> r = two_way_anova(np.array([[0.1, 0.2, 0.3], [0.3, 0.4, 0.6]]))
-    >>> round(r.f, 6), r.df_systems, r.df_residual   # two systems: the paired t-test's t^2 (differences .2 .2 .3: t = 7)
-    (49.0, 1, 2)
-    """
-    from scipy import special
+    def __add__(self, other: Scan) -> Scan:
+        return Scan(self.n + other.n, np.maximum(self.largest, other.largest))
 
-    m, n = x.shape
-    df_s, df_e = m - 1, (m - 1) * (n - 1)
-    if df_e == 0:
-        return AnovaResult(float("nan"), float("nan"), df_s, df_e, float("nan"))
-    e = grid.exponent(np.abs(x).max(keepdims=True).ravel())
-    on = grid.on_grid(np.asarray(x, dtype=np.float64).reshape(1, -1), e).reshape(m, n)
-    system_sums, _ = grid.integer_sums(on)
-    _, squares = grid.integer_sums(on.reshape(1, -1))
-    _, query_squares = grid.integer_sums(on.sum(axis=0, keepdims=True), grid.PRECISION + m.bit_length())
-    grand = sum(system_sums.tolist())
-    between = m * sum(s * s for s in system_sums.tolist()) - grand * grand  # (mn) SS_systems
-    within = m * n * int(squares[0]) - n * int(query_squares[0]) - m * sum(s * s for s in system_sums.tolist()) + grand * grand
-    if within == 0:
-        return AnovaResult(0.0 if between == 0 else float("inf"), 1.0 if between == 0 else 0.0, df_s, df_e, 0.0)
-    f = (between * df_e) / (within * df_s)
-    step = float(np.ldexp(1.0, int(e[0]) - grid.PRECISION))
-    v_e = within / (m * n * df_e) * step * step
-    return AnovaResult(float(f), float(special.fdtrc(df_s, df_e, f)), df_s, df_e, float(v_e))
+
+def _masked(x: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """((M, m, n) values with left-out queries set to 0 for every system, (M, n) mask)."""
+    data = np.asarray(x, dtype=np.float64)
+    data = data[None] if data.ndim == 2 else data
+    shape = (data.shape[0], data.shape[2])
+    mask = np.ones(shape, dtype=bool) if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), shape)
+    return np.where(mask[:, None, :], data, 0.0), mask
+
+
+def scan(x: np.ndarray, mask: np.ndarray | None = None) -> Scan:
+    """Pass 1 over (M measures, m systems, n queries); ``mask`` (M, n): the queries each measure is analysed on."""
+    data, mask = _masked(x, mask)
+    return Scan(mask.sum(axis=1), np.abs(data).max(axis=(1, 2), initial=0.0))
+
+
+@dataclass(frozen=True)
+class Plan:
+    scan: Scan
+    trials: int
+    e: np.ndarray  # the grid of each measure
+
+    @classmethod
+    def of(cls, whole: Scan, trials: int = 10_000) -> Plan:
+        return cls(whole, trials, grid.exponent(whole.largest))
+
+    @property
+    def most(self) -> int:
+        """The most queries of any measure: what bounds every sum."""
+        return int(self.scan.n.max(initial=0))
+
+
+@dataclass(frozen=True)
+class Partial:
+    """Exact sums over some queries: per measure and system, and of squares; the Tukey trials' shuffled slot sums."""
+
+    system_sums: np.ndarray  # (M, m) object: Python integers
+    squares: np.ndarray  # (M,) object: sum of x^2
+    query_squares: np.ndarray  # (M,) object: sum over queries of (sum over systems of x)^2
+    slots: np.ndarray | None  # (L, trials, m - 1, M): limb sums of what each slot holds, less the last system's
+    last: np.ndarray  # (L', M): limb sums of the last system's values
+
+    def __add__(self, other: Partial) -> Partial:
+        slots = None if self.slots is None else self.slots + other.slots
+        return Partial(self.system_sums + other.system_sums, self.squares + other.squares,
+                       self.query_squares + other.query_squares, slots, self.last + other.last)  # fmt: skip
 
 
 def _indicators(m: int, keys: np.ndarray, first: int, count: int) -> Callable[[int, int], np.ndarray]:
@@ -84,6 +110,121 @@ def _indicators(m: int, keys: np.ndarray, first: int, count: int) -> Callable[[i
     return lambda i, j: (perm[:, :, i] == j).astype(np.float64)
 
 
+def partial(x: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None = None, tukey: bool = True) -> Partial:
+    """Pass 2 over the queries of ``x`` (M, m, n), whose keys are ``keys``.
+
+    The Tukey trials' shuffled sums are indicator matrices times the data on the grid
+    (``[perm[t, q, i] == j] @ x[j]``), exact in limbs. Since every query sends exactly one
+    system's value to each slot, slot i gets ``sum_{j < m-1} [perm == j] @ (x[j] - x[m-1])``
+    plus the last system's sum, and the last slot what the others leave: (m-1)^2 matrix
+    products per block, not m^2.
+    """
+    data, mask = _masked(x, mask)
+    n_measures, m, n = data.shape
+    if n_measures == 0:  # no per-query measure to analyse (system measures only)
+        nothing = np.zeros(0, dtype=object)
+        return Partial(nothing.reshape(0, m), nothing, nothing.copy(), np.zeros((1, plan.trials, m - 1, 0)) if tukey else None,
+                       np.zeros((1, 0)))  # fmt: skip
+    on = grid.on_grid(data.reshape(n_measures, -1), plan.e).reshape(n_measures, m, n)
+    system_sums = np.array([grid.integer_sums(on[k])[0] for k in range(n_measures)], dtype=object).reshape(n_measures, m)
+    squares = grid.integer_sums(on.reshape(n_measures, -1))[1]
+    query_squares = grid.integer_sums(on.sum(axis=1), grid.PRECISION + m.bit_length())[1]
+    bits = grid.limb_bits(plan.most)
+    last = grid.split_limbs(on[:, m - 1, :], bits).sum(axis=2)  # exact
+    if not tukey:
+        return Partial(system_sums, squares, query_squares, None, last)
+    columns = [grid.split_limbs(on[:, j, :] - on[:, m - 1, :], bits, grid.PRECISION + 1) for j in range(m - 1)]
+    count = columns[0].shape[0]
+    stacked = [np.ascontiguousarray(c.transpose(2, 0, 1).reshape(n, -1)) for c in columns]  # (n, L * M)
+    slots = np.zeros((plan.trials, m - 1, count * n_measures))
+    block = max(1, min(plan.trials, 4_000_000 // max(1, n * m)))
+    for done in range(0, plan.trials, block):
+        size = min(block, plan.trials - done)
+        slot_holds = _indicators(m, keys, done, size)
+        for i in range(m - 1):
+            for j in range(m - 1):
+                slots[done : done + size, i, :] += slot_holds(i, j) @ stacked[j]
+    return Partial(system_sums, squares, query_squares,
+                   slots.reshape(plan.trials, m - 1, count, n_measures).transpose(2, 0, 1, 3).copy(), last)  # fmt: skip
+
+
+def anova(plan: Plan, whole: Partial, m: int) -> list[AnovaResult]:
+    """The F-test of the system effect with queries as blocks, per measure, from exact sums.
+
+    With S_s the systems' sums, Q_q the queries' sums and G the grand sum (on the grid),
+    SS_systems = (m sum S_s^2 - G^2) / (mn) and SS_residual = (mn sum x^2 - n sum Q_q^2
+    - m sum S_s^2 + G^2) / (mn): integers divided once.
+    """
+    from scipy import special
+
+    out = []
+    for k, n in enumerate(plan.scan.n.tolist()):
+        df_s, df_e = m - 1, (m - 1) * (n - 1)
+        if df_e <= 0:
+            out.append(AnovaResult(float("nan"), float("nan"), df_s, max(df_e, 0), float("nan")))
+            continue
+        sums = [int(v) for v in whole.system_sums[k].tolist()]
+        grand = sum(sums)
+        between = m * sum(s * s for s in sums) - grand * grand  # (mn) SS_systems
+        within = m * n * int(whole.squares[k]) - n * int(whole.query_squares[k]) - m * sum(s * s for s in sums) + grand * grand
+        if within == 0:
+            out.append(AnovaResult(0.0 if between == 0 else float("inf"), 1.0 if between == 0 else 0.0, df_s, df_e, 0.0))
+            continue
+        f = (between * df_e) / (within * df_s)
+        step = float(np.ldexp(1.0, int(plan.e[k]) - grid.PRECISION))
+        v_e = within / (m * n * df_e) * step * step
+        out.append(AnovaResult(float(f), float(special.fdtrc(df_s, df_e, f)), df_s, df_e, float(v_e)))
+    return out
+
+
+def tukey(plan: Plan, whole: Partial, m: int) -> np.ndarray:
+    """(M, m, m) randomised Tukey HSD p-values: p_ij = (1 + #{range >= |mean_i - mean_j|}) / (B + 1)."""
+    assert whole.slots is not None
+    if not plan.scan.n.size:
+        return np.ones((0, m, m))
+    n = np.maximum(plan.scan.n, 1).astype(np.float64)
+    step = np.ldexp(1.0, plan.e - grid.PRECISION)  # (M,)
+    means = np.array([[int(s) / k for s in row] for row, k in zip(whole.system_sums.tolist(), plan.scan.n.tolist(),
+                                                                  strict=True)]).reshape(-1, m) * step[:, None]  # fmt: skip
+    observed = np.abs(means[:, :, None] - means[:, None, :])  # (M, m, m)
+    bits = grid.limb_bits(plan.most)
+    slot = grid.combine(whole.slots, bits) + grid.combine(whole.last, bits)[None, None, :]  # (trials, m - 1, M)
+    totals = np.array([float(sum(int(s) for s in row)) for row in whole.system_sums.tolist()])
+    rest = totals[None, :] - slot.sum(axis=1)  # the last slot: what the others leave, from exact pieces
+    shuffled = np.concatenate([slot, rest[:, None, :]], axis=1) * (step / n)[None, None, :]
+    ranges = (shuffled.max(axis=1) - shuffled.min(axis=1)).T  # (M, trials)
+    threshold = observed - 1e-12 * np.maximum(1.0, observed)
+    sorted_ranges = np.sort(ranges, axis=1)
+    counts = np.empty_like(observed)
+    for k in range(observed.shape[0]):  # count ranges >= each threshold by binary search
+        counts[k] = plan.trials - np.searchsorted(sorted_ranges[k], threshold[k].ravel(), side="left").reshape(m, m)
+    p = (counts + 1) / (plan.trials + 1)
+    idx = np.arange(m)
+    p[:, idx, idx] = 1.0
+    return p
+
+
+def run(x: np.ndarray, keys: np.ndarray | None, trials: int = 10_000, mask: np.ndarray | None = None,
+        tukey_hsd: bool = True) -> tuple[list[AnovaResult], np.ndarray | None]:  # fmt: skip
+    """The three passes in one process: (ANOVA per measure, Tukey p-values (M, m, m) or None)."""
+    data, mask = _masked(x, mask)
+    plan = Plan.of(scan(data, mask), trials)
+    keys = np.zeros(data.shape[2], dtype=np.uint64) if keys is None else keys
+    whole = partial(data, keys, plan, mask, tukey_hsd)
+    m = data.shape[1]
+    return anova(plan, whole, m), tukey(plan, whole, m) if tukey_hsd else None
+
+
+def two_way_anova(x: np.ndarray) -> AnovaResult:
+    """``x``: (m systems, n queries). F-test of the system effect with queries as blocks, from exact sums (:func:`anova`).
+
+    >>> r = two_way_anova(np.array([[0.1, 0.2, 0.3], [0.3, 0.4, 0.6]]))
+    >>> round(r.f, 6), r.df_systems, r.df_residual   # two systems: the paired t-test's t^2 (differences .2 .2 .3: t = 7)
+    (49.0, 1, 2)
+    """
+    return run(x, None, tukey_hsd=False)[0][0]
+
+
 def randomized_tukey_hsd(x: np.ndarray, keys: np.ndarray, trials: int = 10_000) -> np.ndarray:
     """p-values for every pair of systems, for one or several measures at once.
 
@@ -92,50 +233,8 @@ def randomized_tukey_hsd(x: np.ndarray, keys: np.ndarray, trials: int = 10_000) 
     across the systems (the same shuffle for every measure, keyed by the query) and
     records the range (max - min) of the system means;
     p_ij = (1 + #{range >= |mean_i - mean_j|}) / (B + 1). Returns (m, m) or (M, m, m).
-
-    The shuffled sums are indicator matrices times the data on the grid
-    (``[perm[t, q, i] == j] @ x[j]``), exact in limbs. Since every query sends exactly one
-    system's value to each slot, slot i gets
-    ``sum_{j < m-1} [perm == j] @ (x[j] - x[m-1]) + sum_q x[m-1]`` and the last slot what
-    the others leave: (m-1)^2 matrix products per block, not m^2.
     """
-    single = x.ndim == 2
-    data = x[None] if single else x
-    n_measures, m, n = data.shape
-    e = grid.exponent(np.abs(data).reshape(n_measures, -1).max(axis=1))
-    on = grid.on_grid(data.reshape(n_measures, -1), e).reshape(n_measures, m, n)
-    step = np.ldexp(1.0, e - grid.PRECISION)  # (M,)
-    sums = np.array([[int(v) for v in grid.integer_sums(on[k])[0].tolist()] for k in range(n_measures)], dtype=object)
-    means = np.array([[float(s) / n for s in row] for row in sums.tolist()]).reshape(n_measures, m) * step[:, None]
-    observed = np.abs(means[:, :, None] - means[:, None, :])  # (M, m, m)
-    bits = grid.limb_bits(n)
-    last = on[:, m - 1, :]
-    columns = [grid.split_limbs(on[:, j, :] - last, bits, grid.PRECISION + 1) for j in range(m - 1)]  # (L, M, n) each
-    count = columns[0].shape[0] if columns else 1
-    stacked = [np.ascontiguousarray(c.transpose(2, 0, 1).reshape(n, -1)) for c in columns]  # (n, L * M)
-    base = grid.split_limbs(last, bits).sum(axis=2)  # (L', M) exact
-    total = np.array([sum(int(v) for v in row) for row in sums.tolist()], dtype=object)  # (M,) grand sums, exact
-    ranges = np.empty((n_measures, trials))
-    block = max(1, min(trials, 4_000_000 // max(1, n * m)))
-    for done in range(0, trials, block):
-        size = min(block, trials - done)
-        slot_holds = _indicators(m, keys, done, size)
-        limb_sums = np.zeros((size, m - 1, count * n_measures))
-        for i in range(m - 1):
-            for j in range(m - 1):
-                limb_sums[:, i, :] += slot_holds(i, j) @ stacked[j]
-        moved = grid.combine(limb_sums.reshape(size, m - 1, count, n_measures).transpose(2, 0, 1, 3), bits)
-        slot = moved + grid.combine(base, bits)[None, None, :]  # (size, m - 1, M): the first m - 1 slots' sums
-        # the last slot's sum is the grand total less the others': from exact pieces, with one rounding each
-        rest = np.array([float(t) for t in total.tolist()])[None, :] - slot.sum(axis=1)
-        shuffled = np.concatenate([slot, rest[:, None, :]], axis=1) * (step / n)[None, None, :]
-        ranges[:, done : done + size] = (shuffled.max(axis=1) - shuffled.min(axis=1)).T
-    threshold = observed - 1e-12 * np.maximum(1.0, observed)
-    sorted_ranges = np.sort(ranges, axis=1)
-    counts = np.empty_like(observed)
-    for k in range(n_measures):  # count ranges >= each threshold by binary search
-        counts[k] = trials - np.searchsorted(sorted_ranges[k], threshold[k].ravel(), side="left").reshape(m, m)
-    p = (counts + 1) / (trials + 1)
-    idx = np.arange(m)
-    p[:, idx, idx] = 1.0
-    return np.asarray(p[0] if single else p)
+    p = run(x, keys, trials)[1]
+    assert p is not None
+    return np.asarray(p[0] if x.ndim == 2 else p)
+
