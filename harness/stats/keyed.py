@@ -32,14 +32,20 @@ from fractions import Fraction
 import numpy as np
 import pyarrow as pa
 
-# Poisson(1)'s distribution function at 0, 1, ..., as 53-bit integers: P(X <= k) * 2^53, rounded down, from the
-# correctly rounded e^-1 (a literal: no libm's last bit decides a draw). Past the last one (k = 18) the mass is < 2^-53.
-_E_INV = Fraction(0.36787944117144233)
-POISSON_THRESHOLDS = np.array(
-    [int(_E_INV * sum(Fraction(1, _factorial) for _factorial in _f) * 2**53) for _f in
-     [[1] + [int(np.prod(np.arange(1, j + 1, dtype=object))) for j in range(1, k + 1)] for k in range(18)]],
-    dtype=np.uint64,
-)  # fmt: skip
+
+def _poisson_thresholds(count: int = 18) -> np.ndarray:
+    """Poisson(1)'s distribution function at 0, 1, ..., count - 1 as 53-bit integers: P(X <= k) * 2^53, rounded down,
+    in exact arithmetic from the correctly rounded e^-1 (a literal: no libm's last bit decides a draw). Past the last
+    one the mass is below 2^-53."""
+    e_inv, term, total, out = Fraction(0.36787944117144233), Fraction(1), Fraction(0), []
+    for k in range(count):
+        total += term  # sum of 1/j! for j <= k
+        out.append(int(e_inv * total * 2**53))
+        term /= k + 1
+    return np.array(out, dtype=np.uint64)
+
+
+POISSON_THRESHOLDS = _poisson_thresholds()
 MAX_WEIGHT = POISSON_THRESHOLDS.size  # the largest weight a draw can take
 
 
