@@ -17,6 +17,7 @@ gathers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any
@@ -38,27 +39,31 @@ from harness.results import aggregate_from_total, aggregate_total
 from harness.stats import anova as group_stats
 from harness.stats import grid, keyed, paired
 
+ROWS_PER_PARTITION = 100_000  # (system, query) rows: a partition's draws take BLOCK_CELLS (128 MiB) at most
+
 
 @dataclass(frozen=True)
 class RemoteRuns:
-    """A dataset's runs as the cluster holds them: per system, the futures of its partitions' pieces, and the
-    measures of their value columns (m0, m1, ...)."""
+    """A dataset's runs as the cluster holds them: per system, the futures of its partitions' per-query values, and
+    the measures of their value columns (m0, m1, ...)."""
 
     pieces: dict[str, list[Any]]
     measures: tuple[Measure, ...]
     segment_of: dict[str, str] | None  # query id -> its segment, when the dataset has segments
+    queries: int  # per-query rows of the largest run
 
 
-def _stacked(piece: Any, system: str, columns: list[str]) -> Any:
+def _stacked(table: Any, system: str, columns: list[str]) -> Any:
+    """A partition's per-query values of one system as rows of (query_id, system, its measures' columns)."""
     import pandas as pd
 
-    if piece.table is None:
+    if table is None:
         return pd.DataFrame({"query_id": pd.Series([], dtype=object), "system": pd.Series([], dtype=object),
                              **{c: pd.Series([], dtype=np.float64) for c in columns}})  # fmt: skip
-    out = pd.DataFrame({"query_id": pd.Series(piece.table["query_id"].to_numpy(dtype=object), dtype=object),
-                        "system": pd.Series(np.full(len(piece.table), system, dtype=object), dtype=object)})
+    out = pd.DataFrame({"query_id": pd.Series(table["query_id"].to_numpy(dtype=object), dtype=object),
+                        "system": pd.Series(np.full(len(table), system, dtype=object), dtype=object)})
     for column in columns:
-        out[column] = piece.table[column].to_numpy(dtype=np.float64)
+        out[column] = table[column].to_numpy(dtype=np.float64)
     return out
 
 
@@ -121,12 +126,22 @@ def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             for segment in a}  # fmt: skip
 
 
-def _tree_sum(client: Any, futures: list[Any]) -> Any:
-    """The sum of the futures' values, added pairwise on the cluster (exact sums: any order gives the same)."""
-    while len(futures) > 1:
-        futures = [client.submit(_add, futures[i], futures[i + 1]) if i + 1 < len(futures) else futures[i]
-                   for i in range(0, len(futures), 2)]  # fmt: skip
-    return futures[0].result()
+def _streamed_sum(client: Any, futures: list[Any]) -> Any:
+    """The sum of the futures' values, added on the cluster two at a time as they finish (exact sums: any order gives
+    the same), so that a worker holds a few partials at once, not one per partition (each is replicates x rows)."""
+    from distributed import as_completed
+
+    finished = as_completed(futures)  # type: ignore[no-untyped-call]
+    futures.clear()  # as_completed holds them until they are added: nothing else keeps a partial alive
+    waiting = None
+    for future in finished:
+        if waiting is None:
+            waiting = future
+            continue
+        finished.add(client.submit(_add, waiting, future, pure=False))  # type: ignore[no-untyped-call]
+        waiting = None
+    assert waiting is not None
+    return waiting.result()
 
 
 def tests_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segments: list[str], systems: list[str],
@@ -138,10 +153,12 @@ def tests_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segments: list
     from dask.delayed import delayed
 
     columns = [f"m{runs.measures.index(m)}" for m in measures]
-    meta = _stacked(type("Empty", (), {"table": None})(), "", columns)
+    meta = _stacked(None, "", columns)
     stacked = dd.from_delayed([delayed(_stacked)(piece, system, columns) for system in systems
                                for piece in runs.pieces[system]], meta=meta)  # fmt: skip
-    partitions = max(len(p) for p in runs.pieces.values())  # as many as the runs were evaluated in
+    # one row per system and query: far fewer rows than the runs had, so fewer partitions (at least one per worker)
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    partitions = max(workers, math.ceil(runs.queries * len(systems) / ROWS_PER_PARTITION))
     parts = client.persist(stacked.shuffle(on="query_id", npartitions=partitions)).to_delayed()
     import pandas as pd
 
@@ -168,7 +185,7 @@ def tests_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segments: list
         sides[segment] = (totals, sum(dropped for _, _, dropped, *_ in mine))
     partial_futures = client.compute([delayed(_partial_part)(part, plans, shared, dataset, settings.seed, systems, pairs,
                                                              measures, columns) for part in parts])  # fmt: skip
-    whole_partials = _tree_sum(client, partial_futures)
+    whole_partials = _streamed_sum(client, partial_futures)
     out = {}
     for segment in segments:
         plan, group_plan = plans[segment]

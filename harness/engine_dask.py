@@ -66,7 +66,7 @@ class Evaluated:
     item_counts_cutoff: int | None = None
     lists: RankedLists | None = None  # down to the system measures' cutoff, with items: what system measures read
     relstrings: dict[int, list[str]] = dataclasses.field(default_factory=dict)  # length -> each query's, as per_query
-    pieces: list[Any] = dataclasses.field(default_factory=list)  # the futures of its partitions, held on the cluster
+    pieces: list[Any] = dataclasses.field(default_factory=list)  # futures of its partitions' per-query values, on the cluster
 
 
 @contextmanager
@@ -249,16 +249,26 @@ def evaluate_runs(
                     for part in shuffled.to_delayed()]  # fmt: skip
             futures = client.compute(work)
             done = _gather(futures, progress, f"dask: {run.name}, {n_parts} partitions")
+            # the per-query values stay on the workers for the comparisons; the rest of each piece is let go
+            values = [client.submit(_values_of, f) for f in futures]
             evaluated = dataclasses.replace(_assemble(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths),
-                                            pieces=futures)  # fmt: skip
+                                            pieces=values)  # fmt: skip
             if list_depth is not None and context is not None:
                 evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, evaluated.per_query.query_ids, context))
+            del futures, done  # the pieces' lists and counts are here now; the workers let them go
             if evaluated.stats.run_rows and evaluated.stats.run_queries_unjudged == evaluated.stats.run_queries:
                 raise InputFormatError(f"no query of the run is judged in {qrels.source}", path=source,
                                        hint="check that the run and the qrels use the same query ids "
                                        "(and the column mapping for tables)")  # fmt: skip
             out.append(evaluated)
         return out
+
+
+def _values_of(piece: _Piece) -> Any:
+    """A piece's per-query values (query_id, m0, m1, ...), or None: what the comparisons read."""
+    if piece.table is None:
+        return None
+    return piece.table[["query_id", *[c for c in piece.table.columns if c.startswith("m") and c[1:].isdigit()]]]
 
 
 def _gather(futures: list[Any], progress: Any, what: str) -> list[Any]:

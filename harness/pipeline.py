@@ -294,7 +294,8 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
     out = {}
     if done:
         remote[dataset.name] = RemoteRuns({s.name: e.pieces for s, e in zip(systems, done, strict=True)},
-                                          done[0].per_query.measures, segments or None)  # fmt: skip
+                                          done[0].per_query.measures, segments or None,
+                                          max(len(e.per_query.query_ids) for e in done))  # fmt: skip
     for system, evaluated in zip(systems, done, strict=True):
         advance()
         out[system.name] = _run_result(dataset, system, evaluated.per_query, dict(evaluated.diagnostics), segments, skipped,

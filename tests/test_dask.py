@@ -138,6 +138,24 @@ def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_pat
     assert len(p_values) >= 3 and got["comparisons"][p_values].notna().any().all()
     system_rows = got["comparisons"][got["comparisons"]["aggregate"] == "system"]
     assert set(system_rows["measure"]) == {"Coverage@10", "Gini@10", "Entropy@10"}
+    assert "anova" in got  # three systems: ANOVA and Tukey HSD from the partitions' sums too
+
+
+def test_comparisons_on_many_small_partitions_are_the_same_bits(client: Any, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The comparisons' shuffle cut into partitions of 1,000 rows (9 for the ratings data): every p-value as on one machine."""
+    from harness import compare_dask
+    from harness.demo import ROOT, generate
+
+    generate(tmp_path)
+    (tmp_path / "configs").mkdir()
+    shutil.copy(ROOT / "configs" / "demo.yaml", tmp_path / "configs" / "demo.yaml")
+    local = load_config(tmp_path / "configs" / "demo.yaml", {"stats.permutations": 500, "stats.system_resamples": 100})
+    monkeypatch.setattr(compare_dask, "ROWS_PER_PARTITION", 1000)
+    expected = _tables(local)
+    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=2)), on_cluster=len(local.datasets))
+    for name in ("comparisons", "anova"):
+        pd.testing.assert_frame_equal(got[name], expected[name], check_exact=True, obj=name)
 
 
 def test_engine_config_errors_are_located(tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ def partial(x: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None
         return Partial(system_sums, squares, query_squares, None, last)
     columns = [grid.split_limbs(on[:, j, :] - on[:, m - 1, :], bits, grid.PRECISION + 1) for j in range(m - 1)]
     count = columns[0].shape[0]
-    stacked = [np.ascontiguousarray(c.transpose(2, 0, 1).reshape(n, -1)) for c in columns]  # (n, L * M)
+    stacked = [np.ascontiguousarray(c.transpose(2, 0, 1).reshape(n, count * n_measures)) for c in columns]  # (n, L * M)
     slots = np.zeros((plan.trials, m - 1, count * n_measures))
     block = max(1, min(plan.trials, 4_000_000 // max(1, n * m)))
     for done in range(0, plan.trials, block):

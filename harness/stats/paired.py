@@ -278,7 +278,7 @@ def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | 
         bits = grid.limb_bits(3 * whole_n)  # 2 * flips - totals stays exact
         limbs = grid.split_limbs(d_int[plan.sampled], bits)  # (L, S, n)
         count = limbs.shape[0]
-        stacked = np.ascontiguousarray(limbs.transpose(2, 0, 1).reshape(n, -1))  # (n, L * S)
+        stacked = np.ascontiguousarray(limbs.transpose(2, 0, 1).reshape(n, count * plan.sampled.size))  # (n, L * S)
         flip_totals = stacked.sum(axis=0).reshape(count, -1)
         flips = np.empty((plan.permutations, count * plan.sampled.size))
         buffer = np.empty((min(_block(n), plan.permutations), n))
@@ -294,7 +294,7 @@ def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | 
         limbs = np.concatenate([grid.split_limbs(centred, bits, grid.PRECISION + 1), grid.split_limbs(square, bits)])
         count = limbs.shape[0]
         stacked = np.empty((n, (count + 1) * f))  # the last f columns count each row's draws (its resample's size)
-        stacked[:, : count * f] = limbs.transpose(2, 0, 1).reshape(n, -1)
+        stacked[:, : count * f] = limbs.transpose(2, 0, 1).reshape(n, count * f)
         stacked[:, count * f :] = mask.T
         sums = np.empty((plan.resamples, (count + 1) * f))
         buffer = np.empty((min(_block(n), plan.resamples), n))
