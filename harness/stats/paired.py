@@ -3,9 +3,14 @@
 Every function takes ``diffs``: an (F, n) array, one row per comparison (a pair of
 systems on a measure), one column per query (the same queries for both systems, by
 construction), holding ``b - a``. Each row's result depends on that row only: the
-choice between exact and approximate methods is made per row, and resampling tests
-use the generator they are given (the caller derives it from the comparison's
-identity). Resampling p-values are (b + 1) / (B + 1), never 0.
+choice between exact and approximate methods is made per row, and the resampling
+tests' draws are keyed by query (:mod:`harness.stats.keyed`: each query's sign or
+weight in replicate r is a hash of its key and r), summed exactly on a grid
+(:mod:`harness.stats.grid`). Resampling p-values are (b + 1) / (B + 1), never 0.
+
+The tests run in three passes a cluster can split: :func:`scan` (order-free facts),
+:func:`partial` (exact sums, per partition, added with ``+``) and :func:`finish`;
+:func:`run_tests` runs them in one process.
 
 Definitions and degenerate cases, decided once:
 
@@ -26,7 +31,9 @@ Definitions and degenerate cases, decided once:
 * Randomisation (Fisher's sign flip): exact, by enumerating every sign assignment of
   the non-zero differences, when there are at most ``2^k <= B`` of them; else B
   random assignments.
-* Bootstrap: studentised (bootstrap-t) over queries. The CI is the symmetric
+* Bootstrap: studentised (bootstrap-t) Poisson bootstrap over queries: in replicate r
+  query q counts w_qr ~ Poisson(1) times, so mean* and se* are those of a sample of
+  size sum w (below 2 drawn: t* = inf). The CI is the symmetric
   bootstrap-t interval mean +- q * se, where q is the (1 - alpha) quantile of |t*|,
   t* = (mean* - mean) / se*; p = (1 + #{|t*| >= |t|}) / (B + 1) with t = mean / se,
   so p < alpha exactly when 0 lies outside the interval (up to the 1/(B+1) grid).
@@ -38,6 +45,7 @@ Definitions and degenerate cases, decided once:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from itertools import product
@@ -185,6 +193,7 @@ class Plan:
     resamples: int
     e: np.ndarray  # the grid: d_int = round(d * 2^(52 - e)), max |d| < 2^e
     centre: np.ndarray  # the bootstrap's centre on the grid (the midrange: order-free)
+    spread: np.ndarray  # the largest |d_int - centre| (grid steps): the scale of the bootstrap's centred sums
     e_square: np.ndarray  # the grid of the centred squares
     enumerated: np.ndarray  # rows whose randomisation test enumerates every sign assignment
     sampled: np.ndarray  # rows whose randomisation test samples B of them (indexes)
@@ -200,14 +209,8 @@ class Plan:
         exact = _enumerable(whole.nonzero, permutations)
         enumerated = exact & (whole.nonzero > 0) if "randomization" in tests else np.zeros_like(exact)
         sampled = np.flatnonzero(~exact) if "randomization" in tests else np.zeros(0, dtype=np.int64)
-        return cls(whole, tests, permutations, resamples, e, centre, grid.exponent(spread * spread), enumerated, sampled)
-
-    def spread_bound(self) -> np.ndarray:
-        """Per row, the largest |d_int - centre| (grid steps): the scale of the bootstrap's centred sums."""
-        e = self.e
-        high = grid.on_grid(self.scan.high[:, None], e)[:, 0]
-        low = grid.on_grid(self.scan.low[:, None], e)[:, 0]
-        return np.maximum(high - self.centre, self.centre - low).astype(np.float64)
+        return cls(whole, tests, permutations, resamples, e, centre, spread, grid.exponent(spread * spread), enumerated,
+                   sampled)  # fmt: skip
 
     @property
     def bootstrapped(self) -> np.ndarray:
@@ -262,6 +265,18 @@ def _rank_counts(row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return values, positive, np.bincount(where, minlength=values.size).astype(np.int64) - positive
 
 
+def _draw_products(draw: Callable[..., np.ndarray], keys: np.ndarray, replicates: int, stacked: np.ndarray) -> np.ndarray:
+    """(replicates, columns): each replicate's keyed draws over the queries (``draw``: :func:`keyed.sign_matrix` or
+    :func:`keyed.poisson_matrix`) times ``stacked`` (queries x columns), a block of replicates at a time."""
+    n = keys.size
+    out = np.empty((replicates, stacked.shape[1]))
+    buffer = np.empty((min(_block(n), replicates), n))  # a block's draws, asked of the system once
+    for start in range(0, replicates, _block(n)):
+        size = min(_block(n), replicates - start)
+        out[start : start + size] = draw(keys, start, size, buffer) @ stacked
+    return out
+
+
 def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None = None) -> Partial:
     """Pass 2 over the queries of ``diffs`` (columns), whose keys (:func:`harness.stats.keyed.query_keys`) are ``keys``;
     ``mask`` as in :func:`scan`."""
@@ -280,11 +295,7 @@ def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | 
         count = limbs.shape[0]
         stacked = np.ascontiguousarray(limbs.transpose(2, 0, 1).reshape(n, count * plan.sampled.size))  # (n, L * S)
         flip_totals = stacked.sum(axis=0).reshape(count, -1)
-        flips = np.empty((plan.permutations, count * plan.sampled.size))
-        buffer = np.empty((min(_block(n), plan.permutations), n))
-        for start in range(0, plan.permutations, _block(n)):
-            size = min(_block(n), plan.permutations - start)
-            flips[start : start + size] = keyed.sign_matrix(keys, start, size, buffer) @ stacked
+        flips = _draw_products(keyed.sign_matrix, keys, plan.permutations, stacked)
         flips = flips.reshape(plan.permutations, count, -1).transpose(1, 0, 2).copy()
     if plan.bootstrapped.any():
         bits = grid.limb_bits(keyed.MAX_WEIGHT * whole_n)
@@ -296,11 +307,7 @@ def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | 
         stacked = np.empty((n, (count + 1) * f))  # the last f columns count each row's draws (its resample's size)
         stacked[:, : count * f] = limbs.transpose(2, 0, 1).reshape(n, count * f)
         stacked[:, count * f :] = mask.T
-        sums = np.empty((plan.resamples, (count + 1) * f))
-        buffer = np.empty((min(_block(n), plan.resamples), n))
-        for start in range(0, plan.resamples, _block(n)):
-            size = min(_block(n), plan.resamples - start)
-            sums[start : start + size] = keyed.poisson_matrix(keys, start, size, buffer) @ stacked
+        sums = _draw_products(keyed.poisson_matrix, keys, plan.resamples, stacked)
         weight = sums[:, count * f :].copy()
         half = grid.n_limbs(bits, grid.PRECISION + 1)
         sums = sums[:, : count * f].reshape(plan.resamples, count, f).transpose(1, 0, 2)
@@ -427,7 +434,7 @@ def _bootstrap(plan: Plan, whole: Partial, mean: np.ndarray, sd: np.ndarray, se:
         se_star = np.sqrt(var / drawn)
         # one pass over the sums leaves rounding of about 2^-52 of the largest centred square: below RESOLUTION of
         # it, a resample's spread (or shift) is that rounding, e.g. when it drew only equal values
-        reach = np.ldexp(np.abs(plan.spread_bound()), plan.e - grid.PRECISION)[None, :]
+        reach = np.ldexp(plan.spread, plan.e - grid.PRECISION)[None, :]
         tiny = (se_star <= ZERO_SD * np.maximum(sd, largest)[None, :]) | (spread <= RESOLUTION * reach**2)
         still = np.abs(shift) <= np.maximum(ZERO_SD, np.sqrt(RESOLUTION) * reach)
         t_star = np.where(tiny, np.where(still, 0.0, np.inf), np.abs(shift) / se_star)
@@ -520,9 +527,3 @@ def effect_size(diffs: np.ndarray) -> np.ndarray:
     [2.0, nan, 0.0]
     """
     return run_tests(diffs, None, ("t",)).effect_size
-
-
-def win_tie_loss(diffs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Queries where b beats a (d > 0), ties (d == 0), and loses (d < 0)."""
-    d = _as_2d(diffs)
-    return (d > 0).sum(axis=1), (d == 0).sum(axis=1), (d < 0).sum(axis=1)

@@ -109,7 +109,9 @@ def test_one_query_and_zero_variance() -> None:
 def test_effect_size_and_win_tie_loss() -> None:
     d = np.array([[0.2, -0.1, 0.0, 0.3]])
     assert paired.effect_size(d)[0] == pytest.approx(d.mean() / d.std(ddof=1))
-    assert [x[0] for x in paired.win_tie_loss(d)] == [2, 1, 1]
+    tested = paired.run_tests(d, None, ("t",))  # wins, ties, losses: positive, n - nonzero, nonzero - positive
+    wins, ties = int(tested.positive[0]), int(tested.n[0] - tested.nonzero[0])
+    assert [wins, ties, int(tested.nonzero[0] - tested.positive[0])] == [2, 1, 1]
 
 
 def test_corrections_hand_computed() -> None:
