@@ -13,6 +13,8 @@ sums of :mod:`harness.stats.grid`).
 * Bootstrap: query q's weight in replicate r is Poisson(1), by inversion of the top 53
   bits of ``mix(key ^ mix((r + 1) * GOLDEN))`` (the Poisson bootstrap: each query is
   drawn a Poisson(1) number of times, independently, instead of n draws with replacement).
+* Tukey HSD: query q's permutation of m systems in trial r is one of the m! drawn
+  uniformly (m <= 6, :func:`uniform_matrix`) or a Fisher-Yates shuffle (:func:`shuffle_matrix`).
 
 ``mix`` is splitmix64's finaliser and the string hash FNV-1a over the id's UTF-8 bytes:
 fixed here, so the draws (and the p-values) never change with a library version.
@@ -27,6 +29,7 @@ True
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -49,6 +52,14 @@ POISSON_THRESHOLDS = _poisson_thresholds()
 MAX_WEIGHT = POISSON_THRESHOLDS.size  # the largest weight a draw can take
 
 
+def _in_parallel(rows: int, fill: Callable[[int, int], object]) -> None:
+    """``fill(lo, hi)`` over equal ranges of rows, one per core: the compiled kernels release the GIL, and each row's
+    draws depend on its key and replicate only, so the split never changes a value."""
+    from harness.kernels._parallel import run_split, split, threads
+
+    run_split(fill, split(np.ones(rows), threads()))
+
+
 def _salt(seed: int, identity: tuple[str, ...]) -> np.uint64:
     digest = hashlib.blake2b("\x1f".join((str(seed), *identity)).encode(), digest_size=8).digest()
     return np.frombuffer(digest, dtype=np.uint64)[0]
@@ -56,7 +67,6 @@ def _salt(seed: int, identity: tuple[str, ...]) -> np.uint64:
 
 def query_keys(seed: int, identity: tuple[str, ...], query_ids: np.ndarray | pa.Array) -> np.ndarray:
     """Each query's 64-bit key: a hash of (seed, identity, its id); uint64, in the order of ``query_ids``."""
-    from harness.kernels._parallel import run_split, split, threads
     from harness.stats._keyed_compiled import hash_strings
 
     ids = query_ids if isinstance(query_ids, pa.Array) else pa.array(np.asarray(query_ids, dtype=object).tolist(), pa.string())
@@ -65,7 +75,7 @@ def query_keys(seed: int, identity: tuple[str, ...], query_ids: np.ndarray | pa.
     data = np.frombuffer(ids.buffers()[2], dtype=np.uint8) if ids.buffers()[2] is not None else np.zeros(0, np.uint8)
     out = np.empty(len(ids), dtype=np.uint64)
     salt = _salt(seed, identity)
-    run_split(lambda lo, hi: hash_strings(offsets, data, salt, lo, hi, out), split(np.ones(len(ids)), threads()))
+    _in_parallel(len(ids), lambda lo, hi: hash_strings(offsets, data, salt, lo, hi, out))
     return out
 
 
@@ -74,21 +84,19 @@ def sign_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None
 
     ``out``: a buffer of at least ``count`` rows to fill (a block's memory is asked for once).
     """
-    from harness.kernels._parallel import run_split, split, threads
     from harness.stats._keyed_compiled import sign_bits
 
     out = np.empty((count, keys.size)) if out is None else out[:count]
-    run_split(lambda lo, hi: sign_bits(keys, first, lo, hi, out), split(np.ones(count), threads()))
+    _in_parallel(count, lambda lo, hi: sign_bits(keys, first, lo, hi, out))
     return out
 
 
 def poisson_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None = None) -> np.ndarray:
     """(count x n) float64: query q's Poisson(1) weight in replicates first .. first + count."""
-    from harness.kernels._parallel import run_split, split, threads
     from harness.stats._keyed_compiled import poisson_weights
 
     out = np.empty((count, keys.size)) if out is None else out[:count]
-    run_split(lambda lo, hi: poisson_weights(keys, POISSON_THRESHOLDS, first, lo, hi, out), split(np.ones(count), threads()))
+    _in_parallel(count, lambda lo, hi: poisson_weights(keys, POISSON_THRESHOLDS, first, lo, hi, out))
     return out
 
 
@@ -105,19 +113,17 @@ def numbered_keys(seed: object, n: int) -> np.ndarray:
 
 def shuffle_matrix(keys: np.ndarray, m: int, first: int, count: int) -> np.ndarray:
     """(count x n x m) int8: a uniformly random permutation of m systems for every query in trials first .. first + count."""
-    from harness.kernels._parallel import run_split, split, threads
     from harness.stats._keyed_compiled import shuffles
 
     out = np.empty((count, keys.size, m), dtype=np.int8)
-    run_split(lambda lo, hi: shuffles(keys, m, first, lo, hi, out), split(np.ones(count), threads()))
+    _in_parallel(count, lambda lo, hi: shuffles(keys, m, first, lo, hi, out))
     return out
 
 
 def uniform_matrix(keys: np.ndarray, k: int, first: int, count: int) -> np.ndarray:
     """(count x n) uint16: each query's uniform integer in [0, k) (k <= 65536) in trials first .. first + count."""
-    from harness.kernels._parallel import run_split, split, threads
     from harness.stats._keyed_compiled import below
 
     out = np.empty((count, keys.size), dtype=np.uint16)
-    run_split(lambda lo, hi: below(keys, k, first, lo, hi, out), split(np.ones(count), threads()))
+    _in_parallel(count, lambda lo, hi: below(keys, k, first, lo, hi, out))
     return out
