@@ -111,10 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pipeline, {args.scenario}: 2 systems x 5 measures, segments new/returning, {args.permutations:,} permutations"
               f" ({args.engine})")  # fmt: skip
         start = time.perf_counter()
-        with _evaluated(experiment, SILENT) as (results, paired_blocks):  # on dask: the cluster stays up to compare
+        with _evaluated(experiment, SILENT) as (results, tested_elsewhere):  # on dask: the cluster stays up to compare
             timings["load + evaluate"] = time.perf_counter() - start
             print(f"  {'load + evaluate':<22} {timings['load + evaluate']:7.2f} s", flush=True)
-            tables = stage("compare", lambda: comparison_tables(experiment, results, paired_blocks=paired_blocks))
+            tables = stage("compare", lambda: comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere))
         frames = stage("tables", lambda: frames_of(results))
         verdict = stage("gate", lambda: decide_gate(experiment, frames[1], tables.get("comparisons")))
         saved = stage(

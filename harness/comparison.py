@@ -151,12 +151,15 @@ def compare(
             pairs = _pairs(systems, settings)
             elsewhere = tested_elsewhere(dataset, segment, systems, pairs, measures) if tested_elsewhere else None
             block, groups = elsewhere if elsewhere is not None else (None, None)
+            # every system's values on the union of their queries, for the tests computed here
+            here = _on_union(by_system, shared, systems, measures) if block is None or (groups is None and len(systems) >= 3) \
+                else None  # fmt: skip
             if block is None:
-                block = _paired_block(dataset, segment, by_system, pairs, measures, shared, settings)
+                block = _paired_block(dataset, segment, pairs, measures, here, settings)
             rows.extend(paired_rows(dataset, segment, block, settings))  # pair, then measure order
             for _ in pairs:
                 advance()
-            for a, b in _pairs(systems, settings):
+            for a, b in pairs:
                 queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
                 if _system_measures(by_system[a], by_system[b]):
                     rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
@@ -164,7 +167,7 @@ def compare(
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
             if len(systems) >= 3:
                 if groups is None:
-                    groups = _group_tests(dataset, segment, systems, by_system, shared, measures, settings)
+                    groups = _group_tests(dataset, segment, systems, measures, here, settings)
                 anova_rows.extend(_anova_rows(dataset, segment, systems, measures, groups, rows[start:]))
     _correct(rows, settings)
     return rows, anova_rows
@@ -423,10 +426,10 @@ def _on_union(by_system: dict[str, RunResult], shared: dict[str, set[str]], syst
     return union, values, evaluated
 
 
-def _paired_block(dataset: str, segment: str, by_system: dict[str, RunResult], pairs: list[tuple[str, str]],
-                  measures: tuple[Measure, ...], shared: dict[str, set[str]],
+def _paired_block(dataset: str, segment: str, pairs: list[tuple[str, str]], measures: tuple[Measure, ...], here: Any,
                   settings: CompareSettings) -> PairedBlock:  # fmt: skip
-    """Every pair x measure of a segment as rows over the union of the pairs' queries, each row masked to its own.
+    """Every pair x measure of a segment as rows over the union of the systems' queries (``here``: :func:`_on_union`),
+    each row masked to its own.
 
     Each query's random signs and Poisson weights are keyed by (seed, dataset, segment,
     query id) (:mod:`harness.stats.keyed`), shared by every row; a row's p-values depend on
@@ -434,8 +437,7 @@ def _paired_block(dataset: str, segment: str, by_system: dict[str, RunResult], p
     changes them, and the sums are exact (:mod:`harness.stats.grid`), so neither does the
     queries' order or partitioning.
     """
-    members = list(dict.fromkeys(s for pair in pairs for s in pair))
-    union, values, evaluated = _on_union(by_system, shared, members, measures)
+    union, values, evaluated = here
     arrays = block_arrays(union, values, evaluated, pairs, measures)
     if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped
         raise_first_nan(dataset, segment, pairs, measures, arrays.nan)
@@ -520,11 +522,10 @@ def tukey_identity(dataset: str, segment: str, systems: list[str]) -> tuple[str,
     return (dataset, segment, "tukey-hsd", *sorted(systems))
 
 
-def _group_tests(dataset: str, segment: str, systems: list[str], by_system: dict[str, RunResult],
-                 shared: dict[str, set[str]], measures: tuple[Measure, ...],
+def _group_tests(dataset: str, segment: str, systems: list[str], measures: tuple[Measure, ...], here: Any,
                  settings: CompareSettings) -> GroupTested:  # fmt: skip
-    """The ANOVA and Tukey HSD here, over the union of the systems' queries."""
-    union, values, evaluated = _on_union(by_system, shared, systems, measures)
+    """The ANOVA and Tukey HSD here, over the queries every system has (``here``: :func:`_on_union`)."""
+    union, values, evaluated = here
     queries, data, defined = group_arrays(union, values, evaluated, systems, measures)
     # each measure is analysed over the queries where it is defined for every system (beyond accuracy: its own users;
     # NaN under nan: drop), so it never shrinks another's; the draws are keyed by query, so grouping changes nothing

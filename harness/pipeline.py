@@ -184,7 +184,7 @@ def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[lis
             with progress.task("evaluating", total) as advance:
                 for dataset in experiment.datasets:
                     results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance, client, remote))
-            yield results, _ClusterBlocks(client, remote, results, compare_settings(experiment))
+            yield results, _ClusterTests(client, remote, results, compare_settings(experiment))
         return
     with progress.task("evaluating", total) as advance:
         for dataset in experiment.datasets:
@@ -192,7 +192,7 @@ def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[lis
     yield results, None
 
 
-class _ClusterBlocks:
+class _ClusterTests:
     """``compare``'s tests from the cluster, for the datasets whose every run it evaluated (a run reused from
     earlier results is only here): each dataset's segments at once, on first asking."""
 
@@ -451,9 +451,9 @@ def save_results(
 def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: list[str] | None = None) -> Outcome:
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    with _evaluated(experiment, progress) as (results, paired_blocks):
+    with _evaluated(experiment, progress) as (results, tested_elsewhere):
         progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
-        tables = comparison_tables(experiment, results, progress, paired_blocks)
+        tables = comparison_tables(experiment, results, progress, tested_elsewhere)
     frames = _frames(results, compare_settings(experiment))
     verdict = decide_gate(experiment, frames[1], tables.get("comparisons"))
     progress("writing results")
@@ -508,9 +508,9 @@ def compare_settings(experiment: Experiment) -> CompareSettings:
 
 
 def comparison_tables(experiment: Experiment, results: list[RunResult], progress: Progress = _quiet,
-                      paired_blocks: Any = None) -> dict[str, Any]:  # fmt: skip
+                      tested_elsewhere: Any = None) -> dict[str, Any]:  # fmt: skip
     """The comparisons (and ANOVA) tables, empty when statistics are off or there is one system.
-    ``paired_blocks``: where the paired tests are computed, when not here (:func:`compare`)."""
+    ``tested_elsewhere``: where the tests are computed, when not here (:func:`compare`)."""
     import pandas as pd
 
     if not experiment.stats.enabled or len({r.system for r in results}) < 2:
@@ -518,7 +518,7 @@ def comparison_tables(experiment: Experiment, results: list[RunResult], progress
     settings = compare_settings(experiment)
     progress(f"comparing systems ({experiment.stats.permutations} permutations, seed {experiment.stats.seed})")
     with progress.task("comparing (pair x segment)", count_blocks(results, settings)) as advance:
-        rows, anova_rows = compare(results, experiment.measures, settings, advance, paired_blocks)
+        rows, anova_rows = compare(results, experiment.measures, settings, advance, tested_elsewhere)
     tables = {"comparisons": pd.DataFrame(rows)}
     if anova_rows:
         tables["anova"] = pd.DataFrame(anova_rows)

@@ -110,9 +110,9 @@ def _tables(experiment: Any, on_cluster: int = 0) -> dict[str, pd.DataFrame]:
     from harness.pipeline import _evaluated, _frames, comparison_tables
     from harness.progress import SILENT
 
-    with _evaluated(experiment, SILENT) as (results, paired_blocks):
-        comparisons = comparison_tables(experiment, results, paired_blocks=paired_blocks)
-        assert len(paired_blocks.done if paired_blocks is not None else {}) == on_cluster
+    with _evaluated(experiment, SILENT) as (results, tested_elsewhere):
+        comparisons = comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere)
+        assert len(tested_elsewhere.done if tested_elsewhere is not None else {}) == on_cluster
     per_query, summary, diagnostics, long_tail = _frames(results)
     return {"per_query": per_query, "summary": summary, "diagnostics": diagnostics, "long_tail": long_tail,
             **comparisons}  # fmt: skip
