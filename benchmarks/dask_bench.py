@@ -94,10 +94,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from harness.conventions import Conventions
     from harness.data.load import load_qrels
-    from harness.engine_dask import RunSource, evaluate_runs
+    from harness.engine_dask import RunSource, evaluate_runs, summary_on_cluster
     from harness.measures.parse import parse_measure
     from harness.progress import Progress
-    from harness.results import aggregate_values
 
     size = run.stat().st_size + qrels.stat().st_size
     limit = parse_bytes(args.memory_limit)
@@ -111,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         judgments = load_qrels(qrels)
         (evaluated,) = evaluate_runs(client, judgments, [RunSource(run, "bench")], measures, conventions, (10,),
-                                     progress=Progress(sys.stderr))  # fmt: skip
+                                     progress=Progress(sys.stderr), gather=False)  # fmt: skip
+        rows, _, _ = summary_on_cluster(client, evaluated.pieces, measures, None, [])  # exact sums: no value comes here
         wall = time.perf_counter() - start
         peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
               f"spilled {format_bytes(spills.get(address, 0))}")  # fmt: skip
     client_peak = format_bytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     print(f"  dask wall time {wall:.1f} s (client peak {client_peak}); worker restarts: {restarts}")
-    values = {str(m): aggregate_values(m, evaluated.per_query.values[:, j]) for j, m in enumerate(measures)}
+    values = {str(row["measure"]): float(row["value"]) for row in rows}  # type: ignore[arg-type]
     if not args.no_single:
         seconds, peak_mb, out = measure_process([sys.executable, "-m", "harness", "eval", "--duplicates", "first", "-m",
                                                  ",".join(MEASURES), str(qrels), str(run)])  # fmt: skip

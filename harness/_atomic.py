@@ -41,3 +41,22 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def sha256_path(path: str | Path) -> str:
+    """A file's sha256, or a folder's: that of its files' names and sha256s, in name order (a table in parts)."""
+    target = Path(path)
+    if not target.is_dir():
+        return sha256_file(target)
+    import hashlib
+
+    digest = hashlib.sha256()
+    for file in sorted(p for p in target.rglob("*") if p.is_file()):
+        digest.update(f"{file.relative_to(target).as_posix()}\0{sha256_file(file)}\n".encode())
+    return digest.hexdigest()
+
+
+def size_of(path: str | Path) -> int:
+    """A file's bytes, or those of a folder's files."""
+    target = Path(path)
+    return sum(p.stat().st_size for p in target.rglob("*") if p.is_file()) if target.is_dir() else target.stat().st_size

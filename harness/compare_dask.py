@@ -49,7 +49,7 @@ class RemoteRuns:
 
     pieces: dict[str, list[Any]]
     measures: tuple[Measure, ...]
-    segment_of: dict[str, str] | None  # query id -> its segment, when the dataset has segments
+    segment_of: Any  # each query's segment (a Series indexed by query id, on the cluster), when the dataset has segments
     queries: int  # per-query rows of the largest run
 
 
@@ -160,10 +160,7 @@ def tests_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segments: list
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     partitions = max(workers, math.ceil(runs.queries * len(systems) / ROWS_PER_PARTITION))
     parts = client.persist(stacked.shuffle(on="query_id", npartitions=partitions)).to_delayed()
-    import pandas as pd
-
-    # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once
-    shared = client.scatter(pd.Series(runs.segment_of, dtype=object), broadcast=True) if runs.segment_of else None
+    shared = runs.segment_of
     scans = client.gather(client.compute([delayed(_scan_part)(part, segments, shared, systems, pairs, measures, columns)
                                           for part in parts]))  # fmt: skip
     plans, sides = {}, {}

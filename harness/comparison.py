@@ -50,7 +50,7 @@ import numpy as np
 from harness.errors import ComparisonError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.results import MIN_GEO_MEAN, RunResult, aggregate_values
+from harness.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
 from harness.stats import anova as group_stats
 from harness.stats import keyed, paired
 from harness.stats.anova import AnovaResult
@@ -88,14 +88,19 @@ def _pairs(systems: list[str], settings: CompareSettings) -> list[tuple[str, str
     return pairs
 
 
+def _values_here(result: RunResult) -> PerQuery:
+    assert result.per_query is not None, "the values of a run on a cluster: RunResult.here() first"
+    return result.per_query
+
+
 def _segment_queries(result: RunResult, segment: str) -> set[str]:
     mask = dict(result.segment_masks()).get(segment)
-    return set() if mask is None else set(result.per_query.query_ids[mask].tolist())
+    return set() if mask is None else set(_values_here(result).query_ids[mask].tolist())
 
 
 def _rows(result: RunResult, queries: np.ndarray) -> np.ndarray:
     """Row of each of ``queries`` (ids all evaluated by the run) in the run's per-query table."""
-    ids = result.per_query.query_ids.astype(str)
+    ids = _values_here(result).query_ids.astype(str)
     order = np.argsort(ids)
     return order[np.searchsorted(ids[order], queries.astype(str))]
 
@@ -118,7 +123,7 @@ def count_blocks(results: list[RunResult], settings: CompareSettings) -> int:
     for dataset in dict.fromkeys(r.dataset for r in results):
         mine = [r for r in results if r.dataset == dataset]
         if len(mine) >= 2:
-            blocks = len(mine[0].segment_masks()) * len(_pairs([r.system for r in mine], settings))
+            blocks = len(mine[0].segment_names()) * len(_pairs([r.system for r in mine], settings))
             total += blocks * (2 if any(r.resamples_lists for r in mine) else 1)
     return total
 
@@ -144,30 +149,35 @@ def compare(
         if len(systems) < 2:
             continue
         # per-query measures every run of the dataset has (a beyond-accuracy measure needs the dataset's training data)
-        measures = tuple(m for m in every_measure if all(m in r.per_query.measures for r in by_system.values()))
-        for segment, _ in by_system[systems[0]].segment_masks():
-            shared = {s: _segment_queries(by_system[s], segment) for s in systems}
+        measures = tuple(m for m in every_measure if all(m in r.measures for r in by_system.values()))
+        local: dict[str, RunResult] = {}  # the runs with their values here: gathered from a cluster on first need
+        lists = any(_system_measures(by_system[a], by_system[b]) for a, b in _pairs(systems, settings))
+        for segment in by_system[systems[0]].segment_names():
             start = len(rows)
             pairs = _pairs(systems, settings)
             elsewhere = tested_elsewhere(dataset, segment, systems, pairs, measures) if tested_elsewhere else None
             block, groups = elsewhere if elsewhere is not None else (None, None)
+            tested_here = block is None or (groups is None and len(systems) >= 3)
+            shared: dict[str, set[str]] = {}
+            if tested_here or lists:
+                local = local or {s: r.here() for s, r in by_system.items()}
+                shared = {s: _segment_queries(r, segment) for s, r in local.items()}
             # every system's values on the union of their queries, for the tests computed here
-            here = _on_union(by_system, shared, systems, measures) if block is None or (groups is None and len(systems) >= 3) \
-                else None  # fmt: skip
+            on_union = _on_union(local, shared, systems, measures) if tested_here else None
             if block is None:
-                block = _paired_block(dataset, segment, pairs, measures, here, settings)
+                block = _paired_block(dataset, segment, pairs, measures, on_union, settings)
             rows.extend(paired_rows(dataset, segment, block, settings))  # pair, then measure order
             for _ in pairs:
                 advance()
             for a, b in pairs:
-                queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
                 if _system_measures(by_system[a], by_system[b]):
-                    rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
+                    queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
+                    rows.extend(_system_rows(dataset, segment, local[a], local[b], queries, settings))
                 if any(r.resamples_lists for r in by_system.values()):
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
             if len(systems) >= 3:
                 if groups is None:
-                    groups = _group_tests(dataset, segment, systems, measures, here, settings)
+                    groups = _group_tests(dataset, segment, systems, measures, on_union, settings)
                 anova_rows.extend(_anova_rows(dataset, segment, systems, measures, groups, rows[start:]))
     _correct(rows, settings)
     return rows, anova_rows
@@ -235,7 +245,7 @@ def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[st
         return []
     out = []
     for segment, mask in result.segment_masks():
-        queries = np.sort(result.per_query.query_ids[mask].astype(str)).astype(object)
+        queries = np.sort(_values_here(result).query_ids[mask].astype(str)).astype(object)
         keys = _user_keys(settings, result.dataset, segment, queries, "resample")
         full, samples = _resampled(result, result.system_measures, queries, keys, settings.system_resamples)
         for m in result.system_measures:
@@ -326,8 +336,9 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
 
 def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
     """(M, n): the run's value of each measure on each of ``queries``."""
-    columns = [result.per_query.measures.index(m) for m in measures]
-    return np.ascontiguousarray(result.per_query.values[_rows(result, queries)][:, columns].T)
+    per_query = _values_here(result)
+    columns = [per_query.measures.index(m) for m in measures]
+    return np.ascontiguousarray(per_query.values[_rows(result, queries)][:, columns].T)
 
 
 @dataclass(frozen=True)

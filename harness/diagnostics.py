@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from harness.data.align import Aligned, AlignStats
@@ -27,26 +29,65 @@ def per_query_parts(aligned: Aligned, cutoffs: tuple[int, ...]) -> dict[str, np.
     return parts
 
 
-def combine(stats: AlignStats, in_run: np.ndarray, parts: dict[str, np.ndarray], cutoffs: tuple[int, ...]) -> dict[str, object]:
-    """The diagnostics of a run from its alignment counts and per-query parts (whole, or concatenated in query order)."""
+@dataclass(frozen=True)
+class DiagnosticSums:
+    """What a run's diagnostics add up over its queries: the sums of some queries' parts (:func:`per_query_parts`).
+    Those of any partitioning add up (``+``) to the whole run's, exactly.
+
+    >>> parts = {"n_ret": np.array([3, 0]), "tied_2": np.array([True, False]), "judged_2": np.array([0.5, 0.0])}
+    >>> whole = DiagnosticSums.of(np.array([True, False]), parts, (2,))
+    >>> whole.queries, whole.retrieved, whole.n_ret, whole.tied
+    (2, 1, 3, (1,))
+    """
+
+    queries: int = 0
+    retrieved: int = 0
+    n_ret: int = 0
+    tied: tuple[int, ...] = ()  # per cutoff: queries whose ranking ties across it
+    judged: tuple[tuple[int, int], ...] = ()  # per cutoff: the exact total of the judged fractions of retrieved queries
+
+    @classmethod
+    def of(cls, in_run: np.ndarray, parts: dict[str, np.ndarray], cutoffs: tuple[int, ...]) -> DiagnosticSums:
+        from harness.stats.grid import float_total
+
+        ks = cutoffs or (10,)
+        return cls(int(in_run.size), int(in_run.sum()), int(parts["n_ret"].sum()),
+                   tuple(int(parts[f"tied_{k}"].sum()) for k in ks),
+                   tuple(float_total(parts[f"judged_{k}"][in_run].astype(np.float64)) for k in ks))  # fmt: skip
+
+    def __add__(self, other: DiagnosticSums) -> DiagnosticSums:
+        from harness.stats.grid import add_totals
+
+        if not self.tied:  # the empty sum
+            return other
+        if not other.tied:
+            return self
+        return DiagnosticSums(self.queries + other.queries, self.retrieved + other.retrieved, self.n_ret + other.n_ret,
+                              tuple(a + b for a, b in zip(self.tied, other.tied, strict=True)),
+                              tuple(add_totals(a, b) for a, b in zip(self.judged, other.judged, strict=True)))  # fmt: skip
+
+
+def combine(stats: AlignStats, sums: DiagnosticSums, cutoffs: tuple[int, ...]) -> dict[str, object]:
+    """The diagnostics of a run from its alignment counts and the sums of its queries' parts."""
+    from harness.stats.grid import total_over
+
     out: dict[str, object] = {
-        "queries_evaluated": int(in_run.size),
-        "queries_retrieved": int(in_run.sum()),
+        "queries_evaluated": sums.queries,
+        "queries_retrieved": sums.retrieved,
         "judged_queries_missing_from_run": stats.judged_queries_missing,
         "run_queries_without_judgments": stats.run_queries_unjudged,
         "run_rows": stats.run_rows,
         "run_queries": stats.run_queries,
         "duplicates_dropped": stats.duplicates_dropped,
         "rows_beyond_depth": stats.rows_beyond_depth,
-        "mean_retrieved": float(parts["n_ret"].mean()) if in_run.size else 0.0,
+        "mean_retrieved": sums.n_ret / sums.queries if sums.queries else 0.0,
     }
-    for k in cutoffs or (10,):
-        out[f"ties_straddling_at_{k}"] = int(parts[f"tied_{k}"].sum())
-        judged = parts[f"judged_{k}"][in_run]
-        out[f"judged_fraction_at_{k}"] = float(judged.mean()) if judged.size else 0.0
+    for k, tied, judged in zip(cutoffs or (10,), sums.tied, sums.judged, strict=True):
+        out[f"ties_straddling_at_{k}"] = tied
+        out[f"judged_fraction_at_{k}"] = total_over(judged, sums.retrieved) if sums.retrieved else 0.0
     return out
 
 
 def diagnose(aligned: Aligned, cutoffs: tuple[int, ...]) -> dict[str, object]:
     """Counts for the report: queries evaluated, missing, dropped, duplicates, ties, judged fraction."""
-    return combine(aligned.stats, aligned.in_run, per_query_parts(aligned, cutoffs), cutoffs)
+    return combine(aligned.stats, DiagnosticSums.of(aligned.in_run, per_query_parts(aligned, cutoffs), cutoffs), cutoffs)

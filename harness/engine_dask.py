@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +40,7 @@ from harness.conventions import Conventions, Queries
 from harness.data.align import AlignStats
 from harness.data.items import ItemContext
 from harness.data.model import Qrels, Run
-from harness.diagnostics import combine
+from harness.diagnostics import DiagnosticSums, combine
 from harness.errors import HarnessError, InputFormatError
 from harness.measures.spec import deepest_cutoff
 from harness.results import PerQuery, long_tail_cutoff
@@ -56,9 +58,10 @@ QRELS, RUN = 0, 1
 
 @dataclass(frozen=True)
 class Evaluated:
-    """One run evaluated on the cluster: its per-query table, alignment counts and diagnostics."""
+    """One run evaluated on the cluster: its alignment counts and diagnostics, and its per-query table when gathered
+    (else the values stay on the workers: ``pieces``)."""
 
-    per_query: PerQuery
+    per_query: PerQuery | None
     stats: AlignStats
     diagnostics: dict[str, object]
     cold_recommendations: int = 0  # recommended items neither the training data nor the catalogue knows
@@ -67,6 +70,7 @@ class Evaluated:
     lists: RankedLists | None = None  # down to the system measures' cutoff, with items: what system measures read
     relstrings: dict[int, list[str]] = dataclasses.field(default_factory=dict)  # length -> each query's, as per_query
     pieces: list[Any] = dataclasses.field(default_factory=list)  # futures of its partitions' per-query values, on the cluster
+    measures: tuple[Measure, ...] = ()  # the values' columns m0, m1, ...
 
 
 @contextmanager
@@ -207,8 +211,12 @@ def evaluate_runs(
     progress: Any = None,
     system_measures: tuple[Measure, ...] = (),
     relstring_lengths: tuple[int, ...] = (),
+    gather: bool = True,
 ) -> list[Evaluated]:
     """Each run evaluated on the cluster; the per-query values of one process, bit for bit.
+
+    ``gather``: the per-query table comes here (``Evaluated.per_query``); else it stays on the
+    workers (``Evaluated.pieces``), and the client receives each partition's counts only.
 
     ``context``: the dataset's items (training data, catalogue), prepared once and sent to
     every worker once, for beyond-accuracy measures. ``relstring_lengths``: trec_eval's
@@ -248,12 +256,15 @@ def evaluate_runs(
                                              relstring_lengths)
                     for part in shuffled.to_delayed()]  # fmt: skip
             futures = client.compute(work)
-            done = _gather(futures, progress, f"dask: {run.name}, {n_parts} partitions")
-            # the per-query values stay on the workers for the comparisons; the rest of each piece is let go
-            values = [client.submit(_values_of, f) for f in futures]
-            evaluated = dataclasses.replace(_assemble(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths),
-                                            pieces=values)  # fmt: skip
+            _wait(futures, progress, f"dask: {run.name}, {n_parts} partitions")
+            # what comes here: counts, and the lists system measures read; the per-query tables only when gathered
+            done = client.gather([client.submit(_counts_of, f, gather or list_depth is not None) for f in futures])
+            values = [client.submit(_values_of, f) for f in futures]  # the per-query values stay for the comparisons
+            evaluated = dataclasses.replace(_assemble(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths,
+                                                      gather or list_depth is not None),
+                                            pieces=values, measures=tuple(measures))  # fmt: skip
             if list_depth is not None and context is not None:
+                assert evaluated.per_query is not None
                 evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, evaluated.per_query.query_ids, context))
             del futures, done  # the pieces' lists and counts are here now; the workers let them go
             if evaluated.stats.run_rows and evaluated.stats.run_queries_unjudged == evaluated.stats.run_queries:
@@ -265,21 +276,27 @@ def evaluate_runs(
 
 
 def _values_of(piece: _Piece) -> Any:
-    """A piece's per-query values (query_id, m0, m1, ...), or None: what the comparisons read."""
+    """A piece's per-query values (query_id, in_run, m0, m1, ...), or None: what the summary, the comparisons and the
+    per-query table read."""
     if piece.table is None:
         return None
-    return piece.table[["query_id", *[c for c in piece.table.columns if c.startswith("m") and c[1:].isdigit()]]]
+    return piece.table[["query_id", "in_run", *[c for c in piece.table.columns if c.startswith("m") and c[1:].isdigit()]]]
 
 
-def _gather(futures: list[Any], progress: Any, what: str) -> list[Any]:
-    from distributed import as_completed
+def _counts_of(piece: _Piece, with_table: bool) -> _Piece:
+    """What the client receives of a piece: everything but its per-query table, unless ``with_table``."""
+    return piece if with_table else dataclasses.replace(piece, table=None)
+
+
+def _wait(futures: list[Any], progress: Any, what: str) -> None:
+    from distributed import as_completed, wait
 
     if progress is None:
-        return [f.result() for f in futures]
+        wait(futures)
+        return
     with progress.task(what, len(futures)) as advance:
         for _ in as_completed(futures):
             advance()
-    return [f.result() for f in futures]
 
 
 @dataclass
@@ -288,6 +305,7 @@ class _Piece:
 
     table: Any  # per query: id, in_run, measure values m0.., diagnostics parts; None when the partition has no query
     stats: AlignStats
+    sums: DiagnosticSums = dataclasses.field(default_factory=DiagnosticSums)  # the diagnostics' sums over its queries
     known_counts: np.ndarray | None = None  # recommendations per known item code within the long-tail cutoff
     cold_counts: dict[str, int] | None = None  # the same per cold item id
     cold_rows: int = 0  # rows recommending a cold item (all depths: the diagnostics' count)
@@ -326,14 +344,15 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
     table = pd.DataFrame({"query_id": per_query.query_ids, "in_run": per_query.in_run})
     for j in range(len(per_query.measures)):
         table[f"m{j}"] = per_query.values[:, j]
-    for key, values in per_query_parts(aligned, cutoffs).items():
+    parts = per_query_parts(aligned, cutoffs)
+    for key, values in parts.items():
         table[key] = values
     if relstring_lengths:
         from harness.kernels.relstring import relstrings
 
         for length in relstring_lengths:
             table[f"relstring_{length}"] = relstrings(aligned.lists, length)
-    piece = _Piece(table, aligned.stats)
+    piece = _Piece(table, aligned.stats, DiagnosticSums.of(per_query.in_run, parts, cutoffs))
     if lists.items is not None:  # the long tail's counts: by code for known items (the same codes everywhere), by id for cold
         data = lists.items
         codes = data.code if cutoff is None else data.code[lists.pos < cutoff]
@@ -356,11 +375,9 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
 
 
 def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cutoffs: tuple[int, ...],
-              cutoff: int | None, relstring_lengths: tuple[int, ...] = ()) -> Evaluated:  # fmt: skip
-    """The partitions' tables in the universe's query order (strcmp order, as on one machine), and their counts summed."""
-    import pandas as pd
-
-    tables = [p.table for p in done if p.table is not None]
+              cutoff: int | None, relstring_lengths: tuple[int, ...] = (), gathered: bool = True) -> Evaluated:  # fmt: skip
+    """The partitions' counts summed, and (``gathered``) their tables in the universe's query order (strcmp order, as
+    on one machine)."""
     item_counts, cold_rows = None, 0
     counted = [p for p in done if p.known_counts is not None]
     if counted:  # integer counts: summed exactly, whatever the partitioning
@@ -372,23 +389,32 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cuto
                 cold[item] = cold.get(item, 0) + count
         every = np.concatenate([known, np.array(list(cold.values()), dtype=known.dtype)])
         item_counts = np.sort(every[every > 0])[::-1].astype(np.float64)
+    total = AlignStats(*(sum(getattr(p.stats, f.name) for p in done) for f in dataclasses.fields(AlignStats)))
+    sums = reduce(operator.add, (p.sums for p in done), DiagnosticSums())
+    diagnostics = combine(total, sums if sums.tied else DiagnosticSums.of(np.zeros(0, dtype=bool), _no_parts(cutoffs),
+                                                                          cutoffs), cutoffs)  # fmt: skip
+    if not gathered:
+        return Evaluated(None, total, diagnostics, cold_rows, item_counts, cutoff)
+    import pandas as pd
+
+    tables = [p.table for p in done if p.table is not None]
     whole = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame({"query_id": [], "in_run": []})
     order = np.argsort(whole["query_id"].to_numpy(dtype=object), kind="stable")  # str order: code point = UTF-8 byte order
     whole = whole.iloc[order].reset_index(drop=True)
     query_ids = whole["query_id"].to_numpy(dtype=object)
     values = np.column_stack([whole[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]) if measures \
         else np.zeros((len(whole), 0))  # fmt: skip
-    in_run = whole["in_run"].to_numpy(dtype=bool)
-    total = AlignStats(*(sum(getattr(p.stats, f.name) for p in done) for f in dataclasses.fields(AlignStats)))
-    parts = {key: whole[key].to_numpy() for key in whole.columns if key.startswith(("n_ret", "tied_", "judged_"))}
-    if "n_ret" not in parts:
-        parts["n_ret"] = np.zeros(0, dtype=np.int64)
-        for k in cutoffs or (10,):
-            parts[f"tied_{k}"], parts[f"judged_{k}"] = np.zeros(0, dtype=bool), np.zeros(0)
-    per_query = PerQuery(name, query_ids, tuple(measures), values, in_run)
+    per_query = PerQuery(name, query_ids, tuple(measures), values, whole["in_run"].to_numpy(dtype=bool))
     strings = {k: whole[f"relstring_{k}"].tolist() if len(whole) else [] for k in relstring_lengths}
-    return Evaluated(per_query, total, combine(total, in_run, parts, cutoffs), cold_rows, item_counts, cutoff,
-                     relstrings=strings)  # fmt: skip
+    return Evaluated(per_query, total, diagnostics, cold_rows, item_counts, cutoff, relstrings=strings)
+
+
+def _no_parts(cutoffs: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """The diagnostics' per-query parts of no query."""
+    parts: dict[str, np.ndarray] = {"n_ret": np.zeros(0, dtype=np.int64)}
+    for k in cutoffs or (10,):
+        parts[f"tied_{k}"], parts[f"judged_{k}"] = np.zeros(0, dtype=bool), np.zeros(0)
+    return parts
 
 
 def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContext) -> RankedLists:
@@ -414,3 +440,109 @@ def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContex
     items = context.for_run(listed["item"].combine_chunks(), query_ids, cold_order=cold_order)
     n = int(offsets[-1])
     return RankedLists(offsets, np.zeros(n), np.zeros(len(query_ids) + 1, dtype=np.int64), np.zeros(0), items=items)
+
+
+# ---- a run's values left on the workers: its summary, its per-query table, or (a fallback) the values here ----------
+def _segments_of(table: Any, segment_of: Any) -> np.ndarray:
+    """Each query's segment ('' for none); ``segment_of``: a Series indexed by query id, or None."""
+    if segment_of is None:
+        return np.full(len(table), "", dtype=object)
+    return table["query_id"].map(segment_of).fillna("").to_numpy(dtype=object)
+
+
+def _selected(table: Any, measures: tuple[Measure, ...], segment_of: Any,
+              names: list[str]) -> Iterator[tuple[str, list[np.ndarray]]]:  # fmt: skip
+    """(segment, each measure's kept values there) for 'all' and each of ``names`` the partition has queries in."""
+    from harness.results import kept
+
+    if table is None:
+        return
+    segments = _segments_of(table, segment_of)
+    columns = [table[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]
+    for name in ["all", *names]:
+        mask = np.ones(len(table), dtype=bool) if name == "all" else segments == name
+        if name == "all" or mask.any():
+            yield name, [kept(m, column[mask]) for m, column in zip(measures, columns, strict=True)]
+
+
+def _scan_values(table: Any, measures: tuple[Measure, ...], segment_of: Any, names: list[str]) -> tuple[dict[str, Any], int]:
+    """Pass 1 of the summary on one partition: each segment's scans (:class:`~harness.results.ValuesScan`), and how
+    many of its queries have no segment."""
+    from harness.results import ValuesScan
+
+    scans = {name: [ValuesScan.of(m, v) for m, v in zip(measures, values, strict=True)]
+             for name, values in _selected(table, measures, segment_of, names)}  # fmt: skip
+    return scans, 0 if table is None else int((_segments_of(table, segment_of) == "").sum())
+
+
+def _grid_values(table: Any, measures: tuple[Measure, ...], segment_of: Any,
+                 exponents: dict[str, list[int]]) -> dict[str, list[tuple[int, int]]]:  # fmt: skip
+    """Pass 2 of the summary on one partition: each segment's exact sums on the grids the scans chose."""
+    from harness.results import grid_sums
+
+    return {name: [grid_sums(v, e) for v, e in zip(values, exponents[name], strict=True)]
+            for name, values in _selected(table, measures, segment_of, [n for n in exponents if n != "all"])}  # fmt: skip
+
+
+def summary_on_cluster(client: Any, pieces: list[Any], measures: tuple[Measure, ...], segment_of: Any,
+                       names: list[str]) -> tuple[list[dict[str, object]], tuple[str, ...], int]:  # fmt: skip
+    """(summarize's rows, without dataset and system; the segments the run has queries in, 'all' first; its queries
+    without a segment) from a run's values on the workers, in two passes of exact sums: the rows of one process.
+    ``segment_of``: each query's segment as a Series on the cluster (None: no segments); ``names``: the segments."""
+    from harness.results import ValuesScan, summary_row
+
+    scanned = client.gather([client.submit(_scan_values, piece, measures, segment_of, names) for piece in pieces])
+    whole: dict[str, list[ValuesScan]] = {"all": [ValuesScan() for _ in measures]}
+    for scans, _ in scanned:
+        for name, row in scans.items():
+            whole[name] = [a + b for a, b in zip(whole.get(name, [ValuesScan() for _ in measures]), row, strict=True)]
+    present = ("all", *sorted(n for n in whole if n != "all"))
+    exponents = {name: [scan.exponent() for scan in whole[name]] for name in present}
+    gridded = client.gather([client.submit(_grid_values, piece, measures, segment_of, exponents) for piece in pieces])
+    rows = []
+    for name in present:
+        sums = [(0, 0) for _ in measures]
+        for part in gridded:
+            sums = [(a[0] + b[0], a[1] + b[1]) for a, b in zip(sums, part.get(name, sums), strict=True)]
+        rows += [{"segment": name, **summary_row(m, scan, total)}
+                 for m, scan, total in zip(measures, whole[name], sums, strict=True)]  # fmt: skip
+    return rows, present, sum(unsegmented for _, unsegmented in scanned)
+
+
+def gather_values(client: Any, pieces: list[Any], name: str, measures: tuple[Measure, ...]) -> PerQuery:
+    """A run's per-query values brought here from the workers, in the universe's order: a fallback (a comparison
+    with values reused from earlier results)."""
+    import pandas as pd
+
+    tables = [t for t in client.gather(pieces) if t is not None]
+    whole = pd.concat(tables, ignore_index=True) if tables else None
+    if whole is None:
+        return PerQuery(name, np.zeros(0, dtype=object), measures, np.zeros((0, len(measures))), np.zeros(0, dtype=bool))
+    whole = whole.iloc[np.argsort(whole["query_id"].to_numpy(dtype=object), kind="stable")]
+    values = np.column_stack([whole[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]) if measures \
+        else np.zeros((len(whole), 0))  # fmt: skip
+    return PerQuery(name, whole["query_id"].to_numpy(dtype=object), measures, values, whole["in_run"].to_numpy(dtype=bool))
+
+
+def _write_values(table: Any, path: str, dataset: str, system: str, measures: tuple[Measure, ...],
+                  segment_of: Any) -> int:  # fmt: skip
+    """One partition's rows of the results' per-query table, written by the worker; how many."""
+    from harness.results import per_query_rows, write_per_query_part
+
+    if table is None or not len(table):
+        return 0
+    values = np.column_stack([table[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]) if measures \
+        else np.zeros((len(table), 0))  # fmt: skip
+    frame = per_query_rows(dataset, system, table["query_id"].to_numpy(dtype=object), _segments_of(table, segment_of),
+                           measures, values)  # fmt: skip
+    write_per_query_part(frame, Path(path))
+    return len(frame)
+
+
+def write_per_query(client: Any, pieces: list[Any], folder: Path, prefix: str, dataset: str, system: str,
+                    measures: tuple[Measure, ...], segment_of: Any) -> int:  # fmt: skip
+    """A run's per-query rows written by the workers into ``folder`` (which they must see: on a remote cluster, shared
+    storage), one Parquet file per partition named ``<prefix>-<partition>.parquet``; how many rows."""
+    futures = [client.submit(_write_values, piece, str(folder / f"{prefix}-{number:05d}.parquet"), dataset, system,
+                             measures, segment_of) for number, piece in enumerate(pieces)]  # fmt: skip
+    return int(sum(client.gather(futures)))

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from harness import __version__
-from harness._atomic import sha256_file
+from harness._atomic import sha256_path, size_of
 from harness.comparison import CompareSettings, compare, count_blocks, system_summary
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.align import warm_up
@@ -39,7 +39,16 @@ from harness.previous import describe as describe_previous
 from harness.previous import load_previous, previous_result
 from harness.progress import SILENT, Progress
 from harness.release import Verdict, evaluate_gate
-from harness.results import PerQuery, RunResult, long_tail_cutoff, long_tail_rows, recommendation_counts, summarize
+from harness.results import (
+    PerQuery,
+    RemoteValues,
+    RunResult,
+    long_tail_cutoff,
+    long_tail_rows,
+    per_query_rows,
+    recommendation_counts,
+    summarize,
+)
 from harness.store import SavedResults, write_results, write_tracking
 
 _quiet = SILENT
@@ -63,8 +72,9 @@ class Outcome:
 
     @property
     def per_query(self) -> Any:
-        """One row per dataset, system, query, segment and measure (a pandas DataFrame)."""
-        return None if self.results is None else self.results.per_query
+        """One row per dataset, system, query, segment and measure (a pandas DataFrame; read from the results folder
+        when the workers wrote it there)."""
+        return None if self.results is None else self.results.per_query_of()
 
     @property
     def summary(self) -> Any:
@@ -163,9 +173,10 @@ def check_guard_segments(experiment: Experiment) -> None:
 
 
 def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> list[RunResult]:
-    """Every system on every dataset it has a run for; raises on the first bad input."""
+    """Every system on every dataset it has a run for, with its per-query values (gathered from a Dask cluster);
+    raises on the first bad input."""
     with _evaluated(experiment, progress) as (results, _):
-        return results
+        return [r.here() for r in results]
 
 
 @contextmanager
@@ -209,7 +220,7 @@ class _ClusterTests:
         if runs is None or any(r.system not in runs.pieces for r in mine):
             return None
         if dataset not in self.done:
-            segments = [name for name, _ in mine[0].segment_masks()]
+            segments = mine[0].segment_names()
             self.done[dataset] = tests_on_cluster(self.client, dataset, runs, segments, systems, pairs, measures,
                                                   self.settings)  # fmt: skip
         return self.done[dataset].get(segment)
@@ -277,10 +288,15 @@ def _evaluate_dataset(
 def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evaluator, systems: list[System],
                       segments: dict[str, str], skipped: str, client: Any, progress: Progress,
                       advance: Callable[[], None], remote: dict[str, Any]) -> dict[str, RunResult]:  # fmt: skip
-    """The dataset's runs evaluated on the Dask cluster: the same per-query values and diagnostics as here.
-    ``remote[dataset]``: the runs as the cluster holds them, for the comparisons."""
+    """The dataset's runs evaluated on the Dask cluster: the same per-query values, summaries and diagnostics as here.
+
+    The per-query values stay on the workers (summaries and diagnostics come as exact sums, the
+    per-query table is written by them), except with system measures, whose lists come here
+    anyway. ``remote[dataset]``: the runs as the cluster holds them, for the comparisons."""
+    import pandas as pd
+
     from harness.compare_dask import RemoteRuns
-    from harness.engine_dask import RunSource, evaluate_runs
+    from harness.engine_dask import RunSource, evaluate_runs, gather_values, summary_on_cluster, write_per_query
 
     c = dataset.run_columns
     runs: list[Any] = []
@@ -288,33 +304,76 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
         path = system.run_for(dataset.name)
         assert path is not None
         runs.append(RunSource(path, system.name, {"query": c.query, "doc": c.doc, "score": c.value}))
-    items = evaluator.items
+    items, kept_here = evaluator.items, bool(evaluator.system_measures)
     done = evaluate_runs(client, _load_qrels(dataset), runs, evaluator.query_measures, evaluator.prepared.conventions,
-                         experiment.cutoffs, items, experiment.engine.partitions, progress, evaluator.system_measures)
+                         experiment.cutoffs, items, experiment.engine.partitions, progress, evaluator.system_measures,
+                         gather=kept_here)  # fmt: skip
+    if not done:
+        return {}
+    # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once
+    segment_of = client.scatter(pd.Series(segments, dtype=object), broadcast=True) if segments else None
+    names = sorted(set(segments.values()))
+    remote[dataset.name] = RemoteRuns({s.name: e.pieces for s, e in zip(systems, done, strict=True)}, done[0].measures,
+                                      segment_of, max(int(str(e.diagnostics["queries_evaluated"])) for e in done))
     out = {}
-    if done:
-        remote[dataset.name] = RemoteRuns({s.name: e.pieces for s, e in zip(systems, done, strict=True)},
-                                          done[0].per_query.measures, segments or None,
-                                          max(len(e.per_query.query_ids) for e in done))  # fmt: skip
     for system, evaluated in zip(systems, done, strict=True):
+        extra = (None if items is None else evaluated.cold_recommendations, evaluated.lists,
+                 evaluator.system_measures if evaluated.lists is not None else (), evaluated.item_counts,
+                 evaluated.item_counts_cutoff)  # fmt: skip
+        if evaluated.per_query is not None:
+            out[system.name] = _run_result(dataset, system, evaluated.per_query, dict(evaluated.diagnostics), segments,
+                                           skipped, *extra)  # fmt: skip
+            advance()
+            continue
+        progress(f"dask: summarising {system.name} on {dataset.name}")
+        rows, present, unsegmented = summary_on_cluster(client, evaluated.pieces, evaluated.measures, segment_of, names)
+        pieces, measures, name = evaluated.pieces, evaluated.measures, system.name
+
+        def gather(pieces: list[Any] = pieces, measures: tuple[Measure, ...] = measures,
+                   name: str = name) -> tuple[PerQuery, np.ndarray]:  # fmt: skip
+            per_query = gather_values(client, pieces, name, measures)
+            return per_query, _segments_of(per_query, segments)
+
+        def write(folder: Path, pieces: list[Any] = pieces, measures: tuple[Measure, ...] = measures,
+                  name: str = name, prefix: str = _part_prefix(experiment, dataset, system)) -> int:  # fmt: skip
+            return write_per_query(client, pieces, folder, prefix, dataset.name, name, measures, segment_of)
+
+        values = RemoteValues(measures, int(str(evaluated.diagnostics["queries_evaluated"])), present, tuple(rows),
+                              pieces, gather, write)  # fmt: skip
+        diagnostics = _dataset_diagnostics(dataset, dict(evaluated.diagnostics), unsegmented if segments else None,
+                                           skipped, extra[0])  # fmt: skip
+        out[system.name] = RunResult(dataset.name, system.name, None, None, diagnostics, *extra[1:], remote=values)
         advance()
-        out[system.name] = _run_result(dataset, system, evaluated.per_query, dict(evaluated.diagnostics), segments, skipped,
-                                       None if items is None else evaluated.cold_recommendations, evaluated.lists,
-                                       evaluator.system_measures if evaluated.lists is not None else (),
-                                       evaluated.item_counts, evaluated.item_counts_cutoff)  # fmt: skip
     return out
+
+
+def _part_prefix(experiment: Experiment, dataset: Dataset, system: System) -> str:
+    """The name of a run's files in a per-query table written in parts: in the config's dataset, then system, order."""
+    return f"part-{experiment.datasets.index(dataset):03d}-{experiment.systems.index(system):03d}"
+
+
+def _segments_of(per_query: PerQuery, segments: dict[str, str]) -> np.ndarray:
+    """Each query's segment ('' when it has none)."""
+    return np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
+
+
+def _dataset_diagnostics(dataset: Dataset, diagnostics: dict[str, object], unsegmented: int | None, skipped: str,
+                         cold_rows: int | None) -> dict[str, object]:  # fmt: skip
+    """A run's diagnostics with the dataset-level ones added."""
+    diagnostics["queries_without_segment"] = unsegmented
+    if cold_rows is not None and (dataset.train or dataset.items):  # recommendations of items neither knows
+        diagnostics["cold_recommendations"] = cold_rows
+    if skipped:
+        diagnostics["measures_not_computed"] = skipped
+    return diagnostics
 
 
 def _run_result(dataset: Dataset, system: System, per_query: PerQuery, diagnostics: dict[str, object],
                 segments: dict[str, str], skipped: str, cold_rows: int | None, lists: Any,
                 system_measures: tuple[Measure, ...], counts: np.ndarray | None, cutoff: int | None) -> RunResult:  # fmt: skip
-    """A run's result, on either engine: its queries' segments, and the dataset-level diagnostics added."""
-    seg = np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
-    diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
-    if cold_rows is not None and (dataset.train or dataset.items):  # recommendations of items neither knows
-        diagnostics["cold_recommendations"] = cold_rows
-    if skipped:
-        diagnostics["measures_not_computed"] = skipped
+    """A run's result, its values here, on either engine: its queries' segments, and the dataset-level diagnostics."""
+    seg = _segments_of(per_query, segments)
+    _dataset_diagnostics(dataset, diagnostics, int((seg == "").sum()) if segments else None, skipped, cold_rows)
     return RunResult(dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff)
 
 
@@ -373,7 +432,7 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
         if s.previous is not None and s.previous.results is not None:
             files.append((f"previous:{s.name}", s.previous.results / "per_query.parquet"))
     return {
-        "inputs": [{"role": role, "path": str(p), "sha256": sha256_file(p), "bytes": p.stat().st_size} for role, p in files],
+        "inputs": [{"role": role, "path": str(p), "sha256": sha256_path(p), "bytes": size_of(p)} for role, p in files],
         "rows": [
             {
                 "dataset": r.dataset,
@@ -395,15 +454,9 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
 def _frames(results: list[RunResult], settings: CompareSettings | None = None) -> tuple[Any, Any, Any, Any]:
     import pandas as pd
 
-    per_query = []
-    for r in results:
-        frame = r.per_query.to_frame()
-        frame.insert(0, "dataset", r.dataset)
-        frame = frame.rename(columns={"run": "system"})
-        n_measures = len(r.per_query.measures)
-        frame.insert(3, "segment", np.repeat(r.segments, n_measures))
-        per_query.append(frame)
-    per_query_frame = pd.concat(per_query, ignore_index=True)
+    per_query = [per_query_rows(r.dataset, r.system, r.per_query.query_ids, r.segments, r.per_query.measures,
+                                r.per_query.values) for r in results if r.per_query is not None and r.segments is not None]
+    per_query_frame = pd.concat(per_query, ignore_index=True) if per_query else None
     settings = settings or CompareSettings()
     summary = pd.DataFrame([row for r in results for row in (*summarize(r), *system_summary(r, settings))])
     tail = [row for r in results for row in long_tail_rows(r)]
@@ -445,7 +498,9 @@ def save_results(
         long_tail=long_tail,
         verdict=verdict,
     )
-    return write_results(saved, experiment.output / experiment.name.replace(" ", "_"), started.strftime("%Y%m%d-%H%M%S"))
+    parts = [r.remote.write for r in results if r.remote is not None]
+    return write_results(saved, experiment.output / experiment.name.replace(" ", "_"), started.strftime("%Y%m%d-%H%M%S"),
+                         parts)
 
 
 def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: list[str] | None = None) -> Outcome:
@@ -454,10 +509,10 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     with _evaluated(experiment, progress) as (results, tested_elsewhere):
         progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
         tables = comparison_tables(experiment, results, progress, tested_elsewhere)
-    frames = _frames(results, compare_settings(experiment))
-    verdict = decide_gate(experiment, frames[1], tables.get("comparisons"))
-    progress("writing results")
-    saved = save_results(experiment, results, tables, started, argv if argv is not None else sys.argv, verdict, frames)
+        frames = _frames(results, compare_settings(experiment))
+        verdict = decide_gate(experiment, frames[1], tables.get("comparisons"))
+        progress("writing results")  # while a cluster is up: its workers write the per-query values they hold
+        saved = save_results(experiment, results, tables, started, argv if argv is not None else sys.argv, verdict, frames)
     outcome = Outcome(results_dir=saved.folder, results=saved)
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
         outcome.gate = "pass" if verdict.passed else "fail"
@@ -560,7 +615,7 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
         for system in experiment.systems:  # reused values: checked for comparability as a run would be
             if system.previous is not None:
                 reused = previous_result(experiment, dataset, system, load_previous(experiment, system, earlier), segments)
-                if reused is not None:
+                if reused is not None and reused.per_query is not None:
                     n = len(reused.per_query.query_ids)
                     entry["runs"].append({"system": system.name, "rows": 0, "queries": n, "judged_queries_retrieved": n,
                                           "reused_from": describe_previous(system.previous)})  # fmt: skip

@@ -59,7 +59,7 @@ def previous_result(
             f"system {system.name!r} reuses {source}: {message}", path=experiment.source, line=previous.line, hint=hint
         )
 
-    frame = saved.per_query[(saved.per_query["dataset"] == dataset.name) & (saved.per_query["system"] == name)]
+    frame = saved.per_query_of(dataset.name, name)
     if frame.empty:
         return None
     recorded = {i["role"]: i["sha256"] for i in saved.provenance.get("inputs", [])}.get(f"qrels:{dataset.name}")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -11,6 +12,8 @@ from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, deepest_cutoff
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
     from harness.kernels._segments import RankedLists
@@ -74,14 +77,12 @@ def aggregate_values(measure: Measure, values: np.ndarray) -> float:
     >>> round(aggregate_values(Measure("GMAP"), np.array([0.5, 0.0])), 6)  # floor 1e-5
     0.002236
     """
-    definition = REGISTRY.definition(measure)
-    if definition.undefined_skipped:  # beyond accuracy: users for whom the measure is undefined are left out
-        values = values[~np.isnan(values)]
-        if values.size == 0:
-            return float("nan")
-    if values.size and not np.isfinite(values).all():  # NaN or infinite: no exact sum, and the float one as undefined
-        return float(values.sum() if definition.aggregate == "sum" else values.mean())
-    return aggregate_from_total(measure, aggregate_total(measure, values), values.size)
+    return ValuesScan.of(measure, kept(measure, values), mean=False).aggregate(measure)
+
+
+def kept(measure: Measure, values: np.ndarray) -> np.ndarray:
+    """The values a measure aggregates: beyond-accuracy measures leave out the users they are undefined for (NaN)."""
+    return values[~np.isnan(values)] if REGISTRY.definition(measure).undefined_skipped else values
 
 
 def aggregate_total(measure: Measure, values: np.ndarray) -> tuple[int, int]:
@@ -108,6 +109,113 @@ def aggregate_from_total(measure: Measure, total: tuple[int, int], n: int) -> fl
     if kind == "gmean":
         return float(np.exp(total_over(total, n)))
     return total_over(total, n)
+
+
+@dataclass(frozen=True)
+class ValuesScan:
+    """The first pass of a summary row over some of its values (those :func:`kept`): a count, exact totals and the
+    largest magnitude. Scans of parts add up (``+``) to the whole's, in any partitioning and order.
+
+    >>> whole = ValuesScan.of(Measure("AP"), np.array([0.5, 0.25, 0.0]))
+    >>> parts = ValuesScan.of(Measure("AP"), np.array([0.0, 0.5])) + ValuesScan.of(Measure("AP"), np.array([0.25]))
+    >>> whole == parts, whole.aggregate(Measure("AP"))
+    (True, 0.25)
+    """
+
+    n: int = 0
+    total: tuple[int, int] = (0, 0)  # the aggregate's (aggregate_total), over the finite values
+    value_total: tuple[int, int] | None = (0, 0)  # the values' (for the mean), over the finite values; None: not asked
+    largest: float = 0.0  # the largest finite |value|
+    nan: bool = False  # non-finite values seen: the aggregate and the mean are then what float arithmetic gives
+    up: bool = False  # +inf
+    down: bool = False  # -inf
+
+    @classmethod
+    def of(cls, measure: Measure, values: np.ndarray, mean: bool = True) -> ValuesScan:
+        """The scan of ``values``; ``mean=False``: without the values' own total (the aggregate only)."""
+        from harness.stats.grid import float_total
+
+        n = int(values.size)
+        nan = up = down = False
+        finite = np.isfinite(values)
+        if not finite.all():
+            nan, up, down = bool(np.isnan(values).any()), bool((values == np.inf).any()), bool((values == -np.inf).any())
+            values = values[finite]
+        total = aggregate_total(measure, values)
+        value_total: tuple[int, int] | None = total
+        if REGISTRY.definition(measure).aggregate == "gmean":
+            value_total = float_total(values) if mean else None
+        largest = float(np.abs(values).max()) if values.size else 0.0
+        return cls(n, total, value_total, largest, nan, up, down)
+
+    def __add__(self, other: ValuesScan) -> ValuesScan:
+        from harness.stats.grid import add_totals
+
+        mine, theirs = self.value_total, other.value_total
+        return ValuesScan(self.n + other.n, add_totals(self.total, other.total),
+                          None if mine is None or theirs is None else add_totals(mine, theirs),
+                          max(self.largest, other.largest), self.nan or other.nan, self.up or other.up,
+                          self.down or other.down)  # fmt: skip
+
+    @property
+    def finite(self) -> bool:
+        return not (self.nan or self.up or self.down)
+
+    def _float_arithmetic(self) -> float:
+        """What float sums give with non-finite values: NaN with a NaN or both infinities, else the infinity."""
+        return float("nan") if self.nan or (self.up and self.down) else (float("inf") if self.up else float("-inf"))
+
+    def aggregate(self, measure: Measure) -> float:
+        """The measure's aggregate (:func:`aggregate_from_total`)."""
+        if self.n and not self.finite:
+            return self._float_arithmetic()
+        return aggregate_from_total(measure, self.total, self.n)
+
+    def exponent(self) -> int:
+        """The grid the second pass sums on (:func:`grid_sums`): that of the largest magnitude."""
+        from harness.stats import grid
+
+        return int(grid.exponent(np.array([self.largest]))[0])
+
+    def mean_ci(self, sums: tuple[int, int], confidence: float = 0.95) -> tuple[float, float, float]:
+        """(mean, low, high) from this scan and the second pass's (sum, sum of squares) on its grid
+        (:func:`grid_sums`): Student's t interval of the mean; NaN bounds below 2 values."""
+        from harness.stats import grid
+
+        nan = float("nan")
+        if self.n == 0:
+            return nan, nan, nan
+        if not self.finite:
+            return self._float_arithmetic(), nan, nan
+        assert self.value_total is not None, "a scan made with mean=False"
+        mean = grid.total_over(self.value_total, self.n)
+        if self.n < 2:
+            return mean, nan, nan
+        from scipy import special
+
+        n, (s1, s2) = self.n, sums
+        variance = (n * s2 - s1 * s1) / (n * (n - 1)) * float(np.ldexp(1.0, 2 * (self.exponent() - grid.PRECISION)))
+        half = float(special.stdtrit(n - 1, 0.5 + confidence / 2) * np.sqrt(variance / n))
+        return mean, mean - half, mean + half
+
+
+def grid_sums(values: np.ndarray, e: int) -> tuple[int, int]:
+    """The second pass of a summary row: (sum, sum of squares) of the finite values on the grid 2^(e - 52), exact.
+    Those of parts add up, element by element."""
+    from harness.stats import grid
+
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return 0, 0
+    first, second = grid.integer_sums(grid.on_grid(values[None, :], np.array([e], dtype=np.int64)))
+    return int(first[0]), int(second[0])
+
+
+def summary_row(measure: Measure, scan: ValuesScan, sums: tuple[int, int]) -> dict[str, object]:
+    """A summary row's numbers: ``value`` (the measure's aggregate), ``mean`` with its 95% t-interval, ``n_queries``."""
+    mean, low, high = scan.mean_ci(sums)
+    return {"measure": str(measure), "value": scan.aggregate(measure), "mean": mean, "ci_low": low, "ci_high": high,
+            "n_queries": scan.n}  # fmt: skip
 
 
 class Aggregates(dict[Measure, float]):
@@ -146,30 +254,103 @@ def aggregate(per_query: PerQuery) -> Aggregates:
 
 
 @dataclass(frozen=True, eq=False)
+class RemoteValues:
+    """A run's per-query values left where they were computed (the Dask workers, :mod:`harness.engine_dask`); the
+    client keeps a few numbers per segment and measure."""
+
+    measures: tuple[Measure, ...]
+    queries: int
+    segment_names: tuple[str, ...]  # 'all', then each segment that has queries, sorted
+    summary: tuple[dict[str, object], ...]  # summarize's rows, without dataset and system
+    pieces: list[Any]  # the futures of the partitions' per-query values (query_id, m0, m1, ...)
+    gather: Callable[[], tuple[PerQuery, np.ndarray]]  # (the values, each query's segment) here; while the cluster is up
+    write: Callable[[Path], int]  # the per-query table's rows written into a folder by the workers; how many
+
+
+@dataclass(frozen=True, eq=False)
 class RunResult:
-    """One system on one dataset: its per-query values, segments and data diagnostics."""
+    """One system on one dataset: its per-query values, segments and data diagnostics.
+
+    ``per_query`` and ``segments`` are None when the values stayed on a cluster (``remote``);
+    :meth:`here` brings them, while the cluster is up.
+    """
 
     dataset: str
     system: str
-    per_query: PerQuery
-    segments: np.ndarray  # segment name per query ('' when the query has none)
+    per_query: PerQuery | None
+    segments: np.ndarray | None  # segment name per query ('' when the query has none)
     diagnostics: dict[str, object]
     # system measures (coverage, entropy, Gini) are functions of the lists as a whole: kept to resample users
     lists: RankedLists | None = None  # the ranked lists with their items, in per_query's query order
     system_measures: tuple[Measure, ...] = ()
     item_counts: np.ndarray | None = None  # recommendations of each recommended item, descending (the long tail)
     item_counts_cutoff: int | None = None  # the lists' cutoff they were counted at (None: whole lists)
+    remote: RemoteValues | None = None
+
+    @property
+    def measures(self) -> tuple[Measure, ...]:
+        return self.per_query.measures if self.per_query is not None else self.remote_values().measures
+
+    def remote_values(self) -> RemoteValues:
+        assert self.remote is not None, "a run's values are here or on a cluster"
+        return self.remote
 
     @property
     def resamples_lists(self) -> bool:
         """Its system measures are resampled over its lists (not when reused from an earlier evaluation)."""
         return bool(self.system_measures) and self.lists is not None
 
+    def here(self) -> RunResult:
+        """This result with its per-query values here: gathered from the cluster when they are there."""
+        if self.per_query is not None:
+            return self
+        per_query, segments = self.remote_values().gather()
+        return replace(self, per_query=per_query, segments=segments, remote=None)
+
+    def segment_names(self) -> list[str]:
+        """'all', then each segment that has queries, sorted."""
+        if self.segments is None:
+            return list(self.remote_values().segment_names)
+        return ["all", *sorted(set(self.segments.tolist()) - {""})]
+
     def segment_masks(self) -> list[tuple[str, np.ndarray]]:
-        """('all', every query), then (segment, its queries) for each segment, sorted by name."""
-        masks = [("all", np.ones(len(self.segments), dtype=bool))]
-        masks += [(str(s), self.segments == s) for s in sorted(set(self.segments.tolist()) - {""})]
-        return masks
+        """('all', every query), then (segment, its queries) for each segment, sorted by name; values here only."""
+        assert self.segments is not None, "segment_masks: call here() first"
+        segments = self.segments
+        return [(name, np.ones(len(segments), dtype=bool) if name == "all" else segments == name)
+                for name in self.segment_names()]  # fmt: skip
+
+
+def per_query_rows(dataset: str, system: str, query_ids: np.ndarray, segments: np.ndarray, measures: tuple[Measure, ...],
+                   values: np.ndarray) -> pd.DataFrame:  # fmt: skip
+    """The results' per-query table of one run (or part of it): ``dataset, system, query_id, segment, measure, value``,
+    one row per query and measure, in the queries' order, then the measures'.
+
+    >>> per_query_rows("d", "s", np.array(["q1"], dtype=object), np.array([""], dtype=object), (Measure("AP"),),
+    ...                np.array([[0.5]])).values.tolist()
+    [['d', 's', 'q1', '', 'AP', 0.5]]
+    """
+    import pandas as pd
+
+    n_q, n_m = values.shape
+    return pd.DataFrame({
+        "dataset": np.full(n_q * n_m, dataset, dtype=object),
+        "system": np.full(n_q * n_m, system, dtype=object),
+        "query_id": np.repeat(query_ids.astype(str).astype(object), n_m),
+        "segment": np.repeat(segments, n_m),
+        "measure": np.tile(np.array([str(m) for m in measures], dtype=object), n_q),
+        "value": values.reshape(-1),
+    })  # fmt: skip
+
+
+def write_per_query_part(frame: pd.DataFrame, path: Path) -> None:
+    """One file of a per-query table written in parts: every part with the same column types, even when empty."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(name, pa.string()) for name in ("dataset", "system", "query_id", "segment", "measure")]
+                       + [("value", pa.float64())])  # fmt: skip
+    pq.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), path)
 
 
 def long_tail_cutoff(measures: tuple[Measure, ...]) -> int | None:
@@ -196,55 +377,30 @@ def long_tail_rows(result: RunResult, points: int = 200) -> list[dict[str, objec
 
 
 def mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): Student's t interval of the mean; NaN bounds below 2 values.
+    """(mean, low, high): Student's t interval of the mean; NaN bounds below 2 values. The sums are exact, as the
+    aggregates': in any order, the same bits.
 
     >>> [round(v, 4) for v in mean_ci(np.array([0.2, 0.4, 0.6]))]
     [0.4, -0.0968, 0.8968]
     """
-    n = values.size
-    if n == 0:
-        return float("nan"), float("nan"), float("nan")
-    if not np.isfinite(values).all():
-        return float(values.mean()), float("nan"), float("nan")
-    from harness.stats import grid
-
-    mean = grid.total_over(grid.float_total(values), n)  # exact sums, as the aggregates: in any order, the same bits
-    if n < 2:
-        return mean, float("nan"), float("nan")
-    from scipy import special
-
-    e = grid.exponent(np.abs(values).max(keepdims=True))
-    first, second = grid.integer_sums(grid.on_grid(values[None, :], e))
-    s1, s2 = int(first[0]), int(second[0])
-    variance = (n * s2 - s1 * s1) / (n * (n - 1)) * float(np.ldexp(1.0, 2 * (int(e[0]) - grid.PRECISION)))
-    half = float(special.stdtrit(n - 1, 0.5 + confidence / 2) * np.sqrt(variance / n))
-    return mean, mean - half, mean + half
+    scan = ValuesScan.of(Measure("AP"), values)  # AP: a mean-aggregated measure, so the scan of the values themselves
+    return scan.mean_ci(grid_sums(values, scan.exponent()), confidence)
 
 
 def summarize(result: RunResult) -> list[dict[str, object]]:
     """Summary rows of one run: every measure over all queries and within each segment.
 
     ``value`` is the measure's own aggregate (mean, sum or geometric mean); ``mean``
-    and its 95% interval describe the per-query values whatever the aggregate.
+    and its 95% interval describe the per-query values whatever the aggregate. A run whose
+    values stayed on a cluster has its rows from there, made by the same two passes.
     """
+    if result.per_query is None:
+        return [{"dataset": result.dataset, "system": result.system, **row} for row in result.remote_values().summary]
     rows: list[dict[str, object]] = []
     for segment, mask in result.segment_masks():
         for j, measure in enumerate(result.per_query.measures):
-            values = result.per_query.values[mask, j]
-            if REGISTRY.definition(measure).undefined_skipped:
-                values = values[~np.isnan(values)]
-            mean, low, high = mean_ci(values)
-            rows.append(
-                {
-                    "dataset": result.dataset,
-                    "system": result.system,
-                    "segment": segment,
-                    "measure": str(measure),
-                    "value": aggregate_values(measure, values),
-                    "mean": mean,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "n_queries": int(values.size),
-                }
-            )
+            values = kept(measure, result.per_query.values[mask, j])
+            scan = ValuesScan.of(measure, values)
+            rows.append({"dataset": result.dataset, "system": result.system, "segment": segment,
+                         **summary_row(measure, scan, grid_sums(values, scan.exponent()))})  # fmt: skip
     return rows

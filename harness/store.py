@@ -10,6 +10,12 @@ beyond-accuracy measures: each system's recommendations per item, by item rank),
 ``config.resolved.yaml``, ``provenance.json``, ``gate.json`` (with a release gate),
 ``tracking.json`` (once logged), ``report.html`` and ``summary.md``. The folder is
 written under a temporary name and renamed when complete.
+
+On the Dask engine the per-query table is written by the workers, in parts:
+``per_query.parquet`` is then a folder of Parquet files (one per run partition, and one for
+the runs evaluated here), read as one table by pandas, pyarrow, polars, Spark or DuckDB, and
+there is no ``per_query.csv``. :meth:`SavedResults.per_query_of` reads what a caller needs
+of it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import json
 import os
 import secrets
 import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +48,7 @@ class SavedResults:
     folder: Path
     config: dict[str, Any]  # the resolved config
     provenance: dict[str, Any]
-    per_query: pd.DataFrame
+    per_query: pd.DataFrame | None  # None: written in parts (per_query.parquet is a folder), read on demand
     summary: pd.DataFrame
     diagnostics: pd.DataFrame
     comparisons: pd.DataFrame | None = None
@@ -53,6 +60,19 @@ class SavedResults:
     def with_tracking(self, tracking: dict[str, Any]) -> SavedResults:
         return replace(self, tracking=tracking)
 
+    def per_query_of(self, dataset: str | None = None, system: str | None = None) -> pd.DataFrame:
+        """The per-query rows of a dataset (and system), or all of them: from memory, or read from the folder (only
+        the rows asked for, when it was written in parts)."""
+        import pandas as pd
+
+        wanted = [(column, value) for column, value in (("dataset", dataset), ("system", system)) if value is not None]
+        if self.per_query is not None:
+            frame = self.per_query
+            for column, value in wanted:
+                frame = frame[frame[column] == value]
+            return frame
+        return pd.read_parquet(self.folder / "per_query.parquet", filters=[(c, "==", v) for c, v in wanted] or None)
+
 
 def _table_bytes(frame: Any) -> bytes:
     buffer = io.BytesIO()
@@ -60,17 +80,23 @@ def _table_bytes(frame: Any) -> bytes:
     return buffer.getvalue()
 
 
-def write_results(results: SavedResults, root: Path, stamp: str) -> SavedResults:
-    """Write ``results`` as ``root/<stamp>-<id>/`` (atomically, as a whole) and point ``root/latest`` at it."""
+def write_results(results: SavedResults, root: Path, stamp: str,
+                  per_query_parts: Sequence[Callable[[Path], int]] = ()) -> SavedResults:  # fmt: skip
+    """Write ``results`` as ``root/<stamp>-<id>/`` (atomically, as a whole) and point ``root/latest`` at it.
+
+    ``per_query_parts``: writers of the per-query rows kept elsewhere (a cluster's workers): the
+    per-query table is then a folder of parts, ``results.per_query`` one of them."""
     import yaml
 
     final = root / f"{stamp}-{secrets.token_hex(3)}"
     staging = root / f".incomplete-{final.name}"
     staging.mkdir(parents=True, exist_ok=False)
     try:
+        if per_query_parts:
+            _write_parts(staging / "per_query.parquet", results.per_query, per_query_parts)
         for stem in TABLES:
             frame = getattr(results, stem)
-            if frame is not None:
+            if frame is not None and not (stem == "per_query" and per_query_parts):
                 atomic_write(staging / f"{stem}.parquet", _table_bytes(frame))
                 atomic_write(staging / f"{stem}.csv", frame.to_csv(index=False))
         atomic_write(staging / "config.resolved.yaml", yaml.safe_dump(results.config, sort_keys=False))
@@ -82,7 +108,20 @@ def write_results(results: SavedResults, root: Path, stamp: str) -> SavedResults
         shutil.rmtree(staging, ignore_errors=True)
         raise
     _point_latest(root, final)
-    return replace(results, folder=final)
+    return replace(results, folder=final, per_query=None if per_query_parts else results.per_query)
+
+
+def _write_parts(folder: Path, here: Any, parts: Sequence[Callable[[Path], int]]) -> None:
+    """The per-query table as a folder of Parquet files: the rows here (if any) in one, the others by their writers."""
+    import numpy as np
+
+    from harness.results import per_query_rows, write_per_query_part
+
+    folder.mkdir()
+    rows = sum(write(folder) for write in parts)
+    if here is not None or not rows:  # with no row at all, one empty file still says what the columns are
+        empty = per_query_rows("", "", np.zeros(0, dtype=object), np.zeros(0, dtype=object), (), np.zeros((0, 0)))
+        write_per_query_part(here if here is not None else empty, folder / "part-local.parquet")
 
 
 def write_tracking(results: SavedResults, tracking: dict[str, Any]) -> SavedResults:
@@ -117,7 +156,7 @@ def read_results(folder: str | Path) -> SavedResults:
 
     def table(stem: str) -> Any:
         path = folder / f"{stem}.parquet"
-        return pd.read_parquet(path) if path.exists() else None
+        return pd.read_parquet(path) if path.is_file() else None  # a folder of parts (per_query): read on demand
 
     gate = folder / "gate.json"
     tracking = folder / "tracking.json"

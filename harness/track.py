@@ -301,7 +301,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     from mlflow.entities import Metric, Param
 
     folder, config, provenance = results.folder, results.config, results.provenance
-    summary, per_query = results.summary, results.per_query
+    summary = results.summary
 
     client = MlflowClient(tracking_uri=tracking_uri)
     found = client.get_experiment_by_name(experiment_name)
@@ -354,7 +354,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
                     metrics=metrics[start : start + 1000],
                     params=[Param("dataset", str(dataset)), Param("system", str(system))] if start == 0 else (),
                 )
-            mine = per_query[(per_query["dataset"] == dataset) & (per_query["system"] == system)]
+            mine = results.per_query_of(str(dataset), str(system))
             wide = mine.pivot_table(index=["query_id", "segment"], columns="measure", values="value", sort=False).reset_index()
             with tempfile.TemporaryDirectory() as scratch:  # Parquet, not an MLflow JSON table: the UI stays responsive
                 path = Path(scratch) / "per_query.parquet"
@@ -362,7 +362,9 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
                 client.log_artifact(child_id, str(path))
             client.set_terminated(child_id, "FINISHED")
         for name in ARTIFACT_FILES:
-            if (folder / name).exists():
+            if (folder / name).is_dir():  # the per-query table written in parts (Dask): the folder as it is
+                client.log_artifacts(parent_id, str(folder / name), artifact_path=name)
+            elif (folder / name).exists():
                 client.log_artifact(parent_id, str(folder / name))
         if results.comparisons is not None:
             client.log_table(parent_id, results.comparisons, artifact_file="comparisons.json")

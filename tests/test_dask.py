@@ -106,22 +106,40 @@ def test_a_duplicate_names_the_file_and_its_line(client: Any, tmp_path: Path) ->
 
 
 def _tables(experiment: Any, on_cluster: int = 0) -> dict[str, pd.DataFrame]:
-    """What ``harness run`` computes; ``on_cluster``: how many datasets' paired tests the cluster must have computed."""
-    from harness.pipeline import _evaluated, _frames, comparison_tables
+    """What ``harness run`` computes and writes, read back from its results folder; ``on_cluster``: how many
+    datasets' paired tests the cluster must have computed."""
+    from datetime import UTC, datetime
+
+    from harness.pipeline import _evaluated, comparison_tables, save_results
     from harness.progress import SILENT
+    from harness.store import read_results
 
     with _evaluated(experiment, SILENT) as (results, tested_elsewhere):
         comparisons = comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere)
         assert len(tested_elsewhere.done if tested_elsewhere is not None else {}) == on_cluster
-    per_query, summary, diagnostics, long_tail = _frames(results)
-    return {"per_query": per_query, "summary": summary, "diagnostics": diagnostics, "long_tail": long_tail,
-            **comparisons}  # fmt: skip
+        saved = read_results(save_results(experiment, results, comparisons, datetime.now(UTC), []).folder)
+    # written in parts by the workers: grouped by partition; in one process: in query order
+    per_query = saved.per_query_of().sort_values(["dataset", "system", "query_id", "measure"]).reset_index(drop=True)
+    return {"per_query": per_query, "summary": saved.summary, "diagnostics": saved.diagnostics,
+            "long_tail": saved.long_tail, **{k: v for k, v in (("comparisons", saved.comparisons), ("anova", saved.anova))
+                                            if v is not None}}  # fmt: skip
 
 
-def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_path: Path) -> None:
+def _values_stay_on_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run whose values the cluster holds never sends them here (only runs with system measures do, with their lists)."""
+    from harness import engine_dask
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a run's per-query values were gathered to the client")
+
+    monkeypatch.setattr(engine_dask, "gather_values", refuse)
+
+
+def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     """The demo on the cluster: per-query values, system measures (Coverage, Gini, Entropy: from the gathered lists),
-    summaries, the long tail and every p-value of every comparison, equal exactly; the paired tests computed from the
-    partitions' partial sums."""
+    summaries, diagnostics, the long tail and every p-value of every comparison, equal exactly; the paired tests computed
+    from the partitions' partial sums; the trec dataset's per-query table written by the workers, never gathered."""
     from harness.demo import ROOT, generate
 
     generate(tmp_path)
@@ -130,7 +148,9 @@ def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_pat
     overrides = {"stats.permutations": 2000, "stats.system_resamples": 100}  # the demo's measures, guards and all
     local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
     on_dask = dataclasses.replace(local, engine=Engine(name="dask", partitions=3))
-    expected, got = _tables(local), _tables(on_dask, on_cluster=len(local.datasets))  # paired tests: the cluster's sums
+    expected = _tables(local)
+    _values_stay_on_the_cluster(monkeypatch)
+    got = _tables(on_dask, on_cluster=len(local.datasets))  # paired tests: the cluster's sums
     assert set(expected) == set(got) and "comparisons" in got
     for name, table in expected.items():
         pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
@@ -139,23 +159,43 @@ def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_pat
     system_rows = got["comparisons"][got["comparisons"]["aggregate"] == "system"]
     assert set(system_rows["measure"]) == {"Coverage@10", "Gini@10", "Entropy@10"}
     assert "anova" in got  # three systems: ANOVA and Tukey HSD from the partitions' sums too
+    folders = sorted((tmp_path / "reports" / "recsys-demo").glob("2*"))
+    assert (folders[0] / "per_query.parquet").is_file() and (folders[1] / "per_query.parquet").is_dir()
+    parts = sorted(p.name for p in (folders[1] / "per_query.parquet").iterdir())
+    from harness.store import read_results
+
+    one = read_results(folders[1]).per_query_of("trec", "candidate-v2")  # only its files' rows read
+    mine = expected["per_query"][(expected["per_query"]["dataset"] == "trec")
+                                 & (expected["per_query"]["system"] == "candidate-v2")]  # fmt: skip
+    pd.testing.assert_frame_equal(one.sort_values(["query_id", "measure"]).reset_index(drop=True),
+                                  mine.reset_index(drop=True), check_exact=True)  # fmt: skip
+    assert "part-local.parquet" in parts and sum(p.startswith("part-001-") for p in parts) == 3 * 3  # trec: 3 runs x 3
 
 
 def test_comparisons_on_many_small_partitions_are_the_same_bits(client: Any, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    """The comparisons' shuffle cut into partitions of 1,000 rows (9 for the ratings data): every p-value as on one machine."""
+    """The comparisons' shuffle cut into partitions of 1,000 rows (9 for the ratings data), without system measures so
+    that every run's values stay on the workers, segments and all: every summary row (NaN-skipping measures included),
+    diagnostic and p-value as on one machine."""
     from harness import compare_dask
     from harness.demo import ROOT, generate
 
     generate(tmp_path)
     (tmp_path / "configs").mkdir()
     shutil.copy(ROOT / "configs" / "demo.yaml", tmp_path / "configs" / "demo.yaml")
-    local = load_config(tmp_path / "configs" / "demo.yaml", {"stats.permutations": 500, "stats.system_resamples": 100})
+    overrides = {"stats.permutations": 500, "measures": ["nDCG", "AP", "R@20", "RR@10", "Novelty@10", "ILD(sim=features)@10"],
+                 "report.release.guards.2.measure": "Novelty@10"}  # fmt: skip
+    local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
     monkeypatch.setattr(compare_dask, "ROWS_PER_PARTITION", 1000)
     expected = _tables(local)
+    _values_stay_on_the_cluster(monkeypatch)
     got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=2)), on_cluster=len(local.datasets))
-    for name in ("comparisons", "anova"):
-        pd.testing.assert_frame_equal(got[name], expected[name], check_exact=True, obj=name)
+    assert set(expected) == set(got)
+    for name, table in expected.items():
+        pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
+    ratings = got["summary"][got["summary"]["dataset"] == "ratings"]
+    assert set(ratings["segment"]) == {"all", "new", "returning"} and ratings["value"].notna().all()
+    assert (ratings["n_queries"][ratings["measure"] == "ILD(sim=features)@10"] > 0).all()
 
 
 def test_engine_config_errors_are_located(tmp_path: Path) -> None:

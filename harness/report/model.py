@@ -458,7 +458,7 @@ def _simple_table(frame: Any, id: str = "") -> Table:
 
 def build_model(results: SavedResults) -> ReportModel:
     config, provenance, tracking = results.config, results.provenance, results.tracking
-    summary, per_query, comparisons = results.summary, results.per_query, results.comparisons
+    summary, comparisons = results.summary, results.comparisons
     diagnostics, anova = results.diagnostics, results.anova
     measures = list(config["measures"])
     label = labeller(config.get("gain_schemes") or {})
@@ -484,7 +484,7 @@ def build_model(results: SavedResults) -> ReportModel:
         segments = [
             (seg, _main_table(summary, comparisons, dataset, seg, systems, measures, baseline, label)) for seg in segment_names
         ]
-        mine = per_query[per_query["dataset"] == dataset]
+        mine = results.per_query_of(dataset)
         wides = {m: _wide(mine, m) for m in measures}  # each measure pivoted once, for the charts and the top changes
         wtl_rows = []
         if comparisons is not None and baseline in systems:

@@ -156,3 +156,49 @@ def test_anova_sums_of_squares_are_exact_where_floats_cancel() -> None:
     base = 1e3 + np.random.default_rng(2).random(50)
     result = two_way_anova(np.array([base, base + 2.0**-20]))
     assert result.residual_variance == 0.0 and result.f == float("inf") and result.p == 0.0
+
+
+@pytest.mark.parametrize("measure", ["AP", "GMAP", "NumRet", "ILD(sim=features)@10"])  # mean, gmean, sum, NaN skipped
+@pytest.mark.parametrize("special", ["", "nan", "inf", "-inf", "both"])
+def test_summary_rows_from_parts_are_the_rows_of_the_whole(measure: str, special: str) -> None:
+    """What the Dask engine does for a summary row (scan each part, add; sum each part on the whole's grid, add) gives
+    ``summarize``'s row exactly: with values spanning magnitudes, non-finite values, and parts that are empty."""
+    from harness.measures.parse import parse_measure
+    from harness.results import ValuesScan, grid_sums, kept, summary_row
+
+    m = parse_measure(measure)
+    rng = np.random.default_rng(7)
+    values = rng.random(500) * np.exp(rng.normal(0, 6, 500))
+    values[rng.random(500) < 0.1] = 0.0
+    for value, where in {"nan": [(np.nan, 3)], "inf": [(np.inf, 10)], "-inf": [(-np.inf, 400)],
+                         "both": [(np.inf, 5), (-np.inf, 6)]}.get(special, []):  # fmt: skip
+        values[where] = value
+    values[[20, 30]] = np.nan if "ILD" in measure else values[[20, 30]]  # undefined for two users: left out
+    whole = kept(m, values)
+    scan = ValuesScan.of(m, whole)
+    expected = summary_row(m, scan, grid_sums(whole, scan.exponent()))
+    for n_parts in (1, 2, 7):
+        cuts = np.sort(rng.integers(0, values.size, n_parts - 1))
+        parts = [kept(m, p) for p in np.split(values[rng.permutation(values.size)], cuts)] + [np.zeros(0)]
+        scans = reduce(lambda a, b: a + b, [ValuesScan.of(m, p) for p in parts])
+        sums = [grid_sums(p, scans.exponent()) for p in parts]
+        got = summary_row(m, scans, (sum(s[0] for s in sums), sum(s[1] for s in sums)))
+        assert got.keys() == expected.keys()
+        for key, value in expected.items():
+            assert got[key] == value or (value != value and got[key] != got[key]), (key, got[key], value)
+
+
+def test_diagnostic_sums_of_parts_are_the_whole_runs() -> None:
+    """The diagnostics' sums (judged fractions summed exactly) of any split of the queries add up to the whole's."""
+    from harness.diagnostics import DiagnosticSums
+
+    rng = np.random.default_rng(3)
+    n = 1000
+    in_run = rng.random(n) < 0.9
+    parts = {"n_ret": rng.integers(0, 100, n), "tied_10": rng.random(n) < 0.2, "judged_10": rng.integers(0, 11, n) / 10}
+    whole = DiagnosticSums.of(in_run, parts, (10,))
+    order = rng.permutation(n)
+    pieces = [order[s] for s in (slice(0, 10), slice(10, 500), slice(500, 500), slice(500, n))]
+    added = reduce(lambda a, b: a + b, [DiagnosticSums.of(in_run[p], {k: v[p] for k, v in parts.items()}, (10,))
+                                        for p in pieces], DiagnosticSums())  # fmt: skip
+    assert added == whole and whole.retrieved == int(in_run.sum()) and whole.tied == (int(parts["tied_10"].sum()),)
