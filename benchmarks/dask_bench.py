@@ -93,8 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     from distributed import Client, LocalCluster
 
     from harness.conventions import Conventions
-    from harness.data.load import load_qrels
-    from harness.engine_dask import RunSource, evaluate_runs, summary_on_cluster
+    from harness.engine_dask import QrelsSource, RunSource, evaluate_runs, summary_on_cluster
     from harness.measures.parse import parse_measure
     from harness.progress import Progress
 
@@ -108,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                       dashboard_address=":0") as cluster, Client(cluster) as client:  # fmt: skip
         before = set(client.scheduler_info()["workers"])
         start = time.perf_counter()
-        judgments = load_qrels(qrels)
+        judgments = QrelsSource(qrels)  # streamed to Parquet pieces, as the run: neither is read whole here
         (evaluated,) = evaluate_runs(client, judgments, [RunSource(run, "bench")], measures, conventions, (10,),
                                      progress=Progress(sys.stderr), gather=False)  # fmt: skip
         rows, _, _ = summary_on_cluster(client, evaluated.pieces, measures, None, [])  # exact sums: no value comes here

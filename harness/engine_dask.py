@@ -128,31 +128,51 @@ class RunSource:
     columns: dict[str, str] | None = None
 
 
-def _run_frame(source: Run | RunSource, folder: Path) -> tuple[Any, int]:
-    """(a Dask frame of the run's rows: query, doc, value, line, kind; its number of rows)."""
+@dataclass(frozen=True)
+class QrelsSource:
+    """A judgments file for the cluster, not read whole here: as :class:`RunSource`. ``columns``: query, doc, relevance
+    -> column (tables); ``fmt``: the format when the file name does not say it ("trec" for TREC text)."""
+
+    path: Path
+    columns: dict[str, str] | None = None
+    fmt: str | None = None
+
+    @property
+    def source(self) -> str:
+        return str(self.path)
+
+
+def _frame(source: Run | RunSource | Qrels | QrelsSource, folder: Path) -> tuple[Any, int]:
+    """(a Dask frame of a run's or the judgments' rows: query, doc, value, line, kind; its number of rows)."""
     import dask.dataframe as dd
 
-    from harness.data.load import RUN_COLUMNS, load_run
+    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run
     from harness.data.tables import stream_table_run, table_format_of
-    from harness.data.trec import NotStreamable, stream_run
+    from harness.data.trec import NotStreamable, stream_qrels, stream_run
 
-    if isinstance(source, Run):
-        pieces = write_pieces(folder, [_table(source.query_id, source.doc_id, source.score, RUN)])
-        return dd.read_parquet(pieces), len(source)
+    if isinstance(source, (Run, Qrels)):
+        kind, value = (RUN, source.score) if isinstance(source, Run) else (QRELS, source.relevance)
+        return dd.read_parquet(write_pieces(folder, [_table(source.query_id, source.doc_id, value, kind)])), len(source)
     path = Path(source.path)
-    fmt = "parquet" if path.is_dir() else table_format_of(path)
-    names = {**RUN_COLUMNS, **(source.columns or {})}
+    is_run = isinstance(source, RunSource)
+    kind, role = (RUN, "score") if is_run else (QRELS, "relevance")
+    fmt = "parquet" if path.is_dir() else (None if is_run else source.fmt) or table_format_of(path)  # type: ignore[union-attr]
+    text = fmt in (None, "trec")
+    names = {**(RUN_COLUMNS if is_run else QRELS_COLUMNS), **(source.columns or {})}
     if fmt == "parquet":
-        return _parquet_run(path, names)
-    if fmt in (None, "csv", "tsv", "jsonl"):  # text and CSV/TSV/JSONL tables: streamed, never whole in memory here
-        blocks = stream_run(path, ROWS_PER_FILE) if fmt is None else stream_table_run(path, names, fmt, ROWS_PER_FILE)
+        return _parquet_frame(path, names, role, kind)
+    if text or fmt in ("csv", "tsv", "jsonl"):  # text and CSV/TSV/JSONL tables: streamed, never whole in memory here
+        if text:
+            blocks = stream_run(path, ROWS_PER_FILE) if is_run else stream_qrels(path, ROWS_PER_FILE)
+        else:
+            blocks = stream_table_run(path, names, str(fmt), ROWS_PER_FILE, value=role)
         written = 0
 
         def numbered(block: pa.Table) -> pa.Table:  # each row keeps its place in the file
             nonlocal written
             rows = np.arange(written, written + len(block), dtype=np.int64)
             written += len(block)
-            return _table(block["qid"], block["docid"], block["score"].to_numpy(), RUN, rows)
+            return _table(block["qid"], block["docid"], block[block.column_names[2]].to_numpy(), kind, rows)
 
         try:
             write_pieces(folder, map(numbered, blocks))
@@ -161,23 +181,26 @@ def _run_frame(source: Run | RunSource, folder: Path) -> tuple[Any, int]:
         except NotStreamable:
             for stale in folder.glob("*.parquet"):
                 stale.unlink()
-    run = load_run(path, source.columns, name=source.name)  # names the line at fault, or reads what streaming could not
-    return _run_frame(run, folder)
+    # harness's reader names the line at fault, or reads what streaming could not
+    whole = load_run(path, source.columns, name=source.name) if isinstance(source, RunSource) \
+        else load_qrels(path, source.columns, source.fmt)  # fmt: skip
+    return _frame(whole, folder)
 
 
-def _parquet_run(path: Path, names: dict[str, str]) -> tuple[Any, int]:
-    """A Parquet run (file or folder) as the workers read it; ``line`` counts rows in Dask's order of the pieces."""
+def _parquet_frame(path: Path, names: dict[str, str], role: str, kind: int) -> tuple[Any, int]:
+    """A Parquet run or judgments (file or folder) as the workers read them; ``line`` counts rows in Dask's order of the
+    pieces."""
     import dask.dataframe as dd
 
-    frame = dd.read_parquet(path, columns=list(names.values()))
-    frame = frame.rename(columns={v: k for k, v in names.items()})
+    frame = dd.read_parquet(path, columns=[names["query"], names["doc"], names[role]])
+    frame = frame.rename(columns={names["query"]: "query", names["doc"]: "doc", names[role]: "value"})
     lengths = frame.map_partitions(len).compute().tolist()
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64).tolist()
 
     def numbered(part: Any, start: int) -> Any:
-        out = part.rename(columns={"score": "value"}).astype({"query": str, "doc": str, "value": "float64"})
+        out = part.astype({"query": str, "doc": str, "value": "float64"})
         out["line"] = np.arange(start, start + len(part), dtype=np.int64)
-        out["kind"] = np.int8(RUN)
+        out["kind"] = np.int8(kind)
         return out[["query", "doc", "value", "line", "kind"]]
 
     from dask.delayed import delayed
@@ -201,7 +224,7 @@ def write_pieces(folder: Path, tables: Iterable[pa.Table]) -> Path:
 
 def evaluate_runs(
     client: Any,
-    qrels: Qrels,
+    qrels: Qrels | QrelsSource,
     runs: Sequence[Run | RunSource],
     measures: tuple[Measure, ...],
     conventions: Conventions,
@@ -240,15 +263,17 @@ def evaluate_runs(
     # the p2p shuffle logs each shuffle's start and end as warnings: noise in a harness log
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory(prefix="harness-dask-") as scratch:
-        judged = write_pieces(Path(scratch) / "qrels", [_table(qrels.query_id, qrels.doc_id, qrels.relevance, QRELS)])
+        if progress is not None and isinstance(qrels, QrelsSource):
+            progress(f"dask: reading the judgments {qrels.path}")
+        judged, _ = _frame(qrels, Path(scratch) / "qrels")  # streamed to Parquet pieces, as the runs
         shared = client.scatter([context], broadcast=True) if context is not None else [None]  # not rebuilt per partition
         tail_cutoff = long_tail_cutoff(measures + system_measures)
         list_depth = deepest_cutoff(system_measures) if context is not None else None
         out = []
         for number, run in enumerate(runs):
-            rows, n_rows = _run_frame(run, Path(scratch) / f"run{number}")
+            rows, n_rows = _frame(run, Path(scratch) / f"run{number}")
             n_parts = partitions or max(1, math.ceil(n_rows / ROWS_PER_PARTITION))
-            both = dd.concat([dd.read_parquet(judged), rows])
+            both = dd.concat([judged, rows])
             shuffled = both.shuffle(on="query", npartitions=n_parts)
             source = run.source if isinstance(run, Run) else str(run.path)
             work = [delayed(_evaluate_piece)(part, [str(m) for m in measures], conventions, cutoffs, run.name,

@@ -107,11 +107,20 @@ def _load_segments(dataset: Dataset) -> dict[str, str]:
     return read_table_columns(spec.path, spec.query_column, spec.segment_column)
 
 
-def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure, ...], progress: Progress) -> Evaluator:
-    """The dataset's judgments (and training data, catalogue), prepared once, under the experiment's conventions."""
+def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure, ...], progress: Progress,
+               judgments: bool = True) -> Evaluator:  # fmt: skip
+    """The dataset's judgments (and training data, catalogue), prepared once, under the experiment's conventions.
+    ``judgments=False``: without them (the Dask workers read them), unless the items' context needs them."""
     from harness.data.items import read_items, read_train
+    from harness.measures.registry import REGISTRY
 
-    progress(f"loading qrels {dataset.qrels}")
+    computed = experiment.measures_for(dataset)
+    beyond = any(REGISTRY.definition(m).beyond_accuracy for m in measures if m in computed)
+    if judgments or dataset.train is not None or dataset.items is not None or beyond:
+        progress(f"loading qrels {dataset.qrels}")
+        qrels = _load_qrels(dataset)
+    else:
+        qrels = Qrels.from_records([], str(dataset.qrels))
     conventions = dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)
     train = items = None
     if dataset.train is not None:
@@ -120,8 +129,7 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
     if dataset.items is not None:
         progress(f"loading items {dataset.items.path}")
         items = read_items(dataset.items.path, dataset.items.id)
-    computed = experiment.measures_for(dataset)
-    return Evaluator(_load_qrels(dataset), [m for m in measures if m in computed], conventions, train=train, items=items)
+    return Evaluator(qrels, [m for m in measures if m in computed], conventions, train=train, items=items)
 
 
 def _runs(
@@ -240,7 +248,7 @@ def _evaluate_dataset(
     with_runs = [s for s in experiment.systems if s.run_for(dataset.name) is not None]
     if client is None:  # the compiled engine loads while the judgments and the runs are read
         warm_up(max((expected_rows(path) for s in with_runs if (path := s.run_for(dataset.name))), default=0))
-    evaluator = _evaluator(experiment, dataset, experiment.measures, progress)
+    evaluator = _evaluator(experiment, dataset, experiment.measures, progress, judgments=client is None)
     skipped = ", ".join(str(m) for m in experiment.measures if m not in evaluator.measures)
     if skipped:
         progress(f"not computed on {dataset.name} (no training data or catalogue there): {skipped}")
@@ -296,7 +304,7 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
     import pandas as pd
 
     from harness.compare_dask import RemoteRuns
-    from harness.engine_dask import RunSource, evaluate_runs, gather_values, summary_on_cluster, write_per_query
+    from harness.engine_dask import QrelsSource, RunSource, evaluate_runs, gather_values, summary_on_cluster, write_per_query
 
     c = dataset.run_columns
     runs: list[Any] = []
@@ -305,7 +313,9 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
         assert path is not None
         runs.append(RunSource(path, system.name, {"query": c.query, "doc": c.doc, "score": c.value}))
     items, kept_here = evaluator.items, bool(evaluator.system_measures)
-    done = evaluate_runs(client, _load_qrels(dataset), runs, evaluator.query_measures, evaluator.prepared.conventions,
+    q = dataset.qrels_columns  # read by the workers too (streamed to Parquet first), never whole here
+    judgments = QrelsSource(dataset.qrels, {"query": q.query, "doc": q.doc, "relevance": q.value}, dataset.qrels_format)
+    done = evaluate_runs(client, judgments, runs, evaluator.query_measures, evaluator.prepared.conventions,
                          experiment.cutoffs, items, experiment.engine.partitions, progress, evaluator.system_measures,
                          gather=kept_here)  # fmt: skip
     if not done:

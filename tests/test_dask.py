@@ -126,13 +126,17 @@ def _tables(experiment: Any, on_cluster: int = 0) -> dict[str, pd.DataFrame]:
 
 
 def _values_stay_on_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run whose values the cluster holds never sends them here (only runs with system measures do, with their lists)."""
+    """A run whose values the cluster holds never sends them here (only runs with system measures do, with their lists),
+    and TREC judgments are never read whole here (the workers read them; the ratings' CSV judgments are read here, for
+    the items' context)."""
     from harness import engine_dask
+    from harness.data import load
 
     def refuse(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("a run's per-query values were gathered to the client")
+        raise AssertionError("a run's per-query values were gathered to the client, or TREC judgments read whole")
 
     monkeypatch.setattr(engine_dask, "gather_values", refuse)
+    monkeypatch.setattr(load, "read_trec_qrels", refuse)
 
 
 def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_path: Path,
@@ -344,3 +348,40 @@ def test_a_bad_value_in_a_streamed_csv_run_is_reported_by_the_table_reader(clien
         evaluate_runs(client, qrels, [RunSource(tmp_path / "run.csv", "r", {"query": "user", "doc": "item", "score": "score"})],
                       MEASURES[:1], Conventions(), (10,))  # fmt: skip
     assert "score missing or NaN in data row 2" in str(raised.value) and str(raised.value.path).endswith("run.csv")
+
+
+def test_judgments_streamed_or_read_by_the_workers(client: Any, tmp_path: Path) -> None:
+    """TREC qrels text and a CSV table (streamed to Parquet block by block), a Parquet file and a folder of pieces with
+    integer ratings: the values of the judgments read whole, here; a bad line is named by the whole-file reader, and
+    a duplicate judgment by the worker that meets it, with its line."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    from harness.engine_dask import QrelsSource, evaluate_runs
+
+    qrels, run = _generated(600, 30, seed=4)
+    q, d, rel = qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.astype(int).tolist()
+    text = tmp_path / "qrels.txt"
+    text.write_text("".join(f"{a} 0 {b} {c}\n" for a, b, c in zip(q, d, rel, strict=True)))
+    table = pa.table({"user": qrels.query_id, "item": qrels.doc_id, "rating": pa.array(rel, pa.int64())})
+    pacsv.write_csv(table, tmp_path / "qrels.csv")
+    pq.write_table(table, tmp_path / "qrels.parquet")
+    (tmp_path / "pieces").mkdir()
+    for i, start in enumerate(range(0, len(table), 1_000)):
+        pq.write_table(table.slice(start, 1_000), tmp_path / "pieces" / f"{i:03d}.parquet")
+    conventions = Conventions.from_mapping({"duplicates": "first"})
+    local = Evaluator(qrels, MEASURES, conventions).evaluate(run)
+    columns = {"query": "user", "doc": "item", "relevance": "rating"}
+    sources = [QrelsSource(text), QrelsSource(tmp_path / "qrels.csv", columns), QrelsSource(tmp_path / "qrels.parquet", columns),
+               QrelsSource(tmp_path / "pieces", columns, "parquet")]  # fmt: skip
+    for source in sources:
+        (evaluated,) = evaluate_runs(client, source, [run], MEASURES, conventions, (10,), partitions=3)
+        assert np.array_equal(evaluated.per_query.values, local.values, equal_nan=True), source
+    (tmp_path / "bad.txt").write_text("q1 0 a 1\nq1 0 b x\n")
+    with pytest.raises(InputFormatError) as raised:
+        evaluate_runs(client, QrelsSource(tmp_path / "bad.txt"), [run], MEASURES[:1], conventions, (10,))
+    assert str(raised.value.path).endswith("bad.txt") and raised.value.line == 2
+    (tmp_path / "twice.txt").write_text("q1 0 a 1\nq2 0 b 1\nq1 0 a 0\n")
+    with pytest.raises(InputFormatError) as raised:
+        evaluate_runs(client, QrelsSource(tmp_path / "twice.txt"), [run], MEASURES[:1], Conventions(), (10,))
+    assert str(raised.value.path).endswith("twice.txt") and raised.value.line == 3, str(raised.value)

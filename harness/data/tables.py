@@ -137,20 +137,22 @@ def table_run_name(path: Path) -> str:
     return path.stem.split(".")[0]
 
 
-def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, rows_per_block: int = 1 << 20) -> Iterator[pa.Table]:
-    """A CSV, TSV or JSONL run's query, doc and score columns (named so) in blocks of about ``rows_per_block`` rows.
+def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, rows_per_block: int = 1 << 20,
+                     value: str = "score") -> Iterator[pa.Table]:  # fmt: skip
+    """A CSV, TSV or JSONL run's query, doc and score columns (named so) in blocks of about ``rows_per_block`` rows;
+    ``value="relevance"``: a qrels table's, its relevance named ``score``.
 
     Never the whole file at once (the dask engine converts runs larger than memory to Parquet).
     Raises :class:`~harness.data.trec.NotStreamable` when a block does not check out cleanly
-    (in JSONL, ids written as numbers too): :func:`read_table_run` then reads the file and
-    reports what is wrong and where, or converts what it can.
+    (in JSONL, ids written as numbers too): :func:`read_table_run` (:func:`read_table_qrels`)
+    then reads the file and reports what is wrong and where, or converts what it can.
     """
     from harness.data.trec import NotStreamable, regroup, stream_block_size
 
     path = Path(path)
     if not path.exists():
         raise InputFormatError("table file not found", path=path, hint="check the path")
-    wanted = [columns["query"], columns["doc"], columns["score"]]
+    wanted = [columns["query"], columns["doc"], columns[value]]
     source = pa.input_stream(str(path), compression="detect")
     try:
         if fmt == "jsonl":

@@ -126,10 +126,18 @@ def stream_run(path: str | Path, rows_per_block: int = 1 << 20) -> Iterator[pa.T
     Raises :class:`NotStreamable` (possibly after some blocks) when a block does not parse
     cleanly: :func:`read_run` then reads the file and reports the line at fault.
     """
-    path = Path(path)
-    check_exists(path, "run")
-    types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
-    options = _fast_options(path, RUN_COLUMNS, types)
+    return _stream(Path(path), "run", RUN_COLUMNS, "score", rows_per_block)
+
+
+def stream_qrels(path: str | Path, rows_per_block: int = 1 << 20) -> Iterator[pa.Table]:
+    """A TREC qrels file's (qid, docid, rel) in blocks, as :func:`stream_run`; :func:`read_qrels` reports errors."""
+    return _stream(Path(path), "qrels", QRELS_COLUMNS, "rel", rows_per_block)
+
+
+def _stream(path: Path, what: str, columns: tuple[str, ...], value: str, rows_per_block: int) -> Iterator[pa.Table]:
+    check_exists(path, what)
+    types = {"qid": pa.string(), "docid": pa.string(), value: pa.float64()}
+    options = _fast_options(path, columns, types)
     if options is None:
         raise NotStreamable(str(path))
     read, parse, convert, delimiter = options
@@ -138,15 +146,11 @@ def stream_run(path: str | Path, rows_per_block: int = 1 << 20) -> Iterator[pa.T
         reader = pacsv.open_csv(pa.input_stream(str(path), compression="detect"), read_options=read, parse_options=parse,
                                 convert_options=convert)  # fmt: skip
         for table in regroup(reader, rows_per_block):
-            yield _checked_block(table, types, delimiter)
+            if not _fits(table, types, delimiter) or np.isnan(to_numpy(table[value])).any():
+                raise NotStreamable("a block does not parse cleanly")
+            yield table
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         raise NotStreamable(str(path)) from None
-
-
-def _checked_block(table: pa.Table, types: dict[str, pa.DataType], delimiter: str) -> pa.Table:
-    if not _fits(table, types, delimiter) or np.isnan(to_numpy(table["score"])).any():
-        raise NotStreamable("a block does not parse cleanly")
-    return table
 
 
 def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
