@@ -549,6 +549,18 @@ def gather_values(client: Any, pieces: list[Any], name: str, measures: tuple[Mea
     return PerQuery(name, whole["query_id"].to_numpy(dtype=object), measures, values, whole["in_run"].to_numpy(dtype=bool))
 
 
+def scatter_values(client: Any, per_query: PerQuery | None, measures: tuple[Measure, ...]) -> list[Any]:
+    """Values evaluated elsewhere (reused from earlier results) as one piece on the cluster, in the columns of the
+    dataset's runs there (m<j>: ``measures[j]``; NaN where they have no value), so they are compared there too."""
+    import pandas as pd
+
+    assert per_query is not None
+    table = pd.DataFrame({"query_id": per_query.query_ids, "in_run": per_query.in_run})
+    for j, m in enumerate(measures):
+        table[f"m{j}"] = per_query.column(m) if m in per_query.measures else np.full(len(table), np.nan)
+    return [client.scatter(table)]
+
+
 def _write_values(table: Any, path: str, dataset: str, system: str, measures: tuple[Measure, ...],
                   segment_of: Any) -> int:  # fmt: skip
     """One partition's rows of the results' per-query table, written by the worker; how many."""

@@ -212,8 +212,8 @@ def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[lis
 
 
 class _ClusterTests:
-    """``compare``'s tests from the cluster, for the datasets whose every run it evaluated (a run reused from
-    earlier results is only here): each dataset's segments at once, on first asking."""
+    """``compare``'s tests from the cluster, for the datasets whose every run it holds (values reused from earlier
+    results are sent there beside the runs it evaluated): each dataset's segments at once, on first asking."""
 
     def __init__(self, client: Any, remote: dict[str, Any], results: list[RunResult], settings: CompareSettings) -> None:
         self.client, self.remote, self.results, self.settings = client, remote, results, settings
@@ -288,6 +288,11 @@ def _evaluate_dataset(
             advance()
             if reused is not None:
                 results.append(reused)
+                if client is not None and remote is not None and dataset.name in remote:  # compared on the cluster too
+                    from harness.engine_dask import scatter_values
+
+                    runs = remote[dataset.name]
+                    runs.pieces[system.name] = scatter_values(client, reused.here().per_query, runs.measures)
         elif system.name in evaluated:
             results.append(evaluated[system.name])
     return results

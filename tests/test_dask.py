@@ -385,3 +385,21 @@ def test_judgments_streamed_or_read_by_the_workers(client: Any, tmp_path: Path) 
     with pytest.raises(InputFormatError) as raised:
         evaluate_runs(client, QrelsSource(tmp_path / "twice.txt"), [run], MEASURES[:1], Conventions(), (10,))
     assert str(raised.value.path).endswith("twice.txt") and raised.value.line == 3, str(raised.value)
+
+
+def test_a_reused_system_is_compared_on_the_cluster(client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A system reused from an earlier results folder (``previous:``) beside one evaluated on the cluster: its values go
+    to the cluster, and the comparisons equal the first (one-process) run's exactly, with nothing gathered here."""
+    from tests.test_previous import _first_release, _reuse, _run
+
+    config, first = _first_release(tmp_path)
+    before = Path(str(first["results_dir"]))
+    _reuse(config, f"{{results: {before}}}")
+    _values_stay_on_the_cluster(monkeypatch)
+    code, second, err = _run(config, "--engine", "dask")
+    assert code == first["exit_code"], err
+    after = Path(str(second["results_dir"]))
+    assert (after / "per_query.parquet").is_dir()
+    for name in ("comparisons", "summary"):
+        pd.testing.assert_frame_equal(pd.read_parquet(after / f"{name}.parquet"), pd.read_parquet(before / f"{name}.parquet"),
+                                      check_exact=True, obj=name)  # fmt: skip
