@@ -21,7 +21,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from harness import __version__
 from harness.errors import HarnessError, TrackingError
@@ -113,6 +113,7 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
         load_run,
         run_name,
     )
+    from harness.data.trec import check_exists
     from harness.evaluation import Evaluator
 
     conventions = Conventions.from_mapping(
@@ -132,7 +133,19 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
     on_dask = getattr(args, "engine", None) == "dask"  # harness compare has no --engine
     if not on_dask:  # the compiled engine loads while the judgments and the runs are read
         warm_up(max(expected_rows(path) for _, path in named))
-    qrels = load_qrels(args.qrels, _column_map(args.qrels_columns, QRELS_COLUMNS))
+    from harness.data.model import Qrels
+    from harness.measures.registry import REGISTRY
+
+    qrels_columns = _column_map(args.qrels_columns, QRELS_COLUMNS)
+    beyond = args.train is not None or args.items is not None or any(REGISTRY.definition(m).beyond_accuracy for m in measures)
+    if on_dask and not beyond:  # the workers read the judgments (text streamed to Parquet first), never whole here
+        from harness.engine_dask import QrelsSource
+
+        check_exists(Path(args.qrels), "qrels", folder_ok=True)
+        qrels: Any = QrelsSource(Path(args.qrels), qrels_columns)
+        prepared = Qrels.from_records([], str(args.qrels))
+    else:
+        qrels = prepared = load_qrels(args.qrels, qrels_columns)
     train = items = None
     if args.train is not None:
         from harness.data.items import read_train
@@ -143,12 +156,11 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
         from harness.data.items import read_items
 
         items = read_items(args.items, args.items_id)
-    evaluator = Evaluator(qrels, measures, conventions, train=train, items=items)
+    evaluator = Evaluator(prepared, measures, conventions, train=train, items=items)
     labels = [name or Path(path).name for name, path in named]
     if len(set(labels)) < len(labels):
         raise HarnessError("two runs have the same label", hint=f"name them: harness {args.command} QRELS a=run1.txt b=run2.txt")
     if on_dask:  # the runs are read by the workers (text streamed to Parquet first), never whole here
-        from harness.data.trec import check_exists
         from harness.engine_dask import RunSource
 
         for _, path in named:
@@ -227,7 +239,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     records: list[dict[str, object]] = []
     for number, (run, label, (given, _)) in enumerate(zip(runs, labels, named, strict=True)):
         aligned = None if on_dask is not None else evaluator.align(run)
-        stats = on_dask[number].stats if on_dask is not None else aligned.stats  # type: ignore[union-attr]
+        stats = on_dask[number][0].stats if on_dask is not None else aligned.stats  # type: ignore[union-attr]
         if stats.judged_queries_missing and not args.c and conventions.queries.value == "qrels":
             err.write(
                 f"harness: note: {stats.judged_queries_missing} judged queries are not in {label} and count as 0 "
@@ -239,21 +251,24 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             lines.append(f"{'runid':<22}\tall\t{label}\n")
         system: dict[Any, float] = {}
         strings = {}
+        aggregates: dict[Any, float] = {}
         if aligned is None:
             assert on_dask is not None
-            per_query = on_dask[number].per_query
-            strings = on_dask[number].relstrings
-            if on_dask[number].lists is not None:
-                system = {m: float(v[0]) for m, v in evaluator.system_values(on_dask[number].lists).items()}
+            evaluated, aggregates = on_dask[number]
+            per_query = evaluated.per_query
+            strings = evaluated.relstrings
+            if evaluated.lists is not None:
+                system = {m: float(v[0]) for m, v in evaluator.system_values(evaluated.lists).items()}
         else:
             lists = evaluator.item_lists(aligned)
             per_query = evaluator.evaluate_aligned(run.name, aligned, lists)
             system = {m: float(v[0]) for m, v in evaluator.system_values(lists).items()}  # one value per run: no per-query line
             lengths = {i.relstring_length for i in items if i.display.startswith("relstring")}
             strings = {length: relstrings(aligned.lists, length) for length in lengths}
-        index = {m: j for j, m in enumerate(per_query.measures)}
+        index = {} if per_query is None else {m: j for j, m in enumerate(per_query.measures)}
         summary = {
             i.display: system[i.measure] if i.measure in system
+            else aggregates[i.measure] if per_query is None
             else aggregate_values(i.measure, per_query.values[:, index[i.measure]])
             for i in items if i.measure is not None
         }  # fmt: skip
@@ -306,17 +321,24 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _eval_on_dask(args: argparse.Namespace, err: TextIO, evaluator: Any, items: list[Any], qrels: Any, runs: list[Any],
-                  conventions: Any) -> list[Any]:  # fmt: skip
-    """Every run evaluated on a Dask cluster (``--engine dask``): the per-query values of this machine, bit for bit."""
+                  conventions: Any) -> list[tuple[Any, dict[Any, float]]]:  # fmt: skip
+    """Every run evaluated on a Dask cluster (``--engine dask``), with its aggregates: the values of this machine, bit for
+    bit. The per-query values come here only to be printed (``-q``), or with the lists system measures read."""
     from harness.config.schema import Engine
-    from harness.engine_dask import client_for, evaluate_runs
+    from harness.engine_dask import client_for, evaluate_runs, summary_on_cluster
 
     lengths = tuple(sorted({i.relstring_length for i in items if i.display.startswith("relstring")}))
     progress = _progress(args, err)
+    gather = bool(args.q or evaluator.system_measures)
     with client_for(Engine(name="dask", scheduler=args.scheduler), progress) as client:  # names a missing extra
-        return evaluate_runs(client, qrels, runs, evaluator.query_measures, conventions, (10,), evaluator.items,
+        done = evaluate_runs(client, qrels, runs, evaluator.query_measures, conventions, (10,), evaluator.items,
                              progress=progress, system_measures=evaluator.system_measures,
-                             relstring_lengths=lengths)  # fmt: skip
+                             relstring_lengths=lengths, gather=gather)  # fmt: skip
+        out = []
+        for evaluated in done:  # the aggregates from the workers' exact sums, as aggregate_values makes them here
+            rows = [] if gather else summary_on_cluster(client, evaluated.pieces, evaluated.measures, None, [])[0]
+            out.append((evaluated, {m: cast(float, row["value"]) for m, row in zip(evaluated.measures, rows, strict=bool(rows))}))
+        return out
 
 
 def _progress(args: argparse.Namespace, err: TextIO):  # type: ignore[no-untyped-def]

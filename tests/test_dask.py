@@ -242,11 +242,20 @@ def test_harness_eval_on_dask_prints_what_it_prints_here(client: Any, tmp_path: 
 def test_harness_eval_on_dask_never_reads_a_run_whole_in_the_client(
     client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``harness eval --engine dask`` hands the run files to the workers (text streamed to Parquet): the one-machine
-    reader is not called; the run keeps its tag as its name; a missing file is named before any work starts."""
+    """``harness eval --engine dask`` hands the run and judgments files to the workers (text streamed to Parquet): the
+    one-machine readers are not called, and without -q the aggregates come from the workers' sums, no per-query value
+    here; the run keeps its tag as its name; a missing file is named before any work starts."""
+    from harness import engine_dask
     from harness.cli import main
     from harness.data import load
     from harness.demo import generate
+
+    def _counts_only(assemble: Any) -> Any:
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            assert kwargs.get("gathered", args[6] if len(args) > 6 else True) is False, "per-query values gathered"
+            return assemble(*args, **kwargs)
+
+        return checked
 
     generate(tmp_path)
     qrels, run = tmp_path / "runs" / "trec-demo" / "qrels.txt", tmp_path / "runs" / "trec-demo" / "bm25.run"
@@ -258,6 +267,8 @@ def test_harness_eval_on_dask_never_reads_a_run_whole_in_the_client(
         raise AssertionError("the client read a run whole")
 
     monkeypatch.setattr(load, "load_run", whole)
+    monkeypatch.setattr(load, "read_trec_qrels", whole)
+    monkeypatch.setattr(engine_dask, "_assemble", _counts_only(engine_dask._assemble))
     out, err = io.StringIO(), io.StringIO()
     assert main(["eval", "--engine", "dask", "-m", "map", "-m", "runid", str(qrels), str(run)], out, err) == 0, err.getvalue()
     assert out.getvalue() == here and "runid" in here
