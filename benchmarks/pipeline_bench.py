@@ -115,18 +115,18 @@ def main(argv: list[str] | None = None) -> int:
             timings["load + evaluate"] = time.perf_counter() - start
             print(f"  {'load + evaluate':<22} {timings['load + evaluate']:7.2f} s", flush=True)
             tables = stage("compare", lambda: comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere))
-        frames = stage("tables", lambda: frames_of(results))
-        verdict = stage("gate", lambda: decide_gate(experiment, frames[1], tables.get("comparisons")))
-        saved = stage(
-            "write results", lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames)
-        )
+            frames = stage("tables", lambda: frames_of(results))
+            verdict = stage("gate", lambda: decide_gate(experiment, frames[1], tables.get("comparisons")))
+            saved = stage(  # on dask: the workers write the per-query values they hold
+                "write results", lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames)
+            )
         tracked = stage("track (local MLflow)", lambda: track_results(saved))
         saved = write_tracking(saved, tracked.as_dict())
         stage("report", lambda: write_report(saved))
         stage("log the report", lambda: log_report(saved))
         total = sum(timings.values())
         report = saved.folder / "report.html"
-        size = sum(p.stat().st_size for p in saved.folder.iterdir() if p.is_file())
+        size = sum(p.stat().st_size for p in saved.folder.rglob("*") if p.is_file())
         print(f"  {'total':<22} {total:7.2f} s")
         print(f"report.html {report.stat().st_size / 1e6:.2f} MB; results folder {size / 1e6:.1f} MB; "
               f"report / evaluation time {timings['report'] / timings['load + evaluate']:.2f}")  # fmt: skip

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -35,9 +37,10 @@ def test_statistics_benchmark_runs() -> None:
     assert "randomization" in done.stdout and "all four" in done.stdout
 
 
-def test_pipeline_benchmark_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_pipeline_benchmark_runs(tmp_path: Path, engine: str) -> None:
     command = [sys.executable, str(ROOT / "benchmarks" / "pipeline_bench.py"), "--scenario", "tiny", "--data", str(tmp_path),
-               "--permutations", "200"]  # fmt: skip
+               "--permutations", "200", "--engine", engine]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     for stage in ("load + evaluate", "compare", "gate", "write results", "track (local MLflow)", "report", "total"):
