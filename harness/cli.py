@@ -323,13 +323,13 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _eval_on_dask(args: argparse.Namespace, err: TextIO, evaluator: Any, items: list[Any], qrels: Any, runs: list[Any],
                   conventions: Any) -> list[tuple[Any, dict[Any, float]]]:  # fmt: skip
     """Every run evaluated on a Dask cluster (``--engine dask``), with its aggregates: the values of this machine, bit for
-    bit. The per-query values come here only to be printed (``-q``), or with the lists system measures read."""
+    bit. The per-query values come here only to be printed (``-q``); the lists system measures read always come."""
     from harness.config.schema import Engine
     from harness.engine_dask import client_for, evaluate_runs, summary_on_cluster
 
     lengths = tuple(sorted({i.relstring_length for i in items if i.display.startswith("relstring")}))
     progress = _progress(args, err)
-    gather = bool(args.q or evaluator.system_measures)
+    gather = bool(args.q)
     with client_for(Engine(name="dask", scheduler=args.scheduler), progress) as client:  # names a missing extra
         done = evaluate_runs(client, qrels, runs, evaluator.query_measures, conventions, (10,), evaluator.items,
                              progress=progress, system_measures=evaluator.system_measures,

@@ -95,12 +95,12 @@ def _values_here(result: RunResult) -> PerQuery:
 
 def _segment_queries(result: RunResult, segment: str) -> set[str]:
     mask = dict(result.segment_masks()).get(segment)
-    return set() if mask is None else set(_values_here(result).query_ids[mask].tolist())
+    return set() if mask is None else set(result.query_ids()[mask].tolist())
 
 
 def _rows(result: RunResult, queries: np.ndarray) -> np.ndarray:
     """Row of each of ``queries`` (ids all evaluated by the run) in the run's per-query table."""
-    ids = _values_here(result).query_ids.astype(str)
+    ids = result.query_ids().astype(str)
     order = np.argsort(ids)
     return order[np.searchsorted(ids[order], queries.astype(str))]
 
@@ -159,9 +159,11 @@ def compare(
             block, groups = elsewhere if elsewhere is not None else (None, None)
             tested_here = block is None or (groups is None and len(systems) >= 3)
             shared: dict[str, set[str]] = {}
-            if tested_here or lists:
+            if tested_here:
                 local = local or {s: r.here() for s, r in by_system.items()}
                 shared = {s: _segment_queries(r, segment) for s, r in local.items()}
+            elif lists:  # the runs' lists are here, with their queries
+                shared = {s: _segment_queries(r, segment) for s, r in by_system.items()}
             # every system's values on the union of their queries, for the tests computed here
             on_union = _on_union(local, shared, systems, measures) if tested_here else None
             if block is None:
@@ -172,7 +174,7 @@ def compare(
             for a, b in pairs:
                 if _system_measures(by_system[a], by_system[b]):
                     queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
-                    rows.extend(_system_rows(dataset, segment, local[a], local[b], queries, settings))
+                    rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
                 if any(r.resamples_lists for r in by_system.values()):
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
             if len(systems) >= 3:
@@ -245,7 +247,7 @@ def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[st
         return []
     out = []
     for segment, mask in result.segment_masks():
-        queries = np.sort(_values_here(result).query_ids[mask].astype(str)).astype(object)
+        queries = np.sort(result.query_ids()[mask].astype(str)).astype(object)
         keys = _user_keys(settings, result.dataset, segment, queries, "resample")
         full, samples = _resampled(result, result.system_measures, queries, keys, settings.system_resamples)
         for m in result.system_measures:

@@ -10,9 +10,12 @@ per-query values are those of one process, bit for bit. Rows are put back in fil
 inside each partition, so ``ties: input_order`` and ``duplicates: first`` keep their
 meaning after the shuffle.
 
-What comes back to the client is the per-query table (one row per query, not per
-document) and each partition's alignment counts; aggregates, comparisons and the
-diagnostics are then computed by the same code as on one machine.
+What comes back to the client is each partition's alignment counts and diagnostics sums,
+and (for system measures) its lists down to their cutoff. The per-query values stay on
+the workers (``Evaluated.pieces``): the summary is made from their exact sums
+(:func:`summary_on_cluster`), the comparisons by :mod:`harness.compare_dask`, and the
+workers write the per-query table (:func:`write_per_query`). ``gather=True`` brings the
+per-query table here (``harness eval -q`` prints it).
 
 Dask is an optional extra (``pip install 'harness[dask]'``), imported only here.
 """
@@ -71,6 +74,7 @@ class Evaluated:
     relstrings: dict[int, list[str]] = dataclasses.field(default_factory=dict)  # length -> each query's, as per_query
     pieces: list[Any] = dataclasses.field(default_factory=list)  # futures of its partitions' per-query values, on the cluster
     measures: tuple[Measure, ...] = ()  # the values' columns m0, m1, ...
+    query_ids: np.ndarray | None = None  # the lists' queries, in their order (with system measures)
 
 
 @contextmanager
@@ -282,15 +286,18 @@ def evaluate_runs(
                     for part in shuffled.to_delayed()]  # fmt: skip
             futures = client.compute(work)
             _wait(futures, progress, f"dask: {run.name}, {n_parts} partitions")
-            # what comes here: counts, and the lists system measures read; the per-query tables only when gathered
-            done = client.gather([client.submit(_counts_of, f, gather or list_depth is not None) for f in futures])
+            # what comes here: counts, and the lists system measures read (with their query ids); the per-query tables
+            # only when gathered
+            lists_here = list_depth is not None and context is not None
+            kept = None if gather else (["query_id"] if lists_here else [])
+            done = client.gather([client.submit(_counts_of, f, kept) for f in futures])
             values = [client.submit(_values_of, f) for f in futures]  # the per-query values stay for the comparisons
             evaluated = dataclasses.replace(_assemble(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths,
-                                                      gather or list_depth is not None),
-                                            pieces=values, measures=tuple(measures))  # fmt: skip
-            if list_depth is not None and context is not None:
-                assert evaluated.per_query is not None
-                evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, evaluated.per_query.query_ids, context))
+                                                      gather), pieces=values, measures=tuple(measures))  # fmt: skip
+            if lists_here:
+                assert context is not None
+                ids = evaluated.per_query.query_ids if evaluated.per_query is not None else _query_ids(done)
+                evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, ids, context), query_ids=ids)
             del futures, done  # the pieces' lists and counts are here now; the workers let them go
             if evaluated.stats.run_rows and evaluated.stats.run_queries_unjudged == evaluated.stats.run_queries:
                 raise InputFormatError(f"no query of the run is judged in {qrels.source}", path=source,
@@ -308,9 +315,17 @@ def _values_of(piece: _Piece) -> Any:
     return piece.table[["query_id", "in_run", *[c for c in piece.table.columns if c.startswith("m") and c[1:].isdigit()]]]
 
 
-def _counts_of(piece: _Piece, with_table: bool) -> _Piece:
-    """What the client receives of a piece: everything but its per-query table, unless ``with_table``."""
-    return piece if with_table else dataclasses.replace(piece, table=None)
+def _counts_of(piece: _Piece, columns: list[str] | None) -> _Piece:
+    """What the client receives of a piece: its counts, and of its per-query table these ``columns`` (None: all)."""
+    if columns is None or piece.table is None:
+        return piece
+    return dataclasses.replace(piece, table=piece.table[columns] if columns else None)
+
+
+def _query_ids(done: list[_Piece]) -> np.ndarray:
+    """The pieces' query ids in the universe's order (strcmp order, as on one machine)."""
+    ids = [p.table["query_id"].to_numpy(dtype=object) for p in done if p.table is not None]
+    return np.sort(np.concatenate(ids)) if ids else np.zeros(0, dtype=object)
 
 
 def _wait(futures: list[Any], progress: Any, what: str) -> None:

@@ -303,9 +303,10 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
                       advance: Callable[[], None], remote: dict[str, Any]) -> dict[str, RunResult]:  # fmt: skip
     """The dataset's runs evaluated on the Dask cluster: the same per-query values, summaries and diagnostics as here.
 
-    The per-query values stay on the workers (summaries and diagnostics come as exact sums, the
-    per-query table is written by them), except with system measures, whose lists come here
-    anyway. ``remote[dataset]``: the runs as the cluster holds them, for the comparisons."""
+    The per-query values stay on the workers: summaries and diagnostics come as exact sums, the
+    per-query table is written by them. With system measures, each run's lists (down to their
+    cutoff) and its query ids come here, to resample users. ``remote[dataset]``: the runs as the
+    cluster holds them, for the comparisons."""
     import pandas as pd
 
     from harness.compare_dask import RemoteRuns
@@ -317,12 +318,12 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
         path = system.run_for(dataset.name)
         assert path is not None
         runs.append(RunSource(path, system.name, {"query": c.query, "doc": c.doc, "score": c.value}))
-    items, kept_here = evaluator.items, bool(evaluator.system_measures)
+    items = evaluator.items
     q = dataset.qrels_columns  # read by the workers too (streamed to Parquet first), never whole here
     judgments = QrelsSource(dataset.qrels, {"query": q.query, "doc": q.doc, "relevance": q.value}, dataset.qrels_format)
     done = evaluate_runs(client, judgments, runs, evaluator.query_measures, evaluator.prepared.conventions,
                          experiment.cutoffs, items, experiment.engine.partitions, progress, evaluator.system_measures,
-                         gather=kept_here)  # fmt: skip
+                         gather=False)  # fmt: skip
     if not done:
         return {}
     # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once
@@ -335,11 +336,6 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
         extra = (None if items is None else evaluated.cold_recommendations, evaluated.lists,
                  evaluator.system_measures if evaluated.lists is not None else (), evaluated.item_counts,
                  evaluated.item_counts_cutoff)  # fmt: skip
-        if evaluated.per_query is not None:
-            out[system.name] = _run_result(dataset, system, evaluated.per_query, dict(evaluated.diagnostics), segments,
-                                           skipped, *extra)  # fmt: skip
-            advance()
-            continue
         progress(f"dask: summarising {system.name} on {dataset.name}")
         rows, present, unsegmented = summary_on_cluster(client, evaluated.pieces, evaluated.measures, segment_of, names)
         pieces, measures, name = evaluated.pieces, evaluated.measures, system.name
@@ -347,17 +343,19 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
         def gather(pieces: list[Any] = pieces, measures: tuple[Measure, ...] = measures,
                    name: str = name) -> tuple[PerQuery, np.ndarray]:  # fmt: skip
             per_query = gather_values(client, pieces, name, measures)
-            return per_query, _segments_of(per_query, segments)
+            return per_query, _segments_of(per_query.query_ids, segments)
 
         def write(folder: Path, pieces: list[Any] = pieces, measures: tuple[Measure, ...] = measures,
                   name: str = name, prefix: str = _part_prefix(experiment, dataset, system)) -> int:  # fmt: skip
             return write_per_query(client, pieces, folder, prefix, dataset.name, name, measures, segment_of)
 
         values = RemoteValues(measures, int(str(evaluated.diagnostics["queries_evaluated"])), present, tuple(rows),
-                              pieces, gather, write)  # fmt: skip
+                              pieces, gather, write, evaluated.query_ids)  # fmt: skip
         diagnostics = _dataset_diagnostics(dataset, dict(evaluated.diagnostics), unsegmented if segments else None,
                                            skipped, extra[0])  # fmt: skip
-        out[system.name] = RunResult(dataset.name, system.name, None, None, diagnostics, *extra[1:], remote=values)
+        # with the lists here (system measures), their queries' segments too
+        seg = None if evaluated.query_ids is None else _segments_of(evaluated.query_ids, segments)
+        out[system.name] = RunResult(dataset.name, system.name, None, seg, diagnostics, *extra[1:], remote=values)
         advance()
     return out
 
@@ -367,9 +365,9 @@ def _part_prefix(experiment: Experiment, dataset: Dataset, system: System) -> st
     return f"part-{experiment.datasets.index(dataset):03d}-{experiment.systems.index(system):03d}"
 
 
-def _segments_of(per_query: PerQuery, segments: dict[str, str]) -> np.ndarray:
+def _segments_of(query_ids: np.ndarray, segments: dict[str, str]) -> np.ndarray:
     """Each query's segment ('' when it has none)."""
-    return np.array([segments.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
+    return np.array([segments.get(q, "") for q in query_ids.tolist()], dtype=object)
 
 
 def _dataset_diagnostics(dataset: Dataset, diagnostics: dict[str, object], unsegmented: int | None, skipped: str,
@@ -387,7 +385,7 @@ def _run_result(dataset: Dataset, system: System, per_query: PerQuery, diagnosti
                 segments: dict[str, str], skipped: str, cold_rows: int | None, lists: Any,
                 system_measures: tuple[Measure, ...], counts: np.ndarray | None, cutoff: int | None) -> RunResult:  # fmt: skip
     """A run's result, its values here, on either engine: its queries' segments, and the dataset-level diagnostics."""
-    seg = _segments_of(per_query, segments)
+    seg = _segments_of(per_query.query_ids, segments)
     _dataset_diagnostics(dataset, diagnostics, int((seg == "").sum()) if segments else None, skipped, cold_rows)
     return RunResult(dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff)
 

@@ -265,14 +265,16 @@ class RemoteValues:
     pieces: list[Any]  # the futures of the partitions' per-query values (query_id, m0, m1, ...)
     gather: Callable[[], tuple[PerQuery, np.ndarray]]  # (the values, each query's segment) here; while the cluster is up
     write: Callable[[Path], int]  # the per-query table's rows written into a folder by the workers; how many
+    query_ids: np.ndarray | None = None  # the queries' ids, when the run's lists came here for its system measures
 
 
 @dataclass(frozen=True, eq=False)
 class RunResult:
     """One system on one dataset: its per-query values, segments and data diagnostics.
 
-    ``per_query`` and ``segments`` are None when the values stayed on a cluster (``remote``);
-    :meth:`here` brings them, while the cluster is up.
+    ``per_query`` is None when the values stayed on a cluster (``remote``), and ``segments`` too
+    unless the run's lists came here (system measures); :meth:`here` brings them, while the
+    cluster is up.
     """
 
     dataset: str
@@ -306,6 +308,14 @@ class RunResult:
             return self
         per_query, segments = self.remote_values().gather()
         return replace(self, per_query=per_query, segments=segments, remote=None)
+
+    def query_ids(self) -> np.ndarray:
+        """The run's queries (in the universe's order), whether its values are here or on a cluster with its lists here."""
+        if self.per_query is not None:
+            return self.per_query.query_ids
+        ids = self.remote_values().query_ids
+        assert ids is not None, "the query ids of a run on a cluster: RunResult.here() first"
+        return ids
 
     def segment_names(self) -> list[str]:
         """'all', then each segment that has queries, sorted."""
