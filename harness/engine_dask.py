@@ -597,4 +597,9 @@ def write_per_query(client: Any, pieces: list[Any], folder: Path, prefix: str, d
     storage), one Parquet file per partition named ``<prefix>-<partition>.parquet``; how many rows."""
     futures = [client.submit(_write_values, piece, str(folder / f"{prefix}-{number:05d}.parquet"), dataset, system,
                              measures, segment_of) for number, piece in enumerate(pieces)]  # fmt: skip
-    return int(sum(client.gather(futures)))
+    try:
+        return int(sum(client.gather(futures)))
+    except OSError as error:  # a worker on another machine, without the folder
+        raise HarnessError(f"the Dask workers cannot write the per-query table into {folder}: {error}",
+                           hint="on a remote cluster, put the output folder (output: in the config, or --output) on "
+                                "storage every worker shares") from None  # fmt: skip

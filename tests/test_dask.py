@@ -415,3 +415,26 @@ def test_a_reused_system_is_compared_on_the_cluster(client: Any, tmp_path: Path,
     for name in ("comparisons", "summary"):
         pd.testing.assert_frame_equal(pd.read_parquet(after / f"{name}.parquet"), pd.read_parquet(before / f"{name}.parquet"),
                                       check_exact=True, obj=name)  # fmt: skip
+
+
+def test_the_workers_write_the_per_query_table_or_say_why_not(client: Any, tmp_path: Path) -> None:
+    """What the workers write is the values they hold, one row per query and measure; a folder they cannot reach (a
+    remote cluster without shared storage) is a clear error, not a worker's traceback."""
+    from harness.engine_dask import evaluate_runs, gather_values, write_per_query
+    from harness.errors import HarnessError
+
+    qrels, run = _generated(300, 20)
+    (evaluated,) = evaluate_runs(client, qrels, [run], MEASURES[:3], Conventions.from_mapping({"duplicates": "first"}), (10,),
+                                 partitions=3, gather=False)  # fmt: skip
+    assert evaluated.per_query is None
+    rows = write_per_query(client, evaluated.pieces, tmp_path, "part", "d", "s", evaluated.measures, None)
+    written = pd.read_parquet(tmp_path).sort_values(["query_id", "measure"]).reset_index(drop=True)
+    values = gather_values(client, evaluated.pieces, "s", evaluated.measures)
+    assert rows == len(written) == values.values.size == 3 * int(str(evaluated.diagnostics["queries_evaluated"]))
+    for j, m in enumerate(evaluated.measures):
+        mine = written[written["measure"] == str(m)]
+        assert mine["query_id"].tolist() == values.query_ids.tolist()
+        assert np.array_equal(mine["value"].to_numpy(), values.values[:, j])
+    with pytest.raises(HarnessError) as raised:
+        write_per_query(client, evaluated.pieces, tmp_path / "not" / "there", "part", "d", "s", evaluated.measures, None)
+    assert "storage every worker shares" in str(raised.value) and "not/there" in str(raised.value)
