@@ -368,8 +368,9 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         n_queries = int(ranked["query"].nunique())
         return _Piece(None, AlignStats(len(ranked), n_queries, n_queries, 0, 0, 0))
 
-    def strings(column: Any) -> pa.Array:
-        return pa.array(column.to_numpy(dtype=object), pa.string())
+    def strings(column: Any) -> pa.Array:  # Arrow-backed columns as they are, not through Python strings
+        array = pa.array(column)
+        return array if array.type == pa.string() else array.cast(pa.string())
 
     qrels = Qrels(strings(judged["query"]), strings(judged["doc"]), judged["value"].to_numpy(), qrels_source,
                   file_rows=judged["line"].to_numpy())  # fmt: skip
