@@ -221,7 +221,10 @@ def write_pieces(folder: Path, tables: Iterable[pa.Table]) -> Path:
     number = 0
     for table in tables:
         for start in range(0, max(len(table), 1), ROWS_PER_FILE):
-            pq.write_table(table.slice(start, ROWS_PER_FILE), folder / f"part-{number:05d}.parquet")
+            # a dictionary for the query ids only (each repeats along its list; document ids rarely do), lz4: half the
+            # time of the defaults to write (0.9 against 1.85 s for 5M rows), and a third less to read, at the same size
+            pq.write_table(table.slice(start, ROWS_PER_FILE), folder / f"part-{number:05d}.parquet",
+                           use_dictionary=["query"], compression="lz4")  # fmt: skip
             number += 1
     return folder
 
