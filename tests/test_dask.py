@@ -438,3 +438,30 @@ def test_the_workers_write_the_per_query_table_or_say_why_not(client: Any, tmp_p
     with pytest.raises(HarnessError) as raised:
         write_per_query(client, evaluated.pieces, tmp_path / "not" / "there", "part", "d", "s", evaluated.measures, None)
     assert "storage every worker shares" in str(raised.value) and "not/there" in str(raised.value)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning")
+def test_a_run_on_dask_is_tracked_from_the_folder_the_workers_wrote(client: Any, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """``harness run --engine dask`` with MLflow (a local store): the parameters, each system's metrics (the summary,
+    per segment) and its per-query artifact (read from the workers' parts) as on one machine, and the per-query
+    folder logged whole."""
+    from mlflow import MlflowClient
+
+    from tests.test_track import _check_logged, _config, _run
+
+    _values_stay_on_the_cluster(monkeypatch)
+    code, outcome, err = _run(_config(tmp_path), "--engine", "dask")
+    assert code == 0, err
+    results_dir = Path(str(outcome["results_dir"]))
+    assert (results_dir / "per_query.parquet").is_dir()
+    uri, run_id = str(outcome["tracking_uri"]), str(outcome["mlflow_run_id"])
+    _check_logged(uri, results_dir, run_id)
+    logged = {a.path for a in MlflowClient(uri).list_artifacts(run_id, "per_query.parquet")}
+    assert logged == {f"per_query.parquet/{p.name}" for p in (results_dir / "per_query.parquet").iterdir()}
+    from harness.report.model import build_model
+    from harness.store import read_results
+
+    model = build_model(read_results(results_dir))  # the report reads the per-query rows from the parts
+    (section,) = model.datasets
+    assert section.top_changes is not None and {"q1", "q2"} <= {cell.text for row in section.top_changes.rows for cell in row}
