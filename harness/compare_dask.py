@@ -121,14 +121,20 @@ def _partial_part(frame: Any, plans: dict[str, Any], segment_of: Any, dataset: s
     return out
 
 
+def _partial_into(running: dict[str, Any] | None, frame: Any, *args: Any) -> dict[str, Any]:
+    """A partition's partial sums (:func:`_partial_part`) added to a running sum (None: the first)."""
+    mine = _partial_part(frame, *args)
+    return mine if running is None else _add(running, mine)
+
+
 def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return {segment: (a[segment][0] + b[segment][0], None if a[segment][1] is None else a[segment][1] + b[segment][1])
             for segment in a}  # fmt: skip
 
 
 def _streamed_sum(client: Any, futures: list[Any]) -> Any:
-    """The sum of the futures' values, added on the cluster two at a time as they finish (exact sums: any order gives
-    the same), so that a worker holds a few partials at once, not one per partition (each is replicates x rows)."""
+    """The sum of the futures' values (the chains' running sums), added on the cluster two at a time as they finish
+    (exact sums: any order gives the same)."""
     from distributed import as_completed
 
     finished = as_completed(futures)  # type: ignore[no-untyped-call]
@@ -180,9 +186,15 @@ def tests_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segments: list
         plans[segment] = (paired.Plan.of(whole, tests_of(settings), settings.permutations, settings.resamples), group_plan)
         totals = [[reduce(grid.add_totals, [t[side][i] for _, t, *_ in mine]) for i in range(len(whole.n))] for side in (0, 1)]
         sides[segment] = (totals, sum(dropped for _, _, dropped, *_ in mine))
-    partial_futures = client.compute([delayed(_partial_part)(part, plans, shared, dataset, settings.seed, systems, pairs,
-                                                             measures, columns) for part in parts])  # fmt: skip
-    whole_partials = _streamed_sum(client, partial_futures)
+    # Each partition's partial sums are replicates x comparisons, whatever its rows: held all at once, many partitions
+    # filled small workers (225 partitions of the demo paused 768 MiB workers). So they are added along a few chains,
+    # each task adding its partition's partials to the chain's running sum: at most 2 sums a worker at a time.
+    chains: list[Any] = [None] * (2 * workers)
+    for number, part in enumerate(parts):
+        link = number % len(chains)
+        chains[link] = delayed(_partial_into)(chains[link], part, plans, shared, dataset, settings.seed, systems, pairs,
+                                              measures, columns)  # fmt: skip
+    whole_partials = _streamed_sum(client, client.compute([c for c in chains if c is not None]))
     out = {}
     for segment in segments:
         plan, group_plan = plans[segment]
