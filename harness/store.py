@@ -60,12 +60,13 @@ class SavedResults:
     def with_tracking(self, tracking: dict[str, Any]) -> SavedResults:
         return replace(self, tracking=tracking)
 
-    def per_query_of(self, dataset: str | None = None, system: str | None = None) -> pd.DataFrame:
-        """The per-query rows of a dataset (and system), or all of them: from memory, or read from the folder (only
-        the rows asked for, when it was written in parts)."""
+    def per_query_of(self, dataset: str | None = None, system: str | None = None, measure: str | None = None) -> pd.DataFrame:
+        """The per-query rows of a dataset (and system, and measure), or all of them: from memory, or read from the
+        folder (only the rows asked for, when it was written in parts)."""
         import pandas as pd
 
-        wanted = [(column, value) for column, value in (("dataset", dataset), ("system", system)) if value is not None]
+        wanted = [(column, value) for column, value in (("dataset", dataset), ("system", system), ("measure", measure))
+                  if value is not None]  # fmt: skip
         if self.per_query is not None:
             frame = self.per_query
             for column, value in wanted:

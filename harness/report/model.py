@@ -364,10 +364,9 @@ def _families(measures: list[str]) -> dict[str, list[tuple[int, str]]]:
     return {k: v for k, v in families.items() if len(v) >= 2}
 
 
-def _wide(per_query: Any, measure: str) -> Any:
-    """(query_id, segment) x system values of one measure."""
-    mine = per_query[per_query["measure"] == measure]
-    return mine.pivot_table(index=["query_id", "segment"], columns="system", values="value", sort=False)
+def _wide(rows: Any) -> Any:
+    """(query_id, segment) x system values of one measure's per-query rows."""
+    return rows.pivot_table(index=["query_id", "segment"], columns="system", values="value", sort=False)
 
 
 def _top_changes(wides: dict[str, Any], systems: list[str], baseline: str, measures: list[str], label: Any, anchor: str) -> Table:
@@ -484,8 +483,8 @@ def build_model(results: SavedResults) -> ReportModel:
         segments = [
             (seg, _main_table(summary, comparisons, dataset, seg, systems, measures, baseline, label)) for seg in segment_names
         ]
-        mine = results.per_query_of(dataset)
-        wides = {m: _wide(mine, m) for m in measures}  # each measure pivoted once, for the charts and the top changes
+        # each measure's rows read and pivoted once (not the dataset's whole table), for the charts and the top changes
+        wides = {m: _wide(results.per_query_of(dataset, measure=m)) for m in measures}
         wtl_rows = []
         if comparisons is not None and baseline in systems:
             for r in comparisons[(comparisons["dataset"] == dataset) & (comparisons["segment"] == "all")
