@@ -446,11 +446,17 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cuto
     order = np.argsort(whole["query_id"].to_numpy(dtype=object), kind="stable")  # str order: code point = UTF-8 byte order
     whole = whole.iloc[order].reset_index(drop=True)
     query_ids = whole["query_id"].to_numpy(dtype=object)
-    values = np.column_stack([whole[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]) if measures \
-        else np.zeros((len(whole), 0))  # fmt: skip
+    values = _value_columns(whole, len(measures))
     per_query = PerQuery(name, query_ids, tuple(measures), values, whole["in_run"].to_numpy(dtype=bool))
     strings = {k: whole[f"relstring_{k}"].tolist() if len(whole) else [] for k in relstring_lengths}
     return Evaluated(per_query, total, diagnostics, cold_rows, item_counts, cutoff, relstrings=strings)
+
+
+def _value_columns(table: Any, n_measures: int) -> np.ndarray:
+    """(queries, measures): a per-query table's value columns m0, m1, ... as one array."""
+    if not n_measures:
+        return np.zeros((len(table), 0))
+    return np.column_stack([table[f"m{j}"].to_numpy(dtype=np.float64) for j in range(n_measures)])
 
 
 def _no_parts(cutoffs: tuple[int, ...]) -> dict[str, np.ndarray]:
@@ -554,8 +560,9 @@ def summary_on_cluster(client: Any, pieces: list[Any], measures: tuple[Measure, 
 
 
 def gather_values(client: Any, pieces: list[Any], name: str, measures: tuple[Measure, ...]) -> PerQuery:
-    """A run's per-query values brought here from the workers, in the universe's order: a fallback (a comparison
-    with values reused from earlier results)."""
+    """A run's per-query values brought here from the workers, in the universe's order: a fallback
+    (``RunResult.here()``: ``evaluate_experiment`` returns the values, and a dataset whose tests the cluster cannot
+    compute is compared here)."""
     import pandas as pd
 
     tables = [t for t in client.gather(pieces) if t is not None]
@@ -563,8 +570,7 @@ def gather_values(client: Any, pieces: list[Any], name: str, measures: tuple[Mea
     if whole is None:
         return PerQuery(name, np.zeros(0, dtype=object), measures, np.zeros((0, len(measures))), np.zeros(0, dtype=bool))
     whole = whole.iloc[np.argsort(whole["query_id"].to_numpy(dtype=object), kind="stable")]
-    values = np.column_stack([whole[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]) if measures \
-        else np.zeros((len(whole), 0))  # fmt: skip
+    values = _value_columns(whole, len(measures))
     return PerQuery(name, whole["query_id"].to_numpy(dtype=object), measures, values, whole["in_run"].to_numpy(dtype=bool))
 
 
@@ -587,8 +593,7 @@ def _write_values(table: Any, path: str, dataset: str, system: str, measures: tu
 
     if table is None or not len(table):
         return 0
-    values = np.column_stack([table[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]) if measures \
-        else np.zeros((len(table), 0))  # fmt: skip
+    values = _value_columns(table, len(measures))
     frame = per_query_rows(dataset, system, table["query_id"].to_numpy(dtype=object), _segments_of(table, segment_of),
                            measures, values)  # fmt: skip
     write_per_query_part(frame, Path(path))
