@@ -18,6 +18,7 @@ gathers.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any
@@ -35,9 +36,9 @@ from harness.comparison import (
     tukey_identity,
 )
 from harness.measures.spec import Measure
-from harness.results import aggregate_from_total, aggregate_total
+from harness.results import ValuesScan, kept
 from harness.stats import anova as group_stats
-from harness.stats import grid, keyed, paired
+from harness.stats import keyed, paired
 
 ROWS_PER_PARTITION = 100_000  # (system, query) rows: a partition's draws take BLOCK_CELLS (128 MiB) at most
 
@@ -94,7 +95,8 @@ def _scan_part(frame: Any, segments: list[str], segment_of: Any, systems: list[s
     for segment in segments:
         union, values, evaluated = _arrays(frame, segment, segment_of, systems, measures, columns)
         arrays = block_arrays(union, values, evaluated, pairs, measures)
-        totals = [[aggregate_total(m, side[i][arrays.mask[i]]) for i, (_, m) in enumerate(arrays.specs)]
+        # both sides' means as aggregate_values makes them here, from scans that add up
+        totals = [[ValuesScan.of(m, kept(m, side[i][arrays.mask[i]]), mean=False) for i, (_, m) in enumerate(arrays.specs)]
                   for side in (arrays.side_a, arrays.side_b)]  # fmt: skip
         group = None
         if len(systems) >= 3:
@@ -184,7 +186,7 @@ def tests_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segments: list
         if len(systems) >= 3:
             group_plan = group_stats.Plan.of(reduce(lambda a, b: a + b, [g for *_, g in mine]), settings.permutations)
         plans[segment] = (paired.Plan.of(whole, tests_of(settings), settings.permutations, settings.resamples), group_plan)
-        totals = [[reduce(grid.add_totals, [t[side][i] for _, t, *_ in mine]) for i in range(len(whole.n))] for side in (0, 1)]
+        totals = [[reduce(operator.add, [t[side][i] for _, t, *_ in mine]) for i in range(len(whole.n))] for side in (0, 1)]
         sides[segment] = (totals, sum(dropped for _, _, dropped, *_ in mine))
     # Each partition's partial sums are replicates x comparisons, whatever its rows: held all at once, many partitions
     # filled small workers (225 partitions of the demo paused 768 MiB workers). So they are added along a few chains,
@@ -202,8 +204,7 @@ def tests_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segments: list
         tested = paired.finish(plan, whole)
         (totals_a, totals_b), dropped = sides[segment]
         specs = [((a, b), m) for a, b in pairs for m in measures]
-        n = tested.n.tolist()
-        means = [np.array([aggregate_from_total(m, t[i], n[i]) for i, (_, m) in enumerate(specs)]) for t in (totals_a, totals_b)]
+        means = [np.array([t[i].aggregate(m) for i, (_, m) in enumerate(specs)]) for t in (totals_a, totals_b)]
         groups = None
         if group_plan is not None:
             m = len(systems)
