@@ -349,8 +349,7 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
                   name: str = name, prefix: str = _part_prefix(experiment, dataset, system)) -> int:  # fmt: skip
             return write_per_query(client, pieces, folder, prefix, dataset.name, name, measures, segment_of)
 
-        values = RemoteValues(measures, int(str(evaluated.diagnostics["queries_evaluated"])), present, tuple(rows),
-                              pieces, gather, write, evaluated.query_ids)  # fmt: skip
+        values = RemoteValues(measures, present, tuple(rows), gather, write, evaluated.query_ids)
         diagnostics = _dataset_diagnostics(dataset, dict(evaluated.diagnostics), unsegmented if segments else None,
                                            skipped, extra[0])  # fmt: skip
         # with the lists here (system measures), their queries' segments too

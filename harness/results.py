@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -179,7 +179,13 @@ class ValuesScan:
 
     def mean_ci(self, sums: tuple[int, int], confidence: float = 0.95) -> tuple[float, float, float]:
         """(mean, low, high) from this scan and the second pass's (sum, sum of squares) on its grid
-        (:func:`grid_sums`): Student's t interval of the mean; NaN bounds below 2 values."""
+        (:func:`grid_sums`): Student's t interval of the mean; NaN bounds below 2 values.
+
+        >>> values = np.array([0.2, 0.4, 0.6])
+        >>> scan = ValuesScan.of(Measure("AP"), values)
+        >>> [round(v, 4) for v in scan.mean_ci(grid_sums(values, scan.exponent()))]
+        [0.4, -0.0968, 0.8968]
+        """
         from harness.stats import grid
 
         nan = float("nan")
@@ -259,10 +265,8 @@ class RemoteValues:
     client keeps a few numbers per segment and measure."""
 
     measures: tuple[Measure, ...]
-    queries: int
     segment_names: tuple[str, ...]  # 'all', then each segment that has queries, sorted
     summary: tuple[dict[str, object], ...]  # summarize's rows, without dataset and system
-    pieces: list[Any]  # the futures of the partitions' per-query values (query_id, m0, m1, ...)
     gather: Callable[[], tuple[PerQuery, np.ndarray]]  # (the values, each query's segment) here; while the cluster is up
     write: Callable[[Path], int]  # the per-query table's rows written into a folder by the workers; how many
     query_ids: np.ndarray | None = None  # the queries' ids, when the run's lists came here for its system measures
@@ -384,17 +388,6 @@ def long_tail_rows(result: RunResult, points: int = 200) -> list[dict[str, objec
     return [{"dataset": result.dataset, "system": result.system, "cutoff": result.item_counts_cutoff or 0,
              "rank": int(r), "recommendations": float(counts[r - 1]), "cumulative_share": float(cumulative[r - 1]),
              "items_recommended": int(counts.size)} for r in ranks.tolist()]  # fmt: skip
-
-
-def mean_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): Student's t interval of the mean; NaN bounds below 2 values. The sums are exact, as the
-    aggregates': in any order, the same bits.
-
-    >>> [round(v, 4) for v in mean_ci(np.array([0.2, 0.4, 0.6]))]
-    [0.4, -0.0968, 0.8968]
-    """
-    scan = ValuesScan.of(Measure("AP"), values)  # AP: a mean-aggregated measure, so the scan of the values themselves
-    return scan.mean_ci(grid_sums(values, scan.exponent()), confidence)
 
 
 def summarize(result: RunResult) -> list[dict[str, object]]:
