@@ -40,11 +40,17 @@ class DiagnosticSums:
     (2, 1, 3, (1,))
     """
 
-    queries: int = 0
-    retrieved: int = 0
-    n_ret: int = 0
-    tied: tuple[int, ...] = ()  # per cutoff: queries whose ranking ties across it
-    judged: tuple[tuple[int, int], ...] = ()  # per cutoff: the exact total of the judged fractions of retrieved queries
+    queries: int
+    retrieved: int
+    n_ret: int
+    tied: tuple[int, ...]  # per cutoff: queries whose ranking ties across it
+    judged: tuple[tuple[int, int], ...]  # per cutoff: the exact total of the judged fractions of retrieved queries
+
+    @classmethod
+    def empty(cls, cutoffs: tuple[int, ...]) -> DiagnosticSums:
+        """The sums over no query (what ``+`` starts from)."""
+        ks = cutoffs or (10,)
+        return cls(0, 0, 0, (0,) * len(ks), ((0, 0),) * len(ks))
 
     @classmethod
     def of(cls, in_run: np.ndarray, parts: dict[str, np.ndarray], cutoffs: tuple[int, ...]) -> DiagnosticSums:
@@ -58,10 +64,6 @@ class DiagnosticSums:
     def __add__(self, other: DiagnosticSums) -> DiagnosticSums:
         from harness.stats.grid import add_totals
 
-        if not self.tied:  # the empty sum
-            return other
-        if not other.tied:
-            return self
         return DiagnosticSums(self.queries + other.queries, self.retrieved + other.retrieved, self.n_ret + other.n_ret,
                               tuple(a + b for a, b in zip(self.tied, other.tied, strict=True)),
                               tuple(add_totals(a, b) for a, b in zip(self.judged, other.judged, strict=True)))  # fmt: skip

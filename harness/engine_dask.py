@@ -348,7 +348,7 @@ class _Piece:
 
     table: Any  # per query: id, in_run, measure values m0.., diagnostics parts; None when the partition has no query
     stats: AlignStats
-    sums: DiagnosticSums = dataclasses.field(default_factory=DiagnosticSums)  # the diagnostics' sums over its queries
+    sums: DiagnosticSums  # the diagnostics' sums over its queries
     known_counts: np.ndarray | None = None  # recommendations per known item code within the long-tail cutoff
     cold_counts: dict[str, int] | None = None  # the same per cold item id
     cold_rows: int = 0  # rows recommending a cold item (all depths: the diagnostics' count)
@@ -369,7 +369,7 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
     if not len(judged) and (conventions.queries is not Queries.RUN or not len(ranked)):
         # no judged query here: under queries=qrels/intersection nothing to evaluate; the rows still count
         n_queries = int(ranked["query"].nunique())
-        return _Piece(None, AlignStats(len(ranked), n_queries, n_queries, 0, 0, 0))
+        return _Piece(None, AlignStats(len(ranked), n_queries, n_queries, 0, 0, 0), DiagnosticSums.empty(cutoffs))
 
     def strings(column: Any) -> pa.Array:  # Arrow-backed columns as they are, not through Python strings
         array = pa.array(column)
@@ -434,9 +434,7 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cuto
         every = np.concatenate([known, np.array(list(cold.values()), dtype=known.dtype)])
         item_counts = np.sort(every[every > 0])[::-1].astype(np.float64)
     total = AlignStats(*(sum(getattr(p.stats, f.name) for p in done) for f in dataclasses.fields(AlignStats)))
-    sums = reduce(operator.add, (p.sums for p in done), DiagnosticSums())
-    diagnostics = combine(total, sums if sums.tied else DiagnosticSums.of(np.zeros(0, dtype=bool), _no_parts(cutoffs),
-                                                                          cutoffs), cutoffs)  # fmt: skip
+    diagnostics = combine(total, reduce(operator.add, (p.sums for p in done), DiagnosticSums.empty(cutoffs)), cutoffs)
     if not gathered:
         return Evaluated(None, total, diagnostics, cold_rows, item_counts, cutoff)
     import pandas as pd
@@ -457,14 +455,6 @@ def _value_columns(table: Any, n_measures: int) -> np.ndarray:
     if not n_measures:
         return np.zeros((len(table), 0))
     return np.column_stack([table[f"m{j}"].to_numpy(dtype=np.float64) for j in range(n_measures)])
-
-
-def _no_parts(cutoffs: tuple[int, ...]) -> dict[str, np.ndarray]:
-    """The diagnostics' per-query parts of no query."""
-    parts: dict[str, np.ndarray] = {"n_ret": np.zeros(0, dtype=np.int64)}
-    for k in cutoffs or (10,):
-        parts[f"tied_{k}"], parts[f"judged_{k}"] = np.zeros(0, dtype=bool), np.zeros(0)
-    return parts
 
 
 def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContext) -> RankedLists:
@@ -500,14 +490,12 @@ def _segments_of(table: Any, segment_of: Any) -> np.ndarray:
     return table["query_id"].map(segment_of).fillna("").to_numpy(dtype=object)
 
 
-def _selected(table: Any, measures: tuple[Measure, ...], segment_of: Any,
+def _selected(table: Any, measures: tuple[Measure, ...], segments: np.ndarray,
               names: list[str]) -> Iterator[tuple[str, list[np.ndarray]]]:  # fmt: skip
-    """(segment, each measure's kept values there) for 'all' and each of ``names`` the partition has queries in."""
+    """(segment, each measure's kept values there) for 'all' and each of ``names`` the partition has queries in;
+    ``segments``: each of its queries' segment (:func:`_segments_of`)."""
     from harness.results import kept
 
-    if table is None:
-        return
-    segments = _segments_of(table, segment_of)
     columns = [table[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]
     for name in ["all", *names]:
         mask = np.ones(len(table), dtype=bool) if name == "all" else segments == name
@@ -520,9 +508,12 @@ def _scan_values(table: Any, measures: tuple[Measure, ...], segment_of: Any, nam
     many of its queries have no segment."""
     from harness.results import ValuesScan
 
+    if table is None:
+        return {}, 0
+    segments = _segments_of(table, segment_of)
     scans = {name: [ValuesScan.of(m, v) for m, v in zip(measures, values, strict=True)]
-             for name, values in _selected(table, measures, segment_of, names)}  # fmt: skip
-    return scans, 0 if table is None else int((_segments_of(table, segment_of) == "").sum())
+             for name, values in _selected(table, measures, segments, names)}  # fmt: skip
+    return scans, int((segments == "").sum())
 
 
 def _grid_values(table: Any, measures: tuple[Measure, ...], segment_of: Any,
@@ -530,8 +521,10 @@ def _grid_values(table: Any, measures: tuple[Measure, ...], segment_of: Any,
     """Pass 2 of the summary on one partition: each segment's exact sums on the grids the scans chose."""
     from harness.results import grid_sums
 
-    return {name: [grid_sums(v, e) for v, e in zip(values, exponents[name], strict=True)]
-            for name, values in _selected(table, measures, segment_of, [n for n in exponents if n != "all"])}  # fmt: skip
+    if table is None:
+        return {}
+    selected = _selected(table, measures, _segments_of(table, segment_of), [n for n in exponents if n != "all"])
+    return {name: [grid_sums(v, e) for v, e in zip(values, exponents[name], strict=True)] for name, values in selected}
 
 
 def summary_on_cluster(client: Any, pieces: list[Any], measures: tuple[Measure, ...], segment_of: Any,

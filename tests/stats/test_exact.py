@@ -200,5 +200,5 @@ def test_diagnostic_sums_of_parts_are_the_whole_runs() -> None:
     order = rng.permutation(n)
     pieces = [order[s] for s in (slice(0, 10), slice(10, 500), slice(500, 500), slice(500, n))]
     added = reduce(lambda a, b: a + b, [DiagnosticSums.of(in_run[p], {k: v[p] for k, v in parts.items()}, (10,))
-                                        for p in pieces], DiagnosticSums())  # fmt: skip
+                                        for p in pieces], DiagnosticSums.empty((10,)))  # fmt: skip
     assert added == whole and whole.retrieved == int(in_run.sum()) and whole.tied == (int(parts["tied_10"].sum()),)
