@@ -113,8 +113,9 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
         load_run,
         run_name,
     )
+    from harness.data.model import Qrels
     from harness.data.trec import check_exists
-    from harness.evaluation import Evaluator
+    from harness.evaluation import Evaluator, builds_item_context
 
     conventions = Conventions.from_mapping(
         {
@@ -133,12 +134,9 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
     on_dask = getattr(args, "engine", None) == "dask"  # harness compare has no --engine
     if not on_dask:  # the compiled engine loads while the judgments and the runs are read
         warm_up(max(expected_rows(path) for _, path in named))
-    from harness.data.model import Qrels
-    from harness.measures.registry import REGISTRY
-
     qrels_columns = _column_map(args.qrels_columns, QRELS_COLUMNS)
-    beyond = args.train is not None or args.items is not None or any(REGISTRY.definition(m).beyond_accuracy for m in measures)
-    if on_dask and not beyond:  # the workers read the judgments (text streamed to Parquet first), never whole here
+    # on Dask the workers read the judgments (text streamed to Parquet first), unless the items' context needs them here
+    if on_dask and not builds_item_context(measures, args.train is not None, args.items is not None):
         from harness.engine_dask import QrelsSource
 
         check_exists(Path(args.qrels), "qrels", folder_ok=True)

@@ -37,6 +37,18 @@ def _as_measures(measures: Iterable[Measure | str]) -> tuple[Measure, ...]:
     return tuple(dict.fromkeys(parse_measure(m) if isinstance(m, str) else m for m in measures))
 
 
+def builds_item_context(measures: Iterable[Measure], train: bool, items: bool) -> bool:
+    """Whether an evaluation builds the items' context (from the training data, the catalogue and the judgments):
+    with either input, or a beyond-accuracy measure. Its judgments must then be read where it is built.
+
+    >>> builds_item_context([parse_measure("AP")], train=False, items=False)
+    False
+    >>> builds_item_context([parse_measure("Novelty@10")], train=False, items=False)
+    True
+    """
+    return train or items or any(REGISTRY.definition(m).beyond_accuracy for m in measures)
+
+
 class Evaluator:
     """Prepare judgments and measures once; ``evaluate(run)`` for each run."""
 
@@ -62,8 +74,7 @@ class Evaluator:
         self._cooccurrence = bool(cooccurrence)
         # one pass of the similarity kernels serves every cutoff: it goes as deep as the deepest one
         self._pair_depth = deepest_cutoff(cooccurrence)
-        beyond = any(d.beyond_accuracy for d in definitions.values())
-        if item_context is None and (train is not None or items is not None or beyond):
+        if item_context is None and builds_item_context(self.measures, train is not None, items is not None):
             item_context = ItemContext(train, items, as_qrels(qrels))
         self.items = item_context  # given: prepared once for the whole dataset (the dask engine's partitions share it)
         if self.items is not None:

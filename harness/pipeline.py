@@ -112,11 +112,11 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
     """The dataset's judgments (and training data, catalogue), prepared once, under the experiment's conventions.
     ``judgments=False``: without them (the Dask workers read them), unless the items' context needs them."""
     from harness.data.items import read_items, read_train
-    from harness.measures.registry import REGISTRY
+    from harness.evaluation import builds_item_context
 
     computed = experiment.measures_for(dataset)
-    beyond = any(REGISTRY.definition(m).beyond_accuracy for m in measures if m in computed)
-    if judgments or dataset.train is not None or dataset.items is not None or beyond:
+    measures = tuple(m for m in measures if m in computed)
+    if judgments or builds_item_context(measures, dataset.train is not None, dataset.items is not None):
         progress(f"loading qrels {dataset.qrels}")
         qrels = _load_qrels(dataset)
     else:
@@ -129,7 +129,7 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
     if dataset.items is not None:
         progress(f"loading items {dataset.items.path}")
         items = read_items(dataset.items.path, dataset.items.id)
-    return Evaluator(qrels, [m for m in measures if m in computed], conventions, train=train, items=items)
+    return Evaluator(qrels, measures, conventions, train=train, items=items)
 
 
 def _runs(
@@ -383,7 +383,8 @@ def _dataset_diagnostics(dataset: Dataset, diagnostics: dict[str, object], unseg
 def _run_result(dataset: Dataset, system: System, per_query: PerQuery, diagnostics: dict[str, object],
                 segments: dict[str, str], skipped: str, cold_rows: int | None, lists: Any,
                 system_measures: tuple[Measure, ...], counts: np.ndarray | None, cutoff: int | None) -> RunResult:  # fmt: skip
-    """A run's result, its values here, on either engine: its queries' segments, and the dataset-level diagnostics."""
+    """A run's result with its values here (evaluated on this machine): its queries' segments, and the dataset-level
+    diagnostics."""
     seg = _segments_of(per_query.query_ids, segments)
     _dataset_diagnostics(dataset, diagnostics, int((seg == "").sum()) if segments else None, skipped, cold_rows)
     return RunResult(dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff)
