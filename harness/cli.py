@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import threading
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
@@ -669,7 +670,13 @@ def main_entry() -> None:
     # kernels make no cyclic garbage. A larger first generation, as mypy sets it: 0.15 s
     # less CPU at 7M lines (the medians of 10).
     gc.set_threshold(100_000, 50, 100)
-    leave(main())
+    try:
+        code = main()
+    except Exception:  # a bug, not a user's mistake: its traceback, and the exit code that says so
+        traceback.print_exc()
+        sys.stderr.write("harness: internal error: please report it with the traceback above\n")
+        code = EXIT_INTERNAL
+    leave(code)
 
 
 def leave(code: int) -> NoReturn:
@@ -680,8 +687,7 @@ def leave(code: int) -> NoReturn:
     15% of ``harness eval`` at 7M lines. What a program expects at exit still happens:
     the atexit handlers run (temporary folders, logging, Dask's and MLflow's shutdown)
     and both streams are flushed. While a non-daemon thread runs, the normal exit waits
-    for it. An exception out of :func:`main` (a bug) never gets here: it exits with its
-    traceback as usual.
+    for it.
     """
     if any(not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()):
         sys.exit(code)

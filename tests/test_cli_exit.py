@@ -91,3 +91,16 @@ def test_a_reader_that_leaves_early_gets_no_traceback(files: tuple[Path, Path]) 
     done = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout == out.getvalue()[:10]
     assert done.stderr == "", done.stderr  # no traceback, no "Exception ignored"
+
+
+def test_a_bug_exits_70_with_its_traceback() -> None:
+    probe = (
+        "import harness.cli as cli\n"
+        "def broken(): raise RuntimeError('a bug in harness')\n"
+        "cli.main = broken\n"
+        "cli.main_entry()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 70 and done.stdout == ""
+    assert "Traceback" in done.stderr and "RuntimeError: a bug in harness" in done.stderr
+    assert done.stderr.endswith("harness: internal error: please report it with the traceback above\n")
