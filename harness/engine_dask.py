@@ -327,8 +327,28 @@ def _counts_of(piece: _Piece, columns: list[str] | None) -> _Piece:
 
 def _query_ids(done: list[_Piece]) -> np.ndarray:
     """The pieces' query ids in the universe's order (strcmp order, as on one machine)."""
-    ids = [p.table["query_id"].to_numpy(dtype=object) for p in done if p.table is not None]
-    return np.sort(np.concatenate(ids)) if ids else np.zeros(0, dtype=object)
+    whole = _in_universe_order([p.table for p in done])
+    return np.zeros(0, dtype=object) if whole is None else whole["query_id"].to_numpy(dtype=object)
+
+
+def _in_universe_order(tables: list[Any]) -> Any:
+    """Partitions' per-query tables (None: a partition without queries) as one, in the universe's query order (strcmp
+    order, as on one machine: Python's str order is code point order, which is UTF-8 byte order); None when empty."""
+    import pandas as pd
+
+    tables = [t for t in tables if t is not None]
+    if not tables:
+        return None
+    whole = pd.concat(tables, ignore_index=True)
+    return whole.iloc[np.argsort(whole["query_id"].to_numpy(dtype=object), kind="stable")].reset_index(drop=True)
+
+
+def _per_query(name: str, measures: tuple[Measure, ...], whole: Any) -> PerQuery:
+    """A PerQuery from a table :func:`_in_universe_order` made (None: no query)."""
+    if whole is None:
+        return PerQuery(name, np.zeros(0, dtype=object), measures, np.zeros((0, len(measures))), np.zeros(0, dtype=bool))
+    values = _value_columns(whole, len(measures))
+    return PerQuery(name, whole["query_id"].to_numpy(dtype=object), measures, values, whole["in_run"].to_numpy(dtype=bool))
 
 
 def _wait(futures: list[Any], progress: Any, what: str) -> None:
@@ -437,17 +457,10 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cuto
     diagnostics = combine(total, reduce(operator.add, (p.sums for p in done), DiagnosticSums.empty(cutoffs)), cutoffs)
     if not gathered:
         return Evaluated(None, total, diagnostics, cold_rows, item_counts, cutoff)
-    import pandas as pd
-
-    tables = [p.table for p in done if p.table is not None]
-    whole = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame({"query_id": [], "in_run": []})
-    order = np.argsort(whole["query_id"].to_numpy(dtype=object), kind="stable")  # str order: code point = UTF-8 byte order
-    whole = whole.iloc[order].reset_index(drop=True)
-    query_ids = whole["query_id"].to_numpy(dtype=object)
-    values = _value_columns(whole, len(measures))
-    per_query = PerQuery(name, query_ids, tuple(measures), values, whole["in_run"].to_numpy(dtype=bool))
-    strings = {k: whole[f"relstring_{k}"].tolist() if len(whole) else [] for k in relstring_lengths}
-    return Evaluated(per_query, total, diagnostics, cold_rows, item_counts, cutoff, relstrings=strings)
+    whole = _in_universe_order([p.table for p in done])
+    strings = {k: [] if whole is None else whole[f"relstring_{k}"].tolist() for k in relstring_lengths}
+    return Evaluated(_per_query(name, tuple(measures), whole), total, diagnostics, cold_rows, item_counts, cutoff,
+                     relstrings=strings)  # fmt: skip
 
 
 def _value_columns(table: Any, n_measures: int) -> np.ndarray:
@@ -556,15 +569,7 @@ def gather_values(client: Any, pieces: list[Any], name: str, measures: tuple[Mea
     """A run's per-query values brought here from the workers, in the universe's order: a fallback
     (``RunResult.here()``: ``evaluate_experiment`` returns the values, and a dataset whose tests the cluster cannot
     compute is compared here)."""
-    import pandas as pd
-
-    tables = [t for t in client.gather(pieces) if t is not None]
-    whole = pd.concat(tables, ignore_index=True) if tables else None
-    if whole is None:
-        return PerQuery(name, np.zeros(0, dtype=object), measures, np.zeros((0, len(measures))), np.zeros(0, dtype=bool))
-    whole = whole.iloc[np.argsort(whole["query_id"].to_numpy(dtype=object), kind="stable")]
-    values = _value_columns(whole, len(measures))
-    return PerQuery(name, whole["query_id"].to_numpy(dtype=object), measures, values, whole["in_run"].to_numpy(dtype=bool))
+    return _per_query(name, measures, _in_universe_order(client.gather(pieces)))
 
 
 def scatter_values(client: Any, per_query: PerQuery | None, measures: tuple[Measure, ...]) -> list[Any]:
