@@ -340,8 +340,12 @@ def _eval_on_dask(args: argparse.Namespace, err: TextIO, evaluator: Any, items: 
                              relstring_lengths=lengths, gather=gather)  # fmt: skip
         out = []
         for evaluated in done:  # the aggregates from the workers' exact sums, as aggregate_values makes them here
-            rows = [] if gather else summary_on_cluster(client, evaluated.pieces, evaluated.measures, None, [])[0]
-            out.append((evaluated, {m: cast(float, row["value"]) for m, row in zip(evaluated.measures, rows, strict=bool(rows))}))
+            aggregates = {} if gather else {
+                m: cast(float, row["value"])
+                for m, row in zip(evaluated.measures, summary_on_cluster(client, evaluated.pieces, evaluated.measures,
+                                                                         None, [])[0], strict=True)
+            }  # fmt: skip
+            out.append((evaluated, aggregates))
         return out
 
 
