@@ -25,6 +25,7 @@ _LAZY = {
     "Run": "harness.data.model",
     "aggregate": "harness.results",
     "compare": "harness.api",
+    "decide": "harness.api",
     "run_experiment": "harness.api",
     "evaluate": "harness.evaluation",
     "parse_measure": "harness.measures.parse",
@@ -37,7 +38,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from harness.api import compare, run_experiment
+    from harness.api import compare, decide, run_experiment
     from harness.conventions import Conventions
     from harness.data.items import Catalog, Interactions, read_items, read_train
     from harness.data.load import read_qrels, read_run
@@ -68,6 +69,7 @@ __all__ = [
     "__version__",
     "aggregate",
     "compare",
+    "decide",
     "evaluate",
     "parse_measure",
     "read_items",

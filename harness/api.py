@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.comparison import TESTS, CompareSettings
+from harness.config.schema import DEFAULT_DATASET, DEFAULT_SEED
 from harness.comparison import compare as compare_results
 from harness.errors import HarnessError
 from harness.results import PerQuery, RunResult
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from harness.pipeline import Outcome
+    from harness.release import Decision
 
 
 def compare(
@@ -41,8 +43,9 @@ def compare(
     alpha: float = 0.05,
     permutations: int = 10_000,
     resamples: int = 10_000,
-    seed: int = 20261121,
+    seed: int = DEFAULT_SEED,
     nan: str = "error",
+    dataset: str = DEFAULT_DATASET,
 ) -> pd.DataFrame:
     """Paired tests between runs evaluated on the same judgments: one row per pair x measure.
 
@@ -53,10 +56,7 @@ def compare(
     """
     import pandas as pd
 
-    tables = dict(per_query) if isinstance(per_query, Mapping) else {t.run: t for t in per_query}
-    if len(tables) < 2 or len(tables) < len(per_query):  # fewer tables than given: two runs shared a name
-        raise HarnessError("compare needs at least two per-query tables with distinct run names",
-                           hint="name the runs (Run(..., name=...)) or pass {name: per_query}")  # fmt: skip
+    tables = _tables(per_query)
     names = list(tables)
     if baseline is not None and baseline not in tables:
         raise HarnessError(f"baseline {baseline!r} is not among the runs", hint=f"use one of {', '.join(names)}")
@@ -68,15 +68,120 @@ def compare(
     for test in (*tests, primary):
         if test not in TESTS:
             raise HarnessError(f"unknown test {test!r}", hint=f"use {', '.join(TESTS)}")
+    if primary not in tests:
+        raise HarnessError(f"the primary test {primary!r} is not among tests={tuple(tests)!r}",
+                           hint=f"add it to tests, or pass primary= one of {', '.join(tests)}")  # fmt: skip
     settings = CompareSettings(
         tests=tuple(tests), primary=primary, correction=correction, family=family, alpha=alpha,
         mode="baseline" if baseline else "all_pairs", permutations=permutations, resamples=resamples, seed=seed,
         baseline=baseline, nan=nan,
     )  # fmt: skip
-    results = [RunResult("-", name, dataclasses.replace(t, run=name), np.full(len(t.query_ids), "", dtype=object), {})
+    results = [RunResult(dataset, name, dataclasses.replace(t, run=name), np.full(len(t.query_ids), "", dtype=object), {})
                for name, t in tables.items()]  # fmt: skip
     rows, _ = compare_results(results, measures, settings)
     return pd.DataFrame(rows).drop(columns=["dataset"])
+
+
+def decide(
+    per_query: Sequence[PerQuery] | Mapping[str, PerQuery],
+    production: str,
+    candidate: str,
+    guards: Sequence[Mapping[str, object]],
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    segments: Mapping[str, str] | None = None,
+    on_inconclusive: str = "inconclusive",
+    dataset: str = DEFAULT_DATASET,
+) -> Decision:
+    """The release decision between two runs' per-query tables, as ``harness run`` decides it.
+
+    ``guards`` are written as in a config: ``{"measure": "nDCG@10", "max_drop": 0.01}``,
+    ``max_drop_pct``, ``min_gain``, optionally ``segment`` (with ``segments``: query id ->
+    segment) and ``descriptive``. The result has ``.verdict`` (PASS, FAIL or INCONCLUSIVE),
+    ``.errors`` (the error it controls, at what rate) and ``.guards``, each with its
+    ``.verdict``, ``.drop``, one-sided bounds ``.drop_low``/``.drop_high``, ``.margin``,
+    ``.p_pass``, ``.p_fail_adj``, ``.mde`` and ``.n_needed``.
+
+    >>> from harness import Qrels, Run, evaluate
+    >>> qrels = Qrels.from_dict({f"q{i}": {"a": 1, "b": 0} for i in range(40)})
+    >>> prod = evaluate(qrels, Run.from_dict({f"q{i}": {"a": 2.0, "b": 1.0} for i in range(40)}, name="prod"), ["RR"])
+    >>> cand = evaluate(qrels, Run.from_dict({f"q{i}": {"a": 1.0 + (i % 4 == 0), "b": 1.5} for i in range(40)},
+    ...                                      name="cand"), ["RR"])
+    >>> decision = decide([prod, cand], "prod", "cand", [{"measure": "RR", "max_drop": 0.1}])
+    >>> decision.verdict, round(decision.guards[0].drop, 4)
+    ('FAIL', 0.375)
+    """
+    from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition
+    from harness.config.guards import on_inconclusive as inconclusive_policy
+    from harness.config.schema import Guard
+    from harness.measures.parse import parse_measure
+    from harness.measures.registry import REGISTRY
+    from harness.release import decide_arrays, paired_values
+
+    tables = _tables(per_query)
+    for role, name in (("production", production), ("candidate", candidate)):
+        if name not in tables:
+            raise HarnessError(f"{role} {name!r} is not among the runs", hint=f"use one of {', '.join(tables)}")
+    if production == candidate:
+        raise HarnessError("production and candidate are the same run", hint="name the run to release as candidate")
+    if not 0 < alpha < 1:
+        raise HarnessError(f"alpha must lie between 0 and 1, got {alpha}", hint="alpha=0.05")
+    if not 0.5 <= power < 1:
+        raise HarnessError(f"power must lie in [0.5, 1), got {power}", hint="power=0.8")
+    if isinstance(guards, Mapping) or not guards:
+        raise HarnessError("guards must be a non-empty list of guards", hint='guards=[{"measure": "nDCG@10", "max_drop": 0.01}]')
+    try:
+        policy = inconclusive_policy(on_inconclusive)
+    except GuardSpecError as exc:
+        raise HarnessError(exc.message, hint=exc.hint) from None
+    known = {str(m): m for m in tables[production].measures}
+    checks = []
+    for number, spec in enumerate(guards):
+        where = f"guard {number + 1}"
+        if not isinstance(spec, Mapping):
+            raise HarnessError(f"{where} must be a mapping, got {spec!r}", hint='{"measure": "nDCG@10", "max_drop": 0.01}')
+        unknown = sorted(set(spec) - set(GUARD_KEYS) - set(RETIRED))
+        if unknown:
+            raise HarnessError(f"{where}: unknown key {unknown[0]!r}", hint=f"valid keys: {', '.join(GUARD_KEYS)}")
+        text = spec.get("measure")
+        if not isinstance(text, str):
+            raise HarnessError(f"{where} names no measure", hint='{"measure": "nDCG@10", "max_drop": 0.01}')
+        measure = known.get(text) or known.get(str(parse_measure(text)))
+        if measure is None:
+            raise HarnessError(f"{where}: {text!r} is not among the measures the tables hold",
+                               hint=f"use one of {', '.join(list(known)[:8])}")  # fmt: skip
+        if spec.get("dataset") not in (None, dataset):
+            raise HarnessError(f"{where}: dataset {spec['dataset']!r} is not {dataset!r}", hint="leave dataset out")
+        definition = REGISTRY.definition(measure)
+        try:
+            condition, threshold = guard_condition(spec, measure, definition.aggregate)
+        except GuardSpecError as exc:
+            raise HarnessError(f"{where}: {exc.message}", hint=exc.hint) from None
+        segment = spec.get("segment")
+        if segment is not None and (segments is None or segment not in set(segments.values())):
+            raise HarnessError(f"{where}: segment {segment!r} is not a segment",
+                               hint="pass segments={query_id: segment}" if segments is None else
+                               f"use one of {', '.join(sorted(set(segments.values())))}")  # fmt: skip
+        guard = Guard(measure, condition, threshold, None, segment, bool(spec.get("descriptive", False)))
+        prod, cand = tables[production], tables[candidate]
+        masks = [None, None] if segment is None else \
+            [np.array([segments.get(q) == segment for q in t.query_ids.astype(str).tolist()], dtype=bool)  # type: ignore[union-attr]
+             for t in (prod, cand)]  # fmt: skip
+        checks.append((guard, dataset, segment or "all", paired_values(prod, cand, measure, masks[0], masks[1])))
+    return decide_arrays(checks, production, candidate, alpha, power, policy)
+
+
+def _tables(per_query: Sequence[PerQuery] | Mapping[str, PerQuery]) -> dict[str, PerQuery]:
+    tables = dict(per_query) if isinstance(per_query, Mapping) else {t.run: t for t in per_query}
+    if len(tables) < 2 or len(tables) < len(per_query):  # fewer tables than given: two runs shared a name
+        raise HarnessError("need at least two per-query tables with distinct run names",
+                           hint="name the runs (Run(..., name=...)) or pass {name: per_query}")  # fmt: skip
+    for name, table in tables.items():
+        if not isinstance(table, PerQuery):
+            raise HarnessError(f"{name!r} is a {type(table).__name__}, not a per-query table",
+                               hint="pass what harness.evaluate returns")  # fmt: skip
+    return tables
 
 
 def run_experiment(
@@ -105,4 +210,4 @@ def run_experiment(
     return run_pipeline(experiment, reporter, argv=["harness.run_experiment", str(config)])
 
 
-__all__ = ["compare", "run_experiment"]
+__all__ = ["compare", "decide", "run_experiment"]

@@ -5,9 +5,12 @@ Exit codes
 0  success
 2  a user error: bad arguments, config or input (one line on stderr names the fix);
    nothing was written
-3  the release gate failed (``harness run``): results (and the report, if it rendered)
-   were written. A failed gate wins over 4 and 5: a CI job that blocks on 3 never
-   ships a failing candidate because tracking or the report failed too
+3  the release gate FAILed (``harness run``, ``harness report``): results (and the report,
+   if it rendered) were written. A gate's verdict wins over 4 and 5: a CI job that blocks
+   on 3 never ships a failing candidate because tracking or the report failed too
+6  the release gate is INCONCLUSIVE: too few users to show the candidate within its
+   margins or beyond them (``release.on_inconclusive: fail | pass`` maps it to 3 or 0);
+   wins over 4 and 5 as 3 does
 4  tracking failed after the results were saved (``harness run``); log them later
    with ``harness track RESULTS_DIR``
 5  the report could not be rendered; the results were saved
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from harness import __version__
+from harness.config.schema import DEFAULT_DATASET, DEFAULT_SEED
 from harness.errors import HarnessError, TrackingError
 
 if TYPE_CHECKING:
@@ -40,6 +44,7 @@ EXIT_USER_ERROR = 2
 EXIT_GATE_FAILED = 3
 EXIT_TRACKING_FAILED = 4
 EXIT_REPORT_FAILED = 5
+EXIT_GATE_INCONCLUSIVE = 6
 EXIT_INTERNAL = 70
 
 
@@ -198,7 +203,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     baseline = None if args.all_pairs else (args.baseline or labels[0])
     table = compare(tables, baseline, tests=tuple(args.tests.split(",")), primary=args.primary, correction=args.correction,
                     family=args.family, alpha=args.alpha, permutations=args.permutations, resamples=args.permutations,
-                    seed=args.seed)  # fmt: skip
+                    seed=args.seed, dataset=args.dataset)  # fmt: skip
     names = dict(zip([str(m) for m in measures], texts, strict=True))
     table.insert(1, "name", table["measure"].map(names))
     if args.format == "csv":
@@ -398,7 +403,9 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 {
                     "results_dir": str(outcome.results_dir),
                     "gate": outcome.gate,
+                    "gate_verdict": outcome.gate_verdict,
                     "gate_line": outcome.gate_line,
+                    "gate_errors": outcome.gate_errors,
                     "tracking": "disabled" if not experiment.tracking.enabled else ("failed" if outcome.tracking_error else "ok"),
                     "tracking_uri": outcome.tracking_uri,
                     "mlflow_run_id": outcome.mlflow_run_id,
@@ -424,13 +431,18 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"mlflow:  {outcome.mlflow_url}\n")
         if outcome.gate_line is not None:
             out.write(f"{outcome.gate_line}\n")
+        if outcome.gate_errors is not None:
+            out.write(f"  {outcome.gate_errors}\n")
     return code
 
 
 def exit_code(outcome: Outcome) -> int:
-    """A failed gate exits 3 whatever failed after it; then tracking (4); then the report (5); else 0."""
+    """The gate's verdict first (FAIL 3, INCONCLUSIVE 6), whatever failed after it; then tracking (4); then the report
+    (5); else 0."""
     if outcome.gate == "fail":
         return EXIT_GATE_FAILED
+    if outcome.gate == "inconclusive":
+        return EXIT_GATE_INCONCLUSIVE
     if outcome.tracking_error:
         return EXIT_TRACKING_FAILED
     if outcome.report_error:
@@ -489,7 +501,27 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write(f"report:  {path}\n")
     if model.verdict is not None:
         out.write(model.verdict.line() + "\n")
-        return EXIT_OK if model.verdict.passed else EXIT_GATE_FAILED
+        return {"PASS": EXIT_OK, "FAIL": EXIT_GATE_FAILED}.get(model.verdict.outcome, EXIT_GATE_INCONCLUSIVE)
+    return EXIT_OK
+
+
+def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.release import Plan, plan_from_results
+
+    sided = "two" if args.two_sided else "one"
+    if (args.results_dir is None) == (args.sd is None):
+        raise HarnessError("give either a results folder or --sd, not both or neither",
+                           hint="harness plan RESULTS_DIR --measure nDCG@10 --margin 0.01, or harness plan --sd 0.2 --margin 0.01")  # fmt: skip
+    if args.results_dir is not None:
+        from harness.store import read_results
+
+        if args.measure is None:
+            raise HarnessError("name the measure whose sd to estimate", hint="--measure nDCG@10")
+        plan = plan_from_results(read_results(args.results_dir), args.measure, args.margin, args.systems, args.dataset,
+                                 args.segment, args.alpha, args.power, sided)  # fmt: skip
+    else:
+        plan = Plan.of(args.sd, args.margin, args.alpha, args.power, sided)
+    out.write(json.dumps(plan.to_dict()) + "\n" if args.format == "json" else plan.line() + "\n")
     return EXIT_OK
 
 
@@ -594,7 +626,10 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--family", default="per_measure", choices=("per_measure", "grid"))
     cp.add_argument("--alpha", type=float, default=0.05)
     cp.add_argument("--permutations", type=int, default=10_000, help="permutations and bootstrap resamples (default 10000)")
-    cp.add_argument("--seed", type=int, default=20261121)
+    cp.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    cp.add_argument("--dataset", default=DEFAULT_DATASET,
+                    help="the data's name, as in a config: the random draws are keyed by it, so the same seed and name "
+                         f"give harness run's p-values (default {DEFAULT_DATASET!r}, a config's one unnamed dataset)")
     cp.add_argument("--format", choices=("table", "csv", "json"), default="table")
     _input_arguments(cp)
     cp.set_defaults(handler=_cmd_compare)
@@ -629,6 +664,23 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="render (again) the HTML report and Markdown summary of a results folder")
     rp.add_argument("results_dir")
     rp.set_defaults(handler=_cmd_report)
+
+    pl = sub.add_parser("plan", help="how many users a guard or comparison needs (Sakai's topic-set-size design)",
+                        description="The users a paired t-test needs to resolve a distance --margin with --power: from "
+                                    "the per-user sd of a results folder (production against candidate, or --systems "
+                                    "A B) or from --sd.")
+    pl.add_argument("results_dir", nargs="?", default=None, help="a results folder to estimate the sd from")
+    pl.add_argument("--measure", help="the measure (its canonical name or the report's label)")
+    pl.add_argument("--margin", type=float, required=True, help="the distance to resolve, in the measure's units")
+    pl.add_argument("--sd", type=float, default=None, help="the per-user sd of the differences (instead of a folder)")
+    pl.add_argument("--power", type=float, default=0.8)
+    pl.add_argument("--alpha", type=float, default=0.05)
+    pl.add_argument("--systems", nargs=2, metavar=("A", "B"), default=None, help="two systems (default: the gate's)")
+    pl.add_argument("--dataset", default=None)
+    pl.add_argument("--segment", default="all")
+    pl.add_argument("--two-sided", action="store_true", help="a comparison's test, rather than a guard's one-sided one")
+    pl.add_argument("--format", choices=("text", "json"), default="text")
+    pl.set_defaults(handler=_cmd_plan)
 
     ms = sub.add_parser("measures", help="list every measure the registry knows")
     ms.set_defaults(handler=_cmd_measures)

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.config.schema import DEFAULT_SEED
 from harness.errors import ComparisonError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
@@ -70,7 +71,7 @@ class CompareSettings:
     alpha: float = 0.05
     permutations: int = 10_000
     resamples: int = 10_000
-    seed: int = 20261121
+    seed: int = DEFAULT_SEED
     baseline: str | None = None
     extra_pairs: tuple[tuple[str, str], ...] = ()  # always tested, e.g. the release's production vs candidate
     nan: str = "error"  # error | drop
@@ -334,6 +335,37 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
             row.setdefault(f"p_{test}", nan)
         out.append(row)
     return out
+
+
+def system_replicates(ra: RunResult, rb: RunResult, measure: Measure, segment: str,
+                      settings: CompareSettings) -> tuple[float, float, np.ndarray, np.ndarray, int]:  # fmt: skip
+    """A system measure of two runs over the users of ``segment`` both have: (value of a, value of b, each one's
+    value in every bootstrap resample of those users, how many users), from the keyed draws the comparison's CI uses.
+
+    Both runs get the same resample of users, so ``reps_b - reps_a`` are the comparison's bootstrap differences.
+    """
+    from harness.kernels.beyond import stack
+
+    assert ra.lists is not None and rb.lists is not None
+    queries = np.array(sorted(_segment_queries(ra, segment) & _segment_queries(rb, segment)), dtype=object)
+    joined = stack([(ra.lists, _rows(ra, queries)), (rb.lists, _rows(rb, queries))])
+    definition = REGISTRY.definition(measure)
+
+    def both(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        zero = np.zeros_like(weights)
+        return (definition.compute_system(joined, measure, np.hstack([weights, zero])),
+                definition.compute_system(joined, measure, np.hstack([zero, weights])))  # fmt: skip
+
+    n = len(queries)
+    value_a, value_b = both(np.ones((1, n)))
+    keys = _user_keys(settings, ra.dataset, segment, queries, "resample")
+    block = max(1, BLOCK_CELLS // max(2 * n, 1))
+    reps_a, reps_b = [], []
+    for start in range(0, settings.system_resamples, block):
+        va, vb = both(keyed.poisson_matrix(keys, start, min(block, settings.system_resamples - start)))
+        reps_a.append(va)
+        reps_b.append(vb)
+    return float(value_a[0]), float(value_b[0]), np.concatenate(reps_a), np.concatenate(reps_b), n
 
 
 def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:

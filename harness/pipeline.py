@@ -35,10 +35,10 @@ from harness.diagnostics import diagnose
 from harness.errors import ConfigError, TrackingError
 from harness.evaluation import Evaluator
 from harness.measures.spec import Measure
+from harness.previous import compared_inputs, load_previous, previous_result
 from harness.previous import describe as describe_previous
-from harness.previous import load_previous, previous_result
 from harness.progress import SILENT, Progress
-from harness.release import Verdict, evaluate_gate
+from harness.release import Decision, decide_release
 from harness.results import (
     PerQuery,
     RemoteValues,
@@ -63,7 +63,9 @@ class Outcome:
     tracking_uri: str | None = None
     mlflow_run_id: str | None = None
     mlflow_url: str | None = None
-    gate: str = "none"  # pass | fail | none
+    gate: str = "none"  # pass | fail | inconclusive | none: what the gate exits as (after release.on_inconclusive)
+    gate_verdict: str = "none"  # the verdict itself: pass | fail | inconclusive | none
+    gate_errors: str | None = None  # which error the verdict controls, and at what rate
     warnings: list[str] = field(default_factory=list)
     tracking_error: str | None = None
     report_error: str | None = None
@@ -437,9 +439,7 @@ def config_hash(experiment: Experiment) -> str:
 def provenance(experiment: Experiment, results: list[RunResult], started: datetime, argv: list[str]) -> dict[str, Any]:
     files: list[tuple[str, Path]] = [("config", experiment.source)]
     for d in experiment.datasets:
-        files.append((f"qrels:{d.name}", d.qrels))
-        if d.segments is not None:
-            files.append((f"segments:{d.name}", d.segments.path))
+        files.extend(compared_inputs(d))
     for s in experiment.systems:
         files.extend((f"run:{s.name}:{d}", p) for d, p in s.runs)
         if s.previous is not None and s.previous.results is not None:
@@ -477,15 +477,11 @@ def _frames(results: list[RunResult], settings: CompareSettings | None = None) -
     return per_query_frame, summary, diagnostics, (pd.DataFrame(tail) if tail else None)
 
 
-def decide_gate(experiment: Experiment, summary: Any, comparisons: Any | None) -> Verdict | None:
-    """The release verdict, from the results in memory; None when no release is configured."""
+def decide_gate(experiment: Experiment, results: list[RunResult]) -> Decision | None:
+    """The release decision, from the results in memory; None when no release is configured."""
     if experiment.report.release is None:
         return None
-    from harness.measures.registry import REGISTRY
-
-    higher = {str(m): REGISTRY.definition(m).higher(m) for m in experiment.measures}
-    s = experiment.stats
-    return evaluate_gate(experiment.report.release, summary, comparisons, higher, s.correction, s.alpha)
+    return decide_release(experiment.report.release, results, compare_settings(experiment))
 
 
 def save_results(
@@ -494,7 +490,7 @@ def save_results(
     tables: dict[str, Any],
     started: datetime,
     argv: list[str],
-    verdict: Verdict | None = None,
+    verdict: Decision | None = None,
     frames: tuple[Any, Any, Any, Any] | None = None,
 ) -> SavedResults:
     """The results as one value, written (atomically) under ``<output>/<experiment>/<timestamp>-<id>/``."""
@@ -523,13 +519,15 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
         tables = comparison_tables(experiment, results, progress, tested_elsewhere)
         frames = _frames(results, compare_settings(experiment))
-        verdict = decide_gate(experiment, frames[1], tables.get("comparisons"))
+        verdict = decide_gate(experiment, results)
         progress("writing results")  # while a cluster is up: its workers write the per-query values they hold
         saved = save_results(experiment, results, tables, started, argv if argv is not None else sys.argv, verdict, frames)
     outcome = Outcome(results_dir=saved.folder, results=saved)
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
-        outcome.gate = "pass" if verdict.passed else "fail"
+        outcome.gate = verdict.outcome.lower()
+        outcome.gate_verdict = verdict.verdict.lower()
         outcome.gate_line = verdict.line()
+        outcome.gate_errors = verdict.errors
     # Results are on disk: nothing after this point can lose them.
     if experiment.tracking.enabled:
         from harness.track import track_results

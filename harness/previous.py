@@ -4,7 +4,9 @@ Compare a candidate with the last release as it was measured: its per-query valu
 are reused, after checking that they are comparable, and each mismatch is a clear
 error (exit 2), never a silent comparison of different things:
 
-* the judgments: the qrels file's sha256 must equal the one the earlier run recorded;
+* every input a measure depends on: the sha256 of the qrels file, the training
+  interactions, the item catalogue and the segments file must equal the ones the earlier
+  run recorded (a file given here and not there, or there and not here, differs too);
 * the conventions (ties, queries, duplicates, ...) and the dataset's relevance level;
 * every measure of this experiment must be among the earlier run's measures.
 
@@ -15,6 +17,7 @@ error (exit 2), never a silent comparison of different things:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,6 +27,19 @@ from harness.config.schema import Dataset, Experiment, Previous, System
 from harness.errors import ConfigError
 from harness.results import PerQuery, RunResult
 from harness.store import SavedResults, read_results
+
+
+KINDS = {"qrels": "judgments", "train": "training interactions", "items": "item catalogue", "segments": "segments"}
+
+
+def compared_inputs(dataset: Dataset) -> list[tuple[str, Path]]:
+    """The files a dataset's values depend on, by role (``qrels:<name>``, ``train:``, ``items:``, ``segments:``): what
+    ``provenance.json`` records, and what reused values must have been computed from."""
+    files = [(f"qrels:{dataset.name}", dataset.qrels)]
+    for kind, spec in (("train", dataset.train), ("items", dataset.items), ("segments", dataset.segments)):
+        if spec is not None:
+            files.append((f"{kind}:{dataset.name}", spec.path))
+    return files
 
 
 def describe(previous: Previous) -> str:
@@ -62,14 +78,21 @@ def previous_result(
     frame = saved.per_query_of(dataset.name, name)
     if frame.empty:
         return None
-    recorded = {i["role"]: i["sha256"] for i in saved.provenance.get("inputs", [])}.get(f"qrels:{dataset.name}")
-    current = sha256_file(dataset.qrels)
-    if recorded != current:
-        raise refuse(
-            f"its judgments for dataset {dataset.name!r} differ from {dataset.qrels} "
-            f"(sha256 {str(recorded)[:12]}... there, {current[:12]}... here)",
-            "evaluate the system from its run file on these judgments (runs: instead of previous:)",
-        )
+    recorded = {i["role"]: i["sha256"] for i in saved.provenance.get("inputs", [])}
+    current = {role: sha256_file(path) for role, path in compared_inputs(dataset)}
+    for role in dict.fromkeys([*current, *(r for r in recorded if r.endswith(f":{dataset.name}") and r.split(":")[0] in KINDS)]):
+        kind = KINDS[role.split(":")[0]]
+        if recorded.get(role) == current.get(role):
+            continue
+        if role not in current:
+            detail = f"it was evaluated with {kind} for dataset {dataset.name!r}, and this config gives none"
+        elif role not in recorded:
+            detail = f"its values for dataset {dataset.name!r} were computed without {kind} (none recorded there), and this config gives {kind}"
+        else:
+            path = dict(compared_inputs(dataset))[role]
+            detail = (f"its {kind} for dataset {dataset.name!r} differ from {path} "
+                      f"(sha256 {str(recorded[role])[:12]}... there, {current[role][:12]}... here)")  # fmt: skip
+        raise refuse(detail, "evaluate the system from its run file on these inputs (runs: instead of previous:)")
     mine = {k: v for k, v in experiment.conventions.as_dict().items() if k != "relevance_level"}
     theirs = {k: v for k, v in (saved.config.get("conventions") or {}).items() if k != "relevance_level"}
     differ = sorted(k for k in mine if str(mine[k]) != str(theirs.get(k)))

@@ -1,259 +1,638 @@
-"""Release gate: does the candidate keep every guard against production?
+"""Release gate: PASS, FAIL or INCONCLUSIVE, each verdict with the error it controls and at what rate.
 
-A guard names a measure and, optionally, a dataset and a segment (without a dataset it
-applies to every dataset, or for a segment to every dataset that has it). Its
-conditions, each in the measure's direction (a drop of nDCG is a decrease, of Unj an
-increase; ``drop = production - candidate`` for higher-is-better measures):
+Every guard is one one-sided test of one measure against a stated margin
+(:mod:`harness.config.guards`). With ``drop = production - candidate`` in the measure's
+direction and ``margin`` the drop the guard allows (``max_drop: m`` allows m,
+``max_drop_pct: r`` allows r% of production, ``min_gain: g`` allows -g):
 
-``max_drop: x``          drop <= x (the default is 0 when no other condition is given)
-``max_drop_pct: x``      drop <= x% of production's value
-``min_gain: x``          -drop >= x: the candidate must improve by at least x
-``significant: true``    no significant drop (the primary test)
-``non_inferiority: m``   a one-sided paired t-test must show the candidate is not worse
-                         by m or more: H0 d <= -m against H1 d > -m (mean measures only)
+* **PASS** when the drop's one-sided (1 - alpha) upper bound is below the margin: the test
+  of H0 "drop >= margin" rejects at alpha. A candidate truly worse than the margin passes
+  a guard with probability at most alpha.
+* **FAIL** when the drop's lower bound is above the margin: the test of H0 "drop <= margin"
+  rejects at alpha after Holm's correction across the gate's guards. A candidate within
+  every margin fails the gate with probability at most alpha.
+* **INCONCLUSIVE** otherwise: the data cannot tell. This is never evidence of no drop; the
+  guard says how small a distance from the margin its users resolve (the minimum
+  detectable effect, at the planned power) and how many users would decide it.
 
-The p-values behind ``significant`` and ``non_inferiority`` are corrected (with the
-experiment's correction) within the family of guarded comparisons only, so adding
-systems or measures to the experiment never weakens the gate. A guard that cannot be
-evaluated (no such values, no comparison) fails: a gate never passes by default.
+The gate passes when every guard passes (an intersection-union test: each guard at alpha
+bounds the gate's false-PASS rate at alpha, with no correction across guards), fails when
+any guard fails, and is otherwise INCONCLUSIVE.
 
->>> g = GuardOutcome("AP: drop <= 0.01", True, "AP on d: 0.3000 -> 0.2950", 0.3, 0.295, 0.005)
->>> Verdict("prod", "cand", (g,)).line()
-'release gate PASS: cand keeps all 1 guards against prod'
+How each guard is tested: measures with a value per user by the paired t-test on the
+per-user excess drop ``e = drop_i - margin_i`` (exact sums, :mod:`harness.stats.paired`); a
+margin relative to production is the per-user ``r * production_i``, so the ratio is tested
+exactly rather than with production's mean taken as known. Geometric means (GMAP) are tested
+on log ratios (relative margins only). Measures with one value per run (coverage, Gini) by
+the bootstrap over users the comparisons use: the same keyed resamples, approximate.
+
+>>> import numpy as np
+>>> from harness.config.schema import Guard
+>>> from harness.measures.spec import Measure
+>>> rng = np.random.default_rng(1)
+>>> production = rng.uniform(0, 1, 400)
+>>> decision = decide_arrays([(Guard(Measure("AP"), "max_drop", 0.05), "d", "all",
+...                            PairedValues(production, production + rng.normal(0, 0.05, 400)))], "prod", "cand")
+>>> decision.verdict, decision.guards[0].verdict
+('PASS', 'PASS')
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from harness.comparison import CompareSettings, system_replicates
 from harness.config.schema import Guard, Release
+from harness.errors import HarnessError
+from harness.measures.registry import REGISTRY
+from harness.measures.spec import Measure
+from harness.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
+from harness.stats import paired, power
 from harness.stats.correction import correct
 
-EPSILON = 1e-12  # differences below this are rounding, not drops
+if TYPE_CHECKING:
+    from harness.store import SavedResults
+
+Label = Literal["PASS", "FAIL", "INCONCLUSIVE"]
+GuardLabel = Literal["PASS", "FAIL", "INCONCLUSIVE", "DESCRIPTIVE"]
+T_TEST = "one-sided paired t-test over users"
+BOOTSTRAP = "bootstrap over users (approximate)"
 
 
 @dataclass(frozen=True)
-class GuardOutcome:
-    guard: str  # human-readable: "nDCG@10 on ratings / new: drop <= 0.005, and no significant drop"
-    passed: bool
+class PairedValues:
+    """One measure's values per user for production and candidate, aligned (the same user at the same index)."""
+
+    production: np.ndarray
+    candidate: np.ndarray
+
+
+@dataclass(frozen=True)
+class ResampledValues:
+    """A measure with one value per run: both values and both in each bootstrap resample of the users (the same one)."""
+
+    production: float
+    candidate: float
+    production_replicates: np.ndarray
+    candidate_replicates: np.ndarray
+    n: int
+
+
+Values = PairedValues | ResampledValues | str  # a str: why the guard cannot be evaluated
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    """One guard on one dataset (and segment): its verdict, the numbers behind it and what would decide it.
+
+    ``drop`` is production - candidate in the measure's direction (positive: worse), on the
+    aggregate's scale; ``margin`` the drop the guard allows; ``drop_low`` and ``drop_high`` the
+    drop's one-sided (1 - alpha) bounds. ``p_pass`` tests "drop >= margin" (PASS below alpha),
+    ``p_fail`` "drop <= margin" and ``p_fail_adj`` is it Holm-corrected across the gate's
+    guards (FAIL below alpha). ``mde``: the smallest distance between the true drop and the
+    margin these ``n_queries`` users detect with the planned power; ``n_needed``: the users
+    that would decide the guard with that power for the case ``planned_for`` names.
+    """
+
+    guard: str
+    verdict: GuardLabel
     reason: str
-    production: float | None = None
-    candidate: float | None = None
-    drop: float | None = None
-    p_adj: float | None = None
     measure: str = ""
     dataset: str = ""
     segment: str = "all"
-    delta: float | None = None  # candidate - production, on the aggregate's scale
-    ci_low: float | None = None  # the t interval of delta
-    ci_high: float | None = None
-    p: float | None = None  # the raw p-value the guard used (primary test, or the non-inferiority test)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    production: str
-    candidate: str
-    outcomes: tuple[GuardOutcome, ...]
+    condition: str = ""
+    threshold: float | None = None
+    descriptive: bool = False
+    method: str = ""
+    evaluated: bool = True
+    production: float | None = None
+    candidate: float | None = None
+    difference: float | None = None  # candidate - production
+    drop: float | None = None
+    margin: float | None = None
+    drop_low: float | None = None
+    drop_high: float | None = None
+    p_pass: float | None = None
+    p_fail: float | None = None
+    p_fail_adj: float | None = None
+    n_queries: int = 0
+    sd: float | None = None  # per user, of the excess drop on the test's scale
+    mde: float | None = None
+    n_needed: int | None = None
+    planned_for: str = ""
 
     @property
     def passed(self) -> bool:
-        return all(o.passed for o in self.outcomes)
+        return self.verdict == "PASS"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The release decision: ``verdict`` (PASS, FAIL or INCONCLUSIVE) and every guard's result in ``guards``.
+
+    ``errors`` says which error the verdict controls and at what rate; ``outcome`` is the
+    verdict after ``on_inconclusive`` (``release.on_inconclusive``) maps an INCONCLUSIVE one.
+    """
+
+    production: str
+    candidate: str
+    guards: tuple[GuardResult, ...]
+    alpha: float = 0.05
+    power: float = 0.8
+    on_inconclusive: str = "inconclusive"
+
+    @property
+    def deciding(self) -> tuple[GuardResult, ...]:
+        return tuple(g for g in self.guards if not g.descriptive)
+
+    @property
+    def verdict(self) -> Label:
+        labels = [g.verdict for g in self.deciding]
+        if "FAIL" in labels:
+            return "FAIL"
+        return "PASS" if labels and all(label == "PASS" for label in labels) else "INCONCLUSIVE"
+
+    @property
+    def outcome(self) -> Label:
+        """What the gate exits as: the verdict, with INCONCLUSIVE mapped by ``on_inconclusive`` when it says so."""
+        if self.verdict == "INCONCLUSIVE" and self.on_inconclusive in ("fail", "pass"):
+            return "FAIL" if self.on_inconclusive == "fail" else "PASS"
+        return self.verdict
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "PASS"
 
     @property
     def label(self) -> str:
-        return "PASS" if self.passed else "FAIL"
+        return self.verdict
 
-    def to_dict(self) -> dict[str, Any]:
-        """What ``gate.json`` holds: the verdict, then every guard's outcome."""
-        return {
-            "verdict": self.label,
-            "production": self.production,
-            "candidate": self.candidate,
-            "line": self.line(),
-            "guards": [dataclasses.asdict(o) for o in self.outcomes],
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Verdict:
-        return cls(data["production"], data["candidate"], tuple(GuardOutcome(**o) for o in data["guards"]))
+    @property
+    def errors(self) -> str:
+        """Which error this verdict controls, and at what rate."""
+        a, k = f"{self.alpha:g}", len(self.deciding)
+        approximate = any(g.method == BOOTSTRAP for g in self.deciding)
+        caveat = " (approximately, for the guards tested by the bootstrap over users)" if approximate else ""
+        if self.verdict == "PASS":
+            text = (f"PASS controls the false-PASS rate: a candidate worse than any guard's margin passes with probability "
+                    f"at most {a}{caveat} (each of the {k} guards is a one-sided test at {a}; the gate passes only when "
+                    f"every guard does, so no correction across guards is needed)")  # fmt: skip
+        elif self.verdict == "FAIL":
+            unevaluated = any(not g.evaluated for g in self.deciding)
+            text = (f"FAIL controls the false-FAIL rate: a candidate within every margin fails with probability at most {a}"
+                    f"{caveat} (each guard's test of exceeding its margin, Holm-corrected across the {k} guards)"
+                    + ("; a guard that could not be evaluated fails the gate as well" if unevaluated else ""))  # fmt: skip
+        else:
+            text = (f"INCONCLUSIVE: no guard is shown worse than its margin, and not every guard is shown within it, at {a}. "
+                    "This is not evidence of no drop, and neither error is risked; each undecided guard says how many "
+                    "users would decide it")  # fmt: skip
+            if self.on_inconclusive == "fail":
+                text += ". Treated as FAIL (release.on_inconclusive: fail)"
+            elif self.on_inconclusive == "pass":
+                text += ". Treated as PASS (release.on_inconclusive: pass): the false-PASS rate is then NOT controlled"
+        return text
 
     def line(self) -> str:
-        failed = [o for o in self.outcomes if not o.passed]
-        if not failed:
-            return f"release gate PASS: {self.candidate} keeps all {len(self.outcomes)} guards against {self.production}"
-        return f"release gate FAIL: {self.candidate} against {self.production}: " + "; ".join(o.reason for o in failed)
+        """One line for a terminal or a CI log."""
+        head = f"release gate {self.verdict}"
+        if self.outcome != self.verdict:
+            head += f" (treated as {self.outcome})"
+        if self.verdict == "PASS":
+            return (f"{head}: {self.candidate} is within all {len(self.deciding)} guards' margins against {self.production} "
+                    f"(false-PASS rate <= {self.alpha:g})")  # fmt: skip
+        shown = [g for g in self.deciding if g.verdict == self.verdict] if self.verdict == "FAIL" else \
+            [g for g in self.deciding if g.verdict != "PASS"]  # fmt: skip
+        rate = f" (false-FAIL rate <= {self.alpha:g})" if self.verdict == "FAIL" else ""
+        return f"{head}: {self.candidate} against {self.production}: " + "; ".join(g.reason for g in shown) + rate
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``gate.json`` holds: the verdict, the errors it controls, then every guard's result."""
+        return {
+            "verdict": self.verdict, "outcome": self.outcome, "errors": self.errors, "alpha": self.alpha,
+            "power": self.power, "on_inconclusive": self.on_inconclusive, "production": self.production,
+            "candidate": self.candidate, "line": self.line(), "guards": [dataclasses.asdict(g) for g in self.guards],
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Decision:
+        names = {f.name for f in dataclasses.fields(GuardResult)}
+        guards = []
+        for g in data["guards"]:
+            if "verdict" not in g:  # a gate.json written before guards were tests: its pass/fail as it was decided
+                g = {"guard": g["guard"], "verdict": "PASS" if g.get("passed") else "FAIL", "reason": g["reason"],
+                     "measure": g.get("measure", ""), "dataset": g.get("dataset", ""), "segment": g.get("segment", "all"),
+                     "production": g.get("production"), "candidate": g.get("candidate"), "difference": g.get("delta"),
+                     "drop": g.get("drop"), "method": "point estimates (before one-sided guards)"}  # fmt: skip
+            guards.append(GuardResult(**{k: v for k, v in g.items() if k in names}))
+        return cls(data["production"], data["candidate"], tuple(guards), data.get("alpha", 0.05), data.get("power", 0.8),
+                   data.get("on_inconclusive", "inconclusive"))  # fmt: skip
 
 
 def describe(guard: Guard) -> str:
     """The guard in words.
 
-    >>> from harness.measures.parse import parse_measure
-    >>> describe(Guard(parse_measure("nDCG@10"), segment="new", max_drop_pct=1.0, significant=True))
-    'nDCG@10 on new: drop <= 1% of production, and no significant drop'
+    >>> from harness.measures.spec import Measure
+    >>> describe(Guard(Measure("nDCG", cutoff=10), "max_drop_pct", 1.0, segment="new"))
+    'nDCG@10 on new: drop <= 1% of production'
+    >>> describe(Guard(Measure("P", cutoff=10), "min_gain", 0.002, descriptive=True))
+    'P@10: gain >= 0.002 (descriptive)'
     """
     where = " / ".join(x for x in (guard.dataset, guard.segment) if x)
-    conditions = []
-    if guard.max_drop is not None:
-        conditions.append(f"drop <= {guard.max_drop:g}")
-    if guard.max_drop_pct is not None:
-        conditions.append(f"drop <= {guard.max_drop_pct:g}% of production")
-    if guard.min_gain is not None:
-        conditions.append(f"gain >= {guard.min_gain:g}")
-    if guard.non_inferiority is not None:
-        conditions.append(f"non-inferior within {guard.non_inferiority:g}")
-    text = f"{guard.measure}{' on ' + where if where else ''}: {', '.join(conditions)}"
-    return text + (", and no significant drop" if guard.significant else "")
+    condition = {
+        "max_drop": f"drop <= {guard.threshold:g}",
+        "max_drop_pct": f"drop <= {guard.threshold:g}% of production",
+        "min_gain": f"gain >= {guard.threshold:g}",
+    }[guard.condition]
+    return f"{guard.measure}{' on ' + where if where else ''}: {condition}" + (" (descriptive)" if guard.descriptive else "")
 
 
-@dataclass
-class _Check:
-    """One guard on one dataset, while the gate is being decided."""
+@dataclass(frozen=True)
+class _Tested:
+    """A guard's numbers before the gate's correction: on the aggregate's scale, and its two one-sided p-values."""
 
-    guard: Guard
-    dataset: str
-    where: str
-    row: Any  # the comparisons row of (production, candidate), or None
     production: float
     candidate: float
     drop: float
-    sign: float  # +1 when b - a is candidate - production, -1 when the pair was tested the other way
-    reason: str | None = None  # a failed condition that needs no p-value
-    p_sig: float | None = None  # raw p of the primary test, when the guard asks for no significant drop
-    p_ni: float | None = None  # raw one-sided p of the non-inferiority test
+    margin: float
+    drop_low: float
+    drop_high: float
+    p_pass: float
+    p_fail: float
+    n: int
+    sd: float
+    mde: float
+    n_needed: int | None
+    planned_for: str
+    method: str
 
 
-def evaluate_gate(
-    release: Release,
-    summary: Any,
-    comparisons: Any | None,
-    higher_is_better: dict[str, bool],
-    correction: str = "holm",
-    alpha: float = 0.05,
-) -> Verdict:
-    """The verdict, from the summary and comparisons tables (as written in the results folder)."""
-    production, candidate = release.production, release.candidate
-    outcomes: list[GuardOutcome | None] = []
-    checks: list[tuple[int, _Check]] = []
-    for guard in release.guards:
-        measure, segment = str(guard.measure), guard.segment or "all"
-        text = describe(guard)
-        if guard.dataset:
-            datasets = [guard.dataset]
-        else:  # every dataset, or for a segment guard every dataset that has the segment
-            datasets = sorted(summary[summary["segment"] == segment]["dataset"].unique())
-            if not datasets:
-                reason = f"{measure} / {segment}: cannot be evaluated (no dataset has segment {segment!r})"
-                outcomes.append(GuardOutcome(text, False, reason, measure=measure, segment=segment))
-                continue
-        for dataset in datasets:
-            where = f"{measure} on {dataset}" + ("" if segment == "all" else f" / {segment}")
-            rows = summary[(summary["dataset"] == dataset) & (summary["segment"] == segment) & (summary["measure"] == measure)]
-            values = dict(zip(rows["system"], rows["value"], strict=True))
-            if production not in values or candidate not in values:
-                reason = f"{where}: cannot be evaluated (no values for both systems)"
-                outcomes.append(GuardOutcome(text, False, reason, measure=measure, dataset=dataset, segment=segment))
-                continue
-            prod, cand = float(values[production]), float(values[candidate])
-            higher = higher_is_better.get(measure, True)
-            drop = (prod - cand) if higher else (cand - prod)
-            row, sign = _comparison(comparisons, dataset, segment, measure, production, candidate)
-            check = _Check(guard, dataset, where, row, prod, cand, drop, sign)
-            check.reason = _plain_conditions(guard, where, prod, cand, drop)
-            needs_p = guard.significant or guard.non_inferiority is not None
-            if needs_p and row is None:
-                check.reason = check.reason or f"{where}: no significance test between the two systems"
-            elif guard.significant:
-                check.p_sig = float(row[f"p_{row['primary_test']}"])
-            if guard.non_inferiority is not None and row is not None:
-                check.p_ni = _non_inferiority_p(row, sign, higher, guard.non_inferiority)
-            outcomes.append(None)
-            checks.append((len(outcomes) - 1, check))
-    # one family: every p-value a guard relies on
-    raw = [p for _, c in checks for p in (c.p_sig, c.p_ni) if p is not None]
-    adjusted = iter(correct(np.array(raw, dtype=np.float64), correction).tolist()) if raw else iter(())
-    for index, check in checks:
-        p_sig_adj = next(adjusted) if check.p_sig is not None else None
-        p_ni_adj = next(adjusted) if check.p_ni is not None else None
-        outcomes[index] = _decide(check, p_sig_adj, p_ni_adj, alpha)
-    return Verdict(production, candidate, tuple(o for o in outcomes if o is not None))
+def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float = 0.05,
+                  power_target: float = 0.8, on_inconclusive: str = "inconclusive") -> Decision:  # fmt: skip
+    """The decision from each guard's values on each dataset and segment it applies to: ``(guard, dataset, segment,
+    values)``, values as :class:`PairedValues`, :class:`ResampledValues`, or the reason they could not be had."""
+    tested = [_test(guard, values, alpha, power_target) if not isinstance(values, str) else values
+              for guard, _, _, values in checks]  # fmt: skip
+    deciding = [i for i, t in enumerate(tested) if isinstance(t, _Tested) and not checks[i][0].descriptive]
+    adjusted = correct(np.array([tested[i].p_fail for i in deciding], dtype=np.float64), "holm")  # type: ignore[union-attr]
+    p_fail_adj = dict(zip(deciding, adjusted.tolist(), strict=True))
+    results = []
+    for i, ((guard, dataset, segment, _), t) in enumerate(zip(checks, tested, strict=True)):
+        results.append(_result(guard, dataset, segment, t, p_fail_adj.get(i), alpha, power_target))
+    return Decision(production, candidate, tuple(results), alpha, power_target, on_inconclusive)
 
 
-def _comparison(
-    comparisons: Any | None, dataset: str, segment: str, measure: str, production: str, candidate: str
-) -> tuple[Any, float]:
-    if comparisons is None or not len(comparisons):
-        return None, 1.0
-    pair = comparisons[
-        (comparisons["dataset"] == dataset) & (comparisons["segment"] == segment) & (comparisons["measure"] == measure)
-    ]
-    forward = pair[(pair["system_a"] == production) & (pair["system_b"] == candidate)]
-    if len(forward):
-        return forward.iloc[0], 1.0
-    backward = pair[(pair["system_a"] == candidate) & (pair["system_b"] == production)]
-    return (backward.iloc[0], -1.0) if len(backward) else (None, 1.0)
+def _higher(guard: Guard) -> bool:
+    return REGISTRY.definition(guard.measure).higher(guard.measure)
 
 
-def _plain_conditions(guard: Guard, where: str, prod: float, cand: float, drop: float) -> str | None:
-    """The first failed condition that needs no test, in words; None when all hold."""
-    if guard.max_drop is not None and drop > guard.max_drop + EPSILON:
-        return f"{where} dropped by {drop:.4f} ({prod:.4f} -> {cand:.4f}), more than {guard.max_drop:g}"
-    if guard.max_drop_pct is not None and drop > guard.max_drop_pct / 100 * abs(prod) + EPSILON:
-        share = 100 * drop / abs(prod) if prod else float("inf")
-        return f"{where} dropped by {share:.2f}% ({prod:.4f} -> {cand:.4f}), more than {guard.max_drop_pct:g}%"
-    if guard.min_gain is not None and -drop < guard.min_gain - EPSILON:
-        return f"{where} gained {-drop:.4f} ({prod:.4f} -> {cand:.4f}), less than the required {guard.min_gain:g}"
-    return None
+def _aggregate(guard: Guard) -> str:
+    definition = REGISTRY.definition(guard.measure)
+    return "system" if definition.is_system(guard.measure) else definition.aggregate
 
 
-def _non_inferiority_p(row: Any, sign: float, higher: bool, margin: float) -> float:
-    """One-sided paired t-test of H0: improvement <= -margin, from the comparison's mean difference and t interval."""
+def _test(guard: Guard, values: PairedValues | ResampledValues, alpha: float, target: float) -> _Tested | str:
+    if isinstance(values, ResampledValues):
+        return _test_resampled(guard, values, alpha, target)
+    return _test_paired(guard, values, alpha, target)
+
+
+def _test_paired(guard: Guard, values: PairedValues, alpha: float, target: float) -> _Tested | str:
+    """The one-sided paired t-test of a measure with a value per user, on the per-user excess drop."""
+    aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
+    prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
+    n = int(prod.size)
+    if n < 2:
+        return f"{n} user(s) with values for both systems: a paired test needs 2 or more"
+    r = guard.threshold / 100
+    if aggregate == "gmean":  # ratios of geometric means: differences of logs (relative margins only, see guards.py)
+        lp, lc = np.log(np.maximum(prod, MIN_GEO_MEAN)), np.log(np.maximum(cand, MIN_GEO_MEAN))
+        drops = sign * (lp - lc)
+        margins = np.full(n, -math.log1p(-r) if sign > 0 else math.log1p(r))
+    else:
+        per_user = n if aggregate in ("sum", "count") else 1  # a margin on a sum is n times a margin on the mean
+        drops = sign * (prod - cand)
+        margins = {"max_drop": np.full(n, guard.threshold / per_user), "min_gain": np.full(n, -guard.threshold / per_user),
+                   "max_drop_pct": r * prod}[guard.condition]  # fmt: skip
+    excess = drops - margins
+    t = paired.run_tests(excess, None, ("t",), confidence=1 - 2 * alpha).t  # bounds at 1 - alpha on each side
+    low, high, statistic = float(t.ci_low[0]), float(t.ci_high[0]), float(t.statistic[0])
     from scipy import special
 
-    n = int(row["n_queries"])
-    if n < 2:
-        return float("nan")
-    improvement = float(row["delta"]) * sign * (1.0 if higher else -1.0)
-    half = (float(row["ci_high_t"]) - float(row["ci_low_t"])) / 2
-    se = half / float(special.stdtrit(n - 1, 0.975))
-    if se <= 0:
-        return 0.0 if improvement + margin > 0 else 1.0
-    return float(special.stdtr(n - 1, -(improvement + margin) / se))  # upper tail of Student's t
+    df = n - 1
+    p_pass, p_fail = float(special.stdtr(df, statistic)), float(special.stdtr(df, -statistic))
+    mean_excess = (low + high) / 2
+    se = (high - low) / 2 / float(special.stdtrit(df, 1 - alpha))
+    sd = se * math.sqrt(n)
+    mean_margin = float(aggregate_values(guard.measure, margins)) if aggregate != "gmean" else float(margins[0])
+    if aggregate in ("sum", "count"):
+        mean_margin /= n  # aggregate_values summed them: back to the per-user scale the tests use
+    p_value, c_value = aggregate_values(guard.measure, prod), aggregate_values(guard.measure, cand)
+    scale = _to_drop(aggregate, sign, n, p_value)
+    distance, planned_for = _planned(guard, mean_margin, mean_excess)
+    n_needed = power.sample_size(distance, sd, alpha, target, "one") if distance and math.isfinite(sd) else None
+    mde = power.minimum_detectable_effect(n, sd, alpha, target, "one")
+    return _Tested(
+        p_value, c_value, sign * (p_value - c_value), scale(mean_margin), scale(mean_margin + low), scale(mean_margin + high),
+        p_pass, p_fail, n, sd, scale(mde) - scale(0.0), n_needed, planned_for, T_TEST,
+    )  # fmt: skip
 
 
-def _decide(check: _Check, p_sig_adj: float | None, p_ni_adj: float | None, alpha: float) -> GuardOutcome:
-    row, sign, guard, where = check.row, check.sign, check.guard, check.where
-    delta = check.candidate - check.production
-    ci_low = ci_high = None
-    if row is not None:
-        low, high = float(row["ci_low"]) * sign, float(row["ci_high"]) * sign
-        ci_low, ci_high = min(low, high), max(low, high)
-    shown_p = p_ni_adj if p_ni_adj is not None else p_sig_adj
-    details: dict[str, Any] = {
-        "production": check.production, "candidate": check.candidate, "drop": check.drop, "p_adj": shown_p,
-        "measure": str(guard.measure), "dataset": check.dataset, "segment": guard.segment or "all", "delta": delta,
-        "ci_low": ci_low, "ci_high": ci_high, "p": check.p_ni if check.p_ni is not None else check.p_sig,
-    }  # fmt: skip
+def _to_drop(aggregate: str, sign: float, n: int, production: float) -> Any:
+    """Map a drop on the tests' scale (a mean per user; a mean log ratio for a geometric mean) to the aggregate's."""
+    if aggregate == "gmean":
+        return (lambda x: production * -math.expm1(-x)) if sign > 0 else (lambda x: production * math.expm1(x))
+    if aggregate in ("sum", "count"):
+        return lambda x: x * n
+    return lambda x: x
+
+
+def _planned(guard: Guard, margin: float, excess: float) -> tuple[float, str]:
+    """The distance from the margin that "users needed" plans for, and that case in words."""
+    if guard.condition != "min_gain" and margin > 0:
+        return margin, "for an equal candidate to pass"
+    if guard.condition == "min_gain" and guard.threshold > 0:
+        return -margin, "for an equal candidate to fail"
+    return abs(excess), "if the true difference is the one observed"
+
+
+def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target: float) -> _Tested | str:
+    """A measure with one value per run: the centred bootstrap over users (the comparisons' resamples)."""
+    sign = 1.0 if _higher(guard) else -1.0
+    r = guard.threshold / 100
+
+    def excess(prod: Any, cand: Any) -> Any:
+        margin = {"max_drop": guard.threshold, "min_gain": -guard.threshold}.get(guard.condition)
+        return sign * (prod - cand) - (r * prod if margin is None else margin)
+
+    observed = float(excess(values.production, values.candidate))
+    margin = float(sign * (values.production - values.candidate)) - observed
+    replicates = excess(values.production_replicates, values.candidate_replicates)
+    replicates = replicates[np.isfinite(replicates)]
+    if values.n < 2 or replicates.size < 2 or not math.isfinite(observed):
+        return f"{values.n} user(s): too few to resample"
+    shifted = observed + replicates - replicates.mean()  # the excess's sampling distribution, centred on the estimate
+    b = shifted.size
+    p_pass = float((1 + np.sum(shifted >= 0)) / (b + 1))
+    p_fail = float((1 + np.sum(shifted <= 0)) / (b + 1))
+    low, high = np.quantile(shifted, [alpha, 1 - alpha])
+    se = float(replicates.std(ddof=1))
+    from scipy import special
+
+    z = float(special.ndtri(1 - alpha) + special.ndtri(target))
+    distance, planned_for = _planned(guard, margin, observed)
+    n_needed = math.ceil(values.n * (z * se / distance) ** 2) if distance and se > 0 else None
+    return _Tested(
+        values.production, values.candidate, sign * (values.production - values.candidate), margin, margin + float(low),
+        margin + float(high), p_pass, p_fail, values.n, se * math.sqrt(values.n), z * se, n_needed, planned_for, BOOTSTRAP,
+    )  # fmt: skip
+
+
+def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_fail_adj: float | None, alpha: float,
+            target: float) -> GuardResult:  # fmt: skip
     text = describe(guard)
-    summary = f"{check.production:.4f} -> {check.candidate:.4f}, difference {delta:+.4f}" + (
-        f" [95% CI {ci_low:+.4f}, {ci_high:+.4f}]" if ci_low is not None else ""
-    )
-    p_text = "" if shown_p is None or shown_p != shown_p else f", corrected p = {shown_p:.3g}"
-    if check.reason is not None:
-        detail = f" ({summary[summary.index('difference') :]}{p_text})" if ci_low is not None else ""
-        return GuardOutcome(text, False, check.reason + detail, **details)
-    if p_sig_adj is not None and p_sig_adj == p_sig_adj and p_sig_adj < alpha and check.drop > EPSILON:
-        ci = f" [95% CI {ci_low:+.4f}, {ci_high:+.4f}]" if ci_low is not None else ""
-        reason = f"{where} dropped significantly by {check.drop:.4f}{ci} (corrected p = {p_sig_adj:.3g})"
-        return GuardOutcome(text, False, reason, **details)
-    if guard.non_inferiority is not None and not (p_ni_adj is not None and p_ni_adj == p_ni_adj and p_ni_adj < alpha):
-        p_text = "n/a" if p_ni_adj is None or p_ni_adj != p_ni_adj else f"{p_ni_adj:.3g}"
-        reason = f"{where}: not shown non-inferior within {guard.non_inferiority:g} ({summary}, one-sided corrected p = {p_text})"
-        return GuardOutcome(text, False, reason, **details)
-    if guard.significant and (p_sig_adj is None or p_sig_adj != p_sig_adj):  # say so: the test could not be run
-        p_text = " (no significance test possible: too few queries for the primary test)"
-    return GuardOutcome(text, True, f"{where}: {summary}{p_text}", **details)
+    where = f"{guard.measure} on {dataset}" + ("" if segment == "all" else f" / {segment}")
+    common = {"guard": text, "measure": str(guard.measure), "dataset": dataset, "segment": segment,
+              "condition": guard.condition, "threshold": guard.threshold, "descriptive": guard.descriptive}  # fmt: skip
+    if isinstance(tested, str):
+        verdict: GuardLabel = "DESCRIPTIVE" if guard.descriptive else "FAIL"
+        return GuardResult(verdict=verdict, reason=f"{where}: cannot be evaluated ({tested})", evaluated=False, **common)
+    t = tested
+    numbers = {"production": t.production, "candidate": t.candidate, "difference": t.candidate - t.production,
+               "drop": t.drop, "margin": t.margin, "drop_low": t.drop_low, "drop_high": t.drop_high, "p_pass": t.p_pass,
+               "p_fail": t.p_fail, "p_fail_adj": p_fail_adj, "n_queries": t.n, "sd": t.sd, "mde": t.mde,
+               "n_needed": t.n_needed, "planned_for": t.planned_for, "method": t.method}  # fmt: skip
+    level = f"{1 - alpha:.0%}"
+    gain = guard.condition == "min_gain"
+    # in the guard's own terms: a drop against its allowance, or a gain against the one required
+    value, bound_low, bound_high, limit = (-t.drop, -t.drop_high, -t.drop_low, -t.margin) if gain else \
+        (t.drop, t.drop_low, t.drop_high, t.margin)  # fmt: skip
+    noun = "gain" if gain else "drop"
+    values = f"{t.production:.4f} -> {t.candidate:.4f}, {noun} {value:+.4f}"
+    if guard.descriptive:
+        holds = value >= limit if gain else value <= limit
+        verdict = "DESCRIPTIVE"
+        reason = (f"{where}: {values}, {'within' if holds else 'beyond'} the {limit:.4f} it names "
+                  "(point estimates only: descriptive, does not decide the gate)")
+    elif t.p_pass < alpha:
+        verdict = "PASS"
+        bound = f"lower bound {bound_low:+.4f} > {limit:.4f}" if gain else f"upper bound {bound_high:+.4f} < {limit:.4f}"
+        reason = f"{where}: {values}; one-sided {level} {bound} (p {_p(t.p_pass)})"
+    elif p_fail_adj is not None and p_fail_adj < alpha:
+        verdict = "FAIL"
+        bound = f"upper bound {bound_high:+.4f} < {limit:.4f}" if gain else f"lower bound {bound_low:+.4f} > {limit:.4f}"
+        reason = f"{where}: {values}; one-sided {level} {bound} (Holm-corrected p {_p(p_fail_adj)})"
+    else:
+        verdict = "INCONCLUSIVE"
+        needed = f"about {t.n_needed:,} users would decide it {t.planned_for}" if t.n_needed else \
+            "no number of users would decide it at the observed difference"  # fmt: skip
+        reason = (f"{where}: {values}; one-sided {level} bounds [{bound_low:+.4f}, {bound_high:+.4f}] include the "
+                  f"{limit:.4f} it names. {t.n:,} users detect a distance of {t.mde:.4f} from it with "
+                  f"{target:.0%} power; {needed}")  # fmt: skip
+    return GuardResult(verdict=verdict, reason=reason, **common, **numbers)
+
+
+def _p(p: float) -> str:
+    """``= 0.0123`` or ``< 0.0001``, after "p"."""
+    return f"= {p:.3g}" if p >= 1e-4 else "< 0.0001"
+
+
+def expand(release: Release, available: Sequence[tuple[str, str]]) -> list[tuple[Guard, str, str]]:
+    """Each guard on each dataset and segment it applies to, given the (dataset, segment) pairs that have values.
+
+    A guard without a dataset applies to every dataset (for a segment guard, every dataset
+    with that segment); one that applies nowhere is kept with dataset "" and fails as unevaluated.
+    """
+    out = []
+    for guard in release.guards:
+        segment = guard.segment or "all"
+        datasets = [guard.dataset] if guard.dataset else sorted({d for d, s in available if s == segment})
+        out.extend((guard, dataset, segment) for dataset in datasets or [""])
+    return out
+
+
+def decide_release(release: Release, results: Sequence[RunResult], settings: CompareSettings) -> Decision:
+    """The release decision from the runs' results (their per-query values, and lists for system measures).
+
+    On a cluster, the two systems' per-query values are gathered here (``RunResult.here``):
+    one value per user and measure, never the runs themselves.
+    """
+    by_key = {(r.dataset, r.system): r for r in results}
+    both = [d for d in dict.fromkeys(r.dataset for r in results)
+            if (d, release.production) in by_key and (d, release.candidate) in by_key]  # fmt: skip
+    available = [(d, s) for d in both for s in by_key[(d, release.production)].segment_names()]
+    here: dict[tuple[str, str], RunResult] = {}
+
+    def values(guard: Guard, dataset: str, segment: str) -> Values:
+        if not dataset:
+            return f"no dataset has values for both systems{'' if segment == 'all' else f' in segment {segment!r}'}"
+        if (dataset, segment) not in available:
+            return f"no values for both {release.production} and {release.candidate} on {dataset!r}" + (
+                "" if segment == "all" else f" in segment {segment!r}")
+        rp, rc = by_key[(dataset, release.production)], by_key[(dataset, release.candidate)]
+        measure = guard.measure
+        if REGISTRY.definition(measure).is_system(measure):
+            if rp.lists is None or rc.lists is None or measure not in rp.system_measures or measure not in rc.system_measures:
+                return f"{measure} was not computed from both runs' lists"
+            prod, cand, reps_p, reps_c, n = system_replicates(rp, rc, measure, segment, settings)
+            return ResampledValues(prod, cand, reps_p, reps_c, n)
+        for key, r in (((dataset, release.production), rp), ((dataset, release.candidate), rc)):
+            if key not in here:
+                here[key] = r.here()
+        return paired_values(here[(dataset, release.production)].per_query, here[(dataset, release.candidate)].per_query,
+                             measure, dict(here[(dataset, release.production)].segment_masks()).get(segment),
+                             dict(here[(dataset, release.candidate)].segment_masks()).get(segment))  # fmt: skip
+
+    checks = [(g, d, s, values(g, d, s)) for g, d, s in expand(release, available)]
+    return decide_arrays(checks, release.production, release.candidate, settings.alpha, release.power,
+                         release.on_inconclusive)  # fmt: skip
+
+
+def paired_values(production: PerQuery | None, candidate: PerQuery | None, measure: Measure,
+                  mask_production: np.ndarray | None = None, mask_candidate: np.ndarray | None = None) -> Values:  # fmt: skip
+    """Both systems' values of ``measure`` on the users both were evaluated on (within the masks), NaN pairs left out.
+
+    >>> from harness.measures.spec import Measure
+    >>> a = PerQuery("a", np.array(["u1", "u2", "u3"], dtype=object), (Measure("AP"),), np.array([[0.1], [0.2], [0.3]]),
+    ...              np.ones(3, dtype=bool))
+    >>> b = PerQuery("b", np.array(["u2", "u3"], dtype=object), (Measure("AP"),), np.array([[0.5], [np.nan]]),
+    ...              np.ones(2, dtype=bool))
+    >>> v = paired_values(a, b, Measure("AP"))
+    >>> v.production.tolist(), v.candidate.tolist()
+    ([0.2], [0.5])
+    """
+    if production is None or candidate is None:
+        return "no per-query values"
+    if measure not in production.measures or measure not in candidate.measures:
+        return f"{measure} was not computed for both systems"
+    ids_p, ids_c = production.query_ids.astype(str), candidate.query_ids.astype(str)
+    keep_p = np.ones(ids_p.size, dtype=bool) if mask_production is None else mask_production
+    keep_c = np.ones(ids_c.size, dtype=bool) if mask_candidate is None else mask_candidate
+    _, at_p, at_c = np.intersect1d(ids_p[keep_p], ids_c[keep_c], assume_unique=True, return_indices=True)
+    prod = production.column(measure)[np.flatnonzero(keep_p)[at_p]]
+    cand = candidate.column(measure)[np.flatnonzero(keep_c)[at_c]]
+    defined = ~np.isnan(prod) & ~np.isnan(cand)  # a measure undefined for a user (beyond accuracy) leaves that pair out
+    return PairedValues(prod[defined], cand[defined])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many users a paired t-test needs (Sakai's topic-set-size design): ``n_queries`` for ``power`` to resolve a
+    true distance ``margin`` from the tested value, when the per-user differences have standard deviation ``sd``.
+
+    For a ``max_drop: m`` guard (one-sided) that is the users an equal candidate needs to PASS
+    with that probability; two-sided, the users a comparison needs to detect a difference of m.
+
+    >>> Plan.of(sd=0.23, margin=0.01, sided="two").n_queries
+    4154
+    """
+
+    n_queries: int | None
+    sd: float
+    margin: float
+    alpha: float = 0.05
+    power: float = 0.8
+    sided: str = "one"
+    source: str = "given"
+    n_now: int | None = None
+    power_now: float | None = None
+    mde_now: float | None = None
+
+    @classmethod
+    def of(cls, sd: float, margin: float, alpha: float = 0.05, target: float = 0.8, sided: power.Sided = "one",
+           source: str = "given", n_now: int | None = None) -> Plan:  # fmt: skip
+        if not math.isfinite(sd) or sd < 0:
+            raise HarnessError(f"the standard deviation must be a finite number >= 0, got {sd}", hint="--sd 0.23")
+        if not math.isfinite(margin) or margin <= 0:
+            raise HarnessError(f"the margin must be a number above 0, got {margin}", hint="--margin 0.01")
+        if not 0 < alpha < 1 or not 0 < target < 1:
+            raise HarnessError("alpha and power must lie between 0 and 1", hint="--alpha 0.05 --power 0.8")
+        n = power.sample_size(margin, sd, alpha, target, sided)
+        now = {} if n_now is None else {"n_now": n_now, "power_now": power.power(n_now, margin, sd, alpha, sided),
+                                         "mde_now": power.minimum_detectable_effect(n_now, sd, alpha, target, sided)}  # fmt: skip
+        return cls(n, sd, margin, alpha, target, sided, source, **now)  # type: ignore[arg-type]
+
+    def line(self) -> str:
+        test = "one-sided paired t-test (a max_drop guard)" if self.sided == "one" else "two-sided paired t-test"
+        needed = f"{self.n_queries:,} users" if self.n_queries else "more than 10^9 users"
+        text = (f"{needed}: a {test} at alpha {self.alpha:g} has {self.power:.0%} power to resolve a true distance of "
+                f"{self.margin:g} when the per-user differences have sd {self.sd:.4f} ({self.source})")  # fmt: skip
+        if self.n_now is not None:
+            text += (f". With the {self.n_now:,} users there: power {self.power_now:.0%}, minimum detectable effect "
+                     f"{self.mde_now:.4f}")  # fmt: skip
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def plan_from_results(saved: SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
+                      dataset: str | None = None, segment: str = "all", alpha: float = 0.05, target: float = 0.8,
+                      sided: power.Sided = "one") -> Plan:  # fmt: skip
+    """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
+    (production and candidate of its release gate unless ``systems`` names two)."""
+    from harness.measures.parse import labeller
+
+    config = saved.config
+    release = (config.get("report") or {}).get("release") or {}
+    pair = list(systems) if systems else [release.get("production"), release.get("candidate")]
+    if len(pair) != 2 or None in pair:
+        raise HarnessError(f"{saved.folder} has no release gate to take production and candidate from",
+                           hint="name the two systems: --systems A B")  # fmt: skip
+    datasets = sorted({d["name"] for d in config.get("datasets", [])})
+    if dataset is None:
+        if len(datasets) != 1:
+            raise HarnessError(f"{saved.folder} has {len(datasets)} datasets", hint=f"name one: --dataset {datasets[0]}")
+        dataset = datasets[0]
+    elif dataset not in datasets:
+        raise HarnessError(f"dataset {dataset!r} is not in {saved.folder}", hint=f"use one of {', '.join(datasets)}")
+    label = labeller({name: "" if text == "linear" else text for name, text in (config.get("gain_schemes") or {}).items()})
+    canonical = {label(m): m for m in config.get("measures", [])} | {m: m for m in config.get("measures", [])}
+    if measure not in canonical:
+        import difflib
+
+        close = difflib.get_close_matches(measure, list(canonical), n=3, cutoff=0.4)
+        raise HarnessError(f"measure {measure!r} was not computed in {saved.folder}",
+                           hint=f"did you mean {', '.join(map(repr, close))}?" if close else "harness validate lists them")  # fmt: skip
+    definition = REGISTRY.definition(_parsed(canonical[measure]))
+    if definition.aggregate != "mean" or definition.is_system(_parsed(canonical[measure])):
+        raise HarnessError(f"{measure} is not averaged over users: a paired t-test plan does not describe it",
+                           hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
+    columns = []
+    for system in pair:
+        rows = saved.per_query_of(dataset, system, canonical[measure])
+        if segment != "all":
+            rows = rows[rows["segment"] == segment]
+        if rows.empty:
+            raise HarnessError(f"no per-query values of {system!r} for {measure} on {dataset!r}"
+                               + ("" if segment == "all" else f" in segment {segment!r}"),
+                               hint="check the system, dataset and segment names")  # fmt: skip
+        columns.append(rows.set_index("query_id")["value"])
+    joined = columns[0].to_frame("a").join(columns[1].to_frame("b"), how="inner").dropna()
+    if len(joined) < 2:
+        raise HarnessError("fewer than 2 users with values for both systems", hint="check the segment and systems")
+    differences = (joined["b"] - joined["a"]).to_numpy(dtype=np.float64)
+    t = paired.run_tests(differences, None, ("t",)).t  # the sd from exact sums, as the tests compute it
+    sd = float(t.ci_high[0] - t.ci_low[0]) / 2 / _t_quantile(len(differences) - 1) * math.sqrt(len(differences))
+    where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
+    return Plan.of(sd, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}", len(differences))
+
+
+def _t_quantile(df: int) -> float:
+    from scipy import special
+
+    return float(special.stdtrit(df, 0.975))
+
+
+def _parsed(name: str) -> Measure:
+    from harness.measures.parse import parse_measure
+
+    return parse_measure(name)
+
+
+__all__ = ["Decision", "GuardResult", "PairedValues", "ResampledValues", "Plan", "decide_arrays", "decide_release", "describe", "expand", "paired_values", "plan_from_results"]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness._atomic import atomic_write
 from harness.errors import HarnessError
-from harness.release import Verdict
+from harness.release import Decision
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,7 +54,7 @@ class SavedResults:
     comparisons: pd.DataFrame | None = None
     anova: pd.DataFrame | None = None
     long_tail: pd.DataFrame | None = None  # recommendations per item, by rank (beyond accuracy)
-    verdict: Verdict | None = None
+    verdict: Decision | None = None
     tracking: dict[str, Any] | None = None
 
     def with_tracking(self, tracking: dict[str, Any]) -> SavedResults:
@@ -171,7 +171,7 @@ def read_results(folder: str | Path) -> SavedResults:
         comparisons=_with_generic_ci(table("comparisons")),
         anova=table("anova"),
         long_tail=table("long_tail"),
-        verdict=Verdict.from_dict(json.loads(gate.read_text())) if gate.exists() else None,
+        verdict=Decision.from_dict(json.loads(gate.read_text())) if gate.exists() else None,
         tracking=json.loads(tracking.read_text()) if tracking.exists() else None,
     )
 

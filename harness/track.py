@@ -11,10 +11,11 @@ are the same code and log the same things:
 * params: each dataset's relevance level (``dataset.<name>.relevance_level``), as evaluated;
 * metrics (children): every measure's aggregate under ``metric_key`` (a named gain
   scheme reads ``ndcg_graded_at_10``), and per segment as ``<key>.<segment>``;
-* metrics (parent), with a release gate: ``release_gate_passed`` and, per guard,
-  ``guard.<key>.<dataset>[.<segment>].delta`` / ``.p_adj`` / ``.passed``;
+* metrics (parent), with a release gate: ``release_gate_passed``, ``release_gate_inconclusive``
+  and, per deciding guard, ``guard.<key>.<dataset>[.<segment>].difference`` / ``.drop_high`` /
+  ``.margin`` / ``.p_pass`` / ``.p_fail_adj`` / ``.mde`` / ``.n_needed`` / ``.passed``;
 * tags: system, dataset, harness version, config hash, git commit of the config's
-  folder when it is a git repository; the verdict (``release.verdict``); the
+  folder when it is a git repository; the verdict (``release.verdict``, ``release.outcome``) and the errors it controls (``release.errors``); the
   experiment's and systems' descriptions as the run's note;
 * inputs: every qrels, run and segments file as an MLflow dataset, its sha256 the digest;
 * artifacts: the resolved config, provenance, gate.json, summary, diagnostics and
@@ -201,16 +202,20 @@ def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str
 
     gate = results.verdict.to_dict()
     now = int(time.time() * 1000)
-    tags = [RunTag("release.verdict", gate["verdict"]), RunTag("release.candidate", gate["candidate"]),
-            RunTag("release.production", gate["production"]), RunTag("release.line", gate["line"][:5000])]  # fmt: skip
-    metrics = [Metric("release_gate_passed", 1.0 if gate["verdict"] == "PASS" else 0.0, now, 0)]
+    tags = [RunTag("release.verdict", gate["verdict"]), RunTag("release.outcome", gate["outcome"]),
+            RunTag("release.candidate", gate["candidate"]), RunTag("release.production", gate["production"]),
+            RunTag("release.line", gate["line"][:5000]), RunTag("release.errors", gate["errors"][:5000])]  # fmt: skip
+    metrics = [Metric("release_gate_passed", 1.0 if gate["outcome"] == "PASS" else 0.0, now, 0),
+               Metric("release_gate_inconclusive", 1.0 if gate["verdict"] == "INCONCLUSIVE" else 0.0, now, 0)]  # fmt: skip
     for guard in gate["guards"]:
         if not guard.get("measure") or not guard.get("dataset"):
             continue
         where = ".".join(segment_key(x) for x in (guard["dataset"], guard["segment"]) if x and x != "all")
         base = f"guard.{keys.get(guard['measure'], guard['measure'])}.{where}"
-        metrics.append(Metric(f"{base}.passed", 1.0 if guard["passed"] else 0.0, now, 0))
-        for field in ("delta", "p_adj"):
+        if guard.get("descriptive"):
+            continue
+        metrics.append(Metric(f"{base}.passed", 1.0 if guard["verdict"] == "PASS" else 0.0, now, 0))
+        for field in ("difference", "drop_high", "margin", "p_pass", "p_fail_adj", "mde", "n_needed"):
             if guard.get(field) is not None and guard[field] == guard[field]:
                 metrics.append(Metric(f"{base}.{field}", float(guard[field]), now, 0))
     client.log_batch(run_id, metrics=metrics, tags=tags)

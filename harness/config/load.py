@@ -20,7 +20,9 @@ from typing import Any
 
 import yaml
 
+from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, on_inconclusive
 from harness.config.schema import (
+    DEFAULT_DATASET,
     Dataset,
     Engine,
     Experiment,
@@ -223,7 +225,9 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
     for i, item in enumerate(nodes):
         section = _Section(item, root.source, f"datasets[{i}]")
         section.check_keys(("name", "qrels", "format", "columns", "run_columns", "relevance_level", "segments", "train", "items"))
-        name = section.value("name", str, required=True)
+        # one dataset may go unnamed: it is then "default", the name harness compare and harness.compare key their
+        # random draws by, so the three give the same p-values for the same seed
+        name = section.value("name", str, required=len(nodes) > 1) or DEFAULT_DATASET
         if any(d.name == name for d in out):
             raise section.error("name", f"dataset name {name!r} is used twice", hint="give each dataset its own name")
         qrels = _path(section, "qrels", base)
@@ -513,6 +517,11 @@ def _guard_measure(g: _Section, text: str, measures: tuple[Measure, ...], scheme
     """A guard's measure: one of the expanded measures, by canonical name or by the report's label (``nDCG@10 [graded]``)."""
     label = labeller(dict(schemes))
     by_name = {label(str(m)): m for m in measures} | {str(m): m for m in measures}
+    # the linear scheme's measures carry no [name] in their label; "nDCG@10 [linear]" names them too
+    graded = {m for m in measures if any(p.kind == "gains" for p in REGISTRY.definition(m).params)}
+    for name, gain in schemes:
+        if gain in ("", "linear"):
+            by_name |= {f"{label(str(m))} [{name}]": m for m in graded if "[" not in label(str(m))}
     if text.strip() in by_name:
         return by_name[text.strip()]
     try:
@@ -545,7 +554,7 @@ def _report(
     rel = section.section("release")
     names = [s.name for s in systems]
     if rel is not None:
-        rel.check_keys(("production", "candidate", "guards"))
+        rel.check_keys(("production", "candidate", "guards", "on_inconclusive", "power"))
         production = rel.value("production", str, required=True)
         candidate = rel.value("candidate", str, required=True)
         for key, value in (("production", production), ("candidate", candidate)):
@@ -556,6 +565,15 @@ def _report(
                     f"report.release.{key} {value!r} is not a system",
                     hint=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(names)}",
                 )
+        if production == candidate:
+            raise rel.error("candidate", "report.release.candidate is production itself", hint="name the system to release")
+        try:
+            when_inconclusive = on_inconclusive(rel.value("on_inconclusive", str, "inconclusive"))
+        except GuardSpecError as exc:
+            raise rel.error("on_inconclusive", exc.message, hint=exc.hint) from None
+        power = rel.value("power", float, 0.8)
+        if not 0.5 <= power < 1:
+            raise rel.error("power", f"report.release.power must lie in [0.5, 1), got {power:g}", hint="write power: 0.8")
         guards: list[Guard] = []
         if rel.has("guards"):
             node = rel.raw("guards")
@@ -565,9 +583,7 @@ def _report(
                 )
             for item in node.value:
                 g = _Section(item, root.source, "report.release.guards[]")
-                g.check_keys(
-                    ("measure", "max_drop", "max_drop_pct", "min_gain", "non_inferiority", "significant", "dataset", "segment")
-                )
+                g.check_keys((*GUARD_KEYS, *RETIRED))
                 measure = _guard_measure(g, g.value("measure", str, required=True), measures, schemes)
                 dataset = g.value("dataset", str, None)
                 if dataset is not None and dataset not in [d.name for d in datasets]:
@@ -576,28 +592,27 @@ def _report(
                         f"guard dataset {dataset!r} is not a dataset",
                         hint=f"use one of {', '.join(d.name for d in datasets)}",
                     )
-                bounds: dict[str, float | None] = {}
-                for key in ("max_drop", "max_drop_pct", "min_gain", "non_inferiority"):
-                    value = g.value(key, float, None)
-                    if value is not None and value < 0 and key != "min_gain":
-                        raise g.error(key, f"{key} must be 0 or more, got {value:g}", hint=f"write {key}: 0.005")
-                    bounds[key] = value
-                if all(v is None for v in bounds.values()):
-                    bounds["max_drop"] = 0.0  # a guard with no condition: no drop at all
                 definition = REGISTRY.definition(measure)
-                if bounds["non_inferiority"] is not None and (definition.aggregate != "mean" or definition.is_system(measure)):
+                aggregate = "system" if definition.is_system(measure) else definition.aggregate
+                values = {key: _construct(g.raw(key), root.source) for key in g.items}
+                try:
+                    condition, threshold = guard_condition(values, measure, aggregate)
+                except GuardSpecError as exc:
+                    raise g.error(exc.key, exc.message, hint=exc.hint) from None
+                if aggregate == "system" and any(s.previous is not None for s in systems if s.name in (production, candidate)):
                     raise g.error(
-                        "non_inferiority",
-                        f"non_inferiority is defined for measures averaged over queries; {measure} is not",
-                        hint="use max_drop or significant for this measure",
+                        "measure",
+                        f"{measure} has one value per run, resampled from the runs' lists; a system reused with previous: "
+                        "has only per-query values",
+                        hint="guard a per-query measure, or evaluate both systems from their run files",
                     )
                 guards.append(
                     Guard(
-                        measure, dataset, g.value("segment", str, None), significant=g.value("significant", bool, False),
-                        line=_line(item), **bounds,
+                        measure, condition, threshold, dataset, g.value("segment", str, None),
+                        descriptive=g.value("descriptive", bool, False), line=_line(item),
                     )
                 )  # fmt: skip
-        release = Release(production, candidate, tuple(guards))
+        release = Release(production, candidate, tuple(guards), when_inconclusive, power)
     return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None), release)
 
 

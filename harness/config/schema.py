@@ -5,8 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.config.guards import Condition, OnInconclusive
 from harness.conventions import Conventions
 from harness.measures.spec import Measure
+
+
+DEFAULT_SEED = 20261121  # the paired tests' seed unless stats.seed, --seed or seed= says otherwise
+DEFAULT_DATASET = "default"  # the name of a config's one unnamed dataset, and of the API's and harness compare's data:
+# the tests' random draws are keyed by (seed, dataset, segment, query), so one name gives one p-value everywhere
 
 
 @dataclass(frozen=True)
@@ -99,7 +105,7 @@ class Stats:
     # system measures (coverage, entropy, Gini): replicates of the randomization test and the bootstrap over users;
     # each recomputes the measures over every listed row, so the cost is replicates x run rows (per segment)
     system_resamples: int = 200
-    seed: int = 20261121
+    seed: int = DEFAULT_SEED
     nan: str = "error"  # error | drop: a NaN per-query value stops the run, or drops that query from that comparison
     enabled: bool = True
 
@@ -131,16 +137,14 @@ class Engine:
 
 @dataclass(frozen=True)
 class Guard:
-    """A release guard on one measure (see ``harness.release`` for each condition's meaning)."""
+    """A release guard: one one-sided test of one measure, with a stated margin (:mod:`harness.config.guards`)."""
 
     measure: Measure
-    dataset: str | None = None
+    condition: Condition  # max_drop | max_drop_pct | min_gain
+    threshold: float  # the margin as written: an absolute drop, a percentage of production, or a gain
+    dataset: str | None = None  # None: every dataset (for a segment guard, every dataset that has the segment)
     segment: str | None = None
-    max_drop: float | None = None  # absolute; 0 when no condition is given at all
-    significant: bool = False  # also fail on any significant drop
-    max_drop_pct: float | None = None  # relative to production's value, in percent
-    min_gain: float | None = None  # the candidate must improve by at least this much
-    non_inferiority: float | None = None  # the margin of a one-sided non-inferiority test
+    descriptive: bool = False  # point estimates only: shown, never deciding the gate
     line: int | None = None  # where the config declares it, for errors found when the data is read
 
 
@@ -149,6 +153,8 @@ class Release:
     production: str
     candidate: str
     guards: tuple[Guard, ...] = ()
+    on_inconclusive: OnInconclusive = "inconclusive"  # its own exit code; or mapped to fail / pass
+    power: float = 0.8  # the power "users needed" plans for
 
 
 @dataclass(frozen=True)

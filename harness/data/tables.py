@@ -197,10 +197,22 @@ def _run_block(table: pa.Table, wanted: list[str]) -> pa.Table:
 
 
 def read_table_columns(path: str | Path, key: str, value: str, fmt: str | None = None) -> dict[str, str]:
-    """Two columns of a table as a mapping, e.g. query -> segment."""
+    """Two columns of a table as a mapping, e.g. query -> segment; a key listed twice is an error (which row would win?)."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
     table = _read_table(path, fmt, [key, value])
     keys = _ids(_column(table, key, key, path), key, path).to_pylist()
     values = _ids(_column(table, value, value, path), value, path).to_pylist()
-    return dict(zip(keys, values, strict=True))
+    mapping = dict(zip(keys, values, strict=True))
+    if len(mapping) < len(keys):
+        seen: dict[str, int] = {}
+        for row, k in enumerate(keys):
+            if k in seen:
+                header = 1 if fmt in ("csv", "tsv") else 0  # the data row's line in a delimited file
+                raise InputFormatError(
+                    f"{key} {k!r} is listed twice (rows {seen[k] + 1} and {row + 1})",
+                    path=path, line=row + 1 + header if header else None,
+                    hint=f"keep one row per {key}: each must map to one {value}",
+                )  # fmt: skip
+            seen[k] = row
+    return mapping

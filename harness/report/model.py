@@ -14,7 +14,7 @@ from markupsafe import Markup
 
 from harness.measures.parse import labeller, parse_measure
 from harness.measures.registry import REGISTRY
-from harness.release import Verdict
+from harness.release import Decision
 from harness.report import charts
 from harness.report.format import format_ci, format_delta, format_p, format_value
 from harness.store import SavedResults, previous_folders
@@ -77,7 +77,7 @@ class ReportModel:
     config_hash: str
     mlflow_text: str | None
     mlflow_href: str | None
-    verdict: Verdict | None
+    verdict: Decision | None
     legend: str
     datasets: list[DatasetSection]
     settings: list[tuple[str, str]]
@@ -126,7 +126,7 @@ def what_changed(comparisons: Any, diagnostics: Any, baseline: str | None, label
     return lines
 
 
-def _relabelled(verdict: Verdict | None, measures: list[str], label: Any) -> Verdict | None:
+def _relabelled(verdict: Decision | None, measures: list[str], label: Any) -> Decision | None:
     """The verdict with every measure named as the rest of the report names it (``nDCG@10 [graded]``)."""
     if verdict is None:
         return None
@@ -137,8 +137,8 @@ def _relabelled(verdict: Verdict | None, measures: list[str], label: Any) -> Ver
             text = text.replace(old, new)
         return text
 
-    outcomes = tuple(dataclasses.replace(o, guard=rename(o.guard), reason=rename(o.reason)) for o in verdict.outcomes)
-    return dataclasses.replace(verdict, outcomes=outcomes)
+    guards = tuple(dataclasses.replace(g, guard=rename(g.guard), reason=rename(g.reason)) for g in verdict.guards)
+    return dataclasses.replace(verdict, guards=guards)
 
 
 TREND_RUNS = 20  # the guarded measures over this many of the experiment's latest results folders

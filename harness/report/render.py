@@ -47,8 +47,11 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
     lines = [f"## {_md(model.title)}", ""]
     if model.verdict is not None:
         v = model.verdict
-        lines += [f"**Release gate: {v.label}** ({_md(v.candidate)} against {_md(v.production)})", ""]
-        lines += [f"- {'✅' if o.passed else '❌'} {_md(o.guard)}: {_md(o.reason)}" for o in v.outcomes]
+        treated = "" if v.outcome == v.verdict else f", treated as {v.outcome}"
+        lines += [f"**Release gate: {v.verdict}{treated}** ({_md(v.candidate)} against {_md(v.production)})", ""]
+        lines += [f"_{_md(v.errors)}._", ""]
+        marks = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "❔", "DESCRIPTIVE": "ℹ️"}  # noqa: RUF001
+        lines += [f"- {marks[g.verdict]} {g.verdict} {_md(g.guard)}: {_md(g.reason)}" for g in v.guards]
         lines.append("")
     if model.verdict is None:
         lines += ["No release gate is configured.", ""]

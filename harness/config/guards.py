@@ -1,0 +1,126 @@
+"""What a release guard may say, checked the same way for a YAML config and for ``harness.decide``.
+
+A guard is one one-sided test with a stated margin, in the measure's direction
+(``drop = production - candidate`` for a higher-is-better measure):
+
+=================  ==========================================================================
+``max_drop: m``     non-inferiority at margin m: PASS when the drop's one-sided upper bound is below m
+``max_drop_pct: r`` the same, with the margin r% of production's value (tested exactly, as a ratio)
+``min_gain: g``     superiority by g: PASS when the gain's one-sided lower bound is above g
+=================  ==========================================================================
+
+``descriptive: true`` turns a guard into a comparison of point estimates that is shown
+but never decides the gate (no error rate can be stated for it).
+
+Earlier spellings are refused with the new one rather than silently reinterpreted:
+``significant`` (a FAIL is now always "significantly worse than the margin") and
+``non_inferiority: m`` (now ``max_drop: m``). A guard must state its margin.
+
+>>> from harness.measures.spec import Measure
+>>> guard_condition({"measure": "AP", "max_drop": 0.01}, Measure("AP"), "mean")
+('max_drop', 0.01)
+>>> guard_condition({"measure": "AP", "non_inferiority": 0.01}, Measure("AP"), "mean")
+Traceback (most recent call last):
+harness.config.guards.GuardSpecError: 'non_inferiority' was renamed: a guard is now a one-sided test with a stated margin. Fix: write max_drop: 0.01 (the same non-inferiority test at margin 0.01)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Literal, cast
+
+from harness.errors import ConfigError
+from harness.measures.spec import Measure
+
+Condition = Literal["max_drop", "max_drop_pct", "min_gain"]
+CONDITIONS: tuple[Condition, ...] = ("max_drop", "max_drop_pct", "min_gain")
+OnInconclusive = Literal["inconclusive", "fail", "pass"]
+ON_INCONCLUSIVE: tuple[OnInconclusive, ...] = ("inconclusive", "fail", "pass")
+GUARD_KEYS = ("measure", "dataset", "segment", *CONDITIONS, "descriptive")
+RETIRED = ("significant", "non_inferiority")
+
+
+class GuardSpecError(ConfigError):
+    """A guard that cannot be decided as written; ``key`` is the key at fault (for the config's line)."""
+
+    def __init__(self, key: str, message: str, hint: str) -> None:
+        super().__init__(message, hint=hint)
+        self.key = key
+
+
+def guard_condition(values: Mapping[str, object], measure: Measure, aggregate: str) -> tuple[Condition, float]:
+    """The guard's one condition and its threshold; raises :class:`GuardSpecError` naming the key and the fix.
+
+    ``aggregate``: how the measure is aggregated (``mean``, ``gmean``, ``sum``, ``count``, or
+    ``system`` for one value per run).
+    """
+    for key in RETIRED:
+        if key in values:
+            raise _retired(key, values)
+    given = [key for key in CONDITIONS if values.get(key) is not None]
+    if not given:
+        raise GuardSpecError(
+            "measure",
+            f"the guard on {measure} states no margin",
+            "add max_drop: 0.01 (PASS when shown not worse by 0.01), max_drop_pct: 1 (by 1% of production) "
+            "or min_gain: 0.01 (PASS when shown better by 0.01)",
+        )
+    if len(given) > 1:
+        raise GuardSpecError(
+            given[1],
+            f"the guard on {measure} states {' and '.join(given)}: a guard is one test",
+            "write one guard per condition (the gate passes only when every guard passes)",
+        )
+    condition = cast(Condition, given[0])
+    raw = values[condition]
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(float(raw)):
+        raise GuardSpecError(condition, f"{condition} must be a finite number, got {raw!r}", f"write {condition}: 0.01")
+    threshold = float(raw)
+    if threshold < 0:
+        raise GuardSpecError(
+            condition,
+            f"{condition} must be 0 or more, got {threshold:g}",
+            "a drop is counted in the measure's direction; write min_gain: x to require an improvement"
+            if condition != "min_gain" else "write min_gain: 0 to require any significant improvement",
+        )
+    if condition == "max_drop_pct" and threshold >= 100:
+        raise GuardSpecError(condition, f"max_drop_pct must be below 100, got {threshold:g}", "write max_drop_pct: 5")
+    if aggregate == "gmean" and condition != "max_drop_pct":
+        raise GuardSpecError(
+            condition,
+            f"{measure} is a geometric mean: its differences are tested as ratios, so a margin in its own units is undefined",
+            f"write max_drop_pct: 1 (the candidate's {measure} at least 99% of production's)",
+        )
+    descriptive = values.get("descriptive", False)
+    if not isinstance(descriptive, bool):
+        raise GuardSpecError("descriptive", f"descriptive must be true or false, got {descriptive!r}", "write descriptive: true")
+    return condition, threshold
+
+
+def _retired(key: str, values: Mapping[str, object]) -> GuardSpecError:
+    if key == "non_inferiority":
+        margin = values.get("non_inferiority")
+        return GuardSpecError(
+            key,
+            "'non_inferiority' was renamed: a guard is now a one-sided test with a stated margin",
+            f"write max_drop: {margin} (the same non-inferiority test at margin {margin})",
+        )
+    return GuardSpecError(
+        key,
+        "'significant' was removed: every guard is now a one-sided test, and it FAILs only when the drop is "
+        "significantly larger than its margin",
+        "delete significant: and keep max_drop: m (PASS needs the drop shown below m; "
+        "add descriptive: true for a check of the point estimates alone)",
+    )
+
+
+def on_inconclusive(value: object) -> OnInconclusive:
+    """``release.on_inconclusive``: what an INCONCLUSIVE gate exits as (its own code by default)."""
+    if value not in ON_INCONCLUSIVE:
+        raise GuardSpecError(
+            "on_inconclusive",
+            f"release.on_inconclusive must be one of {', '.join(ON_INCONCLUSIVE)}, got {value!r}",
+            "write on_inconclusive: fail (block the release until enough users decide it)",
+        )
+    return cast(OnInconclusive, value)
