@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.comparison import TESTS, CompareSettings
-from harness.config.schema import DEFAULT_DATASET, DEFAULT_SEED
 from harness.comparison import compare as compare_results
+from harness.config.schema import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
 from harness.errors import HarnessError
 from harness.results import PerQuery, RunResult
 
@@ -89,7 +89,7 @@ def decide(
     guards: Sequence[Mapping[str, object]],
     *,
     alpha: float = 0.05,
-    power: float = 0.8,
+    power: float = DEFAULT_POWER,
     segments: Mapping[str, str] | None = None,
     on_inconclusive: str = "inconclusive",
     dataset: str = DEFAULT_DATASET,
@@ -166,8 +166,8 @@ def decide(
         guard = Guard(measure, condition, threshold, None, segment, bool(spec.get("descriptive", False)))
         prod, cand = tables[production], tables[candidate]
         masks = [None, None] if segment is None else \
-            [np.array([segments.get(q) == segment for q in t.query_ids.astype(str).tolist()], dtype=bool)  # type: ignore[union-attr]
-             for t in (prod, cand)]  # fmt: skip
+            [np.array([segments.get(q) == segment for q in t.query_ids.astype(str).tolist()],  # type: ignore[union-attr]
+                      dtype=np.bool_) for t in (prod, cand)]  # fmt: skip
         checks.append((guard, dataset, segment or "all", paired_values(prod, cand, measure, masks[0], masks[1])))
     return decide_arrays(checks, production, candidate, alpha, power, policy)
 

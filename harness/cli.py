@@ -30,7 +30,7 @@ import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO, cast
 
 from harness import __version__
 from harness.config.schema import DEFAULT_DATASET, DEFAULT_SEED
@@ -508,10 +508,11 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.release import Plan, plan_from_results
 
-    sided = "two" if args.two_sided else "one"
+    sided: Literal["one", "two"] = "two" if args.two_sided else "one"
     if (args.results_dir is None) == (args.sd is None):
         raise HarnessError("give either a results folder or --sd, not both or neither",
-                           hint="harness plan RESULTS_DIR --measure nDCG@10 --margin 0.01, or harness plan --sd 0.2 --margin 0.01")  # fmt: skip
+                           hint="harness plan RESULTS_DIR --measure nDCG@10 --margin 0.01, "
+                                "or harness plan --sd 0.2 --margin 0.01")  # fmt: skip
     if args.results_dir is not None:
         from harness.store import read_results
 

@@ -40,6 +40,7 @@ the same way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
@@ -47,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.config.schema import DEFAULT_SEED
+from harness.config.schema import DEFAULT_POWER, DEFAULT_SEED
 from harness.errors import ComparisonError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
@@ -330,6 +331,7 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
             "effect_size": nan, "higher_is_better": definition.higher(m), "wins": 0, "ties": 0, "losses": 0,
             "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0, "p_tukey_hsd": nan, "n_queries_tukey": 0,
             "p_floor": 1.0 / (replicates + 1), "p_randomization": p_swap, "p_bootstrap": p_boot,
+            "mde": nan, "n_needed": nan,
         }  # fmt: skip
         for test in settings.tests:
             row.setdefault(f"p_{test}", nan)
@@ -531,8 +533,27 @@ def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: Compar
         }  # fmt: skip
         for test in settings.tests:
             row[f"p_{test}"] = float(p[test][i])
+        row["mde"], row["n_needed"] = _planning(n, float(t.ci_low[i]), float(t.ci_high[i]), settings.alpha, to_scale)
         out.append(row)
     return out
+
+
+def _planning(n: int, low: float, high: float, alpha: float, to_scale: Callable[[float], float]) -> tuple[float, float]:
+    """(the smallest difference these n queries detect with 80% power, the queries that would detect the observed one):
+    the two-sided paired t-test at alpha before correction, with the sd of the differences its 95% interval implies.
+
+    NaN below 2 queries, or when the differences are constant (their sd 0: any difference is detected).
+    """
+    from scipy import special
+
+    from harness.stats import power
+
+    if n < 2 or not (high > low):
+        return float("nan"), float("nan")
+    sd = (high - low) / 2 / float(special.stdtrit(n - 1, 0.975)) * math.sqrt(n)
+    mde = to_scale(power.minimum_detectable_effect(n, sd, alpha, DEFAULT_POWER, "two")) - to_scale(0.0)
+    needed = power.sample_size(abs(low + high) / 2, sd, alpha, DEFAULT_POWER, "two")
+    return float(mde), float("nan") if needed is None else float(needed)
 
 
 def _interval_mapping(aggregate: str, n: int, mean_a: float):  # type: ignore[no-untyped-def]

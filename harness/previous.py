@@ -28,7 +28,6 @@ from harness.errors import ConfigError
 from harness.results import PerQuery, RunResult
 from harness.store import SavedResults, read_results
 
-
 KINDS = {"qrels": "judgments", "train": "training interactions", "items": "item catalogue", "segments": "segments"}
 
 
@@ -87,7 +86,8 @@ def previous_result(
         if role not in current:
             detail = f"it was evaluated with {kind} for dataset {dataset.name!r}, and this config gives none"
         elif role not in recorded:
-            detail = f"its values for dataset {dataset.name!r} were computed without {kind} (none recorded there), and this config gives {kind}"
+            detail = (f"its values for dataset {dataset.name!r} were computed without {kind} (none recorded there), "
+                      f"and this config gives {kind}")
         else:
             path = dict(compared_inputs(dataset))[role]
             detail = (f"its {kind} for dataset {dataset.name!r} differ from {path} "

@@ -48,13 +48,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from harness.comparison import CompareSettings, system_replicates
-from harness.config.schema import Guard, Release
+from harness.config.schema import DEFAULT_POWER, Guard, Release
 from harness.errors import HarnessError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
 from harness.stats import paired, power
 from harness.stats.correction import correct
+from harness.stats.power import Sided
 
 if TYPE_CHECKING:
     from harness.store import SavedResults
@@ -144,7 +145,7 @@ class Decision:
     candidate: str
     guards: tuple[GuardResult, ...]
     alpha: float = 0.05
-    power: float = 0.8
+    power: float = DEFAULT_POWER
     on_inconclusive: str = "inconclusive"
 
     @property
@@ -397,16 +398,18 @@ def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_f
             target: float) -> GuardResult:  # fmt: skip
     text = describe(guard)
     where = f"{guard.measure} on {dataset}" + ("" if segment == "all" else f" / {segment}")
-    common = {"guard": text, "measure": str(guard.measure), "dataset": dataset, "segment": segment,
-              "condition": guard.condition, "threshold": guard.threshold, "descriptive": guard.descriptive}  # fmt: skip
+    base = GuardResult(guard=text, verdict="FAIL", reason="", measure=str(guard.measure), dataset=dataset, segment=segment,
+                       condition=guard.condition, threshold=guard.threshold, descriptive=guard.descriptive)  # fmt: skip
     if isinstance(tested, str):
         verdict: GuardLabel = "DESCRIPTIVE" if guard.descriptive else "FAIL"
-        return GuardResult(verdict=verdict, reason=f"{where}: cannot be evaluated ({tested})", evaluated=False, **common)
+        return dataclasses.replace(base, verdict=verdict, reason=f"{where}: cannot be evaluated ({tested})", evaluated=False)
     t = tested
-    numbers = {"production": t.production, "candidate": t.candidate, "difference": t.candidate - t.production,
-               "drop": t.drop, "margin": t.margin, "drop_low": t.drop_low, "drop_high": t.drop_high, "p_pass": t.p_pass,
-               "p_fail": t.p_fail, "p_fail_adj": p_fail_adj, "n_queries": t.n, "sd": t.sd, "mde": t.mde,
-               "n_needed": t.n_needed, "planned_for": t.planned_for, "method": t.method}  # fmt: skip
+    base = dataclasses.replace(
+        base, production=t.production, candidate=t.candidate, difference=t.candidate - t.production, drop=t.drop,
+        margin=t.margin, drop_low=t.drop_low, drop_high=t.drop_high, p_pass=t.p_pass, p_fail=t.p_fail,
+        p_fail_adj=p_fail_adj, n_queries=t.n, sd=t.sd, mde=t.mde, n_needed=t.n_needed, planned_for=t.planned_for,
+        method=t.method,
+    )  # fmt: skip
     level = f"{1 - alpha:.0%}"
     gain = guard.condition == "min_gain"
     # in the guard's own terms: a drop against its allowance, or a gain against the one required
@@ -434,7 +437,7 @@ def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_f
         reason = (f"{where}: {values}; one-sided {level} bounds [{bound_low:+.4f}, {bound_high:+.4f}] include the "
                   f"{limit:.4f} it names. {t.n:,} users detect a distance of {t.mde:.4f} from it with "
                   f"{target:.0%} power; {needed}")  # fmt: skip
-    return GuardResult(verdict=verdict, reason=reason, **common, **numbers)
+    return dataclasses.replace(base, verdict=verdict, reason=reason)
 
 
 def _p(p: float) -> str:
@@ -448,7 +451,7 @@ def expand(release: Release, available: Sequence[tuple[str, str]]) -> list[tuple
     A guard without a dataset applies to every dataset (for a segment guard, every dataset
     with that segment); one that applies nowhere is kept with dataset "" and fails as unevaluated.
     """
-    out = []
+    out: list[tuple[Guard, str, str]] = []
     for guard in release.guards:
         segment = guard.segment or "all"
         datasets = [guard.dataset] if guard.dataset else sorted({d for d, s in available if s == segment})
@@ -536,7 +539,7 @@ class Plan:
     sd: float
     margin: float
     alpha: float = 0.05
-    power: float = 0.8
+    power: float = DEFAULT_POWER
     sided: str = "one"
     source: str = "given"
     n_now: int | None = None
@@ -544,7 +547,7 @@ class Plan:
     mde_now: float | None = None
 
     @classmethod
-    def of(cls, sd: float, margin: float, alpha: float = 0.05, target: float = 0.8, sided: power.Sided = "one",
+    def of(cls, sd: float, margin: float, alpha: float = 0.05, target: float = 0.8, sided: Sided = "one",
            source: str = "given", n_now: int | None = None) -> Plan:  # fmt: skip
         if not math.isfinite(sd) or sd < 0:
             raise HarnessError(f"the standard deviation must be a finite number >= 0, got {sd}", hint="--sd 0.23")
@@ -573,7 +576,7 @@ class Plan:
 
 def plan_from_results(saved: SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
                       dataset: str | None = None, segment: str = "all", alpha: float = 0.05, target: float = 0.8,
-                      sided: power.Sided = "one") -> Plan:  # fmt: skip
+                      sided: Sided = "one") -> Plan:  # fmt: skip
     """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
     (production and candidate of its release gate unless ``systems`` names two)."""
     from harness.measures.parse import labeller
@@ -598,7 +601,8 @@ def plan_from_results(saved: SavedResults, measure: str, margin: float, systems:
 
         close = difflib.get_close_matches(measure, list(canonical), n=3, cutoff=0.4)
         raise HarnessError(f"measure {measure!r} was not computed in {saved.folder}",
-                           hint=f"did you mean {', '.join(map(repr, close))}?" if close else "harness validate lists them")  # fmt: skip
+                           hint=f"did you mean {', '.join(map(repr, close))}?" if close else
+                           "harness validate lists them")  # fmt: skip
     definition = REGISTRY.definition(_parsed(canonical[measure]))
     if definition.aggregate != "mean" or definition.is_system(_parsed(canonical[measure])):
         raise HarnessError(f"{measure} is not averaged over users: a paired t-test plan does not describe it",
@@ -635,4 +639,7 @@ def _parsed(name: str) -> Measure:
     return parse_measure(name)
 
 
-__all__ = ["Decision", "GuardResult", "PairedValues", "ResampledValues", "Plan", "decide_arrays", "decide_release", "describe", "expand", "paired_values", "plan_from_results"]
+__all__ = [
+    "Decision", "GuardResult", "PairedValues", "Plan", "ResampledValues", "decide_arrays", "decide_release", "describe",
+    "expand", "paired_values", "plan_from_results",
+]  # fmt: skip

@@ -15,7 +15,8 @@ are the same code and log the same things:
   and, per deciding guard, ``guard.<key>.<dataset>[.<segment>].difference`` / ``.drop_high`` /
   ``.margin`` / ``.p_pass`` / ``.p_fail_adj`` / ``.mde`` / ``.n_needed`` / ``.passed``;
 * tags: system, dataset, harness version, config hash, git commit of the config's
-  folder when it is a git repository; the verdict (``release.verdict``, ``release.outcome``) and the errors it controls (``release.errors``); the
+  folder when it is a git repository; the verdict (``release.verdict``, ``release.outcome``) and
+  the errors it controls (``release.errors``); the
   experiment's and systems' descriptions as the run's note;
 * inputs: every qrels, run and segments file as an MLflow dataset, its sha256 the digest;
 * artifacts: the resolved config, provenance, gate.json, summary, diagnostics and

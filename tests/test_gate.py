@@ -41,7 +41,8 @@ def _config(tmp_path: Path, guards: str, tracking: str = "{enabled: false}", rep
     (tmp_path / "qrels.txt").write_text("".join(qrels))
     for name, lines in runs.items():
         (tmp_path / f"{name}.run").write_text("".join(lines))
-    (tmp_path / "seg.csv").write_text("query,segment\n" + "".join(f"q{q:02d},{'head' if q < 25 else 'tail'}\n" for q in range(50)))
+    segments = "".join(f"q{q:02d},{'head' if q < 25 else 'tail'}\n" for q in range(50))
+    (tmp_path / "seg.csv").write_text("query,segment\n" + segments)
     third = "\n  - {name: x, runs: {d: c.run}}" if extra_system else ""
     path = tmp_path / "exp.yaml"
     path.write_text(
@@ -62,7 +63,8 @@ def _config(tmp_path: Path, guards: str, tracking: str = "{enabled: false}", rep
         + "".join(f"      - {g}\n" for g in guards.split(" ; "))
         + "output: out\n"
     )
-    assert release_extra or extra_system or path.read_text().splitlines()[GUARD_LINE - 1].startswith("      - "), "GUARD_LINE moved"
+    moved = release_extra or extra_system  # a line more above the guards
+    assert moved or path.read_text().splitlines()[GUARD_LINE - 1].startswith("      - "), "GUARD_LINE moved"
     return path
 
 
@@ -104,7 +106,8 @@ def test_exit_code_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, g
     folder = Path(str(outcome["results_dir"]))
     saved = json.loads((folder / "gate.json").read_text())  # saved with the results, whatever happened after
     assert saved["verdict"] == gate.upper() and saved["errors"] == outcome["gate_errors"]
-    assert {"pass": "false-PASS rate", "fail": "false-FAIL rate", "inconclusive": "not evidence of no drop"}[gate] in saved["errors"]
+    statement = {"pass": "false-PASS rate", "fail": "false-FAIL rate", "inconclusive": "not evidence of no drop"}[gate]
+    assert statement in saved["errors"]
     (guard_result,) = saved["guards"]
     a, b = _per_query(folder, "nDCG@5", "a"), _per_query(folder, "nDCG@5", candidate)
     assert guard_result["drop"] == pytest.approx(a.mean() - b.mean(), abs=1e-12)
@@ -128,8 +131,8 @@ def test_verdict_and_the_errors_it_controls_are_on_the_parent_run(tmp_path: Path
     from mlflow import MlflowClient
 
     config = _config(tmp_path, "{measure: nDCG@5, max_drop: 0.0}", "{enabled: true}", "on", candidate="c")
-    config.write_text(config.read_text().replace("measures: [nDCG@5, AP, P@5]",
-                                                 "measures: [nDCG@5, AP, P@5]\ngains: {linear: linear, graded: {1: 1, 2: 3}}"))  # fmt: skip
+    graded = "measures: [nDCG@5, AP, P@5]\ngains: {linear: linear, graded: {1: 1, 2: 3}}"
+    config.write_text(config.read_text().replace("measures: [nDCG@5, AP, P@5]", graded))
     code, outcome, err = _run(config)
     assert code == 3, err
     client = MlflowClient(tracking_uri=str(outcome["tracking_uri"]))
@@ -191,8 +194,8 @@ def test_on_inconclusive_must_be_a_known_policy(tmp_path: Path) -> None:
 @pytest.mark.parametrize("label", ["'nDCG@5 [graded]'", "'nDCG@5 [linear]'", "nDCG@5"])
 def test_guard_accepts_the_reports_label(tmp_path: Path, label: str) -> None:
     config = _config(tmp_path, f"{{measure: {label}, max_drop: 0.5}}")
-    config.write_text(config.read_text().replace("measures: [nDCG@5, AP, P@5]",
-                                                 "measures: [nDCG@5, AP]\ngains: {linear: linear, graded: {1: 1, 2: 3}}"))  # fmt: skip
+    graded = "measures: [nDCG@5, AP]\ngains: {linear: linear, graded: {1: 1, 2: 3}}"
+    config.write_text(config.read_text().replace("measures: [nDCG@5, AP, P@5]", graded))
     code, outcome, err = _run(config)
     assert code == 0, err
     saved = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())

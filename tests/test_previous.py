@@ -39,7 +39,8 @@ def _many_queries(tmp_path: Path, guard: str, extra_system: bool = False) -> Pat
     third = "\n  - {name: c, runs: {d: c.run}}" if extra_system else ""
     path = tmp_path / "exp.yaml"
     path.write_text(
-        f"experiment: ni\ndatasets: [{{name: d, qrels: qrels.txt, train: {{path: train.csv}}}}]\nsystems:\n  - {{name: a, runs: {{d: a.run}}}}\n"
+        "experiment: ni\ndatasets: [{name: d, qrels: qrels.txt, train: {path: train.csv}}]\n"
+        "systems:\n  - {name: a, runs: {d: a.run}}\n"
         f"  - {{name: b, runs: {{d: b.run}}}}{third}\nmeasures: [nDCG@5, AP, P@5]\nbaseline: a\n"
         "stats: {permutations: 500, resamples: 500}\ntracking: {enabled: false}\nreport:\n  enabled: false\n"
         f"  release: {{production: a, candidate: b, guards: [{guard}]}}\noutput: out\n"
@@ -115,7 +116,8 @@ def test_reused_values_from_an_mlflow_run(tmp_path: Path) -> None:
         (lambda tmp: (tmp / "exp.yaml").write_text((tmp / "exp.yaml").read_text().replace(", train: {path: train.csv}", "")),
          r"it was evaluated with training interactions for dataset 'd', and this config gives none"),
         (lambda tmp: ((tmp / "seg.csv").write_text("query,segment\nq00,x\n"), (tmp / "exp.yaml").write_text(
-            (tmp / "exp.yaml").read_text().replace("train: {path: train.csv}", "train: {path: train.csv}, segments: {path: seg.csv}"))),
+            (tmp / "exp.yaml").read_text().replace("train: {path: train.csv}",
+                                                   "train: {path: train.csv}, segments: {path: seg.csv}"))),
          r"computed without segments \(none recorded there\), and this config gives segments"),
     ],
     ids=["other-qrels", "other-conventions", "missing-measure", "training-lost-a-third", "training-dropped", "segments-added"],

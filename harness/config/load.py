@@ -23,6 +23,7 @@ import yaml
 from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, on_inconclusive
 from harness.config.schema import (
     DEFAULT_DATASET,
+    DEFAULT_POWER,
     Dataset,
     Engine,
     Experiment,
@@ -571,7 +572,7 @@ def _report(
             when_inconclusive = on_inconclusive(rel.value("on_inconclusive", str, "inconclusive"))
         except GuardSpecError as exc:
             raise rel.error("on_inconclusive", exc.message, hint=exc.hint) from None
-        power = rel.value("power", float, 0.8)
+        power = rel.value("power", float, DEFAULT_POWER)
         if not 0.5 <= power < 1:
             raise rel.error("power", f"report.release.power must lie in [0.5, 1), got {power:g}", hint="write power: 0.8")
         guards: list[Guard] = []

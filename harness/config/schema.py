@@ -9,8 +9,8 @@ from harness.config.guards import Condition, OnInconclusive
 from harness.conventions import Conventions
 from harness.measures.spec import Measure
 
-
 DEFAULT_SEED = 20261121  # the paired tests' seed unless stats.seed, --seed or seed= says otherwise
+DEFAULT_POWER = 0.8  # what "users needed" and the minimum detectable effect plan for, unless release.power says otherwise
 DEFAULT_DATASET = "default"  # the name of a config's one unnamed dataset, and of the API's and harness compare's data:
 # the tests' random draws are keyed by (seed, dataset, segment, query), so one name gives one p-value everywhere
 
@@ -154,7 +154,7 @@ class Release:
     candidate: str
     guards: tuple[Guard, ...] = ()
     on_inconclusive: OnInconclusive = "inconclusive"  # its own exit code; or mapped to fail / pass
-    power: float = 0.8  # the power "users needed" plans for
+    power: float = DEFAULT_POWER  # the power "users needed" plans for
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,7 @@ class ReportModel:
     finished: str
     warnings: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
+    release_changes: Table | None = None  # candidate against production, before the changes of reference systems
     top_queries: int = TOP_QUERIES
     trend_charts: list[Markup] = field(default_factory=list)
 
@@ -353,6 +354,41 @@ def _against_baseline(
     return Table([("measure", "text"), *[(f"{s} − {baseline}", "text") for s in others]], table_rows)
 
 
+def release_changes(comparisons: Any, production: str, candidate: str, label: Any) -> Table | None:
+    """What the release changes: candidate against production, one row per dataset x segment x measure, significant
+    losses first, then what these users cannot tell (with the smallest difference they detect and the users that would
+    detect the observed one), then significant gains."""
+    if comparisons is None or not len(comparisons):
+        return None
+    forward = (comparisons["system_a"] == production) & (comparisons["system_b"] == candidate)
+    backward = (comparisons["system_a"] == candidate) & (comparisons["system_b"] == production)
+    ranked = []
+    for r in comparisons[forward | backward].itertuples():
+        sign = 1.0 if r.system_a == production else -1.0  # candidate - production
+        delta, (low, high) = sign * r.delta, sorted((sign * r.ci_low, sign * r.ci_high))
+        better = (delta > 0) == bool(r.higher_is_better)
+        kind = 2 if not r.significant or delta == 0 else (3 if better else 1)  # 1 losses, 2 undecided, 3 gains
+        mde = getattr(r, "mde", float("nan"))
+        needed = getattr(r, "n_needed", float("nan"))
+        prod, cand = (r.mean_a, r.mean_b) if sign > 0 else (r.mean_b, r.mean_a)
+        cells = [
+            Cell(str(r.dataset)), Cell(str(r.segment)), Cell(label(r.measure)),
+            Cell(format_value(prod), _num(prod)), Cell(format_value(cand), _num(cand)),
+            Cell(format_delta(delta), _num(delta), {1: "sig-down", 3: "sig-up"}.get(kind, ""), note=format_ci(low, high)),
+            Cell(format_p(r.p_adj), _num(r.p_adj)),
+            Cell("" if kind != 2 or mde != mde else format_value(mde), _num(mde)),
+            Cell("" if kind != 2 or needed != needed else f"{int(needed):,}", _num(needed)),
+        ]  # fmt: skip
+        ranked.append(((kind, -abs(delta) if kind == 1 else 0.0), cells))
+    if not ranked:
+        return None
+    ranked.sort(key=lambda pair: pair[0])
+    columns = [("dataset", "text"), ("segment", "text"), ("measure", "text"), (production, "num"), (candidate, "num"),
+               ("difference (95% CI)", "num"), ("p (corrected)", "num"), ("MDE (80% power)", "num"),
+               ("users to detect it", "num")]  # fmt: skip
+    return Table(columns, [cells for _, cells in ranked], id="release-changes")
+
+
 def _families(measures: list[str]) -> dict[str, list[tuple[int, str]]]:
     """Measures that differ only in their cutoff: 'nDCG' -> [(5, 'nDCG@5'), (10, 'nDCG@10')]."""
     families: dict[str, list[tuple[int, str]]] = {}
@@ -547,8 +583,10 @@ def build_model(results: SavedResults) -> ReportModel:
             "there, and the bootstrap is not computed."
         )
     changes = what_changed(comparisons, diagnostics, baseline, label)
+    release = (config.get("report") or {}).get("release")
+    release_table = release_changes(comparisons, release["production"], release["candidate"], label) if release else None
     return ReportModel(
-        changes=changes, trend_charts=trend_charts(results, label),
+        changes=changes, trend_charts=trend_charts(results, label), release_changes=release_table,
         title=(config.get("report") or {}).get("title") or config["name"], experiment=config["name"],
         description=config.get("description") or "",
         started=provenance["started"], harness_version=provenance["versions"]["harness"], config_hash=provenance["config_hash"],

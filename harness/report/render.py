@@ -50,7 +50,7 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
         treated = "" if v.outcome == v.verdict else f", treated as {v.outcome}"
         lines += [f"**Release gate: {v.verdict}{treated}** ({_md(v.candidate)} against {_md(v.production)})", ""]
         lines += [f"_{_md(v.errors)}._", ""]
-        marks = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "❔", "DESCRIPTIVE": "ℹ️"}  # noqa: RUF001
+        marks = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "❔", "DESCRIPTIVE": "ℹ️"}
         lines += [f"- {marks[g.verdict]} {g.verdict} {_md(g.guard)}: {_md(g.reason)}" for g in v.guards]
         lines.append("")
     if model.verdict is None:
