@@ -477,11 +477,11 @@ def _frames(results: list[RunResult], settings: CompareSettings | None = None) -
     return per_query_frame, summary, diagnostics, (pd.DataFrame(tail) if tail else None)
 
 
-def decide_gate(experiment: Experiment, results: list[RunResult]) -> Decision | None:
+def decide_gate(experiment: Experiment, results: list[RunResult], comparisons: Any = None) -> Decision | None:
     """The release decision, from the results in memory; None when no release is configured."""
     if experiment.report.release is None:
         return None
-    return decide_release(experiment.report.release, results, compare_settings(experiment))
+    return decide_release(experiment.report.release, results, compare_settings(experiment), comparisons)
 
 
 def save_results(
@@ -519,7 +519,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
         tables = comparison_tables(experiment, results, progress, tested_elsewhere)
         frames = _frames(results, compare_settings(experiment))
-        verdict = decide_gate(experiment, results)
+        verdict = decide_gate(experiment, results, tables.get("comparisons"))
         progress("writing results")  # while a cluster is up: its workers write the per-query values they hold
         saved = save_results(experiment, results, tables, started, argv if argv is not None else sys.argv, verdict, frames)
     outcome = Outcome(results_dir=saved.folder, results=saved)

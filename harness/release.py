@@ -85,7 +85,23 @@ class ResampledValues:
     n: int
 
 
-Values = PairedValues | ResampledValues | str  # a str: why the guard cannot be evaluated
+@dataclass(frozen=True)
+class PairedInterval:
+    """The paired t-test's 95% interval of candidate - production per user (``low``, ``high``, over ``n`` users) and both
+    aggregates over those users: what a comparisons row holds, from exact sums on any engine.
+
+    An absolute margin only shifts the per-user differences, so a ``max_drop`` or ``min_gain``
+    guard on a mean follows from this interval alone, bit for bit however it was computed.
+    """
+
+    production: float
+    candidate: float
+    n: int
+    low: float
+    high: float
+
+
+Values = PairedValues | PairedInterval | ResampledValues | str  # a str: why the guard cannot be evaluated
 
 
 @dataclass(frozen=True)
@@ -297,10 +313,53 @@ def _aggregate(guard: Guard) -> str:
     return "system" if definition.is_system(guard.measure) else definition.aggregate
 
 
-def _test(guard: Guard, values: PairedValues | ResampledValues, alpha: float, target: float) -> _Tested | str:
+def _test(guard: Guard, values: PairedValues | PairedInterval | ResampledValues, alpha: float, target: float) -> _Tested | str:
     if isinstance(values, ResampledValues):
         return _test_resampled(guard, values, alpha, target)
+    if isinstance(values, PairedValues) and shifts_only(guard):
+        values = interval_of(values, guard.measure)
+    if isinstance(values, PairedInterval):
+        return _test_interval(guard, values, alpha, target)
     return _test_paired(guard, values, alpha, target)
+
+
+def shifts_only(guard: Guard) -> bool:
+    """The guard's margin only shifts the per-user differences of a mean: its test follows from their t interval."""
+    return guard.condition in ("max_drop", "min_gain") and _aggregate(guard) == "mean"
+
+
+def interval_of(values: PairedValues, measure: Measure) -> PairedInterval:
+    """The paired t interval of candidate - production and both aggregates, from exact sums, as the comparisons compute
+    them."""
+    prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
+    t = paired.run_tests(cand - prod, None, ("t",)).t
+    return PairedInterval(aggregate_values(measure, prod), aggregate_values(measure, cand), int(prod.size),
+                          float(t.ci_low[0]), float(t.ci_high[0]))  # fmt: skip
+
+
+def _test_interval(guard: Guard, values: PairedInterval, alpha: float, target: float) -> _Tested | str:
+    """A mean with an absolute margin: the one-sided t-test of the excess drop, from the differences' t interval."""
+    from scipy import special
+
+    n = values.n
+    if n < 2 or not (math.isfinite(values.low) and math.isfinite(values.high)):
+        return f"{n} user(s) with values for both systems: a paired test needs 2 or more"
+    sign = 1.0 if _higher(guard) else -1.0
+    df = n - 1
+    se = (values.high - values.low) / 2 / float(special.stdtrit(df, 0.975))
+    margin = guard.threshold if guard.condition == "max_drop" else -guard.threshold
+    excess = -sign * (values.low + values.high) / 2 - margin  # the mean drop beyond the margin
+    statistic = excess / se if se > 0 else (0.0 if excess == 0 else math.copysign(math.inf, excess))
+    p_pass, p_fail = float(special.stdtr(df, statistic)), float(special.stdtr(df, -statistic))
+    reach = float(special.stdtrit(df, 1 - alpha)) * se
+    sd = se * math.sqrt(n)
+    distance, planned_for = _planned(guard, margin, excess)
+    n_needed = power.sample_size(distance, sd, alpha, target, "one") if distance else None
+    return _Tested(
+        values.production, values.candidate, sign * (values.production - values.candidate), margin, margin + excess - reach,
+        margin + excess + reach, p_pass, p_fail, n, sd, power.minimum_detectable_effect(n, sd, alpha, target, "one"),
+        n_needed, planned_for, T_TEST,
+    )  # fmt: skip
 
 
 def _test_paired(guard: Guard, values: PairedValues, alpha: float, target: float) -> _Tested | str:
@@ -459,11 +518,14 @@ def expand(release: Release, available: Sequence[tuple[str, str]]) -> list[tuple
     return out
 
 
-def decide_release(release: Release, results: Sequence[RunResult], settings: CompareSettings) -> Decision:
+def decide_release(release: Release, results: Sequence[RunResult], settings: CompareSettings,
+                   comparisons: Any = None) -> Decision:  # fmt: skip
     """The release decision from the runs' results (their per-query values, and lists for system measures).
 
-    On a cluster, the two systems' per-query values are gathered here (``RunResult.here``):
-    one value per user and measure, never the runs themselves.
+    A guard on a mean with an absolute margin is decided from the (production, candidate) row
+    of ``comparisons`` (its paired t interval, from exact sums wherever they were computed), so
+    on a cluster the values stay there. Other guards need the two systems' per-query values,
+    gathered here on a cluster (``RunResult.here``).
     """
     by_key = {(r.dataset, r.system): r for r in results}
     both = [d for d in dict.fromkeys(r.dataset for r in results)
@@ -484,6 +546,9 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
                 return f"{measure} was not computed from both runs' lists"
             prod, cand, reps_p, reps_c, n = system_replicates(rp, rc, measure, segment, settings)
             return ResampledValues(prod, cand, reps_p, reps_c, n)
+        row = _pair_row(comparisons, dataset, segment, str(measure), release.production, release.candidate)
+        if row is not None and shifts_only(guard):
+            return row
         for key, r in (((dataset, release.production), rp), ((dataset, release.candidate), rc)):
             if key not in here:
                 here[key] = r.here()
@@ -494,6 +559,24 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
     checks = [(g, d, s, values(g, d, s)) for g, d, s in expand(release, available)]
     return decide_arrays(checks, release.production, release.candidate, settings.alpha, release.power,
                          release.on_inconclusive)  # fmt: skip
+
+
+def _pair_row(comparisons: Any, dataset: str, segment: str, measure: str, production: str,
+              candidate: str) -> PairedInterval | None:  # fmt: skip
+    """The comparisons row of (production, candidate) on a measure, as the candidate - production t interval."""
+    if comparisons is None or not len(comparisons) or "ci_low_t" not in comparisons:
+        return None
+    rows = comparisons[(comparisons["dataset"] == dataset) & (comparisons["segment"] == segment)
+                       & (comparisons["measure"] == measure)]  # fmt: skip
+    for a, b, sign in ((production, candidate, 1.0), (candidate, production, -1.0)):
+        found = rows[(rows["system_a"] == a) & (rows["system_b"] == b)]
+        if len(found):
+            r = found.iloc[0]
+            low, high = float(r["ci_low_t"]), float(r["ci_high_t"])
+            low, high = (low, high) if sign > 0 else (-high, -low)  # the same interval, negated exactly
+            prod, cand = (float(r["mean_a"]), float(r["mean_b"])) if sign > 0 else (float(r["mean_b"]), float(r["mean_a"]))
+            return PairedInterval(prod, cand, int(r["n_queries"]), low, high)
+    return None
 
 
 def paired_values(production: PerQuery | None, candidate: PerQuery | None, measure: Measure,
@@ -640,6 +723,6 @@ def _parsed(name: str) -> Measure:
 
 
 __all__ = [
-    "Decision", "GuardResult", "PairedValues", "Plan", "ResampledValues", "decide_arrays", "decide_release", "describe",
-    "expand", "paired_values", "plan_from_results",
+    "Decision", "GuardResult", "PairedInterval", "PairedValues", "Plan", "ResampledValues", "decide_arrays",
+    "decide_release", "describe", "expand", "interval_of", "paired_values", "plan_from_results", "shifts_only",
 ]  # fmt: skip

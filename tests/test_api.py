@@ -93,10 +93,10 @@ def test_public_compare_agrees_with_scipy() -> None:
 
 
 def test_run_experiment_returns_dataframes(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from tests.test_gate import _config
+    from tests.test_gate import GATES, _config
 
-    outcome = harness.run_experiment(_config(tmp_path, 0.5, "{enabled: false}", "off"))
-    assert outcome.gate == "pass"
+    outcome = harness.run_experiment(_config(tmp_path, GATES["pass"][1]))
+    assert outcome.gate == "pass" and outcome.gate_verdict == "pass" and "false-PASS rate" in str(outcome.gate_errors)
     assert isinstance(outcome.per_query, pd.DataFrame) and isinstance(outcome.comparisons, pd.DataFrame)
     pd.testing.assert_frame_equal(outcome.summary, pd.read_parquet(outcome.results_dir / "summary.parquet"))
 

@@ -446,7 +446,7 @@ def test_the_beyond_accuracy_section_in_chromium(tmp_path: Path) -> None:
     shutil.copy(ROOT / "configs" / "demo.yaml", tmp_path / "configs" / "demo.yaml")
     out, err = io.StringIO(), io.StringIO()
     code = main(["run", str(tmp_path / "configs" / "demo.yaml"), "--json", "--quiet", "--no-tracking"], out, err)
-    assert code == 0, err.getvalue()
+    assert code == 6, err.getvalue()  # the demo's gate is INCONCLUSIVE (RR@10 on 150 TREC queries)
     report = Path(json.loads(out.getvalue())["results_dir"]) / "report.html"
     manager, browser = _browser()
     try:

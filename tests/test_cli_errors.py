@@ -216,9 +216,9 @@ def _eval_command(*argv: str) -> tuple[int, str, str]:
 
 def test_progress_in_a_log_and_on_a_terminal(tmp_path: Path) -> None:
     from harness.progress import Progress
-    from tests.test_gate import _config
+    from tests.test_gate import GATES, _config
 
-    config = _config(tmp_path, 0.5, "{enabled: false}", "off")
+    config = _config(tmp_path, GATES["pass"][1])
     out, err = io.StringIO(), io.StringIO()  # not a terminal: stage lines and counted steps, as CI logs show them
     assert main(["run", str(config)], out, err) == 0
     lines = err.getvalue().splitlines()

@@ -132,3 +132,15 @@ def test_run_compare_and_the_api_give_one_p_for_one_seed(tmp_path: Path) -> None
     for measure in ("AP@10", "nDCG@10"):
         for column in ("p_randomization", "p_bootstrap", "p_t", "p_wilcoxon"):
             assert ran.loc[measure, column] == compared[measure][column] == api.loc[measure, column], (measure, column)
+
+
+def test_comparisons_carry_the_smallest_difference_they_detect_and_the_users_the_observed_one_needs() -> None:
+    from statsmodels.stats.power import TTestPower
+
+    tables = _tables(n=60, seed=4)
+    row = harness.compare(tables, baseline="a", seed=1, permutations=200, resamples=200).set_index("measure").loc["AP"]
+    d = tables["b"].column("AP") - tables["a"].column("AP")
+    sd = d.std(ddof=1)
+    assert TTestPower().power(row["mde"] / sd, nobs=60, alpha=0.05, alternative="two-sided") == pytest.approx(0.8, abs=1e-6)
+    observed = TTestPower().solve_power(abs(d.mean()) / sd, alpha=0.05, power=0.8, alternative="two-sided")
+    assert row["n_needed"] == math.ceil(observed)

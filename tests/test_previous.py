@@ -16,9 +16,9 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 
-def _many_queries(tmp_path: Path, guard: str, extra_system: bool = False) -> Path:
-    """50 queries; b is a slightly changed copy of a (query q swaps its top two documents when q % 7 == 0); the dataset
-    names training interactions (train.csv: 3 per query)."""
+def _many_queries(tmp_path: Path, guard: str, extra_system: bool = False, train: bool = False) -> Path:
+    """50 queries; b is a slightly changed copy of a (query q swaps its top two documents when q % 7 == 0); with
+    ``train`` the dataset names training interactions (train.csv: 3 per query)."""
     rng = __import__("numpy").random.default_rng(5)
     qrels, run_a, run_b, run_c = [], [], [], []
     for q in range(50):
@@ -33,13 +33,13 @@ def _many_queries(tmp_path: Path, guard: str, extra_system: bool = False) -> Pat
             run_a.append(f"q{q:02d} Q0 d{da} {rank + 1} {10 - rank} a\n")
             run_b.append(f"q{q:02d} Q0 d{db} {rank + 1} {10 - rank} b\n")
             run_c.append(f"q{q:02d} Q0 d{dc} {rank + 1} {10 - rank} c\n")
-    train = ["user,item\n"] + [f"q{q:02d},d{(q + i) % 10}\n" for q in range(50) for i in range(3)]
-    for name, lines in (("qrels.txt", qrels), ("a.run", run_a), ("b.run", run_b), ("c.run", run_c), ("train.csv", train)):
+    interactions = ["user,item\n"] + [f"q{q:02d},d{(q + i) % 10}\n" for q in range(50) for i in range(3)]
+    for name, lines in (("qrels.txt", qrels), ("a.run", run_a), ("b.run", run_b), ("c.run", run_c), ("train.csv", interactions)):
         (tmp_path / name).write_text("".join(lines))
     third = "\n  - {name: c, runs: {d: c.run}}" if extra_system else ""
     path = tmp_path / "exp.yaml"
     path.write_text(
-        "experiment: ni\ndatasets: [{name: d, qrels: qrels.txt, train: {path: train.csv}}]\n"
+        f"experiment: ni\ndatasets: [{{name: d, qrels: qrels.txt{', train: {path: train.csv}' if train else ''}}}]\n"
         "systems:\n  - {name: a, runs: {d: a.run}}\n"
         f"  - {{name: b, runs: {{d: b.run}}}}{third}\nmeasures: [nDCG@5, AP, P@5]\nbaseline: a\n"
         "stats: {permutations: 500, resamples: 500}\ntracking: {enabled: false}\nreport:\n  enabled: false\n"
@@ -54,8 +54,8 @@ def _run(config: Path, *extra: str) -> tuple[int, dict[str, object], str]:
     return code, json.loads(out.getvalue()) if out.getvalue() else {}, err.getvalue()
 
 
-def _first_release(tmp_path: Path, tracking: str = "{enabled: false}") -> tuple[Path, dict[str, object]]:
-    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
+def _first_release(tmp_path: Path, tracking: str = "{enabled: false}", train: bool = False) -> tuple[Path, dict[str, object]]:
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}", train=train)
     config.write_text(config.read_text().replace("tracking: {enabled: false}", f"tracking: {tracking}"))
     code, outcome, err = _run(config)
     assert code in (0, 3, 6), err
@@ -125,7 +125,7 @@ def test_reused_values_from_an_mlflow_run(tmp_path: Path) -> None:
 def test_incomparable_previous_values_are_refused(tmp_path: Path, change, message: str) -> None:  # type: ignore[no-untyped-def]
     import re
 
-    config, first = _first_release(tmp_path)
+    config, first = _first_release(tmp_path, train=True)
     _reuse(config, f"{{results: {first['results_dir']}}}")
     change(tmp_path)
     runs_before = sorted((tmp_path / "out" / "ni").iterdir())

@@ -55,7 +55,18 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
         lines.append("")
     if model.verdict is None:
         lines += ["No release gate is configured.", ""]
-    if model.changes:
+    if model.release_changes is not None and model.verdict is not None:
+        table, shown = model.release_changes, 15  # a pull-request comment: the largest losses, then the rest in the report
+        lines += [f"**What changed: {_md(model.verdict.candidate)} against {_md(model.verdict.production)}** "
+                  f"(losses first; {min(shown, len(table.rows))} of {len(table.rows)} rows)", ""]  # fmt: skip
+        lines.append("| " + " | ".join(_md(label) for label, _ in table.columns) + " |")
+        lines.append("|" + "---|" * len(table.columns))
+        for row in table.rows[:shown]:
+            lines.append("| " + " | ".join(_md(cell.text + (f" {cell.note}" if cell.note else "")) for cell in row) + " |")
+        lines.append("")
+        if model.changes:
+            lines += ["**Reference systems and data warnings**", ""] + [f"- {_md(line)}" for line in model.changes] + [""]
+    elif model.changes:
         lines += ["**What changed**", ""] + [f"- {_md(line)}" for line in model.changes] + [""]
     for section in model.datasets:
         lines += [f"**{_md(section.name)}**" + (f" (baseline: {_md(section.baseline)})" if section.baseline else ""), ""]

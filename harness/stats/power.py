@@ -51,10 +51,25 @@ def _power(n: int, standardised: float, alpha: float, sided: Sided) -> float:
     df = n - 1
     ncp = standardised * math.sqrt(n)
     if sided == "one":
-        return float(1.0 - special.nctdtr(df, ncp, special.stdtrit(df, 1 - alpha)))
-    critical = special.stdtrit(df, 1 - alpha / 2)
+        return _above(df, ncp, float(special.stdtrit(df, 1 - alpha)))
+    critical = float(special.stdtrit(df, 1 - alpha / 2))
     # the lower tail as P(T' > c | -ncp): the CDF at -c is NaN far in that tail (n = 300, ncp = 13.7 in scipy 1.17)
-    return float(2.0 - special.nctdtr(df, ncp, critical) - special.nctdtr(df, -ncp, critical))
+    return _above(df, ncp, critical) + _above(df, -ncp, critical)
+
+
+def _above(df: int, ncp: float, critical: float) -> float:
+    """P(T' > critical) for the noncentral t. scipy's CDF is NaN in some far corners (1 degree of freedom, ncp 11):
+    then its survival function, then the normal approximation, which is exact to far below any power that matters."""
+    from scipy import special
+
+    value = 1.0 - float(special.nctdtr(df, ncp, critical))
+    if not math.isfinite(value):
+        from scipy import stats
+
+        value = float(stats.nct.sf(critical, df, ncp))
+    if not math.isfinite(value):
+        value = float(special.ndtr(ncp - critical))
+    return min(1.0, max(0.0, value))
 
 
 def sample_size(effect: float, sd: float, alpha: float = 0.05, power: float = 0.8, sided: Sided = "one") -> int | None:
