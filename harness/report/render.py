@@ -56,12 +56,12 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
     if model.verdict is None:
         lines += ["No release gate is configured.", ""]
     if model.release_changes is not None and model.verdict is not None:
-        table, shown = model.release_changes, 15  # a pull-request comment: the largest losses, then the rest in the report
+        release, shown = model.release_changes, 15  # a pull-request comment: the largest losses; the rest in the report
         lines += [f"**What changed: {_md(model.verdict.candidate)} against {_md(model.verdict.production)}** "
-                  f"(losses first; {min(shown, len(table.rows))} of {len(table.rows)} rows)", ""]  # fmt: skip
-        lines.append("| " + " | ".join(_md(label) for label, _ in table.columns) + " |")
-        lines.append("|" + "---|" * len(table.columns))
-        for row in table.rows[:shown]:
+                  f"(losses first; {min(shown, len(release.rows))} of {len(release.rows)} rows)", ""]  # fmt: skip
+        lines.append("| " + " | ".join(_md(label) for label, _ in release.columns) + " |")
+        lines.append("|" + "---|" * len(release.columns))
+        for row in release.rows[:shown]:
             lines.append("| " + " | ".join(_md(cell.text + (f" {cell.note}" if cell.note else "")) for cell in row) + " |")
         lines.append("")
         if model.changes:
