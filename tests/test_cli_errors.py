@@ -222,8 +222,8 @@ def test_progress_in_a_log_and_on_a_terminal(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()  # not a terminal: stage lines and counted steps, as CI logs show them
     assert main(["run", str(config)], out, err) == 0
     lines = err.getvalue().splitlines()
-    assert any(line.endswith("evaluating: 0/2") for line in lines) and any(
-        line.endswith("evaluating: 2/2 (100%)") for line in lines
+    assert any(line.endswith("evaluating: 0/3") for line in lines) and any(  # three systems on one dataset
+        line.endswith("evaluating: 3/3 (100%)") for line in lines
     )
     assert any("comparing (pair x segment): done in" in line for line in lines)
     assert all(line.startswith("[") and "s] " in line for line in lines)

@@ -144,3 +144,13 @@ def test_comparisons_carry_the_smallest_difference_they_detect_and_the_users_the
     assert TTestPower().power(row["mde"] / sd, nobs=60, alpha=0.05, alternative="two-sided") == pytest.approx(0.8, abs=1e-6)
     observed = TTestPower().solve_power(abs(d.mean()) / sd, alpha=0.05, power=0.8, alternative="two-sided")
     assert row["n_needed"] == math.ceil(observed)
+
+
+def test_compare_refuses_a_primary_test_it_is_not_asked_to_run() -> None:
+    with pytest.raises(HarnessError, match=r"the primary test 'randomization' is not among tests=\('t',\)"):
+        harness.compare(_tables(), baseline="a", tests=("t",))
+    table = harness.compare(_tables(), baseline="a", tests=("t",), primary="t")
+    d = _tables()["b"].column("AP") - _tables()["a"].column("AP")
+    from scipy import stats
+
+    assert table.set_index("measure").loc["AP", "p_t"] == pytest.approx(stats.ttest_1samp(d, 0.0).pvalue, rel=1e-9)

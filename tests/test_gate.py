@@ -313,3 +313,13 @@ def test_every_guard_shows_its_bounds_margin_and_users_in_the_report_and_summary
     html = (folder / "report.html").read_text()
     verdict = html[html.index('<section id="verdict"') : html.index("</section>", html.index('<section id="verdict"'))]
     assert f"{guard['drop_high']:+.4f}" in verdict and f"{guard['margin']:+.4f}" in verdict
+
+
+def test_a_segments_file_listing_a_user_twice_is_refused(tmp_path: Path) -> None:
+    config = _config(tmp_path, GATES["pass"][1])
+    (tmp_path / "seg.csv").write_text("query,segment\nq00,head\nq01,head\nq00,tail\n")
+    err = io.StringIO()
+    assert main(["run", str(config), "--quiet"], io.StringIO(), err) == 2
+    assert "seg.csv: line 4: query 'q00' is listed twice (rows 1 and 3)" in err.getvalue()
+    assert "Fix: keep one row per query" in err.getvalue() and err.getvalue().count("\n") == 1
+    assert not (tmp_path / "out").exists()
