@@ -42,5 +42,14 @@ def test_demo_report_leads_with_the_regressions_accuracy_and_beyond(tmp_path: Pa
     assert f"about {undecided['n_needed']:,} users would decide it" in summary
     html = (Path(outcome["results_dir"]) / "report.html").read_text()
     assert f"{undecided['mde']:.4f}" in html and f"{undecided['n_needed']:,}" in html
+    # a non-significant comparison shows the smallest difference its queries detect, never just "no difference"
+    import pandas as pd
+
+    from harness.report.format import format_value
+
+    rows = pd.read_parquet(Path(outcome["results_dir"]) / "comparisons.parquet")
+    quiet = rows[(rows["dataset"] == "trec") & ~rows["significant"] & rows["mde"].notna()].iloc[0]
+    table = html[html.index('id="ds-trec-comparisons"') :]
+    assert f"MDE {format_value(quiet['mde'])}" in table[: table.index("</table>")]
     assert "- candidate-v2 on trec: 3 judged queries are missing from the run (scored 0)" in changes
     assert summary.index("**Release gate: INCONCLUSIVE**") < summary.index("**What changed")
