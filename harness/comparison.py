@@ -54,7 +54,7 @@ from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
 from harness.stats import anova as group_stats
-from harness.stats import keyed, paired
+from harness.stats import keyed, paired, power
 from harness.stats.anova import AnovaResult
 from harness.stats.correction import correct
 
@@ -336,7 +336,7 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
             "effect_size": nan, "higher_is_better": definition.higher(m), "wins": 0, "ties": 0, "losses": 0,
             "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0, "p_tukey_hsd": nan, "n_queries_tukey": 0,
             "p_floor": 1.0 / (replicates + 1), "p_randomization": p_swap, "p_bootstrap": p_boot,
-            "mde": nan, "n_needed": nan,
+            "mde": nan, "n_needed": nan, "effect_size_low": nan, "effect_size_high": nan,
         }  # fmt: skip
         for test in settings.tests:
             row.setdefault(f"p_{test}", nan)
@@ -539,6 +539,9 @@ def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: Compar
         for test in settings.tests:
             row[f"p_{test}"] = float(p[test][i])
         row["mde"], row["n_needed"] = _planning(n, float(t.ci_low[i]), float(t.ci_high[i]), settings.alpha, to_scale)
+        # d_z's exact 95% interval (normal differences), from the t statistic; identical systems: [0, 0] as their d_z
+        row["effect_size_low"], row["effect_size_high"] = (0.0, 0.0) if n and not int(nonzero[i]) else \
+            power.effect_size_interval(n, float(t.statistic[i]))  # fmt: skip
         out.append(row)
     return out
 
@@ -550,8 +553,6 @@ def _planning(n: int, low: float, high: float, alpha: float, to_scale: Callable[
     NaN below 2 queries, or when the differences are constant (their sd 0: any difference is detected).
     """
     from scipy import special
-
-    from harness.stats import power
 
     if n < 2 or not (high > low):
         return float("nan"), float("nan")

@@ -315,13 +315,18 @@ def _comparison_table(comparisons: Any, dataset: str, label: Any, anchor: str) -
                  else "t interval; bootstrap-t: " + format_ci(r.ci_low_bootstrap, r.ci_high_bootstrap)),
             Cell(p_text, _num(r.p_adj), classes, note=_undetected(r),
                  title=f"{r.primary_test}, {r.correction}-corrected ({r.family})" + _needed(r)),
-            Cell(format_value(r.effect_size, digits=2), _num(r.effect_size)),
+            Cell(format_value(r.effect_size, digits=2), _num(r.effect_size), note=_effect_interval(r)),
             Cell("–" if r.aggregate == "system" else f"{r.wins} / {r.ties} / {r.losses}", _num(float(r.wins))),
         ]  # fmt: skip
         if has_tukey:
             row.append(Cell(format_p(r.p_tukey_hsd), _num(r.p_tukey_hsd), title=f"over {r.n_queries_tukey} shared queries"))
         rows.append(row)
     return Table(columns, rows, id=f"{anchor}-comparisons")
+
+
+def _effect_interval(row: Any) -> str:
+    low, high = getattr(row, "effect_size_low", float("nan")), getattr(row, "effect_size_high", float("nan"))
+    return "" if low != low else f"[{low:+.2f}, {high:+.2f}]"
 
 
 def _undetected(row: Any) -> str:

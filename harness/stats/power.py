@@ -136,3 +136,33 @@ def _check(alpha: float, target: float) -> None:
         raise ValueError(f"alpha must lie between 0 and 1, got {alpha}")
     if not 0 < target < 1:
         raise ValueError(f"power must lie between 0 and 1, got {target}")
+
+
+def effect_size_interval(n: int, statistic: float, confidence: float = 0.95) -> tuple[float, float]:
+    """The exact interval of Cohen's d_z from a paired t statistic over n users (normal differences): the
+    noncentralities whose noncentral t puts the observed statistic at the interval's two quantiles, over sqrt(n).
+
+    NaN below 2 users or for an infinite statistic (constant differences: d_z is undefined).
+
+    >>> low, high = effect_size_interval(20, 2.0)
+    >>> round(low, 3), round(high, 3)
+    (-0.019, 0.902)
+    """
+    if n < 2 or not math.isfinite(statistic):
+        return float("nan"), float("nan")
+    df = n - 1
+
+    def below(ncp: float) -> float:  # P(T' <= statistic), falling as ncp grows
+        return 1.0 - _above(df, ncp, statistic)
+
+    bounds = []
+    for target in ((1 + confidence) / 2, (1 - confidence) / 2):
+        low, high = statistic - 2.0, statistic + 2.0
+        while below(low) < target:
+            low -= 2.0 * (1 + abs(low))
+        while below(high) > target:
+            high += 2.0 * (1 + abs(high))
+        from scipy import optimize
+
+        bounds.append(float(optimize.brentq(lambda c, t=target: below(c) - t, low, high, xtol=1e-12)) / math.sqrt(n))
+    return bounds[0], bounds[1]
