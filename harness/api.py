@@ -21,7 +21,7 @@ import numpy as np
 
 from harness.comparison import TESTS, CompareSettings
 from harness.comparison import compare as compare_results
-from harness.config.schema import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
+from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
 from harness.errors import HarnessError
 from harness.results import PerQuery, RunResult
 

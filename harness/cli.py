@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO, cast
 
 from harness import __version__
-from harness.config.schema import DEFAULT_DATASET, DEFAULT_SEED
+from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
 from harness.errors import HarnessError, TrackingError
 
 if TYPE_CHECKING:
@@ -674,7 +674,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--measure", help="the measure (its canonical name or the report's label)")
     pl.add_argument("--margin", type=float, required=True, help="the distance to resolve, in the measure's units")
     pl.add_argument("--sd", type=float, default=None, help="the per-user sd of the differences (instead of a folder)")
-    pl.add_argument("--power", type=float, default=0.8)
+    pl.add_argument("--power", type=float, default=DEFAULT_POWER)
     pl.add_argument("--alpha", type=float, default=0.05)
     pl.add_argument("--systems", nargs=2, metavar=("A", "B"), default=None, help="two systems (default: the gate's)")
     pl.add_argument("--dataset", default=None)

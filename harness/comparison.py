@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.config.schema import DEFAULT_POWER, DEFAULT_SEED
+from harness.config.defaults import DEFAULT_POWER, DEFAULT_SEED
 from harness.errors import ComparisonError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure

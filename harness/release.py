@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from harness.comparison import CompareSettings, system_replicates
-from harness.config.schema import DEFAULT_POWER, Guard, Release
+from harness.config.defaults import DEFAULT_POWER
+from harness.config.schema import Guard, Release
 from harness.errors import HarnessError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
@@ -247,8 +248,8 @@ class Decision:
                      "production": g.get("production"), "candidate": g.get("candidate"), "difference": g.get("delta"),
                      "drop": g.get("drop"), "method": "point estimates (before one-sided guards)"}  # fmt: skip
             guards.append(GuardResult(**{k: v for k, v in g.items() if k in names}))
-        return cls(data["production"], data["candidate"], tuple(guards), data.get("alpha", 0.05), data.get("power", 0.8),
-                   data.get("on_inconclusive", "inconclusive"))  # fmt: skip
+        return cls(data["production"], data["candidate"], tuple(guards), data.get("alpha", 0.05),
+                   data.get("power", DEFAULT_POWER), data.get("on_inconclusive", "inconclusive"))  # fmt: skip
 
 
 def describe(guard: Guard) -> str:
@@ -290,7 +291,7 @@ class _Tested:
 
 
 def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float = 0.05,
-                  power_target: float = 0.8, on_inconclusive: str = "inconclusive") -> Decision:  # fmt: skip
+                  power_target: float = DEFAULT_POWER, on_inconclusive: str = "inconclusive") -> Decision:  # fmt: skip
     """The decision from each guard's values on each dataset and segment it applies to: ``(guard, dataset, segment,
     values)``, values as :class:`PairedValues`, :class:`ResampledValues`, or the reason they could not be had."""
     tested = [_test(guard, values, alpha, power_target) if not isinstance(values, str) else values

@@ -20,10 +20,9 @@ from typing import Any
 
 import yaml
 
+from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
 from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, on_inconclusive
 from harness.config.schema import (
-    DEFAULT_DATASET,
-    DEFAULT_POWER,
     Dataset,
     Engine,
     Experiment,

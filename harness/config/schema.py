@@ -5,14 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.config.defaults import DEFAULT_POWER, DEFAULT_SEED
 from harness.config.guards import Condition, OnInconclusive
 from harness.conventions import Conventions
 from harness.measures.spec import Measure
-
-DEFAULT_SEED = 20261121  # the paired tests' seed unless stats.seed, --seed or seed= says otherwise
-DEFAULT_POWER = 0.8  # what "users needed" and the minimum detectable effect plan for, unless release.power says otherwise
-DEFAULT_DATASET = "default"  # the name of a config's one unnamed dataset, and of the API's and harness compare's data:
-# the tests' random draws are keyed by (seed, dataset, segment, query), so one name gives one p-value everywhere
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,10 @@
+"""Each default's one home, importing nothing: the command line reads them while it starts (``--help`` shows them).
+
+>>> DEFAULT_DATASET, DEFAULT_POWER
+('default', 0.8)
+"""
+
+DEFAULT_SEED = 20261121  # the paired tests' seed unless stats.seed, --seed or seed= says otherwise
+DEFAULT_POWER = 0.8  # what "users needed" and the minimum detectable effect plan for, unless release.power says otherwise
+DEFAULT_DATASET = "default"  # the name of a config's one unnamed dataset, and of the API's and harness compare's data:
+# the tests' random draws are keyed by (seed, dataset, segment, query), so one name gives one p-value everywhere
