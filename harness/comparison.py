@@ -40,7 +40,6 @@ the same way.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
@@ -552,11 +551,9 @@ def _planning(n: int, low: float, high: float, alpha: float, to_scale: Callable[
 
     NaN below 2 queries, or when the differences are constant (their sd 0: any difference is detected).
     """
-    from scipy import special
-
     if n < 2 or not (high > low):
         return float("nan"), float("nan")
-    sd = (high - low) / 2 / float(special.stdtrit(n - 1, 0.975)) * math.sqrt(n)
+    sd = paired.interval_sd(n, low, high)
     mde = to_scale(power.minimum_detectable_effect(n, sd, alpha, DEFAULT_POWER, "two")) - to_scale(0.0)
     needed = power.sample_size(abs(low + high) / 2, sd, alpha, DEFAULT_POWER, "two")
     return float(mde), float("nan") if needed is None else float(needed)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -340,27 +340,14 @@ def interval_of(values: PairedValues, measure: Measure) -> PairedInterval:
 
 def _test_interval(guard: Guard, values: PairedInterval, alpha: float, target: float) -> _Tested | str:
     """A mean with an absolute margin: the one-sided t-test of the excess drop, from the differences' t interval."""
-    from scipy import special
-
     n = values.n
     if n < 2 or not (math.isfinite(values.low) and math.isfinite(values.high)):
         return f"{n} user(s) with values for both systems: a paired test needs 2 or more"
     sign = 1.0 if _higher(guard) else -1.0
-    df = n - 1
-    se = (values.high - values.low) / 2 / float(special.stdtrit(df, 0.975))
     margin = guard.threshold if guard.condition == "max_drop" else -guard.threshold
     excess = -sign * (values.low + values.high) / 2 - margin  # the mean drop beyond the margin
-    statistic = excess / se if se > 0 else (0.0 if excess == 0 else math.copysign(math.inf, excess))
-    p_pass, p_fail = float(special.stdtr(df, statistic)), float(special.stdtr(df, -statistic))
-    reach = float(special.stdtrit(df, 1 - alpha)) * se
-    sd = se * math.sqrt(n)
-    distance, planned_for = _planned(guard, margin, excess)
-    n_needed = power.sample_size(distance, sd, alpha, target, "one") if distance else None
-    return _Tested(
-        values.production, values.candidate, sign * (values.production - values.candidate), margin, margin + excess - reach,
-        margin + excess + reach, p_pass, p_fail, n, sd, power.minimum_detectable_effect(n, sd, alpha, target, "one"),
-        n_needed, planned_for, T_TEST,
-    )  # fmt: skip
+    return _one_sided(guard, n, excess, paired.interval_sd(n, values.low, values.high), margin, values.production,
+                      values.candidate, sign, lambda x: x, alpha, target)  # fmt: skip
 
 
 def _test_paired(guard: Guard, values: PairedValues, alpha: float, target: float) -> _Tested | str:
@@ -380,31 +367,36 @@ def _test_paired(guard: Guard, values: PairedValues, alpha: float, target: float
         drops = sign * (prod - cand)
         margins = {"max_drop": np.full(n, guard.threshold / per_user), "min_gain": np.full(n, -guard.threshold / per_user),
                    "max_drop_pct": r * prod}[guard.condition]  # fmt: skip
-    excess = drops - margins
-    t = paired.run_tests(excess, None, ("t",), confidence=1 - 2 * alpha).t  # bounds at 1 - alpha on each side
-    low, high, statistic = float(t.ci_low[0]), float(t.ci_high[0]), float(t.statistic[0])
-    from scipy import special
-
-    df = n - 1
-    p_pass, p_fail = float(special.stdtr(df, statistic)), float(special.stdtr(df, -statistic))
-    mean_excess = (low + high) / 2
-    se = (high - low) / 2 / float(special.stdtrit(df, 1 - alpha))
-    sd = se * math.sqrt(n)
+    t = paired.run_tests(drops - margins, None, ("t",)).t  # the excess's interval, from exact sums
+    low, high = float(t.ci_low[0]), float(t.ci_high[0])
     mean_margin = float(aggregate_values(guard.measure, margins)) if aggregate != "gmean" else float(margins[0])
     if aggregate in ("sum", "count"):
         mean_margin /= n  # aggregate_values summed them: back to the per-user scale the tests use
     p_value, c_value = aggregate_values(guard.measure, prod), aggregate_values(guard.measure, cand)
-    scale = _to_drop(aggregate, sign, n, p_value)
-    distance, planned_for = _planned(guard, mean_margin, mean_excess)
-    n_needed = power.sample_size(distance, sd, alpha, target, "one") if distance and math.isfinite(sd) else None
-    mde = power.minimum_detectable_effect(n, sd, alpha, target, "one")
+    return _one_sided(guard, n, (low + high) / 2, paired.interval_sd(n, low, high), mean_margin, p_value, c_value, sign,
+                      _to_drop(aggregate, sign, n, p_value), alpha, target)  # fmt: skip
+
+
+def _one_sided(guard: Guard, n: int, excess: float, sd: float, margin: float, production: float, candidate: float,
+               sign: float, scale: Callable[[float], float], alpha: float, target: float) -> _Tested:  # fmt: skip
+    """Both one-sided t-tests of a guard from the mean excess drop over its margin and the per-user sd (the tests'
+    scale), with the bounds, the minimum detectable effect and the users needed carried to the aggregate's by ``scale``."""
+    from scipy import special
+
+    df = n - 1
+    se = sd / math.sqrt(n)
+    statistic = excess / se if se > 0 else (0.0 if excess == 0 else math.copysign(math.inf, excess))
+    reach = float(special.stdtrit(df, 1 - alpha)) * se  # the one-sided bounds' distance from the estimate
+    distance, planned_for = _planned(guard, margin, excess)
     return _Tested(
-        p_value, c_value, sign * (p_value - c_value), scale(mean_margin), scale(mean_margin + low), scale(mean_margin + high),
-        p_pass, p_fail, n, sd, scale(mde) - scale(0.0), n_needed, planned_for, T_TEST,
+        production, candidate, sign * (production - candidate), scale(margin), scale(margin + excess - reach),
+        scale(margin + excess + reach), float(special.stdtr(df, statistic)), float(special.stdtr(df, -statistic)), n, sd,
+        scale(power.minimum_detectable_effect(n, sd, alpha, target, "one")) - scale(0.0),
+        power.sample_size(distance, sd, alpha, target, "one") if distance else None, planned_for, T_TEST,
     )  # fmt: skip
 
 
-def _to_drop(aggregate: str, sign: float, n: int, production: float) -> Any:
+def _to_drop(aggregate: str, sign: float, n: int, production: float) -> Callable[[float], float]:
     """Map a drop on the tests' scale (a mean per user; a mean log ratio for a geometric mean) to the aggregate's."""
     if aggregate == "gmean":
         return (lambda x: production * -math.expm1(-x)) if sign > 0 else (lambda x: production * math.expm1(x))
@@ -663,7 +655,7 @@ def plan_from_results(saved: SavedResults, measure: str, margin: float, systems:
                       sided: Sided = "one") -> Plan:  # fmt: skip
     """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
     (production and candidate of its release gate unless ``systems`` names two)."""
-    from harness.measures.parse import labeller
+    from harness.measures.parse import labeller, parse_measure
 
     config = saved.config
     release = (config.get("report") or {}).get("release") or {}
@@ -687,8 +679,9 @@ def plan_from_results(saved: SavedResults, measure: str, margin: float, systems:
         raise HarnessError(f"measure {measure!r} was not computed in {saved.folder}",
                            hint=f"did you mean {', '.join(map(repr, close))}?" if close else
                            "harness validate lists them")  # fmt: skip
-    definition = REGISTRY.definition(_parsed(canonical[measure]))
-    if definition.aggregate != "mean" or definition.is_system(_parsed(canonical[measure])):
+    parsed = parse_measure(canonical[measure])
+    definition = REGISTRY.definition(parsed)
+    if definition.aggregate != "mean" or definition.is_system(parsed):
         raise HarnessError(f"{measure} is not averaged over users: a paired t-test plan does not describe it",
                            hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
     columns = []
@@ -706,21 +699,9 @@ def plan_from_results(saved: SavedResults, measure: str, margin: float, systems:
         raise HarnessError("fewer than 2 users with values for both systems", hint="check the segment and systems")
     differences = (joined["b"] - joined["a"]).to_numpy(dtype=np.float64)
     t = paired.run_tests(differences, None, ("t",)).t  # the sd from exact sums, as the tests compute it
-    sd = float(t.ci_high[0] - t.ci_low[0]) / 2 / _t_quantile(len(differences) - 1) * math.sqrt(len(differences))
+    sd = paired.interval_sd(len(differences), float(t.ci_low[0]), float(t.ci_high[0]))
     where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
     return Plan.of(sd, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}", len(differences))
-
-
-def _t_quantile(df: int) -> float:
-    from scipy import special
-
-    return float(special.stdtrit(df, 0.975))
-
-
-def _parsed(name: str) -> Measure:
-    from harness.measures.parse import parse_measure
-
-    return parse_measure(name)
 
 
 __all__ = [

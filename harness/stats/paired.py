@@ -45,6 +45,7 @@ Definitions and degenerate cases, decided once:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -472,6 +473,19 @@ def run_tests(diffs: np.ndarray, keys: np.ndarray | None = None, tests: tuple[st
         raise ValueError(f"{keys.size} keys for {d.shape[1]} queries")
     plan = Plan.of(scan(d, mask), tests, permutations, resamples)
     return finish(plan, partial(d, keys, plan, mask), confidence)
+
+
+def interval_sd(n: int, low: float, high: float, confidence: float = 0.95) -> float:
+    """The standard deviation of n paired differences that their t interval [low, high] implies: half its width over
+    Student's quantile, times sqrt(n). How a comparison row's sd is read back, wherever its sums were computed.
+
+    >>> r = paired_t(np.array([0.1, 0.2, 0.3]))
+    >>> round(interval_sd(3, float(r.ci_low[0]), float(r.ci_high[0])), 6)   # the sd of 0.1, 0.2, 0.3
+    0.1
+    """
+    from scipy import special
+
+    return (high - low) / 2 / float(special.stdtrit(n - 1, 0.5 + confidence / 2)) * math.sqrt(n)
 
 
 def paired_t(diffs: np.ndarray, confidence: float = 0.95) -> TResult:
