@@ -40,10 +40,10 @@ the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,6 +56,9 @@ from harness.stats import anova as group_stats
 from harness.stats import keyed, paired, power
 from harness.stats.anova import AnovaResult
 from harness.stats.correction import correct
+
+if TYPE_CHECKING:
+    from harness.kernels._segments import RankedLists
 
 # Below this many queries a comparison is flagged few_queries: on skewed per-query differences (IR's usual case: most
 # queries unchanged, a few gaining a lot) the t-test and the sign-flip test reject a true null of mean 0 far more often
@@ -278,30 +281,20 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
     Items that either system recommends outside the measure's universe join it for both
     (Gini's n), so both values are on the same items.
     """
-    from harness.kernels.beyond import stack
-
     measures = _system_measures(ra, rb)
     if not measures:
         return []
-    assert ra.lists is not None and rb.lists is not None
-    joined = stack([(ra.lists, _rows(ra, queries)), (rb.lists, _rows(rb, queries))])
+    joined = _joined(ra, rb, queries)
     n = len(queries)
     swaps, resamples = (_user_keys(settings, dataset, segment, queries, draw) for draw in ("swap", "resample"))
     replicates = settings.system_resamples
     block = max(1, BLOCK_CELLS // max(2 * n, 1))
 
-    def values(weights_a: np.ndarray, weights_b: np.ndarray) -> tuple[dict[Measure, np.ndarray], dict[Measure, np.ndarray]]:
-        """(f(a), f(b)) per row, where run a is weighted by [weights_a over a's users, weights_b over b's]."""
-        as_a, as_b = np.hstack([weights_a, weights_b]), np.hstack([weights_b, weights_a])  # one array each: shared counts
-        values_a = {m: REGISTRY.definition(m).compute_system(joined, m, as_a) for m in measures}
-        values_b = {m: REGISTRY.definition(m).compute_system(joined, m, as_b) for m in measures}
-        return values_a, values_b
-
     def difference(weights_a: np.ndarray, weights_b: np.ndarray) -> dict[Measure, np.ndarray]:
-        values_a, values_b = values(weights_a, weights_b)
+        values_a, values_b = _both_sides(joined, measures, weights_a, weights_b)
         return {m: values_b[m] - values_a[m] for m in measures}
 
-    observed_a, observed_b = values(np.ones((1, n)), np.zeros((1, n)))
+    observed_a, observed_b = _both_sides(joined, measures, np.ones((1, n)), np.zeros((1, n)))
     value_a = {m: float(observed_a[m][0]) for m in measures}
     observed = {m: float(observed_b[m][0] - observed_a[m][0]) for m in measures}
     swapped: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
@@ -343,6 +336,24 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
     return out
 
 
+def _joined(ra: RunResult, rb: RunResult, queries: np.ndarray) -> RankedLists:
+    """Both runs' lists over ``queries`` stacked together: a's users, then b's."""
+    from harness.kernels.beyond import stack
+
+    assert ra.lists is not None and rb.lists is not None
+    return stack([(ra.lists, _rows(ra, queries)), (rb.lists, _rows(rb, queries))])
+
+
+def _both_sides(joined: RankedLists, measures: Sequence[Measure], weights_a: np.ndarray,
+                weights_b: np.ndarray) -> tuple[dict[Measure, np.ndarray], dict[Measure, np.ndarray]]:  # fmt: skip
+    """(f(a), f(b)) per row of weights over :func:`_joined` lists, where run a is weighted by [weights_a over a's users,
+    weights_b over b's] and run b the other way round (one array each: shared counts)."""
+    as_a, as_b = np.hstack([weights_a, weights_b]), np.hstack([weights_b, weights_a])
+    values_a = {m: REGISTRY.definition(m).compute_system(joined, m, as_a) for m in measures}
+    values_b = {m: REGISTRY.definition(m).compute_system(joined, m, as_b) for m in measures}
+    return values_a, values_b
+
+
 def system_replicates(ra: RunResult, rb: RunResult, measure: Measure, segment: str,
                       settings: CompareSettings) -> tuple[float, float, np.ndarray, np.ndarray, int]:  # fmt: skip
     """A system measure of two runs over the users of ``segment`` both have: (value of a, value of b, each one's
@@ -350,17 +361,12 @@ def system_replicates(ra: RunResult, rb: RunResult, measure: Measure, segment: s
 
     Both runs get the same resample of users, so ``reps_b - reps_a`` are the comparison's bootstrap differences.
     """
-    from harness.kernels.beyond import stack
-
-    assert ra.lists is not None and rb.lists is not None
     queries = np.array(sorted(_segment_queries(ra, segment) & _segment_queries(rb, segment)), dtype=object)
-    joined = stack([(ra.lists, _rows(ra, queries)), (rb.lists, _rows(rb, queries))])
-    definition = REGISTRY.definition(measure)
+    joined = _joined(ra, rb, queries)
 
-    def both(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        zero = np.zeros_like(weights)
-        return (definition.compute_system(joined, measure, np.hstack([weights, zero])),
-                definition.compute_system(joined, measure, np.hstack([zero, weights])))  # fmt: skip
+    def both(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # every user drawn alike for both runs
+        values_a, values_b = _both_sides(joined, (measure,), weights, np.zeros_like(weights))
+        return values_a[measure], values_b[measure]
 
     n = len(queries)
     value_a, value_b = both(np.ones((1, n)))
