@@ -112,7 +112,7 @@ def decide(
     >>> decision.verdict, round(decision.guards[0].drop, 4)
     ('FAIL', 0.375)
     """
-    from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition
+    from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, release_power
     from harness.config.guards import on_inconclusive as inconclusive_policy
     from harness.config.schema import Guard
     from harness.measures.parse import parse_measure
@@ -127,12 +127,10 @@ def decide(
         raise HarnessError("production and candidate are the same run", hint="name the run to release as candidate")
     if not 0 < alpha < 1:
         raise HarnessError(f"alpha must lie between 0 and 1, got {alpha}", hint="alpha=0.05")
-    if not 0.5 <= power < 1:
-        raise HarnessError(f"power must lie in [0.5, 1), got {power}", hint="power=0.8")
     if isinstance(guards, Mapping) or not guards:
         raise HarnessError("guards must be a non-empty list of guards", hint='guards=[{"measure": "nDCG@10", "max_drop": 0.01}]')
     try:
-        policy = inconclusive_policy(on_inconclusive)
+        policy, power = inconclusive_policy(on_inconclusive), release_power(power)
     except GuardSpecError as exc:
         raise HarnessError(exc.message, hint=exc.hint) from None
     known = {str(m): m for m in tables[production].measures}

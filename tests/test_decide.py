@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +82,7 @@ API_MISTAKES = [
     ({"guards": [{"measure": "AP", "max_drop": 0.1, "segment": "new"}]}, "guard 1: segment 'new' is not a segment"),
     ({"alpha": 1.5}, "alpha must lie between 0 and 1"),
     ({"on_inconclusive": "shrug"}, "release.on_inconclusive must be one of"),
+    ({"power": 0.3}, "report.release.power must lie in [0.5, 1), got 0.3"),
 ]
 
 
@@ -88,7 +90,7 @@ API_MISTAKES = [
 def test_decide_validates_like_the_config(change: dict[str, object], message: str) -> None:
     arguments: dict[str, object] = {"production": "a", "candidate": "b", "guards": [{"measure": "AP", "max_drop": 0.1}]}
     arguments.update(change)
-    with pytest.raises(HarnessError, match=message.replace("(", r"\(")):
+    with pytest.raises(HarnessError, match=re.escape(message)):
         harness.decide(_tables(), **arguments)  # type: ignore[arg-type]
 
 

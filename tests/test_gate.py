@@ -323,3 +323,10 @@ def test_a_segments_file_listing_a_user_twice_is_refused(tmp_path: Path) -> None
     assert "seg.csv: line 4: query 'q00' is listed twice (rows 1 and 3)" in err.getvalue()
     assert "Fix: keep one row per query" in err.getvalue() and err.getvalue().count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_release_power_is_checked_where_it_is_written(tmp_path: Path) -> None:
+    config = _config(tmp_path, GATES["pass"][1], release_extra="\n    power: 0.3")
+    err = io.StringIO()
+    assert main(["validate", str(config), "--quiet"], io.StringIO(), err) == 2
+    assert "line 16: report.release.power must lie in [0.5, 1), got 0.3. Fix: write power: 0.8" in err.getvalue()

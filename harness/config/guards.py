@@ -117,6 +117,13 @@ def _retired(key: str, values: Mapping[str, object]) -> GuardSpecError:
     )
 
 
+def release_power(value: float) -> float:
+    """``release.power``: the power "users needed" plans for, in [0.5, 1)."""
+    if not 0.5 <= value < 1:
+        raise GuardSpecError("power", f"report.release.power must lie in [0.5, 1), got {value:g}", "write power: 0.8")
+    return value
+
+
 def on_inconclusive(value: object) -> OnInconclusive:
     """``release.on_inconclusive``: what an INCONCLUSIVE gate exits as (its own code by default)."""
     if value not in ON_INCONCLUSIVE:

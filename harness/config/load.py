@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
-from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, on_inconclusive
+from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, on_inconclusive, release_power
 from harness.config.schema import (
     Dataset,
     Engine,
@@ -571,9 +571,10 @@ def _report(
             when_inconclusive = on_inconclusive(rel.value("on_inconclusive", str, "inconclusive"))
         except GuardSpecError as exc:
             raise rel.error("on_inconclusive", exc.message, hint=exc.hint) from None
-        power = rel.value("power", float, DEFAULT_POWER)
-        if not 0.5 <= power < 1:
-            raise rel.error("power", f"report.release.power must lie in [0.5, 1), got {power:g}", hint="write power: 0.8")
+        try:
+            power = release_power(rel.value("power", float, DEFAULT_POWER))
+        except GuardSpecError as exc:
+            raise rel.error("power", exc.message, hint=exc.hint) from None
         guards: list[Guard] = []
         if rel.has("guards"):
             node = rel.raw("guards")
