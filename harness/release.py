@@ -145,10 +145,6 @@ class GuardResult:
     n_needed: int | None = None
     planned_for: str = ""
 
-    @property
-    def passed(self) -> bool:
-        return self.verdict == "PASS"
-
 
 @dataclass(frozen=True)
 class Decision:
@@ -181,14 +177,6 @@ class Decision:
         """What the gate exits as: the verdict, with INCONCLUSIVE mapped by ``on_inconclusive`` when it says so."""
         if self.verdict == "INCONCLUSIVE" and self.on_inconclusive in ("fail", "pass"):
             return "FAIL" if self.on_inconclusive == "fail" else "PASS"
-        return self.verdict
-
-    @property
-    def passed(self) -> bool:
-        return self.outcome == "PASS"
-
-    @property
-    def label(self) -> str:
         return self.verdict
 
     @property
