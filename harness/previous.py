@@ -78,9 +78,11 @@ def previous_result(
     if frame.empty:
         return None
     recorded = {i["role"]: i["sha256"] for i in saved.provenance.get("inputs", [])}
-    current = {role: sha256_file(path) for role, path in compared_inputs(dataset)}
-    for role in dict.fromkeys([*current, *(r for r in recorded if r.endswith(f":{dataset.name}") and r.split(":")[0] in KINDS)]):
-        kind = KINDS[role.split(":")[0]]
+    paths = dict(compared_inputs(dataset))
+    current = {role: sha256_file(path) for role, path in paths.items()}
+    there = [role for role in recorded if role.partition(":") in ((kind, ":", dataset.name) for kind in KINDS)]
+    for role in dict.fromkeys([*current, *there]):
+        kind = KINDS[role.partition(":")[0]]
         if recorded.get(role) == current.get(role):
             continue
         if role not in current:
@@ -89,8 +91,7 @@ def previous_result(
             detail = (f"its values for dataset {dataset.name!r} were computed without {kind} (none recorded there), "
                       f"and this config gives {kind}")
         else:
-            path = dict(compared_inputs(dataset))[role]
-            detail = (f"its {kind} for dataset {dataset.name!r} differ from {path} "
+            detail = (f"its {kind} for dataset {dataset.name!r} differ from {paths[role]} "
                       f"(sha256 {str(recorded[role])[:12]}... there, {current[role][:12]}... here)")  # fmt: skip
         raise refuse(detail, "evaluate the system from its run file on these inputs (runs: instead of previous:)")
     mine = {k: v for k, v in experiment.conventions.as_dict().items() if k != "relevance_level"}
