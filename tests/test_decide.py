@@ -171,3 +171,16 @@ def test_the_effect_size_interval_covers_the_true_d_z() -> None:
         low, high = effect_size_interval(25, float(paired_t(d).statistic[0]))
         covered += low <= 0.3 <= high
     assert abs(covered / trials - 0.95) <= 3 * math.sqrt(0.95 * 0.05 / trials)
+
+
+@pytest.mark.parametrize(("n", "statistic"), [(20, 2.0), (300, -5.0), (8, 0.4)])
+def test_the_effect_size_interval_solves_the_noncentral_t_equations(n: int, statistic: float) -> None:
+    """The bounds are the noncentralities (over sqrt(n)) at which scipy's noncentral t puts the statistic at 0.975 and
+    0.025."""
+    from scipy import stats
+
+    from harness.stats.power import effect_size_interval
+
+    low, high = effect_size_interval(n, statistic)
+    assert stats.nct.cdf(statistic, n - 1, low * math.sqrt(n)) == pytest.approx(0.975, abs=1e-9)
+    assert stats.nct.cdf(statistic, n - 1, high * math.sqrt(n)) == pytest.approx(0.025, abs=1e-9)

@@ -330,3 +330,38 @@ def test_release_power_is_checked_where_it_is_written(tmp_path: Path) -> None:
     err = io.StringIO()
     assert main(["validate", str(config), "--quiet"], io.StringIO(), err) == 2
     assert "line 16: report.release.power must lie in [0.5, 1), got 0.3. Fix: write power: 0.8" in err.getvalue()
+
+
+def test_a_system_measure_guard_reads_the_comparisons_bootstrap(tmp_path: Path) -> None:
+    """Coverage has one value per run: its guard resamples users with the comparisons' keyed draws, so at alpha 0.025 its
+    one-sided bounds are the comparison row's 95% bootstrap interval of candidate - production, negated."""
+    import pandas as pd
+
+    from harness.demo import generate
+
+    generate(tmp_path)
+    demo = tmp_path / "runs" / "demo"
+    config = tmp_path / "exp.yaml"
+    config.write_text(
+        "experiment: coverage\n"
+        f"datasets: [{{qrels: {demo / 'ratings.csv'}, columns: {{query: user, doc: item, relevance: rating}},\n"
+        "  run_columns: {query: user, doc: item, score: score}, relevance_level: 4,\n"
+        f"  train: {{path: {demo / 'train.csv'}, columns: {{query: user, doc: item}}}}}}]\n"
+        f"systems:\n  - {{name: production, runs: {{default: {demo / 'production.csv'}}}}}\n"
+        f"  - {{name: candidate, runs: {{default: {demo / 'candidate-v2.csv'}}}}}\n"
+        "measures: [Coverage@10]\nbaseline: production\n"
+        "stats: {alpha: 0.025, permutations: 200, resamples: 200, system_resamples: 200}\ntracking: {enabled: false}\n"
+        "report:\n  enabled: false\n  release:\n    production: production\n    candidate: candidate\n"
+        "    guards: [{measure: Coverage@10, max_drop: 0.15}]\noutput: out\n"
+    )
+    code, outcome, err = _run(config)
+    folder = Path(str(outcome["results_dir"]))
+    (guard,) = json.loads((folder / "gate.json").read_text())["guards"]
+    row = pd.read_parquet(folder / "comparisons.parquet").query("segment == 'all'").iloc[0]
+    assert (row["system_a"], row["system_b"], row["measure"]) == ("production", "candidate", "Coverage@10")
+    assert guard["method"] == "bootstrap over users (approximate)" and guard["n_queries"] == row["n_queries"]
+    assert guard["drop"] == pytest.approx(-row["delta"], abs=1e-12)
+    assert guard["drop_low"] == pytest.approx(-row["ci_high_bootstrap"], rel=1e-9)
+    assert guard["drop_high"] == pytest.approx(-row["ci_low_bootstrap"], rel=1e-9)
+    expected = "PASS" if guard["drop_high"] < 0.15 else "FAIL" if guard["drop_low"] > 0.15 else "INCONCLUSIVE"
+    assert guard["verdict"] == expected and code == {"PASS": 0, "FAIL": 3, "INCONCLUSIVE": 6}[expected], err
