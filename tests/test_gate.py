@@ -184,11 +184,15 @@ def test_guard_mistakes_are_found_before_anything_runs(tmp_path: Path, guard: st
     assert not (tmp_path / "out").exists()
 
 
-def test_on_inconclusive_must_be_a_known_policy(tmp_path: Path) -> None:
-    config = _config(tmp_path, GATES["pass"][1], release_extra="\n    on_inconclusive: maybe")
+@pytest.mark.parametrize(("setting", "message"), [
+    ("on_inconclusive: maybe", "line 16: release.on_inconclusive must be one of inconclusive, fail, pass, got 'maybe'"),
+    ("power: 0.3", "line 16: report.release.power must lie in [0.5, 1), got 0.3. Fix: write power: 0.8"),
+])  # fmt: skip
+def test_release_settings_are_checked_where_they_are_written(tmp_path: Path, setting: str, message: str) -> None:
+    config = _config(tmp_path, GATES["pass"][1], release_extra=f"\n    {setting}")
     err = io.StringIO()
     assert main(["validate", str(config), "--quiet"], io.StringIO(), err) == 2
-    assert "line 16: release.on_inconclusive must be one of inconclusive, fail, pass, got 'maybe'" in err.getvalue()
+    assert message in err.getvalue()
 
 
 @pytest.mark.parametrize("label", ["'nDCG@5 [graded]'", "'nDCG@5 [linear]'", "nDCG@5"])
@@ -323,13 +327,6 @@ def test_a_segments_file_listing_a_user_twice_is_refused(tmp_path: Path) -> None
     assert "seg.csv: line 4: query 'q00' is listed twice (rows 1 and 3)" in err.getvalue()
     assert "Fix: keep one row per query" in err.getvalue() and err.getvalue().count("\n") == 1
     assert not (tmp_path / "out").exists()
-
-
-def test_release_power_is_checked_where_it_is_written(tmp_path: Path) -> None:
-    config = _config(tmp_path, GATES["pass"][1], release_extra="\n    power: 0.3")
-    err = io.StringIO()
-    assert main(["validate", str(config), "--quiet"], io.StringIO(), err) == 2
-    assert "line 16: report.release.power must lie in [0.5, 1), got 0.3. Fix: write power: 0.8" in err.getvalue()
 
 
 def test_a_system_measure_guard_reads_the_comparisons_bootstrap(tmp_path: Path) -> None:
