@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint bench clean distclean chromium
+.PHONY: demo test lint docs bench clean distclean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,13 +18,18 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check harness tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # The report is tested in Debian's chromium (a real browser, never a download).
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the report tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-test: lint chromium
+# the documentation site (docs/ -> site/), warnings as errors
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --quiet
+
+test: lint docs chromium
 	$(BIN)/pytest -q
 
 bench: $(STAMP)
@@ -37,7 +42,7 @@ bench: $(STAMP)
 
 # clean keeps reports/ and the generated runs; distclean removes those too
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache benchmarks/data
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache benchmarks/data site
 
 distclean: clean
 	rm -rf runs/demo runs/trec-demo .test-output .hypothesis

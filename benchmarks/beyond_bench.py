@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from harness.data.items import read_items, read_train
     from harness.data.load import load_qrels, load_run
-    from harness.evaluation import Evaluator
+    from harness.evaluation.evaluator import Evaluator
 
     start = time.perf_counter()
     qrels, run = load_qrels(folder / "qrels.trec"), load_run(folder / "run.trec")

@@ -92,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     from dask.utils import format_bytes, parse_bytes
     from distributed import Client, LocalCluster
 
-    from harness.conventions import Conventions
-    from harness.engine_dask import QrelsSource, RunSource, evaluate_runs, summary_on_cluster
+    from harness.engines.dask import QrelsSource, RunSource, evaluate_runs, summary_on_cluster
+    from harness.measures.conventions import Conventions
     from harness.measures.parse import parse_measure
     from harness.progress import Progress
 

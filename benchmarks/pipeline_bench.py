@@ -71,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     from harness.pipeline import _evaluated, comparison_tables, decide_gate, save_results
     from harness.pipeline import _frames as frames_of
     from harness.progress import SILENT
+    from harness.records.store import write_tracking
+    from harness.records.track import log_report, track_results
     from harness.report.render import write_report
-    from harness.store import write_tracking
-    from harness.track import log_report, track_results
 
     beyond_inputs, beyond_measures = "", ""
     if args.beyond:

@@ -17,17 +17,17 @@ __version__ = "0.1.0"
 # Public names load their module on first use (PEP 562), so `harness --version` and
 # `harness --help` start without importing numpy or pyarrow.
 _LAZY = {
-    "Conventions": "harness.conventions",
-    "Evaluator": "harness.evaluation",
+    "Conventions": "harness.measures.conventions",
+    "Evaluator": "harness.evaluation.evaluator",
     "Measure": "harness.measures.spec",
-    "PerQuery": "harness.results",
+    "PerQuery": "harness.evaluation.results",
     "Qrels": "harness.data.model",
     "Run": "harness.data.model",
-    "aggregate": "harness.results",
+    "aggregate": "harness.evaluation.results",
     "compare": "harness.api",
     "decide": "harness.api",
     "run_experiment": "harness.api",
-    "evaluate": "harness.evaluation",
+    "evaluate": "harness.evaluation.evaluator",
     "parse_measure": "harness.measures.parse",
     "read_qrels": "harness.data.load",
     "read_run": "harness.data.load",
@@ -39,14 +39,14 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from harness.api import compare, decide, run_experiment
-    from harness.conventions import Conventions
     from harness.data.items import Catalog, Interactions, read_items, read_train
     from harness.data.load import read_qrels, read_run
     from harness.data.model import Qrels, Run
-    from harness.evaluation import Evaluator, evaluate
+    from harness.evaluation.evaluator import Evaluator, evaluate
+    from harness.evaluation.results import PerQuery, aggregate
+    from harness.measures.conventions import Conventions
     from harness.measures.parse import parse_measure
     from harness.measures.spec import Measure
-    from harness.results import PerQuery, aggregate
 
 
 def __getattr__(name: str) -> Any:

@@ -19,17 +19,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from harness.comparison import TESTS, CompareSettings
-from harness.comparison import compare as compare_results
+from harness.comparison.compare import TESTS, CompareSettings
+from harness.comparison.compare import compare as compare_results
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
 from harness.errors import HarnessError
-from harness.results import PerQuery, RunResult
+from harness.evaluation.results import PerQuery, RunResult
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.decision.release import Decision
     from harness.pipeline import Outcome
-    from harness.release import Decision
 
 
 def compare(
@@ -115,9 +115,9 @@ def decide(
     from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, release_power
     from harness.config.guards import on_inconclusive as inconclusive_policy
     from harness.config.schema import Guard
+    from harness.decision.release import decide_arrays, paired_values
     from harness.measures.parse import parse_measure
     from harness.measures.registry import REGISTRY
-    from harness.release import decide_arrays, paired_values
 
     tables = _tables(per_query)
     for role, name in (("production", production), ("candidate", candidate)):

@@ -113,7 +113,6 @@ def _format_value(value: float, integer: bool) -> str:
 
 def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore[no-untyped-def]
     """Conventions, the prepared judgments and every run (all read before any output), with their labels."""
-    from harness.conventions import Conventions
     from harness.data.align import warm_up
     from harness.data.load import (
         QRELS_COLUMNS,
@@ -126,7 +125,8 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
     )
     from harness.data.model import Qrels
     from harness.data.trec import check_exists
-    from harness.evaluation import Evaluator, builds_item_context
+    from harness.evaluation.evaluator import Evaluator, builds_item_context
+    from harness.measures.conventions import Conventions
 
     conventions = Conventions.from_mapping(
         {
@@ -148,7 +148,7 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
     qrels_columns = _column_map(args.qrels_columns, QRELS_COLUMNS)
     # on Dask the workers read the judgments (text streamed to Parquet first), unless the items' context needs them here
     if on_dask and not builds_item_context(measures, args.train is not None, args.items is not None):
-        from harness.engine_dask import QrelsSource
+        from harness.engines.dask import QrelsSource
 
         check_exists(Path(args.qrels), "qrels", folder_ok=True)
         qrels: Any = QrelsSource(Path(args.qrels), qrels_columns)
@@ -170,7 +170,7 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
     if len(set(labels)) < len(labels):
         raise HarnessError("two runs have the same label", hint=f"name them: harness {args.command} QRELS a=run1.txt b=run2.txt")
     if on_dask:  # the runs are read by the workers (text streamed to Parquet first), never whole here
-        from harness.engine_dask import RunSource
+        from harness.engines.dask import RunSource
 
         for _, path in named:
             check_exists(Path(path), "run", folder_ok=True)  # a folder of Parquet pieces is a run for the workers
@@ -236,9 +236,9 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.evaluation.results import aggregate_values
     from harness.kernels.relstring import relstrings
     from harness.measures.registry import REGISTRY
-    from harness.results import aggregate_values
 
     items = _eval_items(args.m)
     measures = [i.measure for i in items if i.measure is not None]
@@ -334,7 +334,7 @@ def _eval_on_dask(args: argparse.Namespace, err: TextIO, evaluator: Any, items: 
     """Every run evaluated on a Dask cluster (``--engine dask``), with its aggregates: the values of this machine, bit for
     bit. The per-query values come here only to be printed (``-q``); the lists system measures read always come."""
     from harness.config.schema import Engine
-    from harness.engine_dask import client_for, evaluate_runs, summary_on_cluster
+    from harness.engines.dask import client_for, evaluate_runs, summary_on_cluster
 
     lengths = tuple(sorted({i.relstring_length for i in items if i.display.startswith("relstring")}))
     progress = _progress(args, err)
@@ -475,8 +475,8 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from harness.store import read_results, write_tracking
-    from harness.track import track_results
+    from harness.records.store import read_results, write_tracking
+    from harness.records.track import track_results
 
     results = read_results(args.results_dir)
     tracked = track_results(results, args.uri, args.experiment)
@@ -494,8 +494,8 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.records.store import read_results
     from harness.report.render import write_report
-    from harness.store import read_results
 
     path, model = write_report(read_results(args.results_dir))
     out.write(f"report:  {path}\n")
@@ -506,7 +506,8 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from harness.release import Plan, plan_from_results
+    from harness.decision.release import Plan
+    from harness.pipeline import plan_from_results
 
     sided: Literal["one", "two"] = "two" if args.two_sided else "one"
     if (args.results_dir is None) == (args.sd is None):
@@ -514,7 +515,7 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            hint="harness plan RESULTS_DIR --measure nDCG@10 --margin 0.01, "
                                 "or harness plan --sd 0.2 --margin 0.01")  # fmt: skip
     if args.results_dir is not None:
-        from harness.store import read_results
+        from harness.records.store import read_results
 
         if args.measure is None:
             raise HarnessError("name the measure whose sd to estimate", hint="--measure nDCG@10")

@@ -107,7 +107,7 @@ def generate(root: Path = ROOT) -> None:
 
 def main() -> int:
     from harness.cli import main as cli_main
-    from harness.track import default_uri, ui_command
+    from harness.records.track import default_uri, ui_command
 
     generate()
     print(f"demo data written to {ROOT / 'runs'}", file=sys.stderr)

@@ -13,7 +13,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,20 +26,16 @@ import numpy as np
 
 from harness import __version__
 from harness._atomic import sha256_path, size_of
-from harness.comparison import CompareSettings, compare, count_blocks, system_summary
+from harness.comparison.compare import CompareSettings, compare, count_blocks, system_summary
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.align import warm_up
 from harness.data.load import check_shares_judged, expected_rows, judged_query_ids, load_qrels, load_run
 from harness.data.model import Qrels, Run
-from harness.diagnostics import diagnose
-from harness.errors import ConfigError, TrackingError
-from harness.evaluation import Evaluator
-from harness.measures.spec import Measure
-from harness.previous import compared_inputs, load_previous, previous_result
-from harness.previous import describe as describe_previous
-from harness.progress import SILENT, Progress
-from harness.release import Decision, decide_release
-from harness.results import (
+from harness.decision.release import Decision, Plan, decide_release
+from harness.errors import ConfigError, HarnessError, TrackingError
+from harness.evaluation.diagnostics import diagnose
+from harness.evaluation.evaluator import Evaluator
+from harness.evaluation.results import (
     PerQuery,
     RemoteValues,
     RunResult,
@@ -49,7 +45,14 @@ from harness.results import (
     recommendation_counts,
     summarize,
 )
-from harness.store import SavedResults, write_results, write_tracking
+from harness.measures.registry import REGISTRY
+from harness.measures.spec import Measure
+from harness.progress import SILENT, Progress
+from harness.records.previous import compared_inputs, load_previous, previous_result
+from harness.records.previous import describe as describe_previous
+from harness.records.store import SavedResults, write_results, write_tracking
+from harness.stats import paired
+from harness.stats.power import Sided
 
 _quiet = SILENT
 
@@ -114,7 +117,7 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
     """The dataset's judgments (and training data, catalogue), prepared once, under the experiment's conventions.
     ``judgments=False``: without them (the Dask workers read them), unless the items' context needs them."""
     from harness.data.items import read_items, read_train
-    from harness.evaluation import builds_item_context
+    from harness.evaluation.evaluator import builds_item_context
 
     computed = experiment.measures_for(dataset)
     measures = tuple(m for m in measures if m in computed)
@@ -198,7 +201,7 @@ def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[lis
     earlier: dict[str, SavedResults] = {}
     total = sum(1 for d in experiment.datasets for s in experiment.systems if s.previous is not None or s.run_for(d.name))
     if experiment.engine.name == "dask":
-        from harness.engine_dask import client_for
+        from harness.engines.dask import client_for
 
         remote: dict[str, Any] = {}
         with client_for(experiment.engine, progress) as client:
@@ -223,7 +226,7 @@ class _ClusterTests:
 
     def __call__(self, dataset: str, segment: str, systems: list[str], pairs: list[tuple[str, str]],
                  measures: tuple[Measure, ...]) -> Any:  # fmt: skip
-        from harness.compare_dask import tests_on_cluster
+        from harness.engines.dask_compare import tests_on_cluster
 
         runs = self.remote.get(dataset)
         mine = [r for r in self.results if r.dataset == dataset]
@@ -291,7 +294,7 @@ def _evaluate_dataset(
             if reused is not None:
                 results.append(reused)
                 if client is not None and remote is not None and dataset.name in remote:  # compared on the cluster too
-                    from harness.engine_dask import scatter_values
+                    from harness.engines.dask import scatter_values
 
                     runs = remote[dataset.name]
                     runs.pieces[system.name] = scatter_values(client, reused.here().per_query, runs.measures)
@@ -311,8 +314,8 @@ def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evalu
     cluster holds them, for the comparisons."""
     import pandas as pd
 
-    from harness.compare_dask import RemoteRuns
-    from harness.engine_dask import QrelsSource, RunSource, evaluate_runs, gather_values, summary_on_cluster, write_per_query
+    from harness.engines.dask import QrelsSource, RunSource, evaluate_runs, gather_values, summary_on_cluster, write_per_query
+    from harness.engines.dask_compare import RemoteRuns
 
     c = dataset.run_columns
     runs: list[Any] = []
@@ -530,7 +533,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         outcome.gate_errors = verdict.errors
     # Results are on disk: nothing after this point can lose them.
     if experiment.tracking.enabled:
-        from harness.track import track_results
+        from harness.records.track import track_results
 
         progress("logging to MLflow")
         try:
@@ -542,7 +545,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
         _report(saved, outcome, progress)
         if outcome.report is not None and outcome.mlflow_run_id is not None:
-            from harness.track import log_report
+            from harness.records.track import log_report
 
             try:
                 log_report(saved)
@@ -635,3 +638,57 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
 
 
 __all__ = ["Outcome", "evaluate_experiment", "run_experiment", "validate_experiment"]
+
+
+def plan_from_results(saved: SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
+                      dataset: str | None = None, segment: str = "all", alpha: float = 0.05, target: float = 0.8,
+                      sided: Sided = "one") -> Plan:  # fmt: skip
+    """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
+    (production and candidate of its release gate unless ``systems`` names two)."""
+    from harness.measures.parse import labeller, parse_measure
+
+    config = saved.config
+    release = (config.get("report") or {}).get("release") or {}
+    pair = list(systems) if systems else [release.get("production"), release.get("candidate")]
+    if len(pair) != 2 or None in pair:
+        raise HarnessError(f"{saved.folder} has no release gate to take production and candidate from",
+                           hint="name the two systems: --systems A B")  # fmt: skip
+    datasets = sorted({d["name"] for d in config.get("datasets", [])})
+    if dataset is None:
+        if len(datasets) != 1:
+            raise HarnessError(f"{saved.folder} has {len(datasets)} datasets", hint=f"name one: --dataset {datasets[0]}")
+        dataset = datasets[0]
+    elif dataset not in datasets:
+        raise HarnessError(f"dataset {dataset!r} is not in {saved.folder}", hint=f"use one of {', '.join(datasets)}")
+    label = labeller({name: "" if text == "linear" else text for name, text in (config.get("gain_schemes") or {}).items()})
+    canonical = {label(m): m for m in config.get("measures", [])} | {m: m for m in config.get("measures", [])}
+    if measure not in canonical:
+        import difflib
+
+        close = difflib.get_close_matches(measure, list(canonical), n=3, cutoff=0.4)
+        raise HarnessError(f"measure {measure!r} was not computed in {saved.folder}",
+                           hint=f"did you mean {', '.join(map(repr, close))}?" if close else
+                           "harness validate lists them")  # fmt: skip
+    parsed = parse_measure(canonical[measure])
+    definition = REGISTRY.definition(parsed)
+    if definition.aggregate != "mean" or definition.is_system(parsed):
+        raise HarnessError(f"{measure} is not averaged over users: a paired t-test plan does not describe it",
+                           hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
+    columns = []
+    for system in pair:
+        rows = saved.per_query_of(dataset, system, canonical[measure])
+        if segment != "all":
+            rows = rows[rows["segment"] == segment]
+        if rows.empty:
+            raise HarnessError(f"no per-query values of {system!r} for {measure} on {dataset!r}"
+                               + ("" if segment == "all" else f" in segment {segment!r}"),
+                               hint="check the system, dataset and segment names")  # fmt: skip
+        columns.append(rows.set_index("query_id")["value"])
+    joined = columns[0].to_frame("a").join(columns[1].to_frame("b"), how="inner").dropna()
+    if len(joined) < 2:
+        raise HarnessError("fewer than 2 users with values for both systems", hint="check the segment and systems")
+    differences = (joined["b"] - joined["a"]).to_numpy(dtype=np.float64)
+    t = paired.run_tests(differences, None, ("t",)).t  # the sd from exact sums, as the tests compute it
+    sd = paired.interval_sd(len(differences), float(t.ci_low[0]), float(t.ci_high[0]))
+    where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
+    return Plan.of(sd, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}", len(differences))

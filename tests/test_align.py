@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from harness import Evaluator, Qrels, Run
-from harness.conventions import Ties
 from harness.data.align import _presorted_order, _sorted_order
+from harness.measures.conventions import Ties
 from harness.measures.trec_names import parse_trec_measure
 
 

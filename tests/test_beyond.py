@@ -21,7 +21,7 @@ from harness.data.items import read_items, read_train
 from harness.data.load import load_qrels, load_run
 from harness.data.model import Run
 from harness.errors import HarnessError, InputFormatError
-from harness.evaluation import Evaluator
+from harness.evaluation.evaluator import Evaluator
 
 L2 = math.log2
 
@@ -124,8 +124,8 @@ def test_system_measures_by_hand(folder: Path) -> None:
 
 
 def test_undefined_users_are_left_out_of_the_mean(folder: Path) -> None:
+    from harness.evaluation.results import aggregate_values
     from harness.measures.parse import parse_measure
-    from harness.results import aggregate_values
 
     assert math.isclose(aggregate_values(parse_measure("ILD@3"), np.array(PER_USER["ILD@3"])),
                         (PER_USER["ILD@3"][0] + 1.0) / 2)  # fmt: skip

@@ -12,10 +12,10 @@ import math
 import numpy as np
 import pytest
 
-from harness.conventions import Conventions, Ties
 from harness.data.items import read_items, read_train
 from harness.data.load import load_qrels, load_run
-from harness.evaluation import Evaluator
+from harness.evaluation.evaluator import Evaluator
+from harness.measures.conventions import Conventions, Ties
 from harness.measures.parse import parse_measure
 from tests.conftest import BEYOND_ACCURACY
 

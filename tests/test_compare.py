@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.comparison import CompareSettings, compare
+from harness.comparison.compare import CompareSettings, compare
+from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.parse import parse_measure
-from harness.results import PerQuery, RunResult
 
 
 def _result(system: str, values: dict[str, list[float]], segments: list[str] | None = None) -> RunResult:

@@ -16,11 +16,11 @@ import pytest
 
 from harness.config.load import load_config
 from harness.config.schema import Engine
-from harness.conventions import Conventions
 from harness.data.model import Qrels, Run
-from harness.diagnostics import diagnose
 from harness.errors import ConfigError, InputFormatError
-from harness.evaluation import Evaluator
+from harness.evaluation.diagnostics import diagnose
+from harness.evaluation.evaluator import Evaluator
+from harness.measures.conventions import Conventions
 from harness.measures.parse import parse_measure
 
 MEASURES = tuple(parse_measure(m) for m in ("nDCG@10", "AP", "P@5", "RR", "R@100", "bpref", "Success@3"))
@@ -55,7 +55,7 @@ def _generated(n_queries: int, depth: int, seed: int = 5) -> tuple[Qrels, Run]:
 
 @pytest.mark.slow
 def test_two_million_rows_evaluate_to_the_same_bits(client: Any) -> None:
-    from harness.engine_dask import evaluate_runs
+    from harness.engines.dask import evaluate_runs
 
     qrels, run = _generated(20_000, 100)
     assert len(run) == 2_000_000
@@ -78,7 +78,7 @@ def test_two_million_rows_evaluate_to_the_same_bits(client: Any) -> None:
 ])  # fmt: skip
 def test_file_order_conventions_survive_the_shuffle(client: Any, conventions: dict[str, object]) -> None:
     """input_order ties and duplicates: first read the file order, which the shuffle destroys and the engine restores."""
-    from harness.engine_dask import evaluate_runs
+    from harness.engines.dask import evaluate_runs
 
     qrels, run = _generated(1_500, 40, seed=9)
     measures = MEASURES if conventions.get("ties") != "average" else tuple(parse_measure(m) for m in ("nDCG@10", "P@5"))
@@ -94,7 +94,7 @@ def test_file_order_conventions_survive_the_shuffle(client: Any, conventions: di
 
 def test_a_duplicate_names_the_file_and_its_line(client: Any, tmp_path: Path) -> None:
     from harness.data.load import load_qrels, load_run
-    from harness.engine_dask import evaluate_runs
+    from harness.engines.dask import evaluate_runs
 
     (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
     (tmp_path / "run.txt").write_text("q1 Q0 a 1 2.0 r\nq2 Q0 b 1 2.0 r\nq2 Q0 c 2 1.0 r\nq2 Q0 b 3 0.5 r\n")
@@ -112,7 +112,7 @@ def _tables(experiment: Any, on_cluster: int = 0) -> dict[str, pd.DataFrame]:
 
     from harness.pipeline import _evaluated, comparison_tables, save_results
     from harness.progress import SILENT
-    from harness.store import read_results
+    from harness.records.store import read_results
 
     with _evaluated(experiment, SILENT) as (results, tested_elsewhere):
         comparisons = comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere)
@@ -129,8 +129,8 @@ def _values_stay_on_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
     """A run's per-query values stay on the cluster (system measures' lists come here, not the values), and TREC
     judgments are never read whole here (the workers read them; the ratings' CSV judgments are read here, for
     the items' context)."""
-    from harness import engine_dask
     from harness.data import load
+    from harness.engines import dask as engine_dask
 
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a run's per-query values were gathered to the client, or TREC judgments read whole")
@@ -167,7 +167,7 @@ def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_pat
     folders = sorted((tmp_path / "reports" / "recsys-demo").glob("2*"))
     assert (folders[0] / "per_query.parquet").is_file() and (folders[1] / "per_query.parquet").is_dir()
     parts = sorted(p.name for p in (folders[1] / "per_query.parquet").iterdir())
-    from harness.store import read_results
+    from harness.records.store import read_results
 
     one = read_results(folders[1]).per_query_of("trec", "candidate-v2")  # only its files' rows read
     mine = expected["per_query"][(expected["per_query"]["dataset"] == "trec")
@@ -182,8 +182,8 @@ def test_comparisons_on_many_small_partitions_are_the_same_bits(client: Any, tmp
     """The comparisons' shuffle cut into partitions of 1,000 rows (9 for the ratings data), without system measures so
     that every run's values stay on the workers, segments and all: every summary row (NaN-skipping measures included),
     diagnostic and p-value as on one machine."""
-    from harness import compare_dask
     from harness.demo import ROOT, generate
+    from harness.engines import dask_compare as compare_dask
 
     generate(tmp_path)
     (tmp_path / "configs").mkdir()
@@ -246,10 +246,10 @@ def test_harness_eval_on_dask_never_reads_a_run_whole_in_the_client(
     """``harness eval --engine dask`` hands the run and judgments files to the workers (text streamed to Parquet): the
     one-machine readers are not called, and without -q the aggregates come from the workers' sums, no per-query value
     here; the run keeps its tag as its name; a missing file is named before any work starts."""
-    from harness import engine_dask
     from harness.cli import main
     from harness.data import load
     from harness.demo import generate
+    from harness.engines import dask as engine_dask
 
     def _counts_only(assemble: Any) -> Any:
         def checked(*args: Any, **kwargs: Any) -> Any:
@@ -285,7 +285,7 @@ def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tm
 
     from harness.data.load import load_run
     from harness.data.trec import stream_run
-    from harness.engine_dask import RunSource, evaluate_runs
+    from harness.engines.dask import RunSource, evaluate_runs
 
     qrels, run = _generated(600, 30, seed=3)
     text = tmp_path / "run.txt"
@@ -324,7 +324,7 @@ def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tm
 
 
 def test_a_bad_line_in_a_streamed_run_is_named(client: Any, tmp_path: Path) -> None:
-    from harness.engine_dask import RunSource, evaluate_runs
+    from harness.engines.dask import RunSource, evaluate_runs
 
     qrels, _ = _generated(20, 5)
     (tmp_path / "run.txt").write_text("q2 Q0 a 1 2.0 r\nq2 Q0 b 2 1.5 r\nq3 Q0 c 1 high r\n")
@@ -337,7 +337,7 @@ def test_jsonl_runs_with_numeric_ids_or_a_missing_score_go_to_the_whole_file_rea
     """Ids written as numbers do not stream (Arrow's JSON reader holds a column to one type): the file is read whole,
     as on one machine; a missing score is reported with its row by that reader."""
     from harness.data.load import load_run
-    from harness.engine_dask import RunSource, evaluate_runs
+    from harness.engines.dask import RunSource, evaluate_runs
 
     qrels = Qrels.from_records([("2", "7", 1.0), ("3", "8", 2.0)])
     (tmp_path / "run.jsonl").write_text('{"query": 2, "doc": 7, "score": 2.0}\n{"query": 3, "doc": 8, "score": 1}\n')
@@ -352,7 +352,7 @@ def test_jsonl_runs_with_numeric_ids_or_a_missing_score_go_to_the_whole_file_rea
 
 
 def test_a_bad_value_in_a_streamed_csv_run_is_reported_by_the_table_reader(client: Any, tmp_path: Path) -> None:
-    from harness.engine_dask import RunSource, evaluate_runs
+    from harness.engines.dask import RunSource, evaluate_runs
 
     qrels, _ = _generated(20, 5)
     (tmp_path / "run.csv").write_text("user,item,score\nq2,a,2.0\nq2,b,\nq3,c,1.0\n")
@@ -369,7 +369,7 @@ def test_judgments_streamed_or_read_by_the_workers(client: Any, tmp_path: Path) 
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    from harness.engine_dask import QrelsSource, evaluate_runs
+    from harness.engines.dask import QrelsSource, evaluate_runs
 
     qrels, run = _generated(600, 30, seed=4)
     q, d, rel = qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.astype(int).tolist()
@@ -420,7 +420,7 @@ def test_a_reused_system_is_compared_on_the_cluster(client: Any, tmp_path: Path,
 def test_the_workers_write_the_per_query_table_or_say_why_not(client: Any, tmp_path: Path) -> None:
     """What the workers write is the values they hold, one row per query and measure; a folder they cannot reach (a
     remote cluster without shared storage) is a clear error, not a worker's traceback."""
-    from harness.engine_dask import evaluate_runs, gather_values, write_per_query
+    from harness.engines.dask import evaluate_runs, gather_values, write_per_query
     from harness.errors import HarnessError
 
     qrels, run = _generated(300, 20)
@@ -459,8 +459,8 @@ def test_a_run_on_dask_is_tracked_from_the_folder_the_workers_wrote(client: Any,
     _check_logged(uri, results_dir, run_id)
     logged = {a.path for a in MlflowClient(uri).list_artifacts(run_id, "per_query.parquet")}
     assert logged == {f"per_query.parquet/{p.name}" for p in (results_dir / "per_query.parquet").iterdir()}
+    from harness.records.store import read_results
     from harness.report.model import build_model
-    from harness.store import read_results
 
     model = build_model(read_results(results_dir))  # the report reads the per-query rows from the parts
     (section,) = model.datasets

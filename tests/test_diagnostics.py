@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness import Evaluator, Qrels, Run
-from harness.diagnostics import diagnose
+from harness.evaluation.diagnostics import diagnose
 
 
 def test_ties_and_judged_fraction() -> None:

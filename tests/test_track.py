@@ -14,7 +14,7 @@ from harness.cli import main
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.track import segment_key
+from harness.records.track import segment_key
 from tests.mlflow_server import free_port, mlflow_server
 
 pytestmark = pytest.mark.filterwarnings(

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
+from harness.config.formats import FORMATS, table_format_of
 from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, on_inconclusive, release_power
 from harness.config.schema import (
     Dataset,
@@ -38,8 +39,8 @@ from harness.config.schema import (
     Tracking,
     TrainSpec,
 )
-from harness.conventions import Conventions
 from harness.errors import ConfigError, ConventionError, HarnessError
+from harness.measures.conventions import Conventions
 from harness.measures.parse import labeller, lookup, parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, format_param
@@ -52,7 +53,6 @@ PROFILES: dict[str, dict[str, object]] = {
     # scikit-learn ndcg_score: tied scores share their mean gain, IDCG from the listed items
     "sklearn": {"ties": "average", "ideal_from": "run"},
 }
-FORMATS = ("trec", "csv", "tsv", "parquet", "jsonl")
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -195,8 +195,6 @@ def _columns(section: _Section | None, value_name: str) -> TableColumns:
 
 
 def _format(section: _Section, key: str, path: Path) -> str:
-    from harness.data.tables import table_format_of
-
     fmt = section.value(key, str, None)
     if fmt is None:
         return table_format_of(path) or "trec"

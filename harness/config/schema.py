@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.config.defaults import DEFAULT_POWER, DEFAULT_SEED
 from harness.config.guards import Condition, OnInconclusive
-from harness.conventions import Conventions
+from harness.measures.conventions import Conventions
 from harness.measures.spec import Measure
 
 

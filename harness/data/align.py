@@ -20,24 +20,23 @@ from which its item id follows (``Aligned.item_ids()``).
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.conventions import APDenominator, Conventions, Duplicates, IdealFrom, NegativeLabels, Queries, Ties
 from harness.data._arrow import from_numpy, positions_in, string_array, to_numpy
 from harness.data._hash import pair_keys, sort_with_rows, string_fingerprints
 from harness.data.model import Qrels, Run
 from harness.data.trec import line_of_row
 from harness.errors import InputFormatError
 from harness.kernels._segments import RankedLists
+from harness.measures.conventions import APDenominator, Conventions, Duplicates, IdealFrom, NegativeLabels, Queries, Ties
 
 
 @dataclass(frozen=True)
@@ -216,7 +215,8 @@ class PreparedQrels:
         return judgment_index(self.codes, len(self.query_ids), self.docs)
 
     @classmethod
-    def build(cls, qrels: Qrels, conventions: Conventions) -> PreparedQrels:
+    def build(cls, qrels: Qrels, conventions: Conventions, engine: EngineChoice = "auto") -> PreparedQrels:
+        """The judgments indexed once for every run; ``engine`` as :func:`align`'s (the same index either way)."""
         labels = np.asarray(qrels.relevance, dtype=np.float64)
         if (labels < 0).any():
             if conventions.negative_labels is NegativeLabels.ERROR:
@@ -231,7 +231,7 @@ class PreparedQrels:
                 labels = np.maximum(labels, 0.0)
         prefer = labels if conventions.duplicates is Duplicates.MAX else None
         docs = qrels.doc_id
-        if _compiled_pays(len(qrels)):  # in each query's block, by the compiled engine's kernels
+        if engine_for(len(qrels), engine) is align_compiled:  # in each query's block, by the compiled engine's kernels
             from harness.data import _align_compiled as compiled
 
             order, bounds, block_ids = compiled.query_blocks(qrels.query_id)
@@ -517,14 +517,19 @@ ENGINES: dict[str, Engine] = {"arrow": align_arrow, "compiled": align_compiled}
 COMPILED_FROM_ROWS = 2_000_000
 
 
-def _compiled_pays(rows: int) -> bool:
-    """Is the compiled engine the faster for ``rows``? Always once it is loaded: the start-up is paid."""
-    return rows >= COMPILED_FROM_ROWS or _compiled_loaded()
+EngineChoice = Literal["auto", "arrow", "compiled"]
 
 
-def _compiled_loaded() -> bool:
-    """Is the compiled engine imported, all of it? (While :func:`warm_up`'s thread imports it, not yet.)"""
-    return getattr(sys.modules.get("harness.data._align_compiled"), "LOADED", False)
+def engine_for(rows: int, choice: EngineChoice = "auto") -> Engine:
+    """The alignment engine: the one named, or for ``auto`` the faster at ``rows`` (the compiled one from
+    :data:`COMPILED_FROM_ROWS`). Decided by the arguments alone, never by what this process has loaded.
+
+    >>> engine_for(10) is align_arrow, engine_for(10, "compiled") is align_compiled
+    (True, True)
+    """
+    if choice == "auto":
+        return align_compiled if rows >= COMPILED_FROM_ROWS else align_arrow
+    return ENGINES[choice]
 
 
 def warm_up(expected_rows: int) -> threading.Thread | None:
@@ -539,7 +544,7 @@ def warm_up(expected_rows: int) -> threading.Thread | None:
     >>> warm_up(10) is None   # small runs: the Arrow engine, no numba
     True
     """
-    if expected_rows < COMPILED_FROM_ROWS or "harness.data._align_compiled" in sys.modules:
+    if expected_rows < COMPILED_FROM_ROWS:
         return None
     thread = threading.Thread(target=_load_compiled, name="harness-warm-up", daemon=True)
     thread.start()
@@ -555,11 +560,11 @@ def _load_compiled() -> None:
         pass
 
 
-def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
-    """Build the ranked lists of ``run`` against prepared judgments, with the engine that is faster at its size.
+def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None, engine: EngineChoice = "auto") -> Aligned:
+    """Build the ranked lists of ``run`` against prepared judgments, with the engine named (``auto``: the faster
+    at the run's size; every engine gives the same lists).
 
     ``query_ids`` fixes the universe explicitly (a query file); otherwise the
     ``queries`` convention decides it.
     """
-    engine = align_compiled if _compiled_pays(len(run)) else align_arrow
-    return engine(prepared, run, query_ids)
+    return engine_for(len(run), engine)(prepared, run, query_ids)

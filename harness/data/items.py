@@ -20,11 +20,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.config.formats import table_format_of
 from harness.data._arrow import from_numpy, positions_in, string_array, to_numpy
-from harness.data.model import Qrels
-from harness.data.tables import _column, _ids, _read_table, table_format_of
+from harness.data.model import Qrels, table_column, table_ids
+from harness.data.tables import read_table
 from harness.errors import InputFormatError
-from harness.kernels.beyond import ItemData
+from harness.kernels._segments import ItemData
 
 
 def _first_line(fmt: str, row: int) -> int | None:
@@ -55,8 +56,8 @@ class Interactions:
     def from_frame(cls, frame: Any, user: str = "user", item: str = "item", source: str = "<DataFrame>") -> Interactions:
         table = pa.Table.from_pandas(frame, preserve_index=False)
         path = Path(source)
-        return cls(_ids(_column(table, user, "user", path), "user", path),
-                   _ids(_column(table, item, "item", path), "item", path), source)  # fmt: skip
+        return cls(table_ids(table_column(table, user, "user", path), "user", path),
+                   table_ids(table_column(table, item, "item", path), "item", path), source)  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,23 +84,23 @@ def read_train(path: str | Path, user: str = "user", item: str = "item", fmt: st
     """Training interactions from a table file (CSV, TSV, Parquet, JSONL); ``user``/``item`` name the columns."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    table = _read_table(path, fmt, [user, item])
+    table = read_table(path, fmt, [user, item])
     if table.num_rows == 0:
         raise InputFormatError("the training file has no rows", path=path, hint="give at least one (user, item) row")
-    return Interactions(_ids(_column(table, user, "user", path), "user", path),
-                        _ids(_column(table, item, "item", path), "item", path), str(path))  # fmt: skip
+    return Interactions(table_ids(table_column(table, user, "user", path), "user", path),
+                        table_ids(table_column(table, item, "item", path), "item", path), str(path))  # fmt: skip
 
 
 def read_items(path: str | Path, id: str = "item", fmt: str | None = None) -> Catalog:
     """The catalogue from a table file: the ``id`` column, every other column a numeric feature."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    return _catalog(_read_table(path, fmt, [id]), id, str(path), fmt)
+    return _catalog(read_table(path, fmt, [id]), id, str(path), fmt)
 
 
 def _catalog(table: pa.Table, id: str, source: str, fmt: str) -> Catalog:
     path = Path(source)
-    ids = _ids(_column(table, id, "item id", path), "item", path)
+    ids = table_ids(table_column(table, id, "item id", path), "item", path)
     if table.num_rows == 0:
         raise InputFormatError("the items file has no rows", path=path, hint="list the catalogue's items, one per row")
     if pc.count_distinct(ids).as_py() != len(ids):

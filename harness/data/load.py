@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness.config.formats import table_format_of
 from harness.data.model import Qrels, Run
-from harness.data.tables import read_table_qrels, read_table_run, table_format_of, table_run_name
+from harness.data.tables import read_table_qrels, read_table_run, table_run_name
 from harness.data.trec import read_qrels as read_trec_qrels
 from harness.data.trec import read_run as read_trec_run
 from harness.data.trec import run_tag

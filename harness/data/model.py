@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from harness.data._arrow import contiguous as _contiguous
 from harness.errors import InputFormatError
 
 if TYPE_CHECKING:
@@ -37,8 +40,6 @@ def _check_numbers(values: np.ndarray, role: str, source: str) -> None:
 
 
 def _distinct(ids: pa.Array | pa.ChunkedArray) -> int:
-    import pyarrow.compute as pc
-
     return int(pc.count_distinct(ids).as_py())
 
 
@@ -86,8 +87,6 @@ class Qrels:
         source: str = "<DataFrame>",
     ) -> Qrels:
         """Judgments from a DataFrame's columns (ids kept as strings: "007" and "7" differ)."""
-        from harness.data.tables import table_qrels
-
         return table_qrels(_table(frame, {"query": query, "doc": doc, "relevance": relevance}, source),
                            {"query": query, "doc": doc, "relevance": relevance}, source)  # fmt: skip
 
@@ -140,8 +139,6 @@ class Run:
         source: str = "<DataFrame>",
     ) -> Run:  # fmt: skip
         """A run from a DataFrame's columns; row order is kept (it is the input order for ties: input_order)."""
-        from harness.data.tables import table_run
-
         columns = {"query": query, "doc": doc, "score": score}
         return table_run(_table(frame, columns, source), columns, source, name)
 
@@ -164,3 +161,61 @@ class Run:
             name=name,
             source=source,
         )
+
+
+# Arrow tables -> Qrels / Run: the one validation every way in (files, DataFrames) shares.
+def table_column(table: pa.Table, name: str, role: str, path: Path) -> pa.ChunkedArray:
+    if name not in table.column_names:
+        raise InputFormatError(
+            f"no column {name!r} for the {role} (columns: {', '.join(table.column_names)})",
+            path=path,
+            hint=f"map {role} to one of the existing columns",
+        )
+    return table[name]
+
+
+def table_ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
+    if column.null_count:
+        row = int(np.flatnonzero(pc.is_null(column).combine_chunks().to_numpy(zero_copy_only=False))[0])
+        raise InputFormatError(f"empty {role} id in data row {row + 1}", path=path, hint=f"every row needs a {role} id")
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        column = pc.cast(column, pa.string())
+    return column.combine_chunks()
+
+
+def table_numbers(column: pa.ChunkedArray, role: str, path: Path) -> np.ndarray:
+    try:
+        values = pc.cast(column, pa.float64()).combine_chunks().to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise InputFormatError(
+            f"the {role} column holds values that are not numbers", path=path, hint=f"the {role} must be numeric"
+        ) from None
+    _check_numbers(values, role, str(path))
+    return values
+
+
+def table_qrels(table: pa.Table, columns: Mapping[str, str], source: str | Path) -> Qrels:
+    """Qrels from an Arrow table; ``columns`` maps ``query``, ``doc``, ``relevance`` to column names."""
+    path = Path(source)
+    if table.num_rows == 0:
+        raise InputFormatError("the table has no rows", path=path, hint="give at least one judgment")
+    return Qrels(
+        table_ids(table_column(table, columns["query"], "query", path), "query", path),
+        table_ids(table_column(table, columns["doc"], "doc", path), "doc", path),
+        table_numbers(table_column(table, columns["relevance"], "relevance", path), "relevance", path),
+        str(source),
+    )
+
+
+def table_run(table: pa.Table, columns: Mapping[str, str], source: str | Path, name: str) -> Run:
+    """A run from an Arrow table; ``columns`` maps ``query``, ``doc``, ``score`` to column names."""
+    path = Path(source)
+    if table.num_rows == 0:
+        raise InputFormatError("the run is empty: no ranked documents", path=path, hint="give at least one scored row")
+    return Run(
+        _contiguous(table_ids(table_column(table, columns["query"], "query", path), "query", path)),
+        _contiguous(table_ids(table_column(table, columns["doc"], "doc", path), "doc", path)),
+        table_numbers(table_column(table, columns["score"], "score", path), "score", path),
+        name,
+        str(source),
+    )

@@ -15,21 +15,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.data._arrow import contiguous
-from harness.data.model import Qrels, Run
+from harness.config.formats import TABLE_FORMATS, table_format_of
+from harness.data.model import Qrels, Run, table_column, table_ids, table_qrels, table_run
 from harness.errors import InputFormatError
 
-TABLE_FORMATS = ("csv", "tsv", "parquet", "jsonl")
 
-
-def table_format_of(path: Path) -> str | None:
-    """The table format implied by the file name, or None for TREC text."""
-    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
-    ending = suffixes[-1].lstrip(".") if suffixes else ""
-    return {"csv": "csv", "tsv": "tsv", "parquet": "parquet", "pq": "parquet", "jsonl": "jsonl", "ndjson": "jsonl"}.get(ending)
-
-
-def _read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
+def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
     if not path.exists():
         raise InputFormatError("table file not found", path=path, hint="check the path")
     try:
@@ -57,79 +48,18 @@ def _read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
     raise InputFormatError(f"unknown table format {fmt!r}", path=path, hint=f"use one of {', '.join(TABLE_FORMATS)}")
 
 
-def _column(table: pa.Table, name: str, role: str, path: Path) -> pa.ChunkedArray:
-    if name not in table.column_names:
-        raise InputFormatError(
-            f"no column {name!r} for the {role} (columns: {', '.join(table.column_names)})",
-            path=path,
-            hint=f"map {role} to one of the existing columns",
-        )
-    return table[name]
-
-
-def _ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
-    if column.null_count:
-        row = int(np.flatnonzero(pc.is_null(column).combine_chunks().to_numpy(zero_copy_only=False))[0])
-        raise InputFormatError(f"empty {role} id in data row {row + 1}", path=path, hint=f"every row needs a {role} id")
-    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
-        column = pc.cast(column, pa.string())
-    return column.combine_chunks()
-
-
-def _numbers(column: pa.ChunkedArray, role: str, path: Path) -> np.ndarray:
-    try:
-        values = pc.cast(column, pa.float64()).combine_chunks().to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        raise InputFormatError(
-            f"the {role} column holds values that are not numbers", path=path, hint=f"the {role} must be numeric"
-        ) from None
-    bad = np.flatnonzero(np.isnan(values))
-    if bad.size:
-        raise InputFormatError(
-            f"{role} missing or NaN in data row {int(bad[0]) + 1}", path=path, hint=f"give every row a numeric {role}"
-        )
-    return values
-
-
-def table_qrels(table: pa.Table, columns: Mapping[str, str], source: str | Path) -> Qrels:
-    """Qrels from an Arrow table; ``columns`` maps ``query``, ``doc``, ``relevance`` to column names."""
-    path = Path(source)
-    if table.num_rows == 0:
-        raise InputFormatError("the table has no rows", path=path, hint="give at least one judgment")
-    return Qrels(
-        _ids(_column(table, columns["query"], "query", path), "query", path),
-        _ids(_column(table, columns["doc"], "doc", path), "doc", path),
-        _numbers(_column(table, columns["relevance"], "relevance", path), "relevance", path),
-        str(source),
-    )
-
-
-def table_run(table: pa.Table, columns: Mapping[str, str], source: str | Path, name: str) -> Run:
-    """A run from an Arrow table; ``columns`` maps ``query``, ``doc``, ``score`` to column names."""
-    path = Path(source)
-    if table.num_rows == 0:
-        raise InputFormatError("the run is empty: no ranked documents", path=path, hint="give at least one scored row")
-    return Run(
-        contiguous(_ids(_column(table, columns["query"], "query", path), "query", path)),
-        contiguous(_ids(_column(table, columns["doc"], "doc", path), "doc", path)),
-        _numbers(_column(table, columns["score"], "score", path), "score", path),
-        name,
-        str(source),
-    )
-
-
 def read_table_qrels(path: str | Path, columns: Mapping[str, str], fmt: str | None = None) -> Qrels:
     """Qrels from a table file; ``columns`` maps ``query``, ``doc``, ``relevance`` to column names."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    return table_qrels(_read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path)
+    return table_qrels(read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path)
 
 
 def read_table_run(path: str | Path, columns: Mapping[str, str], fmt: str | None = None, name: str | None = None) -> Run:
     """A run from a table file; ``columns`` maps ``query``, ``doc``, ``score`` to column names."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    return table_run(_read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path, name or table_run_name(path))
+    return table_run(read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path, name or table_run_name(path))
 
 
 def table_run_name(path: Path) -> str:
@@ -200,9 +130,9 @@ def read_table_columns(path: str | Path, key: str, value: str, fmt: str | None =
     """Two columns of a table as a mapping, e.g. query -> segment; a key listed twice is an error (which row would win?)."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    table = _read_table(path, fmt, [key, value])
-    keys = _ids(_column(table, key, key, path), key, path).to_pylist()
-    values = _ids(_column(table, value, value, path), value, path).to_pylist()
+    table = read_table(path, fmt, [key, value])
+    keys = table_ids(table_column(table, key, key, path), key, path).to_pylist()
+    values = table_ids(table_column(table, value, value, path), value, path).to_pylist()
     mapping = dict(zip(keys, values, strict=True))
     if len(mapping) < len(keys):
         seen: dict[str, int] = {}

@@ -13,16 +13,13 @@ Rows are sorted by query, then rank; ``offsets[q]:offsets[q + 1]`` are query q's
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from harness.kernels.gains import GainScheme
-
-if TYPE_CHECKING:
-    from harness.kernels.beyond import ItemData
 
 
 @dataclass(frozen=True, eq=False)
@@ -300,3 +297,64 @@ def segment_suffix_max(values: np.ndarray, offsets: np.ndarray, counts: np.ndarr
 def discount(pos: np.ndarray) -> np.ndarray:
     """1 / log2(rank + 1) for 0-based positions."""
     return 1.0 / np.log2(pos + 2.0)
+
+
+@dataclass(frozen=True, eq=False)
+class ItemData:
+    """Items of a run's rows and their statistics, indexed by item code.
+
+    Codes below ``n_known`` are items of the training data or the catalogue (sorted by
+    id); codes above are items the run recommends that neither knows (cold items).
+
+    code
+        int64 per ranked row: its item.
+    count, users
+        float64 per code: training rows with the item (c_i), distinct training users (pop_i); 0 for cold items.
+    in_train, in_catalog
+        bool per code.
+    features
+        (codes x F) unit feature vectors (rows of zeros for items without features, or all-zero ones), or None.
+    history_offsets, history_codes
+        each query's training items (CSR over queries), or None without training data.
+    item_users
+        scipy CSR (known codes x training users), binary: for co-occurrence similarity.
+    pair_depth
+        the deepest cutoff of the co-occurrence measures asked for: each row's similarities
+        are computed once to this depth and shared by every shallower cutoff (None: each
+        measure's own).
+    """
+
+    code: np.ndarray
+    count: np.ndarray
+    users: np.ndarray
+    in_train: np.ndarray
+    in_catalog: np.ndarray
+    n_train_rows: int
+    n_train_users: int
+    n_recbole_items: int  # RecBole's num_items: distinct items of train, test and catalogue, + 1 for [PAD]
+    features: np.ndarray | None = None
+    history_offsets: np.ndarray | None = None
+    history_codes: np.ndarray | None = None
+    item_users: Any = None
+    user_items: Any = None  # item_users transposed (CSR), prepared once per dataset
+    pair_depth: int | None = None
+    pair_of_runs: int | None = None  # stacked lists of two runs over the same users (``stack``): users per run
+    cold_ids: Any = None  # Arrow strings: the ids of codes n_known.. (cold items), to join two runs' codes
+    recbole_extra: Any = None  # Arrow strings: items RecBole counts beyond the known ones (qrels-only and cold)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_codes(self) -> int:
+        return len(self.count)
+
+    @property
+    def n_known(self) -> int:
+        return self.n_codes - (0 if self.cold_ids is None else len(self.cold_ids))
+
+    def cold_rows(self) -> int:
+        """Rows recommending an item that neither the training data nor the catalogue knows."""
+        return int((~(self.in_train | self.in_catalog)[self.code]).sum())
+
+    def subset_rows(self, keep: np.ndarray) -> ItemData:
+        """The same items for a subset of the ranked rows (trec_eval -J)."""
+        return dataclasses.replace(self, code=self.code[keep], _cache={})

@@ -15,7 +15,7 @@ The definitions, and where Microsoft Recommenders, RecBole and Elliot disagree, 
 the README's "Beyond-accuracy measures" section.
 
 >>> import numpy as np
->>> from harness.kernels._segments import RankedLists
+>>> from harness.kernels._segments import ItemData, RankedLists
 >>> items = ItemData(code=np.array([0, 1, 0, 2]), count=np.array([3.0, 1.0, 0.0]), users=np.array([3.0, 1.0, 0.0]),
 ...                  in_train=np.array([True, True, False]), in_catalog=np.array([True, True, True]),
 ...                  n_train_rows=4, n_train_users=3, n_recbole_items=4)
@@ -28,76 +28,12 @@ the README's "Beyond-accuracy measures" section.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from harness.kernels._segments import RankedLists
-
-
-@dataclass(frozen=True, eq=False)
-class ItemData:
-    """Items of a run's rows and their statistics, indexed by item code.
-
-    Codes below ``n_known`` are items of the training data or the catalogue (sorted by
-    id); codes above are items the run recommends that neither knows (cold items).
-
-    code
-        int64 per ranked row: its item.
-    count, users
-        float64 per code: training rows with the item (c_i), distinct training users (pop_i); 0 for cold items.
-    in_train, in_catalog
-        bool per code.
-    features
-        (codes x F) unit feature vectors (rows of zeros for items without features, or all-zero ones), or None.
-    history_offsets, history_codes
-        each query's training items (CSR over queries), or None without training data.
-    item_users
-        scipy CSR (known codes x training users), binary: for co-occurrence similarity.
-    pair_depth
-        the deepest cutoff of the co-occurrence measures asked for: each row's similarities
-        are computed once to this depth and shared by every shallower cutoff (None: each
-        measure's own).
-    """
-
-    code: np.ndarray
-    count: np.ndarray
-    users: np.ndarray
-    in_train: np.ndarray
-    in_catalog: np.ndarray
-    n_train_rows: int
-    n_train_users: int
-    n_recbole_items: int  # RecBole's num_items: distinct items of train, test and catalogue, + 1 for [PAD]
-    features: np.ndarray | None = None
-    history_offsets: np.ndarray | None = None
-    history_codes: np.ndarray | None = None
-    item_users: Any = None
-    user_items: Any = None  # item_users transposed (CSR), prepared once per dataset
-    pair_depth: int | None = None
-    pair_of_runs: int | None = None  # stacked lists of two runs over the same users (``stack``): users per run
-    cold_ids: Any = None  # Arrow strings: the ids of codes n_known.. (cold items), to join two runs' codes
-    recbole_extra: Any = None  # Arrow strings: items RecBole counts beyond the known ones (qrels-only and cold)
-    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
-
-    @property
-    def n_codes(self) -> int:
-        return len(self.count)
-
-    @property
-    def n_known(self) -> int:
-        return self.n_codes - (0 if self.cold_ids is None else len(self.cold_ids))
-
-    def cold_rows(self) -> int:
-        """Rows recommending an item that neither the training data nor the catalogue knows."""
-        return int((~(self.in_train | self.in_catalog)[self.code]).sum())
-
-    def subset_rows(self, keep: np.ndarray) -> ItemData:
-        """The same items for a subset of the ranked rows (trec_eval -J)."""
-        import dataclasses
-
-        return dataclasses.replace(self, code=self.code[keep], _cache={})
+from harness.kernels._segments import ItemData, RankedLists, discount
 
 
 def _items(lists: RankedLists) -> ItemData:
@@ -228,7 +164,6 @@ def novelty(lists: RankedLists, k: int | None, cold: str) -> np.ndarray:
 
 def _discounted(lists: RankedLists, k: int | None, per_code: np.ndarray, rel: float | None) -> np.ndarray:
     """Elliot's EFD/EPC frame: sum of rel x disc x per_row over the list / sum of disc; NaN without a relevant test item."""
-    from harness.kernels._segments import discount
 
     cut = _cut_view(lists, k)
     disc = discount(cut.take(lists.pos))
@@ -387,7 +322,6 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from harness.kernels._segments import RankedLists
 
     first = _items(parts[0][0])
     n_known = first.n_known

@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup
 
-from harness.comparison import FEW_QUERIES
+from harness.comparison.compare import FEW_QUERIES
+from harness.decision.release import Decision
 from harness.measures.parse import labeller, parse_measure
 from harness.measures.registry import REGISTRY
-from harness.release import Decision
+from harness.records.store import SavedResults, previous_folders
+from harness.records.track import run_url
 from harness.report import charts
 from harness.report.format import format_ci, format_delta, format_p, format_value
-from harness.store import SavedResults, previous_folders
-from harness.track import run_url
 
 TOP_QUERIES = 10  # per measure and system: the queries that changed most against the baseline (the rest: per_query.parquet)
 

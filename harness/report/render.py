@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness._atomic import atomic_write
+from harness.records.store import SavedResults
 from harness.report.model import ReportModel, build_model
-from harness.store import SavedResults
 
 if TYPE_CHECKING:
     from jinja2 import Environment

@@ -107,6 +107,3 @@ def below(keys, k, first, lo, hi, out):  # type: ignore[no-untyped-def]
         for q in range(n):
             word = mix(keys[q] ^ salt) >> np.uint64(32)
             row[q] = (word * np.uint64(k)) >> np.uint64(32)
-
-
-LOADED = True

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.comparison import CompareSettings, compare
+from harness.comparison.compare import CompareSettings, compare
 from harness.errors import ComparisonError
+from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.parse import parse_measure
-from harness.results import PerQuery, RunResult
 from harness.stats import paired
 from harness.stats.keyed import numbered_keys
 

@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 import harness
+from harness.decision.release import Plan
 from harness.measures.spec import Measure
-from harness.release import Plan
 
 pytestmark = pytest.mark.slow
 

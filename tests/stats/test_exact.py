@@ -163,8 +163,8 @@ def test_anova_sums_of_squares_are_exact_where_floats_cancel() -> None:
 def test_summary_rows_from_parts_are_the_rows_of_the_whole(measure: str, special: str) -> None:
     """What the Dask engine does for a summary row (scan each part, add; sum each part on the whole's grid, add) gives
     ``summarize``'s row exactly: with values spanning magnitudes, non-finite values, and parts that are empty."""
+    from harness.evaluation.results import ValuesScan, grid_sums, kept, summary_row
     from harness.measures.parse import parse_measure
-    from harness.results import ValuesScan, grid_sums, kept, summary_row
 
     m = parse_measure(measure)
     rng = np.random.default_rng(7)
@@ -190,7 +190,7 @@ def test_summary_rows_from_parts_are_the_rows_of_the_whole(measure: str, special
 
 def test_diagnostic_sums_of_parts_are_the_whole_runs() -> None:
     """The diagnostics' sums (judged fractions summed exactly) of any split of the queries add up to the whole's."""
-    from harness.diagnostics import DiagnosticSums
+    from harness.evaluation.diagnostics import DiagnosticSums
 
     rng = np.random.default_rng(3)
     n = 1000

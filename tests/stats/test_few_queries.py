@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.comparison import FEW_QUERIES
+from harness.comparison.compare import FEW_QUERIES
 from harness.stats import keyed, paired
 
 pytestmark = pytest.mark.slow

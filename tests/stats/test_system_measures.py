@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.comparison import CompareSettings, _system_rows, compare, system_summary
+from harness.comparison.compare import CompareSettings, _system_rows, compare, system_summary
 from harness.data.items import Interactions
 from harness.data.model import Qrels, Run
-from harness.evaluation import Evaluator
-from harness.results import RunResult
+from harness.evaluation.evaluator import Evaluator
+from harness.evaluation.results import RunResult
 
 N_ITEMS, K = 200, 10
 ITEMS = [f"i{i:03d}" for i in range(N_ITEMS)]

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._atomic import atomic_write
+from harness.decision.release import Decision
 from harness.errors import HarnessError
-from harness.release import Decision
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,7 +116,7 @@ def _write_parts(folder: Path, here: Any, parts: Sequence[Callable[[Path], int]]
     """The per-query table as a folder of Parquet files: the rows here (if any) in one, the others by their writers."""
     import numpy as np
 
-    from harness.results import per_query_rows, write_per_query_part
+    from harness.evaluation.results import per_query_rows, write_per_query_part
 
     folder.mkdir()
     rows = sum(write(folder) for write in parts)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, TrackingError
-from harness.store import SavedResults
+from harness.records.store import SavedResults
 
 # Fail fast when a server is down instead of MLflow's long default retry schedule;
 # a user's own settings win.
@@ -240,7 +240,7 @@ def _log_inputs(client: Any, run_id: str, provenance: dict[str, Any]) -> None:
 
 def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedResults:
     """The results harness logged to an MLflow run, downloaded and read back (a baseline from the last release)."""
-    from harness.store import REQUIRED, read_results
+    from harness.records.store import REQUIRED, read_results
 
     tracking_uri = uri or resolve_uri(None, output_root)
     for key, value in _HTTP_DEFAULTS.items():

@@ -3,7 +3,7 @@
 A run and the judgments are stacked (a ``kind`` column tells them apart, a ``line``
 column keeps each row's place in its file) and shuffled by query id, so every query's
 retrieved rows and all its judgments land in one partition. Each partition is then
-evaluated by the single-machine :class:`~harness.evaluation.Evaluator`: the query
+evaluated by the single-machine :class:`~harness.evaluation.evaluator.Evaluator`: the query
 universe, duplicates, R, the ideal ranking and the tie order stay that code's job, and
 since a query's values depend on its own rows only (``tests/test_partition.py``), the
 per-query values are those of one process, bit for bit. Rows are put back in file order
@@ -13,7 +13,7 @@ meaning after the shuffle.
 What comes back to the client is each partition's alignment counts and diagnostics sums,
 and (for system measures) its lists down to their cutoff. The per-query values stay on
 the workers (``Evaluated.pieces``): the summary is made from their exact sums
-(:func:`summary_on_cluster`), the comparisons by :mod:`harness.compare_dask`, and the
+(:func:`summary_on_cluster`), the comparisons by :mod:`harness.engines.dask_compare`, and the
 workers write the per-query table (:func:`write_per_query`). ``gather=True`` brings the
 per-query table here (``harness eval -q`` prints it).
 
@@ -39,14 +39,14 @@ import pyarrow.parquet as pq
 
 from harness._extras import missing_dask
 from harness.config.schema import Engine
-from harness.conventions import Conventions, Queries
 from harness.data.align import AlignStats
 from harness.data.items import ItemContext
 from harness.data.model import Qrels, Run
-from harness.diagnostics import DiagnosticSums, combine
 from harness.errors import HarnessError, InputFormatError
+from harness.evaluation.diagnostics import DiagnosticSums, combine
+from harness.evaluation.results import PerQuery, long_tail_cutoff
+from harness.measures.conventions import Conventions, Queries
 from harness.measures.spec import deepest_cutoff
-from harness.results import PerQuery, long_tail_cutoff
 
 if TYPE_CHECKING:
     from harness.kernels._segments import RankedLists
@@ -150,8 +150,9 @@ def _frame(source: Run | RunSource | Qrels | QrelsSource, folder: Path) -> tuple
     """(a Dask frame of a run's or the judgments' rows: query, doc, value, line, kind; its number of rows)."""
     import dask.dataframe as dd
 
+    from harness.config.formats import table_format_of
     from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run
-    from harness.data.tables import stream_table_run, table_format_of
+    from harness.data.tables import stream_table_run
     from harness.data.trec import NotStreamable, stream_qrels, stream_run
 
     if isinstance(source, (Run, Qrels)):
@@ -380,8 +381,8 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
                     qrels_source: str, run_source: str, item_context: Any, cutoff: int | None,
                     list_depth: int | None, relstring_lengths: tuple[int, ...] = ()) -> _Piece:  # fmt: skip
     """One partition: its queries' judgments and rows, back in file order, through the single-machine evaluator."""
-    from harness.diagnostics import per_query_parts
-    from harness.evaluation import Evaluator
+    from harness.evaluation.diagnostics import per_query_parts
+    from harness.evaluation.evaluator import Evaluator
 
     frame = frame.sort_values(["kind", "line"], kind="stable")
     kind = frame["kind"].to_numpy()
@@ -507,7 +508,7 @@ def _selected(table: Any, measures: tuple[Measure, ...], segments: np.ndarray,
               names: list[str]) -> Iterator[tuple[str, list[np.ndarray]]]:  # fmt: skip
     """(segment, each measure's kept values there) for 'all' and each of ``names`` the partition has queries in;
     ``segments``: each of its queries' segment (:func:`_segments_of`)."""
-    from harness.results import kept
+    from harness.evaluation.results import kept
 
     columns = [table[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]
     for name in ["all", *names]:
@@ -517,9 +518,9 @@ def _selected(table: Any, measures: tuple[Measure, ...], segments: np.ndarray,
 
 
 def _scan_values(table: Any, measures: tuple[Measure, ...], segment_of: Any, names: list[str]) -> tuple[dict[str, Any], int]:
-    """Pass 1 of the summary on one partition: each segment's scans (:class:`~harness.results.ValuesScan`), and how
+    """Pass 1 of the summary on one partition: each segment's scans (:class:`~harness.evaluation.results.ValuesScan`), and how
     many of its queries have no segment."""
-    from harness.results import ValuesScan
+    from harness.evaluation.results import ValuesScan
 
     if table is None:
         return {}, 0
@@ -532,7 +533,7 @@ def _scan_values(table: Any, measures: tuple[Measure, ...], segment_of: Any, nam
 def _grid_values(table: Any, measures: tuple[Measure, ...], segment_of: Any,
                  exponents: dict[str, list[int]]) -> dict[str, list[tuple[int, int]]]:  # fmt: skip
     """Pass 2 of the summary on one partition: each segment's exact sums on the grids the scans chose."""
-    from harness.results import grid_sums
+    from harness.evaluation.results import grid_sums
 
     if table is None:
         return {}
@@ -545,7 +546,7 @@ def summary_on_cluster(client: Any, pieces: list[Any], measures: tuple[Measure, 
     """(summarize's rows, without dataset and system; the segments the run has queries in, 'all' first; its queries
     without a segment) from a run's values on the workers, in two passes of exact sums: the rows of one process.
     ``segment_of``: each query's segment as a Series on the cluster (None: no segments); ``names``: the segments."""
-    from harness.results import ValuesScan, summary_row
+    from harness.evaluation.results import ValuesScan, summary_row
 
     scanned = client.gather([client.submit(_scan_values, piece, measures, segment_of, names) for piece in pieces])
     whole: dict[str, list[ValuesScan]] = {"all": [ValuesScan() for _ in measures]}
@@ -587,7 +588,7 @@ def scatter_values(client: Any, per_query: PerQuery | None, measures: tuple[Meas
 def _write_values(table: Any, path: str, dataset: str, system: str, measures: tuple[Measure, ...],
                   segment_of: Any) -> int:  # fmt: skip
     """One partition's rows of the results' per-query table, written by the worker; how many."""
-    from harness.results import per_query_rows, write_per_query_part
+    from harness.evaluation.results import per_query_rows, write_per_query_part
 
     if table is None or not len(table):
         return 0

@@ -261,7 +261,7 @@ def aggregate(per_query: PerQuery) -> Aggregates:
 
 @dataclass(frozen=True, eq=False)
 class RemoteValues:
-    """A run's per-query values left where they were computed (the Dask workers, :mod:`harness.engine_dask`); the
+    """A run's per-query values left where they were computed (the Dask workers, :mod:`harness.engines.dask`); the
     client keeps a few numbers per segment and measure."""
 
     measures: tuple[Measure, ...]

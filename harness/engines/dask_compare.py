@@ -1,6 +1,6 @@
 """The paired comparisons on the Dask cluster: partitions' exact partial sums, added; no per-query table gathered.
 
-The workers keep each run's per-query table (:mod:`harness.engine_dask`). Here those
+The workers keep each run's per-query table (:mod:`harness.engines.dask`). Here those
 tables are stacked (one row per system and query) and shuffled by query id, so every
 system's values of a query meet in one partition. Each partition then runs the
 tests' first passes on its own queries (:func:`harness.stats.paired.scan`, then
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.comparison import (
+from harness.comparison.compare import (
     CompareSettings,
     GroupTested,
     PairedBlock,
@@ -35,8 +35,8 @@ from harness.comparison import (
     tests_of,
     tukey_identity,
 )
+from harness.evaluation.results import ValuesScan, kept
 from harness.measures.spec import Measure
-from harness.results import ValuesScan, kept
 from harness.stats import anova as group_stats
 from harness.stats import keyed, paired
 

@@ -16,16 +16,16 @@ from typing import Any
 
 import numpy as np
 
-from harness.conventions import Conventions, Ties
 from harness.data.align import Aligned, PreparedQrels, align
 from harness.data.items import Catalog, Interactions, ItemContext
 from harness.data.model import Qrels, Run
 from harness.errors import ConventionError
+from harness.evaluation.results import PerQuery
 from harness.kernels._segments import RankedLists
+from harness.measures.conventions import Conventions, Ties
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, deepest_cutoff
-from harness.results import PerQuery
 
 # Defined for a judged query that the run did not answer; everything else scores 0
 # there, as with trec_eval -c (which also zeroes utility, unj and rbp_resid).
@@ -159,7 +159,7 @@ def evaluate(
     train: Interactions | None = None,
     items: Catalog | None = None,
 ) -> PerQuery:
-    """Evaluate one run: a per-query table (aggregate it with :func:`harness.results.aggregate`).
+    """Evaluate one run: a per-query table (aggregate it with :func:`harness.evaluation.results.aggregate`).
 
     ``qrels`` and ``run`` may be Qrels and Run, DataFrames (columns query, doc, relevance /
     score; use ``Qrels.from_frame`` for other names) or pytrec_eval-style dicts. ``train``

@@ -25,8 +25,8 @@ import numpy as np
 from harness._atomic import sha256_file
 from harness.config.schema import Dataset, Experiment, Previous, System
 from harness.errors import ConfigError
-from harness.results import PerQuery, RunResult
-from harness.store import SavedResults, read_results
+from harness.evaluation.results import PerQuery, RunResult
+from harness.records.store import SavedResults, read_results
 
 KINDS = {"qrels": "judgments", "train": "training interactions", "items": "item catalogue", "segments": "segments"}
 
@@ -53,7 +53,7 @@ def load_previous(experiment: Experiment, system: System, cache: dict[str, Saved
         if previous.results is not None:
             cache[system.name] = read_results(previous.results)
         else:
-            from harness.track import download_results
+            from harness.records.track import download_results
 
             assert previous.mlflow_run is not None
             cache[system.name] = download_results(previous.mlflow_run, previous.uri, experiment.output)

@@ -49,9 +49,9 @@ import numpy as np
 
 from harness.config.defaults import DEFAULT_POWER, DEFAULT_SEED
 from harness.errors import ComparisonError
+from harness.evaluation.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
 from harness.stats import anova as group_stats
 from harness.stats import keyed, paired, power
 from harness.stats.anova import AnovaResult
@@ -147,7 +147,7 @@ def compare(
     """(comparison rows, anova rows), in dataset, segment, pair, measure order; ``advance()`` after each pair.
 
     ``tested_elsewhere(dataset, segment, systems, pairs, measures)``: where the tests were computed
-    elsewhere (a cluster's partial sums, :mod:`harness.compare_dask`), their results; None: here.
+    elsewhere (a cluster's partial sums, :mod:`harness.engines.dask_compare`), their results; None: here.
     """
     rows: list[dict[str, Any]] = []
     anova_rows: list[dict[str, Any]] = []

@@ -1,0 +1,1 @@
+"""Compare: per-query values of several systems -> paired tests, intervals and ANOVA, as typed rows."""

@@ -1,0 +1,1 @@
+"""Engines: who computes the per-query values and the comparisons (this process, or a Dask cluster)."""

@@ -1,0 +1,1 @@
+"""Record: results folders written atomically, read back, and logged to MLflow exactly once."""
