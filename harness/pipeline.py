@@ -9,12 +9,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import platform
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,21 +26,17 @@ from harness import __version__
 from harness._atomic import sha256_path, size_of
 from harness.comparison.compare import CompareSettings, compare, count_blocks, system_summary
 from harness.config.schema import Dataset, Experiment, System
-from harness.data.align import warm_up
-from harness.data.load import check_shares_judged, expected_rows, judged_query_ids, load_qrels, load_run
+from harness.data.load import judged_query_ids, load_qrels
 from harness.data.model import Qrels, Run
 from harness.decision.release import Decision, Plan, decide_release
+from harness.engines import DatasetWork, Engine, open_engine
+from harness.engines._common import checked_run, judgments_of
 from harness.errors import ConfigError, HarnessError, TrackingError
-from harness.evaluation.diagnostics import diagnose
 from harness.evaluation.evaluator import Evaluator
 from harness.evaluation.results import (
-    PerQuery,
-    RemoteValues,
     RunResult,
-    long_tail_cutoff,
     long_tail_rows,
     per_query_rows,
-    recommendation_counts,
     summarize,
 )
 from harness.measures.registry import REGISTRY
@@ -99,11 +93,6 @@ def _load_qrels(dataset: Dataset) -> Qrels:
     return load_qrels(dataset.qrels, {"query": c.query, "doc": c.doc, "relevance": c.value}, dataset.qrels_format)
 
 
-def _load_run(dataset: Dataset, path: Path, name: str) -> Run:
-    c = dataset.run_columns
-    return load_run(path, {"query": c.query, "doc": c.doc, "score": c.value}, name=name)
-
-
 def _load_segments(dataset: Dataset) -> dict[str, str]:
     from harness.data.tables import read_table_columns
 
@@ -144,20 +133,8 @@ def _runs(
     for system in experiment.systems:
         path = system.run_for(dataset.name)
         if path is not None:
-            run = _checked_run(dataset, system, path, judged, progress)
-            yield system, path, run, judged_query_ids(run, judged, _judgments_of(dataset))
-
-
-def _judgments_of(dataset: Dataset) -> str:
-    return f"dataset {dataset.name!r} ({dataset.qrels})"
-
-
-def _checked_run(dataset: Dataset, system: System, path: Path, judged: set[str], progress: Progress) -> Run:
-    """A system's run on a dataset; a user error when it shares no query with the judgments."""
-    progress(f"reading {system.name} on {dataset.name}")
-    run = _load_run(dataset, path, system.name)
-    check_shares_judged(run, judged, _judgments_of(dataset))
-    return run
+            run = checked_run(dataset, system, path, judged, progress)
+            yield system, path, run, judged_query_ids(run, judged, judgments_of(dataset))
 
 
 def check_guard_segments(experiment: Experiment) -> None:
@@ -194,97 +171,30 @@ def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
 
 @contextmanager
 def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[list[RunResult], Any]]:
-    """(every run's result, where the paired tests are computed): on Dask, the cluster stays up while the caller
-    compares, and the paired tests run there on the per-query tables it holds."""
+    """(every run's result, where the paired tests are computed): the engine stays open while the caller compares,
+    so an engine that keeps the values (on a cluster) runs the tests there."""
     check_guard_segments(experiment)
     results: list[RunResult] = []
     earlier: dict[str, SavedResults] = {}
     total = sum(1 for d in experiment.datasets for s in experiment.systems if s.previous is not None or s.run_for(d.name))
-    if experiment.engine.name == "dask":
-        from harness.engines.dask import client_for
-
-        remote: dict[str, Any] = {}
-        with client_for(experiment.engine, progress) as client:
-            with progress.task("evaluating", total) as advance:
-                for dataset in experiment.datasets:
-                    results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance, client, remote))
-            yield results, _ClusterTests(client, remote, results, compare_settings(experiment))
-        return
-    with progress.task("evaluating", total) as advance:
-        for dataset in experiment.datasets:
-            results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance))
-    yield results, None
+    with open_engine(experiment.engine, progress) as engine:
+        with progress.task("evaluating", total) as advance:
+            for dataset in experiment.datasets:
+                results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance, engine))
+        yield results, engine.paired_tests(results, compare_settings(experiment))
 
 
-class _ClusterTests:
-    """``compare``'s tests from the cluster, for the datasets whose every run it holds (values reused from earlier
-    results are sent there beside the runs it evaluated): each dataset's segments at once, on first asking."""
-
-    def __init__(self, client: Any, remote: dict[str, Any], results: list[RunResult], settings: CompareSettings) -> None:
-        self.client, self.remote, self.results, self.settings = client, remote, results, settings
-        self.done: dict[str, dict[str, Any]] = {}
-
-    def __call__(self, dataset: str, segment: str, systems: list[str], pairs: list[tuple[str, str]],
-                 measures: tuple[Measure, ...]) -> Any:  # fmt: skip
-        from harness.engines.dask_compare import tests_on_cluster
-
-        runs = self.remote.get(dataset)
-        mine = [r for r in self.results if r.dataset == dataset]
-        if runs is None or any(r.system not in runs.pieces for r in mine):
-            return None
-        if dataset not in self.done:
-            segments = mine[0].segment_names()
-            self.done[dataset] = tests_on_cluster(self.client, dataset, runs, segments, systems, pairs, measures,
-                                                  self.settings)  # fmt: skip
-        return self.done[dataset].get(segment)
-
-
-def _evaluate_dataset(
-    experiment: Experiment,
-    dataset: Dataset,
-    earlier: dict[str, SavedResults],
-    progress: Progress,
-    advance: Callable[[], None],
-    client: Any = None,
-    remote: dict[str, Any] | None = None,
-) -> list[RunResult]:
-    """Every system on one dataset, in the config's order: recomputed from its run, or reused (``client``: on Dask)."""
+def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[str, SavedResults], progress: Progress,
+                      advance: Callable[[], None], engine: Engine) -> list[RunResult]:  # fmt: skip
+    """Every system on one dataset, in the config's order: recomputed from its run by the engine, or reused."""
     results: list[RunResult] = []
-    with_runs = [s for s in experiment.systems if s.run_for(dataset.name) is not None]
-    if client is None:  # the compiled engine loads while the judgments and the runs are read
-        warm_up(max((expected_rows(path) for s in with_runs if (path := s.run_for(dataset.name))), default=0))
-    evaluator = _evaluator(experiment, dataset, experiment.measures, progress, judgments=client is None)
+    with_runs = tuple(s for s in experiment.systems if s.run_for(dataset.name) is not None)
+    evaluator = _evaluator(experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments)
     skipped = ", ".join(str(m) for m in experiment.measures if m not in evaluator.measures)
     if skipped:
         progress(f"not computed on {dataset.name} (no training data or catalogue there): {skipped}")
     segments = _load_segments(dataset) if dataset.segments is not None else {}
-    judged = set(evaluator.prepared.index)
-
-    def evaluate_one(system: System) -> RunResult:
-        path = system.run_for(dataset.name)
-        assert path is not None
-        run = _checked_run(dataset, system, path, judged, progress)
-        aligned = evaluator.align(run)
-        lists = evaluator.item_lists(aligned)
-        per_query = evaluator.evaluate_aligned(system.name, aligned, lists)
-        advance()
-        cutoff = long_tail_cutoff(evaluator.measures)
-        counts = None if lists.items is None else recommendation_counts(lists.items.code, lists.pos, cutoff)
-        return _run_result(dataset, system, per_query, diagnose(aligned, experiment.cutoffs), segments, skipped,
-                           None if lists.items is None else lists.items.cold_rows(),
-                           lists if evaluator.system_measures else None, evaluator.system_measures, counts, cutoff)  # fmt: skip
-
-    # Runs are independent and the kernels release the GIL in their array work: threads use every core
-    # (two 20M-row runs: 12 s instead of 27 s on 2 cores), and each run's values are those of a serial run.
-    workers = min(experiment.engine.workers or os.cpu_count() or 1, max(1, len(with_runs)))
-    if client is not None:
-        evaluated = _evaluate_on_dask(experiment, dataset, evaluator, with_runs, segments, skipped, client, progress, advance,
-                                      remote if remote is not None else {})  # fmt: skip
-    elif workers > 1:
-        with ThreadPoolExecutor(workers) as pool:
-            evaluated = dict(zip([s.name for s in with_runs], pool.map(evaluate_one, with_runs), strict=True))
-    else:
-        evaluated = {s.name: evaluate_one(s) for s in with_runs}
+    evaluated = engine.evaluate(DatasetWork(experiment, dataset, evaluator, with_runs, segments, skipped, progress, advance))
     for system in experiment.systems:  # in the config's order, reused values beside recomputed ones
         if system.previous is not None:
             progress(f"reusing {system.name} on {dataset.name} from {describe_previous(system.previous)}")
@@ -293,106 +203,10 @@ def _evaluate_dataset(
             advance()
             if reused is not None:
                 results.append(reused)
-                if client is not None and remote is not None and dataset.name in remote:  # compared on the cluster too
-                    from harness.engines.dask import scatter_values
-
-                    runs = remote[dataset.name]
-                    runs.pieces[system.name] = scatter_values(client, reused.here().per_query, runs.measures)
+                engine.hold(dataset.name, reused)  # compared beside the engine's runs
         elif system.name in evaluated:
             results.append(evaluated[system.name])
     return results
-
-
-def _evaluate_on_dask(experiment: Experiment, dataset: Dataset, evaluator: Evaluator, systems: list[System],
-                      segments: dict[str, str], skipped: str, client: Any, progress: Progress,
-                      advance: Callable[[], None], remote: dict[str, Any]) -> dict[str, RunResult]:  # fmt: skip
-    """The dataset's runs evaluated on the Dask cluster: the same per-query values, summaries and diagnostics as here.
-
-    The per-query values stay on the workers: summaries and diagnostics come as exact sums, the
-    per-query table is written by them. With system measures, each run's lists (down to their
-    cutoff) and its query ids come here, to resample users. ``remote[dataset]``: the runs as the
-    cluster holds them, for the comparisons."""
-    import pandas as pd
-
-    from harness.engines.dask import QrelsSource, RunSource, evaluate_runs, gather_values, summary_on_cluster, write_per_query
-    from harness.engines.dask_compare import RemoteRuns
-
-    c = dataset.run_columns
-    runs: list[Any] = []
-    for system in systems:  # read by the workers (TREC text streamed to Parquet first), never whole here
-        path = system.run_for(dataset.name)
-        assert path is not None
-        runs.append(RunSource(path, system.name, {"query": c.query, "doc": c.doc, "score": c.value}))
-    items = evaluator.items
-    q = dataset.qrels_columns  # read by the workers too (streamed to Parquet first), never whole here
-    judgments = QrelsSource(dataset.qrels, {"query": q.query, "doc": q.doc, "relevance": q.value}, dataset.qrels_format)
-    done = evaluate_runs(client, judgments, runs, evaluator.query_measures, evaluator.prepared.conventions,
-                         experiment.cutoffs, items, experiment.engine.partitions, progress, evaluator.system_measures,
-                         gather=False)  # fmt: skip
-    if not done:
-        return {}
-    # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once
-    segment_of = client.scatter(pd.Series(segments, dtype=object), broadcast=True) if segments else None
-    names = sorted(set(segments.values()))
-    remote[dataset.name] = RemoteRuns({s.name: e.pieces for s, e in zip(systems, done, strict=True)}, done[0].measures,
-                                      segment_of, max(int(str(e.diagnostics["queries_evaluated"])) for e in done))
-    out = {}
-    for system, evaluated in zip(systems, done, strict=True):
-        extra = (None if items is None else evaluated.cold_recommendations, evaluated.lists,
-                 evaluator.system_measures if evaluated.lists is not None else (), evaluated.item_counts,
-                 evaluated.item_counts_cutoff)  # fmt: skip
-        progress(f"dask: summarising {system.name} on {dataset.name}")
-        rows, present, unsegmented = summary_on_cluster(client, evaluated.pieces, evaluated.measures, segment_of, names)
-        pieces, measures, name = evaluated.pieces, evaluated.measures, system.name
-
-        def gather(pieces: list[Any] = pieces, measures: tuple[Measure, ...] = measures,
-                   name: str = name) -> tuple[PerQuery, np.ndarray]:  # fmt: skip
-            per_query = gather_values(client, pieces, name, measures)
-            return per_query, _segments_of(per_query.query_ids, segments)
-
-        def write(folder: Path, pieces: list[Any] = pieces, measures: tuple[Measure, ...] = measures,
-                  name: str = name, prefix: str = _part_prefix(experiment, dataset, system)) -> int:  # fmt: skip
-            return write_per_query(client, pieces, folder, prefix, dataset.name, name, measures, segment_of)
-
-        values = RemoteValues(measures, present, tuple(rows), gather, write, evaluated.query_ids)
-        diagnostics = _dataset_diagnostics(dataset, dict(evaluated.diagnostics), unsegmented if segments else None,
-                                           skipped, extra[0])  # fmt: skip
-        # with the lists here (system measures), their queries' segments too
-        seg = None if evaluated.query_ids is None else _segments_of(evaluated.query_ids, segments)
-        out[system.name] = RunResult(dataset.name, system.name, None, seg, diagnostics, *extra[1:], remote=values)
-        advance()
-    return out
-
-
-def _part_prefix(experiment: Experiment, dataset: Dataset, system: System) -> str:
-    """The name of a run's files in a per-query table written in parts: in the config's dataset, then system, order."""
-    return f"part-{experiment.datasets.index(dataset):03d}-{experiment.systems.index(system):03d}"
-
-
-def _segments_of(query_ids: np.ndarray, segments: dict[str, str]) -> np.ndarray:
-    """Each query's segment ('' when it has none)."""
-    return np.array([segments.get(q, "") for q in query_ids.tolist()], dtype=object)
-
-
-def _dataset_diagnostics(dataset: Dataset, diagnostics: dict[str, object], unsegmented: int | None, skipped: str,
-                         cold_rows: int | None) -> dict[str, object]:  # fmt: skip
-    """A run's diagnostics with the dataset-level ones added."""
-    diagnostics["queries_without_segment"] = unsegmented
-    if cold_rows is not None and (dataset.train or dataset.items):  # recommendations of items neither knows
-        diagnostics["cold_recommendations"] = cold_rows
-    if skipped:
-        diagnostics["measures_not_computed"] = skipped
-    return diagnostics
-
-
-def _run_result(dataset: Dataset, system: System, per_query: PerQuery, diagnostics: dict[str, object],
-                segments: dict[str, str], skipped: str, cold_rows: int | None, lists: Any,
-                system_measures: tuple[Measure, ...], counts: np.ndarray | None, cutoff: int | None) -> RunResult:  # fmt: skip
-    """A run's result with its values here (evaluated on this machine): its queries' segments, and the dataset-level
-    diagnostics."""
-    seg = _segments_of(per_query.query_ids, segments)
-    _dataset_diagnostics(dataset, diagnostics, int((seg == "").sum()) if segments else None, skipped, cold_rows)
-    return RunResult(dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff)
 
 
 def _versions() -> dict[str, str | None]:

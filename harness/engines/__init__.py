@@ -1,1 +1,58 @@
-"""Engines: who computes the per-query values and the comparisons (this process, or a Dask cluster)."""
+"""Engines: who computes the per-query values and the comparisons (this process, or a Dask cluster).
+
+The pipeline opens one engine with :func:`open_engine` and hands it each dataset's work
+(:class:`DatasetWork`); it never asks which engine it has. Every engine returns the same
+:class:`~harness.evaluation.results.RunResult` values, bit for bit: with the per-query values
+in memory, or with a handle to them (``RunResult.remote``: their summary, gathering and
+writing) where they stay on a cluster. ``tests/engines/test_contract.py`` holds every engine
+to the same results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Protocol
+
+from harness.engines._common import DatasetWork
+
+if TYPE_CHECKING:
+    from harness.config.schema import Engine as EngineSpec
+    from harness.evaluation.results import RunResult
+    from harness.progress import Progress
+
+
+class Engine(Protocol):
+    """What the pipeline asks of an engine."""
+
+    reads_judgments: bool  # does the evaluator prepare the judgments in this process?
+
+    def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
+        """Every system of ``work`` with a run on its dataset, by name."""
+        ...
+
+    def hold(self, dataset: str, reused: RunResult) -> None:
+        """Keep a system's reused values (from an earlier results folder) beside the runs this engine evaluated."""
+        ...
+
+    def paired_tests(self, results: list[RunResult], settings: Any) -> Any:
+        """The comparisons' tests where the values are (a callable :func:`~harness.comparison.compare.compare` asks
+        per dataset and segment), or None: computed on the values in memory."""
+        ...
+
+
+@contextmanager
+def open_engine(spec: EngineSpec, progress: Progress) -> Iterator[Engine]:
+    """The engine the config names, open for the duration of the block (a Dask client is closed after it)."""
+    if spec.name == "dask":
+        from harness.engines.dask import DaskEngine, client_for  # the optional extra, imported only when asked for
+
+        with client_for(spec, progress) as client:
+            yield DaskEngine(client, spec)
+        return
+    from harness.engines.local import LocalEngine
+
+    yield LocalEngine(spec)
+
+
+__all__ = ["DatasetWork", "Engine", "open_engine"]

@@ -42,9 +42,10 @@ from harness.config.schema import Engine
 from harness.data.align import AlignStats
 from harness.data.items import ItemContext
 from harness.data.model import Qrels, Run
+from harness.engines._common import DatasetWork, dataset_diagnostics, segments_of
 from harness.errors import HarnessError, InputFormatError
 from harness.evaluation.diagnostics import DiagnosticSums, combine
-from harness.evaluation.results import PerQuery, long_tail_cutoff
+from harness.evaluation.results import PerQuery, RemoteValues, RunResult, long_tail_cutoff
 from harness.measures.conventions import Conventions, Queries
 from harness.measures.spec import deepest_cutoff
 
@@ -611,3 +612,105 @@ def write_per_query(client: Any, pieces: list[Any], folder: Path, prefix: str, d
         raise HarnessError(f"the Dask workers cannot write the per-query table into {folder}: {error}",
                            hint="on a remote cluster, put the output folder (output: in the config, or --output) on "
                                 "storage every worker shares") from None  # fmt: skip
+
+
+class DaskEngine:
+    """Per-query values computed on a Dask cluster and left there: summaries and diagnostics come back as exact
+    sums, the per-query table is written by the workers, and the comparisons' tests run there too (the same bits
+    as the local engine; ``tests/engines/test_contract.py``)."""
+
+    reads_judgments = False  # the workers read them (streamed to Parquet first), unless the items' context needs them
+
+    def __init__(self, client: Any, spec: Engine) -> None:
+        self.client, self.spec = client, spec
+        self.remote: dict[str, Any] = {}  # dataset -> RemoteRuns: the runs as the cluster holds them
+
+    def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
+        """The dataset's runs evaluated on the cluster. With system measures, each run's lists (down to their
+        cutoff) and its query ids come here, to resample users."""
+        import pandas as pd
+
+        from harness.engines.dask_compare import RemoteRuns
+
+        client, dataset, evaluator, progress = self.client, work.dataset, work.evaluator, work.progress
+        c = dataset.run_columns
+        runs: list[Any] = []
+        for system in work.systems:  # read by the workers (TREC text streamed to Parquet first), never whole here
+            path = system.run_for(dataset.name)
+            assert path is not None
+            runs.append(RunSource(path, system.name, {"query": c.query, "doc": c.doc, "score": c.value}))
+        items = evaluator.items
+        q = dataset.qrels_columns
+        judgments = QrelsSource(dataset.qrels, {"query": q.query, "doc": q.doc, "relevance": q.value}, dataset.qrels_format)
+        done = evaluate_runs(client, judgments, runs, evaluator.query_measures, evaluator.prepared.conventions,
+                             work.experiment.cutoffs, items, self.spec.partitions, progress, evaluator.system_measures,
+                             gather=False)  # fmt: skip
+        if not done:
+            return {}
+        segments = work.segments
+        # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once
+        segment_of = client.scatter(pd.Series(segments, dtype=object), broadcast=True) if segments else None
+        names = sorted(set(segments.values()))
+        self.remote[dataset.name] = RemoteRuns({s.name: e.pieces for s, e in zip(work.systems, done, strict=True)},
+                                               done[0].measures, segment_of,
+                                               max(int(str(e.diagnostics["queries_evaluated"])) for e in done))  # fmt: skip
+        out = {}
+        for system, evaluated in zip(work.systems, done, strict=True):
+            cold = None if items is None else evaluated.cold_recommendations
+            progress(f"dask: summarising {system.name} on {dataset.name}")
+            rows, present, unsegmented = summary_on_cluster(client, evaluated.pieces, evaluated.measures, segment_of, names)
+            pieces, measures, name = evaluated.pieces, evaluated.measures, system.name
+
+            def gather(pieces: list[Any] = pieces, measures: tuple[Measure, ...] = measures,
+                       name: str = name) -> tuple[PerQuery, np.ndarray]:  # fmt: skip
+                per_query = gather_values(client, pieces, name, measures)
+                return per_query, segments_of(per_query.query_ids, segments)
+
+            prefix = (f"part-{work.experiment.datasets.index(dataset):03d}-"
+                      f"{work.experiment.systems.index(system):03d}")  # in the config's dataset, then system, order  # fmt: skip
+
+            def write(folder: Path, pieces: list[Any] = pieces, measures: tuple[Measure, ...] = measures,
+                      name: str = name, prefix: str = prefix) -> int:  # fmt: skip
+                return write_per_query(client, pieces, folder, prefix, dataset.name, name, measures, segment_of)
+
+            values = RemoteValues(measures, present, tuple(rows), gather, write, evaluated.query_ids)
+            diagnostics = dataset_diagnostics(dataset, dict(evaluated.diagnostics), unsegmented if segments else None,
+                                              work.skipped, cold)  # fmt: skip
+            seg = None if evaluated.query_ids is None else segments_of(evaluated.query_ids, segments)
+            out[system.name] = RunResult(dataset.name, system.name, None, seg, diagnostics, evaluated.lists,
+                                         evaluator.system_measures if evaluated.lists is not None else (),
+                                         evaluated.item_counts, evaluated.item_counts_cutoff, remote=values)  # fmt: skip
+            work.advance()
+        return out
+
+    def hold(self, dataset: str, reused: RunResult) -> None:
+        """A system's values reused from earlier results, sent to the cluster to be compared beside the runs there."""
+        runs = self.remote.get(dataset)
+        if runs is not None:
+            runs.pieces[reused.system] = scatter_values(self.client, reused.here().per_query, runs.measures)
+
+    def paired_tests(self, results: list[RunResult], settings: Any) -> _ClusterTests:
+        return _ClusterTests(self.client, self.remote, results, settings)
+
+
+class _ClusterTests:
+    """``compare``'s tests from the cluster, for the datasets whose every run it holds (values reused from earlier
+    results are sent there beside the runs it evaluated): each dataset's segments at once, on first asking."""
+
+    def __init__(self, client: Any, remote: dict[str, Any], results: list[RunResult], settings: Any) -> None:
+        self.client, self.remote, self.results, self.settings = client, remote, results, settings
+        self.done: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, dataset: str, segment: str, systems: list[str], pairs: list[tuple[str, str]],
+                 measures: tuple[Measure, ...]) -> Any:  # fmt: skip
+        from harness.engines.dask_compare import tests_on_cluster
+
+        runs = self.remote.get(dataset)
+        mine = [r for r in self.results if r.dataset == dataset]
+        if runs is None or any(r.system not in runs.pieces for r in mine):
+            return None
+        if dataset not in self.done:
+            segments = mine[0].segment_names()
+            self.done[dataset] = tests_on_cluster(self.client, dataset, runs, segments, systems, pairs, measures,
+                                                  self.settings)  # fmt: skip
+        return self.done[dataset].get(segment)

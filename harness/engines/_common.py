@@ -1,0 +1,73 @@
+"""What every engine does the same way: read a system's run, and make a run's result from its values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.config.schema import Dataset, Experiment, System
+from harness.data.load import check_shares_judged, load_run
+from harness.data.model import Run
+from harness.evaluation.evaluator import Evaluator
+from harness.evaluation.results import PerQuery, RunResult
+from harness.measures.spec import Measure
+from harness.progress import Progress
+
+
+@dataclass(frozen=True)
+class DatasetWork:
+    """One dataset's systems to evaluate, as the pipeline hands them to an engine.
+
+    ``segments`` maps query id -> segment; ``skipped`` names the measures this dataset cannot
+    compute (for the diagnostics); ``advance`` counts one finished run for the progress bar.
+    """
+
+    experiment: Experiment
+    dataset: Dataset
+    evaluator: Evaluator
+    systems: tuple[System, ...]
+    segments: dict[str, str]
+    skipped: str
+    progress: Progress
+    advance: Any  # Callable[[], None]
+
+
+def judgments_of(dataset: Dataset) -> str:
+    return f"dataset {dataset.name!r} ({dataset.qrels})"
+
+
+def checked_run(dataset: Dataset, system: System, path: Path, judged: set[str], progress: Progress) -> Run:
+    """A system's run on a dataset; a user error when it shares no query with the judgments."""
+    progress(f"reading {system.name} on {dataset.name}")
+    c = dataset.run_columns
+    run = load_run(path, {"query": c.query, "doc": c.doc, "score": c.value}, name=system.name)
+    check_shares_judged(run, judged, judgments_of(dataset))
+    return run
+
+
+def segments_of(query_ids: np.ndarray, segments: dict[str, str]) -> np.ndarray:
+    """Each query's segment ('' when it has none)."""
+    return np.array([segments.get(q, "") for q in query_ids.tolist()], dtype=object)
+
+
+def dataset_diagnostics(dataset: Dataset, diagnostics: dict[str, object], unsegmented: int | None, skipped: str,
+                        cold_rows: int | None) -> dict[str, object]:  # fmt: skip
+    """A run's diagnostics with the dataset-level ones added."""
+    diagnostics["queries_without_segment"] = unsegmented
+    if cold_rows is not None and (dataset.train or dataset.items):  # recommendations of items neither knows
+        diagnostics["cold_recommendations"] = cold_rows
+    if skipped:
+        diagnostics["measures_not_computed"] = skipped
+    return diagnostics
+
+
+def run_result(dataset: Dataset, system: System, per_query: PerQuery, diagnostics: dict[str, object],
+               segments: dict[str, str], skipped: str, cold_rows: int | None, lists: Any,
+               system_measures: tuple[Measure, ...], counts: np.ndarray | None, cutoff: int | None) -> RunResult:  # fmt: skip
+    """A run's result with its values here: its queries' segments, and the dataset-level diagnostics."""
+    seg = segments_of(per_query.query_ids, segments)
+    dataset_diagnostics(dataset, diagnostics, int((seg == "").sum()) if segments else None, skipped, cold_rows)
+    return RunResult(dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff)
