@@ -68,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     folder = _prepare(args.scenario, args.data)
 
     from harness.config.load import load_config
-    from harness.pipeline import _evaluated, comparison_tables, decide_gate, save_results
-    from harness.pipeline import _frames as frames_of
+    from harness.pipeline.experiment import _evaluated, comparison_tables, decide_gate, save_results
+    from harness.pipeline.experiment import _frames as frames_of
     from harness.progress import SILENT
     from harness.records.store import write_tracking
     from harness.records.track import log_report, track_results

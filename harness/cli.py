@@ -30,7 +30,7 @@ import threading
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO
 
 from harness import __version__
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
@@ -38,6 +38,7 @@ from harness.errors import HarnessError, TrackingError
 
 if TYPE_CHECKING:
     from harness.pipeline import Outcome
+    from harness.pipeline.files import FileInputs
 
 EXIT_OK = 0
 EXIT_USER_ERROR = 2
@@ -111,22 +112,12 @@ def _format_value(value: float, integer: bool) -> str:
     return f"{round(value)}" if integer else f"{value:6.4f}"
 
 
-def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore[no-untyped-def]
-    """Conventions, the prepared judgments and every run (all read before any output), with their labels."""
-    from harness.data.align import warm_up
-    from harness.data.load import (
-        QRELS_COLUMNS,
-        RUN_COLUMNS,
-        check_shares_judged,
-        expected_rows,
-        load_qrels,
-        load_run,
-        run_name,
-    )
-    from harness.data.model import Qrels
-    from harness.data.trec import check_exists
-    from harness.evaluation.evaluator import Evaluator, builds_item_context
+def _file_inputs(args: argparse.Namespace) -> FileInputs:
+    """The judgments, runs, conventions and engine ``harness eval`` / ``harness compare`` name, as one typed value."""
+    from harness.config.schema import Engine
+    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS
     from harness.measures.conventions import Conventions
+    from harness.pipeline.files import FileInputs
 
     conventions = Conventions.from_mapping(
         {
@@ -141,66 +132,42 @@ def _load_inputs(args: argparse.Namespace, measures: list[Any]):  # type: ignore
             "collection_size": args.N,
         }
     )
-    named = _run_arguments(args.runs)
-    on_dask = getattr(args, "engine", None) == "dask"  # harness compare has no --engine
-    if not on_dask:  # the compiled engine loads while the judgments and the runs are read
-        warm_up(max(expected_rows(path) for _, path in named))
-    qrels_columns = _column_map(args.qrels_columns, QRELS_COLUMNS)
-    # on Dask the workers read the judgments (text streamed to Parquet first), unless the items' context needs them here
-    if on_dask and not builds_item_context(measures, args.train is not None, args.items is not None):
-        from harness.engines.dask import QrelsSource
-
-        check_exists(Path(args.qrels), "qrels", folder_ok=True)
-        qrels: Any = QrelsSource(Path(args.qrels), qrels_columns)
-        prepared = Qrels.from_records([], str(args.qrels))
-    else:
-        qrels = prepared = load_qrels(args.qrels, qrels_columns)
-    train = items = None
-    if args.train is not None:
-        from harness.data.items import read_train
-
-        columns = _column_map(args.train_columns, {"user": "user", "item": "item"})
-        train = read_train(args.train, columns["user"], columns["item"])
-    if args.items is not None:
-        from harness.data.items import read_items
-
-        items = read_items(args.items, args.items_id)
-    evaluator = Evaluator(prepared, measures, conventions, train=train, items=items)
-    labels = [name or Path(path).name for name, path in named]
-    if len(set(labels)) < len(labels):
-        raise HarnessError("two runs have the same label", hint=f"name them: harness {args.command} QRELS a=run1.txt b=run2.txt")
-    if on_dask:  # the runs are read by the workers (text streamed to Parquet first), never whole here
-        from harness.engines.dask import RunSource
-
-        for _, path in named:
-            check_exists(Path(path), "run", folder_ok=True)  # a folder of Parquet pieces is a run for the workers
-        columns = _column_map(args.run_columns, RUN_COLUMNS)
-        return conventions, evaluator, named, [RunSource(Path(p), run_name(p), columns) for _, p in named], labels, qrels
-    runs = [load_run(path, _column_map(args.run_columns, RUN_COLUMNS)) for _, path in named]
-    judged = set(evaluator.prepared.index)
-    for run in runs:
-        check_shares_judged(run, judged, str(args.qrels))
-    return conventions, evaluator, named, runs, labels, qrels
+    engine = Engine(name="dask", scheduler=args.scheduler) if getattr(args, "engine", None) == "dask" else Engine()
+    return FileInputs(
+        qrels=Path(args.qrels),
+        runs=tuple((name, Path(path)) for name, path in _run_arguments(args.runs)),
+        conventions=conventions,
+        qrels_columns=_column_map(args.qrels_columns, QRELS_COLUMNS),
+        run_columns=_column_map(args.run_columns, RUN_COLUMNS),
+        train=None if args.train is None else Path(args.train),
+        train_columns=_column_map(args.train_columns, {"user": "user", "item": "item"}),
+        items=None if args.items is None else Path(args.items),
+        items_id=args.items_id,
+        engine=engine,
+    )
 
 
 def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Evaluate the runs, then test every run against the first (or every pair) and print one row per pair x measure."""
     from harness.api import compare
     from harness.measures.parse import parse_measure, split_measures
+    from harness.measures.registry import REGISTRY
+    from harness.pipeline.files import evaluate_files
     from harness.report.format import format_ci, format_delta, format_p, format_value
 
     texts = [m for raw in (args.m or ["nDCG@10,AP,RR"]) for m in split_measures(raw)]
     measures = [parse_measure(m) for m in texts]
     if len(args.runs) < 2:
         raise HarnessError("compare needs at least two runs", hint="harness compare QRELS RUN_A RUN_B [RUN ...] -m nDCG@10")
-    _, evaluator, _, runs, labels, _ = _load_inputs(args, measures)
-    if evaluator.system_measures:
+    system = [m for m in measures if REGISTRY.definition(m).is_system(m)]
+    if system:
         raise HarnessError(
-            f"{evaluator.system_measures[0]} has one value per run, not per query: compare tests it in a config",
+            f"{system[0]} has one value per run, not per query: compare tests it in a config",
             hint="put the measure in a config and use harness run (it resamples users), or use harness eval for its value",
         )
-    tables = {label: evaluator.evaluate_aligned(label, evaluator.align(run)) for run, label in zip(runs, labels, strict=True)}
-    baseline = None if args.all_pairs else (args.baseline or labels[0])
+    evaluated = evaluate_files(_file_inputs(args), tuple(measures), progress=_progress(args, err))
+    tables = {run.label: run.per_query for run in evaluated if run.per_query is not None}
+    baseline = None if args.all_pairs else (args.baseline or evaluated[0].label)
     table = compare(tables, baseline, tests=tuple(args.tests.split(",")), primary=args.primary, correction=args.correction,
                     family=args.family, alpha=args.alpha, permutations=args.permutations, resamples=args.permutations,
                     seed=args.seed, dataset=args.dataset)  # fmt: skip
@@ -236,53 +203,35 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from harness.evaluation.results import aggregate_values
-    from harness.kernels.relstring import relstrings
     from harness.measures.registry import REGISTRY
+    from harness.pipeline.files import evaluate_files
 
     items = _eval_items(args.m)
-    measures = [i.measure for i in items if i.measure is not None]
-    conventions, evaluator, named, runs, labels, qrels = _load_inputs(args, measures)
-    on_dask = _eval_on_dask(args, err, evaluator, items, qrels, runs, conventions) if args.engine == "dask" else None
+    measures = tuple(i.measure for i in items if i.measure is not None)
+    inputs = _file_inputs(args)
+    lengths = tuple(sorted({i.relstring_length for i in items if i.display.startswith("relstring")}))
+    evaluated = evaluate_files(inputs, measures, per_query=bool(args.q) or inputs.engine.name == "local",
+                               relstring_lengths=lengths, progress=_progress(args, err))  # fmt: skip
     lines: list[str] = []
     records: list[dict[str, object]] = []
-    for number, (run, label, (given, _)) in enumerate(zip(runs, labels, named, strict=True)):
-        aligned = None if on_dask is not None else evaluator.align(run)
-        stats = on_dask[number][0].stats if on_dask is not None else aligned.stats  # type: ignore[union-attr]
-        if stats.judged_queries_missing and not args.c and conventions.queries.value == "qrels":
+    for run in evaluated:
+        label = run.label
+        if run.judged_queries_missing and not args.c and inputs.conventions.queries.value == "qrels":
             err.write(
-                f"harness: note: {stats.judged_queries_missing} judged queries are not in {label} and count as 0 "
+                f"harness: note: {run.judged_queries_missing} judged queries are not in {label} and count as 0 "
                 "(trec_eval does so only with -c; without it, it averages over the queries the run answered: "
                 "--queries intersection)\n"
             )
-        runid = given or run.name  # one run: the tag in the file, as trec_eval prints it
-        if len(runs) > 1 and args.format == "trec" and not any(i.measure is None and i.display == "runid" for i in items):
+        runid = run.given or run.name  # one run: the tag in the file, as trec_eval prints it
+        if len(evaluated) > 1 and args.format == "trec" and not any(i.measure is None and i.display == "runid" for i in items):
             lines.append(f"{'runid':<22}\tall\t{label}\n")
-        system: dict[Any, float] = {}
-        strings = {}
-        aggregates: dict[Any, float] = {}
-        if aligned is None:
-            assert on_dask is not None
-            evaluated, aggregates = on_dask[number]
-            per_query = evaluated.per_query
-            strings = evaluated.relstrings
-            if evaluated.lists is not None:
-                system = {m: float(v[0]) for m, v in evaluator.system_values(evaluated.lists).items()}
-        else:
-            lists = evaluator.item_lists(aligned)
-            per_query = evaluator.evaluate_aligned(run.name, aligned, lists)
-            system = {m: float(v[0]) for m, v in evaluator.system_values(lists).items()}  # one value per run: no per-query line
-            lengths = {i.relstring_length for i in items if i.display.startswith("relstring")}
-            strings = {length: relstrings(aligned.lists, length) for length in lengths}
+        system = set(run.system_measures)  # one value per run: no per-query line
+        per_query = run.per_query
+        strings = run.relstrings
         index = {} if per_query is None else {m: j for j, m in enumerate(per_query.measures)}
-        summary = {
-            i.display: system[i.measure] if i.measure in system
-            else aggregates[i.measure] if per_query is None
-            else aggregate_values(i.measure, per_query.values[:, index[i.measure]])
-            for i in items if i.measure is not None
-        }  # fmt: skip
+        summary = {i.display: run.aggregates[i.measure] for i in items if i.measure is not None}
         if args.format == "trec":
-            if args.q:
+            if per_query is not None and args.q:
                 for qi, qid in enumerate(per_query.query_ids):
                     for item in items:
                         if not item.per_query or item.measure in system:
@@ -298,7 +247,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if not item.in_summary or (args.n and item.measure is not None):
                     continue
                 if item.measure is None:
-                    lines.append(f"{'runid':<22}\tall\t{runid if len(runs) == 1 else label}\n")
+                    lines.append(f"{'runid':<22}\tall\t{runid if len(evaluated) == 1 else label}\n")
                 else:
                     integer = REGISTRY.definition(item.measure).integer
                     lines.append(f"{item.display:<22}\tall\t{_format_value(summary[item.display], integer)}\n")
@@ -306,7 +255,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for item in items:
                 if item.measure is None:
                     continue
-                if args.q and item.measure not in system:
+                if per_query is not None and args.q and item.measure not in system:
                     column = per_query.values[:, index[item.measure]]
                     for qid, value in zip(per_query.query_ids.tolist(), column.tolist(), strict=True):
                         records.append({"run": label, "query_id": qid, "measure": item.display, "value": value})
@@ -314,7 +263,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     records.append({"run": label, "query_id": "all", "measure": item.display, "value": summary[item.display]})
     if args.format == "json":
         lines.append(
-            json.dumps({"harness": __version__, "conventions": conventions.as_dict(), "results": records}, indent=1) + "\n"
+            json.dumps({"harness": __version__, "conventions": inputs.conventions.as_dict(), "results": records}, indent=1) + "\n"
         )
     elif args.format == "csv":
         import csv
@@ -327,31 +276,6 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         lines.append(buffer.getvalue())
     out.write("".join(lines))
     return EXIT_OK
-
-
-def _eval_on_dask(args: argparse.Namespace, err: TextIO, evaluator: Any, items: list[Any], qrels: Any, runs: list[Any],
-                  conventions: Any) -> list[tuple[Any, dict[Any, float]]]:  # fmt: skip
-    """Every run evaluated on a Dask cluster (``--engine dask``), with its aggregates: the values of this machine, bit for
-    bit. The per-query values come here only to be printed (``-q``); the lists system measures read always come."""
-    from harness.config.schema import Engine
-    from harness.engines.dask import client_for, evaluate_runs, summary_on_cluster
-
-    lengths = tuple(sorted({i.relstring_length for i in items if i.display.startswith("relstring")}))
-    progress = _progress(args, err)
-    gather = bool(args.q)
-    with client_for(Engine(name="dask", scheduler=args.scheduler), progress) as client:  # names a missing extra
-        done = evaluate_runs(client, qrels, runs, evaluator.query_measures, conventions, (10,), evaluator.items,
-                             progress=progress, system_measures=evaluator.system_measures,
-                             relstring_lengths=lengths, gather=gather)  # fmt: skip
-        out = []
-        for evaluated in done:  # the aggregates from the workers' exact sums, as aggregate_values makes them here
-            aggregates = {} if gather else {
-                m: cast(float, row["value"])
-                for m, row in zip(evaluated.measures, summary_on_cluster(client, evaluated.pieces, evaluated.measures,
-                                                                         None, [])[0], strict=True)
-            }  # fmt: skip
-            out.append((evaluated, aggregates))
-        return out
 
 
 def _progress(args: argparse.Namespace, err: TextIO):  # type: ignore[no-untyped-def]

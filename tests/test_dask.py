@@ -110,7 +110,7 @@ def _tables(experiment: Any, on_cluster: int = 0) -> dict[str, pd.DataFrame]:
     datasets' paired tests the cluster must have computed."""
     from datetime import UTC, datetime
 
-    from harness.pipeline import _evaluated, comparison_tables, save_results
+    from harness.pipeline.experiment import _evaluated, comparison_tables, save_results
     from harness.progress import SILENT
     from harness.records.store import read_results
 

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.engines._common import DatasetWork
+from harness.engines._common import DatasetWork, FilesWork
 
 if TYPE_CHECKING:
     from harness.config.schema import Engine as EngineSpec
-    from harness.evaluation.results import RunResult
+    from harness.evaluation.results import EvaluatedRun, RunResult
     from harness.progress import Progress
 
 
@@ -27,8 +27,16 @@ class Engine(Protocol):
 
     reads_judgments: bool  # does the evaluator prepare the judgments in this process?
 
+    def expect(self, rows: int) -> None:
+        """Runs of about ``rows`` rows are coming (called before any file is read)."""
+        ...
+
     def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
         """Every system of ``work`` with a run on its dataset, by name."""
+        ...
+
+    def evaluate_files(self, work: FilesWork) -> list[EvaluatedRun]:
+        """Every run of ``harness eval`` / ``harness compare``, in order."""
         ...
 
     def hold(self, dataset: str, reused: RunResult) -> None:
@@ -55,4 +63,4 @@ def open_engine(spec: EngineSpec, progress: Progress) -> Iterator[Engine]:
     yield LocalEngine(spec)
 
 
-__all__ = ["DatasetWork", "Engine", "open_engine"]
+__all__ = ["DatasetWork", "Engine", "FilesWork", "open_engine"]

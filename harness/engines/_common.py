@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import numpy as np
 
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.load import check_shares_judged, load_run
-from harness.data.model import Run
+from harness.data.model import Qrels, Run
 from harness.evaluation.evaluator import Evaluator
 from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.spec import Measure
@@ -33,6 +34,25 @@ class DatasetWork:
     skipped: str
     progress: Progress
     advance: Any  # Callable[[], None]
+
+
+@dataclass(frozen=True)
+class FilesWork:
+    """The runs of ``harness eval`` / ``harness compare``, as the pipeline hands them to an engine.
+
+    ``qrels`` is the judgments when they were read here (``None``: the engine's workers read
+    ``qrels_path``); ``runs`` holds (label, label given or None, path) per run.
+    """
+
+    evaluator: Evaluator
+    qrels_path: Path
+    qrels_columns: Mapping[str, str]
+    qrels: Qrels | None
+    runs: tuple[tuple[str, str | None, Path], ...]
+    run_columns: Mapping[str, str]
+    per_query: bool
+    relstring_lengths: tuple[int, ...]
+    progress: Progress
 
 
 def judgments_of(dataset: Dataset) -> str:

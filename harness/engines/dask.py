@@ -42,10 +42,10 @@ from harness.config.schema import Engine
 from harness.data.align import AlignStats
 from harness.data.items import ItemContext
 from harness.data.model import Qrels, Run
-from harness.engines._common import DatasetWork, dataset_diagnostics, segments_of
+from harness.engines._common import DatasetWork, FilesWork, dataset_diagnostics, segments_of
 from harness.errors import HarnessError, InputFormatError
 from harness.evaluation.diagnostics import DiagnosticSums, combine
-from harness.evaluation.results import PerQuery, RemoteValues, RunResult, long_tail_cutoff
+from harness.evaluation.results import EvaluatedRun, PerQuery, RemoteValues, RunResult, aggregate_values, long_tail_cutoff
 from harness.measures.conventions import Conventions, Queries
 from harness.measures.spec import deepest_cutoff
 
@@ -681,6 +681,39 @@ class DaskEngine:
                                          evaluator.system_measures if evaluated.lists is not None else (),
                                          evaluated.item_counts, evaluated.item_counts_cutoff, remote=values)  # fmt: skip
             work.advance()
+        return out
+
+    def expect(self, rows: int) -> None:
+        """Nothing to prepare here: the workers read the runs."""
+
+    def evaluate_files(self, work: FilesWork) -> list[EvaluatedRun]:
+        """Every run of ``work`` evaluated on the cluster, with its aggregates from the workers' exact sums (the values
+        of one process, bit for bit). The per-query values come here only when asked for; the lists system measures
+        read always come."""
+        from harness.data.load import run_name
+        from harness.data.trec import check_exists
+
+        evaluator = work.evaluator
+        judgments: Qrels | QrelsSource = work.qrels if work.qrels is not None else \
+            QrelsSource(work.qrels_path, dict(work.qrels_columns))  # fmt: skip
+        for _, _, path in work.runs:
+            check_exists(path, "run", folder_ok=True)  # a folder of Parquet pieces is a run for the workers
+        sources = [RunSource(path, run_name(path), dict(work.run_columns)) for _, _, path in work.runs]
+        done = evaluate_runs(self.client, judgments, sources, evaluator.query_measures, evaluator.conventions, (10,),
+                             evaluator.items, self.spec.partitions, work.progress, evaluator.system_measures,
+                             work.relstring_lengths, gather=work.per_query)  # fmt: skip
+        out = []
+        for source, (label, given, _), evaluated in zip(sources, work.runs, done, strict=True):
+            per_query = evaluated.per_query
+            if per_query is not None:
+                aggregates = {m: aggregate_values(m, per_query.values[:, j]) for j, m in enumerate(per_query.measures)}
+            else:  # from the workers' exact sums, as aggregate_values makes them here
+                rows = summary_on_cluster(self.client, evaluated.pieces, evaluated.measures, None, [])[0]
+                aggregates = {m: float(row["value"]) for m, row in zip(evaluated.measures, rows, strict=True)}  # type: ignore[arg-type]
+            system = {} if evaluated.lists is None else \
+                {m: float(v[0]) for m, v in evaluator.system_values(evaluated.lists).items()}  # fmt: skip
+            out.append(EvaluatedRun(label, given, source.name, evaluated.stats.judged_queries_missing, per_query,
+                                    aggregates | system, tuple(system), evaluated.relstrings))  # fmt: skip
         return out
 
     def hold(self, dataset: str, reused: RunResult) -> None:

@@ -14,10 +14,11 @@ from typing import Any
 from harness.config.schema import Engine as EngineSpec
 from harness.config.schema import System
 from harness.data.align import warm_up
-from harness.data.load import expected_rows
-from harness.engines._common import DatasetWork, checked_run, run_result
+from harness.data.load import check_shares_judged, load_run
+from harness.engines._common import DatasetWork, FilesWork, checked_run, run_result
 from harness.evaluation.diagnostics import diagnose
-from harness.evaluation.results import RunResult, long_tail_cutoff, recommendation_counts
+from harness.evaluation.results import EvaluatedRun, RunResult, aggregate_values, long_tail_cutoff, recommendation_counts
+from harness.kernels.relstring import relstrings
 
 
 class LocalEngine:
@@ -28,10 +29,12 @@ class LocalEngine:
     def __init__(self, spec: EngineSpec) -> None:
         self.spec = spec
 
+    def expect(self, rows: int) -> None:
+        """Runs of about ``rows`` rows are coming: the compiled alignment loads meanwhile, when it will serve them."""
+        warm_up(rows)
+
     def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
         """Every system of ``work`` with a run, by name."""
-        paths = [path for s in work.systems if (path := s.run_for(work.dataset.name)) is not None]
-        warm_up(max((expected_rows(p) for p in paths), default=0))  # the compiled engine loads while the runs are read
         judged = set(work.evaluator.prepared.index)
 
         def evaluate_one(system: System) -> RunResult:
@@ -55,6 +58,25 @@ class LocalEngine:
             with ThreadPoolExecutor(workers) as pool:
                 return dict(zip([s.name for s in work.systems], pool.map(evaluate_one, work.systems), strict=True))
         return {s.name: evaluate_one(s) for s in work.systems}
+
+    def evaluate_files(self, work: FilesWork) -> list[EvaluatedRun]:
+        """Every run of ``work``, in order; all of them read and checked before any is evaluated."""
+        evaluator = work.evaluator
+        runs = [load_run(path, work.run_columns) for _, _, path in work.runs]
+        judged = set(evaluator.prepared.index)
+        for run in runs:
+            check_shares_judged(run, judged, str(work.qrels_path))
+        out = []
+        for run, (label, given, _) in zip(runs, work.runs, strict=True):
+            aligned = evaluator.align(run)
+            lists = evaluator.item_lists(aligned)
+            per_query = evaluator.evaluate_aligned(run.name, aligned, lists)
+            system = {m: float(v[0]) for m, v in evaluator.system_values(lists).items()}  # one value per run
+            aggregates = {m: aggregate_values(m, per_query.values[:, j]) for j, m in enumerate(per_query.measures)}
+            strings = {length: relstrings(aligned.lists, length) for length in work.relstring_lengths}
+            out.append(EvaluatedRun(label, given, run.name, aligned.stats.judged_queries_missing, per_query,
+                                    aggregates | system, tuple(system), strings))  # fmt: skip
+        return out
 
     def hold(self, dataset: str, reused: RunResult) -> None:
         """A system's values reused from earlier results: here already, nothing to send."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -333,6 +333,28 @@ class RunResult:
         segments = self.segments
         return [(name, np.ones(len(segments), dtype=bool) if name == "all" else segments == name)
                 for name in self.segment_names()]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class EvaluatedRun:
+    """One run of ``harness eval`` / ``harness compare``, as an engine returns it.
+
+    ``label`` names it in the output (``NAME=`` or the file name), ``given`` is the ``NAME=``
+    given, if any, and ``name`` the run's own name (a TREC run's tag). ``aggregates`` holds every
+    measure's value for the run: the aggregate of the per-query ones, and the system measures'
+    (``system_measures``) single values. ``per_query`` is None when the values stayed where
+    they were computed (a cluster) and were not asked for. ``relstrings``: trec_eval's relstring
+    of each query, per length asked for.
+    """
+
+    label: str
+    given: str | None
+    name: str
+    judged_queries_missing: int
+    per_query: PerQuery | None
+    aggregates: Mapping[Measure, float]
+    system_measures: tuple[Measure, ...] = ()
+    relstrings: Mapping[int, list[str]] = field(default_factory=dict)
 
 
 def per_query_rows(dataset: str, system: str, query_ids: np.ndarray, segments: np.ndarray, measures: tuple[Measure, ...],

@@ -12,7 +12,7 @@ import json
 import platform
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,18 +20,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from harness import __version__
 from harness._atomic import sha256_path, size_of
 from harness.comparison.compare import CompareSettings, compare, count_blocks, system_summary
 from harness.config.schema import Dataset, Experiment, System
-from harness.data.load import judged_query_ids, load_qrels
+from harness.data.load import expected_rows, judged_query_ids, load_qrels
 from harness.data.model import Qrels, Run
-from harness.decision.release import Decision, Plan, decide_release
+from harness.decision.release import Decision, decide_release
 from harness.engines import DatasetWork, Engine, open_engine
 from harness.engines._common import checked_run, judgments_of
-from harness.errors import ConfigError, HarnessError, TrackingError
+from harness.errors import ConfigError, TrackingError
 from harness.evaluation.evaluator import Evaluator
 from harness.evaluation.results import (
     RunResult,
@@ -39,14 +37,11 @@ from harness.evaluation.results import (
     per_query_rows,
     summarize,
 )
-from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
 from harness.records.previous import compared_inputs, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
 from harness.records.store import SavedResults, write_results, write_tracking
-from harness.stats import paired
-from harness.stats.power import Sided
 
 _quiet = SILENT
 
@@ -189,6 +184,7 @@ def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[st
     """Every system on one dataset, in the config's order: recomputed from its run by the engine, or reused."""
     results: list[RunResult] = []
     with_runs = tuple(s for s in experiment.systems if s.run_for(dataset.name) is not None)
+    engine.expect(max((expected_rows(path) for s in with_runs if (path := s.run_for(dataset.name))), default=0))
     evaluator = _evaluator(experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments)
     skipped = ", ".join(str(m) for m in experiment.measures if m not in evaluator.measures)
     if skipped:
@@ -452,57 +448,3 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
 
 
 __all__ = ["Outcome", "evaluate_experiment", "run_experiment", "validate_experiment"]
-
-
-def plan_from_results(saved: SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
-                      dataset: str | None = None, segment: str = "all", alpha: float = 0.05, target: float = 0.8,
-                      sided: Sided = "one") -> Plan:  # fmt: skip
-    """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
-    (production and candidate of its release gate unless ``systems`` names two)."""
-    from harness.measures.parse import labeller, parse_measure
-
-    config = saved.config
-    release = (config.get("report") or {}).get("release") or {}
-    pair = list(systems) if systems else [release.get("production"), release.get("candidate")]
-    if len(pair) != 2 or None in pair:
-        raise HarnessError(f"{saved.folder} has no release gate to take production and candidate from",
-                           hint="name the two systems: --systems A B")  # fmt: skip
-    datasets = sorted({d["name"] for d in config.get("datasets", [])})
-    if dataset is None:
-        if len(datasets) != 1:
-            raise HarnessError(f"{saved.folder} has {len(datasets)} datasets", hint=f"name one: --dataset {datasets[0]}")
-        dataset = datasets[0]
-    elif dataset not in datasets:
-        raise HarnessError(f"dataset {dataset!r} is not in {saved.folder}", hint=f"use one of {', '.join(datasets)}")
-    label = labeller({name: "" if text == "linear" else text for name, text in (config.get("gain_schemes") or {}).items()})
-    canonical = {label(m): m for m in config.get("measures", [])} | {m: m for m in config.get("measures", [])}
-    if measure not in canonical:
-        import difflib
-
-        close = difflib.get_close_matches(measure, list(canonical), n=3, cutoff=0.4)
-        raise HarnessError(f"measure {measure!r} was not computed in {saved.folder}",
-                           hint=f"did you mean {', '.join(map(repr, close))}?" if close else
-                           "harness validate lists them")  # fmt: skip
-    parsed = parse_measure(canonical[measure])
-    definition = REGISTRY.definition(parsed)
-    if definition.aggregate != "mean" or definition.is_system(parsed):
-        raise HarnessError(f"{measure} is not averaged over users: a paired t-test plan does not describe it",
-                           hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
-    columns = []
-    for system in pair:
-        rows = saved.per_query_of(dataset, system, canonical[measure])
-        if segment != "all":
-            rows = rows[rows["segment"] == segment]
-        if rows.empty:
-            raise HarnessError(f"no per-query values of {system!r} for {measure} on {dataset!r}"
-                               + ("" if segment == "all" else f" in segment {segment!r}"),
-                               hint="check the system, dataset and segment names")  # fmt: skip
-        columns.append(rows.set_index("query_id")["value"])
-    joined = columns[0].to_frame("a").join(columns[1].to_frame("b"), how="inner").dropna()
-    if len(joined) < 2:
-        raise HarnessError("fewer than 2 users with values for both systems", hint="check the segment and systems")
-    differences = (joined["b"] - joined["a"]).to_numpy(dtype=np.float64)
-    t = paired.run_tests(differences, None, ("t",)).t  # the sd from exact sums, as the tests compute it
-    sd = paired.interval_sd(len(differences), float(t.ci_low[0]), float(t.ci_high[0]))
-    where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
-    return Plan.of(sd, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}", len(differences))

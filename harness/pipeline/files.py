@@ -1,0 +1,81 @@
+"""``harness eval`` and ``harness compare``: the pipeline's stages on files named on the command line.
+
+The same readers, evaluator and engines as ``harness run``; only the inputs come from the
+arguments instead of a config. The command line parses the arguments into
+:class:`FileInputs` and prints what :func:`evaluate_files` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.config.schema import Engine as EngineSpec
+from harness.data.items import read_items, read_train
+from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, expected_rows, load_qrels
+from harness.data.model import Qrels
+from harness.data.trec import check_exists
+from harness.engines import FilesWork, open_engine
+from harness.errors import HarnessError
+from harness.evaluation.evaluator import Evaluator, builds_item_context
+from harness.evaluation.results import EvaluatedRun
+from harness.measures.conventions import Conventions
+from harness.measures.spec import Measure
+from harness.progress import SILENT, Progress
+
+
+@dataclass(frozen=True)
+class FileInputs:
+    """The judgments, the runs and the conventions of ``harness eval`` / ``harness compare``.
+
+    ``runs``: (label or None, path) per run; a run without a label is labelled by its file name.
+    """
+
+    qrels: Path
+    runs: tuple[tuple[str | None, Path], ...]
+    conventions: Conventions = field(default_factory=Conventions)
+    qrels_columns: Mapping[str, str] = field(default_factory=lambda: dict(QRELS_COLUMNS))
+    run_columns: Mapping[str, str] = field(default_factory=lambda: dict(RUN_COLUMNS))
+    train: Path | None = None
+    train_columns: Mapping[str, str] = field(default_factory=lambda: {"user": "user", "item": "item"})
+    items: Path | None = None
+    items_id: str = "item"
+    engine: EngineSpec = field(default_factory=EngineSpec)
+
+    def labels(self) -> list[str]:
+        return [name or path.name for name, path in self.runs]
+
+
+def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_query: bool = True,
+                   relstring_lengths: tuple[int, ...] = (), progress: Progress = SILENT) -> list[EvaluatedRun]:  # fmt: skip
+    """Every run of ``inputs`` evaluated on ``measures``, in order, by the engine ``inputs.engine`` names; every input is
+    read and checked before any value is computed.
+
+    ``per_query=False``: only the aggregates are needed (an engine that keeps the values elsewhere need not send them).
+    """
+    labels = inputs.labels()
+    if len(set(labels)) < len(labels):
+        raise HarnessError("two runs have the same label", hint="name them: QRELS a=run1.txt b=run2.txt")
+    check_exists(inputs.qrels, "qrels", folder_ok=True)
+    for _, path in inputs.runs:
+        check_exists(path, "run", folder_ok=True)
+    with open_engine(inputs.engine, progress) as engine:
+        engine.expect(max(expected_rows(path) for _, path in inputs.runs))  # e.g. load a compiled engine meanwhile
+        needs_judgments = engine.reads_judgments or builds_item_context(measures, inputs.train is not None,
+                                                                         inputs.items is not None)  # fmt: skip
+        # without them here, the engine's workers read them
+        qrels = load_qrels(inputs.qrels, inputs.qrels_columns) if needs_judgments else Qrels.from_records([], str(inputs.qrels))
+        train = items = None
+        if inputs.train is not None:
+            train = read_train(inputs.train, inputs.train_columns["user"], inputs.train_columns["item"])
+        if inputs.items is not None:
+            items = read_items(inputs.items, inputs.items_id)
+        evaluator = Evaluator(qrels, measures, inputs.conventions, train=train, items=items)
+        runs = tuple((label, given, path) for label, (given, path) in zip(labels, inputs.runs, strict=True))
+        work = FilesWork(evaluator, inputs.qrels, inputs.qrels_columns, qrels if needs_judgments else None, runs,
+                         inputs.run_columns, per_query, relstring_lengths, progress)  # fmt: skip
+        return engine.evaluate_files(work)
+
+
+__all__ = ["FileInputs", "evaluate_files"]

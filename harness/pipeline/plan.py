@@ -1,0 +1,66 @@
+"""``harness plan``: how many users a decision needs, from the per-user differences in a results folder."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+import numpy as np
+
+from harness.decision.release import Plan
+from harness.errors import HarnessError
+from harness.measures.parse import labeller, parse_measure
+from harness.measures.registry import REGISTRY
+from harness.records.store import SavedResults
+from harness.stats import paired
+from harness.stats.power import Sided
+
+
+def plan_from_results(saved: SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
+                      dataset: str | None = None, segment: str = "all", alpha: float = 0.05, target: float = 0.8,
+                      sided: Sided = "one") -> Plan:  # fmt: skip
+    """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
+    (production and candidate of its release gate unless ``systems`` names two)."""
+    config = saved.config
+    release = (config.get("report") or {}).get("release") or {}
+    pair = list(systems) if systems else [release.get("production"), release.get("candidate")]
+    if len(pair) != 2 or None in pair:
+        raise HarnessError(f"{saved.folder} has no release gate to take production and candidate from",
+                           hint="name the two systems: --systems A B")  # fmt: skip
+    datasets = sorted({d["name"] for d in config.get("datasets", [])})
+    if dataset is None:
+        if len(datasets) != 1:
+            raise HarnessError(f"{saved.folder} has {len(datasets)} datasets", hint=f"name one: --dataset {datasets[0]}")
+        dataset = datasets[0]
+    elif dataset not in datasets:
+        raise HarnessError(f"dataset {dataset!r} is not in {saved.folder}", hint=f"use one of {', '.join(datasets)}")
+    label = labeller({name: "" if text == "linear" else text for name, text in (config.get("gain_schemes") or {}).items()})
+    canonical = {label(m): m for m in config.get("measures", [])} | {m: m for m in config.get("measures", [])}
+    if measure not in canonical:
+        close = difflib.get_close_matches(measure, list(canonical), n=3, cutoff=0.4)
+        raise HarnessError(f"measure {measure!r} was not computed in {saved.folder}",
+                           hint=f"did you mean {', '.join(map(repr, close))}?" if close else
+                           "harness validate lists them")  # fmt: skip
+    parsed = parse_measure(canonical[measure])
+    definition = REGISTRY.definition(parsed)
+    if definition.aggregate != "mean" or definition.is_system(parsed):
+        raise HarnessError(f"{measure} is not averaged over users: a paired t-test plan does not describe it",
+                           hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
+    columns = []
+    for system in pair:
+        rows = saved.per_query_of(dataset, system, canonical[measure])
+        if segment != "all":
+            rows = rows[rows["segment"] == segment]
+        if rows.empty:
+            raise HarnessError(f"no per-query values of {system!r} for {measure} on {dataset!r}"
+                               + ("" if segment == "all" else f" in segment {segment!r}"),
+                               hint="check the system, dataset and segment names")  # fmt: skip
+        columns.append(rows.set_index("query_id")["value"])
+    joined = columns[0].to_frame("a").join(columns[1].to_frame("b"), how="inner").dropna()
+    if len(joined) < 2:
+        raise HarnessError("fewer than 2 users with values for both systems", hint="check the segment and systems")
+    differences = (joined["b"] - joined["a"]).to_numpy(dtype=np.float64)
+    t = paired.run_tests(differences, None, ("t",)).t  # the sd from exact sums, as the tests compute it
+    sd = paired.interval_sd(len(differences), float(t.ci_low[0]), float(t.ci_high[0]))
+    where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
+    return Plan.of(sd, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}", len(differences))
