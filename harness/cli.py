@@ -20,17 +20,11 @@ Exit codes
 from __future__ import annotations
 
 import argparse
-import atexit
-import contextlib
-import gc
 import json
-import os
 import sys
-import threading
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from harness import __version__
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
@@ -399,12 +393,9 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from harness.records.store import read_results, write_tracking
-    from harness.records.track import track_results
+    from harness.pipeline.folders import track_folder
 
-    results = read_results(args.results_dir)
-    tracked = track_results(results, args.uri, args.experiment)
-    write_tracking(results, tracked.as_dict())
+    tracked = track_folder(args.results_dir, args.uri, args.experiment)
     if args.json:
         out.write(
             json.dumps({"tracking_uri": tracked.tracking_uri, "mlflow_run_id": tracked.run_id, "child_runs": tracked.child_runs})
@@ -418,14 +409,13 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from harness.records.store import read_results
-    from harness.report.render import write_report
+    from harness.pipeline.folders import report_folder
 
-    path, model = write_report(read_results(args.results_dir))
+    path, verdict = report_folder(args.results_dir)
     out.write(f"report:  {path}\n")
-    if model.verdict is not None:
-        out.write(model.verdict.line() + "\n")
-        return {"PASS": EXIT_OK, "FAIL": EXIT_GATE_FAILED}.get(model.verdict.outcome, EXIT_GATE_INCONCLUSIVE)
+    if verdict is not None:
+        out.write(verdict.line() + "\n")
+        return {"PASS": EXIT_OK, "FAIL": EXIT_GATE_FAILED}.get(verdict.outcome, EXIT_GATE_INCONCLUSIVE)
     return EXIT_OK
 
 
@@ -439,11 +429,9 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            hint="harness plan RESULTS_DIR --measure nDCG@10 --margin 0.01, "
                                 "or harness plan --sd 0.2 --margin 0.01")  # fmt: skip
     if args.results_dir is not None:
-        from harness.records.store import read_results
-
         if args.measure is None:
             raise HarnessError("name the measure whose sd to estimate", hint="--measure nDCG@10")
-        plan = plan_from_results(read_results(args.results_dir), args.measure, args.margin, args.systems, args.dataset,
+        plan = plan_from_results(args.results_dir, args.measure, args.margin, args.systems, args.dataset,
                                  args.segment, args.alpha, args.power, sided)  # fmt: skip
     else:
         plan = Plan.of(args.sd, args.margin, args.alpha, args.power, sided)
@@ -637,44 +625,3 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     except KeyboardInterrupt:
         err.write("harness: interrupted\n")
         return 130
-
-
-def main_entry() -> None:
-    """Console-script entry point (and ``python -m harness``)."""
-    # OpenBLAS's threads spin for about 0.1 s of a core after they start, at numpy's
-    # import, whether or not BLAS is ever called: on 2 cores that is taken from Arrow's
-    # parse (harness eval at 7M lines: 0.16 s less CPU, the medians of 10). With a short
-    # spin they sleep at once, and matrix products still use every core. Read when
-    # numpy loads, which is after this line; a value the user set wins.
-    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-    # Imports (numba's above all) allocate hundreds of thousands of objects that live as
-    # long as the process, and the default thresholds walk them again and again; the
-    # kernels make no cyclic garbage. A larger first generation, as mypy sets it: 0.15 s
-    # less CPU at 7M lines (the medians of 10).
-    gc.set_threshold(100_000, 50, 100)
-    try:
-        code = main()
-    except Exception:  # a bug, not a user's mistake: its traceback, and the exit code that says so
-        traceback.print_exc()
-        sys.stderr.write("harness: internal error: please report it with the traceback above\n")
-        code = EXIT_INTERNAL
-    leave(code)
-
-
-def leave(code: int) -> NoReturn:
-    """Exit with ``code``, skipping the interpreter's teardown when nothing is left to finish.
-
-    Once numba is loaded, finalising the modules takes 0.27 s (its LLVM objects and the
-    collector walking its objects), against 0.02 s for the kernel to free the memory:
-    15% of ``harness eval`` at 7M lines. What a program expects at exit still happens:
-    the atexit handlers run (temporary folders, logging, Dask's and MLflow's shutdown)
-    and both streams are flushed. While a non-daemon thread runs, the normal exit waits
-    for it.
-    """
-    if any(not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()):
-        sys.exit(code)
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # the reader has gone (a closed pipe): nothing to deliver
-            stream.flush()
-    os._exit(code)

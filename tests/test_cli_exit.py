@@ -1,6 +1,6 @@
 """How the ``harness`` process ends: without the interpreter's teardown, but with nothing lost (issue 12).
 
-``cli.leave`` skips finalising the modules (0.27 s once numba is loaded) after the atexit
+``harness.__main__.leave`` skips finalising the modules (0.27 s once numba is loaded) after the atexit
 handlers and a flush of both streams; these tests run real processes, as a user does.
 """
 
@@ -39,7 +39,7 @@ def test_every_line_reaches_a_pipe(files: tuple[Path, Path], compiled_from_rows:
     probe = (
         "import sys, harness.data.align as align\n"
         f"align.COMPILED_FROM_ROWS = {compiled_from_rows}\n"
-        "from harness.cli import main_entry\n"
+        "from harness.__main__ import main_entry\n"
         f"sys.argv = ['harness', *{argv!r}]\n"
         "main_entry()\n"
     )
@@ -59,7 +59,7 @@ def test_a_user_error_keeps_its_exit_code_and_its_line(tmp_path: Path) -> None:
 def test_atexit_handlers_run_and_buffered_output_is_flushed(tmp_path: Path) -> None:
     probe = (
         "import atexit, pathlib, sys\n"
-        "from harness.cli import leave\n"
+        "from harness.__main__ import leave\n"
         f"atexit.register(lambda: pathlib.Path({str(tmp_path / 'atexit')!r}).write_text('ran'))\n"
         "sys.stdout.write('buffered, not yet flushed')\n"
         "sys.stderr.write('and a note')\n"
@@ -74,7 +74,7 @@ def test_atexit_handlers_run_and_buffered_output_is_flushed(tmp_path: Path) -> N
 def test_a_thread_still_working_is_waited_for(tmp_path: Path) -> None:
     probe = (
         "import pathlib, threading, time\n"
-        "from harness.cli import leave\n"
+        "from harness.__main__ import leave\n"
         f"def late(): time.sleep(0.3); pathlib.Path({str(tmp_path / 'thread')!r}).write_text('finished')\n"
         "threading.Thread(target=late).start()\n"
         "leave(0)\n"
@@ -95,10 +95,10 @@ def test_a_reader_that_leaves_early_gets_no_traceback(files: tuple[Path, Path]) 
 
 def test_a_bug_exits_70_with_its_traceback() -> None:
     probe = (
-        "import harness.cli as cli\n"
+        "import harness.__main__ as process\n"
         "def broken(): raise RuntimeError('a bug in harness')\n"
-        "cli.main = broken\n"
-        "cli.main_entry()\n"
+        "process.main = broken\n"
+        "process.main_entry()\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 70 and done.stdout == ""

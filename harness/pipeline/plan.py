@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -11,16 +12,17 @@ from harness.decision.release import Plan
 from harness.errors import HarnessError
 from harness.measures.parse import labeller, parse_measure
 from harness.measures.registry import REGISTRY
-from harness.records.store import SavedResults
+from harness.records.store import SavedResults, read_results
 from harness.stats import paired
 from harness.stats.power import Sided
 
 
-def plan_from_results(saved: SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
+def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
                       dataset: str | None = None, segment: str = "all", alpha: float = 0.05, target: float = 0.8,
                       sided: Sided = "one") -> Plan:  # fmt: skip
     """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
     (production and candidate of its release gate unless ``systems`` names two)."""
+    saved = folder if isinstance(folder, SavedResults) else read_results(folder)
     config = saved.config
     release = (config.get("report") or {}).get("release") or {}
     pair = list(systems) if systems else [release.get("production"), release.get("candidate")]
