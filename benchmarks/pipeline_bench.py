@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {'load + evaluate':<22} {timings['load + evaluate']:7.2f} s", flush=True)
             tables = stage("compare", lambda: comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere))
             frames = stage("tables", lambda: frames_of(results))
-            verdict = stage("gate", lambda: decide_gate(experiment, results, tables.get("comparisons")))
+            verdict = stage("gate", lambda: decide_gate(experiment, results, tables))
             saved = stage(  # on dask: the workers write the per-query values they hold
                 "write results", lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames)
             )

@@ -54,7 +54,6 @@ def compare(
     The columns and their definitions are those of ``comparisons.csv`` (README,
     "Comparing systems"); the same seed gives the same p-values.
     """
-    import pandas as pd
 
     tables = _tables(per_query)
     names = list(tables)
@@ -78,8 +77,7 @@ def compare(
     )  # fmt: skip
     results = [RunResult(dataset, name, dataclasses.replace(t, run=name), np.full(len(t.query_ids), "", dtype=object), {})
                for name, t in tables.items()]  # fmt: skip
-    rows, _ = compare_results(results, measures, settings)
-    return pd.DataFrame(rows).drop(columns=["dataset"])
+    return compare_results(results, measures, settings).frame().drop(columns=["dataset"])
 
 
 def decide(

@@ -21,7 +21,7 @@ def _result(system: str, values: dict[str, list[float]], segments: list[str] | N
 
 def _rows(results: list[RunResult], **settings: object) -> list[dict[str, object]]:
     measures = results[0].per_query.measures
-    rows, _ = compare(results, measures, CompareSettings(permutations=2000, resamples=2000, **settings))  # type: ignore[arg-type]
+    rows = [r.to_record() for r in compare(results, measures, CompareSettings(permutations=2000, resamples=2000, **settings))]  # type: ignore[arg-type]
     return rows
 
 
@@ -89,5 +89,6 @@ def test_segments_are_compared_apart_and_results_reproduce() -> None:
 def test_too_few_permutations_for_the_family_are_flagged() -> None:
     rng = np.random.default_rng(4)
     results = [_result(s, {f"P@{k}": list(rng.random(10)) for k in range(1, 11)}) for s in "ab"]
-    rows, _ = compare(results, results[0].per_query.measures, CompareSettings(permutations=100, family="grid", mode="all_pairs"))
+    rows = [r.to_record() for r in compare(results, results[0].per_query.measures,
+                                           CompareSettings(permutations=100, family="grid", mode="all_pairs"))]
     assert all(r["resolution_limited"] for r in rows)  # 10 x 1/101 >= 0.05

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from harness.comparison.rows import Anova, Comparison, Comparisons
 from harness.config.defaults import DEFAULT_POWER, DEFAULT_SEED
 from harness.errors import ComparisonError
 from harness.evaluation.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
@@ -143,8 +144,8 @@ def compare(
     settings: CompareSettings,
     advance: Callable[[], None] = lambda: None,
     tested_elsewhere: Callable[..., tuple[PairedBlock, GroupTested | None] | None] | None = None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(comparison rows, anova rows), in dataset, segment, pair, measure order; ``advance()`` after each pair.
+) -> Comparisons:
+    """Every comparison (and ANOVA), in dataset, segment, pair, measure order; ``advance()`` after each pair.
 
     ``tested_elsewhere(dataset, segment, systems, pairs, measures)``: where the tests were computed
     elsewhere (a cluster's partial sums, :mod:`harness.engines.dask_compare`), their results; None: here.
@@ -191,7 +192,7 @@ def compare(
                     groups = _group_tests(dataset, segment, systems, measures, on_union, settings)
                 anova_rows.extend(_anova_rows(dataset, segment, systems, measures, groups, rows[start:]))
     _correct(rows, settings)
-    return rows, anova_rows
+    return Comparisons(tuple(Comparison.from_record(r) for r in rows), tuple(Anova.from_record(r) for r in anova_rows))
 
 
 # ---- system measures: one value per run, resampled over users -------------------------------------------
@@ -543,6 +544,7 @@ def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: Compar
         }  # fmt: skip
         for test in settings.tests:
             row[f"p_{test}"] = float(p[test][i])
+        row["mean_difference"], row["sd_difference"] = float(t.mean[i]), float(t.sd[i])  # typed fields, not columns
         row["mde"], row["n_needed"] = _planning(n, float(t.ci_low[i]), float(t.ci_high[i]), settings.alpha, to_scale)
         # d_z's exact 95% interval (normal differences), from the t statistic; identical systems: [0, 0] as their d_z
         row["effect_size_low"], row["effect_size_high"] = (0.0, 0.0) if n and not int(nonzero[i]) else \

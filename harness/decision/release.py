@@ -48,6 +48,7 @@ from typing import Any, Literal
 import numpy as np
 
 from harness.comparison.compare import CompareSettings, system_replicates
+from harness.comparison.rows import Comparisons
 from harness.config.defaults import DEFAULT_POWER
 from harness.config.schema import Guard, Release
 from harness.errors import HarnessError
@@ -84,22 +85,22 @@ class ResampledValues:
 
 
 @dataclass(frozen=True)
-class PairedInterval:
-    """The paired t-test's 95% interval of candidate - production per user (``low``, ``high``, over ``n`` users) and both
-    aggregates over those users: what a comparisons row holds, from exact sums on any engine.
+class PairedMoments:
+    """The mean and sd of candidate - production per user over ``n`` users, and both aggregates over those users: what
+    a comparison holds (:class:`~harness.comparison.rows.Comparison`), from exact sums on any engine.
 
     An absolute margin only shifts the per-user differences, so a ``max_drop`` or ``min_gain``
-    guard on a mean follows from this interval alone, bit for bit however it was computed.
+    guard on a mean follows from these alone, bit for bit however they were computed.
     """
 
     production: float
     candidate: float
     n: int
-    low: float
-    high: float
+    mean: float
+    sd: float
 
 
-Values = PairedValues | PairedInterval | ResampledValues | str  # a str: why the guard cannot be evaluated
+Values = PairedValues | PairedMoments | ResampledValues | str  # a str: why the guard cannot be evaluated
 
 
 @dataclass(frozen=True)
@@ -299,12 +300,12 @@ def _aggregate(guard: Guard) -> str:
     return "system" if definition.is_system(guard.measure) else definition.aggregate
 
 
-def _test(guard: Guard, values: PairedValues | PairedInterval | ResampledValues, alpha: float, target: float) -> _Tested | str:
+def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues, alpha: float, target: float) -> _Tested | str:
     if isinstance(values, ResampledValues):
         return _test_resampled(guard, values, alpha, target)
     if isinstance(values, PairedValues) and shifts_only(guard):
-        values = interval_of(values, guard.measure)
-    if isinstance(values, PairedInterval):
+        values = moments_of(values, guard.measure)
+    if isinstance(values, PairedMoments):
         return _test_interval(guard, values, alpha, target)
     return _test_paired(guard, values, alpha, target)
 
@@ -314,24 +315,24 @@ def shifts_only(guard: Guard) -> bool:
     return guard.condition in ("max_drop", "min_gain") and _aggregate(guard) == "mean"
 
 
-def interval_of(values: PairedValues, measure: Measure) -> PairedInterval:
-    """The paired t interval of candidate - production and both aggregates, from exact sums, as the comparisons compute
+def moments_of(values: PairedValues, measure: Measure) -> PairedMoments:
+    """The mean and sd of candidate - production and both aggregates, from exact sums, as the comparisons compute
     them."""
     prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
     t = paired.run_tests(cand - prod, None, ("t",)).t
-    return PairedInterval(aggregate_values(measure, prod), aggregate_values(measure, cand), int(prod.size),
-                          float(t.ci_low[0]), float(t.ci_high[0]))  # fmt: skip
+    return PairedMoments(aggregate_values(measure, prod), aggregate_values(measure, cand), int(prod.size),
+                         float(t.mean[0]), float(t.sd[0]))  # fmt: skip
 
 
-def _test_interval(guard: Guard, values: PairedInterval, alpha: float, target: float) -> _Tested | str:
+def _test_interval(guard: Guard, values: PairedMoments, alpha: float, target: float) -> _Tested | str:
     """A mean with an absolute margin: the one-sided t-test of the excess drop, from the differences' t interval."""
     n = values.n
-    if n < 2 or not (math.isfinite(values.low) and math.isfinite(values.high)):
+    if n < 2 or not (math.isfinite(values.mean) and math.isfinite(values.sd)):
         return f"{n} user(s) with values for both systems: a paired test needs 2 or more"
     sign = 1.0 if _higher(guard) else -1.0
     margin = guard.threshold if guard.condition == "max_drop" else -guard.threshold
-    excess = -sign * (values.low + values.high) / 2 - margin  # the mean drop beyond the margin
-    return _one_sided(guard, n, excess, paired.interval_sd(n, values.low, values.high), margin, values.production,
+    excess = -sign * values.mean - margin  # the mean drop beyond the margin
+    return _one_sided(guard, n, excess, values.sd, margin, values.production,
                       values.candidate, sign, lambda x: x, alpha, target)  # fmt: skip
 
 
@@ -352,13 +353,12 @@ def _test_paired(guard: Guard, values: PairedValues, alpha: float, target: float
         drops = sign * (prod - cand)
         margins = {"max_drop": np.full(n, guard.threshold / per_user), "min_gain": np.full(n, -guard.threshold / per_user),
                    "max_drop_pct": r * prod}[guard.condition]  # fmt: skip
-    t = paired.run_tests(drops - margins, None, ("t",)).t  # the excess's interval, from exact sums
-    low, high = float(t.ci_low[0]), float(t.ci_high[0])
+    t = paired.run_tests(drops - margins, None, ("t",)).t  # the excess's mean and sd, from exact sums
     mean_margin = float(aggregate_values(guard.measure, margins)) if aggregate != "gmean" else float(margins[0])
     if aggregate in ("sum", "count"):
         mean_margin /= n  # aggregate_values summed them: back to the per-user scale the tests use
     p_value, c_value = aggregate_values(guard.measure, prod), aggregate_values(guard.measure, cand)
-    return _one_sided(guard, n, (low + high) / 2, paired.interval_sd(n, low, high), mean_margin, p_value, c_value, sign,
+    return _one_sided(guard, n, float(t.mean[0]), float(t.sd[0]), mean_margin, p_value, c_value, sign,
                       _to_drop(aggregate, sign, n, p_value), alpha, target)  # fmt: skip
 
 
@@ -497,11 +497,11 @@ def expand(release: Release, available: Sequence[tuple[str, str]]) -> list[tuple
 
 
 def decide_release(release: Release, results: Sequence[RunResult], settings: CompareSettings,
-                   comparisons: Any = None) -> Decision:  # fmt: skip
+                   comparisons: Comparisons | None = None) -> Decision:  # fmt: skip
     """The release decision from the runs' results (their per-query values, and lists for system measures).
 
     A guard on a mean with an absolute margin is decided from the (production, candidate) row
-    of ``comparisons`` (its paired t interval, from exact sums wherever they were computed), so
+    of ``comparisons`` (the moments of its paired t-test, from exact sums wherever they were computed), so
     on a cluster the values stay there. Other guards need the two systems' per-query values,
     gathered here on a cluster (``RunResult.here``).
     """
@@ -539,22 +539,13 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
                          release.on_inconclusive)  # fmt: skip
 
 
-def _pair_row(comparisons: Any, dataset: str, segment: str, measure: str, production: str,
-              candidate: str) -> PairedInterval | None:  # fmt: skip
-    """The comparisons row of (production, candidate) on a measure, as the candidate - production t interval."""
-    if comparisons is None or not len(comparisons) or "ci_low_t" not in comparisons:
+def _pair_row(comparisons: Comparisons | None, dataset: str, segment: str, measure: str, production: str,
+              candidate: str) -> PairedMoments | None:  # fmt: skip
+    """The comparison of candidate against production on a measure, as the moments of candidate - production."""
+    found = None if comparisons is None else comparisons.find(dataset, segment, measure, production, candidate)
+    if found is None or not math.isfinite(found.sd_difference):
         return None
-    rows = comparisons[(comparisons["dataset"] == dataset) & (comparisons["segment"] == segment)
-                       & (comparisons["measure"] == measure)]  # fmt: skip
-    for a, b, sign in ((production, candidate, 1.0), (candidate, production, -1.0)):
-        found = rows[(rows["system_a"] == a) & (rows["system_b"] == b)]
-        if len(found):
-            r = found.iloc[0]
-            low, high = float(r["ci_low_t"]), float(r["ci_high_t"])
-            low, high = (low, high) if sign > 0 else (-high, -low)  # the same interval, negated exactly
-            prod, cand = (float(r["mean_a"]), float(r["mean_b"])) if sign > 0 else (float(r["mean_b"]), float(r["mean_a"]))
-            return PairedInterval(prod, cand, int(r["n_queries"]), low, high)
-    return None
+    return PairedMoments(found.mean_a, found.mean_b, found.n_queries, found.mean_difference, found.sd_difference)
 
 
 def paired_values(production: PerQuery | None, candidate: PerQuery | None, measure: Measure,
@@ -636,6 +627,6 @@ class Plan:
 
 
 __all__ = [
-    "Decision", "GuardResult", "PairedInterval", "PairedValues", "Plan", "ResampledValues", "decide_arrays",
-    "decide_release", "describe", "expand", "interval_of", "paired_values", "shifts_only",
+    "Decision", "GuardResult", "PairedMoments", "PairedValues", "Plan", "ResampledValues", "decide_arrays",
+    "decide_release", "describe", "expand", "moments_of", "paired_values", "shifts_only",
 ]  # fmt: skip

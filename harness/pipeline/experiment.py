@@ -23,6 +23,7 @@ from typing import Any
 from harness import __version__
 from harness._atomic import sha256_path, size_of
 from harness.comparison.compare import CompareSettings, compare, count_blocks, system_summary
+from harness.comparison.rows import Comparisons
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.load import expected_rows, judged_query_ids, load_qrels
 from harness.data.model import Qrels, Run
@@ -290,7 +291,7 @@ def _frames(results: list[RunResult], settings: CompareSettings | None = None) -
     return per_query_frame, summary, diagnostics, (pd.DataFrame(tail) if tail else None)
 
 
-def decide_gate(experiment: Experiment, results: list[RunResult], comparisons: Any = None) -> Decision | None:
+def decide_gate(experiment: Experiment, results: list[RunResult], comparisons: Comparisons | None = None) -> Decision | None:
     """The release decision, from the results in memory; None when no release is configured."""
     if experiment.report.release is None:
         return None
@@ -300,7 +301,7 @@ def decide_gate(experiment: Experiment, results: list[RunResult], comparisons: A
 def save_results(
     experiment: Experiment,
     results: list[RunResult],
-    tables: dict[str, Any],
+    comparisons: Comparisons,
     started: datetime,
     argv: list[str],
     verdict: Decision | None = None,
@@ -315,8 +316,8 @@ def save_results(
         per_query=per_query,
         summary=summary,
         diagnostics=diagnostics,
-        comparisons=tables.get("comparisons"),
-        anova=tables.get("anova"),
+        comparisons=comparisons.frame() if experiment.stats.enabled and len({r.system for r in results}) >= 2 else None,
+        anova=comparisons.anova_frame(),
         long_tail=long_tail,
         verdict=verdict,
     )
@@ -330,11 +331,11 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     t0 = time.perf_counter()
     with _evaluated(experiment, progress) as (results, tested_elsewhere):
         progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
-        tables = comparison_tables(experiment, results, progress, tested_elsewhere)
+        comparisons = comparison_tables(experiment, results, progress, tested_elsewhere)
         frames = _frames(results, compare_settings(experiment))
-        verdict = decide_gate(experiment, results, tables.get("comparisons"))
+        verdict = decide_gate(experiment, results, comparisons)
         progress("writing results")  # while a cluster is up: its workers write the per-query values they hold
-        saved = save_results(experiment, results, tables, started, argv if argv is not None else sys.argv, verdict, frames)
+        saved = save_results(experiment, results, comparisons, started, argv if argv is not None else sys.argv, verdict, frames)
     outcome = Outcome(results_dir=saved.folder, results=saved)
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
         outcome.gate = verdict.outcome.lower()
@@ -387,21 +388,15 @@ def compare_settings(experiment: Experiment) -> CompareSettings:
 
 
 def comparison_tables(experiment: Experiment, results: list[RunResult], progress: Progress = _quiet,
-                      tested_elsewhere: Any = None) -> dict[str, Any]:  # fmt: skip
-    """The comparisons (and ANOVA) tables, empty when statistics are off or there is one system.
+                      tested_elsewhere: Any = None) -> Comparisons:  # fmt: skip
+    """The comparisons (and ANOVAs), none when statistics are off or there is one system.
     ``tested_elsewhere``: where the tests are computed, when not here (:func:`compare`)."""
-    import pandas as pd
-
     if not experiment.stats.enabled or len({r.system for r in results}) < 2:
-        return {}
+        return Comparisons()
     settings = compare_settings(experiment)
     progress(f"comparing systems ({experiment.stats.permutations} permutations, seed {experiment.stats.seed})")
     with progress.task("comparing (pair x segment)", count_blocks(results, settings)) as advance:
-        rows, anova_rows = compare(results, experiment.measures, settings, advance, tested_elsewhere)
-    tables = {"comparisons": pd.DataFrame(rows)}
-    if anova_rows:
-        tables["anova"] = pd.DataFrame(anova_rows)
-    return tables
+        return compare(results, experiment.measures, settings, advance, tested_elsewhere)
 
 
 def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> dict[str, Any]:

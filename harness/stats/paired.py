@@ -133,10 +133,15 @@ def _as_2d(diffs: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class TResult:
+    """The paired t-test of each row: its statistic, two-sided p and interval, and the mean and sd of the differences
+    it was computed from (exact sums; sd 0 for differences constant up to rounding, as the test treats them)."""
+
     statistic: np.ndarray
     p: np.ndarray
     ci_low: np.ndarray
     ci_high: np.ndarray
+    mean: np.ndarray
+    sd: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -361,7 +366,8 @@ def finish(plan: Plan, whole: Partial, confidence: float = 0.95) -> Tested:
         effect = np.where(zero & (n > 0), 0.0, np.where(constant, np.nan, mean / sd))
     nan = np.full(f, np.nan)
     t_result = TResult(np.where(enough, t, nan), np.where(enough, p_t, nan), np.where(enough, mean - half, nan),
-                       np.where(enough, mean + half, nan))  # fmt: skip
+                       np.where(enough, mean + half, nan), np.where(enough, exact_mean, nan),
+                       np.where(enough, np.where(constant, 0.0, sd), nan))  # fmt: skip
     p_wilcoxon = np.array([_wilcoxon_from_counts(*r) for r in whole.ranks]) if whole.ranks is not None else nan
     p_random = _randomization(plan, whole, mean, n) if "randomization" in plan.tests else nan
     boot = _bootstrap(plan, whole, mean, sd, se, scale, largest, confidence) if plan.bootstrapped.any() else \

@@ -28,8 +28,8 @@ def _result(system: str, values: dict[str, list[float]], dataset: str = "d", ids
 
 def _compare(results: list[RunResult], **settings: object) -> list[dict[str, object]]:
     measures = results[0].per_query.measures
-    rows, _ = compare(results, measures, CompareSettings(**{"permutations": 2000, "resamples": 2000, **settings}))  # type: ignore[arg-type]
-    return rows
+    settings = {"permutations": 2000, "resamples": 2000, **settings}
+    return [r.to_record() for r in compare(results, measures, CompareSettings(**settings))]  # type: ignore[arg-type]
 
 
 # 1. NaN is an error (or, with nan: drop, the query leaves that comparison), never a p-value

@@ -68,7 +68,8 @@ def test_any_partitioning_and_order_gives_the_same_bits(n: int) -> None:
 
 def _row(tested: paired.Tested, i: int) -> paired.Tested:
     t, b = tested.t, tested.bootstrap
-    return paired.Tested(paired.TResult(t.statistic[i : i + 1], t.p[i : i + 1], t.ci_low[i : i + 1], t.ci_high[i : i + 1]),
+    return paired.Tested(paired.TResult(t.statistic[i : i + 1], t.p[i : i + 1], t.ci_low[i : i + 1], t.ci_high[i : i + 1],
+                                         t.mean[i : i + 1], t.sd[i : i + 1]),
                          tested.wilcoxon[i : i + 1], tested.randomization[i : i + 1],
                          paired.BootstrapResult(b.p[i : i + 1], b.ci_low[i : i + 1], b.ci_high[i : i + 1]),
                          tested.effect_size[i : i + 1], tested.nonzero[i : i + 1], tested.positive[i : i + 1],

@@ -59,7 +59,8 @@ def test_a_narrower_system_covers_significantly_less() -> None:
     users = [f"u{u:03d}" for u in range(200)]
     evaluator = _evaluator(users)
     wide, narrow = _result(evaluator, users, 1, "wide"), _result(evaluator, users, 2, "narrow", head=60)
-    rows, _ = compare([wide, narrow], evaluator.measures, CompareSettings(system_resamples=300, mode="all_pairs"))
+    settings = CompareSettings(system_resamples=300, mode="all_pairs")
+    rows = [r.to_record() for r in compare([wide, narrow], evaluator.measures, settings)]
     by = {r["measure"]: r for r in rows}
     coverage = by["Coverage@10"]
     assert coverage["delta"] < 0 and coverage["significant"] and coverage["primary_test"] == "randomization"
@@ -84,8 +85,8 @@ def test_a_pair_does_not_depend_on_other_systems() -> None:
     evaluator = _evaluator(users)
     a, b, c = (_result(evaluator, users, s, n) for s, n in ((1, "a"), (2, "b"), (3, "c")))
     settings = CompareSettings(system_resamples=200, mode="all_pairs", correction="none")
-    two, _ = compare([a, b], evaluator.measures, settings)
-    three, _ = compare([c, a, b], evaluator.measures, settings)
+    two = [r.to_record() for r in compare([a, b], evaluator.measures, settings)]
+    three = [r.to_record() for r in compare([c, a, b], evaluator.measures, settings)]
     pick = lambda rows: {r["measure"]: (r["p_randomization"], r["ci_low"], r["ci_high"])
                          for r in rows if {r["system_a"], r["system_b"]} == {"a", "b"}}  # fmt: skip
     assert pick(two) == pick(three)
