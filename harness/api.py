@@ -15,13 +15,14 @@ import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
 
-from harness.comparison.compare import TESTS, CompareSettings
+from harness.comparison.compare import CompareSettings
 from harness.comparison.compare import compare as compare_results
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
+from harness.config.schema import TESTS, Correction, Family, NanPolicy, Test
 from harness.errors import HarnessError
 from harness.evaluation.results import PerQuery, RunResult
 
@@ -64,16 +65,20 @@ def compare(
         if set(table.measures) != set(measures):
             raise HarnessError(f"run {name!r} was evaluated on other measures than {names[0]!r}",
                                hint="evaluate every run with the same measures")  # fmt: skip
-    for test in (*tests, primary):
-        if test not in TESTS:
-            raise HarnessError(f"unknown test {test!r}", hint=f"use {', '.join(TESTS)}")
-    if primary not in tests:
+    checked_tests = tuple(_choice("test", t, Test) for t in tests)
+    if _choice("primary", primary, Test) not in checked_tests:
         raise HarnessError(f"the primary test {primary!r} is not among tests={tuple(tests)!r}",
                            hint=f"add it to tests, or pass primary= one of {', '.join(tests)}")  # fmt: skip
+    if not 0 < alpha < 1:
+        raise HarnessError(f"alpha must lie between 0 and 1, got {alpha}", hint="alpha=0.05")
+    for name, count in (("permutations", permutations), ("resamples", resamples)):
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise HarnessError(f"{name} must be a whole number of at least 1, got {count!r}", hint=f"{name}=10000")
     settings = CompareSettings(
-        tests=tuple(tests), primary=primary, correction=correction, family=family, alpha=alpha,
+        tests=checked_tests, primary=_choice("primary", primary, Test),
+        correction=_choice("correction", correction, Correction), family=_choice("family", family, Family), alpha=alpha,
         mode="baseline" if baseline else "all_pairs", permutations=permutations, resamples=resamples, seed=seed,
-        baseline=baseline, nan=nan,
+        baseline=baseline, nan=_choice("nan", nan, NanPolicy),
     )  # fmt: skip
     results = [RunResult(dataset, name, dataclasses.replace(t, run=name), np.full(len(t.query_ids), "", dtype=object), {})
                for name, t in tables.items()]  # fmt: skip
@@ -166,6 +171,14 @@ def decide(
                       dtype=np.bool_) for t in (prod, cand)]  # fmt: skip
         checks.append((guard, dataset, segment or "all", paired_values(prod, cand, measure, masks[0], masks[1])))
     return decide_arrays(checks, production, candidate, alpha, power, policy)
+
+
+def _choice(name: str, value: object, options: Any) -> Any:
+    """``value`` if it is one of the ``Literal`` type ``options``, else harness's error naming them."""
+    allowed = get_args(options)
+    if value not in allowed:
+        raise HarnessError(f"unknown {name} {value!r}", hint=f"use one of {', '.join(map(str, allowed))}")
+    return value
 
 
 def _tables(per_query: Sequence[PerQuery] | Mapping[str, PerQuery]) -> dict[str, PerQuery]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from harness import __version__
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
-from harness.errors import HarnessError, TrackingError
+from harness.errors import HarnessError, ReportError, TrackingError
 
 if TYPE_CHECKING:
     from harness.pipeline import Outcome
@@ -617,6 +617,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     except TrackingError as exc:
         err.write(f"harness: error: {exc}\n")
         return EXIT_TRACKING_FAILED
+    except ReportError as exc:  # harness report on a folder: the results stand, the report did not render
+        err.write(f"harness: error: {exc}\n")
+        return EXIT_REPORT_FAILED
     except HarnessError as exc:
         err.write(f"harness: error: {exc}\n")
         return EXIT_USER_ERROR

@@ -118,3 +118,24 @@ def test_read_qrels_and_read_run_take_tables_too(tmp_path) -> None:  # type: ign
     run = harness.read_run(tmp_path / "run.parquet", {"query": "user", "doc": "item", "score": "pred"})
     reference = evaluate(*to_harness(*adversarial(2)), MEASURES).values
     np.testing.assert_array_equal(evaluate(qrels, run, MEASURES).values, reference)
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"correction": "fdr"}, "unknown correction 'fdr'. Fix: use one of holm, bonferroni, bh, none"),
+        ({"family": "all"}, "unknown family 'all'. Fix: use one of per_measure, grid"),
+        ({"nan": "skip"}, "unknown nan 'skip'. Fix: use one of error, drop"),
+        ({"tests": ("t", "sign")}, "unknown test 'sign'. Fix: use one of t, wilcoxon, randomization, bootstrap"),
+        ({"primary": "bootstrap", "tests": ("t",)}, "the primary test 'bootstrap' is not among tests=('t',)"),
+        ({"alpha": 1.5}, "alpha must lie between 0 and 1, got 1.5"),
+        ({"permutations": 0}, "permutations must be a whole number of at least 1, got 0"),
+    ],
+)
+def test_compare_refuses_a_setting_outside_its_choices_with_harness_error(setting: dict[str, object], message: str) -> None:
+    """The API checks its closed options as the config does (the same Literal types), before any test runs."""
+    qrels = Qrels.from_dict({f"q{i}": {"a": 1} for i in range(3)})
+    tables = [evaluate(qrels, Run.from_dict({f"q{i}": {"a": 1.0} for i in range(3)}, name=n), ["RR"]) for n in "xy"]
+    with pytest.raises(HarnessError) as raised:
+        compare(tables, **setting)  # type: ignore[arg-type]
+    assert message in str(raised.value)

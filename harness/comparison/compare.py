@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.comparison.rows import Anova, Comparison, Comparisons
-from harness.config.defaults import DEFAULT_POWER, DEFAULT_SEED
+from harness.config.defaults import DEFAULT_POWER
+from harness.config.schema import Stats
 from harness.errors import ComparisonError
 from harness.evaluation.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
 from harness.measures.registry import REGISTRY
@@ -67,24 +68,16 @@ if TYPE_CHECKING:
 # 0.099 / 0.091 at 10 queries, 0.091 / 0.090 at 15, 0.080 / 0.082 at 25, 0.065 / 0.067 at 30; normal ones 0.047-0.053
 # throughout. The bootstrap is not computed below paired.BOOTSTRAP_MIN_QUERIES (10).
 FEW_QUERIES = 30
-TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
 
 
 @dataclass(frozen=True)
-class CompareSettings:
-    tests: tuple[str, ...] = TESTS
-    primary: str = "randomization"
-    correction: str = "holm"
-    family: str = "per_measure"
-    mode: str = "baseline"
-    alpha: float = 0.05
-    permutations: int = 10_000
-    resamples: int = 10_000
-    seed: int = DEFAULT_SEED
+class CompareSettings(Stats):
+    """The config's statistics settings (:class:`~harness.config.schema.Stats`, one home for their defaults) and which
+    pairs to test: every system against ``baseline`` (``mode: baseline``) or all pairs, plus ``extra_pairs`` always
+    (the release's production against candidate)."""
+
     baseline: str | None = None
-    extra_pairs: tuple[tuple[str, str], ...] = ()  # always tested, e.g. the release's production vs candidate
-    nan: str = "error"  # error | drop
-    system_resamples: int = 200  # randomization and bootstrap over users for system measures: cost x run rows
+    extra_pairs: tuple[tuple[str, str], ...] = ()
 
 
 def _pairs(systems: list[str], settings: CompareSettings) -> list[tuple[str, str]]:

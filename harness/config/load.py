@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import yaml
 
@@ -24,11 +24,14 @@ from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
 from harness.config.formats import FORMATS, table_format_of
 from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, on_inconclusive, release_power
 from harness.config.schema import (
+    Correction,
     Dataset,
     Engine,
     Experiment,
+    Family,
     Guard,
     ItemsSpec,
+    NanPolicy,
     Previous,
     Release,
     ReportSpec,
@@ -36,6 +39,7 @@ from harness.config.schema import (
     Stats,
     System,
     TableColumns,
+    Test,
     Tracking,
     TrainSpec,
 )
@@ -460,6 +464,14 @@ def _conventions(root: _Section, overrides: Mapping[str, object]) -> tuple[Conve
         raise ConfigError(f"conventions: {exc.message}", path=root.source, line=line, hint=exc.hint) from None
 
 
+def _one_of(section: _Section, key: str, value: Any, options: Any, what: str | None = None, hint: str | None = None) -> Any:
+    """``value`` when it is one of the ``Literal`` type ``options`` (their one home), else the config error naming them."""
+    allowed = get_args(options)
+    if value not in allowed:
+        raise section.error(key, f"unknown {what or key} {value!r}", hint=hint or f"use one of {', '.join(allowed)}")
+    return value
+
+
 def _stats(root: _Section, baseline: str | None) -> Stats:
     section = root.section("stats")
     defaults = Stats()
@@ -468,24 +480,16 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
     keys = ("enabled", "tests", "primary", "correction", "family", "mode", "alpha", "permutations", "resamples", "seed", "nan",
             "system_resamples")
     section.check_keys(keys)
-    tests = tuple(section.value("tests", list, list(defaults.tests)))
-    for test in tests:
-        if test not in ("t", "wilcoxon", "randomization", "bootstrap"):
-            raise section.error("tests", f"unknown test {test!r}", hint="use t, wilcoxon, randomization, bootstrap")
+    tests = tuple(_one_of(section, "tests", test, Test, "test") for test in section.value("tests", list, list(defaults.tests)))
     primary = section.value("primary", str, defaults.primary if defaults.primary in tests else tests[0])
     if primary not in tests:
         raise section.error(
             "primary", f"primary test {primary!r} is not among stats.tests", hint=f"use one of {', '.join(tests)}"
         )
-    correction = section.value("correction", str, defaults.correction)
-    if correction not in ("holm", "bonferroni", "bh", "none"):
-        raise section.error("correction", f"unknown correction {correction!r}", hint="use holm, bonferroni, bh or none")
-    family = section.value("family", str, defaults.family)
-    if family not in ("per_measure", "grid"):
-        raise section.error("family", f"unknown family {family!r}", hint="use per_measure or grid")
-    mode = section.value("mode", str, "baseline" if baseline else "all_pairs")
-    if mode not in ("baseline", "all_pairs"):
-        raise section.error("mode", f"unknown mode {mode!r}", hint="use baseline or all_pairs")
+    correction = _one_of(section, "correction", section.value("correction", str, defaults.correction), Correction)
+    family = _one_of(section, "family", section.value("family", str, defaults.family), Family)
+    mode = _one_of(section, "mode", section.value("mode", str, "baseline" if baseline else "all_pairs"),
+                   Literal["baseline", "all_pairs"])  # fmt: skip
     if mode == "baseline" and baseline is None:
         raise section.error(
             "mode", "stats.mode is baseline but no baseline system is set", hint="add baseline: <system> or use mode: all_pairs"
@@ -499,11 +503,8 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
     for key, n in (("permutations", permutations), ("resamples", resamples), ("system_resamples", system_resamples)):
         if n < 100:
             raise section.error(key, f"{key} must be at least 100, got {n}", hint=f"write {key}: 10000")
-    nan = section.value("nan", str, defaults.nan)
-    if nan not in ("error", "drop"):
-        raise section.error(
-            "nan", f"unknown NaN policy {nan!r}", hint="use error (stop) or drop (leave the query out of that comparison)"
-        )
+    nan = _one_of(section, "nan", section.value("nan", str, defaults.nan), NanPolicy, "NaN policy",
+                  "use error (stop) or drop (leave the query out of that comparison)")  # fmt: skip
     return Stats(
         tests=tests, primary=primary, correction=correction, family=family, mode=mode, alpha=alpha,
         permutations=permutations, resamples=resamples, seed=section.value("seed", int, defaults.seed),

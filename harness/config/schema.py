@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from harness.config.defaults import DEFAULT_POWER, DEFAULT_SEED
 from harness.config.guards import Condition, OnInconclusive
@@ -86,15 +87,22 @@ class System:
         return dict(self.runs).get(dataset)
 
 
+Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
+TESTS: tuple[Test, ...] = ("t", "wilcoxon", "randomization", "bootstrap")
+Correction = Literal["holm", "bonferroni", "bh", "none"]
+Family = Literal["per_measure", "grid"]
+NanPolicy = Literal["error", "drop"]
+
+
 @dataclass(frozen=True)
 class Stats:
-    """Paired significance testing between systems (issue 4)."""
+    """Paired significance testing between systems: the config's ``stats`` section, and the comparisons' settings."""
 
-    tests: tuple[str, ...] = ("t", "wilcoxon", "randomization", "bootstrap")
-    primary: str = "randomization"  # the test whose corrected p decides significance
-    correction: str = "holm"
-    family: str = "per_measure"  # per_measure | grid
-    mode: str = "baseline"  # baseline | all_pairs (baseline needs a baseline system)
+    tests: tuple[Test, ...] = TESTS
+    primary: Test = "randomization"  # the test whose corrected p decides significance
+    correction: Correction = "holm"
+    family: Family = "per_measure"
+    mode: Literal["baseline", "all_pairs"] = "baseline"  # baseline needs a baseline system
     alpha: float = 0.05
     permutations: int = 10_000
     resamples: int = 10_000
@@ -102,7 +110,7 @@ class Stats:
     # each recomputes the measures over every listed row, so the cost is replicates x run rows (per segment)
     system_resamples: int = 200
     seed: int = DEFAULT_SEED
-    nan: str = "error"  # error | drop: a NaN per-query value stops the run, or drops that query from that comparison
+    nan: NanPolicy = "error"  # a NaN per-query value stops the run, or drops that query from that comparison
     enabled: bool = True
 
 
@@ -124,7 +132,7 @@ class Engine:
     """
 
     workers: int | None = None  # None: as many as the machine has cores, at most one per run
-    name: str = "local"
+    name: Literal["local", "dask"] = "local"
     scheduler: str | None = None  # dask: "tcp://host:8786", or None / "local" (an active Client if any, else a LocalCluster)
     n_workers: int | None = None  # dask LocalCluster: None = one per core
     memory_limit: str | None = None  # dask LocalCluster, per worker: "768MiB"; None = the machine's memory shared

@@ -69,8 +69,7 @@ class Evaluator:
         self.query_measures = tuple(m for m in self.measures if not definitions[m].is_system(m))
         self.system_measures = tuple(m for m in self.measures if definitions[m].is_system(m))
         self.items: ItemContext | None = None
-        cooccurrence = [m for m, d in definitions.items()
-                        if d.inputs(m) == frozenset({"train"}) and m.name in ("ILD", "Serendipity")]  # fmt: skip
+        cooccurrence = [m for m, d in definitions.items() if d.uses_cooccurrence(m)]
         self._cooccurrence = bool(cooccurrence)
         # one pass of the similarity kernels serves every cutoff: it goes as deep as the deepest one
         self._pair_depth = deepest_cutoff(cooccurrence)

@@ -63,6 +63,7 @@ class MeasureDef:
     direction: Callable[[Measure], bool] | None = None  # higher is better, when a parameter decides it
     needs: Callable[[Measure], frozenset[str]] | None = None  # inputs beyond qrels and run: train, items, features
     undefined_skipped: bool = False  # NaN = undefined for that user (left out of the mean and of the paired tests)
+    item_similarity: bool = False  # compares items pairwise (ILD, Serendipity): its `sim` parameter says how
 
     def param_info(self, name: str) -> ParamInfo:
         for info in self.params:
@@ -126,6 +127,10 @@ class MeasureDef:
     def inputs(self, measure: Measure) -> frozenset[str]:
         """What the measure reads besides qrels and run: 'train', 'items' (catalogue), 'features'."""
         return frozenset() if self.needs is None else self.needs(measure)
+
+    def uses_cooccurrence(self, measure: Measure) -> bool:
+        """It compares items by the cosine of their training users (the compiled co-occurrence kernels)."""
+        return self.item_similarity and str(measure.param("sim", "cooccurrence")) == "cooccurrence"
 
 
 def _check_param(measure: str, info: ParamInfo, value: object) -> ParamValue:
@@ -808,14 +813,14 @@ _r(MeasureDef(
     "ILD", lambda L, m: beyond.ild(L, m.cutoff, _text(m, "sim", "cooccurrence")),
     _BEYOND + "intra-list diversity: 1 - mean similarity over the unordered pairs of the list (msrec user_diversity; "
     "unseen pairs count 0). Undefined below 2 items (left out, as msrec does).",
-    cutoff="optional", params=(_SIM,), needs=_sim_needs, undefined_skipped=True,
+    cutoff="optional", params=(_SIM,), needs=_sim_needs, undefined_skipped=True, item_similarity=True,
     citation="Ziegler et al., WWW 2005",
 ))  # fmt: skip
 _r(MeasureDef(
     "Serendipity", lambda L, m: beyond.serendipity(L, m.cutoff, _text(m, "sim", "cooccurrence"), _rel(m)),
     _BEYOND + "mean over the list of (1 - mean similarity to the user's training items) x relevance (msrec "
     "user_serendipity; rel unset: every item counts as relevant). Undefined without training history.",
-    cutoff="optional", params=(_SIM, _SER_REL), needs=_sim_needs, undefined_skipped=True,
+    cutoff="optional", params=(_SIM, _SER_REL), needs=_sim_needs, undefined_skipped=True, item_similarity=True,
     citation="Zhang et al., Auralist, WSDM 2012",
 ))  # fmt: skip
 _r(MeasureDef(

@@ -30,7 +30,7 @@ from harness.data.model import Qrels, Run
 from harness.decision.release import Decision, decide_release
 from harness.engines import DatasetWork, Engine, open_engine
 from harness.engines._common import checked_run, judgments_of
-from harness.errors import ConfigError, TrackingError
+from harness.errors import ConfigError, ReportError, TrackingError
 from harness.evaluation.evaluator import Evaluator
 from harness.evaluation.results import (
     RunResult,
@@ -371,20 +371,16 @@ def _report(saved: SavedResults, outcome: Outcome, progress: Progress) -> None:
     progress("rendering the report")
     try:
         path, _ = write_report(saved)
-    except Exception as exc:
-        outcome.report_error = f"{type(exc).__name__}: {exc}"
+    except ReportError as exc:
+        outcome.report_error = str(exc)
         return
     outcome.report = path
 
 
 def compare_settings(experiment: Experiment) -> CompareSettings:
-    s = experiment.stats
-    return CompareSettings(
-        tests=s.tests, primary=s.primary, correction=s.correction, family=s.family, mode=s.mode, alpha=s.alpha,
-        permutations=s.permutations, resamples=s.resamples, system_resamples=s.system_resamples,
-        seed=s.seed, nan=s.nan, baseline=experiment.baseline,
-        extra_pairs=((release.production, release.candidate),) if (release := experiment.report.release) else (),
-    )  # fmt: skip
+    release = experiment.report.release
+    return CompareSettings(**dataclasses.asdict(experiment.stats), baseline=experiment.baseline,
+                           extra_pairs=((release.production, release.candidate),) if release else ())  # fmt: skip
 
 
 def comparison_tables(experiment: Experiment, results: list[RunResult], progress: Progress = _quiet,

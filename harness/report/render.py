@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness._atomic import atomic_write
+from harness.errors import ReportError
 from harness.records.store import SavedResults
 from harness.report.model import ReportModel, build_model
 
@@ -83,8 +84,20 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
 
 
 def write_report(results: SavedResults) -> tuple[Path, ReportModel]:
-    """Render report.html and summary.md into the results folder (each written atomically)."""
-    model = build_model(results)
-    html_path = atomic_write(results.folder / "report.html", render_html(model))
-    atomic_write(results.folder / "summary.md", render_markdown(model))
+    """Render report.html and summary.md into the results folder (each written atomically).
+
+    Raises :class:`~harness.errors.ReportError` for whatever stops it: a folder it cannot write
+    (with the path and the fix), or a fault of the renderer itself (its traceback chained), so
+    the stages before it (the results and the verdict, already saved) are never lost to it.
+    """
+    try:
+        model = build_model(results)
+        html_path = atomic_write(results.folder / "report.html", render_html(model))
+        atomic_write(results.folder / "summary.md", render_markdown(model))
+    except OSError as exc:
+        raise ReportError(f"cannot write the report: {exc.strerror or exc}", path=exc.filename or results.folder,
+                          hint="free space or make the folder writable, then: harness report RESULTS_DIR") from exc  # fmt: skip
+    except Exception as exc:  # a fault of the renderer (a bug): the results and the verdict stand without it
+        raise ReportError(f"the report could not be rendered ({type(exc).__name__}: {exc})", path=results.folder,
+                          hint="please report it (harness report RESULTS_DIR tries again)") from exc  # fmt: skip
     return html_path, model
