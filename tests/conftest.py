@@ -1,7 +1,7 @@
-"""Shared fixtures: the reference data vendored under tests/data (never read from ../shared).
+"""Shared fixtures: the reference data vendored under tests/fixtures (never read from ../shared).
 
-``tests/data/trec_eval`` holds trec_eval 10.0's own test inputs and expected outputs
-(NIST; see its LICENSE.md), ``tests/data/beyond_accuracy`` the peers' beyond-accuracy
+``tests/fixtures/trec_eval`` holds trec_eval 10.0's own test inputs and expected outputs
+(NIST; see its LICENSE.md), ``tests/fixtures/beyond_accuracy`` the peers' beyond-accuracy
 golden case (see its README.md).
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parent / "fixtures"
 TREC_EVAL = DATA / "trec_eval"
 BEYOND_ACCURACY = DATA / "beyond_accuracy"
 

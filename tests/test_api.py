@@ -93,7 +93,7 @@ def test_public_compare_agrees_with_scipy() -> None:
 
 
 def test_run_experiment_returns_dataframes(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from tests.test_gate import GATES, _config
+    from tests.decision.test_gate import GATES, _config
 
     outcome = harness.run_experiment(_config(tmp_path, GATES["pass"][1]))
     assert outcome.gate == "pass" and outcome.gate_verdict == "pass" and "false-PASS rate" in str(outcome.gate_errors)

@@ -216,7 +216,7 @@ def _eval_command(*argv: str) -> tuple[int, str, str]:
 
 def test_progress_in_a_log_and_on_a_terminal(tmp_path: Path) -> None:
     from harness.progress import Progress
-    from tests.test_gate import GATES, _config
+    from tests.decision.test_gate import GATES, _config
 
     config = _config(tmp_path, GATES["pass"][1])
     out, err = io.StringIO(), io.StringIO()  # not a terminal: stage lines and counted steps, as CI logs show them

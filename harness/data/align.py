@@ -13,7 +13,7 @@ Alignment is a pipeline of named phases over the run's rows (:class:`_Rows`):
 5. ``depth``      the first N documents of each query (trec_eval -M), then -J.
 
 An engine is a function ``(PreparedQrels, Run, query_ids) -> Aligned``; ``ENGINES``
-lists them and one contract test (``tests/test_engines.py``) holds each to a slow,
+lists them and one contract test (``tests/data/test_align_engines.py``) holds each to a slow,
 obvious reference. Every aligned row keeps its row in the run file (``source_rows``),
 from which its item id follows (``Aligned.item_ids()``).
 """
@@ -508,7 +508,7 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, to_judged
 
 
 Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]
-# The contract test (tests/test_engines.py) runs every engine here.
+# The contract test (tests/data/test_align_engines.py) runs every engine here.
 ENGINES: dict[str, Engine] = {"arrow": align_arrow, "compiled": align_compiled}
 # numba's import and first call cost 0.75 s once per process when this was measured (0.55 s since its BLAS
 # probe is skipped, and overlapped with reading by warm_up), about what the Arrow engine spends on 2M rows

@@ -5,7 +5,7 @@ column keeps each row's place in its file) and shuffled by query id, so every qu
 retrieved rows and all its judgments land in one partition. Each partition is then
 evaluated by the single-machine :class:`~harness.evaluation.evaluator.Evaluator`: the query
 universe, duplicates, R, the ideal ranking and the tie order stay that code's job, and
-since a query's values depend on its own rows only (``tests/test_partition.py``), the
+since a query's values depend on its own rows only (``tests/evaluation/test_partition.py``), the
 per-query values are those of one process, bit for bit. Rows are put back in file order
 inside each partition, so ``ties: input_order`` and ``duplicates: first`` keep their
 meaning after the shuffle.

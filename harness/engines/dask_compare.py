@@ -8,7 +8,7 @@ tests' first passes on its own queries (:func:`harness.stats.paired.scan`, then
 the client adds what the partitions send back (a few numbers per comparison and replicate)
 and finishes. Since every draw is keyed by query id and every sum is exact, the
 comparisons are those of one process, bit for bit, in any partitioning
-(``tests/test_dask.py``, ``tests/stats/test_exact.py``).
+(``tests/engines/test_dask.py``, ``tests/stats/test_exact.py``).
 
 The two-way ANOVA and the randomised Tukey HSD (three systems or more) are computed the same
 way (:mod:`harness.stats.anova`'s passes). The system measures still use the lists the client

@@ -1,6 +1,6 @@
 """Golden-file conformance: every value trec_eval 10.0 printed in its own test suite.
 
-The command lines are the ones in tests/data/trec_eval/README.md (vendored); values are
+The command lines are the ones in tests/fixtures/trec_eval/README.md (vendored); values are
 compared within 5e-5 (trec_eval prints 4 decimals), strings exactly, and the set of
 printed rows must be identical.
 """

@@ -1,4 +1,4 @@
-"""Every value of the peers' golden case (tests/data/beyond_accuracy/expected.json), per user where given.
+"""Every value of the peers' golden case (tests/fixtures/beyond_accuracy/expected.json), per user where given.
 
 The values were computed by the peers' own code (Microsoft Recommenders, RecBole, Elliot) on
 the vendored files; each expected id maps to one harness measure below, at both tie orders.

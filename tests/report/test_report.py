@@ -21,7 +21,7 @@ import pytest
 from harness.cli import main
 from harness.report.format import format_p
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / ".test-output"
 HOSTILE_SYSTEM = "<script>alert(1)</script>"
 QIDS = [f"q{i:02d}" for i in range(39)] + ["q\"39'<i>x</i>"]

@@ -402,7 +402,7 @@ def test_judgments_streamed_or_read_by_the_workers(client: Any, tmp_path: Path) 
 def test_a_reused_system_is_compared_on_the_cluster(client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A system reused from an earlier results folder (``previous:``) beside one evaluated on the cluster: its values go
     to the cluster, and the comparisons equal the first (one-process) run's exactly, with nothing gathered here."""
-    from tests.test_previous import _first_release, _reuse, _run
+    from tests.records.test_previous import _first_release, _reuse, _run
 
     config, first = _first_release(tmp_path)
     before = Path(str(first["results_dir"]))
@@ -448,7 +448,7 @@ def test_a_run_on_dask_is_tracked_from_the_folder_the_workers_wrote(client: Any,
     folder logged whole."""
     from mlflow import MlflowClient
 
-    from tests.test_track import _check_logged, _config, _run
+    from tests.records.test_track import _check_logged, _config, _run
 
     _values_stay_on_the_cluster(monkeypatch)
     code, outcome, err = _run(_config(tmp_path), "--engine", "dask")

@@ -284,7 +284,7 @@ def test_runs_evaluated_in_parallel_give_the_serial_values(tmp_path: Path) -> No
     """engine.workers: threads evaluate the runs at once; every value and p-value equals the serial path's."""
     import json
 
-    from tests.test_previous import _many_queries
+    from tests.records.test_previous import _many_queries
 
     config = _many_queries(tmp_path, "{measure: AP, max_drop: 1}", extra_system=True)
     folders = []

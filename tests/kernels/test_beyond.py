@@ -337,7 +337,7 @@ def test_compiled_cooccurrence_sums_match_the_sets(seed: int, k: int | None) -> 
 
 def test_cooccurrence_values_do_not_depend_on_the_other_cutoffs_asked_for() -> None:
     """One similarity pass serves every cutoff (to the deepest); a cutoff's values are those it gets alone, bit for bit."""
-    from tests.test_beyond_golden import BEYOND_ACCURACY
+    from tests.kernels.test_beyond_golden import BEYOND_ACCURACY
 
     qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     run = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"})
@@ -352,7 +352,7 @@ def test_cooccurrence_values_do_not_depend_on_the_other_cutoffs_asked_for() -> N
 def test_the_runs_own_counts_equal_the_resampling_product() -> None:
     """coverage_counts of the run itself (one pass over its rows) equals the sparse product resamples use, bit for bit."""
     from harness.kernels.beyond import coverage_counts
-    from tests.test_beyond_golden import BEYOND_ACCURACY
+    from tests.kernels.test_beyond_golden import BEYOND_ACCURACY
 
     qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     run = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"})
@@ -374,7 +374,7 @@ def test_two_stacked_runs_count_by_algebra_what_the_product_counts() -> None:
     import dataclasses
 
     from harness.kernels.beyond import _incidence, coverage_counts, stack
-    from tests.test_beyond_golden import BEYOND_ACCURACY
+    from tests.kernels.test_beyond_golden import BEYOND_ACCURACY
 
     qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     train = read_train(BEYOND_ACCURACY / "train.csv")
@@ -402,7 +402,7 @@ def test_two_stacked_runs_count_by_algebra_what_the_product_counts() -> None:
 
 def test_each_training_users_items_are_the_item_user_matrix_transposed() -> None:
     from harness.data.items import ItemContext
-    from tests.test_beyond_golden import BEYOND_ACCURACY
+    from tests.kernels.test_beyond_golden import BEYOND_ACCURACY
 
     qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     context = ItemContext(read_train(BEYOND_ACCURACY / "train.csv"), None, qrels)
@@ -439,7 +439,7 @@ def test_the_beyond_accuracy_section_in_chromium(tmp_path: Path) -> None:
 
     from harness.cli import main
     from harness.demo import ROOT, generate
-    from tests.test_report import _browser
+    from tests.report.test_report import _browser
 
     generate(tmp_path)
     (tmp_path / "configs").mkdir()

@@ -17,7 +17,7 @@ from harness import Conventions, Evaluator, Qrels, Run
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from tests.generated import adversarial
-from tests.test_invariants import MEASURES
+from tests.measures.test_invariants import MEASURES
 
 # gains and depths whose running sums are not integers, so rounding order matters
 EXTRA = [parse_measure(m) for m in ("nDCG(gains={0:0,1:0.3,2:1.7,3:2.9,4:7.1})@10", "nDCG(gain='exp')", "DCG@20", "RBP")]
