@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._atomic import atomic_write
+from harness.comparison.rows import Comparisons
 from harness.decision.release import Decision
 from harness.errors import HarnessError
 
@@ -59,6 +60,11 @@ class SavedResults:
 
     def with_tracking(self, tracking: dict[str, Any]) -> SavedResults:
         return replace(self, tracking=tracking)
+
+    @property
+    def comparison_rows(self) -> Comparisons:
+        """The comparisons (and ANOVAs) as typed rows (:mod:`harness.comparison.rows`): what the report reads."""
+        return Comparisons.from_frames(self.comparisons, self.anova)
 
     def per_query_of(self, dataset: str | None = None, system: str | None = None, measure: str | None = None) -> pd.DataFrame:
         """The per-query rows of a dataset (and system, and measure), or all of them: from memory, or read from the

@@ -13,6 +13,7 @@ import numpy as np
 from markupsafe import Markup
 
 from harness.comparison.compare import FEW_QUERIES
+from harness.comparison.rows import Comparison, Comparisons
 from harness.decision.release import Decision
 from harness.measures.parse import labeller, parse_measure
 from harness.measures.registry import REGISTRY
@@ -93,20 +94,22 @@ class ReportModel:
     trend_charts: list[Markup] = field(default_factory=list)
 
 
-def what_changed(comparisons: Any, diagnostics: Any, baseline: str | None, label: Any) -> list[str]:
+def what_changed(comparisons: Comparisons, diagnostics: Any, baseline: str | None, label: Any) -> list[str]:
     """One line per (system, dataset, segment) against the baseline: its significant wins and losses, then data warnings.
 
     Each change reads ``nDCG@10 -0.0123 [95% CI -0.0201, -0.0045], p = 0.0012, d_z -0.31``.
     """
     lines: list[str] = []
-    if comparisons is not None and len(comparisons) and baseline is not None:
-        mine = comparisons[(comparisons["system_a"] == baseline) & comparisons["significant"]]
-        for (system, dataset, segment), rows in mine.groupby(["system_b", "dataset", "segment"], sort=False):
+    if baseline is not None:
+        groups: dict[tuple[str, str, str], list[Comparison]] = {}
+        for r in comparisons:
+            if r.system_a == baseline and r.significant:
+                groups.setdefault((r.system_b, r.dataset, r.segment), []).append(r)
+        for (system, dataset, segment), rows in groups.items():
             parts: dict[str, list[str]] = {"better": [], "worse": []}
-            for r in rows.itertuples():
+            for r in rows:
                 p = format_p(r.p_adj)
-                better = (r.delta > 0) == bool(r.higher_is_better)
-                parts["better" if better else "worse"].append(
+                parts["better" if r.better else "worse"].append(
                     f"{label(r.measure)} {r.delta:+.4f} [95% CI {r.ci_low:+.4f}, {r.ci_high:+.4f}], "
                     f"p {p if p.startswith('<') else '= ' + p}, "
                     + ("bootstrap over users" if r.aggregate == "system"  # a system measure: no per-query differences
@@ -212,23 +215,21 @@ def _num(value: float | None) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else repr(float(value))
 
 
-def _significance(comparisons: Any, dataset: str, segment: str, baseline: str | None) -> dict[tuple[str, str], tuple[str, str]]:
+def _significance(comparisons: Comparisons, dataset: str, segment: str,
+                  baseline: str | None) -> dict[tuple[str, str], tuple[str, str]]:  # fmt: skip
     """(system, measure) -> (mark, tooltip) against the baseline after correction."""
     marks: dict[tuple[str, str], tuple[str, str]] = {}
-    if comparisons is None or baseline is None:
+    if baseline is None:
         return marks
-    rows = comparisons[(comparisons["dataset"] == dataset) & (comparisons["segment"] == segment)]
-    for row in rows.itertuples():
-        if baseline not in (row.system_a, row.system_b):
+    for row in comparisons:
+        if (row.dataset, row.segment) != (dataset, segment) or baseline not in (row.system_a, row.system_b):
             continue
-        other = row.system_b if row.system_a == baseline else row.system_a
-        delta = row.delta if row.system_a == baseline else -row.delta
-        better = (delta > 0) == bool(row.higher_is_better)
-        tip = f"{format_delta(delta)} vs {baseline}, corrected p {format_p(row.p_adj)}"
-        if row.significant and delta != 0:
-            marks[(other, row.measure)] = ("▲" if better else "▼", tip)
+        row = row if row.system_a == baseline else row.reversed()  # the other system against the baseline
+        tip = f"{format_delta(row.delta)} vs {baseline}, corrected p {format_p(row.p_adj)}"
+        if row.significant and row.delta != 0:
+            marks[(row.system_b, row.measure)] = ("▲" if row.better else "▼", tip)
         else:
-            marks[(other, row.measure)] = ("", tip)
+            marks[(row.system_b, row.measure)] = ("", tip)
     return marks
 
 
@@ -247,7 +248,7 @@ def _controlled(stats: dict[str, Any]) -> str:
 
 def _main_table(
     summary: Any,
-    comparisons: Any,
+    comparisons: Comparisons,
     dataset: str,
     segment: str,
     systems: list[str],
@@ -285,22 +286,19 @@ def _main_table(
     return Table([("measure", "text"), *heads], table_rows)
 
 
-def _comparison_table(comparisons: Any, dataset: str, label: Any, anchor: str) -> Table | None:
+def _comparison_table(comparisons: Comparisons, dataset: str, label: Any, anchor: str) -> Table | None:
     """Every tested pair x measure x segment in one sortable, filterable table (replaces mirrored matrices)."""
-    if comparisons is None or not len(comparisons):
+    mine = [r for r in comparisons if r.dataset == dataset]
+    if not mine:
         return None
-    mine = comparisons[comparisons["dataset"] == dataset]
-    if mine.empty:
-        return None
-    has_tukey = "p_tukey_hsd" in mine and bool(mine["p_tukey_hsd"].notna().any())
+    has_tukey = any(r.p_tukey_hsd == r.p_tukey_hsd for r in mine)
     columns = [("segment", "text"), ("measure", "text"), ("b vs a", "text"), ("mean a", "num"), ("mean b", "num"),
                ("b − a", "num"), ("95% CI", "num"), ("p (corrected)", "num"), ("d_z", "num"), ("W / T / L", "num")]  # fmt: skip
     if has_tukey:
         columns.append(("Tukey HSD p", "num"))
     rows = []
-    for r in mine.itertuples():
-        better = (r.delta > 0) == bool(r.higher_is_better)
-        classes = ("sig-up" if better else "sig-down") if r.significant and r.delta != 0 else ""
+    for r in mine:
+        classes = ("sig-up" if r.better else "sig-down") if r.significant and r.delta != 0 else ""
         flags = [f for f, on in (("few queries", r.few_queries), ("cannot reach significance", r.resolution_limited)) if on]
         p_text = format_p(r.p_adj) + (" ▲" if classes == "sig-up" else " ▼" if classes == "sig-down" else "")
         row = [
@@ -324,75 +322,64 @@ def _comparison_table(comparisons: Any, dataset: str, label: Any, anchor: str) -
     return Table(columns, rows, id=f"{anchor}-comparisons")
 
 
-def _effect_interval(row: Any) -> str:
-    low, high = getattr(row, "effect_size_low", float("nan")), getattr(row, "effect_size_high", float("nan"))
+def _effect_interval(row: Comparison) -> str:
+    low, high = row.effect_size_low, row.effect_size_high
     return "" if low != low else f"[{low:+.2f}, {high:+.2f}]"
 
 
-def _undetected(row: Any) -> str:
+def _undetected(row: Comparison) -> str:
     """Under a non-significant comparison: the smallest difference its queries detect (80% power), never "no difference"."""
-    mde = getattr(row, "mde", float("nan"))
+    mde = row.mde
     if row.significant or mde != mde:
         return ""
     return f"MDE {format_value(mde)}"
 
 
-def _needed(row: Any) -> str:
-    needed = getattr(row, "n_needed", float("nan"))
+def _needed(row: Comparison) -> str:
+    needed = row.n_needed
     if row.significant or needed != needed:
         return ""
     return f"; about {int(needed):,} queries would detect the observed difference with 80% power"
 
 
 def _against_baseline(
-    comparisons: Any, dataset: str, systems: list[str], baseline: str | None, measures: list[str], label: Any
+    comparisons: Comparisons, dataset: str, systems: list[str], baseline: str | None, measures: list[str], label: Any
 ) -> Table | None:
     """Rows: measures; columns: each other system's difference against the baseline, its 95% CI and corrected p."""
-    if comparisons is None or baseline not in systems:
+    if baseline is None or baseline not in systems or not len(comparisons):
         return None
-    mine = comparisons[(comparisons["dataset"] == dataset) & (comparisons["segment"] == "all")]
-    rows_by = {(r.system_b, r.measure): (r, 1.0) for r in mine[mine["system_a"] == baseline].itertuples()}
-    rows_by.update({(r.system_a, r.measure): (r, -1.0) for r in mine[mine["system_b"] == baseline].itertuples()})
     others = [s for s in systems if s != baseline]
     table_rows = []
     for m in measures:
-        if not any((s, m) in rows_by for s in others):  # not computed on this dataset (beyond accuracy without train)
+        found = {s: comparisons.find(dataset, "all", m, baseline, s) for s in others}
+        if not any(r is not None for r in found.values()):  # not computed on this dataset (beyond accuracy without train)
             continue
         row = [Cell(label(m))]
         for s in others:
-            found = rows_by.get((s, m))
-            if found is None:
+            r = found[s]
+            if r is None:
                 row.append(Cell("–"))
                 continue
-            r, sign = found
-            low, high = sorted((sign * r.ci_low, sign * r.ci_high))
-            better = (sign * r.delta > 0) == bool(r.higher_is_better)
-            mark = (" ▲" if better else " ▼") if r.significant and r.delta != 0 else ""
+            mark = (" ▲" if r.better else " ▼") if r.significant and r.delta != 0 else ""
             p = format_p(r.p_adj)
-            row.append(
-                Cell(f"{format_delta(sign * r.delta)} {format_ci(low, high)}, p {p if p.startswith('<') else '= ' + p}{mark}")
-            )
+            p_text = p if p.startswith("<") else "= " + p
+            row.append(Cell(f"{format_delta(r.delta)} {format_ci(r.ci_low, r.ci_high)}, p {p_text}{mark}"))
         table_rows.append(row)
     return Table([("measure", "text"), *[(f"{s} − {baseline}", "text") for s in others]], table_rows)
 
 
-def release_changes(comparisons: Any, production: str, candidate: str, label: Any) -> Table | None:
+def release_changes(comparisons: Comparisons, production: str, candidate: str, label: Any) -> Table | None:
     """What the release changes: candidate against production, one row per dataset x segment x measure, significant
     losses first, then what these users cannot tell (with the smallest difference they detect and the users that would
     detect the observed one), then significant gains."""
-    if comparisons is None or not len(comparisons):
-        return None
-    forward = (comparisons["system_a"] == production) & (comparisons["system_b"] == candidate)
-    backward = (comparisons["system_a"] == candidate) & (comparisons["system_b"] == production)
     ranked = []
-    for r in comparisons[forward | backward].itertuples():
-        sign = 1.0 if r.system_a == production else -1.0  # candidate - production
-        delta, (low, high) = sign * r.delta, sorted((sign * r.ci_low, sign * r.ci_high))
-        better = (delta > 0) == bool(r.higher_is_better)
-        kind = 2 if not r.significant or delta == 0 else (3 if better else 1)  # 1 losses, 2 undecided, 3 gains
-        mde = getattr(r, "mde", float("nan"))
-        needed = getattr(r, "n_needed", float("nan"))
-        prod, cand = (r.mean_a, r.mean_b) if sign > 0 else (r.mean_b, r.mean_a)
+    for r in comparisons:
+        if {r.system_a, r.system_b} != {production, candidate}:
+            continue
+        r = r if r.system_a == production else r.reversed()  # candidate - production
+        delta, low, high = r.delta, r.ci_low, r.ci_high
+        kind = 2 if not r.significant or delta == 0 else (3 if r.better else 1)  # 1 losses, 2 undecided, 3 gains
+        mde, needed, prod, cand = r.mde, r.n_needed, r.mean_a, r.mean_b
         cells = [
             Cell(str(r.dataset)), Cell(str(r.segment)), Cell(label(r.measure)),
             Cell(format_value(prod), _num(prod)), Cell(format_value(cand), _num(cand)),
@@ -515,7 +502,7 @@ def _simple_table(frame: Any, id: str = "") -> Table:
 
 def build_model(results: SavedResults) -> ReportModel:
     config, provenance, tracking = results.config, results.provenance, results.tracking
-    summary, comparisons = results.summary, results.comparisons
+    summary, comparisons = results.summary, results.comparison_rows
     diagnostics, anova = results.diagnostics, results.anova
     measures = list(config["measures"])
     label = labeller(config.get("gain_schemes") or {})
@@ -544,10 +531,10 @@ def build_model(results: SavedResults) -> ReportModel:
         # each measure's rows read and pivoted once (not the dataset's whole table), for the charts and the top changes
         wides = {m: _wide(results.per_query_of(dataset, measure=m)) for m in measures}
         wtl_rows = []
-        if comparisons is not None and baseline in systems:
-            for r in comparisons[(comparisons["dataset"] == dataset) & (comparisons["segment"] == "all")
-                                 & (comparisons["system_a"] == baseline)].itertuples():  # fmt: skip
-                wtl_rows.append((f"{r.system_b} · {label(r.measure)}", int(r.wins), int(r.ties), int(r.losses)))
+        if baseline in systems:
+            for r in comparisons:
+                if (r.dataset, r.segment, r.system_a) == (dataset, "all", baseline):
+                    wtl_rows.append((f"{r.system_b} · {label(r.measure)}", r.wins, r.ties, r.losses))
         table = summary[(summary["dataset"] == dataset) & (summary["segment"] == "all")]
         cutoff_charts = []
         for family, members in _families(measures).items():
@@ -592,14 +579,14 @@ def build_model(results: SavedResults) -> ReportModel:
     ]
     settings += [(f"gains.{k}", str(v)) for k, v in (config.get("gain_schemes") or {}).items()]
     warnings = []
-    if comparisons is not None and "resolution_limited" in comparisons and comparisons["resolution_limited"].any():
+    if any(r.resolution_limited for r in comparisons):
         warnings.append(
             "Some comparisons can never reach significance after correction: the smallest p-value their test can give "
             "(2/2^k for an exact test over k non-zero differences, 1/(B+1) for B resamples), times the family size, "
             "is at least alpha (column resolution_limited in comparisons.csv). Raise stats.permutations / stats.resamples, "
             "or evaluate more queries."
         )
-    if comparisons is not None and "few_queries" in comparisons and comparisons["few_queries"].any():
+    if any(r.few_queries for r in comparisons):
         warnings.append(
             f"Some comparisons rest on fewer than {FEW_QUERIES} queries (column few_queries): on skewed per-query "
             "differences the t-test and the randomization test reject a true null more often than alpha there (measured: "
