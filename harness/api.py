@@ -22,9 +22,17 @@ import numpy as np
 from harness.comparison.compare import CompareSettings
 from harness.comparison.compare import compare as compare_results
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
-from harness.config.schema import TESTS, Correction, Family, NanPolicy, Test
+from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, release_power
+from harness.config.guards import on_inconclusive as inconclusive_policy
+from harness.config.load import load_config
+from harness.config.schema import TESTS, Correction, Family, Guard, NanPolicy, Test
+from harness.decision.release import decide_arrays, paired_values
 from harness.errors import HarnessError
 from harness.evaluation.results import PerQuery, RunResult
+from harness.measures.parse import parse_measure
+from harness.measures.registry import REGISTRY
+from harness.pipeline import run_experiment as run_pipeline
+from harness.progress import SILENT, Progress
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,12 +123,6 @@ def decide(
     >>> decision.verdict, round(decision.guards[0].drop, 4)
     ('FAIL', 0.375)
     """
-    from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, release_power
-    from harness.config.guards import on_inconclusive as inconclusive_policy
-    from harness.config.schema import Guard
-    from harness.decision.release import decide_arrays, paired_values
-    from harness.measures.parse import parse_measure
-    from harness.measures.registry import REGISTRY
 
     tables = _tables(per_query)
     for role, name in (("production", production), ("candidate", candidate)):
@@ -207,13 +209,10 @@ def run_experiment(
     DataFrames; ``outcome.gate`` is pass / fail / none; ``outcome.results_dir`` the folder.
     ``progress=True`` shows the stages on stderr.
     """
-    from harness.config.load import load_config
-    from harness.pipeline import run_experiment as run_pipeline
 
     experiment = load_config(config, overrides, output)
     if not tracking:
         experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
-    from harness.progress import SILENT, Progress
 
     reporter = Progress(sys.stderr) if progress else SILENT
     return run_pipeline(experiment, reporter, argv=["harness.run_experiment", str(config)])

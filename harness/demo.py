@@ -16,12 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
+from harness._atomic import atomic_write
+from harness.cli import main as cli_main
+from harness.records.track import default_uri, ui_command
+
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261121
 
 
 def _write_csv(path: Path, header: str, rows: list[str]) -> None:
-    from harness._atomic import atomic_write
 
     atomic_write(path, header + "\n" + "\n".join(rows) + "\n")
 
@@ -84,7 +87,6 @@ def trec(out: Path, n_queries: int = 150, pool: int = 400) -> None:
     grades = np.digitize(relevance, [0.9, 1.6, 2.2])  # 0..3, few highly relevant
     judged = _top(relevance + rng.normal(scale=1.0, size=relevance.shape), 80)  # a pooled, partial judgment set
     qrels = [f"{100 + q} 0 doc{q:03d}-{d:04d} {grades[q, d]}" for q in range(n_queries) for d in sorted(judged[q])]
-    from harness._atomic import atomic_write
 
     atomic_write(out / "qrels.txt", "\n".join(qrels) + "\n")
     for name, noise in (("bm25", 1.1), ("dense", 0.9), ("hybrid", 0.75)):
@@ -106,8 +108,6 @@ def generate(root: Path = ROOT) -> None:
 
 
 def main() -> int:
-    from harness.cli import main as cli_main
-    from harness.records.track import default_uri, ui_command
 
     generate()
     print(f"demo data written to {ROOT / 'runs'}", file=sys.stderr)

@@ -52,6 +52,7 @@ from harness.config.defaults import DEFAULT_POWER
 from harness.config.schema import Stats
 from harness.errors import ComparisonError
 from harness.evaluation.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
+from harness.kernels.beyond import stack
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.stats import anova as group_stats
@@ -332,7 +333,6 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
 
 def _joined(ra: RunResult, rb: RunResult, queries: np.ndarray) -> RankedLists:
     """Both runs' lists over ``queries`` stacked together: a's users, then b's."""
-    from harness.kernels.beyond import stack
 
     assert ra.lists is not None and rb.lists is not None
     return stack([(ra.lists, _rows(ra, queries)), (rb.lists, _rows(rb, queries))])

@@ -20,6 +20,7 @@ from typing import Any, Literal, get_args
 
 import yaml
 
+from harness._extras import missing_dask
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
 from harness.config.formats import FORMATS, table_format_of
 from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, on_inconclusive, release_power
@@ -806,7 +807,6 @@ def _engine(section: _Section) -> Engine:
         if given:
             raise section.error(given[0], f"{given[0]} is a setting of the dask engine", hint="add name: dask, or remove it")
     else:
-        from harness._extras import missing_dask
 
         problem = missing_dask()
         if problem:

@@ -9,6 +9,7 @@ from typing import Literal
 from harness.config.defaults import DEFAULT_POWER, DEFAULT_SEED
 from harness.config.guards import Condition, OnInconclusive
 from harness.measures.conventions import Conventions
+from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 
 
@@ -198,7 +199,6 @@ class Experiment:
         has; an experiment without any computes the ones that need neither (Entropy, RecItems)
         on every dataset.
         """
-        from harness.measures.registry import REGISTRY
 
         recommender_data = any(d.inputs() for d in self.datasets)
 
@@ -212,7 +212,6 @@ class Experiment:
 
     def query_measures_for(self, dataset: Dataset) -> tuple[Measure, ...]:
         """The measures with a value per query (not the system measures: coverage, entropy, Gini) on a dataset."""
-        from harness.measures.registry import REGISTRY
 
         return tuple(m for m in self.measures_for(dataset) if not REGISTRY.definition(m).is_system(m))
 

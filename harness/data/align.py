@@ -210,7 +210,7 @@ class PreparedQrels:
     @cached_property
     def judgment_index(self) -> Any:
         """The judgments indexed for the compiled engine's join (built on first use, then kept)."""
-        from harness.data._align_compiled import judgment_index
+        from harness.data._align_compiled import judgment_index  # numba's JIT: loaded only when the compiled engine is used
 
         return judgment_index(self.codes, len(self.query_ids), self.docs)
 
@@ -232,7 +232,7 @@ class PreparedQrels:
         prefer = labels if conventions.duplicates is Duplicates.MAX else None
         docs = qrels.doc_id
         if engine_for(len(qrels), engine) is align_compiled:  # in each query's block, by the compiled engine's kernels
-            from harness.data import _align_compiled as compiled
+            from harness.data import _align_compiled as compiled  # numba's JIT: loaded only when the compiled engine is used
 
             order, bounds, block_ids = compiled.query_blocks(qrels.query_id)
             sorted_ids = block_ids.take(pc.sort_indices(block_ids))
@@ -431,7 +431,7 @@ def align_arrow(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None 
 
 def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
     """The compiled engine: phases 2-5 inside each query's block of rows (:mod:`harness.data._align_compiled`)."""
-    from harness.data import _align_compiled as compiled
+    from harness.data import _align_compiled as compiled  # numba's JIT: loaded only when the compiled engine is used
 
     conv = prepared.conventions
     order, bounds, run_ids = compiled.query_blocks(run.query_id)
@@ -510,9 +510,8 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, to_judged
 Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]
 # The contract test (tests/data/test_align_engines.py) runs every engine here.
 ENGINES: dict[str, Engine] = {"arrow": align_arrow, "compiled": align_compiled}
-# numba's import and first call cost 0.75 s once per process when this was measured (0.55 s since its BLAS
-# probe is skipped, and overlapped with reading by warm_up), about what the Arrow engine spends on 2M rows
-# more than the compiled one (at 1M rows: 0.34 s against 0.95 s; at 3M, 1.36 s against 0.94 s). Both
+# numba's import and first call cost 0.49-0.52 s once per process (measured on 2 cores, its BLAS probe included;
+# overlapped with reading by warm_up), about what the Arrow engine spends on 2M rows more than the compiled one (at 1M rows: 0.34 s against 0.95 s; at 3M, 1.36 s against 0.94 s). Both
 # engines give the same lists.
 COMPILED_FROM_ROWS = 2_000_000
 
@@ -553,7 +552,7 @@ def warm_up(expected_rows: int) -> threading.Thread | None:
 
 def _load_compiled() -> None:
     try:
-        from harness.data import _align_compiled
+        from harness.data import _align_compiled  # numba's JIT: loaded only when the compiled engine is used
 
         _align_compiled.query_blocks(string_array(["warm"]))  # numba's registries and the kernels' cache, loaded once
     except Exception:  # no traceback from a thread: the engine's own first call reports what went wrong

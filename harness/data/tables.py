@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from harness.config.formats import TABLE_FORMATS, table_format_of
 from harness.data.model import Qrels, Run, table_column, table_ids, table_qrels, table_run
+from harness.data.trec import NotStreamable, regroup, stream_block_size
 from harness.errors import InputFormatError
 
 
@@ -77,7 +78,6 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
     (in JSONL, ids written as numbers too): :func:`read_table_run` (:func:`read_table_qrels`)
     then reads the file and reports what is wrong and where, or converts what it can.
     """
-    from harness.data.trec import NotStreamable, regroup, stream_block_size
 
     path = Path(path)
     if not path.exists():
@@ -114,7 +114,6 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
 
 
 def _run_block(table: pa.Table, wanted: list[str]) -> pa.Table:
-    from harness.data.trec import NotStreamable
 
     query, doc, score = (table[name] for name in wanted)
     numeric = pa.types.is_floating(score.type) or pa.types.is_integer(score.type)

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.engines._common import DatasetWork, FilesWork
+from harness.engines.local import LocalEngine
 
 if TYPE_CHECKING:
     from harness.config.schema import Engine as EngineSpec
@@ -58,8 +59,6 @@ def open_engine(spec: EngineSpec, progress: Progress) -> Iterator[Engine]:
         with client_for(spec, progress) as client:
             yield DaskEngine(client, spec)
         return
-    from harness.engines.local import LocalEngine
-
     yield LocalEngine(spec)
 
 

@@ -38,14 +38,35 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness._extras import missing_dask
+from harness.config.formats import table_format_of
 from harness.config.schema import Engine
 from harness.data.align import AlignStats
 from harness.data.items import ItemContext
+from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run, run_name
 from harness.data.model import Qrels, Run
+from harness.data.tables import stream_table_run
+from harness.data.trec import NotStreamable, check_exists, stream_qrels, stream_run
 from harness.engines._common import DatasetWork, FilesWork, dataset_diagnostics, segments_of
+from harness.engines.dask_compare import RemoteRuns, tests_on_cluster
 from harness.errors import HarnessError, InputFormatError
-from harness.evaluation.diagnostics import DiagnosticSums, combine
-from harness.evaluation.results import EvaluatedRun, PerQuery, RemoteValues, RunResult, aggregate_values, long_tail_cutoff
+from harness.evaluation.diagnostics import DiagnosticSums, combine, per_query_parts
+from harness.evaluation.evaluator import Evaluator
+from harness.evaluation.results import (
+    EvaluatedRun,
+    PerQuery,
+    RemoteValues,
+    RunResult,
+    ValuesScan,
+    aggregate_values,
+    grid_sums,
+    kept,
+    long_tail_cutoff,
+    per_query_rows,
+    summary_row,
+    write_per_query_part,
+)
+from harness.kernels._segments import RankedLists
+from harness.kernels.relstring import relstrings
 from harness.measures.conventions import Conventions, Queries
 from harness.measures.spec import deepest_cutoff
 
@@ -151,10 +172,6 @@ def _frame(source: Run | RunSource | Qrels | QrelsSource, folder: Path) -> tuple
     """(a Dask frame of a run's or the judgments' rows: query, doc, value, line, kind; its number of rows)."""
     import dask.dataframe as dd
 
-    from harness.config.formats import table_format_of
-    from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run
-    from harness.data.tables import stream_table_run
-    from harness.data.trec import NotStreamable, stream_qrels, stream_run
 
     if isinstance(source, (Run, Qrels)):
         kind, value = (RUN, source.score) if isinstance(source, Run) else (QRELS, source.relevance)
@@ -382,8 +399,6 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
                     qrels_source: str, run_source: str, item_context: Any, cutoff: int | None,
                     list_depth: int | None, relstring_lengths: tuple[int, ...] = ()) -> _Piece:  # fmt: skip
     """One partition: its queries' judgments and rows, back in file order, through the single-machine evaluator."""
-    from harness.evaluation.diagnostics import per_query_parts
-    from harness.evaluation.evaluator import Evaluator
 
     frame = frame.sort_values(["kind", "line"], kind="stable")
     kind = frame["kind"].to_numpy()
@@ -414,7 +429,6 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
     for key, values in parts.items():
         table[key] = values
     if relstring_lengths:
-        from harness.kernels.relstring import relstrings
 
         for length in relstring_lengths:
             table[f"relstring_{length}"] = relstrings(aligned.lists, length)
@@ -477,7 +491,6 @@ def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContex
     gives them: known items by the dataset's codes, cold items numbered by first appearance over the whole run."""
     import pyarrow.compute as pc
 
-    from harness.kernels._segments import RankedLists
 
     def ordered(tables: list[pa.Table]) -> pa.Table:
         table = pa.concat_tables(tables) if tables else pa.table({"query": pa.array([], pa.string()),
@@ -509,7 +522,6 @@ def _selected(table: Any, measures: tuple[Measure, ...], segments: np.ndarray,
               names: list[str]) -> Iterator[tuple[str, list[np.ndarray]]]:  # fmt: skip
     """(segment, each measure's kept values there) for 'all' and each of ``names`` the partition has queries in;
     ``segments``: each of its queries' segment (:func:`_segments_of`)."""
-    from harness.evaluation.results import kept
 
     columns = [table[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]
     for name in ["all", *names]:
@@ -521,7 +533,6 @@ def _selected(table: Any, measures: tuple[Measure, ...], segments: np.ndarray,
 def _scan_values(table: Any, measures: tuple[Measure, ...], segment_of: Any, names: list[str]) -> tuple[dict[str, Any], int]:
     """Pass 1 of the summary on one partition: each segment's scans (:class:`~harness.evaluation.results.ValuesScan`), and how
     many of its queries have no segment."""
-    from harness.evaluation.results import ValuesScan
 
     if table is None:
         return {}, 0
@@ -534,7 +545,6 @@ def _scan_values(table: Any, measures: tuple[Measure, ...], segment_of: Any, nam
 def _grid_values(table: Any, measures: tuple[Measure, ...], segment_of: Any,
                  exponents: dict[str, list[int]]) -> dict[str, list[tuple[int, int]]]:  # fmt: skip
     """Pass 2 of the summary on one partition: each segment's exact sums on the grids the scans chose."""
-    from harness.evaluation.results import grid_sums
 
     if table is None:
         return {}
@@ -547,7 +557,6 @@ def summary_on_cluster(client: Any, pieces: list[Any], measures: tuple[Measure, 
     """(summarize's rows, without dataset and system; the segments the run has queries in, 'all' first; its queries
     without a segment) from a run's values on the workers, in two passes of exact sums: the rows of one process.
     ``segment_of``: each query's segment as a Series on the cluster (None: no segments); ``names``: the segments."""
-    from harness.evaluation.results import ValuesScan, summary_row
 
     scanned = client.gather([client.submit(_scan_values, piece, measures, segment_of, names) for piece in pieces])
     whole: dict[str, list[ValuesScan]] = {"all": [ValuesScan() for _ in measures]}
@@ -589,7 +598,6 @@ def scatter_values(client: Any, per_query: PerQuery | None, measures: tuple[Meas
 def _write_values(table: Any, path: str, dataset: str, system: str, measures: tuple[Measure, ...],
                   segment_of: Any) -> int:  # fmt: skip
     """One partition's rows of the results' per-query table, written by the worker; how many."""
-    from harness.evaluation.results import per_query_rows, write_per_query_part
 
     if table is None or not len(table):
         return 0
@@ -630,7 +638,6 @@ class DaskEngine:
         cutoff) and its query ids come here, to resample users."""
         import pandas as pd
 
-        from harness.engines.dask_compare import RemoteRuns
 
         client, dataset, evaluator, progress = self.client, work.dataset, work.evaluator, work.progress
         c = dataset.run_columns
@@ -690,8 +697,6 @@ class DaskEngine:
         """Every run of ``work`` evaluated on the cluster, with its aggregates from the workers' exact sums (the values
         of one process, bit for bit). The per-query values come here only when asked for; the lists system measures
         read always come."""
-        from harness.data.load import run_name
-        from harness.data.trec import check_exists
 
         evaluator = work.evaluator
         judgments: Qrels | QrelsSource = work.qrels if work.qrels is not None else \
@@ -736,7 +741,6 @@ class _ClusterTests:
 
     def __call__(self, dataset: str, segment: str, systems: list[str], pairs: list[tuple[str, str]],
                  measures: tuple[Measure, ...]) -> Any:  # fmt: skip
-        from harness.engines.dask_compare import tests_on_cluster
 
         runs = self.remote.get(dataset)
         mine = [r for r in self.results if r.dataset == dataset]

@@ -8,6 +8,7 @@ import numpy as np
 
 from harness.data.align import Aligned, AlignStats
 from harness.kernels.counts import judged_at
+from harness.stats.grid import add_totals, float_total, total_over
 
 
 def per_query_parts(aligned: Aligned, cutoffs: tuple[int, ...]) -> dict[str, np.ndarray]:
@@ -54,7 +55,6 @@ class DiagnosticSums:
 
     @classmethod
     def of(cls, in_run: np.ndarray, parts: dict[str, np.ndarray], cutoffs: tuple[int, ...]) -> DiagnosticSums:
-        from harness.stats.grid import float_total
 
         ks = cutoffs or (10,)
         return cls(int(in_run.size), int(in_run.sum()), int(parts["n_ret"].sum()),
@@ -62,7 +62,6 @@ class DiagnosticSums:
                    tuple(float_total(parts[f"judged_{k}"][in_run].astype(np.float64)) for k in ks))  # fmt: skip
 
     def __add__(self, other: DiagnosticSums) -> DiagnosticSums:
-        from harness.stats.grid import add_totals
 
         return DiagnosticSums(self.queries + other.queries, self.retrieved + other.retrieved, self.n_ret + other.n_ret,
                               tuple(a + b for a, b in zip(self.tied, other.tied, strict=True)),
@@ -71,7 +70,6 @@ class DiagnosticSums:
 
 def combine(stats: AlignStats, sums: DiagnosticSums, cutoffs: tuple[int, ...]) -> dict[str, object]:
     """The diagnostics of a run from its alignment counts and the sums of its queries' parts."""
-    from harness.stats.grid import total_over
 
     out: dict[str, object] = {
         "queries_evaluated": sums.queries,

@@ -8,8 +8,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, deepest_cutoff
+from harness.stats import grid
+from harness.stats.grid import add_totals, float_total, total_over
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -41,7 +44,6 @@ class PerQuery:
 
     def column(self, measure: Measure | str) -> np.ndarray:
         if isinstance(measure, str):
-            from harness.measures.parse import parse_measure
 
             measure = parse_measure(measure)
         return self.values[:, self.measures.index(measure)]
@@ -88,7 +90,6 @@ def kept(measure: Measure, values: np.ndarray) -> np.ndarray:
 def aggregate_total(measure: Measure, values: np.ndarray) -> tuple[int, int]:
     """The exact sum an aggregate divides (values, or their floored logs for a geometric mean), as
     :func:`harness.stats.grid.float_total`; the totals of parts add up (``grid.add_totals``)."""
-    from harness.stats.grid import float_total
 
     if REGISTRY.definition(measure).aggregate == "gmean":
         return float_total(np.log(np.maximum(values, MIN_GEO_MEAN)))
@@ -97,7 +98,6 @@ def aggregate_total(measure: Measure, values: np.ndarray) -> tuple[int, int]:
 
 def aggregate_from_total(measure: Measure, total: tuple[int, int], n: int) -> float:
     """A measure's aggregate over n values from their exact total: rounded once."""
-    from harness.stats.grid import total_over
 
     kind = REGISTRY.definition(measure).aggregate
     if n == 0:
@@ -133,7 +133,6 @@ class ValuesScan:
     @classmethod
     def of(cls, measure: Measure, values: np.ndarray, mean: bool = True) -> ValuesScan:
         """The scan of ``values``; ``mean=False``: without the values' own total (the aggregate only)."""
-        from harness.stats.grid import float_total
 
         n = int(values.size)
         nan = up = down = False
@@ -149,7 +148,6 @@ class ValuesScan:
         return cls(n, total, value_total, largest, nan, up, down)
 
     def __add__(self, other: ValuesScan) -> ValuesScan:
-        from harness.stats.grid import add_totals
 
         mine, theirs = self.value_total, other.value_total
         return ValuesScan(self.n + other.n, add_totals(self.total, other.total),
@@ -173,7 +171,6 @@ class ValuesScan:
 
     def exponent(self) -> int:
         """The grid the second pass sums on (:func:`grid_sums`): that of the largest magnitude."""
-        from harness.stats import grid
 
         return int(grid.exponent(np.array([self.largest]))[0])
 
@@ -186,7 +183,6 @@ class ValuesScan:
         >>> [round(v, 4) for v in scan.mean_ci(grid_sums(values, scan.exponent()))]
         [0.4, -0.0968, 0.8968]
         """
-        from harness.stats import grid
 
         nan = float("nan")
         if self.n == 0:
@@ -208,7 +204,6 @@ class ValuesScan:
 def grid_sums(values: np.ndarray, e: int) -> tuple[int, int]:
     """The second pass of a summary row: (sum, sum of squares) of the finite values on the grid 2^(e - 52), exact.
     Those of parts add up, element by element."""
-    from harness.stats import grid
 
     values = values[np.isfinite(values)]
     if not values.size:
@@ -235,7 +230,6 @@ class Aggregates(dict[Measure, float]):
     @staticmethod
     def _key(key: object) -> object:
         if isinstance(key, str):
-            from harness.measures.parse import parse_measure
 
             return parse_measure(key)
         return key

@@ -25,13 +25,15 @@ from harness._atomic import sha256_path, size_of
 from harness.comparison.compare import CompareSettings, compare, count_blocks, system_summary
 from harness.comparison.rows import Comparisons
 from harness.config.schema import Dataset, Experiment, System
+from harness.data.items import read_items, read_train
 from harness.data.load import expected_rows, judged_query_ids, load_qrels
 from harness.data.model import Qrels, Run
+from harness.data.tables import read_table_columns
 from harness.decision.release import Decision, decide_release
 from harness.engines import DatasetWork, Engine, open_engine
 from harness.engines._common import checked_run, judgments_of
 from harness.errors import ConfigError, ReportError, TrackingError
-from harness.evaluation.evaluator import Evaluator
+from harness.evaluation.evaluator import Evaluator, builds_item_context
 from harness.evaluation.results import (
     RunResult,
     long_tail_rows,
@@ -43,6 +45,8 @@ from harness.progress import SILENT, Progress
 from harness.records.previous import compared_inputs, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
 from harness.records.store import SavedResults, write_results, write_tracking
+from harness.records.track import log_report, track_results
+from harness.report.render import write_report
 
 _quiet = SILENT
 
@@ -90,7 +94,6 @@ def _load_qrels(dataset: Dataset) -> Qrels:
 
 
 def _load_segments(dataset: Dataset) -> dict[str, str]:
-    from harness.data.tables import read_table_columns
 
     assert dataset.segments is not None
     spec = dataset.segments
@@ -101,8 +104,6 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
                judgments: bool = True) -> Evaluator:  # fmt: skip
     """The dataset's judgments (and training data, catalogue), prepared once, under the experiment's conventions.
     ``judgments=False``: without them (the Dask workers read them), unless the items' context needs them."""
-    from harness.data.items import read_items, read_train
-    from harness.evaluation.evaluator import builds_item_context
 
     computed = experiment.measures_for(dataset)
     measures = tuple(m for m in measures if m in computed)
@@ -344,7 +345,6 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         outcome.gate_errors = verdict.errors
     # Results are on disk: nothing after this point can lose them.
     if experiment.tracking.enabled:
-        from harness.records.track import track_results
 
         progress("logging to MLflow")
         try:
@@ -356,7 +356,6 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
         _report(saved, outcome, progress)
         if outcome.report is not None and outcome.mlflow_run_id is not None:
-            from harness.records.track import log_report
 
             try:
                 log_report(saved)
@@ -366,7 +365,6 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
 
 
 def _report(saved: SavedResults, outcome: Outcome, progress: Progress) -> None:
-    from harness.report.render import write_report
 
     progress("rendering the report")
     try:

@@ -27,6 +27,7 @@ from harness.config.schema import Dataset, Experiment, Previous, System
 from harness.errors import ConfigError
 from harness.evaluation.results import PerQuery, RunResult
 from harness.records.store import SavedResults, read_results
+from harness.records.track import download_results
 
 KINDS = {"qrels": "judgments", "train": "training interactions", "items": "item catalogue", "segments": "segments"}
 
@@ -53,7 +54,6 @@ def load_previous(experiment: Experiment, system: System, cache: dict[str, Saved
         if previous.results is not None:
             cache[system.name] = read_results(previous.results)
         else:
-            from harness.records.track import download_results
 
             assert previous.mlflow_run is not None
             cache[system.name] = download_results(previous.mlflow_run, previous.uri, experiment.output)

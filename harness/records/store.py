@@ -34,6 +34,7 @@ from harness._atomic import atomic_write
 from harness.comparison.rows import Comparisons
 from harness.decision.release import Decision
 from harness.errors import HarnessError
+from harness.evaluation.results import per_query_rows, write_per_query_part
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -122,7 +123,6 @@ def _write_parts(folder: Path, here: Any, parts: Sequence[Callable[[Path], int]]
     """The per-query table as a folder of Parquet files: the rows here (if any) in one, the others by their writers."""
     import numpy as np
 
-    from harness.evaluation.results import per_query_rows, write_per_query_part
 
     folder.mkdir()
     rows = sum(write(folder) for write in parts)

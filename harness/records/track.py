@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError, TrackingError
-from harness.records.store import SavedResults
+from harness.measures.parse import parse_measure
+from harness.records.store import REQUIRED, SavedResults, read_results
 
 # Fail fast when a server is down instead of MLflow's long default retry schedule;
 # a user's own settings win.
@@ -176,7 +177,6 @@ def metric_key(measure: str, gain_schemes: dict[str, str]) -> str:
     >>> metric_key("P(rel=2)@5", {})
     'p_rel_2_at_5'
     """
-    from harness.measures.parse import parse_measure
 
     parsed = parse_measure(measure)
     for name, text in gain_schemes.items():
@@ -240,7 +240,6 @@ def _log_inputs(client: Any, run_id: str, provenance: dict[str, Any]) -> None:
 
 def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedResults:
     """The results harness logged to an MLflow run, downloaded and read back (a baseline from the last release)."""
-    from harness.records.store import REQUIRED, read_results
 
     tracking_uri = uri or resolve_uri(None, output_root)
     for key, value in _HTTP_DEFAULTS.items():

@@ -35,6 +35,8 @@ from fractions import Fraction
 import numpy as np
 import pyarrow as pa
 
+from harness.kernels._parallel import run_split, split, threads
+
 
 def _poisson_thresholds(count: int = 18) -> np.ndarray:
     """Poisson(1)'s distribution function at 0, 1, ..., count - 1 as 53-bit integers: P(X <= k) * 2^53, rounded down,
@@ -55,7 +57,6 @@ MAX_WEIGHT = POISSON_THRESHOLDS.size  # the largest weight a draw can take
 def _in_parallel(rows: int, fill: Callable[[int, int], object]) -> None:
     """``fill(lo, hi)`` over equal ranges of rows, one per core: the compiled kernels release the GIL, and each row's
     draws depend on its key and replicate only, so the split never changes a value."""
-    from harness.kernels._parallel import run_split, split, threads
 
     run_split(fill, split(np.ones(rows), threads()))
 
@@ -67,7 +68,7 @@ def _salt(seed: int, identity: tuple[str, ...]) -> np.uint64:
 
 def query_keys(seed: int, identity: tuple[str, ...], query_ids: np.ndarray | pa.Array) -> np.ndarray:
     """Each query's 64-bit key: a hash of (seed, identity, its id); uint64, in the order of ``query_ids``."""
-    from harness.stats._keyed_compiled import hash_strings
+    from harness.stats._keyed_compiled import hash_strings  # numba: loaded on the first draw
 
     ids = query_ids if isinstance(query_ids, pa.Array) else pa.array(np.asarray(query_ids, dtype=object).tolist(), pa.string())
     ids = ids.cast(pa.large_string())  # one offsets width for the compiled hash
@@ -84,7 +85,7 @@ def sign_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None
 
     ``out``: a buffer of at least ``count`` rows to fill (a block's memory is asked for once).
     """
-    from harness.stats._keyed_compiled import sign_bits
+    from harness.stats._keyed_compiled import sign_bits  # numba: loaded on the first draw
 
     out = np.empty((count, keys.size)) if out is None else out[:count]
     _in_parallel(count, lambda lo, hi: sign_bits(keys, first, lo, hi, out))
@@ -93,7 +94,7 @@ def sign_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None
 
 def poisson_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None = None) -> np.ndarray:
     """(count x n) float64: query q's Poisson(1) weight in replicates first .. first + count."""
-    from harness.stats._keyed_compiled import poisson_weights
+    from harness.stats._keyed_compiled import poisson_weights  # numba: loaded on the first draw
 
     out = np.empty((count, keys.size)) if out is None else out[:count]
     _in_parallel(count, lambda lo, hi: poisson_weights(keys, POISSON_THRESHOLDS, first, lo, hi, out))
@@ -113,7 +114,7 @@ def numbered_keys(seed: object, n: int) -> np.ndarray:
 
 def shuffle_matrix(keys: np.ndarray, m: int, first: int, count: int) -> np.ndarray:
     """(count x n x m) int8: a uniformly random permutation of m systems for every query in trials first .. first + count."""
-    from harness.stats._keyed_compiled import shuffles
+    from harness.stats._keyed_compiled import shuffles  # numba: loaded on the first draw
 
     out = np.empty((count, keys.size, m), dtype=np.int8)
     _in_parallel(count, lambda lo, hi: shuffles(keys, m, first, lo, hi, out))
@@ -122,7 +123,7 @@ def shuffle_matrix(keys: np.ndarray, m: int, first: int, count: int) -> np.ndarr
 
 def uniform_matrix(keys: np.ndarray, k: int, first: int, count: int) -> np.ndarray:
     """(count x n) uint16: each query's uniform integer in [0, k) (k <= 65536) in trials first .. first + count."""
-    from harness.stats._keyed_compiled import below
+    from harness.stats._keyed_compiled import below  # numba: loaded on the first draw
 
     out = np.empty((count, keys.size), dtype=np.uint16)
     _in_parallel(count, lambda lo, hi: below(keys, k, first, lo, hi, out))
