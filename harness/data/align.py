@@ -511,8 +511,8 @@ Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]
 # The contract test (tests/data/test_align_engines.py) runs every engine here.
 ENGINES: dict[str, Engine] = {"arrow": align_arrow, "compiled": align_compiled}
 # numba's import and first call cost 0.49-0.52 s once per process (measured on 2 cores, its BLAS probe included;
-# overlapped with reading by warm_up), about what the Arrow engine spends on 2M rows more than the compiled one (at 1M rows: 0.34 s against 0.95 s; at 3M, 1.36 s against 0.94 s). Both
-# engines give the same lists.
+# overlapped with reading by warm_up), about what the Arrow engine spends on 2M rows more than the compiled one
+# (at 1M rows: 0.34 s against 0.95 s; at 3M, 1.36 s against 0.94 s). Both engines give the same lists.
 COMPILED_FROM_ROWS = 2_000_000
 
 
