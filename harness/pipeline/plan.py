@@ -10,7 +10,6 @@ import numpy as np
 
 from harness.decision.release import Plan
 from harness.errors import HarnessError
-from harness.measures.parse import labeller, parse_measure
 from harness.measures.registry import REGISTRY
 from harness.records.store import SavedResults, read_results
 from harness.stats import paired
@@ -23,34 +22,33 @@ def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: f
     """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
     (production and candidate of its release gate unless ``systems`` names two)."""
     saved = folder if isinstance(folder, SavedResults) else read_results(folder)
-    config = saved.config
-    release = (config.get("report") or {}).get("release") or {}
-    pair = list(systems) if systems else [release.get("production"), release.get("candidate")]
-    if len(pair) != 2 or None in pair:
+    recorded = saved.recorded
+    release = recorded.release
+    pair = list(systems) if systems else [release.production, release.candidate] if release else []
+    if len(pair) != 2:
         raise HarnessError(f"{saved.folder} has no release gate to take production and candidate from",
                            hint="name the two systems: --systems A B")  # fmt: skip
-    datasets = sorted({d["name"] for d in config.get("datasets", [])})
+    datasets = sorted(recorded.datasets)
     if dataset is None:
         if len(datasets) != 1:
             raise HarnessError(f"{saved.folder} has {len(datasets)} datasets", hint=f"name one: --dataset {datasets[0]}")
         dataset = datasets[0]
     elif dataset not in datasets:
         raise HarnessError(f"dataset {dataset!r} is not in {saved.folder}", hint=f"use one of {', '.join(datasets)}")
-    label = labeller({name: "" if text == "linear" else text for name, text in (config.get("gain_schemes") or {}).items()})
-    canonical = {label(m): m for m in config.get("measures", [])} | {m: m for m in config.get("measures", [])}
-    if measure not in canonical:
-        close = difflib.get_close_matches(measure, list(canonical), n=3, cutoff=0.4)
+    parsed = recorded.measure(measure)
+    if parsed is None:
+        names = list(dict.fromkeys([recorded.label(m) for m in recorded.measures] + [str(m) for m in recorded.measures]))
+        close = difflib.get_close_matches(measure, names, n=3, cutoff=0.4)
         raise HarnessError(f"measure {measure!r} was not computed in {saved.folder}",
                            hint=f"did you mean {', '.join(map(repr, close))}?" if close else
                            "harness validate lists them")  # fmt: skip
-    parsed = parse_measure(canonical[measure])
     definition = REGISTRY.definition(parsed)
     if definition.aggregate != "mean" or definition.is_system(parsed):
         raise HarnessError(f"{measure} is not averaged over users: a paired t-test plan does not describe it",
                            hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
     columns = []
     for system in pair:
-        rows = saved.per_query_of(dataset, system, canonical[measure])
+        rows = saved.per_query_of(dataset, system, str(parsed))
         if segment != "all":
             rows = rows[rows["segment"] == segment]
         if rows.empty:

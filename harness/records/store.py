@@ -35,6 +35,7 @@ from harness.comparison.rows import Comparisons
 from harness.decision.release import Decision
 from harness.errors import HarnessError
 from harness.evaluation.results import per_query_rows, write_per_query_part
+from harness.records.recorded import Recorded
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,6 +62,11 @@ class SavedResults:
 
     def with_tracking(self, tracking: dict[str, Any]) -> SavedResults:
         return replace(self, tracking=tracking)
+
+    @property
+    def recorded(self) -> Recorded:
+        """The experiment as this folder records it, as typed fields (:mod:`harness.records.recorded`)."""
+        return Recorded.of(self.config)
 
     @property
     def comparison_rows(self) -> Comparisons:

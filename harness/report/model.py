@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,8 @@ from markupsafe import Markup
 from harness.comparison.compare import FEW_QUERIES
 from harness.comparison.rows import Comparison, Comparisons
 from harness.decision.release import Decision
-from harness.measures.parse import labeller, parse_measure
 from harness.measures.registry import REGISTRY
+from harness.measures.spec import Measure
 from harness.records.store import SavedResults, previous_folders
 from harness.records.track import run_url
 from harness.report import charts
@@ -131,11 +132,11 @@ def what_changed(comparisons: Comparisons, diagnostics: Any, baseline: str | Non
     return lines
 
 
-def _relabelled(verdict: Decision | None, measures: list[str], label: Any) -> Decision | None:
+def _relabelled(verdict: Decision | None, measures: Sequence[Measure], label: Any) -> Decision | None:
     """The verdict with every measure named as the rest of the report names it (``nDCG@10 [graded]``)."""
     if verdict is None:
         return None
-    renames = sorted(((m, label(m)) for m in measures if label(m) != m), key=lambda pair: -len(pair[0]))
+    renames = sorted(((str(m), label(m)) for m in measures if label(m) != str(m)), key=lambda pair: -len(pair[0]))
 
     def rename(text: str) -> str:
         for old, new in renames:
@@ -153,26 +154,26 @@ def trend_charts(results: SavedResults, label: Any) -> list[Markup]:
     """Each guarded measure over the experiment's results folders (this one last), for production and candidate."""
     import pandas as pd
 
-    release = (results.config.get("report") or {}).get("release")
-    if not release or results.folder == Path():
+    release = results.recorded.release
+    if release is None or results.folder == Path():
         return []
     folders = [f for f in previous_folders(results.folder.parent) if f != results.folder][-(TREND_RUNS - 1) :]
     summaries = [pd.read_parquet(f / "summary.parquet") for f in folders] + [results.summary]
     stamps = [f.name[4:8] + "-" + f.name[9:13] if len(f.name) > 13 else f.name for f in [*folders, results.folder]]
-    systems = (release["production"], release["candidate"])
+    systems = (release.production, release.candidate)
     out = []
-    for guard in release.get("guards", []):
-        measure, segment = guard["measure"], guard.get("segment") or "all"
-        datasets = [guard["dataset"]] if guard.get("dataset") else sorted(set(results.summary["dataset"]))
+    for guard in release.guards:
+        measure, segment = guard.measure, guard.segment or "all"
+        datasets = [guard.dataset] if guard.dataset else sorted(set(results.summary["dataset"]))
         for dataset in datasets:
             series: dict[str, list[tuple[int, float]]] = {s: [] for s in systems}
             for i, summary in enumerate(summaries):
                 rows = summary[
                     (summary["dataset"] == dataset) & (summary["segment"] == segment) & (summary["measure"] == measure)
                 ]
-                for r in rows.itertuples():
-                    if r.system in series:
-                        series[str(r.system)].append((i, float(r.value)))
+                for system, value in zip(rows["system"].tolist(), rows["value"].tolist(), strict=True):
+                    if system in series:
+                        series[str(system)].append((i, float(value)))
             if any(series.values()):
                 where = dataset + ("" if segment == "all" else f" / {segment}")
                 title = f"{label(measure)} on {where}, run after run"
@@ -182,14 +183,13 @@ def trend_charts(results: SavedResults, label: Any) -> list[Markup]:
     return out
 
 
-def _higher(measure: str) -> bool:
-    m = parse_measure(measure)
-    return REGISTRY.definition(m).higher(m)
+def _higher(measure: Measure) -> bool:
+    return REGISTRY.definition(measure).higher(measure)
 
 
-def _beyond(measure: str) -> bool:
+def _beyond(measure: Measure) -> bool:
     """A beyond-accuracy measure (it reads the items: coverage, diversity, novelty, popularity)."""
-    return REGISTRY.definition(parse_measure(measure)).beyond_accuracy
+    return REGISTRY.definition(measure).beyond_accuracy
 
 
 def _long_tail_chart(long_tail: Any, dataset: str, systems: list[str]) -> Markup | None:
@@ -203,8 +203,8 @@ def _long_tail_chart(long_tail: Any, dataset: str, systems: list[str]) -> Markup
     return charts.long_tail(series, f"Recommendations per item{at}: the long tail")
 
 
-def _integer(measure: str) -> bool:
-    return REGISTRY.definition(parse_measure(measure)).integer
+def _integer(measure: Measure) -> bool:
+    return REGISTRY.definition(measure).integer
 
 
 def _anchor(text: str) -> str:
@@ -233,7 +233,7 @@ def _significance(comparisons: Comparisons, dataset: str, segment: str,
     return marks
 
 
-def _controlled(stats: dict[str, Any]) -> str:
+def _controlled(stats: Mapping[str, Any]) -> str:
     """What the correction controls, in words: the reader must know what a ▲ promises."""
     if stats.get("correction") == "none":
         return "no correction: each mark has its own 5% chance of being a false alarm, and a table of many has far more."
@@ -252,7 +252,7 @@ def _main_table(
     dataset: str,
     segment: str,
     systems: list[str],
-    measures: list[str],
+    measures: Sequence[Measure],
     baseline: str | None,
     label: Any,
 ) -> Table:
@@ -261,9 +261,10 @@ def _main_table(
     values = {(r.system, r.measure): r for r in rows_df.itertuples()}
     marks = _significance(comparisons, dataset, segment, baseline)
     table_rows = []
-    for m in measures:
+    for measure in measures:
+        m = str(measure)
         column = [float(values[(s, m)].value) for s in systems if (s, m) in values]
-        best = (max(column) if _higher(m) else min(column)) if column else None
+        best = (max(column) if _higher(measure) else min(column)) if column else None
         row = [Cell(label(m), label(m), "measure")]
         for s in systems:
             r = values.get((s, m))
@@ -279,14 +280,15 @@ def _main_table(
                 )
                 if c
             )
-            text = format_value(float(r.value), integer=_integer(m)) + (f" {mark}" if mark else "")
+            text = format_value(float(r.value), integer=_integer(measure)) + (f" {mark}" if mark else "")
             row.append(Cell(text, _num(float(r.value)), classes, format_ci(r.ci_low, r.ci_high), tip))
         table_rows.append(row)
     heads = [(s + (" (baseline)" if s == baseline else ""), "num") for s in systems]
     return Table([("measure", "text"), *heads], table_rows)
 
 
-def _comparison_table(comparisons: Comparisons, dataset: str, label: Any, anchor: str) -> Table | None:
+def _comparison_table(comparisons: Comparisons, dataset: str, label: Any, anchor: str,
+                      by_name: Mapping[str, Measure]) -> Table | None:  # fmt: skip
     """Every tested pair x measure x segment in one sortable, filterable table (replaces mirrored matrices)."""
     mine = [r for r in comparisons if r.dataset == dataset]
     if not mine:
@@ -305,8 +307,8 @@ def _comparison_table(comparisons: Comparisons, dataset: str, label: Any, anchor
             Cell(str(r.segment), str(r.segment)),
             Cell(label(r.measure), label(r.measure)),
             Cell(f"{r.system_b} vs {r.system_a}", f"{r.system_b} vs {r.system_a}", note=", ".join(flags)),
-            Cell(format_value(r.mean_a, integer=_integer(r.measure)), _num(r.mean_a)),
-            Cell(format_value(r.mean_b, integer=_integer(r.measure)), _num(r.mean_b)),
+            Cell(format_value(r.mean_a, integer=_integer(by_name[r.measure])), _num(r.mean_a)),
+            Cell(format_value(r.mean_b, integer=_integer(by_name[r.measure])), _num(r.mean_b)),
             Cell(format_delta(r.delta), _num(r.delta), classes),
             Cell(format_ci(r.ci_low, r.ci_high), _num(r.ci_low),
                  title="bootstrap over users (a system measure)" if r.aggregate == "system"
@@ -343,7 +345,7 @@ def _needed(row: Comparison) -> str:
 
 
 def _against_baseline(
-    comparisons: Comparisons, dataset: str, systems: list[str], baseline: str | None, measures: list[str], label: Any
+    comparisons: Comparisons, dataset: str, systems: list[str], baseline: str | None, measures: Sequence[Measure], label: Any
 ) -> Table | None:
     """Rows: measures; columns: each other system's difference against the baseline, its 95% CI and corrected p."""
     if baseline is None or baseline not in systems or not len(comparisons):
@@ -351,7 +353,7 @@ def _against_baseline(
     others = [s for s in systems if s != baseline]
     table_rows = []
     for m in measures:
-        found = {s: comparisons.find(dataset, "all", m, baseline, s) for s in others}
+        found = {s: comparisons.find(dataset, "all", str(m), baseline, s) for s in others}
         if not any(r is not None for r in found.values()):  # not computed on this dataset (beyond accuracy without train)
             continue
         row = [Cell(label(m))]
@@ -398,14 +400,13 @@ def release_changes(comparisons: Comparisons, production: str, candidate: str, l
     return Table(columns, [cells for _, cells in ranked], id="release-changes")
 
 
-def _families(measures: list[str]) -> dict[str, list[tuple[int, str]]]:
-    """Measures that differ only in their cutoff: 'nDCG' -> [(5, 'nDCG@5'), (10, 'nDCG@10')]."""
-    families: dict[str, list[tuple[int, str]]] = {}
+def _families(measures: Sequence[Measure]) -> dict[str, list[tuple[int, Measure]]]:
+    """Measures that differ only in their cutoff: 'nDCG' -> [(5, nDCG@5), (10, nDCG@10)]."""
+    families: dict[str, list[tuple[int, Measure]]] = {}
     for m in measures:
-        parsed = parse_measure(m)
-        if parsed.cutoff is not None:
-            base = str(parsed.__class__(parsed.name, parsed.params, None))
-            families.setdefault(base, []).append((parsed.cutoff, m))
+        if m.cutoff is not None:
+            base = str(dataclasses.replace(m, cutoff=None))
+            families.setdefault(base, []).append((m.cutoff, m))
     return {k: v for k, v in families.items() if len(v) >= 2}
 
 
@@ -414,7 +415,8 @@ def _wide(rows: Any) -> Any:
     return rows.pivot_table(index=["query_id", "segment"], columns="system", values="value", sort=False)
 
 
-def _top_changes(wides: dict[str, Any], systems: list[str], baseline: str, measures: list[str], label: Any, anchor: str) -> Table:
+def _top_changes(wides: Mapping[Measure, Any], systems: list[str], baseline: str, measures: Sequence[Measure], label: Any,
+                 anchor: str) -> Table:  # fmt: skip
     """The queries that changed most against the baseline, per measure and system (bounded: TOP_QUERIES each)."""
     columns = [("measure", "text"), ("system", "text"), ("query", "text"), ("segment", "text"),
                (f"{baseline}", "num"), ("system value", "num"), ("difference", "num")]  # fmt: skip
@@ -441,7 +443,7 @@ def _top_changes(wides: dict[str, Any], systems: list[str], baseline: str, measu
 
 
 def _measure_charts(
-    wides: dict[str, Any], systems: list[str], baseline: str | None, measures: list[str], label: Any
+    wides: Mapping[Measure, Any], systems: list[str], baseline: str | None, measures: Sequence[Measure], label: Any
 ) -> list[MeasureCharts]:
     """For every measure: each system's sorted per-query differences against the baseline, and the score distributions."""
     out = []
@@ -501,14 +503,15 @@ def _simple_table(frame: Any, id: str = "") -> Table:
 
 
 def build_model(results: SavedResults) -> ReportModel:
-    config, provenance, tracking = results.config, results.provenance, results.tracking
+    recorded, provenance, tracking = results.recorded, results.provenance, results.tracking
     summary, comparisons = results.summary, results.comparison_rows
     diagnostics, anova = results.diagnostics, results.anova
-    measures = list(config["measures"])
-    label = labeller(config.get("gain_schemes") or {})
-    order = [s["name"] for s in config["systems"]]
-    baseline = config.get("baseline")
-    stats = config.get("stats", {})
+    measures = recorded.measures
+    by_name = {str(m): m for m in measures}
+    label = recorded.label
+    order = list(recorded.systems)
+    baseline = recorded.baseline
+    stats = recorded.stats
     legend = (
         f"▲ / ▼: significantly better / worse than the baseline by the {stats.get('primary')} test, "
         f"{stats.get('correction')}-corrected, alpha {stats.get('alpha')}; {_controlled(stats)} "
@@ -516,20 +519,20 @@ def build_model(results: SavedResults) -> ReportModel:
         f"geometric means (tests on log values)."
     )
     sections = []
-    conventions = [(k, str(v)) for k, v in config["conventions"].items() if k != "relevance_level"]
+    conventions = [(k, str(v)) for k, v in recorded.conventions.items() if k != "relevance_level"]
     for dataset in dict.fromkeys(summary["dataset"]):
         present = set(summary[summary["dataset"] == dataset]["system"])
         systems = [s for s in order if s in present]
         anchor = _anchor(dataset)
         accuracy = [m for m in measures if not _beyond(m)]
-        beyond = [m for m in measures if _beyond(m) and ((summary["dataset"] == dataset) & (summary["measure"] == m)).any()]
+        beyond = [m for m in measures if _beyond(m) and ((summary["dataset"] == dataset) & (summary["measure"] == str(m))).any()]
         main = _main_table(summary, comparisons, dataset, "all", systems, accuracy, baseline, label)
         segment_names = [s for s in dict.fromkeys(summary[summary["dataset"] == dataset]["segment"]) if s != "all"]
         segments = [
             (seg, _main_table(summary, comparisons, dataset, seg, systems, measures, baseline, label)) for seg in segment_names
         ]
         # each measure's rows read and pivoted once (not the dataset's whole table), for the charts and the top changes
-        wides = {m: _wide(results.per_query_of(dataset, measure=m)) for m in measures}
+        wides = {m: _wide(results.per_query_of(dataset, measure=str(m))) for m in measures}
         wtl_rows = []
         if baseline in systems:
             for r in comparisons:
@@ -541,17 +544,18 @@ def build_model(results: SavedResults) -> ReportModel:
             series = {}
             for s in systems:
                 rows = table[table["system"] == s].set_index("measure")["value"]
-                series[s] = [(k, float(rows[m])) for k, m in sorted(members) if m in rows.index]
+                series[s] = [(k, float(rows[str(m)])) for k, m in sorted(members, key=lambda pair: pair[0])
+                             if str(m) in rows.index]  # fmt: skip
             cutoff_charts.append(charts.cutoff_curves(series, f"{label(family)} against the cutoff", label(family)))
         anova_table = None
         if anova is not None and len(anova[anova["dataset"] == dataset]):
             a = anova[(anova["dataset"] == dataset) & (anova["segment"] == "all")][["measure", "systems", "n_queries", "F", "p"]]
             anova_table = _simple_table(a.assign(measure=a["measure"].map(label)))
-        level = next((d.get("relevance_level") for d in config["datasets"] if d["name"] == dataset), None)
+        level = recorded.relevance_levels.get(dataset)
         sections.append(
             DatasetSection(
                 name=dataset, anchor=anchor, baseline=baseline if baseline in systems else None, main_table=main,
-                comparison_table=_comparison_table(comparisons, dataset, label, anchor),
+                comparison_table=_comparison_table(comparisons, dataset, label, anchor, by_name),
                 measure_charts=_measure_charts(wides, systems, baseline, measures, label), cutoff_charts=cutoff_charts,
                 wtl_chart=charts.win_tie_loss(wtl_rows, f"Queries won / tied / lost against {baseline}") if wtl_rows else None,
                 segments=segments, diagnostics=_diagnostics_table(diagnostics, dataset, systems),
@@ -573,11 +577,11 @@ def build_model(results: SavedResults) -> ReportModel:
             mlflow_text += f" (open with: mlflow ui --backend-store-uri {uri})"
     settings = [(f"stats.{k}", ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in stats.items()]
     settings += [
-        ("profile", str(config.get("profile"))),
+        ("profile", str(recorded.profile)),
         ("baseline", str(baseline)),
-        ("cutoffs", ", ".join(map(str, config.get("cutoffs", [])))),
+        ("cutoffs", ", ".join(map(str, recorded.cutoffs))),
     ]
-    settings += [(f"gains.{k}", str(v)) for k, v in (config.get("gain_schemes") or {}).items()]
+    settings += [(f"gains.{k}", str(v)) for k, v in recorded.gain_schemes.items()]
     warnings = []
     if any(r.resolution_limited for r in comparisons):
         warnings.append(
@@ -593,12 +597,11 @@ def build_model(results: SavedResults) -> ReportModel:
             "about 0.09 at 15 queries for alpha 0.05), and below 10 queries the bootstrap is not computed."
         )
     changes = what_changed(comparisons, diagnostics, baseline, label)
-    release = (config.get("report") or {}).get("release")
-    release_table = release_changes(comparisons, release["production"], release["candidate"], label) if release else None
+    release = recorded.release
+    release_table = release_changes(comparisons, release.production, release.candidate, label) if release else None
     return ReportModel(
         changes=changes, trend_charts=trend_charts(results, label), release_changes=release_table,
-        title=(config.get("report") or {}).get("title") or config["name"], experiment=config["name"],
-        description=config.get("description") or "",
+        title=recorded.title or recorded.name, experiment=recorded.name, description=recorded.description,
         started=provenance["started"], harness_version=provenance["versions"]["harness"], config_hash=provenance["config_hash"],
         mlflow_text=mlflow_text, mlflow_href=mlflow_href, verdict=verdict, legend=legend, datasets=sections,
         settings=settings,
