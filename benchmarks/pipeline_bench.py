@@ -3,6 +3,7 @@
     python benchmarks/pipeline_bench.py                      # 200,000 users x 100 items, 2 systems, 5 measures
     python benchmarks/pipeline_bench.py --scenario tiny      # seconds; used by the smoke test
     python benchmarks/pipeline_bench.py --engine dask        # on a LocalCluster of 2 workers (paired tests on it)
+    python benchmarks/pipeline_bench.py --output DIR         # keep the results folder (default: a temporary one)
 
 Generates (once, deterministically) the recsys qrels and a production run, derives a
 candidate run by perturbing the scores, writes a config with a release gate and a
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                         "measures (system measures are resampled over users: stats.system_resamples, 200)")  # fmt: skip
     parser.add_argument("--engine", choices=("local", "dask"), default="local",
                         help="dask: a LocalCluster of 2 workers x 1.5 GiB evaluates the runs and computes the paired tests")
+    parser.add_argument("--output", type=Path, help="where the results folder goes (default: a temporary folder)")
     args = parser.parse_args(argv)
     folder = _prepare(args.scenario, args.data)
 
@@ -95,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             f"stats: {{permutations: {args.permutations}, resamples: {args.permutations}}}\n"
             f"report:\n  release:\n    production: production\n    candidate: candidate\n"
             f"    guards: [{{measure: nDCG@10, max_drop: 0.005}}, {{measure: R@100, segment: new, max_drop: 0.01}}]\n"
-            f"output: {Path(scratch) / 'out'}\n"
+            f"output: {args.output or Path(scratch) / 'out'}\n"
             + ("engine: {name: dask, n_workers: 2, memory_limit: 1.5GiB}\n" if args.engine == "dask" else "")
         )
         experiment = load_config(config)

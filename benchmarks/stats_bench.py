@@ -1,6 +1,6 @@
 """Time the paired tests on the issue's grid: 10 pairs x 10 measures, 7,000 queries, 10,000 permutations.
 
-    python benchmarks/stats_bench.py [--queries 7000] [--permutations 10000] [--ranx]
+    python benchmarks/stats_bench.py [--queries 7000] [--permutations 10000] [--ranx] [--save tests.npz]
 
 Prints the wall time of each test over all 100 comparisons at once, and (with --ranx,
 when installed) ranx's Fisher randomisation test on ONE pair and measure for scale.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=7000)
     parser.add_argument("--permutations", type=int, default=10_000)
     parser.add_argument("--ranx", action="store_true")
+    parser.add_argument("--save", type=Path, help="write the differences and the t and Wilcoxon p-values (.npz)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     a = rng.random((100, args.queries))
@@ -33,11 +35,13 @@ def main(argv: list[str] | None = None) -> int:
         "randomization": lambda: paired.randomization(diffs, keys, args.permutations),
         "bootstrap": lambda: paired.bootstrap(diffs, keys, args.permutations),
     }
-    timings = {}
+    timings, results = {}, {}
     for name, test in tests.items():
         start = time.perf_counter()
-        test()
+        results[name] = test()
         timings[name] = time.perf_counter() - start
+    if args.save is not None:  # what was timed, for checking against a reference (the smoke test: scipy)
+        np.savez(args.save, diffs=diffs, p_t=results["t-test"].p, p_wilcoxon=results["wilcoxon"])
     print(f"100 comparisons (10 pairs x 10 measures), {args.queries:,} queries, {args.permutations:,} permutations/resamples")
     for name, seconds in timings.items():
         print(f"  {name:<14} {seconds:7.2f} s")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,31 +33,61 @@ def test_benchmark_runs_end_to_end_and_agrees_with_pytrec_eval(tmp_path: Path) -
     assert abs(ours_values["P_10"] - peer_values["P_10"]) < 5e-5
 
 
-def test_statistics_benchmark_runs() -> None:
-    command = [sys.executable, str(ROOT / "benchmarks" / "stats_bench.py"), "--queries", "200", "--permutations", "200"]
+def test_statistics_benchmark_times_the_tests_scipy_computes(tmp_path: Path) -> None:
+    """What the benchmark times gives scipy's p-values: the t-test and Wilcoxon's normal approximation (200 queries)."""
+    from scipy import stats
+
+    saved = tmp_path / "tests.npz"
+    command = [sys.executable, str(ROOT / "benchmarks" / "stats_bench.py"), "--queries", "200", "--permutations", "200",
+               "--save", str(saved)]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    assert "randomization" in done.stdout and "all four" in done.stdout
+    timed = np.load(saved)
+    diffs = timed["diffs"]
+    assert diffs.shape == (100, 200)
+    np.testing.assert_allclose(timed["p_t"], stats.ttest_1samp(diffs, 0.0, axis=1).pvalue, rtol=1e-10)
+    scipy_wilcoxon = [stats.wilcoxon(row, zero_method="wilcox", correction=False, method="approx").pvalue for row in diffs]
+    np.testing.assert_allclose(timed["p_wilcoxon"], scipy_wilcoxon, rtol=1e-9)
 
 
 @pytest.mark.parametrize("engine", ["local", "dask"])
-def test_pipeline_benchmark_runs(tmp_path: Path, engine: str) -> None:
+def test_pipeline_benchmark_computes_pytrec_evals_values(tmp_path: Path, engine: str) -> None:
+    """Every stage runs, and the results folder it times holds pytrec_eval's nDCG@10 of both runs, and the guard's drop."""
+    import pandas as pd
+    import pytrec_eval
+
+    output = tmp_path / "out"
     command = [sys.executable, str(ROOT / "benchmarks" / "pipeline_bench.py"), "--scenario", "tiny", "--data", str(tmp_path),
-               "--permutations", "200", "--engine", engine]  # fmt: skip
+               "--permutations", "200", "--engine", engine, "--output", str(output)]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    for stage in ("load + evaluate", "compare", "gate", "write results", "track (local MLflow)", "report", "total"):
-        assert f"  {stage}" in done.stdout, stage
-    assert "report.html" in done.stdout and "release gate" in done.stdout
+    assert "  total" in done.stdout
+    (folder,) = [f for f in (output / "pipeline-bench").iterdir() if not f.is_symlink()]
+    summary = pd.read_parquet(folder / "summary.parquet")
+    qrels = _trec_dict(tmp_path / "tiny" / "qrels.trec", int)
+    means = {}
+    for system, file in (("production", "run.trec"), ("candidate", "candidate.trec")):
+        run = _trec_dict(tmp_path / "tiny" / file, float)
+        scores = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10"}).evaluate(run)
+        means[system] = sum(scores[q]["ndcg_cut_10"] if q in scores else 0.0 for q in qrels) / len(qrels)  # -c
+        row = summary[(summary["system"] == system) & (summary["measure"] == "nDCG@10") & (summary["segment"] == "all")]
+        assert float(row["value"].iloc[0]) == pytest.approx(means[system], abs=1e-12), system
+    guard = json.loads((folder / "gate.json").read_text())["guards"][0]
+    drop = means["production"] - means["candidate"]
+    assert guard["guard"].startswith("nDCG@10") and guard["drop"] == pytest.approx(drop, abs=1e-12)
 
 
-def test_beyond_accuracy_benchmark_runs(tmp_path: Path) -> None:
+def test_beyond_accuracy_benchmark_reads_what_it_generated(tmp_path: Path) -> None:
+    """Every family is timed, over the rows the generated files hold (counted here from the files themselves)."""
     command = [sys.executable, str(ROOT / "benchmarks" / "beyond_bench.py"), "--scenario", "tiny", "--data", str(tmp_path)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     for family in ("Coverage, RecItems, Entropy, Gini (system) @100", "ILD (co-occurrence) @10", "EFD, EPC @100"):
         assert f"  {family}" in done.stdout, family
-    assert "every beyond-accuracy measure" in done.stdout and "peak memory" in done.stdout
+    folder = tmp_path / "tiny"
+    lines = {name: len((folder / name).read_text().splitlines()) for name in ("run.trec", "train.csv", "items.csv")}
+    header = f"{lines['run.trec']:,} run rows, {lines['train.csv'] - 1:,} training rows, {lines['items.csv'] - 1:,} items"
+    assert header in done.stdout, done.stdout
 
 
 def test_dask_benchmark_runs(tmp_path: Path) -> None:
@@ -62,3 +95,13 @@ def test_dask_benchmark_runs(tmp_path: Path) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "worker restarts: 0" in done.stdout and "same aggregates (4 decimals, as printed): True" in done.stdout
+
+
+def _trec_dict(path: Path, kind: type) -> dict[str, dict[str, Any]]:
+    """A TREC qrels (4 columns) or run (6 columns) file as pytrec_eval's dict of dicts."""
+    out: dict[str, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        fields = line.split()
+        query, doc, value = (fields[0], fields[2], fields[3]) if len(fields) == 4 else (fields[0], fields[2], fields[4])
+        out.setdefault(query, {})[doc] = kind(value)
+    return out
