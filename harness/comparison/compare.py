@@ -137,7 +137,7 @@ def compare(
     measures: tuple[Measure, ...],
     settings: CompareSettings,
     advance: Callable[[], None] = lambda: None,
-    tested_elsewhere: Callable[..., tuple[PairedBlock, GroupTested | None] | None] | None = None,
+    tested_elsewhere: TestedElsewhere | None = None,
 ) -> Comparisons:
     """Every comparison (and ANOVA), in dataset, segment, pair, measure order; ``advance()`` after each pair.
 
@@ -577,6 +577,11 @@ class GroupTested:
     anova: list[AnovaResult]
     tukey: np.ndarray
     n: np.ndarray
+
+
+# (dataset, segment, systems, pairs, measures) -> the tests computed where the values are (a cluster), or None: here
+TestedElsewhere = Callable[[str, str, list[str], list[tuple[str, str]], tuple[Measure, ...]],
+                           tuple[PairedBlock, GroupTested | None] | None]  # fmt: skip
 
 
 def group_arrays(union: np.ndarray, values: dict[str, np.ndarray], evaluated: dict[str, np.ndarray],

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from harness.engines._common import DatasetWork, FilesWork
 from harness.engines.local import LocalEngine
 
 if TYPE_CHECKING:
+    from harness.comparison.compare import CompareSettings, TestedElsewhere
     from harness.config.schema import Engine as EngineSpec
     from harness.evaluation.results import EvaluatedRun, RunResult
     from harness.progress import Progress
@@ -44,7 +45,7 @@ class Engine(Protocol):
         """Keep a system's reused values (from an earlier results folder) beside the runs this engine evaluated."""
         ...
 
-    def paired_tests(self, results: list[RunResult], settings: Any) -> Any:
+    def paired_tests(self, results: list[RunResult], settings: CompareSettings) -> TestedElsewhere | None:
         """The comparisons' tests where the values are (a callable :func:`~harness.comparison.compare.compare` asks
         per dataset and segment), or None: computed on the values in memory."""
         ...

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -14,6 +13,7 @@ from harness.data.load import check_shares_judged, load_run
 from harness.data.model import Qrels, Run
 from harness.evaluation.evaluator import Evaluator
 from harness.evaluation.results import PerQuery, RunResult
+from harness.kernels._segments import RankedLists
 from harness.measures.spec import Measure
 from harness.progress import Progress
 
@@ -33,7 +33,7 @@ class DatasetWork:
     segments: dict[str, str]
     skipped: str
     progress: Progress
-    advance: Any  # Callable[[], None]
+    advance: Callable[[], None]
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def dataset_diagnostics(dataset: Dataset, diagnostics: dict[str, object], unsegm
 
 
 def run_result(dataset: Dataset, system: System, per_query: PerQuery, diagnostics: dict[str, object],
-               segments: dict[str, str], skipped: str, cold_rows: int | None, lists: Any,
+               segments: dict[str, str], skipped: str, cold_rows: int | None, lists: RankedLists | None,
                system_measures: tuple[Measure, ...], counts: np.ndarray | None, cutoff: int | None) -> RunResult:  # fmt: skip
     """A run's result with its values here: its queries' segments, and the dataset-level diagnostics."""
     seg = segments_of(per_query.query_ids, segments)

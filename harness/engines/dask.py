@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness._extras import missing_dask
+from harness.comparison.compare import CompareSettings
 from harness.config.formats import table_format_of
 from harness.config.schema import Engine
 from harness.data.align import AlignStats
@@ -727,7 +728,7 @@ class DaskEngine:
         if runs is not None:
             runs.pieces[reused.system] = scatter_values(self.client, reused.here().per_query, runs.measures)
 
-    def paired_tests(self, results: list[RunResult], settings: Any) -> _ClusterTests:
+    def paired_tests(self, results: list[RunResult], settings: CompareSettings) -> _ClusterTests:
         return _ClusterTests(self.client, self.remote, results, settings)
 
 

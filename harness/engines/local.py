@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
+from harness.comparison.compare import CompareSettings
 from harness.config.schema import Engine as EngineSpec
 from harness.config.schema import System
 from harness.data.align import warm_up
@@ -81,6 +81,6 @@ class LocalEngine:
     def hold(self, dataset: str, reused: RunResult) -> None:
         """A system's values reused from earlier results: here already, nothing to send."""
 
-    def paired_tests(self, results: list[RunResult], settings: Any) -> None:
+    def paired_tests(self, results: list[RunResult], settings: CompareSettings) -> None:
         """The comparisons' tests run here, on the values in memory: no other place to ask."""
         return None

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness._atomic import sha256_path, size_of
-from harness.comparison.compare import CompareSettings, compare, count_blocks, system_summary
+from harness.comparison.compare import CompareSettings, TestedElsewhere, compare, count_blocks, system_summary
 from harness.comparison.rows import Comparisons
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.items import read_items, read_train
@@ -50,6 +50,9 @@ from harness.report.render import write_report
 
 _quiet = SILENT
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 @dataclass
 class Outcome:
@@ -70,21 +73,21 @@ class Outcome:
     results: SavedResults | None = None  # everything written, as values
 
     @property
-    def per_query(self) -> Any:
+    def per_query(self) -> pd.DataFrame | None:
         """One row per dataset, system, query, segment and measure (a pandas DataFrame; read from the results folder
         when the workers wrote it there)."""
         return None if self.results is None else self.results.per_query_of()
 
     @property
-    def summary(self) -> Any:
+    def summary(self) -> pd.DataFrame | None:
         return None if self.results is None else self.results.summary
 
     @property
-    def comparisons(self) -> Any:
+    def comparisons(self) -> pd.DataFrame | None:
         return None if self.results is None else self.results.comparisons
 
     @property
-    def diagnostics(self) -> Any:
+    def diagnostics(self) -> pd.DataFrame | None:
         return None if self.results is None else self.results.diagnostics
 
 
@@ -167,7 +170,7 @@ def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
 
 
 @contextmanager
-def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[list[RunResult], Any]]:
+def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[list[RunResult], TestedElsewhere | None]]:
     """(every run's result, where the paired tests are computed): the engine stays open while the caller compares,
     so an engine that keeps the values (on a cluster) runs the tests there."""
     check_guard_segments(experiment)
@@ -382,7 +385,7 @@ def compare_settings(experiment: Experiment) -> CompareSettings:
 
 
 def comparison_tables(experiment: Experiment, results: list[RunResult], progress: Progress = _quiet,
-                      tested_elsewhere: Any = None) -> Comparisons:  # fmt: skip
+                      tested_elsewhere: TestedElsewhere | None = None) -> Comparisons:  # fmt: skip
     """The comparisons (and ANOVAs), none when statistics are off or there is one system.
     ``tested_elsewhere``: where the tests are computed, when not here (:func:`compare`)."""
     if not experiment.stats.enabled or len({r.system for r in results}) < 2:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from harness.records.track import run_url
 from harness.report import charts
 from harness.report.format import format_ci, format_delta, format_p, format_value
 
+Label = Callable[[Measure | str], str]  # a measure's display name; the summary and diagnostics tables come from disk (Any)
 TOP_QUERIES = 10  # per measure and system: the queries that changed most against the baseline (the rest: per_query.parquet)
 
 
@@ -95,7 +96,7 @@ class ReportModel:
     trend_charts: list[Markup] = field(default_factory=list)
 
 
-def what_changed(comparisons: Comparisons, diagnostics: Any, baseline: str | None, label: Any) -> list[str]:
+def what_changed(comparisons: Comparisons, diagnostics: Any, baseline: str | None, label: Label) -> list[str]:
     """One line per (system, dataset, segment) against the baseline: its significant wins and losses, then data warnings.
 
     Each change reads ``nDCG@10 -0.0123 [95% CI -0.0201, -0.0045], p = 0.0012, d_z -0.31``.
@@ -132,7 +133,7 @@ def what_changed(comparisons: Comparisons, diagnostics: Any, baseline: str | Non
     return lines
 
 
-def _relabelled(verdict: Decision | None, measures: Sequence[Measure], label: Any) -> Decision | None:
+def _relabelled(verdict: Decision | None, measures: Sequence[Measure], label: Label) -> Decision | None:
     """The verdict with every measure named as the rest of the report names it (``nDCG@10 [graded]``)."""
     if verdict is None:
         return None
@@ -150,7 +151,7 @@ def _relabelled(verdict: Decision | None, measures: Sequence[Measure], label: An
 TREND_RUNS = 20  # the guarded measures over this many of the experiment's latest results folders
 
 
-def trend_charts(results: SavedResults, label: Any) -> list[Markup]:
+def trend_charts(results: SavedResults, label: Label) -> list[Markup]:
     """Each guarded measure over the experiment's results folders (this one last), for production and candidate."""
     import pandas as pd
 
@@ -254,7 +255,7 @@ def _main_table(
     systems: list[str],
     measures: Sequence[Measure],
     baseline: str | None,
-    label: Any,
+    label: Label,
 ) -> Table:
     """One row per measure, one column per system: as long as needed, never wider than the page."""
     rows_df = summary[(summary["dataset"] == dataset) & (summary["segment"] == segment)]
@@ -287,7 +288,7 @@ def _main_table(
     return Table([("measure", "text"), *heads], table_rows)
 
 
-def _comparison_table(comparisons: Comparisons, dataset: str, label: Any, anchor: str,
+def _comparison_table(comparisons: Comparisons, dataset: str, label: Label, anchor: str,
                       by_name: Mapping[str, Measure]) -> Table | None:  # fmt: skip
     """Every tested pair x measure x segment in one sortable, filterable table (replaces mirrored matrices)."""
     mine = [r for r in comparisons if r.dataset == dataset]
@@ -345,7 +346,7 @@ def _needed(row: Comparison) -> str:
 
 
 def _against_baseline(
-    comparisons: Comparisons, dataset: str, systems: list[str], baseline: str | None, measures: Sequence[Measure], label: Any
+    comparisons: Comparisons, dataset: str, systems: list[str], baseline: str | None, measures: Sequence[Measure], label: Label
 ) -> Table | None:
     """Rows: measures; columns: each other system's difference against the baseline, its 95% CI and corrected p."""
     if baseline is None or baseline not in systems or not len(comparisons):
@@ -370,7 +371,7 @@ def _against_baseline(
     return Table([("measure", "text"), *[(f"{s} − {baseline}", "text") for s in others]], table_rows)
 
 
-def release_changes(comparisons: Comparisons, production: str, candidate: str, label: Any) -> Table | None:
+def release_changes(comparisons: Comparisons, production: str, candidate: str, label: Label) -> Table | None:
     """What the release changes: candidate against production, one row per dataset x segment x measure, significant
     losses first, then what these users cannot tell (with the smallest difference they detect and the users that would
     detect the observed one), then significant gains."""
@@ -415,7 +416,7 @@ def _wide(rows: Any) -> Any:
     return rows.pivot_table(index=["query_id", "segment"], columns="system", values="value", sort=False)
 
 
-def _top_changes(wides: Mapping[Measure, Any], systems: list[str], baseline: str, measures: Sequence[Measure], label: Any,
+def _top_changes(wides: Mapping[Measure, Any], systems: list[str], baseline: str, measures: Sequence[Measure], label: Label,
                  anchor: str) -> Table:  # fmt: skip
     """The queries that changed most against the baseline, per measure and system (bounded: TOP_QUERIES each)."""
     columns = [("measure", "text"), ("system", "text"), ("query", "text"), ("segment", "text"),
@@ -443,7 +444,7 @@ def _top_changes(wides: Mapping[Measure, Any], systems: list[str], baseline: str
 
 
 def _measure_charts(
-    wides: Mapping[Measure, Any], systems: list[str], baseline: str | None, measures: Sequence[Measure], label: Any
+    wides: Mapping[Measure, Any], systems: list[str], baseline: str | None, measures: Sequence[Measure], label: Label
 ) -> list[MeasureCharts]:
     """For every measure: each system's sorted per-query differences against the baseline, and the score distributions."""
     out = []
