@@ -55,7 +55,6 @@ from harness.evaluation.evaluator import Evaluator
 from harness.evaluation.results import (
     EvaluatedRun,
     PerQuery,
-    RemoteValues,
     RunResult,
     ValuesScan,
     aggregate_values,
@@ -667,21 +666,10 @@ class DaskEngine:
             cold = None if items is None else evaluated.cold_recommendations
             progress(f"dask: summarising {system.name} on {dataset.name}")
             rows, present, unsegmented = summary_on_cluster(client, evaluated.pieces, evaluated.measures, segment_of, names)
-            pieces, measures, name = evaluated.pieces, evaluated.measures, system.name
-
-            def gather(pieces: list[Any] = pieces, measures: tuple[Measure, ...] = measures,
-                       name: str = name) -> tuple[PerQuery, np.ndarray]:  # fmt: skip
-                per_query = gather_values(client, pieces, name, measures)
-                return per_query, segments_of(per_query.query_ids, segments)
-
             prefix = (f"part-{work.experiment.datasets.index(dataset):03d}-"
                       f"{work.experiment.systems.index(system):03d}")  # in the config's dataset, then system, order  # fmt: skip
-
-            def write(folder: Path, pieces: list[Any] = pieces, measures: tuple[Measure, ...] = measures,
-                      name: str = name, prefix: str = prefix) -> int:  # fmt: skip
-                return write_per_query(client, pieces, folder, prefix, dataset.name, name, measures, segment_of)
-
-            values = RemoteValues(measures, present, tuple(rows), gather, write, evaluated.query_ids)
+            values = ClusterValues(evaluated.measures, present, tuple(rows), evaluated.query_ids, client, evaluated.pieces,
+                                   dataset.name, system.name, segments, segment_of, prefix)  # fmt: skip
             diagnostics = dataset_diagnostics(dataset, dict(evaluated.diagnostics), unsegmented if segments else None,
                                               work.skipped, cold)  # fmt: skip
             seg = None if evaluated.query_ids is None else segments_of(evaluated.query_ids, segments)
@@ -730,6 +718,32 @@ class DaskEngine:
 
     def paired_tests(self, results: list[RunResult], settings: CompareSettings) -> _ClusterTests:
         return _ClusterTests(self.client, self.remote, results, settings)
+
+
+@dataclass(frozen=True, eq=False)
+class ClusterValues:
+    """A run's per-query values on the cluster's workers (:class:`~harness.evaluation.results.ValuesHandle`): their
+    summary came as exact sums; they are gathered or written only when a later stage asks, while the client is up."""
+
+    measures: tuple[Measure, ...]
+    segment_names: tuple[str, ...]
+    summary: tuple[dict[str, object], ...]
+    query_ids: np.ndarray | None
+    client: Any
+    pieces: list[Any]  # futures of the run's partitions' per-query values
+    dataset: str
+    system: str
+    segments: dict[str, str]  # query id -> segment
+    segment_of: Any  # the same, scattered to the workers
+    prefix: str  # the name of the run's files in a per-query table written in parts
+
+    def gather(self) -> tuple[PerQuery, np.ndarray]:
+        per_query = gather_values(self.client, self.pieces, self.system, self.measures)
+        return per_query, segments_of(per_query.query_ids, self.segments)
+
+    def write(self, folder: Path) -> int:
+        return write_per_query(self.client, self.pieces, folder, self.prefix, self.dataset, self.system, self.measures,
+                               self.segment_of)  # fmt: skip
 
 
 class _ClusterTests:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -253,17 +253,36 @@ def aggregate(per_query: PerQuery) -> Aggregates:
     return Aggregates({m: aggregate_values(m, per_query.values[:, j]) for j, m in enumerate(per_query.measures)})
 
 
-@dataclass(frozen=True, eq=False)
-class RemoteValues:
-    """A run's per-query values left where they were computed (the Dask workers, :mod:`harness.engines.dask`); the
-    client keeps a few numbers per segment and measure."""
+class ValuesHandle(Protocol):
+    """A run's per-query values left where an engine computed them (a cluster's workers): what the later stages ask of
+    them. The engine implements it (:class:`harness.engines.dask.ClusterValues`); this process keeps a few numbers
+    per segment and measure."""
 
-    measures: tuple[Measure, ...]
-    segment_names: tuple[str, ...]  # 'all', then each segment that has queries, sorted
-    summary: tuple[dict[str, object], ...]  # summarize's rows, without dataset and system
-    gather: Callable[[], tuple[PerQuery, np.ndarray]]  # (the values, each query's segment) here; while the cluster is up
-    write: Callable[[Path], int]  # the per-query table's rows written into a folder by the workers; how many
-    query_ids: np.ndarray | None = None  # the queries' ids, when the run's lists came here for its system measures
+    @property
+    def measures(self) -> tuple[Measure, ...]: ...
+
+    @property
+    def segment_names(self) -> tuple[str, ...]:
+        """'all', then each segment that has queries, sorted."""
+        ...
+
+    @property
+    def summary(self) -> tuple[dict[str, object], ...]:
+        """:func:`summarize`'s rows, without dataset and system."""
+        ...
+
+    @property
+    def query_ids(self) -> np.ndarray | None:
+        """The queries' ids, when the run's lists came here for its system measures."""
+        ...
+
+    def gather(self) -> tuple[PerQuery, np.ndarray]:
+        """(the values, each query's segment) here; while the engine is open."""
+        ...
+
+    def write(self, folder: Path) -> int:
+        """The per-query table's rows written into ``folder`` where the values are; how many."""
+        ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -285,13 +304,13 @@ class RunResult:
     system_measures: tuple[Measure, ...] = ()
     item_counts: np.ndarray | None = None  # recommendations of each recommended item, descending (the long tail)
     item_counts_cutoff: int | None = None  # the lists' cutoff they were counted at (None: whole lists)
-    remote: RemoteValues | None = None
+    remote: ValuesHandle | None = None
 
     @property
     def measures(self) -> tuple[Measure, ...]:
         return self.per_query.measures if self.per_query is not None else self.remote_values().measures
 
-    def remote_values(self) -> RemoteValues:
+    def remote_values(self) -> ValuesHandle:
         assert self.remote is not None, "a run's values are here or on a cluster"
         return self.remote
 
