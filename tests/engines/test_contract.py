@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +31,6 @@ from tests.generated import adversarial
 ENGINES = ("local", "dask")
 MEASURES = tuple(parse_measure(m) for m in ("nDCG@10", "AP", "RR", "P@5", "bpref", "GMAP", "NumRet"))
 SYSTEMS = ("bm25", "dense", "hybrid")
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
-                      dashboard_address=":0") as cluster, Client(cluster) as active:  # fmt: skip
-        yield active  # the dask engine finds the active client
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +23,6 @@ from harness.measures.conventions import Conventions
 from harness.measures.parse import parse_measure
 
 MEASURES = tuple(parse_measure(m) for m in ("nDCG@10", "AP", "P@5", "RR", "R@100", "bpref", "Success@3"))
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
-                      dashboard_address=":0") as cluster, Client(cluster) as active:  # fmt: skip
-        yield active  # harness's engine finds the active client: one cluster for the module
 
 
 def _generated(n_queries: int, depth: int, seed: int = 5) -> tuple[Qrels, Run]:
