@@ -21,11 +21,21 @@ import numpy as np
 
 from harness.comparison.compare import CompareSettings
 from harness.comparison.compare import compare as compare_results
-from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
+from harness.config.defaults import (
+    DEFAULT_ALPHA,
+    DEFAULT_CORRECTION,
+    DEFAULT_DATASET,
+    DEFAULT_FAMILY,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_POWER,
+    DEFAULT_PRIMARY,
+    DEFAULT_SEED,
+    DEFAULT_TESTS,
+)
 from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, release_power
 from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
-from harness.config.schema import TESTS, Correction, Family, Guard, NanPolicy, Test
+from harness.config.schema import Correction, Family, Guard, NanPolicy, Test
 from harness.decision.release import decide_arrays, paired_values
 from harness.errors import HarnessError
 from harness.evaluation.results import PerQuery, RunResult
@@ -45,13 +55,13 @@ def compare(
     per_query: Sequence[PerQuery] | Mapping[str, PerQuery],
     baseline: str | None = None,
     *,
-    tests: Sequence[str] = TESTS,
-    primary: str = "randomization",
-    correction: str = "holm",
-    family: str = "per_measure",
-    alpha: float = 0.05,
-    permutations: int = 10_000,
-    resamples: int = 10_000,
+    tests: Sequence[str] = DEFAULT_TESTS,
+    primary: str = DEFAULT_PRIMARY,
+    correction: str = DEFAULT_CORRECTION,
+    family: str = DEFAULT_FAMILY,
+    alpha: float = DEFAULT_ALPHA,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    resamples: int = DEFAULT_PERMUTATIONS,
     seed: int = DEFAULT_SEED,
     nan: str = "error",
     dataset: str = DEFAULT_DATASET,

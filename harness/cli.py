@@ -27,7 +27,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from harness import __version__
-from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, DEFAULT_SEED
+from harness.config.defaults import (
+    DEFAULT_ALPHA,
+    DEFAULT_CORRECTION,
+    DEFAULT_DATASET,
+    DEFAULT_FAMILY,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_POWER,
+    DEFAULT_PRIMARY,
+    DEFAULT_SEED,
+    DEFAULT_TESTS,
+)
 from harness.errors import HarnessError, ReportError, TrackingError
 
 if TYPE_CHECKING:
@@ -534,12 +544,13 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("-N", type=int, default=0, metavar="N", help="number of documents in the collection (utility)")
     cp.add_argument("--baseline", default=None, help="the run the others are compared with (default: the first)")
     cp.add_argument("--all-pairs", action="store_true", help="compare every pair instead of each run with the baseline")
-    cp.add_argument("--tests", default="t,wilcoxon,randomization,bootstrap", help="comma list (default: all four)")
-    cp.add_argument("--primary", default="randomization", help="the test whose corrected p decides significance")
-    cp.add_argument("--correction", default="holm", choices=("holm", "bonferroni", "bh", "none"))
-    cp.add_argument("--family", default="per_measure", choices=("per_measure", "grid"))
-    cp.add_argument("--alpha", type=float, default=0.05)
-    cp.add_argument("--permutations", type=int, default=10_000, help="permutations and bootstrap resamples (default 10000)")
+    cp.add_argument("--tests", default=",".join(DEFAULT_TESTS), help="comma list (default: all four)")
+    cp.add_argument("--primary", default=DEFAULT_PRIMARY, help="the test whose corrected p decides significance")
+    cp.add_argument("--correction", default=DEFAULT_CORRECTION, choices=("holm", "bonferroni", "bh", "none"))
+    cp.add_argument("--family", default=DEFAULT_FAMILY, choices=("per_measure", "grid"))
+    cp.add_argument("--alpha", type=float, default=DEFAULT_ALPHA)
+    cp.add_argument("--permutations", type=int, default=DEFAULT_PERMUTATIONS,
+                    help=f"permutations and bootstrap resamples (default {DEFAULT_PERMUTATIONS})")
     cp.add_argument("--seed", type=int, default=DEFAULT_SEED)
     cp.add_argument("--dataset", default=DEFAULT_DATASET,
                     help="the data's name, as in a config: the random draws are keyed by it, so the same seed and name "

@@ -6,7 +6,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from harness.config.defaults import DEFAULT_POWER, DEFAULT_SEED
+from harness.config.defaults import (
+    DEFAULT_ALPHA,
+    DEFAULT_CORRECTION,
+    DEFAULT_FAMILY,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_POWER,
+    DEFAULT_PRIMARY,
+    DEFAULT_SEED,
+    DEFAULT_TESTS,
+)
 from harness.config.guards import Condition, OnInconclusive
 from harness.measures.conventions import Conventions
 from harness.measures.registry import REGISTRY
@@ -89,7 +98,7 @@ class System:
 
 
 Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
-TESTS: tuple[Test, ...] = ("t", "wilcoxon", "randomization", "bootstrap")
+TESTS: tuple[Test, ...] = DEFAULT_TESTS
 Correction = Literal["holm", "bonferroni", "bh", "none"]
 Family = Literal["per_measure", "grid"]
 NanPolicy = Literal["error", "drop"]
@@ -100,13 +109,13 @@ class Stats:
     """Paired significance testing between systems: the config's ``stats`` section, and the comparisons' settings."""
 
     tests: tuple[Test, ...] = TESTS
-    primary: Test = "randomization"  # the test whose corrected p decides significance
-    correction: Correction = "holm"
-    family: Family = "per_measure"
+    primary: Test = DEFAULT_PRIMARY  # the test whose corrected p decides significance
+    correction: Correction = DEFAULT_CORRECTION
+    family: Family = DEFAULT_FAMILY
     mode: Literal["baseline", "all_pairs"] = "baseline"  # baseline needs a baseline system
-    alpha: float = 0.05
-    permutations: int = 10_000
-    resamples: int = 10_000
+    alpha: float = DEFAULT_ALPHA
+    permutations: int = DEFAULT_PERMUTATIONS
+    resamples: int = DEFAULT_PERMUTATIONS
     # system measures (coverage, entropy, Gini): replicates of the randomization test and the bootstrap over users;
     # each recomputes the measures over every listed row, so the cost is replicates x run rows (per segment)
     system_resamples: int = 200
