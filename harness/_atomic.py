@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -34,7 +35,6 @@ def _umask() -> int:
 
 def sha256_file(path: str | Path) -> str:
     """The sha256 of a file's bytes, read in 1 MiB blocks."""
-    import hashlib
 
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -48,7 +48,6 @@ def sha256_path(path: str | Path) -> str:
     target = Path(path)
     if not target.is_dir():
         return sha256_file(target)
-    import hashlib
 
     digest = hashlib.sha256()
     for file in sorted(p for p in target.rglob("*") if p.is_file()):

@@ -23,6 +23,7 @@ Dask is an optional extra (``pip install 'harness[dask]'``), imported only here.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import operator
 import tempfile
@@ -276,7 +277,6 @@ def evaluate_runs(
     The inputs are written as Parquet pieces (in a temporary folder the workers read: on a
     remote cluster it must be on storage they share) and read back by Dask.
     """
-    import logging
 
     import dask.dataframe as dd
     from dask.delayed import delayed

@@ -28,6 +28,7 @@ the README's "Beyond-accuracy measures" section.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -317,7 +318,6 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
     Only what system measures read is kept (ranks, items): a comparison of two runs' system
     measures resamples users over this stack with one weight per (run, user).
     """
-    import dataclasses
 
     import pyarrow as pa
     import pyarrow.compute as pc

@@ -7,6 +7,7 @@ tracking server or rendered, so a failure there never loses them.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import json
 import platform
@@ -139,7 +140,6 @@ def _runs(
 
 def check_guard_segments(experiment: Experiment) -> None:
     """Every guard's segment exists in a segments file of its dataset(s): checked before anything is computed."""
-    import difflib
 
     release = experiment.report.release
     if release is None:

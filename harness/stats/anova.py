@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import permutations
 
 import numpy as np
 
@@ -100,7 +101,6 @@ def _indicators(m: int, keys: np.ndarray, first: int, count: int) -> Callable[[i
     beyond, each permutation is shuffled (Fisher-Yates).
     """
     if m <= 6:
-        from itertools import permutations
 
         table = np.array(list(permutations(range(m))), dtype=np.int8)
         choice = keyed.uniform_matrix(keys, len(table), first, count)

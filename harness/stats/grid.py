@@ -20,6 +20,8 @@ below 2^53 and so is exact in float64, BLAS's own type.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 PRECISION = 52  # bits of a value on the grid: |x| <= 2^52, as float64 carries
@@ -143,7 +145,6 @@ def add_totals(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
 
 def total_over(total: tuple[int, int], n: int) -> float:
     """total / n, correctly rounded (the mean of the values whose exact sum is ``total``)."""
-    from fractions import Fraction
 
     integer, exponent = total
     value = Fraction(integer, n) * (Fraction(2) ** exponent)
