@@ -462,8 +462,12 @@ def tests_of(settings: CompareSettings) -> tuple[str, ...]:
     return tuple(dict.fromkeys(("t", "bootstrap", *settings.tests)))
 
 
+# (the sorted union of the systems' queries, each system's (M, n) values on it, where it has them): see _on_union
+OnUnion = tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]
+
+
 def _on_union(by_system: dict[str, RunResult], shared: dict[str, set[str]], systems: list[str],
-              measures: tuple[Measure, ...]) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:  # fmt: skip
+              measures: tuple[Measure, ...]) -> OnUnion:  # fmt: skip
     """(the sorted union of the systems' queries, each system's (M, n) values on it (NaN where it has none), and
     where it has them)."""
     union = np.array(sorted(set().union(*(shared[s] for s in systems))), dtype=object)
@@ -477,7 +481,7 @@ def _on_union(by_system: dict[str, RunResult], shared: dict[str, set[str]], syst
     return union, values, evaluated
 
 
-def _paired_block(dataset: str, segment: str, pairs: list[tuple[str, str]], measures: tuple[Measure, ...], here: Any,
+def _paired_block(dataset: str, segment: str, pairs: list[tuple[str, str]], measures: tuple[Measure, ...], here: OnUnion | None,
                   settings: CompareSettings) -> PairedBlock:  # fmt: skip
     """Every pair x measure of a segment as rows over the union of the systems' queries (``here``: :func:`_on_union`),
     each row masked to its own.
@@ -488,6 +492,7 @@ def _paired_block(dataset: str, segment: str, pairs: list[tuple[str, str]], meas
     changes them, and the sums are exact (:mod:`harness.stats.grid`), so neither does the
     queries' order or partitioning.
     """
+    assert here is not None, "the values are here whenever no engine computed this block's tests"
     union, values, evaluated = here
     arrays = block_arrays(union, values, evaluated, pairs, measures)
     if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped
@@ -597,9 +602,10 @@ def tukey_identity(dataset: str, segment: str, systems: list[str]) -> tuple[str,
     return (dataset, segment, "tukey-hsd", *sorted(systems))
 
 
-def _group_tests(dataset: str, segment: str, systems: list[str], measures: tuple[Measure, ...], here: Any,
+def _group_tests(dataset: str, segment: str, systems: list[str], measures: tuple[Measure, ...], here: OnUnion | None,
                  settings: CompareSettings) -> GroupTested:  # fmt: skip
     """The ANOVA and Tukey HSD here, over the queries every system has (``here``: :func:`_on_union`)."""
+    assert here is not None, "the values are here whenever no engine computed these tests"
     union, values, evaluated = here
     queries, data, defined = group_arrays(union, values, evaluated, systems, measures)
     # each measure is analysed over the queries where it is defined for every system (beyond accuracy: its own users;

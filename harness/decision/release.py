@@ -404,13 +404,13 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
     sign = 1.0 if _higher(guard) else -1.0
     r = guard.threshold / 100
 
-    def excess(prod: Any, cand: Any) -> Any:
+    def excess(prod: np.ndarray | float, cand: np.ndarray | float) -> np.ndarray | float:
         margin = {"max_drop": guard.threshold, "min_gain": -guard.threshold}.get(guard.condition)
         return sign * (prod - cand) - (r * prod if margin is None else margin)
 
     observed = float(excess(values.production, values.candidate))
     margin = float(sign * (values.production - values.candidate)) - observed
-    replicates = excess(values.production_replicates, values.candidate_replicates)
+    replicates = np.asarray(excess(values.production_replicates, values.candidate_replicates))
     replicates = replicates[np.isfinite(replicates)]
     if values.n < 2 or replicates.size < 2 or not math.isfinite(observed):
         return f"{values.n} user(s): too few to resample"
