@@ -408,11 +408,13 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     tracked = track_folder(args.results_dir, args.uri, args.experiment)
     if args.json:
         out.write(
-            json.dumps({"tracking_uri": tracked.tracking_uri, "mlflow_run_id": tracked.run_id, "child_runs": tracked.child_runs})
+            json.dumps({"tracking_uri": tracked.tracking_uri, "mlflow_run_id": tracked.run_id, "child_runs": tracked.child_runs,
+                        "already_logged": tracked.already})
             + "\n"
         )
     else:
-        out.write(f"mlflow: run {tracked.run_id} at {tracked.tracking_uri}\n")
+        already = " (logged before, completely: nothing added)" if tracked.already else ""
+        out.write(f"mlflow: run {tracked.run_id} at {tracked.tracking_uri}{already}\n")
         if tracked.url is not None:
             out.write(f"mlflow: {tracked.url}\n")
     return EXIT_OK

@@ -36,6 +36,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -60,6 +61,12 @@ ARTIFACT_FILES = (
 )  # fmt: skip
 
 
+# A results folder's parent run is found again by this tag (exactly once: harness track never logs a second copy);
+# the completion tag is written last, so a parent without it was cut short and is replaced.
+RESULTS_TAG = "harness.results_id"
+COMPLETE_TAG = "harness.complete"
+
+
 @dataclass(frozen=True)
 class Tracked:
     tracking_uri: str
@@ -67,11 +74,37 @@ class Tracked:
     run_id: str
     child_runs: dict[str, str]
     url: str | None = None  # the run's page, for a server
+    already: bool = False  # the folder was logged completely before: nothing was added
 
     def as_dict(self) -> dict[str, Any]:
         """What ``tracking.json`` holds."""
         return {"tracking_uri": self.tracking_uri, "experiment_id": self.experiment_id, "run_id": self.run_id,
                 "child_runs": self.child_runs, "url": self.url}  # fmt: skip
+
+
+def results_key(experiment: str, folder: Path) -> str:
+    """The stable key of a results folder: the experiment's name and the folder's own name (its time and random id).
+
+    >>> results_key("demo", Path("out/demo/20261124-075857-f3983d"))
+    'demo/20261124-075857-f3983d'
+    """
+    return f"{experiment}/{folder.name}"
+
+
+def _parent_of(client: Any, experiment_id: str, key: str) -> Any:
+    """The live parent run logged for a results folder, if any (a deleted one does not count)."""
+    found = client.search_runs([experiment_id], filter_string=f"tags.`{RESULTS_TAG}` = '{_quoted(key)}'", max_results=10)
+    parents = [r for r in found if r.data.tags.get("harness.kind") == "experiment"]
+    return max(parents, key=lambda r: r.info.start_time) if parents else None
+
+
+def _children_of(client: Any, experiment_id: str, parent_id: str) -> list[Any]:
+    return list(client.search_runs([experiment_id], filter_string=f"tags.mlflow.parentRunId = '{parent_id}'",
+                                   max_results=50_000))  # fmt: skip
+
+
+def _quoted(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("'", "\\'")
 
 
 def default_uri(output_root: Path) -> str:
@@ -141,7 +174,8 @@ def track_results(results: SavedResults, uri: str | None = None, experiment: str
         os.environ.setdefault(key, value)
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # no INFO lines (store migrations) on stderr; set before import
     try:
-        return _log(results, tracking_uri, experiment_name, output_root)
+        with contextlib.redirect_stdout(sys.stderr):  # MLflow prints "View run ..." lines: stdout is harness's (--json)
+            return _log(results, tracking_uri, experiment_name, output_root)
     except TrackingError:
         raise
     except Exception as exc:
@@ -291,9 +325,10 @@ def log_report(results: SavedResults) -> None:
         from mlflow import MlflowClient
 
         client = MlflowClient(tracking_uri=tracking["tracking_uri"])
-        for name in ("report.html", "summary.md"):
-            if (folder / name).exists():
-                client.log_artifact(tracking["run_id"], str(folder / name))
+        with contextlib.redirect_stdout(sys.stderr):  # stdout is harness's (--json)
+            for name in ("report.html", "summary.md"):
+                if (folder / name).exists():
+                    client.log_artifact(tracking["run_id"], str(folder / name))
     except Exception as exc:
         raise TrackingError(
             f"MLflow tracking at {tracking['tracking_uri']} failed while logging the report: {explain(exc)}",
@@ -324,9 +359,21 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     commit = _git_commit(Path(config["source"]).parent)
     if commit:
         common_tags["harness.git_commit"] = commit
+    key = results_key(config["name"], folder)
+    earlier = _parent_of(client, experiment_id, key)
+    if earlier is not None and earlier.data.tags.get(COMPLETE_TAG) == "true" and earlier.info.status == "FINISHED":
+        # this folder is logged already, completely: exactly once, so nothing is added
+        done = {f"{c.data.tags.get('dataset')}/{c.data.tags.get('system')}": c.info.run_id
+                for c in _children_of(client, experiment_id, earlier.info.run_id)}  # fmt: skip
+        return Tracked(tracking_uri, experiment_id, earlier.info.run_id, done,
+                       run_url(tracking_uri, experiment_id, earlier.info.run_id), already=True)  # fmt: skip
+    if earlier is not None:  # a partial copy (killed or failed mid-logging): replaced, never kept beside a new one
+        for stale in [*_children_of(client, experiment_id, earlier.info.run_id), earlier]:
+            client.delete_run(stale.info.run_id)
     parent = client.create_run(
-        experiment_id, run_name=f"{config['name']} {folder.name}", tags={**common_tags, "harness.kind": "experiment"}
-    )
+        experiment_id, run_name=f"{config['name']} {folder.name}",
+        tags={**common_tags, "harness.kind": "experiment", RESULTS_TAG: key},
+    )  # fmt: skip
     parent_id = parent.info.run_id
     children: dict[str, str] = {}
     try:
@@ -379,6 +426,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         note = _description(config)
         if note:
             client.set_tag(parent_id, "mlflow.note.content", note)
+        client.set_tag(parent_id, COMPLETE_TAG, "true")  # the last write: a parent without it is a partial copy
         client.set_terminated(parent_id, "FINISHED")
     except BaseException:
         for run_id in [*children.values(), parent_id]:

@@ -166,3 +166,57 @@ def test_every_metric_key_passes_mlflow_validation() -> None:
     assert len(set(keys)) == len(set(measures)), "distinct measures need distinct keys"
     for key in [*keys, f"{keys[0]}.{segment_key('new users (EU) <script>')}"]:
         _validate_metric_name(key)
+
+
+def _parents(uri: str) -> list[object]:
+    from mlflow import MlflowClient
+
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("tracked")
+    return [r for r in client.search_runs([experiment.experiment_id]) if r.data.tags.get("harness.kind") == "experiment"]
+
+
+def test_a_results_folder_is_one_parent_run_however_often_it_is_tracked(tmp_path: Path) -> None:
+    """Exactly once: harness track on a folder already logged adds nothing; a copy cut short (RUNNING, no completion
+    tag: a kill mid-logging) is replaced, never kept beside a new one."""
+    from mlflow import MlflowClient
+
+    code, outcome, err = _run(_config(tmp_path))
+    assert code == 0, err
+    uri, folder, first = str(outcome["tracking_uri"]), Path(str(outcome["results_dir"])), str(outcome["mlflow_run_id"])
+    for _ in range(2):
+        out, err_stream = io.StringIO(), io.StringIO()
+        assert main(["track", str(folder), "--json"], out, err_stream) == 0, err_stream.getvalue()
+        again = json.loads(out.getvalue())
+        assert again["mlflow_run_id"] == first and again["already_logged"] is True
+    assert [r.info.run_id for r in _parents(uri)] == [first]
+
+    client = MlflowClient(uri)  # as a kill -9 during logging leaves it: running, and not marked complete
+    client.delete_tag(first, "harness.complete")
+    client.update_run(first, "RUNNING")
+    out, err_stream = io.StringIO(), io.StringIO()
+    assert main(["track", str(folder), "--json"], out, err_stream) == 0, err_stream.getvalue()
+    replaced = json.loads(out.getvalue())
+    assert replaced["mlflow_run_id"] != first and replaced["already_logged"] is False
+    (parent,) = _parents(uri)
+    assert parent.info.run_id == replaced["mlflow_run_id"] and parent.info.status == "FINISHED"
+    _check_logged(uri, folder, parent.info.run_id)  # complete, with its two children only
+    assert client.get_run(first).info.lifecycle_stage == "deleted"
+
+
+def test_json_is_all_that_reaches_stdout_with_a_tracking_server(tmp_path: Path) -> None:
+    """A real process against a real server: MLflow's own lines ("View run ...") go to stderr, so stdout parses."""
+    import subprocess
+    import sys
+
+    with mlflow_server(tmp_path) as url:
+        config = _config(tmp_path, f"tracking: {{uri: '{url}'}}")
+        done = subprocess.run([sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet"],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        outcome = json.loads(done.stdout)  # one JSON document, nothing else
+        assert outcome["tracking"] == "ok" and outcome["mlflow_run_id"]
+        again = subprocess.run([sys.executable, "-m", "harness", "track", str(outcome["results_dir"]), "--json"],
+                               capture_output=True, text=True, check=False)  # fmt: skip
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["mlflow_run_id"] == outcome["mlflow_run_id"]
