@@ -50,6 +50,7 @@ EXIT_GATE_FAILED = 3
 EXIT_TRACKING_FAILED = 4
 EXIT_REPORT_FAILED = 5
 EXIT_GATE_INCONCLUSIVE = 6
+EXIT_RESULTS_NOT_WRITTEN = 7
 EXIT_INTERNAL = 70
 
 
@@ -320,6 +321,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
     outcome = run_experiment(experiment, _progress(args, err), argv=["harness", *args.argv])
+    if outcome.results_error:
+        err.write(f"harness: error: {outcome.results_error}\n")
     if outcome.tracking_error:
         err.write(f"harness: tracking failed: {outcome.tracking_error}\n")
     if outcome.report_error:
@@ -329,7 +332,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(
             json.dumps(
                 {
-                    "results_dir": str(outcome.results_dir),
+                    "results_dir": None if outcome.results_dir is None else str(outcome.results_dir),
+                    "results_error": outcome.results_error,
                     "gate": outcome.gate,
                     "gate_verdict": outcome.gate_verdict,
                     "gate_line": outcome.gate_line,
@@ -350,7 +354,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             + "\n"
         )
     else:
-        out.write(f"results: {outcome.results_dir}\n")
+        if outcome.results_dir is not None:
+            out.write(f"results: {outcome.results_dir}\n")
         if outcome.report is not None:
             out.write(f"report:  {outcome.report}\n")
         if outcome.mlflow_run_id is not None:
@@ -365,12 +370,14 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def exit_code(outcome: Outcome) -> int:
-    """The gate's verdict first (FAIL 3, INCONCLUSIVE 6), whatever failed after it; then tracking (4); then the report
-    (5); else 0."""
+    """The gate's verdict first (FAIL 3, INCONCLUSIVE 6), whatever failed after it; then results that could not be
+    written (7); then tracking (4); then the report (5); else 0."""
     if outcome.gate == "fail":
         return EXIT_GATE_FAILED
     if outcome.gate == "inconclusive":
         return EXIT_GATE_INCONCLUSIVE
+    if outcome.results_error:
+        return EXIT_RESULTS_NOT_WRITTEN
     if outcome.tracking_error:
         return EXIT_TRACKING_FAILED
     if outcome.report_error:

@@ -45,7 +45,7 @@ from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
 from harness.records.previous import compared_inputs, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
-from harness.records.store import SavedResults, write_results, write_tracking
+from harness.records.store import ResultsNotWritten, SavedResults, prepare_output, write_results, write_tracking
 from harness.records.track import log_report, track_results
 from harness.report.render import write_report
 
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 class Outcome:
     """What ``harness run`` reports: where the results went and what happened after."""
 
-    results_dir: Path
+    results_dir: Path | None  # None: the results could not be written (results_error says why)
     report: Path | None = None
     tracking_uri: str | None = None
     mlflow_run_id: str | None = None
@@ -70,6 +70,7 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     tracking_error: str | None = None
     report_error: str | None = None
+    results_error: str | None = None
     gate_line: str | None = None
     results: SavedResults | None = None  # everything written, as values
 
@@ -326,12 +327,18 @@ def save_results(
         verdict=verdict,
     )
     parts = [r.remote.write for r in results if r.remote is not None]
-    return write_results(saved, experiment.output / experiment.name.replace(" ", "_"), started.strftime("%Y%m%d-%H%M%S"),
-                         parts)
+    return write_results(saved, _experiment_root(experiment), started.strftime("%Y%m%d-%H%M%S"), parts)
+
+
+def _experiment_root(experiment: Experiment) -> Path:
+    """Where the experiment's results folders go: ``<output>/<experiment>/``."""
+    return experiment.output / experiment.name.replace(" ", "_")
 
 
 def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: list[str] | None = None) -> Outcome:
     started = datetime.now(UTC)
+    check_guard_segments(experiment)  # the config's mistakes first, then the output, before any work
+    prepare_output(_experiment_root(experiment))
     t0 = time.perf_counter()
     with _evaluated(experiment, progress) as (results, tested_elsewhere):
         progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
@@ -339,13 +346,20 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         frames = _frames(results, compare_settings(experiment))
         verdict = decide_gate(experiment, results, comparisons)
         progress("writing results")  # while a cluster is up: its workers write the per-query values they hold
-        saved = save_results(experiment, results, comparisons, started, argv if argv is not None else sys.argv, verdict, frames)
-    outcome = Outcome(results_dir=saved.folder, results=saved)
+        try:
+            saved: SavedResults | None = save_results(experiment, results, comparisons, started,
+                                                      argv if argv is not None else sys.argv, verdict, frames)  # fmt: skip
+            written_error = None
+        except ResultsNotWritten as exc:  # the verdict was reached: it is still told, and still decides the exit code
+            saved, written_error = None, str(exc)
+    outcome = Outcome(results_dir=None if saved is None else saved.folder, results=saved, results_error=written_error)
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
         outcome.gate = verdict.outcome.lower()
         outcome.gate_verdict = verdict.verdict.lower()
         outcome.gate_line = verdict.line()
         outcome.gate_errors = verdict.errors
+    if saved is None:
+        return outcome
     # Results are on disk: nothing after this point can lose them.
     if experiment.tracking.enabled:
 

@@ -25,6 +25,7 @@ import json
 import os
 import secrets
 import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -94,6 +95,33 @@ def _table_bytes(frame: Any) -> bytes:
     return buffer.getvalue()
 
 
+def prepare_output(root: Path) -> None:
+    """Prove, before any work, that the experiment's output folder can be made and written: its nearest existing
+    folder must be a folder and writable (a file is created there and removed). Nothing is left behind, so a later
+    user error still writes nothing; a mistake here is a user error naming the path and the fix (exit 2).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as scratch:
+    ...     prepare_output(Path(scratch) / "out" / "demo")
+    ...     sorted(p.name for p in Path(scratch).iterdir())
+    []
+    """
+    existing = next(p for p in (root, *root.parents) if p.exists())
+    if not existing.is_dir():
+        raise HarnessError(f"the output {existing} is a file, not a folder", path=existing,
+                           hint="point output: (or --output) at a folder")  # fmt: skip
+    try:
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".harness-probe-"):
+            pass
+    except OSError as exc:
+        raise HarnessError(f"cannot write in the output folder: {exc.strerror or exc}", path=existing,
+                           hint="make it writable, or point output: (or --output) at a writable folder") from None  # fmt: skip
+
+
+class ResultsNotWritten(HarnessError):
+    """The results folder could not be written (a full disk, a folder removed meanwhile): nothing of it is left."""
+
+
 def write_results(results: SavedResults, root: Path, stamp: str,
                   per_query_parts: Sequence[Callable[[Path], int]] = ()) -> SavedResults:  # fmt: skip
     """Write ``results`` as ``root/<stamp>-<id>/`` (atomically, as a whole) and point ``root/latest`` at it.
@@ -104,8 +132,8 @@ def write_results(results: SavedResults, root: Path, stamp: str,
 
     final = root / f"{stamp}-{secrets.token_hex(3)}"
     staging = root / f".incomplete-{final.name}"
-    staging.mkdir(parents=True, exist_ok=False)
     try:
+        staging.mkdir(parents=True, exist_ok=False)
         if per_query_parts:
             _write_parts(staging / "per_query.parquet", results.per_query, per_query_parts)
         for stem in TABLES:
@@ -118,6 +146,10 @@ def write_results(results: SavedResults, root: Path, stamp: str,
         if results.verdict is not None:
             atomic_write(staging / "gate.json", json.dumps(results.verdict.to_dict(), indent=2))
         os.replace(staging, final)
+    except OSError as exc:  # the environment, not harness: one line, and no half-written folder left
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ResultsNotWritten(f"cannot write the results: {exc.strerror or exc}", path=exc.filename or root,
+                                hint="free space or make the output folder writable, then run again") from None  # fmt: skip
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

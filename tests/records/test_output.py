@@ -1,0 +1,58 @@
+"""The output folder: checked before any work, and a failure while writing keeps the verdict and leaves nothing half-written."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.decision.test_gate import GATES, _config
+
+
+def _harness(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "harness", *argv], capture_output=True, text=True, check=False)
+
+
+def test_output_that_is_a_file_is_refused_before_any_work(tmp_path: Path) -> None:
+    candidate, guard = GATES["fail"]
+    config = _config(tmp_path, guard, candidate=candidate)
+    (tmp_path / "taken").write_text("not a folder")
+    done = _harness("run", str(config), "--output", str(tmp_path / "taken"), "--no-tracking", "--quiet")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert f"the output {tmp_path / 'taken'} is a file, not a folder. Fix: point output: (or --output) at a folder" in done.stderr
+    assert (tmp_path / "taken").read_text() == "not a folder"
+
+
+@contextlib.contextmanager
+def _small_disk(folder: Path, size: str) -> Iterator[Path]:
+    """A real filesystem of ``size`` (tmpfs), when this process may mount one."""
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True,
+                             check=False)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.decode().strip() or 'not permitted'})")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_a_full_disk_while_writing_keeps_the_failed_verdict_and_leaves_nothing(tmp_path: Path) -> None:
+    """The results do not fit: one line says so, the FAIL is still printed and still exits 3, no folder is left."""
+    candidate, guard = GATES["fail"]
+    config = _config(tmp_path, guard, candidate=candidate)
+    with _small_disk(tmp_path / "disk", "96k") as disk:
+        done = _harness("run", str(config), "--output", str(disk), "--no-tracking", "--quiet", "--json")
+        left = sorted(p.name for p in (disk / "gated").iterdir())
+    assert done.returncode == 3, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["results_dir"] is None and outcome["gate"] == "fail" and "FAIL" in outcome["gate_line"]
+    assert "cannot write the results: No space left on device" in outcome["results_error"]
+    assert done.stderr.startswith("harness: error: ") and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert left == []  # no half-written folder, no stale staging folder, no latest link
