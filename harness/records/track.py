@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,29 @@ def _children_of(client: Any, experiment_id: str, parent_id: str) -> list[Any]:
 
 def _quoted(text: str) -> str:
     return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+@contextlib.contextmanager
+def _store_lock(tracking_uri: str) -> Iterator[None]:
+    """An exclusive lock beside a local SQLite store (``<db>.lock``) while it is opened: MLflow creates and migrates
+    the database on first use, and several first runs at once would otherwise race in that and fail for good.
+    A server serialises its own store: nothing to lock."""
+    try:
+        import fcntl  # POSIX
+    except ImportError:  # Windows: no advisory lock here; concurrent first runs there may still race
+        fcntl = None  # type: ignore[assignment]
+    if fcntl is None or not tracking_uri.startswith("sqlite:///"):
+        yield
+        return
+
+    database = Path(tracking_uri.removeprefix("sqlite:///"))
+    database.parent.mkdir(parents=True, exist_ok=True)
+    with open(database.with_name(database.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def default_uri(output_root: Path) -> str:
@@ -343,13 +367,14 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     folder, config, provenance = results.folder, results.config, results.provenance
     summary = results.summary
 
-    client = MlflowClient(tracking_uri=tracking_uri)
-    found = client.get_experiment_by_name(experiment_name)
-    if found is None:
-        location = (output_root / "mlartifacts").resolve().as_uri() if tracking_uri.startswith("sqlite:") else None
-        experiment_id = client.create_experiment(experiment_name, artifact_location=location)
-    else:
-        experiment_id = found.experiment_id
+    with _store_lock(tracking_uri):  # the store's creation and the experiment's, one process at a time
+        client = MlflowClient(tracking_uri=tracking_uri)
+        found = client.get_experiment_by_name(experiment_name)
+        if found is None:
+            location = (output_root / "mlartifacts").resolve().as_uri() if tracking_uri.startswith("sqlite:") else None
+            experiment_id = client.create_experiment(experiment_name, artifact_location=location)
+        else:
+            experiment_id = found.experiment_id
     version = provenance["versions"]["harness"]
     common_tags = {
         "harness.version": version,

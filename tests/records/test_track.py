@@ -220,3 +220,24 @@ def test_json_is_all_that_reaches_stdout_with_a_tracking_server(tmp_path: Path) 
                                capture_output=True, text=True, check=False)  # fmt: skip
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["mlflow_run_id"] == outcome["mlflow_run_id"]
+
+
+def test_four_first_runs_at_once_all_land_in_one_fresh_store(tmp_path: Path) -> None:
+    """Four processes start on a store that does not exist yet: its creation is serialised, so all four log, each
+    folder once, and the store works afterwards."""
+    import subprocess
+    import sys
+
+    config = _config(tmp_path)
+    runs = [subprocess.Popen([sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]  # fmt: skip
+    outcomes = []
+    for run in runs:
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err
+        outcomes.append(json.loads(out))
+    assert all(o["tracking"] == "ok" for o in outcomes)
+    uri = str(outcomes[0]["tracking_uri"])
+    assert sorted(r.info.run_id for r in _parents(uri)) == sorted(str(o["mlflow_run_id"]) for o in outcomes)
+    for outcome in outcomes:
+        _check_logged(uri, Path(str(outcome["results_dir"])), str(outcome["mlflow_run_id"]))
