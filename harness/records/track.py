@@ -32,6 +32,7 @@ environment variables and are never written by harness.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -144,8 +145,20 @@ def ui_command(uri: str) -> str:
     return f".venv/bin/mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000"
 
 
-def segment_key(segment: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_\-]", "_", segment)
+def key_part(name: str) -> str:
+    """A user's name (dataset, segment, gain scheme) as part of an MLflow param or metric key: unchanged when MLflow
+    takes it as it is, else its safe characters and a digest of the original, so distinct names stay distinct keys.
+
+    >>> key_part("returning"), key_part("a_b"), key_part("a b"), key_part("<b>x</b>")
+    ('returning', 'a_b', 'a_b_7dbde9', '_b_x__b__e7fec2')
+    """
+    safe = re.sub(r"[^A-Za-z0-9_\-]", "_", name)[:60]
+    if safe == name:
+        return name
+    return f"{safe}_{hashlib.sha1(name.encode()).hexdigest()[:6]}"
+
+
+segment_key = key_part  # a segment's part of a metric key: ``ndcg_at_10.<segment>``
 
 
 def _git_commit(folder: Path) -> str | None:
@@ -178,11 +191,14 @@ def _params(config: dict[str, Any]) -> dict[str, str]:
         "datasets": ",".join(d["name"] for d in config["datasets"]),
         "systems": ",".join(s["name"] for s in config["systems"]),
     }
-    params.update(_flatten("gains", config.get("gain_schemes", {})))
+    params.update({f"gains.{key_part(name)}": str(text) for name, text in (config.get("gain_schemes") or {}).items()})
     conventions = {k: v for k, v in config.get("conventions", {}).items() if k != "relevance_level"}
     params.update(_flatten("conventions", conventions))
     for d in config["datasets"]:  # evaluated per dataset: the experiment-wide value would mislead
-        params[f"dataset.{d['name']}.relevance_level"] = str(d.get("relevance_level"))
+        params[f"dataset.{key_part(d['name'])}.relevance_level"] = str(d.get("relevance_level"))
+    for name in [*(d["name"] for d in config["datasets"]), *(config.get("gain_schemes") or {})]:
+        if key_part(name) != name:  # the original name, kept as a value beside the key it became
+            params[f"name.{key_part(name)}"] = name
     params.update(_flatten("stats", config.get("stats", {})))
     return {k: v if len(v) <= 6000 else v[:5980] + " ...(truncated)" for k, v in params.items()}
 
@@ -241,7 +257,7 @@ def metric_key(measure: str, gain_schemes: dict[str, str]) -> str:
         if text and text != "linear" and f"({text})" in measure:
             plain = parse_measure(measure.replace(f"({text})", ""))
             key = plain.mlflow_key()
-            scheme = re.sub(r"[^a-z0-9_\-]", "_", name.lower())
+            scheme = key_part(name.lower())
             return key.replace("_at_", f"_{scheme}_at_", 1) if plain.cutoff is not None else f"{key}_{scheme}"
     return parsed.mlflow_key()
 
@@ -402,7 +418,8 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     parent_id = parent.info.run_id
     children: dict[str, str] = {}
     try:
-        params = [Param(k, v) for k, v in _params(config).items()]
+        named = _params(config) | {f"name.{key_part(s)}": s for s in summary["segment"].unique() if key_part(s) != s}
+        params = [Param(k, v) for k, v in named.items()]
         for start in range(0, len(params), 100):
             client.log_batch(parent_id, params=params[start : start + 100])
         keys = {m: metric_key(m, config.get("gain_schemes") or {}) for m in summary["measure"].unique()}

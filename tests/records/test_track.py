@@ -241,3 +241,33 @@ def test_four_first_runs_at_once_all_land_in_one_fresh_store(tmp_path: Path) -> 
     assert sorted(r.info.run_id for r in _parents(uri)) == sorted(str(o["mlflow_run_id"]) for o in outcomes)
     for outcome in outcomes:
         _check_logged(uri, Path(str(outcome["results_dir"])), str(outcome["mlflow_run_id"]))
+
+
+def test_hostile_names_are_tracked_distinct_and_kept(tmp_path: Path) -> None:
+    """A dataset and a gain scheme named with markup, and segments 'a b' and 'a_b': MLflow takes every key, the two
+    segments keep two metrics, and every original name is on the parent run as a value."""
+    from mlflow import MlflowClient
+
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 2\nq2 0 d3 2\nq3 0 d4 1\n")
+    (tmp_path / "a.run").write_text("q1 Q0 d1 1 2.0 a\nq1 Q0 d2 2 1.0 a\nq2 Q0 d3 1 1.0 a\nq3 Q0 d4 1 1.0 a\n")
+    (tmp_path / "seg.csv").write_text("query,segment\nq1,a b\nq2,a_b\nq3,a_b\n")
+    config = tmp_path / "exp.yaml"
+    config.write_text(
+        "experiment: tracked\n"
+        "datasets: [{name: '<b>ds</b>', qrels: qrels.txt, segments: {path: seg.csv}}]\n"
+        "systems: [{name: a, runs: {'<b>ds</b>': a.run}}]\n"
+        "measures: [nDCG@10]\ngains: {'g&1': {1: 1, 2: 5}}\nreport: {enabled: false}\noutput: out\n"
+    )
+    code, outcome, err = _run(config)
+    assert code == 0, err
+    client = MlflowClient(str(outcome["tracking_uri"]))
+    parent = client.get_run(str(outcome["mlflow_run_id"]))
+    (child,) = client.search_runs([parent.info.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
+    summary = pd.read_parquet(Path(str(outcome["results_dir"])) / "summary.parquet")
+    values = {str(r.segment): float(r.value) for r in summary.itertuples()}
+    metric = next(k for k in child.data.metrics if "." not in k)  # the scheme's nDCG@10, over all users
+    assert child.data.metrics[f"{metric}.{segment_key('a b')}"] == values["a b"]
+    assert child.data.metrics[f"{metric}.a_b"] == values["a_b"] != values["a b"]
+    originals = {v for k, v in parent.data.params.items() if k.startswith("name.")}
+    assert originals == {"<b>ds</b>", "g&1", "a b"}
+    assert child.data.tags["dataset"] == "<b>ds</b>"
