@@ -12,6 +12,7 @@ profile, then the file's ``conventions``, then overrides given by the caller (CL
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -121,6 +122,12 @@ class _Section:
                 line=_line(node),
                 hint=f"write {key}: <{names}>",
             )
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
+            raise ConfigError(f"{self._name(key)} is out of range: {value}", path=self.source, line=_line(node),
+                              hint=f"write {key}: <a whole number below 2**63>")  # fmt: skip
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{self._name(key)} must be a finite number, got {value}", path=self.source,
+                              line=_line(node), hint=f"write {key}: <a finite number>")  # fmt: skip
         return value
 
     def section(self, key: str) -> _Section | None:
@@ -185,6 +192,9 @@ def _path(section: _Section, key: str, base: Path, required: bool = True, must_e
         raise section.error(
             key, f"{section._name(key)}: file not found: {path}", hint="check the path; it is relative to the config file"
         )
+    if must_exist and not (path.is_file() or path.is_dir()):  # a FIFO blocks a read forever, a device never ends it
+        raise section.error(key, f"{section._name(key)}: not a regular file (a pipe, socket or device): {path}",
+                            hint="write it to a file and name that file")  # fmt: skip
     return path
 
 
@@ -473,6 +483,9 @@ def _one_of(section: _Section, key: str, value: Any, options: Any, what: str | N
     return value
 
 
+MAX_REPLICATES = 10_000_000  # permutations, resamples: 1/(B+1) is already far below any alpha
+
+
 def _stats(root: _Section, baseline: str | None) -> Stats:
     section = root.section("stats")
     defaults = Stats()
@@ -504,6 +517,8 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
     for key, n in (("permutations", permutations), ("resamples", resamples), ("system_resamples", system_resamples)):
         if n < 100:
             raise section.error(key, f"{key} must be at least 100, got {n}", hint=f"write {key}: 10000")
+        if n > MAX_REPLICATES:  # each replicate is a pass over the data: beyond this, hours of work for nothing
+            raise section.error(key, f"{key} must be at most {MAX_REPLICATES:,}, got {n:,}", hint=f"write {key}: 10000")
     nan = _one_of(section, "nan", section.value("nan", str, defaults.nan), NanPolicy, "NaN policy",
                   "use error (stop) or drop (leave the query out of that comparison)")  # fmt: skip
     return Stats(
@@ -696,6 +711,11 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     source = Path(path)
     if not source.exists():
         raise ConfigError("config file not found", path=source, hint="check the path")
+    if source.is_dir():
+        raise ConfigError("the config path is a folder, not a file", path=source, hint="name the YAML file itself")
+    if not source.is_file():
+        raise ConfigError("the config is not a regular file (a pipe, socket or device)", path=source,
+                          hint="write the config to a file and name that file")  # fmt: skip
     try:
         text = source.read_text(encoding="utf-8")
         node = yaml.compose(text, Loader=yaml.SafeLoader)

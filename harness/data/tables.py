@@ -17,13 +17,12 @@ import pyarrow.compute as pc
 
 from harness.config.formats import TABLE_FORMATS, table_format_of
 from harness.data.model import Qrels, Run, table_column, table_ids, table_qrels, table_run
-from harness.data.trec import NotStreamable, regroup, stream_block_size
+from harness.data.trec import NotStreamable, check_exists, regroup, stream_block_size
 from harness.errors import InputFormatError
 
 
 def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
-    if not path.exists():
-        raise InputFormatError("table file not found", path=path, hint="check the path")
+    check_exists(path, "table", folder_ok=fmt == "parquet")  # a Parquet dataset may be a folder of pieces
     try:
         if fmt in ("csv", "tsv"):
             import pyarrow.csv as pacsv
@@ -80,8 +79,7 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
     """
 
     path = Path(path)
-    if not path.exists():
-        raise InputFormatError("table file not found", path=path, hint="check the path")
+    check_exists(path, "table", folder_ok=fmt == "parquet")
     wanted = [columns["query"], columns["doc"], columns[value]]
     source = pa.input_stream(str(path), compression="detect")
     try:

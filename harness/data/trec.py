@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,13 +36,19 @@ def _open_text(path: Path) -> io.TextIOBase:
 
 
 def check_exists(path: Path, what: str, folder_ok: bool = False) -> None:
-    """An InputFormatError naming ``path`` when the ``what`` file is not there (or is a folder, unless ``folder_ok``)."""
+    """An InputFormatError naming ``path`` when the ``what`` file is not there, is a folder (unless ``folder_ok``), or is
+    not a regular file: a FIFO would block the read forever, a device (``/dev/zero``) never end it."""
     if not path.exists():
         raise InputFormatError(
             f"{what} file not found", path=path, hint="check the path; relative paths start at the current folder"
         )
-    if path.is_dir() and not folder_ok:
-        raise InputFormatError(f"{what} path is a folder, not a file", path=path, hint=f"name the {what} file itself")
+    if path.is_dir():
+        if not folder_ok:
+            raise InputFormatError(f"{what} path is a folder, not a file", path=path, hint=f"name the {what} file itself")
+        return
+    if not path.is_file():
+        raise InputFormatError(f"{what} path is not a regular file (a pipe, socket or device)", path=path,
+                               hint=f"write the {what} to a file and name that file")  # fmt: skip
 
 
 def _first_data_line(path: Path) -> str | None:
@@ -146,7 +153,7 @@ def _stream(path: Path, what: str, columns: tuple[str, ...], value: str, rows_pe
         reader = pacsv.open_csv(pa.input_stream(str(path), compression="detect"), read_options=read, parse_options=parse,
                                 convert_options=convert)  # fmt: skip
         for table in regroup(reader, rows_per_block):
-            if not _fits(table, types, delimiter) or np.isnan(to_numpy(table[value])).any():
+            if not _fits(table, types, delimiter) or not np.isfinite(to_numpy(table[value])).all():
                 raise NotStreamable("a block does not parse cleanly")
             yield table
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
@@ -171,12 +178,28 @@ def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
         ) from None
 
 
+def check_ids(ids: pa.Array, path: Path, role: str) -> pa.Array:
+    """``ids`` unless one holds a NUL byte (it ends the string in C tools, MLflow and browsers): the error names its line.
+    One pass over the characters' buffer, without copying it."""
+    data = ids.buffers()[2]
+    if data is None or not len(data) or np.frombuffer(data, dtype=np.uint8).min() != 0:
+        return ids
+    row = int(np.flatnonzero(pc.match_substring(ids, "\x00").to_numpy(zero_copy_only=False))[0])
+    raise InputFormatError(f"a NUL byte in a {role} id", path=path, line=line_of_row(path, row),
+                           hint="ids are text: remove the control character")  # fmt: skip
+
+
 def line_of_row(path: str | Path, row: int) -> int | None:
     """The line number of data row ``row`` (0-based), counting comments and blank lines."""
     for index, (number, _) in enumerate(_data_lines(Path(path))):
         if index == row:
             return number
     return None
+
+
+def _plain_ids(fields: list[str], path: Path, line: int) -> None:
+    if "\x00" in fields[0] or "\x00" in fields[2]:
+        raise InputFormatError("a NUL byte in an id", path=path, line=line, hint="ids are text: remove the control character")
 
 
 def _number(text: str, path: Path, line: int, what: str, hint: str) -> float:
@@ -186,6 +209,12 @@ def _number(text: str, path: Path, line: int, what: str, hint: str) -> float:
         raise InputFormatError(f"{what} {text!r} is not a number", path=path, line=line, hint=hint) from None
     if value != value:  # NaN sorts nowhere: refuse it rather than rank it arbitrarily
         raise InputFormatError(f"{what} is NaN", path=path, line=line, hint=hint)
+    if math.isinf(value) and text.strip().lstrip("+-").lower() not in ("inf", "infinity"):
+        raise InputFormatError(f"{what} {text} overflows a double (it would be read as {value})", path=path, line=line,
+                               hint=f"write a finite {what}, or 'inf' where infinity is meant (it ranks first)")  # fmt: skip
+    if what == "relevance" and not abs(value) < 2**53:  # a label must be a number a double holds exactly
+        raise InputFormatError(f"relevance {text} is out of range", path=path, line=line,
+                               hint="relevance labels are small numbers (0, 1, 2, ...)")  # fmt: skip
     return value
 
 
@@ -211,10 +240,14 @@ def read_qrels(path: str | Path) -> Qrels:
     path = Path(path)
     check_exists(path, "qrels")
     table = _fast_read(path, QRELS_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "rel": pa.float64()})
-    if table is not None and not pc.any(pc.is_nan(table["rel"])).as_py():
+    # NaN or a label a double cannot hold exactly: the line-by-line read below names the line (no Python scalar is
+    # passed to Arrow here: that imports pandas, 0.45 s)
+    if table is not None and not pc.any(pc.is_nan(table["rel"])).as_py() and \
+            (pc.max(pc.abs(table["rel"])).as_py() or 0.0) < 2.0**53:  # fmt: skip
         qid, docid, rel = (table[c].chunks for c in ("qid", "docid", "rel"))  # as read_run: each chunk freed once copied
         del table
-        return Qrels(drain_strings(qid), drain_strings(docid), drain_floats(rel), str(path))
+        return Qrels(check_ids(drain_strings(qid), path, "query"), check_ids(drain_strings(docid), path, "document"),
+                     drain_floats(rel), str(path))  # fmt: skip
     qids: list[str] = []
     docs: list[str] = []
     rels: list[float] = []
@@ -224,6 +257,7 @@ def read_qrels(path: str | Path) -> Qrels:
             raise InputFormatError(
                 f"expected 4 columns (qid iter docid rel), got {len(fields)}", path=path, line=number, hint=hint
             )
+        _plain_ids(fields, path, number)
         qids.append(fields[0])
         docs.append(fields[2])
         rels.append(_number(fields[3], path, number, "relevance", hint))
@@ -241,12 +275,13 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
     path = Path(path)
     check_exists(path, "run")
     table = _fast_read(path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()})
-    if table is not None and len(table) and not pc.any(pc.is_nan(table["score"])).as_py():
+    if table is not None and len(table) and pc.all(pc.is_finite(table["score"])).as_py():  # else the line-by-line read
         first_tag = name if name is not None else run_tag(path)
         # Contiguous columns (alignment reads one buffer), each chunk freed as soon as it is copied
         qid, docid, score = (table[c].chunks for c in ("qid", "docid", "score"))
         del table
-        return Run(drain_strings(qid), drain_strings(docid), drain_floats(score), first_tag, str(path))
+        return Run(check_ids(drain_strings(qid), path, "query"), check_ids(drain_strings(docid), path, "document"),
+                   drain_floats(score), first_tag, str(path))  # fmt: skip
     qids: list[str] = []
     docs: list[str] = []
     scores: list[float] = []
@@ -257,6 +292,7 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
             raise InputFormatError(
                 f"expected 6 columns (qid Q0 docid rank score tag), got {len(fields)}", path=path, line=number, hint=hint
             )
+        _plain_ids(fields, path, number)
         qids.append(fields[0])
         docs.append(fields[2])
         scores.append(_number(fields[4], path, number, "score", hint))
