@@ -67,7 +67,10 @@ class _Section:
 
     def __init__(self, node: yaml.Node, source: Path, where: str) -> None:
         if not isinstance(node, yaml.MappingNode):
-            raise ConfigError(f"{where or 'the config'} must be a mapping of keys to values", path=source, line=_line(node))
+            example = "experiment: name, datasets: [...], systems: [...], measures: [...]" if not where else \
+                f"{where.split('.')[-1].split('[')[0]}: {{key: value, ...}}"  # fmt: skip
+            raise ConfigError(f"{where or 'the config'} must be a mapping of keys to values", path=source,
+                              line=_line(node), hint=f"write it as 'key: value' lines, e.g. {example}")  # fmt: skip
         self.node = node
         self.source = source
         self.where = where

@@ -180,7 +180,11 @@ def table_ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
         raise InputFormatError(f"empty {role} id in data row {row + 1}", path=path, hint=f"every row needs a {role} id")
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         column = pc.cast(column, pa.string())
-    return column.combine_chunks()
+    ids = column.combine_chunks()
+    empty = np.flatnonzero(pc.binary_length(ids).to_numpy(zero_copy_only=False) == 0)  # "" is no id either
+    if empty.size:
+        raise InputFormatError(f"empty {role} id in data row {int(empty[0]) + 1}", path=path, hint=f"every row needs a {role} id")
+    return ids
 
 
 def table_numbers(column: pa.ChunkedArray, role: str, path: Path) -> np.ndarray:
