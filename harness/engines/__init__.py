@@ -10,8 +10,10 @@ to the same results.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from harness.engines._common import DatasetWork, FilesWork
@@ -57,8 +59,9 @@ def open_engine(spec: EngineSpec, progress: Progress) -> Iterator[Engine]:
     if spec.name == "dask":
         from harness.engines.dask import DaskEngine, client_for  # the optional extra, imported only when asked for
 
-        with client_for(spec, progress) as client:
-            yield DaskEngine(client, spec)
+        # the inputs' pieces outlive the client: a worker lost at any stage has its values recomputed from them
+        with tempfile.TemporaryDirectory(prefix="harness-dask-") as scratch, client_for(spec, progress) as client:
+            yield DaskEngine(client, spec, Path(scratch))
         return
     yield LocalEngine(spec)
 

@@ -22,10 +22,12 @@ Dask is an optional extra (``pip install 'harness[dask]'``), imported only here.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
 import operator
+import secrets
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -262,8 +264,13 @@ def evaluate_runs(
     system_measures: tuple[Measure, ...] = (),
     relstring_lengths: tuple[int, ...] = (),
     gather: bool = True,
+    scratch: Path | None = None,
 ) -> list[Evaluated]:
     """Each run evaluated on the cluster; the per-query values of one process, bit for bit.
+
+    ``scratch``: where the inputs' Parquet pieces go; they must outlive every future computed from them (a lost
+    worker's values are recomputed from the pieces), so the engine gives a folder it removes when it closes. Without
+    one, a temporary folder for this call (the values must then be used before it returns: ``gather``).
 
     ``gather``: the per-query table comes here (``Evaluated.per_query``); else it stays on the
     workers (``Evaluated.pieces``), and the client receives each partition's counts only.
@@ -288,16 +295,18 @@ def evaluate_runs(
 
     # the p2p shuffle logs each shuffle's start and end as warnings: noise in a harness log
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
-    with tempfile.TemporaryDirectory(prefix="harness-dask-") as scratch:
+    with contextlib.nullcontext(str(scratch)) if scratch is not None else \
+            tempfile.TemporaryDirectory(prefix="harness-dask-") as folder:  # fmt: skip
+        scratch = Path(folder)
         if progress is not None and isinstance(qrels, QrelsSource):
             progress(f"dask: reading the judgments {qrels.path}")
-        judged, _ = _frame(qrels, Path(scratch) / "qrels")  # streamed to Parquet pieces, as the runs
+        judged, _ = _frame(qrels, scratch / f"qrels-{secrets.token_hex(4)}")  # streamed to Parquet pieces, as the runs
         shared = client.scatter([context], broadcast=True) if context is not None else [None]  # not rebuilt per partition
         tail_cutoff = long_tail_cutoff(measures + system_measures)
         list_depth = deepest_cutoff(system_measures) if context is not None else None
         out = []
         for number, run in enumerate(runs):
-            rows, n_rows = _frame(run, Path(scratch) / f"run{number}")
+            rows, n_rows = _frame(run, scratch / f"run{number}-{secrets.token_hex(4)}")
             n_parts = partitions or max(1, math.ceil(n_rows / ROWS_PER_PARTITION))
             both = dd.concat([judged, rows])
             shuffled = both.shuffle(on="query", npartitions=n_parts)
@@ -629,8 +638,9 @@ class DaskEngine:
 
     reads_judgments = False  # the workers read them (streamed to Parquet first), unless the items' context needs them
 
-    def __init__(self, client: Any, spec: Engine) -> None:
+    def __init__(self, client: Any, spec: Engine, scratch: Path) -> None:
         self.client, self.spec = client, spec
+        self.scratch = scratch  # the inputs' Parquet pieces: kept while the engine is open (lost values are recomputed)
         self.remote: dict[str, Any] = {}  # dataset -> RemoteRuns: the runs as the cluster holds them
 
     def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
@@ -651,7 +661,7 @@ class DaskEngine:
         judgments = QrelsSource(dataset.qrels, {"query": q.query, "doc": q.doc, "relevance": q.value}, dataset.qrels_format)
         done = evaluate_runs(client, judgments, runs, evaluator.query_measures, evaluator.prepared.conventions,
                              work.experiment.cutoffs, items, self.spec.partitions, progress, evaluator.system_measures,
-                             gather=False)  # fmt: skip
+                             gather=False, scratch=self.scratch)  # fmt: skip
         if not done:
             return {}
         segments = work.segments
@@ -695,7 +705,7 @@ class DaskEngine:
         sources = [RunSource(path, run_name(path), dict(work.run_columns)) for _, _, path in work.runs]
         done = evaluate_runs(self.client, judgments, sources, evaluator.query_measures, evaluator.conventions, (10,),
                              evaluator.items, self.spec.partitions, work.progress, evaluator.system_measures,
-                             work.relstring_lengths, gather=work.per_query)  # fmt: skip
+                             work.relstring_lengths, gather=work.per_query, scratch=self.scratch)  # fmt: skip
         out = []
         for source, (label, given, _), evaluated in zip(sources, work.runs, done, strict=True):
             per_query = evaluated.per_query

@@ -7,6 +7,7 @@ every engine (local threads, a real Dask LocalCluster) equal to it, bit for bit.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from pathlib import Path
@@ -134,3 +135,38 @@ def test_dataset_work_summaries_and_paired_tests_are_the_reference(engine: str, 
     assert len(rows) == len(ref_rows) and all(_same_record(a, b) for a, b in zip(rows, ref_rows, strict=True))
     ref_held = [r.to_record() for r in compare([*ref_results, reused], MEASURES, settings)]
     assert len(held) == len(ref_held) and all(_same_record(a, b) for a, b in zip(held, ref_held, strict=True))
+
+
+def test_a_worker_lost_during_the_comparisons_changes_nothing(files: dict[str, Path]) -> None:
+    """A worker process killed after the evaluation, while the values wait on the workers for the comparisons: Dask
+    recomputes what it held from the inputs' pieces (kept while the engine is open), and every row is the reference's."""
+    import os
+
+    from distributed import LocalCluster
+
+    experiment = load_config(files["config"])
+    settings = compare_settings(experiment)
+    dataset = experiment.datasets[0]
+    segments = _load_segments(dataset)
+    reference = _reference(files)
+    ref_results = [RunResult("trec", s, t, np.array([segments.get(q, "") for q in t.query_ids], dtype=object), {})
+                   for s, t in reference.items()]  # fmt: skip
+    ref_rows = [r.to_record() for r in compare(ref_results, MEASURES, settings)]
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
+                      dashboard_address=":0") as cluster:  # fmt: skip  (its own: a worker of it is killed)
+        spec = EngineSpec(name="dask", scheduler=cluster.scheduler_address)
+        experiment = dataclasses.replace(experiment, engine=spec)
+        with open_engine(spec, SILENT) as opened:
+            evaluator = _evaluator(experiment, dataset, experiment.measures, SILENT, judgments=opened.reads_judgments)
+            done = opened.evaluate(DatasetWork(experiment, dataset, evaluator, experiment.systems, segments, "", SILENT,
+                                               lambda: None))  # fmt: skip
+            client = opened.client  # type: ignore[attr-defined]
+            victim = sorted(client.scheduler_info()["workers"])[0]
+            with contextlib.suppress(Exception):  # the worker dies mid-call: the call itself fails
+                client.run(os._exit, 1, workers=[victim])
+            client.wait_for_workers(2, timeout=60)  # its nanny starts a new one, empty
+            results = [done[s] for s in SYSTEMS]
+            rows = [r.to_record() for r in compare(results, MEASURES, settings,
+                                                   tested_elsewhere=opened.paired_tests(results, settings))]  # fmt: skip
+            assert victim not in client.scheduler_info()["workers"]
+    assert len(rows) == len(ref_rows) and all(_same_record(a, b) for a, b in zip(rows, ref_rows, strict=True))
