@@ -342,6 +342,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     "tracking_uri": outcome.tracking_uri,
                     "mlflow_run_id": outcome.mlflow_run_id,
                     "mlflow_url": outcome.mlflow_url,
+                    "mlflow_runs_url": outcome.mlflow_runs_url,
                     "tracking_error": outcome.tracking_error,
                     "report": None if outcome.report is None else str(outcome.report),
                     "report_status": "disabled"
@@ -362,6 +363,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"mlflow:  run {outcome.mlflow_run_id} at {outcome.tracking_uri}\n")
         if outcome.mlflow_url is not None:
             out.write(f"mlflow:  {outcome.mlflow_url}\n")
+        if outcome.mlflow_runs_url is not None:
+            out.write(f"mlflow:  runs and verdicts: {outcome.mlflow_runs_url}\n")
         if outcome.gate_line is not None:
             out.write(f"{outcome.gate_line}\n")
         if outcome.gate_errors is not None:

@@ -11,6 +11,7 @@ Both are drawn from a latent-factor model with a fixed seed: same bytes every ti
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from harness._atomic import atomic_write
 from harness.cli import main as cli_main
-from harness.records.track import default_uri, ui_command
+from harness.records.track import UI_ADDRESS, default_uri, runs_table_url, ui_command
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261121
@@ -113,7 +114,9 @@ def main() -> int:
     print(f"demo data written to {ROOT / 'runs'}", file=sys.stderr)
     code = cli_main(["run", str(ROOT / "configs" / "demo.yaml")])
     if code in (0, 3, 6):  # PASS, FAIL, INCONCLUSIVE: the gate decided; the demo showed what it is for
-        print(f"open the MLflow UI on the demo's store with:\n  {ui_command(default_uri(ROOT / 'reports'))}")
+        tracked = json.loads((ROOT / "reports" / "recsys-demo" / "latest" / "tracking.json").read_text())
+        print(f"open the MLflow UI on the demo's store with:\n  {ui_command(default_uri(ROOT / 'reports'))}\n"
+              f"then the runs, with each release's verdict:\n  {runs_table_url(UI_ADDRESS, tracked['experiment_id'])}")
         return 0
     return code
 

@@ -46,7 +46,7 @@ from harness.progress import SILENT, Progress
 from harness.records.previous import compared_inputs, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
 from harness.records.store import ResultsNotWritten, SavedResults, prepare_output, write_results, write_tracking
-from harness.records.track import log_report, track_results
+from harness.records.track import UI_ADDRESS, log_report, runs_table_url, track_results
 from harness.report.render import write_report
 
 _quiet = SILENT
@@ -64,6 +64,7 @@ class Outcome:
     tracking_uri: str | None = None
     mlflow_run_id: str | None = None
     mlflow_url: str | None = None
+    mlflow_runs_url: str | None = None  # the experiment's runs table in the MLflow UI (model-training mode)
     gate: str = "none"  # pass | fail | inconclusive | none: what the gate exits as (after release.on_inconclusive)
     gate_verdict: str = "none"  # the verdict itself: pass | fail | inconclusive | none
     gate_errors: str | None = None  # which error the verdict controls, and at what rate
@@ -368,6 +369,8 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
             tracked = track_results(saved)
             saved = outcome.results = write_tracking(saved, tracked.as_dict())
             outcome.tracking_uri, outcome.mlflow_run_id, outcome.mlflow_url = tracked.tracking_uri, tracked.run_id, tracked.url
+            server = tracked.tracking_uri if tracked.url is not None else UI_ADDRESS  # a local store: as `mlflow ui` serves it
+            outcome.mlflow_runs_url = runs_table_url(server, tracked.experiment_id)
         except TrackingError as exc:
             outcome.tracking_error = str(exc)
     if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run

@@ -63,6 +63,8 @@ ARTIFACT_FILES = (
 )  # fmt: skip
 
 
+# MLflow 3's UI opens an experiment on its GenAI overview (traces) unless the experiment says it holds model runs
+EXPERIMENT_KIND, MODEL_DEVELOPMENT = "mlflow.experimentKind", "custom_model_development"
 # A results folder's parent run is found again by this tag (exactly once: harness track never logs a second copy);
 # the completion tag is written last, so a parent without it was cut short and is replaced.
 RESULTS_TAG = "harness.results_id"
@@ -91,6 +93,17 @@ def results_key(experiment: str, folder: Path) -> str:
     'demo/20261124-075857-f3983d'
     """
     return f"{experiment}/{folder.name}"
+
+
+def _parent_name(experiment: str, folder: Path, verdict: Any) -> str:
+    """The parent run's name: the experiment, the folder and, with a gate, its verdict: the one column the MLflow UI's
+    runs table always shows, so a release's verdict reads there without adding columns.
+
+    >>> _parent_name("demo", Path("out/demo/20261124-075857-f3983d"), None)
+    'demo 20261124-075857-f3983d'
+    """
+    name = f"{experiment} {folder.name}"
+    return name if verdict is None else f"{verdict.verdict} {verdict.candidate} vs {verdict.production} · {name}"
 
 
 def _parent_of(client: Any, experiment_id: str, key: str) -> Any:
@@ -139,6 +152,9 @@ def default_uri(output_root: Path) -> str:
 def resolve_uri(configured: str | None, output_root: Path) -> str:
     """Precedence: the config's tracking.uri, then MLFLOW_TRACKING_URI, then the local store."""
     return configured or os.environ.get("MLFLOW_TRACKING_URI") or default_uri(output_root)
+
+
+UI_ADDRESS = "http://127.0.0.1:5000"  # where ui_command serves the UI
 
 
 def ui_command(uri: str) -> str:
@@ -344,6 +360,15 @@ def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedRe
     return read_results(target)
 
 
+def runs_table_url(server: str, experiment_id: str) -> str:
+    """The MLflow UI's runs table of an experiment, in its model-training mode (the verdict and guard columns).
+
+    >>> runs_table_url("http://127.0.0.1:5000/", "1")
+    'http://127.0.0.1:5000/#/experiments/1/runs?workflowType=machine_learning'
+    """
+    return f"{server.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+
+
 def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str | None:
     """The run's page in the MLflow UI, for a server URI.
 
@@ -388,9 +413,12 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         found = client.get_experiment_by_name(experiment_name)
         if found is None:
             location = (output_root / "mlartifacts").resolve().as_uri() if tracking_uri.startswith("sqlite:") else None
-            experiment_id = client.create_experiment(experiment_name, artifact_location=location)
+            experiment_id = client.create_experiment(experiment_name, artifact_location=location,
+                                                     tags={EXPERIMENT_KIND: MODEL_DEVELOPMENT})  # fmt: skip
         else:
             experiment_id = found.experiment_id
+            if EXPERIMENT_KIND not in found.tags:  # made before harness said so, or by hand: shown as runs, not traces
+                client.set_experiment_tag(experiment_id, EXPERIMENT_KIND, MODEL_DEVELOPMENT)
     version = provenance["versions"]["harness"]
     common_tags = {
         "harness.version": version,
@@ -412,7 +440,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         for stale in [*_children_of(client, experiment_id, earlier.info.run_id), earlier]:
             client.delete_run(stale.info.run_id)
     parent = client.create_run(
-        experiment_id, run_name=f"{config['name']} {folder.name}",
+        experiment_id, run_name=_parent_name(config["name"], folder, results.verdict),
         tags={**common_tags, "harness.kind": "experiment", RESULTS_TAG: key},
     )  # fmt: skip
     parent_id = parent.info.run_id
