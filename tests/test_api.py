@@ -139,3 +139,26 @@ def test_compare_refuses_a_setting_outside_its_choices_with_harness_error(settin
     with pytest.raises(HarnessError) as raised:
         compare(tables, **setting)  # type: ignore[arg-type]
     assert message in str(raised.value)
+
+
+def test_pandas_string_columns_give_the_same_values_as_object_columns() -> None:
+    """pandas 3's ``str`` columns (Arrow large strings) with training data and a catalogue: no ArrowTypeError, and the
+    values of the object-dtype frames (the workaround users had), which the hand computation below also gives."""
+    from harness import Catalog, Evaluator, Interactions
+
+    def frames(kind: str) -> tuple[object, ...]:
+        s = (lambda xs: pd.array(xs, dtype="str")) if kind == "str" else (lambda xs: pd.Series(xs, dtype=object))
+        train = Interactions.from_frame(pd.DataFrame({"user": s(["u1", "u2", "u2"]), "item": s(["i1", "i1", "i2"])}))
+        catalog = Catalog.from_frame(pd.DataFrame({"item": s(["i1", "i2", "i3"]), "f1": [0.1, 0.2, 0.3]}))
+        qrels = Qrels.from_frame(pd.DataFrame({"query": s(["u1", "u2"]), "doc": s(["i3", "i3"]), "relevance": [1, 1]}))
+        scores = pd.DataFrame({"query": s(["u1", "u1", "u2"]), "doc": s(["i1", "i2", "i9"]), "score": [2.0, 1.0, 1.0]})
+        run = Run.from_frame(scores)
+        evaluator = Evaluator(qrels, ["ARP@2", "Coverage(catalog=recbole)@2"], train=train, items=catalog)
+        aligned = evaluator.align(run)
+        lists = evaluator.item_lists(aligned)
+        return (evaluator.evaluate_aligned("r", aligned, lists).values.tolist(),
+                {str(k): v.tolist() for k, v in evaluator.system_values(lists).items()})  # fmt: skip
+
+    assert frames("str") == frames("object")
+    # u1: (2 + 1) / 2 training rows; u2: i9 is cold (0). Coverage: 3 items of 3 catalogue + 1 cold + [PAD]
+    assert frames("str") == ([[1.5], [0.0]], {"Coverage(catalog='recbole')@2": [0.6]})

@@ -156,7 +156,8 @@ class ItemContext:
     def __init__(self, train: Interactions | None, catalog: Catalog | None, qrels: Qrels) -> None:
         self.train, self.catalog = train, catalog
         parts = [source.item_id for source in (train, catalog) if source is not None]
-        known = pc.unique(pa.chunked_array(parts, pa.string())) if parts else pa.array([], pa.string())
+        kind = pa.large_string() if any(pa.types.is_large_string(p.type) for p in parts) else pa.string()
+        known = pc.unique(pa.chunked_array([p.cast(kind) for p in parts], kind)) if parts else pa.array([], pa.string())
         known = known.combine_chunks() if isinstance(known, pa.ChunkedArray) else known
         self.known: pa.Array = known.take(pc.sort_indices(known))
         n = len(self.known)
@@ -274,7 +275,9 @@ class ItemContext:
                 cold_ids = cold_order
             n_cold = len(cold_ids)
             if n_cold:
-                extra = pa.chunked_array([self._qrels_only, cold_ids], pa.string()).unique()
+                kind = pa.large_string() if pa.types.is_large_string(cold_ids.type) or \
+                    pa.types.is_large_string(self._qrels_only.type) else pa.string()  # fmt: skip
+                extra = pa.chunked_array([self._qrels_only.cast(kind), cold_ids.cast(kind)], kind).unique()
                 n_recbole = n + len(extra) + 1
 
         def pad(values: np.ndarray) -> np.ndarray:

@@ -181,6 +181,8 @@ def table_ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         column = pc.cast(column, pa.string())
     ids = column.combine_chunks()
+    if pa.types.is_large_string(ids.type) and ids.nbytes < 2**31:  # pandas 3's str columns: one id type throughout
+        ids = ids.cast(pa.string())
     empty = np.flatnonzero(pc.binary_length(ids).to_numpy(zero_copy_only=False) == 0)  # "" is no id either
     if empty.size:
         raise InputFormatError(f"empty {role} id in data row {int(empty[0]) + 1}", path=path, hint=f"every row needs a {role} id")
