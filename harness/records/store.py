@@ -131,7 +131,8 @@ def write_results(results: SavedResults, root: Path, stamp: str,
     import yaml
 
     final = root / f"{stamp}-{secrets.token_hex(3)}"
-    staging = root / f".incomplete-{final.name}"
+    staging = root / f".incomplete-{final.name}.{os.getpid()}"  # the writer's process: a dead one's is stale
+    _remove_stale_staging(root)
     try:
         staging.mkdir(parents=True, exist_ok=False)
         if per_query_parts:
@@ -155,6 +156,25 @@ def write_results(results: SavedResults, root: Path, stamp: str,
         raise
     _point_latest(root, final)
     return replace(results, folder=final, per_query=None if per_query_parts else results.per_query)
+
+
+def _remove_stale_staging(root: Path) -> None:
+    """Staging folders left by a writer that died (kill -9, a crash) on this machine: removed on the next write.
+    A folder whose writer still runs (a concurrent run) is kept."""
+    for staging in root.glob(".incomplete-*.*") if root.is_dir() else ():
+        pid = staging.name.rsplit(".", 1)[-1]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # somebody else's process: alive
+        return True
+    return True
 
 
 def _write_parts(folder: Path, here: Any, parts: Sequence[Callable[[Path], int]]) -> None:

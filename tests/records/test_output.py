@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -56,3 +57,22 @@ def test_a_full_disk_while_writing_keeps_the_failed_verdict_and_leaves_nothing(t
     assert "cannot write the results: No space left on device" in outcome["results_error"]
     assert done.stderr.startswith("harness: error: ") and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert left == []  # no half-written folder, no stale staging folder, no latest link
+
+
+def test_a_staging_folder_left_by_a_killed_writer_is_removed_by_the_next_run(tmp_path: Path) -> None:
+    """kill -9 while results are written leaves `.incomplete-<folder>.<pid>`; the next run removes it (its writer is
+    gone) and keeps one whose writer still runs."""
+    candidate, guard = GATES["pass"]
+    config = _config(tmp_path, guard, candidate=candidate)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    root = tmp_path / "out" / "gated"
+    stale = root / f".incomplete-20261124-000000-abcdef.{gone.pid}"
+    alive = root / f".incomplete-20261124-000000-fedcba.{os.getpid()}"
+    for folder in (stale, alive):
+        folder.mkdir(parents=True)
+        (folder / "per_query.parquet").write_bytes(b"half")
+    done = _harness("run", str(config), "--no-tracking", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert not stale.exists() and alive.exists()
+    assert len([p for p in root.iterdir() if not p.name.startswith(".") and p.name != "latest"]) == 1

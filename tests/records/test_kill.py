@@ -1,0 +1,64 @@
+"""kill -9 at each stage of `harness run` (real processes, a real SQLite store): nothing half-written is ever left
+where it counts, and the next commands finish the job exactly once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.records.store import REQUIRED
+from tests.decision.test_gate import GATES, _config
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"
+)
+STAGES = ("evaluating", "comparing systems", "writing results", "logging to MLflow", "rendering the report")
+
+
+def _parents(uri: str) -> list[object]:
+    from mlflow import MlflowClient
+
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("gated")
+    if experiment is None:
+        return []
+    return [r for r in client.search_runs([experiment.experiment_id]) if r.data.tags.get("harness.kind") == "experiment"]
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_kill_9_at_a_stage_leaves_nothing_half_done(tmp_path: Path, stage: str) -> None:
+    candidate, guard = GATES["fail"]
+    config = _config(tmp_path, guard, tracking="{enabled: true}", report="on", candidate=candidate)
+    with subprocess.Popen([sys.executable, "-m", "harness", "run", str(config)], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True) as process:  # fmt: skip
+        assert process.stderr is not None
+        for line in process.stderr:  # the progress lines name each stage as it starts
+            if stage in line:
+                os.kill(process.pid, signal.SIGKILL)
+                break
+        process.wait(timeout=120)
+    assert process.returncode == -signal.SIGKILL, f"{stage!r} never showed: the run ended first"
+    root = tmp_path / "out" / "gated"
+    folders = [p for p in root.iterdir() if not p.name.startswith(".") and p.name != "latest"] if root.is_dir() else []
+    for folder in folders:  # a results folder exists only whole
+        assert all((folder / name).exists() for name in REQUIRED), sorted(p.name for p in folder.iterdir())
+    if (root / "latest").exists():
+        assert (root / "latest").resolve() in [f.resolve() for f in folders]
+    uri = f"sqlite:///{(tmp_path / 'out' / 'mlflow.db').resolve()}"
+    for folder in folders:  # whatever the kill cut short, harness track completes it: one parent, finished
+        done = subprocess.run([sys.executable, "-m", "harness", "track", str(folder), "--json"], capture_output=True,
+                              text=True, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        run_id = json.loads(done.stdout)["mlflow_run_id"]
+        mine = [p for p in _parents(uri) if p.data.tags.get("harness.results_id") == f"gated/{folder.name}"]
+        assert [p.info.run_id for p in mine] == [run_id] and mine[0].info.status == "FINISHED"
+    again = subprocess.run([sys.executable, "-m", "harness", "run", str(config), "--quiet"], capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert again.returncode == 3, again.stderr  # the next run works, its gate as before
+    assert not list(root.glob(".incomplete-*"))  # what the killed writer staged is gone
