@@ -76,3 +76,14 @@ def test_a_staging_folder_left_by_a_killed_writer_is_removed_by_the_next_run(tmp
     assert done.returncode == 0, done.stderr
     assert not stale.exists() and alive.exists()
     assert len([p for p in root.iterdir() if not p.name.startswith(".") and p.name != "latest"]) == 1
+
+
+def test_a_read_only_output_is_refused_before_any_work(tmp_path: Path) -> None:
+    """A read-only filesystem (a tmpfs mounted ro: refused even to root) as the output: exit 2 at once, with the fix."""
+    candidate, guard = GATES["fail"]
+    config = _config(tmp_path, guard, candidate=candidate)
+    with _small_disk(tmp_path / "ro", "1m,ro") as disk:
+        done = _harness("run", str(config), "--output", str(disk), "--no-tracking", "--quiet")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert f"{disk}: cannot write in the output folder: Read-only file system. Fix: make it writable" in done.stderr
