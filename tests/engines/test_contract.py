@@ -71,6 +71,18 @@ def _reference(files: dict[str, Path]) -> dict[str, PerQuery]:
     return out
 
 
+def _experiment_reference(experiment: Any, files: dict[str, Path]) -> tuple[Any, Any, dict[str, str], dict[str, PerQuery],
+                                                                             list[RunResult], list[dict[str, Any]]]:  # fmt: skip
+    """(settings, dataset, segments, per-query tables, results, comparison rows) of the config, without any engine."""
+    settings = compare_settings(experiment)
+    dataset = experiment.datasets[0]
+    segments = _load_segments(dataset)
+    reference = _reference(files)
+    results = [RunResult("trec", s, t, np.array([segments.get(q, "") for q in t.query_ids], dtype=object), {})
+               for s, t in reference.items()]  # fmt: skip
+    return settings, dataset, segments, reference, results, [r.to_record() for r in compare(results, MEASURES, settings)]
+
+
 def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
@@ -103,15 +115,8 @@ def test_evaluate_files_gives_the_reference_values(engine: str, files: dict[str,
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_dataset_work_summaries_and_paired_tests_are_the_reference(engine: str, files: dict[str, Path], client: Any) -> None:
-    experiment = load_config(files["config"])
-    experiment = dataclasses.replace(experiment, engine=_spec(engine))
-    settings = compare_settings(experiment)
-    dataset = experiment.datasets[0]
-    segments = _load_segments(dataset)
-    reference = _reference(files)
-    ref_results = [RunResult("trec", s, t, np.array([segments.get(q, "") for q in t.query_ids], dtype=object), {})
-                   for s, t in reference.items()]  # fmt: skip
-    ref_rows = [r.to_record() for r in compare(ref_results, MEASURES, settings)]
+    experiment = dataclasses.replace(load_config(files["config"]), engine=_spec(engine))
+    settings, dataset, segments, reference, ref_results, ref_rows = _experiment_reference(experiment, files)
     with open_engine(experiment.engine, SILENT) as opened:
         opened.expect(0)
         evaluator = _evaluator(experiment, dataset, experiment.measures, SILENT, judgments=opened.reads_judgments)
@@ -145,13 +150,7 @@ def test_a_worker_lost_during_the_comparisons_changes_nothing(files: dict[str, P
     from distributed import LocalCluster
 
     experiment = load_config(files["config"])
-    settings = compare_settings(experiment)
-    dataset = experiment.datasets[0]
-    segments = _load_segments(dataset)
-    reference = _reference(files)
-    ref_results = [RunResult("trec", s, t, np.array([segments.get(q, "") for q in t.query_ids], dtype=object), {})
-                   for s, t in reference.items()]  # fmt: skip
-    ref_rows = [r.to_record() for r in compare(ref_results, MEASURES, settings)]
+    settings, dataset, segments, _, _, ref_rows = _experiment_reference(experiment, files)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
                       dashboard_address=":0") as cluster:  # fmt: skip  (its own: a worker of it is killed)
         spec = EngineSpec(name="dask", scheduler=cluster.scheduler_address)
