@@ -316,6 +316,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.scheduler is not None:
         overrides["engine.scheduler"] = args.scheduler
     experiment = load_config(args.config, overrides, args.output)
+    for note in experiment.notes:
+        err.write(f"harness: note: {note}\n")
     if args.no_tracking:
         import dataclasses
 

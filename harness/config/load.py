@@ -163,6 +163,22 @@ def _expand_env(text: str, source: Path, line: int) -> str:
     return _ENV.sub(replace, text)
 
 
+def _env_notes(text: str, source: Path) -> tuple[str, ...]:
+    """One note per environment variable the config reads: its value goes into config.resolved.yaml, the report and
+    MLflow, where a secret would be shown to everyone who reads them (the value itself is never printed).
+
+    >>> [note.split(": ")[1:3] for note in _env_notes("output: ${OUT:-out}  # ${NOT_THIS}\\n", Path("c.yaml"))]
+    [['line 1', '${OUT} is expanded into the config the results, the report and MLflow show']]
+    """
+    notes: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        code = line.split(" #", 1)[0] if not line.lstrip().startswith("#") else ""
+        for match in _ENV.finditer(code):
+            notes.setdefault(match.group(1), f"{source}: line {number}: ${{{match.group(1)}}} is expanded into the config "
+                                              "the results, the report and MLflow show: keep secrets out of it")  # fmt: skip
+    return tuple(notes.values())
+
+
 def _construct(node: yaml.Node, source: Path) -> Any:
     """Plain YAML only (safe_load's constructor), with ${VAR} expanded in strings."""
     constructor = yaml.constructor.SafeConstructor()
@@ -810,6 +826,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         tracking=tracking,
         report=_report(root, systems, datasets, measures, schemes),
         engine=engine,
+        notes=_env_notes(text, source),
     )
 
 

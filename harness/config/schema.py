@@ -196,6 +196,8 @@ class Experiment:
     tracking: Tracking = field(default_factory=Tracking)
     report: ReportSpec = field(default_factory=ReportSpec)
     engine: Engine = field(default_factory=Engine)
+    # for the user, once: e.g. the ${VAR}s whose values the results, the report and MLflow will show (not recorded)
+    notes: tuple[str, ...] = ()
 
     def dataset(self, name: str) -> Dataset:
         return next(d for d in self.datasets if d.name == name)

@@ -237,6 +237,7 @@ def resolved_config(experiment: Experiment) -> dict[str, Any]:
         return value
 
     out = plain(experiment)
+    del out["notes"]  # said to the user once, not part of what ran
     out["measures"] = [str(m) for m in experiment.measures]
     out["conventions"] = experiment.conventions.as_dict()
     out["systems"] = [
@@ -353,7 +354,8 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
             written_error = None
         except ResultsNotWritten as exc:  # the verdict was reached: it is still told, and still decides the exit code
             saved, written_error = None, str(exc)
-    outcome = Outcome(results_dir=None if saved is None else saved.folder, results=saved, results_error=written_error)
+    outcome = Outcome(results_dir=None if saved is None else saved.folder, results=saved, results_error=written_error,
+                      warnings=list(experiment.notes))  # fmt: skip
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
         outcome.gate = verdict.outcome.lower()
         outcome.gate_verdict = verdict.verdict.lower()
