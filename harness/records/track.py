@@ -230,7 +230,9 @@ def track_results(results: SavedResults, uri: str | None = None, experiment: str
         os.environ.setdefault(key, value)
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # no INFO lines (store migrations) on stderr; set before import
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # MLflow prints "View run ..." lines: stdout is harness's (--json)
+        # a local store: one process logs at a time (its creation, and finding or making a folder's parent, race
+        # otherwise); MLflow prints "View run ..." lines: stdout is harness's (--json)
+        with _store_lock(tracking_uri), contextlib.redirect_stdout(sys.stderr):
             return _log(results, tracking_uri, experiment_name, output_root)
     except TrackingError:
         raise
@@ -408,17 +410,16 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     folder, config, provenance = results.folder, results.config, results.provenance
     summary = results.summary
 
-    with _store_lock(tracking_uri):  # the store's creation and the experiment's, one process at a time
-        client = MlflowClient(tracking_uri=tracking_uri)
-        found = client.get_experiment_by_name(experiment_name)
-        if found is None:
-            location = (output_root / "mlartifacts").resolve().as_uri() if tracking_uri.startswith("sqlite:") else None
-            experiment_id = client.create_experiment(experiment_name, artifact_location=location,
-                                                     tags={EXPERIMENT_KIND: MODEL_DEVELOPMENT})  # fmt: skip
-        else:
-            experiment_id = found.experiment_id
-            if EXPERIMENT_KIND not in found.tags:  # made before harness said so, or by hand: shown as runs, not traces
-                client.set_experiment_tag(experiment_id, EXPERIMENT_KIND, MODEL_DEVELOPMENT)
+    client = MlflowClient(tracking_uri=tracking_uri)
+    found = client.get_experiment_by_name(experiment_name)
+    if found is None:
+        location = (output_root / "mlartifacts").resolve().as_uri() if tracking_uri.startswith("sqlite:") else None
+        experiment_id = client.create_experiment(experiment_name, artifact_location=location,
+                                                 tags={EXPERIMENT_KIND: MODEL_DEVELOPMENT})  # fmt: skip
+    else:
+        experiment_id = found.experiment_id
+        if EXPERIMENT_KIND not in found.tags:  # made before harness said so, or by hand: shown as runs, not traces
+            client.set_experiment_tag(experiment_id, EXPERIMENT_KIND, MODEL_DEVELOPMENT)
     version = provenance["versions"]["harness"]
     common_tags = {
         "harness.version": version,

@@ -271,3 +271,24 @@ def test_hostile_names_are_tracked_distinct_and_kept(tmp_path: Path) -> None:
     originals = {v for k, v in parent.data.params.items() if k.startswith("name.")}
     assert originals == {"<b>ds</b>", "g&1", "a b"}
     assert child.data.tags["dataset"] == "<b>ds</b>"
+
+
+def test_two_tracks_of_one_folder_at_once_make_one_parent(tmp_path: Path) -> None:
+    """A local store: harness track on the same folder from two processes at the same moment logs it once."""
+    import subprocess
+    import sys
+
+    code, outcome, err = _run(_config(tmp_path), "--no-tracking")
+    assert code == 0, err
+    folder = str(outcome["results_dir"])
+    tracks = [subprocess.Popen([sys.executable, "-m", "harness", "track", folder, "--json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
+    logged = []
+    for track in tracks:
+        out, err = track.communicate(timeout=300)
+        assert track.returncode == 0, err
+        logged.append(json.loads(out))
+    assert logged[0]["mlflow_run_id"] == logged[1]["mlflow_run_id"]
+    assert sorted(entry["already_logged"] for entry in logged) == [False, True]
+    uri = f"sqlite:///{(tmp_path / 'out' / 'mlflow.db').resolve()}"
+    assert [p.info.run_id for p in _parents(uri)] == [logged[0]["mlflow_run_id"]]
