@@ -847,7 +847,6 @@ def _engine(section: _Section) -> Engine:
         if given:
             raise section.error(given[0], f"{given[0]} is a setting of the dask engine", hint="add name: dask, or remove it")
     else:
-
         problem = missing_dask()
         if problem:
             raise section.error("name", problem, hint="pip install 'harness[dask]'")

@@ -74,7 +74,6 @@ from harness.measures.conventions import Conventions, Queries
 from harness.measures.spec import deepest_cutoff
 
 if TYPE_CHECKING:
-    from harness.kernels._segments import RankedLists
     from harness.measures.spec import Measure
 
 ROWS_PER_PARTITION = 200_000  # about what a 768 MiB worker evaluates comfortably
@@ -174,7 +173,6 @@ class QrelsSource:
 def _frame(source: Run | RunSource | Qrels | QrelsSource, folder: Path) -> tuple[Any, int]:
     """(a Dask frame of a run's or the judgments' rows: query, doc, value, line, kind; its number of rows)."""
     import dask.dataframe as dd
-
 
     if isinstance(source, (Run, Qrels)):
         kind, value = (RUN, source.score) if isinstance(source, Run) else (QRELS, source.relevance)
@@ -438,7 +436,6 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
     for key, values in parts.items():
         table[key] = values
     if relstring_lengths:
-
         for length in relstring_lengths:
             table[f"relstring_{length}"] = relstrings(aligned.lists, length)
     piece = _Piece(table, aligned.stats, DiagnosticSums.of(per_query.in_run, parts, cutoffs))
@@ -499,7 +496,6 @@ def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContex
     """The run's lists down to the system measures' cutoff, in the universe's order, with the item codes one process
     gives them: known items by the dataset's codes, cold items numbered by first appearance over the whole run."""
     import pyarrow.compute as pc
-
 
     def ordered(tables: list[pa.Table]) -> pa.Table:
         table = pa.concat_tables(tables) if tables else pa.table({"query": pa.array([], pa.string()),
@@ -647,7 +643,6 @@ class DaskEngine:
         """The dataset's runs evaluated on the cluster. With system measures, each run's lists (down to their
         cutoff) and its query ids come here, to resample users."""
         import pandas as pd
-
 
         client, dataset, evaluator, progress = self.client, work.dataset, work.evaluator, work.progress
         c = dataset.run_columns

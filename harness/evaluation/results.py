@@ -44,7 +44,6 @@ class PerQuery:
 
     def column(self, measure: Measure | str) -> np.ndarray:
         if isinstance(measure, str):
-
             measure = parse_measure(measure)
         return self.values[:, self.measures.index(measure)]
 
@@ -148,7 +147,6 @@ class ValuesScan:
         return cls(n, total, value_total, largest, nan, up, down)
 
     def __add__(self, other: ValuesScan) -> ValuesScan:
-
         mine, theirs = self.value_total, other.value_total
         return ValuesScan(self.n + other.n, add_totals(self.total, other.total),
                           None if mine is None or theirs is None else add_totals(mine, theirs),
@@ -230,7 +228,6 @@ class Aggregates(dict[Measure, float]):
     @staticmethod
     def _key(key: object) -> object:
         if isinstance(key, str):
-
             return parse_measure(key)
         return key
 

@@ -322,7 +322,6 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-
     first = _items(parts[0][0])
     n_known = first.n_known
     cold = [p[0].items.cold_ids for p in parts if p[0].items is not None and p[0].items.cold_ids is not None]

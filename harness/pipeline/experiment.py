@@ -365,7 +365,6 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         return outcome
     # Results are on disk: nothing after this point can lose them.
     if experiment.tracking.enabled:
-
         progress("logging to MLflow")
         try:
             tracked = track_results(saved)
@@ -378,7 +377,6 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
         _report(saved, outcome, progress)
         if outcome.report is not None and outcome.mlflow_run_id is not None:
-
             try:
                 log_report(saved)
             except TrackingError as exc:

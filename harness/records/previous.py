@@ -54,7 +54,6 @@ def load_previous(experiment: Experiment, system: System, cache: dict[str, Saved
         if previous.results is not None:
             cache[system.name] = read_results(previous.results)
         else:
-
             assert previous.mlflow_run is not None
             cache[system.name] = download_results(previous.mlflow_run, previous.uri, experiment.output)
     return cache[system.name]

@@ -181,7 +181,6 @@ def _write_parts(folder: Path, here: Any, parts: Sequence[Callable[[Path], int]]
     """The per-query table as a folder of Parquet files: the rows here (if any) in one, the others by their writers."""
     import numpy as np
 
-
     folder.mkdir()
     rows = sum(write(folder) for write in parts)
     if here is not None or not rows:  # with no row at all, one empty file still says what the columns are

@@ -101,7 +101,6 @@ def _indicators(m: int, keys: np.ndarray, first: int, count: int) -> Callable[[i
     beyond, each permutation is shuffled (Fisher-Yates).
     """
     if m <= 6:
-
         table = np.array(list(permutations(range(m))), dtype=np.int8)
         choice = keyed.uniform_matrix(keys, len(table), first, count)
         lookup = (table[:, :, None] == np.arange(m)[None, None, :]).astype(np.float64)  # (m!, slot, system)
