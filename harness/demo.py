@@ -26,7 +26,6 @@ SEED = 20261121
 
 
 def _write_csv(path: Path, header: str, rows: list[str]) -> None:
-
     atomic_write(path, header + "\n" + "\n".join(rows) + "\n")
 
 
@@ -109,7 +108,6 @@ def generate(root: Path = ROOT) -> None:
 
 
 def main() -> int:
-
     generate()
     print(f"demo data written to {ROOT / 'runs'}", file=sys.stderr)
     code = cli_main(["run", str(ROOT / "configs" / "demo.yaml")])

@@ -112,7 +112,6 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
 
 
 def _run_block(table: pa.Table, wanted: list[str]) -> pa.Table:
-
     query, doc, score = (table[name] for name in wanted)
     numeric = pa.types.is_floating(score.type) or pa.types.is_integer(score.type)
     if query.null_count or doc.null_count or not numeric:

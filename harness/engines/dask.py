@@ -60,7 +60,7 @@ from harness.evaluation.results import (
     PerQuery,
     RunResult,
     ValuesScan,
-    aggregate_values,
+    aggregate,
     grid_sums,
     kept,
     long_tail_cutoff,
@@ -705,7 +705,7 @@ class DaskEngine:
         for source, (label, given, _), evaluated in zip(sources, work.runs, done, strict=True):
             per_query = evaluated.per_query
             if per_query is not None:
-                aggregates = {m: aggregate_values(m, per_query.values[:, j]) for j, m in enumerate(per_query.measures)}
+                aggregates = dict(aggregate(per_query))
             else:  # from the workers' exact sums, as aggregate_values makes them here
                 rows = summary_on_cluster(self.client, evaluated.pieces, evaluated.measures, None, [])[0]
                 aggregates = {m: float(row["value"]) for m, row in zip(evaluated.measures, rows, strict=True)}  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ from harness.data.align import warm_up
 from harness.data.load import check_shares_judged, load_run
 from harness.engines._common import DatasetWork, FilesWork, checked_run, run_result
 from harness.evaluation.diagnostics import diagnose
-from harness.evaluation.results import EvaluatedRun, RunResult, aggregate_values, long_tail_cutoff, recommendation_counts
+from harness.evaluation.results import EvaluatedRun, RunResult, aggregate, long_tail_cutoff, recommendation_counts
 from harness.kernels.relstring import relstrings
 
 
@@ -72,7 +72,7 @@ class LocalEngine:
             lists = evaluator.item_lists(aligned)
             per_query = evaluator.evaluate_aligned(run.name, aligned, lists)
             system = {m: float(v[0]) for m, v in evaluator.system_values(lists).items()}  # one value per run
-            aggregates = {m: aggregate_values(m, per_query.values[:, j]) for j, m in enumerate(per_query.measures)}
+            aggregates = dict(aggregate(per_query))
             strings = {length: relstrings(aligned.lists, length) for length in work.relstring_lengths}
             out.append(EvaluatedRun(label, given, run.name, aligned.stats.judged_queries_missing, per_query,
                                     aggregates | system, tuple(system), strings))  # fmt: skip

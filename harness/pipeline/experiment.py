@@ -100,7 +100,6 @@ def _load_qrels(dataset: Dataset) -> Qrels:
 
 
 def _load_segments(dataset: Dataset) -> dict[str, str]:
-
     assert dataset.segments is not None
     spec = dataset.segments
     return read_table_columns(spec.path, spec.query_column, spec.segment_column)
@@ -167,6 +166,7 @@ def check_guard_segments(experiment: Experiment) -> None:
 def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> list[RunResult]:
     """Every system on every dataset it has a run for, with its per-query values (gathered from a Dask cluster);
     raises on the first bad input."""
+    check_guard_segments(experiment)
     with _evaluated(experiment, progress) as (results, _):
         return [r.here() for r in results]
 
@@ -174,8 +174,8 @@ def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
 @contextmanager
 def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[list[RunResult], TestedElsewhere | None]]:
     """(every run's result, where the paired tests are computed): the engine stays open while the caller compares,
-    so an engine that keeps the values (on a cluster) runs the tests there."""
-    check_guard_segments(experiment)
+    so an engine that keeps the values (on a cluster) runs the tests there. The config's guards are checked by the
+    callers, before any work (:func:`check_guard_segments`)."""
     results: list[RunResult] = []
     earlier: dict[str, SavedResults] = {}
     total = sum(1 for d in experiment.datasets for s in experiment.systems if s.previous is not None or s.run_for(d.name))
@@ -385,7 +385,6 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
 
 
 def _report(saved: SavedResults, outcome: Outcome, progress: Progress) -> None:
-
     progress("rendering the report")
     try:
         path, _ = write_report(saved)
