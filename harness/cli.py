@@ -215,8 +215,8 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     measures = tuple(i.measure for i in items if i.measure is not None)
     inputs = _file_inputs(args)
     lengths = tuple(sorted({i.relstring_length for i in items if i.display.startswith("relstring")}))
-    evaluated = evaluate_files(inputs, measures, per_query=bool(args.q) or inputs.engine.name == "local",
-                               relstring_lengths=lengths, progress=_progress(args, err))  # fmt: skip
+    evaluated = evaluate_files(inputs, measures, per_query=bool(args.q), relstring_lengths=lengths,
+                               progress=_progress(args, err))  # fmt: skip
     lines: list[str] = []
     records: list[dict[str, object]] = []
     for run in evaluated:

@@ -154,3 +154,14 @@ def positions_in(values: pa.Array | pa.ChunkedArray, distinct: pa.Array) -> np.n
     # not fill_null(-1): a Python scalar there imports pandas (0.45 s)
     position = np.frombuffer(found.buffers()[1], dtype=np.int32, count=len(found), offset=found.offset * 4)
     return np.where(to_numpy(found.is_valid()), position, -1).astype(np.int64)
+
+
+def same_strings(parts: list[pa.Array]) -> pa.ChunkedArray:
+    """Id arrays of strings and large strings (pandas 3's str columns) as one chunked array of one type: large only
+    when one of them is.
+
+    >>> same_strings([pa.array(["a"]), pa.array(["b"], pa.large_string())]).type
+    DataType(large_string)
+    """
+    kind = pa.large_string() if any(pa.types.is_large_string(p.type) for p in parts) else pa.string()
+    return pa.chunked_array([p.cast(kind) for p in parts], kind)

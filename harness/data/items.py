@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.config.formats import table_format_of
-from harness.data._arrow import from_numpy, positions_in, string_array, to_numpy
+from harness.data._arrow import from_numpy, positions_in, same_strings, string_array, to_numpy
 from harness.data.model import Qrels, table_column, table_ids
 from harness.data.tables import read_table
 from harness.errors import InputFormatError
@@ -156,8 +156,7 @@ class ItemContext:
     def __init__(self, train: Interactions | None, catalog: Catalog | None, qrels: Qrels) -> None:
         self.train, self.catalog = train, catalog
         parts = [source.item_id for source in (train, catalog) if source is not None]
-        kind = pa.large_string() if any(pa.types.is_large_string(p.type) for p in parts) else pa.string()
-        known = pc.unique(pa.chunked_array([p.cast(kind) for p in parts], kind)) if parts else pa.array([], pa.string())
+        known = pc.unique(same_strings(parts)) if parts else pa.array([], pa.string())
         known = known.combine_chunks() if isinstance(known, pa.ChunkedArray) else known
         self.known: pa.Array = known.take(pc.sort_indices(known))
         n = len(self.known)
@@ -275,9 +274,7 @@ class ItemContext:
                 cold_ids = cold_order
             n_cold = len(cold_ids)
             if n_cold:
-                kind = pa.large_string() if pa.types.is_large_string(cold_ids.type) or \
-                    pa.types.is_large_string(self._qrels_only.type) else pa.string()  # fmt: skip
-                extra = pa.chunked_array([self._qrels_only.cast(kind), cold_ids.cast(kind)], kind).unique()
+                extra = same_strings([self._qrels_only, cold_ids]).unique()
                 n_recbole = n + len(extra) + 1
 
         def pad(values: np.ndarray) -> np.ndarray:

@@ -28,6 +28,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,12 +65,12 @@ class SavedResults:
     def with_tracking(self, tracking: dict[str, Any]) -> SavedResults:
         return replace(self, tracking=tracking)
 
-    @property
+    @cached_property
     def recorded(self) -> Recorded:
         """The experiment as this folder records it, as typed fields (:mod:`harness.records.recorded`)."""
         return Recorded.of(self.config)
 
-    @property
+    @cached_property
     def comparison_rows(self) -> Comparisons:
         """The comparisons (and ANOVAs) as typed rows (:mod:`harness.comparison.rows`): what the report reads."""
         return Comparisons.from_frames(self.comparisons, self.anova)

@@ -124,9 +124,10 @@ def _quoted(text: str) -> str:
 
 @contextlib.contextmanager
 def _store_lock(tracking_uri: str) -> Iterator[None]:
-    """An exclusive lock beside a local SQLite store (``<db>.lock``) while it is opened: MLflow creates and migrates
-    the database on first use, and several first runs at once would otherwise race in that and fail for good.
-    A server serialises its own store: nothing to lock."""
+    """An exclusive lock beside a local SQLite store (``<db>.lock``) while a process logs to it: MLflow creates and
+    migrates the database on first use (several first runs at once would race there and fail for good), and finding or
+    making a results folder's parent run must be one step (two ``harness track`` at once would log it twice).
+    A tracking server has no lock of ours: two tracks of one folder against one can still race."""
     try:
         import fcntl  # POSIX
     except ImportError:  # Windows: no advisory lock here; concurrent first runs there may still race
@@ -174,7 +175,6 @@ def key_part(name: str) -> str:
     return f"{safe}_{hashlib.sha1(name.encode()).hexdigest()[:6]}"
 
 
-segment_key = key_part  # a segment's part of a metric key: ``ndcg_at_10.<segment>``
 
 
 def _git_commit(folder: Path) -> str | None:
@@ -303,7 +303,7 @@ def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str
     for guard in gate["guards"]:
         if not guard.get("measure") or not guard.get("dataset"):
             continue
-        where = ".".join(segment_key(x) for x in (guard["dataset"], guard["segment"]) if x and x != "all")
+        where = ".".join(key_part(x) for x in (guard["dataset"], guard["segment"]) if x and x != "all")
         base = f"guard.{keys.get(guard['measure'], guard['measure'])}.{where}"
         if guard.get("descriptive"):
             continue
@@ -469,7 +469,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
             children[f"{dataset}/{system}"] = child_id
             metrics = []
             for row in rows.itertuples():
-                key = keys[row.measure] if row.segment == "all" else f"{keys[row.measure]}.{segment_key(str(row.segment))}"
+                key = keys[row.measure] if row.segment == "all" else f"{keys[row.measure]}.{key_part(str(row.segment))}"
                 metrics.append(Metric(key, float(row.value), now, 0))  # type: ignore[arg-type]
             for start in range(0, len(metrics), 1000):
                 client.log_batch(

@@ -14,7 +14,7 @@ from harness.cli import main
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.records.track import segment_key
+from harness.records.track import key_part
 from tests.mlflow_server import free_port, mlflow_server
 
 pytestmark = pytest.mark.filterwarnings(
@@ -77,7 +77,7 @@ def _check_logged(uri: str, results_dir: Path, run_id: str) -> None:
         for row in mine.itertuples():
             key = parse_measure(str(row.measure)).mlflow_key()
             if row.segment != "all":
-                key = f"{key}.{segment_key(row.segment)}"
+                key = f"{key}.{key_part(row.segment)}"
             assert child.data.metrics[key] == pytest.approx(row.value, abs=0), (system, key)
         assert "per_query.parquet" in {a.path for a in client.list_artifacts(child.info.run_id)}
         table = pd.read_parquet(client.download_artifacts(child.info.run_id, "per_query.parquet", str(results_dir.parent)))
@@ -164,7 +164,7 @@ def test_every_metric_key_passes_mlflow_validation() -> None:
     measures = _every_measure()
     keys = [m.mlflow_key() for m in measures]
     assert len(set(keys)) == len(set(measures)), "distinct measures need distinct keys"
-    for key in [*keys, f"{keys[0]}.{segment_key('new users (EU) <script>')}"]:
+    for key in [*keys, f"{keys[0]}.{key_part('new users (EU) <script>')}"]:
         _validate_metric_name(key)
 
 
@@ -266,7 +266,7 @@ def test_hostile_names_are_tracked_distinct_and_kept(tmp_path: Path) -> None:
     summary = pd.read_parquet(Path(str(outcome["results_dir"])) / "summary.parquet")
     values = {str(r.segment): float(r.value) for r in summary.itertuples()}
     metric = next(k for k in child.data.metrics if "." not in k)  # the scheme's nDCG@10, over all users
-    assert child.data.metrics[f"{metric}.{segment_key('a b')}"] == values["a b"]
+    assert child.data.metrics[f"{metric}.{key_part('a b')}"] == values["a b"]
     assert child.data.metrics[f"{metric}.a_b"] == values["a_b"] != values["a b"]
     originals = {v for k, v in parent.data.params.items() if k.startswith("name.")}
     assert originals == {"<b>ds</b>", "g&1", "a b"}
