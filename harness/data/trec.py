@@ -181,8 +181,12 @@ def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
 def check_ids(ids: pa.Array, path: Path, role: str) -> pa.Array:
     """``ids`` unless one holds a NUL byte (it ends the string in C tools, MLflow and browsers): the error names its line.
     One pass over the characters' buffer, without copying it."""
-    data = ids.buffers()[2]
-    if data is None or not len(data) or np.frombuffer(data, dtype=np.uint8).min() != 0:
+    _, offsets, data = ids.buffers()
+    if data is None or not len(ids):
+        return ids
+    ends = np.frombuffer(offsets, dtype=np.int64 if pa.types.is_large_string(ids.type) else np.int32)
+    used = np.frombuffer(data, dtype=np.uint8)[ends[ids.offset] : ends[ids.offset + len(ids)]]  # not the buffer's padding
+    if not used.size or used.min() != 0:
         return ids
     row = int(np.flatnonzero(pc.match_substring(ids, "\x00").to_numpy(zero_copy_only=False))[0])
     raise InputFormatError(f"a NUL byte in a {role} id", path=path, line=line_of_row(path, row),

@@ -149,3 +149,20 @@ def test_drained_columns_equal_their_chunks_combined(seed: int, large: bool, mon
     numbers = [pa.array(rng.normal(size=int(rng.integers(0, 20)))) for _ in range(4)]
     expected_numbers = np.concatenate([n.to_numpy() for n in numbers])
     assert np.array_equal(drain_floats(list(numbers)), expected_numbers)
+
+
+def test_check_ids_reads_only_the_ids_own_bytes(tmp_path: Path) -> None:
+    """A NUL byte beyond an array's slice (or in its buffer's padding) is not one of its ids; one inside is named,
+    with its line in the file the ids came from."""
+    import pyarrow as pa
+
+    from harness.data.trec import check_ids
+    from harness.errors import InputFormatError
+
+    ids = pa.array(["q1", "q\x002", "q3"])
+    assert check_ids(ids.slice(0, 1), Path("run.txt"), "query").to_pylist() == ["q1"]
+    assert check_ids(ids.slice(2, 1), Path("run.txt"), "query").to_pylist() == ["q3"]
+    run = tmp_path / "run.txt"
+    run.write_text("q\x002 Q0 d 1 1.0 t\nq3 Q0 d 1 1.0 t\n")  # the rows of the slice below, in order
+    with pytest.raises(InputFormatError, match=r"run.txt: line 1: a NUL byte in a query id"):
+        check_ids(ids.slice(1, 2), run, "query")
