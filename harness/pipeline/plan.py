@@ -60,7 +60,6 @@ def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: f
     if len(joined) < 2:
         raise HarnessError("fewer than 2 users with values for both systems", hint="check the segment and systems")
     differences = (joined["b"] - joined["a"]).to_numpy(dtype=np.float64)
-    t = paired.run_tests(differences, None, ("t",)).t  # the sd from exact sums, as the tests compute it
-    sd = paired.interval_sd(len(differences), float(t.ci_low[0]), float(t.ci_high[0]))
+    sd = float(paired.run_tests(differences, None, ("t",)).t.sd[0])  # from exact sums, as the tests compute it
     where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
     return Plan.of(sd, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}", len(differences))
