@@ -17,15 +17,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from harness.config.defaults import DEFAULT_TESTS
 from harness.stats.paired import interval_sd
 
 if TYPE_CHECKING:
     import pandas as pd
 
 Aggregate = Literal["mean", "gmean", "sum", "system"]
-TEST_NAMES = ("t", "wilcoxon", "randomization", "bootstrap")
+TEST_NAMES = DEFAULT_TESTS  # p_<test> and p_<test>_adj columns
 _NAN = float("nan")
 
 # comparisons.csv's columns before the raw p-values, and between them and the corrected ones, in the file's order
@@ -172,13 +174,15 @@ class Comparisons:
 
     def find(self, dataset: str, segment: str, measure: str, system_a: str, system_b: str) -> Comparison | None:
         """The row of b against a, or of a against b read the other way round; None when the pair was not compared."""
-        for row in self.rows:
-            if (row.dataset, row.segment, row.measure) == (dataset, segment, measure):
-                if (row.system_a, row.system_b) == (system_a, system_b):
-                    return row
-                if (row.system_a, row.system_b) == (system_b, system_a):
-                    return row.reversed()
-        return None
+        row = self._by_pair.get((dataset, segment, measure, system_a, system_b))
+        if row is not None:
+            return row
+        row = self._by_pair.get((dataset, segment, measure, system_b, system_a))
+        return None if row is None else row.reversed()
+
+    @cached_property
+    def _by_pair(self) -> dict[tuple[str, str, str, str, str], Comparison]:
+        return {(r.dataset, r.segment, r.measure, r.system_a, r.system_b): r for r in self.rows}
 
     def frame(self) -> pd.DataFrame:
         """``comparisons.csv`` as a DataFrame."""
