@@ -87,8 +87,7 @@ def compare(
     if _choice("primary", primary, Test) not in checked_tests:
         raise HarnessError(f"the primary test {primary!r} is not among tests={tuple(tests)!r}",
                            hint=f"add it to tests, or pass primary= one of {', '.join(tests)}")  # fmt: skip
-    if not 0 < alpha < 1:
-        raise HarnessError(f"alpha must lie between 0 and 1, got {alpha}", hint="alpha=0.05")
+    _check_alpha(alpha)
     for name, count in (("permutations", permutations), ("resamples", resamples)):
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise HarnessError(f"{name} must be a whole number of at least 1, got {count!r}", hint=f"{name}=10000")
@@ -140,8 +139,7 @@ def decide(
             raise HarnessError(f"{role} {name!r} is not among the runs", hint=f"use one of {', '.join(tables)}")
     if production == candidate:
         raise HarnessError("production and candidate are the same run", hint="name the run to release as candidate")
-    if not 0 < alpha < 1:
-        raise HarnessError(f"alpha must lie between 0 and 1, got {alpha}", hint="alpha=0.05")
+    _check_alpha(alpha)
     if isinstance(guards, Mapping) or not guards:
         raise HarnessError("guards must be a non-empty list of guards", hint='guards=[{"measure": "nDCG@10", "max_drop": 0.01}]')
     try:
@@ -183,6 +181,11 @@ def decide(
                       dtype=np.bool_) for t in (prod, cand)]  # fmt: skip
         checks.append((guard, dataset, segment or "all", paired_values(prod, cand, measure, masks[0], masks[1])))
     return decide_arrays(checks, production, candidate, alpha, power, policy)
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise HarnessError(f"alpha must lie between 0 and 1, got {alpha}", hint="alpha=0.05")
 
 
 def _choice(name: str, value: object, options: Any) -> Any:
