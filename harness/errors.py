@@ -53,6 +53,15 @@ class InputFormatError(HarnessError):
     """A qrels or run file does not parse as its declared format."""
 
 
+class DataRowError(InputFormatError):
+    """A mistake in one data row of a table (``row``, 0-based): the table's reader, which knows the file's format,
+    names the row's line in the file."""
+
+    def __init__(self, message: str, *, row: int, path: str | Path | None = None, hint: str | None = None) -> None:
+        super().__init__(message, path=path, hint=hint)
+        self.row = row
+
+
 class MeasureError(HarnessError):
     """An unknown measure, or a parameter it does not accept."""
 

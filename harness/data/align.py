@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from harness.data._arrow import from_numpy, positions_in, string_array, to_numpy
 from harness.data._hash import pair_keys, sort_with_rows, string_fingerprints
 from harness.data.model import Qrels, Run
-from harness.data.trec import line_of_row
+from harness.data.tables import line_of_source_row
 from harness.errors import InputFormatError
 from harness.kernels._segments import RankedLists
 from harness.measures.conventions import APDenominator, Conventions, Duplicates, IdealFrom, NegativeLabels, Queries, Ties
@@ -167,7 +167,7 @@ def _duplicate_error(source: str, what: str, qid: str, doc: str, row: int) -> In
     return InputFormatError(
         f"document {doc!r} is listed twice for query {qid!r} in the {what}",
         path=source,
-        line=line_of_row(source, row) if not source.startswith("<") else None,
+        line=line_of_source_row(source, row),
         hint="remove the repeated line, or set the duplicates convention to 'first' or 'max'",
     )
 
@@ -224,7 +224,7 @@ class PreparedQrels:
                 raise InputFormatError(
                     f"negative relevance label {labels[row]:g}",
                     path=qrels.source,
-                    line=line_of_row(qrels.source, qrels.file_row(row)) if not qrels.source.startswith("<") else None,
+                    line=line_of_source_row(qrels.source, qrels.file_row(row)),
                     hint="set negative_labels to 'unjudged' (trec_eval) or 'nonrelevant'",
                 )
             if conventions.negative_labels is NegativeLabels.NONRELEVANT:

@@ -23,14 +23,9 @@ import pyarrow.compute as pc
 from harness.config.formats import table_format_of
 from harness.data._arrow import from_numpy, positions_in, same_strings, string_array, to_numpy
 from harness.data.model import Qrels, table_column, table_ids
-from harness.data.tables import read_table
+from harness.data.tables import read_table, rows_located, table_line
 from harness.errors import InputFormatError
 from harness.kernels._segments import ItemData
-
-
-def _first_line(fmt: str, row: int) -> int | None:
-    """The file line of a data row (header on line 1) for CSV/TSV; None for binary formats."""
-    return row + 2 if fmt in ("csv", "tsv") else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,15 +82,18 @@ def read_train(path: str | Path, user: str = "user", item: str = "item", fmt: st
     table = read_table(path, fmt, [user, item])
     if table.num_rows == 0:
         raise InputFormatError("the training file has no rows", path=path, hint="give at least one (user, item) row")
-    return Interactions(table_ids(table_column(table, user, "user", path), "user", path),
-                        table_ids(table_column(table, item, "item", path), "item", path), str(path))  # fmt: skip
+    with rows_located(path, fmt):
+        return Interactions(table_ids(table_column(table, user, "user", path), "user", path),
+                            table_ids(table_column(table, item, "item", path), "item", path), str(path))  # fmt: skip
 
 
 def read_items(path: str | Path, id: str = "item", fmt: str | None = None) -> Catalog:
     """The catalogue from a table file: the ``id`` column, every other column a numeric feature."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    return _catalog(read_table(path, fmt, [id]), id, str(path), fmt)
+    table = read_table(path, fmt, [id])
+    with rows_located(path, fmt):
+        return _catalog(table, id, str(path), fmt)
 
 
 def _catalog(table: pa.Table, id: str, source: str, fmt: str) -> Catalog:
@@ -110,7 +108,7 @@ def _catalog(table: pa.Table, id: str, source: str, fmt: str) -> Catalog:
         first_repeat = int(np.flatnonzero(repeated)[0])
         raise InputFormatError(
             f"item {ids[first_repeat].as_py()!r} is listed twice",
-            path=path, line=_first_line(fmt, first_repeat), hint="give each catalogue item one row",
+            path=path, line=table_line(path, fmt, first_repeat), hint="give each catalogue item one row",
         )  # fmt: skip
     names = tuple(c for c in table.column_names if c != id)
     if not names:
@@ -125,14 +123,14 @@ def _catalog(table: pa.Table, id: str, source: str, fmt: str) -> Catalog:
             row = next(i for i, t in enumerate(texts) if not _is_number(t))
             raise InputFormatError(
                 f"feature {name!r} of item {ids[row].as_py()!r} is not a number: {texts[row]!r}",
-                path=path, line=_first_line(fmt, row),
+                path=path, line=table_line(path, fmt, row),
                 hint="every column of the items file except the id is a numeric feature; drop text columns",
             ) from None  # fmt: skip
         bad = np.flatnonzero(np.isnan(values))
         if bad.size:
             row = int(bad[0])
             raise InputFormatError(
-                f"feature {name!r} of item {ids[row].as_py()!r} is missing", path=path, line=_first_line(fmt, row),
+                f"feature {name!r} of item {ids[row].as_py()!r} is missing", path=path, line=table_line(path, fmt, row),
                 hint="give every item a value for every feature column",
             )  # fmt: skip
         columns.append(values)

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.data._arrow import contiguous as _contiguous
-from harness.errors import InputFormatError
+from harness.errors import DataRowError, InputFormatError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,9 +34,47 @@ if TYPE_CHECKING:
 def _check_numbers(values: np.ndarray, role: str, source: str) -> None:
     bad = np.flatnonzero(np.isnan(values))
     if bad.size:
-        raise InputFormatError(
-            f"{role} missing or NaN in data row {int(bad[0]) + 1}", path=source, hint=f"give every row a numeric {role}"
-        )
+        row = int(bad[0])
+        raise DataRowError(f"{role} missing or NaN in data row {row + 1}", row=row, path=source,
+                           hint=f"give every row a numeric {role}")  # fmt: skip
+    if role == "relevance" and values.size and not np.abs(values).max() < 2.0**53:
+        row = int(np.flatnonzero(~(np.abs(values) < 2.0**53))[0])  # a label must be a number a double holds exactly
+        raise DataRowError(f"relevance {values[row]} is out of range in data row {row + 1}", row=row, path=source,
+                           hint="relevance labels are small numbers (0, 1, 2, ...)")  # fmt: skip
+
+
+CONTROL_CHARACTERS = "[\\x00-\\x1f\\x7f]"  # C0 and DEL, as a regular expression (RE2)
+
+
+def control_character_row(ids: pa.Array | pa.ChunkedArray) -> tuple[int, str] | None:
+    """The first row whose id holds a control character (a C0 one such as NUL, TAB or a line break, or DEL) and that
+    character; None when there is none. Ids are names: a NUL ends them in C tools, MLflow and browsers, a line break
+    splits a TREC line, and none of them can be seen in a report. One pass over the characters' bytes, no copy.
+
+    >>> control_character_row(pa.array(["d1", "d\\x012"]))
+    (1, '\\x01')
+    >>> control_character_row(pa.array(["d1", "café"])) is None
+    True
+    """
+    start = 0
+    for chunk in ids.chunks if isinstance(ids, pa.ChunkedArray) else [ids]:
+        _, offsets, data = chunk.buffers()
+        if data is not None and len(chunk):
+            ends = np.frombuffer(offsets, dtype=np.int64 if pa.types.is_large_string(chunk.type) else np.int32)
+            used = np.frombuffer(data, dtype=np.uint8)[ends[chunk.offset] : ends[chunk.offset + len(chunk)]]  # not padding
+            if used.size and (used.min() < 0x20 or (used.max() >= 0x7F and bool((used == 0x7F).any()))):
+                hits = pc.match_substring_regex(chunk, CONTROL_CHARACTERS).to_numpy(zero_copy_only=False)
+                row = int(np.flatnonzero(hits)[0])
+                text = chunk[row].as_py()
+                return start + row, next(c for c in text if ord(c) < 0x20 or ord(c) == 0x7F)
+        start += len(chunk)
+    return None
+
+
+def control_character_message(character: str, role: str) -> tuple[str, str]:
+    """The message and the fix for a control character in a ``role`` id."""
+    return (f"a control character ({character!r}) in a {role} id",
+            "ids are printable text: remove the control character (a NUL, tab or line break inside an id)")  # fmt: skip
 
 
 def _distinct(ids: pa.Array | pa.ChunkedArray) -> int:
@@ -177,7 +215,7 @@ def table_column(table: pa.Table, name: str, role: str, path: Path) -> pa.Chunke
 def table_ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
     if column.null_count:
         row = int(np.flatnonzero(pc.is_null(column).combine_chunks().to_numpy(zero_copy_only=False))[0])
-        raise InputFormatError(f"empty {role} id in data row {row + 1}", path=path, hint=f"every row needs a {role} id")
+        raise DataRowError(f"empty {role} id in data row {row + 1}", row=row, path=path, hint=f"every row needs a {role} id")
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         column = pc.cast(column, pa.string())
     ids = column.combine_chunks()
@@ -185,7 +223,12 @@ def table_ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
         ids = ids.cast(pa.string())
     empty = np.flatnonzero(pc.binary_length(ids).to_numpy(zero_copy_only=False) == 0)  # "" is no id either
     if empty.size:
-        raise InputFormatError(f"empty {role} id in data row {int(empty[0]) + 1}", path=path, hint=f"every row needs a {role} id")
+        raise DataRowError(f"empty {role} id in data row {int(empty[0]) + 1}", row=int(empty[0]), path=path,
+                           hint=f"every row needs a {role} id")  # fmt: skip
+    control = control_character_row(ids)
+    if control is not None:
+        message, hint = control_character_message(control[1], role)
+        raise DataRowError(f"{message} in data row {control[0] + 1}", row=control[0], path=path, hint=hint)
     return ids
 
 

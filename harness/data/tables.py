@@ -8,6 +8,11 @@ Ids are read as strings whatever they look like (``007`` stays ``007``).
 
 from __future__ import annotations
 
+import contextlib
+import csv
+import io
+import json
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -16,9 +21,120 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.config.formats import TABLE_FORMATS, table_format_of
-from harness.data.model import Qrels, Run, table_column, table_ids, table_qrels, table_run
-from harness.data.trec import NotStreamable, check_exists, regroup, stream_block_size
-from harness.errors import InputFormatError
+from harness.data.model import Qrels, Run, control_character_row, table_column, table_ids, table_qrels, table_run
+from harness.data.trec import NotStreamable, check_exists, line_of_row, regroup, stream_block_size
+from harness.errors import DataRowError, InputFormatError
+
+TEXT_TABLES = ("csv", "tsv", "jsonl")  # formats whose rows are lines a user can open and point at
+
+
+def _records(path: Path, fmt: str) -> Iterator[tuple[int, list[str] | str]]:
+    """A text table's data records with the line each starts on (CSV/TSV: parsed fields, quoted line breaks kept;
+    JSONL: the line's text), blank lines skipped as Arrow skips them."""
+    with io.TextIOWrapper(pa.input_stream(str(path), compression="detect"), encoding="utf-8", errors="replace",
+                          newline="") as text:  # fmt: skip
+        if fmt == "jsonl":
+            for number, line in enumerate(text, start=1):
+                if line.strip():
+                    yield number, line
+            return
+        reader = csv.reader(text, delimiter="," if fmt == "csv" else "\t")
+        next(reader, None)  # the header
+        start = reader.line_num + 1
+        for record in reader:
+            if record:
+                yield start, record
+            start = reader.line_num + 1
+
+
+def table_line(path: Path, fmt: str, row: int) -> int | None:
+    """The line of a text table on which data row ``row`` (0-based) starts; None for Parquet or a row not found.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "s.csv").write_text('user,item,score\\nu1,"i\\n1",0.5\\n\\nu2,i2,0.1\\n')
+    >>> table_line(folder / "s.csv", "csv", 1)  # the quoted line break and the blank line are counted
+    5
+    """
+    if fmt not in TEXT_TABLES:
+        return None
+    try:
+        for index, (number, _) in enumerate(_records(path, fmt)):
+            if index == row:
+                return number
+    except (OSError, csv.Error):
+        return None
+    return None
+
+
+def line_of_source_row(source: str, row: int) -> int | None:
+    """The line of data row ``row`` (0-based) of the file ``source`` names, TREC text or a table; None when the rows
+    came from memory (``<DataFrame>``) or from a binary table."""
+    if source.startswith("<"):
+        return None
+    path = Path(source)
+    fmt = table_format_of(path)
+    return line_of_row(path, row) if fmt is None else table_line(path, fmt, row)
+
+
+@contextlib.contextmanager
+def rows_located(path: Path, fmt: str) -> Iterator[None]:
+    """Name the file's line of a :class:`DataRowError` raised inside (the checks that find it know rows, not lines)."""
+    try:
+        yield
+    except DataRowError as error:
+        if error.line is None:
+            error.line = table_line(path, fmt, error.row)
+        raise
+
+
+def _text_fault(path: Path, fmt: str) -> tuple[int, str] | None:
+    """The first line of a text table Arrow refused, and why: Arrow's own message counts rows within a block."""
+    try:
+        if fmt == "jsonl":
+            for number, line in _records(path, fmt):
+                try:
+                    json.loads(str(line), parse_constant=lambda name: math.inf, parse_float=_finite_float)
+                except ValueError as exc:
+                    return number, str(exc).split(":")[0]
+            return None
+        records = iter(_records(path, fmt))
+        width = None
+        with io.TextIOWrapper(pa.input_stream(str(path), compression="detect"), encoding="utf-8", errors="replace",
+                              newline="") as text:  # fmt: skip
+            header = next(csv.reader(text, delimiter="," if fmt == "csv" else "\t"), None)
+            width = len(header) if header is not None else None
+        for number, record in records:
+            if width is not None and len(record) != width:
+                return number, f"expected {width} columns, got {len(record)}"
+    except (OSError, csv.Error):
+        return None
+    return None
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text} overflows a double")
+    return value
+
+
+def _check_overflow(table: pa.Table, path: Path, fmt: str, column: str, role: str) -> None:
+    """A CSV/TSV number too large for a double reads as infinity: refuse it with its line unless the file says
+    ``inf`` (or ``infinity``) there, which is legal (it ranks first)."""
+    if fmt not in ("csv", "tsv") or column not in table.column_names or not pa.types.is_floating(table[column].type):
+        return
+    infinite = np.flatnonzero(np.isinf(table[column].to_numpy()))
+    if not infinite.size:
+        return
+    wanted = set(infinite.tolist())
+    index = table.column_names.index(column)
+    for row, (number, record) in enumerate(_records(path, fmt)):
+        if row in wanted and len(record) > index:
+            text = record[index].strip()
+            if text.lstrip("+-").lower() not in ("inf", "infinity"):
+                raise InputFormatError(f"{role} {text} overflows a double (it would be read as infinity)", path=path,
+                                       line=number, hint=f"write a finite {role}, or 'inf' where infinity is meant")  # fmt: skip
 
 
 def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
@@ -42,6 +158,10 @@ def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
             return pajson.read_json(path)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         detail = str(exc).splitlines()[0]
+        fault = _text_fault(path, fmt) if fmt in TEXT_TABLES and not isinstance(exc, OSError) else None
+        if fault is not None:
+            raise InputFormatError(f"cannot be read as {fmt}: {fault[1]}", path=path, line=fault[0],
+                                   hint=f"check that the file is valid {fmt}") from None  # fmt: skip
         raise InputFormatError(
             f"cannot be read as {fmt}: {detail}", path=path, hint=f"check that the file is valid {fmt}"
         ) from None
@@ -52,14 +172,20 @@ def read_table_qrels(path: str | Path, columns: Mapping[str, str], fmt: str | No
     """Qrels from a table file; ``columns`` maps ``query``, ``doc``, ``relevance`` to column names."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    return table_qrels(read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path)
+    table = read_table(path, fmt, [columns["query"], columns["doc"]])
+    with rows_located(path, fmt):
+        _check_overflow(table, path, fmt, columns["relevance"], "relevance")
+        return table_qrels(table, columns, path)
 
 
 def read_table_run(path: str | Path, columns: Mapping[str, str], fmt: str | None = None, name: str | None = None) -> Run:
     """A run from a table file; ``columns`` maps ``query``, ``doc``, ``score`` to column names."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    return table_run(read_table(path, fmt, [columns["query"], columns["doc"]]), columns, path, name or table_run_name(path))
+    table = read_table(path, fmt, [columns["query"], columns["doc"]])
+    with rows_located(path, fmt):
+        _check_overflow(table, path, fmt, columns["score"], "score")
+        return table_run(table, columns, path, name or table_run_name(path))
 
 
 def table_run_name(path: Path) -> str:
@@ -114,10 +240,10 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
 def _run_block(table: pa.Table, wanted: list[str]) -> pa.Table:
     query, doc, score = (table[name] for name in wanted)
     numeric = pa.types.is_floating(score.type) or pa.types.is_integer(score.type)
-    if query.null_count or doc.null_count or not numeric:
+    if query.null_count or doc.null_count or not numeric or control_character_row(query) or control_character_row(doc):
         raise NotStreamable("a block does not check out")
     values = pc.cast(score, pa.float64())
-    if values.null_count or np.isnan(values.to_numpy()).any():
+    if values.null_count or not np.isfinite(values.to_numpy()).all():
         raise NotStreamable("a block does not check out")
     return pa.table({"qid": query, "docid": doc, "score": values})
 
@@ -127,17 +253,17 @@ def read_table_columns(path: str | Path, key: str, value: str, fmt: str | None =
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
     table = read_table(path, fmt, [key, value])
-    keys = table_ids(table_column(table, key, key, path), key, path).to_pylist()
-    values = table_ids(table_column(table, value, value, path), value, path).to_pylist()
+    with rows_located(path, fmt):
+        keys = table_ids(table_column(table, key, key, path), key, path).to_pylist()
+        values = table_ids(table_column(table, value, value, path), value, path).to_pylist()
     mapping = dict(zip(keys, values, strict=True))
     if len(mapping) < len(keys):
         seen: dict[str, int] = {}
         for row, k in enumerate(keys):
             if k in seen:
-                header = 1 if fmt in ("csv", "tsv") else 0  # the data row's line in a delimited file
                 raise InputFormatError(
                     f"{key} {k!r} is listed twice (rows {seen[k] + 1} and {row + 1})",
-                    path=path, line=row + 1 + header if header else None,
+                    path=path, line=table_line(path, fmt, row),
                     hint=f"keep one row per {key}: each must map to one {value}",
                 )  # fmt: skip
             seen[k] = row

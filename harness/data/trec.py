@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from harness.data._arrow import drain_floats, drain_strings, to_numpy
-from harness.data.model import Qrels, Run
+from harness.data.model import Qrels, Run, control_character_message, control_character_row
 from harness.errors import InputFormatError
 
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
@@ -153,7 +153,8 @@ def _stream(path: Path, what: str, columns: tuple[str, ...], value: str, rows_pe
         reader = pacsv.open_csv(pa.input_stream(str(path), compression="detect"), read_options=read, parse_options=parse,
                                 convert_options=convert)  # fmt: skip
         for table in regroup(reader, rows_per_block):
-            if not _fits(table, types, delimiter) or not np.isfinite(to_numpy(table[value])).all():
+            if not _fits(table, types, delimiter) or not np.isfinite(to_numpy(table[value])).all() or \
+                    control_character_row(table["qid"]) or control_character_row(table["docid"]):  # fmt: skip
                 raise NotStreamable("a block does not parse cleanly")
             yield table
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
@@ -179,18 +180,13 @@ def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
 
 
 def check_ids(ids: pa.Array, path: Path, role: str) -> pa.Array:
-    """``ids`` unless one holds a NUL byte (it ends the string in C tools, MLflow and browsers): the error names its line.
-    One pass over the characters' buffer, without copying it."""
-    _, offsets, data = ids.buffers()
-    if data is None or not len(ids):
+    """``ids`` unless one holds a control character (see :func:`~harness.data.model.control_character_row`): the
+    error names its line."""
+    control = control_character_row(ids)
+    if control is None:
         return ids
-    ends = np.frombuffer(offsets, dtype=np.int64 if pa.types.is_large_string(ids.type) else np.int32)
-    used = np.frombuffer(data, dtype=np.uint8)[ends[ids.offset] : ends[ids.offset + len(ids)]]  # not the buffer's padding
-    if not used.size or used.min() != 0:
-        return ids
-    row = int(np.flatnonzero(pc.match_substring(ids, "\x00").to_numpy(zero_copy_only=False))[0])
-    raise InputFormatError(f"a NUL byte in a {role} id", path=path, line=line_of_row(path, row),
-                           hint="ids are text: remove the control character")  # fmt: skip
+    message, hint = control_character_message(control[1], role)
+    raise InputFormatError(message, path=path, line=line_of_row(path, control[0]), hint=hint)
 
 
 def line_of_row(path: str | Path, row: int) -> int | None:
@@ -202,8 +198,11 @@ def line_of_row(path: str | Path, row: int) -> int | None:
 
 
 def _plain_ids(fields: list[str], path: Path, line: int) -> None:
-    if "\x00" in fields[0] or "\x00" in fields[2]:
-        raise InputFormatError("a NUL byte in an id", path=path, line=line, hint="ids are text: remove the control character")
+    for field, role in ((fields[0], "query"), (fields[2], "document")):
+        control = next((c for c in field if ord(c) < 0x20 or ord(c) == 0x7F), None)
+        if control is not None:
+            message, hint = control_character_message(control, role)
+            raise InputFormatError(message, path=path, line=line, hint=hint)
 
 
 def _number(text: str, path: Path, line: int, what: str, hint: str) -> float:

@@ -164,5 +164,33 @@ def test_check_ids_reads_only_the_ids_own_bytes(tmp_path: Path) -> None:
     assert check_ids(ids.slice(2, 1), Path("run.txt"), "query").to_pylist() == ["q3"]
     run = tmp_path / "run.txt"
     run.write_text("q\x002 Q0 d 1 1.0 t\nq3 Q0 d 1 1.0 t\n")  # the rows of the slice below, in order
-    with pytest.raises(InputFormatError, match=r"run.txt: line 1: a NUL byte in a query id"):
+    with pytest.raises(InputFormatError, match=r"run.txt: line 1: a control character \('\\x00'\) in a query id"):
         check_ids(ids.slice(1, 2), run, "query")
+
+
+@pytest.mark.parametrize("character", ["\x00", "\x01", "\x1f", "\x7f", "\n", "\t"])
+def test_control_characters_are_found_in_any_chunk_at_their_row(character: str) -> None:
+    """Every C0 control character and DEL is found, in whichever chunk, at its row counted across chunks; printable
+    text (accents, a non-breaking space, U+0085) is not flagged."""
+    import pyarrow as pa
+
+    from harness.data.model import control_character_row
+
+    clean = ["d1", "café", "a\u00a0b", "x\u0085y"]
+    assert control_character_row(pa.chunked_array([clean, clean])) is None
+    ids = pa.chunked_array([clean, ["ok", f"d{character}2"]])
+    assert control_character_row(ids) == (5, character)
+    assert control_character_row(ids.combine_chunks().slice(5)) == (0, character)
+
+
+def test_streaming_refuses_a_block_with_a_control_character(tmp_path: Path) -> None:
+    """The Dask engine's streaming reader hands such a file to the whole-file reader, which names the line."""
+    from harness.data.trec import NotStreamable, read_run, stream_run
+    from harness.errors import InputFormatError
+
+    run = tmp_path / "run.txt"
+    run.write_bytes(b"q1 Q0 d1 1 1.0 t\nq1 Q0 d\x1b2 2 0.5 t\n")
+    with pytest.raises(NotStreamable):
+        list(stream_run(run))
+    with pytest.raises(InputFormatError, match=r"line 2: a control character"):
+        read_run(run)
