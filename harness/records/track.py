@@ -125,25 +125,40 @@ def _quoted(text: str) -> str:
 @contextlib.contextmanager
 def _store_lock(tracking_uri: str) -> Iterator[None]:
     """An exclusive lock beside a local SQLite store (``<db>.lock``) while a process logs to it: MLflow creates and
-    migrates the database on first use (several first runs at once would race there and fail for good), and finding or
-    making a results folder's parent run must be one step (two ``harness track`` at once would log it twice).
-    A tracking server has no lock of ours: two tracks of one folder against one can still race."""
-    try:
-        import fcntl  # POSIX
-    except ImportError:  # Windows: no advisory lock here; concurrent first runs there may still race
-        fcntl = None  # type: ignore[assignment]
-    if fcntl is None or not tracking_uri.startswith("sqlite:///"):
+    migrates the database on first use, and several first runs at once would race there and fail for good."""
+    if not tracking_uri.startswith("sqlite:///"):
         yield
         return
-
     database = Path(tracking_uri.removeprefix("sqlite:///"))
     database.parent.mkdir(parents=True, exist_ok=True)
-    with open(database.with_name(database.name + ".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with _exclusive(str(database.with_name(database.name + ".lock")), os.O_RDWR | os.O_CREAT):
+        yield
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on the results folder itself (its directory, so nothing is written into it) while it is
+    logged: finding or making its parent run must be one step, or two ``harness track`` of one folder at once, to a
+    local store or a tracking server alike, would both find none and log it twice."""
+    with _exclusive(str(folder), os.O_RDONLY):
+        yield
+
+
+@contextlib.contextmanager
+def _exclusive(path: str, flags: int) -> Iterator[None]:
+    """``flock`` on ``path`` for the block (POSIX; on Windows, which has none, the block runs unlocked: concurrent
+    first runs or tracks there may still race). Released by the kernel if the process dies."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    descriptor = os.open(path, flags, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
 
 
 def default_uri(output_root: Path) -> str:
@@ -230,9 +245,9 @@ def track_results(results: SavedResults, uri: str | None = None, experiment: str
         os.environ.setdefault(key, value)
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # no INFO lines (store migrations) on stderr; set before import
     try:
-        # a local store: one process logs at a time (its creation, and finding or making a folder's parent, race
-        # otherwise); MLflow prints "View run ..." lines: stdout is harness's (--json)
-        with _store_lock(tracking_uri), contextlib.redirect_stdout(sys.stderr):
+        # one process logs a folder at a time, and a local store at a time (see the locks); MLflow prints "View run ..."
+        # lines: stdout is harness's (--json)
+        with _folder_lock(folder), _store_lock(tracking_uri), contextlib.redirect_stdout(sys.stderr):
             return _log(results, tracking_uri, experiment_name, output_root)
     except TrackingError:
         raise
@@ -414,9 +429,14 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     found = client.get_experiment_by_name(experiment_name)
     if found is None:
         location = (output_root / "mlartifacts").resolve().as_uri() if tracking_uri.startswith("sqlite:") else None
-        experiment_id = client.create_experiment(experiment_name, artifact_location=location,
-                                                 tags={EXPERIMENT_KIND: MODEL_DEVELOPMENT})  # fmt: skip
-    else:
+        try:
+            experiment_id = client.create_experiment(experiment_name, artifact_location=location,
+                                                     tags={EXPERIMENT_KIND: MODEL_DEVELOPMENT})  # fmt: skip
+        except Exception:  # another process made it meanwhile (a tracking server: no lock of ours spans its clients)
+            found = client.get_experiment_by_name(experiment_name)
+            if found is None:
+                raise
+    if found is not None:
         experiment_id = found.experiment_id
         if EXPERIMENT_KIND not in found.tags:  # made before harness said so, or by hand: shown as runs, not traces
             client.set_experiment_tag(experiment_id, EXPERIMENT_KIND, MODEL_DEVELOPMENT)

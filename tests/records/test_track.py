@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import textwrap
@@ -273,22 +274,47 @@ def test_hostile_names_are_tracked_distinct_and_kept(tmp_path: Path) -> None:
     assert child.data.tags["dataset"] == "<b>ds</b>"
 
 
-def test_two_tracks_of_one_folder_at_once_make_one_parent(tmp_path: Path) -> None:
-    """A local store: harness track on the same folder from two processes at the same moment logs it once."""
+@pytest.mark.parametrize("store", ["sqlite", "server"])
+def test_two_tracks_of_one_folder_at_once_make_one_parent(tmp_path: Path, store: str) -> None:
+    """harness track on the same folder from two processes at the same moment logs it once, to a local store and to
+    a real tracking server alike (the lock is on the folder, not the store)."""
     import subprocess
     import sys
 
-    code, outcome, err = _run(_config(tmp_path), "--no-tracking")
-    assert code == 0, err
-    folder = str(outcome["results_dir"])
-    tracks = [subprocess.Popen([sys.executable, "-m", "harness", "track", folder, "--json"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
-    logged = []
-    for track in tracks:
-        out, err = track.communicate(timeout=300)
-        assert track.returncode == 0, err
-        logged.append(json.loads(out))
-    assert logged[0]["mlflow_run_id"] == logged[1]["mlflow_run_id"]
-    assert sorted(entry["already_logged"] for entry in logged) == [False, True]
-    uri = f"sqlite:///{(tmp_path / 'out' / 'mlflow.db').resolve()}"
-    assert [p.info.run_id for p in _parents(uri)] == [logged[0]["mlflow_run_id"]]
+    with contextlib.ExitStack() as stack:
+        uri = stack.enter_context(mlflow_server(tmp_path)) if store == "server" else None
+        config = _config(tmp_path, f"tracking: {{uri: '{uri}'}}" if uri else "")
+        code, outcome, err = _run(config, "--no-tracking")
+        assert code == 0, err
+        folder = str(outcome["results_dir"])
+        for attempt in range(2):  # twice: a race lost once in a while would still show
+            tracks = [subprocess.Popen([sys.executable, "-m", "harness", "track", folder, "--json"], stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
+            logged = []
+            for track in tracks:
+                out, err = track.communicate(timeout=300)
+                assert track.returncode == 0, err
+                logged.append(json.loads(out))
+            assert logged[0]["mlflow_run_id"] == logged[1]["mlflow_run_id"]
+            assert sorted(entry["already_logged"] for entry in logged) == ([False, True] if attempt == 0 else [True, True])
+            uri = uri or f"sqlite:///{(tmp_path / 'out' / 'mlflow.db').resolve()}"
+            assert [p.info.run_id for p in _parents(uri)] == [logged[0]["mlflow_run_id"]]
+
+
+def test_four_first_runs_at_once_against_a_fresh_server_all_land(tmp_path: Path) -> None:
+    """Four processes log to a real server whose experiment does not exist yet: each creates it or finds it made by
+    another meanwhile (no lock spans a server's clients), and all four folders land, once each."""
+    import subprocess
+    import sys
+
+    with mlflow_server(tmp_path) as url:
+        config = _config(tmp_path, f"tracking: {{uri: '{url}'}}")
+        runs = [subprocess.Popen([sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]  # fmt: skip
+        outcomes = []
+        for run in runs:
+            out, err = run.communicate(timeout=300)
+            assert run.returncode == 0, err
+            outcomes.append(json.loads(out))
+        assert all(o["tracking"] == "ok" for o in outcomes)
+        assert sorted(r.info.run_id for r in _parents(url)) == sorted(str(o["mlflow_run_id"]) for o in outcomes)
