@@ -113,8 +113,9 @@ def main() -> int:
     code = cli_main(["run", str(ROOT / "configs" / "demo.yaml")])
     if code in (0, 3, 6):  # PASS, FAIL, INCONCLUSIVE: the gate decided; the demo showed what it is for
         tracked = json.loads((ROOT / "reports" / "recsys-demo" / "latest" / "tracking.json").read_text())
+        runs = runs_table_url(UI_ADDRESS, tracked["experiment_id"], tracked.get("view"))
         print(f"open the MLflow UI on the demo's store with:\n  {ui_command(default_uri(ROOT / 'reports'))}\n"
-              f"then the runs, with each release's verdict:\n  {runs_table_url(UI_ADDRESS, tracked['experiment_id'])}")
+              f"then the runs, with each release's verdict:\n  {runs}")
         return 0
     return code
 

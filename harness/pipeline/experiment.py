@@ -371,7 +371,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
             saved = outcome.results = write_tracking(saved, tracked.as_dict())
             outcome.tracking_uri, outcome.mlflow_run_id, outcome.mlflow_url = tracked.tracking_uri, tracked.run_id, tracked.url
             server = tracked.tracking_uri if tracked.url is not None else UI_ADDRESS  # a local store: as `mlflow ui` serves it
-            outcome.mlflow_runs_url = runs_table_url(server, tracked.experiment_id)
+            outcome.mlflow_runs_url = runs_table_url(server, tracked.experiment_id, tracked.view)
         except TrackingError as exc:
             outcome.tracking_error = str(exc)
     if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run

@@ -19,6 +19,9 @@ are the same code and log the same things:
   the errors it controls (``release.errors``); the
   experiment's and systems' descriptions as the run's note;
 * inputs: every qrels, run and segments file as an MLflow dataset, its sha256 the digest;
+* experiment tags: ``mlflow.experimentKind`` (the UI shows runs, not traces) and, once a gated
+  run is logged, the release view (``mlflow.sharedViewState.harness-release``): the runs
+  table with the verdict and the guards' numbers as columns;
 * artifacts: the resolved config, provenance, gate.json, summary, diagnostics and
   comparison tables, each child's per-query table as Parquet, and the HTML report and
   Markdown summary (logged after they are rendered).
@@ -69,6 +72,11 @@ EXPERIMENT_KIND, MODEL_DEVELOPMENT = "mlflow.experimentKind", "custom_model_deve
 # the completion tag is written last, so a parent without it was cut short and is replaced.
 RESULTS_TAG = "harness.results_id"
 COMPLETE_TAG = "harness.complete"
+# The MLflow UI's shared views: an experiment tag holding a view's JSON (its columns), opened by an address that names
+# it (``viewStateShareKey``). harness keeps one, with the verdict and the guards' numbers as columns.
+SHARED_VIEW_PREFIX, RELEASE_VIEW = "mlflow.sharedViewState.", "harness-release"
+GUARD_COLUMNS = ("difference", "drop_high", "passed")  # of each guard, in the release view: the delta and its bound
+MAX_VIEW_CHARS = 5000  # an experiment tag's value holds at most this
 
 
 @dataclass(frozen=True)
@@ -79,11 +87,12 @@ class Tracked:
     child_runs: dict[str, str]
     url: str | None = None  # the run's page, for a server
     already: bool = False  # the folder was logged completely before: nothing was added
+    view: str | None = None  # the experiment's shared view of releases (RELEASE_VIEW), once a gated run is logged
 
     def as_dict(self) -> dict[str, Any]:
         """What ``tracking.json`` holds."""
         return {"tracking_uri": self.tracking_uri, "experiment_id": self.experiment_id, "run_id": self.run_id,
-                "child_runs": self.child_runs, "url": self.url}  # fmt: skip
+                "child_runs": self.child_runs, "url": self.url, "view": self.view}  # fmt: skip
 
 
 def results_key(experiment: str, folder: Path) -> str:
@@ -302,10 +311,11 @@ def _description(config: dict[str, Any]) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str, str]) -> None:
-    """The release verdict on the parent run: tags to filter by, metrics to chart (the verdict, each guard's difference and p)."""
+def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str, str]) -> list[str]:
+    """The release verdict on the parent run: tags to filter by, metrics to chart (the verdict, each guard's difference
+    and p). Returns the metric keys the release view shows as columns."""
     if results.verdict is None:
-        return
+        return []
     from mlflow.entities import Metric, RunTag
 
     gate = results.verdict.to_dict()
@@ -327,6 +337,45 @@ def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str
             if guard.get(field) is not None and guard[field] == guard[field]:
                 metrics.append(Metric(f"{base}.{field}", float(guard[field]), now, 0))
     client.log_batch(run_id, metrics=metrics, tags=tags)
+    logged = {m.key for m in metrics}
+    return [key for m in metrics if m.key.startswith("guard.") and m.key.endswith(".passed")
+            for key in (m.key.removesuffix("passed") + c for c in GUARD_COLUMNS) if key in logged]  # fmt: skip
+
+
+def release_view(columns: list[str], earlier: str | None) -> str:
+    """The release view's JSON (an MLflow UI view state): the verdict, then each guard's columns, those of views
+    logged before first (one experiment's releases usually share their guards), right after the run's name and wide
+    enough to read, within MAX_VIEW_CHARS.
+
+    >>> view = json.loads(release_view(["guard.AP.d.difference"], None))
+    >>> view["columnOrder"][:3]
+    ['attributes.`Run Name`', 'tags.`release.verdict`', 'metrics.`guard.AP.d.difference`']
+    """
+    wanted = ["tags.`release.verdict`", *(f"metrics.`{key}`" for key in columns), "attributes.`Dataset`"]
+    try:
+        kept = list(json.loads(earlier)["selectedColumns"]) if earlier else []
+    except (ValueError, KeyError, TypeError):  # edited by hand: started again
+        kept = []
+    selected = list(dict.fromkeys([*kept, *wanted]))
+
+    def view() -> dict[str, Any]:
+        shown = [c for c in selected if not c.startswith("attributes.")]
+        return {"selectedColumns": selected, "columnOrder": ["attributes.`Run Name`", *shown, "runDateAndNestInfo"],
+                "columnWidths": {"attributes.`Run Name`": 320} | {c: 230 for c in shown if c.startswith("metrics.")}}  # fmt: skip
+
+    while len(json.dumps(view())) > MAX_VIEW_CHARS:
+        selected.pop(1)  # the oldest guard's columns go first; the verdict stays
+    return json.dumps(view())
+
+
+def _share_release_view(client: Any, experiment_id: str, columns: list[str]) -> None:
+    tag = SHARED_VIEW_PREFIX + RELEASE_VIEW
+    earlier = client.get_experiment(experiment_id).tags.get(tag)
+    client.set_experiment_tag(experiment_id, tag, release_view(columns, earlier))
+
+
+def _has_release_view(client: Any, experiment_id: str) -> str | None:
+    return RELEASE_VIEW if SHARED_VIEW_PREFIX + RELEASE_VIEW in client.get_experiment(experiment_id).tags else None
 
 
 def _log_inputs(client: Any, run_id: str, provenance: dict[str, Any]) -> None:
@@ -377,13 +426,17 @@ def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedRe
     return read_results(target)
 
 
-def runs_table_url(server: str, experiment_id: str) -> str:
-    """The MLflow UI's runs table of an experiment, in its model-training mode (the verdict and guard columns).
+def runs_table_url(server: str, experiment_id: str, view: str | None = None) -> str:
+    """The MLflow UI's runs table of an experiment, in its model-training mode; with ``view``, as that shared view
+    shows it (the release view: the verdict and the guards' numbers as columns).
 
     >>> runs_table_url("http://127.0.0.1:5000/", "1")
     'http://127.0.0.1:5000/#/experiments/1/runs?workflowType=machine_learning'
+    >>> runs_table_url("http://127.0.0.1:5000/", "1", RELEASE_VIEW)
+    'http://127.0.0.1:5000/#/experiments/1/runs?workflowType=machine_learning&viewStateShareKey=harness-release'
     """
-    return f"{server.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+    address = f"{server.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+    return address if view is None else f"{address}&viewStateShareKey={view}"
 
 
 def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str | None:
@@ -456,7 +509,8 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         done = {f"{c.data.tags.get('dataset')}/{c.data.tags.get('system')}": c.info.run_id
                 for c in _children_of(client, experiment_id, earlier.info.run_id)}  # fmt: skip
         return Tracked(tracking_uri, experiment_id, earlier.info.run_id, done,
-                       run_url(tracking_uri, experiment_id, earlier.info.run_id), already=True)  # fmt: skip
+                       run_url(tracking_uri, experiment_id, earlier.info.run_id), already=True,
+                       view=_has_release_view(client, experiment_id))  # fmt: skip
     if earlier is not None:  # a partial copy (killed or failed mid-logging): replaced, never kept beside a new one
         for stale in [*_children_of(client, experiment_id, earlier.info.run_id), earlier]:
             client.delete_run(stale.info.run_id)
@@ -512,7 +566,9 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         if results.comparisons is not None:
             client.log_table(parent_id, results.comparisons, artifact_file="comparisons.json")
         client.log_table(parent_id, summary, artifact_file="summary.json")
-        _log_verdict(client, parent_id, results, keys)
+        guard_columns = _log_verdict(client, parent_id, results, keys)
+        if results.verdict is not None:
+            _share_release_view(client, experiment_id, guard_columns)
         _log_inputs(client, parent_id, provenance)
         note = _description(config)
         if note:
@@ -524,4 +580,5 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
             with contextlib.suppress(Exception):
                 client.set_terminated(run_id, "FAILED")
         raise
-    return Tracked(tracking_uri, experiment_id, parent_id, children, run_url(tracking_uri, experiment_id, parent_id))
+    return Tracked(tracking_uri, experiment_id, parent_id, children, run_url(tracking_uri, experiment_id, parent_id),
+                   view=_has_release_view(client, experiment_id))  # fmt: skip

@@ -15,7 +15,7 @@ from harness.cli import main
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.records.track import key_part
+from harness.records.track import MAX_VIEW_CHARS, key_part, release_view
 from tests.mlflow_server import free_port, mlflow_server
 
 pytestmark = pytest.mark.filterwarnings(
@@ -318,3 +318,20 @@ def test_four_first_runs_at_once_against_a_fresh_server_all_land(tmp_path: Path)
             outcomes.append(json.loads(out))
         assert all(o["tracking"] == "ok" for o in outcomes)
         assert sorted(r.info.run_id for r in _parents(url)) == sorted(str(o["mlflow_run_id"]) for o in outcomes)
+
+
+def test_the_release_view_keeps_earlier_guards_and_fits_a_tag() -> None:
+    """Each gated run adds its guards' columns to the experiment's release view after those already there; a view
+    edited into something else starts again; hundreds of guards are cut oldest first to fit an experiment tag, the
+    verdict kept."""
+    first = json.loads(release_view(["guard.AP.d.difference"], None))
+    second = json.loads(release_view(["guard.RR.d.difference"], json.dumps(first)))
+    metrics = [c for c in second["selectedColumns"] if c.startswith("metrics.")]
+    assert metrics == ["metrics.`guard.AP.d.difference`", "metrics.`guard.RR.d.difference`"]
+    assert second["columnOrder"][:2] == ["attributes.`Run Name`", "tags.`release.verdict`"]
+    assert json.loads(release_view(["guard.RR.d.difference"], "not json"))["selectedColumns"] == \
+        ["tags.`release.verdict`", "metrics.`guard.RR.d.difference`", "attributes.`Dataset`"]  # fmt: skip
+    many = release_view([f"guard.m{i}.d.difference" for i in range(500)], None)
+    view = json.loads(many)
+    assert len(many) <= MAX_VIEW_CHARS and view["selectedColumns"][0] == "tags.`release.verdict`"
+    assert view["selectedColumns"][-2] == "metrics.`guard.m499.d.difference`"  # the newest kept
