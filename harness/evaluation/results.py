@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
@@ -396,7 +398,13 @@ def write_per_query_part(frame: pd.DataFrame, path: Path) -> None:
 
     schema = pa.schema([(name, pa.string()) for name in ("dataset", "system", "query_id", "segment", "measure")]
                        + [("value", pa.float64())])  # fmt: skip
-    pq.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), path)
+    # whole or not at all: a worker killed mid-write leaves no half file for its task's retry (or a reader) to meet
+    staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        pq.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), staged)
+        os.replace(staged, path)
+    finally:
+        staged.unlink(missing_ok=True)
 
 
 def long_tail_cutoff(measures: tuple[Measure, ...]) -> int | None:

@@ -187,6 +187,8 @@ def _write_parts(folder: Path, here: Any, parts: Sequence[Callable[[Path], int]]
     if here is not None or not rows:  # with no row at all, one empty file still says what the columns are
         empty = per_query_rows("", "", np.zeros(0, dtype=object), np.zeros(0, dtype=object), (), np.zeros((0, 0)))
         write_per_query_part(here if here is not None else empty, folder / "part-local.parquet")
+    for stray in folder.glob(".*.tmp"):  # a part a killed worker had begun: its task's retry wrote it whole
+        stray.unlink(missing_ok=True)
 
 
 def write_tracking(results: SavedResults, tracking: dict[str, Any]) -> SavedResults:

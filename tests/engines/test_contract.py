@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -142,15 +143,36 @@ def test_dataset_work_summaries_and_paired_tests_are_the_reference(engine: str, 
     assert len(held) == len(ref_held) and all(_same_record(a, b) for a, b in zip(held, ref_held, strict=True))
 
 
-def test_a_worker_lost_during_the_comparisons_changes_nothing(files: dict[str, Path]) -> None:
-    """A worker process killed after the evaluation, while the values wait on the workers for the comparisons: Dask
-    recomputes what it held from the inputs' pieces (kept while the engine is open), and every row is the reference's."""
-    import os
+def _kill_once_at(task: str, flag: Path) -> Any:
+    """A worker plugin that kills its worker's process (``os._exit``, as the OOM killer or a lost machine would) when
+    a task named ``task`` starts executing, once for the whole cluster (``flag`` records it: the nanny's new worker
+    gets the plugin too)."""
+    from distributed import WorkerPlugin
+    from distributed.utils import key_split
 
+    class KillOnce(WorkerPlugin):  # type: ignore[misc]
+        def transition(self, key: Any, start: str, finish: str, **kwargs: Any) -> None:
+            if finish == "executing" and key_split(key) == task:
+                try:
+                    descriptor = os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY)  # the first to get here, only
+                except FileExistsError:
+                    return
+                os.close(descriptor)
+                os._exit(1)
+
+    return KillOnce()
+
+
+@pytest.mark.parametrize("when", ["after the evaluation", "during the first pass", "during the second pass"])
+def test_a_worker_lost_around_the_comparisons_changes_nothing(files: dict[str, Path], tmp_path: Path, when: str) -> None:
+    """A worker process killed after the evaluation (while the values wait on the workers), or in the middle of the
+    comparisons' first or second pass over the partitions: Dask recomputes what it held from the inputs' pieces (kept
+    while the engine is open) and runs the lost task again, and every row is the reference's."""
     from distributed import LocalCluster
 
     experiment = load_config(files["config"])
     settings, dataset, segments, _, _, ref_rows = _experiment_reference(experiment, files)
+    flag = tmp_path / "killed"
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
                       dashboard_address=":0") as cluster:  # fmt: skip  (its own: a worker of it is killed)
         spec = EngineSpec(name="dask", scheduler=cluster.scheduler_address)
@@ -160,12 +182,50 @@ def test_a_worker_lost_during_the_comparisons_changes_nothing(files: dict[str, P
             done = opened.evaluate(DatasetWork(experiment, dataset, evaluator, experiment.systems, segments, "", SILENT,
                                                lambda: None))  # fmt: skip
             client = opened.client  # type: ignore[attr-defined]
-            victim = sorted(client.scheduler_info()["workers"])[0]
-            with contextlib.suppress(Exception):  # the worker dies mid-call: the call itself fails
-                client.run(os._exit, 1, workers=[victim])
-            client.wait_for_workers(2, timeout=60)  # its nanny starts a new one, empty
+            workers = set(client.scheduler_info()["workers"])
+            if when == "after the evaluation":
+                with contextlib.suppress(Exception):  # the worker dies mid-call: the call itself fails
+                    client.run(os._exit, 1, workers=[sorted(workers)[0]])
+                client.wait_for_workers(2, timeout=60)  # its nanny starts a new one, empty
+            else:
+                client.register_plugin(_kill_once_at("scan_part" if when == "during the first pass" else "partial_into",
+                                                     flag))  # fmt: skip
             results = [done[s] for s in SYSTEMS]
             rows = [r.to_record() for r in compare(results, MEASURES, settings,
                                                    tested_elsewhere=opened.paired_tests(results, settings))]  # fmt: skip
-            assert victim not in client.scheduler_info()["workers"]
+            assert not workers <= set(client.scheduler_info()["workers"])  # one of them is gone
+    assert when == "after the evaluation" or flag.exists()  # killed where it was meant to be
     assert len(rows) == len(ref_rows) and all(_same_record(a, b) for a, b in zip(rows, ref_rows, strict=True))
+
+
+def test_a_worker_lost_while_writing_the_per_query_table_changes_nothing(files: dict[str, Path], tmp_path: Path) -> None:
+    """The last stage on the cluster: a worker killed while the workers write the results' per-query table. The
+    lost part is written again, whole, and the folder holds the local engine's rows, no half file, nothing twice."""
+    from datetime import UTC, datetime
+
+    from distributed import LocalCluster
+
+    from harness.pipeline.experiment import _evaluated, comparison_tables, save_results
+    from harness.records.store import read_results
+
+    def written(experiment: Any) -> Any:
+        with _evaluated(experiment, SILENT) as (results, tested_elsewhere):
+            comparisons = comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere)
+            saved = read_results(save_results(experiment, results, comparisons, datetime.now(UTC), []).folder)
+        table = saved.per_query_of().sort_values(["system", "query_id", "segment", "measure"]).reset_index(drop=True)
+        return table, saved.folder
+
+    base = load_config(files["config"])
+    local, _ = written(dataclasses.replace(base, output=tmp_path / "local"))
+    flag = tmp_path / "killed"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
+                      dashboard_address=":0") as cluster:  # fmt: skip
+        from distributed import Client
+
+        with Client(cluster) as watcher:
+            watcher.register_plugin(_kill_once_at("write_values", flag))
+        spec = EngineSpec(name="dask", scheduler=cluster.scheduler_address)
+        on_cluster, folder = written(dataclasses.replace(base, output=tmp_path / "dask", engine=spec))
+    assert flag.exists()  # a worker died writing
+    assert not [p for p in folder.rglob("*") if p.name.startswith(".")]  # no staged part left behind
+    assert on_cluster.equals(local)
