@@ -62,6 +62,10 @@ class DataRowError(InputFormatError):
         self.row = row
 
 
+class HeaderError(InputFormatError):
+    """A table's columns do not fit its mapping: in a CSV or TSV file, the mistake is on the header's line."""
+
+
 class MeasureError(HarnessError):
     """An unknown measure, or a parameter it does not accept."""
 

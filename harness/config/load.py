@@ -735,11 +735,13 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     if not source.is_file():
         raise ConfigError("the config is not a regular file (a pipe, socket or device)", path=source,
                           hint="write the config to a file and name that file")  # fmt: skip
+    raw = source.read_bytes()
     try:
-        text = source.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except UnicodeDecodeError:
-        raise ConfigError("not UTF-8 text", path=source, hint="save the config as UTF-8") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError("not UTF-8 text", path=source, line=raw.count(b"\n", 0, exc.start) + 1,
+                          hint="save the config as UTF-8") from None  # fmt: skip
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise ConfigError(

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.data._arrow import contiguous as _contiguous
-from harness.errors import DataRowError, InputFormatError
+from harness.errors import DataRowError, HeaderError, InputFormatError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -204,7 +204,7 @@ class Run:
 # Arrow tables -> Qrels / Run: the one validation every way in (files, DataFrames) shares.
 def table_column(table: pa.Table, name: str, role: str, path: Path) -> pa.ChunkedArray:
     if name not in table.column_names:
-        raise InputFormatError(
+        raise HeaderError(
             f"no column {name!r} for the {role} (columns: {', '.join(table.column_names)})",
             path=path,
             hint=f"map {role} to one of the existing columns",
@@ -232,13 +232,26 @@ def table_ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
     return ids
 
 
+def _parses(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def table_numbers(column: pa.ChunkedArray, role: str, path: Path) -> np.ndarray:
     try:
         values = pc.cast(column, pa.float64()).combine_chunks().to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        raise InputFormatError(
-            f"the {role} column holds values that are not numbers", path=path, hint=f"the {role} must be numeric"
-        ) from None
+        texts = column.cast(pa.string()).to_pylist() if pa.types.is_string(column.type) else []
+        row = next((i for i, text in enumerate(texts) if text is not None and not _parses(text)), None)
+        if row is None:
+            raise InputFormatError(
+                f"the {role} column holds values that are not numbers", path=path, hint=f"the {role} must be numeric"
+            ) from None
+        raise DataRowError(f"{role} {texts[row]!r} is not a number in data row {row + 1}", row=row, path=path,
+                           hint=f"the {role} must be numeric") from None  # fmt: skip
     _check_numbers(values, role, str(path))
     return values
 

@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 
 from harness.config.formats import TABLE_FORMATS, table_format_of
 from harness.data.model import Qrels, Run, control_character_row, table_column, table_ids, table_qrels, table_run
-from harness.data.trec import NotStreamable, check_exists, line_of_row, regroup, stream_block_size
-from harness.errors import DataRowError, InputFormatError
+from harness.data.trec import NotStreamable, check_exists, line_of_row, not_utf8, regroup, stream_block_size
+from harness.errors import DataRowError, HeaderError, InputFormatError
 
 TEXT_TABLES = ("csv", "tsv", "jsonl")  # formats whose rows are lines a user can open and point at
 
@@ -79,24 +79,32 @@ def line_of_source_row(source: str, row: int) -> int | None:
 
 @contextlib.contextmanager
 def rows_located(path: Path, fmt: str) -> Iterator[None]:
-    """Name the file's line of a :class:`DataRowError` raised inside (the checks that find it know rows, not lines)."""
+    """Name the file's line of a :class:`DataRowError` raised inside (the checks that find it know rows, not lines), and
+    a CSV/TSV header's of a :class:`HeaderError`."""
     try:
         yield
     except DataRowError as error:
         if error.line is None:
             error.line = table_line(path, fmt, error.row)
         raise
+    except HeaderError as error:
+        if error.line is None and fmt in ("csv", "tsv"):
+            error.line = 1
+        raise
 
 
-def _text_fault(path: Path, fmt: str) -> tuple[int, str] | None:
+def _text_fault(path: Path, fmt: str) -> tuple[int, str, str] | None:
     """The first line of a text table Arrow refused, and why: Arrow's own message counts rows within a block."""
     try:
+        undecodable = not_utf8(path)
+        if undecodable.line is not None:
+            return undecodable.line, undecodable.message, "save the file as UTF-8"
         if fmt == "jsonl":
             for number, line in _records(path, fmt):
                 try:
                     json.loads(str(line), parse_constant=lambda name: math.inf, parse_float=_finite_float)
                 except ValueError as exc:
-                    return number, str(exc).split(":")[0]
+                    return number, str(exc).split(":")[0], "check that the file is valid jsonl"
             return None
         records = iter(_records(path, fmt))
         width = None
@@ -106,7 +114,7 @@ def _text_fault(path: Path, fmt: str) -> tuple[int, str] | None:
             width = len(header) if header is not None else None
         for number, record in records:
             if width is not None and len(record) != width:
-                return number, f"expected {width} columns, got {len(record)}"
+                return number, f"expected {width} columns, got {len(record)}", f"check that the file is valid {fmt}"
     except (OSError, csv.Error):
         return None
     return None
@@ -160,8 +168,7 @@ def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
         detail = str(exc).splitlines()[0]
         fault = _text_fault(path, fmt) if fmt in TEXT_TABLES and not isinstance(exc, OSError) else None
         if fault is not None:
-            raise InputFormatError(f"cannot be read as {fmt}: {fault[1]}", path=path, line=fault[0],
-                                   hint=f"check that the file is valid {fmt}") from None  # fmt: skip
+            raise InputFormatError(f"cannot be read as {fmt}: {fault[1]}", path=path, line=fault[0], hint=fault[2]) from None
         raise InputFormatError(
             f"cannot be read as {fmt}: {detail}", path=path, hint=f"check that the file is valid {fmt}"
         ) from None

@@ -169,14 +169,25 @@ def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
                 if not fields or fields[0].startswith("#"):
                     continue
                 yield number, fields
-    except UnicodeDecodeError as exc:
-        raise InputFormatError(
-            f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path, hint="save the file as UTF-8"
-        ) from None
+    except UnicodeDecodeError:
+        raise not_utf8(path) from None
     except (OSError, EOFError) as exc:
         raise InputFormatError(
             f"cannot be read: {exc}", path=path, hint="check that the file is complete and not corrupted"
         ) from None
+
+
+def not_utf8(path: Path) -> InputFormatError:
+    """The error for a text file that is not UTF-8, naming the first line that is not and the byte in it."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return InputFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of the line)", path=path,
+                                        line=number, hint="save the file as UTF-8")  # fmt: skip
+    return InputFormatError("not UTF-8 text", path=path, hint="save the file as UTF-8")
 
 
 def check_ids(ids: pa.Array, path: Path, role: str) -> pa.Array:
