@@ -51,6 +51,11 @@ def _eval(qrels: str = "qrels.txt", run: str = "a.run", *extra: str) -> tuple[st
     return ("eval", "-m", "P.1", *extra, qrels, run)
 
 
+def _tables(qrels: str, run: str) -> tuple[str, ...]:
+    return ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating",
+            "--run-columns", "query=user,doc=item,score=score", qrels, run)  # fmt: skip
+
+
 def _config(text: str) -> dict[str, str | bytes]:
     return {"exp.yaml": text, "qrels.txt": QRELS, "a.run": RUN, "b.run": RUN}
 
@@ -93,55 +98,55 @@ TREC = [
 ]
 TABLES = [
     Case("csv-qrels-missing-column", {"r.csv": RATINGS.replace("rating", "stars"), "s.csv": SCORES},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "no column 'rating'", "r.csv", 1, api=True),
     Case("csv-run-score-text", {"r.csv": RATINGS, "s.csv": SCORES.replace("0.5", "high")},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "score 'high' is not a number in data row 2", "s.csv", 3, api=True),
     Case("csv-run-score-empty", {"r.csv": RATINGS, "s.csv": SCORES.replace("0.5", "")},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "missing or NaN in data row 2", "s.csv", 3, api=True),
     Case("csv-run-empty-id", {"r.csv": RATINGS, "s.csv": SCORES.replace("u1,i2", ",i2")},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "empty query id in data row 2", "s.csv", 3, api=True),
     Case("csv-run-score-overflow", {"r.csv": RATINGS, "s.csv": SCORES.replace("0.5", "1e400")},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "score 1e400 overflows a double", "s.csv", 3, api=True),
     Case("csv-qrels-relevance-overflow", {"r.csv": RATINGS.replace("u2,i1,4", "u2,i1,99999999999999999999999"), "s.csv": SCORES},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "relevance 1e+23 is out of range", "r.csv", 4, api=True),
     Case("csv-not-utf8", {"r.csv": RATINGS, "s.csv": SCORES.replace("u1,i2", "u1,i\xff2").encode("latin-1")},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "not UTF-8 text", "s.csv", 3),
     Case("csv-short-row", {"r.csv": RATINGS, "s.csv": SCORES.replace("u1,i2,0.5", "u1,i2")},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "expected 3 columns, got 2", "s.csv", 3),
     Case("csv-line-break-in-id", {"r.csv": RATINGS, "s.csv": SCORES.replace("u1,i2", 'u1,"i\n2"')},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "a control character ('\\n') in a doc id", "s.csv", 3, api=True),
     Case("csv-duplicate-after-blank-line", {"r.csv": RATINGS, "s.csv": SCORES.replace("u1,i2,0.5\n", "\nu1,i1,0.5\n")},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "listed twice", "s.csv", 4, api=True),
     Case("jsonl-score-overflow", {"r.csv": RATINGS, "s.jsonl": '{"user": "u1", "item": "i1", "score": 1}\n\n{"user": "u1", "item": "i2", "score": 1e400}\n'},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.jsonl"),
+         _tables("r.csv", "s.jsonl"),
          "1e400 overflows a double", "s.jsonl", 3),
     Case("csv-qrels-no-rows", {"r.csv": "user,item,rating\n", "s.csv": SCORES},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "no rows", "r.csv", api=True),
     Case("jsonl-broken", {"r.csv": RATINGS, "s.jsonl": '{"user": "u1", "item": "i1", "score": 1}\n{"user": \n'},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.jsonl"),
+         _tables("r.csv", "s.jsonl"),
          "cannot be read as jsonl", "s.jsonl", 2),
     Case("parquet-corrupt", {"r.csv": RATINGS, "s.parquet": b"PAR1 not really parquet"},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.parquet"),
+         _tables("r.csv", "s.parquet"),
          "cannot be read as parquet", "s.parquet"),
     Case("tsv-wrong-separator", {"r.tsv": RATINGS, "s.csv": SCORES},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.tsv", "s.csv"),
+         _tables("r.tsv", "s.csv"),
          "no column 'user'", "r.tsv", 1),
     Case("train-missing-column", {"r.csv": RATINGS, "s.csv": SCORES, "t.csv": "who,what\nu1,i1\n"},
          ("eval", "-m", "Coverage@10", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "--train", "t.csv", "r.csv", "s.csv"),
          "no column 'user'", "t.csv", 1),
     Case("table-fifo", {"s.csv": SCORES},
-         ("eval", "-m", "P.1", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "r.csv", "s.csv"),
+         _tables("r.csv", "s.csv"),
          "not a regular file", "r.csv", special="fifo:r.csv"),
 ]
 CONFIGS = [

@@ -223,25 +223,29 @@ def test_json_is_all_that_reaches_stdout_with_a_tracking_server(tmp_path: Path) 
         assert json.loads(again.stdout)["mlflow_run_id"] == outcome["mlflow_run_id"]
 
 
-def test_four_first_runs_at_once_all_land_in_one_fresh_store(tmp_path: Path) -> None:
-    """Four processes start on a store that does not exist yet: its creation is serialised, so all four log, each
-    folder once, and the store works afterwards."""
+@pytest.mark.parametrize("store", ["sqlite", "server"])
+def test_four_first_runs_at_once_all_land(tmp_path: Path, store: str) -> None:
+    """Four processes start at once on a store that does not exist yet, or a fresh server whose experiment does not:
+    the local store's creation is serialised, and against a server each process creates the experiment or finds it
+    made by another meanwhile (no lock spans a server's clients). All four log, each folder once."""
     import subprocess
     import sys
 
-    config = _config(tmp_path)
-    runs = [subprocess.Popen([sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]  # fmt: skip
-    outcomes = []
-    for run in runs:
-        out, err = run.communicate(timeout=300)
-        assert run.returncode == 0, err
-        outcomes.append(json.loads(out))
-    assert all(o["tracking"] == "ok" for o in outcomes)
-    uri = str(outcomes[0]["tracking_uri"])
-    assert sorted(r.info.run_id for r in _parents(uri)) == sorted(str(o["mlflow_run_id"]) for o in outcomes)
-    for outcome in outcomes:
-        _check_logged(uri, Path(str(outcome["results_dir"])), str(outcome["mlflow_run_id"]))
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(mlflow_server(tmp_path)) if store == "server" else None
+        config = _config(tmp_path, f"tracking: {{uri: '{url}'}}" if url else "")
+        runs = [subprocess.Popen([sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]  # fmt: skip
+        outcomes = []
+        for run in runs:
+            out, err = run.communicate(timeout=300)
+            assert run.returncode == 0, err
+            outcomes.append(json.loads(out))
+        assert all(o["tracking"] == "ok" for o in outcomes)
+        uri = str(outcomes[0]["tracking_uri"])
+        assert sorted(r.info.run_id for r in _parents(uri)) == sorted(str(o["mlflow_run_id"]) for o in outcomes)
+        for outcome in outcomes:
+            _check_logged(uri, Path(str(outcome["results_dir"])), str(outcome["mlflow_run_id"]))
 
 
 def test_hostile_names_are_tracked_distinct_and_kept(tmp_path: Path) -> None:
@@ -299,25 +303,6 @@ def test_two_tracks_of_one_folder_at_once_make_one_parent(tmp_path: Path, store:
             assert sorted(entry["already_logged"] for entry in logged) == ([False, True] if attempt == 0 else [True, True])
             uri = uri or f"sqlite:///{(tmp_path / 'out' / 'mlflow.db').resolve()}"
             assert [p.info.run_id for p in _parents(uri)] == [logged[0]["mlflow_run_id"]]
-
-
-def test_four_first_runs_at_once_against_a_fresh_server_all_land(tmp_path: Path) -> None:
-    """Four processes log to a real server whose experiment does not exist yet: each creates it or finds it made by
-    another meanwhile (no lock spans a server's clients), and all four folders land, once each."""
-    import subprocess
-    import sys
-
-    with mlflow_server(tmp_path) as url:
-        config = _config(tmp_path, f"tracking: {{uri: '{url}'}}")
-        runs = [subprocess.Popen([sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]  # fmt: skip
-        outcomes = []
-        for run in runs:
-            out, err = run.communicate(timeout=300)
-            assert run.returncode == 0, err
-            outcomes.append(json.loads(out))
-        assert all(o["tracking"] == "ok" for o in outcomes)
-        assert sorted(r.info.run_id for r in _parents(url)) == sorted(str(o["mlflow_run_id"]) for o in outcomes)
 
 
 def test_the_release_view_keeps_earlier_guards_and_fits_a_tag() -> None:
