@@ -214,7 +214,7 @@ def test_config_errors_name_the_file(folder: Path, tmp_path: Path) -> None:
 
     (tmp_path / "items.csv").write_text((folder / "items.csv").read_text())
     code, err = _run(_config(folder, tmp_path, "[ARP@10]", train_columns=", columns: {query: customer, doc: item}"))
-    assert code == 2 and f"{folder / 'train.csv'}: no column 'customer' for the user" in err
+    assert code == 2 and f"{folder / 'train.csv'}: line 1: no column 'customer' for the user" in err
 
 
 def test_a_measure_no_dataset_can_compute_is_a_config_error(folder: Path, tmp_path: Path) -> None:
