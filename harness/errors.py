@@ -50,20 +50,16 @@ class HarnessError(Exception):
 
 
 class InputFormatError(HarnessError):
-    """A qrels or run file does not parse as its declared format."""
+    """A qrels or run file does not parse as its declared format.
 
+    ``row`` (0-based) or ``header``: where in a table the mistake is, for the table's reader, which knows the file's
+    format, to name the line (the checks that find it know rows and columns, not lines)."""
 
-class DataRowError(InputFormatError):
-    """A mistake in one data row of a table (``row``, 0-based): the table's reader, which knows the file's format,
-    names the row's line in the file."""
-
-    def __init__(self, message: str, *, row: int, path: str | Path | None = None, hint: str | None = None) -> None:
-        super().__init__(message, path=path, hint=hint)
+    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
+                 hint: str | None = None, row: int | None = None, header: bool = False) -> None:  # fmt: skip
+        super().__init__(message, path=path, line=line, hint=hint)
         self.row = row
-
-
-class HeaderError(InputFormatError):
-    """A table's columns do not fit its mapping: in a CSV or TSV file, the mistake is on the header's line."""
+        self.header = header
 
 
 class MeasureError(HarnessError):

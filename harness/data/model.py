@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.data._arrow import contiguous as _contiguous
-from harness.errors import DataRowError, HeaderError, InputFormatError
+from harness.errors import InputFormatError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,11 +35,11 @@ def _check_numbers(values: np.ndarray, role: str, source: str) -> None:
     bad = np.flatnonzero(np.isnan(values))
     if bad.size:
         row = int(bad[0])
-        raise DataRowError(f"{role} missing or NaN in data row {row + 1}", row=row, path=source,
+        raise InputFormatError(f"{role} missing or NaN in data row {row + 1}", row=row, path=source,
                            hint=f"give every row a numeric {role}")  # fmt: skip
     if role == "relevance" and values.size and not np.abs(values).max() < 2.0**53:
         row = int(np.flatnonzero(~(np.abs(values) < 2.0**53))[0])  # a label must be a number a double holds exactly
-        raise DataRowError(f"relevance {values[row]} is out of range in data row {row + 1}", row=row, path=source,
+        raise InputFormatError(f"relevance {values[row]} is out of range in data row {row + 1}", row=row, path=source,
                            hint="relevance labels are small numbers (0, 1, 2, ...)")  # fmt: skip
 
 
@@ -204,10 +204,11 @@ class Run:
 # Arrow tables -> Qrels / Run: the one validation every way in (files, DataFrames) shares.
 def table_column(table: pa.Table, name: str, role: str, path: Path) -> pa.ChunkedArray:
     if name not in table.column_names:
-        raise HeaderError(
+        raise InputFormatError(
             f"no column {name!r} for the {role} (columns: {', '.join(table.column_names)})",
             path=path,
             hint=f"map {role} to one of the existing columns",
+            header=True,
         )
     return table[name]
 
@@ -215,7 +216,7 @@ def table_column(table: pa.Table, name: str, role: str, path: Path) -> pa.Chunke
 def table_ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
     if column.null_count:
         row = int(np.flatnonzero(pc.is_null(column).combine_chunks().to_numpy(zero_copy_only=False))[0])
-        raise DataRowError(f"empty {role} id in data row {row + 1}", row=row, path=path, hint=f"every row needs a {role} id")
+        raise InputFormatError(f"empty {role} id in data row {row + 1}", row=row, path=path, hint=f"every row needs a {role} id")
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         column = pc.cast(column, pa.string())
     ids = column.combine_chunks()
@@ -223,12 +224,12 @@ def table_ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
         ids = ids.cast(pa.string())
     empty = np.flatnonzero(pc.binary_length(ids).to_numpy(zero_copy_only=False) == 0)  # "" is no id either
     if empty.size:
-        raise DataRowError(f"empty {role} id in data row {int(empty[0]) + 1}", row=int(empty[0]), path=path,
+        raise InputFormatError(f"empty {role} id in data row {int(empty[0]) + 1}", row=int(empty[0]), path=path,
                            hint=f"every row needs a {role} id")  # fmt: skip
     control = control_character_row(ids)
     if control is not None:
         message, hint = control_character_message(control[1], role)
-        raise DataRowError(f"{message} in data row {control[0] + 1}", row=control[0], path=path, hint=hint)
+        raise InputFormatError(f"{message} in data row {control[0] + 1}", row=control[0], path=path, hint=hint)
     return ids
 
 
@@ -250,7 +251,7 @@ def table_numbers(column: pa.ChunkedArray, role: str, path: Path) -> np.ndarray:
             raise InputFormatError(
                 f"the {role} column holds values that are not numbers", path=path, hint=f"the {role} must be numeric"
             ) from None
-        raise DataRowError(f"{role} {texts[row]!r} is not a number in data row {row + 1}", row=row, path=path,
+        raise InputFormatError(f"{role} {texts[row]!r} is not a number in data row {row + 1}", row=row, path=path,
                            hint=f"the {role} must be numeric") from None  # fmt: skip
     _check_numbers(values, role, str(path))
     return values

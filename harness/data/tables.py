@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from harness.config.formats import TABLE_FORMATS, table_format_of
 from harness.data.model import Qrels, Run, control_character_row, table_column, table_ids, table_qrels, table_run
 from harness.data.trec import NotStreamable, check_exists, line_of_row, not_utf8, regroup, stream_block_size
-from harness.errors import DataRowError, HeaderError, InputFormatError
+from harness.errors import InputFormatError
 
 TEXT_TABLES = ("csv", "tsv", "jsonl")  # formats whose rows are lines a user can open and point at
 
@@ -79,16 +79,14 @@ def line_of_source_row(source: str, row: int) -> int | None:
 
 @contextlib.contextmanager
 def rows_located(path: Path, fmt: str) -> Iterator[None]:
-    """Name the file's line of a :class:`DataRowError` raised inside (the checks that find it know rows, not lines), and
-    a CSV/TSV header's of a :class:`HeaderError`."""
+    """Name the file's line of an error raised inside about a data row (``row``) or, in a CSV/TSV file, the header:
+    the checks that find them know rows and columns, not lines."""
     try:
         yield
-    except DataRowError as error:
-        if error.line is None:
+    except InputFormatError as error:
+        if error.line is None and error.row is not None:
             error.line = table_line(path, fmt, error.row)
-        raise
-    except HeaderError as error:
-        if error.line is None and fmt in ("csv", "tsv"):
+        elif error.line is None and error.header and fmt in ("csv", "tsv"):
             error.line = 1
         raise
 
