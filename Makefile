@@ -4,9 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint docs bench clean distclean chromium
+.PHONY: demo test lint docs bench clean distclean chromium wheel
 
-$(STAMP): pyproject.toml
+KERNELS := $(wildcard harness/*/*.pyx)
+
+# the package, installed editable with its compiled kernels (rebuilt when a kernel's source changes)
+$(STAMP): pyproject.toml setup.py $(KERNELS)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
@@ -32,6 +35,10 @@ docs: $(STAMP)
 test: lint docs chromium
 	$(BIN)/pytest -q
 
+# a wheel with the compiled kernels for this machine (cibuildwheel builds the others: pyproject.toml)
+wheel: $(STAMP)
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
@@ -42,7 +49,7 @@ bench: $(STAMP)
 
 # clean keeps reports/ and the generated runs; distclean removes those too
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache benchmarks/data site
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache benchmarks/data site build dist harness/*/*.so harness/*/*.c
 
 distclean: clean
 	rm -rf runs/demo runs/trec-demo .test-output .hypothesis

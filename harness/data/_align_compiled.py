@@ -1,4 +1,4 @@
-"""The compiled alignment engine (numba): every phase after the universe, one query at a time.
+"""The compiled alignment engine: every phase after the universe, one query at a time.
 
 The Arrow engine sorts and joins all rows at once: a sort of 64-bit keys for duplicates, a
 three-key sort for the ranking, a searched join. At 7M rows that is 3 s. Runs are almost
@@ -20,8 +20,7 @@ place from the Arrow buffers; nothing per row passes through Python. At 7M rows 
 queries x 1,000) this takes 0.2-0.5 s (ranked or shuffled blocks) where the Arrow engine
 takes 2.2 s.
 
-Compiled on first use and cached on disk (numba ``cache=True``); imported only for runs
-large enough to repay numba's start-up (:data:`harness.data.align.COMPILED_FROM_ROWS`).
+The kernels are C, compiled ahead of time by the package's build (``_align_kernels.pyx``).
 """
 
 from __future__ import annotations
@@ -32,8 +31,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from harness.data import _align_kernels as kernels
 from harness.data._arrow import contiguous, from_numpy, to_numpy
-from harness.kernels._numba import njit
 from harness.kernels._parallel import run_split, split, threads
 
 # tie rules, as the kernel sees them
@@ -75,7 +74,7 @@ class JudgmentIndex:
 def judgment_index(codes: np.ndarray, n_queries: int, docs: pa.Array | pa.ChunkedArray) -> JudgmentIndex:
     """Index the judgments (``codes``: each one's judged-query code) for :func:`rank_blocks`."""
     strings = Strings.of(docs)
-    bounds, rows, hashes = _judgment_index(codes.astype(np.int64), n_queries, strings.offsets, strings.data)
+    bounds, rows, hashes = kernels.judgment_index(codes.astype(np.int64), n_queries, strings.offsets, strings.data)
     return JudgmentIndex(bounds, rows, hashes, strings)
 
 
@@ -92,14 +91,14 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | Non
     """
     n = len(query_id)
     strings = Strings.of(query_id)
-    starts = _block_starts(strings.offsets, strings.data, n)
+    starts = kernels.block_starts(strings.offsets, strings.data, n)
     ids = contiguous(query_id.take(from_numpy(starts[:-1])))
     if pc.count_distinct(ids).as_py() == len(ids):
         return None, starts, ids
     encoded = pc.dictionary_encode(query_id)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
-    order, bounds = _group_rows(to_numpy(encoded.indices).astype(np.int64), len(encoded.dictionary))
+    order, bounds = kernels.group_rows(to_numpy(encoded.indices).astype(np.int64), len(encoded.dictionary))
     return order, bounds, encoded.dictionary
 
 
@@ -120,7 +119,8 @@ def duplicate_rows(order: np.ndarray | None, bounds: np.ndarray, docs: pa.Array 
     values = np.zeros(0) if prefer is None else np.asarray(prefer, dtype=np.float64)
 
     def task(lo: int, hi: int) -> None:
-        _duplicate_blocks(lo, hi, bounds, rows, order is None, strings.offsets, strings.data, values, prefer is not None, drop)
+        kernels.duplicate_blocks(lo, hi, bounds, rows, order is None, strings.offsets, strings.data, values, prefer is not None,
+                                 drop.view(np.uint8))  # fmt: skip
 
     run_split(task, split(np.diff(bounds).astype(np.float64), threads()))
     return np.flatnonzero(drop)
@@ -165,10 +165,13 @@ def rank_blocks(order: np.ndarray | None, bounds: np.ndarray, judged: np.ndarray
     first_dropped = np.full(n_blocks, -1, np.int64)
     rows = np.zeros(0, np.int64) if order is None else order
 
+    active = (position >= 0).view(np.uint8)
+    score = np.ascontiguousarray(score, dtype=np.float64)
+
     def task(lo: int, hi: int) -> None:
-        _rank_blocks(lo, hi, bounds, rows, order is None, judged, position >= 0, strings.offsets, strings.data, score,
-                     index.bounds, index.rows, index.hashes, index.docs.offsets, index.docs.data, labels,
-                     keep, ties, depth, start, out_rows, out_labels, kept, dropped, beyond, first_dropped)  # fmt: skip
+        kernels.rank_blocks(lo, hi, bounds, rows, order is None, judged, active, strings.offsets, strings.data, score,
+                            index.bounds, index.rows, index.hashes, index.docs.offsets, index.docs.data, labels,
+                            keep, ties, depth, start, out_rows, out_labels, kept, dropped, beyond, first_dropped)  # fmt: skip
 
     run_split(task, split(np.where(position >= 0, np.diff(bounds), 0).astype(np.float64), threads()))
     if (kept < room).any():  # duplicates dropped: close up the gaps they left
@@ -176,349 +179,3 @@ def rank_blocks(order: np.ndarray | None, bounds: np.ndarray, judged: np.ndarray
         out_rows, out_labels = out_rows[filled], out_labels[filled]
     any_dropped = first_dropped[first_dropped >= 0]
     return Ranked(out_rows, out_labels, kept, dropped, beyond, int(any_dropped.min()) if any_dropped.size else -1)
-
-
-# ---- compiled kernels ---------------------------------------------------------------
-@njit(cache=True, nogil=True, inline="always")
-def _same(o1, d1, i, o2, d2, j):  # type: ignore[no-untyped-def]
-    a, b = o1[i], o2[j]
-    n = o1[i + 1] - a
-    if n != o2[j + 1] - b:
-        return False
-    for k in range(n):  # noqa: SIM110 (an explicit loop compiles to a plain byte loop in numba)
-        if d1[a + k] != d2[b + k]:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _compare(o, d, i, j):  # type: ignore[no-untyped-def]
-    """strcmp's sign for strings i and j (byte order, a prefix first)."""
-    a, b = o[i], o[j]
-    na, nb = o[i + 1] - a, o[j + 1] - b
-    for k in range(min(na, nb)):
-        x, y = d[a + k], d[b + k]
-        if x != y:
-            return -1 if x < y else 1
-    return (na > nb) - (na < nb)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _hash(o, d, i):  # type: ignore[no-untyped-def]
-    # FNV-1a over the bytes, then mixed so the low bits (the table slot) depend on every byte;
-    # only finds candidates, which the bytes then confirm
-    h = np.uint64(0xCBF29CE484222325)
-    for k in range(o[i], o[i + 1]):
-        h = (h ^ np.uint64(d[k])) * np.uint64(0x100000001B3)
-    h ^= h >> np.uint64(32)
-    h *= np.uint64(0xD6E8FEB86659FD93)
-    return h ^ (h >> np.uint64(32))
-
-
-@njit(cache=True, nogil=True)
-def _block_starts(o, d, n):  # type: ignore[no-untyped-def]
-    bounds = np.empty(n + 1, np.int64)
-    m = 0
-    if n:
-        bounds[0] = 0
-        m = 1
-    for i in range(1, n):
-        if not _same(o, d, i - 1, o, d, i):
-            bounds[m] = i
-            m += 1
-    bounds[m] = n
-    return bounds[: m + 1].copy()
-
-
-@njit(cache=True, nogil=True)
-def _group_rows(codes, n_codes):  # type: ignore[no-untyped-def]
-    """A stable counting sort: (rows grouped by code, each code's bounds)."""
-    bounds = np.zeros(n_codes + 1, np.int64)
-    for c in codes:
-        bounds[c + 1] += 1
-    for c in range(n_codes):
-        bounds[c + 1] += bounds[c]
-    position = bounds[:-1].copy()
-    order = np.empty(codes.size, np.int64)
-    for i in range(codes.size):
-        c = codes[i]
-        order[position[c]] = i
-        position[c] += 1
-    return order, bounds
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _table_size(n):  # type: ignore[no-untyped-def]
-    """Slots of an open-addressing table for n keys: a power of two, at least 2n (short probes)."""
-    size = 1
-    while size < 2 * n:
-        size *= 2
-    return size
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _find_repeats(rows, o, d, prefer, use_prefer, hashes, slots_all, drop):  # type: ignore[no-untyped-def]
-    """One block's documents in an open-addressing table; marks the copies that go (``drop``, by local row).
-
-    ``rows``: the block's rows in file order; the kept copy is the first, or with
-    ``use_prefer`` the highest ``prefer`` (by local row), the first of equals. Fills
-    ``hashes`` and returns (the table, its mask, the number dropped); the table then
-    holds one local row per document, for lookups.
-    """
-    n = rows.size
-    size = _table_size(n)
-    mask = np.uint64(size - 1)
-    slots = slots_all[:size]
-    slots[:] = -1
-    n_dropped = 0
-    for k in range(n):
-        r = rows[k]
-        h = _hash(o, d, r)
-        hashes[k] = h
-        slot = h & mask
-        while slots[slot] >= 0 and not (hashes[slots[slot]] == h and _same(o, d, rows[slots[slot]], o, d, r)):
-            slot = (slot + np.uint64(1)) & mask
-        if slots[slot] < 0:
-            slots[slot] = k
-            continue
-        other = slots[slot]  # a repeat of an earlier line: keep one copy
-        n_dropped += 1
-        if use_prefer and prefer[k] > prefer[other]:
-            drop[other] = True
-            slots[slot] = k
-        else:
-            drop[k] = True
-    return slots, mask, n_dropped
-
-
-@njit(cache=True, nogil=True)
-def _duplicate_blocks(b_lo, b_hi, bounds, order, grouped, o, d, prefer, use_prefer, drop):  # type: ignore[no-untyped-def]
-    longest = 1
-    for b in range(b_lo, b_hi):
-        longest = max(longest, bounds[b + 1] - bounds[b])
-    slots_all = np.empty(_table_size(longest), np.int64)
-    hashes, local_prefer, local_drop = np.empty(longest, np.uint64), np.zeros(longest), np.empty(longest, np.bool_)
-    for b in range(b_lo, b_hi):
-        s, e = bounds[b], bounds[b + 1]
-        rows = np.arange(s, e) if grouped else order[s:e]  # file order within the block
-        n = e - s
-        if use_prefer:
-            for k in range(n):
-                local_prefer[k] = prefer[rows[k]]
-        block_drop = local_drop[:n]
-        block_drop[:] = False
-        _find_repeats(rows, o, d, local_prefer, use_prefer, hashes, slots_all, block_drop)
-        for k in range(n):
-            if block_drop[k]:
-                drop[rows[k]] = True
-
-
-@njit(cache=True, nogil=True)
-def _judgment_index(codes, n_queries, o, d):  # type: ignore[no-untyped-def]
-    rows, bounds = _group_rows(codes, n_queries)
-    hashes = np.empty(codes.size, np.uint64)
-    for k in range(codes.size):
-        hashes[k] = _hash(o, d, rows[k])
-    return bounds, rows, hashes
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _before(x, y, score, label, rows, o, d, ties):  # type: ignore[no-untyped-def]
-    """Does local row x rank strictly before local row y? A total order: the row number decides last."""
-    if score[x] != score[y]:
-        return score[x] > score[y]
-    if ties == TIE_OPTIMISTIC or ties == TIE_PESSIMISTIC:  # noqa: SIM109 (scalar compares in numba)
-        lx = -np.inf if np.isnan(label[x]) else label[x]
-        ly = -np.inf if np.isnan(label[y]) else label[y]
-        if lx != ly:
-            return (lx > ly) if ties == TIE_OPTIMISTIC else (lx < ly)
-    if ties != TIE_INPUT_ORDER:
-        c = _compare(o, d, rows[x], rows[y])  # trec_eval: document id descending
-        if c != 0:
-            return c > 0
-    return x < y
-
-
-@njit(cache=True, nogil=True)
-def _rank(idx, score, label, rows, o, d, ties, scratch):  # type: ignore[no-untyped-def]
-    """Sort local rows ``idx`` in place: insertion sort in runs of 16, then merges (linear on ranked input).
-
-    ``scratch``: at least ``idx.size`` int64 of working space.
-    """
-    n = idx.size
-    run = 16
-    for lo in range(0, n, run):
-        hi = min(lo + run, n)
-        for i in range(lo + 1, hi):
-            v = idx[i]
-            j = i - 1
-            while j >= lo and _before(v, idx[j], score, label, rows, o, d, ties):
-                idx[j + 1] = idx[j]
-                j -= 1
-            idx[j + 1] = v
-    if n <= run:
-        return
-    src, dst = idx, scratch[:n]
-    width = run
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            if mid >= hi or not _before(src[mid], src[mid - 1], score, label, rows, o, d, ties):
-                dst[lo:hi] = src[lo:hi]  # already in order
-                continue
-            i, j, k = lo, mid, lo
-            while i < mid and j < hi:
-                if _before(src[j], src[i], score, label, rows, o, d, ties):
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        width *= 2
-    if src.ctypes.data != idx.ctypes.data:
-        idx[:] = src
-
-
-RADIX_BITS = 24  # the window of key bits the radix sort orders by (3 passes of 8 bits)
-
-
-@njit(cache=True, nogil=True)
-def _radix_window(keys, idx, keys_tmp, idx_tmp, counts):  # type: ignore[no-untyped-def]
-    """Order ``idx`` (in place, stably) by the 24 highest bits in which ``keys`` differ; returns the window's low bit.
-
-    Keys that agree on the window are left in their input order: the caller finishes
-    those runs with the full comparison. Three passes whatever the block size, and a
-    window that starts at the first bit that varies, so scores of any range spread out.
-    """
-    n = keys.size
-    differ = np.uint64(0)
-    for i in range(n):
-        differ |= keys[i] ^ keys[0]
-    top = 0
-    while top < 64 and (differ >> np.uint64(top)) != np.uint64(0):
-        top += 1
-    low = max(0, top - RADIX_BITS)
-    src_k, src_i, dst_k, dst_i = keys, idx, keys_tmp[:n], idx_tmp[:n]
-    for shift in range(low, max(low, top), 8):
-        counts[:] = 0
-        sh = np.uint64(shift)
-        for i in range(n):
-            counts[(src_k[i] >> sh) & np.uint64(255)] += 1
-        total = 0
-        for digit in range(256):
-            c = counts[digit]
-            counts[digit] = total
-            total += c
-        for i in range(n):
-            digit = (src_k[i] >> sh) & np.uint64(255)
-            j = counts[digit]
-            dst_k[j] = src_k[i]
-            dst_i[j] = src_i[i]
-            counts[digit] = j + 1
-        src_k, dst_k = dst_k, src_k
-        src_i, dst_i = dst_i, src_i
-    if src_i.ctypes.data != idx.ctypes.data:
-        idx[:] = src_i
-        keys[:] = src_k
-    return low
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _descending_key(bits):  # type: ignore[no-untyped-def]
-    """From a float's bits (-0.0 given as 0.0), a uint64 that sorts ascending as the float sorts descending."""
-    top = np.uint64(1) << np.uint64(63)
-    ascending = ~bits if bits & top else bits | top
-    return ~ascending
-
-
-@njit(cache=True, nogil=True)
-def _rank_blocks(  # type: ignore[no-untyped-def]
-    b_lo, b_hi, bounds, order, grouped, judged, active, ro, rd, run_score, j_bounds, j_rows, j_hashes, qo, qd,
-    q_labels, keep, ties, depth, start, out_rows, out_labels, kept, dropped, beyond, first_dropped,
-):  # fmt: skip
-    longest = 0
-    for b in range(b_lo, b_hi):
-        longest = max(longest, bounds[b + 1] - bounds[b])
-    # working space for the longest block, reused by every block
-    hashes_all, score_all = np.empty(longest, np.uint64), np.empty(longest, np.float64)
-    label_all, drop_all = np.empty(longest, np.float64), np.empty(longest, np.bool_)
-    idx_all, scratch, keys_all = np.empty(longest, np.int64), np.empty(longest, np.int64), np.empty(longest, np.uint64)
-    keys_tmp, counts = np.empty(longest, np.uint64), np.empty(256, np.int64)
-    slots_all = np.empty(_table_size(longest), np.int64)
-    for b in range(b_lo, b_hi):
-        if not active[b]:
-            continue
-        s, e = bounds[b], bounds[b + 1]
-        n = e - s
-        rows = np.arange(s, e) if grouped else order[s:e]  # run rows, in file order
-        hashes, score, label, drop = hashes_all[:n], score_all[:n], label_all[:n], drop_all[:n]
-        label[:] = np.nan
-        drop[:] = False
-        for k in range(n):
-            score[k] = run_score[rows[k]] + 0.0  # -0.0 becomes 0.0: equal scores, equal bits
-
-        # one open-addressing table of the block's documents: finds repeats, then serves the join
-        slots, mask, n_dropped = _find_repeats(rows, ro, rd, score, keep == KEEP_MAX, hashes, slots_all, drop)
-        j = judged[b]
-        if j >= 0:
-            for p in range(j_bounds[j], j_bounds[j + 1]):
-                h = j_hashes[p]
-                slot = h & mask
-                while slots[slot] >= 0:
-                    k = slots[slot]
-                    if hashes[k] == h and _same(ro, rd, rows[k], qo, qd, j_rows[p]):
-                        label[k] = q_labels[j_rows[p]]
-                        break
-                    slot = (slot + np.uint64(1)) & mask
-
-        idx = idx_all[: n - n_dropped]
-        m = 0
-        for k in range(n):
-            if drop[k]:
-                if first_dropped[b] < 0:
-                    first_dropped[b] = rows[k]
-            else:
-                idx[m] = k
-                m += 1
-        in_order = True  # runs mostly list each query's documents ranked already: one pass confirms it
-        for i in range(1, m):
-            if _before(idx[i], idx[i - 1], score, label, rows, ro, rd, ties):
-                in_order = False
-                break
-        if in_order:
-            pass
-        elif m > 32:  # a radix sort on the score's leading bits, then each run they leave equal by the full rule
-            keys = keys_all[:m]
-            bits = score.view(np.uint64)
-            for i in range(m):
-                keys[i] = _descending_key(bits[idx[i]])
-            low = np.uint64(_radix_window(keys, idx, keys_tmp, scratch, counts))
-            t = 0
-            while t < m:
-                t_end = t + 1
-                while t_end < m and (keys[t_end] >> low) == (keys[t] >> low):
-                    t_end += 1
-                if t_end - t > 1:
-                    _rank(idx[t:t_end], score, label, rows, ro, rd, ties, scratch)
-                t = t_end
-        else:
-            _rank(idx, score, label, rows, ro, rd, ties, scratch)
-        take = m if depth < 0 else min(m, depth)
-        to = start[b]
-        for i in range(take):
-            out_rows[to + i] = rows[idx[i]]
-            out_labels[to + i] = label[idx[i]]
-        kept[b] = take
-        dropped[b] = n_dropped
-        beyond[b] = m - take

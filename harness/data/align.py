@@ -20,7 +20,6 @@ from which its item id follows (``Aligned.item_ids()``).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -510,10 +509,10 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, to_judged
 Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]
 # The contract test (tests/data/test_align_engines.py) runs every engine here.
 ENGINES: dict[str, Engine] = {"arrow": align_arrow, "compiled": align_compiled}
-# numba's import and first call cost 0.49-0.52 s once per process (measured on 2 cores, its BLAS probe included;
-# overlapped with reading by warm_up), about what the Arrow engine spends on 2M rows more than the compiled one
-# (at 1M rows: 0.34 s against 0.95 s; at 3M, 1.36 s against 0.94 s). Both engines give the same lists.
-COMPILED_FROM_ROWS = 2_000_000
+# The compiled engine (ahead-of-time C) against the Arrow engine, 2 cores, medians of 3: 10k rows 4.1 ms against
+# 1.9 ms (its threads' start), 100k 7.4 against 21 ms, 1M 24 against 207 ms, 7M 0.15 against 2.8 s. Both engines give
+# the same lists (tests/data/test_align_engines.py).
+COMPILED_FROM_ROWS = 50_000
 
 
 EngineChoice = Literal["auto", "arrow", "compiled"]
@@ -529,34 +528,6 @@ def engine_for(rows: int, choice: EngineChoice = "auto") -> Engine:
     if choice == "auto":
         return align_compiled if rows >= COMPILED_FROM_ROWS else align_arrow
     return ENGINES[choice]
-
-
-def warm_up(expected_rows: int) -> threading.Thread | None:
-    """Load the compiled engine on a background thread when runs of ``expected_rows`` will want it.
-
-    numba's import and first (cached) call take about 0.6 s of one core; started before
-    the files are read, they overlap Arrow's parsing (``harness eval`` at 7M rows: 1.60 ->
-    1.38 s, the medians of 4). Nothing changes in what is computed: the engine is chosen
-    by :func:`align` as ever, and the first compiled call waits for the loading to finish.
-    Returns the thread, or None when there is nothing to warm.
-
-    >>> warm_up(10) is None   # small runs: the Arrow engine, no numba
-    True
-    """
-    if expected_rows < COMPILED_FROM_ROWS:
-        return None
-    thread = threading.Thread(target=_load_compiled, name="harness-warm-up", daemon=True)
-    thread.start()
-    return thread
-
-
-def _load_compiled() -> None:
-    try:
-        from harness.data import _align_compiled  # numba's JIT: loaded only when the compiled engine is used
-
-        _align_compiled.query_blocks(string_array(["warm"]))  # numba's registries and the kernels' cache, loaded once
-    except Exception:  # no traceback from a thread: the engine's own first call reports what went wrong
-        pass
 
 
 def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None, engine: EngineChoice = "auto") -> Aligned:

@@ -43,29 +43,6 @@ def run_name(path: str | Path) -> str:
     return run_tag(path) if table_format_of(path) is None and not path.is_dir() else table_run_name(path)
 
 
-BYTES_PER_TEXT_ROW = 40  # a TREC run line is 30-40 bytes (msmarco-like 34, recsys-like 32): erring towards fewer rows
-
-
-def expected_rows(path: str | Path) -> int:
-    """About how many rows a run file holds, without reading it: from a Parquet file's metadata, else from its size
-    (compressed text counts 4 times its size). 0 when the file is not there (reading it will say so).
-
-    >>> expected_rows("no/such/run") == 0
-    True
-    """
-    path = Path(path)
-    try:
-        if path.is_dir() or table_format_of(path) == "parquet":
-            import pyarrow.parquet as pq
-
-            pieces = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
-            return sum(int(pq.read_metadata(piece).num_rows) for piece in pieces)
-        size = path.stat().st_size
-    except (OSError, ValueError, ArithmeticError):  # unreadable or not Parquet after all: the reader will tell
-        return 0
-    return size * (4 if path.suffix == ".gz" else 1) // BYTES_PER_TEXT_ROW
-
-
 def judged_query_ids(run: Run, judged: set[str], qrels_source: str) -> set[str]:
     """The run's query ids; an InputFormatError when none of them is judged (the run would score 0 everywhere)."""
     import pyarrow.compute as pc

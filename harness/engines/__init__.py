@@ -31,10 +31,6 @@ class Engine(Protocol):
 
     reads_judgments: bool  # does the evaluator prepare the judgments in this process?
 
-    def expect(self, rows: int) -> None:
-        """Runs of about ``rows`` rows are coming (called before any file is read)."""
-        ...
-
     def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
         """Every system of ``work`` with a run on its dataset, by name."""
         ...

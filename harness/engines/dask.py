@@ -684,9 +684,6 @@ class DaskEngine:
             work.advance()
         return out
 
-    def expect(self, rows: int) -> None:
-        """Nothing to prepare here: the workers read the runs."""
-
     def evaluate_files(self, work: FilesWork) -> list[EvaluatedRun]:
         """Every run of ``work`` evaluated on the cluster, with its aggregates from the workers' exact sums (the values
         of one process, bit for bit). The per-query values come here only when asked for; the lists system measures

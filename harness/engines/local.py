@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 from harness.comparison.compare import CompareSettings
 from harness.config.schema import Engine as EngineSpec
 from harness.config.schema import System
-from harness.data.align import warm_up
 from harness.data.load import check_shares_judged, load_run
 from harness.engines._common import DatasetWork, FilesWork, checked_run, run_result
 from harness.evaluation.diagnostics import diagnose
@@ -28,10 +27,6 @@ class LocalEngine:
 
     def __init__(self, spec: EngineSpec) -> None:
         self.spec = spec
-
-    def expect(self, rows: int) -> None:
-        """Runs of about ``rows`` rows are coming: the compiled alignment loads meanwhile, when it will serve them."""
-        warm_up(rows)
 
     def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
         """Every system of ``work`` with a run, by name."""

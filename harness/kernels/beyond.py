@@ -208,7 +208,7 @@ def _cooccurrence_rows(lists: RankedLists, kind: str, k: int | None) -> np.ndarr
     """Per listed row, its co-occurrence cosines summed (compiled): to the rows before it in its list ("pairs"),
     or to its user's training items ("history"). A row's sum does not depend on the cutoff, so it is computed
     once, to the deepest cutoff asked for, and every cutoff reads its first k rows."""
-    from harness.kernels import _cooccurrence  # numba: loaded only for co-occurrence similarity
+    from harness.kernels import _cooccurrence  # compiled; loaded only for co-occurrence similarity
 
     items = _items(lists)
     depth = k if k is None or items.pair_depth is None else max(k, items.pair_depth)

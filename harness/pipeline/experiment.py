@@ -27,7 +27,7 @@ from harness.comparison.compare import CompareSettings, TestedElsewhere, compare
 from harness.comparison.rows import Comparisons
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.items import read_items, read_train
-from harness.data.load import expected_rows, judged_query_ids, load_qrels
+from harness.data.load import judged_query_ids, load_qrels
 from harness.data.model import Qrels, Run
 from harness.data.tables import read_table_columns
 from harness.decision.release import Decision, decide_release
@@ -191,7 +191,6 @@ def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[st
     """Every system on one dataset, in the config's order: recomputed from its run by the engine, or reused."""
     results: list[RunResult] = []
     with_runs = tuple(s for s in experiment.systems if s.run_for(dataset.name) is not None)
-    engine.expect(max((expected_rows(path) for s in with_runs if (path := s.run_for(dataset.name))), default=0))
     evaluator = _evaluator(experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments)
     skipped = ", ".join(str(m) for m in experiment.measures if m not in evaluator.measures)
     if skipped:

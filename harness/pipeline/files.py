@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.config.schema import Engine as EngineSpec
 from harness.data.items import read_items, read_train
-from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, expected_rows, load_qrels
+from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels
 from harness.data.model import Qrels
 from harness.data.trec import check_exists
 from harness.engines import FilesWork, open_engine
@@ -61,7 +61,6 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
     for _, path in inputs.runs:
         check_exists(path, "run", folder_ok=True)
     with open_engine(inputs.engine, progress) as engine:
-        engine.expect(max(expected_rows(path) for _, path in inputs.runs))  # e.g. load a compiled engine meanwhile
         needs_judgments = engine.reads_judgments or builds_item_context(measures, inputs.train is not None,
                                                                          inputs.items is not None)  # fmt: skip
         # without them here, the engine's workers read them

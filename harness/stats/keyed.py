@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 
 from harness.kernels._parallel import run_split, split, threads
+from harness.stats import _keyed_compiled as kernels
 
 
 def _poisson_thresholds(count: int = 18) -> np.ndarray:
@@ -68,15 +69,13 @@ def _salt(seed: int, identity: tuple[str, ...]) -> np.uint64:
 
 def query_keys(seed: int, identity: tuple[str, ...], query_ids: np.ndarray | pa.Array) -> np.ndarray:
     """Each query's 64-bit key: a hash of (seed, identity, its id); uint64, in the order of ``query_ids``."""
-    from harness.stats._keyed_compiled import hash_strings  # numba: loaded on the first draw
-
     ids = query_ids if isinstance(query_ids, pa.Array) else pa.array(np.asarray(query_ids, dtype=object).tolist(), pa.string())
     ids = ids.cast(pa.large_string())  # one offsets width for the compiled hash
     offsets = np.frombuffer(ids.buffers()[1], dtype=np.int64)[ids.offset : ids.offset + len(ids) + 1]
     data = np.frombuffer(ids.buffers()[2], dtype=np.uint8) if ids.buffers()[2] is not None else np.zeros(0, np.uint8)
     out = np.empty(len(ids), dtype=np.uint64)
     salt = _salt(seed, identity)
-    _in_parallel(len(ids), lambda lo, hi: hash_strings(offsets, data, salt, lo, hi, out))
+    _in_parallel(len(ids), lambda lo, hi: kernels.hash_strings(offsets, data, salt, lo, hi, out))
     return out
 
 
@@ -85,19 +84,15 @@ def sign_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None
 
     ``out``: a buffer of at least ``count`` rows to fill (a block's memory is asked for once).
     """
-    from harness.stats._keyed_compiled import sign_bits  # numba: loaded on the first draw
-
     out = np.empty((count, keys.size)) if out is None else out[:count]
-    _in_parallel(count, lambda lo, hi: sign_bits(keys, first, lo, hi, out))
+    _in_parallel(count, lambda lo, hi: kernels.sign_bits(keys, first, lo, hi, out))
     return out
 
 
 def poisson_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None = None) -> np.ndarray:
     """(count x n) float64: query q's Poisson(1) weight in replicates first .. first + count."""
-    from harness.stats._keyed_compiled import poisson_weights  # numba: loaded on the first draw
-
     out = np.empty((count, keys.size)) if out is None else out[:count]
-    _in_parallel(count, lambda lo, hi: poisson_weights(keys, POISSON_THRESHOLDS, first, lo, hi, out))
+    _in_parallel(count, lambda lo, hi: kernels.poisson_weights(keys, POISSON_THRESHOLDS, first, lo, hi, out))
     return out
 
 
@@ -114,17 +109,13 @@ def numbered_keys(seed: object, n: int) -> np.ndarray:
 
 def shuffle_matrix(keys: np.ndarray, m: int, first: int, count: int) -> np.ndarray:
     """(count x n x m) int8: a uniformly random permutation of m systems for every query in trials first .. first + count."""
-    from harness.stats._keyed_compiled import shuffles  # numba: loaded on the first draw
-
     out = np.empty((count, keys.size, m), dtype=np.int8)
-    _in_parallel(count, lambda lo, hi: shuffles(keys, m, first, lo, hi, out))
+    _in_parallel(count, lambda lo, hi: kernels.shuffles(keys, m, first, lo, hi, out))
     return out
 
 
 def uniform_matrix(keys: np.ndarray, k: int, first: int, count: int) -> np.ndarray:
     """(count x n) uint16: each query's uniform integer in [0, k) (k <= 65536) in trials first .. first + count."""
-    from harness.stats._keyed_compiled import below  # numba: loaded on the first draw
-
     out = np.empty((count, keys.size), dtype=np.uint16)
-    _in_parallel(count, lambda lo, hi: below(keys, k, first, lo, hi, out))
+    _in_parallel(count, lambda lo, hi: kernels.below(keys, k, first, lo, hi, out))
     return out

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -170,45 +169,6 @@ def test_the_engine_is_chosen_by_the_run_size_or_named_never_by_what_is_loaded(m
     align_module.align(prepared, run, engine="compiled")
     assert used == ["arrow", "compiled", "arrow", "compiled"]
     np.testing.assert_array_equal(small.lists.label, large.lists.label)  # NaN: retrieved, not judged
-
-
-def test_warm_up_loads_the_compiled_engine_in_the_background_only_for_large_runs(tmp_path: Path) -> None:
-    """In a fresh process (this one may have loaded it): nothing for small runs; a thread that loads numba for large."""
-    import subprocess
-    import sys
-
-    probe = (
-        "import sys\n"
-        "from harness.data.align import COMPILED_FROM_ROWS, warm_up\n"
-        "small = warm_up(COMPILED_FROM_ROWS - 1)\n"
-        "print(small is None, 'numba' in sys.modules)\n"
-        "thread = warm_up(COMPILED_FROM_ROWS)\n"
-        "thread.join()\n"
-        "print('harness.data._align_compiled' in sys.modules, 'numba' in sys.modules)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=tmp_path)
-    assert done.stdout.split() == ["True", "False", "True", "True"], done.stdout + done.stderr
-
-
-def test_expected_rows_reads_parquet_metadata_and_estimates_text_from_its_size(tmp_path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from harness.data.load import BYTES_PER_TEXT_ROW, expected_rows
-
-    text = tmp_path / "run.trec"
-    text.write_text("q1 Q0 d1 1 2.5 tag\n" * 100)  # 19 bytes a line
-    assert expected_rows(text) == 1900 // BYTES_PER_TEXT_ROW
-    table = pa.table({"query": ["q1"] * 7, "doc": [f"d{i}" for i in range(7)], "score": [1.0] * 7})
-    pq.write_table(table, tmp_path / "run.parquet")
-    assert expected_rows(tmp_path / "run.parquet") == 7
-    (tmp_path / "parts").mkdir()
-    for part in range(3):
-        pq.write_table(table.slice(0, part + 1), tmp_path / "parts" / f"part-{part}.parquet")
-    assert expected_rows(tmp_path / "parts") == 1 + 2 + 3
-    assert expected_rows(tmp_path / "absent.trec") == 0
-    (tmp_path / "broken.parquet").write_text("not parquet")
-    assert expected_rows(tmp_path / "broken.parquet") == 0  # the reader, not the estimate, reports it
 
 
 @pytest.mark.parametrize("grouped", [False, True], ids=["scattered", "grouped"])

@@ -119,7 +119,6 @@ def test_dataset_work_summaries_and_paired_tests_are_the_reference(engine: str, 
     experiment = dataclasses.replace(load_config(files["config"]), engine=_spec(engine))
     settings, dataset, segments, reference, ref_results, ref_rows = _experiment_reference(experiment, files)
     with open_engine(experiment.engine, SILENT) as opened:
-        opened.expect(0)
         evaluator = _evaluator(experiment, dataset, experiment.measures, SILENT, judgments=opened.reads_judgments)
         done = opened.evaluate(DatasetWork(experiment, dataset, evaluator, experiment.systems, segments, "", SILENT,
                                            lambda: None))  # fmt: skip
