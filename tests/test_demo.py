@@ -8,7 +8,8 @@ import shutil
 from pathlib import Path
 
 from harness.cli import main
-from harness.demo import ROOT, generate
+from harness.demo import generate
+from tests.repo import ROOT
 
 
 def test_demo_report_leads_with_the_regressions_accuracy_and_beyond(tmp_path: Path) -> None:

@@ -135,7 +135,8 @@ def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_pat
     summaries, diagnostics, the long tail and every p-value of every comparison, equal exactly; the paired tests computed
     from the partitions' partial sums; every run's per-query table written by the workers (2 datasets x 3 runs x 3
     partitions), never gathered here."""
-    from harness.demo import ROOT, generate
+    from harness.demo import generate
+    from tests.repo import ROOT
 
     generate(tmp_path)
     (tmp_path / "configs").mkdir()
@@ -172,8 +173,9 @@ def test_comparisons_on_many_small_partitions_are_the_same_bits(client: Any, tmp
     """The comparisons' shuffle cut into partitions of 1,000 rows (9 for the ratings data), without system measures so
     that every run's values stay on the workers, segments and all: every summary row (NaN-skipping measures included),
     diagnostic and p-value as on one machine."""
-    from harness.demo import ROOT, generate
+    from harness.demo import generate
     from harness.engines import dask_compare as compare_dask
+    from tests.repo import ROOT
 
     generate(tmp_path)
     (tmp_path / "configs").mkdir()
@@ -194,7 +196,8 @@ def test_comparisons_on_many_small_partitions_are_the_same_bits(client: Any, tmp
 
 
 def test_engine_config_errors_are_located(tmp_path: Path) -> None:
-    from harness.demo import ROOT, generate
+    from harness.demo import generate
+    from tests.repo import ROOT
 
     generate(tmp_path)
     (tmp_path / "configs").mkdir()

@@ -438,7 +438,8 @@ def test_the_beyond_accuracy_section_in_chromium(tmp_path: Path) -> None:
     import shutil
 
     from harness.cli import main
-    from harness.demo import ROOT, generate
+    from harness.demo import generate
+    from tests.repo import ROOT
     from tests.report.test_report import _browser
 
     generate(tmp_path)
