@@ -14,7 +14,9 @@ from pathlib import Path
 import grimp
 import pytest
 
-HARNESS = Path(__file__).resolve().parents[1] / "harness"
+import harness
+
+HARNESS = Path(harness.__file__).resolve().parent  # the package as imported: the source tree, or an installed wheel
 
 
 def _graph() -> grimp.ImportGraph:

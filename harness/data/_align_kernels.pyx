@@ -73,6 +73,27 @@ cdef inline int64_t table_size(int64_t n) noexcept nogil:
     return size
 
 
+cdef int64_t longest_block(const int64_t[::1] bounds, Py_ssize_t b_lo, Py_ssize_t b_hi) noexcept nogil:
+    """The most rows a block of b_lo .. b_hi holds (at least 1): the size of the working space they share."""
+    cdef int64_t longest = 1
+    cdef Py_ssize_t b
+    for b in range(b_lo, b_hi):
+        longest = max(longest, bounds[b + 1] - bounds[b])
+    return longest
+
+
+cdef inline const int64_t *block_rows(const int64_t[::1] order, bint grouped, int64_t s, int64_t n,
+                                      int64_t *local_rows) noexcept nogil:
+    """A block's run rows in file order: s .. s + n written into ``local_rows`` when the rows are grouped already,
+    else its slice of ``order``."""
+    cdef int64_t k
+    if not grouped:
+        return &order[s]
+    for k in range(n):
+        local_rows[k] = s + k
+    return local_rows
+
+
 def block_starts(const offset_t[::1] offsets, const uint8_t[::1] data, Py_ssize_t n):
     """Where the id changes: the first row of every run of equal ids, then n."""
     bounds_array = np.empty(n + 1, np.int64)
@@ -173,7 +194,7 @@ def duplicate_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds
                      bint use_prefer, uint8_t[::1] drop):
     """Marks in ``drop`` every copy but the kept one of a document repeated within a block, for blocks b_lo .. b_hi."""
     cdef Py_ssize_t b, k, n, s, e
-    cdef int64_t longest = 1
+    cdef int64_t longest
     cdef uint64_t mask
     cdef const int64_t *rows
     cdef int64_t *local_rows
@@ -182,8 +203,7 @@ def duplicate_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds
     cdef double *local_prefer
     cdef uint8_t *local_drop
     with nogil:
-        for b in range(b_lo, b_hi):
-            longest = max(longest, bounds[b + 1] - bounds[b])
+        longest = longest_block(bounds, b_lo, b_hi)
         slots = <int64_t *>malloc(table_size(longest) * sizeof(int64_t))
         hashes = <uint64_t *>malloc(longest * sizeof(uint64_t))
         local_prefer = <double *>malloc(longest * sizeof(double))
@@ -194,12 +214,7 @@ def duplicate_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds
         for b in range(b_lo, b_hi):
             s, e = bounds[b], bounds[b + 1]
             n = e - s
-            if grouped:  # file order within the block
-                for k in range(n):
-                    local_rows[k] = s + k
-                rows = local_rows
-            else:
-                rows = &order[s]
+            rows = block_rows(order, grouped, s, n, local_rows)
             if use_prefer:
                 for k in range(n):
                     local_prefer[k] = prefer[rows[k]]
@@ -360,7 +375,7 @@ def rank_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, con
                 int64_t[::1] beyond, int64_t[::1] first_dropped):
     """Label, deduplicate, rank and cut blocks b_lo .. b_hi, each written at ``start[b]`` of the outputs."""
     cdef Py_ssize_t b, k, p, i, m, t, t_end, take, to
-    cdef int64_t longest = 0, s, e, n, n_dropped, j, slot_row
+    cdef int64_t longest, s, e, n, n_dropped, j, slot_row
     cdef uint64_t mask, h, slot, low, bits
     cdef bint in_order
     cdef const int64_t *rows
@@ -376,9 +391,7 @@ def rank_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, con
     cdef int64_t *counts
     cdef int64_t *slots
     with nogil:
-        for b in range(b_lo, b_hi):
-            longest = max(longest, bounds[b + 1] - bounds[b])
-        longest = max(longest, 1)
+        longest = longest_block(bounds, b_lo, b_hi)
         # working space for the longest block, reused by every block
         local_rows = <int64_t *>malloc(longest * sizeof(int64_t))
         hashes = <uint64_t *>malloc(longest * sizeof(uint64_t))
@@ -396,12 +409,7 @@ def rank_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, con
                 continue
             s, e = bounds[b], bounds[b + 1]
             n = e - s
-            if grouped:  # run rows, in file order
-                for k in range(n):
-                    local_rows[k] = s + k
-                rows = local_rows
-            else:
-                rows = &order[s]
+            rows = block_rows(order, grouped, s, n, local_rows)
             for k in range(n):
                 label[k] = NAN
                 drop[k] = False

@@ -299,7 +299,9 @@ def evaluate_runs(
         if progress is not None and isinstance(qrels, QrelsSource):
             progress(f"dask: reading the judgments {qrels.path}")
         judged, _ = _frame(qrels, scratch / f"qrels-{secrets.token_hex(4)}")  # streamed to Parquet pieces, as the runs
-        shared = client.scatter([context], broadcast=True) if context is not None else [None]  # not rebuilt per partition
+        # sent once, not rebuilt per partition; a task's result, which Dask reruns if its worker is lost (scattered
+        # data it cannot recover: its memory manager keeps one copy)
+        shared = [client.submit(_same, context, pure=False) if context is not None else None]
         tail_cutoff = long_tail_cutoff(measures + system_measures)
         list_depth = deepest_cutoff(system_measures) if context is not None else None
         out = []
@@ -588,6 +590,16 @@ def gather_values(client: Any, pieces: list[Any], name: str, measures: tuple[Mea
     return _per_query(name, measures, _in_universe_order(client.gather(pieces)))
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
+def _segment_series(segments: dict[str, str]) -> Any:
+    import pandas as pd
+
+    return pd.Series(segments, dtype=object)
+
+
 def scatter_values(client: Any, per_query: PerQuery | None, measures: tuple[Measure, ...]) -> list[Any]:
     """Values evaluated elsewhere (reused from earlier results) as one piece on the cluster, in the columns of the
     dataset's runs there (m<j>: ``measures[j]``; NaN where they have no value), so they are compared there too."""
@@ -642,7 +654,6 @@ class DaskEngine:
     def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
         """The dataset's runs evaluated on the cluster. With system measures, each run's lists (down to their
         cutoff) and its query ids come here, to resample users."""
-        import pandas as pd
 
         client, dataset, evaluator, progress = self.client, work.dataset, work.evaluator, work.progress
         c = dataset.run_columns
@@ -660,8 +671,10 @@ class DaskEngine:
         if not done:
             return {}
         segments = work.segments
-        # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once
-        segment_of = client.scatter(pd.Series(segments, dtype=object), broadcast=True) if segments else None
+        # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once. A
+        # task's result, not scattered data: Dask keeps one copy of scattered data (its memory manager drops the
+        # replicas) and cannot recompute it when that worker is lost; a task it reruns
+        segment_of = client.submit(_segment_series, segments, pure=False) if segments else None
         names = sorted(set(segments.values()))
         self.remote[dataset.name] = RemoteRuns({s.name: e.pieces for s, e in zip(work.systems, done, strict=True)},
                                                done[0].measures, segment_of,

@@ -35,6 +35,7 @@ from harness.comparison.compare import (
     tests_of,
     tukey_identity,
 )
+from harness.errors import HarnessError
 from harness.evaluation.results import ValuesScan, kept
 from harness.measures.spec import Measure
 from harness.stats import anova as group_stats
@@ -152,11 +153,40 @@ def _streamed_sum(client: Any, futures: list[Any]) -> Any:
     return waiting.result()
 
 
+ATTEMPTS = 3  # comparisons the cluster cut short (a worker lost with what only it held) start over, this often at most
+
+
 def tests_on_cluster(client: Any, dataset: str, runs: RemoteRuns, segments: list[str], systems: list[str],
                      pairs: list[tuple[str, str]], measures: tuple[Measure, ...],
                      settings: CompareSettings) -> dict[str, tuple[PairedBlock, GroupTested | None]]:  # fmt: skip
     """Every segment's paired block (and, with three systems or more, ANOVA and Tukey HSD) of one dataset, from the
-    runs the cluster holds."""
+    runs the cluster holds.
+
+    A lost worker can take with it what Dask cannot recompute: the shuffled partitions and the running sums, whose
+    inputs were released once used. Then the comparisons start over from the runs' values (which the cluster
+    recomputes from the inputs' pieces, kept while the engine is open); every draw is keyed and every sum exact, so
+    the values are those of an undisturbed run. After ATTEMPTS, one error that names the stage.
+    """
+    from concurrent.futures import CancelledError
+
+    from distributed import KilledWorker
+
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return _tests_once(client, dataset, runs, segments, systems, pairs, measures, settings)
+        except (CancelledError, KilledWorker) as exc:
+            if attempt == ATTEMPTS:
+                raise HarnessError(
+                    f"the Dask cluster lost workers during the comparisons on {dataset}, {ATTEMPTS} times: {exc}",
+                    hint="give the workers more memory (or fewer, larger partitions), or check why they die "
+                         "(the dashboard, the workers' logs)",
+                ) from None  # fmt: skip
+    raise AssertionError("unreachable")
+
+
+def _tests_once(client: Any, dataset: str, runs: RemoteRuns, segments: list[str], systems: list[str],
+                pairs: list[tuple[str, str]], measures: tuple[Measure, ...],
+                settings: CompareSettings) -> dict[str, tuple[PairedBlock, GroupTested | None]]:  # fmt: skip
     import dask.dataframe as dd
     from dask.delayed import delayed
 

@@ -162,11 +162,16 @@ def _kill_once_at(task: str, flag: Path) -> Any:
     return KillOnce()
 
 
-@pytest.mark.parametrize("when", ["after the evaluation", "during the first pass", "during the second pass"])
+KILLED_AT = {"during the first pass": "scan_part", "during the second pass": "partial_into",
+             "while the partial sums are added": "add"}  # the task (its key's name) a worker dies in
+
+
+@pytest.mark.parametrize("when", ["after the evaluation", *KILLED_AT])
 def test_a_worker_lost_around_the_comparisons_changes_nothing(files: dict[str, Path], tmp_path: Path, when: str) -> None:
     """A worker process killed after the evaluation (while the values wait on the workers), or in the middle of the
-    comparisons' first or second pass over the partitions: Dask recomputes what it held from the inputs' pieces (kept
-    while the engine is open) and runs the lost task again, and every row is the reference's."""
+    comparisons' first or second pass over the partitions, or while their sums are added: Dask recomputes what it
+    held from the inputs' pieces (kept while the engine is open), a pass whose running sums went with it starts over,
+    and every row is the reference's."""
     from distributed import LocalCluster
 
     experiment = load_config(files["config"])
@@ -187,8 +192,7 @@ def test_a_worker_lost_around_the_comparisons_changes_nothing(files: dict[str, P
                     client.run(os._exit, 1, workers=[sorted(workers)[0]])
                 client.wait_for_workers(2, timeout=60)  # its nanny starts a new one, empty
             else:
-                client.register_plugin(_kill_once_at("scan_part" if when == "during the first pass" else "partial_into",
-                                                     flag))  # fmt: skip
+                client.register_plugin(_kill_once_at(KILLED_AT[when], flag))
             results = [done[s] for s in SYSTEMS]
             rows = [r.to_record() for r in compare(results, MEASURES, settings,
                                                    tested_elsewhere=opened.paired_tests(results, settings))]  # fmt: skip
