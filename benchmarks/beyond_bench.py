@@ -12,9 +12,8 @@ then:
    the catalogue too); prints both, what the second adds and its ratio to the first, peak memory;
 2. in one process after loading, where the time goes: alignment, the accuracy measures, the item
    codes, and each family of beyond-accuracy measures at k = 10 and k = 100 (system measures once
-   for the run, without the bootstrap over users; the co-occurrence kernels compile on first use
-   and are cached on disk after; one similarity pass serves both cutoffs, so it is timed at the
-   first).
+   for the run, without the bootstrap over users; one similarity pass serves both cutoffs, so it
+   is timed at the first).
 """
 
 from __future__ import annotations
