@@ -10,7 +10,6 @@ import numpy as np
 
 from libc.math cimport INFINITY, NAN, isnan
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 ctypedef fused offset_t:  # the run's (or the one column's) string offsets
@@ -111,10 +110,9 @@ def block_starts(const offset_t[::1] offsets, const uint8_t[::1] data, Py_ssize_
     return bounds_array[: m + 1].copy()
 
 
-cdef void counting_sort(const int64_t *codes, Py_ssize_t n, Py_ssize_t n_codes, int64_t *order,
-                        int64_t *bounds) noexcept nogil:
+cdef void counting_sort(const int64_t *codes, Py_ssize_t n, Py_ssize_t n_codes, int64_t *order, int64_t *bounds,
+                        int64_t *position) noexcept nogil:
     cdef Py_ssize_t i, c
-    cdef int64_t *position = <int64_t *>malloc(max(n_codes, 1) * sizeof(int64_t))
     for c in range(n_codes + 1):
         bounds[c] = 0
     for i in range(n):
@@ -127,17 +125,16 @@ cdef void counting_sort(const int64_t *codes, Py_ssize_t n, Py_ssize_t n_codes, 
         c = codes[i]
         order[position[c]] = i
         position[c] += 1
-    free(position)
 
 
 def group_rows(const int64_t[::1] codes, Py_ssize_t n_codes):
     """A stable counting sort: (rows grouped by code, each code's bounds)."""
     order_array = np.empty(codes.shape[0], np.int64)
     bounds_array = np.zeros(n_codes + 1, np.int64)
-    cdef int64_t[::1] order = order_array, bounds = bounds_array
+    cdef int64_t[::1] order = order_array, bounds = bounds_array, position = np.empty(max(n_codes, 1), np.int64)
     with nogil:
         counting_sort(&codes[0] if codes.shape[0] else NULL, codes.shape[0], n_codes,
-                      &order[0] if codes.shape[0] else NULL, &bounds[0])
+                      &order[0] if codes.shape[0] else NULL, &bounds[0], &position[0])
     return order_array, bounds_array
 
 
@@ -194,41 +191,29 @@ def duplicate_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds
                      bint use_prefer, uint8_t[::1] drop):
     """Marks in ``drop`` every copy but the kept one of a document repeated within a block, for blocks b_lo .. b_hi."""
     cdef Py_ssize_t b, k, n, s, e
-    cdef int64_t longest
     cdef uint64_t mask
     cdef const int64_t *rows
-    cdef int64_t *local_rows
-    cdef int64_t *slots
-    cdef uint64_t *hashes
-    cdef double *local_prefer
-    cdef uint8_t *local_drop
+    # working space for the longest block, reused by every block (numpy's: a MemoryError, not a crash, when short)
+    cdef int64_t longest = longest_block(bounds, b_lo, b_hi)
+    cdef int64_t[::1] slots = np.empty(table_size(longest), np.int64), local_rows = np.empty(longest, np.int64)
+    cdef uint64_t[::1] hashes = np.empty(longest, np.uint64)
+    cdef double[::1] local_prefer = np.zeros(longest)
+    cdef uint8_t[::1] local_drop = np.empty(longest, np.uint8)
     with nogil:
-        longest = longest_block(bounds, b_lo, b_hi)
-        slots = <int64_t *>malloc(table_size(longest) * sizeof(int64_t))
-        hashes = <uint64_t *>malloc(longest * sizeof(uint64_t))
-        local_prefer = <double *>malloc(longest * sizeof(double))
-        local_drop = <uint8_t *>malloc(longest)
-        local_rows = <int64_t *>malloc(longest * sizeof(int64_t))
-        for k in range(longest):
-            local_prefer[k] = 0.0
         for b in range(b_lo, b_hi):
             s, e = bounds[b], bounds[b + 1]
             n = e - s
-            rows = block_rows(order, grouped, s, n, local_rows)
+            rows = block_rows(order, grouped, s, n, &local_rows[0])
             if use_prefer:
                 for k in range(n):
                     local_prefer[k] = prefer[rows[k]]
             for k in range(n):
                 local_drop[k] = False
-            find_repeats(rows, n, &o[0], &d[0], local_prefer, use_prefer, hashes, slots, &mask, local_drop)
+            find_repeats(rows, n, &o[0], &d[0], &local_prefer[0], use_prefer, &hashes[0], &slots[0], &mask,
+                         &local_drop[0])
             for k in range(n):
                 if local_drop[k]:
                     drop[rows[k]] = True
-        free(slots)
-        free(hashes)
-        free(local_prefer)
-        free(local_drop)
-        free(local_rows)
 
 
 cdef inline bint before(int64_t x, int64_t y, const double *score, const double *label, const int64_t *rows,
@@ -390,20 +375,17 @@ def rank_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, con
     cdef uint64_t *keys_tmp
     cdef int64_t *counts
     cdef int64_t *slots
+    # working space for the longest block, reused by every block (numpy's: a MemoryError, not a crash, when short)
+    longest = longest_block(bounds, b_lo, b_hi)
+    cdef int64_t[::1] int64_space = np.empty(3 * longest + 256 + table_size(longest), np.int64)
+    cdef uint64_t[::1] uint64_space = np.empty(3 * longest, np.uint64)
+    cdef double[::1] double_space = np.empty(2 * longest)
+    cdef uint8_t[::1] byte_space = np.empty(longest, np.uint8)
+    local_rows, idx, scratch = &int64_space[0], &int64_space[longest], &int64_space[2 * longest]
+    counts, slots = &int64_space[3 * longest], &int64_space[3 * longest + 256]
+    hashes, keys, keys_tmp = &uint64_space[0], &uint64_space[longest], &uint64_space[2 * longest]
+    score, label, drop = &double_space[0], &double_space[longest], &byte_space[0]
     with nogil:
-        longest = longest_block(bounds, b_lo, b_hi)
-        # working space for the longest block, reused by every block
-        local_rows = <int64_t *>malloc(longest * sizeof(int64_t))
-        hashes = <uint64_t *>malloc(longest * sizeof(uint64_t))
-        score = <double *>malloc(longest * sizeof(double))
-        label = <double *>malloc(longest * sizeof(double))
-        drop = <uint8_t *>malloc(longest)
-        idx = <int64_t *>malloc(longest * sizeof(int64_t))
-        scratch = <int64_t *>malloc(longest * sizeof(int64_t))
-        keys = <uint64_t *>malloc(longest * sizeof(uint64_t))
-        keys_tmp = <uint64_t *>malloc(longest * sizeof(uint64_t))
-        counts = <int64_t *>malloc(256 * sizeof(int64_t))
-        slots = <int64_t *>malloc(table_size(longest) * sizeof(int64_t))
         for b in range(b_lo, b_hi):
             if not active[b]:
                 continue
@@ -467,14 +449,3 @@ def rank_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, con
             kept[b] = take
             dropped[b] = n_dropped
             beyond[b] = m - take
-        free(local_rows)
-        free(hashes)
-        free(score)
-        free(label)
-        free(drop)
-        free(idx)
-        free(scratch)
-        free(keys)
-        free(keys_tmp)
-        free(counts)
-        free(slots)
