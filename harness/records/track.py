@@ -390,8 +390,22 @@ def _log_inputs(client: Any, run_id: str, provenance: dict[str, Any]) -> None:
         for i in provenance["inputs"]
         if i["role"] != "config"
     ]
-    if inputs:
-        client.log_inputs(run_id, datasets=inputs)
+    if not inputs:
+        return
+    for attempt in range(1, INPUT_ATTEMPTS + 1):
+        try:
+            client.log_inputs(run_id, datasets=inputs)
+            return
+        except Exception as exc:
+            # a tracking server creates an experiment's dataset record on first use, without a lock: two processes
+            # logging the same input at once, one of them meets the other's new row (UNIQUE constraint). Again, it
+            # finds that row and links it.
+            if attempt == INPUT_ATTEMPTS or "UNIQUE constraint" not in str(exc):
+                raise
+            time.sleep(0.2 * attempt)
+
+
+INPUT_ATTEMPTS = 3
 
 
 def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedResults:
