@@ -46,6 +46,15 @@ def _check_numbers(values: np.ndarray, role: str, source: str) -> None:
 CONTROL_CHARACTERS = "[\\x00-\\x1f\\x7f]"  # C0 and DEL, as a regular expression (RE2)
 
 
+def first_control_character(text: str) -> str | None:
+    """The first C0 control character or DEL in ``text``, else None.
+
+    >>> first_control_character("d\\x072"), first_control_character("café")
+    ('\\x07', None)
+    """
+    return next((c for c in text if ord(c) < 0x20 or ord(c) == 0x7F), None)
+
+
 def control_character_row(ids: pa.Array | pa.ChunkedArray) -> tuple[int, str] | None:
     """The first row whose id holds a control character (a C0 one such as NUL, TAB or a line break, or DEL) and that
     character; None when there is none. Ids are names: a NUL ends them in C tools, MLflow and browsers, a line break
@@ -66,7 +75,7 @@ def control_character_row(ids: pa.Array | pa.ChunkedArray) -> tuple[int, str] | 
                 hits = pc.match_substring_regex(chunk, CONTROL_CHARACTERS).to_numpy(zero_copy_only=False)
                 row = int(np.flatnonzero(hits)[0])
                 text = chunk[row].as_py()
-                return start + row, next(c for c in text if ord(c) < 0x20 or ord(c) == 0x7F)
+                return start + row, str(first_control_character(text))
         start += len(chunk)
     return None
 

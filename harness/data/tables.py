@@ -28,9 +28,13 @@ from harness.errors import InputFormatError
 TEXT_TABLES = ("csv", "tsv", "jsonl")  # formats whose rows are lines a user can open and point at
 
 
-def _records(path: Path, fmt: str) -> Iterator[tuple[int, list[str] | str]]:
-    """A text table's data records with the line each starts on (CSV/TSV: parsed fields, quoted line breaks kept;
-    JSONL: the line's text), blank lines skipped as Arrow skips them."""
+def _delimiter(fmt: str) -> str:
+    return "," if fmt == "csv" else "\t"
+
+
+def _text_rows(path: Path, fmt: str) -> Iterator[tuple[int, list[str] | str]]:
+    """Every record of a text table, its header first, with the line each starts on (CSV/TSV: parsed fields, quoted
+    line breaks kept; JSONL: the line's text), blank lines skipped as Arrow skips them."""
     with io.TextIOWrapper(pa.input_stream(str(path), compression="detect"), encoding="utf-8", errors="replace",
                           newline="") as text:  # fmt: skip
         if fmt == "jsonl":
@@ -38,13 +42,20 @@ def _records(path: Path, fmt: str) -> Iterator[tuple[int, list[str] | str]]:
                 if line.strip():
                     yield number, line
             return
-        reader = csv.reader(text, delimiter="," if fmt == "csv" else "\t")
-        next(reader, None)  # the header
-        start = reader.line_num + 1
+        reader = csv.reader(text, delimiter=_delimiter(fmt))
+        start = 1
         for record in reader:
             if record:
                 yield start, record
             start = reader.line_num + 1
+
+
+def _records(path: Path, fmt: str) -> Iterator[tuple[int, list[str] | str]]:
+    """A text table's data records with the line each starts on: :func:`_text_rows` after the CSV/TSV header."""
+    rows = _text_rows(path, fmt)
+    if fmt != "jsonl":
+        next(rows, None)  # the header
+    return rows
 
 
 def table_line(path: Path, fmt: str, row: int) -> int | None:
@@ -104,13 +115,10 @@ def _text_fault(path: Path, fmt: str) -> tuple[int, str, str] | None:
                 except ValueError as exc:
                     return number, str(exc).split(":")[0], "check that the file is valid jsonl"
             return None
-        records = iter(_records(path, fmt))
-        width = None
-        with io.TextIOWrapper(pa.input_stream(str(path), compression="detect"), encoding="utf-8", errors="replace",
-                              newline="") as text:  # fmt: skip
-            header = next(csv.reader(text, delimiter="," if fmt == "csv" else "\t"), None)
-            width = len(header) if header is not None else None
-        for number, record in records:
+        rows = _text_rows(path, fmt)
+        first = next(rows, None)
+        width = len(first[1]) if first is not None else None  # the header's
+        for number, record in rows:
             if width is not None and len(record) != width:
                 return number, f"expected {width} columns, got {len(record)}", f"check that the file is valid {fmt}"
     except (OSError, csv.Error):
@@ -151,7 +159,7 @@ def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
 
             return pacsv.read_csv(
                 path,
-                parse_options=pacsv.ParseOptions(delimiter="," if fmt == "csv" else "\t"),
+                parse_options=pacsv.ParseOptions(delimiter=_delimiter(fmt)),
                 convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in string_columns}),
             )
         if fmt == "parquet":
@@ -231,7 +239,7 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
             reader = pacsv.open_csv(
                 source,
                 read_options=pacsv.ReadOptions(block_size=stream_block_size(rows_per_block)),
-                parse_options=pacsv.ParseOptions(delimiter="," if fmt == "csv" else "\t"),
+                parse_options=pacsv.ParseOptions(delimiter=_delimiter(fmt)),
                 convert_options=pacsv.ConvertOptions(
                     column_types={wanted[0]: pa.string(), wanted[1]: pa.string()}, include_columns=wanted
                 ),

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from harness.data._arrow import drain_floats, drain_strings, to_numpy
-from harness.data.model import Qrels, Run, control_character_message, control_character_row
+from harness.data.model import Qrels, Run, control_character_message, control_character_row, first_control_character
 from harness.errors import InputFormatError
 
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
@@ -210,7 +210,7 @@ def line_of_row(path: str | Path, row: int) -> int | None:
 
 def _plain_ids(fields: list[str], path: Path, line: int) -> None:
     for field, role in ((fields[0], "query"), (fields[2], "document")):
-        control = next((c for c in field if ord(c) < 0x20 or ord(c) == 0x7F), None)
+        control = first_control_character(field)
         if control is not None:
             message, hint = control_character_message(control, role)
             raise InputFormatError(message, path=path, line=line, hint=hint)
