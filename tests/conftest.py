@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "fixtures"
 TREC_EVAL = DATA / "trec_eval"
 BEYOND_ACCURACY = DATA / "beyond_accuracy"
+FAIRNESS = DATA / "fairness"
 
 
 @pytest.fixture(scope="session")

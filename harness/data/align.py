@@ -271,6 +271,26 @@ class PreparedQrels:
             duplicates_dropped=int(dropped.size),
         )
 
+    @cached_property
+    def judged_docs(self) -> pa.Array:
+        """The judged documents grouped by query, in ``query_ids`` order (parallel to ``judged_labels``)."""
+        return _take(self.docs, np.argsort(self.codes, kind="stable"))
+
+    def judged_docs_of(self, query_ids: np.ndarray) -> pa.Array:
+        """The judged documents of each of ``query_ids`` in that order, as :func:`align` lays out ``judged_label``
+        (nothing for a query without judgments).
+
+        >>> q = Qrels.from_records([("q1", "d1", 2), ("q2", "d9", 1), ("q1", "d2", 0)])
+        >>> PreparedQrels.build(q, Conventions()).judged_docs_of(np.array(["q2", "q0", "q1"])).to_pylist()
+        ['d9', 'd1', 'd2']
+        """
+        codes = positions_in(string_array([str(q) for q in query_ids]), self.query_id_array)
+        counts = np.where(codes >= 0, np.diff(self.judged_offsets)[np.maximum(codes, 0)], 0)
+        starts = np.where(codes >= 0, self.judged_offsets[:-1][np.maximum(codes, 0)], 0)
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        take = np.repeat(starts - offsets[:-1], counts) + np.arange(int(offsets[-1]))
+        return _take(self.judged_docs, take)
+
     def labels_for(self, sorted_keys: _SortedKeys, judged_codes: np.ndarray, docs: pa.Array) -> np.ndarray:
         """Label of each run row (NaN when not judged), given the run's sorted key prefixes.
 

@@ -180,13 +180,19 @@ class ItemContext:
             self.in_train = self.count > 0
         self.n_train_users = 0 if self._train_users is None else len(self._train_users)
         self.features: np.ndarray | None = None
+        self.columns: dict[str, np.ndarray] = {}  # each catalogue column as read, per code (NaN: not listed)
         if catalog is not None:
-            self.in_catalog[self.codes(catalog.item_id)] = True
+            listed = self.codes(catalog.item_id)
+            self.in_catalog[listed] = True
+            for j, name in enumerate(catalog.feature_names):
+                assert catalog.features is not None
+                self.columns[name] = np.full(n, np.nan)
+                self.columns[name][listed] = catalog.features[:, j]
             if catalog.features is not None:
                 features = np.zeros((n, catalog.features.shape[1]))
                 norms = np.linalg.norm(catalog.features, axis=1, keepdims=True)
                 # unit vectors: cosine is a dot product; an all-zero vector stays zero (similarity 0, where msrec divides by 0)
-                features[self.codes(catalog.item_id)] = np.divide(catalog.features, norms, out=np.zeros_like(catalog.features),
+                features[listed] = np.divide(catalog.features, norms, out=np.zeros_like(catalog.features),
                                                                   where=norms > 0)  # fmt: skip
                 self.features = features
         qrels_docs = pc.unique(qrels.doc_id)
@@ -211,6 +217,14 @@ class ItemContext:
             raise InputFormatError(
                 f"{measure} needs the item catalogue", hint="give it: items: {path: ..., id: ...} in the dataset, or --items PATH"
             )
+        for column in sorted(need[len("column:"):] for need in needs if need.startswith("column:")):
+            if column not in self.columns:
+                assert self.catalog is not None  # "items" is checked first
+                named = ", ".join(self.catalog.feature_names) or "none besides the id"
+                raise InputFormatError(
+                    f"{measure} groups items by the column {column!r}, which {self.catalog.source} does not have",
+                    path=self.catalog.source, hint=f"its columns: {named}; name one of them as group=...",
+                )
         if "features" in needs and (self.catalog is None or self.catalog.features is None):
             source = "the dataset has no items file" if self.catalog is None else f"{self.catalog.source} has only the id column"
             raise InputFormatError(
@@ -247,12 +261,15 @@ class ItemContext:
         return self._user_items
 
     def for_run(self, item_ids: pa.Array, query_ids: np.ndarray, cooccurrence: bool = False,
-                pair_depth: int | None = None, cold_order: pa.Array | None = None) -> ItemData:  # fmt: skip
+                pair_depth: int | None = None, cold_order: pa.Array | None = None,
+                judged_ids: pa.Array | None = None, score: np.ndarray | None = None) -> ItemData:  # fmt: skip
         """The kernels' view of one run: each row's item code, and statistics padded for the run's cold items.
 
         Cold items are numbered by first appearance in ``item_ids``, or by their place in
         ``cold_order`` (every cold item of the run, in order of first appearance) when only
-        part of the run's rows is given (the dask engine's cut lists).
+        part of the run's rows is given (the dask engine's cut lists). ``judged_ids``: the
+        judged items of the lists' judgments (their codes, -1 for an item nothing else knows);
+        ``score``: each row's score, for the measures that read it.
         """
         if isinstance(item_ids, pa.ChunkedArray):
             item_ids = item_ids.combine_chunks()
@@ -278,6 +295,9 @@ class ItemContext:
         def pad(values: np.ndarray) -> np.ndarray:
             return np.concatenate([values, np.zeros((n_cold, *values.shape[1:]), dtype=values.dtype)]) if n_cold else values
 
+        def pad_nan(values: np.ndarray) -> np.ndarray:
+            return np.concatenate([values, np.full(n_cold, np.nan)]) if n_cold else values
+
         history_offsets = history_codes = None
         if self._pairs is not None and self._train_users is not None:
             user, item = self._pairs
@@ -296,4 +316,6 @@ class ItemContext:
             history_offsets=history_offsets, history_codes=history_codes,
             item_users=self.item_users() if cooccurrence and self._pairs is not None else None, pair_depth=pair_depth,
             user_items=self.user_items() if cooccurrence and self._pairs is not None else None,
+            judged_code=None if judged_ids is None else positions_in(judged_ids, self.known),
+            columns={name: pad_nan(values) for name, values in self.columns.items()}, score=score,
         )  # fmt: skip

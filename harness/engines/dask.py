@@ -402,6 +402,7 @@ class _Piece:
     cold_rows: int = 0  # rows recommending a cold item (all depths: the diagnostics' count)
     listed: pa.Table | None = None  # query, pos, item of the rows above the system measures' cutoff
     cold_first: pa.Table | None = None  # each cold item's first (query, pos) here, for the run's cold numbering
+    user_parts: dict[Any, Any] | None = None  # the system measures' per-user terms of its queries (table's order)
 
 
 def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, cutoffs: tuple[int, ...], name: str,
@@ -449,6 +450,7 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         piece.known_counts = counts[: data.n_known]
         piece.cold_counts = dict(zip(cold_ids, counts[data.n_known :].tolist(), strict=True))
         piece.cold_rows = data.cold_rows()  # every row, as the diagnostics count
+        piece.user_parts = data.user_parts
         if list_depth is not None:
             query = np.repeat(per_query.query_ids, lists.n_ret)
             shown = np.flatnonzero(lists.pos < list_depth)
@@ -513,8 +515,32 @@ def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContex
     offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     items = context.for_run(listed["item"].combine_chunks(), query_ids, cold_order=cold_order)
+    items = dataclasses.replace(items, user_parts=_gathered_parts(done, query_ids))
     n = int(offsets[-1])
     return RankedLists(offsets, np.zeros(n), np.zeros(len(query_ids) + 1, dtype=np.int64), np.zeros(0), items=items)
+
+
+def _gathered_parts(done: list[_Piece], query_ids: np.ndarray) -> dict[Any, Any] | None:
+    """The partitions' per-user terms of the system measures, as rows in the universe's query order (a query no
+    partition evaluated has none: zeros)."""
+    from scipy import sparse
+
+    pieces = [p for p in done if p.user_parts and p.table is not None]
+    if not pieces:
+        return None
+    position = {q: i for i, q in enumerate(query_ids.tolist())}
+    out = {}
+    for measure in pieces[0].user_parts or {}:
+        chunks = [p.user_parts[measure] for p in pieces if p.user_parts is not None]
+        stacked = sparse.vstack(chunks).tocsr() if sparse.issparse(chunks[0]) else np.vstack(chunks)
+        rows = np.array([position[q] for p in pieces for q in p.table["query_id"].tolist()], dtype=np.int64)
+        # each universe query's row among the stacked ones (a query of no partition: an empty row)
+        source = np.full(len(query_ids), stacked.shape[0], dtype=np.int64)
+        source[rows] = np.arange(rows.size)
+        padded = sparse.vstack([stacked, sparse.csr_matrix((1, stacked.shape[1]))]).tocsr() if sparse.issparse(stacked) \
+            else np.vstack([stacked, np.zeros((1, stacked.shape[1]))])
+        out[measure] = padded[source]
+    return out
 
 
 # ---- a run's values left on the workers: its summary, its per-query table, or (a fallback) the values here ----------

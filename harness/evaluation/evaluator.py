@@ -100,9 +100,18 @@ class Evaluator:
         """The aligned lists with each row's item and the item statistics (when a measure reads them)."""
         if self.items is None:
             return aligned.lists
-        data = self.items.for_run(aligned.item_array(), aligned.query_ids, cooccurrence=self._cooccurrence,
-                                  pair_depth=self._pair_depth)  # fmt: skip
-        return dataclasses.replace(aligned.lists, items=data)
+        reads = frozenset().union(*(REGISTRY.definition(m).reads(m) for m in self.measures))
+        data = self.items.for_run(
+            aligned.item_array(), aligned.query_ids, cooccurrence=self._cooccurrence, pair_depth=self._pair_depth,
+            judged_ids=self.prepared.judged_docs_of(aligned.query_ids) if "judged" in reads else None,
+            score=aligned.score if "score" in reads else None,
+        )  # fmt: skip
+        lists = dataclasses.replace(aligned.lists, items=data)
+        # the per-user terms of the system measures that are sums over users: what a resample or a Dask
+        # partition carries of the run instead of its judgments
+        parts = {m: definition.parts(lists, m) for m in self.system_measures
+                 if (definition := REGISTRY.definition(m)).parts is not None}  # fmt: skip
+        return dataclasses.replace(lists, items=dataclasses.replace(data, user_parts=parts)) if parts else lists
 
     def evaluate_aligned(self, name: str, aligned: Aligned, lists: RankedLists | None = None) -> PerQuery:
         """Every per-query measure on an aligned run (``lists``: its :meth:`item_lists`, when already built)."""

@@ -341,6 +341,10 @@ class ItemData:
     pair_of_runs: int | None = None  # stacked lists of two runs over the same users (``stack``): users per run
     cold_ids: Any = None  # Arrow strings: the ids of codes n_known.. (cold items), to join two runs' codes
     recbole_extra: Any = None  # Arrow strings: items RecBole counts beyond the known ones (qrels-only and cold)
+    judged_code: np.ndarray | None = None  # per judged row (as ``judged_label``): its item's code, -1 when unknown
+    columns: Any = None  # {catalogue column: float64 per code, NaN where the item is not listed}: item groups
+    score: np.ndarray | None = None  # per ranked row: the run's score (rating-based fairness measures)
+    user_parts: Any = None  # {measure: (queries x m) per-user sums}: what a system measure resamples (see the registry)
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -357,4 +361,6 @@ class ItemData:
 
     def subset_rows(self, keep: np.ndarray) -> ItemData:
         """The same items for a subset of the ranked rows (trec_eval -J)."""
-        return dataclasses.replace(self, code=self.code[keep], _cache={})
+        score = None if self.score is None else self.score[keep]
+        return dataclasses.replace(self, code=self.code[keep], score=score, _cache={})
+

@@ -315,7 +315,7 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
     """The lists of the chosen queries of several runs, one after the other, with their items in one code space.
 
     Known items keep their codes (they are the dataset's); each run's cold items are matched by id.
-    Only what system measures read is kept (ranks, items): a comparison of two runs' system
+    Only what system measures read is kept (ranks, items, the per-user terms): a comparison of two runs' system
     measures resamples users over this stack with one weight per (run, user).
     """
 
@@ -350,7 +350,8 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
         return np.concatenate([known, np.zeros((n_cold, *known.shape[1:]), dtype=known.dtype)])
 
     items = dataclasses.replace(
-        first, code=np.concatenate(codes), count=pad(first.count), users=pad(first.users), in_train=pad(first.in_train),
+        first, code=np.concatenate(codes), user_parts=_stacked_parts(parts),
+        count=pad(first.count), users=pad(first.users), in_train=pad(first.in_train),
         in_catalog=pad(first.in_catalog), features=None if first.features is None else pad(first.features),
         cold_ids=union, recbole_extra=recbole_extra, n_recbole_items=n_known + len(recbole_extra) + 1,
         history_offsets=None, history_codes=None, _cache={},
@@ -358,6 +359,20 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
     )  # fmt: skip
     empty = np.zeros(0)
     return RankedLists(offsets, np.zeros(int(offsets[-1])), np.zeros(n_ret.size + 1, dtype=np.int64), empty, items=items)
+
+
+def _stacked_parts(parts: list[tuple[RankedLists, np.ndarray]]) -> dict[Any, Any] | None:
+    """The system measures' per-user terms of the chosen queries of each run, one run after the other."""
+    from scipy import sparse
+
+    first = _items(parts[0][0]).user_parts
+    if not first:
+        return None
+    out = {}
+    for measure in first:
+        chosen = [_items(lists).user_parts[measure][queries] for lists, queries in parts]
+        out[measure] = sparse.vstack(chosen).tocsr() if sparse.issparse(chosen[0]) else np.vstack(chosen)
+    return out
 
 
 # ---- system measures: functions of the (weighted) recommendation counts -----------

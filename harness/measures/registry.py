@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from harness.errors import MeasureError
 from harness.kernels import average_precision as ap_k
-from harness.kernels import counts, dcg, incomplete, interpolated, precision, reciprocal_rank, user_models
+from harness.kernels import counts, dcg, fairness, incomplete, interpolated, precision, reciprocal_rank, user_models
 from harness.kernels._segments import RankedLists
 from harness.kernels.gains import GainScheme
 from harness.measures.spec import Measure, ParamValue
@@ -64,6 +65,11 @@ class MeasureDef:
     needs: Callable[[Measure], frozenset[str]] | None = None  # inputs beyond qrels and run: train, items, features
     undefined_skipped: bool = False  # NaN = undefined for that user (left out of the mean and of the paired tests)
     item_similarity: bool = False  # compares items pairwise (ILD, Serendipity): its `sim` parameter says how
+    # A system measure that is a function of sums over users (REO, RSP, pyxclib's PSP): each user's terms
+    # (queries x m, from that user's rows only), and the value from their weighted sums (B x m) -> (B,)
+    parts: Callable[[RankedLists, Measure], Any] | None = None
+    finish: Callable[[RankedLists, Measure, np.ndarray], np.ndarray] | None = None
+    item_reads: Callable[[Measure], frozenset[str]] | None = None  # lists' extras: 'judged' item codes, 'score'
 
     def param_info(self, name: str) -> ParamInfo:
         for info in self.params:
@@ -112,8 +118,17 @@ class MeasureDef:
 
     def compute_system(self, lists: RankedLists, measure: Measure, weights: np.ndarray) -> np.ndarray:
         """The run's value under each row of user weights (B x queries): ones for the run itself."""
+        if self.parts is not None:
+            assert self.finish is not None
+            stored = None if lists.items is None or lists.items.user_parts is None else lists.items.user_parts.get(measure)
+            per_user = stored if stored is not None else self.parts(lists, measure)
+            return self.finish(lists, measure, fairness.weighted_sums(weights, per_user))
         assert self.system_kernel is not None
         return self.system_kernel(lists, measure, weights)
+
+    def reads(self, measure: Measure) -> frozenset[str]:
+        """What the kernel reads of a run besides each row's item: 'judged' (the judged items' codes), 'score'."""
+        return frozenset() if self.item_reads is None else self.item_reads(measure)
 
     def higher(self, measure: Measure) -> bool:
         """Whether a larger value is better, for this measure with its parameters."""
@@ -682,8 +697,8 @@ def _text(m: Measure, key: str, default: str) -> str:
     return str(m.param(key, default))
 
 
-def _universe_needs(m: Measure) -> frozenset[str]:
-    return {"train": frozenset({"train"}), "items": frozenset({"items"}), "recbole": frozenset()}[_text(m, "catalog", "train")]
+def _universe_needs(m: Measure, default: str = "train") -> frozenset[str]:
+    return {"train": frozenset({"train"}), "items": frozenset({"items"}), "recbole": frozenset()}[_text(m, "catalog", default)]
 
 
 def _sim_needs(m: Measure) -> frozenset[str]:
@@ -698,13 +713,13 @@ def _always(m: Measure) -> bool:
     return True
 
 
-def _outside(L: RankedLists, m: Measure) -> int:
+def _outside(L: RankedLists, m: Measure, default: str = "train") -> int:
     """Recommended items outside the measure's universe (they join it: coverage and Gini count them)."""
     items = L.items
     assert items is not None
     recommended = np.zeros(items.n_codes, dtype=bool)
     recommended[items.code[L.pos < m.cutoff] if m.cutoff else items.code] = True
-    member = {"train": items.in_train, "items": items.in_catalog}.get(_text(m, "catalog", "train"))
+    member = {"train": items.in_train, "items": items.in_catalog}.get(_text(m, "catalog", default))
     return 0 if member is None else int((recommended & ~member).sum())
 
 
@@ -864,4 +879,156 @@ _r(MeasureDef(
     _BEYOND + "expected popularity complement (Elliot EPC): as EFD with 1 - pop_i / training users.",
     cutoff="optional", params=(_EL_REL,), needs=_train, undefined_skipped=True,
     citation="Vargas & Castells, RecSys 2011",
+))  # fmt: skip
+
+
+# Fairness, exposure and propensity (issue 26) --------------------------------------------
+_FAIR = "fairness: "
+_A = ParamInfo("A", "number", 0.55, "propensity parameter A (pyxclib's default; 0.5 Wikipedia, 0.6 Amazon)")
+_B = ParamInfo("B", "number", 1.5, "propensity parameter B (pyxclib's default; 0.4 Wikipedia, 2.6 Amazon)")
+_PS_NORM = ParamInfo(
+    "norm", "text", "none",
+    "none: each user's value, the paper's form (per query); pyxclib: divided by the propensity-ideal list's, "
+    "as a ratio of the means over users (a system measure)", ("none", "pyxclib"),
+)  # fmt: skip
+_GROUP = ParamInfo("group", "text", None, "the catalogue column whose values are the item groups", required=True)
+
+
+def _pyxclib(m: Measure) -> bool:
+    return m.param("norm") == "pyxclib"
+
+
+def _judged(m: Measure) -> frozenset[str]:
+    return frozenset({"judged"})
+
+
+def _group_needs(m: Measure) -> frozenset[str]:
+    return frozenset({"train", "items", f"column:{m.param('group')}"})
+
+
+def _ps_args(m: Measure) -> tuple[int, float | None, float, float]:
+    assert m.cutoff is not None
+    return m.cutoff, _rel(m), _num(m, "A", 0.55), _num(m, "B", 1.5)
+
+
+def _ratio(L: RankedLists, m: Measure, sums: np.ndarray) -> np.ndarray:
+    return fairness.ratio_finish(sums)
+
+
+_r(MeasureDef(
+    "PSP", lambda L, m: fairness.psp_parts(L, *_ps_args(m))[:, 0],
+    "propensity: propensity-scored precision (Jain et al.): the relevant items' inverse propensities "
+    "1 + C (n_i + B)^-A in the top k, over k; n_i the item's training users, C = (ln N - 1)(B + 1)^A. "
+    "norm=pyxclib: over the same for the ideal list, a ratio of means over users (pyxclib psprecision).",
+    cutoff="required", params=(REL, _A, _B, _PS_NORM), needs=_train, item_reads=_judged,
+    system=_pyxclib, parts=lambda L, m: fairness.psp_parts(L, *_ps_args(m)), finish=_ratio,
+    citation="Jain, Prabhu & Varma, KDD 2016",
+))  # fmt: skip
+_r(MeasureDef(
+    "PSnDCG", lambda L, m: fairness.psndcg_parts(L, *_ps_args(m))[:, 0],
+    "propensity: propensity-scored nDCG (Jain et al.): the DCG of the relevant items' inverse propensities over "
+    "the binary ideal DCG of min(R, k) items. norm=pyxclib: over the same for the propensity-ideal list, a "
+    "ratio of means over users (pyxclib psndcg).",
+    cutoff="required", params=(REL, _A, _B, _PS_NORM), needs=_train, item_reads=_judged,
+    system=_pyxclib, parts=lambda L, m: fairness.psndcg_parts(L, *_ps_args(m)), finish=_ratio,
+    citation="Jain, Prabhu & Varma, KDD 2016",
+))  # fmt: skip
+
+
+def _exposure_gini(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
+    assert L.items is not None
+    size = beyond.universe_size(L.items, _text(m, "catalog", "items")) + _outside(L, m, "items")
+    exposures = fairness.exposure(L, m.cutoff, _text(m, "weight", "geometric"), _num(m, "patience", 0.85), W)
+    return np.maximum(beyond.gini(exposures, size, "recbole"), 0.0)
+
+
+_r(MeasureDef(
+    "ExposureGini", _not_per_query,
+    _FAIR + "Gini index of the items' exposure summed over the lists (LensKit ExposureGini), over the catalogue "
+    "(items never shown count 0): weight=geometric patience^(rank-1), log 1/log2(max(rank, 2)), uniform 1 "
+    "(LensKit ListGini). 0 when exposure is equal. A system measure.",
+    cutoff="optional", system=_always, system_kernel=_exposure_gini, higher_is_better=False,
+    needs=lambda m: _universe_needs(m, "items"),
+    params=(ParamInfo("catalog", "text", "items", _CATALOG.doc, _CATALOG.choices),
+            ParamInfo("weight", "text", "geometric", "exposure of a rank: geometric, log or uniform",
+                      ("geometric", "log", "uniform")),
+            ParamInfo("patience", "number", 0.85, "the geometric weight's patience")),
+    citation="Diaz et al., CIKM 2020; LensKit",
+))  # fmt: skip
+
+
+def _groups_of(L: RankedLists, m: Measure) -> tuple[np.ndarray, int]:
+    assert L.items is not None
+    if m.param("group") is None:  # PopREO, PopRSP: Elliot's short head and long tail
+        return fairness.popularity_groups(_long_tail(L, m), L.items.in_train), 2
+    return fairness.item_groups(L.items, str(m.param("group")))
+
+
+def _parity(opportunity: bool) -> Callable[[RankedLists, Measure], np.ndarray]:
+    def parts(L: RankedLists, m: Measure) -> np.ndarray:
+        return fairness.parity_parts(L, m.cutoff, *_groups_of(L, m), opportunity, _rel(m))
+
+    return parts
+
+
+def _parity_finish(L: RankedLists, m: Measure, sums: np.ndarray) -> np.ndarray:
+    return fairness.parity_finish(sums)
+
+
+_PARITY = (
+    "std(P) / mean(P) over the item groups (population std), P_g summed over users (Zhu et al.; Elliot). "
+    "0 is parity. A system measure."
+)
+_r(MeasureDef(
+    "RSP", _not_per_query,
+    _FAIR + "ranking-based statistical parity: P_g = top-k items of group g / items of g outside the user's "
+    "training, " + _PARITY,
+    cutoff="required", params=(_GROUP,), needs=_group_needs, system=_always, higher_is_better=False,
+    parts=_parity(False), finish=_parity_finish, citation="Zhu, Wang & Caverlee, SIGIR 2020",
+))  # fmt: skip
+_r(MeasureDef(
+    "REO", _not_per_query,
+    _FAIR + "ranking-based equal opportunity: P_g = relevant top-k items of group g / relevant test items of g "
+    "outside the user's training, " + _PARITY,
+    cutoff="required", params=(_GROUP, _EL_REL), needs=_group_needs, system=_always, higher_is_better=False,
+    item_reads=_judged, parts=_parity(True), finish=_parity_finish, citation="Zhu, Wang & Caverlee, SIGIR 2020",
+))  # fmt: skip
+_r(MeasureDef(
+    "PopRSP", _not_per_query,
+    _FAIR + "RSP over two popularity groups, Elliot's short head and long tail of the training items.",
+    cutoff="required", params=(_HEAD,), needs=_train, system=_always, higher_is_better=False,
+    parts=_parity(False), finish=_parity_finish, citation="Zhu, Wang & Caverlee, SIGIR 2020",
+))  # fmt: skip
+_r(MeasureDef(
+    "PopREO", _not_per_query,
+    _FAIR + "REO over two popularity groups, Elliot's short head and long tail of the training items.",
+    cutoff="required", params=(_HEAD, _EL_REL), needs=_train, system=_always, higher_is_better=False,
+    item_reads=_judged, parts=_parity(True), finish=_parity_finish, citation="Zhu, Wang & Caverlee, SIGIR 2020",
+))  # fmt: skip
+
+
+def _mad_parts(L: RankedLists, m: Measure) -> Any:
+    group, _ = _groups_of(L, m)
+    return fairness.item_mad_parts(L, m.cutoff, group, _text(m, "gain", "ranking"), _rel(m), _text(m, "users", "relevant"))
+
+
+def _mad_finish(L: RankedLists, m: Measure, sums: np.ndarray) -> np.ndarray:
+    return fairness.mad_finish(sums, *_groups_of(L, m), _text(m, "empty_groups", "skip"))
+
+
+_r(MeasureDef(
+    "ItemMAD", _not_per_query,
+    _FAIR + "mean absolute difference between item groups of the recommended items' mean gain (Elliot "
+    "ItemMADranking; gain=rating: the predicted score of a relevant item, ItemMADrating). No rank discount. "
+    "A system measure; 0 is parity.",
+    cutoff="required", system=_always, higher_is_better=False, needs=_group_needs,
+    item_reads=lambda m: frozenset({"score"}) if m.param("gain") == "rating" else frozenset(),
+    params=(_GROUP, _EL_REL,
+            ParamInfo("gain", "text", "ranking", "ranking: 2^(r - t + 1) - 1 for a relevant item; rating: its score",
+                      ("ranking", "rating")),
+            ParamInfo("users", "text", "relevant", "relevant: users with a relevant test item (Elliot); all",
+                      ("relevant", "all")),
+            ParamInfo("empty_groups", "text", "skip", "skip: a group without recommended items leaves the pairs; "
+                      "nan: the value is NaN (Elliot)", ("skip", "nan"))),
+    parts=_mad_parts, finish=_mad_finish, citation="Deldjoo et al., UMUAI 2021",
 ))  # fmt: skip

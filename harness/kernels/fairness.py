@@ -1,0 +1,296 @@
+"""Fairness, exposure and propensity kernels: group parity (Elliot), exposure Gini (LensKit), PSP (pyxclib).
+
+Pure functions over arrays, like :mod:`harness.kernels.beyond`. A system measure that
+is a function of sums over users (REO, RSP, pyxclib's normalised PSP, Item MAD) is
+split in two: ``*_parts`` gives each user's terms (queries x m), which depend on that
+user's rows only, and ``*_finish`` turns their weighted sums (B x m, one row per
+resample of the users) into values. So the run's value, every bootstrap replicate and
+every swap of a paired test come from one set of per-user terms, which the Dask engine
+computes in its partitions like any per-query value.
+
+The definitions, the peers' variants and their bugs are in ``docs/fairness.md``.
+
+>>> import numpy as np
+>>> from harness.kernels._segments import ItemData, RankedLists
+>>> items = ItemData(code=np.array([0, 1, 1, 2]), count=np.array([2.0, 1.0, 0.0]), users=np.array([2.0, 1.0, 0.0]),
+...                  in_train=np.array([True, True, False]), in_catalog=np.ones(3, dtype=bool),
+...                  n_train_rows=3, n_train_users=2, n_recbole_items=4, judged_code=np.array([1, 2]))
+>>> lists = RankedLists(np.array([0, 2, 4]), np.array([np.nan, 1.0, np.nan, 1.0]), np.array([0, 1, 2]),
+...                     np.array([1.0, 1.0]), items=items)
+>>> exposure(lists, 2, "uniform", 0.85, np.ones((1, 2))).tolist()   # item 1 in both lists
+[[1.0, 2.0, 1.0]]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from harness.kernels._segments import ItemData, RankedLists, discount
+
+
+def _items(lists: RankedLists) -> ItemData:
+    if lists.items is None:
+        raise ValueError("these lists carry no item data")  # the evaluator attaches it; a caller bug otherwise
+    return lists.items
+
+
+def _judged_code(lists: RankedLists) -> np.ndarray:
+    code = _items(lists).judged_code
+    if code is None:
+        raise ValueError("these lists carry no judged item codes")  # the evaluator attaches them for these measures
+    return code
+
+
+def weighted_sums(weights: np.ndarray, per_user: Any) -> np.ndarray:
+    """(B x m): each row of user weights (B x queries) times the users' terms (queries x m, dense or sparse)."""
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    if hasattr(per_user, "tocsr"):
+        return np.asarray(per_user.T @ w.T).T
+    return np.asarray(w @ per_user)
+
+
+# ---- propensity-scored measures (Jain et al. 2016; pyxclib) --------------------------
+def inverse_propensity(items: ItemData, a: float, b: float, users: np.ndarray | None = None) -> np.ndarray:
+    """1/p = 1 + C (n_i + B)^-A with C = (ln N - 1)(B + 1)^A: n_i the item's training users, N the training users.
+
+    ``users``: n_i per entry (default: per code). Items without training users (cold) get the largest weight.
+
+    >>> items = ItemData(code=np.zeros(0, dtype=np.int64), count=np.array([3.0, 0.0]), users=np.array([3.0, 0.0]),
+    ...                  in_train=np.array([True, False]), in_catalog=np.ones(2, dtype=bool), n_train_rows=3,
+    ...                  n_train_users=3, n_recbole_items=3)
+    >>> inverse_propensity(items, 0.55, 1.5).round(4).tolist()   # C = (ln 3 - 1) 2.5^0.55 = 0.1632; 1 + C 4.5^-0.55
+    [1.0714, 1.1306]
+    """
+    n_i = items.users if users is None else users
+    c = (np.log(items.n_train_users) - 1.0) * (b + 1.0) ** a
+    return 1.0 + c * (n_i + b) ** -a  # type: ignore[no-any-return]
+
+
+def _ideal_weights(lists: RankedLists, rel: float | None, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, weights): each user's relevant judged items' inverse propensities, largest first."""
+    items = _items(lists)
+    code = _judged_code(lists)
+    relevant = lists.judged_label >= lists.level(rel)
+    users = np.where(code >= 0, items.users[np.maximum(code, 0)], 0.0)[relevant]
+    weight = inverse_propensity(items, a, b, users)
+    qidx = lists.judged_qidx[relevant]
+    order = np.lexsort((-weight, qidx))
+    offsets = np.zeros(lists.n_queries + 1, dtype=np.int64)
+    np.cumsum(np.bincount(qidx, minlength=lists.n_queries), out=offsets[1:])
+    return offsets, weight[order]
+
+
+def _top_sum(offsets: np.ndarray, values: np.ndarray, k: int, per_rank: np.ndarray | None = None) -> np.ndarray:
+    """Per user: the sum of its first k values (times ``per_rank[r]`` at 0-based rank r)."""
+    n = np.diff(offsets)
+    pos = np.arange(values.size) - np.repeat(offsets[:-1], n)
+    keep = pos < k
+    terms = values if per_rank is None else values * per_rank[np.minimum(pos, k - 1)]
+    return np.bincount(np.repeat(np.arange(n.size), n)[keep], weights=terms[keep], minlength=n.size).astype(np.float64)
+
+
+def psp_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: float) -> np.ndarray:
+    """(queries x 2): PSP@k of each list (sum of the relevant items' 1/p in the top k, over k) and of its ideal
+    (the user's relevant items by decreasing 1/p), as pyxclib's ``psprecision`` forms them."""
+    items = _items(lists)
+    hits = lists.hits(rel) & (lists.pos < k)
+    got = lists.sum(np.where(hits, inverse_propensity(items, a, b)[items.code], 0.0)) / k
+    offsets, ideal = _ideal_weights(lists, rel, a, b)
+    return np.column_stack([got, _top_sum(offsets, ideal, k) / k])
+
+
+def psndcg_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: float) -> np.ndarray:
+    """(queries x 2): PSnDCG@k of each list and of its propensity-ideal list (pyxclib's ``psndcg``): the DCG of the
+    relevant items' 1/p (discount 1/log2(rank + 1)) over the binary ideal DCG of min(R, k) relevant items."""
+    items = _items(lists)
+    hits = lists.hits(rel) & (lists.pos < k)
+    gain = np.where(hits, inverse_propensity(items, a, b)[items.code] * discount(lists.pos), 0.0)
+    offsets, ideal = _ideal_weights(lists, rel, a, b)
+    norm = np.concatenate(([0.0], np.cumsum(discount(np.arange(k)))))[np.minimum(np.diff(offsets), k)]
+    dcgs = np.column_stack([lists.sum(gain), _top_sum(offsets, ideal, k, discount(np.arange(k)))])
+    out = np.zeros_like(dcgs)
+    np.divide(dcgs, norm[:, None], out=out, where=norm[:, None] > 0)
+    return out
+
+
+def ratio_finish(sums: np.ndarray) -> np.ndarray:
+    """(B,): the ratio of the two summed terms (pyxclib's ratio of means); NaN where the ideal sums to 0."""
+    out = np.full(sums.shape[0], np.nan)
+    np.divide(sums[:, 0], sums[:, 1], out=out, where=sums[:, 1] != 0)
+    return out
+
+
+# ---- exposure (LensKit) ----------------------------------------------------------------
+def rank_weight(pos: np.ndarray, weight: str, patience: float) -> np.ndarray:
+    """Exposure of a 0-based position: ``geometric`` patience^pos, ``log`` 1/log2(max(rank, 2)), ``uniform`` 1."""
+    if weight == "geometric":
+        return patience ** pos.astype(np.float64)  # type: ignore[no-any-return]
+    if weight == "log":
+        return 1.0 / np.log2(np.maximum(pos + 1.0, 2.0))  # type: ignore[no-any-return]
+    return np.ones(pos.size)
+
+
+def exposure(lists: RankedLists, k: int | None, weight: str, patience: float, weights: np.ndarray) -> np.ndarray:
+    """(B x codes): each item's exposure summed over the lists holding it within k, for each row of user weights."""
+    from scipy import sparse
+
+    items = _items(lists)
+    keep = np.ones(lists.label.size, dtype=bool) if k is None else lists.pos < k
+    rows = np.flatnonzero(keep)
+    per_row = rank_weight(lists.pos[rows], weight, patience)
+    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    if w.shape[0] == 1:
+        return np.bincount(items.code[rows], weights=per_row * w[0][lists.qidx[rows]], minlength=items.n_codes)[None, :]
+    key = ("exposure", k, weight, patience)
+    if key not in items._cache:
+        items._cache[key] = sparse.csr_matrix((per_row, (items.code[rows], lists.qidx[rows])),
+                                              shape=(items.n_codes, lists.n_queries))  # fmt: skip
+    return np.asarray(items._cache[key] @ w.T).T
+
+
+# ---- group parity (Elliot) -------------------------------------------------------------
+def item_groups(items: ItemData, column: str) -> tuple[np.ndarray, int]:
+    """(group index per code, -1 for none; number of groups): the distinct values of a catalogue column, in order."""
+    values = items.columns[column]
+    listed = ~np.isnan(values)
+    distinct, index = np.unique(values[listed], return_inverse=True)
+    group = np.full(values.size, -1, dtype=np.int64)
+    group[listed] = index
+    return group, distinct.size
+
+
+def popularity_groups(long_tail: np.ndarray, in_train: np.ndarray) -> np.ndarray:
+    """Elliot's two popularity groups per code: 0 short head, 1 long tail; -1 for items not in training."""
+    return np.where(in_train, long_tail.astype(np.int64), -1)
+
+
+def _in_history(lists: RankedLists, qidx: np.ndarray, code: np.ndarray) -> np.ndarray:
+    """Whether each (user, item) pair is in that user's training history."""
+    items = _items(lists)
+    if items.history_offsets is None or items.history_codes is None:
+        return np.zeros(code.size, dtype=bool)
+    n = np.int64(items.n_codes)
+    history = np.repeat(np.arange(lists.n_queries, dtype=np.int64), np.diff(items.history_offsets)) * n + items.history_codes
+    return np.isin(qidx.astype(np.int64) * n + code, history)
+
+
+def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups: int, opportunity: bool,
+                 rel: float | None) -> np.ndarray:  # fmt: skip
+    """(queries x 2G): per user and group g, the numerator and denominator of P_g (Zhu et al. 2020, as Elliot).
+
+    RSP (``opportunity`` False): |top-k in g| and |g minus the user's training items|.
+    REO: |top-k in g and relevant| and |relevant judged items of g not in training|.
+    """
+    items = _items(lists)
+    n_q = lists.n_queries
+    keep = np.ones(lists.label.size, dtype=bool) if k is None else lists.pos < k
+    if opportunity:
+        keep &= lists.hits(rel)
+    row_group = group[items.code]
+    keep &= row_group >= 0
+    num = _cells(lists.qidx[keep], row_group[keep], n_q, n_groups)
+    den = np.zeros((n_q, n_groups))
+    if opportunity:
+        code = _judged_code(lists)
+        judged_group = np.where(code >= 0, group[np.maximum(code, 0)], -1)
+        relevant = (lists.judged_label >= lists.level(rel)) & (judged_group >= 0)
+        relevant &= ~_in_history(lists, lists.judged_qidx, np.maximum(code, 0)) | (code < 0)
+        den += _cells(lists.judged_qidx[relevant], judged_group[relevant], n_q, n_groups)
+    else:
+        den += np.bincount(group[group >= 0], minlength=n_groups)[None, :]
+        if items.history_offsets is not None and items.history_codes is not None:
+            hist_group = group[items.history_codes]
+            owner = np.repeat(np.arange(n_q), np.diff(items.history_offsets))
+            den -= _cells(owner[hist_group >= 0], hist_group[hist_group >= 0], n_q, n_groups)
+    return np.hstack([num, den])
+
+
+def _cells(qidx: np.ndarray, group: np.ndarray, n_q: int, n_groups: int) -> np.ndarray:
+    """(queries x groups): how many (query, group) pairs fall in each cell (whole numbers: exact)."""
+    flat = qidx.astype(np.int64) * n_groups + group
+    return np.bincount(flat, minlength=n_q * n_groups).astype(np.float64).reshape(n_q, n_groups)
+
+
+def parity_probabilities(sums: np.ndarray) -> np.ndarray:
+    """(B x G): P_g = summed numerator / summed denominator; NaN where the denominator is 0."""
+    g = sums.shape[1] // 2
+    out = np.full((sums.shape[0], g), np.nan)
+    np.divide(sums[:, :g], sums[:, g:], out=out, where=sums[:, g:] != 0)
+    return out
+
+
+def parity_finish(sums: np.ndarray) -> np.ndarray:
+    """(B,): std(P) / mean(P) over the groups, population std (Elliot); NaN when a group's P is undefined."""
+    p = parity_probabilities(sums)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return p.std(axis=1) / p.mean(axis=1)  # type: ignore[no-any-return]
+
+
+def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: str, rel: float | None,
+                   users: str) -> Any:  # fmt: skip
+    """Sparse (queries x 2 known codes): per user, each grouped item's gain and recommendation count in its top k.
+
+    ``gain``: ``ranking`` 2^(r - t + 1) - 1 for a relevant item (t the relevance threshold), else 0;
+    ``rating`` the run's score for a relevant item, else 0. ``users``: ``relevant`` counts only
+    users with a relevant judged item (Elliot's U+), ``all`` every user.
+    """
+    from scipy import sparse
+
+    items = _items(lists)
+    keep = np.ones(lists.label.size, dtype=bool) if k is None else lists.pos < k
+    keep &= group[items.code] >= 0
+    if users == "relevant":
+        keep &= (lists.num_rel(rel) > 0)[lists.qidx]
+    hits = lists.hits(rel)
+    level = lists.level(rel)
+    if gain == "ranking":
+        values = np.where(hits, 2.0 ** (np.nan_to_num(lists.label) - level + 1.0) - 1.0, 0.0)
+    else:
+        assert items.score is not None
+        values = np.where(hits, items.score, 0.0)
+    rows = np.flatnonzero(keep)
+    n = items.n_known  # cold items are in no group: the columns are the same for every run of the dataset
+    data = np.concatenate([values[rows], np.ones(rows.size)])
+    cols = np.concatenate([items.code[rows], n + items.code[rows]])
+    qidx = np.concatenate([lists.qidx[rows], lists.qidx[rows]])
+    return sparse.csr_matrix((data, (qidx, cols)), shape=(lists.n_queries, 2 * n))
+
+
+def mad_finish(sums: np.ndarray, group: np.ndarray, n_groups: int, empty_groups: str) -> np.ndarray:
+    """(B,): Item MAD from the summed parts: each recommended item's mean gain, averaged per group, then the mean
+    absolute difference over the pairs of groups. ``empty_groups``: ``skip`` leaves a group without a recommended
+    item out of the pairs (NaN below two groups); ``nan`` makes the value NaN, as Elliot does."""
+    n = sums.shape[1] // 2
+    group = group[:n]
+    gains, counts = sums[:, :n], sums[:, n:]
+    recommended = counts > 0
+    mean_gain = np.zeros_like(gains)
+    np.divide(gains, counts, out=mean_gain, where=recommended)
+    member = np.zeros((n, n_groups))
+    grouped = group >= 0
+    member[np.flatnonzero(grouped), group[grouped]] = 1.0
+    totals = mean_gain @ member
+    sizes = recommended.astype(np.float64) @ member
+    averages = np.full(totals.shape, np.nan)
+    np.divide(totals, sizes, out=averages, where=sizes > 0)
+    return mean_absolute_difference(averages, empty_groups)
+
+
+def mean_absolute_difference(averages: np.ndarray, empty_groups: str) -> np.ndarray:
+    """(B,): the mean of |a_g - a_h| over the unordered pairs of groups (B x G averages, NaN for an empty group)."""
+    out = np.full(averages.shape[0], np.nan)
+    g = averages.shape[1]
+    first, second = np.triu_indices(g, k=1)
+    for row in range(averages.shape[0]):
+        a = averages[row]
+        if empty_groups == "nan":
+            if g >= 2 and not np.isnan(a).any():
+                out[row] = np.abs(a[first] - a[second]).mean()
+            continue
+        present = a[~np.isnan(a)]
+        if present.size >= 2:
+            i, j = np.triu_indices(present.size, k=1)
+            out[row] = np.abs(present[i] - present[j]).mean()
+    return out

@@ -1,0 +1,125 @@
+"""The fairness golden case (tests/fixtures/fairness): every value the peers' own code computed (Elliot, LensKit,
+pyxclib) that harness reproduces, at both tie orders, through the measure tests/fixtures/fairness/harness.json maps
+its id to. The ids not reproduced yet are listed there with the reason, and this test fails on any id that is neither.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.data.items import read_items, read_train
+from harness.data.load import load_qrels, load_run
+from harness.evaluation.evaluator import Evaluator
+from harness.kernels import fairness
+from harness.measures.conventions import Conventions, Ties
+from harness.measures.parse import parse_measure
+from harness.measures.registry import REGISTRY
+from tests.conftest import FAIRNESS
+
+EXPECTED = json.loads((FAIRNESS / "expected.json").read_text())
+MAP = json.loads((FAIRNESS / "harness.json").read_text())
+LEVEL = MAP["conventions"]["relevance_level"]
+
+
+def _base(entry: dict[str, Any]) -> str:
+    return str(entry["id"]).partition("@")[0]
+
+
+def _mapped(entry: dict[str, Any]) -> bool:
+    return _base(entry) in MAP["measures"]
+
+
+def _measure(entry: dict[str, Any]) -> str:
+    return str(parse_measure(f"{MAP['measures'][_base(entry)]}@{entry['k']}"))
+
+
+def _evaluate(ties: str) -> tuple[Evaluator, Any, dict[str, float]]:
+    qrels = load_qrels(FAIRNESS / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    run = load_run(FAIRNESS / "run.csv", {"query": "user", "doc": "item", "score": "score"}, name="golden")
+    measures = sorted({_measure(e) for e in EXPECTED["values"] if _mapped(e)})
+    evaluator = Evaluator(qrels, measures, Conventions(ties=Ties(ties), relevance_level=LEVEL),
+                          train=read_train(FAIRNESS / "train.csv"), items=read_items(FAIRNESS / "items.csv"))  # fmt: skip
+    aligned = evaluator.align(run)
+    lists = evaluator.item_lists(aligned)
+    per_query = evaluator.evaluate_aligned("golden", aligned, lists)
+    values = {str(m): float(v[0]) for m, v in evaluator.system_values(lists).items()}
+    values |= {str(m): float(np.mean(per_query.values[:, j])) for j, m in enumerate(per_query.measures)}  # pyxclib: 40 users
+    return evaluator, lists, values
+
+
+@pytest.fixture(scope="module", params=["trec_eval", "input_order"])
+def evaluated(request: pytest.FixtureRequest) -> tuple[str, Evaluator, Any, dict[str, float]]:
+    return (request.param, *_evaluate(request.param))
+
+
+def test_every_golden_id_is_mapped_or_pending() -> None:
+    pending = MAP["pending"]
+    left = {_base(e) for e in EXPECTED["values"] if not _mapped(e)}
+    unexplained = {b for b in left if b not in pending and b.split(".")[0] not in pending}
+    assert not unexplained, unexplained
+    assert set(MAP["measures"]) <= {_base(e) for e in EXPECTED["values"]}  # no stale mapping
+
+
+def test_each_value_of_the_peers(evaluated: tuple[str, Evaluator, Any, dict[str, float]]) -> None:
+    ties, _, _, values = evaluated
+    checked = 0
+    for entry in EXPECTED["values"]:
+        if not _mapped(entry) or entry["ties"] != ties:
+            continue
+        tolerance = 1e-6 if "dtype" in entry else 1e-9  # float32 in the peer (pyxclib nDCG, LensKit's exposures)
+        got, want = values[_measure(entry)], entry["value"]
+        assert math.isclose(got, want, rel_tol=0, abs_tol=tolerance), (entry["id"], ties, got, want)
+        checked += 1
+    assert checked == 46  # per tie order: pyxclib 5 ids x 4 cutoffs, LensKit 3 x 2, Elliot 10 x 2
+
+
+def test_the_group_probabilities_and_the_ideal_of_pyxclib(evaluated: tuple[str, Evaluator, Any, dict[str, float]]) -> None:
+    """Elliot's per-group P_g of REO and RSP, and pyxclib's denominator (PSP.best), from the per-user terms."""
+    ties, _, lists, _ = evaluated
+    checked = 0
+    for entry in EXPECTED["values"]:
+        if entry["ties"] != ties:
+            continue
+        if _base(entry).startswith(("elliot.REO.", "elliot.RSP.")):
+            m = parse_measure(_measure(entry))
+            sums = fairness.weighted_sums(np.ones((1, lists.n_queries)), lists.items.user_parts[m])
+            groups = sorted(entry["per_group"], key=float)  # the column's values, in the order harness numbers them
+            got = fairness.parity_probabilities(sums)[0]
+            assert np.allclose(got, [entry["per_group"][g] for g in groups], rtol=0, atol=1e-12), entry["id"]
+            checked += 1
+        if _base(entry) == "pyxclib.PSP.best":
+            m = parse_measure(f"PSP(norm=pyxclib)@{entry['k']}")
+            ideal = REGISTRY.definition(m).parts(lists, m)[:, 1].mean()
+            assert math.isclose(ideal, entry["value"], rel_tol=0, abs_tol=1e-9), entry["id"]
+            checked += 1
+    assert checked == 12
+
+
+def test_the_per_user_terms_depend_on_each_users_rows_only(tmp_path: Path) -> None:
+    """Every third user alone, their files shuffled: each per-user term of every measure, bit for bit."""
+    _, whole, _ = _evaluate("trec_eval")
+    keep = {f"u{i:02d}" for i in range(1, 41, 3)}
+    for name in ("test.csv", "run.csv"):
+        frame = pd.read_csv(FAIRNESS / name, dtype=str)
+        frame[frame["user"].isin(keep)].sample(frac=1.0, random_state=7).to_csv(tmp_path / name, index=False)
+    qrels = load_qrels(tmp_path / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    run = load_run(tmp_path / "run.csv", {"query": "user", "doc": "item", "score": "score"}, name="golden")
+    measures = sorted({_measure(e) for e in EXPECTED["values"] if _mapped(e)})
+    evaluator = Evaluator(qrels, measures, Conventions(relevance_level=LEVEL), train=read_train(FAIRNESS / "train.csv"),
+                          items=read_items(FAIRNESS / "items.csv"))  # fmt: skip
+    aligned = evaluator.align(run)
+    part = evaluator.item_lists(aligned)
+    rows = np.array([int(q[1:]) - 1 for q in aligned.query_ids])  # u01.. are the whole run's rows 0..
+    assert whole.items.user_parts.keys() == part.items.user_parts.keys() and len(part.items.user_parts) >= 12
+    for m, terms in whole.items.user_parts.items():
+        alone = part.items.user_parts[m]
+        got = alone.toarray() if hasattr(alone, "toarray") else alone
+        want = terms[rows].toarray() if hasattr(terms, "toarray") else terms[rows]
+        assert np.array_equal(got, want), m
