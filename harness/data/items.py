@@ -206,7 +206,7 @@ class ItemContext:
         found = pc.index_in(ids, value_set=self.known)
         return to_numpy(found.cast(pa.int64())).astype(np.int64)
 
-    def require(self, needs: frozenset[str], measure: str) -> None:
+    def require(self, needs: frozenset[str], measure: str, columns: frozenset[str] = frozenset()) -> None:
         """A clear error when a measure asks for an input the dataset lacks."""
         if "train" in needs and self.train is None:
             raise InputFormatError(
@@ -217,7 +217,7 @@ class ItemContext:
             raise InputFormatError(
                 f"{measure} needs the item catalogue", hint="give it: items: {path: ..., id: ...} in the dataset, or --items PATH"
             )
-        for column in sorted(need[len("column:"):] for need in needs if need.startswith("column:")):
+        for column in sorted(columns):
             if column not in self.columns:
                 assert self.catalog is not None  # "items" is checked first
                 named = ", ".join(self.catalog.feature_names) or "none besides the id"

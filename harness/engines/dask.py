@@ -72,6 +72,7 @@ from harness.kernels._segments import RankedLists
 from harness.kernels.relstring import relstrings
 from harness.measures.conventions import Conventions, Queries
 from harness.measures.spec import deepest_cutoff
+from harness.measures.registry import REGISTRY
 
 if TYPE_CHECKING:
     from harness.measures.spec import Measure
@@ -304,6 +305,8 @@ def evaluate_runs(
         shared = [client.submit(_same, context, pure=False) if context is not None else None]
         tail_cutoff = long_tail_cutoff(measures + system_measures)
         list_depth = deepest_cutoff(system_measures) if context is not None else None
+        # system measures that are sums over users: the partitions compute each user's terms (from the judgments too)
+        summed = [m for m in system_measures if REGISTRY.definition(m).parts is not None] if context is not None else []
         out = []
         for number, run in enumerate(runs):
             rows, n_rows = _frame(run, scratch / f"run{number}-{secrets.token_hex(4)}")
@@ -311,7 +314,7 @@ def evaluate_runs(
             both = dd.concat([judged, rows])
             shuffled = both.shuffle(on="query", npartitions=n_parts)
             source = run.source if isinstance(run, Run) else str(run.path)
-            work = [delayed(_evaluate_piece)(part, [str(m) for m in measures], conventions, cutoffs, run.name,
+            work = [delayed(_evaluate_piece)(part, [str(m) for m in (*measures, *summed)], conventions, cutoffs, run.name,
                                              qrels.source, source, shared[0], tail_cutoff, list_depth,
                                              relstring_lengths)
                     for part in shuffled.to_delayed()]  # fmt: skip
@@ -402,7 +405,8 @@ class _Piece:
     cold_rows: int = 0  # rows recommending a cold item (all depths: the diagnostics' count)
     listed: pa.Table | None = None  # query, pos, item of the rows above the system measures' cutoff
     cold_first: pa.Table | None = None  # each cold item's first (query, pos) here, for the run's cold numbering
-    user_parts: dict[Any, Any] | None = None  # the system measures' per-user terms of its queries (table's order)
+    user_parts: dict[Any, Any] | None = None  # the system measures' per-user terms of its queries
+    parts_queries: np.ndarray | None = None  # those queries, in the terms' row order
 
 
 def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, cutoffs: tuple[int, ...], name: str,
@@ -450,7 +454,7 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         piece.known_counts = counts[: data.n_known]
         piece.cold_counts = dict(zip(cold_ids, counts[data.n_known :].tolist(), strict=True))
         piece.cold_rows = data.cold_rows()  # every row, as the diagnostics count
-        piece.user_parts = data.user_parts
+        piece.user_parts, piece.parts_queries = data.user_parts, per_query.query_ids
         if list_depth is not None:
             query = np.repeat(per_query.query_ids, lists.n_ret)
             shown = np.flatnonzero(lists.pos < list_depth)
@@ -525,7 +529,7 @@ def _gathered_parts(done: list[_Piece], query_ids: np.ndarray) -> dict[Any, Any]
     partition evaluated has none: zeros)."""
     from scipy import sparse
 
-    pieces = [p for p in done if p.user_parts and p.table is not None]
+    pieces = [p for p in done if p.user_parts and p.parts_queries is not None]
     if not pieces:
         return None
     position = {q: i for i, q in enumerate(query_ids.tolist())}
@@ -533,7 +537,7 @@ def _gathered_parts(done: list[_Piece], query_ids: np.ndarray) -> dict[Any, Any]
     for measure in pieces[0].user_parts or {}:
         chunks = [p.user_parts[measure] for p in pieces if p.user_parts is not None]
         stacked = sparse.vstack(chunks).tocsr() if sparse.issparse(chunks[0]) else np.vstack(chunks)
-        rows = np.array([position[q] for p in pieces for q in p.table["query_id"].tolist()], dtype=np.int64)
+        rows = np.array([position[q] for p in pieces for q in p.parts_queries.tolist()], dtype=np.int64)
         # each universe query's row among the stacked ones (a query of no partition: an empty row)
         source = np.full(len(query_ids), stacked.shape[0], dtype=np.int64)
         source[rows] = np.arange(rows.size)

@@ -78,7 +78,7 @@ class Evaluator:
         self.items = item_context  # given: prepared once for the whole dataset (the dask engine's partitions share it)
         if self.items is not None:
             for m, d in definitions.items():
-                self.items.require(d.inputs(m), str(m))
+                self.items.require(d.inputs(m), str(m), d.catalogue_columns(m))
         if self.conventions.ties is Ties.AVERAGE:
             unsupported = [str(m) for m in self.measures if not REGISTRY.definition(m).ties_average_ok]
             if unsupported:

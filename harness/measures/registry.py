@@ -141,7 +141,12 @@ class MeasureDef:
 
     def inputs(self, measure: Measure) -> frozenset[str]:
         """What the measure reads besides qrels and run: 'train', 'items' (catalogue), 'features'."""
-        return frozenset() if self.needs is None else self.needs(measure)
+        return frozenset() if self.needs is None else frozenset(n for n in self.needs(measure) if not n.startswith("column:"))
+
+    def catalogue_columns(self, measure: Measure) -> frozenset[str]:
+        """The catalogue columns the measure groups items by (REO, RSP, ItemMAD's ``group``)."""
+        needs = frozenset() if self.needs is None else self.needs(measure)
+        return frozenset(n.removeprefix("column:") for n in needs if n.startswith("column:"))
 
     def uses_cooccurrence(self, measure: Measure) -> bool:
         """It compares items by the cosine of their training users (the compiled co-occurrence kernels)."""

@@ -458,3 +458,50 @@ def test_a_run_on_dask_is_tracked_from_the_folder_the_workers_wrote(client: Any,
     model = build_model(read_results(results_dir))  # the report reads the per-query rows from the parts
     (section,) = model.datasets
     assert section.top_changes is not None and {"q1", "q2"} <= {cell.text for row in section.top_changes.rows for cell in row}
+
+
+FAIRNESS_MEASURES = ["nDCG@10", "PSP@5", "PSnDCG@10", "PSP(norm=pyxclib)@5", "PSnDCG(norm=pyxclib)@10",
+                     "REO(group=provider)@10", "RSP(group=provider)@5", "PopREO@10", "PopRSP@10",
+                     "ItemMAD(group=provider)@10", "ItemMAD(group=popgroup,gain=rating)@5", "ExposureGini@10"]
+
+
+def _fairness_config(root: Path) -> Path:
+    """The fairness golden case as an experiment: the peers' run against a second one that reranks each user's list,
+    a release gate on REO, every new kind of measure (per user, sums over users, item-group and exposure ones)."""
+    from tests.conftest import FAIRNESS
+
+    for name in ("test.csv", "run.csv", "train.csv", "items.csv"):
+        shutil.copy(FAIRNESS / name, root / name)
+    run = pd.read_csv(FAIRNESS / "run.csv", dtype={"user": str, "item": str})
+    run["score"] = np.random.default_rng(3).permutation(run["score"].to_numpy())  # another order within each user
+    run.to_csv(root / "rerank.csv", index=False)
+    columns = "columns: {query: user, doc: item, relevance: rating}, run_columns: {query: user, doc: item, score: score}"
+    (root / "config.yaml").write_text(
+        "experiment: fairness\n"
+        f"datasets:\n  - {{name: golden, qrels: test.csv, {columns}, relevance_level: 4,\n"
+        "     train: {path: train.csv, columns: {query: user, doc: item}}, items: {path: items.csv, id: item}}\n"
+        "systems:\n  - {name: peers, runs: {golden: run.csv}}\n  - {name: rerank, runs: {golden: rerank.csv}}\n"
+        f"measures: [{', '.join(repr(m) for m in FAIRNESS_MEASURES)}]\n"
+        "baseline: peers\nstats: {permutations: 400, system_resamples: 200, seed: 5}\n"
+        "report:\n  release:\n    production: peers\n    candidate: rerank\n"
+        "    guards: [{measure: 'REO(group=provider)@10', max_drop: 0.05}, {measure: 'PSP@5', max_drop: 0.1}]\n"
+        "tracking: {enabled: false}\noutput: out\n"
+    )
+    return root / "config.yaml"
+
+
+def test_fairness_measures_give_the_same_tables_on_the_cluster(client: Any, tmp_path: Path) -> None:
+    """Per-user PSP and the system measures that are sums over users (REO, RSP, ItemMAD, pyxclib's PSP): the values,
+    their bootstrap intervals and every paired comparison, computed from the partitions' per-user terms, equal to one
+    machine's exactly."""
+    local = load_config(_fairness_config(tmp_path))
+    expected = _tables(local)
+    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=3)), on_cluster=1)
+    for name, table in expected.items():
+        pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
+    rows = expected["comparisons"].set_index("measure")
+    system = rows[rows["aggregate"] == "system"]
+    assert set(system.index) == {str(parse_measure(m)) for m in FAIRNESS_MEASURES
+                                 if "norm" in m or m.startswith(("REO", "RSP", "Pop", "ItemMAD", "Exposure"))}  # fmt: skip
+    assert system["p_randomization"].notna().all() and (system["ci_high"] > system["ci_low"]).sum() >= 4
+    assert (system["delta"] != 0).sum() >= 3  # the rerank moves items within the top 10: set measures at 10 stay
