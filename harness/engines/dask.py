@@ -71,8 +71,8 @@ from harness.evaluation.results import (
 from harness.kernels._segments import RankedLists
 from harness.kernels.relstring import relstrings
 from harness.measures.conventions import Conventions, Queries
-from harness.measures.spec import deepest_cutoff
 from harness.measures.registry import REGISTRY
+from harness.measures.spec import deepest_cutoff
 
 if TYPE_CHECKING:
     from harness.measures.spec import Measure
