@@ -529,15 +529,15 @@ def _gathered_parts(done: list[_Piece], query_ids: np.ndarray) -> dict[Any, Any]
     partition evaluated has none: zeros)."""
     from scipy import sparse
 
-    pieces = [p for p in done if p.user_parts and p.parts_queries is not None]
+    pieces = [(p.user_parts, p.parts_queries) for p in done if p.user_parts and p.parts_queries is not None]
     if not pieces:
         return None
     position = {q: i for i, q in enumerate(query_ids.tolist())}
+    rows = np.array([position[q] for _, queries in pieces for q in queries.tolist()], dtype=np.int64)
     out = {}
-    for measure in pieces[0].user_parts or {}:
-        chunks = [p.user_parts[measure] for p in pieces if p.user_parts is not None]
+    for measure in pieces[0][0]:
+        chunks = [parts[measure] for parts, _ in pieces]
         stacked = sparse.vstack(chunks).tocsr() if sparse.issparse(chunks[0]) else np.vstack(chunks)
-        rows = np.array([position[q] for p in pieces for q in p.parts_queries.tolist()], dtype=np.int64)
         # each universe query's row among the stacked ones (a query of no partition: an empty row)
         source = np.full(len(query_ids), stacked.shape[0], dtype=np.int64)
         source[rows] = np.arange(rows.size)
