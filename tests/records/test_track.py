@@ -142,11 +142,13 @@ def test_track_refuses_an_incomplete_folder(tmp_path: Path) -> None:
 def _every_measure() -> list[Measure]:
     texts = []
     for d in REGISTRY:
-        base = d.name + ("(recall=0.25)" if d.name == "IPrec" else "")
+        required = [f"{p.name}='provider'" for p in d.params if p.required]  # the text ones: item groups' column
+        base = d.name + ("(recall=0.25)" if d.name == "IPrec" else f"({','.join(required)})" if required else "")
         texts += [base] if d.cutoff != "required" else []
         texts += [f"{base}@10"] if d.cutoff != "none" else []
         if any(p.name == "rel" for p in d.params):
-            texts.append(f"{d.name}(rel=2{',recall=0.5' if d.name == 'IPrec' else ''}){'@5' if d.cutoff == 'required' else ''}")
+            extra = ",recall=0.5" if d.name == "IPrec" else "".join(f",{r}" for r in required)
+            texts.append(f"{d.name}(rel=2{extra}){'@5' if d.cutoff == 'required' else ''}")
         if any(p.name == "gains" for p in d.params):
             texts += [f"{d.name}(gain='exp')", f"{d.name}(gains={{0:0,1:0.5,2:-1.25}})"]
     texts += [
