@@ -66,6 +66,37 @@ def _prepare(scenario: str, data: Path) -> Path:
     return folder
 
 
+FAIRNESS = ["PSP@10", "PSnDCG@10", "PSP(norm=pyxclib)@10", "ExposureGini@10", "REO(group=provider)@10",
+            "RSP(group=provider)@10", "PopREO@10", "PopRSP@10", "ItemMAD(group=provider)@10"]
+
+
+def _groups_file(folder: Path, n_items: int) -> Path:
+    """The catalogue with one group column (5 providers, by item number): what the fairness measures group by."""
+    path = folder / "items_groups.csv"
+    if not path.exists():
+        ids = np.char.add("D", np.arange(n_items).astype(str))
+        pacsv.write_csv(pa.table({"item": ids, "provider": np.arange(n_items) % 5}), path)
+    return path
+
+
+def _fairness_processes(folder: Path, n_items: int) -> None:
+    """Issue 26's yardstick: the fairness, exposure and propensity measures at k = 10 add at most half of the
+    accuracy-only process."""
+    base = [sys.executable, "-m", "harness", "eval"]
+    files = [str(folder / "qrels.trec"), str(folder / "run.trec")]
+    seconds, peak, _ = measure_process([*base, "-m", ",".join(ACCURACY), *files])
+    print(f"  {'harness eval, accuracy measures only':<58} {seconds:7.2f} s   peak {peak:,.0f} MB", flush=True)
+    fair_seconds, fair_peak, _ = measure_process([
+        *base, "-m", ",".join(ACCURACY + FAIRNESS), "--train", str(folder / "train.csv"),
+        "--train-columns", "user=user,item=item", "--items", str(_groups_file(folder, n_items)), *files,
+    ])  # fmt: skip
+    print(f"  {f'harness eval, + {len(FAIRNESS)} fairness measures @10 (train, items read)':<58} {fair_seconds:7.2f} s   "
+          f"peak {fair_peak:,.0f} MB")  # fmt: skip
+    added = fair_seconds - seconds
+    print(f"  {'added by the fairness measures':<58} {added:7.2f} s   {added / seconds:5.2f}x the accuracy-only process "
+          "(target: at most 0.5x)", flush=True)  # fmt: skip
+
+
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -94,8 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cutoffs", default="10,100")
     parser.add_argument("--skip", default="", help="comma-separated family names to leave out (substring match)")
     parser.add_argument("--no-processes", action="store_true", help="skip the whole-process comparison")
+    parser.add_argument("--fairness", action="store_true", help="only the fairness measures' whole-process comparison")
     args = parser.parse_args(argv)
     folder = _prepare(args.scenario, args.data)
+    if args.fairness:
+        print(f"fairness, exposure and propensity, {args.scenario}, whole processes:", flush=True)
+        _fairness_processes(folder, SCENARIO_ITEMS[args.scenario])
+        return 0
     cutoffs = [int(c) for c in args.cutoffs.split(",")]
     if not args.no_processes:
         print(f"beyond accuracy, {args.scenario}, whole processes:", flush=True)

@@ -78,8 +78,12 @@ def _cut_view(lists: RankedLists, k: int | None) -> _Cut:
         if k is None or int(lists.n_ret.max(initial=0)) <= k:
             items._cache[key] = _Cut(None, lists.qidx, items.code, length.astype(np.float64), lists.n_queries)
         else:
-            rows = np.flatnonzero(lists.pos < k)
-            items._cache[key] = _Cut(rows, lists.qidx[rows], items.code[rows], length.astype(np.float64), lists.n_queries)
+            # the first min(n, k) rows of each list, from the offsets: k rows a user, not a pass over every row
+            starts = np.zeros(lists.n_queries + 1, dtype=np.int64)
+            np.cumsum(length, out=starts[1:])
+            rows = np.repeat(lists.offsets[:-1] - starts[:-1], length) + np.arange(int(starts[-1]), dtype=np.int64)
+            qidx = np.repeat(np.arange(lists.n_queries), length)
+            items._cache[key] = _Cut(rows, qidx, items.code[rows], length.astype(np.float64), lists.n_queries)
     return items._cache[key]  # type: ignore[no-any-return]
 
 

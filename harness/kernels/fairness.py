@@ -69,7 +69,16 @@ def inverse_propensity(items: ItemData, a: float, b: float, users: np.ndarray | 
 
 
 def _ideal_weights(lists: RankedLists, rel: float | None, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, weights): each user's relevant judged items' inverse propensities, largest first."""
+    """(offsets, weights): each user's relevant judged items' inverse propensities, largest first (PSP and PSnDCG
+    share them)."""
+    items = _items(lists)
+    key = ("ideal propensities", lists.level(rel), a, b)
+    if key not in items._cache:
+        items._cache[key] = _ideal_weights_of(lists, rel, a, b)
+    return items._cache[key]  # type: ignore[no-any-return]
+
+
+def _ideal_weights_of(lists: RankedLists, rel: float | None, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
     items = _items(lists)
     code = _judged_code(lists)
     relevant = lists.judged_label >= lists.level(rel)
@@ -94,25 +103,38 @@ def _top_sum(offsets: np.ndarray, values: np.ndarray, k: int, per_rank: np.ndarr
 def psp_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: float) -> np.ndarray:
     """(queries x 2): PSP@k of each list (sum of the relevant items' 1/p in the top k, over k) and of its ideal
     (the user's relevant items by decreasing 1/p), as pyxclib's ``psprecision`` forms them."""
-    items = _items(lists)
-    hits = lists.hits(rel) & (lists.pos < k)
-    got = lists.sum(np.where(hits, inverse_propensity(items, a, b)[items.code], 0.0)) / k
+    cut, hits = _cut_hits(lists, k, rel)
+    got = cut.sum(np.where(hits, inverse_propensity(_items(lists), a, b)[cut.code], 0.0)) / k
     offsets, ideal = _ideal_weights(lists, rel, a, b)
     return np.column_stack([got, _top_sum(offsets, ideal, k) / k])
+
+
+def _cut_hits(lists: RankedLists, k: int, rel: float | None) -> tuple[Any, np.ndarray]:
+    """The rows of each user's top k (:func:`beyond._cut_view`, shared with the beyond-accuracy measures) and which
+    of them are relevant."""
+    from harness.kernels.beyond import _cut_view
+
+    cut = _cut_view(lists, k)
+    return cut, cut.take(lists.label) >= lists.level(rel)
 
 
 def psndcg_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: float) -> np.ndarray:
     """(queries x 2): PSnDCG@k of each list and of its propensity-ideal list (pyxclib's ``psndcg``): the DCG of the
     relevant items' 1/p (discount 1/log2(rank + 1)) over the binary ideal DCG of min(R, k) relevant items."""
-    items = _items(lists)
-    hits = lists.hits(rel) & (lists.pos < k)
-    gain = np.where(hits, inverse_propensity(items, a, b)[items.code] * discount(lists.pos), 0.0)
+    cut, hits = _cut_hits(lists, k, rel)
+    gain = np.where(hits, inverse_propensity(_items(lists), a, b)[cut.code] * discount(_positions(cut)), 0.0)
     offsets, ideal = _ideal_weights(lists, rel, a, b)
     norm = np.concatenate(([0.0], np.cumsum(discount(np.arange(k)))))[np.minimum(np.diff(offsets), k)]
-    dcgs = np.column_stack([lists.sum(gain), _top_sum(offsets, ideal, k, discount(np.arange(k)))])
+    dcgs = np.column_stack([cut.sum(gain), _top_sum(offsets, ideal, k, discount(np.arange(k)))])
     out = np.zeros_like(dcgs)
     np.divide(dcgs, norm[:, None], out=out, where=norm[:, None] > 0)
     return out
+
+
+def _positions(cut: Any) -> np.ndarray:
+    """0-based rank of each row of a cut view (its rows are each user's first rows, in order)."""
+    length = cut.length.astype(np.int64)
+    return np.arange(cut.qidx.size) - np.repeat(np.cumsum(length) - length, length)  # type: ignore[no-any-return]
 
 
 def ratio_finish(sums: np.ndarray) -> np.ndarray:
@@ -136,17 +158,17 @@ def exposure(lists: RankedLists, k: int | None, weight: str, patience: float, we
     """(B x codes): each item's exposure summed over the lists holding it within k, for each row of user weights."""
     from scipy import sparse
 
+    from harness.kernels.beyond import _cut_view
+
     items = _items(lists)
-    keep = np.ones(lists.label.size, dtype=bool) if k is None else lists.pos < k
-    rows = np.flatnonzero(keep)
-    per_row = rank_weight(lists.pos[rows], weight, patience)
+    cut = _cut_view(lists, k)
+    per_row = rank_weight(_positions(cut), weight, patience)
     w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     if w.shape[0] == 1:
-        return np.bincount(items.code[rows], weights=per_row * w[0][lists.qidx[rows]], minlength=items.n_codes)[None, :]
+        return np.bincount(cut.code, weights=per_row * w[0][cut.qidx], minlength=items.n_codes)[None, :]
     key = ("exposure", k, weight, patience)
     if key not in items._cache:
-        items._cache[key] = sparse.csr_matrix((per_row, (items.code[rows], lists.qidx[rows])),
-                                              shape=(items.n_codes, lists.n_queries))  # fmt: skip
+        items._cache[key] = sparse.csr_matrix((per_row, (cut.code, cut.qidx)), shape=(items.n_codes, lists.n_queries))
     return np.asarray(items._cache[key] @ w.T).T
 
 
@@ -169,11 +191,17 @@ def popularity_groups(long_tail: np.ndarray, in_train: np.ndarray) -> np.ndarray
 def _in_history(lists: RankedLists, qidx: np.ndarray, code: np.ndarray) -> np.ndarray:
     """Whether each (user, item) pair is in that user's training history."""
     items = _items(lists)
-    if items.history_offsets is None or items.history_codes is None:
+    if items.history_offsets is None or items.history_codes is None or not items.history_codes.size:
         return np.zeros(code.size, dtype=bool)
     n = np.int64(items.n_codes)
-    history = np.repeat(np.arange(lists.n_queries, dtype=np.int64), np.diff(items.history_offsets)) * n + items.history_codes
-    return np.isin(qidx.astype(np.int64) * n + code, history)
+    if "history keys" not in items._cache:  # (user, item) keys, sorted: by user, each user's items ascending
+        owner = np.repeat(np.arange(lists.n_queries, dtype=np.int64), np.diff(items.history_offsets))
+        keys = owner * n + items.history_codes
+        items._cache["history keys"] = keys if bool((keys[1:] >= keys[:-1]).all()) else np.sort(keys)
+    history = items._cache["history keys"]
+    wanted = qidx.astype(np.int64) * n + code
+    at = np.minimum(np.searchsorted(history, wanted), history.size - 1)
+    return history[at] == wanted  # type: ignore[no-any-return]
 
 
 def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups: int, opportunity: bool,
@@ -183,14 +211,16 @@ def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups:
     RSP (``opportunity`` False): |top-k in g| and |g minus the user's training items|.
     REO: |top-k in g and relevant| and |relevant judged items of g not in training|.
     """
+    from harness.kernels.beyond import _cut_view
+
     items = _items(lists)
     n_q = lists.n_queries
-    keep = np.ones(lists.label.size, dtype=bool) if k is None else lists.pos < k
+    cut = _cut_view(lists, k)
+    row_group = group[cut.code]
+    keep = row_group >= 0
     if opportunity:
-        keep &= lists.hits(rel)
-    row_group = group[items.code]
-    keep &= row_group >= 0
-    num = _cells(lists.qidx[keep], row_group[keep], n_q, n_groups)
+        keep &= cut.take(lists.label) >= lists.level(rel)
+    num = _cells(cut.qidx[keep], row_group[keep], n_q, n_groups)
     den = np.zeros((n_q, n_groups))
     if opportunity:
         code = _judged_code(lists)
@@ -238,23 +268,26 @@ def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: s
     """
     from scipy import sparse
 
+    from harness.kernels.beyond import _cut_view
+
     items = _items(lists)
-    keep = np.ones(lists.label.size, dtype=bool) if k is None else lists.pos < k
-    keep &= group[items.code] >= 0
+    cut = _cut_view(lists, k)
+    keep = group[cut.code] >= 0
     if users == "relevant":
-        keep &= (lists.num_rel(rel) > 0)[lists.qidx]
-    hits = lists.hits(rel)
+        keep &= (lists.num_rel(rel) > 0)[cut.qidx]
+    label = cut.take(lists.label)
     level = lists.level(rel)
+    hits = label >= level
     if gain == "ranking":
-        values = np.where(hits, 2.0 ** (np.nan_to_num(lists.label) - level + 1.0) - 1.0, 0.0)
+        values = np.where(hits, 2.0 ** (np.nan_to_num(label) - level + 1.0) - 1.0, 0.0)
     else:
         assert items.score is not None
-        values = np.where(hits, items.score, 0.0)
+        values = np.where(hits, cut.take(items.score), 0.0)
     rows = np.flatnonzero(keep)
     n = items.n_known  # cold items are in no group: the columns are the same for every run of the dataset
     data = np.concatenate([values[rows], np.ones(rows.size)])
-    cols = np.concatenate([items.code[rows], n + items.code[rows]])
-    qidx = np.concatenate([lists.qidx[rows], lists.qidx[rows]])
+    cols = np.concatenate([cut.code[rows], n + cut.code[rows]])
+    qidx = np.concatenate([cut.qidx[rows], cut.qidx[rows]])
     return sparse.csr_matrix((data, (qidx, cols)), shape=(lists.n_queries, 2 * n))
 
 
