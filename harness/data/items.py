@@ -163,6 +163,7 @@ class ItemContext:
         self.in_train = np.zeros(n, dtype=bool)
         self.in_catalog = np.zeros(n, dtype=bool)
         self.n_train_rows = 0 if train is None else len(train)
+        self.train_first: np.ndarray | None = None
         self._pairs: tuple[np.ndarray, np.ndarray] | None = None
         self._train_users: pa.Array | None = None
         if train is not None:
@@ -171,6 +172,9 @@ class ItemContext:
             self._train_users = users.dictionary
             user = to_numpy(users.indices).astype(np.int64)
             self.count = np.bincount(item, minlength=n).astype(np.float64)
+            self.train_first = np.full(n, np.inf)  # RecBole numbers items by first appearance (its tail's tie order)
+            seen, first = np.unique(item, return_index=True)
+            self.train_first[seen] = first
             # distinct (user, item) pairs, by user then item; sorted by hand: numpy 2.4's hashing np.unique took
             # 3.5 s on 4M keys, the sort 0.03 s
             key = np.sort(user * n + item)
@@ -318,4 +322,5 @@ class ItemContext:
             user_items=self.user_items() if cooccurrence and self._pairs is not None else None,
             judged_code=None if judged_ids is None else positions_in(judged_ids, self.known),
             columns={name: pad_nan(values) for name, values in self.columns.items()}, score=score,
+            train_first=None if self.train_first is None else np.concatenate([self.train_first, np.full(n_cold, np.inf)]),
         )  # fmt: skip

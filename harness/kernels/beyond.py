@@ -105,11 +105,12 @@ def arp(lists: RankedLists, k: int | None, pop: str) -> np.ndarray:
     return cut.mean(popularity(_items(lists), pop)[cut.code])
 
 
-def recbole_tail(items: ItemData, ratio: float | None, count: float | None) -> np.ndarray:
+def recbole_tail(items: ItemData, ratio: float | None, count: float | None, ties: str = "id") -> np.ndarray:
     """RecBole's tail set (per code): items with c_i <= count, or the max(int(n * ratio), 1) least-trained items.
 
-    Only training items can be in the tail (RecBole's Counter has no others); ties at the cut go by
-    item id (RecBole's go by its internal id, the order of first appearance in its files).
+    Only training items can be in the tail (RecBole's Counter has no others). Ties at the cut go by
+    item id (``ties="id"``), or as RecBole's do (``"recbole"``): by its internal id, the order of first
+    appearance in its files, training first, so among training items the training file's order.
     """
     tail = np.zeros(items.n_codes, dtype=bool)
     trained = np.flatnonzero(items.in_train)
@@ -118,7 +119,10 @@ def recbole_tail(items: ItemData, ratio: float | None, count: float | None) -> n
         return tail
     assert ratio is not None
     size = max(int(len(trained) * ratio), 1)
-    order = trained[np.lexsort((trained, items.count[trained]))]  # by count, then code (= id order)
+    if ties == "recbole" and items.train_first is not None:
+        order = trained[np.lexsort((items.train_first[trained], items.count[trained]))]  # by count, then first row
+    else:
+        order = trained[np.lexsort((trained, items.count[trained]))]  # by count, then code (= id order)
     tail[order[:size]] = True
     return tail
 

@@ -772,7 +772,7 @@ def _need_tail(L: RankedLists, m: Measure) -> np.ndarray:
     assert L.items is not None
     if m.param("tail_count") is not None:
         return beyond.recbole_tail(L.items, None, _num(m, "tail_count", 0))
-    return beyond.recbole_tail(L.items, _num(m, "tail", 0.1), None)
+    return beyond.recbole_tail(L.items, _num(m, "tail", 0.1), None, _text(m, "ties", "id"))
 
 
 def _long_tail(L: RankedLists, m: Measure) -> np.ndarray:
@@ -856,7 +856,9 @@ _r(MeasureDef(
     "training rows (ties by item id), or with tail_count=t the items with at most t rows (RecBole TailPercentage).",
     cutoff="optional", needs=_train, undefined_skipped=True, validate=_one_tail_rule,
     params=(ParamInfo("tail", "number", None, "share of the training items in the tail (default 0.1)"),
-            ParamInfo("tail_count", "number", None, "instead: items with at most this many training rows")),
+            ParamInfo("tail_count", "number", None, "instead: items with at most this many training rows"),
+            ParamInfo("ties", "text", "id", "equal training counts at the share's cut: by item id, or by first "
+                      "appearance in the training file (recbole, RecBole's internal ids)", ("id", "recbole"))),
 ))  # fmt: skip
 _HEAD = ParamInfo("head", "number", 0.8, "the short head holds this share of the training interactions")
 _r(MeasureDef(

@@ -476,3 +476,18 @@ def test_the_beyond_accuracy_section_in_chromium(tmp_path: Path) -> None:
     finally:
         browser.close()
         manager.stop()
+
+
+def test_tailshare_ties_at_the_cut_by_id_or_as_recbole() -> None:
+    """Items b and a both have 1 training row and the 1-item tail's cut falls between them: by id a is the tail, by
+    RecBole's internal ids (first appearance in training: b, then a) b is."""
+    from harness import Evaluator, Interactions, Qrels, Run
+
+    train = Interactions.from_records([("u9", "b"), ("u9", "c"), ("u8", "a"), ("u8", "c")])  # a 1, b 1, c 2
+    qrels = Qrels.from_records([("u1", "b", 1)])
+    run = Run.from_records([("u1", "b", 2.0), ("u1", "c", 1.0)])
+    measures = ["TailShare(tail=0.34)@2", "TailShare(tail=0.34,ties=recbole)@2"]  # max(int(3 x 0.34), 1) = 1 item
+    evaluator = Evaluator(qrels, measures, train=train)
+    aligned = evaluator.align(run)
+    values = evaluator.evaluate_aligned("run", aligned, evaluator.item_lists(aligned)).values
+    assert values.tolist() == [[0.0, 1 / 2]]
