@@ -490,7 +490,7 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _input_arguments(parser: argparse.ArgumentParser) -> None:
     """The conventions and column mappings that eval and compare share."""
-    parser.add_argument("--ties", default="trec_eval", help="trec_eval | input_order | average | optimistic | pessimistic")
+    parser.add_argument("--ties", default="trec_eval", help="trec_eval | input_order | average | optimistic | pessimistic | docno_ascending")
     parser.add_argument("--queries", default="qrels", help="qrels (like -c) | intersection (trec_eval without -c) | run")
     parser.add_argument("--duplicates", default="error", help="error | first | max")
     parser.add_argument("--negative-labels", default="unjudged", help="unjudged | nonrelevant | error")

@@ -36,8 +36,9 @@ from harness.data._arrow import contiguous, from_numpy, to_numpy
 from harness.kernels._parallel import run_split, split, threads
 
 # tie rules, as the kernel sees them
-TIE_TREC_EVAL, TIE_OPTIMISTIC, TIE_PESSIMISTIC, TIE_INPUT_ORDER = 0, 1, 2, 3
-TIES = {"optimistic": TIE_OPTIMISTIC, "pessimistic": TIE_PESSIMISTIC, "input_order": TIE_INPUT_ORDER}  # else trec_eval's
+TIE_TREC_EVAL, TIE_OPTIMISTIC, TIE_PESSIMISTIC, TIE_INPUT_ORDER, TIE_DOCNO_ASCENDING = 0, 1, 2, 3, 4
+TIES = {"optimistic": TIE_OPTIMISTIC, "pessimistic": TIE_PESSIMISTIC, "input_order": TIE_INPUT_ORDER,
+        "docno_ascending": TIE_DOCNO_ASCENDING}  # else trec_eval's
 # which copy of a repeated (query, doc) stays: the first line, or the highest score (the first of equals)
 KEEP_FIRST, KEEP_MAX = 0, 1
 

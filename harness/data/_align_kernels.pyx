@@ -25,7 +25,7 @@ ctypedef fused out_row_t:
     int64_t
 
 # tie rules and kept copies, as harness.data._align_compiled names them
-cdef int TIE_OPTIMISTIC = 1, TIE_PESSIMISTIC = 2, TIE_INPUT_ORDER = 3
+cdef int TIE_OPTIMISTIC = 1, TIE_PESSIMISTIC = 2, TIE_INPUT_ORDER = 3, TIE_DOCNO_ASCENDING = 4
 cdef int KEEP_MAX = 1
 cdef int RADIX_BITS = 24  # the window of key bits the radix sort orders by (3 passes of 8 bits)
 
@@ -229,9 +229,9 @@ cdef inline bint before(int64_t x, int64_t y, const double *score, const double 
         if lx != ly:
             return (lx > ly) if ties == TIE_OPTIMISTIC else (lx < ly)
     if ties != TIE_INPUT_ORDER:
-        c = compare(o, d, rows[x], rows[y])  # trec_eval: document id descending
+        c = compare(o, d, rows[x], rows[y])  # trec_eval: document id descending (pyndeval: ascending)
         if c != 0:
-            return c > 0
+            return (c < 0) if ties == TIE_DOCNO_ASCENDING else (c > 0)
     return x < y
 
 

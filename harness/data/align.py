@@ -346,7 +346,7 @@ def _sorted_order(codes: np.ndarray, score: np.ndarray, labels: np.ndarray, docs
         sort_keys.append(("l", "descending" if ties is Ties.OPTIMISTIC else "ascending"))
     if ties is not Ties.INPUT_ORDER:  # input order breaks what remains
         columns["d"] = docs
-        sort_keys.append(("d", "descending"))
+        sort_keys.append(("d", "ascending" if ties is Ties.DOCNO_ASCENDING else "descending"))
     return to_numpy(pc.sort_indices(pa.table(columns), sort_keys=sort_keys))
 
 

@@ -24,6 +24,7 @@ class Ties(StrEnum):
     AVERAGE = "average"  # expected value over tie orders: gains averaged per tie group (scikit-learn)
     OPTIMISTIC = "optimistic"  # score desc, then relevance desc: an upper bound
     PESSIMISTIC = "pessimistic"  # score desc, then relevance asc: a lower bound
+    DOCNO_ASCENDING = "docno_ascending"  # score desc, then docno asc in byte order (pyndeval, as ir_measures runs ndeval)
 
 
 class Queries(StrEnum):

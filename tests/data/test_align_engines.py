@@ -87,8 +87,10 @@ def _reference(q_rows: list[Row], r_rows: list[Row], c: Conventions) -> dict[str
             level = -math.inf if math.isnan(label) else label
             return {"input_order": (-s, line), "optimistic": (-s, -level), "pessimistic": (-s, level)}.get(c.ties.value, (-s,))
 
-        # doc id descending in byte order (trec_eval's strcmp) first; the stable sort on the key keeps it for ties
-        by_doc = rows if c.ties.value == "input_order" else sorted(rows, key=lambda row: row[0].encode(), reverse=True)
+        # doc id descending in byte order (trec_eval's strcmp; ascending for pyndeval's) first; the stable sort on the
+        # key keeps it for ties
+        by_doc = rows if c.ties.value == "input_order" else sorted(rows, key=lambda row: row[0].encode(),
+                                                                   reverse=c.ties.value != "docno_ascending")  # fmt: skip
         ranked = sorted(by_doc, key=key)[: c.depth] if c.depth else sorted(by_doc, key=key)
         if c.judged_only:
             ranked = [r for r in ranked if r[3] >= 0]
@@ -101,7 +103,7 @@ CONVENTIONS = [
         {"ties": ties, "queries": queries, "duplicates": dup, "negative_labels": neg, "depth": depth, "judged_only": judged}
     )
     for ties, queries, dup, neg, depth, judged in itertools.product(
-        ("trec_eval", "input_order", "optimistic", "pessimistic", "average"),
+        ("trec_eval", "input_order", "optimistic", "pessimistic", "average", "docno_ascending"),
         ("qrels", "intersection", "run"),
         ("first", "max"),
         ("unjudged", "nonrelevant"),
