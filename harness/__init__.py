@@ -35,13 +35,16 @@ _LAZY = {
     "Catalog": "harness.data.items",
     "read_train": "harness.data.items",
     "read_items": "harness.data.items",
+    "Intents": "harness.data.model",
+    "read_subtopic_qrels": "harness.data.trec",
 }
 
 if TYPE_CHECKING:
     from harness.api import compare, decide, run_experiment
     from harness.data.items import Catalog, Interactions, read_items, read_train
     from harness.data.load import read_qrels, read_run
-    from harness.data.model import Qrels, Run
+    from harness.data.model import Intents, Qrels, Run
+    from harness.data.trec import read_subtopic_qrels
     from harness.evaluation.evaluator import Evaluator, evaluate
     from harness.evaluation.results import PerQuery, aggregate
     from harness.measures.conventions import Conventions
@@ -61,6 +64,7 @@ __all__ = [
     "Catalog",
     "Conventions",
     "Evaluator",
+    "Intents",
     "Interactions",
     "Measure",
     "PerQuery",
@@ -75,6 +79,7 @@ __all__ = [
     "read_items",
     "read_qrels",
     "read_run",
+    "read_subtopic_qrels",
     "read_train",
     "run_experiment",
 ]

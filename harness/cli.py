@@ -149,6 +149,7 @@ def _file_inputs(args: argparse.Namespace) -> FileInputs:
         items=None if args.items is None else Path(args.items),
         items_id=args.items_id,
         engine=engine,
+        qrels_format=args.qrels_format,
     )
 
 
@@ -490,12 +491,15 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _input_arguments(parser: argparse.ArgumentParser) -> None:
     """The conventions and column mappings that eval and compare share."""
-    parser.add_argument("--ties", default="trec_eval", help="trec_eval | input_order | average | optimistic | pessimistic | docno_ascending")
+    parser.add_argument("--ties", default="trec_eval",
+                        help="trec_eval | input_order | average | optimistic | pessimistic | docno_ascending")
     parser.add_argument("--queries", default="qrels", help="qrels (like -c) | intersection (trec_eval without -c) | run")
     parser.add_argument("--duplicates", default="error", help="error | first | max")
     parser.add_argument("--negative-labels", default="unjudged", help="unjudged | nonrelevant | error")
     parser.add_argument("--ideal-from", default="judgments", help="judgments | run")
     parser.add_argument("--qrels-columns", default=None, help="for tables: query=COL,doc=COL,relevance=COL")
+    parser.add_argument("--qrels-format", default=None, choices=("ndeval",),
+                        help="ndeval: the qrels are subtopic judgments, 'query subtopic doc judgment' (alpha_nDCG, ...)")
     parser.add_argument("--run-columns", default=None, help="for tables: query=COL,doc=COL,score=COL")
     parser.add_argument("--train", default=None, metavar="PATH", help="training interactions (beyond-accuracy measures)")
     parser.add_argument("--train-columns", default=None, help="user=COL,item=COL (default user, item)")

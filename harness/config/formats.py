@@ -14,6 +14,8 @@ Format = Literal["trec", "csv", "tsv", "parquet", "jsonl"]
 TableFormat = Literal["csv", "tsv", "parquet", "jsonl"]
 FORMATS: tuple[Format, ...] = ("trec", "csv", "tsv", "parquet", "jsonl")
 TABLE_FORMATS: tuple[TableFormat, ...] = ("csv", "tsv", "parquet", "jsonl")
+# judgments may also be subtopic judgments: ndeval's 'query subtopic doc judgment' lines (intent-aware measures)
+QRELS_FORMATS: tuple[str, ...] = (*FORMATS, "ndeval")
 
 _SUFFIXES: dict[str, TableFormat] = {"csv": "csv", "tsv": "tsv", "parquet": "parquet", "pq": "parquet", "jsonl": "jsonl",
                                      "ndjson": "jsonl"}  # fmt: skip

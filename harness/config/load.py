@@ -23,7 +23,7 @@ import yaml
 
 from harness._extras import missing_dask
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
-from harness.config.formats import FORMATS, table_format_of
+from harness.config.formats import FORMATS, QRELS_FORMATS, table_format_of
 from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, on_inconclusive, release_power
 from harness.config.schema import (
     Correction,
@@ -228,14 +228,14 @@ def _columns(section: _Section | None, value_name: str) -> TableColumns:
     )
 
 
-def _format(section: _Section, key: str, path: Path) -> str:
+def _format(section: _Section, key: str, path: Path, allowed: tuple[str, ...] = FORMATS) -> str:
     fmt = section.value(key, str, None)
     if fmt is None:
         return table_format_of(path) or "trec"
-    if fmt not in FORMATS:
+    if fmt not in allowed:
         raise section.error(
             key,
-            f"{section._name(key)} must be one of {', '.join(FORMATS)}, got {fmt!r}",
+            f"{section._name(key)} must be one of {', '.join(allowed)}, got {fmt!r}",
             hint="or leave it out to go by the file name",
         )
     return fmt
@@ -294,7 +294,7 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
             Dataset(
                 name=name,
                 qrels=qrels,
-                qrels_format=_format(section, "format", qrels),
+                qrels_format=_format(section, "format", qrels, QRELS_FORMATS),
                 qrels_columns=_columns(section.section("columns"), "relevance"),
                 run_columns=_columns(section.section("run_columns"), "score"),
                 relevance_level=level,
@@ -791,6 +791,12 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
             raise engine_section.error(
                 "name", f"{uncut[0]} counts every recommended item of every list: on the dask engine give it a cutoff",
                 hint=f"write {uncut[0]}@10 (the lists down to the cutoff are gathered to compute it)",
+            )  # fmt: skip
+        subtopics = [d.name for d in datasets if d.qrels_format == "ndeval"]
+        if engine.name == "dask" and subtopics:
+            raise engine_section.error(
+                "name", f"dataset {subtopics[0]} has subtopic judgments (format: ndeval), which the dask engine does not "
+                "read yet", hint="run it with engine: {name: local}; diversity judgments are small",
             )  # fmt: skip
     tracking_section = root.section("tracking")
     tracking = Tracking()

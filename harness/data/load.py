@@ -10,22 +10,25 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.config.formats import table_format_of
-from harness.data.model import Qrels, Run
+from harness.data.model import Intents, Qrels, Run
 from harness.data.tables import read_table_qrels, read_table_run, table_run_name
 from harness.data.trec import read_qrels as read_trec_qrels
 from harness.data.trec import read_run as read_trec_run
-from harness.data.trec import run_tag
+from harness.data.trec import read_subtopic_qrels, run_tag
 from harness.errors import InputFormatError
 
 QRELS_COLUMNS = {"query": "query", "doc": "doc", "relevance": "relevance"}
 RUN_COLUMNS = {"query": "query", "doc": "doc", "score": "score"}
 
 
-def load_qrels(path: str | Path, columns: Mapping[str, str] | None = None, fmt: str | None = None) -> Qrels:
-    """Qrels from TREC text or a table; ``columns`` maps query, doc, relevance to column names."""
+def load_qrels(path: str | Path, columns: Mapping[str, str] | None = None, fmt: str | None = None) -> Qrels | Intents:
+    """Qrels from TREC text or a table; ``columns`` maps query, doc, relevance to column names. ``fmt="ndeval"``:
+    subtopic judgments (``query subtopic doc judgment``), for the intent-aware measures."""
     fmt = fmt or table_format_of(Path(path)) or "trec"
     if fmt == "trec":
         return read_trec_qrels(path)
+    if fmt == "ndeval":
+        return read_subtopic_qrels(path)
     return read_table_qrels(path, {**QRELS_COLUMNS, **(columns or {})}, fmt)
 
 

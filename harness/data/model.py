@@ -158,6 +158,45 @@ class Qrels:
 
 
 @dataclass(frozen=True, eq=False)
+class Intents:
+    """Subtopic judgments (ndeval's ``qid subtopic docno judgment``): which subtopics (intents) of a query each
+    document is relevant to, for the intent-aware measures. ``judgments()`` are the per-document labels the other
+    measures read: each document's largest judgment over the query's subtopics.
+
+    >>> intents = Intents.from_records([("q1", "1", "d1", 1), ("q1", "2", "d1", 0), ("q1", "2", "d2", 2)])
+    >>> judged = intents.judgments()
+    >>> judged.doc_id.to_pylist(), judged.relevance.tolist()
+    (['d1', 'd2'], [1.0, 2.0])
+    """
+
+    query_id: pa.Array
+    subtopic: pa.Array
+    doc_id: pa.Array
+    judgment: np.ndarray
+    source: str = "<subtopic qrels>"
+
+    def __len__(self) -> int:
+        return len(self.judgment)
+
+    def __repr__(self) -> str:
+        return f"Intents({len(self)} subtopic judgments, {_distinct(self.query_id)} queries, from {self.source})"
+
+    @classmethod
+    def from_records(cls, rows: Any, source: str = "<subtopic qrels>") -> Intents:
+        rows = list(rows)
+        return cls(*(pa.array([str(r[i]) for r in rows], pa.string()) for i in range(3)),
+                   np.asarray([float(r[3]) for r in rows], dtype=np.float64), source)  # type: ignore[call-arg]  # fmt: skip
+
+    def judgments(self) -> Qrels:
+        """One label per (query, document): the largest of its subtopic judgments, in first-appearance order."""
+        table = pa.table({"q": self.query_id, "d": self.doc_id, "j": self.judgment, "row": np.arange(len(self))})
+        grouped = table.group_by(["q", "d"], use_threads=False).aggregate([("j", "max"), ("row", "min")])
+        grouped = grouped.take(pc.sort_indices(grouped["row_min"]))
+        return Qrels(grouped["q"].combine_chunks(), grouped["d"].combine_chunks(),
+                     grouped["j_max"].to_numpy().astype(np.float64), self.source)  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
 class Run:
     """A system's ranked lists: one row per (query, document, score); row order is file order."""
 

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from harness.data._arrow import drain_floats, drain_strings, to_numpy
-from harness.data.model import Qrels, Run, control_character_message, control_character_row, first_control_character
+from harness.data.model import Intents, Qrels, Run, control_character_message, control_character_row, first_control_character
 from harness.errors import InputFormatError
 
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
@@ -278,6 +278,35 @@ def read_qrels(path: str | Path) -> Qrels:
     if not qids:
         raise InputFormatError("no judgments in the file", path=path, hint=hint)
     return Qrels(pa.array(qids, pa.string()), pa.array(docs, pa.string()), np.asarray(rels, dtype=np.float64), str(path))
+
+
+def read_subtopic_qrels(path: str | Path) -> Intents:
+    """Read subtopic judgments in ndeval's format, ``qid subtopic docno judgment`` per line (the TREC Web track's
+    diversity qrels); a judgment of 1 or more is relevant to that subtopic."""
+    path = Path(path)
+    check_exists(path, "subtopic qrels")
+    qids: list[str] = []
+    subtopics: list[str] = []
+    docs: list[str] = []
+    judgments: list[float] = []
+    hint = "each subtopic qrels line is 'query_id subtopic doc_id judgment', e.g. '51 2 clueweb09-en0001-23-45 1'"
+    for number, fields in _data_lines(path):
+        if len(fields) != 4:
+            raise InputFormatError(f"expected 4 columns (qid subtopic docid judgment), got {len(fields)}", path=path,
+                                   line=number, hint=hint)  # fmt: skip
+        _plain_ids(fields, path, number)
+        control = first_control_character(fields[1])
+        if control is not None:
+            message, control_hint = control_character_message(control, "subtopic")
+            raise InputFormatError(message, path=path, line=number, hint=control_hint)
+        qids.append(fields[0])
+        subtopics.append(fields[1])
+        docs.append(fields[2])
+        judgments.append(_number(fields[3], path, number, "relevance", hint))
+    if not qids:
+        raise InputFormatError("no judgments in the file", path=path, hint=hint)
+    return Intents(pa.array(qids, pa.string()), pa.array(subtopics, pa.string()), pa.array(docs, pa.string()),
+                   np.asarray(judgments, dtype=np.float64), str(path))  # fmt: skip
 
 
 def read_run(path: str | Path, name: str | None = None) -> Run:

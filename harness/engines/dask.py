@@ -47,7 +47,7 @@ from harness.config.schema import Engine
 from harness.data.align import AlignStats
 from harness.data.items import ItemContext
 from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run, run_name
-from harness.data.model import Qrels, Run
+from harness.data.model import Intents, Qrels, Run
 from harness.data.tables import stream_table_run
 from harness.data.trec import NotStreamable, check_exists, stream_qrels, stream_run
 from harness.engines._common import DatasetWork, FilesWork, dataset_diagnostics, segments_of
@@ -209,6 +209,8 @@ def _frame(source: Run | RunSource | Qrels | QrelsSource, folder: Path) -> tuple
     # harness's reader names the line at fault, or reads what streaming could not
     whole = load_run(path, source.columns, name=source.name) if isinstance(source, RunSource) \
         else load_qrels(path, source.columns, source.fmt)  # fmt: skip
+    if isinstance(whole, Intents):  # the config refuses subtopic judgments on this engine
+        raise HarnessError("the dask engine does not read subtopic judgments yet", hint="use engine: {name: local}")
     return _frame(whole, folder)
 
 

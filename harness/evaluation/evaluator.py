@@ -1,6 +1,7 @@
 """Evaluator: judgments prepared once, scored against many runs. No I/O.
 
->>> from harness.data.model import Qrels, Run
+>>> from harness.data.intents import intent_data
+from harness.data.model import Intents, Qrels, Run
 >>> qrels = Qrels.from_records([("q1", "d1", 1), ("q1", "d2", 1), ("q2", "d3", 1)])
 >>> run = Run.from_records([("q1", "d1", 3.0), ("q1", "d9", 2.0), ("q1", "d2", 1.0)])
 >>> per_query = evaluate(qrels, run, ["P@2", "AP"])
@@ -17,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from harness.data.align import Aligned, PreparedQrels, align
+from harness.data.intents import intent_data
 from harness.data.items import Catalog, Interactions, ItemContext
-from harness.data.model import Qrels, Run
-from harness.errors import ConventionError
+from harness.data.model import Intents, Qrels, Run
+from harness.errors import ConventionError, InputFormatError
 from harness.evaluation.results import PerQuery
 from harness.kernels._segments import RankedLists
 from harness.measures.conventions import Conventions, Ties
@@ -54,7 +56,7 @@ class Evaluator:
 
     def __init__(
         self,
-        qrels: Qrels,
+        qrels: Qrels | Intents,
         measures: Iterable[Measure | str],
         conventions: Conventions | None = None,
         query_ids: Sequence[str] | None = None,
@@ -65,6 +67,18 @@ class Evaluator:
         self.conventions = conventions or Conventions()
         self.measures = _as_measures(measures)
         definitions = {m: REGISTRY.definition(m) for m in self.measures}
+        # subtopic judgments: the intent-aware measures read them, the others each document's largest judgment
+        self.intents = qrels if isinstance(qrels, Intents) else None
+        if isinstance(qrels, Intents):
+            qrels = qrels.judgments()
+        intent_aware = [str(m) for m, d in definitions.items() if d.intent_aware]
+        if intent_aware and self.intents is None:
+            raise InputFormatError(
+                f"{', '.join(intent_aware)} need subtopic judgments",
+                hint="give the qrels as ndeval's 'query subtopic doc judgment' lines: --qrels-format ndeval, "
+                "qrels_format: ndeval in a config, or harness.read_subtopic_qrels(path)",
+            )
+        self._reads_intents = bool(intent_aware)
         # per-query measures go into the per-query table; system ones (coverage, entropy, Gini) have one value per run
         self.query_measures = tuple(m for m in self.measures if not definitions[m].is_system(m))
         self.system_measures = tuple(m for m in self.measures if definitions[m].is_system(m))
@@ -97,16 +111,22 @@ class Evaluator:
         return self.evaluate_aligned(run.name, self.align(run))
 
     def item_lists(self, aligned: Aligned) -> RankedLists:
-        """The aligned lists with each row's item and the item statistics (when a measure reads them)."""
+        """The aligned lists with each row's item and the item statistics, and its subtopics (when measures read them)."""
+        lists = aligned.lists
+        if self._reads_intents:
+            assert self.intents is not None
+            judged = self.prepared.judged_docs_of(aligned.query_ids)
+            lists = dataclasses.replace(lists, intents=intent_data(self.intents, aligned.query_ids, aligned.item_array(),
+                                                                   lists.n_ret, judged, np.diff(lists.judged_offsets)))
         if self.items is None:
-            return aligned.lists
+            return lists
         reads = frozenset().union(*(REGISTRY.definition(m).reads(m) for m in self.measures))
         data = self.items.for_run(
             aligned.item_array(), aligned.query_ids, cooccurrence=self._cooccurrence, pair_depth=self._pair_depth,
             judged_ids=self.prepared.judged_docs_of(aligned.query_ids) if "judged" in reads else None,
             score=aligned.score if "score" in reads else None,
         )  # fmt: skip
-        lists = dataclasses.replace(aligned.lists, items=data)
+        lists = dataclasses.replace(lists, items=data)
         # the per-user terms of the system measures that are sums over users: what a resample or a Dask
         # partition carries of the run instead of its judgments
         parts = {m: definition.parts(lists, m) for m in self.system_measures

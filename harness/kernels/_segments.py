@@ -54,6 +54,7 @@ class RankedLists:
     ap_min_r_k: bool = False  # AP@k divides by min(R, k) unless a measure says otherwise
     collection_size: int = 0  # documents in the collection (trec_eval -N), for utility
     items: ItemData | None = None  # each row's item and the item statistics (beyond-accuracy measures)
+    intents: Any = None  # harness.kernels.intent.IntentData: the rows' subtopics (intent-aware measures)
 
     def judged_subset(self) -> RankedLists:
         """The same lists with only the judged documents, relevant or not (trec_eval -J, form_res_rels.c).
@@ -75,7 +76,9 @@ class RankedLists:
             kept = self.tie_group[keep]
             tie_group = np.unique(kept, return_inverse=True)[1].astype(np.int64)
         items = None if self.items is None else self.items.subset_rows(keep)
-        return dataclasses.replace(self, offsets=offsets, label=self.label[keep], tie_group=tie_group, items=items)
+        intents = None if self.intents is None else self.intents.subset_rows(keep)
+        return dataclasses.replace(self, offsets=offsets, label=self.label[keep], tie_group=tie_group, items=items,
+                                   intents=intents)  # fmt: skip
 
     def head(self, k: int) -> RankedLists:
         """The first k rows of each query, for measures that read no further (these lists when none is longer).
@@ -97,7 +100,7 @@ class RankedLists:
             offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
             np.cumsum(kept, out=offsets[1:])
             rows = np.repeat(self.offsets[:-1] - offsets[:-1], kept) + np.arange(offsets[-1])
-            heads[k] = dataclasses.replace(self, offsets=offsets, label=self.label[rows], items=None)
+            heads[k] = dataclasses.replace(self, offsets=offsets, label=self.label[rows], items=None, intents=None)
         return heads[k]
 
     # ---- shape --------------------------------------------------------------

@@ -16,7 +16,7 @@ import numpy as np
 
 from harness.errors import MeasureError
 from harness.kernels import average_precision as ap_k
-from harness.kernels import counts, dcg, fairness, incomplete, interpolated, precision, reciprocal_rank, user_models
+from harness.kernels import counts, dcg, fairness, incomplete, intent, interpolated, precision, reciprocal_rank, user_models
 from harness.kernels._segments import RankedLists
 from harness.kernels.gains import GainScheme
 from harness.measures.spec import Measure, ParamValue
@@ -70,6 +70,7 @@ class MeasureDef:
     parts: Callable[[RankedLists, Measure], Any] | None = None
     finish: Callable[[RankedLists, Measure, np.ndarray], np.ndarray] | None = None
     item_reads: Callable[[Measure], frozenset[str]] | None = None  # lists' extras: 'judged' item codes, 'score'
+    intent_aware: bool = False  # reads subtopic judgments (ndeval's measures)
 
     def param_info(self, name: str) -> ParamInfo:
         for info in self.params:
@@ -1038,4 +1039,75 @@ _r(MeasureDef(
             ParamInfo("empty_groups", "text", "skip", "skip: a group without recommended items leaves the pairs; "
                       "nan: the value is NaN (Elliot)", ("skip", "nan"))),
     parts=_mad_parts, finish=_mad_finish, citation="Deldjoo et al., UMUAI 2021",
+))  # fmt: skip
+
+
+# Intent-aware diversity (issue 26): ndeval's measures, spelt as ir_measures spells them ------------------
+_ALPHA = ParamInfo("alpha", "number", 0.5, "redundancy penalty: each earlier document of a subtopic multiplies its "
+                   "gain by 1 - alpha")
+_BETA = ParamInfo("beta", "number", 0.5, "patience of NRBP's user: the weight of rank r is beta^(r - 1)")
+_RANK1 = ParamInfo(
+    "rank1", "text", "fixed",
+    "fixed: normalised at rank 1 like every rank; ndeval: ndeval's raw gain at k = 1 (its bug)", ("fixed", "ndeval"),
+)  # fmt: skip
+_IA = "intent-aware: "
+_IA_CITE = "Clarke et al., SIGIR 2008; ICTIR 2009; ndeval (TREC Web track)"
+
+
+def _cut(m: Measure) -> int:
+    assert m.cutoff is not None
+    return m.cutoff
+
+
+_r(MeasureDef(
+    "alpha_nDCG", lambda L, m: intent.alpha_ndcg(L, _cut(m), _num(m, "alpha", 0.5)),
+    _IA + "alpha-nDCG@k: the novelty-discounted DCG (gain sum over the document's subtopics of (1 - alpha)^(earlier "
+    "documents of that subtopic), 1/log2(rank + 1)) over that of ndeval's greedy ideal ranking (ndeval alpha-nDCG).",
+    cutoff="required", params=(_ALPHA,), intent_aware=True, citation=_IA_CITE, default_cutoffs=(5, 10, 20),
+))  # fmt: skip
+_r(MeasureDef(
+    "alpha_DCG", lambda L, m: intent.alpha_dcg(L, _cut(m), _num(m, "alpha", 0.5), _text(m, "rank1", "fixed")),
+    _IA + "alpha-DCG@k over the ideal-ideal: every subtopic covered at every rank, S (1 - alpha)^(r - 1) (ndeval "
+    "alpha-DCG, collection-independent).",
+    cutoff="required", params=(_ALPHA, _RANK1), intent_aware=True, citation=_IA_CITE, default_cutoffs=(5, 10, 20),
+))  # fmt: skip
+_r(MeasureDef(
+    "ERR_IA", lambda L, m: intent.err_ia(L, _cut(m), _num(m, "alpha", 0.5), _text(m, "rank1", "fixed")),
+    _IA + "ERR-IA@k: the novelty-discounted gains with discount 1/rank over the ideal-ideal's (ndeval ERR-IA).",
+    cutoff="required", params=(_ALPHA, _RANK1), intent_aware=True, citation="Chapelle et al., CIKM 2009; ndeval",
+    default_cutoffs=(5, 10, 20),
+))  # fmt: skip
+_r(MeasureDef(
+    "nERR_IA", lambda L, m: intent.nerr_ia(L, _cut(m), _num(m, "alpha", 0.5)),
+    _IA + "nERR-IA@k: ERR-IA over that of the greedy ideal ranking (ndeval nERR-IA).",
+    cutoff="required", params=(_ALPHA,), intent_aware=True, citation="Chapelle et al., CIKM 2009; ndeval",
+    default_cutoffs=(5, 10, 20),
+))  # fmt: skip
+_r(MeasureDef(
+    "NRBP", lambda L, m: intent.nrbp(L, _num(m, "alpha", 0.5), _num(m, "beta", 0.5), False),
+    _IA + "novelty- and rank-biased precision over the whole list: (1 - (1 - alpha) beta) / S x sum of gain(r) "
+    "beta^(r - 1) (ndeval NRBP).",
+    params=(_ALPHA, _BETA), intent_aware=True, citation=_IA_CITE,
+))  # fmt: skip
+_r(MeasureDef(
+    "nNRBP", lambda L, m: intent.nrbp(L, _num(m, "alpha", 0.5), _num(m, "beta", 0.5), True),
+    _IA + "NRBP over that of the greedy ideal ranking (ndeval nNRBP; 0, not ndeval's NaN, without a relevant subtopic).",
+    params=(_ALPHA, _BETA), intent_aware=True, citation=_IA_CITE,
+))  # fmt: skip
+_r(MeasureDef(
+    "P_IA", lambda L, m: intent.precision_ia(L, _cut(m)),
+    _IA + "intent-aware precision@k: (document, subtopic) relevant pairs in the top k over k x S (ndeval P-IA).",
+    cutoff="required", intent_aware=True, citation="Agrawal et al., WSDM 2009; ndeval", default_cutoffs=(5, 10, 20),
+))  # fmt: skip
+_r(MeasureDef(
+    "StRecall", lambda L, m: intent.subtopic_recall(L, _cut(m)),
+    _IA + "subtopic recall@k: the subtopics covered by the top k over S (ndeval strec).",
+    cutoff="required", intent_aware=True, citation="Zhai, Cohen & Lafferty, SIGIR 2003; ndeval",
+    default_cutoffs=(5, 10, 20),
+))  # fmt: skip
+_r(MeasureDef(
+    "AP_IA", lambda L, m: intent.ap_ia(L),
+    _IA + "intent-aware average precision: each subtopic's AP over the whole list, averaged over the S subtopics "
+    "(ndeval MAP-IA).",
+    intent_aware=True, citation="Agrawal et al., WSDM 2009; ndeval",
 ))  # fmt: skip

@@ -28,7 +28,7 @@ from harness.comparison.rows import Comparisons
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.items import read_items, read_train
 from harness.data.load import judged_query_ids, load_qrels
-from harness.data.model import Qrels, Run
+from harness.data.model import Intents, Qrels, Run
 from harness.data.tables import read_table_columns
 from harness.decision.release import Decision, decide_release
 from harness.engines import DatasetWork, Engine, open_engine
@@ -94,7 +94,7 @@ class Outcome:
         return None if self.results is None else self.results.diagnostics
 
 
-def _load_qrels(dataset: Dataset) -> Qrels:
+def _load_qrels(dataset: Dataset) -> Qrels | Intents:
     c = dataset.qrels_columns
     return load_qrels(dataset.qrels, {"query": c.query, "doc": c.doc, "relevance": c.value}, dataset.qrels_format)
 

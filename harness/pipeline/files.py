@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.config.schema import Engine as EngineSpec
 from harness.data.items import read_items, read_train
 from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels
-from harness.data.model import Qrels
+from harness.data.model import Intents, Qrels
 from harness.data.trec import check_exists
 from harness.engines import FilesWork, open_engine
 from harness.errors import HarnessError
@@ -42,6 +42,7 @@ class FileInputs:
     items: Path | None = None
     items_id: str = "item"
     engine: EngineSpec = field(default_factory=EngineSpec)
+    qrels_format: str | None = None  # None: by the file name; "ndeval": subtopic judgments
 
     def labels(self) -> list[str]:
         return [name or path.name for name, path in self.runs]
@@ -64,13 +65,19 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
         needs_judgments = engine.reads_judgments or builds_item_context(measures, inputs.train is not None,
                                                                          inputs.items is not None)  # fmt: skip
         # without them here, the engine's workers read them
-        qrels = load_qrels(inputs.qrels, inputs.qrels_columns) if needs_judgments else Qrels.from_records([], str(inputs.qrels))
+        if inputs.qrels_format == "ndeval" and not engine.reads_judgments:
+            raise HarnessError("the dask engine does not read subtopic judgments (--qrels-format ndeval) yet",
+                               hint="evaluate them on the local engine: diversity judgments are small")  # fmt: skip
+        needs_judgments = needs_judgments or inputs.qrels_format == "ndeval"
+        judgments = load_qrels(inputs.qrels, inputs.qrels_columns, inputs.qrels_format) if needs_judgments \
+            else Qrels.from_records([], str(inputs.qrels))  # fmt: skip
+        qrels = judgments.judgments() if isinstance(judgments, Intents) else judgments
         train = items = None
         if inputs.train is not None:
             train = read_train(inputs.train, inputs.train_columns["user"], inputs.train_columns["item"])
         if inputs.items is not None:
             items = read_items(inputs.items, inputs.items_id)
-        evaluator = Evaluator(qrels, measures, inputs.conventions, train=train, items=items)
+        evaluator = Evaluator(judgments, measures, inputs.conventions, train=train, items=items)
         runs = tuple((label, given, path) for label, (given, path) in zip(labels, inputs.runs, strict=True))
         work = FilesWork(evaluator, inputs.qrels, inputs.qrels_columns, qrels if needs_judgments else None, runs,
                          inputs.run_columns, per_query, relstring_lengths, progress)  # fmt: skip

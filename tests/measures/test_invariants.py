@@ -14,7 +14,7 @@ from harness.measures.spec import Measure
 def _every_measure() -> list[Measure]:
     out = []
     for d in REGISTRY:
-        if d.beyond_accuracy:  # beyond accuracy: read training data (tests/kernels/test_beyond.py)
+        if d.beyond_accuracy or d.intent_aware:  # read training data or subtopics (tests/kernels/test_beyond.py, ..._golden)
             continue
         raw: dict[str, object] = {}
         if d.name == "IPrec":

@@ -299,3 +299,41 @@ def test_runs_evaluated_in_parallel_give_the_serial_values(tmp_path: Path) -> No
     out, err = io.StringIO(), io.StringIO()
     assert main(["run", str(config), "--quiet", "--set", "engine.workers=0"], out, err) == 2
     assert "workers must be at least 1, got 0" in err.getvalue()
+
+
+def test_subtopic_judgments_in_a_config_and_on_the_command_line(tmp_path: Path) -> None:
+    """format: ndeval in a config, --qrels-format ndeval for harness eval: the intent-aware measures from the subtopics,
+    the others from each document's largest judgment, the same values either way and as the evaluator gives them;
+    the dask engine refuses them before any work."""
+    from harness.data.load import load_run
+    from harness.data.trec import read_subtopic_qrels
+    from harness.evaluation.evaluator import Evaluator
+    from tests.conftest import FAIRNESS
+
+    qrels, run = FAIRNESS / "div_qrels.txt", FAIRNESS / "div_run.txt"
+    measures = ["alpha_nDCG@20", "ERR_IA@10", "nNRBP", "StRecall@10", "nDCG@10"]
+    config = _write(tmp_path / "config.yaml", f"""\
+        experiment: diversity
+        datasets: [{{name: web, qrels: {qrels}, format: ndeval}}]
+        systems: [{{name: divrun, runs: {{web: {run}}}}}]
+        measures: [{", ".join(repr(m) for m in measures)}]
+        tracking: {{enabled: false}}
+        output: {tmp_path / "out"}
+    """)
+    folder = Path(str(_run_config(config)["results_dir"]))
+    summary = pd.read_csv(folder / "summary.csv")
+    overall = summary[summary["segment"] == "all"].set_index("measure")["value"]
+    expected = Evaluator(read_subtopic_qrels(qrels), measures).evaluate(load_run(run))
+    for j, m in enumerate(expected.measures):
+        assert math.isclose(overall[str(m)], float(expected.values[:, j].mean()), rel_tol=1e-12), m
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["eval", "--qrels-format", "ndeval", "--format", "json", "-m", ",".join(measures), str(qrels), str(run)],
+                out, err) == 0, err.getvalue()  # fmt: skip
+    printed = {r["measure"]: r["value"] for r in json.loads(out.getvalue())["results"] if r["query_id"] == "all"}
+    assert printed.keys() == set(measures)
+    for m in measures:
+        assert math.isclose(printed[m], overall[m], rel_tol=1e-12), m
+    (tmp_path / "dask.yaml").write_text(config.read_text() + "engine: {name: dask}\n")
+    err = io.StringIO()
+    assert main(["run", str(tmp_path / "dask.yaml"), "--quiet"], io.StringIO(), err) == 2
+    assert "format: ndeval" in err.getvalue() and "line" in err.getvalue()
