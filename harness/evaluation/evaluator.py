@@ -74,7 +74,7 @@ class Evaluator:
         intent_aware = [str(m) for m, d in definitions.items() if d.intent_aware]
         if intent_aware and self.intents is None:
             raise InputFormatError(
-                f"{', '.join(intent_aware)} need subtopic judgments",
+                f"{', '.join(intent_aware)} need{'s' if len(intent_aware) == 1 else ''} subtopic judgments",
                 hint="give the qrels as ndeval's 'query subtopic doc judgment' lines: --qrels-format ndeval, "
                 "qrels_format: ndeval in a config, or harness.read_subtopic_qrels(path)",
             )
