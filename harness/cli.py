@@ -150,6 +150,8 @@ def _file_inputs(args: argparse.Namespace) -> FileInputs:
         items_id=args.items_id,
         engine=engine,
         qrels_format=args.qrels_format,
+        segments=None if args.segments is None else Path(args.segments),
+        segments_columns=_column_map(args.segments_columns, {"query": "query", "segment": "segment"}),
     )
 
 
@@ -505,6 +507,8 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-columns", default=None, help="user=COL,item=COL (default user, item)")
     parser.add_argument("--items", default=None, metavar="PATH", help="item catalogue; its other columns are numeric features")
     parser.add_argument("--items-id", default="item", metavar="COL", help="the catalogue's id column (default item)")
+    parser.add_argument("--segments", default=None, metavar="PATH", help="each user's group, a table (UserMAD)")
+    parser.add_argument("--segments-columns", default=None, help="query=COL,segment=COL (default query, segment)")
 
 
 def _engine_arguments(parser: argparse.ArgumentParser) -> None:

@@ -462,7 +462,8 @@ def _measures(root: _Section, cutoffs: tuple[int, ...], schemes: tuple[tuple[str
 
 def _check_inputs(root: _Section, measures: tuple[Measure, ...], datasets: tuple[Dataset, ...]) -> None:
     """A beyond-accuracy measure needs a dataset with its inputs (train, items); datasets without them skip it."""
-    names = {"train": "training interactions (train:)", "items": "an item catalogue (items:)"}
+    names = {"train": "training interactions (train:)", "items": "an item catalogue (items:)",
+             "user_groups": "user groups (segments:)"}
     for measure in measures:
         needs = REGISTRY.definition(measure).inputs(measure)
         if needs and not any(needs <= d.inputs() for d in datasets):

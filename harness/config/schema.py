@@ -70,8 +70,10 @@ class Dataset:
     items: ItemsSpec | None = None
 
     def inputs(self) -> frozenset[str]:
-        """What beyond-accuracy measures can read here: 'train', 'items', 'features' (checked when the file is read)."""
-        return frozenset({"train"} if self.train else set()) | frozenset({"items", "features"} if self.items else set())
+        """What beyond-accuracy measures can read here: 'train', 'items', 'features' (checked when the file is read),
+        'user_groups' (the segments)."""
+        return (frozenset({"train"} if self.train else set()) | frozenset({"items", "features"} if self.items else set())
+                | frozenset({"user_groups"} if self.segments else set()))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ than the id are item features and must all be numbers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,8 +151,10 @@ class ItemContext:
     recommends that neither the training data nor the catalogue knows get codes after the known ones.
     """
 
-    def __init__(self, train: Interactions | None, catalog: Catalog | None, qrels: Qrels) -> None:
+    def __init__(self, train: Interactions | None, catalog: Catalog | None, qrels: Qrels,
+                 user_groups: Mapping[str, str] | None = None) -> None:  # fmt: skip
         self.train, self.catalog = train, catalog
+        self.user_groups = user_groups  # query (user) -> group, e.g. the dataset's segments: UserMAD's groups
         parts = [source.item_id for source in (train, catalog) if source is not None]
         known = pc.unique(same_strings(parts)) if parts else pa.array([], pa.string())
         known = known.combine_chunks() if isinstance(known, pa.ChunkedArray) else known
@@ -229,6 +231,12 @@ class ItemContext:
                     f"{measure} groups items by the column {column!r}, which {self.catalog.source} does not have",
                     path=self.catalog.source, hint=f"its columns: {named}; name one of them as group=...",
                 )
+        if "user_groups" in needs and self.user_groups is None:
+            raise InputFormatError(
+                f"{measure} compares groups of users, and the dataset has none",
+                hint="give the dataset segments: {path: users.csv, query: user, segment: group} (--segments PATH with "
+                "harness eval): each user's group",
+            )
         if "features" in needs and (self.catalog is None or self.catalog.features is None):
             source = "the dataset has no items file" if self.catalog is None else f"{self.catalog.source} has only the id column"
             raise InputFormatError(
@@ -236,6 +244,15 @@ class ItemContext:
                 path=None if self.catalog is None else self.catalog.source,
                 hint="give the items file numeric feature columns besides the id, or use sim=cooccurrence",
             )
+
+    def _user_groups_of(self, query_ids: np.ndarray) -> dict[str, Any]:
+        """Each query's user group as an index into the groups' sorted names (-1: in none)."""
+        if self.user_groups is None:
+            return {}
+        names = sorted(set(self.user_groups.values()))
+        index = {name: i for i, name in enumerate(names)}
+        group = np.array([index.get(self.user_groups.get(str(q), ""), -1) for q in query_ids], dtype=np.int64)
+        return {"user_group": group, "n_user_groups": len(names)}
 
     def item_users(self) -> Any:
         """Binary (known items x training users) CSR matrix: the items' user vectors, for co-occurrence."""
@@ -323,4 +340,5 @@ class ItemContext:
             judged_code=None if judged_ids is None else positions_in(judged_ids, self.known),
             columns={name: pad_nan(values) for name, values in self.columns.items()}, score=score,
             train_first=None if self.train_first is None else np.concatenate([self.train_first, np.full(n_cold, np.inf)]),
+            **self._user_groups_of(query_ids),
         )  # fmt: skip

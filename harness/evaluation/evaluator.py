@@ -63,6 +63,7 @@ class Evaluator:
         train: Interactions | None = None,
         items: Catalog | None = None,
         item_context: ItemContext | None = None,
+        user_groups: Mapping[str, str] | None = None,
     ) -> None:
         self.conventions = conventions or Conventions()
         self.measures = _as_measures(measures)
@@ -88,7 +89,7 @@ class Evaluator:
         # one pass of the similarity kernels serves every cutoff: it goes as deep as the deepest one
         self._pair_depth = deepest_cutoff(cooccurrence)
         if item_context is None and builds_item_context(self.measures, train is not None, items is not None):
-            item_context = ItemContext(train, items, as_qrels(qrels))
+            item_context = ItemContext(train, items, as_qrels(qrels), user_groups)
         self.items = item_context  # given: prepared once for the whole dataset (the dask engine's partitions share it)
         if self.items is not None:
             for m, d in definitions.items():

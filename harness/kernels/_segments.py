@@ -344,6 +344,8 @@ class ItemData:
     pair_of_runs: int | None = None  # stacked lists of two runs over the same users (``stack``): users per run
     cold_ids: Any = None  # Arrow strings: the ids of codes n_known.. (cold items), to join two runs' codes
     recbole_extra: Any = None  # Arrow strings: items RecBole counts beyond the known ones (qrels-only and cold)
+    user_group: np.ndarray | None = None  # per query: its user group (a segment), -1 for none; None without groups
+    n_user_groups: int = 0
     train_first: np.ndarray | None = None  # per code: row of the item's first training interaction (inf: none)
     judged_code: np.ndarray | None = None  # per judged row (as ``judged_label``): its item's code, -1 when unknown
     columns: Any = None  # {catalogue column: float64 per code, NaN where the item is not listed}: item groups

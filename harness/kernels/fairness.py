@@ -327,3 +327,53 @@ def mean_absolute_difference(averages: np.ndarray, empty_groups: str) -> np.ndar
             i, j = np.triu_indices(present.size, k=1)
             out[row] = np.abs(present[i] - present[j]).mean()
     return out
+
+
+def user_mad_parts(lists: RankedLists, k: int | None, gain: str, rel: float | None, users: str) -> np.ndarray:
+    """(queries x 2G): per user, its score and 1 in its user group's columns (Elliot's UserMAD).
+
+    ``gain``: ``ranking`` the user's nDCG@k with Elliot's graded gains 2^(r - t + 1) - 1 and ideal DCG over the
+    user's relevant items; ``rating`` the mean predicted score of its top k (relevance ignored, as Elliot does).
+    ``users``: ``relevant`` counts users with a relevant judged item, ``all`` every user in a group.
+    """
+    from harness.kernels.beyond import _cut_view
+
+    items = _items(lists)
+    assert items.user_group is not None
+    n_q, n_groups = lists.n_queries, items.n_user_groups
+    cut = _cut_view(lists, k)
+    level = lists.level(rel)
+    if gain == "ranking":
+        label = cut.take(lists.label)
+        gains = np.where(label >= level, 2.0 ** (np.nan_to_num(label) - level + 1.0) - 1.0, 0.0)
+        weights = np.log(2.0) / np.log(_positions(cut) + 2.0)
+        dcg = cut.sum(gains * weights)
+        judged = lists.judged_label
+        ideal_gain = np.where(judged >= level, 2.0 ** (judged - level + 1.0) - 1.0, 0.0)
+        order = np.lexsort((-ideal_gain, lists.judged_qidx))
+        offsets = lists.judged_offsets
+        depth = np.iinfo(np.int64).max if k is None else k
+        n = np.diff(offsets)
+        pos = np.arange(order.size) - np.repeat(offsets[:-1], n)
+        keep = pos < depth
+        ideal = np.bincount(lists.judged_qidx[order][keep], weights=(ideal_gain[order] * np.log(2.0)
+                                                                     / np.log(pos + 2.0))[keep], minlength=n_q)  # fmt: skip
+        score = np.zeros(n_q)
+        np.divide(dcg, ideal, out=score, where=dcg > 0)
+    else:
+        assert items.score is not None
+        score = np.nan_to_num(cut.mean(cut.take(items.score)))
+    member = items.user_group >= 0
+    if users == "relevant":
+        member &= lists.num_rel(rel) > 0
+    rows = np.flatnonzero(member)
+    totals = _cells(rows, items.user_group[rows], n_q, n_groups)
+    return np.hstack([totals * score[:, None], totals])
+
+
+def user_mad_finish(sums: np.ndarray, empty_groups: str) -> np.ndarray:
+    """(B,): the mean absolute difference between the user groups' mean scores."""
+    g = sums.shape[1] // 2
+    averages = np.full((sums.shape[0], g), np.nan)
+    np.divide(sums[:, :g], sums[:, g:], out=averages, where=sums[:, g:] > 0)
+    return mean_absolute_difference(averages, empty_groups)

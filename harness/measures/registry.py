@@ -1042,6 +1042,29 @@ _r(MeasureDef(
 ))  # fmt: skip
 
 
+def _user_mad_parts(L: RankedLists, m: Measure) -> np.ndarray:
+    return fairness.user_mad_parts(L, m.cutoff, _text(m, "gain", "ranking"), _rel(m), _text(m, "users", "relevant"))
+
+
+_r(MeasureDef(
+    "UserMAD", _not_per_query,
+    _FAIR + "mean absolute difference between user groups (the dataset's segments) of the users' nDCG@k with graded "
+    "gains 2^(r - t + 1) - 1 (Elliot UserMADranking; gain=rating: their mean predicted score in the top k, Elliot "
+    "UserMADrating). A system measure; 0 is parity.",
+    cutoff="required", system=_always, higher_is_better=False, needs=lambda m: frozenset({"user_groups"}),
+    item_reads=lambda m: frozenset({"score"}) if m.param("gain") == "rating" else frozenset(),
+    params=(_EL_REL,
+            ParamInfo("gain", "text", "ranking", "ranking: the user's graded nDCG@k; rating: its mean predicted score",
+                      ("ranking", "rating")),
+            ParamInfo("users", "text", "relevant", "relevant: users with a relevant test item (Elliot); all",
+                      ("relevant", "all")),
+            ParamInfo("empty_groups", "text", "skip", "skip: a group without users leaves the pairs; nan: NaN (Elliot)",
+                      ("skip", "nan"))),
+    parts=_user_mad_parts, finish=lambda L, m, sums: fairness.user_mad_finish(sums, _text(m, "empty_groups", "skip")),
+    citation="Deldjoo et al., UMUAI 2021",
+))  # fmt: skip
+
+
 # Intent-aware diversity (issue 26): ndeval's measures, spelt as ir_measures spells them ------------------
 _ALPHA = ParamInfo("alpha", "number", 0.5, "redundancy penalty: each earlier document of a subtopic multiplies its "
                    "gain by 1 - alpha")

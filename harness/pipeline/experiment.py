@@ -125,7 +125,8 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
     if dataset.items is not None:
         progress(f"loading items {dataset.items.path}")
         items = read_items(dataset.items.path, dataset.items.id)
-    return Evaluator(qrels, measures, conventions, train=train, items=items)
+    user_groups = _load_segments(dataset) if dataset.segments is not None else None  # UserMAD's groups
+    return Evaluator(qrels, measures, conventions, train=train, items=items, user_groups=user_groups)
 
 
 def _runs(

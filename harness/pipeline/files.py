@@ -15,6 +15,7 @@ from harness.config.schema import Engine as EngineSpec
 from harness.data.items import read_items, read_train
 from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels
 from harness.data.model import Intents, Qrels
+from harness.data.tables import read_table_columns
 from harness.data.trec import check_exists
 from harness.engines import FilesWork, open_engine
 from harness.errors import HarnessError
@@ -43,6 +44,8 @@ class FileInputs:
     items_id: str = "item"
     engine: EngineSpec = field(default_factory=EngineSpec)
     qrels_format: str | None = None  # None: by the file name; "ndeval": subtopic judgments
+    segments: Path | None = None  # each user's group (UserMAD)
+    segments_columns: Mapping[str, str] = field(default_factory=lambda: {"query": "query", "segment": "segment"})
 
     def labels(self) -> list[str]:
         return [name or path.name for name, path in self.runs]
@@ -77,7 +80,9 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
             train = read_train(inputs.train, inputs.train_columns["user"], inputs.train_columns["item"])
         if inputs.items is not None:
             items = read_items(inputs.items, inputs.items_id)
-        evaluator = Evaluator(judgments, measures, inputs.conventions, train=train, items=items)
+        user_groups = None if inputs.segments is None else read_table_columns(
+            inputs.segments, inputs.segments_columns["query"], inputs.segments_columns["segment"])
+        evaluator = Evaluator(judgments, measures, inputs.conventions, train=train, items=items, user_groups=user_groups)
         runs = tuple((label, given, path) for label, (given, path) in zip(labels, inputs.runs, strict=True))
         work = FilesWork(evaluator, inputs.qrels, inputs.qrels_columns, qrels if needs_judgments else None, runs,
                          inputs.run_columns, per_query, relstring_lengths, progress)  # fmt: skip

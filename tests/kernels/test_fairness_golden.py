@@ -16,6 +16,7 @@ import pytest
 
 from harness.data.items import read_items, read_train
 from harness.data.load import load_qrels, load_run
+from harness.data.tables import read_table_columns
 from harness.evaluation.evaluator import Evaluator
 from harness.kernels import fairness
 from harness.measures.conventions import Conventions, Ties
@@ -45,7 +46,8 @@ def _evaluate(ties: str) -> tuple[Evaluator, Any, dict[str, float]]:
     run = load_run(FAIRNESS / "run.csv", {"query": "user", "doc": "item", "score": "score"}, name="golden")
     measures = sorted({_measure(e) for e in EXPECTED["values"] if _mapped(e)})
     evaluator = Evaluator(qrels, measures, Conventions(ties=Ties(ties), relevance_level=LEVEL),
-                          train=read_train(FAIRNESS / "train.csv"), items=read_items(FAIRNESS / "items.csv"))  # fmt: skip
+                          train=read_train(FAIRNESS / "train.csv"), items=read_items(FAIRNESS / "items.csv"),
+                          user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"))  # fmt: skip
     aligned = evaluator.align(run)
     lists = evaluator.item_lists(aligned)
     per_query = evaluator.evaluate_aligned("golden", aligned, lists)
@@ -80,7 +82,7 @@ def test_each_value_of_the_peers(evaluated: tuple[str, Evaluator, Any, dict[str,
         got, want = values[_measure(entry)], entry["value"]
         assert math.isclose(got, want, rel_tol=0, abs_tol=tolerance), (entry["id"], ties, got, want)
         checked += 1
-    assert checked == 46  # per tie order: pyxclib 5 ids x 4 cutoffs, LensKit 3 x 2, Elliot 10 x 2
+    assert checked == 50  # per tie order: pyxclib 5 ids x 4 cutoffs, LensKit 3 x 2, Elliot 12 x 2
 
 
 def test_the_group_probabilities_and_the_ideal_of_pyxclib(evaluated: tuple[str, Evaluator, Any, dict[str, float]]) -> None:
@@ -116,11 +118,12 @@ def test_the_per_user_terms_depend_on_each_users_rows_only(tmp_path: Path) -> No
     run = load_run(tmp_path / "run.csv", {"query": "user", "doc": "item", "score": "score"}, name="golden")
     measures = sorted({_measure(e) for e in EXPECTED["values"] if _mapped(e)})
     evaluator = Evaluator(qrels, measures, Conventions(relevance_level=LEVEL), train=read_train(FAIRNESS / "train.csv"),
-                          items=read_items(FAIRNESS / "items.csv"))  # fmt: skip
+                          items=read_items(FAIRNESS / "items.csv"),
+                          user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"))  # fmt: skip
     aligned = evaluator.align(run)
     part = evaluator.item_lists(aligned)
     rows = np.array([int(q[1:]) - 1 for q in aligned.query_ids])  # u01.. are the whole run's rows 0..
-    assert whole.items.user_parts.keys() == part.items.user_parts.keys() and len(part.items.user_parts) >= 12
+    assert whole.items.user_parts.keys() == part.items.user_parts.keys() and len(part.items.user_parts) >= 14
     for m, terms in whole.items.user_parts.items():
         alone = part.items.user_parts[m]
         got = alone.toarray() if hasattr(alone, "toarray") else alone
