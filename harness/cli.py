@@ -20,6 +20,7 @@ Exit codes
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -472,6 +473,29 @@ def _param_text(info: Any) -> str:
     return text + (f" ({'|'.join(info.choices)})" if info.choices else "")
 
 
+def _cmd_exposure(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Expected exposure of a stochastic run (TREC Fair Ranking): per query with -q, and the mean."""
+    from harness.evaluation.exposure import ExposureSettings
+    from harness.pipeline.files import exposure_files
+
+    settings = ExposureSettings(model=args.model, p=args.p, u=args.u, complete=args.complete, groups=args.groups,
+                                normalized=args.normalized, compat=args.compat)  # fmt: skip
+    table = exposure_files(Path(args.qrels), Path(args.run), settings)
+    measures = ["EE-L", "EE-D", "EE-R"]
+    if args.format == "json":
+        record = {"settings": dataclasses.asdict(settings), "mean": {m: float(table[m].mean()) for m in measures},
+                  "per_query": table.to_dict("records") if args.per_query else None}  # fmt: skip
+        out.write(json.dumps(record, indent=1) + "\n")
+        return EXIT_OK
+    if args.per_query:
+        for row in table.to_dict("records"):
+            for m in measures:
+                out.write(f"{m:<8}\t{row['query_id']}\t{row[m]:.6f}\n")
+    for m in measures:
+        out.write(f"{m:<8}\tall\t{table[m].mean():.6f}\n")
+    return EXIT_OK
+
+
 def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.measures.registry import REGISTRY
 
@@ -628,6 +652,21 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--two-sided", action="store_true", help="a comparison's test, rather than a guard's one-sided one")
     pl.add_argument("--format", choices=("text", "json"), default="text")
     pl.set_defaults(handler=_cmd_plan)
+
+    ex = sub.add_parser("exposure", help="expected exposure of a stochastic run (EE-L, EE-D, EE-R; TREC Fair Ranking)")
+    ex.add_argument("qrels", help="expeval judgments: 'query groups doc relevance' lines (groups as g1|g2)")
+    ex.add_argument("run", help="stochastic run: 'query sample doc rank score tag' lines, one ranking per sample")
+    ex.add_argument("--model", default="gerr", choices=("gerr", "rbp"), help="user model (default gerr)")
+    ex.add_argument("-p", type=float, default=0.5, help="patience (default 0.5)")
+    ex.add_argument("-u", type=float, default=0.5, help="gerr: chance a relevant document satisfies (default 0.5)")
+    ex.add_argument("--groups", action="store_true", help="exposure per group, not per document (expeval -G)")
+    ex.add_argument("--complete", action="store_true", help="every judged document in the target (expeval -C)")
+    ex.add_argument("--normalized", action="store_true", help="expeval's normalisation (default: raw, expeval -U)")
+    ex.add_argument("--compat", default="harness", choices=("harness", "expeval"),
+                    help="expeval: its values for a query missing from the run, and inf for an all-zero exposure")
+    ex.add_argument("-q", "--per-query", action="store_true", help="every query's values too")
+    ex.add_argument("--format", choices=("text", "json"), default="text")
+    ex.set_defaults(handler=_cmd_exposure)
 
     ms = sub.add_parser("measures", help="list every measure the registry knows")
     ms.set_defaults(handler=_cmd_measures)

@@ -309,6 +309,59 @@ def read_subtopic_qrels(path: str | Path) -> Intents:
                    np.asarray(judgments, dtype=np.float64), str(path))  # fmt: skip
 
 
+def read_stochastic_run(path: str | Path) -> dict[str, dict[str, list[str]]]:
+    """A stochastic run, expeval's ``qid sample docno rank score runid`` lines: {query: {sample: documents by rank}}.
+
+    Each sample is one ranking of the query; the rank column orders it (the score is not read). A rank given twice
+    in one sample is an error.
+    """
+    path = Path(path)
+    check_exists(path, "run")
+    hint = "each line is 'query_id sample_id doc_id rank score run_id', one ranking per (query, sample)"
+    ranked: dict[str, dict[str, dict[int, tuple[str, int]]]] = {}
+    for number, fields in _data_lines(path):
+        if len(fields) < 5:
+            raise InputFormatError(f"expected 6 columns (qid sample docid rank score tag), got {len(fields)}", path=path,
+                                   line=number, hint=hint)  # fmt: skip
+        _plain_ids(fields, path, number)
+        rank = _number(fields[3], path, number, "rank", hint)
+        if rank != int(rank):
+            raise InputFormatError(f"rank {fields[3]!r} is not a whole number", path=path, line=number, hint=hint)
+        sample = ranked.setdefault(fields[0], {}).setdefault(fields[1], {})
+        if int(rank) in sample:
+            raise InputFormatError(f"rank {int(rank)} is given twice in sample {fields[1]!r} of query {fields[0]!r}",
+                                   path=path, line=number, hint=f"the first is on line {sample[int(rank)][1]}")  # fmt: skip
+        sample[int(rank)] = (fields[2], number)
+    if not ranked:
+        raise InputFormatError("no rankings in the file", path=path, hint=hint)
+    return {q: {s: [doc for _, (doc, _) in sorted(rows.items())] for s, rows in samples.items()}
+            for q, samples in ranked.items()}  # fmt: skip
+
+
+def read_group_qrels(path: str | Path, complete: bool = False) -> tuple[dict[str, dict[str, float]],
+                                                                        dict[str, dict[str, list[str]]]]:  # fmt: skip
+    """expeval's judgments, ``qid groups docno rel`` lines (groups ``g1|g2``): ({query: {doc: rel}}, {query: {doc:
+    groups}}). Only relevant lines (rel > 0) are kept unless ``complete`` (expeval's -C)."""
+    path = Path(path)
+    check_exists(path, "qrels")
+    hint = "each line is 'query_id groups doc_id relevance', groups separated by '|', e.g. 'q1 0|2 d7 1'"
+    judged: dict[str, dict[str, float]] = {}
+    groups: dict[str, dict[str, list[str]]] = {}
+    for number, fields in _data_lines(path):
+        if len(fields) != 4:
+            raise InputFormatError(f"expected 4 columns (qid groups docid rel), got {len(fields)}", path=path,
+                                   line=number, hint=hint)  # fmt: skip
+        _plain_ids(fields, path, number)
+        rel = _number(fields[3], path, number, "relevance", hint)
+        if rel > 0 or complete:
+            judged.setdefault(fields[0], {})[fields[2]] = rel
+            names = groups.setdefault(fields[0], {}).setdefault(fields[2], [])
+            names.extend(g for g in fields[1].split("|") if g not in names)
+    if not judged:
+        raise InputFormatError("no relevant judgments in the file", path=path, hint=hint)
+    return judged, groups
+
+
 def read_run(path: str | Path, name: str | None = None) -> Run:
     """Read a TREC run file: ``qid Q0 docid rank score tag`` per line.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.config.schema import Engine as EngineSpec
 from harness.data.items import read_items, read_train
@@ -89,4 +90,14 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
         return engine.evaluate_files(work)
 
 
-__all__ = ["FileInputs", "evaluate_files"]
+def exposure_files(qrels: Path, run: Path, settings: Any) -> Any:
+    """``harness exposure``: a stochastic run's expected exposure per query (:func:`harness.evaluation.exposure.
+    evaluate_exposure`); every input read and checked before any value is computed."""
+    from harness.evaluation.exposure import evaluate_exposure
+
+    check_exists(qrels, "qrels")
+    check_exists(run, "run")
+    return evaluate_exposure(qrels, run, settings)
+
+
+__all__ = ["FileInputs", "evaluate_files", "exposure_files"]

@@ -63,7 +63,7 @@ def evaluated(request: pytest.FixtureRequest) -> tuple[str, Evaluator, Any, dict
 
 def test_every_golden_id_is_mapped_or_pending() -> None:
     pending = MAP["pending"]
-    left = {_base(e) for e in EXPECTED["values"] if not _mapped(e) and not str(e["id"]).startswith("ndeval.")}
+    left = {_base(e) for e in EXPECTED["values"] if not _mapped(e) and not str(e["id"]).startswith(("ndeval.", "expeval."))}
     unexplained = {b for b in left if b not in pending and b.split(".")[0] not in pending}
     assert not unexplained, unexplained
     assert set(MAP["measures"]) <= {_base(e) for e in EXPECTED["values"]}  # no stale mapping
@@ -181,3 +181,61 @@ def test_a_querys_intent_aware_values_depend_on_its_rows_only(tmp_path: Path) ->
     part = Evaluator(read_subtopic_qrels(tmp_path / "div_qrels.txt"), measures).evaluate(load_run(tmp_path / "div_run.txt"))
     rows = [whole.query_ids.tolist().index(q) for q in part.query_ids]
     assert len(rows) == 15 and np.array_equal(part.values, whole.values[rows])
+
+
+def test_each_value_of_expeval_per_query() -> None:
+    """expeval's 48 configurations (EE-D, EE-R, EE-L x gerr, rbp x documents, groups x incomplete, complete x
+    normalised, raw), every query, under compat=expeval (its bounds and defaults, bugs included)."""
+    from harness.evaluation.exposure import ExposureSettings, evaluate_exposure
+
+    checked = 0
+    frames: dict[tuple[str, ...], Any] = {}
+    for entry in EXPECTED["values"]:
+        if entry["peer"] != "expeval":
+            continue
+        _, measure, model, grouping, judged, scale = str(entry["id"]).split(".")
+        key = (model, grouping, judged, scale)
+        if key not in frames:
+            settings = ExposureSettings(model=model, p=MAP["exposure"]["p"], u=MAP["exposure"]["u"],  # type: ignore[arg-type]
+                                        groups=grouping == "group", complete=judged == "complete",
+                                        normalized=scale == "norm", compat="expeval")  # fmt: skip
+            frames[key] = evaluate_exposure(FAIRNESS / "ee_qrels.txt", FAIRNESS / "ee_run.txt", settings).set_index("query_id")
+        got = frames[key][measure]
+        assert set(got.index) == set(entry["per_query"]), entry["id"]
+        for query, want in entry["per_query"].items():
+            assert math.isclose(got[query], want, rel_tol=0, abs_tol=1e-9), (entry["id"], query, got[query], want)
+            checked += 1
+        assert math.isclose(float(got.mean()), entry["value"], abs_tol=1e-9), entry["id"]
+    assert checked == 48 * 30
+
+
+def test_expected_exposure_defaults_differ_from_expeval_only_where_named(tmp_path: Path) -> None:
+    """A query missing from the run: expeval gives EE-L the relevance's upper bound; harness the distance of an empty
+    exposure vector to the target, ‖ε*‖² (by hand: one relevant document, rbp p = 0.5: ε* = 1, so 1.0)."""
+    from harness.evaluation.exposure import ExposureSettings, evaluate_exposure
+
+    (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 c 1\nq2 1 d 2\n")
+    (tmp_path / "run").write_text("q2 0 c 1 1 r\nq2 0 d 2 1 r\n")
+    ours = evaluate_exposure(tmp_path / "qrels", tmp_path / "run", ExposureSettings(model="rbp")).set_index("query_id")
+    theirs = evaluate_exposure(tmp_path / "qrels", tmp_path / "run",
+                               ExposureSettings(model="rbp", compat="expeval")).set_index("query_id")  # fmt: skip
+    assert ours.loc["q1"].tolist() == [0.0, 0.0, 1.0]
+    assert theirs.loc["q1", "EE-L"] == 0.0 and theirs.loc["q1", "EE-D"] == 1 / (1 - 0.25)  # one level: relevance ub 0
+    assert ours.loc["q2"].tolist() == theirs.loc["q2"].tolist()
+
+
+def test_harness_exposure_prints_the_means() -> None:
+    """The command line: the default (gerr, incomplete, raw) equals expeval's means on the golden case, as JSON."""
+    import io
+    import json as json_module
+
+    from harness.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["exposure", str(FAIRNESS / "ee_qrels.txt"), str(FAIRNESS / "ee_run.txt"), "--format", "json"], out, err) == 0
+    printed = json_module.loads(out.getvalue())["mean"]
+    expected = {str(e["id"]).split(".")[1]: e["value"] for e in EXPECTED["values"]
+                if str(e["id"]).endswith(".gerr.doc.incomplete.raw")}  # fmt: skip
+    assert printed.keys() == expected.keys()
+    for m, want in expected.items():
+        assert math.isclose(printed[m], want, rel_tol=0, abs_tol=1e-12), m

@@ -1,0 +1,116 @@
+"""Expected exposure (Diaz et al., CIKM 2020; expeval, the TREC Fair Ranking reference): EE-L, EE-D, EE-R.
+
+A system answers a query with a distribution over rankings, given as sampled permutations.
+A document's exposure at 0-based rank i is p^i (``rbp``) or p^i (1 - u)^(relevant documents
+above it) (``gerr``); ε is its mean over the samples. The target ε* shares the exposure each
+relevance level leaves among that level's documents. Then EE-D = ‖ε‖² (disparity), EE-R =
+ε·ε* (relevance) and EE-L = ‖ε - ε*‖² (loss; lower is better). With groups, ε and ε* are
+summed per group first. Normalised values are expeval's (x - lb) / (ub - lb), with its bounds.
+
+Pure functions over one query's judgments and samples (dicts: a query has tens of documents).
+
+>>> target = target_exposure({"a": 1}, "rbp", 0.5, 0.5)    # the one relevant document: rank 1's exposure
+>>> target
+{'a': 1.0}
+>>> run = expected_exposure({"0": ["a", "b"], "1": ["b", "a"]}, {"a": 1}, "rbp", 0.5, 0.5)   # a at ranks 1 and 2
+>>> run, measures(target, run)
+({'a': 0.75, 'b': 0.75}, {'EE-D': 1.125, 'EE-R': 0.75, 'EE-L': 0.625})
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+UserModel = str  # "gerr" | "rbp"
+
+
+def geometric_series(p: float, n: float) -> float:
+    """sum of p^i for i < n (n may be infinite)."""
+    return 1.0 / (1.0 - p) if n == math.inf else (1.0 - p**n) / (1.0 - p)
+
+
+def target_exposure(judged: Mapping[str, float], model: UserModel, p: float, u: float) -> dict[str, float]:
+    """ε*: each relevance level, best first, shares equally the exposure of the ranks it would fill."""
+    counts: dict[float, int] = {}
+    for rel in judged.values():
+        counts[rel] = counts.get(rel, 0) + 1
+    above, per_level = 0, {}
+    for grade, m in sorted(counts.items(), reverse=True):
+        if model == "rbp":
+            share = (p**above - p ** (above + m)) / (m * (1.0 - p))
+        elif grade > 0:
+            pp = p * (1.0 - u)
+            share = (pp**above - pp ** (above + m)) / (m * (1.0 - pp))
+        else:
+            share = ((1.0 - u) ** above * (p**above - p ** (above + m))) / (m * (1.0 - p))
+        per_level[grade] = share
+        above += m
+    return {doc: per_level[rel] for doc, rel in judged.items()}
+
+
+def expected_exposure(samples: Mapping[str, Sequence[str]], judged: Mapping[str, float], model: UserModel, p: float,
+                      u: float) -> dict[str, float]:  # fmt: skip
+    """ε: each document's exposure averaged over the sampled rankings (each a list of documents, best first)."""
+    out: dict[str, float] = {}
+    for ranking in samples.values():
+        relevant_above = 0
+        for i, doc in enumerate(ranking):
+            exposure = p**i if model == "rbp" else p**i * (1.0 - u) ** relevant_above
+            out[doc] = out.get(doc, 0.0) + exposure / len(samples)
+            if judged.get(doc, 0) > 0:
+                relevant_above += 1
+    return out
+
+
+def by_group(exposure: Mapping[str, float], groups: Mapping[str, Sequence[str]], judged: Mapping[str, float],
+             complete: bool) -> dict[str, float]:  # fmt: skip
+    """Exposure summed per group over the judged documents (relevant ones only unless ``complete``); a document in
+    two groups counts in both."""
+    out: dict[str, float] = {}
+    for doc, names in groups.items():
+        if complete or judged.get(doc, 0) > 0:
+            for name in names:
+                out[name] = out.get(name, 0.0) + exposure.get(doc, 0.0)
+    return out
+
+
+def measures(target: Mapping[str, float], run: Mapping[str, float], zero_is_inf: bool = False) -> dict[str, float]:
+    """EE-D, EE-R, EE-L of one query; ``zero_is_inf``: expeval's EE-D of an all-zero exposure vector (inf)."""
+    disparity = sum(v * v for v in run.values())
+    if zero_is_inf and disparity <= 0:
+        disparity = math.inf
+    relevance = sum(v * run[k] for k, v in target.items() if k in run)
+    loss = sum((target.get(k, 0.0) - run.get(k, 0.0)) ** 2 for k in sorted(set(target) | set(run)))
+    return {"EE-D": disparity, "EE-R": relevance, "EE-L": loss}
+
+
+def bounds(target: Mapping[str, float], judged: Mapping[str, float], model: UserModel, p: float, u: float,
+           complete: bool, grouped: bool) -> dict[str, tuple[float, float, float]]:  # fmt: skip
+    """expeval's (lower bound, upper bound, value when they are equal) of each measure, for normalisation.
+
+    Kept as expeval has them, its bugs included (docs/fairness.md): the group relevance's upper bound
+    is always 0 (so its normalised value is always 1), and the group disparity's lower bound is not one.
+    """
+    pp = p if model == "rbp" else p * u
+    squares = sum(e * e for e in target.values())
+    if grouped:
+        relevant = sum(1 for v in judged.values() if v > 0)
+        k = len(target)
+        mass = geometric_series(p, relevant)
+        disparity = (0.0, 0.0) if k == 1 else (k * geometric_series(pp, relevant) ** 2, mass * mass * k)
+        spread = sum((mass - e) ** 2 for e in target.values())
+        return {"EE-D": (*disparity, 0.0), "EE-R": (0.0, 0.0, 1.0), "EE-L": (0.0, max(squares, spread), 0.0)}
+    n = len(judged) if complete else math.inf
+    ascending = sorted(target.values())
+    levels = len(set(judged.values()))
+    relevance_lb = 0.0 if n == math.inf else sum(pp**i * e for i, e in enumerate(ascending))
+    relevance = (0.0, 0.0) if levels <= 1 else (relevance_lb, squares)
+    disparity = (0.0 if n == math.inf else geometric_series(pp, n) ** 2 / n, geometric_series(p * p, n))
+    loss_ub = squares + geometric_series(pp, n) if n == math.inf else sum((pp**i - e) ** 2 for i, e in enumerate(ascending))
+    return {"EE-D": (*disparity, 0.0), "EE-R": (*relevance, 1.0), "EE-L": (0.0, loss_ub, 0.0)}
+
+
+def normalised(value: float, bound: tuple[float, float, float]) -> float:
+    low, high, default = bound
+    return default if low == high else (value - low) / (high - low)
