@@ -1,7 +1,6 @@
 """Evaluator: judgments prepared once, scored against many runs. No I/O.
 
->>> from harness.data.intents import intent_data
-from harness.data.model import Intents, Qrels, Run
+>>> from harness.data.model import Qrels, Run
 >>> qrels = Qrels.from_records([("q1", "d1", 1), ("q1", "d2", 1), ("q2", "d3", 1)])
 >>> run = Run.from_records([("q1", "d1", 3.0), ("q1", "d9", 2.0), ("q1", "d2", 1.0)])
 >>> per_query = evaluate(qrels, run, ["P@2", "AP"])
