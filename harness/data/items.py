@@ -252,7 +252,16 @@ class ItemContext:
         names = sorted(set(self.user_groups.values()))
         index = {name: i for i, name in enumerate(names)}
         group = np.array([index.get(self.user_groups.get(str(q), ""), -1) for q in query_ids], dtype=np.int64)
-        return {"user_group": group, "n_user_groups": len(names)}
+        training = None
+        if self._pairs is not None and self._train_users is not None:  # every training user, evaluated or not
+            user, item = self._pairs
+            of_user = np.array([index.get(self.user_groups.get(u, ""), -1) for u in self._train_users.to_pylist()],
+                               dtype=np.int64)[user]  # fmt: skip
+            keep = of_user >= 0
+            n = len(self.known)
+            training = np.bincount(of_user[keep] * n + item[keep], minlength=len(names) * n).reshape(len(names), n)
+        return {"user_group": group, "n_user_groups": len(names), "user_group_names": tuple(names),
+                "group_training": training}
 
     def item_users(self) -> Any:
         """Binary (known items x training users) CSR matrix: the items' user vectors, for co-occurrence."""

@@ -346,6 +346,8 @@ class ItemData:
     recbole_extra: Any = None  # Arrow strings: items RecBole counts beyond the known ones (qrels-only and cold)
     user_group: np.ndarray | None = None  # per query: its user group (a segment), -1 for none; None without groups
     n_user_groups: int = 0
+    user_group_names: tuple[str, ...] = ()
+    group_training: Any = None  # (user groups x codes): distinct training (user, item) pairs of each group's users
     train_first: np.ndarray | None = None  # per code: row of the item's first training interaction (inf: none)
     judged_code: np.ndarray | None = None  # per judged row (as ``judged_label``): its item's code, -1 when unknown
     columns: Any = None  # {catalogue column: float64 per code, NaN where the item is not listed}: item groups

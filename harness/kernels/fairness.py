@@ -23,6 +23,7 @@ The definitions, the peers' variants and their bugs are in ``docs/fairness.md``.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -377,3 +378,45 @@ def user_mad_finish(sums: np.ndarray, empty_groups: str) -> np.ndarray:
     averages = np.full((sums.shape[0], g), np.nan)
     np.divide(sums[:, :g], sums[:, g:], out=averages, where=sums[:, g:] > 0)
     return mean_absolute_difference(averages, empty_groups)
+
+
+def _category_share(counts: np.ndarray, category: np.ndarray) -> float:
+    """The share of category items among grouped items, in counts per code."""
+    grouped = counts[category >= -0.5].sum()  # codes with a category (the caller marks the others -1)
+    return float(counts[category == 1].sum() / grouped) if grouped > 0 else math.nan
+
+
+def bias_parts(lists: RankedLists, k: int | None, group: np.ndarray, value: int, user_group: int) -> np.ndarray:
+    """(queries x 2): per user of ``user_group``, its top-k items of category ``value`` and its items with any category
+    (Tsintzou et al.'s bias in recommendations, as Elliot counts it)."""
+    from harness.kernels.beyond import _cut_view
+
+    items = _items(lists)
+    assert items.user_group is not None
+    cut = _cut_view(lists, k)
+    row_group = group[cut.code]
+    member = (items.user_group == user_group)[cut.qidx]
+    grouped = member & (row_group >= 0)
+    in_category = grouped & (row_group == value)
+    n_q = lists.n_queries
+    return np.column_stack([np.bincount(cut.qidx[in_category], minlength=n_q).astype(np.float64),
+                            np.bincount(cut.qidx[grouped], minlength=n_q).astype(np.float64)])  # fmt: skip
+
+
+def bias(items: ItemData, group: np.ndarray, value: int, user_group: int, kind: str, sums: np.ndarray) -> np.ndarray:
+    """(B,): BR = (share of the category in the user group's recommendations) / P(C), BS the same over the group's
+    training pairs (every training user), BD = (BR - BS) / BS; P(C) = the category's share of the grouped items."""
+    known = group[: items.n_known]
+    prior = float((known == value).sum() / (known >= 0).sum())
+    source = math.nan
+    if items.group_training is not None:
+        marks = np.where(known == value, 1, np.where(known >= 0, 0, -1))
+        source = _category_share(items.group_training[user_group], marks) / prior
+    if kind == "BS":
+        return np.full(sums.shape[0], source)
+    recommended = np.full(sums.shape[0], np.nan)
+    np.divide(sums[:, 0], sums[:, 1], out=recommended, where=sums[:, 1] > 0)
+    recommended = recommended / prior
+    if kind == "BR":
+        return recommended
+    return (recommended - source) / source  # type: ignore[no-any-return]

@@ -1065,6 +1065,48 @@ _r(MeasureDef(
 ))  # fmt: skip
 
 
+def _bias_cell(L: RankedLists, m: Measure) -> tuple[np.ndarray, int, int]:
+    """(item group per code, the category's group index, the user group's index) of a BiasDisparity cell."""
+    assert L.items is not None
+    column, value, name = str(m.param("group")), float(_num(m, "category", 0)), str(m.param("user_group"))
+    values = L.items.columns[column]
+    distinct = np.unique(values[~np.isnan(values)])
+    if value not in distinct or name not in L.items.user_group_names:
+        raise MeasureError(
+            f"{m}: {'category ' + format(value, 'g') if value not in distinct else 'user group ' + repr(name)} is not "
+            "in the data", hint=f"categories of {column}: {', '.join(format(v, 'g') for v in distinct)}; user groups "
+            f"(segments): {', '.join(L.items.user_group_names)}",
+        )  # fmt: skip
+    group, _ = fairness.item_groups(L.items, column)
+    return group, int(np.searchsorted(distinct, value)), L.items.user_group_names.index(name)
+
+
+def _bias_parts(L: RankedLists, m: Measure) -> np.ndarray:
+    group, value, user_group = _bias_cell(L, m)
+    return fairness.bias_parts(L, m.cutoff, group, value, user_group)
+
+
+def _bias_finish(L: RankedLists, m: Measure, sums: np.ndarray) -> np.ndarray:
+    assert L.items is not None
+    return fairness.bias(L.items, *_bias_cell(L, m), _text(m, "kind", "BD"), sums)
+
+
+_r(MeasureDef(
+    "BiasDisparity", _not_per_query,
+    _FAIR + "bias disparity of one (user group, item category) cell (Tsintzou et al.; Elliot BiasDisparityBR/BS/BD): "
+    "BR = the category's share of the group's top-k items over its share of the catalogue, BS the same over the "
+    "group's training items, BD = (BR - BS) / BS. A system measure; 0 (BD) is no amplified bias.",
+    cutoff="required", system=_always, higher_is_better=False,
+    needs=lambda m: frozenset({"train", "items", "user_groups", f"column:{m.param('group')}"}),
+    params=(_GROUP,
+            ParamInfo("category", "number", None, "the item category: a value of the group column", required=True),
+            ParamInfo("user_group", "text", None, "the user group: a segment name", required=True),
+            ParamInfo("kind", "text", "BD", "BD (disparity), BR (bias in the recommendations), BS (in the training data)",
+                      ("BD", "BR", "BS"))),
+    parts=_bias_parts, finish=_bias_finish, citation="Tsintzou, Pitoura & Tsaparas, RMSE workshop at RecSys 2019",
+))  # fmt: skip
+
+
 # Intent-aware diversity (issue 26): ndeval's measures, spelt as ir_measures spells them ------------------
 _ALPHA = ParamInfo("alpha", "number", 0.5, "redundancy penalty: each earlier document of a subtopic multiplies its "
                    "gain by 1 - alpha")

@@ -63,7 +63,8 @@ def evaluated(request: pytest.FixtureRequest) -> tuple[str, Evaluator, Any, dict
 
 def test_every_golden_id_is_mapped_or_pending() -> None:
     pending = MAP["pending"]
-    left = {_base(e) for e in EXPECTED["values"] if not _mapped(e) and not str(e["id"]).startswith(("ndeval.", "expeval."))}
+    elsewhere = ("ndeval.", "expeval.", "elliot.BiasDisparity")  # mapped by their own sections, tested below
+    left = {_base(e) for e in EXPECTED["values"] if not _mapped(e) and not str(e["id"]).startswith(elsewhere)}
     unexplained = {b for b in left if b not in pending and b.split(".")[0] not in pending}
     assert not unexplained, unexplained
     assert set(MAP["measures"]) <= {_base(e) for e in EXPECTED["values"]}  # no stale mapping
@@ -239,3 +240,25 @@ def test_harness_exposure_prints_the_means() -> None:
     assert printed.keys() == expected.keys()
     for m, want in expected.items():
         assert math.isclose(printed[m], want, rel_tol=0, abs_tol=1e-12), m
+
+
+@pytest.mark.parametrize("ties", ["trec_eval", "input_order"])
+def test_each_cell_of_elliots_bias_disparity(ties: str) -> None:
+    """Elliot's BiasDisparityBR, BS and BD matrices (user groups of users.csv x provider or popgroup), cell by cell."""
+    entries = [e for e in EXPECTED["values"] if str(e["id"]).startswith("elliot.BiasDisparity") and e["ties"] in (ties, None)]
+    cells = {}
+    for entry in entries:
+        kind, column = str(entry["id"]).split(".")[1].removeprefix("BiasDisparity"), _base(entry).split(".")[3]
+        for cell, want in entry["per_group"].items():
+            user_group, category = cell.split(",")
+            name = f"BiasDisparity(group={column},category={category},user_group='{user_group}',kind={kind})@{entry['k'] or 10}"
+            cells[str(parse_measure(name))] = want
+    qrels = load_qrels(FAIRNESS / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
+    run = load_run(FAIRNESS / "run.csv", {"query": "user", "doc": "item", "score": "score"}, name="golden")
+    evaluator = Evaluator(qrels, sorted(cells), Conventions(ties=Ties(ties), relevance_level=LEVEL),
+                          train=read_train(FAIRNESS / "train.csv"), items=read_items(FAIRNESS / "items.csv"),
+                          user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"))  # fmt: skip
+    values = {str(m): float(v[0]) for m, v in evaluator.system_values(evaluator.item_lists(evaluator.align(run))).items()}
+    for name, want in cells.items():
+        assert math.isclose(values[name], want, rel_tol=0, abs_tol=1e-9), (name, values[name], want)
+    assert len(cells) == 2 * (6 + 4) * 2 + (6 + 4)  # BR, BD x (6 provider + 4 popgroup cells) x 2 cutoffs; BS

@@ -142,7 +142,7 @@ def test_track_refuses_an_incomplete_folder(tmp_path: Path) -> None:
 def _every_measure() -> list[Measure]:
     texts = []
     for d in REGISTRY:
-        required = [f"{p.name}='provider'" for p in d.params if p.required]  # the text ones: item groups' column
+        required = [f"{p.name}={'1' if p.kind == 'number' else repr('provider')}" for p in d.params if p.required]
         base = d.name + ("(recall=0.25)" if d.name == "IPrec" else f"({','.join(required)})" if required else "")
         texts += [base] if d.cutoff != "required" else []
         texts += [f"{base}@10"] if d.cutoff != "none" else []
