@@ -923,24 +923,28 @@ def _ratio(L: RankedLists, m: Measure, sums: np.ndarray) -> np.ndarray:
     return fairness.ratio_finish(sums)
 
 
-_r(MeasureDef(
-    "PSP", lambda L, m: fairness.psp_parts(L, *_ps_args(m))[:, 0],
-    "propensity: propensity-scored precision (Jain et al.): the relevant items' inverse propensities "
-    "1 + C (n_i + B)^-A in the top k, over k; n_i the item's training users, C = (ln N - 1)(B + 1)^A. "
-    "norm=pyxclib: over the same for the ideal list, a ratio of means over users (pyxclib psprecision).",
-    cutoff="required", params=(REL, _A, _B, _PS_NORM), needs=_train, item_reads=_judged,
-    system=_pyxclib, parts=lambda L, m: fairness.psp_parts(L, *_ps_args(m)), finish=_ratio,
-    citation="Jain, Prabhu & Varma, KDD 2016",
-))  # fmt: skip
-_r(MeasureDef(
-    "PSnDCG", lambda L, m: fairness.psndcg_parts(L, *_ps_args(m))[:, 0],
-    "propensity: propensity-scored nDCG (Jain et al.): the DCG of the relevant items' inverse propensities over "
-    "the binary ideal DCG of min(R, k) items. norm=pyxclib: over the same for the propensity-ideal list, a "
-    "ratio of means over users (pyxclib psndcg).",
-    cutoff="required", params=(REL, _A, _B, _PS_NORM), needs=_train, item_reads=_judged,
-    system=_pyxclib, parts=lambda L, m: fairness.psndcg_parts(L, *_ps_args(m)), finish=_ratio,
-    citation="Jain, Prabhu & Varma, KDD 2016",
-))  # fmt: skip
+def _propensity(name: str, parts: Callable[..., np.ndarray], description: str) -> MeasureDef:
+    """PSP and PSnDCG: per user the first of their two terms; with norm=pyxclib the ratio of their sums."""
+    return MeasureDef(
+        name, lambda L, m: parts(L, *_ps_args(m))[:, 0], "propensity: " + description,
+        cutoff="required", params=(REL, _A, _B, _PS_NORM), needs=_train, item_reads=_judged,
+        system=_pyxclib, parts=lambda L, m: parts(L, *_ps_args(m)), finish=_ratio,
+        citation="Jain, Prabhu & Varma, KDD 2016",
+    )  # fmt: skip
+
+
+_r(_propensity(
+    "PSP", fairness.psp_parts,
+    "propensity-scored precision (Jain et al.): the relevant items' inverse propensities 1 + C (n_i + B)^-A in the "
+    "top k, over k; n_i the item's training users, C = (ln N - 1)(B + 1)^A. norm=pyxclib: over the same for the "
+    "ideal list, a ratio of means over users (pyxclib psprecision).",
+))
+_r(_propensity(
+    "PSnDCG", fairness.psndcg_parts,
+    "propensity-scored nDCG (Jain et al.): the DCG of the relevant items' inverse propensities over the binary "
+    "ideal DCG of min(R, k) items. norm=pyxclib: over the same for the propensity-ideal list, a ratio of means "
+    "over users (pyxclib psndcg).",
+))
 
 
 def _exposure_gini(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
