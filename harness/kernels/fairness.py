@@ -173,6 +173,17 @@ def exposure(lists: RankedLists, k: int | None, weight: str, patience: float, we
     return np.asarray(items._cache[key] @ w.T).T
 
 
+def exposure_share_parts(lists: RankedLists, k: int | None, group: np.ndarray, value: int, weight: str,
+                         patience: float) -> np.ndarray:  # fmt: skip
+    """(queries x 2): per user, the exposure its top k gives the items of group ``value``, and to all its items."""
+    from harness.kernels.beyond import _cut_view
+
+    cut = _cut_view(lists, k)
+    exposure_of_row = rank_weight(_positions(cut), weight, patience)
+    in_group = group[cut.code] == value
+    return np.column_stack([cut.sum(np.where(in_group, exposure_of_row, 0.0)), cut.sum(exposure_of_row)])
+
+
 # ---- group parity (Elliot) -------------------------------------------------------------
 def item_groups(items: ItemData, column: str) -> tuple[np.ndarray, int]:
     """(group index per code, -1 for none; number of groups): the distinct values of a catalogue column, in order."""

@@ -969,6 +969,33 @@ _r(MeasureDef(
 ))  # fmt: skip
 
 
+def _share_parts(L: RankedLists, m: Measure) -> np.ndarray:
+    assert L.items is not None
+    column, value = str(m.param("group")), float(_num(m, "category", 0))
+    values = L.items.columns[column]
+    distinct = np.unique(values[~np.isnan(values)])
+    if value not in distinct:
+        raise MeasureError(f"{m}: category {value:g} is not a value of {column}",
+                           hint=f"its values: {', '.join(format(v, 'g') for v in distinct)}")  # fmt: skip
+    group, _ = fairness.item_groups(L.items, column)
+    return fairness.exposure_share_parts(L, m.cutoff, group, int(np.searchsorted(distinct, value)),
+                                         _text(m, "weight", "geometric"), _num(m, "patience", 0.85))  # fmt: skip
+
+
+_r(MeasureDef(
+    "ExposureShare", _not_per_query,
+    _FAIR + "the share of the exposure the lists give to one item group (a value of a catalogue column): its items' "
+    "exposure summed over the top k of every list, over all the exposure (weight=geometric patience^(rank-1), log, "
+    "uniform: the share of recommendations). A system measure.",
+    cutoff="required", system=_always, needs=lambda m: frozenset({"items", f"column:{m.param('group')}"}),
+    params=(_GROUP, ParamInfo("category", "number", None, "the group: a value of the group column", required=True),
+            ParamInfo("weight", "text", "geometric", "exposure of a rank: geometric, log or uniform",
+                      ("geometric", "log", "uniform")),
+            ParamInfo("patience", "number", 0.85, "the geometric weight's patience")),
+    parts=_share_parts, finish=lambda L, m, sums: fairness.ratio_finish(sums), citation="Singh & Joachims, KDD 2018",
+))  # fmt: skip
+
+
 def _groups_of(L: RankedLists, m: Measure) -> tuple[np.ndarray, int]:
     assert L.items is not None
     if m.param("group") is None:  # PopREO, PopRSP: Elliot's short head and long tail
