@@ -337,3 +337,22 @@ def test_subtopic_judgments_in_a_config_and_on_the_command_line(tmp_path: Path) 
     err = io.StringIO()
     assert main(["run", str(tmp_path / "dask.yaml"), "--quiet"], io.StringIO(), err) == 2
     assert "format: ndeval" in err.getvalue() and "line" in err.getvalue()
+
+
+def test_a_release_gate_on_a_fairness_measure(tmp_path: Path) -> None:
+    """A guard on REO@10, a system measure summed over users: the candidate reorders each user's top 10 and keeps its
+    items, so REO@10 is the same in the run and in every resample of the users (the drop is exactly 0 in each): PASS,
+    with the one-sided bound at 0."""
+    from tests.engines.test_dask import _fairness_config
+
+    config = _fairness_config(tmp_path)
+    text = config.read_text().replace(
+        "guards: [{measure: 'REO(group=provider)@10', max_drop: 0.05}, {measure: 'PSP@5', max_drop: 0.1}]",
+        "guards: [{measure: 'REO(group=provider)@10', max_drop: 0.05}]")  # fmt: skip
+    assert text != config.read_text()
+    config.write_text(text.replace("output: out", f"output: {tmp_path / 'out'}"))
+    outcome = _run_config(config)
+    assert outcome["gate"] == "pass"
+    gate = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())
+    (guard,) = gate["guards"]
+    assert guard["verdict"] == "PASS" and guard["drop"] == 0.0 and guard["drop_high"] == 0.0, guard
