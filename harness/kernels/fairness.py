@@ -29,12 +29,7 @@ from typing import Any
 import numpy as np
 
 from harness.kernels._segments import ItemData, RankedLists, discount
-
-
-def _items(lists: RankedLists) -> ItemData:
-    if lists.items is None:
-        raise ValueError("these lists carry no item data")  # the evaluator attaches it; a caller bug otherwise
-    return lists.items
+from harness.kernels.beyond import _cut_view, _defined_mean, _items
 
 
 def _judged_code(lists: RankedLists) -> np.ndarray:
@@ -113,8 +108,6 @@ def psp_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: float)
 def _cut_hits(lists: RankedLists, k: int, rel: float | None) -> tuple[Any, np.ndarray]:
     """The rows of each user's top k (:func:`beyond._cut_view`, shared with the beyond-accuracy measures) and which
     of them are relevant."""
-    from harness.kernels.beyond import _cut_view
-
     cut = _cut_view(lists, k)
     return cut, cut.take(lists.label) >= lists.level(rel)
 
@@ -140,9 +133,7 @@ def _positions(cut: Any) -> np.ndarray:
 
 def ratio_finish(sums: np.ndarray) -> np.ndarray:
     """(B,): the ratio of the two summed terms (pyxclib's ratio of means); NaN where the ideal sums to 0."""
-    out = np.full(sums.shape[0], np.nan)
-    np.divide(sums[:, 0], sums[:, 1], out=out, where=sums[:, 1] != 0)
-    return out
+    return _defined_mean(sums[:, 0], sums[:, 1])
 
 
 # ---- exposure (LensKit) ----------------------------------------------------------------
@@ -159,8 +150,6 @@ def exposure(lists: RankedLists, k: int | None, weight: str, patience: float, we
     """(B x codes): each item's exposure summed over the lists holding it within k, for each row of user weights."""
     from scipy import sparse
 
-    from harness.kernels.beyond import _cut_view
-
     items = _items(lists)
     cut = _cut_view(lists, k)
     per_row = rank_weight(_positions(cut), weight, patience)
@@ -176,8 +165,6 @@ def exposure(lists: RankedLists, k: int | None, weight: str, patience: float, we
 def exposure_share_parts(lists: RankedLists, k: int | None, group: np.ndarray, value: int, weight: str,
                          patience: float) -> np.ndarray:  # fmt: skip
     """(queries x 2): per user, the exposure its top k gives the items of group ``value``, and to all its items."""
-    from harness.kernels.beyond import _cut_view
-
     cut = _cut_view(lists, k)
     exposure_of_row = rank_weight(_positions(cut), weight, patience)
     in_group = group[cut.code] == value
@@ -223,8 +210,6 @@ def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups:
     RSP (``opportunity`` False): |top-k in g| and |g minus the user's training items|.
     REO: |top-k in g and relevant| and |relevant judged items of g not in training|.
     """
-    from harness.kernels.beyond import _cut_view
-
     items = _items(lists)
     n_q = lists.n_queries
     cut = _cut_view(lists, k)
@@ -258,9 +243,7 @@ def _cells(qidx: np.ndarray, group: np.ndarray, n_q: int, n_groups: int) -> np.n
 def parity_probabilities(sums: np.ndarray) -> np.ndarray:
     """(B x G): P_g = summed numerator / summed denominator; NaN where the denominator is 0."""
     g = sums.shape[1] // 2
-    out = np.full((sums.shape[0], g), np.nan)
-    np.divide(sums[:, :g], sums[:, g:], out=out, where=sums[:, g:] != 0)
-    return out
+    return _defined_mean(sums[:, :g], sums[:, g:])
 
 
 def parity_finish(sums: np.ndarray) -> np.ndarray:
@@ -279,8 +262,6 @@ def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: s
     users with a relevant judged item (Elliot's U+), ``all`` every user.
     """
     from scipy import sparse
-
-    from harness.kernels.beyond import _cut_view
 
     items = _items(lists)
     cut = _cut_view(lists, k)
@@ -316,11 +297,8 @@ def mad_finish(sums: np.ndarray, group: np.ndarray, n_groups: int, empty_groups:
     member = np.zeros((n, n_groups))
     grouped = group >= 0
     member[np.flatnonzero(grouped), group[grouped]] = 1.0
-    totals = mean_gain @ member
-    sizes = recommended.astype(np.float64) @ member
-    averages = np.full(totals.shape, np.nan)
-    np.divide(totals, sizes, out=averages, where=sizes > 0)
-    return mean_absolute_difference(averages, empty_groups)
+    return mean_absolute_difference(_defined_mean(mean_gain @ member, recommended.astype(np.float64) @ member),
+                                    empty_groups)
 
 
 def mean_absolute_difference(averages: np.ndarray, empty_groups: str) -> np.ndarray:
@@ -348,11 +326,9 @@ def user_mad_parts(lists: RankedLists, k: int | None, gain: str, rel: float | No
     user's relevant items; ``rating`` the mean predicted score of its top k (relevance ignored, as Elliot does).
     ``users``: ``relevant`` counts users with a relevant judged item, ``all`` every user in a group.
     """
-    from harness.kernels.beyond import _cut_view
-
     items = _items(lists)
     assert items.user_group is not None
-    n_q, n_groups = lists.n_queries, items.n_user_groups
+    n_q, n_groups = lists.n_queries, len(items.user_group_names)
     cut = _cut_view(lists, k)
     level = lists.level(rel)
     if gain == "ranking":
@@ -362,14 +338,9 @@ def user_mad_parts(lists: RankedLists, k: int | None, gain: str, rel: float | No
         dcg = cut.sum(gains * weights)
         judged = lists.judged_label
         ideal_gain = np.where(judged >= level, 2.0 ** (judged - level + 1.0) - 1.0, 0.0)
-        order = np.lexsort((-ideal_gain, lists.judged_qidx))
-        offsets = lists.judged_offsets
-        depth = np.iinfo(np.int64).max if k is None else k
-        n = np.diff(offsets)
-        pos = np.arange(order.size) - np.repeat(offsets[:-1], n)
-        keep = pos < depth
-        ideal = np.bincount(lists.judged_qidx[order][keep], weights=(ideal_gain[order] * np.log(2.0)
-                                                                     / np.log(pos + 2.0))[keep], minlength=n_q)  # fmt: skip
+        order = np.lexsort((-ideal_gain, lists.judged_qidx))  # each user's judged gains, largest first
+        depth = int(np.diff(lists.judged_offsets).max(initial=1)) if k is None else k
+        ideal = _top_sum(lists.judged_offsets, ideal_gain[order], depth, np.log(2.0) / np.log(np.arange(depth) + 2.0))
         score = np.zeros(n_q)
         np.divide(dcg, ideal, out=score, where=dcg > 0)
     else:
@@ -386,22 +357,12 @@ def user_mad_parts(lists: RankedLists, k: int | None, gain: str, rel: float | No
 def user_mad_finish(sums: np.ndarray, empty_groups: str) -> np.ndarray:
     """(B,): the mean absolute difference between the user groups' mean scores."""
     g = sums.shape[1] // 2
-    averages = np.full((sums.shape[0], g), np.nan)
-    np.divide(sums[:, :g], sums[:, g:], out=averages, where=sums[:, g:] > 0)
-    return mean_absolute_difference(averages, empty_groups)
-
-
-def _category_share(counts: np.ndarray, category: np.ndarray) -> float:
-    """The share of category items among grouped items, in counts per code."""
-    grouped = counts[category >= -0.5].sum()  # codes with a category (the caller marks the others -1)
-    return float(counts[category == 1].sum() / grouped) if grouped > 0 else math.nan
+    return mean_absolute_difference(_defined_mean(sums[:, :g], sums[:, g:]), empty_groups)
 
 
 def bias_parts(lists: RankedLists, k: int | None, group: np.ndarray, value: int, user_group: int) -> np.ndarray:
     """(queries x 2): per user of ``user_group``, its top-k items of category ``value`` and its items with any category
     (Tsintzou et al.'s bias in recommendations, as Elliot counts it)."""
-    from harness.kernels.beyond import _cut_view
-
     items = _items(lists)
     assert items.user_group is not None
     cut = _cut_view(lists, k)
@@ -421,13 +382,12 @@ def bias(items: ItemData, group: np.ndarray, value: int, user_group: int, kind: 
     prior = float((known == value).sum() / (known >= 0).sum())
     source = math.nan
     if items.group_training is not None:
-        marks = np.where(known == value, 1, np.where(known >= 0, 0, -1))
-        source = _category_share(items.group_training[user_group], marks) / prior
+        trained = items.group_training[user_group]  # the group's training pairs per known code
+        grouped = trained[known >= 0].sum()
+        source = float(trained[known == value].sum() / grouped) / prior if grouped > 0 else math.nan
     if kind == "BS":
         return np.full(sums.shape[0], source)
-    recommended = np.full(sums.shape[0], np.nan)
-    np.divide(sums[:, 0], sums[:, 1], out=recommended, where=sums[:, 1] > 0)
-    recommended = recommended / prior
+    recommended = _defined_mean(sums[:, 0], sums[:, 1]) / prior
     if kind == "BR":
         return recommended
     return (recommended - source) / source  # type: ignore[no-any-return]

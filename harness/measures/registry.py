@@ -969,7 +969,8 @@ _r(MeasureDef(
 ))  # fmt: skip
 
 
-def _share_parts(L: RankedLists, m: Measure) -> np.ndarray:
+def _category_of(L: RankedLists, m: Measure) -> tuple[np.ndarray, int]:
+    """(item group per code, the group index of the measure's ``category``): a value of its ``group`` column."""
     assert L.items is not None
     column, value = str(m.param("group")), float(_num(m, "category", 0))
     values = L.items.columns[column]
@@ -978,8 +979,12 @@ def _share_parts(L: RankedLists, m: Measure) -> np.ndarray:
         raise MeasureError(f"{m}: category {value:g} is not a value of {column}",
                            hint=f"its values: {', '.join(format(v, 'g') for v in distinct)}")  # fmt: skip
     group, _ = fairness.item_groups(L.items, column)
-    return fairness.exposure_share_parts(L, m.cutoff, group, int(np.searchsorted(distinct, value)),
-                                         _text(m, "weight", "geometric"), _num(m, "patience", 0.85))  # fmt: skip
+    return group, int(np.searchsorted(distinct, value))
+
+
+def _share_parts(L: RankedLists, m: Measure) -> np.ndarray:
+    return fairness.exposure_share_parts(L, m.cutoff, *_category_of(L, m), _text(m, "weight", "geometric"),
+                                         _num(m, "patience", 0.85))  # fmt: skip
 
 
 _r(MeasureDef(
@@ -992,7 +997,7 @@ _r(MeasureDef(
             ParamInfo("weight", "text", "geometric", "exposure of a rank: geometric, log or uniform",
                       ("geometric", "log", "uniform")),
             ParamInfo("patience", "number", 0.85, "the geometric weight's patience")),
-    parts=_share_parts, finish=lambda L, m, sums: fairness.ratio_finish(sums), citation="Singh & Joachims, KDD 2018",
+    parts=_share_parts, finish=_ratio, citation="Singh & Joachims, KDD 2018",
 ))  # fmt: skip
 
 
@@ -1099,17 +1104,12 @@ _r(MeasureDef(
 def _bias_cell(L: RankedLists, m: Measure) -> tuple[np.ndarray, int, int]:
     """(item group per code, the category's group index, the user group's index) of a BiasDisparity cell."""
     assert L.items is not None
-    column, value, name = str(m.param("group")), float(_num(m, "category", 0)), str(m.param("user_group"))
-    values = L.items.columns[column]
-    distinct = np.unique(values[~np.isnan(values)])
-    if value not in distinct or name not in L.items.user_group_names:
-        raise MeasureError(
-            f"{m}: {'category ' + format(value, 'g') if value not in distinct else 'user group ' + repr(name)} is not "
-            "in the data", hint=f"categories of {column}: {', '.join(format(v, 'g') for v in distinct)}; user groups "
-            f"(segments): {', '.join(L.items.user_group_names)}",
-        )  # fmt: skip
-    group, _ = fairness.item_groups(L.items, column)
-    return group, int(np.searchsorted(distinct, value)), L.items.user_group_names.index(name)
+    group, category = _category_of(L, m)
+    name = str(m.param("user_group"))
+    if name not in L.items.user_group_names:
+        raise MeasureError(f"{m}: user group {name!r} is not in the segments",
+                           hint=f"the user groups: {', '.join(L.items.user_group_names)}")  # fmt: skip
+    return group, category, L.items.user_group_names.index(name)
 
 
 def _bias_parts(L: RankedLists, m: Measure) -> np.ndarray:
