@@ -69,6 +69,7 @@ from harness.evaluation.results import (
     write_per_query_part,
 )
 from harness.kernels._segments import RankedLists
+from harness.kernels.beyond import stack_terms
 from harness.kernels.relstring import relstrings
 from harness.measures.conventions import Conventions, Queries
 from harness.measures.registry import REGISTRY
@@ -529,24 +530,15 @@ def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContex
 def _gathered_parts(done: list[_Piece], query_ids: np.ndarray) -> dict[Any, Any] | None:
     """The partitions' per-user terms of the system measures, as rows in the universe's query order (a query no
     partition evaluated has none: zeros)."""
-    from scipy import sparse
-
     pieces = [(p.user_parts, p.parts_queries) for p in done if p.user_parts and p.parts_queries is not None]
     if not pieces:
         return None
     position = {q: i for i, q in enumerate(query_ids.tolist())}
     rows = np.array([position[q] for _, queries in pieces for q in queries.tolist()], dtype=np.int64)
-    out = {}
-    for measure in pieces[0][0]:
-        chunks = [parts[measure] for parts, _ in pieces]
-        stacked = sparse.vstack(chunks).tocsr() if sparse.issparse(chunks[0]) else np.vstack(chunks)
-        # each universe query's row among the stacked ones (a query of no partition: an empty row)
-        source = np.full(len(query_ids), stacked.shape[0], dtype=np.int64)
-        source[rows] = np.arange(rows.size)
-        padded = sparse.vstack([stacked, sparse.csr_matrix((1, stacked.shape[1]))]).tocsr() if sparse.issparse(stacked) \
-            else np.vstack([stacked, np.zeros((1, stacked.shape[1]))])
-        out[measure] = padded[source]
-    return out
+    # each universe query's row among the stacked ones; a query of no partition: the zero row after them
+    source = np.full(len(query_ids), rows.size, dtype=np.int64)
+    source[rows] = np.arange(rows.size)
+    return {measure: stack_terms([parts[measure] for parts, _ in pieces], zero_rows=1)[source] for measure in pieces[0][0]}
 
 
 # ---- a run's values left on the workers: its summary, its per-query table, or (a fallback) the values here ----------

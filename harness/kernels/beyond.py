@@ -369,18 +369,28 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
     return RankedLists(offsets, np.zeros(int(offsets[-1])), np.zeros(n_ret.size + 1, dtype=np.int64), empty, items=items)
 
 
-def _stacked_parts(parts: list[tuple[RankedLists, np.ndarray]]) -> dict[Any, Any] | None:
-    """The system measures' per-user terms of the chosen queries of each run, one run after the other."""
+def stack_terms(chunks: list[Any], zero_rows: int = 0) -> Any:
+    """Blocks of a system measure's per-user terms (dense, or sparse CSR), one after the other, then ``zero_rows``
+    rows of zeros.
+
+    >>> stack_terms([np.ones((1, 2)), np.full((1, 2), 2.0)], zero_rows=1).tolist()
+    [[1.0, 1.0], [2.0, 2.0], [0.0, 0.0]]
+    """
     from scipy import sparse
 
+    if sparse.issparse(chunks[0]):
+        blank = [sparse.csr_matrix((zero_rows, chunks[0].shape[1]))] if zero_rows else []
+        return sparse.vstack([*chunks, *blank]).tocsr()
+    return np.vstack([*chunks, np.zeros((zero_rows, chunks[0].shape[1]))])
+
+
+def _stacked_parts(parts: list[tuple[RankedLists, np.ndarray]]) -> dict[Any, Any] | None:
+    """The system measures' per-user terms of the chosen queries of each run, one run after the other."""
     first = _items(parts[0][0]).user_parts
     if not first:
         return None
-    out = {}
-    for measure in first:
-        chosen = [_items(lists).user_parts[measure][queries] for lists, queries in parts]
-        out[measure] = sparse.vstack(chosen).tocsr() if sparse.issparse(chosen[0]) else np.vstack(chosen)
-    return out
+    return {measure: stack_terms([_items(lists).user_parts[measure][queries] for lists, queries in parts])
+            for measure in first}  # fmt: skip
 
 
 # ---- system measures: functions of the (weighted) recommendation counts -----------
@@ -522,6 +532,6 @@ def gini(counts: np.ndarray, size: int, form: str) -> np.ndarray:
 
 __all__ = [
     "ItemData", "arp", "coverage", "coverage_counts", "efd", "elliot_long_tail", "entropy", "epc", "gini", "ild",
-    "novelty", "popularity", "recbole_tail", "self_information", "serendipity", "tail_count", "tail_share",
+    "novelty", "popularity", "recbole_tail", "self_information", "serendipity", "stack_terms", "tail_count", "tail_share",
     "universe_size",
 ]  # fmt: skip
