@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -245,23 +246,30 @@ class ItemContext:
                 hint="give the items file numeric feature columns besides the id, or use sim=cooccurrence",
             )
 
+    @cached_property
+    def _group_training(self) -> tuple[tuple[str, ...], np.ndarray | None]:
+        """(the user groups' sorted names, each group's distinct training (user, item) pairs per known code): the
+        same for every run, so computed once. Every training user counts, evaluated or not."""
+        assert self.user_groups is not None
+        names = tuple(sorted(set(self.user_groups.values())))
+        if self._pairs is None or self._train_users is None:
+            return names, None
+        index = {name: i for i, name in enumerate(names)}
+        user, item = self._pairs
+        of_user = np.array([index.get(self.user_groups.get(u, ""), -1) for u in self._train_users.to_pylist()],
+                           dtype=np.int64)[user]  # fmt: skip
+        keep = of_user >= 0
+        n = len(self.known)
+        return names, np.bincount(of_user[keep] * n + item[keep], minlength=len(names) * n).reshape(len(names), n)
+
     def _user_groups_of(self, query_ids: np.ndarray) -> dict[str, Any]:
         """Each query's user group as an index into the groups' sorted names (-1: in none)."""
         if self.user_groups is None:
             return {}
-        names = sorted(set(self.user_groups.values()))
+        names, training = self._group_training
         index = {name: i for i, name in enumerate(names)}
         group = np.array([index.get(self.user_groups.get(str(q), ""), -1) for q in query_ids], dtype=np.int64)
-        training = None
-        if self._pairs is not None and self._train_users is not None:  # every training user, evaluated or not
-            user, item = self._pairs
-            of_user = np.array([index.get(self.user_groups.get(u, ""), -1) for u in self._train_users.to_pylist()],
-                               dtype=np.int64)[user]  # fmt: skip
-            keep = of_user >= 0
-            n = len(self.known)
-            training = np.bincount(of_user[keep] * n + item[keep], minlength=len(names) * n).reshape(len(names), n)
-        return {"user_group": group, "n_user_groups": len(names), "user_group_names": tuple(names),
-                "group_training": training}
+        return {"user_group": group, "user_group_names": names, "group_training": training}
 
     def item_users(self) -> Any:
         """Binary (known items x training users) CSR matrix: the items' user vectors, for co-occurrence."""

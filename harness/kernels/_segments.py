@@ -345,8 +345,7 @@ class ItemData:
     cold_ids: Any = None  # Arrow strings: the ids of codes n_known.. (cold items), to join two runs' codes
     recbole_extra: Any = None  # Arrow strings: items RecBole counts beyond the known ones (qrels-only and cold)
     user_group: np.ndarray | None = None  # per query: its user group (a segment), -1 for none; None without groups
-    n_user_groups: int = 0
-    user_group_names: tuple[str, ...] = ()
+    user_group_names: tuple[str, ...] = ()  # the groups' names, sorted: ``user_group`` indexes them
     group_training: Any = None  # (user groups x codes): distinct training (user, item) pairs of each group's users
     train_first: np.ndarray | None = None  # per code: row of the item's first training interaction (inf: none)
     judged_code: np.ndarray | None = None  # per judged row (as ``judged_label``): its item's code, -1 when unknown
