@@ -171,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
             definition = REGISTRY.definition(measure)
             if definition.is_system(measure):
                 definition.compute_system(lists, measure, np.ones((1, lists.n_queries)))
-            else:
-                definition.compute(lists, measure)
+            else:  # the item measures read the item lists (down to their deepest cutoff), the others the whole lists
+                definition.compute(lists if definition.beyond_accuracy else aligned.lists, measure)
         return time.perf_counter() - began
 
     accuracy = timed(ACCURACY)

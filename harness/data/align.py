@@ -73,9 +73,9 @@ class Aligned:
         """The document (item) id of every aligned row, in ranking order."""
         return self.item_array().to_pylist()  # type: ignore[no-any-return]
 
-    def item_array(self) -> pa.Array:
-        """The document (item) id of every aligned row, in ranking order, as an Arrow string array."""
-        return _take(self.run_doc_ids, self.source_rows)
+    def item_array(self, rows: np.ndarray | None = None) -> pa.Array:
+        """The document (item) id of every aligned row (or of ``rows`` of them), in ranking order, as Arrow strings."""
+        return _take(self.run_doc_ids, self.source_rows if rows is None else self.source_rows[rows])
 
 
 @dataclass
@@ -284,6 +284,8 @@ class PreparedQrels:
         >>> PreparedQrels.build(q, Conventions()).judged_docs_of(np.array(["q2", "q0", "q1"])).to_pylist()
         ['d9', 'd1', 'd2']
         """
+        if query_ids is self.query_ids or (len(query_ids) == len(self.query_ids) and bool((query_ids == self.query_ids).all())):
+            return self.judged_docs  # the judged queries themselves, in their order (the usual universe): no lookup
         codes = positions_in(string_array([str(q) for q in query_ids]), self.query_id_array)
         counts = np.where(codes >= 0, np.diff(self.judged_offsets)[np.maximum(codes, 0)], 0)
         starts = np.where(codes >= 0, self.judged_offsets[:-1][np.maximum(codes, 0)], 0)

@@ -170,14 +170,17 @@ class ItemContext:
         self._pairs: tuple[np.ndarray, np.ndarray] | None = None
         self._train_users: pa.Array | None = None
         if train is not None:
-            item = self.codes(train.item_id)
+            # the dictionary lists the items in order of first appearance: RecBole numbers them so (its tail's tie order)
+            ids = train.item_id
+            items_seen = pc.dictionary_encode(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
+            in_order = self.codes(items_seen.dictionary)
+            item = in_order[to_numpy(items_seen.indices).astype(np.int64)]
             users = pc.dictionary_encode(train.user_id)
             self._train_users = users.dictionary
             user = to_numpy(users.indices).astype(np.int64)
             self.count = np.bincount(item, minlength=n).astype(np.float64)
-            self.train_first = np.full(n, np.inf)  # RecBole numbers items by first appearance (its tail's tie order)
-            seen, first = np.unique(item, return_index=True)
-            self.train_first[seen] = first
+            self.train_first = np.full(n, np.inf)
+            self.train_first[in_order] = np.arange(in_order.size)
             # distinct (user, item) pairs, by user then item; sorted by hand: numpy 2.4's hashing np.unique took
             # 3.5 s on 4M keys, the sort 0.03 s
             key = np.sort(user * n + item)

@@ -72,7 +72,6 @@ from harness.kernels._segments import RankedLists
 from harness.kernels.beyond import stack_terms
 from harness.kernels.relstring import relstrings
 from harness.measures.conventions import Conventions, Queries
-from harness.measures.registry import REGISTRY
 from harness.measures.spec import deepest_cutoff
 
 if TYPE_CHECKING:
@@ -308,8 +307,10 @@ def evaluate_runs(
         shared = [client.submit(_same, context, pure=False) if context is not None else None]
         tail_cutoff = long_tail_cutoff(measures + system_measures)
         list_depth = deepest_cutoff(system_measures) if context is not None else None
-        # system measures that are sums over users: the partitions compute each user's terms (from the judgments too)
-        summed = [m for m in system_measures if REGISTRY.definition(m).parts is not None] if context is not None else []
+        # the partitions' evaluators know the system measures too: those that are sums over users compute each user's
+        # terms there (from the judgments too); all of them set how deep the rows' items are read, and so the order
+        # that numbers the cold items, as on one machine
+        systems = list(system_measures) if context is not None else []
         out = []
         for number, run in enumerate(runs):
             rows, n_rows = _frame(run, scratch / f"run{number}-{secrets.token_hex(4)}")
@@ -317,7 +318,7 @@ def evaluate_runs(
             both = dd.concat([judged, rows])
             shuffled = both.shuffle(on="query", npartitions=n_parts)
             source = run.source if isinstance(run, Run) else str(run.path)
-            work = [delayed(_evaluate_piece)(part, [str(m) for m in (*measures, *summed)], conventions, cutoffs, run.name,
+            work = [delayed(_evaluate_piece)(part, [str(m) for m in (*measures, *systems)], conventions, cutoffs, run.name,
                                              qrels.source, source, shared[0], tail_cutoff, list_depth,
                                              relstring_lengths)
                     for part in shuffled.to_delayed()]  # fmt: skip
@@ -461,7 +462,7 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         if list_depth is not None:
             query = np.repeat(per_query.query_ids, lists.n_ret)
             shown = np.flatnonzero(lists.pos < list_depth)
-            item = aligned.item_array()
+            item = aligned.item_array(evaluator.item_rows(aligned))
             piece.listed = pa.table({"query": pa.array(query[shown], pa.string()), "pos": pa.array(lists.pos[shown]),
                                      "item": item.take(pa.array(shown))})  # fmt: skip
             cold = np.flatnonzero(data.code >= data.n_known)

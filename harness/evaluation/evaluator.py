@@ -87,6 +87,10 @@ class Evaluator:
         self._cooccurrence = bool(cooccurrence)
         # one pass of the similarity kernels serves every cutoff: it goes as deep as the deepest one
         self._pair_depth = deepest_cutoff(cooccurrence)
+        # the item measures read each user's first `_item_depth` rows at most: only those rows get their item
+        # (20M rows, 10 read of each 100: a tenth of the lookups); None: every row (one is uncut, or none reads items)
+        self._reads_items = {m for m, d in definitions.items() if d.beyond_accuracy}
+        self._item_depth = deepest_cutoff(self._reads_items)
         if item_context is None and builds_item_context(self.measures, train is not None, items is not None):
             item_context = ItemContext(train, items, as_qrels(qrels), user_groups)
         self.items = item_context  # given: prepared once for the whole dataset (the dask engine's partitions share it)
@@ -111,20 +115,20 @@ class Evaluator:
         return self.evaluate_aligned(run.name, self.align(run))
 
     def item_lists(self, aligned: Aligned) -> RankedLists:
-        """The aligned lists with each row's item and the item statistics, and its subtopics (when measures read them)."""
-        lists = aligned.lists
-        if self._reads_intents:
-            assert self.intents is not None
-            judged = self.prepared.judged_docs_of(aligned.query_ids)
-            lists = dataclasses.replace(lists, intents=intent_data(self.intents, aligned.query_ids, aligned.item_array(),
-                                                                   lists.n_ret, judged, np.diff(lists.judged_offsets)))
+        """The lists the item measures read: each user's first rows down to their deepest cutoff, with each row's item
+        and the item statistics (the aligned lists themselves when no measure reads items).
+
+        Cold items are numbered by their first appearance in these rows, so on every engine alike.
+        """
         if self.items is None:
-            return lists
+            return aligned.lists
+        rows = self.item_rows(aligned)
+        lists = aligned.lists if rows is None else aligned.lists.head(self._item_depth)  # type: ignore[arg-type]
         reads = frozenset().union(*(REGISTRY.definition(m).reads(m) for m in self.measures))
         data = self.items.for_run(
-            aligned.item_array(), aligned.query_ids, cooccurrence=self._cooccurrence, pair_depth=self._pair_depth,
+            aligned.item_array(rows), aligned.query_ids, cooccurrence=self._cooccurrence, pair_depth=self._pair_depth,
             judged_ids=self.prepared.judged_docs_of(aligned.query_ids) if "judged" in reads else None,
-            score=aligned.score if "score" in reads else None,
+            score=(aligned.score if rows is None else aligned.scores_at(rows)) if "score" in reads else None,
         )  # fmt: skip
         lists = dataclasses.replace(lists, items=data)
         # the per-user terms of the system measures that are sums over users: what a resample or a Dask
@@ -133,17 +137,33 @@ class Evaluator:
                  if (definition := REGISTRY.definition(m)).parts is not None}  # fmt: skip
         return dataclasses.replace(lists, items=dataclasses.replace(data, user_parts=parts)) if parts else lists
 
+    def item_rows(self, aligned: Aligned) -> np.ndarray | None:
+        """The aligned rows :meth:`item_lists` holds (None: all of them)."""
+        return aligned.lists.head_rows(self._item_depth)
+
+    def _label_lists(self, aligned: Aligned) -> RankedLists:
+        """The whole aligned lists the other measures read, with their subtopics when measures read them."""
+        lists = aligned.lists
+        if self._reads_intents:
+            assert self.intents is not None
+            judged = self.prepared.judged_docs_of(aligned.query_ids)
+            lists = dataclasses.replace(lists, intents=intent_data(self.intents, aligned.query_ids, aligned.item_array(),
+                                                                   lists.n_ret, judged, np.diff(lists.judged_offsets)))
+        return lists
+
     def evaluate_aligned(self, name: str, aligned: Aligned, lists: RankedLists | None = None) -> PerQuery:
         """Every per-query measure on an aligned run (``lists``: its :meth:`item_lists`, when already built)."""
-        all_lists = lists if lists is not None else self.item_lists(aligned)
+        item_lists = lists if lists is not None else self.item_lists(aligned)
+        label_lists = self._label_lists(aligned)
         values = np.zeros((len(aligned.query_ids), len(self.query_measures)))
         missing = ~aligned.in_run
-        judged: RankedLists | None = None
+        judged: dict[int, RankedLists] = {}
         for j, measure in enumerate(self.query_measures):
-            lists = all_lists
+            lists = item_lists if measure in self._reads_items else label_lists
             if measure.param("judged_only"):  # ir_measures' judged_only=True: this measure over judged documents only
-                judged = judged if judged is not None else lists.judged_subset()
-                lists = judged
+                if id(lists) not in judged:
+                    judged[id(lists)] = lists.judged_subset()
+                lists = judged[id(lists)]
             definition = REGISTRY.definition(measure)
             column = definition.compute(lists, measure)
             # beyond-accuracy values of a user without a list are undefined (NaN), not 0

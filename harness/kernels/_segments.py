@@ -92,16 +92,28 @@ class RankedLists:
         >>> lists.head(2).offsets.tolist(), lists.head(2).label.tolist()
         ([0, 2, 3], [1.0, 0.0, 1.0])
         """
-        if self.tie_group is not None or k >= self.n_ret.max(initial=0):
+        rows = self.head_rows(k)
+        if rows is None:
             return self
         heads: dict[int, RankedLists] = self.__dict__.setdefault("_heads", {})
         if k not in heads:
-            kept = np.minimum(self.n_ret, k)
             offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
-            np.cumsum(kept, out=offsets[1:])
-            rows = np.repeat(self.offsets[:-1] - offsets[:-1], kept) + np.arange(offsets[-1])
+            np.cumsum(np.minimum(self.n_ret, k), out=offsets[1:])
             heads[k] = dataclasses.replace(self, offsets=offsets, label=self.label[rows], items=None, intents=None)
         return heads[k]
+
+    def head_rows(self, k: int | None) -> np.ndarray | None:
+        """The rows of :meth:`head` (k): each query's first k, in row order; None when that is every row.
+
+        >>> lists = RankedLists(np.array([0, 3, 4]), np.zeros(4), np.array([0, 0, 0]), np.zeros(0))
+        >>> lists.head_rows(2).tolist(), lists.head_rows(3), lists.head_rows(None)
+        ([0, 1, 3], None, None)
+        """
+        if k is None or self.tie_group is not None or k >= self.n_ret.max(initial=0):
+            return None
+        kept = np.minimum(self.n_ret, k)
+        ends = np.cumsum(kept)
+        return np.repeat(self.offsets[:-1] - (ends - kept), kept) + np.arange(int(ends[-1]) if ends.size else 0)
 
     # ---- shape --------------------------------------------------------------
     @property
@@ -347,7 +359,7 @@ class ItemData:
     user_group: np.ndarray | None = None  # per query: its user group (a segment), -1 for none; None without groups
     user_group_names: tuple[str, ...] = ()  # the groups' names, sorted: ``user_group`` indexes them
     group_training: Any = None  # (user groups x codes): distinct training (user, item) pairs of each group's users
-    train_first: np.ndarray | None = None  # per code: row of the item's first training interaction (inf: none)
+    train_first: np.ndarray | None = None  # per code: its place in the training items' order of first appearance (inf: none)
     judged_code: np.ndarray | None = None  # per judged row (as ``judged_label``): its item's code, -1 when unknown
     columns: Any = None  # {catalogue column: float64 per code, NaN where the item is not listed}: item groups
     score: np.ndarray | None = None  # per ranked row: the run's score (rating-based fairness measures)

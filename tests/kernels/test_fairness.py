@@ -21,3 +21,22 @@ def test_exposure_share_by_hand() -> None:
     values = {str(m): v.tolist() for m, v in evaluator.system_values(evaluator.item_lists(evaluator.align(run))).items()}
     assert math.isclose(values["ExposureShare(category=0,group='provider',patience=0.5)@2"][0], 1.5 / 3)
     assert values["ExposureShare(category=1,group='provider',weight='uniform')@2"] == [2 / 4]
+
+
+def test_psp_ideal_takes_the_largest_inverse_propensities_whichever_way_they_run() -> None:
+    """PSP@2's ideal term: the user's two relevant items of largest 1/p = 1 + C (n_i + B)^-A, from pyxclib's formula.
+    With 2 training users C = (ln 2 - 1)(B + 1)^A < 0: rare items weigh *less*, so the ideal picks the popular ones;
+    with 20 users C > 0 and it picks the rare ones."""
+    a, b = 0.55, 1.5
+    qrels = Qrels.from_records([("u", "x", 1), ("u", "y", 1), ("u", "z", 1)])
+    run = Run.from_records([("u", "x", 3.0)])
+    for n_users, seen in ((2, {"x": 2, "y": 1, "z": 0}), (20, {"x": 20, "y": 3, "z": 0})):
+        pairs = [(f"t{j}", item) for item, users in seen.items() for j in range(users)]
+        pairs += [(f"t{j}", "w") for j in range(n_users)]  # every training user counts, whatever they saw
+        evaluator = Evaluator(qrels, ["PSP(norm=pyxclib)@2"], train=Interactions.from_records(pairs))
+        lists = evaluator.item_lists(evaluator.align(run))
+        c = (math.log(n_users) - 1.0) * (b + 1.0) ** a
+        weight = {item: 1 + c * (users + b) ** -a for item, users in seen.items()}
+        ideal = sum(sorted(weight.values(), reverse=True)[:2]) / 2
+        value = next(iter(evaluator.system_values(lists).values()))[0]
+        assert math.isclose(value, (weight["x"] / 2) / ideal, rel_tol=1e-12)
