@@ -793,12 +793,6 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
                 "name", f"{uncut[0]} counts every recommended item of every list: on the dask engine give it a cutoff",
                 hint=f"write {uncut[0]}@10 (the lists down to the cutoff are gathered to compute it)",
             )  # fmt: skip
-        subtopics = [d.name for d in datasets if d.qrels_format == "ndeval"]
-        if engine.name == "dask" and subtopics:
-            raise engine_section.error(
-                "name", f"dataset {subtopics[0]} has subtopic judgments (format: ndeval), which the dask engine does not "
-                "read yet", hint="run it with engine: {name: local}; diversity judgments are small",
-            )  # fmt: skip
     tracking_section = root.section("tracking")
     tracking = Tracking()
     if tracking_section is not None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.load import check_shares_judged, load_run
-from harness.data.model import Qrels, Run
+from harness.data.model import Intents, Qrels, Run
 from harness.evaluation.evaluator import Evaluator
 from harness.evaluation.results import PerQuery, RunResult
 from harness.kernels._segments import RankedLists
@@ -47,7 +47,7 @@ class FilesWork:
     evaluator: Evaluator
     qrels_path: Path
     qrels_columns: Mapping[str, str]
-    qrels: Qrels | None
+    qrels: Qrels | Intents | None  # subtopic judgments as read (the intent-aware measures read them)
     runs: tuple[tuple[str, str | None, Path], ...]
     run_columns: Mapping[str, str]
     per_query: bool

@@ -137,12 +137,16 @@ def client_for(engine: Engine, progress: Any = None) -> Iterator[Any]:
             thing.close()
 
 
-def _table(query: Any, doc: Any, value: np.ndarray, kind: int, file_rows: np.ndarray | None = None) -> pa.Table:
+def _table(query: Any, doc: Any, value: np.ndarray, kind: int, file_rows: np.ndarray | None = None,
+           subtopic: pa.Array | None = None) -> pa.Table:  # fmt: skip
     rows = np.arange(len(value), dtype=np.int64) if file_rows is None else file_rows
-    return pa.table({"query": pa.chunked_array([query]) if isinstance(query, pa.Array) else query,
-                     "doc": pa.chunked_array([doc]) if isinstance(doc, pa.Array) else doc,
-                     "value": pa.array(np.asarray(value, dtype=np.float64)), "line": pa.array(rows),
-                     "kind": pa.array(np.full(len(value), kind, dtype=np.int8))})  # fmt: skip
+    columns = {"query": pa.chunked_array([query]) if isinstance(query, pa.Array) else query,
+               "doc": pa.chunked_array([doc]) if isinstance(doc, pa.Array) else doc,
+               "value": pa.array(np.asarray(value, dtype=np.float64)), "line": pa.array(rows),
+               "kind": pa.array(np.full(len(value), kind, dtype=np.int8))}  # fmt: skip
+    if subtopic is not None:  # subtopic judgments (ndeval's): each judgment's subtopic
+        columns["subtopic"] = subtopic
+    return pa.table(columns)
 
 
 @dataclass(frozen=True)
@@ -171,10 +175,13 @@ class QrelsSource:
         return str(self.path)
 
 
-def _frame(source: Run | RunSource | Qrels | QrelsSource, folder: Path) -> tuple[Any, int]:
+def _frame(source: Run | RunSource | Qrels | Intents | QrelsSource, folder: Path) -> tuple[Any, int]:
     """(a Dask frame of a run's or the judgments' rows: query, doc, value, line, kind; its number of rows)."""
     import dask.dataframe as dd
 
+    if isinstance(source, Intents):  # read whole here (diversity judgments are small), sent in pieces with the subtopics
+        table = _table(source.query_id, source.doc_id, source.judgment, QRELS, subtopic=source.subtopic)
+        return dd.read_parquet(write_pieces(folder, [table])), len(source)
     if isinstance(source, (Run, Qrels)):
         kind, value = (RUN, source.score) if isinstance(source, Run) else (QRELS, source.relevance)
         return dd.read_parquet(write_pieces(folder, [_table(source.query_id, source.doc_id, value, kind)])), len(source)
@@ -209,8 +216,6 @@ def _frame(source: Run | RunSource | Qrels | QrelsSource, folder: Path) -> tuple
     # harness's reader names the line at fault, or reads what streaming could not
     whole = load_run(path, source.columns, name=source.name) if isinstance(source, RunSource) \
         else load_qrels(path, source.columns, source.fmt)  # fmt: skip
-    if isinstance(whole, Intents):  # the config refuses subtopic judgments on this engine
-        raise HarnessError("the dask engine does not read subtopic judgments yet", hint="use engine: {name: local}")
     return _frame(whole, folder)
 
 
@@ -254,7 +259,7 @@ def write_pieces(folder: Path, tables: Iterable[pa.Table]) -> Path:
 
 def evaluate_runs(
     client: Any,
-    qrels: Qrels | QrelsSource,
+    qrels: Qrels | Intents | QrelsSource,
     runs: Sequence[Run | RunSource],
     measures: tuple[Measure, ...],
     conventions: Conventions,
@@ -430,8 +435,13 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         array = pa.array(column)
         return array if array.type == pa.string() else array.cast(pa.string())
 
-    qrels = Qrels(strings(judged["query"]), strings(judged["doc"]), judged["value"].to_numpy(), qrels_source,
-                  file_rows=judged["line"].to_numpy())  # fmt: skip
+    qrels: Qrels | Intents
+    if "subtopic" in judged.columns:  # subtopic judgments: the intent-aware measures read them, as on one machine
+        qrels = Intents(strings(judged["query"]), strings(judged["subtopic"]), strings(judged["doc"]),
+                        judged["value"].to_numpy(dtype=np.float64), qrels_source)  # fmt: skip
+    else:
+        qrels = Qrels(strings(judged["query"]), strings(judged["doc"]), judged["value"].to_numpy(), qrels_source,
+                      file_rows=judged["line"].to_numpy())  # fmt: skip
     run = Run(strings(ranked["query"]), strings(ranked["doc"]), ranked["value"].to_numpy(), name, run_source,
               file_rows=ranked["line"].to_numpy())  # fmt: skip
     evaluator = Evaluator(qrels, measures, conventions, item_context=item_context)
@@ -728,7 +738,7 @@ class DaskEngine:
         read always come."""
 
         evaluator = work.evaluator
-        judgments: Qrels | QrelsSource = work.qrels if work.qrels is not None else \
+        judgments: Qrels | Intents | QrelsSource = work.qrels if work.qrels is not None else \
             QrelsSource(work.qrels_path, dict(work.qrels_columns))  # fmt: skip
         for _, _, path in work.runs:
             check_exists(path, "run", folder_ok=True)  # a folder of Parquet pieces is a run for the workers

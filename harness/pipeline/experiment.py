@@ -115,8 +115,9 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
     if judgments or builds_item_context(measures, dataset.train is not None, dataset.items is not None):
         progress(f"loading qrels {dataset.qrels}")
         qrels = _load_qrels(dataset)
-    else:
-        qrels = Qrels.from_records([], str(dataset.qrels))
+    else:  # of the right kind: the intent-aware measures check that subtopic judgments come
+        empty = Intents if dataset.qrels_format == "ndeval" else Qrels
+        qrels = empty.from_records([], str(dataset.qrels))
     conventions = dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)
     train = items = None
     if dataset.train is not None:

@@ -15,7 +15,7 @@ from typing import Any
 from harness.config.schema import Engine as EngineSpec
 from harness.data.items import read_items, read_train
 from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels
-from harness.data.model import Intents, Qrels
+from harness.data.model import Qrels
 from harness.data.tables import read_table_columns
 from harness.data.trec import check_exists
 from harness.engines import FilesWork, open_engine
@@ -69,13 +69,9 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
         needs_judgments = engine.reads_judgments or builds_item_context(measures, inputs.train is not None,
                                                                          inputs.items is not None)  # fmt: skip
         # without them here, the engine's workers read them
-        if inputs.qrels_format == "ndeval" and not engine.reads_judgments:
-            raise HarnessError("the dask engine does not read subtopic judgments (--qrels-format ndeval) yet",
-                               hint="evaluate them on the local engine: diversity judgments are small")  # fmt: skip
         needs_judgments = needs_judgments or inputs.qrels_format == "ndeval"
         judgments = load_qrels(inputs.qrels, inputs.qrels_columns, inputs.qrels_format) if needs_judgments \
             else Qrels.from_records([], str(inputs.qrels))  # fmt: skip
-        qrels = judgments.judgments() if isinstance(judgments, Intents) else judgments
         train = items = None
         if inputs.train is not None:
             train = read_train(inputs.train, inputs.train_columns["user"], inputs.train_columns["item"])
@@ -85,7 +81,7 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
             inputs.segments, inputs.segments_columns["query"], inputs.segments_columns["segment"])
         evaluator = Evaluator(judgments, measures, inputs.conventions, train=train, items=items, user_groups=user_groups)
         runs = tuple((label, given, path) for label, (given, path) in zip(labels, inputs.runs, strict=True))
-        work = FilesWork(evaluator, inputs.qrels, inputs.qrels_columns, qrels if needs_judgments else None, runs,
+        work = FilesWork(evaluator, inputs.qrels, inputs.qrels_columns, judgments if needs_judgments else None, runs,
                          inputs.run_columns, per_query, relstring_lengths, progress)  # fmt: skip
         return engine.evaluate_files(work)
 

@@ -505,3 +505,41 @@ def test_fairness_measures_give_the_same_tables_on_the_cluster(client: Any, tmp_
                                  if "norm" in m or m.startswith(("REO", "RSP", "Pop", "ItemMAD", "Exposure"))}  # fmt: skip
     assert system["p_randomization"].notna().all() and (system["ci_high"] > system["ci_low"]).sum() >= 4
     assert (system["delta"] != 0).sum() >= 3  # the rerank moves items within the top 10: set measures at 10 stay
+
+
+def test_intent_aware_measures_give_the_same_tables_on_the_cluster(client: Any, tmp_path: Path) -> None:
+    """Subtopic judgments (format: ndeval) on the cluster: the partitions carry each judgment's subtopic, so the
+    intent-aware measures' per-query values, summaries and comparisons equal one machine's exactly; ``harness eval
+    --engine dask --qrels-format ndeval`` prints the local values."""
+    from harness.cli import main
+    from tests.conftest import FAIRNESS
+
+    run = pd.read_csv(FAIRNESS / "div_run.txt", sep=" ", header=None, names=["q", "it", "doc", "rank", "score", "tag"],
+                      dtype={"q": str})  # fmt: skip
+    run["score"] = np.random.default_rng(8).permutation(run["score"].to_numpy())
+    run.assign(tag="shuffled").to_csv(tmp_path / "shuffled.txt", sep=" ", header=False, index=False)
+    measures = ["alpha_nDCG@20", "ERR_IA@10", "nERR_IA@20", "NRBP", "P_IA@10", "StRecall@10", "AP_IA", "nDCG@10"]
+    (tmp_path / "config.yaml").write_text(
+        "experiment: diversity\n"
+        f"datasets: [{{name: web, qrels: {FAIRNESS / 'div_qrels.txt'}, format: ndeval}}]\n"
+        f"systems: [{{name: divrun, runs: {{web: {FAIRNESS / 'div_run.txt'}}}}}, "
+        f"{{name: shuffled, runs: {{web: {tmp_path / 'shuffled.txt'}}}}}]\n"
+        f"measures: [{', '.join(repr(m) for m in measures)}]\n"
+        "baseline: divrun\nstats: {permutations: 400, seed: 5}\ntracking: {enabled: false}\noutput: out\n"
+    )
+    local = load_config(tmp_path / "config.yaml")
+    expected = _tables(local)
+    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=3)), on_cluster=1)
+    assert got["long_tail"] is None and expected["long_tail"] is None  # no items here: no long tail
+    for name, table in expected.items():
+        if name != "long_tail":
+            pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
+    assert (expected["comparisons"]["delta"] != 0).sum() >= 5  # the shuffle changes the rankings: a real comparison
+    args = ["eval", "--qrels-format", "ndeval", "--format", "json", "-m", ",".join(measures),
+            str(FAIRNESS / "div_qrels.txt"), str(FAIRNESS / "div_run.txt")]  # fmt: skip
+    printed = {}
+    for engine in ([], ["--engine", "dask"]):  # the active client's cluster
+        out, err = io.StringIO(), io.StringIO()
+        assert main([*args, *engine], out, err) == 0, err.getvalue()
+        printed[bool(engine)] = out.getvalue()
+    assert printed[True] == printed[False]
