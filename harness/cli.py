@@ -149,6 +149,7 @@ def _file_inputs(args: argparse.Namespace) -> FileInputs:
         train_columns=_column_map(args.train_columns, {"user": "user", "item": "item"}),
         items=None if args.items is None else Path(args.items),
         items_id=args.items_id,
+        items_groups=tuple(c.strip() for c in args.items_groups.split(",") if c.strip()),
         engine=engine,
         qrels_format=args.qrels_format,
         segments=None if args.segments is None else Path(args.segments),
@@ -531,6 +532,9 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-columns", default=None, help="user=COL,item=COL (default user, item)")
     parser.add_argument("--items", default=None, metavar="PATH", help="item catalogue; its other columns are numeric features")
     parser.add_argument("--items-id", default="item", metavar="COL", help="the catalogue's id column (default item)")
+    parser.add_argument("--items-groups", default="", metavar="COL[,COL]",
+                        help="catalogue columns that group items (REO(group=COL), ...): read as labels, never features; "
+                        "a column of text only is one anyway")  # fmt: skip
     parser.add_argument("--segments", default=None, metavar="PATH", help="each user's group, a table (UserMAD)")
     parser.add_argument("--segments-columns", default=None, help="query=COL,segment=COL (default query, segment)")
 

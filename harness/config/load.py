@@ -286,10 +286,14 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
             train = TrainSpec(train_path, user_column, item_column)
         items = None
         if (spec := section.section("items")) is not None:
-            spec.check_keys(("path", "id"))
+            spec.check_keys(("path", "id", "groups"))
             items_path = _path(spec, "path", base)
             assert items_path is not None
-            items = ItemsSpec(items_path, spec.value("id", str, "item"))
+            groups = spec.value("groups", list, [])
+            if not all(isinstance(g, str) and g for g in groups):
+                raise spec.error("groups", f"items.groups must name columns of {items_path.name}, got {groups!r}",
+                                 hint="write groups: [provider, genre]")  # fmt: skip
+            items = ItemsSpec(items_path, spec.value("id", str, "item"), tuple(groups))
         out.append(
             Dataset(
                 name=name,

@@ -51,10 +51,12 @@ class TrainSpec:
 
 @dataclass(frozen=True)
 class ItemsSpec:
-    """The item catalogue: its id column; every other column is a numeric item feature."""
+    """The item catalogue: its id column; every other column a numeric item feature, or a group column (text labels,
+    or named in ``groups``: read as labels, never as features)."""
 
     path: Path
     id: str = "item"
+    groups: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Training interactions and the item catalogue: what beyond-accuracy measures read besides qrels and runs.
 
 Ids stay strings ("007" and "7" are different items). The catalogue's columns other
-than the id are item features and must all be numbers.
+than the id are numeric item features, or group columns (text labels, or columns named as groups).
 
 >>> train = Interactions.from_records([("u1", "i1"), ("u1", "i2"), ("u2", "i1")])
 >>> context = ItemContext(train, None, Qrels.from_records([("u1", "i3", 1)]))
@@ -12,7 +12,7 @@ than the id are item features and must all be numbers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -58,22 +58,35 @@ class Interactions:
 
 @dataclass(frozen=True, eq=False)
 class Catalog:
-    """The item catalogue: its ids and, per item, the numeric feature columns (None when it has none)."""
+    """The item catalogue: its ids, per item the numeric feature columns (None when it has none), and its group
+    columns: text labels (a provider's name, a genre) that group items for the fairness measures, never features.
+
+    ``groups[name]`` is (each item's label as an index into ``names``, NaN for an empty cell; ``names`` sorted).
+
+    >>> import pandas as pd
+    >>> catalog = Catalog.from_frame(pd.DataFrame({"item": ["a", "b", "c"], "provider": ["zeta", "acme", "zeta"],
+    ...                                            "year": [1999, 2004, 2011]}))
+    >>> catalog.feature_names, catalog.groups["provider"][1], catalog.groups["provider"][0].tolist()
+    (('year',), ('acme', 'zeta'), [1.0, 0.0, 1.0])
+    """
 
     item_id: pa.Array
     features: np.ndarray | None
     feature_names: tuple[str, ...]
     source: str = "<items>"
+    groups: Mapping[str, tuple[np.ndarray, tuple[str, ...]]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.item_id)
 
     def __repr__(self) -> str:
-        return f"Catalog({len(self)} items, {len(self.feature_names)} features, from {self.source})"
+        return (f"Catalog({len(self)} items, {len(self.feature_names)} features, {len(self.groups)} group columns, "
+                f"from {self.source})")  # fmt: skip
 
     @classmethod
-    def from_frame(cls, frame: Any, id: str = "item", source: str = "<DataFrame>") -> Catalog:
-        return _catalog(pa.Table.from_pandas(frame, preserve_index=False), id, source, "parquet")
+    def from_frame(cls, frame: Any, id: str = "item", source: str = "<DataFrame>", groups: Iterable[str] = ()) -> Catalog:
+        """``groups``: columns that group items (read as text labels, never features), besides the all-text ones."""
+        return _catalog(pa.Table.from_pandas(frame, preserve_index=False), id, source, "parquet", tuple(groups))
 
 
 def read_train(path: str | Path, user: str = "user", item: str = "item", fmt: str | None = None) -> Interactions:
@@ -88,16 +101,25 @@ def read_train(path: str | Path, user: str = "user", item: str = "item", fmt: st
                             table_ids(table_column(table, item, "item", path), "item", path), str(path))  # fmt: skip
 
 
-def read_items(path: str | Path, id: str = "item", fmt: str | None = None) -> Catalog:
-    """The catalogue from a table file: the ``id`` column, every other column a numeric feature."""
+def read_items(path: str | Path, id: str = "item", fmt: str | None = None, groups: Iterable[str] = ()) -> Catalog:
+    """The catalogue from a table file: the ``id`` column; every other column a numeric feature, or a group column
+    (``groups`` names them; a column of text only is one too)."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    table = read_table(path, fmt, [id])
+    table = read_table(path, fmt, [id, *groups])
     with rows_located(path, fmt):
-        return _catalog(table, id, str(path), fmt)
+        return _catalog(table, id, str(path), fmt, tuple(groups))
 
 
-def _catalog(table: pa.Table, id: str, source: str, fmt: str) -> Catalog:
+def _labels(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A group column: each item's label as an index into the sorted distinct labels (NaN for an empty cell)."""
+    texts = [None if t is None or not t.strip() else t.strip() for t in column.cast(pa.string()).to_pylist()]
+    names = tuple(sorted({t for t in texts if t is not None}))
+    index = {name: i for i, name in enumerate(names)}
+    return np.array([np.nan if t is None else index[t] for t in texts], dtype=np.float64), names
+
+
+def _catalog(table: pa.Table, id: str, source: str, fmt: str, groups: tuple[str, ...] = ()) -> Catalog:
     path = Path(source)
     ids = table_ids(table_column(table, id, "item id", path), "item", path)
     if table.num_rows == 0:
@@ -111,21 +133,31 @@ def _catalog(table: pa.Table, id: str, source: str, fmt: str) -> Catalog:
             f"item {ids[first_repeat].as_py()!r} is listed twice",
             path=path, line=table_line(path, fmt, first_repeat), hint="give each catalogue item one row",
         )  # fmt: skip
-    names = tuple(c for c in table.column_names if c != id)
-    if not names:
-        return Catalog(ids, None, (), source)
-    columns = []
+    for name in groups:
+        if name == id or name not in table.column_names:
+            raise InputFormatError(
+                f"the group column {name!r} is {'the id column' if name == id else 'not in the items file'}",
+                path=path, hint=f"its columns: {', '.join(c for c in table.column_names if c != id) or 'only the id'}",
+            )  # fmt: skip
+    labels = {name: _labels(table[name]) for name in groups}
+    names = tuple(c for c in table.column_names if c != id and c not in labels)
+    columns, feature_names = [], []
     for name in names:
         column = table[name]
         try:
             values = pc.cast(column, pa.float64()).combine_chunks().to_numpy(zero_copy_only=False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             texts = column.cast(pa.string()).to_pylist()
+            if not any(_is_number(t) for t in texts):  # text only: labels that group items (a provider, a genre)
+                labels[name] = _labels(column)
+                continue
             row = next(i for i, t in enumerate(texts) if not _is_number(t))
             raise InputFormatError(
                 f"feature {name!r} of item {ids[row].as_py()!r} is not a number: {texts[row]!r}",
                 path=path, line=table_line(path, fmt, row),
-                hint="every column of the items file except the id is a numeric feature; drop text columns",
+                hint="a column of the items file is a numeric feature, or text labels that group items; to group by "
+                f"a column of mixed labels, name it a group column (items: {{groups: [{name}]}} in a config, "
+                f"--items-groups {name} with harness eval)",
             ) from None  # fmt: skip
         bad = np.flatnonzero(np.isnan(values))
         if bad.size:
@@ -135,7 +167,9 @@ def _catalog(table: pa.Table, id: str, source: str, fmt: str) -> Catalog:
                 hint="give every item a value for every feature column",
             )  # fmt: skip
         columns.append(values)
-    return Catalog(ids, np.stack(columns, axis=1), names, source)
+        feature_names.append(name)
+    features = np.stack(columns, axis=1) if columns else None
+    return Catalog(ids, features, tuple(feature_names), source, labels)
 
 
 def _is_number(text: str | None) -> bool:
@@ -191,6 +225,7 @@ class ItemContext:
         self.n_train_users = 0 if self._train_users is None else len(self._train_users)
         self.features: np.ndarray | None = None
         self.columns: dict[str, np.ndarray] = {}  # each catalogue column as read, per code (NaN: not listed)
+        self.labels: dict[str, tuple[str, ...]] = {}  # a group column's labels: its column holds indexes into them
         if catalog is not None:
             listed = self.codes(catalog.item_id)
             self.in_catalog[listed] = True
@@ -198,6 +233,10 @@ class ItemContext:
                 assert catalog.features is not None
                 self.columns[name] = np.full(n, np.nan)
                 self.columns[name][listed] = catalog.features[:, j]
+            for name, (values, labels) in catalog.groups.items():
+                self.columns[name] = np.full(n, np.nan)
+                self.columns[name][listed] = values
+                self.labels[name] = labels
             if catalog.features is not None:
                 features = np.zeros((n, catalog.features.shape[1]))
                 norms = np.linalg.norm(catalog.features, axis=1, keepdims=True)
@@ -230,7 +269,7 @@ class ItemContext:
         for column in sorted(columns):
             if column not in self.columns:
                 assert self.catalog is not None  # "items" is checked first
-                named = ", ".join(self.catalog.feature_names) or "none besides the id"
+                named = ", ".join([*self.catalog.feature_names, *self.catalog.groups]) or "none besides the id"
                 raise InputFormatError(
                     f"{measure} groups items by the column {column!r}, which {self.catalog.source} does not have",
                     path=self.catalog.source, hint=f"its columns: {named}; name one of them as group=...",
@@ -358,7 +397,7 @@ class ItemContext:
             item_users=self.item_users() if cooccurrence and self._pairs is not None else None, pair_depth=pair_depth,
             user_items=self.user_items() if cooccurrence and self._pairs is not None else None,
             judged_code=None if judged_ids is None else positions_in(judged_ids, self.known),
-            columns={name: pad_nan(values) for name, values in self.columns.items()}, score=score,
+            columns={name: pad_nan(values) for name, values in self.columns.items()}, labels=self.labels, score=score,
             train_first=None if self.train_first is None else np.concatenate([self.train_first, np.full(n_cold, np.inf)]),
             **self._user_groups_of(query_ids),
         )  # fmt: skip

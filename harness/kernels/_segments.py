@@ -362,6 +362,7 @@ class ItemData:
     train_first: np.ndarray | None = None  # per code: its place in the training items' order of first appearance (inf: none)
     judged_code: np.ndarray | None = None  # per judged row (as ``judged_label``): its item's code, -1 when unknown
     columns: Any = None  # {catalogue column: float64 per code, NaN where the item is not listed}: item groups
+    labels: Any = None  # {text group column: its labels, sorted}: its column holds each item's index into them
     score: np.ndarray | None = None  # per ranked row: the run's score (rating-based fairness measures)
     user_parts: Any = None  # {measure: (queries x m) per-user sums}: what a system measure resamples (see the registry)
     _cache: dict[Any, Any] = field(default_factory=dict, repr=False)

@@ -162,6 +162,10 @@ def _check_param(measure: str, info: ParamInfo, value: object) -> ParamValue:
         if info.kind == "int" and not float(value).is_integer():
             raise MeasureError(f"{where} must be a whole number, got {value!r}", hint=f"{info.name}: {info.doc}")
         return int(value) if info.kind == "int" else float(value)
+    if info.kind == "label":  # a value of a catalogue column: a number, or a text label
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise MeasureError(f"{where} must be a number or a label, got {value!r}", hint=f"{info.name}: {info.doc}")
+        return value if isinstance(value, str) else float(value)
     if info.kind == "text":
         if not isinstance(value, str) or (info.choices and value not in info.choices):
             raise MeasureError(f"{where} must be one of {', '.join(info.choices)}, got {value!r}", hint=info.doc)
@@ -970,11 +974,23 @@ _r(MeasureDef(
 
 
 def _category_of(L: RankedLists, m: Measure) -> tuple[np.ndarray, int]:
-    """(item group per code, the group index of the measure's ``category``): a value of its ``group`` column."""
+    """(item group per code, the group index of the measure's ``category``): a value of its ``group`` column, a label
+    of a text column (its column holds each item's index into the sorted labels)."""
     assert L.items is not None
-    column, value = str(m.param("group")), float(_num(m, "category", 0))
+    column, category = str(m.param("group")), m.param("category")
     values = L.items.columns[column]
     distinct = np.unique(values[~np.isnan(values)])
+    labels = (L.items.labels or {}).get(column)
+    if labels is not None:
+        name = category if isinstance(category, str) else format(float(category), "g")  # type: ignore[arg-type]
+        if name not in labels:
+            raise MeasureError(f"{m}: category {name!r} is not a label of {column}", hint=f"its labels: {', '.join(labels)}")
+        value = float(labels.index(name))
+    elif isinstance(category, str):
+        raise MeasureError(f"{m}: {column} holds numbers, not labels like {category!r}",
+                           hint=f"its values: {', '.join(format(v, 'g') for v in distinct)}")  # fmt: skip
+    else:
+        value = float(category)  # type: ignore[arg-type]
     if value not in distinct:
         raise MeasureError(f"{m}: category {value:g} is not a value of {column}",
                            hint=f"its values: {', '.join(format(v, 'g') for v in distinct)}")  # fmt: skip
@@ -993,7 +1009,8 @@ _r(MeasureDef(
     "exposure summed over the top k of every list, over all the exposure (weight=geometric patience^(rank-1), log, "
     "uniform: the share of recommendations). A system measure.",
     cutoff="required", system=_always, needs=lambda m: frozenset({"items", f"column:{m.param('group')}"}),
-    params=(_GROUP, ParamInfo("category", "number", None, "the group: a value of the group column", required=True),
+    params=(_GROUP, ParamInfo("category", "label", None, "the group: a value (number or label) of the group column",
+                                      required=True),
             ParamInfo("weight", "text", "geometric", "exposure of a rank: geometric, log or uniform",
                       ("geometric", "log", "uniform")),
             ParamInfo("patience", "number", 0.85, "the geometric weight's patience")),
@@ -1130,7 +1147,8 @@ _r(MeasureDef(
     cutoff="required", system=_always, higher_is_better=False,
     needs=lambda m: frozenset({"train", "items", "user_groups", f"column:{m.param('group')}"}),
     params=(_GROUP,
-            ParamInfo("category", "number", None, "the item category: a value of the group column", required=True),
+            ParamInfo("category", "label", None, "the item category: a value (number or label) of the group column",
+                      required=True),
             ParamInfo("user_group", "text", None, "the user group: a segment name", required=True),
             ParamInfo("kind", "text", "BD", "BD (disparity), BR (bias in the recommendations), BS (in the training data)",
                       ("BD", "BR", "BS"))),

@@ -125,7 +125,7 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
         train = read_train(dataset.train.path, dataset.train.user, dataset.train.item)
     if dataset.items is not None:
         progress(f"loading items {dataset.items.path}")
-        items = read_items(dataset.items.path, dataset.items.id)
+        items = read_items(dataset.items.path, dataset.items.id, groups=dataset.items.groups)
     user_groups = _load_segments(dataset) if dataset.segments is not None else None  # UserMAD's groups
     return Evaluator(qrels, measures, conventions, train=train, items=items, user_groups=user_groups)
 

@@ -43,6 +43,7 @@ class FileInputs:
     train_columns: Mapping[str, str] = field(default_factory=lambda: {"user": "user", "item": "item"})
     items: Path | None = None
     items_id: str = "item"
+    items_groups: tuple[str, ...] = ()  # the catalogue's columns that group items (read as labels)
     engine: EngineSpec = field(default_factory=EngineSpec)
     qrels_format: str | None = None  # None: by the file name; "ndeval": subtopic judgments
     segments: Path | None = None  # each user's group (UserMAD)
@@ -76,7 +77,7 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
         if inputs.train is not None:
             train = read_train(inputs.train, inputs.train_columns["user"], inputs.train_columns["item"])
         if inputs.items is not None:
-            items = read_items(inputs.items, inputs.items_id)
+            items = read_items(inputs.items, inputs.items_id, groups=inputs.items_groups)
         user_groups = None if inputs.segments is None else read_table_columns(
             inputs.segments, inputs.segments_columns["query"], inputs.segments_columns["segment"])
         evaluator = Evaluator(judgments, measures, inputs.conventions, train=train, items=items, user_groups=user_groups)

@@ -467,7 +467,8 @@ FAIRNESS_MEASURES = ["nDCG@10", "PSP@5", "PSnDCG@10", "PSP(norm=pyxclib)@5", "PS
 
 def _fairness_config(root: Path) -> Path:
     """The fairness golden case as an experiment: the peers' run against a second one that reranks each user's list,
-    a release gate on REO, every new kind of measure (per user, sums over users, item-group and exposure ones)."""
+    a release gate on REO, every new kind of measure (per user, sums over users, item-group and exposure ones); the
+    provider column named a group column (read as labels), popgroup a numeric one."""
     from tests.conftest import FAIRNESS
 
     for name in ("test.csv", "run.csv", "train.csv", "items.csv"):
@@ -479,7 +480,8 @@ def _fairness_config(root: Path) -> Path:
     (root / "config.yaml").write_text(
         "experiment: fairness\n"
         f"datasets:\n  - {{name: golden, qrels: test.csv, {columns}, relevance_level: 4,\n"
-        "     train: {path: train.csv, columns: {query: user, doc: item}}, items: {path: items.csv, id: item}}\n"
+        "     train: {path: train.csv, columns: {query: user, doc: item}},\n"
+        "     items: {path: items.csv, id: item, groups: [provider]}}\n"
         "systems:\n  - {name: peers, runs: {golden: run.csv}}\n  - {name: rerank, runs: {golden: rerank.csv}}\n"
         f"measures: [{', '.join(repr(m) for m in FAIRNESS_MEASURES)}]\n"
         "baseline: peers\nstats: {permutations: 400, system_resamples: 200, seed: 5}\n"

@@ -40,3 +40,41 @@ def test_psp_ideal_takes_the_largest_inverse_propensities_whichever_way_they_run
         ideal = sum(sorted(weight.values(), reverse=True)[:2]) / 2
         value = next(iter(evaluator.system_values(lists).values()))[0]
         assert math.isclose(value, (weight["x"] / 2) / ideal, rel_tol=1e-12)
+
+
+def test_text_labels_group_items_as_their_codes_do(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A provider column of names groups items as a column of numbers does (labels sorted: acme = 0, zeta = 1), and
+    is no feature; ExposureShare(category=acme) by hand: b's exposure 0.85 of 1 + 0.85 + 1 + 0.85 (lists (a, c) and
+    (c, b), patience 0.85). A mixed column named with --items-groups (or groups: in a config) is read as labels."""
+    import io
+    import json
+
+    from harness.cli import main
+
+    qrels = Qrels.from_records([("u1", "a", 1), ("u2", "b", 1), ("u2", "c", 1)])
+    run = Run.from_records([("u1", "a", 2.0), ("u1", "c", 1.0), ("u2", "c", 2.0), ("u2", "b", 1.0), ("u2", "d", 0.5)])
+    train = Interactions.from_records([("u3", "a"), ("u1", "b")])
+    named = Catalog.from_frame(pd.DataFrame({"item": ["a", "b", "c", "d"], "provider": ["zeta", "acme", "zeta", ""],
+                                             "year": [1999, 2004, 2011, 2020]}))  # fmt: skip
+    numbered = Catalog.from_frame(pd.DataFrame({"item": ["a", "b", "c"], "provider": [1, 0, 1], "year": [1999, 2004, 2011]}))
+    assert named.feature_names == ("year",) and named.groups["provider"][1] == ("acme", "zeta")
+    values = {}
+    for items, category in ((named, "acme"), (numbered, 0)):
+        measures = [f"ExposureShare(group=provider,category={category!r})@2", "REO(group=provider)@2",
+                    "RSP(group=provider)@3", "ItemMAD(group=provider)@3"]  # fmt: skip
+        evaluator = Evaluator(qrels, measures, train=train, items=items)
+        got = evaluator.system_values(evaluator.item_lists(evaluator.align(run)))
+        values[category] = [float(v[0]) for v in got.values()]
+    assert values["acme"] == values[0]
+    assert math.isclose(values["acme"][0], 0.85 / 3.7, rel_tol=1e-12)
+    (tmp_path / "q.txt").write_text("u1 0 a 1\nu2 0 b 1\nu2 0 c 1\n")
+    (tmp_path / "r.txt").write_text("u1 Q0 a 1 2 r\nu1 Q0 c 2 1 r\nu2 Q0 c 1 2 r\nu2 Q0 b 2 1 r\nu2 Q0 d 3 0.5 r\n")
+    (tmp_path / "t.csv").write_text("user,item\nu3,a\nu1,b\n")
+    (tmp_path / "i.csv").write_text("item,provider\na,1984\nb,acme\nc,1984\nd,\n")  # 1984: a name here, not a number
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["eval", "--format", "json", "-m", "ExposureShare(group=provider,category=acme)@2", "--train",
+            str(tmp_path / "t.csv"), "--items", str(tmp_path / "i.csv"), "--items-groups", "provider",
+            str(tmp_path / "q.txt"), str(tmp_path / "r.txt")]  # fmt: skip
+    assert main(argv, out, err) == 0, err.getvalue()
+    (row,) = [r for r in json.loads(out.getvalue())["results"] if r["query_id"] == "all"]
+    assert math.isclose(row["value"], 0.85 / 3.7, rel_tol=1e-12)
