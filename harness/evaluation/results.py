@@ -417,6 +417,37 @@ def recommendation_counts(codes: np.ndarray, pos: np.ndarray, cutoff: int | None
     return np.sort(counts[counts > 0])[::-1].astype(np.float64)
 
 
+def group_rows(result: RunResult) -> list[dict[str, object]]:
+    """The run's value of each group behind its system measures that have groups (REO's P_g per item group, each
+    group's share of exposure, ...), for the report's group charts. ExposureShare gives every category of its column
+    at once: one chart for all its categories, named without ``category``.
+
+    >>> from harness import Catalog, Evaluator, Interactions, Qrels, Run
+    >>> import pandas as pd
+    >>> items = Catalog.from_frame(pd.DataFrame({"item": ["a", "b"], "maker": ["acme", "zeta"]}))
+    >>> evaluator = Evaluator(Qrels.from_records([("u", "a", 1)]), ["ExposureShare(group=maker,category=acme)@2"],
+    ...                       train=Interactions.from_records([("v", "a")]), items=items)
+    >>> lists = evaluator.item_lists(evaluator.align(Run.from_records([("u", "b", 2.0), ("u", "a", 1.0)])))
+    >>> result = RunResult("d", "s", None, None, {}, lists, evaluator.system_measures)
+    >>> [(r["measure"], r["group"], round(r["value"], 4)) for r in group_rows(result)]   # 0.85 and 1 of 1.85
+    [("ExposureShare(group='maker')@2", 'acme', 0.4595), ("ExposureShare(group='maker')@2", 'zeta', 0.5405)]
+    """
+    if result.lists is None:
+        return []
+    rows: list[dict[str, object]] = []
+    seen = set()
+    for measure in result.system_measures:
+        named = REGISTRY.definition(measure).group_values(result.lists, measure)
+        key = replace(measure, params=tuple(p for p in measure.params if p[0] != "category"))
+        if named is None or key in seen:
+            continue
+        seen.add(key)
+        by = "" if measure.param("group") is None else str(measure.param("group"))  # the catalogue column, if any
+        rows += [{"dataset": result.dataset, "system": result.system, "measure": str(key), "by": by, "group": group,
+                  "value": float(value)} for group, value in zip(*named, strict=True)]  # fmt: skip
+    return rows
+
+
 def long_tail_rows(result: RunResult, points: int = 200) -> list[dict[str, object]]:
     """The recommendation-count curve of a run, at most ``points`` ranks (log-spaced, first and last kept)."""
     if result.item_counts is None or result.item_counts.size == 0:

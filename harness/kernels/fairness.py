@@ -168,6 +168,16 @@ def exposure(lists: RankedLists, k: int | None, weight: str, patience: float, we
     return np.asarray(items._cache[key] @ w.T).T
 
 
+def group_exposure_shares(lists: RankedLists, k: int | None, group: np.ndarray, n_groups: int, weight: str,
+                          patience: float) -> np.ndarray:  # fmt: skip
+    """(G,): each item group's share of all the exposure the lists give in their top k (items in no group count in
+    the total only): ExposureShare of every category at once."""
+    per_code = exposure(lists, k, weight, patience, np.ones((1, lists.n_queries)))[0]
+    grouped = group >= 0
+    totals = np.bincount(group[grouped], weights=per_code[grouped], minlength=n_groups)
+    return _defined_mean(totals, np.full(n_groups, per_code.sum()))  # type: ignore[no-any-return]
+
+
 def exposure_share_parts(lists: RankedLists, k: int | None, group: np.ndarray, value: int, weight: str,
                          patience: float) -> np.ndarray:  # fmt: skip
     """(queries x 2): per user, the exposure its top k gives the items of group ``value``, and to all its items."""
@@ -272,7 +282,8 @@ def _cells(qidx: np.ndarray, group: np.ndarray, n_q: int, n_groups: int) -> np.n
 
 
 def parity_probabilities(sums: np.ndarray) -> np.ndarray:
-    """(B x G): P_g = summed numerator / summed denominator; NaN where the denominator is 0."""
+    """(B x G): P_g = summed numerator / summed denominator; NaN where the denominator is 0 (also each user group's
+    mean score from UserMAD's sums)."""
     g = sums.shape[1] // 2
     return _defined_mean(sums[:, :g], sums[:, g:])
 
@@ -319,6 +330,12 @@ def mad_finish(sums: np.ndarray, group: np.ndarray, n_groups: int, empty_groups:
     """(B,): Item MAD from the summed parts: each recommended item's mean gain, averaged per group, then the mean
     absolute difference over the pairs of groups. ``empty_groups``: ``skip`` leaves a group without a recommended
     item out of the pairs (NaN below two groups); ``nan`` makes the value NaN, as Elliot does."""
+    return mean_absolute_difference(item_group_gains(sums, group, n_groups), empty_groups)
+
+
+def item_group_gains(sums: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """(B x G): each item group's average of its recommended items' mean gain, from Item MAD's summed parts (NaN for
+    a group without a recommended item)."""
     n = sums.shape[1] // 2
     group = group[:n]
     gains, counts = sums[:, :n], sums[:, n:]
@@ -328,8 +345,7 @@ def mad_finish(sums: np.ndarray, group: np.ndarray, n_groups: int, empty_groups:
     member = np.zeros((n, n_groups))
     grouped = group >= 0
     member[np.flatnonzero(grouped), group[grouped]] = 1.0
-    return mean_absolute_difference(_defined_mean(mean_gain @ member, recommended.astype(np.float64) @ member),
-                                    empty_groups)
+    return _defined_mean(mean_gain @ member, recommended.astype(np.float64) @ member)
 
 
 def mean_absolute_difference(averages: np.ndarray, empty_groups: str) -> np.ndarray:
@@ -387,8 +403,7 @@ def user_mad_parts(lists: RankedLists, k: int | None, gain: str, rel: float | No
 
 def user_mad_finish(sums: np.ndarray, empty_groups: str) -> np.ndarray:
     """(B,): the mean absolute difference between the user groups' mean scores."""
-    g = sums.shape[1] // 2
-    return mean_absolute_difference(_defined_mean(sums[:, :g], sums[:, g:]), empty_groups)
+    return mean_absolute_difference(parity_probabilities(sums), empty_groups)
 
 
 def bias_parts(lists: RankedLists, k: int | None, group: np.ndarray, value: int, user_group: int) -> np.ndarray:

@@ -71,6 +71,9 @@ class MeasureDef:
     finish: Callable[[RankedLists, Measure, np.ndarray], np.ndarray] | None = None
     item_reads: Callable[[Measure], frozenset[str]] | None = None  # lists' extras: 'judged' item codes, 'score'
     intent_aware: bool = False  # reads subtopic judgments (ndeval's measures)
+    # the run's value of each group behind a system measure (REO's P_g, each group's share of exposure): (the groups'
+    # names, their values), from the lists and the measure's summed terms; the report draws them
+    by_group: Callable[[RankedLists, Measure, np.ndarray], tuple[tuple[str, ...], np.ndarray]] | None = None
 
     def param_info(self, name: str) -> ParamInfo:
         for info in self.params:
@@ -121,11 +124,22 @@ class MeasureDef:
         """The run's value under each row of user weights (B x queries): ones for the run itself."""
         if self.parts is not None:
             assert self.finish is not None
-            stored = None if lists.items is None or lists.items.user_parts is None else lists.items.user_parts.get(measure)
-            per_user = stored if stored is not None else self.parts(lists, measure)
-            return self.finish(lists, measure, fairness.weighted_sums(weights, per_user))
+            return self.finish(lists, measure, self._summed(lists, measure, weights))
         assert self.system_kernel is not None
         return self.system_kernel(lists, measure, weights)
+
+    def _summed(self, lists: RankedLists, measure: Measure, weights: np.ndarray) -> np.ndarray:
+        """(B x m): the users' terms (as the evaluator attached them, else computed) summed under each row of weights."""
+        assert self.parts is not None
+        stored = None if lists.items is None or lists.items.user_parts is None else lists.items.user_parts.get(measure)
+        return fairness.weighted_sums(weights, stored if stored is not None else self.parts(lists, measure))
+
+    def group_values(self, lists: RankedLists, measure: Measure) -> tuple[tuple[str, ...], np.ndarray] | None:
+        """(the groups' names, the run's value of each) behind a system measure; None when it has no groups."""
+        if self.by_group is None:
+            return None
+        sums = self._summed(lists, measure, np.ones((1, lists.n_queries))) if self.parts is not None else np.zeros((1, 0))
+        return self.by_group(lists, measure, sums)
 
     def reads(self, measure: Measure) -> frozenset[str]:
         """What the kernel reads of a run besides each row's item: 'judged' (the judged items' codes), 'score'."""
@@ -1014,6 +1028,8 @@ _r(MeasureDef(
             ParamInfo("weight", "text", "geometric", "exposure of a rank: geometric, log or uniform",
                       ("geometric", "log", "uniform")),
             ParamInfo("patience", "number", 0.85, "the geometric weight's patience")),
+    by_group=lambda L, m, sums: (_group_names(L, m), fairness.group_exposure_shares(
+        L, m.cutoff, *_groups_of(L, m), _text(m, "weight", "geometric"), _num(m, "patience", 0.85))),
     parts=_share_parts, finish=_ratio, citation="Singh & Joachims, KDD 2018",
 ))  # fmt: skip
 
@@ -1023,6 +1039,22 @@ def _groups_of(L: RankedLists, m: Measure) -> tuple[np.ndarray, int]:
     if m.param("group") is None:  # PopREO, PopRSP: Elliot's short head and long tail
         return fairness.popularity_groups(_long_tail(L, m), L.items.in_train), 2
     return fairness.item_groups(L.items, str(m.param("group")))
+
+
+def _group_names(L: RankedLists, m: Measure) -> tuple[str, ...]:
+    """The names of the item groups ``_groups_of`` numbers: a column's labels or values, sorted, or Elliot's two."""
+    assert L.items is not None
+    if m.param("group") is None:
+        return ("short head", "long tail")
+    column = str(m.param("group"))
+    labels = (L.items.labels or {}).get(column)
+    values = L.items.columns[column]
+    present = np.unique(values[~np.isnan(values)])
+    return tuple(labels[int(v)] for v in present) if labels is not None else tuple(format(v, "g") for v in present)
+
+
+def _parity_by_group(L: RankedLists, m: Measure, sums: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
+    return _group_names(L, m), fairness.parity_probabilities(sums)[0]
 
 
 def _parity(opportunity: bool) -> Callable[[RankedLists, Measure], np.ndarray]:
@@ -1045,26 +1077,28 @@ _r(MeasureDef(
     _FAIR + "ranking-based statistical parity: P_g = top-k items of group g / items of g outside the user's "
     "training, " + _PARITY,
     cutoff="required", params=(_GROUP,), needs=_group_needs, system=_always, higher_is_better=False,
-    parts=_parity(False), finish=_parity_finish, citation="Zhu, Wang & Caverlee, SIGIR 2020",
+    parts=_parity(False), finish=_parity_finish, by_group=_parity_by_group, citation="Zhu, Wang & Caverlee, SIGIR 2020",
 ))  # fmt: skip
 _r(MeasureDef(
     "REO", _not_per_query,
     _FAIR + "ranking-based equal opportunity: P_g = relevant top-k items of group g / relevant test items of g "
     "outside the user's training, " + _PARITY,
     cutoff="required", params=(_GROUP, _EL_REL), needs=_group_needs, system=_always, higher_is_better=False,
-    item_reads=_judged, parts=_parity(True), finish=_parity_finish, citation="Zhu, Wang & Caverlee, SIGIR 2020",
+    item_reads=_judged, parts=_parity(True), finish=_parity_finish, by_group=_parity_by_group,
+    citation="Zhu, Wang & Caverlee, SIGIR 2020",
 ))  # fmt: skip
 _r(MeasureDef(
     "PopRSP", _not_per_query,
     _FAIR + "RSP over two popularity groups, Elliot's short head and long tail of the training items.",
     cutoff="required", params=(_HEAD,), needs=_train, system=_always, higher_is_better=False,
-    parts=_parity(False), finish=_parity_finish, citation="Zhu, Wang & Caverlee, SIGIR 2020",
+    parts=_parity(False), finish=_parity_finish, by_group=_parity_by_group, citation="Zhu, Wang & Caverlee, SIGIR 2020",
 ))  # fmt: skip
 _r(MeasureDef(
     "PopREO", _not_per_query,
     _FAIR + "REO over two popularity groups, Elliot's short head and long tail of the training items.",
     cutoff="required", params=(_HEAD, _EL_REL), needs=_train, system=_always, higher_is_better=False,
-    item_reads=_judged, parts=_parity(True), finish=_parity_finish, citation="Zhu, Wang & Caverlee, SIGIR 2020",
+    item_reads=_judged, parts=_parity(True), finish=_parity_finish, by_group=_parity_by_group,
+    citation="Zhu, Wang & Caverlee, SIGIR 2020",
 ))  # fmt: skip
 
 
@@ -1091,6 +1125,7 @@ _r(MeasureDef(
                       ("relevant", "all")),
             ParamInfo("empty_groups", "text", "skip", "skip: a group without recommended items leaves the pairs; "
                       "nan: the value is NaN (Elliot)", ("skip", "nan"))),
+    by_group=lambda L, m, sums: (_group_names(L, m), fairness.item_group_gains(sums, *_groups_of(L, m))[0]),
     parts=_mad_parts, finish=_mad_finish, citation="Deldjoo et al., UMUAI 2021",
 ))  # fmt: skip
 
@@ -1114,6 +1149,7 @@ _r(MeasureDef(
             ParamInfo("empty_groups", "text", "skip", "skip: a group without users leaves the pairs; nan: NaN (Elliot)",
                       ("skip", "nan"))),
     parts=_user_mad_parts, finish=lambda L, m, sums: fairness.user_mad_finish(sums, _text(m, "empty_groups", "skip")),
+    by_group=lambda L, m, sums: (L.items.user_group_names if L.items is not None else (), fairness.parity_probabilities(sums)[0]),
     citation="Deldjoo et al., UMUAI 2021",
 ))  # fmt: skip
 

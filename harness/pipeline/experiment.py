@@ -37,6 +37,7 @@ from harness.errors import ConfigError, ReportError, TrackingError
 from harness.evaluation.evaluator import Evaluator, builds_item_context
 from harness.evaluation.results import (
     RunResult,
+    group_rows,
     long_tail_rows,
     per_query_rows,
     summarize,
@@ -286,7 +287,7 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
     }
 
 
-def _frames(results: list[RunResult], settings: CompareSettings | None = None) -> tuple[Any, Any, Any, Any]:
+def _frames(results: list[RunResult], settings: CompareSettings | None = None) -> tuple[Any, Any, Any, Any, Any]:
     import pandas as pd
 
     per_query = [per_query_rows(r.dataset, r.system, r.per_query.query_ids, r.segments, r.per_query.measures,
@@ -296,7 +297,9 @@ def _frames(results: list[RunResult], settings: CompareSettings | None = None) -
     summary = pd.DataFrame([row for r in results for row in (*summarize(r), *system_summary(r, settings))])
     tail = [row for r in results for row in long_tail_rows(r)]
     diagnostics = pd.DataFrame([{"dataset": r.dataset, "system": r.system, **r.diagnostics} for r in results])
-    return per_query_frame, summary, diagnostics, (pd.DataFrame(tail) if tail else None)
+    groups = [row for r in results for row in group_rows(r)]
+    return (per_query_frame, summary, diagnostics, (pd.DataFrame(tail) if tail else None),
+            (pd.DataFrame(groups) if groups else None))  # fmt: skip
 
 
 def decide_gate(experiment: Experiment, results: list[RunResult], comparisons: Comparisons | None = None) -> Decision | None:
@@ -313,10 +316,11 @@ def save_results(
     started: datetime,
     argv: list[str],
     verdict: Decision | None = None,
-    frames: tuple[Any, Any, Any, Any] | None = None,
+    frames: tuple[Any, Any, Any, Any, Any] | None = None,
 ) -> SavedResults:
     """The results as one value, written (atomically) under ``<output>/<experiment>/<timestamp>-<id>/``."""
-    per_query, summary, diagnostics, long_tail = frames if frames is not None else _frames(results, compare_settings(experiment))
+    per_query, summary, diagnostics, long_tail, groups = frames if frames is not None else \
+        _frames(results, compare_settings(experiment))  # fmt: skip
     saved = SavedResults(
         folder=Path(),
         config=resolved_config(experiment),
@@ -327,6 +331,7 @@ def save_results(
         comparisons=comparisons.frame() if experiment.stats.enabled and len({r.system for r in results}) >= 2 else None,
         anova=comparisons.anova_frame(),
         long_tail=long_tail,
+        groups=groups,
         verdict=verdict,
     )
     parts = [r.remote.write for r in results if r.remote is not None]

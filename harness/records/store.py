@@ -6,7 +6,8 @@ taken from an earlier run read the same value back with :func:`read_results`.
 
 Layout (every table as Parquet and CSV): ``per_query``, ``summary``, ``diagnostics``,
 ``comparisons`` and ``anova`` (with two and three systems or more), ``long_tail`` (with
-beyond-accuracy measures: each system's recommendations per item, by item rank), then
+beyond-accuracy measures: each system's recommendations per item, by item rank), ``groups`` (with
+fairness measures that have groups: each system's value per item or user group), then
 ``config.resolved.yaml``, ``provenance.json``, ``gate.json`` (with a release gate),
 ``tracking.json`` (once logged), ``report.html`` and ``summary.md``. The folder is
 written under a temporary name and renamed when complete.
@@ -42,7 +43,7 @@ from harness.records.recorded import Recorded
 if TYPE_CHECKING:
     import pandas as pd
 
-TABLES = ("per_query", "summary", "diagnostics", "comparisons", "anova", "long_tail")
+TABLES = ("per_query", "summary", "diagnostics", "comparisons", "anova", "long_tail", "groups")
 REQUIRED = ("config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.parquet", "diagnostics.parquet")
 
 
@@ -59,6 +60,7 @@ class SavedResults:
     comparisons: pd.DataFrame | None = None
     anova: pd.DataFrame | None = None
     long_tail: pd.DataFrame | None = None  # recommendations per item, by rank (beyond accuracy)
+    groups: pd.DataFrame | None = None  # the value of each group behind a fairness measure (REO's P_g, ...)
     verdict: Decision | None = None
     tracking: dict[str, Any] | None = None
 
@@ -237,6 +239,7 @@ def read_results(folder: str | Path) -> SavedResults:
         comparisons=_with_generic_ci(table("comparisons")),
         anova=table("anova"),
         long_tail=table("long_tail"),
+        groups=table("groups"),
         verdict=Decision.from_dict(json.loads(gate.read_text())) if gate.exists() else None,
         tracking=json.loads(tracking.read_text()) if tracking.exists() else None,
     )

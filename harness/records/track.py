@@ -62,7 +62,7 @@ _HTTP_DEFAULTS = {
 ARTIFACT_FILES = (
     "config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.parquet", "summary.csv",
     "diagnostics.parquet", "diagnostics.csv",
-    "comparisons.csv", "anova.csv", "long_tail.csv", "gate.json", "report.html", "summary.md",
+    "comparisons.csv", "anova.csv", "long_tail.csv", "groups.csv", "gate.json", "report.html", "summary.md",
 )  # fmt: skip
 
 

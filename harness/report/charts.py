@@ -188,6 +188,36 @@ def win_tie_loss(rows: list[tuple[str, int, int, int]], title: str) -> Markup:
     return _frame(title, parts, f"{title}: wins, ties and losses per system and measure", width, height)
 
 
+def group_bars(groups: list[str], series: dict[str, list[float]], title: str, y_title: str, x_title: str = "group") -> Markup:
+    """Each group's value, one bar per system side by side (NaN: no bar, "n/a" on the axis): where a fairness measure's
+    disparity comes from, e.g. which provider's items a model stops recommending.
+
+    >>> svg = group_bars(["acme", "zeta"], {"base": [0.4, 0.6], "new": [0.2, float("nan")]}, "Exposure", "share")
+    >>> svg.count('<rect class="bar"'), "n/a" in svg
+    (3, True)
+    """
+    values = [v for row in series.values() for v in row if np.isfinite(v)]
+    hi = max(values, default=1.0) * 1.1 or 1.0
+    plot_w = W - LEFT - RIGHT
+    slot = plot_w / max(1, len(groups))
+    width = 0.8 * slot / max(1, len(series))
+    room = max(3, int(slot / CHAR_W))
+    labels = [(LEFT + slot * (g + 0.5), _short(name, room)) for g, name in enumerate(groups)]
+    parts, y = _axes(0.0, hi, labels, x_title, y_title)
+    for i, (system, row) in enumerate(series.items()):
+        color = PALETTE[i % len(PALETTE)]
+        for g, value in enumerate(row):
+            x = LEFT + slot * g + 0.1 * slot + width * i
+            if not np.isfinite(value):
+                parts.append(f'<text x="{x + width / 2:.1f}" y="{y(0.0) - 4:.1f}" class="tick" text-anchor="middle">n/a</text>')
+                continue
+            parts.append(f'<rect class="bar" x="{x:.1f}" y="{y(value):.1f}" width="{width:.1f}" '
+                         f'height="{y(0.0) - y(value):.1f}" fill="{color}"><title>{escape(system)}, '
+                         f"{escape(groups[g])}: {value:.4g}</title></rect>")  # fmt: skip
+    parts.extend(_legend(list(series)))
+    return _frame(title, parts, f"{title}: one bar per system and group")
+
+
 def long_tail(series: dict[str, list[tuple[int, float]]], title: str) -> Markup:
     """Each system's cumulative share of its recommendations over its items, most recommended first (log x).
 

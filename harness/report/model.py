@@ -69,6 +69,7 @@ class DatasetSection:
     against_baseline: Table | None = None  # for summary.md: each measure's difference, CI and p per system
     beyond_table: Table | None = None  # beyond-accuracy measures: one row each, one column per system
     long_tail_chart: Markup | None = None
+    group_charts: list[Markup] = field(default_factory=list)  # fairness measures' values per item or user group
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,27 @@ def _long_tail_chart(long_tail: Any, dataset: str, systems: list[str]) -> Markup
     cutoff = int(mine["cutoff"].iloc[0])
     at = f" (top {cutoff})" if cutoff else ""
     return charts.long_tail(series, f"Recommendations per item{at}: the long tail")
+
+
+def _group_charts(groups: Any, dataset: str, systems: list[str]) -> list[Markup]:
+    """One chart per fairness measure with groups: each group's value (REO's P_g, a group's share of exposure), one
+    bar per system."""
+    if groups is None or not (groups["dataset"] == dataset).any():
+        return []
+    mine = groups[groups["dataset"] == dataset]
+    out = []
+    for measure in dict.fromkeys(mine["measure"].tolist()):
+        rows = mine[mine["measure"] == measure]
+        names = list(dict.fromkeys(rows["group"].astype(str).tolist()))
+        series = {}
+        for s in systems:
+            of = rows[rows["system"] == s].set_index(rows[rows["system"] == s]["group"].astype(str))["value"]
+            if len(of):
+                series[s] = [float(of.get(g, float("nan"))) for g in names]
+        by = str(rows["by"].iloc[0]) if "by" in rows and isinstance(rows["by"].iloc[0], str) else ""
+        out.append(charts.group_bars(names, series, f"{measure}: each group", "value per group",
+                                     f"item group ({by})" if by else "group"))  # fmt: skip
+    return out
 
 
 def _integer(measure: Measure) -> bool:
@@ -566,6 +588,7 @@ def build_model(results: SavedResults) -> ReportModel:
                 beyond_table=(_main_table(summary, comparisons, dataset, "all", systems, beyond, baseline, label)
                               if beyond else None),
                 long_tail_chart=_long_tail_chart(results.long_tail, dataset, systems),
+                group_charts=_group_charts(results.groups, dataset, systems),
             )
         )  # fmt: skip
     verdict = _relabelled(results.verdict, measures, label)  # decided by the pipeline; shown with the report's names

@@ -111,8 +111,8 @@ def _tables(experiment: Any, on_cluster: int = 0) -> dict[str, pd.DataFrame]:
     # written in parts by the workers: grouped by partition; in one process: in query order
     per_query = saved.per_query_of().sort_values(["dataset", "system", "query_id", "measure"]).reset_index(drop=True)
     return {"per_query": per_query, "summary": saved.summary, "diagnostics": saved.diagnostics,
-            "long_tail": saved.long_tail, **{k: v for k, v in (("comparisons", saved.comparisons), ("anova", saved.anova))
-                                            if v is not None}}  # fmt: skip
+            "long_tail": saved.long_tail, **{k: v for k, v in (("comparisons", saved.comparisons), ("anova", saved.anova),
+                                                               ("groups", saved.groups)) if v is not None}}  # fmt: skip
 
 
 def _values_stay_on_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -503,6 +503,7 @@ def test_fairness_measures_give_the_same_tables_on_the_cluster(client: Any, tmp_
         pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
     rows = expected["comparisons"].set_index("measure")
     system = rows[rows["aggregate"] == "system"]
+    assert len(expected["groups"]) == 2 * (3 + 3 + 2 + 2 + 3 + 2)  # REO, RSP, PopREO, PopRSP, both ItemMADs; 2 systems
     assert set(system.index) == {str(parse_measure(m)) for m in FAIRNESS_MEASURES
                                  if "norm" in m or m.startswith(("REO", "RSP", "Pop", "ItemMAD", "Exposure"))}  # fmt: skip
     assert system["p_randomization"].notna().all() and (system["ci_high"] > system["ci_low"]).sum() >= 4

@@ -87,7 +87,8 @@ def test_each_value_of_the_peers(evaluated: tuple[str, Evaluator, Any, dict[str,
 
 
 def test_the_group_probabilities_and_the_ideal_of_pyxclib(evaluated: tuple[str, Evaluator, Any, dict[str, float]]) -> None:
-    """Elliot's per-group P_g of REO and RSP, and pyxclib's denominator (PSP.best), from the per-user terms."""
+    """Elliot's per-group P_g of REO and RSP (as the registry gives them to the report's group chart, named by the
+    provider column's values), and pyxclib's denominator (PSP.best), from the per-user terms."""
     ties, _, lists, _ = evaluated
     checked = 0
     for entry in EXPECTED["values"]:
@@ -99,6 +100,9 @@ def test_the_group_probabilities_and_the_ideal_of_pyxclib(evaluated: tuple[str, 
             groups = sorted(entry["per_group"], key=float)  # the column's values, in the order harness numbers them
             got = fairness.parity_probabilities(sums)[0]
             assert np.allclose(got, [entry["per_group"][g] for g in groups], rtol=0, atol=1e-12), entry["id"]
+            named = REGISTRY.definition(m).group_values(lists, m)
+            assert named is not None and [float(g) for g in named[0]] == [float(g) for g in groups], entry["id"]
+            assert np.array_equal(named[1], got), entry["id"]
             checked += 1
         if _base(entry) == "pyxclib.PSP.best":
             m = parse_measure(f"PSP(norm=pyxclib)@{entry['k']}")

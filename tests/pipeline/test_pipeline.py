@@ -352,3 +352,20 @@ def test_a_release_gate_on_a_fairness_measure(tmp_path: Path) -> None:
     gate = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())
     (guard,) = gate["guards"]
     assert guard["verdict"] == "PASS" and guard["drop"] == 0.0 and guard["drop_high"] == 0.0, guard
+    # the per-group values behind REO: Elliot's P_g per provider for the peers' run, the same for the rerank (its items
+    # are the same); drawn in the report, one bar per system and provider
+    from tests.conftest import FAIRNESS
+
+    folder = Path(str(outcome["results_dir"]))
+    elliot = next(e for e in json.loads((FAIRNESS / "expected.json").read_text())["values"]
+                  if e["id"] == "elliot.REO.provider@10" and e["ties"] == "trec_eval")  # fmt: skip
+    groups = pd.read_csv(folder / "groups.csv", dtype={"group": str})
+    reo = groups[groups["measure"] == "REO(group='provider')@10"]
+    for system in ("peers", "rerank"):
+        got = reo[reo["system"] == system].set_index("group")["value"].to_dict()
+        assert got.keys() == elliot["per_group"].keys(), got
+        assert all(math.isclose(got[g], want, rel_tol=0, abs_tol=1e-12) for g, want in elliot["per_group"].items()), got
+    assert set(groups["measure"]) >= {"RSP(group='provider')@5", "PopREO@10", "ItemMAD(gain='rating',group='popgroup')@5"}
+    report = (folder / "report.html").read_text()
+    assert "REO(group=&#39;provider&#39;)@10: each group" in report
+    assert report.count('<rect class="bar"') == len(groups)  # every value a bar (none is NaN here)
