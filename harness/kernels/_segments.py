@@ -111,9 +111,12 @@ class RankedLists:
         """
         if k is None or self.tie_group is not None or k >= self.n_ret.max(initial=0):
             return None
-        kept = np.minimum(self.n_ret, k)
-        ends = np.cumsum(kept)
-        return np.repeat(self.offsets[:-1] - (ends - kept), kept) + np.arange(int(ends[-1]) if ends.size else 0)
+        rows: dict[int, np.ndarray] = self.__dict__.setdefault("_head_rows", {})
+        if k not in rows:
+            kept = np.minimum(self.n_ret, k)
+            ends = np.cumsum(kept)
+            rows[k] = np.repeat(self.offsets[:-1] - (ends - kept), kept) + np.arange(int(ends[-1]) if ends.size else 0)
+        return rows[k]
 
     # ---- shape --------------------------------------------------------------
     @property

@@ -87,7 +87,7 @@ def _ideal_weights_of(lists: RankedLists, rel: float | None, a: float, b: float)
     most = int(users.max(initial=0))
     falls = np.diff(inverse_propensity(items, a, b, np.array([0.0, 1.0])))[0] < 0
     rank = (users if falls else most - users).astype(np.int64)
-    order = np.argsort(qidx.astype(np.int64) * (most + 1) + rank, kind="stable")
+    order = np.argsort(np.asarray(qidx, dtype=np.int64) * (most + 1) + rank, kind="stable")
     offsets = np.zeros(lists.n_queries + 1, dtype=np.int64)
     np.cumsum(np.bincount(qidx, minlength=lists.n_queries), out=offsets[1:])
     return offsets, weight[order]
@@ -217,7 +217,7 @@ def _in_history(lists: RankedLists, qidx: np.ndarray, code: np.ndarray) -> np.nd
     if items.history_offsets is None or items.history_codes is None or not items.history_codes.size:
         return np.zeros(code.size, dtype=bool)
     if "sorted history" not in items._cache:  # each user's items ascending (the training pairs come so already)
-        offsets, history = items.history_offsets.astype(np.int64), items.history_codes.astype(np.int64)
+        offsets, history = np.asarray(items.history_offsets, np.int64), np.asarray(items.history_codes, np.int64)
         falls = np.flatnonzero(history[1:] < history[:-1]) + 1  # sorted when it falls only where a user's items start
         if not np.isin(falls, offsets).all():
             history = history[np.lexsort((history, _history_owner(lists)))]
@@ -277,7 +277,7 @@ def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups:
 
 def _cells(qidx: np.ndarray, group: np.ndarray, n_q: int, n_groups: int) -> np.ndarray:
     """(queries x groups): how many (query, group) pairs fall in each cell (whole numbers: exact)."""
-    flat = qidx.astype(np.int64) * n_groups + group
+    flat = np.asarray(qidx, dtype=np.int64) * n_groups + group
     return np.bincount(flat, minlength=n_q * n_groups).astype(np.float64).reshape(n_q, n_groups)
 
 
