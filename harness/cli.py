@@ -63,15 +63,15 @@ class _Parser(argparse.ArgumentParser):
         raise HarnessError(f"{where}{message}", hint=f"see '{self.prog} --help'")
 
 
-def _column_map(text: str | None, defaults: dict[str, str]) -> dict[str, str]:
+def _column_map(text: str | None, defaults: dict[str, str], optional: tuple[str, ...] = ()) -> dict[str, str]:
+    """role=column pairs over ``defaults``; ``optional`` roles (a stochastic run's sample) only when given."""
     mapping = dict(defaults)
     if text:
         for part in text.split(","):
             role, sep, column = part.partition("=")
-            if not sep or role not in defaults:
-                raise HarnessError(
-                    f"cannot read column mapping {part!r}", hint=f"write role=column with roles {', '.join(defaults)}"
-                )
+            if not sep or (role not in defaults and role not in optional):
+                raise HarnessError(f"cannot read column mapping {part!r}",
+                                   hint=f"write role=column with roles {', '.join([*defaults, *optional])}")  # fmt: skip
             mapping[role] = column
     return mapping
 
@@ -144,7 +144,7 @@ def _file_inputs(args: argparse.Namespace) -> FileInputs:
         runs=tuple((name, Path(path)) for name, path in _run_arguments(args.runs)),
         conventions=conventions,
         qrels_columns=_column_map(args.qrels_columns, QRELS_COLUMNS),
-        run_columns=_column_map(args.run_columns, RUN_COLUMNS),
+        run_columns=_column_map(args.run_columns, RUN_COLUMNS, optional=("sample",)),
         train=None if args.train is None else Path(args.train),
         train_columns=_column_map(args.train_columns, {"user": "user", "item": "item"}),
         items=None if args.items is None else Path(args.items),
@@ -527,10 +527,12 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--qrels-columns", default=None, help="for tables: query=COL,doc=COL,relevance=COL")
     parser.add_argument("--qrels-format", default=None, choices=("ndeval",),
                         help="ndeval: the qrels are subtopic judgments, 'query subtopic doc judgment' (alpha_nDCG, ...)")
-    parser.add_argument("--run-columns", default=None, help="for tables: query=COL,doc=COL,score=COL")
+    parser.add_argument("--run-columns", default=None,
+                        help="for tables: query=COL,doc=COL,score=COL (and sample=COL: a stochastic run's sample)")
     parser.add_argument("--train", default=None, metavar="PATH", help="training interactions (beyond-accuracy measures)")
     parser.add_argument("--train-columns", default=None, help="user=COL,item=COL (default user, item)")
-    parser.add_argument("--items", default=None, metavar="PATH", help="item catalogue; its other columns are numeric features")
+    parser.add_argument("--items", default=None, metavar="PATH",
+                        help="item catalogue; its other columns are numeric features or text labels that group items")
     parser.add_argument("--items-id", default="item", metavar="COL", help="the catalogue's id column (default item)")
     parser.add_argument("--items-groups", default="", metavar="COL[,COL]",
                         help="catalogue columns that group items (REO(group=COL), ...): read as labels, never features; "

@@ -220,11 +220,13 @@ def _path(section: _Section, key: str, base: Path, required: bool = True, must_e
 def _columns(section: _Section | None, value_name: str) -> TableColumns:
     if section is None:
         return TableColumns(value=value_name)
-    section.check_keys(("query", "doc", value_name))
+    runs = value_name == "score"
+    section.check_keys(("query", "doc", value_name, "sample") if runs else ("query", "doc", value_name))
     return TableColumns(
         query=section.value("query", str, "query"),
         doc=section.value("doc", str, "doc"),
         value=section.value(value_name, str, value_name),
+        sample=section.value("sample", str, None) if runs else None,  # a stochastic run's sample column
     )
 
 

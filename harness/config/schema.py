@@ -29,6 +29,7 @@ class TableColumns:
     query: str = "query"
     doc: str = "doc"
     value: str = "relevance"  # relevance for qrels, score for runs
+    sample: str | None = None  # runs: a stochastic run's sample column (which sampled ranking a row is in)
 
 
 @dataclass(frozen=True)

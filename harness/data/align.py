@@ -59,6 +59,7 @@ class Aligned:
     source_rows: np.ndarray  # per row, its row in the run (file order): int64, or int32 from the compiled engine
     run_score: np.ndarray  # the run's score column, as read (by file row)
     run_doc_ids: pa.Array | pa.ChunkedArray  # the run's document column, as read
+    samples: Any = None  # a stochastic run's rankings per query (harness.data.samples), when a measure reads them
 
     @property
     def score(self) -> np.ndarray:

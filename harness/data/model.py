@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.data._arrow import contiguous as _contiguous
+from harness.data._arrow import from_numpy, to_numpy
 from harness.errors import InputFormatError
 
 if TYPE_CHECKING:
@@ -84,6 +85,10 @@ def control_character_message(character: str, role: str) -> tuple[str, str]:
     """The message and the fix for a control character in a ``role`` id."""
     return (f"a control character ({character!r}) in a {role} id",
             "ids are printable text: remove the control character (a NUL, tab or line break inside an id)")  # fmt: skip
+
+
+def _combined(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 def _distinct(ids: pa.Array | pa.ChunkedArray) -> int:
@@ -206,12 +211,38 @@ class Run:
     name: str = "run"
     source: str = "<run>"
     file_rows: np.ndarray | None = field(default=None, repr=False)  # as Qrels.file_rows
+    # a stochastic run's sample (one ranking of the query) of each row: expeval's second column, or a table's column;
+    # None: one ranking per query. The measures of one ranking read each query's first sample (:meth:`first_sample`)
+    sample: pa.Array | pa.ChunkedArray | None = field(default=None, repr=False)
 
     def file_row(self, row: int) -> int:
         return row if self.file_rows is None else int(self.file_rows[row])
 
     def __post_init__(self) -> None:
         _check_numbers(self.score, "score", self.source)
+
+    def first_sample(self) -> Run:
+        """Each query's first sample, the one with the smallest id (byte order, whatever the file's order): the
+        ranking the measures of one ranking read.
+
+        >>> run = Run.from_records([("q", "b", 2.0), ("q", "a", 1.0), ("q", "a", 2.0), ("q", "b", 1.0)])
+        >>> stochastic = Run(run.query_id, run.doc_id, run.score, sample=pa.array(["1", "1", "0", "0"]))
+        >>> stochastic.first_sample().doc_id.to_pylist()
+        ['a', 'b']
+        """
+        if self.sample is None:
+            return self
+        query = to_numpy(pc.dictionary_encode(_combined(self.query_id)).indices).astype(np.int64)
+        encoded = pc.dictionary_encode(_combined(self.sample))
+        rank = np.empty(len(encoded.dictionary), dtype=np.int64)
+        rank[to_numpy(pc.sort_indices(encoded.dictionary)).astype(np.int64)] = np.arange(len(encoded.dictionary))
+        sample = rank[to_numpy(encoded.indices).astype(np.int64)]  # each row's sample, as its id's place in byte order
+        first = np.full(int(query.max(initial=-1)) + 1, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first, query, sample)
+        keep = np.flatnonzero(sample == first[query])
+        rows = from_numpy(keep)
+        return Run(self.query_id.take(rows), self.doc_id.take(rows), self.score[keep], self.name, self.source,
+                   keep if self.file_rows is None else self.file_rows[keep])  # fmt: skip
 
     def __len__(self) -> int:
         return len(self.score)
@@ -323,10 +354,12 @@ def table_run(table: pa.Table, columns: Mapping[str, str], source: str | Path, n
     path = Path(source)
     if table.num_rows == 0:
         raise InputFormatError("the run is empty: no ranked documents", path=path, hint="give at least one scored row")
+    sample = columns.get("sample")  # a stochastic run: the column saying which sampled ranking a row is in
     return Run(
         _contiguous(table_ids(table_column(table, columns["query"], "query", path), "query", path)),
         _contiguous(table_ids(table_column(table, columns["doc"], "doc", path), "doc", path)),
         table_numbers(table_column(table, columns["score"], "score", path), "score", path),
         name,
         str(source),
+        sample=None if not sample else _contiguous(table_ids(table_column(table, sample, "sample", path), "sample", path)),
     )

@@ -195,7 +195,7 @@ def read_table_run(path: str | Path, columns: Mapping[str, str], fmt: str | None
     """A run from a table file; ``columns`` maps ``query``, ``doc``, ``score`` to column names."""
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
-    table = read_table(path, fmt, [columns["query"], columns["doc"]])
+    table = read_table(path, fmt, [columns["query"], columns["doc"], *([columns["sample"]] if columns.get("sample") else [])])
     with rows_located(path, fmt):
         _check_overflow(table, path, fmt, columns["score"], "score")
         return table_run(table, columns, path, name or table_run_name(path))

@@ -362,23 +362,27 @@ def read_group_qrels(path: str | Path, complete: bool = False) -> tuple[dict[str
     return judged, groups
 
 
-def read_run(path: str | Path, name: str | None = None) -> Run:
+def read_run(path: str | Path, name: str | None = None, samples: bool = False) -> Run:
     """Read a TREC run file: ``qid Q0 docid rank score tag`` per line.
 
     The rank column is ignored (as trec_eval does); the run's name is the tag of its
-    first line unless ``name`` is given.
+    first line unless ``name`` is given. ``samples``: the second column says which sampled
+    ranking of its query a line is in (a stochastic run, expeval's ``qid sample docid rank score tag``).
     """
     path = Path(path)
     check_exists(path, "run")
-    table = _fast_read(path, RUN_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()})
+    types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
+    table = _fast_read(path, RUN_COLUMNS, {**types, "Q0": pa.string()} if samples else types)
     if table is not None and len(table) and pc.all(pc.is_finite(table["score"])).as_py():  # else the line-by-line read
         first_tag = name if name is not None else run_tag(path)
         # Contiguous columns (alignment reads one buffer), each chunk freed as soon as it is copied
+        sample = check_ids(drain_strings(table["Q0"].chunks), path, "sample") if samples else None
         qid, docid, score = (table[c].chunks for c in ("qid", "docid", "score"))
         del table
         return Run(check_ids(drain_strings(qid), path, "query"), check_ids(drain_strings(docid), path, "document"),
-                   drain_floats(score), first_tag, str(path))  # fmt: skip
+                   drain_floats(score), first_tag, str(path), sample=sample)  # fmt: skip
     qids: list[str] = []
+    sample_ids: list[str] = []
     docs: list[str] = []
     scores: list[float] = []
     tag: str | None = name
@@ -390,6 +394,7 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
             )
         _plain_ids(fields, path, number)
         qids.append(fields[0])
+        sample_ids.append(fields[1])
         docs.append(fields[2])
         scores.append(_number(fields[4], path, number, "score", hint))
         if tag is None:
@@ -402,4 +407,5 @@ def read_run(path: str | Path, name: str | None = None) -> Run:
         np.asarray(scores, dtype=np.float64),
         tag or path.stem,
         str(path),
+        sample=pa.array(sample_ids, pa.string()) if samples else None,
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.config.schema import Dataset, Experiment, System
+from harness.config.schema import Dataset, Experiment, System, TableColumns
 from harness.data.load import check_shares_judged, load_run
 from harness.data.model import Intents, Qrels, Run
 from harness.evaluation.evaluator import Evaluator
@@ -59,11 +59,17 @@ def judgments_of(dataset: Dataset) -> str:
     return f"dataset {dataset.name!r} ({dataset.qrels})"
 
 
-def checked_run(dataset: Dataset, system: System, path: Path, judged: set[str], progress: Progress) -> Run:
-    """A system's run on a dataset; a user error when it shares no query with the judgments."""
+def run_columns(c: TableColumns) -> dict[str, str]:
+    """A dataset's run columns as the readers take them (a stochastic run's sample column when it names one)."""
+    return {"query": c.query, "doc": c.doc, "score": c.value, **({"sample": c.sample} if c.sample else {})}
+
+
+def checked_run(dataset: Dataset, system: System, path: Path, judged: set[str], progress: Progress,
+                samples: bool = False) -> Run:  # fmt: skip
+    """A system's run on a dataset; a user error when it shares no query with the judgments. ``samples``: a TREC
+    run's second column is each line's sample (a measure reads stochastic rankings)."""
     progress(f"reading {system.name} on {dataset.name}")
-    c = dataset.run_columns
-    run = load_run(path, {"query": c.query, "doc": c.doc, "score": c.value}, name=system.name)
+    run = load_run(path, run_columns(dataset.run_columns), name=system.name, samples=samples)
     check_shares_judged(run, judged, judgments_of(dataset))
     return run
 

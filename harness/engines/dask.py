@@ -50,7 +50,7 @@ from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run, 
 from harness.data.model import Intents, Qrels, Run
 from harness.data.tables import stream_table_run
 from harness.data.trec import NotStreamable, check_exists, stream_qrels, stream_run
-from harness.engines._common import DatasetWork, FilesWork, dataset_diagnostics, segments_of
+from harness.engines._common import DatasetWork, FilesWork, dataset_diagnostics, run_columns, segments_of
 from harness.engines.dask_compare import RemoteRuns, tests_on_cluster
 from harness.errors import HarnessError, InputFormatError
 from harness.evaluation.diagnostics import DiagnosticSums, combine, per_query_parts
@@ -72,6 +72,7 @@ from harness.kernels._segments import RankedLists
 from harness.kernels.beyond import stack_terms
 from harness.kernels.relstring import relstrings
 from harness.measures.conventions import Conventions, Queries
+from harness.measures.registry import REGISTRY
 from harness.measures.spec import deepest_cutoff
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def client_for(engine: Engine, progress: Any = None) -> Iterator[Any]:
 
 
 def _table(query: Any, doc: Any, value: np.ndarray, kind: int, file_rows: np.ndarray | None = None,
-           subtopic: pa.Array | None = None) -> pa.Table:  # fmt: skip
+           subtopic: pa.Array | None = None, sample: Any = None) -> pa.Table:  # fmt: skip
     rows = np.arange(len(value), dtype=np.int64) if file_rows is None else file_rows
     columns = {"query": pa.chunked_array([query]) if isinstance(query, pa.Array) else query,
                "doc": pa.chunked_array([doc]) if isinstance(doc, pa.Array) else doc,
@@ -146,6 +147,8 @@ def _table(query: Any, doc: Any, value: np.ndarray, kind: int, file_rows: np.nda
                "kind": pa.array(np.full(len(value), kind, dtype=np.int8))}  # fmt: skip
     if subtopic is not None:  # subtopic judgments (ndeval's): each judgment's subtopic
         columns["subtopic"] = subtopic
+    if sample is not None:  # a stochastic run: each row's sampled ranking
+        columns["sample"] = pa.chunked_array([sample]) if isinstance(sample, pa.Array) else sample
     return pa.table(columns)
 
 
@@ -175,16 +178,24 @@ class QrelsSource:
         return str(self.path)
 
 
-def _frame(source: Run | RunSource | Qrels | Intents | QrelsSource, folder: Path) -> tuple[Any, int]:
-    """(a Dask frame of a run's or the judgments' rows: query, doc, value, line, kind; its number of rows)."""
+def _frame(source: Run | RunSource | Qrels | Intents | QrelsSource, folder: Path, samples: bool = False) -> tuple[Any, int]:
+    """(a Dask frame of a run's or the judgments' rows: query, doc, value, line, kind; its number of rows).
+
+    ``samples``: a measure reads stochastic runs: a run is read whole here with its samples (a TREC run's second
+    column), as is a table run that names a sample column; they go to the partitions with each row's sample."""
     import dask.dataframe as dd
+
+    if isinstance(source, RunSource) and (samples or (source.columns or {}).get("sample")):
+        return _frame(load_run(source.path, source.columns, name=source.name, samples=True), folder)
 
     if isinstance(source, Intents):  # read whole here (diversity judgments are small), sent in pieces with the subtopics
         table = _table(source.query_id, source.doc_id, source.judgment, QRELS, subtopic=source.subtopic)
         return dd.read_parquet(write_pieces(folder, [table])), len(source)
     if isinstance(source, (Run, Qrels)):
         kind, value = (RUN, source.score) if isinstance(source, Run) else (QRELS, source.relevance)
-        return dd.read_parquet(write_pieces(folder, [_table(source.query_id, source.doc_id, value, kind)])), len(source)
+        sample = source.sample if isinstance(source, Run) else None
+        table = _table(source.query_id, source.doc_id, value, kind, sample=sample)
+        return dd.read_parquet(write_pieces(folder, [table])), len(source)
     path = Path(source.path)
     is_run = isinstance(source, RunSource)
     kind, role = (RUN, "score") if is_run else (QRELS, "relevance")
@@ -311,6 +322,7 @@ def evaluate_runs(
         # data it cannot recover: its memory manager keeps one copy)
         shared = [client.submit(_same, context, pure=False) if context is not None else None]
         tail_cutoff = long_tail_cutoff(measures + system_measures)
+        samples = any(REGISTRY.definition(m).reads_samples for m in measures)  # expected exposure: stochastic runs
         list_depth = deepest_cutoff(system_measures) if context is not None else None
         # the partitions' evaluators know the system measures too: those that are sums over users compute each user's
         # terms there (from the judgments too); all of them set how deep the rows' items are read, and so the order
@@ -318,7 +330,7 @@ def evaluate_runs(
         systems = list(system_measures) if context is not None else []
         out = []
         for number, run in enumerate(runs):
-            rows, n_rows = _frame(run, scratch / f"run{number}-{secrets.token_hex(4)}")
+            rows, n_rows = _frame(run, scratch / f"run{number}-{secrets.token_hex(4)}", samples)
             n_parts = partitions or max(1, math.ceil(n_rows / ROWS_PER_PARTITION))
             both = dd.concat([judged, rows])
             shuffled = both.shuffle(on="query", npartitions=n_parts)
@@ -442,8 +454,9 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
     else:
         qrels = Qrels(strings(judged["query"]), strings(judged["doc"]), judged["value"].to_numpy(), qrels_source,
                       file_rows=judged["line"].to_numpy())  # fmt: skip
+    stochastic = "sample" in ranked.columns and len(ranked) and ranked["sample"].notna().all()
     run = Run(strings(ranked["query"]), strings(ranked["doc"]), ranked["value"].to_numpy(), name, run_source,
-              file_rows=ranked["line"].to_numpy())  # fmt: skip
+              file_rows=ranked["line"].to_numpy(), sample=strings(ranked["sample"]) if stochastic else None)  # fmt: skip
     evaluator = Evaluator(qrels, measures, conventions, item_context=item_context)
     aligned = evaluator.align(run)
     lists = evaluator.item_lists(aligned)
@@ -696,7 +709,7 @@ class DaskEngine:
         for system in work.systems:  # read by the workers (TREC text streamed to Parquet first), never whole here
             path = system.run_for(dataset.name)
             assert path is not None
-            runs.append(RunSource(path, system.name, {"query": c.query, "doc": c.doc, "score": c.value}))
+            runs.append(RunSource(path, system.name, run_columns(c)))
         items = evaluator.items
         q = dataset.qrels_columns
         judgments = QrelsSource(dataset.qrels, {"query": q.query, "doc": q.doc, "relevance": q.value}, dataset.qrels_format)

@@ -36,7 +36,7 @@ class LocalEngine:
             path = system.run_for(work.dataset.name)
             assert path is not None
             evaluator = work.evaluator
-            run = checked_run(work.dataset, system, path, judged, work.progress)
+            run = checked_run(work.dataset, system, path, judged, work.progress, evaluator.reads_samples)
             aligned = evaluator.align(run)
             lists = evaluator.item_lists(aligned)
             per_query = evaluator.evaluate_aligned(system.name, aligned, lists)
@@ -57,7 +57,7 @@ class LocalEngine:
     def evaluate_files(self, work: FilesWork) -> list[EvaluatedRun]:
         """Every run of ``work``, in order; all of them read and checked before any is evaluated."""
         evaluator = work.evaluator
-        runs = [load_run(path, work.run_columns) for _, _, path in work.runs]
+        runs = [load_run(path, work.run_columns, samples=evaluator.reads_samples) for _, _, path in work.runs]
         judged = set(evaluator.prepared.index)
         for run in runs:
             check_shares_judged(run, judged, str(work.qrels_path))

@@ -20,9 +20,11 @@ from harness.data.align import Aligned, PreparedQrels, align
 from harness.data.intents import intent_data
 from harness.data.items import Catalog, Interactions, ItemContext
 from harness.data.model import Intents, Qrels, Run
+from harness.data.samples import sample_rankings
 from harness.errors import ConventionError, InputFormatError
 from harness.evaluation.results import PerQuery
 from harness.kernels._segments import RankedLists
+from harness.kernels.exposure import SampleData
 from harness.measures.conventions import Conventions, Ties
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
@@ -79,6 +81,8 @@ class Evaluator:
                 "qrels_format: ndeval in a config, or harness.read_subtopic_qrels(path)",
             )
         self._reads_intents = bool(intent_aware)
+        # expected exposure reads a stochastic run's sampled rankings; every other measure its first sample
+        self.reads_samples = any(d.reads_samples for d in definitions.values())
         # per-query measures go into the per-query table; system ones (coverage, entropy, Gini) have one value per run
         self.query_measures = tuple(m for m in self.measures if not definitions[m].is_system(m))
         self.system_measures = tuple(m for m in self.measures if definitions[m].is_system(m))
@@ -108,7 +112,12 @@ class Evaluator:
         self.query_ids = None if query_ids is None else np.asarray(sorted(query_ids), dtype=object)
 
     def align(self, run: Run) -> Aligned:
-        return align(self.prepared, run, self.query_ids)
+        """The run's lists, per query in the universe's order (a stochastic run's first sample; its sampled rankings
+        too when a measure reads them)."""
+        aligned = align(self.prepared, run.first_sample(), self.query_ids)
+        if self.reads_samples:
+            aligned = dataclasses.replace(aligned, samples=sample_rankings(run, aligned.query_ids, self.conventions.ties))
+        return aligned
 
     def evaluate(self, run: Run | Any) -> PerQuery:
         run = as_run(run)
@@ -142,8 +151,13 @@ class Evaluator:
         return aligned.lists.head_rows(self._item_depth)
 
     def _label_lists(self, aligned: Aligned) -> RankedLists:
-        """The whole aligned lists the other measures read, with their subtopics when measures read them."""
+        """The whole aligned lists the other measures read, with their subtopics and sampled rankings when measures
+        read them."""
         lists = aligned.lists
+        if self.reads_samples:
+            assert aligned.samples is not None
+            judged = self.prepared.judged_docs_of(aligned.query_ids).to_pylist()
+            lists = dataclasses.replace(lists, samples=SampleData(aligned.samples, judged))
         if self._reads_intents:
             assert self.intents is not None
             judged = self.prepared.judged_docs_of(aligned.query_ids)

@@ -55,6 +55,7 @@ class RankedLists:
     collection_size: int = 0  # documents in the collection (trec_eval -N), for utility
     items: ItemData | None = None  # each row's item and the item statistics (beyond-accuracy measures)
     intents: Any = None  # harness.kernels.intent.IntentData: the rows' subtopics (intent-aware measures)
+    samples: Any = None  # harness.kernels.exposure.SampleData: a stochastic run's rankings (expected exposure)
 
     def judged_subset(self) -> RankedLists:
         """The same lists with only the judged documents, relevant or not (trec_eval -J, form_res_rels.c).

@@ -21,6 +21,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 UserModel = str  # "gerr" | "rbp"
 
@@ -114,3 +118,54 @@ def bounds(target: Mapping[str, float], judged: Mapping[str, float], model: User
 def normalised(value: float, bound: tuple[float, float, float]) -> float:
     low, high, default = bound
     return default if low == high else (value - low) / (high - low)
+
+
+@dataclass(frozen=True, eq=False)
+class SampleData:
+    """The expected-exposure measures' view of a run: per query (the lists' order) its sampled rankings ({sample:
+    documents best first}, :func:`harness.data.samples.sample_rankings`), and the judged documents' ids (parallel
+    to the lists' ``judged_label``)."""
+
+    rankings: tuple[dict[str, list[str]], ...]
+    judged_docs: list[str]
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+
+MEASURES = ("EE-D", "EE-R", "EE-L")
+
+
+def per_query(lists: Any, model: UserModel, p: float, u: float, complete: bool, normalized: bool) -> np.ndarray:
+    """(queries x 3): EE-D, EE-R, EE-L of each query of the lists (:class:`harness.kernels._segments.RankedLists`
+    with ``samples``); NaN for a query without a relevant document (no target to approach). A query the run
+    misses has no exposure: EE-D 0, EE-R 0, EE-L = ||target||^2.
+
+    Relevant documents (label >= the relevance level) keep their grade; ``complete`` adds the other judged
+    documents at grade 0 to the target (expeval -C). ``normalized``: expeval's (x - lb) / (ub - lb).
+    """
+    data: SampleData = lists.samples
+    key = (model, p, u, complete, normalized, lists.relevance_level)
+    if key in data._cache:
+        return data._cache[key]  # type: ignore[no-any-return]
+    level = lists.relevance_level
+    out = np.full((lists.n_queries, 3), np.nan)
+    offsets, labels = lists.judged_offsets, lists.judged_label
+    for q in range(lists.n_queries):
+        judged: dict[str, float] = {}
+        rows = range(int(offsets[q]), int(offsets[q + 1]))
+        for row in sorted(rows, key=data.judged_docs.__getitem__):  # by document id: sums in an order of the query alone
+            label = float(labels[row])
+            if label >= level:
+                judged[data.judged_docs[row]] = label
+            elif complete and label >= 0:
+                judged[data.judged_docs[row]] = 0.0
+        if not any(v > 0 for v in judged.values()):
+            continue
+        target = target_exposure(judged, model, p, u)
+        got = expected_exposure(data.rankings[q], judged, model, p, u) if data.rankings[q] else {}
+        values = measures(target, got)
+        if normalized:
+            limits = bounds(target, judged, model, p, u, complete, False)
+            values = {name: normalised(v, limits[name]) for name, v in values.items()}
+        out[q] = [values[name] for name in MEASURES]
+    data._cache[key] = out
+    return out

@@ -71,6 +71,7 @@ class MeasureDef:
     finish: Callable[[RankedLists, Measure, np.ndarray], np.ndarray] | None = None
     item_reads: Callable[[Measure], frozenset[str]] | None = None  # lists' extras: 'judged' item codes, 'score'
     intent_aware: bool = False  # reads subtopic judgments (ndeval's measures)
+    reads_samples: bool = False  # reads a stochastic run's sampled rankings (expected exposure)
     # the run's value of each group behind a system measure (REO's P_g, each group's share of exposure): (the groups'
     # names, their values), from the lists and the measure's summed terms; the report draws them
     by_group: Callable[[RankedLists, Measure, np.ndarray], tuple[tuple[str, ...], np.ndarray]] | None = None
@@ -1260,4 +1261,57 @@ _r(MeasureDef(
     _IA + "intent-aware average precision: each subtopic's AP over the whole list, averaged over the S subtopics "
     "(ndeval MAP-IA).",
     intent_aware=True, citation="Agrawal et al., WSDM 2009; ndeval",
+))  # fmt: skip
+
+
+# ---- expected exposure of stochastic rankings (Diaz et al.; expeval) ---------------------------------------------------
+from harness.kernels import exposure as ee  # noqa: E402  (grouped with its entries)
+
+_EE_PARAMS = (
+    ParamInfo("model", "text", "gerr", "user model: gerr (patience p, a relevant document satisfies with chance u) or "
+              "rbp (patience p)", ("gerr", "rbp")),
+    ParamInfo("p", "number", 0.5, "the user's patience: the chance to go on to the next rank"),
+    ParamInfo("u", "number", 0.5, "gerr: the chance a relevant document satisfies the user"),
+    ParamInfo("target", "text", "relevant", "relevant: the target exposure covers the relevant documents; judged: every "
+              "judged one (expeval -C)", ("relevant", "judged")),
+    ParamInfo("norm", "text", "raw", "raw, or expeval: (x - lb) / (ub - lb) with expeval's bounds", ("raw", "expeval")),
+)
+
+
+def _ee_check(m: Measure) -> None:
+    p, u = _num(m, "p", 0.5), _num(m, "u", 0.5)
+    if not (0 < p < 1 and 0 <= u < 1):
+        raise MeasureError(f"{m}: patience p must lie in (0, 1) and u in [0, 1), got p={p:g}, u={u:g}",
+                           hint="expeval's defaults: p=0.5, u=0.5")  # fmt: skip
+
+
+def _ee(column: int) -> Callable[[RankedLists, Measure], np.ndarray]:
+    def kernel(L: RankedLists, m: Measure) -> np.ndarray:
+        values = ee.per_query(L, _text(m, "model", "gerr"), _num(m, "p", 0.5), _num(m, "u", 0.5),
+                              m.param("target") == "judged", m.param("norm") == "expeval")  # fmt: skip
+        return values[:, column]
+
+    return kernel
+
+
+_EE = ("expected exposure (Diaz et al.): a stochastic run's sampled rankings (its sample column; one ranking per query "
+       "without one) give each document its exposure averaged over the samples, e; the target e* shares each relevance "
+       "level's exposure equally among its documents. ")
+_r(MeasureDef(
+    "EE_L", _ee(2),
+    _EE + "EE-L = ||e - e*||^2, the expected exposure loss; 0 when every document gets its deserved exposure.",
+    params=_EE_PARAMS, validate=_ee_check, higher_is_better=False, undefined_skipped=True, reads_samples=True,
+    citation="Diaz, Mitra, Ekstrand, Biega & Carterette, CIKM 2020; expeval (TREC Fair Ranking)",
+))  # fmt: skip
+_r(MeasureDef(
+    "EE_D", _ee(0),
+    _EE + "EE-D = ||e||^2, the disparity: lower when the exposure is spread more equally.",
+    params=_EE_PARAMS, validate=_ee_check, higher_is_better=False, undefined_skipped=True, reads_samples=True,
+    citation="Diaz, Mitra, Ekstrand, Biega & Carterette, CIKM 2020; expeval (TREC Fair Ranking)",
+))  # fmt: skip
+_r(MeasureDef(
+    "EE_R", _ee(1),
+    _EE + "EE-R = e . e*, the relevance: higher when the exposure goes where it is deserved.",
+    params=_EE_PARAMS, validate=_ee_check, undefined_skipped=True, reads_samples=True,
+    citation="Diaz, Mitra, Ekstrand, Biega & Carterette, CIKM 2020; expeval (TREC Fair Ranking)",
 ))  # fmt: skip

@@ -546,3 +546,42 @@ def test_intent_aware_measures_give_the_same_tables_on_the_cluster(client: Any, 
         assert main([*args, *engine], out, err) == 0, err.getvalue()
         printed[bool(engine)] = out.getvalue()
     assert printed[True] == printed[False]
+
+
+def _exposure_config(root: Path) -> Path:
+    """expeval's golden case as an experiment: its stochastic run (20 sampled rankings a query, the second column
+    saying which) against one whose every sample is rotated by 0-2 ranks, expected exposure per query and nDCG@10 of
+    each run's first sample; a release guard on EE_L (lower is better)."""
+    from tests.conftest import FAIRNESS
+
+    run = pd.read_csv(FAIRNESS / "ee_run.txt", sep=" ", header=None, names=["q", "s", "d", "r", "score", "tag"],
+                      dtype={"q": str, "s": str})  # fmt: skip
+    rng, rows = np.random.default_rng(4), []
+    for (query, sample), group in run.groupby(["q", "s"], sort=False):
+        docs = group["d"].tolist()
+        shift = int(rng.integers(0, 3))
+        rows += [(query, sample, d, i + 1, 1 / (i + 1), "rot") for i, d in enumerate(docs[shift:] + docs[:shift])]
+    pd.DataFrame(rows).to_csv(root / "rotated.txt", sep=" ", header=False, index=False)
+    (root / "config.yaml").write_text(
+        "experiment: exposure\n"
+        f"datasets: [{{name: fair, qrels: {FAIRNESS / 'ee_qrels.txt'}}}]\n"
+        f"systems: [{{name: ppl, runs: {{fair: {FAIRNESS / 'ee_run.txt'}}}}},\n"
+        f"          {{name: rot, runs: {{fair: {root / 'rotated.txt'}}}}}]\n"
+        "measures: [EE_L, EE_R, EE_D, 'EE_L(model=rbp,target=judged)', 'EE_R(norm=expeval)', nDCG@10]\n"
+        "baseline: ppl\nstats: {permutations: 400, seed: 5}\n"
+        "report:\n  release:\n    production: ppl\n    candidate: rot\n    guards: [{measure: EE_L, max_drop: 0.05}]\n"
+        "tracking: {enabled: false}\noutput: out\n"
+    )
+    return root / "config.yaml"
+
+
+def test_expected_exposure_gives_the_same_tables_on_the_cluster(client: Any, tmp_path: Path) -> None:
+    """A stochastic run on the cluster: each row's sample goes with it to the partitions, so the expected-exposure
+    values, summaries and comparisons (and nDCG of the first sample) equal one machine's exactly."""
+    local = load_config(_exposure_config(tmp_path))
+    expected = _tables(local)
+    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=3)), on_cluster=1)
+    for name, table in expected.items():
+        if table is not None:
+            pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
+    assert (expected["comparisons"]["delta"] != 0).sum() >= 5

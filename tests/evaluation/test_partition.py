@@ -125,3 +125,29 @@ def test_beyond_accuracy_measures_are_partition_invariant(ties: str) -> None:
         for i, q in enumerate(part.query_ids.tolist()):
             a, b = whole.values[position[q]], part.values[i]
             assert ((a == b) | (np.isnan(a) & np.isnan(b))).all(), f"query {q}: {a} != {b}"
+
+
+def test_a_stochastic_runs_values_depend_on_each_querys_rows_only() -> None:
+    """expeval's golden stochastic run: a third of its queries, their lines shuffled (samples, ranks, queries mixed),
+    give every query the same expected exposure and the same nDCG of its first sample, bit for bit."""
+    from harness.data.load import load_qrels, load_run
+    from tests.conftest import FAIRNESS
+
+    measures = ["EE_L", "EE_D", "EE_R", "EE_L(model=rbp,target=judged)", "EE_R(norm=expeval)", "nDCG@10", "AP"]
+    qrels, run = load_qrels(FAIRNESS / "ee_qrels.txt"), load_run(FAIRNESS / "ee_run.txt", samples=True)
+    whole = Evaluator(qrels, measures).evaluate(run)
+    position = {q: i for i, q in enumerate(whole.query_ids.tolist())}
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        subset = set(rng.choice(whole.query_ids, size=10, replace=False).tolist())
+        keep = np.array([q in subset for q in run.query_id.to_pylist()])
+        rows = np.flatnonzero(keep)
+        rng.shuffle(rows)
+        part_run = Run(run.query_id.take(rows), run.doc_id.take(rows), run.score[rows], sample=run.sample.take(rows))
+        judged = np.flatnonzero([q in subset for q in qrels.query_id.to_pylist()])
+        rng.shuffle(judged)
+        part_qrels = Qrels(qrels.query_id.take(judged), qrels.doc_id.take(judged), qrels.relevance[judged])
+        part = Evaluator(part_qrels, measures).evaluate(part_run)
+        assert set(part.query_ids.tolist()) == subset
+        for i, q in enumerate(part.query_ids.tolist()):
+            assert np.array_equal(part.values[i], whole.values[position[q]]), q

@@ -266,3 +266,56 @@ def test_each_cell_of_elliots_bias_disparity(ties: str) -> None:
     for name, want in cells.items():
         assert math.isclose(values[name], want, rel_tol=0, abs_tol=1e-9), (name, values[name], want)
     assert len(cells) == 2 * (6 + 4) * 2 + (6 + 4)  # BR, BD x (6 provider + 4 popgroup cells) x 2 cutoffs; BS
+
+
+def test_the_exposure_measures_of_the_registry_give_expevals_values() -> None:
+    """EE_D, EE_R, EE_L as per-query measures: the stochastic run's samples from its second column, the judgments as
+    TREC qrels; expeval's 24 document configurations (gerr, rbp x incomplete, complete x normalised, raw), every query,
+    and its means."""
+    from harness.data.load import load_qrels, load_run
+    from harness.evaluation.results import aggregate
+
+    run = load_run(FAIRNESS / "ee_run.txt", samples=True)
+    qrels = load_qrels(FAIRNESS / "ee_qrels.txt")
+    checked = 0
+    for entry in EXPECTED["values"]:
+        if entry["peer"] != "expeval" or ".doc." not in str(entry["id"]):
+            continue
+        _, measure, model, _, judged, scale = str(entry["id"]).split(".")
+        settings = {"model": model, "p": MAP["exposure"]["p"], "u": MAP["exposure"]["u"],
+                    "target": "judged" if judged == "complete" else "relevant",
+                    "norm": "expeval" if scale == "norm" else "raw"}  # fmt: skip
+        name = f"{measure.replace('-', '_')}({','.join(f'{k}={v}' for k, v in settings.items())})"
+        per_query = Evaluator(qrels, [name]).evaluate(run)
+        got = dict(zip(per_query.query_ids.tolist(), per_query.values[:, 0].tolist(), strict=True))
+        assert set(got) == set(entry["per_query"]), entry["id"]
+        for query, want in entry["per_query"].items():
+            assert math.isclose(got[query], want, rel_tol=0, abs_tol=1e-9), (entry["id"], query, got[query], want)
+            checked += 1
+        assert math.isclose(dict(aggregate(per_query))[per_query.measures[0]], entry["value"], abs_tol=1e-9)
+    assert checked == 24 * 30
+
+
+def test_harness_eval_reads_a_stochastic_run_as_text_or_as_a_table(tmp_path: Path) -> None:
+    """``harness eval -m EE_L,EE_R``: the TREC run's second column as the samples; the same run as a CSV table with
+    --run-columns ...,sample=draw gives the same values; both are expeval's golden means."""
+    import io
+    import json as json_module
+
+    from harness.cli import main
+
+    lines = [line.split() for line in (FAIRNESS / "ee_run.txt").read_text().splitlines()]
+    pd.DataFrame({"user": [f[0] for f in lines], "draw": [f[1] for f in lines], "item": [f[2] for f in lines],
+                  "score": [float(f[4]) for f in lines]}).to_csv(tmp_path / "run.csv", index=False)  # fmt: skip
+    golden = {e["id"]: e["value"] for e in EXPECTED["values"] if e["peer"] == "expeval"}
+    printed = []
+    for run in ([str(FAIRNESS / "ee_run.txt")], ["--run-columns", "query=user,doc=item,score=score,sample=draw",
+                                                  str(tmp_path / "run.csv")]):  # fmt: skip
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["eval", "--format", "json", "-m", "EE_L,EE_R", str(FAIRNESS / "ee_qrels.txt"), *run], out, err) == 0, \
+            err.getvalue()  # fmt: skip
+        means = {r["measure"]: r["value"] for r in json_module.loads(out.getvalue())["results"] if r["query_id"] == "all"}
+        assert math.isclose(means["EE_L"], golden["expeval.EE-L.gerr.doc.incomplete.raw"], abs_tol=1e-9)
+        assert math.isclose(means["EE_R"], golden["expeval.EE-R.gerr.doc.incomplete.raw"], abs_tol=1e-9)
+        printed.append(means)
+    assert printed[0] == printed[1]

@@ -369,3 +369,30 @@ def test_a_release_gate_on_a_fairness_measure(tmp_path: Path) -> None:
     report = (folder / "report.html").read_text()
     assert "REO(group=&#39;provider&#39;)@10: each group" in report
     assert report.count('<rect class="bar"') == len(groups)  # every value a bar (none is NaN here)
+
+
+def test_expected_exposure_of_a_stochastic_run_in_a_release_gate(tmp_path: Path) -> None:
+    """EE_L per query, paired-tested and guarded: the candidate rotates each sampled ranking, spreading exposure, so
+    EE_L falls and the guard passes. The values are expeval's (its golden mean for gerr, relevant documents, raw),
+    and nDCG@10 reads each query's first sample, as the sample-0 lines alone evaluate."""
+    from harness.data.load import load_qrels
+    from harness.evaluation.evaluator import Evaluator
+    from tests.conftest import FAIRNESS
+    from tests.engines.test_dask import _exposure_config
+
+    config = _exposure_config(tmp_path)
+    config.write_text(config.read_text().replace("output: out", f"output: {tmp_path / 'out'}"))
+    outcome = _run_config(config)
+    assert outcome["gate"] == "pass"
+    folder = Path(str(outcome["results_dir"]))
+    summary = pd.read_csv(folder / "summary.csv")
+    ppl = summary[(summary["system"] == "ppl") & (summary["segment"] == "all")].set_index("measure")["value"]
+    golden = json.loads((FAIRNESS / "expected.json").read_text())["values"]
+    want = next(e for e in golden if e["id"] == "expeval.EE-L.gerr.doc.incomplete.raw")
+    assert math.isclose(ppl["EE_L"], want["value"], abs_tol=1e-9)
+    lines = [line for line in (FAIRNESS / "ee_run.txt").read_text().splitlines() if line.split()[1] == "0"]
+    first = Run.from_records([(f[0], f[2], float(f[4])) for f in (line.split() for line in lines)])
+    qrels = load_qrels(FAIRNESS / "ee_qrels.txt")
+    assert math.isclose(ppl["nDCG@10"], float(Evaluator(qrels, ["nDCG@10"]).evaluate(first).values.mean()), rel_tol=1e-12)
+    (guard,) = json.loads((folder / "gate.json").read_text())["guards"]
+    assert guard["verdict"] == "PASS" and guard["drop"] < 0 and guard["drop_high"] < 0.05, guard
