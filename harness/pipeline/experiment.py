@@ -42,6 +42,7 @@ from harness.evaluation.results import (
     per_query_rows,
     summarize,
 )
+from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
 from harness.records.previous import compared_inputs, load_previous, previous_result
@@ -134,11 +135,13 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
 def _runs(
     experiment: Experiment, dataset: Dataset, judged: set[str], progress: Progress
 ) -> Iterator[tuple[System, Path, Run, set[str]]]:
-    """Each system's run on the dataset, loaded and checked to share queries with the judgments."""
+    """Each system's run on the dataset, loaded and checked to share queries with the judgments (a stochastic run with
+    its samples when a measure reads them: its first sample is what the alignment checks)."""
+    samples = any(REGISTRY.definition(m).reads_samples for m in experiment.measures_for(dataset))
     for system in experiment.systems:
         path = system.run_for(dataset.name)
         if path is not None:
-            run = checked_run(dataset, system, path, judged, progress)
+            run = checked_run(dataset, system, path, judged, progress, samples)
             yield system, path, run, judged_query_ids(run, judged, judgments_of(dataset))
 
 
