@@ -134,16 +134,19 @@ class SampleData:
 MEASURES = ("EE-D", "EE-R", "EE-L")
 
 
-def per_query(lists: Any, model: UserModel, p: float, u: float, complete: bool, normalized: bool) -> np.ndarray:
+def per_query(lists: Any, model: UserModel, p: float, u: float, complete: bool, normalized: bool,
+              expeval: bool = False) -> np.ndarray:  # fmt: skip
     """(queries x 3): EE-D, EE-R, EE-L of each query of the lists (:class:`harness.kernels._segments.RankedLists`
     with ``samples``); NaN for a query without a relevant document (no target to approach). A query the run
     misses has no exposure: EE-D 0, EE-R 0, EE-L = ||target||^2.
 
     Relevant documents (label >= the relevance level) keep their grade; ``complete`` adds the other judged
-    documents at grade 0 to the target (expeval -C). ``normalized``: expeval's (x - lb) / (ub - lb).
+    documents at grade 0 to the target (expeval -C). ``normalized``: expeval's (x - lb) / (ub - lb). ``expeval``:
+    its values for a query the run misses (EE-D's upper bound, EE-R's lower bound, EE-R's upper bound for EE-L)
+    and its inf for an all-zero exposure vector.
     """
     data: SampleData = lists.samples
-    key = (model, p, u, complete, normalized, lists.relevance_level)
+    key = (model, p, u, complete, normalized, expeval, lists.relevance_level)
     if key in data._cache:
         return data._cache[key]  # type: ignore[no-any-return]
     level = lists.relevance_level
@@ -161,10 +164,13 @@ def per_query(lists: Any, model: UserModel, p: float, u: float, complete: bool, 
         if not any(v > 0 for v in judged.values()):
             continue
         target = target_exposure(judged, model, p, u)
-        got = expected_exposure(data.rankings[q], judged, model, p, u) if data.rankings[q] else {}
-        values = measures(target, got)
+        limits = bounds(target, judged, model, p, u, complete, False)
+        if expeval and not data.rankings[q]:
+            values = {"EE-D": limits["EE-D"][1], "EE-R": limits["EE-R"][0], "EE-L": limits["EE-R"][1]}
+        else:
+            got = expected_exposure(data.rankings[q], judged, model, p, u) if data.rankings[q] else {}
+            values = measures(target, got, zero_is_inf=expeval)
         if normalized:
-            limits = bounds(target, judged, model, p, u, complete, False)
             values = {name: normalised(v, limits[name]) for name, v in values.items()}
         out[q] = [values[name] for name in MEASURES]
     data._cache[key] = out

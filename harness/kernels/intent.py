@@ -161,9 +161,12 @@ def _nrbp(gains: np.ndarray, s: int, alpha: float, beta: float) -> float:
     return float(np.cumsum(gains * decay)[-1]) * (1 - (1 - alpha) * beta) / s if gains.size else 0.0
 
 
-def nrbp(lists: RankedLists, alpha: float, beta: float, normalised: bool) -> np.ndarray:
+def nrbp(lists: RankedLists, alpha: float, beta: float, normalised: bool, empty_nan: bool = False) -> np.ndarray:
     """NRBP (Clarke et al. 2009) over the whole list: (1 - (1 - alpha) beta) / S x sum of gain(r) beta^(r - 1);
-    ``normalised``: over the greedy ideal ranking's (nNRBP)."""
+    ``normalised``: over the greedy ideal ranking's (nNRBP); ``empty_nan``: NaN for a query without a relevant
+    subtopic (ndeval's 0 / 0), else 0."""
+    if empty_nan:
+        return np.where(_intents(lists).n_subtopics > 0, nrbp(lists, alpha, beta, normalised), np.nan)
 
     def compute(rows: np.ndarray, judged: np.ndarray, order: np.ndarray, s: int) -> float:
         got = _nrbp(_gains(_bits(rows), alpha), s, alpha, beta)

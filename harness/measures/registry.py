@@ -1241,9 +1241,12 @@ _r(MeasureDef(
     params=(_ALPHA, _BETA), intent_aware=True, citation=_IA_CITE,
 ))  # fmt: skip
 _r(MeasureDef(
-    "nNRBP", lambda L, m: intent.nrbp(L, _num(m, "alpha", 0.5), _num(m, "beta", 0.5), True),
-    _IA + "NRBP over that of the greedy ideal ranking (ndeval nNRBP; 0, not ndeval's NaN, without a relevant subtopic).",
-    params=(_ALPHA, _BETA), intent_aware=True, citation=_IA_CITE,
+    "nNRBP", lambda L, m: intent.nrbp(L, _num(m, "alpha", 0.5), _num(m, "beta", 0.5), True, m.param("empty") == "nan"),
+    _IA + "NRBP over that of the greedy ideal ranking (ndeval nNRBP; 0, not ndeval's NaN, without a relevant subtopic: "
+    "empty=nan gives ndeval's, and such a query is left out of the mean).",
+    params=(_ALPHA, _BETA, ParamInfo("empty", "text", "zero", "a query without a relevant subtopic: zero, or nan "
+                                     "(ndeval: 0 / 0)", ("zero", "nan"))),
+    intent_aware=True, undefined_skipped=True, citation=_IA_CITE,
 ))  # fmt: skip
 _r(MeasureDef(
     "P_IA", lambda L, m: intent.precision_ia(L, _cut(m)),
@@ -1275,6 +1278,8 @@ _EE_PARAMS = (
     ParamInfo("target", "text", "relevant", "relevant: the target exposure covers the relevant documents; judged: every "
               "judged one (expeval -C)", ("relevant", "judged")),
     ParamInfo("norm", "text", "raw", "raw, or expeval: (x - lb) / (ub - lb) with expeval's bounds", ("raw", "expeval")),
+    ParamInfo("compat", "text", "harness", "harness: a query the run misses has no exposure; expeval: expeval's values "
+              "there (its bounds) and its inf for an all-zero exposure vector", ("harness", "expeval")),
 )
 
 
@@ -1288,7 +1293,8 @@ def _ee_check(m: Measure) -> None:
 def _ee(column: int) -> Callable[[RankedLists, Measure], np.ndarray]:
     def kernel(L: RankedLists, m: Measure) -> np.ndarray:
         values = ee.per_query(L, _text(m, "model", "gerr"), _num(m, "p", 0.5), _num(m, "u", 0.5),
-                              m.param("target") == "judged", m.param("norm") == "expeval")  # fmt: skip
+                              m.param("target") == "judged", m.param("norm") == "expeval",
+                              m.param("compat") == "expeval")  # fmt: skip
         return values[:, column]
 
     return kernel

@@ -78,3 +78,20 @@ def test_text_labels_group_items_as_their_codes_do(tmp_path) -> None:  # type: i
     assert main(argv, out, err) == 0, err.getvalue()
     (row,) = [r for r in json.loads(out.getvalue())["results"] if r["query_id"] == "all"]
     assert math.isclose(row["value"], 0.85 / 3.7, rel_tol=1e-12)
+
+
+def test_nnrbp_of_a_query_without_a_relevant_subtopic() -> None:
+    """q2's only subtopic judgment is 0: nNRBP is 0 there by default, ndeval's NaN with empty=nan (and left out of the
+    mean). q1 by hand: d1 covers subtopic 1 at rank 1, gain 1, so NRBP = (1 - 0.5 x 0.5) / 1 x 1 = 0.75, and the
+    ideal is the same ranking: nNRBP = 1."""
+    from harness import aggregate
+    from harness.data.model import Intents
+
+    intents = Intents.from_records([("q1", "1", "d1", 1), ("q2", "1", "d5", 0)])
+    run = Run.from_records([("q1", "d1", 2.0), ("q1", "d2", 1.0), ("q2", "d5", 1.0)])
+    per_query = Evaluator(intents, ["NRBP", "nNRBP", "nNRBP(empty=nan)"]).evaluate(run)
+    assert per_query.query_ids.tolist() == ["q1", "q2"]
+    assert per_query.values[0].tolist() == [0.75, 1.0, 1.0]
+    assert per_query.values[1, :2].tolist() == [0.0, 0.0] and math.isnan(per_query.values[1, 2])
+    means = {str(m): v for m, v in aggregate(per_query).items()}
+    assert means["nNRBP"] == 0.5 and means["nNRBP(empty='nan')"] == 1.0

@@ -227,6 +227,21 @@ def test_expected_exposure_defaults_differ_from_expeval_only_where_named(tmp_pat
     assert ours.loc["q1"].tolist() == [0.0, 0.0, 1.0]
     assert theirs.loc["q1", "EE-L"] == 0.0 and theirs.loc["q1", "EE-D"] == 1 / (1 - 0.25)  # one level: relevance ub 0
     assert ours.loc["q2"].tolist() == theirs.loc["q2"].tolist()
+    # the same as measures: compat=expeval is expeval's, the default harness's. Both of q2's documents score 1: the
+    # measures order a sample by score, ties as the conventions say; in file order (input_order) they follow the
+    # rank column as expeval does, by trec_eval's rule d comes first
+    from harness.data.load import load_qrels, load_run
+    from harness.measures.conventions import Conventions, Ties
+
+    names = ["EE_D(model=rbp)", "EE_R(model=rbp)", "EE_L(model=rbp)"]
+    qrels, run = load_qrels(tmp_path / "qrels"), load_run(tmp_path / "run", samples=True)
+    for compat, frame in (("harness", ours), ("expeval", theirs)):
+        measures = names if compat == "harness" else [n.replace(")", ",compat=expeval)") for n in names]
+        per_query = Evaluator(qrels, measures, Conventions(ties=Ties.INPUT_ORDER)).evaluate(run)
+        for i, query in enumerate(per_query.query_ids.tolist()):
+            assert per_query.values[i].tolist() == frame.loc[query, ["EE-D", "EE-R", "EE-L"]].tolist(), (compat, query)
+    by_docno = Evaluator(qrels, names).evaluate(run).values[1].tolist()
+    assert by_docno != ours.loc["q2"].tolist() and by_docno[0] == ours.loc["q2", "EE-D"]  # same exposures, swapped
 
 
 def test_harness_exposure_prints_the_means() -> None:
