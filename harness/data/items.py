@@ -217,7 +217,7 @@ class ItemContext:
             self.train_first[in_order] = np.arange(in_order.size)
             # distinct (user, item) pairs, by user then item; sorted by hand: numpy 2.4's hashing np.unique took
             # 3.5 s on 4M keys, the sort 0.03 s
-            key = np.sort(user * n + item)
+            key = np.sort(user * n + item, kind="stable")  # adaptive: 6x faster when the file is grouped by user
             key = key[np.concatenate(([True], key[1:] != key[:-1]))]
             self._pairs = (key // n, key % n)
             self.users = np.bincount(self._pairs[1], minlength=n).astype(np.float64)
