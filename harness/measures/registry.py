@@ -1303,21 +1303,12 @@ def _ee(column: int) -> Callable[[RankedLists, Measure], np.ndarray]:
 _EE = ("expected exposure (Diaz et al.): a stochastic run's sampled rankings (its sample column; one ranking per query "
        "without one) give each document its exposure averaged over the samples, e; the target e* shares each relevance "
        "level's exposure equally among its documents. ")
-_r(MeasureDef(
-    "EE_L", _ee(2),
-    _EE + "EE-L = ||e - e*||^2, the expected exposure loss; 0 when every document gets its deserved exposure.",
-    params=_EE_PARAMS, validate=_ee_check, higher_is_better=False, undefined_skipped=True, reads_samples=True,
-    citation="Diaz, Mitra, Ekstrand, Biega & Carterette, CIKM 2020; expeval (TREC Fair Ranking)",
-))  # fmt: skip
-_r(MeasureDef(
-    "EE_D", _ee(0),
-    _EE + "EE-D = ||e||^2, the disparity: lower when the exposure is spread more equally.",
-    params=_EE_PARAMS, validate=_ee_check, higher_is_better=False, undefined_skipped=True, reads_samples=True,
-    citation="Diaz, Mitra, Ekstrand, Biega & Carterette, CIKM 2020; expeval (TREC Fair Ranking)",
-))  # fmt: skip
-_r(MeasureDef(
-    "EE_R", _ee(1),
-    _EE + "EE-R = e . e*, the relevance: higher when the exposure goes where it is deserved.",
-    params=_EE_PARAMS, validate=_ee_check, undefined_skipped=True, reads_samples=True,
-    citation="Diaz, Mitra, Ekstrand, Biega & Carterette, CIKM 2020; expeval (TREC Fair Ranking)",
-))  # fmt: skip
+_EE_CITATION = "Diaz, Mitra, Ekstrand, Biega & Carterette, CIKM 2020; expeval (TREC Fair Ranking)"
+for _name, _column, _higher, _meaning in (
+    ("EE_L", 2, False, "EE-L = ||e - e*||^2, the expected exposure loss; 0 when every document gets its deserved exposure."),
+    ("EE_D", 0, False, "EE-D = ||e||^2, the disparity: lower when the exposure is spread more equally."),
+    ("EE_R", 1, True, "EE-R = e . e*, the relevance: higher when the exposure goes where it is deserved."),
+):
+    _r(MeasureDef(_name, _ee(_column), _EE + _meaning, params=_EE_PARAMS, validate=_ee_check, higher_is_better=_higher,
+                  undefined_skipped=True, reads_samples=True, citation=_EE_CITATION))
+del _name, _column, _higher, _meaning
