@@ -1,8 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Membership in per-user sorted lists (Cython, built ahead of time): is item ``value[i]`` among user ``owner[i]``'s?
+"""Per-user lookups and counts of the fairness kernels (Cython, built ahead of time).
 
-One binary search in that user's few entries instead of one over every (user, item) key: the
-lookups of 2M judged pairs among 4M training pairs take 0.02 s, not 0.45 s.
+``in_sorted_lists``: is item ``value[i]`` among user ``owner[i]``'s? One binary search in that
+user's few entries instead of one over every (user, item) key: the lookups of 2M judged pairs
+among 4M training pairs take 0.02 s, not 0.45 s. ``group_cells``: the (user, item group) counts
+of REO and RSP in one pass, without the gathered, masked and flattened copies numpy needs.
 """
 
 import numpy as np
@@ -29,4 +31,23 @@ def in_sorted_lists(const int64_t[::1] owner, const int64_t[::1] value, const in
                 else:
                     hi = mid
             found[i] = lo < offsets[owner[i] + 1] and lists[lo] == want
+    return out
+
+
+def group_cells(const int64_t[::1] owner, const int64_t[::1] code, const int64_t[::1] group, const uint8_t[::1] keep,
+                Py_ssize_t n_owners, Py_ssize_t n_groups):
+    """(owners x groups) float64: how many rows i (``keep[i]``, every row when ``keep`` is empty) of each owner fall in
+    each group ``group[code[i]]``; rows whose code is negative or whose group is negative count nowhere. Whole numbers:
+    the same values however they are summed."""
+    cdef Py_ssize_t n = owner.shape[0], i
+    cdef int64_t g
+    cdef bint every = keep.shape[0] == 0
+    out = np.zeros((n_owners, n_groups), dtype=np.float64)
+    cdef double[:, ::1] cells = out
+    with nogil:
+        for i in range(n):
+            if (every or keep[i]) and code[i] >= 0:
+                g = group[code[i]]
+                if g >= 0:
+                    cells[owner[i], g] += 1.0
     return out

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.kernels._lookup_compiled import in_sorted_lists
+from harness.kernels._lookup_compiled import group_cells, in_sorted_lists
 from harness.kernels._segments import ItemData, RankedLists, discount
 from harness.kernels.beyond import _cut_view, _defined_mean, _items
 
@@ -254,25 +254,23 @@ def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups:
     items = _items(lists)
     n_q = lists.n_queries
     cut = _cut_view(lists, k)
-    row_group = group[cut.code]
-    keep = row_group >= 0
-    if opportunity:
-        keep &= cut.take(lists.label) >= lists.level(rel)
-    num = _cells(cut.qidx[keep], row_group[keep], n_q, n_groups)
-    den = np.zeros((n_q, n_groups))
-    if opportunity:
-        code = _judged_code(lists)
-        judged_group = np.where(code >= 0, group[np.maximum(code, 0)], -1)
-        relevant = (lists.judged_label >= lists.level(rel)) & (judged_group >= 0)
-        relevant &= ~_judged_in_history(lists) | (code < 0)
-        den += _cells(lists.judged_qidx[relevant], judged_group[relevant], n_q, n_groups)
+    level = lists.level(rel)
+    none = np.zeros(0, dtype=np.uint8)
+    hits = (cut.take(lists.label) >= level).view(np.uint8) if opportunity else none
+    num = group_cells(_int64(cut.qidx), _int64(cut.code), _int64(group), hits, n_q, n_groups)
+    if opportunity:  # an unknown judged item (code -1) is in no group
+        relevant = (lists.judged_label >= level) & ~_judged_in_history(lists)
+        den = group_cells(_int64(lists.judged_qidx), _int64(_judged_code(lists)), _int64(group), relevant.view(np.uint8),
+                          n_q, n_groups)  # fmt: skip
     else:
-        den += np.bincount(group[group >= 0], minlength=n_groups)[None, :]
+        den = np.zeros((n_q, n_groups)) + np.bincount(group[group >= 0], minlength=n_groups)[None, :]
         if items.history_offsets is not None and items.history_codes is not None:
-            hist_group = group[items.history_codes]
-            owner = _history_owner(lists)
-            den -= _cells(owner[hist_group >= 0], hist_group[hist_group >= 0], n_q, n_groups)
+            den -= group_cells(_history_owner(lists), _int64(items.history_codes), _int64(group), none, n_q, n_groups)
     return np.hstack([num, den])
+
+
+def _int64(values: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(values, dtype=np.int64)
 
 
 def _cells(qidx: np.ndarray, group: np.ndarray, n_q: int, n_groups: int) -> np.ndarray:
