@@ -308,20 +308,26 @@ def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: s
     keep = group[cut.code] >= 0
     if users == "relevant":
         keep &= (lists.num_rel(rel) > 0)[cut.qidx]
-    label = cut.take(lists.label)
+    rows = np.flatnonzero(keep)  # only these rows' gains are needed
+    at = rows if cut.rows is None else cut.rows[rows]
+    label = lists.label[at]
     level = lists.level(rel)
     hits = label >= level
+    values = np.zeros(rows.size)
     if gain == "ranking":
-        values = np.where(hits, 2.0 ** (np.nan_to_num(label) - level + 1.0) - 1.0, 0.0)
+        values[hits] = 2.0 ** (label[hits] - level + 1.0) - 1.0
     else:
         assert items.score is not None
-        values = np.where(hits, cut.take(items.score), 0.0)
-    rows = np.flatnonzero(keep)
+        values[hits] = items.score[at][hits]
     n = items.n_known  # cold items are in no group: the columns are the same for every run of the dataset
-    data = np.concatenate([values[rows], np.ones(rows.size)])
-    cols = np.concatenate([cut.code[rows], n + cut.code[rows]])
-    qidx = np.concatenate([cut.qidx[rows], cut.qidx[rows]])
-    return sparse.csr_matrix((data, (qidx, cols)), shape=(lists.n_queries, 2 * n))
+    code, qidx = cut.code[rows], cut.qidx[rows]
+    # CSR straight from the rows, which come by user: each row's gain at its item, its count at n + its item (an
+    # item is once in a list, so no entries to sum)
+    indptr = np.zeros(lists.n_queries + 1, dtype=np.int64)
+    np.cumsum(2 * np.bincount(qidx, minlength=lists.n_queries), out=indptr[1:])
+    data = np.column_stack([values, np.ones(rows.size)]).ravel()
+    cols = np.column_stack([code, n + code]).ravel()
+    return sparse.csr_matrix((data, cols, indptr), shape=(lists.n_queries, 2 * n))
 
 
 def mad_finish(sums: np.ndarray, group: np.ndarray, n_groups: int, empty_groups: str) -> np.ndarray:
