@@ -77,10 +77,13 @@ def _ideal_weights(lists: RankedLists, rel: float | None, a: float, b: float) ->
 
 def _ideal_weights_of(lists: RankedLists, rel: float | None, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
     items = _items(lists)
-    code = _judged_code(lists)
-    relevant = lists.judged_label >= lists.level(rel)
-    users = np.where(code >= 0, items.users[np.maximum(code, 0)], 0.0)[relevant]
-    weight = inverse_propensity(items, a, b, users)
+    relevant = np.flatnonzero(lists.judged_label >= lists.level(rel))
+    code = _judged_code(lists)[relevant]
+    known = code >= 0
+    users = np.where(known, items.users[np.maximum(code, 0)], 0.0)
+    # each item's weight once (a power per item, not per judgment); an item nothing else knows has no training users
+    weight = np.where(known, inverse_propensity(items, a, b)[np.maximum(code, 0)],
+                      inverse_propensity(items, a, b, np.zeros(1))[0])  # fmt: skip
     qidx = lists.judged_qidx[relevant]
     # by user, then by weight, largest first: 1/p falls as an item's users grow when C > 0 and rises when C < 0, so
     # one integer key sorts both (equal users, equal weights: their order changes no sum); one key sorts 4x faster
