@@ -48,9 +48,9 @@ class ExposureSettings:
     def __post_init__(self) -> None:
         if self.model not in ("gerr", "rbp"):
             raise HarnessError(f"user model must be gerr or rbp, got {self.model!r}", hint="--model gerr")
-        if not (0 < self.p < 1 and 0 <= self.u < 1):
-            raise HarnessError(f"patience p must lie in (0, 1) and u in [0, 1), got p={self.p}, u={self.u}",
-                               hint="expeval's defaults: p = 0.5, u = 0.5")  # fmt: skip
+        problem = exposure.user_model_problem(self.p, self.u)
+        if problem is not None:
+            raise HarnessError(problem, hint="expeval's defaults: p = 0.5, u = 0.5")
         if self.compat not in ("harness", "expeval"):
             raise HarnessError(f"compat must be harness or expeval, got {self.compat!r}", hint="--compat expeval")
 
@@ -67,19 +67,7 @@ def evaluate_exposure(qrels: str | Path, run: str | Path, settings: ExposureSett
         docs = judged[query]
         if not any(v > 0 for v in docs.values()):
             continue  # no relevant document: no target to approach
-        target = exposure.target_exposure(docs, s.model, s.p, s.u)
-        if s.groups:
-            target = exposure.by_group(target, groups[query], docs, s.complete)
-        bounds = exposure.bounds(target, docs, s.model, s.p, s.u, s.complete, s.groups)
-        samples = rankings.get(query)
-        if samples is None and s.compat == "expeval":
-            values = {"EE-D": bounds["EE-D"][1], "EE-R": bounds["EE-R"][0], "EE-L": bounds["EE-R"][1]}
-        else:
-            got = {} if samples is None else exposure.expected_exposure(samples, docs, s.model, s.p, s.u)
-            if s.groups:
-                got = exposure.by_group(got, groups[query], docs, s.complete)
-            values = exposure.measures(target, got, zero_is_inf=s.compat == "expeval")
-        if s.normalized:
-            values = {k: exposure.normalised(v, bounds[k]) for k, v in values.items()}
+        values = exposure.query_values(docs, rankings.get(query), s.model, s.p, s.u, s.complete, s.normalized,
+                                       s.compat == "expeval", groups[query] if s.groups else None)  # fmt: skip
         rows.append({"query_id": query, **values})
     return pd.DataFrame(rows, columns=["query_id", "EE-D", "EE-R", "EE-L"])

@@ -120,6 +120,43 @@ def normalised(value: float, bound: tuple[float, float, float]) -> float:
     return default if low == high else (value - low) / (high - low)
 
 
+def user_model_problem(p: float, u: float) -> str | None:
+    """What is wrong with a user model's patience ``p`` and satisfaction chance ``u`` (None: nothing).
+
+    >>> user_model_problem(0.5, 0.5), user_model_problem(1.0, 0.5)
+    (None, 'patience p must lie in (0, 1) and u in [0, 1), got p=1, u=0.5')
+    """
+    return None if 0 < p < 1 and 0 <= u < 1 else f"patience p must lie in (0, 1) and u in [0, 1), got p={p:g}, u={u:g}"
+
+
+def query_values(judged: Mapping[str, float], samples: Mapping[str, Sequence[str]] | None, model: UserModel, p: float,
+                 u: float, complete: bool = False, normalized: bool = False, expeval: bool = False,
+                 groups: Mapping[str, Sequence[str]] | None = None) -> dict[str, float]:  # fmt: skip
+    """EE-D, EE-R, EE-L of one query: its target from ``judged`` ({doc: grade}, with a relevant one), its exposure
+    from ``samples`` (None or empty: the run misses the query; no exposure, or with ``expeval`` expeval's values
+    there: EE-D's upper bound, EE-R's lower bound, EE-R's upper bound for EE-L, and its inf for an all-zero
+    exposure vector). ``groups`` ({doc: its groups}): exposures summed per group first (expeval -G).
+    ``normalized``: expeval's (x - lb) / (ub - lb).
+
+    >>> query_values({"a": 1}, {"0": ["a", "b"], "1": ["b", "a"]}, "rbp", 0.5, 0.5)
+    {'EE-D': 1.125, 'EE-R': 0.75, 'EE-L': 0.625}
+    """
+    target = target_exposure(judged, model, p, u)
+    if groups is not None:
+        target = by_group(target, groups, judged, complete)
+    limits = bounds(target, judged, model, p, u, complete, groups is not None)
+    if expeval and not samples:
+        values = {"EE-D": limits["EE-D"][1], "EE-R": limits["EE-R"][0], "EE-L": limits["EE-R"][1]}
+    else:
+        got = expected_exposure(samples, judged, model, p, u) if samples else {}
+        if groups is not None:
+            got = by_group(got, groups, judged, complete)
+        values = measures(target, got, zero_is_inf=expeval)
+    if normalized:
+        values = {name: normalised(v, limits[name]) for name, v in values.items()}
+    return values
+
+
 @dataclass(frozen=True, eq=False)
 class SampleData:
     """The expected-exposure measures' view of a run: per query (the lists' order) its sampled rankings ({sample:
@@ -141,9 +178,7 @@ def per_query(lists: Any, model: UserModel, p: float, u: float, complete: bool, 
     misses has no exposure: EE-D 0, EE-R 0, EE-L = ||target||^2.
 
     Relevant documents (label >= the relevance level) keep their grade; ``complete`` adds the other judged
-    documents at grade 0 to the target (expeval -C). ``normalized``: expeval's (x - lb) / (ub - lb). ``expeval``:
-    its values for a query the run misses (EE-D's upper bound, EE-R's lower bound, EE-R's upper bound for EE-L)
-    and its inf for an all-zero exposure vector.
+    documents at grade 0 to the target (expeval -C); ``normalized`` and ``expeval`` as :func:`query_values`.
     """
     data: SampleData = lists.samples
     key = (model, p, u, complete, normalized, expeval, lists.relevance_level)
@@ -163,15 +198,7 @@ def per_query(lists: Any, model: UserModel, p: float, u: float, complete: bool, 
                 judged[data.judged_docs[row]] = 0.0
         if not any(v > 0 for v in judged.values()):
             continue
-        target = target_exposure(judged, model, p, u)
-        limits = bounds(target, judged, model, p, u, complete, False)
-        if expeval and not data.rankings[q]:
-            values = {"EE-D": limits["EE-D"][1], "EE-R": limits["EE-R"][0], "EE-L": limits["EE-R"][1]}
-        else:
-            got = expected_exposure(data.rankings[q], judged, model, p, u) if data.rankings[q] else {}
-            values = measures(target, got, zero_is_inf=expeval)
-        if normalized:
-            values = {name: normalised(v, limits[name]) for name, v in values.items()}
+        values = query_values(judged, data.rankings[q], model, p, u, complete, normalized, expeval)
         out[q] = [values[name] for name in MEASURES]
     data._cache[key] = out
     return out

@@ -1284,18 +1284,19 @@ _EE_PARAMS = (
 
 
 def _ee_check(m: Measure) -> None:
-    p, u = _num(m, "p", 0.5), _num(m, "u", 0.5)
-    if not (0 < p < 1 and 0 <= u < 1):
-        raise MeasureError(f"{m}: patience p must lie in (0, 1) and u in [0, 1), got p={p:g}, u={u:g}",
-                           hint="expeval's defaults: p=0.5, u=0.5")  # fmt: skip
+    problem = ee.user_model_problem(_num(m, "p", 0.5), _num(m, "u", 0.5))
+    if problem is not None:
+        raise MeasureError(f"{m}: {problem}", hint="expeval's defaults: p=0.5, u=0.5")
 
 
-def _ee(column: int) -> Callable[[RankedLists, Measure], np.ndarray]:
+def _ee(name: str) -> Callable[[RankedLists, Measure], np.ndarray]:
+    """The kernel of one of expeval's measures (``EE-L``, ...): its column of the three, computed together."""
+
     def kernel(L: RankedLists, m: Measure) -> np.ndarray:
         values = ee.per_query(L, _text(m, "model", "gerr"), _num(m, "p", 0.5), _num(m, "u", 0.5),
                               m.param("target") == "judged", m.param("norm") == "expeval",
                               m.param("compat") == "expeval")  # fmt: skip
-        return values[:, column]
+        return values[:, ee.MEASURES.index(name)]
 
     return kernel
 
@@ -1304,11 +1305,11 @@ _EE = ("expected exposure (Diaz et al.): a stochastic run's sampled rankings (it
        "without one) give each document its exposure averaged over the samples, e; the target e* shares each relevance "
        "level's exposure equally among its documents. ")
 _EE_CITATION = "Diaz, Mitra, Ekstrand, Biega & Carterette, CIKM 2020; expeval (TREC Fair Ranking)"
-for _name, _column, _higher, _meaning in (
-    ("EE_L", 2, False, "EE-L = ||e - e*||^2, the expected exposure loss; 0 when every document gets its deserved exposure."),
-    ("EE_D", 0, False, "EE-D = ||e||^2, the disparity: lower when the exposure is spread more equally."),
-    ("EE_R", 1, True, "EE-R = e . e*, the relevance: higher when the exposure goes where it is deserved."),
+for _name, _higher, _meaning in (
+    ("EE_L", False, "EE-L = ||e - e*||^2, the expected exposure loss; 0 when every document gets its deserved exposure."),
+    ("EE_D", False, "EE-D = ||e||^2, the disparity: lower when the exposure is spread more equally."),
+    ("EE_R", True, "EE-R = e . e*, the relevance: higher when the exposure goes where it is deserved."),
 ):
-    _r(MeasureDef(_name, _ee(_column), _EE + _meaning, params=_EE_PARAMS, validate=_ee_check, higher_is_better=_higher,
-                  undefined_skipped=True, reads_samples=True, citation=_EE_CITATION))
-del _name, _column, _higher, _meaning
+    _r(MeasureDef(_name, _ee(_name.replace("_", "-")), _EE + _meaning, params=_EE_PARAMS, validate=_ee_check,
+                  higher_is_better=_higher, undefined_skipped=True, reads_samples=True, citation=_EE_CITATION))
+del _name, _higher, _meaning
