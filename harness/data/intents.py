@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.data._arrow import positions_in, to_numpy
+from harness.data._arrow import contiguous, positions_in, to_numpy
 from harness.data.model import Intents
 from harness.errors import InputFormatError
 from harness.kernels.intent import MAX_SUBTOPICS, IntentData
@@ -25,7 +25,7 @@ _SEPARATOR = "\x1f"  # ids never hold control characters (the readers refuse the
 
 def _keys(queries: pa.Array, docs: pa.Array) -> pa.Array:
     joined = pc.binary_join_element_wise(queries, docs, _SEPARATOR)
-    return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
+    return contiguous(joined)
 
 
 def _subtopic_order(subtopic: str) -> tuple[int, int | str]:

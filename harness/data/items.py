@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.config.formats import table_format_of
-from harness.data._arrow import from_numpy, positions_in, same_strings, string_array, to_numpy
+from harness.data._arrow import contiguous, from_numpy, positions_in, same_strings, string_array, to_numpy
 from harness.data.model import Qrels, table_column, table_ids
 from harness.data.tables import read_table, rows_located, table_line
 from harness.errors import InputFormatError
@@ -192,7 +192,7 @@ class ItemContext:
         self.user_groups = user_groups  # query (user) -> group, e.g. the dataset's segments: UserMAD's groups
         parts = [source.item_id for source in (train, catalog) if source is not None]
         known = pc.unique(same_strings(parts)) if parts else pa.array([], pa.string())
-        known = known.combine_chunks() if isinstance(known, pa.ChunkedArray) else known
+        known = contiguous(known)
         self.known: pa.Array = known.take(pc.sort_indices(known))
         n = len(self.known)
         self.count = np.zeros(n)
@@ -205,8 +205,7 @@ class ItemContext:
         self._train_users: pa.Array | None = None
         if train is not None:
             # the dictionary lists the items in order of first appearance: RecBole numbers them so (its tail's tie order)
-            ids = train.item_id
-            items_seen = pc.dictionary_encode(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
+            items_seen = pc.dictionary_encode(contiguous(train.item_id))
             in_order = self.codes(items_seen.dictionary)
             item = in_order[to_numpy(items_seen.indices).astype(np.int64)]
             users = pc.dictionary_encode(train.user_id)

@@ -87,10 +87,6 @@ def control_character_message(character: str, role: str) -> tuple[str, str]:
             "ids are printable text: remove the control character (a NUL, tab or line break inside an id)")  # fmt: skip
 
 
-def _combined(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-
-
 def _distinct(ids: pa.Array | pa.ChunkedArray) -> int:
     return int(pc.count_distinct(ids).as_py())
 
@@ -232,17 +228,31 @@ class Run:
         """
         if self.sample is None:
             return self
-        query = to_numpy(pc.dictionary_encode(_combined(self.query_id)).indices).astype(np.int64)
-        encoded = pc.dictionary_encode(_combined(self.sample))
-        rank = np.empty(len(encoded.dictionary), dtype=np.int64)
-        rank[to_numpy(pc.sort_indices(encoded.dictionary)).astype(np.int64)] = np.arange(len(encoded.dictionary))
-        sample = rank[to_numpy(encoded.indices).astype(np.int64)]  # each row's sample, as its id's place in byte order
+        query = to_numpy(pc.dictionary_encode(_contiguous(self.query_id)).indices).astype(np.int64)
+        sample, _ = self.samples_by_id()
         first = np.full(int(query.max(initial=-1)) + 1, np.iinfo(np.int64).max, dtype=np.int64)
         np.minimum.at(first, query, sample)
         keep = np.flatnonzero(sample == first[query])
         rows = from_numpy(keep)
         return Run(self.query_id.take(rows), self.doc_id.take(rows), self.score[keep], self.name, self.source,
                    keep if self.file_rows is None else self.file_rows[keep])  # fmt: skip
+
+    def samples_by_id(self) -> tuple[np.ndarray, list[str]]:
+        """(each row's sample as its id's place among the run's sample ids in byte order, those ids in that order);
+        without samples every row is in one, ``"0"``.
+
+        >>> run = Run.from_records([("q", "a", 1.0), ("q", "b", 1.0)])
+        >>> Run(run.query_id, run.doc_id, run.score, sample=pa.array(["7", "10"])).samples_by_id()[0].tolist()
+        [1, 0]
+        """
+        if self.sample is None:
+            return np.zeros(len(self), dtype=np.int64), ["0"]
+        encoded = pc.dictionary_encode(_contiguous(self.sample))
+        by_id = to_numpy(pc.sort_indices(encoded.dictionary)).astype(np.int64)
+        place = np.empty(by_id.size, dtype=np.int64)
+        place[by_id] = np.arange(by_id.size)
+        ids = encoded.dictionary.to_pylist()
+        return place[to_numpy(encoded.indices).astype(np.int64)], [str(ids[i]) for i in by_id.tolist()]
 
     def __len__(self) -> int:
         return len(self.score)

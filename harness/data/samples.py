@@ -19,24 +19,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.data._arrow import positions_in, string_array, to_numpy
+from harness.data._arrow import contiguous, positions_in, string_array, to_numpy
 from harness.data.model import Run
 from harness.measures.conventions import Ties
 
 
 def sample_rankings(run: Run, query_ids: np.ndarray, ties: Ties = Ties.TREC_EVAL) -> tuple[dict[str, list[str]], ...]:
     """Per query of ``query_ids`` (in that order): {sample: its documents, best first}; {} for a query the run misses."""
-    query = positions_in(_whole(run.query_id), string_array([str(q) for q in query_ids.tolist()]))
+    query = positions_in(contiguous(run.query_id), string_array([str(q) for q in query_ids.tolist()]))
     # samples in the order of their ids (byte order), not of the file: a query's value must not depend on row order
-    sample, names = np.zeros(len(run), dtype=np.int64), ["0"]
-    if run.sample is not None:
-        encoded = pc.dictionary_encode(_whole(run.sample))
-        by_id = to_numpy(pc.sort_indices(encoded.dictionary)).astype(np.int64)
-        rank = np.empty(by_id.size, dtype=np.int64)
-        rank[by_id] = np.arange(by_id.size)
-        sample = rank[to_numpy(encoded.indices).astype(np.int64)]
-        names = [encoded.dictionary.to_pylist()[i] for i in by_id.tolist()]
-    docs = _whole(run.doc_id)
+    sample, names = run.samples_by_id()
+    docs = contiguous(run.doc_id)
     if ties is Ties.INPUT_ORDER:
         tie = np.arange(len(run))
     else:  # by document id: descending as trec_eval orders equal scores, ascending as pyndeval does
@@ -50,9 +43,5 @@ def sample_rankings(run: Run, query_ids: np.ndarray, ties: Ties = Ties.TREC_EVAL
     q, s = query[order], sample[order]
     starts = np.flatnonzero(np.r_[True, (q[1:] != q[:-1]) | (s[1:] != s[:-1])]) if order.size else np.zeros(0, np.int64)
     for begin, end in zip(starts.tolist(), [*starts[1:].tolist(), order.size], strict=True):
-        out[int(q[begin])][str(names[int(s[begin])])] = ids[begin:end]
+        out[int(q[begin])][names[int(s[begin])]] = ids[begin:end]
     return tuple(out)
-
-
-def _whole(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values

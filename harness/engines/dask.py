@@ -44,6 +44,7 @@ from harness._extras import missing_dask
 from harness.comparison.compare import CompareSettings
 from harness.config.formats import table_format_of
 from harness.config.schema import Engine
+from harness.data._arrow import contiguous
 from harness.data.align import AlignStats
 from harness.data.items import ItemContext
 from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run, run_name
@@ -539,8 +540,7 @@ def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContex
         return table.take(pc.sort_indices(table, sort_keys=[("query", "ascending"), ("pos", "ascending")]))
 
     listed = ordered([p.listed for p in done if p.listed is not None])
-    cold_order = pc.unique(ordered([p.cold_first for p in done if p.cold_first is not None])["item"])
-    cold_order = cold_order.combine_chunks() if isinstance(cold_order, pa.ChunkedArray) else cold_order
+    cold_order = contiguous(pc.unique(ordered([p.cold_first for p in done if p.cold_first is not None])["item"]))
     where = pc.index_in(listed["query"], value_set=pa.array(query_ids.tolist(), pa.string()))
     counts = np.bincount(where.to_numpy(zero_copy_only=False).astype(np.int64), minlength=len(query_ids))
     offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
