@@ -132,7 +132,7 @@ class Evaluator:
         if self.items is None:
             return aligned.lists
         rows = self.item_rows(aligned)
-        lists = aligned.lists if rows is None else aligned.lists.head(self._item_depth)  # type: ignore[arg-type]
+        lists = aligned.lists if self._item_depth is None else aligned.lists.head(self._item_depth)
         reads = frozenset().union(*(REGISTRY.definition(m).reads(m) for m in self.measures))
         data = self.items.for_run(
             aligned.item_array(rows), aligned.query_ids, cooccurrence=self._cooccurrence, pair_depth=self._pair_depth,
@@ -154,13 +154,14 @@ class Evaluator:
         """The whole aligned lists the other measures read, with their subtopics and sampled rankings when measures
         read them."""
         lists = aligned.lists
+        if not (self.reads_samples or self._reads_intents):
+            return lists
+        judged = self.prepared.judged_docs_of(aligned.query_ids)  # parallel to the lists' judged_label
         if self.reads_samples:
             assert aligned.samples is not None
-            judged = self.prepared.judged_docs_of(aligned.query_ids).to_pylist()
-            lists = dataclasses.replace(lists, samples=SampleData(aligned.samples, judged))
+            lists = dataclasses.replace(lists, samples=SampleData(aligned.samples, judged.to_pylist()))
         if self._reads_intents:
             assert self.intents is not None
-            judged = self.prepared.judged_docs_of(aligned.query_ids)
             lists = dataclasses.replace(lists, intents=intent_data(self.intents, aligned.query_ids, aligned.item_array(),
                                                                    lists.n_ret, judged, np.diff(lists.judged_offsets)))
         return lists

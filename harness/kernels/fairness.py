@@ -226,8 +226,7 @@ def _in_history(lists: RankedLists, qidx: np.ndarray, code: np.ndarray) -> np.nd
             history = history[np.lexsort((history, _history_owner(lists)))]
         items._cache["sorted history"] = (offsets, history)
     offsets, history = items._cache["sorted history"]
-    return in_sorted_lists(np.ascontiguousarray(qidx, dtype=np.int64), np.ascontiguousarray(code, dtype=np.int64),
-                           offsets, history).view(bool)  # fmt: skip
+    return in_sorted_lists(_int64(qidx), _int64(code), offsets, history).view(bool)
 
 
 def _history_owner(lists: RankedLists) -> np.ndarray:
