@@ -323,7 +323,7 @@ def evaluate_runs(
         # data it cannot recover: its memory manager keeps one copy)
         shared = [client.submit(_same, context, pure=False) if context is not None else None]
         tail_cutoff = long_tail_cutoff(measures + system_measures)
-        samples = any(REGISTRY.definition(m).reads_samples for m in measures)  # expected exposure: stochastic runs
+        samples = REGISTRY.reads_samples(measures)  # expected exposure: stochastic runs
         list_depth = deepest_cutoff(system_measures) if context is not None else None
         # the partitions' evaluators know the system measures too: those that are sums over users compute each user's
         # terms there (from the judgments too); all of them set how deep the rows' items are read, and so the order

@@ -82,7 +82,7 @@ class Evaluator:
             )
         self._reads_intents = bool(intent_aware)
         # expected exposure reads a stochastic run's sampled rankings; every other measure its first sample
-        self.reads_samples = any(d.reads_samples for d in definitions.values())
+        self.reads_samples = REGISTRY.reads_samples(self.measures)
         # per-query measures go into the per-query table; system ones (coverage, entropy, Gini) have one value per run
         self.query_measures = tuple(m for m in self.measures if not definitions[m].is_system(m))
         self.system_measures = tuple(m for m in self.measures if definitions[m].is_system(m))

@@ -8,7 +8,7 @@ The CLI's choices, the "did you mean" hints and the docs derive from it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -252,6 +252,10 @@ class Registry:
 
     def definition(self, measure: Measure) -> MeasureDef:
         return self._defs[measure.name]
+
+    def reads_samples(self, measures: Iterable[Measure]) -> bool:
+        """Whether any of ``measures`` reads a stochastic run's sampled rankings (then runs are read with samples)."""
+        return any(self.definition(m).reads_samples for m in measures)
 
 
 REGISTRY = Registry()

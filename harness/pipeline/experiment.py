@@ -137,7 +137,7 @@ def _runs(
 ) -> Iterator[tuple[System, Path, Run, set[str]]]:
     """Each system's run on the dataset, loaded and checked to share queries with the judgments (a stochastic run with
     its samples when a measure reads them: its first sample is what the alignment checks)."""
-    samples = any(REGISTRY.definition(m).reads_samples for m in experiment.measures_for(dataset))
+    samples = REGISTRY.reads_samples(experiment.measures_for(dataset))
     for system in experiment.systems:
         path = system.run_for(dataset.name)
         if path is not None:

@@ -215,11 +215,9 @@ def _group_charts(groups: Any, dataset: str, systems: list[str]) -> list[Markup]
     for measure in dict.fromkeys(mine["measure"].tolist()):
         rows = mine[mine["measure"] == measure]
         names = list(dict.fromkeys(rows["group"].astype(str).tolist()))
-        series = {}
-        for s in systems:
-            of = rows[rows["system"] == s].set_index(rows[rows["system"] == s]["group"].astype(str))["value"]
-            if len(of):
-                series[s] = [float(of.get(g, float("nan"))) for g in names]
+        # one column per system that has values, one row per group in the order first met (a missing one: NaN)
+        table = rows.assign(group=rows["group"].astype(str)).pivot(index="group", columns="system", values="value")
+        series = {s: table[s].reindex(names).astype(float).tolist() for s in systems if s in table.columns}
         by = str(rows["by"].iloc[0]) if "by" in rows and isinstance(rows["by"].iloc[0], str) else ""
         out.append(charts.group_bars(names, series, f"{measure}: each group", "value per group",
                                      f"item group ({by})" if by else "group"))  # fmt: skip
