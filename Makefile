@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/stats_bench.py --ranx
 	$(BIN)/python benchmarks/pipeline_bench.py
 	$(BIN)/python benchmarks/beyond_bench.py
+	$(BIN)/python benchmarks/beyond_bench.py --fairness
 	$(BIN)/python benchmarks/dask_bench.py
 
 # clean keeps reports/ and the generated runs; distclean removes those too
