@@ -36,6 +36,23 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.frombuffer(values.buffers()[1], dtype=dtype, count=len(values), offset=values.offset * dtype.itemsize)
 
 
+def float_values(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A float64 column as numpy, NaN for a null: pyarrow's own copying ``to_numpy`` imports pandas (0.2 s).
+
+    >>> float_values(pa.array([1.5, None])).tolist()
+    [1.5, nan]
+    >>> float_values(pa.chunked_array([[1.5], [None, 2.0]])[1:]).tolist()
+    [nan, 2.0]
+    """
+    values = contiguous(values)
+    if not values.null_count:
+        return to_numpy(values)
+    # no fill_null: converting the NaN to an Arrow scalar imports pandas too
+    out = np.frombuffer(values.buffers()[1], dtype=np.float64, count=len(values), offset=values.offset * 8).copy()
+    out[to_numpy(pc.is_null(values))] = np.nan
+    return out
+
+
 def from_numpy(values: np.ndarray) -> pa.Array:
     """An Arrow array over a numpy array's memory (int64, int32, uint64 or float64)."""
     values = np.ascontiguousarray(values)

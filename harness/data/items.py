@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.config.formats import table_format_of
-from harness.data._arrow import contiguous, from_numpy, positions_in, same_strings, string_array, to_numpy
+from harness.data._arrow import contiguous, float_values, from_numpy, positions_in, same_strings, string_array, to_numpy
 from harness.data.model import Qrels, table_column, table_ids
 from harness.data.tables import read_table, rows_located, table_line
 from harness.errors import InputFormatError
@@ -145,7 +145,7 @@ def _catalog(table: pa.Table, id: str, source: str, fmt: str, groups: tuple[str,
     for name in names:
         column = table[name]
         try:
-            values = pc.cast(column, pa.float64()).combine_chunks().to_numpy(zero_copy_only=False)
+            values = float_values(pc.cast(column, pa.float64()))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             texts = column.cast(pa.string()).to_pylist()
             if not any(_is_number(t) for t in texts):  # text only: labels that group items (a provider, a genre)
@@ -191,7 +191,7 @@ class ItemContext:
         self.train, self.catalog = train, catalog
         self.user_groups = user_groups  # query (user) -> group, e.g. the dataset's segments: UserMAD's groups
         parts = [source.item_id for source in (train, catalog) if source is not None]
-        known = pc.unique(same_strings(parts)) if parts else pa.array([], pa.string())
+        known = pc.unique(same_strings(parts)) if parts else string_array([])
         known = contiguous(known)
         self.known: pa.Array = known.take(pc.sort_indices(known))
         n = len(self.known)
@@ -354,7 +354,7 @@ class ItemContext:
             item_ids = item_ids.combine_chunks()
         code = positions_in(item_ids, self.known)  # one pass: no fill, cast and copy of every row (20M rows: 0.5 s)
         n = len(self.known)
-        n_cold, n_recbole, cold_ids = 0, self.n_recbole_items, pa.array([], pa.string())
+        n_cold, n_recbole, cold_ids = 0, self.n_recbole_items, string_array([])
         extra = self._qrels_only
         rows = np.flatnonzero(code < 0)
         if cold_order is not None or rows.size:

@@ -5,11 +5,19 @@
 user's few entries instead of one over every (user, item) key: the lookups of 2M judged pairs
 among 4M training pairs take 0.02 s, not 0.45 s. ``group_cells``: the (user, item group) counts
 of REO and RSP in one pass, without the gathered, masked and flattened copies numpy needs.
+``largest_sums``: each user's k largest values, summed largest first (PSP's and PSnDCG's ideal),
+by one small sort per user instead of one sort of every judgment.
 """
 
 import numpy as np
 
 from libc.stdint cimport int64_t, uint8_t
+from libc.stdlib cimport qsort
+
+
+cdef int _descending(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*>a)[0], y = (<const double*>b)[0]
+    return (x < y) - (x > y)
 
 
 def in_sorted_lists(const int64_t[::1] owner, const int64_t[::1] value, const int64_t[::1] offsets,
@@ -50,4 +58,34 @@ def group_cells(const int64_t[::1] owner, const int64_t[::1] code, const int64_t
                 g = group[code[i]]
                 if g >= 0:
                     cells[owner[i], g] += 1.0
+    return out
+
+
+def largest_sums(const int64_t[::1] offsets, const double[::1] values, const uint8_t[::1] keep, Py_ssize_t k,
+                 const double[::1] per_rank):
+    """float64 per segment s: its kept values (``keep[i]``, every one when ``keep`` is empty), largest first, the first k
+    of them summed from 0.0 in that order, each times ``per_rank[j]`` at 0-based place j (unweighted when ``per_rank``
+    is empty). Equal values are interchangeable, so the sum is the same however the sort orders them."""
+    cdef Py_ssize_t n_segments = offsets.shape[0] - 1, s, i, j, m, longest = 0
+    cdef bint every = keep.shape[0] == 0, weighted = per_rank.shape[0] > 0
+    cdef double total
+    for s in range(n_segments):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    out = np.zeros(n_segments, dtype=np.float64)
+    scratch = np.empty(max(longest, 1), dtype=np.float64)  # numpy's memory: a shortage is a MemoryError, not a crash
+    cdef double[::1] sums = out, buffer = scratch
+    with nogil:
+        for s in range(n_segments):
+            m = 0
+            for i in range(offsets[s], offsets[s + 1]):
+                if every or keep[i]:
+                    buffer[m] = values[i]
+                    m += 1
+            if m == 0:
+                continue
+            qsort(&buffer[0], m, sizeof(double), _descending)
+            total = 0.0
+            for j in range(min(m, k)):
+                total += buffer[j] * per_rank[j] if weighted else buffer[j]
+            sums[s] = total
     return out

@@ -319,6 +319,67 @@ def discount(pos: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
+class RowTerms:
+    """Sparse per-user terms (users x ``width``) as CSR arrays: each user's entries are ``columns[indptr[u]:indptr[u +
+    1]]`` with ``data`` alike. A system measure's terms when most of a user's row is zero (Item MAD's per-item sums);
+    scipy is imported only when more than one row of weights multiplies them, which the run's own value never needs.
+
+    >>> terms = RowTerms(np.array([0, 2, 3]), np.array([0, 2, 1]), np.array([1.0, 2.0, 3.0]), width=3)
+    >>> terms.weighted_sums(np.array([[1.0, 10.0]])).tolist()   # user 0 + 10 x user 1
+    [[1.0, 30.0, 2.0]]
+    >>> terms[np.array([1, 1])].weighted_sums(np.ones((2, 2))).tolist()
+    [[0.0, 6.0, 0.0], [0.0, 6.0, 0.0]]
+    >>> terms.toarray().tolist()
+    [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
+    """
+
+    indptr: np.ndarray
+    columns: np.ndarray
+    data: np.ndarray
+    width: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.indptr.size - 1, self.width
+
+    def __getitem__(self, rows: np.ndarray) -> RowTerms:
+        """The terms of ``rows`` (user indexes, repeats allowed), in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
+        starts, lengths = self.indptr[rows], np.diff(self.indptr)[rows]
+        indptr = np.zeros(rows.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        take = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
+        return RowTerms(indptr, self.columns[take], self.data[take], self.width)
+
+    @staticmethod
+    def stack(chunks: list[RowTerms], zero_rows: int = 0) -> RowTerms:
+        """The chunks' rows one after the other, then ``zero_rows`` users without an entry."""
+        lengths = np.concatenate([np.diff(c.indptr) for c in chunks] + [np.zeros(zero_rows, dtype=np.int64)])
+        indptr = np.zeros(lengths.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        return RowTerms(indptr, np.concatenate([c.columns for c in chunks]), np.concatenate([c.data for c in chunks]),
+                        chunks[0].width)  # fmt: skip
+
+    def toarray(self) -> np.ndarray:
+        """The dense (users x width) terms, entries in one cell added."""
+        out = np.zeros(self.shape)
+        np.add.at(out, (np.repeat(np.arange(self.indptr.size - 1), np.diff(self.indptr)), self.columns), self.data)
+        return out
+
+    def weighted_sums(self, weights: np.ndarray) -> np.ndarray:
+        """(B x width): each row of user weights (B x users) times the terms. Every sum adds its entries in user
+        order from 0, one row of weights or many, so the run's value and its resamples share their bits."""
+        w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+        if w.shape[0] == 1:
+            owner = np.repeat(np.arange(self.indptr.size - 1), np.diff(self.indptr))
+            return np.bincount(self.columns, weights=self.data * w[0][owner], minlength=self.width)[None, :]
+        from scipy import sparse
+
+        matrix = sparse.csr_matrix((self.data, self.columns, self.indptr), shape=self.shape)
+        return np.asarray(matrix.T @ w.T).T
+
+
+@dataclass(frozen=True, eq=False)
 class ItemData:
     """Items of a run's rows and their statistics, indexed by item code.
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.kernels._segments import ItemData, RankedLists, discount
+from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount
 
 
 def _items(lists: RankedLists) -> ItemData:
@@ -333,9 +333,10 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
     first = _items(parts[0][0])
     n_known = first.n_known
     cold = [p[0].items.cold_ids for p in parts if p[0].items is not None and p[0].items.cold_ids is not None]
-    union = pa.chunked_array(cold, pa.string()).unique() if cold else pa.array([], pa.string())
+    # empty arrays as nulls(0): pa.array([]) imports pandas (0.2 s)
+    union = pa.chunked_array(cold, pa.string()).unique() if cold else pa.nulls(0, pa.string())
     extra = [p[0].items.recbole_extra for p in parts if p[0].items is not None and p[0].items.recbole_extra is not None]
-    recbole_extra = pa.chunked_array(extra, pa.string()).unique() if extra else pa.array([], pa.string())
+    recbole_extra = pa.chunked_array(extra, pa.string()).unique() if extra else pa.nulls(0, pa.string())
     codes, counts = [], []
     for lists, queries in parts:
         items = _items(lists)
@@ -370,17 +371,14 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
 
 
 def stack_terms(chunks: list[Any], zero_rows: int = 0) -> Any:
-    """Blocks of a system measure's per-user terms (dense, or sparse CSR), one after the other, then ``zero_rows``
-    rows of zeros.
+    """Blocks of a system measure's per-user terms (dense, or sparse :class:`RowTerms`), one after the other, then
+    ``zero_rows`` rows of zeros.
 
     >>> stack_terms([np.ones((1, 2)), np.full((1, 2), 2.0)], zero_rows=1).tolist()
     [[1.0, 1.0], [2.0, 2.0], [0.0, 0.0]]
     """
-    from scipy import sparse
-
-    if sparse.issparse(chunks[0]):
-        blank = [sparse.csr_matrix((zero_rows, chunks[0].shape[1]))] if zero_rows else []
-        return sparse.vstack([*chunks, *blank]).tocsr()
+    if isinstance(chunks[0], RowTerms):
+        return RowTerms.stack(chunks, zero_rows)
     return np.vstack([*chunks, np.zeros((zero_rows, chunks[0].shape[1]))])
 
 

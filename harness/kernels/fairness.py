@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.kernels._lookup_compiled import group_cells, in_sorted_lists
-from harness.kernels._segments import ItemData, RankedLists, discount
+from harness.kernels._lookup_compiled import group_cells, in_sorted_lists, largest_sums
+from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount
 from harness.kernels.beyond import _cut_view, _defined_mean, _items
 
 
@@ -40,12 +40,11 @@ def _judged_code(lists: RankedLists) -> np.ndarray:
     return code
 
 
-def weighted_sums(weights: np.ndarray, per_user: Any) -> np.ndarray:
+def weighted_sums(weights: np.ndarray, per_user: np.ndarray | RowTerms) -> np.ndarray:
     """(B x m): each row of user weights (B x queries) times the users' terms (queries x m, dense or sparse)."""
-    w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
-    if hasattr(per_user, "tocsr"):
-        return np.asarray(per_user.T @ w.T).T
-    return np.asarray(w @ per_user)
+    if isinstance(per_user, RowTerms):
+        return per_user.weighted_sums(weights)
+    return np.asarray(np.atleast_2d(np.asarray(weights, dtype=np.float64)) @ per_user)
 
 
 # ---- propensity-scored measures (Jain et al. 2016; pyxclib) --------------------------
@@ -65,35 +64,18 @@ def inverse_propensity(items: ItemData, a: float, b: float, users: np.ndarray | 
     return 1.0 + c * (n_i + b) ** -a  # type: ignore[no-any-return]
 
 
-def _ideal_weights(lists: RankedLists, rel: float | None, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, weights): each user's relevant judged items' inverse propensities, largest first (PSP and PSnDCG
-    share them)."""
+def _ideal_sums(lists: RankedLists, rel: float | None, a: float, b: float, k: int,
+                per_rank: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Per user: its relevant judged items' inverse propensities, largest first, the first k summed (times
+    ``per_rank[r]`` at 0-based rank r): the ideal list of PSP and PSnDCG. One small sort per user, compiled."""
     items = _items(lists)
-    key = ("ideal propensities", lists.level(rel), a, b)
-    if key not in items._cache:
-        items._cache[key] = _ideal_weights_of(lists, rel, a, b)
-    return items._cache[key]  # type: ignore[no-any-return]
-
-
-def _ideal_weights_of(lists: RankedLists, rel: float | None, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
-    items = _items(lists)
-    relevant = np.flatnonzero(lists.judged_label >= lists.level(rel))
-    code = _judged_code(lists)[relevant]
-    known = code >= 0
-    users = np.where(known, items.users[np.maximum(code, 0)], 0.0)
-    # each item's weight once (a power per item, not per judgment); an item nothing else knows has no training users
-    weight = np.where(known, inverse_propensity(items, a, b)[np.maximum(code, 0)],
-                      inverse_propensity(items, a, b, np.zeros(1))[0])  # fmt: skip
-    qidx = lists.judged_qidx[relevant]
-    # by user, then by weight, largest first: 1/p falls as an item's users grow when C > 0 and rises when C < 0, so
-    # one integer key sorts both (equal users, equal weights: their order changes no sum); one key sorts 4x faster
-    most = int(users.max(initial=0))
-    falls = np.diff(inverse_propensity(items, a, b, np.array([0.0, 1.0])))[0] < 0
-    rank = (users if falls else most - users).astype(np.int64)
-    order = np.argsort(np.asarray(qidx, dtype=np.int64) * (most + 1) + rank, kind="stable")
-    offsets = np.zeros(lists.n_queries + 1, dtype=np.int64)
-    np.cumsum(np.bincount(qidx, minlength=lists.n_queries), out=offsets[1:])
-    return offsets, weight[order]
+    code = _judged_code(lists)
+    # each item's weight once (a power per item, not per judgment); code -1, an item nothing else knows, takes the
+    # appended weight of an item without training users
+    weight = np.append(inverse_propensity(items, a, b), inverse_propensity(items, a, b, np.zeros(1)))[code]
+    relevant = (lists.judged_label >= lists.level(rel)).view(np.uint8)
+    return largest_sums(_int64(lists.judged_offsets), weight, relevant, k,
+                        np.zeros(0) if per_rank is None else np.ascontiguousarray(per_rank, dtype=np.float64))  # fmt: skip
 
 
 def _top_sum(offsets: np.ndarray, values: np.ndarray, k: int, per_rank: np.ndarray | None = None) -> np.ndarray:
@@ -110,8 +92,7 @@ def psp_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: float)
     (the user's relevant items by decreasing 1/p), as pyxclib's ``psprecision`` forms them."""
     cut, hits = _cut_hits(lists, k, rel)
     got = cut.sum(np.where(hits, inverse_propensity(_items(lists), a, b)[cut.code], 0.0)) / k
-    offsets, ideal = _ideal_weights(lists, rel, a, b)
-    return np.column_stack([got, _top_sum(offsets, ideal, k) / k])
+    return np.column_stack([got, _ideal_sums(lists, rel, a, b, k) / k])
 
 
 def _cut_hits(lists: RankedLists, k: int, rel: float | None) -> tuple[Any, np.ndarray]:
@@ -126,9 +107,8 @@ def psndcg_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: flo
     relevant items' 1/p (discount 1/log2(rank + 1)) over the binary ideal DCG of min(R, k) relevant items."""
     cut, hits = _cut_hits(lists, k, rel)
     gain = np.where(hits, inverse_propensity(_items(lists), a, b)[cut.code] * discount(_positions(cut)), 0.0)
-    offsets, ideal = _ideal_weights(lists, rel, a, b)
-    norm = np.concatenate(([0.0], np.cumsum(discount(np.arange(k)))))[np.minimum(np.diff(offsets), k)]
-    dcgs = np.column_stack([cut.sum(gain), _top_sum(offsets, ideal, k, discount(np.arange(k)))])
+    norm = np.concatenate(([0.0], np.cumsum(discount(np.arange(k)))))[np.minimum(lists.num_rel(rel), k).astype(np.int64)]
+    dcgs = np.column_stack([cut.sum(gain), _ideal_sums(lists, rel, a, b, k, discount(np.arange(k)))])
     out = np.zeros_like(dcgs)
     np.divide(dcgs, norm[:, None], out=out, where=norm[:, None] > 0)
     return out
@@ -157,8 +137,6 @@ def rank_weight(pos: np.ndarray, weight: str, patience: float) -> np.ndarray:
 
 def exposure(lists: RankedLists, k: int | None, weight: str, patience: float, weights: np.ndarray) -> np.ndarray:
     """(B x codes): each item's exposure summed over the lists holding it within k, for each row of user weights."""
-    from scipy import sparse
-
     items = _items(lists)
     cut = _cut_view(lists, k)
     per_row = rank_weight(_positions(cut), weight, patience)
@@ -167,6 +145,8 @@ def exposure(lists: RankedLists, k: int | None, weight: str, patience: float, we
         return np.bincount(cut.code, weights=per_row * w[0][cut.qidx], minlength=items.n_codes)[None, :]
     key = ("exposure", k, weight, patience)
     if key not in items._cache:
+        from scipy import sparse  # only for resamples: the run's own value needs no matrix
+
         items._cache[key] = sparse.csr_matrix((per_row, (cut.code, cut.qidx)), shape=(items.n_codes, lists.n_queries))
     return np.asarray(items._cache[key] @ w.T).T
 
@@ -296,15 +276,13 @@ def parity_finish(sums: np.ndarray) -> np.ndarray:
 
 
 def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: str, rel: float | None,
-                   users: str) -> Any:  # fmt: skip
+                   users: str) -> RowTerms:  # fmt: skip
     """Sparse (queries x 2 known codes): per user, each grouped item's gain and recommendation count in its top k.
 
     ``gain``: ``ranking`` 2^(r - t + 1) - 1 for a relevant item (t the relevance threshold), else 0;
     ``rating`` the run's score for a relevant item, else 0. ``users``: ``relevant`` counts only
     users with a relevant judged item (Elliot's U+), ``all`` every user.
     """
-    from scipy import sparse
-
     items = _items(lists)
     cut = _cut_view(lists, k)
     keep = group[cut.code] >= 0
@@ -327,9 +305,9 @@ def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: s
     # item is once in a list, so no entries to sum)
     indptr = np.zeros(lists.n_queries + 1, dtype=np.int64)
     np.cumsum(2 * np.bincount(qidx, minlength=lists.n_queries), out=indptr[1:])
-    data = np.column_stack([values, np.ones(rows.size)]).ravel()
-    cols = np.column_stack([code, n + code]).ravel()
-    return sparse.csr_matrix((data, cols, indptr), shape=(lists.n_queries, 2 * n))
+    data, cols = np.ones(2 * rows.size), np.empty(2 * rows.size, dtype=np.int64)
+    data[0::2], cols[0::2], cols[1::2] = values, code, n + code
+    return RowTerms(indptr, cols, data, 2 * n)
 
 
 def mad_finish(sums: np.ndarray, group: np.ndarray, n_groups: int, empty_groups: str) -> np.ndarray:

@@ -95,3 +95,26 @@ def test_nnrbp_of_a_query_without_a_relevant_subtopic() -> None:
     assert per_query.values[1, :2].tolist() == [0.0, 0.0] and math.isnan(per_query.values[1, 2])
     means = {str(m): v for m, v in aggregate(per_query).items()}
     assert means["nNRBP"] == 0.5 and means["nNRBP(empty='nan')"] == 1.0
+
+
+def test_sparse_terms_sum_as_a_dense_product_and_share_their_bits_across_rows_of_weights() -> None:
+    """Item MAD's per-user terms are kept as CSR arrays: summed under one row of weights (the run's value, numpy
+    only) or many (the resamples, scipy), every row gets the same bits as alone, and the values of the dense product."""
+    import numpy as np
+
+    from harness.kernels._segments import RowTerms
+
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(0, 6, size=40)
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    columns = np.concatenate([rng.choice(30, size=n, replace=False) for n in lengths]).astype(np.int64)
+    terms = RowTerms(indptr, columns, rng.random(columns.size) * 10, width=30)
+    weights = rng.poisson(1.0, size=(4, 40)).astype(np.float64)
+    many = terms.weighted_sums(weights)
+    for b in range(4):
+        assert np.array_equal(many[b], terms.weighted_sums(weights[b : b + 1])[0])
+    np.testing.assert_allclose(many, weights @ terms.toarray(), rtol=1e-12)
+    rows = np.array([3, 3, 0, 39])
+    assert np.array_equal(terms[rows].toarray(), terms.toarray()[rows])
+    stacked = RowTerms.stack([terms[rows], terms], zero_rows=2).toarray()
+    assert np.array_equal(stacked, np.vstack([terms.toarray()[rows], terms.toarray(), np.zeros((2, 30))]))
