@@ -210,7 +210,7 @@ class PreparedQrels:
     @cached_property
     def judgment_index(self) -> Any:
         """The judgments indexed for the compiled engine's join (built on first use, then kept)."""
-        from harness.data._align_compiled import judgment_index  # numba's JIT: loaded only when the compiled engine is used
+        from harness.data._align_compiled import judgment_index  # compiled kernels: loaded only when the compiled engine is used
 
         return judgment_index(self.codes, len(self.query_ids), self.docs)
 
@@ -232,7 +232,7 @@ class PreparedQrels:
         prefer = labels if conventions.duplicates is Duplicates.MAX else None
         docs = qrels.doc_id
         if engine_for(len(qrels), engine) is align_compiled:  # in each query's block, by the compiled engine's kernels
-            from harness.data import _align_compiled as compiled  # numba's JIT: loaded only when the compiled engine is used
+            from harness.data import _align_compiled as compiled  # compiled kernels: loaded only when the compiled engine is used
 
             order, bounds, block_ids = compiled.query_blocks(qrels.query_id)
             sorted_ids = block_ids.take(pc.sort_indices(block_ids))
@@ -364,6 +364,12 @@ def _universe_ids(prepared: PreparedQrels, run_ids: pa.Array, query_ids: np.ndar
         return np.asarray(query_ids, dtype=object), string_array([str(q) for q in query_ids])
     if conv.queries is Queries.QRELS:
         return prepared.query_ids, prepared.query_id_array
+    if conv.queries is Queries.RELEVANT:
+        # a query's own judgments decide: the same universe for every run, and per query on every engine
+        relevant = np.bincount(prepared.codes, weights=prepared.labels >= conv.relevance_level,
+                               minlength=len(prepared.query_ids)) > 0  # fmt: skip
+        keep = np.flatnonzero(relevant)
+        return prepared.query_ids[keep], prepared.query_id_array.take(from_numpy(keep))
     if conv.queries is Queries.INTERSECTION:
         run_ids = run_ids.filter(pc.is_in(run_ids, value_set=prepared.query_id_array))
     universe = run_ids.take(pc.sort_indices(run_ids))
@@ -453,7 +459,7 @@ def align_arrow(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None 
 
 def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
     """The compiled engine: phases 2-5 inside each query's block of rows (:mod:`harness.data._align_compiled`)."""
-    from harness.data import _align_compiled as compiled  # numba's JIT: loaded only when the compiled engine is used
+    from harness.data import _align_compiled as compiled  # compiled kernels: loaded only when the compiled engine is used
 
     conv = prepared.conventions
     order, bounds, run_ids = compiled.query_blocks(run.query_id)

@@ -33,6 +33,7 @@ class Queries(StrEnum):
     QRELS = "qrels"  # every judged query; missing from the run scores 0 (trec_eval -c)
     INTERSECTION = "intersection"  # judged and retrieved only (trec_eval without -c, MS Recommenders)
     RUN = "run"  # every query of the run; unjudged ones score 0 (Spark)
+    RELEVANT = "relevant"  # judged queries with a relevant judgment (Elliot, RecBole's test users); missing ones score 0
 
 
 class Duplicates(StrEnum):
@@ -73,6 +74,8 @@ class Conventions:
     <Ties.TREC_EVAL: 'trec_eval'>
     >>> Conventions.from_mapping({"ties": "average"}).ties
     <Ties.AVERAGE: 'average'>
+    >>> Conventions(queries="relevant").queries  # an option's text is its named value
+    <Queries.RELEVANT: 'relevant'>
     """
 
     ties: Ties = Ties.TREC_EVAL
@@ -87,6 +90,11 @@ class Conventions:
     collection_size: int = 0  # trec_eval -N: documents in the collection (utility's non-relevant not retrieved)
 
     def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):  # Conventions(ties="input_order") from Python: the option's named value
+            default = f.default
+            value = getattr(self, f.name)
+            if isinstance(default, Enum) and not isinstance(value, type(default)):
+                object.__setattr__(self, f.name, getattr(Conventions.from_mapping({f.name: value}), f.name))
         if self.depth is not None and self.depth < 1:
             raise ConventionError(
                 f"depth must be a positive number of documents, got {self.depth}",

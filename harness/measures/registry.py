@@ -37,7 +37,9 @@ class ParamInfo:
 
 
 REL = ParamInfo("rel", "number", None, "relevance threshold: relevant iff label >= rel (default: the relevance_level convention)")
-GAIN = ParamInfo("gain", "text", "linear", "gain scheme: 'linear' (label) or 'exp' (2^label - 1)", ("linear", "exp"))
+GAIN = ParamInfo("gain", "text", "linear", "gain scheme: 'linear' (label), 'exp' (2^label - 1), 'binary' (1 at or above the "
+                 "relevance level: RecBole, Microsoft Recommenders) or 'elliot' (2^(label - level + 1) - 1 at or above it)",
+                 ("linear", "exp", "binary", "elliot"))  # fmt: skip
 GAINS = ParamInfo("gains", "gains", None, "custom gain per level, e.g. {0:0,1:1,2:3}; unlisted levels keep gain = level")
 
 
@@ -207,11 +209,17 @@ def _check_param(measure: str, info: ParamInfo, value: object) -> ParamValue:
     raise AssertionError(f"unknown parameter kind {info.kind}")  # a registry bug, not user input
 
 
-def gain_scheme(measure: Measure) -> GainScheme:
+def gain_scheme(measure: Measure, lists: RankedLists) -> GainScheme:
+    """The measure's gains; ``binary`` and ``elliot`` start at its ``rel`` (default: the lists' relevance level)."""
     table = measure.param("gains")
     if table is not None:
         return GainScheme.custom(dict(table))  # type: ignore[arg-type]
-    return GainScheme.exponential() if measure.param("gain") == "exp" else GainScheme.linear()
+    kind = measure.param("gain")
+    if kind in ("binary", "elliot"):
+        rel = _rel(measure)
+        level = lists.relevance_level if rel is None else rel
+        return GainScheme.binary(level) if kind == "binary" else GainScheme.elliot(level)
+    return GainScheme.exponential() if kind == "exp" else GainScheme.linear()
 
 
 def _rel(m: Measure) -> float | None:
@@ -568,7 +576,7 @@ _r(
 _r(
     MeasureDef(
         "CG",
-        lambda L, m: dcg.cumulative_gain(L, m.cutoff, gain_scheme(m)),
+        lambda L, m: dcg.cumulative_gain(L, m.cutoff, gain_scheme(m, L)),
         "Cumulative gain of the top k.",
         cutoff="optional",
         params=(GAIN, GAINS),
@@ -578,7 +586,7 @@ _r(
 _r(
     MeasureDef(
         "DCG",
-        lambda L, m: dcg.dcg(L, m.cutoff, gain_scheme(m)),
+        lambda L, m: dcg.dcg(L, m.cutoff, gain_scheme(m, L)),
         "Discounted cumulative gain, 1/log2(rank+1).",
         cutoff="optional",
         params=(GAIN, GAINS),
@@ -590,7 +598,7 @@ _r(
 _r(
     MeasureDef(
         "IDCG",
-        lambda L, m: dcg.ideal_dcg(L, m.cutoff, gain_scheme(m)),
+        lambda L, m: dcg.ideal_dcg(L, m.cutoff, gain_scheme(m, L)),
         "DCG of the ideal ranking of the judgments.",
         cutoff="optional",
         params=(GAIN, GAINS),
@@ -601,7 +609,7 @@ _r(
 _r(
     MeasureDef(
         "nDCG",
-        lambda L, m: dcg.ndcg(L, m.cutoff, gain_scheme(m)),
+        lambda L, m: dcg.ndcg(L, m.cutoff, gain_scheme(m, L)),
         "DCG over the ideal DCG (ndcg, ndcg_cut.k).",
         cutoff="optional",
         params=(GAIN, GAINS),
@@ -615,7 +623,7 @@ _r(
 _r(
     MeasureDef(
         "nDCGRel",
-        lambda L, m: dcg.ndcg_rel(L, gain_scheme(m)),
+        lambda L, m: dcg.ndcg_rel(L, gain_scheme(m, L)),
         "nDCG averaged over the relevant documents.",
         params=(GAIN, GAINS),
         trec_name="ndcg_rel",
@@ -624,7 +632,7 @@ _r(
 _r(
     MeasureDef(
         "RnDCG",
-        lambda L, m: dcg.r_ndcg(L, gain_scheme(m), _rel(m)),
+        lambda L, m: dcg.r_ndcg(L, gain_scheme(m, L), _rel(m)),
         "nDCG averaged at the R-levels.",
         params=(REL, GAIN, GAINS),
         trec_name="Rndcg",
@@ -633,7 +641,7 @@ _r(
 _r(
     MeasureDef(
         "G",
-        lambda L, m: user_models.g_measure(L, gain_scheme(m)),
+        lambda L, m: user_models.g_measure(L, gain_scheme(m, L)),
         "Normalized gain G (trec_eval, experimental).",
         params=(GAIN, GAINS),
         trec_name="G",
@@ -642,7 +650,7 @@ _r(
 _r(
     MeasureDef(
         "RBP",
-        lambda L, m: user_models.rbp(L, _num(m, "p", 0.9), gain_scheme(m)),
+        lambda L, m: user_models.rbp(L, _num(m, "p", 0.9), gain_scheme(m, L)),
         "Rank-biased precision with persistence p.",
         params=(ParamInfo("p", "number", 0.9, "persistence"), GAIN, GAINS),
         trec_name="rbp",
