@@ -26,6 +26,7 @@ _LAZY = {
     "aggregate": "harness.evaluation.results",
     "compare": "harness.api",
     "decide": "harness.api",
+    "explain": "harness.api",
     "run_experiment": "harness.api",
     "evaluate": "harness.evaluation.evaluator",
     "parse_measure": "harness.measures.parse",
@@ -40,7 +41,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from harness.api import compare, decide, run_experiment
+    from harness.api import compare, decide, explain, run_experiment
     from harness.data.items import Catalog, Interactions, read_items, read_train
     from harness.data.load import read_qrels, read_run
     from harness.data.model import Intents, Qrels, Run
@@ -75,6 +76,7 @@ __all__ = [
     "compare",
     "decide",
     "evaluate",
+    "explain",
     "parse_measure",
     "read_items",
     "read_qrels",

@@ -39,7 +39,9 @@ from harness.config.schema import Correction, Family, Guard, NanPolicy, Test
 from harness.decision.release import decide_arrays, paired_values
 from harness.errors import HarnessError
 from harness.evaluation.results import PerQuery, RunResult
+from harness.measures.conventions import Conventions
 from harness.measures.parse import parse_measure
+from harness.measures.peers import PEERS
 from harness.measures.registry import REGISTRY
 from harness.pipeline import run_experiment as run_pipeline
 from harness.progress import SILENT, Progress
@@ -181,6 +183,45 @@ def decide(
                       dtype=np.bool_) for t in (prod, cand)]  # fmt: skip
         checks.append((guard, dataset, segment or "all", paired_values(prod, cand, measure, masks[0], masks[1])))
     return decide_arrays(checks, production, candidate, alpha, power, policy)
+
+
+def explain(qrels: Any, run: Any, measures: Sequence[str] | str, *, conventions: Conventions | None = None,
+            peers: Sequence[str] | None = None, match: float | None = None, tol: float = 5e-5) -> pd.DataFrame:
+    """Why a number differs from another tool's, as ``harness explain`` prints it.
+
+    Without ``match``: one row per measure, peer and setting (``measure, peer, tool, setting, value, delta,
+    queries_affected, note``): each peer's value on these inputs (``setting == "all"``), then what each of its
+    conventions alone changes. With ``match``: every combination of conventions whose value is within ``tol`` of
+    it, nearest first (``value, distance, profile, changes`` and one column per setting).
+
+    >>> from harness import Qrels, Run, explain
+    >>> qrels = Qrels.from_records([("q1", "a", 2), ("q1", "b", 1), ("q2", "d", 1)])
+    >>> run = Run.from_records([("q1", "b", 1.0), ("q1", "a", 0.5)])
+    >>> table = explain(qrels, run, "nDCG@2")
+    >>> table[table.setting == "all"][["peer", "value"]].round(4).head(2).values.tolist()
+    [['trec_eval', 0.4299], ['pytrec_eval', 0.8597]]
+    >>> found = explain(qrels, run, "nDCG@2", match=1.0)
+    >>> found.changes[0], sorted(set(found.profile.dropna()))
+    ('queries=intersection, gain=binary', ['msrec'])
+    """
+    import pandas as pd
+
+    from harness.evaluation.explain import explain as explain_measures
+    from harness.evaluation.explain import match as match_value
+
+    names = [measures] if isinstance(measures, str) else list(measures)
+    unknown = [p for p in (peers or ()) if p not in PEERS]
+    if unknown:
+        raise HarnessError(f"unknown peer {unknown[0]!r}", hint=f"use some of: {', '.join(PEERS)}")
+    if match is None:
+        found = explain_measures(qrels, run, names, conventions, peers)
+        return pd.concat([e.to_frame() for e in found], ignore_index=True)
+    if len(names) != 1:
+        raise HarnessError("match searches for one measure's value", hint="explain(qrels, run, 'nDCG@10', match=0.412)")
+    rows = [{"value": m.value, "distance": m.distance, "profile": m.profile,
+             "changes": ", ".join(f"{k}={v}" for k, v in m.changes.items()), **m.settings}
+            for m in match_value(qrels, run, names[0], match, tol, conventions)]  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def _check_alpha(alpha: float) -> None:

@@ -497,7 +497,73 @@ def _cmd_exposure(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Each peer's value of the measures, and what each of its conventions changes; or, with --match, the settings that
+    give a value."""
+    from harness.measures.parse import parse_measure, split_measures
+    from harness.pipeline.files import explain_files
+
+    measures = tuple(parse_measure(m) for raw in args.m for m in split_measures(raw))
+    if not measures:
+        raise HarnessError("explain needs a measure", hint="harness explain QRELS RUN -m nDCG@10")
+    if args.tol < 0:
+        raise HarnessError(f"--tol must be 0 or more, got {args.tol}", hint="--tol 0.00005 (half a unit of the fourth decimal)")
+    found = explain_files(_file_inputs(args), measures, args.match, args.tol, progress=_progress(args, err))
+    if args.match is not None:
+        matches = [{"conventions": m.settings, "changes": m.changes, "value": m.value, "distance": m.distance,
+                    "profile": m.profile} for m in found]  # fmt: skip
+        within = bool(found) and found[0].distance <= args.tol
+        if args.format == "json":
+            out.write(json.dumps({"measure": str(measures[0]), "target": args.match, "tol": args.tol,
+                                  "within_tol": within, "matches": matches}, indent=1) + "\n")  # fmt: skip
+            return EXIT_OK
+        head = f"{len(found)} combinations give {measures[0]} = {args.match} within {args.tol:g}" if within else (
+            f"no combination gives {measures[0]} = {args.match} within {args.tol:g}; the nearest")  # fmt: skip
+        order = "the fewest changes from harness's defaults first" if within else "nearest first"
+        out.write(f"{head} ({order}; combinations with equal values grouped):\n")
+        groups: dict[float, list[Any]] = {}
+        for m in found:  # combinations with the same value: settings that do not matter on these files
+            groups.setdefault(m.value, []).append(m)
+        for value, group in list(groups.items())[:args.limit]:
+            changes = ", ".join(f"{k}={v}" for k, v in group[0].changes.items()) or "harness's defaults"
+            profiles = sorted({m.profile for m in group if m.profile})
+            named = f"  [profile {', '.join(profiles)}]" if profiles else ""
+            more = f"  (+{len(group) - 1} combinations with the same value)" if len(group) > 1 else ""
+            out.write(f"  {value:.6f}  {changes}{named}{more}\n")
+        if len(groups) > args.limit:
+            out.write(f"  ... {len(groups) - args.limit} more values (--limit N, or --format json for every combination)\n")
+        return EXIT_OK
+    if args.format == "json":
+        import pandas as pd
+
+        frame = pd.concat([e.to_frame() for e in found], ignore_index=True)
+        out.write(frame.to_json(orient="records", indent=1) + "\n")
+        return EXIT_OK
+    for explanation in found:
+        out.write(f"{explanation.measure} over {explanation.queries} queries: harness {explanation.value:.4f}\n")
+        for p in explanation.peers:
+            if p.value is None:
+                out.write(f"  {p.peer.tool:<32} {'-':>8}  not reproduced: {p.note}\n")
+                continue
+            settings = ", ".join(f"{k}={v}" for k, v in p.differences.items()) or "harness's conventions"
+            out.write(f"  {p.peer.tool:<32} {p.value:8.4f}  {settings}\n")
+            for e in p.effects[1:] if len(p.effects) > 2 else ():
+                out.write(f"  {'':<32} {'':>8}    {e.setting} alone: {_delta(e.delta)} on {e.queries_affected} queries\n")
+            if len(p.effects) == 2:
+                e = p.effects[1]
+                out.write(f"  {'':<32} {'':>8}    {_delta(e.delta)} on {e.queries_affected} queries\n")
+            if p.note:
+                out.write(f"  {'':<32} {'':>8}    note: {p.note}\n")
+    return EXIT_OK
+
+
+def _delta(value: float) -> str:
+    """A change of a mean: four decimals, or two significant digits when it is smaller than they show."""
+    return f"{value:+.1e}" if value != 0 and abs(value) < 5e-5 else f"{value:+.4f}"
+
+
 def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.measures.peers import option_users
     from harness.measures.registry import REGISTRY
 
     for definition in REGISTRY:
@@ -513,6 +579,13 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"{definition.name}{cut}{aliases}\n    {definition.description}\n    params: {params or '-'}; "
             f"aggregate: {aggregate}; trec_eval: {trec}\n"
         )
+    out.write("\nConventions (the first value is harness's default; in brackets, the tools that use each value; "
+              "profile: NAME or harness explain applies a tool's):\n")  # fmt: skip
+    options: dict[str, list[str]] = {}
+    for option, value, users in option_users():
+        options.setdefault(option, []).append(f"{value} ({', '.join(users)})" if users else value)
+    for option, values in options.items():
+        out.write(f"{option}\n    {' | '.join(values)}\n")
     return EXIT_OK
 
 
@@ -673,6 +746,24 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("-q", "--per-query", action="store_true", help="every query's values too")
     ex.add_argument("--format", choices=("text", "json"), default="text")
     ex.set_defaults(handler=_cmd_exposure)
+
+    xp = sub.add_parser("explain", help="why a number differs from another tool's: each peer's value, and what each of "
+                                        "its conventions changes; --match finds the settings that give a value")  # fmt: skip
+    xp.add_argument("qrels", help="qrels file (TREC, or CSV/TSV/Parquet/JSONL with --qrels-columns)")
+    xp.add_argument("runs", nargs=1, metavar="run", help="the run file")
+    xp.add_argument("-m", action="append", default=[], metavar="MEASURE", help="measure(s): nDCG@10, AP@10, ...; repeatable")
+    xp.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
+    xp.add_argument("-M", type=int, default=None, metavar="N", help="keep only the first N documents of each query")
+    xp.add_argument("-J", action="store_true", help="judged documents only")
+    xp.add_argument("-N", type=int, default=0, metavar="N", help="number of documents in the collection (utility)")
+    xp.add_argument("--match", type=float, default=None, metavar="VALUE",
+                    help="search the conventions for the combinations that give VALUE (a number from another tool)")
+    xp.add_argument("--tol", type=float, default=5e-5,
+                    help="how close a match must be (default 5e-5: a value printed to 4 decimals)")
+    xp.add_argument("--limit", type=int, default=20, help="matches printed (default 20; --format json lists all)")
+    xp.add_argument("--format", choices=("table", "json"), default="table")
+    _input_arguments(xp)
+    xp.set_defaults(handler=_cmd_explain)
 
     ms = sub.add_parser("measures", help="list every measure the registry knows")
     ms.set_defaults(handler=_cmd_measures)

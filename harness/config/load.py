@@ -48,17 +48,10 @@ from harness.config.schema import (
 from harness.errors import ConfigError, ConventionError, HarnessError
 from harness.measures.conventions import Conventions
 from harness.measures.parse import labeller, lookup, parse_measure
+from harness.measures.peers import PROFILES
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, format_param
 
-PROFILES: dict[str, dict[str, object]] = {
-    # trec_eval's conventions (with every judged query counted, as -c does)
-    "trec_eval": {},
-    # Microsoft Recommenders: users in both files only, MAP@k over min(R, k), input order for ties
-    "msrec": {"queries": "intersection", "ap_denominator": "min_R_k", "ties": "input_order"},
-    # scikit-learn ndcg_score: tied scores share their mean gain, IDCG from the listed items
-    "sklearn": {"ties": "average", "ideal_from": "run"},
-}
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 

@@ -87,6 +87,28 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
         return engine.evaluate_files(work)
 
 
+def explain_files(inputs: FileInputs, measures: tuple[Measure, ...], target: float | None = None, tol: float = 5e-5,
+                  progress: Progress = SILENT) -> Any:  # fmt: skip
+    """``harness explain``: each peer's value of ``measures`` on the one run of ``inputs``
+    (:func:`harness.evaluation.explain.explain`), or with ``target`` the settings that give it
+    (:func:`~harness.evaluation.explain.match`); every input read and checked first."""
+    from harness.data.load import load_run
+    from harness.evaluation.explain import explain, match
+
+    if len(inputs.runs) != 1:
+        raise HarnessError("explain reads one run", hint="harness explain QRELS RUN -m nDCG@10")
+    if target is not None and len(measures) != 1:
+        raise HarnessError("--match searches for one measure's value", hint="name one: -m nDCG@10 --match 0.412")
+    check_exists(inputs.qrels, "qrels", folder_ok=True)
+    label, path = inputs.runs[0]
+    check_exists(path, "run", folder_ok=True)
+    judgments = load_qrels(inputs.qrels, inputs.qrels_columns)
+    run = load_run(path, inputs.run_columns, name=label or path.name)
+    if target is not None:
+        return match(judgments, run, measures[0], target, tol, inputs.conventions, progress)
+    return explain(judgments, run, measures, inputs.conventions, progress=progress)
+
+
 def exposure_files(qrels: Path, run: Path, settings: Any) -> Any:
     """``harness exposure``: a stochastic run's expected exposure per query (:func:`harness.evaluation.exposure.
     evaluate_exposure`); every input read and checked before any value is computed."""
@@ -97,4 +119,4 @@ def exposure_files(qrels: Path, run: Path, settings: Any) -> Any:
     return evaluate_exposure(qrels, run, settings)
 
 
-__all__ = ["FileInputs", "evaluate_files", "exposure_files"]
+__all__ = ["FileInputs", "evaluate_files", "explain_files", "exposure_files"]

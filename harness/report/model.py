@@ -16,6 +16,7 @@ from markupsafe import Markup
 from harness.comparison.compare import FEW_QUERIES
 from harness.comparison.rows import Comparison, Comparisons
 from harness.decision.release import Decision
+from harness.measures.peers import option_users
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.records.store import SavedResults, previous_folders
@@ -65,7 +66,7 @@ class DatasetSection:
     diagnostics: Table
     top_changes: Table | None
     anova: Table | None
-    conventions: list[tuple[str, str]]
+    conventions: list[tuple[str, str, str]]  # (option, value, the tools that use that value)
     against_baseline: Table | None = None  # for summary.md: each measure's difference, CI and p per system
     beyond_table: Table | None = None  # beyond-accuracy measures: one row each, one column per system
     long_tail_chart: Markup | None = None
@@ -540,7 +541,9 @@ def build_model(results: SavedResults) -> ReportModel:
         f"geometric means (tests on log values)."
     )
     sections = []
-    conventions = [(k, str(v)) for k, v in recorded.conventions.items() if k != "relevance_level"]
+    used_by = {(option, value): users for option, value, users in option_users()}
+    conventions = [(k, str(v), ", ".join(used_by.get((k, str(v)), ()))) for k, v in recorded.conventions.items()
+                   if k != "relevance_level"]  # fmt: skip
     for dataset in dict.fromkeys(summary["dataset"]):
         present = set(summary[summary["dataset"] == dataset]["system"])
         systems = [s for s in order if s in present]
@@ -581,7 +584,7 @@ def build_model(results: SavedResults) -> ReportModel:
                 wtl_chart=charts.win_tie_loss(wtl_rows, f"Queries won / tied / lost against {baseline}") if wtl_rows else None,
                 segments=segments, diagnostics=_diagnostics_table(diagnostics, dataset, systems),
                 top_changes=_top_changes(wides, systems, str(baseline), measures, label, anchor) if baseline in systems else None,
-                anova=anova_table, conventions=[("relevance_level", str(level)), *conventions],
+                anova=anova_table, conventions=[("relevance_level", str(level), ""), *conventions],
                 against_baseline=_against_baseline(comparisons, dataset, systems, baseline, measures, label),
                 beyond_table=(_main_table(summary, comparisons, dataset, "all", systems, beyond, baseline, label)
                               if beyond else None),

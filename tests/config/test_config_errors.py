@@ -75,8 +75,9 @@ CASES = [
     ("tracking: {enabled: false}", "tracking: {enabled: maybe}", r"line 12: tracking\.enabled must be a bool, got 'maybe'", 12),
     (
         "baseline: a",
-        "baseline: a\nprofile: ranx",
-        r"line 12: unknown profile 'ranx'\. Fix: use one of trec_eval, msrec, sklearn",
+        "baseline: a\nprofile: pyterrier",
+        r"line 12: unknown profile 'pyterrier'\. Fix: use one of trec_eval, pytrec_eval, ranx, msrec, recbole, elliot, "
+        r"sklearn, torchmetrics",
         12,
     ),
     ("baseline: a", "baseline: a\nconventions: {ties: random}", r"line 12: conventions: ties must be one of", 12),

@@ -17,6 +17,7 @@ from harness.data.load import load_qrels, load_run
 from harness.evaluation.evaluator import Evaluator
 from harness.measures.conventions import Conventions, Ties
 from harness.measures.parse import parse_measure
+from harness.measures.peers import PROFILES
 from tests.conftest import BEYOND_ACCURACY
 
 EXPECTED = json.loads((BEYOND_ACCURACY / "expected.json").read_text())
@@ -65,11 +66,13 @@ def _measure(entry: dict[str, object], per_user: bool = False) -> str:
     return str(parse_measure(f"{name}@{k}"))  # canonical: Coverage(catalog='items')@5
 
 
-def _evaluate(ties: str) -> tuple[Evaluator, dict[str, dict[str, float]], dict[str, float]]:
+def _evaluate(ties: str, conventions: Conventions | None = None) -> tuple[Evaluator, dict[str, dict[str, float]],
+                                                                         dict[str, float]]:  # fmt: skip
     qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     run = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"}, name="golden")
     measures = sorted({_measure(e) for e in EXPECTED["values"]} | {_measure(e, True) for e in EXPECTED["values"]})
-    evaluator = Evaluator(qrels, measures, Conventions(ties=Ties(ties)), train=read_train(BEYOND_ACCURACY / "train.csv"),
+    evaluator = Evaluator(qrels, measures, conventions or Conventions(ties=Ties(ties)),
+                          train=read_train(BEYOND_ACCURACY / "train.csv"),
                           items=read_items(BEYOND_ACCURACY / "items.csv"))  # fmt: skip
     aligned = evaluator.align(run)
     lists = evaluator.item_lists(aligned)
@@ -103,6 +106,19 @@ def test_system_values(computed: tuple[str, dict[str, dict[str, float]], dict[st
         assert math.isclose(got, entry["value"], rel_tol=TOLERANCE, abs_tol=TOLERANCE), (entry["id"], name, got, entry["value"])
         checked += 1
     assert checked == 60
+
+
+@pytest.mark.parametrize("peer", ["msrec", "recbole", "elliot"])
+def test_each_peers_profile_gives_its_golden_values(peer: str) -> None:
+    """``profile: recbole`` (msrec, elliot): its conventions are the order in which the peer read run.csv (its lines,
+    ties included), so every value the peer computed from that order comes out, as the peer computed it."""
+    _, per_user, system = _evaluate("", Conventions.from_mapping(dict(PROFILES[peer])))
+    entries = [e for e in EXPECTED["values"] if e["peer"] == peer and e["ties"] == "input_order"]
+    for entry in entries:
+        name = _measure(entry)
+        got = system[name] if name in system else float(np.nanmean(list(per_user[name].values())))
+        assert math.isclose(got, entry["value"], rel_tol=TOLERANCE, abs_tol=TOLERANCE), (entry["id"], got, entry["value"])
+    assert len(entries) >= 10
 
 
 def test_per_user_values(computed: tuple[str, dict[str, dict[str, float]], dict[str, float]]) -> None:

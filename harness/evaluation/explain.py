@@ -1,0 +1,308 @@
+"""Why a number differs from another tool's: each peer's value on the user's own data, and the conventions behind it.
+
+:func:`explain` evaluates a measure under every peer's conventions (:mod:`harness.measures.peers`)
+and under each of those conventions alone, so a user sees which of them moves the number and for
+how many queries. :func:`match` searches the space of conventions for the combinations that give a
+number the user got elsewhere, nearest first.
+
+>>> from harness.data.model import Qrels, Run
+>>> qrels = Qrels.from_records([("q1", "a", 2), ("q1", "b", 1), ("q1", "c", 1), ("q2", "d", 1)])
+>>> run = Run.from_records([("q1", "b", 1.0), ("q1", "a", 0.5), ("q1", "z", 0.2)])
+>>> [(p.peer.name, round(p.value, 4)) for p in explain(qrels, run, ["nDCG@2"])[0].peers if p.value is not None][:4]
+[('trec_eval', 0.4299), ('pytrec_eval', 0.8597), ('ranx', 0.4299), ('msrec', 1.0)]
+
+q1's nDCG@2 is (1 + 2/log2 3) / (2 + 1/log2 3) = 0.8597; q2 is not in the run: 0 under trec_eval -c, left out
+without -c. Microsoft Recommenders gains 1 per hit (1.0 for q1) and leaves q2 out. Which settings give 1.0?
+
+>>> matches = match(qrels, run, "nDCG@2", 1.0)
+>>> matches[0].changes, sorted({m.profile for m in matches if m.profile})
+({'queries': 'intersection', 'gain': 'binary'}, ['msrec'])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from harness.data.model import Qrels, Run
+from harness.errors import MeasureError
+from harness.evaluation.evaluator import Evaluator, as_qrels, as_run
+from harness.evaluation.results import aggregate_values
+from harness.measures.conventions import APDenominator, Conventions, IdealFrom, NegativeLabels, Queries, Ties
+from harness.measures.parse import parse_measure
+from harness.measures.peers import PEERS, Peer
+from harness.measures.registry import REGISTRY
+from harness.measures.spec import Measure
+from harness.progress import SILENT, Progress
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_CLOSE = 1e-12  # two values of one query closer than this are the same number (summation order, not a convention)
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What one setting (``ties=input_order``), or a peer's whole set (``all``), does to the measure alone."""
+
+    setting: str
+    value: float
+    delta: float  # value - harness's
+    queries_affected: int  # queries whose value changes, enter or leave the mean
+
+
+@dataclass(frozen=True)
+class PeerValue:
+    """A peer's value of the measure on these files, or why harness cannot give it."""
+
+    peer: Peer
+    value: float | None
+    differences: dict[str, object]  # its settings that are not harness's
+    effects: tuple[Effect, ...]  # its whole set first, then each setting alone
+    note: str  # why not reproduced, or what can still differ
+
+
+@dataclass(frozen=True)
+class Explanation:
+    measure: Measure
+    value: float  # harness's, under the conventions given
+    queries: int
+    peers: tuple[PeerValue, ...]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per peer and setting: ``measure, peer, tool, setting, value, delta, queries_affected, note``."""
+        import pandas as pd
+
+        rows: list[dict[str, object]] = [{"measure": str(self.measure), "peer": "harness", "tool": "harness",
+                                          "setting": "defaults", "value": self.value, "delta": 0.0,
+                                          "queries_affected": 0, "note": ""}]  # fmt: skip
+        for p in self.peers:
+            if p.value is None:
+                rows.append({"measure": str(self.measure), "peer": p.peer.name, "tool": p.peer.tool, "setting": "all",
+                             "value": None, "delta": None, "queries_affected": None, "note": p.note})  # fmt: skip
+            for e in p.effects:
+                rows.append({"measure": str(self.measure), "peer": p.peer.name, "tool": p.peer.tool,
+                             "setting": e.setting, "value": e.value, "delta": e.delta,
+                             "queries_affected": e.queries_affected, "note": p.note if e.setting == "all" else ""})  # fmt: skip
+        return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class Match:
+    """One combination of settings and the value it gives; ``profile``: the peer whose settings these are, if any."""
+
+    settings: dict[str, object]
+    value: float
+    distance: float
+    profile: str | None
+    changes: dict[str, object]  # the settings that are not harness's defaults: the fewer, the sooner it is listed
+
+
+class _Values:
+    """Per-query values of measures under conventions, each computed once (an :class:`Evaluator` per conventions)."""
+
+    def __init__(self, qrels: Qrels, run: Run) -> None:
+        self.qrels, self.run = qrels, run
+        self._cache: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}
+
+    def compute(self, conventions: Conventions, measures: Sequence[Measure]) -> None:
+        todo = [m for m in dict.fromkeys(measures) if (conventions, m) not in self._cache]
+        if todo:
+            per_query = Evaluator(self.qrels, todo, conventions).evaluate(self.run)
+            for j, m in enumerate(per_query.measures):
+                self._cache[conventions, m] = (per_query.query_ids, per_query.values[:, j])
+
+    def get(self, conventions: Conventions, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
+        self.compute(conventions, [measure])
+        return self._cache[conventions, measure]
+
+    def mean(self, conventions: Conventions, measure: Measure) -> float:
+        return aggregate_values(measure, self.get(conventions, measure)[1])
+
+
+def _affected(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> int:
+    """Queries in one universe only, plus the common ones whose values differ."""
+    left = dict(zip(a[0].tolist(), a[1].tolist(), strict=True))
+    right = dict(zip(b[0].tolist(), b[1].tolist(), strict=True))
+    changed = len(left.keys() ^ right.keys())
+    for q in left.keys() & right.keys():
+        x, y = left[q], right[q]
+        if not (np.isnan(x) and np.isnan(y)) and not abs(x - y) <= _CLOSE:
+            changed += 1
+    return changed
+
+
+def _per_query(measures: Iterable[Measure | str]) -> list[Measure]:
+    out = []
+    for m in measures:
+        measure = parse_measure(m) if isinstance(m, str) else m
+        if REGISTRY.definition(measure).is_system(measure):
+            raise MeasureError(f"{measure} has one value per run: explain and match compare per-query measures",
+                               hint="ask for a per-query measure, e.g. nDCG@10, AP@10, P@10, RR")  # fmt: skip
+        out.append(measure)
+    if not out:
+        raise MeasureError("no measure to explain", hint="name one: -m nDCG@10")
+    return out
+
+
+def _tie_dependent(values: _Values, conventions: Conventions, measure: Measure) -> int:
+    """Queries whose value depends on how tied scores are ordered (relevant first and last differ)."""
+    if not REGISTRY.definition(measure).ties_average_ok and conventions.ties is Ties.AVERAGE:
+        return 0
+    best = values.get(dataclasses.replace(conventions, ties=Ties.OPTIMISTIC), measure)
+    worst = values.get(dataclasses.replace(conventions, ties=Ties.PESSIMISTIC), measure)
+    return _affected(best, worst)
+
+
+def explain(qrels: Qrels | Any, run: Run | Any, measures: Iterable[Measure | str], conventions: Conventions | None = None,
+            peers: Iterable[str] | None = None, progress: Progress = SILENT) -> list[Explanation]:  # fmt: skip
+    """For each measure: harness's value and each peer's (:data:`harness.measures.peers.PEERS`), with what each of the
+    peer's settings alone changes. ``conventions``: harness's side (default: its defaults; ``-l`` and the like)."""
+    qrels, run = as_qrels(qrels), as_run(run)
+    base = conventions or Conventions()
+    chosen = [PEERS[name] for name in (peers or PEERS)]
+    values = _Values(qrels, run)
+    out = []
+    asked = _per_query(measures)
+    with progress.task("explaining", len(asked) * len(chosen)) as advance:
+        for measure in asked:
+            out.append(_explain_one(values, base, measure, chosen, advance))
+    return out
+
+
+def _explain_one(values: _Values, base: Conventions, measure: Measure, chosen: list[Peer],
+                 advance: Any) -> Explanation:  # fmt: skip
+    here = values.get(base, measure)
+    rows = []
+    for peer in chosen:
+        advance()
+        why = peer.unreproducible(measure)
+        if why is not None:
+            rows.append(PeerValue(peer, None, {}, (), why))
+            continue
+        differences = {k: v for k, v in peer.differences(measure, base).items() if _can_change(measure, k)}
+        effects = [_effect("all", values, peer.conventions_for(measure, base), peer.measure_for(measure), here)]
+        for key, value in differences.items():
+            alone_conv, alone_measure = _alone(base, measure, key, value)
+            effects.append(_effect(f"{key}={value}", values, alone_conv, alone_measure, here))
+        note = peer.caveat
+        if peer.arbitrary_ties and (n := _tie_dependent(values, peer.conventions_for(measure, base), measure)):
+            note += f" ({n} queries here have tied scores that change this measure)"
+        rows.append(PeerValue(peer, effects[0].value, differences, tuple(effects), note))
+    return Explanation(measure, aggregate_values(measure, here[1]), len(here[0]), tuple(rows))
+
+
+def _can_change(measure: Measure, setting: str) -> bool:
+    """Whether a convention can change this measure at all (AP@k's denominator cannot change nDCG)."""
+    has_gain = any(p.name == "gain" for p in REGISTRY.definition(measure).params)
+    if setting == "ap_denominator":
+        return measure.name == "AP" and measure.cutoff is not None
+    if setting == "ideal_from":
+        return has_gain
+    return True
+
+
+def _alone(base: Conventions, measure: Measure, key: str, value: object) -> tuple[Conventions, Measure]:
+    """``base`` and ``measure`` with one setting changed: a convention, or ``Name.param`` of the measure."""
+    _, dot, param = key.partition(".")
+    if dot:
+        return base, _with_param(measure, param, value)
+    return Conventions.from_mapping({**base.as_dict(), key: value}), measure
+
+
+def _with_param(measure: Measure, param: str, value: object) -> Measure:
+    """``measure`` with one parameter set (left out when it is the default, as the parser writes it)."""
+    definition = REGISTRY.definition(measure)
+    params: dict[str, object] = {k: v for k, v in measure.params if k != param}
+    if value != definition.param_info(param).default:
+        params[param] = value
+    return definition.make(params, measure.cutoff)
+
+
+def _effect(setting: str, values: _Values, conventions: Conventions, measure: Measure,
+            here: tuple[np.ndarray, np.ndarray]) -> Effect:  # fmt: skip
+    there = values.get(conventions, measure)
+    value = aggregate_values(measure, there[1])
+    return Effect(setting, value, value - aggregate_values(measure, here[1]), _affected(here, there))
+
+
+# ---- match: which settings give a number ------------------------------------------------------------------------
+def search_space(measure: Measure, qrels: Qrels) -> dict[str, tuple[object, ...]]:
+    """The settings :func:`match` tries for ``measure``: every option of each convention that can change it.
+
+    >>> q = Qrels.from_records([("q1", "a", 2), ("q1", "b", 1)])
+    >>> space = search_space(parse_measure("nDCG@10"), q)
+    >>> space["gain"], space["relevance_level"], "ap_denominator" in space
+    (('linear', 'exp', 'binary', 'elliot'), (1, 2), False)
+    """
+    definition = REGISTRY.definition(measure)
+    labels = np.asarray(qrels.relevance, dtype=np.float64)
+    levels = sorted({int(v) for v in labels if v >= 1 and float(v).is_integer()})[:6] or [1]
+    space: dict[str, tuple[object, ...]] = {
+        "ties": tuple(t.value for t in Ties if t is not Ties.AVERAGE or definition.ties_average_ok),
+        "queries": tuple(q.value for q in Queries),
+        "relevance_level": tuple(levels),
+    }
+    if (labels < 0).any():
+        space["negative_labels"] = (NegativeLabels.UNJUDGED.value, NegativeLabels.NONRELEVANT.value)
+    if _can_change(measure, "ideal_from"):
+        space["ideal_from"] = tuple(i.value for i in IdealFrom)
+        space["gain"] = next(p.choices for p in definition.params if p.name == "gain")
+    if _can_change(measure, "ap_denominator"):
+        space["ap_denominator"] = tuple(a.value for a in APDenominator)
+    return space
+
+
+def match(qrels: Qrels | Any, run: Run | Any, measure: Measure | str, target: float, tol: float = 5e-5,
+          conventions: Conventions | None = None, progress: Progress = SILENT) -> list[Match]:  # fmt: skip
+    """Every combination of settings (:func:`search_space`) whose value is within ``tol`` of ``target`` (as far as a
+    printed number tells: the fewest changes from harness's defaults first, then the nearest); when none is that close,
+    those of the ten nearest values, nearest first. Each is named by the peer whose settings it is, if one's is."""
+    if not tol >= 0:
+        raise MeasureError(f"the tolerance must be 0 or more, got {tol}", hint="tol=5e-5: half a unit of the fourth decimal")
+    qrels, run = as_qrels(qrels), as_run(run)
+    (asked,) = _per_query([measure])
+    base = conventions or Conventions()
+    space = search_space(asked, qrels)
+    gains = space.pop("gain", (None,))
+    defaults = {**base.as_dict(), "gain": asked.param("gain", "linear")}
+    values = _Values(qrels, run)
+    keys = list(space)
+    combos = list(itertools.product(*(space[k] for k in keys)))
+    variants = {g: asked if g is None else _with_param(asked, "gain", g) for g in gains}
+    found = []
+    with progress.task("matching", len(combos)) as advance:
+        for combo in combos:
+            advance()
+            settings = dict(zip(keys, combo, strict=True))
+            conv = Conventions.from_mapping({**base.as_dict(), **settings})
+            values.compute(conv, list(variants.values()))
+            for gain, variant in variants.items():
+                value = values.mean(conv, variant)
+                full = settings if gain is None else {**settings, "gain": gain}
+                changes = {k: v for k, v in full.items() if defaults.get(k) != v}
+                found.append(Match(full, value, abs(value - target), _profile(asked, base, settings, variant), changes))
+    found.sort(key=lambda m: (m.distance if not np.isnan(m.distance) else np.inf, len(m.changes)))
+    close = [m for m in found if m.distance <= tol]
+    if close:  # all agree with the number as far as it was printed: the simplest explanation first
+        return sorted(close, key=lambda m: (len(m.changes), m.distance))
+    nearest = sorted({m.value for m in found}, key=lambda v: abs(v - target))[:10]  # the ten nearest values
+    return [m for m in found if m.value in nearest]
+
+
+def _profile(measure: Measure, base: Conventions, settings: dict[str, object], variant: Measure) -> str | None:
+    """The first peer whose settings, among those searched (the others cannot change this measure), these are."""
+    for peer in PEERS.values():
+        theirs = peer.conventions_for(measure, base).as_dict()
+        if peer.unreproducible(measure) is None and peer.measure_for(measure) == variant \
+                and all(theirs[k] == v for k, v in settings.items()):  # fmt: skip
+            return peer.name
+    return None
+
+
+__all__ = ["Effect", "Explanation", "Match", "PeerValue", "explain", "match", "search_space"]

@@ -1,0 +1,175 @@
+"""The peers: what each evaluation tool's conventions are, in harness's names.
+
+A peer is a set of conventions (its ``profile``, usable as ``profile:`` in a config), the
+measure parameters that name its variant of a measure (RecBole's nDCG gains 1 per hit:
+``nDCG(gain=binary)``), and what harness cannot reproduce of it, with the reason. Every
+fact here was read in the peer's source or documentation (``source``); ``harness explain``
+turns them into numbers on the user's own data.
+
+>>> from harness.measures.parse import parse_measure
+>>> PEERS["recbole"].measure_for(parse_measure("nDCG@10"))
+Measure(name='nDCG', params=(('gain', 'binary'),), cutoff=10)
+>>> PEERS["recbole"].conventions_for(parse_measure("AP@10")).ap_denominator
+<APDenominator.MIN_R_K: 'min_R_k'>
+>>> PEERS["elliot"].unreproducible(parse_measure("AP@10"))[:41]
+"Elliot's MAP@k is the mean of P@1 ... P@k"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+from harness.measures.conventions import Conventions
+from harness.measures.registry import REGISTRY
+from harness.measures.spec import Measure
+
+# the measures whose value the ties convention "average" is defined for (registry: ties_average_ok)
+_DCG = ("DCG", "nDCG", "IDCG")
+
+
+@dataclass(frozen=True)
+class Peer:
+    """One tool's conventions, for every measure or per measure name."""
+
+    name: str  # the profile's name
+    tool: str  # as users know it
+    conventions: Mapping[str, object] = field(default_factory=dict)
+    params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # measure name -> its variant's params
+    measure_conventions: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # per measure name
+    cannot: Mapping[str, str] = field(default_factory=dict)  # measure name ("*": any other) -> why not reproduced
+    measures: tuple[str, ...] | None = None  # the measures the tool has (None: every one harness has)
+    caveat: str = ""  # what can still differ on some queries, and why
+    arbitrary_ties: bool = False  # its order of tied scores is no rule harness has: explain counts the queries it moves
+    source: str = ""  # where the conventions were read
+
+    def unreproducible(self, measure: Measure) -> str | None:
+        """Why harness cannot give this peer's value of ``measure`` (None: it can)."""
+        if measure.name in self.cannot:
+            return self.cannot[measure.name]
+        if self.measures is not None and measure.name not in self.measures:
+            return self.cannot.get("*", f"{self.tool} has no {measure.name}")
+        return None
+
+    def conventions_for(self, measure: Measure, base: Conventions | None = None) -> Conventions:
+        """``base`` (default: harness's) with this peer's conventions for ``measure``."""
+        values = (base or Conventions()).as_dict()
+        values.update(self.conventions)
+        values.update(self.measure_conventions.get(measure.name, {}))
+        return Conventions.from_mapping(values)
+
+    def measure_for(self, measure: Measure) -> Measure:
+        """``measure`` with this peer's variant's parameters (those the measure has)."""
+        extra = self.params.get(measure.name, {})
+        if not extra:
+            return measure
+        definition = REGISTRY.definition(measure)
+        return definition.make({**dict(measure.params), **extra}, measure.cutoff)
+
+    def differences(self, measure: Measure, base: Conventions | None = None) -> dict[str, object]:
+        """Each convention or parameter this peer sets differently from ``base`` for ``measure``: name -> its value."""
+        base = base or Conventions()
+        mine, theirs = base.as_dict(), self.conventions_for(measure, base).as_dict()
+        out: dict[str, object] = {k: v for k, v in theirs.items() if mine[k] != v}
+        peer_measure = self.measure_for(measure)
+        for key, value in peer_measure.params:
+            if measure.param(key) != value:
+                out[f"{measure.name}.{key}"] = value
+        for key, _ in measure.params:  # a parameter the peer's variant resets to its default
+            if peer_measure.param(key) is None:
+                out[f"{measure.name}.{key}"] = REGISTRY.definition(measure).param_info(key).default
+        return out
+
+
+_PEERS = (
+    Peer("trec_eval", "trec_eval -c, ir_measures",
+         source="trec_eval 10.0 (form_res_rels.c, m_*.c); ir_measures docs/advanced.rst (always -c)"),
+    Peer("pytrec_eval", "trec_eval (no -c), pytrec_eval", {"queries": "intersection"},
+         caveat="trec_eval 10.0 without -c exits with status 4 when a judged query is missing from the run",
+         source="trec_eval.c; pytrec_eval evaluates the queries both dicts have"),
+    Peer("ranx", "ranx", {"negative_labels": "nonrelevant"},
+         caveat="ranx orders tied scores by an unstable sort, then reverses it: no tie rule gives its order, so a query "
+                "whose tied documents straddle a cutoff can differ; ranx also zeroes gains below the relevance level",
+         arbitrary_ties=True,
+         source="ranx metrics/*.py, data_structures/qrels.py"),
+    Peer("msrec", "Microsoft Recommenders", {"queries": "intersection", "ap_denominator": "min_R_k",
+                                             "ties": "input_order"},
+         params={"nDCG": {"gain": "binary"}},
+         cannot={"*": "Microsoft Recommenders' ranking metrics are precision, recall, MAP, nDCG and RR at k"},
+         measures=("P", "R", "AP", "nDCG", "RR", "Success"),
+         caveat="every row of the truth frame counts as relevant, rating 0 too: set relevance_level 0 to match a truth "
+                "frame with zero ratings",
+         source="recommenders/evaluation/python_evaluation.py (merge_ranking_true_pred, ndcg_at_k score_type='binary')"),
+    Peer("recbole", "RecBole", {"ties": "input_order", "ap_denominator": "min_R_k", "queries": "relevant"},
+         params={"nDCG": {"gain": "binary"}},
+         cannot={"*": "RecBole's top-k metrics are Hit, MRR, MAP, Recall, NDCG and Precision"},
+         measures=("Success", "RR", "AP", "R", "nDCG", "P"),
+         caveat="RecBole counts every test interaction as positive; harness counts labels at or above the relevance "
+                "level",
+         source="recbole/evaluator/metrics.py (NDCG: binary hits, ideal of min(R, k); MAP: over min(R, k))"),
+    Peer("elliot", "Elliot", {"ties": "input_order", "queries": "relevant"},
+         params={"nDCG": {"gain": "elliot"}},
+         cannot={"AP": "Elliot's MAP@k is the mean of P@1 ... P@k over every rank, relevant or not: a different "
+                       "measure from AP",
+                 "*": "Elliot's accuracy metrics in harness's terms are nDCG, P, R, RR and Success"},
+         measures=("nDCG", "P", "R", "RR", "Success", "AP"),
+         caveat="Elliot's gain starts at its relevance_threshold: set relevance_level to it",
+         source="elliot/evaluation/metrics/accuracy/{ndcg,map,precision,recall,mrr}; relevance/relevance.py"),
+    Peer("sklearn", "scikit-learn", {"ties": "average", "ideal_from": "run"},
+         measures=_DCG, cannot={"*": "scikit-learn's ranking scores are ndcg_score and dcg_score"},
+         source="sklearn/metrics/_ranking.py (ndcg_score, _tie_averaged_dcg)"),
+    Peer("torchmetrics", "TorchMetrics", {"queries": "run", "ideal_from": "run"},
+         measure_conventions={name: {"ties": "average"} for name in _DCG},
+         cannot={"AP": "TorchMetrics' RetrievalMAP(top_k) divides by the relevant documents found in the top k, a "
+                       "denominator no tool shares",
+                 "R": "TorchMetrics' RetrievalRecall counts only the relevant documents among the predictions",
+                 "*": "TorchMetrics' retrieval metrics in harness's terms are nDCG, P, RR, Success, AP and R"},
+         measures=("nDCG", "P", "RR", "Success", "AP", "R"),
+         caveat="TorchMetrics orders tied scores of P, RR and Success by torch's unstable argsort, and since 1.7.4 "
+                "treats a document scored <= 0 as not retrieved (not nDCG)",
+         arbitrary_ties=True,
+         source="torchmetrics/functional/retrieval/*.py"),
+)  # fmt: skip
+PEERS: dict[str, Peer] = {peer.name: peer for peer in _PEERS}
+PROFILES: dict[str, Mapping[str, object]] = {peer.name: peer.conventions for peer in _PEERS}
+
+
+# Which tools use each value of each convention (profile names, and tools without a profile), from
+# ../shared/docs/semantics.md and the sources named in PEERS: what the report and `harness measures` print beside an
+# option. A profile that sets an option is listed under its value (tests/evaluation/test_explain.py checks it).
+USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
+    ("ties", "trec_eval"): ("trec_eval", "pytrec_eval", "ir_measures"),
+    ("ties", "input_order"): ("msrec", "recbole", "elliot"),
+    ("ties", "average"): ("sklearn", "torchmetrics' nDCG"),
+    ("ties", "docno_ascending"): ("pyndeval, as ir_measures runs ndeval",),
+    ("queries", "qrels"): ("trec_eval -c", "ir_measures", "ranx"),
+    ("queries", "intersection"): ("trec_eval without -c", "pytrec_eval", "msrec"),
+    ("queries", "run"): ("torchmetrics", "Spark"),
+    ("queries", "relevant"): ("recbole", "elliot"),
+    ("duplicates", "error"): ("trec_eval",),
+    ("negative_labels", "unjudged"): ("trec_eval", "pytrec_eval", "ir_measures"),
+    ("negative_labels", "nonrelevant"): ("ranx",),
+    ("negative_labels", "error"): ("sklearn",),
+    ("ideal_from", "judgments"): ("trec_eval", "pytrec_eval", "ir_measures", "ranx", "msrec", "recbole", "elliot"),
+    ("ideal_from", "run"): ("sklearn", "torchmetrics", "MLflow"),
+    ("ap_denominator", "R"): ("trec_eval", "ranx", "ir_measures"),
+    ("ap_denominator", "min_R_k"): ("msrec", "recbole", "Spark"),
+}
+
+
+def option_users() -> list[tuple[str, str, tuple[str, ...]]]:
+    """(option, value, the tools using it) for every value of every named convention, in declaration order.
+
+    >>> [row for row in option_users() if row[0] == "ap_denominator"]
+    [('ap_denominator', 'R', ('trec_eval', 'ranx', 'ir_measures')), ('ap_denominator', 'min_R_k', ('msrec', 'recbole', 'Spark'))]
+    """
+    rows = []
+    for option in Conventions().as_dict():
+        kind = type(getattr(Conventions(), option))
+        if issubclass(kind, Enum):
+            rows += [(option, str(m.value), USED_BY.get((option, str(m.value)), ())) for m in kind]  # type: ignore[attr-defined]
+    return rows
+
+
+__all__ = ["PEERS", "PROFILES", "USED_BY", "Peer", "option_users"]

@@ -1,0 +1,321 @@
+"""harness explain and --match: each peer's value against an independent computation of that peer's definitions.
+
+pytrec_eval and scikit-learn are run themselves (test-only cross-checks). RecBole, Elliot and
+Microsoft Recommenders are not installable here (torch; the registry has no Elliot), so their
+formulas are written out below from their source, one loop per user, independently of harness's
+kernels: recbole/evaluator/metrics.py (NDCG, MAP, Precision, Recall, MRR, Hit);
+elliot/evaluation/metrics/accuracy/ (nDCG with relevance.py's 2^(r - t + 1) - 1 gains, Precision,
+Recall, MRR); recommenders/evaluation/python_evaluation.py (ndcg_at_k with binary relevance,
+map_at_k over min(R, k), users in both frames).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+import pytrec_eval
+
+from harness import Conventions, Evaluator, Qrels, Run, explain
+from harness.cli import main
+from harness.evaluation.explain import explain as explain_measures
+from harness.evaluation.explain import match, search_space
+from harness.evaluation.results import aggregate_values
+from harness.measures.conventions import Conventions as Conv
+from harness.measures.parse import parse_measure
+from harness.measures.peers import PEERS, USED_BY
+from tests.generated import adversarial, to_harness
+
+K = 5
+
+
+def _recsys_case(seed: int) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, float]]]:
+    """Users with graded test items (some users' items all rated 0), runs of 8 items in file order with tied scores
+    whose file order differs from trec_eval's docno order."""
+    rng = np.random.default_rng(seed)
+    qrels, run = [], []
+    for u in range(30):
+        user = f"u{u:02d}"
+        items = [f"i{int(i):03d}" for i in rng.choice(60, size=14, replace=False)]
+        truth = items[: int(rng.integers(1, 7))]
+        zero = u % 6 == 5  # a user whose test items are all rated 0: not a test user for RecBole, Elliot
+        qrels += [(user, i, 0 if zero else int(rng.integers(1, 4))) for i in truth]
+        listed = list(rng.permutation(items))[:8]
+        scores = np.sort(np.round(rng.random(8) * 3))[::-1]  # coarse: ties
+        run += [(user, i, float(s)) for i, s in zip(listed, scores, strict=True)]
+    return qrels, run
+
+
+def _lists(qrels: list[Any], run: list[Any]) -> tuple[dict[str, dict[str, int]], dict[str, list[str]]]:
+    truth: dict[str, dict[str, int]] = {}
+    for u, i, r in qrels:
+        truth.setdefault(u, {})[i] = r
+    ranked: dict[str, list[tuple[str, float]]] = {}
+    for u, i, s in run:
+        ranked.setdefault(u, []).append((i, s))
+    # by score, ties in file order (a stable sort): RecBole's given top-k, Elliot's sorted(), msrec's input order
+    return truth, {u: [i for i, _ in sorted(rows, key=lambda x: -x[1])] for u, rows in ranked.items()}
+
+
+def _recbole(truth: dict[str, dict[str, int]], lists: dict[str, list[str]]) -> dict[str, float]:
+    """RecBole's top-k metrics: pos_index over the top k, pos_len the user's positives; users with a positive."""
+    out: dict[str, list[float]] = {"nDCG": [], "AP": [], "P": [], "R": [], "RR": [], "Success": []}
+    for user, rated in truth.items():
+        positives = {i for i, r in rated.items() if r >= 1}
+        if not positives:
+            continue
+        hits = [1.0 if i in positives else 0.0 for i in lists.get(user, [])[:K]] + [0.0] * K
+        hits = hits[:K]
+        dcg = sum(h / math.log2(r + 2) for r, h in enumerate(hits))
+        idcg = sum(1 / math.log2(r + 2) for r in range(min(len(positives), K)))
+        out["nDCG"].append(dcg / idcg)
+        precisions = [sum(hits[: r + 1]) / (r + 1) for r in range(K)]
+        out["AP"].append(sum(p * h for p, h in zip(precisions, hits, strict=True)) / min(len(positives), K))
+        out["P"].append(sum(hits) / K)
+        out["R"].append(sum(hits) / len(positives))
+        out["RR"].append(next((1 / (r + 1) for r, h in enumerate(hits) if h), 0.0))
+        out["Success"].append(float(any(hits)))
+    return {m: float(np.mean(v)) for m, v in out.items()}
+
+
+def _elliot(truth: dict[str, dict[str, int]], lists: dict[str, list[str]], threshold: int = 1) -> dict[str, float]:
+    """Elliot's nDCG (gains 2^(r - t + 1) - 1 from the relevance threshold t, ideal from the user's gains), Precision,
+    Recall and MRR, over the users with a relevant item."""
+    out: dict[str, list[float]] = {"nDCG": [], "P": [], "R": [], "RR": []}
+    for user, rated in truth.items():
+        gains = {i: 2.0 ** (r - threshold + 1) - 1 for i, r in rated.items() if r >= threshold}
+        if not gains:
+            continue
+        top = lists.get(user, [])[:K]
+        dcg = sum(gains.get(i, 0.0) / math.log2(r + 2) for r, i in enumerate(top))
+        ideal = sorted(gains.values(), reverse=True)[:K]
+        idcg = sum(g / math.log2(r + 2) for r, g in enumerate(ideal))
+        out["nDCG"].append(dcg / idcg if dcg > 0 else 0.0)
+        hits = [1.0 if i in gains else 0.0 for i in top]
+        out["P"].append(sum(hits) / K)
+        out["R"].append(sum(hits) / len(gains))
+        out["RR"].append(next((1 / (r + 1) for r, h in enumerate(hits) if h), 0.0))
+    return {m: float(np.mean(v)) for m, v in out.items()}
+
+
+def _msrec(truth: dict[str, dict[str, int]], lists: dict[str, list[str]]) -> dict[str, float]:
+    """Microsoft Recommenders' ndcg_at_k (binary relevance), map_at_k (over min(R, k)), precision_at_k, recall_at_k,
+    over the users in both frames; here every truth row is rated 1 or more, so every one is relevant."""
+    out: dict[str, list[float]] = {"nDCG": [], "AP": [], "P": [], "R": []}
+    for user, rated in truth.items():
+        if user not in lists:
+            continue
+        relevant = set(rated)
+        hits = [1.0 if i in relevant else 0.0 for i in lists[user][:K]]
+        dcg = sum(h / math.log2(r + 2) for r, h in enumerate(hits))
+        idcg = sum(1 / math.log2(r + 2) for r in range(min(len(relevant), K)))
+        out["nDCG"].append(dcg / idcg)
+        precisions = [sum(hits[: r + 1]) / (r + 1) for r in range(len(hits))]
+        out["AP"].append(sum(p * h for p, h in zip(precisions, hits, strict=True)) / min(len(relevant), K))
+        out["P"].append(sum(hits) / K)
+        out["R"].append(sum(hits) / len(relevant))
+    return {m: float(np.mean(v)) for m, v in out.items()}
+
+
+def _peer_values(qrels: list[Any], run: list[Any], peer: str, names: list[str], level: int = 1) -> dict[str, float]:
+    found = explain_measures(Qrels.from_records(qrels), Run.from_records(run), [f"{n}@{K}" for n in names],
+                             Conv(relevance_level=level), peers=[peer])  # fmt: skip
+    out = {}
+    for explanation in found:
+        (value,) = explanation.peers
+        assert value.value is not None, value.note
+        out[explanation.measure.name] = value.value
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_recbole_profile_gives_recboles_formulas(seed: int) -> None:
+    qrels, run = _recsys_case(seed)
+    names = ["nDCG", "AP", "P", "R", "RR", "Success"]
+    ours = _peer_values(qrels, run, "recbole", names)
+    theirs = _recbole(*_lists(qrels, run))
+    for name in names:
+        assert ours[name] == pytest.approx(theirs[name], abs=1e-12), name
+    # the default conventions do not: trec_eval breaks these ties by docno and AP@k divides by R
+    default = Evaluator(Qrels.from_records(qrels), [f"AP@{K}"]).evaluate(Run.from_records(run))
+    assert abs(aggregate_values(parse_measure(f"AP@{K}"), default.values[:, 0]) - theirs["AP"]) > 1e-3
+
+
+@pytest.mark.parametrize("threshold", [1, 2])
+@pytest.mark.parametrize("seed", range(3))
+def test_elliot_profile_gives_elliots_formulas(seed: int, threshold: int) -> None:
+    """Elliot's relevance threshold is harness's relevance level; at 2 its gains are no longer 2^r - 1."""
+    qrels, run = _recsys_case(seed)
+    names = ["nDCG", "P", "R", "RR"]
+    theirs = _elliot(*_lists(qrels, run), threshold=threshold)
+    assert _peer_values(qrels, run, "elliot", names, level=threshold) == pytest.approx(theirs, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_msrec_profile_gives_microsoft_recommenders_formulas(seed: int) -> None:
+    qrels, run = _recsys_case(seed)
+    qrels = [(u, i, r) for u, i, r in qrels if r >= 1]  # msrec counts every truth row: give it only relevant ones
+    run = [row for row in run if row[0] != "u03"] + [("u99", "i001", 1.0)]  # a user missing, a user unjudged
+    names = ["nDCG", "AP", "P", "R"]
+    assert _peer_values(qrels, run, "msrec", names) == pytest.approx(_msrec(*_lists(qrels, run)), abs=1e-12)
+
+
+def test_elliot_map_and_sklearn_precision_are_said_to_be_out_of_reach() -> None:
+    qrels, run = _recsys_case(0)
+    found = explain_measures(Qrels.from_records(qrels), Run.from_records(run), [f"AP@{K}", f"P@{K}"],
+                             peers=["elliot", "sklearn"])  # fmt: skip
+    notes = {(e.measure.name, p.peer.name): (p.value, p.note) for e in found for p in e.peers}
+    assert notes["AP", "elliot"][0] is None and "mean of P@1" in notes["AP", "elliot"][1]
+    assert notes["P", "sklearn"][0] is None and "ndcg_score" in notes["P", "sklearn"][1]
+    assert notes["P", "elliot"][0] is not None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pytrec_eval_row_is_pytrec_evals_mean(seed: int) -> None:
+    """pytrec_eval averages over the queries both dicts have; harness's row for it says the same."""
+    qrels_dict, run_dict = adversarial(seed)
+    qrels, run = to_harness(qrels_dict, run_dict)
+    peer = pytrec_eval.RelevanceEvaluator(qrels_dict, {"ndcg_cut", "map_cut", "P", "recip_rank"}).evaluate(run_dict)
+    names = {"nDCG@10": "ndcg_cut_10", "AP@10": "map_cut_10", "P@10": "P_10", "RR": "recip_rank"}
+    for explanation in explain_measures(qrels, run, list(names), peers=["pytrec_eval"]):
+        expected = float(np.mean([v[names[str(explanation.measure)]] for v in peer.values()]))
+        assert explanation.peers[0].value == pytest.approx(expected, abs=1e-12), explanation.measure
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sklearn_row_is_ndcg_scores_mean(seed: int) -> None:
+    from sklearn.metrics import ndcg_score
+
+    rng = np.random.default_rng(40 + seed)
+    qrels, run, scores = [], [], []
+    for q in range(25):
+        n = int(rng.integers(2, 12))
+        labels, values = rng.integers(0, 4, size=n), np.round(rng.random(n) * 3)
+        if not labels.any():
+            labels[0] = 1
+        qrels += [(f"q{q}", f"d{i}", int(labels[i])) for i in range(n)]
+        run += [(f"q{q}", f"d{i}", float(values[i])) for i in range(n)]
+        scores.append(ndcg_score([labels], [values], k=K))
+    qrels.append(("q0", "never-listed", 3))  # judged but not listed: invisible to ndcg_score (ideal from the listed)
+    (explanation,) = explain_measures(Qrels.from_records(qrels), Run.from_records(run), [f"nDCG@{K}"], peers=["sklearn"])
+    assert explanation.peers[0].value == pytest.approx(float(np.mean(scores)), abs=1e-12)
+
+
+def test_each_settings_effect_alone_by_hand() -> None:
+    """q1: 3 relevant, the top 2 both hits: AP@2 = (1 + 1)/3 under R, 2/2 under min(R, k). q2: 1 relevant at rank 1:
+    1 either way. So min_R_k alone changes one query, by 1/3, and the mean by 1/6."""
+    qrels = Qrels.from_records([("q1", "a", 1), ("q1", "b", 1), ("q1", "c", 1), ("q2", "x", 1)])
+    run = Run.from_records([("q1", "a", 2.0), ("q1", "b", 1.0), ("q2", "x", 1.0)])
+    (explanation,) = explain_measures(qrels, run, ["AP@2"], peers=["msrec"])
+    assert explanation.value == pytest.approx((2 / 3 + 1) / 2)
+    effects = {e.setting: e for e in explanation.peers[0].effects}
+    assert effects["ap_denominator=min_R_k"].queries_affected == 1
+    assert effects["ap_denominator=min_R_k"].delta == pytest.approx(1 / 6)
+    assert effects["ties=input_order"].queries_affected == 0  # no tie here
+    assert effects["all"].value == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("draw", range(6))
+def test_match_finds_the_settings_that_made_a_value(draw: int) -> None:
+    """A value computed under settings drawn at random is found by match among its exact matches, and every match
+    listed gives that value when evaluated on its own."""
+    rng = np.random.default_rng(900 + draw)
+    qrels_dict, run_dict = adversarial(draw, n_queries=24)
+    qrels, run = to_harness(qrels_dict, run_dict)
+    measure = parse_measure(["nDCG@5", "AP@5", "P@5", "RR", "R@5", "nDCG"][draw])
+    space = search_space(measure, qrels)
+    chosen = {key: options[int(rng.integers(len(options)))] for key, options in space.items()}
+    gain = chosen.pop("gain", None)
+    asked = measure if gain in (None, "linear") else parse_measure(f"{measure.name}(gain={gain})" + (
+        f"@{measure.cutoff}" if measure.cutoff else ""))  # fmt: skip
+    conventions = Conv.from_mapping(chosen)
+    values = Evaluator(qrels, [asked], conventions).evaluate(run).values[:, 0]
+    target = aggregate_values(asked, values)
+    found = match(qrels, run, measure, target, tol=0.0)
+    wanted = {**chosen, **({} if gain is None else {"gain": gain})}
+    assert any(m.settings == wanted for m in found), (wanted, [m.settings for m in found[:3]])
+    for m in found[:: max(1, len(found) // 5)]:  # a sample of the others, evaluated again
+        settings = dict(m.settings)
+        g = settings.pop("gain", None)
+        again = measure if g in (None, "linear") else parse_measure(f"{measure.name}(gain={g})" + (
+            f"@{measure.cutoff}" if measure.cutoff else ""))  # fmt: skip
+        value = aggregate_values(again, Evaluator(qrels, [again], Conv.from_mapping(settings)).evaluate(run).values[:, 0])
+        assert value == target
+
+
+def test_match_names_the_profile_and_says_when_nothing_is_close() -> None:
+    qrels, run = _recsys_case(1)
+    target = _recbole(*_lists(qrels, run))["AP"]
+    found = match(Qrels.from_records(qrels), Run.from_records(run), f"AP@{K}", target, tol=1e-12)
+    assert "recbole" in {m.profile for m in found}
+    far = match(Qrels.from_records(qrels), Run.from_records(run), f"AP@{K}", 7.0)
+    assert far and all(m.distance > 1 for m in far)  # the nearest values, none within the tolerance
+
+
+def test_every_profile_option_is_listed_as_used_by_its_peer() -> None:
+    for peer in PEERS.values():
+        for option, value in peer.conventions.items():
+            assert peer.name in USED_BY[option, str(value)], (peer.name, option, value)
+
+
+def test_the_relevant_query_universe_leaves_out_queries_without_a_relevant_judgment() -> None:
+    qrels = Qrels.from_records([("q1", "a", 1), ("q2", "b", 0), ("q3", "c", 2)])
+    run = Run.from_records([("q1", "a", 1.0), ("q2", "b", 1.0)])
+    per_query = Evaluator(qrels, ["P@1"], Conventions(queries="relevant")).evaluate(run)  # type: ignore[arg-type]
+    assert per_query.query_ids.tolist() == ["q1", "q3"] and per_query.values[:, 0].tolist() == [1.0, 0.0]
+    at_two = Evaluator(qrels, ["P@1"], Conventions(queries="relevant", relevance_level=2)).evaluate(run)  # type: ignore[arg-type]
+    assert at_two.query_ids.tolist() == ["q3"]
+
+
+def test_the_api_returns_the_tables(tmp_path: Any) -> None:
+    qrels, run = _recsys_case(2)
+    table = explain(Qrels.from_records(qrels), Run.from_records(run), [f"nDCG@{K}"])
+    recbole = table[(table.peer == "recbole") & (table.setting == "all")].value.item()
+    assert recbole == pytest.approx(_recbole(*_lists(qrels, run))["nDCG"], abs=1e-12)
+    found = explain(Qrels.from_records(qrels), Run.from_records(run), f"nDCG@{K}", match=recbole, tol=1e-12)
+    assert (found.distance <= 1e-12).all() and "recbole" in set(found.profile.dropna())
+    with pytest.raises(Exception, match="one measure"):
+        explain(Qrels.from_records(qrels), Run.from_records(run), ["P@5", "R@5"], match=0.5)
+    with pytest.raises(Exception, match="unknown peer 'pyterrier'"):
+        explain(Qrels.from_records(qrels), Run.from_records(run), "P@5", peers=["pyterrier"])
+
+
+def _files(tmp_path: Any) -> tuple[str, str]:
+    qrels, run = _recsys_case(0)
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text("".join(f"{u} 0 {i} {r}\n" for u, i, r in qrels))
+    # TREC runs are ordered by score, then by the file: keep each user's lines in their order
+    run_path.write_text("".join(f"{u} Q0 {i} {n} {s} r\n" for n, (u, i, s) in enumerate(run)))
+    return str(qrels_path), str(run_path)
+
+
+def test_cli_explain_prints_each_peer_and_matches_as_json(tmp_path: Any, capsys: Any) -> None:
+    qrels_path, run_path = _files(tmp_path)
+    assert main(["explain", qrels_path, run_path, "-m", f"AP@{K}"]) == 0
+    text = capsys.readouterr().out
+    theirs = _recbole(*_lists(*_recsys_case(0)))["AP"]
+    assert "RecBole" in text and f"{theirs:8.4f}" in text and "ap_denominator=min_R_k alone" in text
+    assert "Elliot" in text and "not reproduced" in text
+    assert main(["explain", qrels_path, run_path, "-m", f"AP@{K}", "--match", repr(theirs), "--tol", "1e-12",
+                 "--format", "json"]) == 0  # fmt: skip
+    record = json.loads(capsys.readouterr().out)
+    assert record["within_tol"] and record["matches"][0]["distance"] <= 1e-12
+    assert "recbole" in {m["profile"] for m in record["matches"]}
+    assert set(record["matches"][0]) == {"conventions", "changes", "value", "distance", "profile"}
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["-m", "P@5", "--match", "0.5", "--tol", "-1"], "--tol must be 0 or more"),
+    (["-m", "P@5,R@5", "--match", "0.5"], "--match searches for one measure"),
+    (["-m", "Coverage@5"], "one value per run"),
+    ([], "explain needs a measure"),
+    (["-m", "nDGC@5"], "unknown measure"),
+])  # fmt: skip
+def test_cli_explain_bad_input_is_one_clear_line(tmp_path: Any, capsys: Any, extra: list[str], message: str) -> None:
+    qrels_path, run_path = _files(tmp_path)
+    assert main(["explain", qrels_path, run_path, *extra]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
