@@ -134,6 +134,7 @@ def _file_inputs(args: argparse.Namespace) -> FileInputs:
             "duplicates": args.duplicates,
             "negative_labels": args.negative_labels,
             "ideal_from": args.ideal_from,
+            "short_lists": args.short_lists,
             "judged_only": args.J,
             "collection_size": args.N,
         }
@@ -597,6 +598,9 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duplicates", default="error", help="error | first | max")
     parser.add_argument("--negative-labels", default="unjudged", help="unjudged | nonrelevant | error")
     parser.add_argument("--ideal-from", default="judgments", help="judgments | run")
+    parser.add_argument("--short-lists", default="pad",
+                        help="pad (a list shorter than k is padded: P@k over k, trec_eval) | truncate (k is its length: "
+                             "MLflow)")  # fmt: skip
     parser.add_argument("--qrels-columns", default=None, help="for tables: query=COL,doc=COL,relevance=COL")
     parser.add_argument("--qrels-format", default=None, choices=("ndeval",),
                         help="ndeval: the qrels are subtopic judgments, 'query subtopic doc judgment' (alpha_nDCG, ...)")

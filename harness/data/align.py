@@ -35,7 +35,16 @@ from harness.data.model import Qrels, Run
 from harness.data.tables import line_of_source_row
 from harness.errors import InputFormatError
 from harness.kernels._segments import RankedLists
-from harness.measures.conventions import APDenominator, Conventions, Duplicates, IdealFrom, NegativeLabels, Queries, Ties
+from harness.measures.conventions import (
+    APDenominator,
+    Conventions,
+    Duplicates,
+    IdealFrom,
+    NegativeLabels,
+    Queries,
+    ShortLists,
+    Ties,
+)
 
 
 @dataclass(frozen=True)
@@ -518,6 +527,7 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, to_judged
         tie_group=tie_group,
         ideal_from_run=conv.ideal_from is IdealFrom.RUN,
         ap_min_r_k=conv.ap_denominator is APDenominator.MIN_R_K,
+        short_lists_truncate=conv.short_lists is ShortLists.TRUNCATE,
         collection_size=conv.collection_size,
     )
     in_run = counts > 0  # before -J: a query whose documents are all unjudged was still answered

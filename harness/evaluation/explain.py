@@ -33,7 +33,7 @@ from harness.data.model import Qrels, Run
 from harness.errors import MeasureError
 from harness.evaluation.evaluator import Evaluator, as_qrels, as_run
 from harness.evaluation.results import aggregate_values
-from harness.measures.conventions import APDenominator, Conventions, IdealFrom, NegativeLabels, Queries, Ties
+from harness.measures.conventions import APDenominator, Conventions, IdealFrom, NegativeLabels, Queries, ShortLists, Ties
 from harness.measures.parse import parse_measure
 from harness.measures.peers import PEERS, Peer
 from harness.measures.registry import REGISTRY
@@ -204,6 +204,8 @@ def _can_change(measure: Measure, setting: str) -> bool:
         return measure.name == "AP" and measure.cutoff is not None
     if setting == "ideal_from":
         return has_gain
+    if setting == "short_lists":
+        return measure.cutoff is not None and measure.name in ("P", "nDCG", "IDCG")  # the cutoff's ideal or divisor
     return True
 
 
@@ -255,6 +257,8 @@ def search_space(measure: Measure, qrels: Qrels) -> dict[str, tuple[object, ...]
         space["gain"] = next(p.choices for p in definition.params if p.name == "gain")
     if _can_change(measure, "ap_denominator"):
         space["ap_denominator"] = tuple(a.value for a in APDenominator)
+    if _can_change(measure, "short_lists"):
+        space["short_lists"] = tuple(s.value for s in ShortLists)
     return space
 
 

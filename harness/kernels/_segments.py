@@ -52,6 +52,7 @@ class RankedLists:
     tie_group: np.ndarray | None = None
     ideal_from_run: bool = False
     ap_min_r_k: bool = False  # AP@k divides by min(R, k) unless a measure says otherwise
+    short_lists_truncate: bool = False  # a list shorter than k cuts k to its length (P@k, IDCG@k): MLflow
     collection_size: int = 0  # documents in the collection (trec_eval -N), for utility
     items: ItemData | None = None  # each row's item and the item statistics (beyond-accuracy measures)
     intents: Any = None  # harness.kernels.intent.IntentData: the rows' subtopics (intent-aware measures)

@@ -45,9 +45,12 @@ def _at(offsets: np.ndarray, running: np.ndarray, rank: np.ndarray) -> np.ndarra
 
 
 def ideal_dcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
-    """IDCG@k: the DCG of the best possible ranking of the judged documents."""
+    """IDCG@k: the DCG of the best possible ranking of the judged documents (cut at a shorter list's length under
+    ``short_lists: truncate``)."""
     offsets, running = _ideal_cumulative(lists, scheme)
     rank = np.diff(offsets) if k is None else np.full(lists.n_queries, k, dtype=np.int64)
+    if k is not None and lists.short_lists_truncate:  # as many ideal places as the list has, up to k (MLflow)
+        rank = np.minimum(rank, lists.n_ret)
     return _at(offsets, running, rank)
 
 

@@ -22,12 +22,15 @@ def hits_at(lists: RankedLists, k: int | None, rel: float | None = None) -> np.n
 
 
 def precision_at(lists: RankedLists, k: int | None, rel: float | None = None) -> np.ndarray:
-    """P@k = relevant in the top k / k; a short list is padded with non-relevant (``m_P.c``).
+    """P@k = relevant in the top k / k; a short list is padded with non-relevant (``m_P.c``), or divides by its
+    length under ``short_lists: truncate``.
 
     Without a cutoff: relevant retrieved / retrieved (``set_P``).
     """
     if k is None:
         return _safe_div(hits_at(lists, None, rel), lists.n_ret)
+    if lists.short_lists_truncate:  # a short list's k is its length (MLflow); an empty list scores 0
+        return _safe_div(hits_at(lists, k, rel), np.minimum(lists.n_ret, k))
     return hits_at(lists, k, rel) / k
 
 

@@ -66,6 +66,13 @@ class APDenominator(StrEnum):
     MIN_R_K = "min_R_k"  # min(R, k) (MS Recommenders, RecBole, Spark)
 
 
+class ShortLists(StrEnum):
+    """What a cutoff k means for a list shorter than k."""
+
+    PAD = "pad"  # padded with non-relevant documents: P@k divides by k, IDCG@k has k places (trec_eval m_P.c)
+    TRUNCATE = "truncate"  # k becomes the list's length: P@k over the retrieved, IDCG@k over as many places (MLflow)
+
+
 @dataclass(frozen=True)
 class Conventions:
     """The conventions in force for one evaluation; defaults follow trec_eval.
@@ -84,6 +91,7 @@ class Conventions:
     negative_labels: NegativeLabels = NegativeLabels.UNJUDGED
     ideal_from: IdealFrom = IdealFrom.JUDGMENTS
     ap_denominator: APDenominator = APDenominator.R
+    short_lists: ShortLists = ShortLists.PAD
     relevance_level: int = 1  # trec_eval -l: relevant iff label >= 1
     depth: int | None = None  # trec_eval -M: only the first N retrieved count (None = all)
     judged_only: bool = False  # trec_eval -J: keep only retrieved documents judged (label >= 0), after depth

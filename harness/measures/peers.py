@@ -116,6 +116,14 @@ _PEERS = (
          measures=("nDCG", "P", "R", "RR", "Success", "AP"),
          caveat="Elliot's gain starts at its relevance_threshold: set relevance_level to it",
          source="elliot/evaluation/metrics/accuracy/{ndcg,map,precision,recall,mrr}; relevance/relevance.py"),
+    Peer("mlflow", "MLflow", {"ties": "input_order", "short_lists": "truncate"},
+         params={"nDCG": {"gain": "binary"}},
+         cannot={"*": "MLflow's retrieval metrics are precision_at_k, recall_at_k and ndcg_at_k"},
+         measures=("P", "R", "nDCG"),
+         caveat="MLflow averages over the rows of its evaluation table: a row with no ground truth scores 0, or 1 when "
+                "nothing was retrieved either; a document retrieved twice counts twice",
+         source="mlflow/metrics/metric_definitions.py (_precision_at_k_eval_fn, _recall_at_k_eval_fn, "
+                "_ndcg_at_k_eval_fn: scikit-learn's ndcg_score with k = the number retrieved)"),
     Peer("sklearn", "scikit-learn", {"ties": "average", "ideal_from": "run"},
          measures=_DCG, cannot={"*": "scikit-learn's ranking scores are ndcg_score and dcg_score"},
          source="sklearn/metrics/_ranking.py (ndcg_score, _tie_averaged_dcg)"),
@@ -140,7 +148,7 @@ PROFILES: dict[str, Mapping[str, object]] = {peer.name: peer.conventions for pee
 # option. A profile that sets an option is listed under its value (tests/evaluation/test_explain.py checks it).
 USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
     ("ties", "trec_eval"): ("trec_eval", "pytrec_eval", "ir_measures"),
-    ("ties", "input_order"): ("msrec", "recbole", "elliot"),
+    ("ties", "input_order"): ("msrec", "recbole", "elliot", "mlflow"),
     ("ties", "average"): ("sklearn", "torchmetrics' nDCG"),
     ("ties", "docno_ascending"): ("pyndeval, as ir_measures runs ndeval",),
     ("queries", "qrels"): ("trec_eval -c", "ir_measures", "ranx"),
@@ -151,10 +159,13 @@ USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
     ("negative_labels", "unjudged"): ("trec_eval", "pytrec_eval", "ir_measures"),
     ("negative_labels", "nonrelevant"): ("ranx",),
     ("negative_labels", "error"): ("sklearn",),
-    ("ideal_from", "judgments"): ("trec_eval", "pytrec_eval", "ir_measures", "ranx", "msrec", "recbole", "elliot"),
-    ("ideal_from", "run"): ("sklearn", "torchmetrics", "MLflow"),
+    ("ideal_from", "judgments"): ("trec_eval", "pytrec_eval", "ir_measures", "ranx", "msrec", "recbole", "elliot",
+                                  "mlflow"),
+    ("ideal_from", "run"): ("sklearn", "torchmetrics"),
     ("ap_denominator", "R"): ("trec_eval", "ranx", "ir_measures"),
     ("ap_denominator", "min_R_k"): ("msrec", "recbole", "Spark"),
+    ("short_lists", "pad"): ("trec_eval", "ir_measures", "ranx", "msrec", "recbole", "elliot", "torchmetrics"),
+    ("short_lists", "truncate"): ("mlflow", "RecList"),
 }
 
 

@@ -319,3 +319,31 @@ def test_cli_explain_bad_input_is_one_clear_line(tmp_path: Any, capsys: Any, ext
     assert main(["explain", qrels_path, run_path, *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_mlflow_profile_gives_mlflows_own_values(seed: int) -> None:
+    """MLflow's own retrieval metrics (a core dependency, so run here): precision over the number retrieved when fewer
+    than k (short_lists: truncate), nDCG through scikit-learn with k = the number retrieved and binary relevance."""
+    import pandas as pd
+    from mlflow.metrics import metric_definitions as mlflow_metrics
+
+    rng = np.random.default_rng(70 + seed)
+    qrels, run, predictions, targets = [], [], [], []
+    for q in range(40):
+        docs = [f"d{int(d)}" for d in rng.choice(50, size=20, replace=False)]
+        labels = rng.choice([0, 0, 1, 2], size=8)
+        qrels += [(f"q{q}", d, int(r)) for d, r in zip(docs[:8], labels, strict=True)]
+        listed = list(rng.permutation(docs))[: int(rng.integers(1, 12))]  # often shorter than k
+        scores = np.sort(np.round(rng.random(len(listed)) * 3))[::-1]
+        run += [(f"q{q}", d, float(s)) for d, s in zip(listed, scores, strict=True)]
+        predictions.append(listed)
+        targets.append([d for d, r in zip(docs[:8], labels, strict=True) if r >= 1])
+    found = _peer_values(qrels, run, "mlflow", ["P", "R", "nDCG"])
+    preds, truth = pd.Series(predictions), pd.Series(targets)
+    for name, fn in (("P", mlflow_metrics._precision_at_k_eval_fn), ("R", mlflow_metrics._recall_at_k_eval_fn),
+                     ("nDCG", mlflow_metrics._ndcg_at_k_eval_fn)):  # fmt: skip
+        theirs = fn(K)(preds, truth).aggregate_results["mean"]
+        assert found[name] == pytest.approx(theirs, abs=1e-6), name  # MLflow's nDCG reads float32 scores
+    assert found["P"] != pytest.approx(aggregate_values(parse_measure(f"P@{K}"), Evaluator(
+        Qrels.from_records(qrels), [f"P@{K}"]).evaluate(Run.from_records(run)).values[:, 0]), abs=1e-3)  # fmt: skip
