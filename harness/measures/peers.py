@@ -135,7 +135,7 @@ _PEERS = (
                  "*": "TorchMetrics' retrieval metrics in harness's terms are nDCG, P, RR, Success, AP and R"},
          measures=("nDCG", "P", "RR", "Success", "AP", "R"),
          caveat="TorchMetrics orders tied scores of P, RR and Success by torch's unstable argsort, and since 1.7.4 "
-                "treats a document scored <= 0 as not retrieved (not nDCG)",
+                "treats a document scored <= 0 as not retrieved (nDCG too in later releases): give it positive scores",
          arbitrary_ties=True,
          source="torchmetrics/functional/retrieval/*.py"),
 )  # fmt: skip

@@ -347,3 +347,35 @@ def test_mlflow_profile_gives_mlflows_own_values(seed: int) -> None:
         assert found[name] == pytest.approx(theirs, abs=1e-6), name  # MLflow's nDCG reads float32 scores
     assert found["P"] != pytest.approx(aggregate_values(parse_measure(f"P@{K}"), Evaluator(
         Qrels.from_records(qrels), [f"P@{K}"]).evaluate(Run.from_records(run)).values[:, 0]), abs=1e-3)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_torchmetrics_profile_gives_its_ndcg_and_precision(seed: int) -> None:
+    """TorchMetrics' retrieval_normalized_dcg is scikit-learn's tie-averaged DCG "translated" (its source says so),
+    over each query's predictions and their targets (unjudged ones 0), every predicted query counted; its precision
+    divides the hits in the top k by k. Checked with scikit-learn's ndcg_score and by hand, scores positive and
+    untied for P (TorchMetrics orders ties arbitrarily there)."""
+    from sklearn.metrics import ndcg_score
+
+    rng = np.random.default_rng(80 + seed)
+    qrels, run, ndcgs, precisions = [], [], [], []
+    for q in range(30):
+        n = int(rng.integers(3, 12))
+        labels = rng.integers(0, 4, size=n)
+        judged = rng.random(n) < 0.8 if q % 7 else np.zeros(n, dtype=bool)  # some queries nobody judged
+        qrels += [(f"q{q}", f"d{i}", int(labels[i])) for i in range(n) if judged[i]]
+        if q % 3 == 0:
+            qrels.append((f"q{q}", "never-predicted", 2))  # not among the predictions: invisible to TorchMetrics
+        tied = np.round(rng.random(n) * 3) + 1.0  # positive, with ties: nDCG averages them
+        run += [(f"q{q}", f"d{i}", float(tied[i])) for i in range(n)]
+        target = np.where(judged, labels, 0)
+        ndcgs.append(ndcg_score([target], [tied], k=K) if target.any() else 0.0)
+    (nd,) = explain_measures(Qrels.from_records(qrels), Run.from_records(run), [f"nDCG@{K}"], peers=["torchmetrics"])
+    assert nd.peers[0].value == pytest.approx(float(np.mean(ndcgs)), abs=1e-12)
+    untied = [(q, d, float(len(run) - i)) for i, (q, d, _) in enumerate(run)]  # positive, falling in file order
+    for q in sorted({row[0] for row in untied}):
+        top = [d for qq, d, _ in sorted((r for r in untied if r[0] == q), key=lambda r: -r[2])][:K]
+        relevant = {d for qq, d, r in qrels if qq == q and r >= 1}
+        precisions.append(sum(d in relevant for d in top) / K)
+    (p,) = explain_measures(Qrels.from_records(qrels), Run.from_records(untied), [f"P@{K}"], peers=["torchmetrics"])
+    assert p.peers[0].value == pytest.approx(float(np.mean(precisions)), abs=1e-12)
