@@ -379,3 +379,11 @@ def test_torchmetrics_profile_gives_its_ndcg_and_precision(seed: int) -> None:
         precisions.append(sum(d in relevant for d in top) / K)
     (p,) = explain_measures(Qrels.from_records(qrels), Run.from_records(untied), [f"P@{K}"], peers=["torchmetrics"])
     assert p.peers[0].value == pytest.approx(float(np.mean(precisions)), abs=1e-12)
+
+
+def test_harness_measures_names_the_tools_behind_each_conventions_value(capsys: Any) -> None:
+    assert main(["measures"]) == 0
+    text = capsys.readouterr().out
+    tail = text[text.index("Conventions (the first value is harness's default"):]
+    assert "ap_denominator\n    R (trec_eval, ranx, ir_measures) | min_R_k (msrec, recbole, Spark)" in tail
+    assert "short_lists\n    pad (" in tail and "truncate (mlflow, RecList)" in tail

@@ -237,6 +237,9 @@ def test_report_in_chromium(report: Path) -> None:
         visible = comparisons.locator("tbody tr:visible")
         assert visible.count() == 4 * 3 and set(visible.locator("td:nth-child(2)").all_inner_texts()) == {"P@10"}
         page.locator('input.filter[data-table="ds-main-comparisons"]').fill("")
+        # the conventions name the tools that share each value (harness/measures/peers.py USED_BY)
+        conventions = page.locator("section#ds-main dl.kv").last.inner_text()
+        assert "ap_denominator" in conventions and "(as in trec_eval, ranx, ir_measures)" in conventions
         # the per-query part is bounded: the queries that changed most, per measure and system
         top = page.locator("#ds-main-top-changes tbody tr")
         assert 0 < top.count() <= 10 * 5 * 4
