@@ -20,6 +20,7 @@ from which its item id follows (``Aligned.item_ids()``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -523,12 +524,8 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, to_judged
         label=labels,
         judged_offsets=j_offsets,
         judged_label=prepared.judged_labels[take],
-        relevance_level=conv.relevance_level,
         tie_group=tie_group,
-        ideal_from_run=conv.ideal_from is IdealFrom.RUN,
-        ap_min_r_k=conv.ap_denominator is APDenominator.MIN_R_K,
-        short_lists_truncate=conv.short_lists is ShortLists.TRUNCATE,
-        collection_size=conv.collection_size,
+        **kernel_settings(conv),
     )
     in_run = counts > 0  # before -J: a query whose documents are all unjudged was still answered
     if conv.judged_only:
@@ -567,6 +564,33 @@ def engine_for(rows: int, choice: EngineChoice = "auto") -> Engine:
     if choice == "auto":
         return align_compiled if rows >= COMPILED_FROM_ROWS else align_arrow
     return ENGINES[choice]
+
+
+def kernel_settings(conventions: Conventions) -> dict[str, Any]:
+    """The conventions the kernels read from the lists (:class:`RankedLists`' fields), not from the alignment: lists
+    aligned once can be read under each of them (``dataclasses.replace(lists, **kernel_settings(c))``)."""
+    return {
+        "relevance_level": conventions.relevance_level,
+        "ideal_from_run": conventions.ideal_from is IdealFrom.RUN,
+        "ap_min_r_k": conventions.ap_denominator is APDenominator.MIN_R_K,
+        "short_lists_truncate": conventions.short_lists is ShortLists.TRUNCATE,
+        "collection_size": conventions.collection_size,
+    }
+
+
+def alignment_conventions(conventions: Conventions) -> Conventions:
+    """``conventions`` with those only the kernels read (:func:`kernel_settings`) at their defaults: two conventions
+    with the same alignment conventions give the same aligned rows. The relevance level stays when it decides the
+    universe (``queries: relevant``).
+
+    >>> alignment_conventions(Conventions(ap_denominator="min_R_k", relevance_level=2)) == Conventions()
+    True
+    """
+    default = Conventions()
+    level = conventions.relevance_level if conventions.queries is Queries.RELEVANT else default.relevance_level
+    return dataclasses.replace(conventions, relevance_level=level, ideal_from=default.ideal_from,
+                               ap_denominator=default.ap_denominator, short_lists=default.short_lists,
+                               collection_size=default.collection_size)  # fmt: skip
 
 
 def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None, engine: EngineChoice = "auto") -> Aligned:

@@ -166,14 +166,17 @@ class Evaluator:
                                                                    lists.n_ret, judged, np.diff(lists.judged_offsets)))
         return lists
 
-    def evaluate_aligned(self, name: str, aligned: Aligned, lists: RankedLists | None = None) -> PerQuery:
-        """Every per-query measure on an aligned run (``lists``: its :meth:`item_lists`, when already built)."""
+    def evaluate_aligned(self, name: str, aligned: Aligned, lists: RankedLists | None = None,
+                         only: Sequence[Measure] | None = None) -> PerQuery:  # fmt: skip
+        """Every per-query measure on an aligned run (``lists``: its :meth:`item_lists`, when already built; ``only``:
+        these of the evaluator's per-query measures)."""
+        measures = self.query_measures if only is None else tuple(only)
         item_lists = lists if lists is not None else self.item_lists(aligned)
         label_lists = self._label_lists(aligned)
-        values = np.zeros((len(aligned.query_ids), len(self.query_measures)))
+        values = np.zeros((len(aligned.query_ids), len(measures)))
         missing = ~aligned.in_run
         judged: dict[int, RankedLists] = {}
-        for j, measure in enumerate(self.query_measures):
+        for j, measure in enumerate(measures):
             lists = item_lists if measure in self._reads_items else label_lists
             if measure.param("judged_only"):  # ir_measures' judged_only=True: this measure over judged documents only
                 if id(lists) not in judged:
@@ -185,7 +188,7 @@ class Evaluator:
             if measure.name not in _DEFINED_WITHOUT_RUN and not definition.undefined_skipped:
                 column = np.where(missing, 0.0, column)
             values[:, j] = column
-        return PerQuery(name, aligned.query_ids, self.query_measures, values, aligned.in_run)
+        return PerQuery(name, aligned.query_ids, measures, values, aligned.in_run)
 
     def system_values(self, lists: RankedLists, weights: np.ndarray | None = None) -> dict[Measure, np.ndarray]:
         """Each system measure under each row of user weights (B x queries; default: the run itself, B = 1)."""

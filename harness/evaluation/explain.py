@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from harness.data.align import Aligned, alignment_conventions, kernel_settings
 from harness.data.model import Qrels, Run
 from harness.errors import MeasureError
 from harness.evaluation.evaluator import Evaluator, as_qrels, as_run
@@ -104,25 +105,50 @@ class Match:
 
 
 class _Values:
-    """Per-query values of measures under conventions, each computed once (an :class:`Evaluator` per conventions)."""
+    """Per-query values under conventions. The run is aligned once per alignment (ties, universe, labels:
+    :func:`~harness.data.align.alignment_conventions`) and read under each of the kernels' conventions (ideal, AP
+    denominator, short lists, relevance level), as :func:`~harness.data.align.align` would have built them."""
 
-    def __init__(self, qrels: Qrels, run: Run) -> None:
+    def __init__(self, qrels: Qrels, run: Run, measures: Iterable[Measure]) -> None:
         self.qrels, self.run = qrels, run
+        self.measures = tuple(dict.fromkeys(measures))
+        self._aligned: dict[Conventions, tuple[Evaluator, Aligned]] = {}
         self._cache: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}
 
-    def compute(self, conventions: Conventions, measures: Sequence[Measure]) -> None:
-        todo = [m for m in dict.fromkeys(measures) if (conventions, m) not in self._cache]
-        if todo:
-            per_query = Evaluator(self.qrels, todo, conventions).evaluate(self.run)
-            for j, m in enumerate(per_query.measures):
-                self._cache[conventions, m] = (per_query.query_ids, per_query.values[:, j])
+    def _evaluator(self, conventions: Conventions) -> tuple[Evaluator, Aligned]:
+        key = alignment_conventions(conventions)
+        if key not in self._aligned:
+            averaged = key.ties is Ties.AVERAGE  # defined only for some measures: the others are not asked under it
+            measures = [m for m in self.measures if not averaged or REGISTRY.definition(m).ties_average_ok]
+            evaluator = Evaluator(self.qrels, measures, key)
+            self._aligned[key] = (evaluator, evaluator.align(self.run))
+        return self._aligned[key]
 
     def get(self, conventions: Conventions, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
-        self.compute(conventions, [measure])
-        return self._cache[conventions, measure]
+        """(query ids, values) of ``measure``; conventions that cannot change it are not evaluated twice."""
+        reading = _reading(conventions, measure)
+        if (reading, measure) not in self._cache:
+            evaluator, aligned = self._evaluator(reading)
+            lists = dataclasses.replace(aligned.lists, **kernel_settings(reading))
+            per_query = evaluator.evaluate_aligned(self.run.name, dataclasses.replace(aligned, lists=lists), only=[measure])
+            self._cache[reading, measure] = (per_query.query_ids, per_query.values[:, 0])
+        return self._cache[reading, measure]
 
     def mean(self, conventions: Conventions, measure: Measure) -> float:
         return aggregate_values(measure, self.get(conventions, measure)[1])
+
+
+def _reading(conventions: Conventions, measure: Measure) -> Conventions:
+    """``conventions`` with those that cannot change ``measure`` at their defaults: the relevance level of a measure of
+    linear or exponential gains (trec_eval's -l leaves them alone) unless it decides the universe; the ideal, AP's
+    denominator and short lists where the measure has none."""
+    default = Conventions()
+    changes: dict[str, Any] = {k: getattr(default, k) for k in ("ideal_from", "ap_denominator", "short_lists")
+                               if not _can_change(measure, k)}  # fmt: skip
+    graded = any(p.name == "gain" for p in REGISTRY.definition(measure).params)
+    if graded and measure.param("gain") not in ("binary", "elliot") and conventions.queries is not Queries.RELEVANT:
+        changes["relevance_level"] = default.relevance_level
+    return dataclasses.replace(conventions, **changes)
 
 
 def _affected(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> int:
@@ -166,12 +192,23 @@ def explain(qrels: Qrels | Any, run: Run | Any, measures: Iterable[Measure | str
     qrels, run = as_qrels(qrels), as_run(run)
     base = conventions or Conventions()
     chosen = [PEERS[name] for name in (peers or PEERS)]
-    values = _Values(qrels, run)
-    out = []
     asked = _per_query(measures)
+    values = _Values(qrels, run, _variants(asked, chosen, base))
+    out = []
     with progress.task("explaining", len(asked) * len(chosen)) as advance:
         for measure in asked:
             out.append(_explain_one(values, base, measure, chosen, advance))
+    return out
+
+
+def _variants(asked: list[Measure], chosen: list[Peer], base: Conventions) -> list[Measure]:
+    """Every measure explain reads: those asked, each peer's variant of them, and each variant parameter alone."""
+    out = list(asked)
+    for measure in asked:
+        for peer in chosen:
+            if peer.unreproducible(measure) is None:
+                out.append(peer.measure_for(measure))
+                out += [_alone(base, measure, k, v)[1] for k, v in peer.differences(measure, base).items() if "." in k]
     return out
 
 
@@ -275,17 +312,16 @@ def match(qrels: Qrels | Any, run: Run | Any, measure: Measure | str, target: fl
     space = search_space(asked, qrels)
     gains = space.pop("gain", (None,))
     defaults = {**base.as_dict(), "gain": asked.param("gain", "linear")}
-    values = _Values(qrels, run)
     keys = list(space)
     combos = list(itertools.product(*(space[k] for k in keys)))
     variants = {g: asked if g is None else _with_param(asked, "gain", g) for g in gains}
+    values = _Values(qrels, run, variants.values())
     found = []
     with progress.task("matching", len(combos)) as advance:
         for combo in combos:
             advance()
             settings = dict(zip(keys, combo, strict=True))
             conv = Conventions.from_mapping({**base.as_dict(), **settings})
-            values.compute(conv, list(variants.values()))
             for gain, variant in variants.items():
                 value = values.mean(conv, variant)
                 full = settings if gain is None else {**settings, "gain": gain}

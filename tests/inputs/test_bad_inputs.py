@@ -190,7 +190,7 @@ CONFIGS = [
     Case("alpha-infinite", _cfg_replace("baseline: a\n", "baseline: a\nstats: {alpha: .inf}\n"), RUN_ARGV, "finite", "exp.yaml", 10),
     Case("unknown-correction", _cfg_replace("baseline: a\n", "baseline: a\nstats: {correction: fdr}\n"), RUN_ARGV, "unknown correction 'fdr'", "exp.yaml", 10),
     Case("unknown-tie-rule", _cfg_replace("baseline: a\n", "baseline: a\nconventions: {ties: random}\n"), RUN_ARGV, "random", "exp.yaml", 10),
-    Case("unknown-profile", _cfg_replace("baseline: a\n", "baseline: a\nprofile: ranx\n"), RUN_ARGV, "ranx", "exp.yaml", 10),
+    Case("unknown-profile", _cfg_replace("baseline: a\n", "baseline: a\nprofile: pyterrier\n"), RUN_ARGV, "pyterrier", "exp.yaml", 10),
     Case("guard-unknown-measure", _cfg_replace("report: {enabled: false}\n", "report:\n  enabled: false\n  release: {production: a, candidate: b, guards: [{measure: P@3, max_drop: 0.01}]}\n"),
          RUN_ARGV, "P@3", "exp.yaml", 13),
     Case("guard-no-margin", _cfg_replace("report: {enabled: false}\n", "report:\n  enabled: false\n  release: {production: a, candidate: b, guards: [{measure: AP}]}\n"),
