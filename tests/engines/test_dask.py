@@ -65,6 +65,8 @@ def test_two_million_rows_evaluate_to_the_same_bits(client: Any) -> None:
     {"ties": "input_order", "duplicates": "first", "queries": "run"},
     {"ties": "pessimistic", "duplicates": "max", "queries": "intersection", "depth": 30, "judged_only": True},
     {"ties": "average", "duplicates": "first", "negative_labels": "nonrelevant"},
+    {"queries": "relevant", "relevance_level": 2, "short_lists": "truncate", "ap_denominator": "min_R_k", "depth": 3,
+     "ideal_from": "run", "duplicates": "first"},  # the peers' conventions (harness explain's profiles)
 ])  # fmt: skip
 def test_file_order_conventions_survive_the_shuffle(client: Any, conventions: dict[str, object]) -> None:
     """input_order ties and duplicates: first read the file order, which the shuffle destroys and the engine restores."""
