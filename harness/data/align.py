@@ -283,9 +283,25 @@ class PreparedQrels:
         )
 
     @cached_property
+    def judged_rows(self) -> np.ndarray:
+        """Each judgment's row, grouped by query in ``query_ids`` order (parallel to ``judged_labels``)."""
+        return np.argsort(self.codes, kind="stable")
+
+    @cached_property
     def judged_docs(self) -> pa.Array:
         """The judged documents grouped by query, in ``query_ids`` order (parallel to ``judged_labels``)."""
-        return _take(self.docs, np.argsort(self.codes, kind="stable"))
+        return _take(self.docs, self.judged_rows)
+
+    def judged_rows_of(self, query_ids: np.ndarray) -> np.ndarray:
+        """The judgments' rows of each of ``query_ids`` in that order, as :func:`align` lays out ``judged_label``
+        (nothing for a query without judgments)."""
+        if query_ids is self.query_ids or (len(query_ids) == len(self.query_ids) and bool((query_ids == self.query_ids).all())):
+            return self.judged_rows  # the judged queries themselves, in their order (the usual universe): no lookup
+        codes = positions_in(string_array([str(q) for q in query_ids]), self.query_id_array)
+        counts = np.where(codes >= 0, np.diff(self.judged_offsets)[np.maximum(codes, 0)], 0)
+        starts = np.where(codes >= 0, self.judged_offsets[:-1][np.maximum(codes, 0)], 0)
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        return self.judged_rows[np.repeat(starts - offsets[:-1], counts) + np.arange(int(offsets[-1]))]
 
     def judged_docs_of(self, query_ids: np.ndarray) -> pa.Array:
         """The judged documents of each of ``query_ids`` in that order, as :func:`align` lays out ``judged_label``
@@ -295,14 +311,8 @@ class PreparedQrels:
         >>> PreparedQrels.build(q, Conventions()).judged_docs_of(np.array(["q2", "q0", "q1"])).to_pylist()
         ['d9', 'd1', 'd2']
         """
-        if query_ids is self.query_ids or (len(query_ids) == len(self.query_ids) and bool((query_ids == self.query_ids).all())):
-            return self.judged_docs  # the judged queries themselves, in their order (the usual universe): no lookup
-        codes = positions_in(string_array([str(q) for q in query_ids]), self.query_id_array)
-        counts = np.where(codes >= 0, np.diff(self.judged_offsets)[np.maximum(codes, 0)], 0)
-        starts = np.where(codes >= 0, self.judged_offsets[:-1][np.maximum(codes, 0)], 0)
-        offsets = np.concatenate(([0], np.cumsum(counts)))
-        take = np.repeat(starts - offsets[:-1], counts) + np.arange(int(offsets[-1]))
-        return _take(self.judged_docs, take)
+        rows = self.judged_rows_of(query_ids)
+        return self.judged_docs if rows is self.judged_rows else _take(self.docs, rows)
 
     def labels_for(self, sorted_keys: _SortedKeys, judged_codes: np.ndarray, docs: pa.Array) -> np.ndarray:
         """Label of each run row (NaN when not judged), given the run's sorted key prefixes.

@@ -339,16 +339,21 @@ class ItemContext:
             )
         return self._user_items
 
+    def judged_codes(self, docs: pa.Array, rows: np.ndarray) -> np.ndarray:
+        """The item code of the judgments ``docs[rows]`` (-1 for an item nothing else knows): one lookup over the
+        judgments as read, then a gather, instead of gathering their ids first."""
+        return positions_in(docs, self.known)[rows]
+
     def for_run(self, item_ids: pa.Array, query_ids: np.ndarray, cooccurrence: bool = False,
                 pair_depth: int | None = None, cold_order: pa.Array | None = None,
-                judged_ids: pa.Array | None = None, score: np.ndarray | None = None) -> ItemData:  # fmt: skip
+                judged_code: np.ndarray | None = None, score: np.ndarray | None = None) -> ItemData:  # fmt: skip
         """The kernels' view of one run: each row's item code, and statistics padded for the run's cold items.
 
         Cold items are numbered by first appearance in ``item_ids``, or by their place in
         ``cold_order`` (every cold item of the run, in order of first appearance) when only
-        part of the run's rows is given (the dask engine's cut lists). ``judged_ids``: the
-        judged items of the lists' judgments (their codes, -1 for an item nothing else knows);
-        ``score``: each row's score, for the measures that read it.
+        part of the run's rows is given (the dask engine's cut lists). ``judged_code``: the
+        item code of each of the lists' judgments (:meth:`judged_codes`); ``score``: each
+        row's score, for the measures that read it.
         """
         if isinstance(item_ids, pa.ChunkedArray):
             item_ids = item_ids.combine_chunks()
@@ -395,7 +400,7 @@ class ItemContext:
             history_offsets=history_offsets, history_codes=history_codes,
             item_users=self.item_users() if cooccurrence and self._pairs is not None else None, pair_depth=pair_depth,
             user_items=self.user_items() if cooccurrence and self._pairs is not None else None,
-            judged_code=None if judged_ids is None else positions_in(judged_ids, self.known),
+            judged_code=judged_code,
             columns={name: pad_nan(values) for name, values in self.columns.items()}, labels=self.labels, score=score,
             train_first=None if self.train_first is None else np.concatenate([self.train_first, np.full(n_cold, np.inf)]),
             **self._user_groups_of(query_ids),

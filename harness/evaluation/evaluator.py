@@ -136,7 +136,8 @@ class Evaluator:
         reads = frozenset().union(*(REGISTRY.definition(m).reads(m) for m in self.measures))
         data = self.items.for_run(
             aligned.item_array(rows), aligned.query_ids, cooccurrence=self._cooccurrence, pair_depth=self._pair_depth,
-            judged_ids=self.prepared.judged_docs_of(aligned.query_ids) if "judged" in reads else None,
+            judged_code=self.items.judged_codes(self.prepared.docs, self.prepared.judged_rows_of(aligned.query_ids))
+            if "judged" in reads else None,
             score=(aligned.score if rows is None else aligned.scores_at(rows)) if "score" in reads else None,
         )  # fmt: skip
         lists = dataclasses.replace(lists, items=data)
