@@ -321,27 +321,29 @@ def discount(pos: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class RowTerms:
-    """Sparse per-user terms (users x ``width``) as CSR arrays: each user's entries are ``columns[indptr[u]:indptr[u +
-    1]]`` with ``data`` alike. A system measure's terms when most of a user's row is zero (Item MAD's per-item sums);
-    scipy is imported only when more than one row of weights multiplies them, which the run's own value never needs.
+    """Sparse per-user terms (users x ``width * len(blocks)``) as CSR arrays: user u's entries are ``columns[indptr[u]
+    :indptr[u + 1]]``, and entry i holds ``blocks[b][i]`` at column ``b * width + columns[i]`` for each block b (a
+    block of None holds 1 everywhere: a count, never stored). A system measure's terms when most of a user's row is
+    zero (Item MAD's per-item gains and counts); scipy is imported only when more than one row of weights multiplies
+    them, which the run's own value never needs.
 
-    >>> terms = RowTerms(np.array([0, 2, 3]), np.array([0, 2, 1]), np.array([1.0, 2.0, 3.0]), width=3)
-    >>> terms.weighted_sums(np.array([[1.0, 10.0]])).tolist()   # user 0 + 10 x user 1
-    [[1.0, 30.0, 2.0]]
-    >>> terms[np.array([1, 1])].weighted_sums(np.ones((2, 2))).tolist()
-    [[0.0, 6.0, 0.0], [0.0, 6.0, 0.0]]
+    >>> terms = RowTerms(np.array([0, 2, 3]), np.array([0, 2, 1]), (np.array([1.0, 2.0, 3.0]), None), width=3)
     >>> terms.toarray().tolist()
-    [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
+    [[1.0, 0.0, 2.0, 1.0, 0.0, 1.0], [0.0, 3.0, 0.0, 0.0, 1.0, 0.0]]
+    >>> terms.weighted_sums(np.array([[1.0, 10.0]])).tolist()   # user 0 + 10 x user 1
+    [[1.0, 30.0, 2.0, 1.0, 10.0, 1.0]]
+    >>> terms[np.array([1, 1])].weighted_sums(np.ones((2, 2))).tolist()
+    [[0.0, 6.0, 0.0, 0.0, 2.0, 0.0], [0.0, 6.0, 0.0, 0.0, 2.0, 0.0]]
     """
 
     indptr: np.ndarray
     columns: np.ndarray
-    data: np.ndarray
+    blocks: tuple[np.ndarray | None, ...]
     width: int
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.indptr.size - 1, self.width
+        return self.indptr.size - 1, self.width * len(self.blocks)
 
     def __getitem__(self, rows: np.ndarray) -> RowTerms:
         """The terms of ``rows`` (user indexes, repeats allowed), in that order."""
@@ -350,7 +352,7 @@ class RowTerms:
         indptr = np.zeros(rows.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
         take = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
-        return RowTerms(indptr, self.columns[take], self.data[take], self.width)
+        return RowTerms(indptr, self.columns[take], tuple(None if b is None else b[take] for b in self.blocks), self.width)
 
     @staticmethod
     def stack(chunks: list[RowTerms], zero_rows: int = 0) -> RowTerms:
@@ -358,26 +360,36 @@ class RowTerms:
         lengths = np.concatenate([np.diff(c.indptr) for c in chunks] + [np.zeros(zero_rows, dtype=np.int64)])
         indptr = np.zeros(lengths.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        return RowTerms(indptr, np.concatenate([c.columns for c in chunks]), np.concatenate([c.data for c in chunks]),
-                        chunks[0].width)  # fmt: skip
+        blocks = tuple(None if chunks[0].blocks[b] is None else np.concatenate([c.blocks[b] for c in chunks])
+                       for b in range(len(chunks[0].blocks)))  # type: ignore[misc]  # fmt: skip
+        return RowTerms(indptr, np.concatenate([c.columns for c in chunks]), blocks, chunks[0].width)
+
+    def _owner(self) -> np.ndarray:
+        return np.repeat(np.arange(self.indptr.size - 1), np.diff(self.indptr))
 
     def toarray(self) -> np.ndarray:
-        """The dense (users x width) terms, entries in one cell added."""
-        out = np.zeros(self.shape)
-        np.add.at(out, (np.repeat(np.arange(self.indptr.size - 1), np.diff(self.indptr)), self.columns), self.data)
-        return out
+        """The dense terms, entries in one cell added."""
+        out = np.zeros((self.indptr.size - 1, self.width, len(self.blocks)))
+        for b, data in enumerate(self.blocks):
+            np.add.at(out[:, :, b], (self._owner(), self.columns), 1.0 if data is None else data)
+        return np.concatenate([out[:, :, b] for b in range(len(self.blocks))], axis=1)
 
     def weighted_sums(self, weights: np.ndarray) -> np.ndarray:
-        """(B x width): each row of user weights (B x users) times the terms. Every sum adds its entries in user
-        order from 0, one row of weights or many, so the run's value and its resamples share their bits."""
+        """(B x width * blocks): each row of user weights (B x users) times the terms. Every sum adds its entries in
+        user order from 0, one row of weights or many, so the run's value and its resamples share their bits."""
         w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
         if w.shape[0] == 1:
-            owner = np.repeat(np.arange(self.indptr.size - 1), np.diff(self.indptr))
-            return np.bincount(self.columns, weights=self.data * w[0][owner], minlength=self.width)[None, :]
+            per_entry = w[0][self._owner()]
+            return np.concatenate([np.bincount(self.columns, weights=per_entry if data is None else data * per_entry,
+                                               minlength=self.width) for data in self.blocks])[None, :]  # fmt: skip
         from scipy import sparse
 
-        matrix = sparse.csr_matrix((self.data, self.columns, self.indptr), shape=self.shape)
-        return np.asarray(matrix.T @ w.T).T
+        sums = []
+        for data in self.blocks:
+            values = np.ones(self.columns.size) if data is None else data
+            matrix = sparse.csr_matrix((values, self.columns, self.indptr), shape=(self.indptr.size - 1, self.width))
+            sums.append(np.asarray(matrix.T @ w.T).T)
+        return np.hstack(sums)
 
 
 @dataclass(frozen=True, eq=False)

@@ -301,13 +301,11 @@ def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: s
         values[hits] = items.score[at][hits]
     n = items.n_known  # cold items are in no group: the columns are the same for every run of the dataset
     code, qidx = cut.code[rows], cut.qidx[rows]
-    # CSR straight from the rows, which come by user: each row's gain at its item, its count at n + its item (an
-    # item is once in a list, so no entries to sum)
+    # CSR straight from the rows, which come by user: each row's gain at its item, its count (1, not stored) at
+    # n + its item (an item is once in a list, so no entries to sum)
     indptr = np.zeros(lists.n_queries + 1, dtype=np.int64)
-    np.cumsum(2 * np.bincount(qidx, minlength=lists.n_queries), out=indptr[1:])
-    data, cols = np.ones(2 * rows.size), np.empty(2 * rows.size, dtype=np.int64)
-    data[0::2], cols[0::2], cols[1::2] = values, code, n + code
-    return RowTerms(indptr, cols, data, 2 * n)
+    np.cumsum(np.bincount(qidx, minlength=lists.n_queries), out=indptr[1:])
+    return RowTerms(indptr, np.asarray(code, dtype=np.int64), (values, None), n)
 
 
 def mad_finish(sums: np.ndarray, group: np.ndarray, n_groups: int, empty_groups: str) -> np.ndarray:

@@ -108,13 +108,19 @@ def test_sparse_terms_sum_as_a_dense_product_and_share_their_bits_across_rows_of
     lengths = rng.integers(0, 6, size=40)
     indptr = np.concatenate(([0], np.cumsum(lengths)))
     columns = np.concatenate([rng.choice(30, size=n, replace=False) for n in lengths]).astype(np.int64)
-    terms = RowTerms(indptr, columns, rng.random(columns.size) * 10, width=30)
+    terms = RowTerms(indptr, columns, (rng.random(columns.size) * 10, None), width=30)
     weights = rng.poisson(1.0, size=(4, 40)).astype(np.float64)
     many = terms.weighted_sums(weights)
+    dense = np.zeros((40, 60))  # by hand: each entry's value at its column, and 1 at 30 + its column
+    for user in range(40):
+        for i in range(indptr[user], indptr[user + 1]):
+            dense[user, columns[i]] += terms.blocks[0][i]  # type: ignore[index]
+            dense[user, 30 + columns[i]] += 1.0
+    assert np.array_equal(terms.toarray(), dense)
     for b in range(4):
         assert np.array_equal(many[b], terms.weighted_sums(weights[b : b + 1])[0])
     np.testing.assert_allclose(many, weights @ terms.toarray(), rtol=1e-12)
     rows = np.array([3, 3, 0, 39])
     assert np.array_equal(terms[rows].toarray(), terms.toarray()[rows])
     stacked = RowTerms.stack([terms[rows], terms], zero_rows=2).toarray()
-    assert np.array_equal(stacked, np.vstack([terms.toarray()[rows], terms.toarray(), np.zeros((2, 30))]))
+    assert np.array_equal(stacked, np.vstack([terms.toarray()[rows], terms.toarray(), np.zeros((2, 60))]))
