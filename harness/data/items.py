@@ -190,9 +190,12 @@ class ItemContext:
                  user_groups: Mapping[str, str] | None = None) -> None:  # fmt: skip
         self.train, self.catalog = train, catalog
         self.user_groups = user_groups  # query (user) -> group, e.g. the dataset's segments: UserMAD's groups
-        parts = [source.item_id for source in (train, catalog) if source is not None]
-        known = pc.unique(same_strings(parts)) if parts else string_array([])
-        known = contiguous(known)
+        # the training items' dictionary (first appearance: RecBole numbers them so, its tail's tie order) also gives
+        # their distinct ids: the known items are the sorted union of tens of thousands of ids, not of every row
+        items_seen = None if train is None else pc.dictionary_encode(contiguous(train.item_id))
+        parts = [ids for ids in (None if items_seen is None else items_seen.dictionary,
+                                 None if catalog is None else catalog.item_id) if ids is not None]  # fmt: skip
+        known = contiguous(pc.unique(same_strings(parts))) if parts else string_array([])
         self.known: pa.Array = known.take(pc.sort_indices(known))
         n = len(self.known)
         self.count = np.zeros(n)
@@ -204,8 +207,7 @@ class ItemContext:
         self._pairs: tuple[np.ndarray, np.ndarray] | None = None
         self._train_users: pa.Array | None = None
         if train is not None:
-            # the dictionary lists the items in order of first appearance: RecBole numbers them so (its tail's tie order)
-            items_seen = pc.dictionary_encode(contiguous(train.item_id))
+            assert items_seen is not None
             in_order = self.codes(items_seen.dictionary)
             item = in_order[to_numpy(items_seen.indices).astype(np.int64)]
             users = pc.dictionary_encode(train.user_id)
