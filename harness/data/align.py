@@ -70,6 +70,7 @@ class Aligned:
     run_score: np.ndarray  # the run's score column, as read (by file row)
     run_doc_ids: pa.Array | pa.ChunkedArray  # the run's document column, as read
     samples: Any = None  # a stochastic run's rankings per query (harness.data.samples), when a measure reads them
+    query_id_array: pa.Array | None = None  # query_ids as Arrow strings (for lookups without building them again)
 
     @property
     def score(self) -> np.ndarray:
@@ -473,8 +474,8 @@ def align_arrow(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None 
     _order(rows, conv.ties)
     counts, beyond = _depth(rows, len(universe), conv.depth)
     assert rows.labels is not None
-    return _assemble(prepared, run, universe, to_judged, positions_in(run_ids, prepared.query_id_array), counts,
-                     rows.labels, rows.source, int(dropped.size), beyond)  # fmt: skip
+    return _assemble(prepared, run, universe, universe_ids, to_judged, positions_in(run_ids, prepared.query_id_array),
+                     counts, rows.labels, rows.source, int(dropped.size), beyond)  # fmt: skip
 
 
 def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
@@ -497,12 +498,13 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
         raise _duplicate_error(run.source, "run", str(run.query_id[row]), str(run.doc_id[row]), run.file_row(row))
     counts = np.zeros(len(universe), dtype=np.int64)
     counts[block_code[block_code >= 0]] = ranked.kept[block_code >= 0]
-    return _assemble(prepared, run, universe, positions_in(universe_ids, prepared.query_id_array), judged, counts,
-                     ranked.labels, ranked.rows, int(ranked.dropped.sum()), int(ranked.beyond.sum()))  # fmt: skip
+    return _assemble(prepared, run, universe, universe_ids, positions_in(universe_ids, prepared.query_id_array), judged,
+                     counts, ranked.labels, ranked.rows, int(ranked.dropped.sum()), int(ranked.beyond.sum()))  # fmt: skip
 
 
-def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, to_judged: np.ndarray, run_judged: np.ndarray,
-              counts: np.ndarray, labels: np.ndarray, source: np.ndarray, duplicates: int, beyond: int) -> Aligned:  # fmt: skip
+def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_ids: pa.Array, to_judged: np.ndarray,
+              run_judged: np.ndarray, counts: np.ndarray, labels: np.ndarray, source: np.ndarray, duplicates: int,
+              beyond: int) -> Aligned:  # fmt: skip
     """The ranked rows (grouped by query in universe order, ``counts`` each) as lists with their judgments.
 
     ``to_judged``: each universe query's code in the judgments, or -1; ``run_judged``: the same for each of the
@@ -549,7 +551,7 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, to_judged
         duplicates_dropped=duplicates,
         rows_beyond_depth=beyond,
     )
-    return Aligned(universe, lists, in_run, stats, source, run_score, run.doc_id)
+    return Aligned(universe, lists, in_run, stats, source, run_score, run.doc_id, query_id_array=universe_ids)
 
 
 Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]

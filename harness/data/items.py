@@ -245,8 +245,13 @@ class ItemContext:
                 features[listed] = np.divide(catalog.features, norms, out=np.zeros_like(catalog.features),
                                                                   where=norms > 0)  # fmt: skip
                 self.features = features
-        qrels_docs = pc.unique(qrels.doc_id)
-        self._qrels_only = qrels_docs.filter(pc.is_null(pc.index_in(qrels_docs, value_set=self.known)))
+        # the judged documents, each judgment's by its index into their dictionary: one pass gives RecBole's extra
+        # tokens and every judgment's item code (judged_codes)
+        judged = pc.dictionary_encode(contiguous(qrels.doc_id))
+        judged_docs = judged.dictionary
+        self._judgments = (qrels.doc_id, judged.indices)
+        self._judged_doc_codes = positions_in(judged_docs, self.known)
+        self._qrels_only = judged_docs.filter(pc.less(from_numpy(self._judged_doc_codes), 0))
         self.n_recbole_items = n + len(self._qrels_only) + 1  # RecBole's num_items: every item token, + [PAD]
         self._item_users: Any = None
         self._user_items: Any = None
@@ -342,20 +347,24 @@ class ItemContext:
         return self._user_items
 
     def judged_codes(self, docs: pa.Array, rows: np.ndarray) -> np.ndarray:
-        """The item code of the judgments ``docs[rows]`` (-1 for an item nothing else knows): one lookup over the
-        judgments as read, then a gather, instead of gathering their ids first."""
+        """The item code of the judgments ``docs[rows]`` (-1 for an item nothing else knows). The judgments this
+        context was built from (the same array) are coded already; others (a partition's) are looked up."""
+        source, index = self._judgments
+        if docs is source:
+            return self._judged_doc_codes[to_numpy(index)[rows]]  # type: ignore[no-any-return]
         return positions_in(docs, self.known)[rows]
 
     def for_run(self, item_ids: pa.Array, query_ids: np.ndarray, cooccurrence: bool = False,
                 pair_depth: int | None = None, cold_order: pa.Array | None = None,
-                judged_code: np.ndarray | None = None, score: np.ndarray | None = None) -> ItemData:  # fmt: skip
+                judged_code: np.ndarray | None = None, score: np.ndarray | None = None,
+                query_id_array: pa.Array | None = None) -> ItemData:  # fmt: skip
         """The kernels' view of one run: each row's item code, and statistics padded for the run's cold items.
 
         Cold items are numbered by first appearance in ``item_ids``, or by their place in
         ``cold_order`` (every cold item of the run, in order of first appearance) when only
         part of the run's rows is given (the dask engine's cut lists). ``judged_code``: the
         item code of each of the lists' judgments (:meth:`judged_codes`); ``score``: each
-        row's score, for the measures that read it.
+        row's score, for the measures that read it; ``query_id_array``: ``query_ids`` as Arrow.
         """
         if isinstance(item_ids, pa.ChunkedArray):
             item_ids = item_ids.combine_chunks()
@@ -388,7 +397,8 @@ class ItemContext:
         if self._pairs is not None and self._train_users is not None:
             user, item = self._pairs
             starts = np.searchsorted(user, np.arange(self.n_train_users + 1))
-            who = positions_in(string_array(query_ids.tolist()), self._train_users)
+            ids = string_array(query_ids.tolist()) if query_id_array is None else query_id_array
+            who = positions_in(ids, self._train_users)
             lengths = np.where(who >= 0, starts[np.maximum(who, 0) + 1] - starts[np.maximum(who, 0)], 0)
             history_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
             np.cumsum(lengths, out=history_offsets[1:])

@@ -139,6 +139,7 @@ class Evaluator:
             judged_code=self.items.judged_codes(self.prepared.docs, self.prepared.judged_rows_of(aligned.query_ids))
             if "judged" in reads else None,
             score=(aligned.score if rows is None else aligned.scores_at(rows)) if "score" in reads else None,
+            query_id_array=aligned.query_id_array,
         )  # fmt: skip
         lists = dataclasses.replace(lists, items=data)
         # the per-user terms of the system measures that are sums over users: what a resample or a Dask
