@@ -200,9 +200,9 @@ def explain(qrels: Any, run: Any, measures: Sequence[str] | str, *, conventions:
     >>> table = explain(qrels, run, "nDCG@2")
     >>> table[table.setting == "all"][["peer", "value"]].round(4).head(2).values.tolist()
     [['trec_eval', 0.4299], ['pytrec_eval', 0.8597]]
-    >>> found = explain(qrels, run, "nDCG@2", match=1.0)
+    >>> found = explain(qrels, run, "nDCG@2", match=0.5)
     >>> found.changes[0], sorted(set(found.profile.dropna()))
-    ('queries=intersection, gain=binary', ['msrec'])
+    ('gain=binary', ['mlflow', 'msrec', 'recbole'])
     """
     import pandas as pd
 

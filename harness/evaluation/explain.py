@@ -9,14 +9,20 @@ number the user got elsewhere, nearest first.
 >>> qrels = Qrels.from_records([("q1", "a", 2), ("q1", "b", 1), ("q1", "c", 1), ("q2", "d", 1)])
 >>> run = Run.from_records([("q1", "b", 1.0), ("q1", "a", 0.5), ("q1", "z", 0.2)])
 >>> [(p.peer.name, round(p.value, 4)) for p in explain(qrels, run, ["nDCG@2"])[0].peers if p.value is not None][:4]
-[('trec_eval', 0.4299), ('pytrec_eval', 0.8597), ('ranx', 0.4299), ('msrec', 1.0)]
+[('trec_eval', 0.4299), ('pytrec_eval', 0.8597), ('ranx', 0.4299), ('msrec', 0.5)]
 
 q1's nDCG@2 is (1 + 2/log2 3) / (2 + 1/log2 3) = 0.8597; q2 is not in the run: 0 under trec_eval -c, left out
-without -c. Microsoft Recommenders gains 1 per hit (1.0 for q1) and leaves q2 out. Which settings give 1.0?
+without -c. Microsoft Recommenders gains 1 per hit (1.0 for q1) and counts q2 as 0. Which settings give 1.0?
 
 >>> matches = match(qrels, run, "nDCG@2", 1.0)
 >>> matches[0].changes, sorted({m.profile for m in matches if m.profile})
-({'queries': 'intersection', 'gain': 'binary'}, ['msrec'])
+({'queries': 'intersection', 'gain': 'binary'}, [])
+
+No tool's: binary gains over the answered queries only. And 0.5?
+
+>>> matches = match(qrels, run, "nDCG@2", 0.5)
+>>> matches[0].changes, sorted({m.profile for m in matches if m.profile})
+({'gain': 'binary'}, ['mlflow', 'msrec', 'recbole'])
 """
 
 from __future__ import annotations

@@ -96,11 +96,13 @@ _PEERS = (
     Peer("msrec", "Microsoft Recommenders", {"queries": "intersection", "ap_denominator": "min_R_k",
                                              "ties": "input_order"},
          params={"nDCG": {"gain": "binary"}},
-         cannot={"*": "Microsoft Recommenders' ranking metrics are precision, recall, MAP, nDCG and RR at k"},
-         measures=("P", "R", "AP", "nDCG", "RR", "Success"),
+         measure_conventions={"nDCG": {"queries": "qrels"}},  # its outer merge keeps the users without predictions
+         cannot={"*": "Microsoft Recommenders' ranking metrics are precision, recall, R-precision, nDCG and MAP at k"},
+         measures=("P", "R", "AP", "nDCG"),
          caveat="every row of the truth frame counts as relevant, rating 0 too: set relevance_level 0 to match a truth "
                 "frame with zero ratings",
-         source="recommenders/evaluation/python_evaluation.py (merge_ranking_true_pred, ndcg_at_k score_type='binary')"),
+         source="recommenders/evaluation/python_evaluation.py (merge_ranking_true_pred: the users of both frames; "
+                "ndcg_at_k: score_type='binary', an outer merge with the truth, so every truth user)"),
     Peer("recbole", "RecBole", {"ties": "input_order", "ap_denominator": "min_R_k", "queries": "relevant"},
          params={"nDCG": {"gain": "binary"}},
          cannot={"*": "RecBole's top-k metrics are Hit, MRR, MAP, Recall, NDCG and Precision"},

@@ -102,13 +102,15 @@ def _elliot(truth: dict[str, dict[str, int]], lists: dict[str, list[str]], thres
 
 
 def _msrec(truth: dict[str, dict[str, int]], lists: dict[str, list[str]]) -> dict[str, float]:
-    """Microsoft Recommenders' ndcg_at_k (binary relevance), map_at_k (over min(R, k)), precision_at_k, recall_at_k,
-    over the users in both frames; here every truth row is rated 1 or more, so every one is relevant."""
+    """Microsoft Recommenders' map_at_k (over min(R, k)), precision_at_k and recall_at_k over the users in both frames;
+    ndcg_at_k (binary relevance) over every truth user, as its outer merge with the truth keeps the users without
+    predictions (their DCG sums to 0). Here every truth row is rated 1 or more, so every one is relevant."""
     out: dict[str, list[float]] = {"nDCG": [], "AP": [], "P": [], "R": []}
     for user, rated in truth.items():
-        if user not in lists:
-            continue
         relevant = set(rated)
+        if user not in lists:
+            out["nDCG"].append(0.0)
+            continue
         hits = [1.0 if i in relevant else 0.0 for i in lists[user][:K]]
         dcg = sum(h / math.log2(r + 2) for r, h in enumerate(hits))
         idcg = sum(1 / math.log2(r + 2) for r in range(min(len(relevant), K)))
