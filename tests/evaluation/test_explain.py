@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -389,3 +390,16 @@ def test_harness_measures_names_the_tools_behind_each_conventions_value(capsys: 
     tail = text[text.index("Conventions (the first value is harness's default"):]
     assert "ap_denominator\n    R (trec_eval, ranx, ir_measures) | min_R_k (msrec, recbole, Spark)" in tail
     assert "short_lists\n    pad (" in tail and "truncate (mlflow, RecList)" in tail
+
+
+def test_ranx_profile_gives_ranxs_own_values() -> None:
+    """ranx's values, computed by ranx itself (tests/fixtures/peers/make_ranx.py, scores without ties: its tie order
+    is no rule), on judgments with -1 labels and judged queries missing from the run."""
+    case = json.loads((Path(__file__).parents[1] / "fixtures" / "peers" / "ranx.json").read_text())
+    qrels = Qrels.from_records([(q, d, r) for q, docs in case["qrels"].items() for d, r in docs.items()])
+    run = Run.from_records([(q, d, s) for q, docs in case["run"].items() for d, s in docs.items()])
+    names = {"nDCG@10": "ndcg@10", "nDCG(gain=exp)@10": "ndcg_burges@10", "AP@10": "map@10", "AP": "map",
+             "P@5": "precision@5", "R@10": "recall@10", "RR": "mrr", "Success@5": "hit_rate@5"}  # fmt: skip
+    found = explain_measures(qrels, run, list(names), peers=["ranx"])
+    for explanation, name in zip(found, names.values(), strict=True):
+        assert explanation.peers[0].value == pytest.approx(case["values"][name], abs=1e-12), name
