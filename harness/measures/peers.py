@@ -126,6 +126,13 @@ _PEERS = (
                 "nothing was retrieved either; a document retrieved twice counts twice",
          source="mlflow/metrics/metric_definitions.py (_precision_at_k_eval_fn, _recall_at_k_eval_fn, "
                 "_ndcg_at_k_eval_fn: scikit-learn's ndcg_score with k = the number retrieved)"),
+    Peer("spark", "Spark MLlib (RankingMetrics)", {"queries": "run", "ap_denominator": "min_R_k", "ties": "input_order"},
+         params={"nDCG": {"gain": "binary"}},
+         cannot={"*": "Spark's RankingMetrics are precisionAt, recallAt, ndcgAt, meanAveragePrecision(At)"},
+         measures=("P", "R", "nDCG", "AP"),
+         caveat="Spark scores each row of predictions (a row without ground truth at 0) in the order given; its graded "
+                "ndcgAt builds the ideal from the relevance values in the order given, so pre-sort them",
+         source="mllib/evaluation/RankingMetrics.scala (read, not run here: no JVM); ../shared/docs/semantics.md"),
     Peer("sklearn", "scikit-learn", {"ties": "average", "ideal_from": "run"},
          measures=_DCG, cannot={"*": "scikit-learn's ranking scores are ndcg_score and dcg_score"},
          source="sklearn/metrics/_ranking.py (ndcg_score, _tie_averaged_dcg)"),
@@ -150,12 +157,12 @@ PROFILES: dict[str, Mapping[str, object]] = {peer.name: peer.conventions for pee
 # option. A profile that sets an option is listed under its value (tests/evaluation/test_explain.py checks it).
 USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
     ("ties", "trec_eval"): ("trec_eval", "pytrec_eval", "ir_measures"),
-    ("ties", "input_order"): ("msrec", "recbole", "elliot", "mlflow"),
+    ("ties", "input_order"): ("msrec", "recbole", "elliot", "mlflow", "spark"),
     ("ties", "average"): ("sklearn", "torchmetrics' nDCG"),
     ("ties", "docno_ascending"): ("pyndeval, as ir_measures runs ndeval",),
     ("queries", "qrels"): ("trec_eval -c", "ir_measures", "ranx"),
     ("queries", "intersection"): ("trec_eval without -c", "pytrec_eval", "msrec"),
-    ("queries", "run"): ("torchmetrics", "Spark"),
+    ("queries", "run"): ("torchmetrics", "spark"),
     ("queries", "relevant"): ("recbole", "elliot"),
     ("duplicates", "error"): ("trec_eval",),
     ("negative_labels", "unjudged"): ("trec_eval", "pytrec_eval", "ir_measures"),
@@ -165,7 +172,7 @@ USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
                                   "mlflow"),
     ("ideal_from", "run"): ("sklearn", "torchmetrics"),
     ("ap_denominator", "R"): ("trec_eval", "ranx", "ir_measures"),
-    ("ap_denominator", "min_R_k"): ("msrec", "recbole", "Spark"),
+    ("ap_denominator", "min_R_k"): ("msrec", "recbole", "spark"),
     ("short_lists", "pad"): ("trec_eval", "ir_measures", "ranx", "msrec", "recbole", "elliot", "torchmetrics"),
     ("short_lists", "truncate"): ("mlflow", "RecList"),
 }

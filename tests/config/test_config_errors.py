@@ -77,7 +77,7 @@ CASES = [
         "baseline: a",
         "baseline: a\nprofile: pyterrier",
         r"line 12: unknown profile 'pyterrier'\. Fix: use one of trec_eval, pytrec_eval, ranx, msrec, recbole, elliot, "
-        r"mlflow, sklearn, torchmetrics",
+        r"mlflow, spark, sklearn, torchmetrics",
         12,
     ),
     ("baseline: a", "baseline: a\nconventions: {ties: random}", r"line 12: conventions: ties must be one of", 12),

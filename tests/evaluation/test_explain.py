@@ -388,7 +388,7 @@ def test_harness_measures_names_the_tools_behind_each_conventions_value(capsys: 
     assert main(["measures"]) == 0
     text = capsys.readouterr().out
     tail = text[text.index("Conventions (the first value is harness's default"):]
-    assert "ap_denominator\n    R (trec_eval, ranx, ir_measures) | min_R_k (msrec, recbole, Spark)" in tail
+    assert "ap_denominator\n    R (trec_eval, ranx, ir_measures) | min_R_k (msrec, recbole, spark)" in tail
     assert "short_lists\n    pad (" in tail and "truncate (mlflow, RecList)" in tail
 
 
@@ -403,3 +403,30 @@ def test_ranx_profile_gives_ranxs_own_values() -> None:
     found = explain_measures(qrels, run, list(names), peers=["ranx"])
     for explanation, name in zip(found, names.values(), strict=True):
         assert explanation.peers[0].value == pytest.approx(case["values"][name], abs=1e-12), name
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_spark_profile_gives_rankingmetrics_formulas(seed: int) -> None:
+    """Spark's RankingMetrics (RankingMetrics.scala, read): one row per user of the predictions, in their order, the
+    ground truth a set (binary hits); precisionAt(k) over k, recallAt(k) over |truth|, meanAveragePrecisionAt(k) over
+    min(|truth|, k), ndcgAt(k) with an ideal of min(|truth|, k) hits; a row without ground truth scores 0."""
+    qrels, run = _recsys_case(seed)
+    qrels = [(u, i, r) for u, i, r in qrels if r >= 1]
+    run = [row for row in run if row[0] != "u04"] + [("u99", "i001", 1.0), ("u99", "i002", 0.5)]  # unjudged user
+    truth, lists = _lists(qrels, run)
+    out: dict[str, list[float]] = {"P": [], "R": [], "AP": [], "nDCG": []}
+    for user, ranked in lists.items():
+        relevant = set(truth.get(user, {}))
+        hits = [1.0 if i in relevant else 0.0 for i in ranked[:K]]
+        if not relevant:
+            for values in out.values():
+                values.append(0.0)
+            continue
+        out["P"].append(sum(hits) / K)
+        out["R"].append(sum(hits) / len(relevant))
+        precisions = [sum(hits[: r + 1]) / (r + 1) for r in range(len(hits))]
+        out["AP"].append(sum(p * h for p, h in zip(precisions, hits, strict=True)) / min(len(relevant), K))
+        ideal = sum(1 / math.log2(r + 2) for r in range(min(len(relevant), K)))
+        out["nDCG"].append(sum(h / math.log2(r + 2) for r, h in enumerate(hits)) / ideal)
+    theirs = {m: float(np.mean(v)) for m, v in out.items()}
+    assert _peer_values(qrels, run, "spark", list(theirs)) == pytest.approx(theirs, abs=1e-12)
