@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,7 @@ from harness.progress import SILENT, Progress
 if TYPE_CHECKING:
     import pandas as pd
 
+_KEPT_ALIGNMENTS = 2  # 20M rows aligned take about 1 GB: more kept at once cost memory, fewer realign more often
 _CLOSE = 1e-12  # two values of one query closer than this are the same number (summation order, not a convention)
 
 
@@ -118,7 +120,7 @@ class _Values:
     def __init__(self, qrels: Qrels, run: Run, measures: Iterable[Measure]) -> None:
         self.qrels, self.run = qrels, run
         self.measures = tuple(dict.fromkeys(measures))
-        self._aligned: dict[Conventions, tuple[Evaluator, Aligned]] = {}
+        self._aligned: OrderedDict[Conventions, tuple[Evaluator, Aligned]] = OrderedDict()
         self._cache: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}
 
     def _evaluator(self, conventions: Conventions) -> tuple[Evaluator, Aligned]:
@@ -128,6 +130,9 @@ class _Values:
             measures = [m for m in self.measures if not averaged or REGISTRY.definition(m).ties_average_ok]
             evaluator = Evaluator(self.qrels, measures, key)
             self._aligned[key] = (evaluator, evaluator.align(self.run))
+            if len(self._aligned) > _KEPT_ALIGNMENTS:  # a run's aligned lists are its size again: keep the latest few
+                self._aligned.popitem(last=False)
+        self._aligned.move_to_end(key)
         return self._aligned[key]
 
     def get(self, conventions: Conventions, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
