@@ -16,9 +16,9 @@ without -c. Microsoft Recommenders gains 1 per hit (1.0 for q1) and counts q2 as
 
 >>> matches = match(qrels, run, "nDCG@2", 1.0)
 >>> matches[0].changes, sorted({m.profile for m in matches if m.profile})
-({'queries': 'intersection', 'gain': 'binary'}, [])
+({'queries': 'intersection', 'gain': 'binary'}, ['spark'])
 
-No tool's: binary gains over the answered queries only. And 0.5?
+Binary gains over the answered queries only: Spark's. And 0.5?
 
 >>> matches = match(qrels, run, "nDCG@2", 0.5)
 >>> matches[0].changes, sorted({m.profile for m in matches if m.profile})
