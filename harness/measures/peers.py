@@ -182,7 +182,7 @@ def option_users() -> list[tuple[str, str, tuple[str, ...]]]:
     """(option, value, the tools using it) for every value of every named convention, in declaration order.
 
     >>> [row for row in option_users() if row[0] == "ap_denominator"]
-    [('ap_denominator', 'R', ('trec_eval', 'ranx', 'ir_measures')), ('ap_denominator', 'min_R_k', ('msrec', 'recbole', 'Spark'))]
+    [('ap_denominator', 'R', ('trec_eval', 'ranx', 'ir_measures')), ('ap_denominator', 'min_R_k', ('msrec', 'recbole', 'spark'))]
     """
     rows = []
     for option in Conventions().as_dict():
