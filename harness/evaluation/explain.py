@@ -117,9 +117,11 @@ class _Values:
     :func:`~harness.data.align.alignment_conventions`) and read under each of the kernels' conventions (ideal, AP
     denominator, short lists, relevance level), as :func:`~harness.data.align.align` would have built them."""
 
-    def __init__(self, qrels: Qrels, run: Run, measures: Iterable[Measure]) -> None:
+    def __init__(self, qrels: Qrels, run: Run, measures: Iterable[Measure], keep_values: bool = True) -> None:
         self.qrels, self.run = qrels, run
         self.measures = tuple(dict.fromkeys(measures))
+        self.keep_values = keep_values  # False: only the means are kept (match: a thousand settings x every query)
+        self._means: dict[tuple[Conventions, Measure], float] = {}
         self._aligned: OrderedDict[Conventions, tuple[Evaluator, Aligned]] = OrderedDict()
         self._cache: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}
 
@@ -138,15 +140,22 @@ class _Values:
     def get(self, conventions: Conventions, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
         """(query ids, values) of ``measure``; conventions that cannot change it are not evaluated twice."""
         reading = _reading(conventions, measure)
-        if (reading, measure) not in self._cache:
-            evaluator, aligned = self._evaluator(reading)
-            lists = dataclasses.replace(aligned.lists, **kernel_settings(reading))
-            per_query = evaluator.evaluate_aligned(self.run.name, dataclasses.replace(aligned, lists=lists), only=[measure])
-            self._cache[reading, measure] = (per_query.query_ids, per_query.values[:, 0])
-        return self._cache[reading, measure]
+        if (reading, measure) in self._cache:
+            return self._cache[reading, measure]
+        evaluator, aligned = self._evaluator(reading)
+        lists = dataclasses.replace(aligned.lists, **kernel_settings(reading))
+        per_query = evaluator.evaluate_aligned(self.run.name, dataclasses.replace(aligned, lists=lists), only=[measure])
+        found = (per_query.query_ids, per_query.values[:, 0])
+        self._means[reading, measure] = aggregate_values(measure, found[1])
+        if self.keep_values:
+            self._cache[reading, measure] = found
+        return found
 
     def mean(self, conventions: Conventions, measure: Measure) -> float:
-        return aggregate_values(measure, self.get(conventions, measure)[1])
+        reading = _reading(conventions, measure)
+        if (reading, measure) not in self._means:
+            self.get(conventions, measure)
+        return self._means[reading, measure]
 
 
 def _reading(conventions: Conventions, measure: Measure) -> Conventions:
@@ -326,7 +335,7 @@ def match(qrels: Qrels | Any, run: Run | Any, measure: Measure | str, target: fl
     keys = list(space)
     combos = list(itertools.product(*(space[k] for k in keys)))
     variants = {g: asked if g is None else _with_param(asked, "gain", g) for g in gains}
-    values = _Values(qrels, run, variants.values())
+    values = _Values(qrels, run, variants.values(), keep_values=False)
     found = []
     with progress.task("matching", len(combos)) as advance:
         for combo in combos:
