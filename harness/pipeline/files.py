@@ -99,6 +99,12 @@ def explain_files(inputs: FileInputs, measures: tuple[Measure, ...], target: flo
         raise HarnessError("explain reads one run", hint="harness explain QRELS RUN -m nDCG@10")
     if target is not None and len(measures) != 1:
         raise HarnessError("--match searches for one measure's value", hint="name one: -m nDCG@10 --match 0.412")
+    unread = [flag for flag, given in (("--train", inputs.train), ("--items", inputs.items), ("--segments", inputs.segments),
+                                       ("--qrels-format", inputs.qrels_format)) if given is not None]  # fmt: skip
+    if unread:
+        raise HarnessError(f"explain does not read {', '.join(unread)}: the peers' conventions are those of the ranking "
+                           "measures over ordinary judgments", hint="leave it out, and name measures such as nDCG@10, "
+                           "AP@10, P@10, R@10, RR")  # fmt: skip
     check_exists(inputs.qrels, "qrels", folder_ok=True)
     label, path = inputs.runs[0]
     check_exists(path, "run", folder_ok=True)

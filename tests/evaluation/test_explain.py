@@ -316,6 +316,7 @@ def test_cli_explain_prints_each_peer_and_matches_as_json(tmp_path: Any, capsys:
     (["-m", "Coverage@5"], "one value per run"),
     ([], "explain needs a measure"),
     (["-m", "nDGC@5"], "unknown measure"),
+    (["-m", "P@5", "--train", "train.csv"], "explain does not read --train"),
 ])  # fmt: skip
 def test_cli_explain_bad_input_is_one_clear_line(tmp_path: Any, capsys: Any, extra: list[str], message: str) -> None:
     qrels_path, run_path = _files(tmp_path)
