@@ -35,7 +35,7 @@ from harness.data._hash import pair_keys, sort_with_rows, string_fingerprints
 from harness.data.model import Qrels, Run
 from harness.data.tables import line_of_source_row
 from harness.errors import InputFormatError
-from harness.kernels._segments import RankedLists
+from harness.kernels._segments import RankedLists, segment_rows
 from harness.measures.conventions import (
     APDenominator,
     Conventions,
@@ -301,8 +301,7 @@ class PreparedQrels:
         codes = positions_in(string_array([str(q) for q in query_ids]), self.query_id_array)
         counts = np.where(codes >= 0, np.diff(self.judged_offsets)[np.maximum(codes, 0)], 0)
         starts = np.where(codes >= 0, self.judged_offsets[:-1][np.maximum(codes, 0)], 0)
-        offsets = np.concatenate(([0], np.cumsum(counts)))
-        return self.judged_rows[np.repeat(starts - offsets[:-1], counts) + np.arange(int(offsets[-1]))]
+        return self.judged_rows[segment_rows(starts, counts)[1]]
 
     def judged_docs_of(self, query_ids: np.ndarray) -> pa.Array:
         """The judged documents of each of ``query_ids`` in that order, as :func:`align` lays out ``judged_label``
@@ -517,10 +516,8 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_
 
     # Judgments of each universe query, in universe order.
     j_counts = np.where(to_judged >= 0, np.diff(prepared.judged_offsets)[np.maximum(to_judged, 0)], 0)
-    j_offsets = np.zeros(n_q + 1, dtype=np.int64)
-    np.cumsum(j_counts, out=j_offsets[1:])
     starts = np.where(to_judged >= 0, prepared.judged_offsets[:-1][np.maximum(to_judged, 0)], 0)
-    take = np.repeat(starts - j_offsets[:-1], j_counts) + np.arange(j_offsets[-1])
+    j_offsets, take = segment_rows(starts, j_counts)
 
     run_score = np.asarray(run.score, dtype=np.float64)
     tie_group = None

@@ -26,7 +26,7 @@ from harness.data._arrow import contiguous, float_values, from_numpy, positions_
 from harness.data.model import Qrels, table_column, table_ids
 from harness.data.tables import read_table, rows_located, table_line
 from harness.errors import InputFormatError
-from harness.kernels._segments import ItemData
+from harness.kernels._segments import ItemData, segment_rows
 
 
 @dataclass(frozen=True, eq=False)
@@ -400,9 +400,7 @@ class ItemContext:
             ids = string_array(query_ids.tolist()) if query_id_array is None else query_id_array
             who = positions_in(ids, self._train_users)
             lengths = np.where(who >= 0, starts[np.maximum(who, 0) + 1] - starts[np.maximum(who, 0)], 0)
-            history_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-            np.cumsum(lengths, out=history_offsets[1:])
-            take = np.repeat(starts[np.maximum(who, 0)] - history_offsets[:-1], lengths) + np.arange(history_offsets[-1])
+            history_offsets, take = segment_rows(starts[np.maximum(who, 0)], lengths)
             history_codes = item[take]
         return ItemData(
             code=code, count=pad(self.count), users=pad(self.users), in_train=pad(self.in_train),

@@ -249,6 +249,19 @@ class RankedLists:
         return offsets, gains[order]
 
 
+def segment_rows(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets, rows): segments ``starts[i]:starts[i] + lengths[i]`` of some array laid end to end, the offsets of
+    each in the result and the rows to take for it.
+
+    >>> offsets, rows = segment_rows(np.array([5, 0, 2]), np.array([2, 0, 3]))
+    >>> offsets.tolist(), rows.tolist()
+    ([0, 2, 2, 5], [5, 6, 2, 3, 4])
+    """
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets, np.repeat(starts - offsets[:-1], lengths) + np.arange(int(offsets[-1]), dtype=np.int64)
+
+
 def segment_cumsum(values: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Inclusive cumulative sum restarting at every segment start, bit for bit per segment.
 
@@ -348,10 +361,7 @@ class RowTerms:
     def __getitem__(self, rows: np.ndarray) -> RowTerms:
         """The terms of ``rows`` (user indexes, repeats allowed), in that order."""
         rows = np.asarray(rows, dtype=np.int64)
-        starts, lengths = self.indptr[rows], np.diff(self.indptr)[rows]
-        indptr = np.zeros(rows.size + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        take = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
+        indptr, take = segment_rows(self.indptr[rows], np.diff(self.indptr)[rows])
         return RowTerms(indptr, self.columns[take], tuple(None if b is None else b[take] for b in self.blocks), self.width)
 
     @staticmethod

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount
+from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount, segment_rows
 
 
 def _items(lists: RankedLists) -> ItemData:
@@ -79,9 +79,7 @@ def _cut_view(lists: RankedLists, k: int | None) -> _Cut:
             items._cache[key] = _Cut(None, lists.qidx, items.code, length.astype(np.float64), lists.n_queries)
         else:
             # the first min(n, k) rows of each list, from the offsets: k rows a user, not a pass over every row
-            starts = np.zeros(lists.n_queries + 1, dtype=np.int64)
-            np.cumsum(length, out=starts[1:])
-            rows = np.repeat(lists.offsets[:-1] - starts[:-1], length) + np.arange(int(starts[-1]), dtype=np.int64)
+            rows = segment_rows(lists.offsets[:-1], length)[1]
             qidx = np.repeat(np.arange(lists.n_queries), length)
             items._cache[key] = _Cut(rows, qidx, items.code[rows], length.astype(np.float64), lists.n_queries)
     return items._cache[key]  # type: ignore[no-any-return]
