@@ -64,18 +64,21 @@ def inverse_propensity(items: ItemData, a: float, b: float, users: np.ndarray | 
     return 1.0 + c * (n_i + b) ** -a  # type: ignore[no-any-return]
 
 
-def _ideal_sums(lists: RankedLists, rel: float | None, a: float, b: float, k: int,
-                per_rank: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
-    """Per user: its relevant judged items' inverse propensities, largest first, the first k summed (times
-    ``per_rank[r]`` at 0-based rank r): the ideal list of PSP and PSnDCG. One small sort per user, compiled."""
+def _ideal_sums(lists: RankedLists, rel: float | None, a: float, b: float, k: int, discounted: bool = False) -> np.ndarray:
+    """Per user: its relevant judged items' inverse propensities, largest first, the first k summed (each times
+    1/log2(rank + 1) when ``discounted``): the ideal list of PSP and PSnDCG, computed once for all that share it.
+    One small sort per user, compiled."""
     items = _items(lists)
-    code = _judged_code(lists)
-    # each item's weight once (a power per item, not per judgment); code -1, an item nothing else knows, takes the
-    # appended weight of an item without training users
-    weight = np.append(inverse_propensity(items, a, b), inverse_propensity(items, a, b, np.zeros(1)))[code]
-    relevant = (lists.judged_label >= lists.level(rel)).view(np.uint8)
-    return largest_sums(_int64(lists.judged_offsets), weight, relevant, k,
-                        np.zeros(0) if per_rank is None else np.ascontiguousarray(per_rank, dtype=np.float64))  # fmt: skip
+    key = ("ideal propensity sums", lists.level(rel), a, b, k, discounted)
+    if key not in items._cache:
+        code = _judged_code(lists)
+        # each item's weight once (a power per item, not per judgment); code -1, an item nothing else knows, takes the
+        # appended weight of an item without training users
+        weight = np.append(inverse_propensity(items, a, b), inverse_propensity(items, a, b, np.zeros(1)))[code]
+        relevant = (lists.judged_label >= lists.level(rel)).view(np.uint8)
+        per_rank = discount(np.arange(k)) if discounted else np.zeros(0)
+        items._cache[key] = largest_sums(_int64(lists.judged_offsets), weight, relevant, k, per_rank)
+    return items._cache[key]  # type: ignore[no-any-return]
 
 
 def _top_sum(offsets: np.ndarray, values: np.ndarray, k: int, per_rank: np.ndarray | None = None) -> np.ndarray:
@@ -108,7 +111,7 @@ def psndcg_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: flo
     cut, hits = _cut_hits(lists, k, rel)
     gain = np.where(hits, inverse_propensity(_items(lists), a, b)[cut.code] * discount(_positions(cut)), 0.0)
     norm = np.concatenate(([0.0], np.cumsum(discount(np.arange(k)))))[np.minimum(lists.num_rel(rel), k).astype(np.int64)]
-    dcgs = np.column_stack([cut.sum(gain), _ideal_sums(lists, rel, a, b, k, discount(np.arange(k)))])
+    dcgs = np.column_stack([cut.sum(gain), _ideal_sums(lists, rel, a, b, k, discounted=True)])
     out = np.zeros_like(dcgs)
     np.divide(dcgs, norm[:, None], out=out, where=norm[:, None] > 0)
     return out
