@@ -159,14 +159,15 @@ class _Values:
 
 
 def _reading(conventions: Conventions, measure: Measure) -> Conventions:
-    """``conventions`` with those that cannot change ``measure`` at their defaults: the relevance level of a measure of
-    linear or exponential gains (trec_eval's -l leaves them alone) unless it decides the universe; the ideal, AP's
-    denominator and short lists where the measure has none."""
+    """``conventions`` with those that cannot change ``measure`` at their defaults: the relevance level of a measure
+    without a ``rel`` parameter and with linear or exponential gains (trec_eval's -l leaves them alone) unless it
+    decides the universe; the ideal, AP's denominator and short lists where the measure reads none."""
     default = Conventions()
     changes: dict[str, Any] = {k: getattr(default, k) for k in ("ideal_from", "ap_denominator", "short_lists")
                                if not _can_change(measure, k)}  # fmt: skip
-    graded = any(p.name == "gain" for p in REGISTRY.definition(measure).params)
-    if graded and measure.param("gain") not in ("binary", "elliot") and conventions.queries is not Queries.RELEVANT:
+    # a measure reads the level through its `rel` parameter, or through gains that start at it
+    reads_level = _has_param(measure, "rel") or measure.param("gain") in ("binary", "elliot")
+    if not reads_level and conventions.queries is not Queries.RELEVANT:
         changes["relevance_level"] = default.relevance_level
     return dataclasses.replace(conventions, **changes)
 
@@ -255,15 +256,17 @@ def _explain_one(values: _Values, base: Conventions, measure: Measure, chosen: l
 
 
 def _can_change(measure: Measure, setting: str) -> bool:
-    """Whether a convention can change this measure at all (AP@k's denominator cannot change nDCG)."""
-    has_gain = any(p.name == "gain" for p in REGISTRY.definition(measure).params)
-    if setting == "ap_denominator":
-        return measure.name == "AP" and measure.cutoff is not None
+    """Whether a convention the kernels read can change this measure at all (AP@k's denominator cannot change nDCG),
+    as the registry says (``reads_conventions``); those at a cutoff only when the measure has one."""
+    if setting in ("ap_denominator", "short_lists"):
+        return measure.cutoff is not None and setting in REGISTRY.definition(measure).reads_conventions
     if setting == "ideal_from":
-        return has_gain
-    if setting == "short_lists":
-        return measure.cutoff is not None and measure.name in ("P", "nDCG", "IDCG")  # the cutoff's ideal or divisor
+        return setting in REGISTRY.definition(measure).reads_conventions
     return True
+
+
+def _has_param(measure: Measure, name: str) -> bool:
+    return any(p.name == name for p in REGISTRY.definition(measure).params)
 
 
 def _alone(base: Conventions, measure: Measure, key: str, value: object) -> tuple[Conventions, Measure]:
@@ -311,6 +314,7 @@ def search_space(measure: Measure, qrels: Qrels) -> dict[str, tuple[object, ...]
         space["negative_labels"] = (NegativeLabels.UNJUDGED.value, NegativeLabels.NONRELEVANT.value)
     if _can_change(measure, "ideal_from"):
         space["ideal_from"] = tuple(i.value for i in IdealFrom)
+    if _has_param(measure, "gain"):
         space["gain"] = next(p.choices for p in definition.params if p.name == "gain")
     if _can_change(measure, "ap_denominator"):
         space["ap_denominator"] = tuple(a.value for a in APDenominator)

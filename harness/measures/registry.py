@@ -57,6 +57,10 @@ class MeasureDef:
     aliases: tuple[str, ...] = ()
     validate: Callable[[Measure], None] | None = None  # checks across parameters, when the name is parsed
     ties_average_ok: bool = False  # exact under ties="average": linear in per-position values
+    # the conventions its kernel reads from the lists beyond the aligned rows (ap_denominator, short_lists at a
+    # cutoff; ideal_from): what harness explain and --match vary for it. The relevance level is read by every
+    # measure with a `rel` parameter, and by gains that start at it (binary, elliot)
+    reads_conventions: frozenset[str] = frozenset()
     integer: bool = False  # printed as a whole number (counts)
     citation: str = ""
     default_cutoffs: tuple[int, ...] = field(default=())
@@ -348,6 +352,7 @@ _r(
         "AP",
         lambda L, m: ap_k.average_precision(L, m.cutoff, _rel(m), _min_r_k(L, m)),
         "Average precision: mean of P@i over the ranks i of relevant documents, over R (map, map_cut.k).",
+        reads_conventions=frozenset({"ap_denominator"}),
         cutoff="optional",
         params=(REL, _MAP_DENOM),
         trec_name="map",
@@ -373,6 +378,7 @@ _r(
         "P",
         lambda L, m: precision.precision_at(L, m.cutoff, _rel(m)),
         "Precision at k: relevant in the top k over k (short lists padded with non-relevant).",
+        reads_conventions=frozenset({"short_lists"}),
         cutoff="required",
         params=(REL,),
         trec_cut_name="P",
@@ -423,6 +429,7 @@ _r(
         "F",
         lambda L, m: precision.f_at(L, m.cutoff, _rel(m), _num(m, "beta", 1.0)),
         "F-beta of P@k and R@k.",
+        reads_conventions=frozenset({"short_lists"}),
         cutoff="required",
         params=(REL, ParamInfo("beta", "number", 1.0, "weight of recall against precision")),
         aliases=("F1",),
@@ -600,6 +607,7 @@ _r(
         "IDCG",
         lambda L, m: dcg.ideal_dcg(L, m.cutoff, gain_scheme(m, L)),
         "DCG of the ideal ranking of the judgments.",
+        reads_conventions=frozenset({"ideal_from", "short_lists"}),
         cutoff="optional",
         params=(GAIN, GAINS),
         trec_name="ideal_dcg",
@@ -611,6 +619,7 @@ _r(
         "nDCG",
         lambda L, m: dcg.ndcg(L, m.cutoff, gain_scheme(m, L)),
         "DCG over the ideal DCG (ndcg, ndcg_cut.k).",
+        reads_conventions=frozenset({"ideal_from", "short_lists"}),
         cutoff="optional",
         params=(GAIN, GAINS),
         trec_name="ndcg",
@@ -625,6 +634,7 @@ _r(
         "nDCGRel",
         lambda L, m: dcg.ndcg_rel(L, gain_scheme(m, L)),
         "nDCG averaged over the relevant documents.",
+        reads_conventions=frozenset({"ideal_from"}),
         params=(GAIN, GAINS),
         trec_name="ndcg_rel",
     )
@@ -634,6 +644,7 @@ _r(
         "RnDCG",
         lambda L, m: dcg.r_ndcg(L, gain_scheme(m, L), _rel(m)),
         "nDCG averaged at the R-levels.",
+        reads_conventions=frozenset({"ideal_from"}),
         params=(REL, GAIN, GAINS),
         trec_name="Rndcg",
     )
@@ -643,6 +654,7 @@ _r(
         "G",
         lambda L, m: user_models.g_measure(L, gain_scheme(m, L)),
         "Normalized gain G (trec_eval, experimental).",
+        reads_conventions=frozenset({"ideal_from"}),
         params=(GAIN, GAINS),
         trec_name="G",
     )

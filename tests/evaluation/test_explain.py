@@ -431,3 +431,29 @@ def test_spark_profile_gives_rankingmetrics_formulas(seed: int) -> None:
         out["nDCG"].append(sum(h / math.log2(r + 2) for r, h in enumerate(hits)) / ideal)
     theirs = {m: float(np.mean(v)) for m, v in out.items()}
     assert _peer_values(qrels, run, "spark", list(theirs)) == pytest.approx(theirs, abs=1e-12)
+
+
+@pytest.mark.parametrize(("measure", "settings"), [
+    ("F@10", {"short_lists": "truncate"}),  # F@k divides by P@k's k too
+    ("RnDCG", {"relevance_level": 2}),  # RnDCG reads the level (queries without a relevant document score 0)
+])  # fmt: skip
+def test_match_reads_each_convention_a_measure_reads(measure: str, settings: dict[str, object]) -> None:
+    """The conventions the registry says a measure reads are searched, and evaluated, for it: a value made under one
+    of them is found, and every match gives it again. q2 has no document at level 2, so RnDCG scores it 0 there."""
+    qrels_dict, run_dict = adversarial(3, n_queries=30)
+    qrels_dict["q2"] = {"x": 1, "y": 1, "z": 0}
+    run_dict["q2"] = {"y": 3.0, "z": 2.0, "x": 1.0}
+    qrels, run = to_harness(qrels_dict, run_dict)
+    asked = parse_measure(measure)
+    default = aggregate_values(asked, Evaluator(qrels, [asked]).evaluate(run).values[:, 0])
+    target = aggregate_values(asked, Evaluator(qrels, [asked], Conv.from_mapping(settings)).evaluate(run).values[:, 0])
+    assert target != default  # the setting changes this measure here
+    found = match(qrels, run, asked, target, tol=0.0)
+    assert found and all(m.distance == 0.0 for m in found)
+    assert any(all(m.settings[k] == v for k, v in settings.items()) for m in found)
+    for m in found[:: max(1, len(found) // 4)]:
+        conventions = {k: v for k, v in m.settings.items() if k != "gain"}
+        variant = asked if m.settings.get("gain", "linear") == "linear" else parse_measure(
+            f"{asked.name}(gain={m.settings['gain']})" + (f"@{asked.cutoff}" if asked.cutoff else ""))  # fmt: skip
+        again = Evaluator(qrels, [variant], Conv.from_mapping(conventions)).evaluate(run).values[:, 0]
+        assert aggregate_values(variant, again) == target, m.settings
