@@ -594,7 +594,8 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     """The conventions and column mappings that eval and compare share."""
     parser.add_argument("--ties", default="trec_eval",
                         help="trec_eval | input_order | average | optimistic | pessimistic | docno_ascending")
-    parser.add_argument("--queries", default="qrels", help="qrels (like -c) | intersection (trec_eval without -c) | run")
+    parser.add_argument("--queries", default="qrels",
+                        help="qrels (like -c) | intersection (trec_eval without -c) | run | relevant (with a relevant judgment)")
     parser.add_argument("--duplicates", default="error", help="error | first | max")
     parser.add_argument("--negative-labels", default="unjudged", help="unjudged | nonrelevant | error")
     parser.add_argument("--ideal-from", default="judgments", help="judgments | run")
@@ -616,6 +617,14 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
                         "a column of text only is one anyway")  # fmt: skip
     parser.add_argument("--segments", default=None, metavar="PATH", help="each user's group, a table (UserMAD)")
     parser.add_argument("--segments-columns", default=None, help="query=COL,segment=COL (default query, segment)")
+
+
+def _depth_and_level_flags(parser: argparse.ArgumentParser) -> None:
+    """trec_eval's -M, -l, -J and -N, as compare and explain take them."""
+    parser.add_argument("-M", type=int, default=None, metavar="N", help="keep only the first N documents of each query")
+    parser.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
+    parser.add_argument("-J", action="store_true", help="judged documents only")
+    parser.add_argument("-N", type=int, default=0, metavar="N", help="number of documents in the collection (utility)")
 
 
 def _engine_arguments(parser: argparse.ArgumentParser) -> None:
@@ -667,10 +676,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-m", action="append", default=[], metavar="MEASURES", help="ir_measures names, comma lists (default nDCG@10,AP,RR)"
     )
     cp.add_argument("-c", action="store_true", help="accepted for trec_eval scripts (every judged query always counts)")
-    cp.add_argument("-M", type=int, default=None, metavar="N", help="keep only the first N documents of each query")
-    cp.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
-    cp.add_argument("-J", action="store_true", help="judged documents only")
-    cp.add_argument("-N", type=int, default=0, metavar="N", help="number of documents in the collection (utility)")
+    _depth_and_level_flags(cp)
     cp.add_argument("--baseline", default=None, help="the run the others are compared with (default: the first)")
     cp.add_argument("--all-pairs", action="store_true", help="compare every pair instead of each run with the baseline")
     cp.add_argument("--tests", default=",".join(DEFAULT_TESTS), help="comma list (default: all four)")
@@ -756,10 +762,7 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument("qrels", help="qrels file (TREC, or CSV/TSV/Parquet/JSONL with --qrels-columns)")
     xp.add_argument("runs", nargs=1, metavar="run", help="the run file")
     xp.add_argument("-m", action="append", default=[], metavar="MEASURE", help="measure(s): nDCG@10, AP@10, ...; repeatable")
-    xp.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
-    xp.add_argument("-M", type=int, default=None, metavar="N", help="keep only the first N documents of each query")
-    xp.add_argument("-J", action="store_true", help="judged documents only")
-    xp.add_argument("-N", type=int, default=0, metavar="N", help="number of documents in the collection (utility)")
+    _depth_and_level_flags(xp)
     xp.add_argument("--match", type=float, default=None, metavar="VALUE",
                     help="search the conventions for the combinations that give VALUE (a number from another tool)")
     xp.add_argument("--tol", type=float, default=5e-5,
