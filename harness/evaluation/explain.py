@@ -198,8 +198,9 @@ def _per_query(measures: Iterable[Measure | str]) -> list[Measure]:
 
 
 def _tie_dependent(values: _Values, conventions: Conventions, measure: Measure) -> int:
-    """Queries whose value depends on how tied scores are ordered (relevant first and last differ)."""
-    if not REGISTRY.definition(measure).ties_average_ok and conventions.ties is Ties.AVERAGE:
+    """Queries whose value depends on how tied scores are ordered (relevant first and last differ); none when the
+    conventions average over the tie orders."""
+    if conventions.ties is Ties.AVERAGE:
         return 0
     best = values.get(dataclasses.replace(conventions, ties=Ties.OPTIMISTIC), measure)
     worst = values.get(dataclasses.replace(conventions, ties=Ties.PESSIMISTIC), measure)

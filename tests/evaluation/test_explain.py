@@ -457,3 +457,14 @@ def test_match_reads_each_convention_a_measure_reads(measure: str, settings: dic
             f"{asked.name}(gain={m.settings['gain']})" + (f"@{asked.cutoff}" if asked.cutoff else ""))  # fmt: skip
         again = Evaluator(qrels, [variant], Conv.from_mapping(conventions)).evaluate(run).values[:, 0]
         assert aggregate_values(variant, again) == target, m.settings
+
+
+def test_tied_queries_are_counted_only_for_a_peer_that_orders_ties_its_own_way() -> None:
+    """ranx orders ties by no rule: the note counts q1, whose tie straddles the cutoff. TorchMetrics averages nDCG over
+    the tie orders, so no query depends on one."""
+    qrels = Qrels.from_records([("q1", "a", 1), ("q1", "b", 0), ("q2", "c", 1)])
+    run = Run.from_records([("q1", "a", 1.0), ("q1", "b", 1.0), ("q2", "c", 1.0)])
+    (explanation,) = explain_measures(qrels, run, ["nDCG@1"], peers=["ranx", "torchmetrics"])
+    notes = {p.peer.name: p.note for p in explanation.peers}
+    assert "(1 queries here have tied scores that change this measure)" in notes["ranx"]
+    assert "queries here have tied scores" not in notes["torchmetrics"]
