@@ -251,7 +251,8 @@ class ItemContext:
         judged_docs = judged.dictionary
         self._judgments = (qrels.doc_id, judged.indices)
         self._judged_doc_codes = positions_in(judged_docs, self.known)
-        self._qrels_only = judged_docs.filter(pc.less(from_numpy(self._judged_doc_codes), 0))
+        # a mask of numpy's, not pc.less(..., 0): a Python scalar argument makes pyarrow import pandas (0.2 s)
+        self._qrels_only = judged_docs.take(from_numpy(np.flatnonzero(self._judged_doc_codes < 0)))
         self.n_recbole_items = n + len(self._qrels_only) + 1  # RecBole's num_items: every item token, + [PAD]
         self._item_users: Any = None
         self._user_items: Any = None
