@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.kernels._lookup_compiled import largest_sums
 from harness.kernels._segments import RankedLists, discount, segment_cumsum
 from harness.kernels.gains import GainScheme
 
@@ -47,11 +48,17 @@ def _at(offsets: np.ndarray, running: np.ndarray, rank: np.ndarray) -> np.ndarra
 def ideal_dcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
     """IDCG@k: the DCG of the best possible ranking of the judged documents (cut at a shorter list's length under
     ``short_lists: truncate``)."""
-    offsets, running = _ideal_cumulative(lists, scheme)
-    rank = np.diff(offsets) if k is None else np.full(lists.n_queries, k, dtype=np.int64)
     if k is not None and lists.short_lists_truncate:  # as many ideal places as the list has, up to k (MLflow)
-        rank = np.minimum(rank, lists.n_ret)
-    return _at(offsets, running, rank)
+        offsets, running = _ideal_cumulative(lists, scheme)
+        return _at(offsets, running, np.minimum(np.full(lists.n_queries, k, dtype=np.int64), lists.n_ret))
+    # each query's k largest positive gains (all of them without k), summed from 0.0 in decreasing order, each times
+    # its discount: the additions of _ideal_cumulative's running sum, in its order, without sorting every judgment
+    # (0.6 s -> 0.07 s at 200,000 users x 20 judgments)
+    offsets, labels = (lists.offsets, lists.label) if lists.ideal_from_run else (lists.judged_offsets, lists.judged_label)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    depth = int(np.diff(offsets).max(initial=0)) if k is None else k
+    gains = np.ascontiguousarray(scheme.gain_of(labels), dtype=np.float64)
+    return largest_sums(offsets, gains, (gains > 0).view(np.uint8), depth, discount(np.arange(depth)))
 
 
 def ndcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
