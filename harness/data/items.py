@@ -188,7 +188,10 @@ class ItemContext:
 
     def __init__(self, train: Interactions | None, catalog: Catalog | None, qrels: Qrels,
                  user_groups: Mapping[str, str] | None = None) -> None:  # fmt: skip
-        self.train, self.catalog = train, catalog
+        # whether there are training data; not the rows themselves: what the measures read of them is summarised
+        # below, and the table (4M rows: 100 MB) is freed for the run's read once the caller lets go of it
+        self.has_train = train is not None
+        self.catalog = catalog
         self.user_groups = user_groups  # query (user) -> group, e.g. the dataset's segments: UserMAD's groups
         # the training items' dictionary (first appearance: RecBole numbers them so, its tail's tie order) also gives
         # their distinct ids: the known items are the sorted union of tens of thousands of ids, not of every row
@@ -264,7 +267,7 @@ class ItemContext:
 
     def require(self, needs: frozenset[str], measure: str, columns: frozenset[str] = frozenset()) -> None:
         """A clear error when a measure asks for an input the dataset lacks."""
-        if "train" in needs and self.train is None:
+        if "train" in needs and not self.has_train:
             raise InputFormatError(
                 f"{measure} needs training interactions",
                 hint="give them: train: {path: ..., columns: {...}} in the dataset, or --train PATH",

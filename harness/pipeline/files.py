@@ -73,18 +73,24 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
         needs_judgments = needs_judgments or inputs.qrels_format == "ndeval"
         judgments = load_qrels(inputs.qrels, inputs.qrels_columns, inputs.qrels_format) if needs_judgments \
             else Qrels.from_records([], str(inputs.qrels))  # fmt: skip
-        train = items = None
-        if inputs.train is not None:
-            train = read_train(inputs.train, inputs.train_columns["user"], inputs.train_columns["item"])
-        if inputs.items is not None:
-            items = read_items(inputs.items, inputs.items_id, groups=inputs.items_groups)
-        user_groups = None if inputs.segments is None else read_table_columns(
-            inputs.segments, inputs.segments_columns["query"], inputs.segments_columns["segment"])
-        evaluator = Evaluator(judgments, measures, inputs.conventions, train=train, items=items, user_groups=user_groups)
+        evaluator = _evaluator(inputs, measures, judgments)
         runs = tuple((label, given, path) for label, (given, path) in zip(labels, inputs.runs, strict=True))
         work = FilesWork(evaluator, inputs.qrels, inputs.qrels_columns, judgments if needs_judgments else None, runs,
                          inputs.run_columns, per_query, relstring_lengths, progress)  # fmt: skip
         return engine.evaluate_files(work)
+
+
+def _evaluator(inputs: FileInputs, measures: tuple[Measure, ...], judgments: Qrels) -> Evaluator:
+    """The evaluator of ``measures``, with the training data, catalogue and segments ``inputs`` name read: the
+    training rows live only while its item context summarises them, so the runs are read into their memory."""
+    train = items = None
+    if inputs.train is not None:
+        train = read_train(inputs.train, inputs.train_columns["user"], inputs.train_columns["item"])
+    if inputs.items is not None:
+        items = read_items(inputs.items, inputs.items_id, groups=inputs.items_groups)
+    user_groups = None if inputs.segments is None else read_table_columns(
+        inputs.segments, inputs.segments_columns["query"], inputs.segments_columns["segment"])  # fmt: skip
+    return Evaluator(judgments, measures, inputs.conventions, train=train, items=items, user_groups=user_groups)
 
 
 def explain_files(inputs: FileInputs, measures: tuple[Measure, ...], target: float | None = None, tol: float = 5e-5,
