@@ -2,6 +2,7 @@
 
     python benchmarks/beyond_bench.py                      # 200,000 users x 100 items, 50,000 items, 32 features
     python benchmarks/beyond_bench.py --scenario tiny      # seconds; used by the smoke test
+    python benchmarks/beyond_bench.py --fairness           # the fairness measures' whole-process comparison only
 
 Generates (once, deterministically) the recsys qrels and run (benchmarks/generate.py), training
 interactions (20 per user, drawn by a Zipf popularity) and a catalogue with 32 numeric features,
@@ -9,7 +10,9 @@ then:
 
 1. as whole processes, the issue's yardstick: `harness eval` with the accuracy measures only, and
    with them plus every beyond-accuracy measure at k = 10 and 100 (reading the training data and
-   the catalogue too); prints both, what the second adds and its ratio to the first, peak memory;
+   the catalogue too), one after the other for --rounds rounds (default 5); prints the medians of
+   both (wall, peak memory, user and system CPU), what the second adds and its ratio to the first,
+   and the median and range of the rounds' own ratios (this VM's speed drifts by 2x over minutes);
 2. in one process after loading, where the time goes: alignment, the accuracy measures, the item
    codes, and each family of beyond-accuracy measures at k = 10 and k = 100 (system measures once
    for the run, without the bootstrap over users; one similarity pass serves both cutoffs, so it
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -79,43 +83,57 @@ def _groups_file(folder: Path, n_items: int) -> Path:
     return path
 
 
-def _fairness_processes(folder: Path, n_items: int) -> None:
+def _fairness_processes(folder: Path, n_items: int, rounds: int) -> None:
     """Issue 26's yardstick: the fairness, exposure and propensity measures at k = 10 add at most half of the
     accuracy-only process."""
     base = [sys.executable, "-m", "harness", "eval"]
     files = [str(folder / "qrels.trec"), str(folder / "run.trec")]
-    seconds, peak, _ = measure_process([*base, "-m", ",".join(ACCURACY), *files])
-    print(f"  {'harness eval, accuracy measures only':<58} {seconds:7.2f} s   peak {peak:,.0f} MB", flush=True)
-    fair_seconds, fair_peak, _ = measure_process([
-        *base, "-m", ",".join(ACCURACY + FAIRNESS), "--train", str(folder / "train.csv"),
-        "--train-columns", "user=user,item=item", "--items", str(_groups_file(folder, n_items)), *files,
-    ])  # fmt: skip
-    print(f"  {f'harness eval, + {len(FAIRNESS)} fairness measures @10 (train, items read)':<58} {fair_seconds:7.2f} s   "
-          f"peak {fair_peak:,.0f} MB")  # fmt: skip
-    added = fair_seconds - seconds
-    print(f"  {'added by the fairness measures':<58} {added:7.2f} s   {added / seconds:5.2f}x the accuracy-only process "
-          "(target: at most 0.5x)", flush=True)  # fmt: skip
+    accuracy_only = [*base, "-m", ",".join(ACCURACY), *files]
+    fairness = [*base, "-m", ",".join(ACCURACY + FAIRNESS), "--train", str(folder / "train.csv"),
+                "--train-columns", "user=user,item=item", "--items", str(_groups_file(folder, n_items)), *files]  # fmt: skip
+    _compare_processes(accuracy_only, fairness, f"+ {len(FAIRNESS)} fairness measures @10 (train, items read)",
+                       "the fairness measures", 0.5, rounds)  # fmt: skip
+
+
+def _compare_processes(base: list[str], more: list[str], what: str, added_by: str, target: float, rounds: int) -> None:
+    """``base`` and ``more`` as whole processes, one after the other ``rounds`` times (the VM's speed drifts by the
+    minute: a pair run together shares its minute), then the medians and the median of the paired ratios."""
+    runs: dict[str, list[tuple[float, float, float, float]]] = {"base": [], "more": []}
+    for round_ in range(rounds):
+        for name, command in (("base", base), ("more", more)):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            seconds, peak, _ = measure_process(command)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            runs[name].append((seconds, peak, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime))
+        (b, *_), (m, *_) = runs["base"][-1], runs["more"][-1]
+        print(f"  round {round_ + 1}: {b:6.2f} s and {m:6.2f} s, added {(m - b) / b:5.2f}x", flush=True)
+
+    def median(name: str, i: int) -> float:
+        return statistics.median(r[i] for r in runs[name])
+
+    for name, label in (("base", "accuracy measures only"), ("more", what)):
+        print(f"  {f'harness eval, {label}':<58} {median(name, 0):7.2f} s   peak {median(name, 1):,.0f} MB   "
+              f"cpu: user {median(name, 2):.2f} s, system {median(name, 3):.2f} s")  # fmt: skip
+    ratios = [(m[0] - b[0]) / b[0] for b, m in zip(runs["base"], runs["more"], strict=True)]
+    added = median("more", 0) - median("base", 0)
+    print(f"  {f'added by {added_by} (medians of {rounds})':<58} {added:7.2f} s   {added / median('base', 0):5.2f}x the "
+          f"accuracy-only process; paired rounds: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}x-"
+          f"{max(ratios):.2f}x (target: at most {target:g}x)", flush=True)  # fmt: skip
 
 
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _whole_processes(folder: Path, cutoffs: list[int]) -> None:
+def _whole_processes(folder: Path, cutoffs: list[int], rounds: int) -> None:
     beyond = [n.format(k=k) for k in cutoffs for names in FAMILIES.values() for n in names]
     base = [sys.executable, "-m", "harness", "eval"]
     files = [str(folder / "qrels.trec"), str(folder / "run.trec")]
     accuracy_only = [*base, "-m", ",".join(ACCURACY), *files]
     everything = [*base, "-m", ",".join(ACCURACY + beyond), "--train", str(folder / "train.csv"),
                   "--train-columns", "user=user,item=item", "--items", str(folder / "items.csv"), *files]  # fmt: skip
-    seconds, peak, _ = measure_process(accuracy_only)
-    print(f"  {'harness eval, accuracy measures only':<58} {seconds:7.2f} s   peak {peak:,.0f} MB", flush=True)
-    all_seconds, all_peak, _ = measure_process(everything)
-    print(f"  {f'harness eval, + {len(beyond)} beyond-accuracy (train, items read)':<58} {all_seconds:7.2f} s   "
-          f"peak {all_peak:,.0f} MB")  # fmt: skip
-    added = all_seconds - seconds
-    print(f"  {'added by the beyond-accuracy measures':<58} {added:7.2f} s   {added / seconds:5.2f}x the accuracy-only "
-          "process (target: at most 1x)", flush=True)  # fmt: skip
+    _compare_processes(accuracy_only, everything, f"+ {len(beyond)} beyond-accuracy (train, items read)",
+                       "the beyond-accuracy measures", 1.0, rounds)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,16 +144,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", default="", help="comma-separated family names to leave out (substring match)")
     parser.add_argument("--no-processes", action="store_true", help="skip the whole-process comparison")
     parser.add_argument("--fairness", action="store_true", help="only the fairness measures' whole-process comparison")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the whole-process comparisons (medians)")
     args = parser.parse_args(argv)
     folder = _prepare(args.scenario, args.data)
     if args.fairness:
         print(f"fairness, exposure and propensity, {args.scenario}, whole processes:", flush=True)
-        _fairness_processes(folder, SCENARIO_ITEMS[args.scenario])
+        _fairness_processes(folder, SCENARIO_ITEMS[args.scenario], args.rounds)
         return 0
     cutoffs = [int(c) for c in args.cutoffs.split(",")]
     if not args.no_processes:
         print(f"beyond accuracy, {args.scenario}, whole processes:", flush=True)
-        _whole_processes(folder, cutoffs)
+        _whole_processes(folder, cutoffs, args.rounds)
 
     from harness.data.items import read_items, read_train
     from harness.data.load import load_qrels, load_run

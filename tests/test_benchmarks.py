@@ -79,9 +79,11 @@ def test_pipeline_benchmark_computes_pytrec_evals_values(tmp_path: Path, engine:
 
 def test_beyond_accuracy_benchmark_reads_what_it_generated(tmp_path: Path) -> None:
     """Every family is timed, over the rows the generated files hold (counted here from the files themselves)."""
-    command = [sys.executable, str(ROOT / "benchmarks" / "beyond_bench.py"), "--scenario", "tiny", "--data", str(tmp_path)]
+    command = [sys.executable, str(ROOT / "benchmarks" / "beyond_bench.py"), "--scenario", "tiny", "--data", str(tmp_path),
+               "--rounds", "2"]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
+    assert done.stdout.count("  round ") == 2 and "paired rounds: median" in done.stdout, done.stdout
     for family in ("Coverage, RecItems, Entropy, Gini (system) @100", "ILD (co-occurrence) @10", "EFD, EPC @100"):
         assert f"  {family}" in done.stdout, family
     folder = tmp_path / "tiny"
