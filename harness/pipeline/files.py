@@ -15,7 +15,7 @@ from typing import Any
 from harness.config.schema import Engine as EngineSpec
 from harness.data.items import read_items, read_train
 from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels
-from harness.data.model import Qrels
+from harness.data.model import Intents, Qrels
 from harness.data.tables import read_table_columns
 from harness.data.trec import check_exists
 from harness.engines import FilesWork, open_engine
@@ -80,7 +80,7 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
         return engine.evaluate_files(work)
 
 
-def _evaluator(inputs: FileInputs, measures: tuple[Measure, ...], judgments: Qrels) -> Evaluator:
+def _evaluator(inputs: FileInputs, measures: tuple[Measure, ...], judgments: Qrels | Intents) -> Evaluator:
     """The evaluator of ``measures``, with the training data, catalogue and segments ``inputs`` name read: the
     training rows live only while its item context summarises them, so the runs are read into their memory."""
     train = items = None
