@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.kernels._lookup_compiled import segment_sums
+from harness.kernels._lookup_compiled import cut_sums, segment_sums
 from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount, segment_rows
 
 
@@ -65,6 +65,27 @@ class _Cut:
         """Per-user sum over the cut rows, from 0.0 in row order: the sum over all rows with the others at 0, bit for
         bit, and what ``np.bincount(qidx, weights)`` adds (one sequential pass, compiled)."""
         return segment_sums(self.offsets, np.ascontiguousarray(values, dtype=np.float64))
+
+    def gathered_sum(self, per_code: np.ndarray, label: np.ndarray | None = None, level: float = 0.0,
+                     per_rank: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+        """``self.sum(per_rank[rank] * per_code[self.code])`` (without ``per_rank``: of ``per_code[self.code]``), with
+        the rows whose ``label`` (a value per row of the whole lists) is below ``level`` at 0.0: the same bits, in one
+        compiled pass that builds none of those columns.
+
+        >>> cut = _Cut(None, np.array([0, 0, 1]), np.array([1, 0, 1]), np.array([2.0, 1.0]), 2, np.array([0, 2, 3]))
+        >>> cut.gathered_sum(np.array([10.0, 1.0]), label=np.array([1.0, np.nan, 2.0]), level=1.0).tolist()
+        [1.0, 1.0]
+        """
+        none = np.zeros(0)
+        return cut_sums(self.offsets, np.ascontiguousarray(self.code, dtype=np.int64),
+                        np.ascontiguousarray(per_code, dtype=np.float64),
+                        none if label is None else np.ascontiguousarray(label, dtype=np.float64),
+                        np.zeros(0, dtype=np.int64) if self.rows is None else np.ascontiguousarray(self.rows, dtype=np.int64),
+                        float(level), none if per_rank is None else np.ascontiguousarray(per_rank, dtype=np.float64))  # fmt: skip
+
+    def rank_discounts(self) -> np.ndarray:
+        """1/log2(rank + 1) for each 0-based rank of the cut lists, once per rank (``per_rank`` of :meth:`gathered_sum`)."""
+        return discount(np.arange(int(self.length.max(initial=0))))
 
     def mean(self, values: np.ndarray, counted: np.ndarray | None = None) -> np.ndarray:
         """Per-user mean over the cut rows (only the ``counted`` ones); NaN when none count."""
@@ -104,7 +125,7 @@ def popularity(items: ItemData, pop: str) -> np.ndarray:
 def arp(lists: RankedLists, k: int | None, pop: str) -> np.ndarray:
     """Average recommendation popularity: mean over the list of the items' popularity (cold items 0)."""
     cut = _cut_view(lists, k)
-    return cut.mean(popularity(_items(lists), pop)[cut.code])
+    return _defined_mean(cut.gathered_sum(popularity(_items(lists), pop)), cut.length)
 
 
 def recbole_tail(items: ItemData, ratio: float | None, count: float | None, ties: str = "id") -> np.ndarray:
@@ -147,13 +168,13 @@ def elliot_long_tail(items: ItemData, head: float) -> np.ndarray:
 def tail_share(lists: RankedLists, k: int | None, tail: np.ndarray) -> np.ndarray:
     """Share of each list in the tail set (RecBole TailPercentage, Elliot APLT)."""
     cut = _cut_view(lists, k)
-    return cut.mean(tail[cut.code].astype(np.float64))
+    return _defined_mean(cut.gathered_sum(tail.astype(np.float64)), cut.length)
 
 
 def tail_count(lists: RankedLists, k: int | None, tail: np.ndarray) -> np.ndarray:
     """Number of long-tail items in each list (Elliot ACLT); NaN for an empty list."""
     cut = _cut_view(lists, k)
-    return np.where(cut.length > 0, cut.sum(tail[cut.code]), np.nan)
+    return np.where(cut.length > 0, cut.gathered_sum(tail.astype(np.float64)), np.nan)
 
 
 # ---- novelty --------------------------------------------------------------------
@@ -170,22 +191,16 @@ def novelty(lists: RankedLists, k: int | None, cold: str) -> np.ndarray:
     """Mean self-information of each list (msrec's novelty called on one user's rows)."""
     info, counted = self_information(_items(lists), cold)
     cut = _cut_view(lists, k)
-    return cut.mean(info[cut.code], counted[cut.code])
+    return _defined_mean(cut.gathered_sum(np.where(counted, info, 0.0)), cut.gathered_sum(counted.astype(np.float64)))
 
 
 def _discounted(lists: RankedLists, k: int | None, per_code: np.ndarray, rel: float | None) -> np.ndarray:
     """Elliot's EFD/EPC frame: sum of rel x disc x per_row over the list / sum of disc; NaN without a relevant test item."""
 
     cut = _cut_view(lists, k)
-    key = ("discount", k)  # EFD and EPC share it
-    if key not in _items(lists)._cache:
-        pos = cut.take(lists.pos)
-        # each rank's discount once, then gathered: the same function of the same rank, so the same bits, without
-        # a log2 of every cut row (20M at k = 100: 0.17 s)
-        _items(lists)._cache[key] = discount(np.arange(int(pos.max(initial=-1)) + 1))[pos]
-    disc = _items(lists)._cache[key]
-    relevant = cut.take(lists.label) >= lists.level(rel)
-    value = _defined_mean(cut.sum(np.where(relevant, disc * per_code[cut.code], 0.0)), cut.sum(disc))
+    per_rank = cut.rank_discounts()
+    value = _defined_mean(cut.gathered_sum(per_code, lists.label, lists.level(rel), per_rank),
+                          cut.gathered_sum(np.ones(per_code.size), per_rank=per_rank))  # fmt: skip
     value = np.where(np.isnan(value), 0.0, value)  # an empty list scores 0 for a user with relevant items
     return np.where(lists.num_rel(rel) > 0, value, np.nan)
 

@@ -93,25 +93,18 @@ def _top_sum(offsets: np.ndarray, values: np.ndarray, k: int, per_rank: np.ndarr
 def psp_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: float) -> np.ndarray:
     """(queries x 2): PSP@k of each list (sum of the relevant items' 1/p in the top k, over k) and of its ideal
     (the user's relevant items by decreasing 1/p), as pyxclib's ``psprecision`` forms them."""
-    cut, hits = _cut_hits(lists, k, rel)
-    got = cut.sum(np.where(hits, inverse_propensity(_items(lists), a, b)[cut.code], 0.0)) / k
-    return np.column_stack([got, _ideal_sums(lists, rel, a, b, k) / k])
-
-
-def _cut_hits(lists: RankedLists, k: int, rel: float | None) -> tuple[Any, np.ndarray]:
-    """The rows of each user's top k (:func:`beyond._cut_view`, shared with the beyond-accuracy measures) and which
-    of them are relevant."""
     cut = _cut_view(lists, k)
-    return cut, cut.take(lists.label) >= lists.level(rel)
+    got = cut.gathered_sum(inverse_propensity(_items(lists), a, b), lists.label, lists.level(rel)) / k
+    return np.column_stack([got, _ideal_sums(lists, rel, a, b, k) / k])
 
 
 def psndcg_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: float) -> np.ndarray:
     """(queries x 2): PSnDCG@k of each list and of its propensity-ideal list (pyxclib's ``psndcg``): the DCG of the
     relevant items' 1/p (discount 1/log2(rank + 1)) over the binary ideal DCG of min(R, k) relevant items."""
-    cut, hits = _cut_hits(lists, k, rel)
-    gain = np.where(hits, inverse_propensity(_items(lists), a, b)[cut.code] * discount(_positions(cut)), 0.0)
+    cut = _cut_view(lists, k)
+    gains = cut.gathered_sum(inverse_propensity(_items(lists), a, b), lists.label, lists.level(rel), cut.rank_discounts())
     norm = np.concatenate(([0.0], np.cumsum(discount(np.arange(k)))))[np.minimum(lists.num_rel(rel), k).astype(np.int64)]
-    dcgs = np.column_stack([cut.sum(gain), _ideal_sums(lists, rel, a, b, k, discounted=True)])
+    dcgs = np.column_stack([gains, _ideal_sums(lists, rel, a, b, k, discounted=True)])
     out = np.zeros_like(dcgs)
     np.divide(dcgs, norm[:, None], out=out, where=norm[:, None] > 0)
     return out

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.kernels._lookup_compiled import segment_sums
+from harness.kernels._lookup_compiled import cut_sums, segment_sums
 
 _VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 0.1, 1e16, -1e16, 3.0]))
 
@@ -26,3 +26,45 @@ def test_segment_sums_by_hand() -> None:
     """In order from 0.0: (0.1 + 0.2) + 0.3 is 0.6000000000000001, not 0.6; an empty segment sums to 0."""
     sums = segment_sums(np.array([0, 3, 3, 4]), np.array([0.1, 0.2, 0.3, -0.0]))
     assert sums.tolist() == [0.6000000000000001, 0.0, 0.0] and not np.signbit(sums[2])
+
+
+@st.composite
+def cut_lists(draw: st.DrawFn) -> dict[str, object]:
+    """Users' cut rows (their first rows, in order) over lists that may be longer, with NaN (unjudged) labels."""
+    n_codes = draw(st.integers(1, 6))
+    list_lengths = draw(st.lists(st.integers(0, 9), min_size=1, max_size=6))
+    k = draw(st.integers(1, 10))
+    cut_lengths = [min(n, k) for n in list_lengths]
+    list_offsets = np.concatenate(([0], np.cumsum(list_lengths))).astype(np.int64)
+    rows = np.concatenate([np.arange(list_offsets[u], list_offsets[u] + n) for u, n in enumerate(cut_lengths)] + [[]])
+    n_rows = int(list_offsets[-1])
+    label = st.one_of(st.sampled_from([0.0, 1.0, 2.0]), st.just(float("nan")))
+    return {
+        "offsets": np.concatenate(([0], np.cumsum(cut_lengths))).astype(np.int64),
+        "rows": rows.astype(np.int64),
+        "gathered": draw(st.booleans()),
+        "code": np.array(draw(st.lists(st.integers(0, n_codes - 1), min_size=len(rows), max_size=len(rows))), np.int64),
+        "table": np.array(draw(st.lists(_VALUES, min_size=n_codes, max_size=n_codes)), dtype=np.float64),
+        "label": np.array(draw(st.lists(label, min_size=n_rows, max_size=n_rows)), dtype=np.float64),
+        "per_rank": 1.0 / np.log2(np.arange(max(cut_lengths, default=0)) + 2.0),
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(cut_lists(), st.booleans(), st.booleans(), st.sampled_from([1.0, 2.0]))
+def test_cut_sums_are_the_gathered_weighted_masked_column_summed(case: dict, masked: bool, weighted: bool,
+                                                                 level: float) -> None:  # fmt: skip
+    """What numpy builds column by column (the row's label, its rank's weight times its code's value, 0.0 where the
+    label is below the level), summed per user: the kernel gives its bits without building it."""
+    offsets, rows, code, table = case["offsets"], case["rows"], case["code"], case["table"]
+    labels = case["label"] if case["gathered"] else case["label"][rows]  # a cut of every row reads labels in place
+    lengths = np.diff(offsets)
+    rank = np.arange(rows.size) - np.repeat(offsets[:-1], lengths)
+    column = case["per_rank"][rank] * table[code] if weighted else table[code]
+    if masked:
+        column = np.where((labels[rows] if case["gathered"] else labels) >= level, column, 0.0)
+    expected = segment_sums(offsets, column)
+    got = cut_sums(offsets, code, table, labels if masked else np.zeros(0),
+                   rows if case["gathered"] else np.zeros(0, dtype=np.int64), level,
+                   case["per_rank"] if weighted else np.zeros(0))  # fmt: skip
+    assert got.tobytes() == expected.tobytes()
