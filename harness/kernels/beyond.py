@@ -83,6 +83,10 @@ class _Cut:
                         np.zeros(0, dtype=np.int64) if self.rows is None else np.ascontiguousarray(self.rows, dtype=np.int64),
                         float(level), none if per_rank is None else np.ascontiguousarray(per_rank, dtype=np.float64))  # fmt: skip
 
+    def positions(self) -> np.ndarray:
+        """0-based rank of each cut row (the cut rows are each user's first rows, in order)."""
+        return np.arange(self.code.size) - np.repeat(self.offsets[:-1], np.diff(self.offsets))  # type: ignore[no-any-return]
+
     def rank_discounts(self) -> np.ndarray:
         """1/log2(rank + 1) for each 0-based rank of the cut lists, once per rank (``per_rank`` of :meth:`gathered_sum`)."""
         return discount(np.arange(int(self.length.max(initial=0))))

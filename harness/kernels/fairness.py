@@ -24,7 +24,6 @@ The definitions, the peers' variants and their bugs are in ``docs/fairness.md``.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -81,15 +80,6 @@ def _ideal_sums(lists: RankedLists, rel: float | None, a: float, b: float, k: in
     return items._cache[key]  # type: ignore[no-any-return]
 
 
-def _top_sum(offsets: np.ndarray, values: np.ndarray, k: int, per_rank: np.ndarray | None = None) -> np.ndarray:
-    """Per user: the sum of its first k values (times ``per_rank[r]`` at 0-based rank r)."""
-    n = np.diff(offsets)
-    pos = np.arange(values.size) - np.repeat(offsets[:-1], n)
-    keep = pos < k
-    terms = values if per_rank is None else values * per_rank[np.minimum(pos, k - 1)]
-    return np.bincount(np.repeat(np.arange(n.size), n)[keep], weights=terms[keep], minlength=n.size).astype(np.float64)
-
-
 def psp_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: float) -> np.ndarray:
     """(queries x 2): PSP@k of each list (sum of the relevant items' 1/p in the top k, over k) and of its ideal
     (the user's relevant items by decreasing 1/p), as pyxclib's ``psprecision`` forms them."""
@@ -108,12 +98,6 @@ def psndcg_parts(lists: RankedLists, k: int, rel: float | None, a: float, b: flo
     out = np.zeros_like(dcgs)
     np.divide(dcgs, norm[:, None], out=out, where=norm[:, None] > 0)
     return out
-
-
-def _positions(cut: Any) -> np.ndarray:
-    """0-based rank of each row of a cut view (its rows are each user's first rows, in order)."""
-    length = cut.length.astype(np.int64)
-    return np.arange(cut.qidx.size) - np.repeat(np.cumsum(length) - length, length)  # type: ignore[no-any-return]
 
 
 def ratio_finish(sums: np.ndarray) -> np.ndarray:
@@ -135,7 +119,7 @@ def exposure(lists: RankedLists, k: int | None, weight: str, patience: float, we
     """(B x codes): each item's exposure summed over the lists holding it within k, for each row of user weights."""
     items = _items(lists)
     cut = _cut_view(lists, k)
-    per_row = rank_weight(_positions(cut), weight, patience)
+    per_row = rank_weight(cut.positions(), weight, patience)
     w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
     if w.shape[0] == 1:
         return np.bincount(cut.code, weights=per_row * w[0][cut.qidx], minlength=items.n_codes)[None, :]
@@ -161,7 +145,7 @@ def exposure_share_parts(lists: RankedLists, k: int | None, group: np.ndarray, v
                          patience: float) -> np.ndarray:  # fmt: skip
     """(queries x 2): per user, the exposure its top k gives the items of group ``value``, and to all its items."""
     cut = _cut_view(lists, k)
-    exposure_of_row = rank_weight(_positions(cut), weight, patience)
+    exposure_of_row = rank_weight(cut.positions(), weight, patience)
     in_group = group[cut.code] == value
     return np.column_stack([cut.sum(np.where(in_group, exposure_of_row, 0.0)), cut.sum(exposure_of_row)])
 
@@ -359,13 +343,14 @@ def user_mad_parts(lists: RankedLists, k: int | None, gain: str, rel: float | No
     if gain == "ranking":
         label = cut.take(lists.label)
         gains = np.where(label >= level, 2.0 ** (np.nan_to_num(label) - level + 1.0) - 1.0, 0.0)
-        weights = np.log(2.0) / np.log(_positions(cut) + 2.0)
+        weights = np.log(2.0) / np.log(cut.positions() + 2.0)
         dcg = cut.sum(gains * weights)
         judged = lists.judged_label
         ideal_gain = np.where(judged >= level, 2.0 ** (judged - level + 1.0) - 1.0, 0.0)
-        order = np.lexsort((-ideal_gain, lists.judged_qidx))  # each user's judged gains, largest first
         depth = int(np.diff(lists.judged_offsets).max(initial=1)) if k is None else k
-        ideal = _top_sum(lists.judged_offsets, ideal_gain[order], depth, np.log(2.0) / np.log(np.arange(depth) + 2.0))
+        # each user's positive judged gains, largest first, the first `depth` summed with Elliot's weights
+        ideal = largest_sums(_int64(lists.judged_offsets), ideal_gain, (ideal_gain > 0).view(np.uint8), depth,
+                             np.log(2.0) / np.log(np.arange(depth) + 2.0))  # fmt: skip
         score = np.zeros(n_q)
         np.divide(dcg, ideal, out=score, where=dcg > 0)
     else:
