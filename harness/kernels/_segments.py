@@ -380,8 +380,9 @@ class RowTerms:
     def toarray(self) -> np.ndarray:
         """The dense terms, entries in one cell added."""
         out = np.zeros((self.indptr.size - 1, self.width, len(self.blocks)))
+        owner = self._owner()
         for b, data in enumerate(self.blocks):
-            np.add.at(out[:, :, b], (self._owner(), self.columns), 1.0 if data is None else data)
+            np.add.at(out[:, :, b], (owner, self.columns), 1.0 if data is None else data)
         return np.concatenate([out[:, :, b] for b in range(len(self.blocks))], axis=1)
 
     def weighted_sums(self, weights: np.ndarray) -> np.ndarray:
