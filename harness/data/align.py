@@ -575,6 +575,11 @@ def engine_for(rows: int, choice: EngineChoice = "auto") -> Engine:
     return ENGINES[choice]
 
 
+# the conventions kernel_settings hands the kernels: the alignment itself reads none of them (but the relevance
+# level under queries: relevant)
+KERNEL_CONVENTIONS = ("relevance_level", "ideal_from", "ap_denominator", "short_lists", "collection_size")
+
+
 def kernel_settings(conventions: Conventions) -> dict[str, Any]:
     """The conventions the kernels read from the lists (:class:`RankedLists`' fields), not from the alignment: lists
     aligned once can be read under each of them (``dataclasses.replace(lists, **kernel_settings(c))``)."""
@@ -596,10 +601,8 @@ def alignment_conventions(conventions: Conventions) -> Conventions:
     True
     """
     default = Conventions()
-    level = conventions.relevance_level if conventions.queries is Queries.RELEVANT else default.relevance_level
-    return dataclasses.replace(conventions, relevance_level=level, ideal_from=default.ideal_from,
-                               ap_denominator=default.ap_denominator, short_lists=default.short_lists,
-                               collection_size=default.collection_size)  # fmt: skip
+    kept = ("relevance_level",) if conventions.queries is Queries.RELEVANT else ()
+    return dataclasses.replace(conventions, **{name: getattr(default, name) for name in KERNEL_CONVENTIONS if name not in kept})
 
 
 def align(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None, engine: EngineChoice = "auto") -> Aligned:

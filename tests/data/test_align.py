@@ -6,7 +6,7 @@ import numpy as np
 
 from harness import Evaluator, Qrels, Run
 from harness.data.align import _presorted_order, _sorted_order
-from harness.measures.conventions import Ties
+from harness.measures.conventions import Conventions, Ties
 from harness.measures.trec_names import parse_trec_measure
 
 
@@ -43,3 +43,26 @@ def test_fast_path_conditions() -> None:
 
     order = _sorted_order(np.array([0, 0]), np.array([1.0, 1.0]), np.array([0.0, 0.0]), pa.array(["a", "b"]), Ties.TREC_EVAL)
     assert order.tolist() == [1, 0]
+
+
+def test_kernel_conventions_are_those_kernel_settings_reads() -> None:
+    """KERNEL_CONVENTIONS (what alignment_conventions resets, so that explain aligns once and reads the lists under
+    each) names exactly the conventions that change kernel_settings: one left out would be shared between
+    alignments that differ, one too many would give two alignments the kernels' defaults."""
+    import dataclasses
+    from enum import Enum
+
+    from harness.data.align import KERNEL_CONVENTIONS, alignment_conventions, kernel_settings
+
+    default = Conventions()
+    for field in dataclasses.fields(Conventions):
+        value = getattr(default, field.name)
+        if isinstance(value, Enum):
+            other: object = next(member for member in type(value) if member is not value)
+        elif isinstance(value, bool):
+            other = not value
+        else:
+            other = 7 if value is None else value + 2
+        changed = dataclasses.replace(default, **{field.name: other})
+        assert (kernel_settings(changed) != kernel_settings(default)) == (field.name in KERNEL_CONVENTIONS), field.name
+        assert (alignment_conventions(changed) == default) == (field.name in KERNEL_CONVENTIONS), field.name
