@@ -26,7 +26,8 @@ from harness.data._arrow import contiguous, float_values, from_numpy, positions_
 from harness.data.model import Qrels, table_column, table_ids
 from harness.data.tables import read_table, rows_located, table_line
 from harness.errors import InputFormatError
-from harness.kernels._segments import ItemData, segment_rows
+from harness.kernels._lookup_compiled import distinct_pairs, gather_segments
+from harness.kernels._segments import ItemData
 
 
 @dataclass(frozen=True, eq=False)
@@ -172,6 +173,11 @@ def _catalog(table: pa.Table, id: str, source: str, fmt: str, groups: tuple[str,
     return Catalog(ids, features, tuple(feature_names), source, labels)
 
 
+def _int32(indices: pa.Array) -> np.ndarray:
+    """A dictionary's indices as contiguous int32 (what Arrow gives: a view)."""
+    return np.ascontiguousarray(to_numpy(indices), dtype=np.int32)
+
+
 def _is_number(text: str | None) -> bool:
     try:
         return text is not None and float(text) == float(text)
@@ -207,24 +213,20 @@ class ItemContext:
         self.in_catalog = np.zeros(n, dtype=bool)
         self.n_train_rows = 0 if train is None else len(train)
         self.train_first: np.ndarray | None = None
-        self._pairs: tuple[np.ndarray, np.ndarray] | None = None
+        # each training user's distinct items (codes ascending) as CSR: (indptr by user code, item codes)
+        self._histories: tuple[np.ndarray, np.ndarray] | None = None
         self._train_users: pa.Array | None = None
         if train is not None:
             assert items_seen is not None
             in_order = self.codes(items_seen.dictionary)
-            item = in_order[to_numpy(items_seen.indices).astype(np.int64)]
-            users = pc.dictionary_encode(train.user_id)
+            users = pc.dictionary_encode(contiguous(train.user_id))
             self._train_users = users.dictionary
-            user = to_numpy(users.indices).astype(np.int64)
-            self.count = np.bincount(item, minlength=n).astype(np.float64)
+            # counting passes by user code, then a small sort per user: no sort of 4M (user, item) keys
+            indptr, history, self.count, self.users = distinct_pairs(
+                _int32(users.indices), _int32(items_seen.indices), in_order, len(users.dictionary), n)
+            self._histories = (indptr, history)
             self.train_first = np.full(n, np.inf)
             self.train_first[in_order] = np.arange(in_order.size)
-            # distinct (user, item) pairs, by user then item; sorted by hand: numpy 2.4's hashing np.unique took
-            # 3.5 s on 4M keys, the sort 0.03 s
-            key = np.sort(user * n + item, kind="stable")  # adaptive: 6x faster when the file is grouped by user
-            key = key[np.concatenate(([True], key[1:] != key[:-1]))]
-            self._pairs = (key // n, key % n)
-            self.users = np.bincount(self._pairs[1], minlength=n).astype(np.float64)
             self.in_train = self.count > 0
         self.n_train_users = 0 if self._train_users is None else len(self._train_users)
         self.features: np.ndarray | None = None
@@ -298,16 +300,22 @@ class ItemContext:
                 hint="give the items file numeric feature columns besides the id, or use sim=cooccurrence",
             )
 
+    def _pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct training (user code, item code) pairs, by user then item, as two int64 columns."""
+        assert self._histories is not None
+        indptr, item = self._histories
+        return np.repeat(np.arange(indptr.size - 1, dtype=np.int64), np.diff(indptr)), item.astype(np.int64)
+
     @cached_property
     def _group_training(self) -> tuple[tuple[str, ...], np.ndarray | None]:
         """(the user groups' sorted names, each group's distinct training (user, item) pairs per known code): the
         same for every run, so computed once. Every training user counts, evaluated or not."""
         assert self.user_groups is not None
         names = tuple(sorted(set(self.user_groups.values())))
-        if self._pairs is None or self._train_users is None:
+        if self._histories is None or self._train_users is None:
             return names, None
         index = {name: i for i, name in enumerate(names)}
-        user, item = self._pairs
+        user, item = self._pairs()
         of_user = np.array([index.get(self.user_groups.get(u, ""), -1) for u in self._train_users.to_pylist()],
                            dtype=np.int64)[user]  # fmt: skip
         keep = of_user >= 0
@@ -328,8 +336,7 @@ class ItemContext:
         if self._item_users is None:
             from scipy import sparse
 
-            assert self._pairs is not None
-            user, item = self._pairs
+            user, item = self._pairs()
             self._item_users = sparse.csr_matrix(
                 (np.ones(user.size, dtype=np.int32), (item, user)), shape=(len(self.known), self.n_train_users)
             )
@@ -341,12 +348,10 @@ class ItemContext:
         if self._user_items is None:
             from scipy import sparse
 
-            assert self._pairs is not None
-            user, item = self._pairs
-            indptr = np.zeros(self.n_train_users + 1, dtype=np.int64)
-            np.cumsum(np.bincount(user, minlength=self.n_train_users), out=indptr[1:])
+            assert self._histories is not None
+            indptr, item = self._histories
             self._user_items = sparse.csr_matrix(
-                (np.ones(user.size, dtype=np.int32), item.astype(np.int32), indptr), shape=(self.n_train_users, len(self.known))
+                (np.ones(item.size, dtype=np.int32), item, indptr), shape=(self.n_train_users, len(self.known))
             )
         return self._user_items
 
@@ -398,22 +403,17 @@ class ItemContext:
             return np.concatenate([values, np.full(n_cold, np.nan)]) if n_cold else values
 
         history_offsets = history_codes = None
-        if self._pairs is not None and self._train_users is not None:
-            user, item = self._pairs
-            starts = np.searchsorted(user, np.arange(self.n_train_users + 1))
+        if self._histories is not None and self._train_users is not None:
             ids = string_array(query_ids.tolist()) if query_id_array is None else query_id_array
-            who = positions_in(ids, self._train_users)
-            lengths = np.where(who >= 0, starts[np.maximum(who, 0) + 1] - starts[np.maximum(who, 0)], 0)
-            history_offsets, take = segment_rows(starts[np.maximum(who, 0)], lengths)
-            history_codes = item[take]
+            history_offsets, history_codes = gather_segments(*self._histories, positions_in(ids, self._train_users))
         return ItemData(
             code=code, count=pad(self.count), users=pad(self.users), in_train=pad(self.in_train),
             in_catalog=pad(self.in_catalog), n_train_rows=self.n_train_rows, n_train_users=self.n_train_users,
             n_recbole_items=n_recbole, cold_ids=cold_ids, recbole_extra=extra,
             features=None if self.features is None else pad(self.features),
             history_offsets=history_offsets, history_codes=history_codes,
-            item_users=self.item_users() if cooccurrence and self._pairs is not None else None, pair_depth=pair_depth,
-            user_items=self.user_items() if cooccurrence and self._pairs is not None else None,
+            item_users=self.item_users() if cooccurrence and self._histories is not None else None, pair_depth=pair_depth,
+            user_items=self.user_items() if cooccurrence and self._histories is not None else None,
             judged_code=judged_code,
             columns={name: pad_nan(values) for name, values in self.columns.items()}, labels=self.labels, score=score,
             train_first=None if self.train_first is None else np.concatenate([self.train_first, np.full(n_cold, np.inf)]),

@@ -13,7 +13,7 @@ per item, weighted per rank and masked by relevance, without building that colum
 
 import numpy as np
 
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport qsort
 
 
@@ -134,4 +134,126 @@ def cut_sums(const int64_t[::1] offsets, const int64_t[::1] code, const double[:
                         value = 0.0
                 total += value
             sums[s] = total
+    return out
+
+
+cdef int _ascending_int32(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const int32_t*>a)[0], y = (<const int32_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef void _sort_small(int32_t* values, Py_ssize_t m) noexcept nogil:
+    """Ascending, in place: insertion sort for the few items of one user, qsort for a long history."""
+    cdef Py_ssize_t i, j
+    cdef int32_t v
+    if m > 32:
+        qsort(values, m, sizeof(int32_t), _ascending_int32)
+        return
+    for i in range(1, m):
+        v = values[i]
+        j = i - 1
+        while j >= 0 and values[j] > v:
+            values[j + 1] = values[j]
+            j -= 1
+        values[j + 1] = v
+
+
+def distinct_pairs(const int32_t[::1] user, const int32_t[::1] item, const int64_t[::1] code_of_item,
+                   Py_ssize_t n_users, Py_ssize_t n_codes):
+    """The training rows (``user[i]``, item code ``code_of_item[item[i]]``) summarised in two counting passes:
+    (indptr int64, codes int32, rows float64 per code, users float64 per code). User u's distinct item codes are
+    ``codes[indptr[u]:indptr[u + 1]]``, ascending: the rows' distinct pairs sorted by user, then item, as CSR;
+    ``rows``: each code's training rows; ``users``: its distinct users. Whole numbers: exact."""
+    cdef Py_ssize_t n = user.shape[0], i, u, start, end, j, write = 0
+    cdef int32_t last = 0
+    indptr_array = np.zeros(n_users + 1, dtype=np.int64)
+    codes_array = np.empty(n, dtype=np.int32)
+    rows_array = np.zeros(n_codes, dtype=np.float64)
+    users_array = np.zeros(n_codes, dtype=np.float64)
+    fill_array = np.empty(n_users, dtype=np.int64)
+    cdef int64_t[::1] indptr = indptr_array, fill = fill_array
+    cdef int32_t[::1] codes = codes_array
+    cdef double[::1] rows = rows_array, users = users_array
+    with nogil:
+        for i in range(n):
+            indptr[user[i] + 1] += 1
+        for u in range(n_users):
+            indptr[u + 1] += indptr[u]
+            fill[u] = indptr[u]
+        for i in range(n):  # each user's rows gathered, in file order
+            codes[fill[user[i]]] = <int32_t>code_of_item[item[i]]
+            fill[user[i]] += 1
+            rows[code_of_item[item[i]]] += 1.0
+        for u in range(n_users):  # sorted and deduplicated in place: the write position never passes the read one
+            start, end = indptr[u], indptr[u + 1]
+            _sort_small(&codes[start], end - start)
+            indptr[u] = write
+            for j in range(start, end):
+                if j == start or codes[j] != last:
+                    last = codes[j]
+                    codes[write] = last
+                    users[last] += 1.0
+                    write += 1
+        indptr[n_users] = write
+    return indptr_array, codes_array[:write].copy(), rows_array, users_array
+
+
+def gather_segments(const int64_t[::1] indptr, const int32_t[::1] values, const int64_t[::1] which):
+    """(offsets int64, gathered int64): segment ``values[indptr[w]:indptr[w + 1]]`` of each w in ``which`` (none for a
+    negative w) laid end to end, and where each starts; what numpy's concatenation of the slices gives, without the
+    index arrays it would build."""
+    cdef Py_ssize_t n = which.shape[0], s, i, w = 0
+    offsets_array = np.zeros(n + 1, dtype=np.int64)
+    cdef int64_t[::1] offsets = offsets_array
+    with nogil:
+        for s in range(n):
+            offsets[s + 1] = offsets[s] + (indptr[which[s] + 1] - indptr[which[s]] if which[s] >= 0 else 0)
+    gathered_array = np.empty(offsets[n], dtype=np.int64)
+    cdef int64_t[::1] gathered = gathered_array
+    with nogil:
+        for s in range(n):
+            if which[s] >= 0:
+                for i in range(indptr[which[s]], indptr[which[s] + 1]):
+                    gathered[w] = values[i]
+                    w += 1
+    return offsets_array, gathered_array
+
+
+def grouped_rows(const int64_t[::1] offsets, const int64_t[::1] code, const int64_t[::1] group,
+                 const uint8_t[::1] user_ok):
+    """(indptr int64, kept int64): per user s (each one with ``user_ok[s]``; every user when it is empty), its rows i in
+    ``offsets[s]:offsets[s + 1]`` whose item is in a group (``group[code[i]] >= 0``), in order, and where each user's
+    start among them. What numpy's mask, ``flatnonzero`` and ``bincount`` give, in one pass."""
+    cdef Py_ssize_t n_users = offsets.shape[0] - 1, s, i, w = 0
+    cdef bint every = user_ok.shape[0] == 0
+    indptr_array = np.zeros(n_users + 1, dtype=np.int64)
+    kept_array = np.empty(offsets[n_users] - offsets[0] if n_users > 0 else 0, dtype=np.int64)
+    cdef int64_t[::1] indptr = indptr_array, kept = kept_array
+    with nogil:
+        for s in range(n_users):
+            if every or user_ok[s]:
+                for i in range(offsets[s], offsets[s + 1]):
+                    if group[code[i]] >= 0:
+                        kept[w] = i
+                        w += 1
+            indptr[s + 1] = w
+    return indptr_array, kept_array[:w]
+
+
+def segment_group_cells(const int64_t[::1] offsets, const int64_t[::1] code, const int64_t[::1] group,
+                        Py_ssize_t n_groups):
+    """(segments x groups) float64: how many entries of each segment ``offsets[s]:offsets[s + 1]`` fall in each group
+    ``group[code[i]]`` (a negative code or group counts nowhere): ``group_cells`` with each entry's owner its segment,
+    without the owner column."""
+    cdef Py_ssize_t n_segments = offsets.shape[0] - 1, s, i
+    cdef int64_t g
+    out = np.zeros((max(n_segments, 0), n_groups), dtype=np.float64)
+    cdef double[:, ::1] cells = out
+    with nogil:
+        for s in range(n_segments):
+            for i in range(offsets[s], offsets[s + 1]):
+                if code[i] >= 0:
+                    g = group[code[i]]
+                    if g >= 0:
+                        cells[s, g] += 1.0
     return out

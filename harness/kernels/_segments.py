@@ -419,7 +419,7 @@ class ItemData:
     features
         (codes x F) unit feature vectors (rows of zeros for items without features, or all-zero ones), or None.
     history_offsets, history_codes
-        each query's training items (CSR over queries), or None without training data.
+        each query's distinct training items, ascending (CSR over queries), or None without training data.
     item_users
         scipy CSR (known codes x training users), binary: for co-occurrence similarity.
     pair_depth

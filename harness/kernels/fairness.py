@@ -27,7 +27,13 @@ import math
 
 import numpy as np
 
-from harness.kernels._lookup_compiled import group_cells, in_sorted_lists, largest_sums
+from harness.kernels._lookup_compiled import (
+    group_cells,
+    grouped_rows,
+    in_sorted_lists,
+    largest_sums,
+    segment_group_cells,
+)
 from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount
 from harness.kernels.beyond import _cut_view, _defined_mean, _items
 
@@ -171,7 +177,7 @@ def _in_history(lists: RankedLists, qidx: np.ndarray, code: np.ndarray) -> np.nd
 
     >>> items = ItemData(code=np.zeros(0, dtype=np.int64), count=np.ones(3), users=np.ones(3), in_train=np.ones(3, bool),
     ...                  in_catalog=np.ones(3, bool), n_train_rows=3, n_train_users=2, n_recbole_items=4,
-    ...                  history_offsets=np.array([0, 2, 3]), history_codes=np.array([2, 0, 1]))
+    ...                  history_offsets=np.array([0, 2, 3]), history_codes=np.array([0, 2, 1]))
     >>> lists = RankedLists(np.array([0, 0, 0]), np.zeros(0), np.array([0, 0, 0]), np.zeros(0), items=items)
     >>> _in_history(lists, np.array([0, 0, 1, 1]), np.array([0, 1, 1, 2])).tolist()
     [True, False, True, False]
@@ -179,23 +185,8 @@ def _in_history(lists: RankedLists, qidx: np.ndarray, code: np.ndarray) -> np.nd
     items = _items(lists)
     if items.history_offsets is None or items.history_codes is None or not items.history_codes.size:
         return np.zeros(code.size, dtype=bool)
-    if "sorted history" not in items._cache:  # each user's items ascending (the training pairs come so already)
-        offsets, history = np.asarray(items.history_offsets, np.int64), np.asarray(items.history_codes, np.int64)
-        falls = np.flatnonzero(history[1:] < history[:-1]) + 1  # sorted when it falls only where a user's items start
-        if not np.isin(falls, offsets).all():
-            history = history[np.lexsort((history, _history_owner(lists)))]
-        items._cache["sorted history"] = (offsets, history)
-    offsets, history = items._cache["sorted history"]
+    offsets, history = _int64(items.history_offsets), _int64(items.history_codes)  # each user's items ascending
     return in_sorted_lists(_int64(qidx), _int64(code), offsets, history).view(bool)
-
-
-def _history_owner(lists: RankedLists) -> np.ndarray:
-    """The user (query index) of each training history entry."""
-    items = _items(lists)
-    if "history owner" not in items._cache:
-        assert items.history_offsets is not None
-        items._cache["history owner"] = np.repeat(np.arange(lists.n_queries, dtype=np.int64), np.diff(items.history_offsets))
-    return items._cache["history owner"]  # type: ignore[no-any-return]
 
 
 def _judged_in_history(lists: RankedLists) -> np.ndarray:
@@ -227,7 +218,7 @@ def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups:
     else:
         den = np.zeros((n_q, n_groups)) + np.bincount(group[group >= 0], minlength=n_groups)[None, :]
         if items.history_offsets is not None and items.history_codes is not None:
-            den -= group_cells(_history_owner(lists), _int64(items.history_codes), _int64(group), none, n_q, n_groups)
+            den -= segment_group_cells(_int64(items.history_offsets), _int64(items.history_codes), _int64(group), n_groups)
     return np.hstack([num, den])
 
 
@@ -265,10 +256,10 @@ def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: s
     """
     items = _items(lists)
     cut = _cut_view(lists, k)
-    keep = group[cut.code] >= 0
-    if users == "relevant":
-        keep &= (lists.num_rel(rel) > 0)[cut.qidx]
-    rows = np.flatnonzero(keep)  # only these rows' gains are needed
+    user_ok = (lists.num_rel(rel) > 0).view(np.uint8) if users == "relevant" else np.zeros(0, dtype=np.uint8)
+    # CSR straight from the rows, which come by user: each row's gain at its item, its count (1, not stored) at
+    # n + its item (an item is once in a list, so no entries to sum); only the rows of grouped items
+    indptr, rows = grouped_rows(cut.offsets, _int64(cut.code), _int64(group), user_ok)
     at = rows if cut.rows is None else cut.rows[rows]
     label = lists.label[at]
     level = lists.level(rel)
@@ -280,12 +271,7 @@ def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: s
         assert items.score is not None
         values[hits] = items.score[at][hits]
     n = items.n_known  # cold items are in no group: the columns are the same for every run of the dataset
-    code, qidx = cut.code[rows], cut.qidx[rows]
-    # CSR straight from the rows, which come by user: each row's gain at its item, its count (1, not stored) at
-    # n + its item (an item is once in a list, so no entries to sum)
-    indptr = np.zeros(lists.n_queries + 1, dtype=np.int64)
-    np.cumsum(np.bincount(qidx, minlength=lists.n_queries), out=indptr[1:])
-    return RowTerms(indptr, np.asarray(code, dtype=np.int64), (values, None), n)
+    return RowTerms(indptr, np.asarray(cut.code[rows], dtype=np.int64), (values, None), n)
 
 
 def mad_finish(sums: np.ndarray, group: np.ndarray, n_groups: int, empty_groups: str) -> np.ndarray:
