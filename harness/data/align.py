@@ -206,6 +206,7 @@ class PreparedQrels:
     labels: np.ndarray
     judged_offsets: np.ndarray
     judged_labels: np.ndarray  # labels grouped by query, in query_ids order
+    judged_rows: np.ndarray  # each judgment's row, grouped by query in query_ids order (parallel to judged_labels)
     duplicates_dropped: int = 0
 
     @cached_property
@@ -280,13 +281,9 @@ class PreparedQrels:
             labels=labels,
             judged_offsets=judged_offsets,
             judged_labels=labels[by_query],
+            judged_rows=by_query,
             duplicates_dropped=int(dropped.size),
         )
-
-    @cached_property
-    def judged_rows(self) -> np.ndarray:
-        """Each judgment's row, grouped by query in ``query_ids`` order (parallel to ``judged_labels``)."""
-        return np.argsort(self.codes, kind="stable")
 
     @cached_property
     def judged_docs(self) -> pa.Array:

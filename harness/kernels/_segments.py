@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.kernels._lookup_compiled import segment_counts
 from harness.kernels.gains import GainScheme
 
 
@@ -158,11 +159,15 @@ class RankedLists:
 
     def num_rel(self, rel: float | None = None) -> np.ndarray:
         """R: judged relevant documents per query, retrieved or not."""
-        return self.judged_sum(self.judged_label >= self.level(rel))
+        return self._judged_count(self.judged_label >= self.level(rel))
 
     def num_judged_nonrel(self, rel: float | None = None) -> np.ndarray:
         judged = self.judged_label
-        return self.judged_sum((judged >= 0) & (judged < self.level(rel)))
+        return self._judged_count((judged >= 0) & (judged < self.level(rel)))
+
+    def _judged_count(self, mask: np.ndarray) -> np.ndarray:
+        """Per-query number of True judged rows (float64, exact), one compiled pass over the judgments."""
+        return segment_counts(np.ascontiguousarray(self.judged_offsets, dtype=np.int64), mask.view(np.uint8))
 
     # ---- segment reductions -------------------------------------------------
     def sum(self, values: np.ndarray) -> np.ndarray:
@@ -198,7 +203,8 @@ class RankedLists:
 
     def count(self, mask: np.ndarray) -> np.ndarray:
         """Per-query number of True rows (float64; exact, as a sum of the 0/1 values in any order is)."""
-        return np.bincount(self.query_of(np.flatnonzero(mask)), minlength=self.n_queries).astype(np.float64)
+        mask = np.ascontiguousarray(mask, dtype=bool)
+        return segment_counts(np.ascontiguousarray(self.offsets, dtype=np.int64), mask.view(np.uint8))
 
     def first_rank(self, mask: np.ndarray) -> np.ndarray:
         """1-based rank of the first True row of each query; 0 when none."""

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.kernels._lookup_compiled import cut_sums, segment_sums
+from harness.kernels._lookup_compiled import cut_sums, segment_counts, segment_sums
 
 _VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 0.1, 1e16, -1e16, 3.0]))
 
@@ -68,3 +68,15 @@ def test_cut_sums_are_the_gathered_weighted_masked_column_summed(case: dict, mas
                    rows if case["gathered"] else np.zeros(0, dtype=np.int64), level,
                    case["per_rank"] if weighted else np.zeros(0))  # fmt: skip
     assert got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.booleans(), max_size=9), max_size=8))
+def test_segment_counts_are_bincounts(segments: list[list[bool]]) -> None:
+    """What ``num_rel`` and ``count`` summed before: the weighted bincount of the mask by each entry's segment."""
+    lengths = np.array([len(s) for s in segments], dtype=np.int64)
+    mask = np.array([v for s in segments for v in s], dtype=bool)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    expected = np.bincount(np.repeat(np.arange(lengths.size), lengths), weights=mask.astype(np.float64),
+                           minlength=lengths.size)  # fmt: skip
+    assert segment_counts(offsets, mask.view(np.uint8)).tolist() == expected.tolist()
