@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from harness.data.model import Qrels, table_column, table_ids
 from harness.data.tables import read_table, rows_located, table_line
 from harness.errors import InputFormatError
 from harness.kernels._lookup_compiled import distinct_pairs, gather_segments
+from harness.kernels._parallel import concurrently
 from harness.kernels._segments import ItemData
 
 
@@ -199,9 +200,13 @@ class ItemContext:
         self.has_train = train is not None
         self.catalog = catalog
         self.user_groups = user_groups  # query (user) -> group, e.g. the dataset's segments: UserMAD's groups
+        # three hash passes over millions of ids (judged documents, training items and users), independent: side by
+        # side on the cores
+        judged, *train_ids = concurrently(*(partial(pc.dictionary_encode, contiguous(ids)) for ids in
+                                            (qrels.doc_id, *(() if train is None else (train.item_id, train.user_id)))))
         # the training items' dictionary (first appearance: RecBole numbers them so, its tail's tie order) also gives
         # their distinct ids: the known items are the sorted union of tens of thousands of ids, not of every row
-        items_seen = None if train is None else pc.dictionary_encode(contiguous(train.item_id))
+        items_seen = train_ids[0] if train_ids else None
         parts = [ids for ids in (None if items_seen is None else items_seen.dictionary,
                                  None if catalog is None else catalog.item_id) if ids is not None]  # fmt: skip
         known = contiguous(pc.unique(same_strings(parts))) if parts else string_array([])
@@ -219,7 +224,7 @@ class ItemContext:
         if train is not None:
             assert items_seen is not None
             in_order = self.codes(items_seen.dictionary)
-            users = pc.dictionary_encode(contiguous(train.user_id))
+            users = train_ids[1]
             self._train_users = users.dictionary
             # counting passes by user code, then a small sort per user: no sort of 4M (user, item) keys
             indptr, history, self.count, self.users = distinct_pairs(
@@ -252,7 +257,6 @@ class ItemContext:
                 self.features = features
         # the judged documents, each judgment's by its index into their dictionary: one pass gives RecBole's extra
         # tokens and every judgment's item code (judged_codes)
-        judged = pc.dictionary_encode(contiguous(qrels.doc_id))
         judged_docs = judged.dictionary
         self._judgments = (qrels.doc_id, judged.indices)
         self._judged_doc_codes = positions_in(judged_docs, self.known)

@@ -13,8 +13,11 @@ import itertools
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 
 def threads() -> int:
@@ -40,3 +43,17 @@ def run_split(task: Callable[[int, int], object], ranges: list[tuple[int, int]])
     with ThreadPoolExecutor(len(ranges)) as pool:
         for future in [pool.submit(task, lo, hi) for lo, hi in ranges]:
             future.result()
+
+
+def concurrently(*calls: Callable[[], T]) -> list[T]:
+    """Each call's result, in order, the calls run side by side on up to :func:`threads` threads: independent passes
+    of kernels that release the GIL (Arrow's hashing of three id columns: 0.25 s one after the other, 0.17 s so).
+
+    >>> concurrently(lambda: 1 + 1, lambda: "two")
+    [2, 'two']
+    """
+    workers = min(threads(), len(calls))
+    if workers <= 1:
+        return [call() for call in calls]
+    with ThreadPoolExecutor(workers) as pool:
+        return [future.result() for future in [pool.submit(call) for call in calls]]
