@@ -28,7 +28,6 @@ import math
 import numpy as np
 
 from harness.kernels._lookup_compiled import (
-    group_cells,
     grouped_rows,
     in_sorted_lists,
     largest_sums,
@@ -208,17 +207,19 @@ def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups:
     n_q = lists.n_queries
     cut = _cut_view(lists, k)
     level = lists.level(rel)
-    none = np.zeros(0, dtype=np.uint8)
-    hits = (cut.take(lists.label) >= level).view(np.uint8) if opportunity else none
-    num = group_cells(_int64(cut.qidx), _int64(cut.code), _int64(group), hits, n_q, n_groups)
-    if opportunity:  # an unknown judged item (code -1) is in no group
-        relevant = (lists.judged_label >= level) & ~_judged_in_history(lists)
-        den = group_cells(_int64(lists.judged_qidx), _int64(_judged_code(lists)), _int64(group), relevant.view(np.uint8),
-                          n_q, n_groups)  # fmt: skip
+    every, no_label, no_rows = np.zeros(0, dtype=np.uint8), np.zeros(0), np.zeros(0, dtype=np.int64)
+    code, group = _int64(cut.code), _int64(group)
+    if opportunity:  # the relevant rows of the top k; an unknown judged item (code -1) is in no group
+        rows = no_rows if cut.rows is None else _int64(cut.rows)
+        num = segment_group_cells(cut.offsets, code, group, n_groups, every, lists.label, rows, level)
+        den = segment_group_cells(_int64(lists.judged_offsets), _int64(_judged_code(lists)), group, n_groups,
+                                  (~_judged_in_history(lists)).view(np.uint8), lists.judged_label, no_rows, level)  # fmt: skip
     else:
+        num = segment_group_cells(cut.offsets, code, group, n_groups, every, no_label, no_rows, 0.0)
         den = np.zeros((n_q, n_groups)) + np.bincount(group[group >= 0], minlength=n_groups)[None, :]
         if items.history_offsets is not None and items.history_codes is not None:
-            den -= segment_group_cells(_int64(items.history_offsets), _int64(items.history_codes), _int64(group), n_groups)
+            den -= segment_group_cells(_int64(items.history_offsets), _int64(items.history_codes), group, n_groups,
+                                       every, no_label, no_rows, 0.0)  # fmt: skip
     return np.hstack([num, den])
 
 

@@ -1,7 +1,7 @@
 """The compiled kernels of the training histories and the item-group counts against the numpy code they replaced:
 ``distinct_pairs`` against a sort of (user, item) keys and bincounts, ``gather_segments`` against numpy's
 concatenated slices, ``grouped_rows`` against a mask, ``flatnonzero`` and ``bincount``, and ``segment_group_cells``
-against ``group_cells`` with each entry's owner spelt out."""
+against the gathered labels, masks and flattened (user, group) bincount it replaced."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from harness.kernels._lookup_compiled import (
     distinct_pairs,
     gather_segments,
-    group_cells,
     grouped_rows,
     segment_group_cells,
 )
@@ -97,12 +96,31 @@ def test_grouped_rows_are_the_masked_rows(case: tuple[np.ndarray, np.ndarray, np
     assert indptr.tolist() == [0, *np.cumsum(np.bincount(owner[rows], minlength=n_users)).tolist()]
 
 
-@settings(max_examples=200, deadline=None)
-@given(grouped_lists())
-def test_segment_group_cells_are_group_cells_by_owner(case: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+@settings(max_examples=300, deadline=None)
+@given(grouped_lists(), st.data())
+def test_segment_group_cells_are_the_masked_bincount(case: tuple[np.ndarray, np.ndarray, np.ndarray],
+                                                     data: st.DataObject) -> None:  # fmt: skip
+    """REO's and RSP's counts as numpy formed them: each kept row with a relevant label (read through ``rows`` when
+    given, NaN never relevant) and a grouped item (unknown items, code -1, in none) at (its user, its item's group)."""
     offsets, code, group = case
-    n_users, n_groups = offsets.size - 1, 3
+    n_users, n_groups, n = offsets.size - 1, 3, code.size
+    code = np.where(np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool), -1, code)
     owner = np.repeat(np.arange(n_users, dtype=np.int64), np.diff(offsets))
-    expected = group_cells(owner, code, group, np.zeros(0, dtype=np.uint8), n_users, n_groups)
-    assert segment_group_cells(offsets, code, group, n_groups).tolist() == expected.tolist()
-    assert expected.sum() == (group[code] >= 0).sum()  # group_cells itself counts what a mask does
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    labels = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, np.nan]), min_size=n + 2, max_size=n + 2)))
+    rows = np.array(data.draw(st.lists(st.integers(0, n + 1), min_size=n, max_size=n)), dtype=np.int64)
+    no_keep, no_label, no_rows = np.zeros(0, dtype=np.uint8), np.zeros(0), np.zeros(0, dtype=np.int64)
+
+    def expected(counted: np.ndarray) -> list[list[float]]:
+        counted = counted & (code >= 0) & (group[np.maximum(code, 0)] >= 0)
+        flat = owner[counted] * n_groups + group[code[counted]]
+        return np.bincount(flat, minlength=n_users * n_groups).astype(np.float64).reshape(n_users, n_groups).tolist()
+
+    every = np.ones(n, dtype=bool)
+    assert segment_group_cells(offsets, code, group, n_groups, no_keep, no_label, no_rows, 0.0).tolist() == expected(every)
+    assert segment_group_cells(offsets, code, group, n_groups, keep.view(np.uint8), no_label, no_rows, 0.0).tolist() \
+        == expected(keep)  # fmt: skip
+    assert segment_group_cells(offsets, code, group, n_groups, no_keep, labels[:n], no_rows, 1.0).tolist() \
+        == expected(labels[:n] >= 1.0)  # fmt: skip
+    assert segment_group_cells(offsets, code, group, n_groups, keep.view(np.uint8), labels, rows, 2.0).tolist() \
+        == expected(keep & (labels[rows] >= 2.0))  # fmt: skip
