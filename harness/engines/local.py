@@ -38,6 +38,7 @@ class LocalEngine:
             evaluator = work.evaluator
             run = checked_run(work.dataset, system, path, judged, work.progress, evaluator.reads_samples)
             aligned = evaluator.align(run)
+            del run  # what the measures read of it is aligned; its other columns are memory they reuse (see below)
             lists = evaluator.item_lists(aligned)
             per_query = evaluator.evaluate_aligned(system.name, aligned, lists)
             work.advance()
@@ -62,14 +63,21 @@ class LocalEngine:
         for run in runs:
             check_shares_judged(run, judged, str(work.qrels_path))
         out = []
-        for run, (label, given, _) in zip(runs, work.runs, strict=True):
+        runs.reverse()
+        for label, given, _ in work.runs:
+            # each run let go of once aligned: the rest of its columns (the query ids: 200 MB at 20M rows) is freed
+            # memory the item measures then reuse, instead of first touches of fresh pages (0.45 s of system time
+            # for the fairness measures on 200k users)
+            run = runs.pop()
+            name = run.name
             aligned = evaluator.align(run)
+            del run
             lists = evaluator.item_lists(aligned)
-            per_query = evaluator.evaluate_aligned(run.name, aligned, lists)
+            per_query = evaluator.evaluate_aligned(name, aligned, lists)
             system = {m: float(v[0]) for m, v in evaluator.system_values(lists).items()}  # one value per run
             aggregates = dict(aggregate(per_query))
             strings = {length: relstrings(aligned.lists, length) for length in work.relstring_lengths}
-            out.append(EvaluatedRun(label, given, run.name, aligned.stats.judged_queries_missing, per_query,
+            out.append(EvaluatedRun(label, given, name, aligned.stats.judged_queries_missing, per_query,
                                     aggregates | system, tuple(system), strings))  # fmt: skip
         return out
 
