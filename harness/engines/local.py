@@ -43,7 +43,7 @@ class LocalEngine:
             per_query = evaluator.evaluate_aligned(system.name, aligned, lists)
             work.advance()
             cutoff = long_tail_cutoff(evaluator.measures)
-            counts = None if lists.items is None else recommendation_counts(lists.items.code, lists.pos, cutoff)
+            counts = None if lists.items is None else recommendation_counts(lists, cutoff)
             cold = None if lists.items is None else lists.items.cold_rows()
             kept = lists if evaluator.system_measures else None  # system measures resample users from the lists
             return run_result(work.dataset, system, per_query, diagnose(aligned, work.experiment.cutoffs), work.segments,

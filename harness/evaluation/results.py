@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from harness.kernels.beyond import recommendations
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, deepest_cutoff
@@ -411,10 +412,10 @@ def long_tail_cutoff(measures: tuple[Measure, ...]) -> int | None:
     return deepest_cutoff(m for m in measures if REGISTRY.definition(m).beyond_accuracy)
 
 
-def recommendation_counts(codes: np.ndarray, pos: np.ndarray, cutoff: int | None) -> np.ndarray:
+def recommendation_counts(lists: RankedLists, cutoff: int | None) -> np.ndarray:
     """How often each recommended item is recommended within ``cutoff``, descending (the long tail)."""
-    counts = np.bincount(codes if cutoff is None else codes[pos < cutoff])
-    return np.sort(counts[counts > 0])[::-1].astype(np.float64)
+    counts = recommendations(lists, cutoff)
+    return np.sort(counts[counts > 0])[::-1]
 
 
 def group_rows(result: RunResult) -> list[dict[str, object]]:

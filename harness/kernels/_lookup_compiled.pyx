@@ -264,3 +264,22 @@ def segment_counts(const int64_t[::1] offsets, const uint8_t[::1] mask):
                 total += mask[i] != 0
             counts[s] = <double>total
     return out
+
+
+def code_weights(const int64_t[::1] offsets, const int64_t[::1] code, const double[::1] user_weight,
+                 Py_ssize_t n_codes):
+    """float64 per code c: ``user_weight[s]`` added from 0.0, in row order, for every row i of every user s
+    (``offsets[s] <= i < offsets[s + 1]``) with ``code[i] == c`` (1.0 for each when ``user_weight`` is empty). What
+    ``np.bincount(code, weights=user_weight[owner])`` adds, bit for bit, without the per-row owner and weight
+    columns (at 20M rows, 320 MB of fresh memory)."""
+    cdef Py_ssize_t n_users = offsets.shape[0] - 1, s, i
+    cdef bint weighted = user_weight.shape[0] > 0
+    cdef double w
+    out = np.zeros(n_codes, dtype=np.float64)
+    cdef double[::1] sums = out
+    with nogil:
+        for s in range(n_users):
+            w = user_weight[s] if weighted else 1.0
+            for i in range(offsets[s], offsets[s + 1]):
+                sums[code[i]] += w
+    return out

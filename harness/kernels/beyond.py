@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.kernels._lookup_compiled import cut_sums, segment_sums
+from harness.kernels._lookup_compiled import code_weights, cut_sums, segment_sums
 from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount, segment_rows
 
 
@@ -444,13 +444,33 @@ def coverage_counts(lists: RankedLists, k: int | None, weights: np.ndarray) -> n
     w = np.asarray(weights, dtype=np.float64)
     if w.shape[0] == 1:  # the run itself: one pass over its rows (the product sums the same terms in the same order)
         cut = _cut_view(lists, k)
-        counts = np.bincount(cut.code, weights=w[0][cut.qidx], minlength=items.n_codes)[None, :]
+        counts = code_weights(cut.offsets, np.ascontiguousarray(cut.code, dtype=np.int64), np.ascontiguousarray(w[0]),
+                              items.n_codes)[None, :]  # fmt: skip
     elif items.pair_of_runs is not None:
         counts = _pair_counts(lists, k, w, items.pair_of_runs)
     else:
         counts = _weighted(_incidence(lists, k), w)
     items._cache["counts"] = (k, weights, counts)
     return counts
+
+
+def top_sums(lists: RankedLists, k: int | None, per_code: np.ndarray) -> np.ndarray:
+    """Per user: ``per_code`` of the items in its top k, summed in rank order from 0.0 (what a sum over every row with
+    the rows below k at 0.0 gives, bit for bit), without a column over every row."""
+    return _cut_view(lists, k).gathered_sum(per_code)
+
+
+def recommendations(lists: RankedLists, k: int | None) -> np.ndarray:
+    """float64 per code: how many lists hold the item in their top k (whole numbers: exact).
+
+    >>> items = ItemData(code=np.array([2, 0, 0]), count=np.zeros(3), users=np.zeros(3), in_train=np.ones(3, bool),
+    ...                  in_catalog=np.ones(3, bool), n_train_rows=0, n_train_users=0, n_recbole_items=4)
+    >>> lists = RankedLists(np.array([0, 2, 3]), np.zeros(3), np.zeros(2, dtype=np.int64), np.zeros(0), items=items)
+    >>> recommendations(lists, 1).tolist()   # the first rows: item 2 (user 0's), item 0 (user 1's)
+    [1.0, 0.0, 1.0]
+    """
+    cut = _cut_view(lists, k)
+    return code_weights(cut.offsets, np.ascontiguousarray(cut.code, dtype=np.int64), np.zeros(0), _items(lists).n_codes)
 
 
 def _weighted(incidence: Any, w: np.ndarray) -> np.ndarray:

@@ -766,8 +766,7 @@ def _outside(L: RankedLists, m: Measure, default: str = "train") -> int:
     """Recommended items outside the measure's universe (they join it: coverage and Gini count them)."""
     items = L.items
     assert items is not None
-    recommended = np.zeros(items.n_codes, dtype=bool)
-    recommended[items.code[L.pos < m.cutoff] if m.cutoff else items.code] = True
+    recommended = beyond.recommendations(L, m.cutoff) > 0
     member = {"train": items.in_train, "items": items.in_catalog}.get(_text(m, "catalog", default))
     return 0 if member is None else int((recommended & ~member).sum())
 
@@ -796,9 +795,8 @@ def _entropy(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
 def _system_novelty(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
     assert L.items is not None
     info, counted = beyond.self_information(L.items, _text(m, "cold", "max"))
-    keep = (L.pos < m.cutoff if m.cutoff else np.ones(len(L.label), dtype=bool)) & counted[L.items.code]
-    per_user = L.sum(np.where(keep, info[L.items.code], 0.0))
-    return np.asarray((W @ per_user) / (W @ L.sum(keep)))
+    per_user, kept = (beyond.top_sums(L, m.cutoff, np.where(counted, v, 0.0)) for v in (info, np.ones(info.size)))
+    return np.asarray((W @ per_user) / (W @ kept))
 
 
 def _novelty_is_system(m: Measure) -> bool:

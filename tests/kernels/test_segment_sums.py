@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.kernels._lookup_compiled import cut_sums, segment_counts, segment_sums
+from harness.kernels._lookup_compiled import code_weights, cut_sums, segment_counts, segment_sums
 
 _VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 0.1, 1e16, -1e16, 3.0]))
 
@@ -80,3 +80,17 @@ def test_segment_counts_are_bincounts(segments: list[list[bool]]) -> None:
     expected = np.bincount(np.repeat(np.arange(lengths.size), lengths), weights=mask.astype(np.float64),
                            minlength=lengths.size)  # fmt: skip
     assert segment_counts(offsets, mask.view(np.uint8)).tolist() == expected.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_VALUES, st.lists(st.integers(0, 4), max_size=6)), max_size=8), st.booleans())
+def test_code_weights_are_weighted_bincounts_bit_for_bit(users: list[tuple[float, list[int]]], weighted: bool) -> None:
+    """Coverage's counts as numpy added them: each row's user weight (1.0 without weights) at its item, in row order."""
+    lengths = np.array([len(codes) for _, codes in users], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    code = np.array([c for _, codes in users for c in codes], dtype=np.int64)
+    weight = np.array([w for w, _ in users], dtype=np.float64)
+    per_row = weight[np.repeat(np.arange(lengths.size), lengths)] if weighted else np.ones(code.size)
+    expected = np.bincount(code, weights=per_row, minlength=5)
+    got = code_weights(offsets, code, weight if weighted else np.zeros(0), 5)
+    assert got.tobytes() == expected.astype(np.float64).tobytes()
