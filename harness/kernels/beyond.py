@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -52,11 +53,15 @@ class _Cut:
     """
 
     rows: np.ndarray | None
-    qidx: np.ndarray
     code: np.ndarray
     length: np.ndarray  # float64 per user: items in its cut list
     n_queries: int
     offsets: np.ndarray  # int64: user u's cut rows are u's rows offsets[u]:offsets[u + 1] of this view
+
+    @cached_property
+    def qidx(self) -> np.ndarray:
+        """The user of each cut row (built on first use: the compiled per-user passes read the offsets instead)."""
+        return np.repeat(np.arange(self.n_queries), np.diff(self.offsets))
 
     def take(self, per_row: np.ndarray) -> np.ndarray:
         return per_row if self.rows is None else per_row[self.rows]
@@ -72,7 +77,7 @@ class _Cut:
         the rows whose ``label`` (a value per row of the whole lists) is below ``level`` at 0.0: the same bits, in one
         compiled pass that builds none of those columns.
 
-        >>> cut = _Cut(None, np.array([0, 0, 1]), np.array([1, 0, 1]), np.array([2.0, 1.0]), 2, np.array([0, 2, 3]))
+        >>> cut = _Cut(None, np.array([1, 0, 1]), np.array([2.0, 1.0]), 2, np.array([0, 2, 3]))
         >>> cut.gathered_sum(np.array([10.0, 1.0]), label=np.array([1.0, np.nan, 2.0]), level=1.0).tolist()
         [1.0, 1.0]
         """
@@ -105,12 +110,11 @@ def _cut_view(lists: RankedLists, k: int | None) -> _Cut:
         length = lists.n_ret if k is None else np.minimum(lists.n_ret, k)
         if k is None or int(lists.n_ret.max(initial=0)) <= k:
             offsets = np.ascontiguousarray(lists.offsets, dtype=np.int64)
-            items._cache[key] = _Cut(None, lists.qidx, items.code, length.astype(np.float64), lists.n_queries, offsets)
+            items._cache[key] = _Cut(None, items.code, length.astype(np.float64), lists.n_queries, offsets)
         else:
             # the first min(n, k) rows of each list, from the offsets: k rows a user, not a pass over every row
             offsets, rows = segment_rows(lists.offsets[:-1], length)
-            qidx = np.repeat(np.arange(lists.n_queries), length)
-            items._cache[key] = _Cut(rows, qidx, items.code[rows], length.astype(np.float64), lists.n_queries, offsets)
+            items._cache[key] = _Cut(rows, items.code[rows], length.astype(np.float64), lists.n_queries, offsets)
     return items._cache[key]  # type: ignore[no-any-return]
 
 
