@@ -180,3 +180,26 @@ def rank_blocks(order: np.ndarray | None, bounds: np.ndarray, judged: np.ndarray
         out_rows, out_labels = out_rows[filled], out_labels[filled]
     any_dropped = first_dropped[first_dropped >= 0]
     return Ranked(out_rows, out_labels, kept, dropped, beyond, int(any_dropped.min()) if any_dropped.size else -1)
+
+
+def positions_of(column: pa.Array | pa.ChunkedArray, distinct: pa.Array, rows: np.ndarray | None = None) -> np.ndarray:
+    """``positions_in(column.take(rows), distinct)`` (int64, -1 where absent), without taking the strings: a table
+    of the distinct ones, probed by each row's hash in compiled code on every core. Mapping a 20M-row run's items
+    to their codes: 1.3 s through Arrow's take and index_in, 0.1-0.2 s so.
+
+    >>> positions_of(pa.array(["b", "z", "a"]), pa.array(["a", "b"]), np.array([2, 2, 1, 0])).tolist()
+    [0, 0, -1, 1]
+    """
+    strings, known = Strings.of(column), Strings.of(distinct)
+    table = kernels.string_table(known.offsets, known.data)
+    picked = np.zeros(0, dtype=np.int64) if rows is None else np.ascontiguousarray(rows)
+    if picked.dtype not in (np.int32, np.int64):
+        picked = picked.astype(np.int64)
+    n = len(column) if rows is None else picked.size
+    out = np.empty(n, dtype=np.int64)
+
+    def find(lo: int, hi: int) -> None:
+        kernels.find_strings(strings.offsets, strings.data, picked, known.offsets, known.data, table, out, lo, hi)
+
+    run_split(find, split(np.ones(n), threads()) if n >= 1 << 16 else [(0, n)])
+    return out

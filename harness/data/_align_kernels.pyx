@@ -449,3 +449,47 @@ def rank_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, con
             kept[b] = take
             dropped[b] = n_dropped
             beyond[b] = m - take
+
+
+def string_table(const offset_t[::1] offsets, const uint8_t[::1] data):
+    """An open-addressing table of distinct strings 0 .. n - 1 (each slot: a string's index, -1 empty), found by
+    their 64-bit hash, for :func:`find_strings`."""
+    cdef Py_ssize_t n = offsets.shape[0] - 1, i
+    cdef int64_t size = table_size(n)
+    cdef uint64_t mask = <uint64_t>(size - 1), slot
+    table_array = np.full(size, -1, dtype=np.int64)
+    cdef int64_t[::1] table = table_array
+    if n <= 0:
+        return table_array
+    with nogil:
+        for i in range(n):
+            slot = hash_of(&offsets[0], &data[0], i) & mask
+            while table[slot] >= 0:
+                slot = (slot + 1) & mask
+            table[slot] = i
+    return table_array
+
+
+def find_strings(const offset_t[::1] offsets, const uint8_t[::1] data, const out_row_t[::1] rows,
+                 const other_offset_t[::1] t_offsets, const uint8_t[::1] t_data, const int64_t[::1] table,
+                 int64_t[::1] out, Py_ssize_t lo, Py_ssize_t hi):
+    """``out[i]`` for ``lo <= i < hi``: where string ``rows[i]`` of the column (string ``i`` when ``rows`` is empty)
+    is among the table's strings (:func:`string_table`), -1 when it is not; each candidate the hash finds is
+    confirmed on the bytes. Reads the strings in place: nothing is taken or copied."""
+    cdef Py_ssize_t i
+    cdef int64_t r, found
+    cdef bint gathered = rows.shape[0] > 0
+    cdef uint64_t mask = <uint64_t>(table.shape[0] - 1), slot
+    cdef const uint8_t *tdata = &t_data[0] if t_data.shape[0] > 0 else NULL
+    cdef const uint8_t *cdata = &data[0] if data.shape[0] > 0 else NULL
+    with nogil:
+        for i in range(lo, hi):
+            r = rows[i] if gathered else i
+            slot = hash_of(&offsets[0], cdata, r) & mask
+            found = -1
+            while table[slot] >= 0:
+                if same(&offsets[0], cdata, r, &t_offsets[0], tdata, table[slot]):
+                    found = table[slot]
+                    break
+                slot = (slot + 1) & mask
+            out[i] = found

@@ -370,24 +370,27 @@ class ItemContext:
     def for_run(self, item_ids: pa.Array, query_ids: np.ndarray, cooccurrence: bool = False,
                 pair_depth: int | None = None, cold_order: pa.Array | None = None,
                 judged_code: np.ndarray | None = None, score: np.ndarray | None = None,
-                query_id_array: pa.Array | None = None) -> ItemData:  # fmt: skip
+                query_id_array: pa.Array | None = None, item_rows: np.ndarray | None = None) -> ItemData:  # fmt: skip
         """The kernels' view of one run: each row's item code, and statistics padded for the run's cold items.
 
-        Cold items are numbered by first appearance in ``item_ids``, or by their place in
-        ``cold_order`` (every cold item of the run, in order of first appearance) when only
-        part of the run's rows is given (the dask engine's cut lists). ``judged_code``: the
-        item code of each of the lists' judgments (:meth:`judged_codes`); ``score``: each
-        row's score, for the measures that read it; ``query_id_array``: ``query_ids`` as Arrow.
+        The rows' items are ``item_ids``, or ``item_ids[item_rows]`` (a run's document column
+        and its aligned rows: read in place, not taken). Cold items are numbered by first
+        appearance in the rows, or by their place in ``cold_order`` (every cold item of the
+        run, in order of first appearance) when only part of the run's rows is given (the
+        dask engine's cut lists). ``judged_code``: the item code of each of the lists'
+        judgments (:meth:`judged_codes`); ``score``: each row's score, for the measures that
+        read it; ``query_id_array``: ``query_ids`` as Arrow.
         """
-        if isinstance(item_ids, pa.ChunkedArray):
-            item_ids = item_ids.combine_chunks()
-        code = positions_in(item_ids, self.known)  # one pass: no fill, cast and copy of every row (20M rows: 0.5 s)
+        from harness.data._align_compiled import positions_of  # compiled kernels: loaded only when items are read
+
+        code = positions_of(item_ids, self.known, item_rows)
         n = len(self.known)
         n_cold, n_recbole, cold_ids = 0, self.n_recbole_items, string_array([])
         extra = self._qrels_only
         rows = np.flatnonzero(code < 0)
         if cold_order is not None or rows.size:
-            cold_items = item_ids.take(from_numpy(rows))  # in row order, as first appearance numbers them
+            # in row order, as first appearance numbers them
+            cold_items = contiguous(item_ids).take(from_numpy(rows if item_rows is None else item_rows[rows]))
             if cold_order is None:
                 cold = pc.dictionary_encode(cold_items)
                 code[rows] = n + to_numpy(cold.indices).astype(np.int64)

@@ -135,11 +135,12 @@ class Evaluator:
         lists = aligned.lists if self._item_depth is None else aligned.lists.head(self._item_depth)
         reads = frozenset().union(*(REGISTRY.definition(m).reads(m) for m in self.measures))
         data = self.items.for_run(
-            aligned.item_array(rows), aligned.query_ids, cooccurrence=self._cooccurrence, pair_depth=self._pair_depth,
+            aligned.run_doc_ids, aligned.query_ids, cooccurrence=self._cooccurrence, pair_depth=self._pair_depth,
             judged_code=self.items.judged_codes(self.prepared.docs, self.prepared.judged_rows_of(aligned.query_ids))
             if "judged" in reads else None,
             score=(aligned.score if rows is None else aligned.scores_at(rows)) if "score" in reads else None,
             query_id_array=aligned.query_id_array,
+            item_rows=aligned.source_rows if rows is None else aligned.source_rows[rows],
         )  # fmt: skip
         lists = dataclasses.replace(lists, items=data)
         # the per-user terms of the system measures that are sums over users: what a resample or a Dask
