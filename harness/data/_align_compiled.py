@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from harness.data import _align_kernels as kernels
 from harness.data._arrow import contiguous, from_numpy, to_numpy
-from harness.kernels._parallel import run_split, split, threads
+from harness.kernels._parallel import even_split, run_split, split, threads
 
 # tie rules, as the kernel sees them
 TIE_TREC_EVAL, TIE_OPTIMISTIC, TIE_PESSIMISTIC, TIE_INPUT_ORDER, TIE_DOCNO_ASCENDING = 0, 1, 2, 3, 4
@@ -201,5 +201,5 @@ def positions_of(column: pa.Array | pa.ChunkedArray, distinct: pa.Array, rows: n
     def find(lo: int, hi: int) -> None:
         kernels.find_strings(strings.offsets, strings.data, picked, known.offsets, known.data, table, out, lo, hi)
 
-    run_split(find, split(np.ones(n), threads()) if n >= 1 << 16 else [(0, n)])
+    run_split(find, even_split(n, threads() if n >= 1 << 16 else 1))
     return out

@@ -34,6 +34,17 @@ def split(weight: np.ndarray, parts: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in itertools.pairwise(bounds) if b > a]
 
 
+def even_split(n: int, parts: int) -> list[tuple[int, int]]:
+    """``range(n)`` in at most ``parts`` consecutive ranges of about equal length (none empty): ``split`` of n equal
+    weights, without building them.
+
+    >>> even_split(5, 2), even_split(1, 4), even_split(0, 2)
+    ([(0, 3), (3, 5)], [(0, 1)], [])
+    """
+    bounds = sorted({n * i // parts + (n * i % parts > 0) for i in range(parts)} | {n})
+    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+
+
 def run_split(task: Callable[[int, int], object], ranges: list[tuple[int, int]]) -> None:
     """``task(lo, hi)`` for every range, on a thread each (in this thread when there is one)."""
     if len(ranges) <= 1:

@@ -35,7 +35,7 @@ from fractions import Fraction
 import numpy as np
 import pyarrow as pa
 
-from harness.kernels._parallel import run_split, split, threads
+from harness.kernels._parallel import even_split, run_split, threads
 from harness.stats import _keyed_compiled as kernels
 
 
@@ -59,7 +59,7 @@ def _in_parallel(rows: int, fill: Callable[[int, int], object]) -> None:
     """``fill(lo, hi)`` over equal ranges of rows, one per core: the compiled kernels release the GIL, and each row's
     draws depend on its key and replicate only, so the split never changes a value."""
 
-    run_split(fill, split(np.ones(rows), threads()))
+    run_split(fill, even_split(rows, threads()))
 
 
 def _salt(seed: int, identity: tuple[str, ...]) -> np.uint64:
