@@ -61,13 +61,15 @@ def earlier_pair_sums(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, i
     # int32 codes: half the memory traffic of the pair loop
     codes = np.ascontiguousarray(codes, dtype=np.int32 if n_known < 2**31 - 1 else np.int64)
     starts, ends, scale = _offsets(starts), _offsets(ends), np.ascontiguousarray(scale, dtype=np.float64)
-    by_code, order, first = kernels.rows_by_code(codes, starts, ends, n_known)
+    if codes.size >= 2**31:  # rows are packed with their rank into 64 bits (the dask engine's partitions are smaller)
+        raise ValueError("co-occurrence pairs of more than 2^31 rows in one process: evaluate on the dask engine")
+    by_code, placed = kernels.rows_by_code(codes, starts, ends, n_known)
     out = np.zeros(codes.size)
     weight = np.diff(by_code).astype(np.float64)
     csr = _csr_arrays(item_users, user_items)
 
     def task(lo: int, hi: int) -> None:
-        kernels.earlier_pairs(codes, by_code, order, first, lo, hi, scale, *csr, out)
+        kernels.earlier_pairs(codes, by_code, placed, lo, hi, scale, *csr, out)
 
     run_split(task, split(weight, threads or default_threads()))
     return out

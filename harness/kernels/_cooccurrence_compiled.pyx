@@ -28,6 +28,7 @@ ctypedef fused index_t:
     int32_t
     int64_t
 
+cdef int64_t MASK32 = 0xFFFFFFFF  # the low half of a placed row: its rank in its list
 cdef Py_ssize_t PREFETCH_AHEAD = 8  # list rows are scattered in memory: start fetching the 8th next one
 
 
@@ -40,7 +41,9 @@ cdef inline void prefetch_range(const char *base, Py_ssize_t itemsize, Py_ssize_
 
 
 def rows_by_code(const code_t[::1] codes, const int64_t[::1] starts, const int64_t[::1] ends, Py_ssize_t n_known):
-    """The listed rows grouped by item (counting sort, rows ascending within an item), with their list's first row.
+    """(by_code, placed): the listed rows grouped by item (counting sort, rows ascending within an item), each
+    entry ``row << 32 | (row - its list's first row)``: one 8-byte write per row where a row and a first row
+    were two (rows below 2^31, so the packing is exact).
 
     Cold codes (>= n_known) are left out: they pair with nothing.
     """
@@ -54,10 +57,9 @@ def rows_by_code(const code_t[::1] codes, const int64_t[::1] starts, const int64
                     by_code[codes[r] + 1] += 1
         for c in range(n_known):
             by_code[c + 1] += by_code[c]
-    order_array = np.empty(by_code[n_known], np.int64)
-    first_array = np.empty(by_code[n_known], np.int64)
+    placed_array = np.empty(by_code[n_known], np.int64)
     fill_array = by_code_array[:n_known].copy()
-    cdef int64_t[::1] order = order_array, first = first_array, fill = fill_array
+    cdef int64_t[::1] placed = placed_array, fill = fill_array
     cdef int64_t start
     with nogil:
         for q in range(ends.shape[0]):
@@ -65,10 +67,9 @@ def rows_by_code(const code_t[::1] codes, const int64_t[::1] starts, const int64
             for r in range(start, ends[q]):
                 c = codes[r]
                 if c < n_known:
-                    order[fill[c]] = r
-                    first[fill[c]] = start
+                    placed[fill[c]] = (<int64_t>r << 32) | (r - start)
                     fill[c] += 1
-    return by_code_array, order_array, first_array
+    return by_code_array, placed_array
 
 
 cdef Py_ssize_t cooccurrence_row(Py_ssize_t c, const index_t[::1] iu_ptr, const index_t[::1] iu_idx,
@@ -90,8 +91,8 @@ cdef Py_ssize_t cooccurrence_row(Py_ssize_t c, const index_t[::1] iu_ptr, const 
     return n
 
 
-def earlier_pairs(const code_t[::1] codes, const int64_t[::1] by_code, const int64_t[::1] order,
-                  const int64_t[::1] first, Py_ssize_t c_lo, Py_ssize_t c_hi, const double[::1] scale,
+def earlier_pairs(const code_t[::1] codes, const int64_t[::1] by_code, const int64_t[::1] placed,
+                  Py_ssize_t c_lo, Py_ssize_t c_hi, const double[::1] scale,
                   const index_t[::1] iu_ptr, const index_t[::1] iu_idx, const index_t[::1] ui_ptr,
                   const index_t[::1] ui_idx, double[::1] out):
     """out[r] for the listed rows of items c_lo .. c_hi: sim(code[r], each earlier row of its list), summed."""
@@ -100,6 +101,7 @@ def earlier_pairs(const code_t[::1] codes, const int64_t[::1] by_code, const int
     cdef double[::1] scaled = np.zeros(n_known + 1)  # |U_c & U_j| / sqrt(|U_j|); the last cell: every cold item, 0
     cdef int64_t[::1] touched = np.empty(max(n_known, 1), np.int64)
     cdef Py_ssize_t c, lo, hi, n, x, j, e, r, code
+    cdef int64_t row
     cdef double total
     with nogil:
         for c in range(c_lo, c_hi):
@@ -112,13 +114,15 @@ def earlier_pairs(const code_t[::1] codes, const int64_t[::1] by_code, const int
                 scaled[j] = count[j] * scale[j]
             for e in range(lo, hi):
                 if e + PREFETCH_AHEAD < hi:  # the lists are scattered: fetch a later row's list while this one sums
-                    prefetch_range(<const char *>&codes[0], sizeof(code_t), first[e + PREFETCH_AHEAD],
-                                   order[e + PREFETCH_AHEAD])
+                    row = placed[e + PREFETCH_AHEAD] >> 32
+                    prefetch_range(<const char *>&codes[0], sizeof(code_t), row - (placed[e + PREFETCH_AHEAD] & MASK32),
+                                   row)
+                row = placed[e] >> 32
                 total = 0.0
-                for r in range(first[e], order[e]):
+                for r in range(row - (placed[e] & MASK32), row):
                     code = codes[r]
                     total += scaled[min(code, n_known)]
-                out[order[e]] = total * scale[c]
+                out[row] = total * scale[c]
             for x in range(n):
                 j = touched[x]
                 count[j] = 0
