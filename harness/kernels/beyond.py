@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.kernels._lookup_compiled import code_weights, cut_sums, segment_sums
+from harness.kernels._lookup_compiled import code_weights, cut_sums, feature_sums, segment_sums
 from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount, segment_rows
 
 
@@ -283,7 +283,10 @@ def _feature_sums(lists: RankedLists, k: int | None) -> np.ndarray:
     items = _items(lists)
     key = ("feature sums", k)
     if key not in items._cache:
-        items._cache[key] = np.asarray(_list_matrix(lists, k) @ items.features)
+        assert items.features is not None
+        cut = _cut_view(lists, k)  # compiled: the list matrix's product with the features, the same additions
+        items._cache[key] = feature_sums(cut.offsets, np.ascontiguousarray(cut.code, dtype=np.int64),
+                                         np.ascontiguousarray(items.features, dtype=np.float64))  # fmt: skip
     return items._cache[key]  # type: ignore[no-any-return]
 
 
@@ -307,7 +310,7 @@ def ild(lists: RankedLists, k: int | None, sim: str) -> np.ndarray:
     if sim == "features":  # sum over pairs = (|sum of unit vectors|^2 - sum of |unit|^2) / 2: no pairs needed
         assert items.features is not None
         total = _feature_sums(lists, k)
-        self_sq = cut.sum(_row_dot(items.features, items.features)[cut.code])
+        self_sq = cut.gathered_sum(_row_dot(items.features, items.features))
         sums = (_row_dot(total, total) - self_sq) / 2.0
     else:  # each row's similarities to the rows before it (k(k-1)/2 pairs per user, compiled), summed per user
         sums = cut.sum(cut.take(_cooccurrence_rows(lists, "pairs", k)))

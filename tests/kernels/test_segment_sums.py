@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.kernels._lookup_compiled import code_weights, cut_sums, segment_counts, segment_sums
+from harness.kernels._lookup_compiled import code_weights, cut_sums, feature_sums, segment_counts, segment_sums
 
 _VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 0.1, 1e16, -1e16, 3.0]))
 
@@ -94,3 +94,20 @@ def test_code_weights_are_weighted_bincounts_bit_for_bit(users: list[tuple[float
     expected = np.bincount(code, weights=per_row, minlength=5)
     got = code_weights(offsets, code, weight if weighted else np.zeros(0), 5)
     assert got.tobytes() == expected.astype(np.float64).tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 3), max_size=6), max_size=6),
+       st.lists(st.lists(_VALUES, min_size=3, max_size=3), min_size=4, max_size=4))  # fmt: skip
+def test_feature_sums_are_the_list_matrix_product_bit_for_bit(lists: list[list[int]], features: list[list[float]]) -> None:
+    """ILD's and Serendipity's summed feature vectors as scipy formed them: each user's list as a CSR row of ones, times
+    the (items x features) matrix."""
+    from scipy import sparse
+
+    lengths = np.array([len(codes) for codes in lists], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    code = np.array([c for codes in lists for c in codes], dtype=np.int64)
+    table = np.array(features, dtype=np.float64)
+    matrix = sparse.csr_matrix((np.ones(code.size), code, offsets), shape=(lengths.size, 4))
+    expected = np.asarray(matrix @ table)
+    assert feature_sums(offsets, code, table).tobytes() == expected.tobytes()
