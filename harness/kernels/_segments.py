@@ -166,8 +166,8 @@ class RankedLists:
         return self._judged_count((judged >= 0) & (judged < self.level(rel)))
 
     def _judged_count(self, mask: np.ndarray) -> np.ndarray:
-        """Per-query number of True judged rows (float64, exact), one compiled pass over the judgments."""
-        return segment_counts(np.ascontiguousarray(self.judged_offsets, dtype=np.int64), mask.view(np.uint8))
+        """Per-query number of True judged rows (float64, exact)."""
+        return _counts(self.judged_offsets, mask)
 
     # ---- segment reductions -------------------------------------------------
     def sum(self, values: np.ndarray) -> np.ndarray:
@@ -203,8 +203,7 @@ class RankedLists:
 
     def count(self, mask: np.ndarray) -> np.ndarray:
         """Per-query number of True rows (float64; exact, as a sum of the 0/1 values in any order is)."""
-        mask = np.ascontiguousarray(mask, dtype=bool)
-        return segment_counts(np.ascontiguousarray(self.offsets, dtype=np.int64), mask.view(np.uint8))
+        return _counts(self.offsets, mask)
 
     def first_rank(self, mask: np.ndarray) -> np.ndarray:
         """1-based rank of the first True row of each query; 0 when none."""
@@ -253,6 +252,11 @@ class RankedLists:
         offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         return offsets, gains[order]
+
+
+def _counts(offsets: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per segment, how many of ``mask`` are True (float64, exact): one compiled pass, no float column or owner index."""
+    return segment_counts(np.ascontiguousarray(offsets, dtype=np.int64), np.ascontiguousarray(mask, dtype=bool).view(np.uint8))
 
 
 def segment_rows(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -53,7 +53,7 @@ class _Cut:
     """
 
     rows: np.ndarray | None
-    code: np.ndarray
+    code: np.ndarray  # int64, contiguous: each cut row's item, as the compiled passes read it
     length: np.ndarray  # float64 per user: items in its cut list
     n_queries: int
     offsets: np.ndarray  # int64: user u's cut rows are u's rows offsets[u]:offsets[u + 1] of this view
@@ -82,8 +82,7 @@ class _Cut:
         [1.0, 1.0]
         """
         none = np.zeros(0)
-        return cut_sums(self.offsets, np.ascontiguousarray(self.code, dtype=np.int64),
-                        np.ascontiguousarray(per_code, dtype=np.float64),
+        return cut_sums(self.offsets, self.code, np.ascontiguousarray(per_code, dtype=np.float64),
                         none if label is None else np.ascontiguousarray(label, dtype=np.float64),
                         np.zeros(0, dtype=np.int64) if self.rows is None else np.ascontiguousarray(self.rows, dtype=np.int64),
                         float(level), none if per_rank is None else np.ascontiguousarray(per_rank, dtype=np.float64))  # fmt: skip
@@ -110,11 +109,13 @@ def _cut_view(lists: RankedLists, k: int | None) -> _Cut:
         length = lists.n_ret if k is None else np.minimum(lists.n_ret, k)
         if k is None or int(lists.n_ret.max(initial=0)) <= k:
             offsets = np.ascontiguousarray(lists.offsets, dtype=np.int64)
-            items._cache[key] = _Cut(None, items.code, length.astype(np.float64), lists.n_queries, offsets)
+            code = np.ascontiguousarray(items.code, dtype=np.int64)
+            items._cache[key] = _Cut(None, code, length.astype(np.float64), lists.n_queries, offsets)
         else:
             # the first min(n, k) rows of each list, from the offsets: k rows a user, not a pass over every row
             offsets, rows = segment_rows(lists.offsets[:-1], length)
-            items._cache[key] = _Cut(rows, items.code[rows], length.astype(np.float64), lists.n_queries, offsets)
+            code = np.ascontiguousarray(items.code[rows], dtype=np.int64)
+            items._cache[key] = _Cut(rows, code, length.astype(np.float64), lists.n_queries, offsets)
     return items._cache[key]  # type: ignore[no-any-return]
 
 
@@ -285,8 +286,7 @@ def _feature_sums(lists: RankedLists, k: int | None) -> np.ndarray:
     if key not in items._cache:
         assert items.features is not None
         cut = _cut_view(lists, k)  # compiled: the list matrix's product with the features, the same additions
-        items._cache[key] = feature_sums(cut.offsets, np.ascontiguousarray(cut.code, dtype=np.int64),
-                                         np.ascontiguousarray(items.features, dtype=np.float64))  # fmt: skip
+        items._cache[key] = feature_sums(cut.offsets, cut.code, np.ascontiguousarray(items.features, dtype=np.float64))
     return items._cache[key]  # type: ignore[no-any-return]
 
 
@@ -451,8 +451,7 @@ def coverage_counts(lists: RankedLists, k: int | None, weights: np.ndarray) -> n
     w = np.asarray(weights, dtype=np.float64)
     if w.shape[0] == 1:  # the run itself: one pass over its rows (the product sums the same terms in the same order)
         cut = _cut_view(lists, k)
-        counts = code_weights(cut.offsets, np.ascontiguousarray(cut.code, dtype=np.int64), np.ascontiguousarray(w[0]),
-                              items.n_codes)[None, :]  # fmt: skip
+        counts = code_weights(cut.offsets, cut.code, np.ascontiguousarray(w[0]), items.n_codes)[None, :]
     elif items.pair_of_runs is not None:
         counts = _pair_counts(lists, k, w, items.pair_of_runs)
     else:
@@ -477,7 +476,7 @@ def recommendations(lists: RankedLists, k: int | None) -> np.ndarray:
     [1.0, 0.0, 1.0]
     """
     cut = _cut_view(lists, k)
-    return code_weights(cut.offsets, np.ascontiguousarray(cut.code, dtype=np.int64), np.zeros(0), _items(lists).n_codes)
+    return code_weights(cut.offsets, cut.code, np.zeros(0), _items(lists).n_codes)
 
 
 def _weighted(incidence: Any, w: np.ndarray) -> np.ndarray:

@@ -208,7 +208,7 @@ def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups:
     cut = _cut_view(lists, k)
     level = lists.level(rel)
     every, no_label, no_rows = np.zeros(0, dtype=np.uint8), np.zeros(0), np.zeros(0, dtype=np.int64)
-    code, group = _int64(cut.code), _int64(group)
+    code, group = cut.code, _int64(group)
     if opportunity:  # the relevant rows of the top k; an unknown judged item (code -1) is in no group
         rows = no_rows if cut.rows is None else _int64(cut.rows)
         num = segment_group_cells(cut.offsets, code, group, n_groups, every, lists.label, rows, level)
@@ -260,7 +260,7 @@ def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: s
     user_ok = (lists.num_rel(rel) > 0).view(np.uint8) if users == "relevant" else np.zeros(0, dtype=np.uint8)
     # CSR straight from the rows, which come by user: each row's gain at its item, its count (1, not stored) at
     # n + its item (an item is once in a list, so no entries to sum); only the rows of grouped items
-    indptr, rows = grouped_rows(cut.offsets, _int64(cut.code), _int64(group), user_ok)
+    indptr, rows = grouped_rows(cut.offsets, cut.code, _int64(group), user_ok)
     at = rows if cut.rows is None else cut.rows[rows]
     label = lists.label[at]
     level = lists.level(rel)
@@ -272,7 +272,7 @@ def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: s
         assert items.score is not None
         values[hits] = items.score[at][hits]
     n = items.n_known  # cold items are in no group: the columns are the same for every run of the dataset
-    return RowTerms(indptr, np.asarray(cut.code[rows], dtype=np.int64), (values, None), n)
+    return RowTerms(indptr, cut.code[rows], (values, None), n)
 
 
 def mad_finish(sums: np.ndarray, group: np.ndarray, n_groups: int, empty_groups: str) -> np.ndarray:
