@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.errors import HarnessError
 from harness.kernels import _cooccurrence_compiled as kernels
 from harness.kernels._parallel import run_split, split
 from harness.kernels._parallel import threads as default_threads
@@ -61,8 +62,10 @@ def earlier_pair_sums(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, i
     # int32 codes: half the memory traffic of the pair loop
     codes = np.ascontiguousarray(codes, dtype=np.int32 if n_known < 2**31 - 1 else np.int64)
     starts, ends, scale = _offsets(starts), _offsets(ends), np.ascontiguousarray(scale, dtype=np.float64)
-    if codes.size >= 2**31:  # rows are packed with their rank into 64 bits (the dask engine's partitions are smaller)
-        raise ValueError("co-occurrence pairs of more than 2^31 rows in one process: evaluate on the dask engine")
+    if codes.size >= 2**31:  # rows are packed with their rank into 64 bits
+        raise HarnessError("co-occurrence similarity pairs at most 2^31 list rows in one process",
+                           hint="evaluate on the dask engine (engine: {name: dask}), whose partitions are smaller, or "
+                           "use a smaller cutoff")  # fmt: skip
     by_code, placed = kernels.rows_by_code(codes, starts, ends, n_known)
     out = np.zeros(codes.size)
     weight = np.diff(by_code).astype(np.float64)
