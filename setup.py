@@ -13,6 +13,7 @@ from setuptools import Extension, setup
 
 KERNELS = {
     "harness.data._align_kernels": "harness/data/_align_kernels.pyx",
+    "harness.data._reader_kernels": "harness/data/_reader_kernels.pyx",
     "harness.kernels._cooccurrence_compiled": "harness/kernels/_cooccurrence_compiled.pyx",
     "harness.kernels._lookup_compiled": "harness/kernels/_lookup_compiled.pyx",
     "harness.stats._keyed_compiled": "harness/stats/_keyed_compiled.pyx",

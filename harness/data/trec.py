@@ -1,10 +1,12 @@
 """TREC qrels (``qid iter docid rel``) and run (``qid Q0 docid rank score tag``) files.
 
-Plain or gzip. A well-formed file (one separator, no comments) goes through
+Plain or gzip. A plain file (printable ASCII fields separated by spaces or tabs,
+no comments, plain decimal numbers) is read in one compiled pass on every core
+(:mod:`harness.data._reader`); another well-formed file (one separator) goes through
 Arrow's multithreaded CSV reader; anything else, and every error, goes through a
 careful line-by-line reader that names the file, the line and the fix. As in
-trec_eval, the rank column is ignored, fields past the sixth are ignored, and
-lines starting with ``#`` are comments.
+trec_eval, the rank column is ignored and lines starting with ``#`` are comments; a
+line with a field too many or too few is refused (trec_eval would misread it).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from harness.data._arrow import drain_floats, drain_strings, to_numpy
+from harness.data._reader import read_plain
 from harness.data.model import Intents, Qrels, Run, control_character_message, control_character_row, first_control_character
 from harness.errors import InputFormatError
 
@@ -253,6 +256,10 @@ def read_qrels(path: str | Path) -> Qrels:
     """
     path = Path(path)
     check_exists(path, "qrels")
+    plain = read_plain(path, len(QRELS_COLUMNS), (0, 2), 3)
+    # a label a double cannot hold exactly: the line-by-line read below names the line
+    if plain is not None and float(np.abs(plain[2]).max()) < 2.0**53:
+        return Qrels(*plain, str(path))
     table = _fast_read(path, QRELS_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "rel": pa.float64()})
     # NaN or a label a double cannot hold exactly: the line-by-line read below names the line (no Python scalar is
     # passed to Arrow here: that imports pandas, 0.45 s)
@@ -371,6 +378,9 @@ def read_run(path: str | Path, name: str | None = None, samples: bool = False) -
     """
     path = Path(path)
     check_exists(path, "run")
+    plain = None if samples else read_plain(path, len(RUN_COLUMNS), (0, 2), 4)
+    if plain is not None:
+        return Run(*plain, name if name is not None else run_tag(path), str(path))
     types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
     table = _fast_read(path, RUN_COLUMNS, {**types, "Q0": pa.string()} if samples else types)
     if table is not None and len(table) and pc.all(pc.is_finite(table["score"])).as_py():  # else the line-by-line read

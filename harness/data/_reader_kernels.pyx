@@ -1,0 +1,156 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The compiled TREC reader (:mod:`harness.data._reader`): a part of a whitespace-separated file, read in one pass
+into two string columns and one number column, built ahead of time (Cython over ``_reader_scan.h``).
+
+A part is a range of whole lines. Its thread reads it in blocks with its own file handle,
+splits each line on spaces and tabs, copies the two id fields straight into Arrow's string
+layout (offsets into one byte buffer) and parses the number field. Anything outside the
+plain form (a comment, a field count other than the format's, a byte outside printable
+ASCII, a number that is not a plain decimal or overflows) stops the part with a status:
+the caller then reads the file with the readers that name the line and the fix.
+
+Numbers are correctly rounded, as Arrow's and Python's readers are: a decimal with at most
+19 significant digits and a power of ten within 10^22 of its digits (Clinger's fast path:
+one exact integer, one correctly rounded product or quotient), else the C library's
+``strtod`` on the field alone, its end and range checked.
+"""
+
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdio cimport FILE, fclose, fopen, fread
+from libc.stdlib cimport free, malloc
+from libc.string cimport memmove
+
+
+cdef extern from *:
+    """
+    #include <stdio.h>
+    #if defined(_WIN32)
+    static int harness_seek(FILE *f, long long at) { return _fseeki64(f, at, SEEK_SET); }
+    #else
+    #include <sys/types.h>
+    static int harness_seek(FILE *f, long long at) { return fseeko(f, (off_t)at, SEEK_SET); }
+    #endif
+    """
+    int harness_seek(FILE *f, long long at) nogil
+
+
+cdef extern from "_reader_scan.h" nogil:
+    enum:
+        SCAN_OK
+        SCAN_NOT_OPENED
+        SCAN_NOT_PLAIN
+        SCAN_FIELD_COUNT
+        SCAN_NOT_A_NUMBER
+        SCAN_TOO_LONG
+        SCAN_FULL
+        SCAN_PADDING
+    ctypedef struct harness_scan:
+        int n_fields, field_a, field_b, field_number, fill, wide
+        void *a_offsets
+        void *b_offsets
+        uint8_t *a_data
+        uint8_t *b_data
+        double *numbers
+        int64_t row, row_limit, a_at, a_limit, b_at, b_limit, lines
+        int status
+    void harness_scan_lines(harness_scan *s, const uint8_t *buf, int64_t n)
+    int harness_parse_number(const uint8_t *p, int64_t n, double *out)
+
+ctypedef fused offset_t:
+    int32_t
+    int64_t
+
+# what a part's status says (0: read whole)
+OK, NOT_OPENED, NOT_PLAIN, FIELD_COUNT, NOT_A_NUMBER, TOO_LONG, FULL = (
+    SCAN_OK, SCAN_NOT_OPENED, SCAN_NOT_PLAIN, SCAN_FIELD_COUNT, SCAN_NOT_A_NUMBER, SCAN_TOO_LONG, SCAN_FULL)
+
+cdef int64_t BLOCK = 1 << 20  # bytes read at a time
+cdef int64_t LONGEST_LINE = 1 << 20  # a longer line stops the part (TOO_LONG)
+
+
+def read_part(bytes path, int64_t start, int64_t stop, int n_fields, int field_a, int field_b, int field_number,
+              offset_t[::1] a_offsets, uint8_t[::1] a_data, offset_t[::1] b_offsets, uint8_t[::1] b_data,
+              double[::1] numbers, int64_t first_row, int64_t row_limit, int64_t a_start, int64_t a_limit,
+              int64_t b_start, int64_t b_limit, bint fill, int64_t[::1] result):
+    """Read the lines in bytes ``start .. stop`` of ``path`` (both at line starts, or stop at the end) into the columns:
+    rows ``first_row .. row_limit`` (offsets to ``row_limit`` itself), bytes ``a_start .. a_limit`` and ``b_start ..
+    b_limit``. ``result``: (status, rows, a's bytes, b's bytes, the part's lines read).
+
+    Without ``fill``, only count: the rows and the id fields' bytes of a plain part, what the columns need room for
+    (the columns are not touched, and the numbers are not read).
+    """
+    cdef const char *name = path
+    cdef FILE *handle = NULL
+    cdef uint8_t *buffer = NULL
+    cdef int64_t size = 0, begin = 0, got, wanted, last, offset = start
+    cdef bint done = False
+    cdef harness_scan scan
+    scan.n_fields, scan.field_a, scan.field_b, scan.field_number = n_fields, field_a, field_b, field_number
+    scan.fill, scan.wide = fill, offset_t is int64_t
+    scan.a_offsets, scan.b_offsets = &a_offsets[0], &b_offsets[0]
+    scan.a_data, scan.b_data, scan.numbers = &a_data[0], &b_data[0], &numbers[0]
+    scan.row, scan.row_limit, scan.a_at, scan.a_limit, scan.b_at, scan.b_limit = \
+        first_row, row_limit, a_start, a_limit, b_start, b_limit
+    scan.lines, scan.status = 0, SCAN_OK
+    with nogil:
+        if fill:
+            a_offsets[first_row] = <offset_t>a_start
+            b_offsets[first_row] = <offset_t>b_start
+        handle = fopen(name, "rb")
+        buffer = <uint8_t *>malloc(BLOCK + LONGEST_LINE + 1 + SCAN_PADDING)
+        if handle == NULL or buffer == NULL or harness_seek(handle, start) != 0:
+            scan.status = SCAN_NOT_OPENED
+            done = True
+        while not done:
+            # top the buffer up behind the unfinished line it holds (bytes begin .. size)
+            if begin > 0:
+                memmove(buffer, buffer + begin, size - begin)
+                size -= begin
+                begin = 0
+            wanted = min(BLOCK + LONGEST_LINE - size, stop - offset)
+            got = <int64_t>fread(buffer + size, 1, <size_t>wanted, handle) if wanted > 0 else 0
+            if got < wanted:
+                scan.status = SCAN_NOT_OPENED  # shorter than when it was measured
+                break
+            size += got
+            offset += got
+            if offset == stop:
+                if size == 0:
+                    break
+                if buffer[size - 1] != 10:
+                    buffer[size] = 10  # the last line's missing line break
+                    size += 1
+                done = True
+            last = size - 1  # the last line break: the lines before it are whole
+            while last >= 0 and buffer[last] != 10:
+                last -= 1
+            if last >= 0:
+                harness_scan_lines(&scan, buffer, last + 1)
+                if scan.status != SCAN_OK:
+                    break
+                begin = last + 1
+            if not done and size - begin >= LONGEST_LINE:
+                scan.status = SCAN_TOO_LONG
+                break
+        if handle != NULL:
+            fclose(handle)
+        free(buffer)
+    result[0] = scan.status
+    result[1] = scan.row - first_row
+    result[2] = scan.a_at - a_start
+    result[3] = scan.b_at - b_start
+    result[4] = scan.lines
+
+
+def parse_number(const uint8_t[::1] text):
+    """The number a field holds as the reader parses it, or None where the reader stops (for the tests).
+
+    >>> parse_number(b"-1.5e3"), parse_number(b"0.1"), parse_number(b"1e999"), parse_number(b"nan")
+    (-1500.0, 0.1, None, None)
+    """
+    cdef double value = 0.0
+    if text.shape[0] == 0:
+        return None
+    if harness_parse_number(&text[0], text.shape[0], &value) != SCAN_OK:
+        return None
+    return value
