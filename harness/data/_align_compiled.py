@@ -96,11 +96,22 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | Non
     ids = contiguous(query_id.take(from_numpy(starts[:-1])))
     if pc.count_distinct(ids).as_py() == len(ids):
         return None, starts, ids
-    encoded = pc.dictionary_encode(query_id)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    order, bounds = kernels.group_rows(to_numpy(encoded.indices).astype(np.int64), len(encoded.dictionary))
+    # the blocks' ids hashed, not every row's (a query's first row starts its first block, so the codes are those of
+    # every row's id, in order of first appearance): 3.9M judgments in 400k blocks, 0.14 -> 0.04 s
+    encoded = pc.dictionary_encode(ids)
+    codes = np.repeat(to_numpy(encoded.indices).astype(np.int64), np.diff(starts))
+    order, bounds = kernels.group_rows(codes, len(encoded.dictionary))
     return order, bounds, encoded.dictionary
+
+
+def group_by_code(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows grouped by code, in file order within each; each code's bounds): ``np.argsort(codes, kind="stable")``
+    and the codes' offsets, by one counting sort.
+
+    >>> [a.tolist() for a in group_by_code(np.array([1, 0, 1, 0]), 3)]
+    [[1, 3, 0, 2], [0, 2, 4, 4]]
+    """
+    return kernels.group_rows(np.ascontiguousarray(codes, dtype=np.int64), n_codes)
 
 
 def duplicate_rows(order: np.ndarray | None, bounds: np.ndarray, docs: pa.Array | pa.ChunkedArray,

