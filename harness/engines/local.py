@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
-from harness.comparison.compare import CompareSettings
 from harness.config.schema import Engine as EngineSpec
 from harness.config.schema import System
 from harness.data.load import check_shares_judged, load_run
@@ -18,6 +18,9 @@ from harness.engines._common import DatasetWork, FilesWork, checked_run, run_res
 from harness.evaluation.diagnostics import diagnose
 from harness.evaluation.results import EvaluatedRun, RunResult, aggregate, long_tail_cutoff, recommendation_counts
 from harness.kernels.relstring import relstrings
+
+if TYPE_CHECKING:  # the comparison and its statistics are loaded by the commands that compare, not by eval
+    from harness.comparison.compare import CompareSettings
 
 
 class LocalEngine:
