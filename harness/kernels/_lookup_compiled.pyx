@@ -285,18 +285,17 @@ def code_weights(const int64_t[::1] offsets, const int64_t[::1] code, const doub
     return out
 
 
-def feature_sums(const int64_t[::1] offsets, const int64_t[::1] code, const double[:, ::1] features):
-    """(segments x F) float64: row ``s`` is ``features[code[i]]`` added from 0.0 for each entry i of segment
-    ``offsets[s]:offsets[s + 1]``, in order: what scipy's CSR product with a matrix of ones gives (each entry times
-    1.0, added in row order), bit for bit, without the ones, the index copies and the matrix."""
-    cdef Py_ssize_t n_segments = offsets.shape[0] - 1, n_features = features.shape[1], s, i, f
+def feature_sums(const int64_t[::1] offsets, const int64_t[::1] code, const double[:, ::1] features,
+                 double[:, ::1] sums, Py_ssize_t s_lo, Py_ssize_t s_hi):
+    """Rows ``s_lo .. s_hi`` of ``sums`` (segments x F, zeros): row ``s`` is ``features[code[i]]`` added from 0.0 for
+    each entry i of segment ``offsets[s]:offsets[s + 1]``, in order: what scipy's CSR product with a matrix of ones
+    gives (each entry times 1.0, added in row order), bit for bit, without the ones, the index copies and the matrix.
+    Each row is one range's, so threads over ranges of segments give the same bits."""
+    cdef Py_ssize_t n_features = features.shape[1], s, i, f
     cdef int64_t c
-    out = np.zeros((max(n_segments, 0), n_features), dtype=np.float64)
-    cdef double[:, ::1] sums = out
     with nogil:
-        for s in range(n_segments):
+        for s in range(s_lo, s_hi):
             for i in range(offsets[s], offsets[s + 1]):
                 c = code[i]
                 for f in range(n_features):
                     sums[s, f] += features[c, f]
-    return out

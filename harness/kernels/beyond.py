@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from harness.kernels._lookup_compiled import code_weights, cut_sums, feature_sums, segment_sums
+from harness.kernels._parallel import run_split, split, threads
 from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount, segment_rows
 
 
@@ -286,16 +287,27 @@ def _feature_sums(lists: RankedLists, k: int | None) -> np.ndarray:
     if key not in items._cache:
         assert items.features is not None
         cut = _cut_view(lists, k)  # compiled: the list matrix's product with the features, the same additions
-        items._cache[key] = feature_sums(cut.offsets, cut.code, np.ascontiguousarray(items.features, dtype=np.float64))
+        items._cache[key] = _summed_features(cut.offsets, cut.code, items.features)
     return items._cache[key]  # type: ignore[no-any-return]
 
 
-def _history_matrix(items: ItemData, n_queries: int) -> Any:
-    from scipy import sparse
+def _summed_features(offsets: np.ndarray, code: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """(segments x F): each segment's feature vectors summed in order (:func:`feature_sums`), its segments split over
+    the cores by their lengths; a segment's row is one thread's, so the bits do not depend on the split.
 
-    assert items.history_offsets is not None and items.history_codes is not None
-    return sparse.csr_matrix((np.ones(items.history_codes.size), items.history_codes, items.history_offsets),
-                             shape=(n_queries, items.n_codes))  # fmt: skip
+    >>> _summed_features(np.array([0, 2, 3]), np.array([1, 0, 1]), np.array([[1.0, 0.0], [0.5, 0.5]])).tolist()
+    [[1.5, 0.5], [0.5, 0.5]]
+    """
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    code = np.ascontiguousarray(code, dtype=np.int64)
+    features = np.ascontiguousarray(features, dtype=np.float64)
+    out = np.zeros((offsets.size - 1, features.shape[1]), dtype=np.float64)
+
+    def task(lo: int, hi: int) -> None:
+        feature_sums(offsets, code, features, out, lo, hi)
+
+    run_split(task, split(np.diff(offsets).astype(np.float64) + 1.0, threads()))
+    return out
 
 
 def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -341,7 +353,8 @@ def serendipity(lists: RankedLists, k: int | None, sim: str, rel: float | None) 
             relevance = lists.hits(rel).astype(np.float64)
             listed, weight = np.asarray(_list_matrix(lists, k, relevance) @ items.features), cut.sum(cut.take(relevance))
         if "history features" not in items._cache:
-            items._cache["history features"] = np.asarray(_history_matrix(items, lists.n_queries) @ items.features)
+            assert items.history_offsets is not None and items.history_codes is not None
+            items._cache["history features"] = _summed_features(items.history_offsets, items.history_codes, items.features)
         history = items._cache["history features"]
         with np.errstate(invalid="ignore", divide="ignore"):
             total = weight - _row_dot(listed, history) / h_len

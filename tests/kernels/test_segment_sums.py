@@ -3,6 +3,8 @@ which they replaced: the same bits for any values, signed zeros, infinities and 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -110,4 +112,8 @@ def test_feature_sums_are_the_list_matrix_product_bit_for_bit(lists: list[list[i
     table = np.array(features, dtype=np.float64)
     matrix = sparse.csr_matrix((np.ones(code.size), code, offsets), shape=(lengths.size, 4))
     expected = np.asarray(matrix @ table)
-    assert feature_sums(offsets, code, table).tobytes() == expected.tobytes()
+    for cuts in ([0, lengths.size], [0, lengths.size // 2, lengths.size]):  # whole, or two threads' ranges
+        got = np.zeros((lengths.size, 3))
+        for lo, hi in itertools.pairwise(cuts):
+            feature_sums(offsets, code, table, got, lo, hi)
+        assert got.tobytes() == expected.tobytes()
