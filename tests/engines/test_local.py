@@ -9,11 +9,12 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from harness.config.load import load_config
 from harness.config.schema import Engine as EngineSpec
 from harness.data.align import Aligned
 from harness.data.load import load_qrels
 from harness.data.model import Run
-from harness.engines._common import FilesWork
+from harness.engines._common import DatasetWork, FilesWork
 from harness.engines.local import LocalEngine
 from harness.evaluation.evaluator import Evaluator
 from harness.kernels._segments import RankedLists
@@ -49,4 +50,24 @@ def test_each_run_is_released_before_its_measures(tmp_path: Path) -> None:
     evaluated = LocalEngine(EngineSpec(name="local")).evaluate_files(work)
     assert [r.label for r in evaluated] == ["a", "b"] and evaluated[1].aggregates[parse_measure("nDCG@10")] == 1.0
     # when run a's lists are built, run a is gone; when run b's are, both are (b was read before a was evaluated)
+    assert evaluator.alive_at_item_lists == [[False], [False, False]]
+
+
+def test_each_run_is_released_before_its_measures_from_a_config(tmp_path: Path) -> None:
+    """The same through ``LocalEngine.evaluate``, the path of ``harness run``: one system at a time (one worker), each
+    run gone when its item lists are built."""
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n")
+    for name in ("a", "b"):
+        (tmp_path / name).write_text(f"q1 Q0 d1 1 2.0 {name}\nq1 Q0 d2 2 1.0 {name}\nq2 Q0 d3 1 1.0 {name}\n")
+    (tmp_path / "config.yaml").write_text(
+        "experiment: release\ndatasets:\n  - name: trec\n    qrels: qrels\nsystems:\n"
+        "  - {name: a, runs: {trec: a}}\n  - {name: b, runs: {trec: b}}\n"
+        "measures: [nDCG@10, P@5]\nbaseline: a\ntracking: {enabled: false}\noutput: out\nengine: {name: local, workers: 1}\n"
+    )
+    experiment = load_config(tmp_path / "config.yaml")
+    dataset = experiment.datasets[0]
+    evaluator = _Watching(load_qrels(tmp_path / "qrels"), (parse_measure("nDCG@10"), parse_measure("P@5")))
+    done = LocalEngine(experiment.engine).evaluate(DatasetWork(experiment, dataset, evaluator, experiment.systems, {}, "",
+                                                               SILENT, lambda: None))  # fmt: skip
+    assert sorted(done) == ["a", "b"]
     assert evaluator.alive_at_item_lists == [[False], [False, False]]
