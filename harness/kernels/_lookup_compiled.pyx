@@ -266,6 +266,26 @@ def segment_counts(const int64_t[::1] offsets, const uint8_t[::1] mask):
     return out
 
 
+def segment_hits(const int64_t[::1] offsets, const double[::1] label, double level):
+    """(rows, segment), int64: the rows ``i`` with ``label[i] >= level`` (NaN never is), ascending, and the segment
+    ``s`` (``offsets[s] <= i < offsets[s + 1]``) of each: ``np.flatnonzero(label >= level)`` and the
+    ``np.searchsorted(offsets, rows, "right") - 1`` of them, in two passes over the labels and no search."""
+    cdef Py_ssize_t n_segments = max(offsets.shape[0] - 1, 0), s, i, n = 0, at = 0
+    with nogil:
+        for i in range(offsets[0] if n_segments else 0, offsets[n_segments] if n_segments else 0):
+            n += label[i] >= level
+    rows_array, segment_array = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] rows = rows_array, segment = segment_array
+    with nogil:
+        for s in range(n_segments):
+            for i in range(offsets[s], offsets[s + 1]):
+                if label[i] >= level:
+                    rows[at] = i
+                    segment[at] = s
+                    at += 1
+    return rows_array, segment_array
+
+
 def code_weights(const int64_t[::1] offsets, const int64_t[::1] code, const double[::1] user_weight,
                  Py_ssize_t n_codes):
     """float64 per code c: ``user_weight[s]`` added from 0.0, in row order, for every row i of every user s

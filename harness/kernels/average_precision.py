@@ -20,8 +20,7 @@ def average_precision(lists: RankedLists, k: int | None = None, rel: float | Non
     """
     # P@i at each relevant row only: its ordinal among its query's relevant rows over its rank
     # (the same values, added in the same order, as a running count over every row)
-    rows = np.flatnonzero(lists.hits(rel))
-    q = lists.query_of(rows)
+    rows, q = lists.relevant(rel)
     rank = rows - lists.offsets[q] + 1
     if k is not None:
         rows, q, rank = rows[rank <= k], q[rank <= k], rank[rank <= k]

@@ -47,7 +47,7 @@ def relative_precision_at(lists: RankedLists, k: int | None, rel: float | None =
 
 def success_at(lists: RankedLists, k: int | None, rel: float | None = None) -> np.ndarray:
     """1 if a relevant document is in the top k, else 0 (``success``, Hit@k)."""
-    first = lists.first_rank(lists.hits(rel))
+    first = lists.first_relevant_rank(rel)
     ok = first > 0 if k is None else (first > 0) & (first <= k)
     return ok.astype(np.float64)
 

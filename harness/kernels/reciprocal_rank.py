@@ -12,6 +12,6 @@ def reciprocal_rank(lists: RankedLists, k: int | None = None, rel: float | None 
 
     trec_eval's ``recip_rank`` has no cutoff; RR@10 is MS MARCO's MRR@10.
     """
-    first = lists.first_rank(lists.hits(rel)).astype(np.float64)
+    first = lists.first_relevant_rank(rel).astype(np.float64)
     ok = first > 0 if k is None else (first > 0) & (first <= k)
     return np.divide(1.0, first, out=np.zeros_like(first), where=ok)
