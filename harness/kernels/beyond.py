@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.kernels._lookup_compiled import code_weights, cut_sums, feature_sums, segment_sums
+from harness.kernels._lookup_compiled import code_weights, cut_sums, feature_sums, segment_sums, unexpected_sums
 from harness.kernels._parallel import run_split, split, threads
 from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount, segment_rows
 
@@ -359,11 +359,18 @@ def serendipity(lists: RankedLists, k: int | None, sim: str, rel: float | None) 
         with np.errstate(invalid="ignore", divide="ignore"):
             total = weight - _row_dot(listed, history) / h_len
         return np.where(h_len > 0, _defined_mean(total, cut.length), np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        unexpected = 1.0 - cut.take(_cooccurrence_rows(lists, "history", k)) / h_len[cut.qidx]
-    if rel is not None:
-        unexpected = np.where(cut.take(lists.label) >= rel, unexpected, 0.0)
-    return np.where(h_len > 0, cut.mean(unexpected), np.nan)
+    # each row's 1 - (its similarities to the history) / |H|, 0 where not relevant, summed per user in row order
+    similarity = np.ascontiguousarray(_cooccurrence_rows(lists, "history", k), dtype=np.float64)
+    rows = np.zeros(0, dtype=np.int64) if cut.rows is None else np.ascontiguousarray(cut.rows, dtype=np.int64)
+    label = np.zeros(0) if rel is None else np.ascontiguousarray(lists.label, dtype=np.float64)
+    sums = np.zeros(lists.n_queries, dtype=np.float64)
+    history_length = np.ascontiguousarray(h_len, dtype=np.int64)
+
+    def task(lo: int, hi: int) -> None:
+        unexpected_sums(cut.offsets, rows, similarity, history_length, label, 0.0 if rel is None else float(rel), sums, lo, hi)
+
+    run_split(task, split(cut.length + 1.0, threads()))
+    return np.where(h_len > 0, _defined_mean(sums, cut.length), np.nan)
 
 
 def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:

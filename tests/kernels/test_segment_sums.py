@@ -9,7 +9,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.kernels._lookup_compiled import code_weights, cut_sums, feature_sums, segment_counts, segment_hits, segment_sums
+from harness.kernels._lookup_compiled import (
+    code_weights,
+    cut_sums,
+    feature_sums,
+    segment_counts,
+    segment_hits,
+    segment_sums,
+    unexpected_sums,
+)
 
 _VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 0.1, 1e16, -1e16, 3.0]))
 
@@ -131,3 +139,41 @@ def test_segment_hits_are_flatnonzero_and_searchsorted(lists: list[list[float]],
     expected = np.flatnonzero(label >= level)
     assert rows.tolist() == expected.tolist()
     assert segment.tolist() == (np.searchsorted(offsets, expected, side="right") - 1).tolist()
+
+
+_SIMILARITY = st.floats(0.0, 50.0, allow_nan=False) | st.sampled_from([0.0, 1.0, 1e-300])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.tuples(_SIMILARITY, st.sampled_from([0.0, 1.0, 2.0, float("nan")])), max_size=6),
+                          st.integers(0, 5)), max_size=8),
+       st.sampled_from([None, 1.0, 2.0]), st.booleans(), st.integers(0, 8))  # fmt: skip
+def test_unexpected_sums_are_serendipitys_numpy(users: list[tuple[list[tuple[float, float]], int]], level: float | None,
+                                                gathered: bool, cut: int) -> None:  # fmt: skip
+    """Serendipity's per-user sums of 1 - similarity / |H| (0 where not relevant), as numpy built them over the cut rows;
+    users without history (a division by zero, discarded later), a cut deeper or shallower than the lists, and any
+    split of the users between two ranges."""
+    lengths = np.array([len(rows) for rows, _ in users], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    similarity = np.array([v for rows, _ in users for v, _ in rows], dtype=np.float64)
+    label = np.array([lab for rows, _ in users for _, lab in rows], dtype=np.float64)
+    h_len = np.array([h for _, h in users], dtype=np.int64)
+    if gathered:  # each user's first `cut` rows, as _cut_view gathers them
+        kept = np.minimum(lengths, cut)
+        cut_offsets = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
+        rows = np.concatenate([np.arange(offsets[u], offsets[u] + kept[u]) for u in range(len(users))] or [[]]).astype(np.int64)
+    else:
+        cut_offsets, rows = offsets, np.zeros(0, dtype=np.int64)
+    taken = similarity if not gathered else similarity[rows]
+    qidx = np.repeat(np.arange(len(users)), np.diff(cut_offsets))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        unexpected = 1.0 - taken / h_len[qidx]
+    if level is not None:
+        unexpected = np.where((label if not gathered else label[rows]) >= level, unexpected, 0.0)
+    expected = segment_sums(cut_offsets, np.ascontiguousarray(unexpected, dtype=np.float64))
+    for cuts in ([0, len(users)], [0, len(users) // 2, len(users)]):
+        got = np.zeros(len(users))
+        for lo, hi in itertools.pairwise(cuts):
+            unexpected_sums(cut_offsets, rows, similarity, h_len, np.zeros(0) if level is None else label,
+                            0.0 if level is None else level, got, lo, hi)  # fmt: skip
+        assert got.tobytes() == expected.tobytes()
