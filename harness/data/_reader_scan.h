@@ -176,6 +176,19 @@ static inline void harness_copy(uint8_t *to, const uint8_t *from, int64_t n, int
         memcpy(to, from, (size_t)n);
 }
 
+/* An id field appended to its column (bytes at *at, room to limit) when filling, else only counted: 0 when full. */
+static inline int harness_put(harness_scan *s, uint8_t *data, int64_t *at, int64_t limit, const uint8_t *p, int64_t n) {
+    if (s->fill) {
+        if (*at + n > limit) {
+            s->status = SCAN_FULL;
+            return 0;
+        }
+        harness_copy(data + *at, p, n, *at + 16 <= limit);
+    }
+    *at += n;
+    return 1;
+}
+
 /* Field `index` of the current line, p[0:n] (n > 0): 0 when the scan stops (s->status says why). */
 static inline int harness_field(harness_scan *s, const uint8_t *p, int64_t n, int index) {
     if (index >= s->n_fields) {
@@ -186,24 +199,10 @@ static inline int harness_field(harness_scan *s, const uint8_t *p, int64_t n, in
         s->status = SCAN_NOT_PLAIN;
         return 0;
     }
-    if (index == s->field_a) {
-        if (s->fill) {
-            if (s->a_at + n > s->a_limit) {
-                s->status = SCAN_FULL;
-                return 0;
-            }
-            harness_copy(s->a_data + s->a_at, p, n, s->a_at + 16 <= s->a_limit);
-        }
-        s->a_at += n;
-    } else if (index == s->field_b) {
-        if (s->fill) {
-            if (s->b_at + n > s->b_limit) {
-                s->status = SCAN_FULL;
-                return 0;
-            }
-            harness_copy(s->b_data + s->b_at, p, n, s->b_at + 16 <= s->b_limit);
-        }
-        s->b_at += n;
+    if (index == s->field_a || index == s->field_b) {
+        if (!harness_put(s, index == s->field_a ? s->a_data : s->b_data, index == s->field_a ? &s->a_at : &s->b_at,
+                         index == s->field_a ? s->a_limit : s->b_limit, p, n))
+            return 0;
     } else if (index == s->field_number && s->fill) {
         if (s->row >= s->row_limit) {
             s->status = SCAN_FULL;
