@@ -197,30 +197,20 @@ class RankedLists:
         out[ok] = per_row[self.offsets[:-1][ok] + rank[ok] - 1]
         return out
 
-    def query_of(self, rows: np.ndarray) -> np.ndarray:
-        """The query of each of a few rows (ascending), without the per-row ``qidx`` of all rows."""
-        return np.searchsorted(self.offsets, rows, side="right") - 1
-
     def count(self, mask: np.ndarray) -> np.ndarray:
         """Per-query number of True rows (float64; exact, as a sum of the 0/1 values in any order is)."""
         return _counts(self.offsets, mask)
 
     def relevant(self, rel: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(rows, queries): the relevant retrieved rows, ascending, and the query of each; ``np.flatnonzero`` of
-        :meth:`hits` and their :meth:`query_of`, in one compiled pass (20M rows: 0.02 s against 0.05 s)."""
+        :meth:`hits` and a binary search of the offsets for each, in one compiled pass (20M rows: 0.02 s against
+        0.05 s)."""
         offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
         return segment_hits(offsets, np.ascontiguousarray(self.label, dtype=np.float64), float(self.level(rel)))
 
-    def first_rank(self, mask: np.ndarray) -> np.ndarray:
-        """1-based rank of the first True row of each query; 0 when none."""
-        rows = np.flatnonzero(mask)
-        return self._first_rank(rows, self.query_of(rows) if rows.size else rows)
-
     def first_relevant_rank(self, rel: float | None = None) -> np.ndarray:
-        """:meth:`first_rank` of :meth:`hits`."""
-        return self._first_rank(*self.relevant(rel))
-
-    def _first_rank(self, rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """1-based rank of the first relevant row (:meth:`hits`) of each query; 0 when none."""
+        rows, q = self.relevant(rel)
         out = np.zeros(self.n_queries, dtype=np.int64)
         if rows.size:
             first = np.ones(rows.size, dtype=bool)
