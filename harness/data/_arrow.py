@@ -139,8 +139,18 @@ def drain_strings(chunks: list[pa.Array]) -> pa.Array:
         if length:
             data[byte : byte + length] = np.frombuffer(chunk.buffers()[2], np.uint8, count=length, offset=first)
         row, byte = row + len(chunk), byte + length
-    kind = pa.large_string() if large else pa.string()
-    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return strings_from(offsets, data)
+
+
+def strings_from(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+    """The string array whose row i is ``data[offsets[i]:offsets[i + 1]]``, on these buffers without a copy: string for
+    int32 offsets, large_string for int64 ones.
+
+    >>> strings_from(np.array([0, 1, 3], np.int32), np.frombuffer(b"abc", np.uint8)).to_pylist()
+    ['a', 'bc']
+    """
+    kind = pa.large_string() if offsets.dtype == np.int64 else pa.string()
+    return pa.Array.from_buffers(kind, len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 def drain_floats(chunks: list[pa.Array]) -> np.ndarray:

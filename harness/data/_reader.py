@@ -22,10 +22,10 @@ import numpy as np
 import pyarrow as pa
 
 from harness.data import _reader_kernels as kernels
+from harness.data._arrow import STRING_BYTES_MAX, strings_from
 from harness.kernels._parallel import run_split, threads
 
 SMALLEST_PART = 1 << 20  # bytes: smaller files are read by one thread
-OFFSETS_MAX = 2**31 - 1  # bytes an id column's int32 offsets reach: past them, large_string
 
 
 def read_plain(path: Path, n_fields: int, ids: tuple[int, int], number: int,
@@ -67,7 +67,7 @@ def read_plain(path: Path, n_fields: int, ids: tuple[int, int], number: int,
         return None
     row_at, a_at, b_at = (np.concatenate([[0], np.cumsum(counts[:, i])]).astype(np.int64) for i in (1, 2, 3))
     rows = int(row_at[-1])
-    width = np.int32 if max(a_at[-1], b_at[-1]) <= OFFSETS_MAX else np.int64
+    width = np.int32 if max(a_at[-1], b_at[-1]) <= STRING_BYTES_MAX else np.int64
     a_offsets, b_offsets = np.empty(rows + 1, width), np.empty(rows + 1, width)
     a_data, b_data = np.empty(max(int(a_at[-1]), 1), np.uint8), np.empty(max(int(b_at[-1]), 1), np.uint8)
     numbers = np.empty(rows, np.float64)
@@ -82,12 +82,7 @@ def read_plain(path: Path, n_fields: int, ids: tuple[int, int], number: int,
     run_split(fill, [(k, k + 1) for k in range(len(ranges))])
     if (results[:, 0] != kernels.OK).any() or (results[:, 1:4] != counts[:, 1:4]).any():
         return None
-    kind = pa.string() if width is np.int32 else pa.large_string()
-
-    def column(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
-        return pa.Array.from_buffers(kind, rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-
-    return column(a_offsets, a_data), column(b_offsets, b_data), numbers
+    return strings_from(a_offsets, a_data), strings_from(b_offsets, b_data), numbers
 
 
 def _line_starts(path: Path, size: int, parts: int) -> list[int]:
