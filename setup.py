@@ -16,6 +16,7 @@ KERNELS = {
     "harness.data._reader_kernels": "harness/data/_reader_kernels.pyx",
     "harness.kernels._cooccurrence_compiled": "harness/kernels/_cooccurrence_compiled.pyx",
     "harness.kernels._lookup_compiled": "harness/kernels/_lookup_compiled.pyx",
+    "harness.kernels._ranked_compiled": "harness/kernels/_ranked_compiled.pyx",
     "harness.stats._keyed_compiled": "harness/stats/_keyed_compiled.pyx",
 }
 

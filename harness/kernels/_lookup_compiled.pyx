@@ -45,33 +45,58 @@ def in_sorted_lists(const int64_t[::1] owner, const int64_t[::1] value, const in
 
 
 def largest_sums(const int64_t[::1] offsets, const double[::1] values, const uint8_t[::1] keep, Py_ssize_t k,
-                 const double[::1] per_rank):
-    """float64 per segment s: its kept values (``keep[i]``, every one when ``keep`` is empty), largest first, the first k
-    of them summed from 0.0 in that order, each times ``per_rank[j]`` at 0-based place j (unweighted when ``per_rank``
-    is empty). Equal values are interchangeable, so the sum is the same however the sort orders them."""
-    cdef Py_ssize_t n_segments = offsets.shape[0] - 1, s, i, j, m, longest = 0
+                 const double[::1] per_rank, double[::1] out, Py_ssize_t lo, Py_ssize_t hi):
+    """``out[s]`` for segments ``lo .. hi``: its kept values (``keep[i]``, every one when ``keep`` is empty), largest
+    first, the first k of them summed from 0.0 in that order, each times ``per_rank[j]`` at 0-based place j (unweighted
+    when ``per_rank`` is empty). Equal values are interchangeable, so the sum is the same however the sort orders them:
+    for k up to 32 the k largest are kept in order as the values pass (a cutoff's ideal), else a segment of at most
+    32 kept values is sorted by insertion and a longer one by ``qsort``."""
+    cdef Py_ssize_t s, i, j, m, longest = 0
     cdef bint every = keep.shape[0] == 0, weighted = per_rank.shape[0] > 0
-    cdef double total
-    for s in range(n_segments):
+    cdef double total, v
+    for s in range(lo, hi):
         longest = max(longest, offsets[s + 1] - offsets[s])
-    out = np.zeros(n_segments, dtype=np.float64)
     scratch = np.empty(max(longest, 1), dtype=np.float64)  # numpy's memory: a shortage is a MemoryError, not a crash
-    cdef double[::1] sums = out, buffer = scratch
+    cdef double[::1] buffer = scratch
     with nogil:
-        for s in range(n_segments):
+        for s in range(lo, hi):
             m = 0
-            for i in range(offsets[s], offsets[s + 1]):
-                if every or keep[i]:
-                    buffer[m] = values[i]
-                    m += 1
+            if k <= 0:
+                pass
+            elif k <= 32:  # the k largest so far, larger first: a value below all k of them is passed over
+                for i in range(offsets[s], offsets[s + 1]):
+                    if every or keep[i]:
+                        v = values[i]
+                        if m == k and not v > buffer[k - 1]:
+                            continue
+                        j = m if m < k else k - 1
+                        while j > 0 and v > buffer[j - 1]:
+                            buffer[j] = buffer[j - 1]
+                            j -= 1
+                        buffer[j] = v
+                        m += m < k
+            else:
+                for i in range(offsets[s], offsets[s + 1]):
+                    if every or keep[i]:
+                        buffer[m] = values[i]
+                        m += 1
+                if m <= 32:  # insertion: larger values first, as _descending orders them
+                    for i in range(1, m):
+                        v = buffer[i]
+                        j = i
+                        while j > 0 and v > buffer[j - 1]:
+                            buffer[j] = buffer[j - 1]
+                            j -= 1
+                        buffer[j] = v
+                else:
+                    qsort(&buffer[0], m, sizeof(double), _descending)
+            out[s] = 0.0
             if m == 0:
                 continue
-            qsort(&buffer[0], m, sizeof(double), _descending)
             total = 0.0
             for j in range(min(m, k)):
                 total += buffer[j] * per_rank[j] if weighted else buffer[j]
-            sums[s] = total
-    return out
+            out[s] = total
 
 
 def segment_sums(const int64_t[::1] offsets, const double[::1] values):
@@ -264,26 +289,6 @@ def segment_counts(const int64_t[::1] offsets, const uint8_t[::1] mask):
                 total += mask[i] != 0
             counts[s] = <double>total
     return out
-
-
-def segment_hits(const int64_t[::1] offsets, const double[::1] label, double level):
-    """(rows, segment), int64: the rows ``i`` with ``label[i] >= level`` (NaN never is), ascending, and the segment
-    ``s`` (``offsets[s] <= i < offsets[s + 1]``) of each: ``np.flatnonzero(label >= level)`` and the
-    ``np.searchsorted(offsets, rows, "right") - 1`` of them, in two passes over the labels and no search."""
-    cdef Py_ssize_t n_segments = max(offsets.shape[0] - 1, 0), s, i, n = 0, at = 0
-    with nogil:
-        for i in range(offsets[0] if n_segments else 0, offsets[n_segments] if n_segments else 0):
-            n += label[i] >= level
-    rows_array, segment_array = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    cdef int64_t[::1] rows = rows_array, segment = segment_array
-    with nogil:
-        for s in range(n_segments):
-            for i in range(offsets[s], offsets[s + 1]):
-                if label[i] >= level:
-                    rows[at] = i
-                    segment[at] = s
-                    at += 1
-    return rows_array, segment_array
 
 
 def code_weights(const int64_t[::1] offsets, const int64_t[::1] code, const double[::1] user_weight,

@@ -13,14 +13,20 @@ Rows are sorted by query, then rank; ``offsets[q]:offsets[q + 1]`` are query q's
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from harness.kernels._lookup_compiled import segment_counts, segment_hits
+from harness.kernels import _lookup_compiled as lookup
+from harness.kernels import _ranked_compiled as ranked
+from harness.kernels._lookup_compiled import segment_counts
+from harness.kernels._parallel import run_split, split, threads
 from harness.kernels.gains import GainScheme
+
+PARALLEL_FROM_ROWS = 1 << 18  # rows: shorter lists are read in this thread, where a thread's start would cost more
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,14 +101,15 @@ class RankedLists:
         >>> lists.head(2).offsets.tolist(), lists.head(2).label.tolist()
         ([0, 2, 3], [1.0, 0.0, 1.0])
         """
-        rows = self.head_rows(k)
-        if rows is None:
+        if self._whole_head(k):
             return self
         heads: dict[int, RankedLists] = self.__dict__.setdefault("_heads", {})
         if k not in heads:
-            offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
-            np.cumsum(np.minimum(self.n_ret, k), out=offsets[1:])
-            heads[k] = dataclasses.replace(self, offsets=offsets, label=self.label[rows], items=None, intents=None)
+            head_offsets = self._head_offsets(k)
+            label = np.empty(int(head_offsets[-1]), dtype=np.float64)
+            offsets, values = self._offsets64, self._label64
+            by_queries(offsets, lambda lo, hi: ranked.head_take(offsets, values, head_offsets, label, lo, hi))
+            heads[k] = dataclasses.replace(self, offsets=head_offsets, label=label, items=None, intents=None)
         return heads[k]
 
     def head_rows(self, k: int | None) -> np.ndarray | None:
@@ -112,19 +119,43 @@ class RankedLists:
         >>> lists.head_rows(2).tolist(), lists.head_rows(3), lists.head_rows(None)
         ([0, 1, 3], None, None)
         """
-        if k is None or self.tie_group is not None or k >= self.n_ret.max(initial=0):
+        if k is None or self._whole_head(k):
             return None
         rows: dict[int, np.ndarray] = self.__dict__.setdefault("_head_rows", {})
         if k not in rows:
-            kept = np.minimum(self.n_ret, k)
-            ends = np.cumsum(kept)
-            rows[k] = np.repeat(self.offsets[:-1] - (ends - kept), kept) + np.arange(int(ends[-1]) if ends.size else 0)
+            head_offsets = self._head_offsets(k)
+            rows[k] = np.empty(int(head_offsets[-1]), dtype=np.int64)
+            offsets = self._offsets64
+            by_queries(offsets, lambda lo, hi: ranked.head_rows(offsets, head_offsets, rows[k], lo, hi))
         return rows[k]
+
+    def _whole_head(self, k: int) -> bool:
+        """Is the head of k these lists themselves (no list longer than k), or not to be taken (ties averaged)?"""
+        return self.tie_group is not None or k >= self.n_ret.max(initial=0)
+
+    def _head_offsets(self, k: int) -> np.ndarray:
+        """The offsets of each list's first k rows, laid end to end."""
+        cache: dict[int, np.ndarray] = self.__dict__.setdefault("_head_offsets_by_k", {})
+        if k not in cache:
+            head_offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
+            np.cumsum(np.minimum(self.n_ret, k), out=head_offsets[1:])
+            cache[k] = head_offsets
+        return cache[k]
 
     # ---- shape --------------------------------------------------------------
     @property
     def n_queries(self) -> int:
         return len(self.offsets) - 1
+
+    @cached_property
+    def _offsets64(self) -> np.ndarray:
+        """The offsets as the compiled kernels read them (contiguous int64)."""
+        return np.ascontiguousarray(self.offsets, dtype=np.int64)
+
+    @cached_property
+    def _label64(self) -> np.ndarray:
+        """The labels as the compiled kernels read them (contiguous float64)."""
+        return np.ascontiguousarray(self.label, dtype=np.float64)
 
     @cached_property
     def n_ret(self) -> np.ndarray:
@@ -201,21 +232,56 @@ class RankedLists:
         """Per-query number of True rows (float64; exact, as a sum of the 0/1 values in any order is)."""
         return _counts(self.offsets, mask)
 
-    def relevant(self, rel: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, queries): the relevant retrieved rows, ascending, and the query of each; ``np.flatnonzero`` of
-        :meth:`hits` and a binary search of the offsets for each, in one compiled pass (20M rows: 0.02 s against
-        0.05 s)."""
-        offsets = np.ascontiguousarray(self.offsets, dtype=np.int64)
-        return segment_hits(offsets, np.ascontiguousarray(self.label, dtype=np.float64), float(self.level(rel)))
-
     def first_relevant_rank(self, rel: float | None = None) -> np.ndarray:
-        """1-based rank of the first relevant row (:meth:`hits`) of each query; 0 when none."""
-        rows, q = self.relevant(rel)
-        out = np.zeros(self.n_queries, dtype=np.int64)
-        if rows.size:
-            first = np.ones(rows.size, dtype=bool)
-            first[1:] = q[1:] != q[:-1]
-            out[q[first]] = rows[first] - self.offsets[q[first]] + 1
+        """1-based rank of the first relevant row (:meth:`hits`) of each query; 0 when none. Each query's rows are
+        read down to that row only, in compiled code.
+
+        >>> RankedLists(np.array([0, 3, 5]), np.array([0.0, 2.0, 1.0, np.nan, 0.0]), np.array([0, 0, 0]),
+        ...             np.zeros(0)).first_relevant_rank().tolist()
+        [2, 0]
+        """
+        out = np.empty(self.n_queries, dtype=np.int64)
+        offsets, label, level = self._offsets64, self._label64, float(self.level(rel))
+        by_queries(offsets, lambda lo, hi: ranked.first_hits(offsets, label, level, out, lo, hi))
+        return out
+
+    def relevant_in_head(self, k: int | None, rel: float | None = None) -> np.ndarray:
+        """Per query, how many of its first k rows (all of them when k is None) are relevant (float64, exact): one
+        compiled pass over those rows, without the head or a mask of every row.
+
+        >>> RankedLists(np.array([0, 3, 5]), np.array([1.0, 0.0, 2.0, np.nan, 1.0]), np.array([0, 0, 0]),
+        ...             np.zeros(0)).relevant_in_head(2).tolist()
+        [1.0, 1.0]
+        """
+        out = np.empty(self.n_queries, dtype=np.float64)
+        offsets, label, level = self._offsets64, self._label64, float(self.level(rel))
+        depth = -1 if k is None else int(k)
+        by_queries(offsets, lambda lo, hi: ranked.head_counts(offsets, label, level, depth, out, lo, hi))
+        return out
+
+    def precision_sums(self, k: int | None, rel: float | None = None) -> np.ndarray:
+        """Per query, the sum over its relevant rows at rank <= k (every rank when k is None) of P at that rank: the
+        row's ordinal among its query's relevant rows over its rank, added from 0.0 in rank order (AP's numerator).
+
+        >>> RankedLists(np.array([0, 5]), np.array([0.0, 1, 0, 1, 1]), np.array([0, 0]), np.zeros(0)
+        ...             ).precision_sums(None).tolist()  # 1/2 + 2/4 + 3/5
+        [1.6]
+        """
+        out = np.empty(self.n_queries, dtype=np.float64)
+        offsets, label, level = self._offsets64, self._label64, float(self.level(rel))
+        depth = -1 if k is None else int(k)
+        by_queries(offsets, lambda lo, hi: ranked.precision_sums(offsets, label, level, depth, out, lo, hi))
+        return out
+
+    def rank_weighted_sum(self, values: np.ndarray, per_rank: np.ndarray) -> np.ndarray:
+        """Per query, ``values`` (one per row) each times ``per_rank`` at its 0-based rank, added from 0.0 in rank order:
+        ``sum(values * per_rank[pos])`` without the rank, product and owner columns (``per_rank`` covers the longest
+        list)."""
+        out = np.empty(self.n_queries, dtype=np.float64)
+        offsets = self._offsets64
+        values = np.ascontiguousarray(values, dtype=np.float64)
+        per_rank = np.ascontiguousarray(per_rank, dtype=np.float64)
+        by_queries(offsets, lambda lo, hi: ranked.rank_weighted_sums(offsets, values, per_rank, out, lo, hi))
         return out
 
     # ---- tie handling -------------------------------------------------------
@@ -254,6 +320,42 @@ class RankedLists:
         offsets = np.zeros(self.n_queries + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         return offsets, gains[order]
+
+
+def by_queries(offsets: np.ndarray, task: Callable[[int, int], object]) -> None:
+    """``task(lo, hi)`` over ranges of the queries of about equal rows, side by side on the cores when the lists are
+    long (:data:`PARALLEL_FROM_ROWS`): for the compiled kernels that write only their queries' outputs, which are then
+    the bits of one pass however the queries are split.
+
+    >>> seen = []
+    >>> by_queries(np.array([0, 2, 2, 5]), lambda lo, hi: seen.append((lo, hi)))
+    >>> seen
+    [(0, 3)]
+    """
+    n = len(offsets) - 1
+    if n <= 0:
+        return
+    if int(offsets[-1] - offsets[0]) < PARALLEL_FROM_ROWS:
+        task(0, n)
+        return
+    run_split(task, split(np.diff(offsets).astype(np.float64) + 1.0, threads()))
+
+
+def largest_sums(offsets: np.ndarray, values: np.ndarray, keep: np.ndarray, k: int, per_rank: np.ndarray) -> np.ndarray:
+    """float64 per segment: its kept values (``keep``, uint8; every one when empty), largest first, the first k summed
+    from 0.0 in that order, each times ``per_rank`` at its place (unweighted when empty): an ideal DCG from each query's
+    judgments, one small sort per query, compiled, over the cores.
+
+    >>> largest_sums(np.array([0, 3, 3]), np.array([1.0, 3.0, 2.0]), np.zeros(0, np.uint8), 2, np.zeros(0)).tolist()
+    [5.0, 0.0]
+    """
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    keep = np.ascontiguousarray(keep, dtype=np.uint8)
+    per_rank = np.ascontiguousarray(per_rank, dtype=np.float64)
+    out = np.zeros(max(len(offsets) - 1, 0), dtype=np.float64)
+    by_queries(offsets, lambda lo, hi: lookup.largest_sums(offsets, values, keep, k, per_rank, out, lo, hi))
+    return out
 
 
 def _counts(offsets: np.ndarray, mask: np.ndarray) -> np.ndarray:

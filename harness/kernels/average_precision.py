@@ -18,14 +18,9 @@ def average_precision(lists: RankedLists, k: int | None = None, rel: float | Non
     >>> round(float(average_precision(lists)[0]), 4)   # (1/2 + 2/4 + 3/5) / 3
     0.5333
     """
-    # P@i at each relevant row only: its ordinal among its query's relevant rows over its rank
-    # (the same values, added in the same order, as a running count over every row)
-    rows, q = lists.relevant(rel)
-    rank = rows - lists.offsets[q] + 1
-    if k is not None:
-        rows, q, rank = rows[rank <= k], q[rank <= k], rank[rank <= k]
-    ordinal = np.arange(1, rows.size + 1) - np.searchsorted(q, q, side="left")
-    total = np.bincount(q, weights=ordinal / rank.astype(np.float64), minlength=lists.n_queries).astype(np.float64)
+    # P@i at each relevant row only: its ordinal among its query's relevant rows over its rank (the same values, added
+    # in the same order, as a running count over every row), in one compiled pass over each query's rows down to k
+    total = lists.precision_sums(k, rel)
     big_r = lists.num_rel(rel)
     if min_r_k and k is not None:
         big_r = np.minimum(big_r, k)

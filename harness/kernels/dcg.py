@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.kernels._lookup_compiled import largest_sums
-from harness.kernels._segments import RankedLists, discount, segment_cumsum
+from harness.kernels._segments import RankedLists, discount, largest_sums, segment_cumsum
 from harness.kernels.gains import GainScheme
 
 
@@ -24,6 +23,8 @@ def cumulative_gain(lists: RankedLists, k: int | None, scheme: GainScheme) -> np
 def dcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
     """DCG@k; over the whole list when k is None (trec_eval ``dcg``)."""
     lists = lists if k is None else lists.head(k)
+    if lists.tie_group is None:  # each gain times its rank's discount, summed in rank order, in one compiled pass
+        return lists.rank_weighted_sum(lists.gains(scheme), discount(np.arange(lists.n_ret.max(initial=0))))
     gains = lists.tie_mean(lists.gains(scheme))
     return lists.sum_top(gains * discount(lists.pos), k)
 

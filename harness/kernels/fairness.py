@@ -30,10 +30,9 @@ import numpy as np
 from harness.kernels._lookup_compiled import (
     grouped_rows,
     in_sorted_lists,
-    largest_sums,
     segment_group_cells,
 )
-from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount
+from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount, largest_sums
 from harness.kernels.beyond import _cut_view, _defined_mean, _items
 
 

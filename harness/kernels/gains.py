@@ -66,6 +66,8 @@ class GainScheme:
             return np.where(hit, np.exp2(base - self.threshold + 1.0) - 1.0, 0.0)
         if self.kind == "exponential":
             return np.where(judged, np.exp2(base) - 1.0, 0.0)
+        if not self.table:
+            return base
         gains = base.copy()
         for level, gain in self.table:
             gains[judged & (labels == level)] = gain

@@ -15,9 +15,9 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def hits_at(lists: RankedLists, k: int | None, rel: float | None = None) -> np.ndarray:
     """Relevant documents in the top k of each list (all of it when k is None)."""
+    if lists.tie_group is None:  # each list's first k rows: count its relevant ones
+        return lists.relevant_in_head(k, rel)
     lists = lists if k is None else lists.head(k)
-    if lists.tie_group is None:  # the head holds at most k rows: count its relevant ones
-        return lists.count(lists.hits(rel))
     return lists.sum_top(lists.tie_mean(lists.hits(rel)), k)
 
 

@@ -14,7 +14,6 @@ from harness.kernels._lookup_compiled import (
     cut_sums,
     feature_sums,
     segment_counts,
-    segment_hits,
     segment_sums,
     unexpected_sums,
 )
@@ -125,20 +124,6 @@ def test_feature_sums_are_the_list_matrix_product_bit_for_bit(lists: list[list[i
         for lo, hi in itertools.pairwise(cuts):
             feature_sums(offsets, code, table, got, lo, hi)
         assert got.tobytes() == expected.tobytes()
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.0, -1.0, float("nan"), 0.5]), max_size=6), max_size=8),
-       st.sampled_from([1.0, 0.5, 2.0, 0.0]))  # fmt: skip
-def test_segment_hits_are_flatnonzero_and_searchsorted(lists: list[list[float]], level: float) -> None:
-    """The relevant rows (NaN never is) and their queries, as numpy found them for AP, RR and the success measures;
-    empty queries included."""
-    offsets = np.concatenate(([0], np.cumsum([len(x) for x in lists]))).astype(np.int64)
-    label = np.array([v for x in lists for v in x], dtype=np.float64)
-    rows, segment = segment_hits(offsets, label, level)
-    expected = np.flatnonzero(label >= level)
-    assert rows.tolist() == expected.tolist()
-    assert segment.tolist() == (np.searchsorted(offsets, expected, side="right") - 1).tolist()
 
 
 _SIMILARITY = st.floats(0.0, 50.0, allow_nan=False) | st.sampled_from([0.0, 1.0, 1e-300])
