@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 
 from harness.data import _align_kernels as kernels
 from harness.data._arrow import contiguous, from_numpy, to_numpy
+from harness.data.model import QueryBlocks
 from harness.kernels._parallel import even_split, run_split, split, threads
 
 # tie rules, as the kernel sees them
@@ -72,15 +73,20 @@ class JudgmentIndex:
     docs: Strings
 
 
-def judgment_index(codes: np.ndarray, n_queries: int, docs: pa.Array | pa.ChunkedArray) -> JudgmentIndex:
-    """Index the judgments (``codes``: each one's judged-query code) for :func:`rank_blocks`."""
+def judgment_index(bounds: np.ndarray, rows: np.ndarray, docs: pa.Array | pa.ChunkedArray) -> JudgmentIndex:
+    """Index the judgments for :func:`rank_blocks`: ``rows``, the judgments grouped by judged query (those of query j
+    at ``bounds[j]:bounds[j + 1]``), with the hashes of their documents, hashed on every core."""
     strings = Strings.of(docs)
-    bounds, rows, hashes = kernels.judgment_index(codes.astype(np.int64), n_queries, strings.offsets, strings.data)
-    return JudgmentIndex(bounds, rows, hashes, strings)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    hashes = np.empty(rows.size, np.uint64)
+    run_split(lambda lo, hi: kernels.hash_rows(rows, strings.offsets, strings.data, hashes, lo, hi),
+              even_split(rows.size, threads() if rows.size >= 1 << 16 else 1))  # fmt: skip
+    return JudgmentIndex(np.ascontiguousarray(bounds, dtype=np.int64), rows, hashes, strings)
 
 
-def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | None, np.ndarray, pa.Array]:
-    """(row order, block bounds, each block's query id): rows grouped into one block per query.
+def query_blocks(query_id: pa.Array | pa.ChunkedArray | QueryBlocks) -> tuple[np.ndarray | None, np.ndarray, pa.Array]:
+    """(row order, block bounds, each block's query id): rows grouped into one block per query; ``query_id``, a column
+    or the blocks the reader kept (runs of equal ids), which are read as they are.
 
     The row order is None (the file order) when each query's rows are contiguous, the
     usual layout; otherwise a stable counting sort groups them, keeping file order
@@ -90,10 +96,12 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray | Non
     >>> order.tolist(), bounds.tolist(), ids.to_pylist()
     ([0, 1, 3, 2], [0, 3, 4], ['b', 'a'])
     """
-    n = len(query_id)
-    strings = Strings.of(query_id)
-    starts = kernels.block_starts(strings.offsets, strings.data, n)
-    ids = contiguous(query_id.take(from_numpy(starts[:-1])))
+    if isinstance(query_id, QueryBlocks):
+        starts, ids = np.ascontiguousarray(query_id.starts, dtype=np.int64), contiguous(query_id.ids)
+    else:
+        strings = Strings.of(query_id)
+        starts = kernels.block_starts(strings.offsets, strings.data, len(query_id))
+        ids = contiguous(query_id.take(from_numpy(starts[:-1])))
     if pc.count_distinct(ids).as_py() == len(ids):
         return None, starts, ids
     # the blocks' ids hashed, not every row's (a query's first row starts its first block, so the codes are those of

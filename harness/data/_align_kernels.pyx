@@ -138,18 +138,14 @@ def group_rows(const int64_t[::1] codes, Py_ssize_t n_codes):
     return order_array, bounds_array
 
 
-def judgment_index(const int64_t[::1] codes, Py_ssize_t n_queries, const offset_t[::1] offsets,
-                   const uint8_t[::1] data):
-    """(each judged query's bounds, its judgment rows, their document hashes)."""
-    rows_array, bounds_array = group_rows(codes, n_queries)
-    hashes_array = np.empty(codes.shape[0], np.uint64)
-    cdef int64_t[::1] rows = rows_array
-    cdef uint64_t[::1] hashes = hashes_array
+def hash_rows(const int64_t[::1] rows, const offset_t[::1] offsets, const uint8_t[::1] data, uint64_t[::1] hashes,
+              Py_ssize_t lo, Py_ssize_t hi):
+    """``hashes[k]`` for ``lo <= k < hi``: the hash of string ``rows[k]`` (the judged documents, grouped by query, as
+    the join looks them up)."""
     cdef Py_ssize_t k
     with nogil:
-        for k in range(codes.shape[0]):
+        for k in range(lo, hi):
             hashes[k] = hash_of(&offsets[0], &data[0], rows[k])
-    return bounds_array, rows_array, hashes_array
 
 
 cdef int64_t find_repeats(const int64_t *rows, int64_t n, const offset_t *o, const uint8_t *d, const double *prefer,

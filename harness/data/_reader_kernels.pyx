@@ -45,14 +45,15 @@ cdef extern from "_reader_scan.h" nogil:
         SCAN_FULL
         SCAN_PADDING
     ctypedef struct harness_scan:
-        int n_fields, field_a, field_b, field_number, fill, wide
+        int n_fields, field_a, field_b, field_number, fill, wide, blocks
         void *a_offsets
         void *b_offsets
         uint8_t *a_data
         uint8_t *b_data
         double *numbers
-        int64_t row, row_limit, a_at, a_limit, b_at, b_limit, lines
-        int status
+        int64_t *starts
+        int64_t row, row_limit, a_at, a_limit, b_at, b_limit, block, block_limit, lines
+        int status, last_length
     void harness_scan_lines(harness_scan *s, const uint8_t *buf, int64_t n)
     int harness_parse_number(const uint8_t *p, int64_t n, double *out)
 
@@ -71,12 +72,16 @@ cdef int64_t LONGEST_LINE = 1 << 20  # a longer line stops the part (TOO_LONG)
 def read_part(bytes path, int64_t start, int64_t stop, int n_fields, int field_a, int field_b, int field_number,
               offset_t[::1] a_offsets, uint8_t[::1] a_data, offset_t[::1] b_offsets, uint8_t[::1] b_data,
               double[::1] numbers, int64_t first_row, int64_t row_limit, int64_t a_start, int64_t a_limit,
-              int64_t b_start, int64_t b_limit, bint fill, int64_t[::1] result):
+              int64_t b_start, int64_t b_limit, bint blocks, int64_t[::1] starts, int64_t first_block,
+              int64_t block_limit, bint fill, int64_t[::1] result):
     """Read the lines in bytes ``start .. stop`` of ``path`` (both at line starts, or stop at the end) into the columns:
     rows ``first_row .. row_limit`` (offsets to ``row_limit`` itself), bytes ``a_start .. a_limit`` and ``b_start ..
-    b_limit``. ``result``: (status, rows, a's bytes, b's bytes, the part's lines read).
+    b_limit``. ``result``: (status, rows, a's bytes, b's bytes, the part's lines read, blocks).
 
-    Without ``fill``, only count: the rows and the id fields' bytes of a plain part, what the columns need room for
+    With ``blocks``, field a is kept as blocks ``first_block .. block_limit``: each run of lines with equal ids one
+    id (``a_offsets`` indexed by block) and its first row (``starts``); the part's first line starts a block.
+
+    Without ``fill``, only count: the rows, blocks and id fields' bytes of a plain part, what the columns need room for
     (the columns are not touched, and the numbers are not read).
     """
     cdef const char *name = path
@@ -86,15 +91,16 @@ def read_part(bytes path, int64_t start, int64_t stop, int n_fields, int field_a
     cdef bint done = False
     cdef harness_scan scan
     scan.n_fields, scan.field_a, scan.field_b, scan.field_number = n_fields, field_a, field_b, field_number
-    scan.fill, scan.wide = fill, offset_t is int64_t
+    scan.fill, scan.wide, scan.blocks = fill, offset_t is int64_t, blocks
     scan.a_offsets, scan.b_offsets = &a_offsets[0], &b_offsets[0]
-    scan.a_data, scan.b_data, scan.numbers = &a_data[0], &b_data[0], &numbers[0]
+    scan.a_data, scan.b_data, scan.numbers, scan.starts = &a_data[0], &b_data[0], &numbers[0], &starts[0]
     scan.row, scan.row_limit, scan.a_at, scan.a_limit, scan.b_at, scan.b_limit = \
         first_row, row_limit, a_start, a_limit, b_start, b_limit
-    scan.lines, scan.status = 0, SCAN_OK
+    scan.block, scan.block_limit = first_block, block_limit
+    scan.lines, scan.status, scan.last_length = 0, SCAN_OK, -1
     with nogil:
         if fill:
-            a_offsets[first_row] = <offset_t>a_start
+            a_offsets[first_block if blocks else first_row] = <offset_t>a_start
             b_offsets[first_row] = <offset_t>b_start
         handle = fopen(name, "rb")
         buffer = <uint8_t *>malloc(BLOCK + LONGEST_LINE + 1 + SCAN_PADDING)
@@ -140,6 +146,7 @@ def read_part(bytes path, int64_t start, int64_t stop, int n_fields, int field_a
     result[2] = scan.a_at - a_start
     result[3] = scan.b_at - b_start
     result[4] = scan.lines
+    result[5] = scan.block - first_block
 
 
 def parse_number(const uint8_t[::1] text):

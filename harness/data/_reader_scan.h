@@ -1,5 +1,6 @@
 /* The tokeniser of harness's compiled TREC reader (_reader_kernels.pyx): whole lines of a plain file, split on spaces
- * and tabs, two id fields copied into Arrow's string layout and one number field parsed.
+ * and tabs, two id fields copied into Arrow's string layout and one number field parsed. The first id field may be
+ * kept as blocks instead (a run's query ids: one id and one start row per run of equal ids).
  *
  * Each 64 bytes of input become a bit mask of the bytes that are not part of a field (anything outside printable
  * ASCII: separators, line breaks and the bytes that make a file not plain), 16 bytes at a time where SSE2 or NEON is
@@ -37,17 +38,24 @@ enum {
 };
 
 #define SCAN_PADDING 64 /* bytes past the lines that must be readable (their values do not matter) */
+#define SCAN_LAST_MAX 1024 /* a longer id starts a block of its own on every line (still correct, only longer) */
 
 typedef struct {
     int n_fields, field_a, field_b, field_number;
     int fill;  /* 0: only count rows and the id fields' bytes */
     int wide;  /* int64 offsets, else int32 */
+    /* field a as blocks: one id and one start row per run of lines with equal ids (a run file's query column),
+     * instead of one id per line */
+    int blocks;
     void *a_offsets, *b_offsets;
     uint8_t *a_data, *b_data;
     double *numbers;
-    int64_t row, row_limit, a_at, a_limit, b_at, b_limit;
+    int64_t *starts; /* blocks: the row each starts at */
+    int64_t row, row_limit, a_at, a_limit, b_at, b_limit, block, block_limit;
     int64_t lines;
     int status;
+    int last_length; /* blocks: the previous line's id (its length; -1 for none) */
+    uint8_t last[SCAN_LAST_MAX];
 } harness_scan;
 
 static inline int harness_ctz64(uint64_t x) {
@@ -199,7 +207,26 @@ static inline int harness_field(harness_scan *s, const uint8_t *p, int64_t n, in
         s->status = SCAN_NOT_PLAIN;
         return 0;
     }
-    if (index == s->field_a || index == s->field_b) {
+    if (index == s->field_a && s->blocks) {
+        if (n == s->last_length && memcmp(p, s->last, (size_t)n) == 0) return 1; /* the same id: the same block */
+        if (s->fill) {
+            if (s->block >= s->block_limit) {
+                s->status = SCAN_FULL;
+                return 0;
+            }
+            s->starts[s->block] = s->row;
+        }
+        if (!harness_put(s, s->a_data, &s->a_at, s->a_limit, p, n)) return 0;
+        s->block++;
+        if (s->fill) {
+            if (s->wide)
+                ((int64_t *)s->a_offsets)[s->block] = s->a_at;
+            else
+                ((int32_t *)s->a_offsets)[s->block] = (int32_t)s->a_at;
+        }
+        s->last_length = n <= SCAN_LAST_MAX ? (int)n : -1;
+        if (n <= SCAN_LAST_MAX) memcpy(s->last, p, (size_t)n);
+    } else if (index == s->field_a || index == s->field_b) {
         if (!harness_put(s, index == s->field_a ? s->a_data : s->b_data, index == s->field_a ? &s->a_at : &s->b_at,
                          index == s->field_a ? s->a_limit : s->b_limit, p, n))
             return 0;
@@ -225,10 +252,10 @@ static inline int harness_row(harness_scan *s, int fields) {
     s->row++;
     if (s->fill) {
         if (s->wide) {
-            ((int64_t *)s->a_offsets)[s->row] = s->a_at;
+            if (!s->blocks) ((int64_t *)s->a_offsets)[s->row] = s->a_at;
             ((int64_t *)s->b_offsets)[s->row] = s->b_at;
         } else {
-            ((int32_t *)s->a_offsets)[s->row] = (int32_t)s->a_at;
+            if (!s->blocks) ((int32_t *)s->a_offsets)[s->row] = (int32_t)s->a_at;
             ((int32_t *)s->b_offsets)[s->row] = (int32_t)s->b_at;
         }
     }

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from harness.data._arrow import from_numpy, positions_in, string_array, to_numpy
 from harness.data._hash import pair_keys, sort_with_rows, string_fingerprints
-from harness.data.model import Qrels, Run
+from harness.data.model import Qrels, QueryBlocks, Run
 from harness.data.tables import line_of_source_row
 from harness.errors import InputFormatError
 from harness.kernels._segments import RankedLists, segment_rows
@@ -183,6 +183,12 @@ def _duplicate_error(source: str, what: str, qid: str, doc: str, row: int) -> In
     )
 
 
+def _compact_query_ids(rows: Qrels | Run) -> pa.Array | pa.ChunkedArray | QueryBlocks:
+    """The query ids as blocks when the reader kept them so (the column is not built), else the column."""
+    blocks = rows.query_blocks
+    return rows.query_id if blocks is None else blocks
+
+
 def _take(array: pa.Array, rows: np.ndarray) -> pa.Array:
     return array.take(from_numpy(rows if rows.dtype in (np.int32, np.int64) else rows.astype(np.int64)))
 
@@ -224,7 +230,7 @@ class PreparedQrels:
         """The judgments indexed for the compiled engine's join (built on first use, then kept)."""
         from harness.data._align_compiled import judgment_index  # compiled kernels: loaded only when the compiled engine is used
 
-        return judgment_index(self.codes, len(self.query_ids), self.docs)
+        return judgment_index(self.judged_offsets, self.judged_rows, self.docs)
 
     @classmethod
     def build(cls, qrels: Qrels, conventions: Conventions, engine: EngineChoice = "auto") -> PreparedQrels:
@@ -247,7 +253,7 @@ class PreparedQrels:
         if compiled_engine:  # in each query's block, by the compiled engine's kernels
             from harness.data import _align_compiled as compiled  # compiled kernels: loaded only when the compiled engine is used
 
-            order, bounds, block_ids = compiled.query_blocks(qrels.query_id)
+            order, bounds, block_ids = compiled.query_blocks(_compact_query_ids(qrels))
             sorted_ids = block_ids.take(pc.sort_indices(block_ids))
             query_ids = np.array(sorted_ids.to_pylist(), dtype=object)
             codes = np.repeat(positions_in(block_ids, sorted_ids), np.diff(bounds))
@@ -483,7 +489,7 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
     from harness.data import _align_compiled as compiled  # compiled kernels: loaded only when the compiled engine is used
 
     conv = prepared.conventions
-    order, bounds, run_ids = compiled.query_blocks(run.query_id)
+    order, bounds, run_ids = compiled.query_blocks(_compact_query_ids(run))
     universe, universe_ids = _universe_ids(prepared, run_ids, query_ids)
     block_code = positions_in(run_ids, universe_ids)
     judged = positions_in(run_ids, prepared.query_id_array)

@@ -52,7 +52,8 @@ def judged_query_ids(run: Run, judged: set[str], qrels_source: str) -> set[str]:
     """The run's query ids; an InputFormatError when none of them is judged (the run would score 0 everywhere)."""
     import pyarrow.compute as pc
 
-    run_ids = set(pc.unique(run.query_id).to_pylist())
+    blocks = run.query_blocks
+    run_ids = set(pc.unique(run.query_id if blocks is None else blocks.ids).to_pylist())
     if not run_ids & judged:
         example = sorted(run_ids)[:1]
         raise InputFormatError(
@@ -68,7 +69,7 @@ def judged_query_ids(run: Run, judged: set[str], qrels_source: str) -> set[str]:
 
 def check_shares_judged(run: Run, judged: set[str], qrels_source: str) -> None:
     """:func:`judged_query_ids`' check alone: the first row's query usually settles it without reading every id."""
-    if len(run) and run.query_id[0].as_py() in judged:
+    if len(run) and run.first_query_id() in judged:
         return
     judged_query_ids(run, judged, qrels_source)
 

@@ -25,7 +25,15 @@ import pyarrow.csv as pacsv
 
 from harness.data._arrow import drain_floats, drain_strings, to_numpy
 from harness.data._reader import read_plain
-from harness.data.model import Intents, Qrels, Run, control_character_message, control_character_row, first_control_character
+from harness.data.model import (
+    Intents,
+    Qrels,
+    QueryBlocks,
+    Run,
+    control_character_message,
+    control_character_row,
+    first_control_character,
+)
 from harness.errors import InputFormatError
 
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
@@ -256,10 +264,12 @@ def read_qrels(path: str | Path) -> Qrels:
     """
     path = Path(path)
     check_exists(path, "qrels")
-    plain = read_plain(path, len(QRELS_COLUMNS), (0, 2), 3)
+    plain = read_plain(path, len(QRELS_COLUMNS), (0, 2), 3, blocks=True)
     # a label a double cannot hold exactly: the line-by-line read below names the line
     if plain is not None and float(np.abs(plain[2]).max()) < 2.0**53:
-        return Qrels(*plain, str(path))
+        query_blocks, judged_docs, labels = plain
+        assert isinstance(query_blocks, QueryBlocks)
+        return Qrels.from_blocks(query_blocks, judged_docs, labels, str(path))
     table = _fast_read(path, QRELS_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "rel": pa.float64()})
     # NaN or a label a double cannot hold exactly: the line-by-line read below names the line (no Python scalar is
     # passed to Arrow here: that imports pandas, 0.45 s)
@@ -378,9 +388,11 @@ def read_run(path: str | Path, name: str | None = None, samples: bool = False) -
     """
     path = Path(path)
     check_exists(path, "run")
-    plain = None if samples else read_plain(path, len(RUN_COLUMNS), (0, 2), 4)
+    plain = None if samples else read_plain(path, len(RUN_COLUMNS), (0, 2), 4, blocks=True)
     if plain is not None:
-        return Run(*plain, name if name is not None else run_tag(path), str(path))
+        query_blocks, ranked_docs, ranked_scores = plain
+        assert isinstance(query_blocks, QueryBlocks)
+        return Run.from_blocks(query_blocks, ranked_docs, ranked_scores, name if name is not None else run_tag(path), str(path))
     types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
     table = _fast_read(path, RUN_COLUMNS, {**types, "Q0": pa.string()} if samples else types)
     if table is not None and len(table) and pc.all(pc.is_finite(table["score"])).as_py():  # else the line-by-line read

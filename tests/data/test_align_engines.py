@@ -12,11 +12,13 @@ import itertools
 import math
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from harness import Conventions, Qrels, Run
 from harness.data import align as align_module
 from harness.data.align import ENGINES, PreparedQrels
+from harness.data.model import QueryBlocks
 from harness.errors import InputFormatError
 from tests.generated import adversarial
 
@@ -113,12 +115,28 @@ CONVENTIONS = [
 ]
 
 
+def _blocks(rows: list[tuple[str, str, float]]) -> QueryBlocks:
+    """The query ids of ``rows`` as the compiled reader keeps them: one id and start row per run of equal ids."""
+    starts = [i for i in range(len(rows)) if i == 0 or rows[i][0] != rows[i - 1][0]]
+    return QueryBlocks(np.array([*starts, len(rows)], dtype=np.int64), pa.array([rows[i][0] for i in starts]))
+
+
+def _read_as(ids: str, q_rows: list[tuple[str, str, float]], r_rows: list[tuple[str, str, float]]) -> tuple[Qrels, Run]:
+    """The judgments and the run with their query ids as columns, or as the reader's blocks."""
+    qrels, run = Qrels.from_records(q_rows), Run.from_records(r_rows)
+    if ids == "columns":
+        return qrels, run
+    return (Qrels.from_blocks(_blocks(q_rows), qrels.doc_id, qrels.relevance),
+            Run.from_blocks(_blocks(r_rows), run.doc_id, run.score))  # fmt: skip
+
+
 @pytest.mark.parametrize("engine", sorted(ENGINES))
 @pytest.mark.parametrize("layout", ["scattered", "grouped", "ranked"])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_every_engine_honours_the_alignment_contract(engine: str, layout: str, seed: int) -> None:
+@pytest.mark.parametrize("ids", ["columns", "blocks"])
+def test_every_engine_honours_the_alignment_contract(engine: str, layout: str, seed: int, ids: str) -> None:
     q_rows, r_rows = _data(seed, grouped=layout != "scattered", ranked=layout == "ranked")
-    qrels, run = Qrels.from_records(q_rows), Run.from_records(r_rows)
+    qrels, run = _read_as(ids, q_rows, r_rows)
     scores: dict[tuple[str, str], list[float]] = {}
     for q, d, s in r_rows:
         scores.setdefault((q, d), []).append(s)
@@ -182,11 +200,14 @@ def test_large_judgments_are_prepared_as_small_ones_are(monkeypatch: pytest.Monk
         q, d, r = q_rows[i]
         q_rows.insert(int(rng.integers(0, len(q_rows))), (q, d, r + float(rng.choice([-1.0, 0.0, 1.0]))))
     qrels = Qrels.from_records(_grouped(q_rows) if grouped else q_rows)
+    as_read, _ = _read_as("blocks", _grouped(q_rows) if grouped else q_rows, [])
     for duplicates in ("first", "max"):
         conventions = Conventions.from_mapping({"duplicates": duplicates})
         small = PreparedQrels.build(qrels, conventions)
         monkeypatch.setattr(align_module, "COMPILED_FROM_ROWS", 1)
         large = PreparedQrels.build(qrels, conventions)
+        read = PreparedQrels.build(as_read, conventions)
+        assert read.query_ids.tolist() == small.query_ids.tolist() and read.codes.tolist() == small.codes.tolist()
         monkeypatch.undo()
         assert large.query_ids.tolist() == small.query_ids.tolist()
         assert large.duplicates_dropped == small.duplicates_dropped == 10

@@ -196,13 +196,47 @@ def test_both_offset_widths(tmp_path: Path, wide: bool) -> None:
     path.write_text("q1 Q0 d10 1 2.5 t\nq22 Q0 d3 2 1.5 t\n")
     width = np.int64 if wide else np.int32
     a_off, b_off = np.zeros(3, width), np.zeros(3, width)
-    a_data, b_data, numbers, result = np.zeros(5, np.uint8), np.zeros(5, np.uint8), np.zeros(2), np.zeros(5, np.int64)
+    a_data, b_data, numbers, result = np.zeros(5, np.uint8), np.zeros(5, np.uint8), np.zeros(2), np.zeros(6, np.int64)
     size = path.stat().st_size
     kernels.read_part(str(path).encode(), 0, size, 6, 0, 2, 4, a_off, a_data, b_off, b_data, numbers, 0, 2, 0, 5, 0, 5,
-                      True, result)  # fmt: skip
-    assert result.tolist() == [kernels.OK, 2, 5, 5, 2]
+                      False, np.zeros(1, np.int64), 0, 0, True, result)  # fmt: skip
+    assert result.tolist() == [kernels.OK, 2, 5, 5, 2, 0]
     assert a_off.tolist() == [0, 2, 5] and bytes(a_data) == b"q1q22" and b_off.tolist() == [0, 3, 5]
     assert numbers.tolist() == [2.5, 1.5]
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["int32", "int64"])
+def test_blocks_keep_one_id_per_run_of_equal_ids(tmp_path: Path, wide: bool) -> None:
+    """With blocks, the first id field is one id and one start row per run of lines with equal ids: ``q1`` again
+    after ``q22`` starts a block of its own, and an id that merely starts like the previous one (``q2`` after ``q22``)
+    is another id."""
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq22 Q0 c 1 1 t\nq2 Q0 d 1 1 t\nq1 Q0 e 1 1 t\n")
+    width = np.int64 if wide else np.int32
+    a_off, b_off, starts = np.zeros(5, width), np.zeros(6, width), np.zeros(4, np.int64)
+    a_data, b_data, numbers, result = np.zeros(9, np.uint8), np.zeros(5, np.uint8), np.zeros(5), np.zeros(6, np.int64)
+    size = path.stat().st_size
+    kernels.read_part(str(path).encode(), 0, size, 6, 0, 2, 4, a_off, a_data, b_off, b_data, numbers, 0, 5, 0, 9, 0, 5,
+                      True, starts, 0, 4, True, result)  # fmt: skip
+    assert result.tolist() == [kernels.OK, 5, 9, 5, 5, 4]
+    assert a_off.tolist() == [0, 2, 5, 7, 9] and bytes(a_data) == b"q1q22q2q1" and starts.tolist() == [0, 2, 3, 4]
+    counted = np.zeros(6, np.int64)
+    kernels.read_part(str(path).encode(), 0, size, 6, 0, 2, 4, a_off, a_data, b_off, b_data, numbers, 0, 0, 0, 0, 0, 0,
+                      True, starts, 0, 0, False, counted)  # fmt: skip
+    assert counted.tolist() == result.tolist()
+
+
+def test_blocks_across_the_cuts_between_parts_are_joined(tmp_path: Path) -> None:
+    """A query whose lines straddle a cut between two cores' parts is one block, as in one part; whatever the parts,
+    the blocks expand to the column the line-by-line reader gives."""
+    lines = [f"q{i // 7} Q0 d{i} 1 {i}.5 t" for i in range(60)]
+    path = tmp_path / "run.trec"
+    path.write_text("\n".join(lines) + "\n")
+    column = [line.split()[0] for line in lines]
+    for parts in (1, 2, 3, 5, 8):
+        blocks, _, _ = read_plain(path, 6, (0, 2), 4, parts=parts, blocks=True)
+        assert blocks.ids.to_pylist() == [f"q{q}" for q in range(9)]
+        assert blocks.column().to_pylist() == column
 
 
 def test_line_starts_cut_at_line_breaks(tmp_path: Path) -> None:
