@@ -52,16 +52,41 @@ cdef inline int compare(const offset_t *o, const uint8_t *d, int64_t i, int64_t 
     return (na > nb) - (na < nb)
 
 
-cdef inline uint64_t hash_of(const offset_t *o, const uint8_t *d, int64_t i) noexcept nogil:
-    # FNV-1a over the bytes, then mixed so the low bits (the table slot) depend on every byte;
-    # only finds candidates, which the bytes then confirm
-    cdef uint64_t h = 0xCBF29CE484222325ULL
-    cdef int64_t k
-    for k in range(o[i], o[i + 1]):
-        h = (h ^ <uint64_t>d[k]) * 0x100000001B3ULL
-    h ^= h >> 32
-    h *= 0xD6E8FEB86659FD93ULL
-    return h ^ (h >> 32)
+cdef extern from *:
+    """
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define HARNESS_LITTLE_ENDIAN 0
+    #else
+    #define HARNESS_LITTLE_ENDIAN 1
+    #endif
+    """
+    bint HARNESS_LITTLE_ENDIAN
+
+
+cdef inline uint64_t hash_of(const offset_t *o, const uint8_t *d, int64_t i, int64_t d_len) noexcept nogil:
+    # eight bytes at a time, each word mixed in by a multiply (ids are short: one or two words), then finished so that
+    # the low bits (the table slot) depend on every byte; only finds candidates, which the bytes then confirm. A last
+    # partial word is read whole where the buffer (``d_len`` bytes) goes on past it, its extra bytes masked off.
+    cdef int64_t a = o[i], n = o[i + 1] - o[i], k
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n, w
+    while n >= 8:
+        memcpy(&w, d + a, 8)
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL
+        h ^= h >> 31
+        a += 8
+        n -= 8
+    if n > 0:
+        if HARNESS_LITTLE_ENDIAN and a + 8 <= d_len:
+            memcpy(&w, d + a, 8)
+            w &= ((<uint64_t>1) << (8 * n)) - 1
+        else:
+            w = 0
+            for k in range(n):
+                w |= (<uint64_t>d[a + k]) << (8 * k)
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL
+        h ^= h >> 31
+    h *= 0x94D049BB133111EBULL
+    return h ^ (h >> 29)
 
 
 cdef inline int64_t table_size(int64_t n) noexcept nogil:
@@ -145,10 +170,11 @@ def hash_rows(const int64_t[::1] rows, const offset_t[::1] offsets, const uint8_
     cdef Py_ssize_t k
     with nogil:
         for k in range(lo, hi):
-            hashes[k] = hash_of(&offsets[0], &data[0], rows[k])
+            hashes[k] = hash_of(&offsets[0], &data[0], rows[k], data.shape[0])
 
 
-cdef int64_t find_repeats(const int64_t *rows, int64_t n, const offset_t *o, const uint8_t *d, const double *prefer,
+cdef int64_t find_repeats(const int64_t *rows, int64_t n, const offset_t *o, const uint8_t *d, int64_t d_len,
+                          const double *prefer,
                           bint use_prefer, uint64_t *hashes, int64_t *slots, uint64_t *mask_out,
                           uint8_t *drop) noexcept nogil:
     """One block's documents in an open-addressing table; marks the copies that go (``drop``, by local row).
@@ -163,7 +189,7 @@ cdef int64_t find_repeats(const int64_t *rows, int64_t n, const offset_t *o, con
         slots[k] = -1
     for k in range(n):
         r = rows[k]
-        h = hash_of(o, d, r)
+        h = hash_of(o, d, r, d_len)
         hashes[k] = h
         slot = h & mask
         while slots[slot] >= 0 and not (hashes[slots[slot]] == h and same(o, d, rows[slots[slot]], o, d, r)):
@@ -205,7 +231,7 @@ def duplicate_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds
                     local_prefer[k] = prefer[rows[k]]
             for k in range(n):
                 local_drop[k] = False
-            find_repeats(rows, n, &o[0], &d[0], &local_prefer[0], use_prefer, &hashes[0], &slots[0], &mask,
+            find_repeats(rows, n, &o[0], &d[0], d.shape[0], &local_prefer[0], use_prefer, &hashes[0], &slots[0], &mask,
                          &local_drop[0])
             for k in range(n):
                 if local_drop[k]:
@@ -394,7 +420,7 @@ def rank_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, con
                 score[k] = run_score[rows[k]] + 0.0  # -0.0 becomes 0.0: equal scores, equal bits
 
             # one open-addressing table of the block's documents: finds repeats, then serves the join
-            n_dropped = find_repeats(rows, n, &ro[0], &rd[0], score, keep == KEEP_MAX, hashes, slots, &mask, drop)
+            n_dropped = find_repeats(rows, n, &ro[0], &rd[0], rd.shape[0], score, keep == KEEP_MAX, hashes, slots, &mask, drop)
             j = judged[b]
             if j >= 0:
                 for p in range(j_bounds[j], j_bounds[j + 1]):
@@ -459,7 +485,7 @@ def string_table(const offset_t[::1] offsets, const uint8_t[::1] data):
         return table_array
     with nogil:
         for i in range(n):
-            slot = hash_of(&offsets[0], &data[0], i) & mask
+            slot = hash_of(&offsets[0], &data[0], i, data.shape[0]) & mask
             while table[slot] >= 0:
                 slot = (slot + 1) & mask
             table[slot] = i
@@ -481,7 +507,7 @@ def find_strings(const offset_t[::1] offsets, const uint8_t[::1] data, const out
     with nogil:
         for i in range(lo, hi):
             r = rows[i] if gathered else i
-            slot = hash_of(&offsets[0], cdata, r) & mask
+            slot = hash_of(&offsets[0], cdata, r, data.shape[0]) & mask
             found = -1
             while table[slot] >= 0:
                 if same(&offsets[0], cdata, r, &t_offsets[0], tdata, table[slot]):

@@ -38,10 +38,19 @@ def _check_numbers(values: np.ndarray, role: str, source: str) -> None:
         row = int(bad[0])
         raise InputFormatError(f"{role} missing or NaN in data row {row + 1}", row=row, path=source,
                            hint=f"give every row a numeric {role}")  # fmt: skip
-    if role == "relevance" and values.size and not np.abs(values).max() < 2.0**53:
+    if role == "relevance" and values.size and not largest_magnitude(values) < 2.0**53:
         row = int(np.flatnonzero(~(np.abs(values) < 2.0**53))[0])  # a label must be a number a double holds exactly
         raise InputFormatError(f"relevance {values[row]} is out of range in data row {row + 1}", row=row, path=source,
                            hint="relevance labels are small numbers (0, 1, 2, ...)")  # fmt: skip
+
+
+def largest_magnitude(values: np.ndarray) -> float:
+    """``np.abs(values).max()`` without the column of absolute values (31 MB for 3.9M judgments); NaN if any is.
+
+    >>> largest_magnitude(np.array([1.0, -3.0, 2.0]))
+    3.0
+    """
+    return float(max(-values.min(), values.max()))
 
 
 CONTROL_CHARACTERS = "[\\x00-\\x1f\\x7f]"  # C0 and DEL, as a regular expression (RE2)

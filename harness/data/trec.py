@@ -33,6 +33,7 @@ from harness.data.model import (
     control_character_message,
     control_character_row,
     first_control_character,
+    largest_magnitude,
 )
 from harness.errors import InputFormatError
 
@@ -266,7 +267,7 @@ def read_qrels(path: str | Path) -> Qrels:
     check_exists(path, "qrels")
     plain = read_plain(path, len(QRELS_COLUMNS), (0, 2), 3, blocks=True)
     # a label a double cannot hold exactly: the line-by-line read below names the line
-    if plain is not None and float(np.abs(plain[2]).max()) < 2.0**53:
+    if plain is not None and largest_magnitude(plain[2]) < 2.0**53:
         query_blocks, judged_docs, labels = plain
         assert isinstance(query_blocks, QueryBlocks)
         return Qrels.from_blocks(query_blocks, judged_docs, labels, str(path))
