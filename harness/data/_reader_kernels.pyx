@@ -149,6 +149,13 @@ def read_part(bytes path, int64_t start, int64_t stop, int n_fields, int field_a
     result[5] = scan.block - first_block
 
 
+def move_bytes(uint8_t[::1] column, int64_t source, int64_t to, int64_t n):
+    """``column[to:to + n] = column[source:source + n]``, in place, the two ranges overlapping or not."""
+    if n > 0:
+        with nogil:
+            memmove(&column[to], &column[source], <size_t>n)
+
+
 def parse_number(const uint8_t[::1] text):
     """The number a field holds as the reader parses it, or None where the reader stops (for the tests).
 

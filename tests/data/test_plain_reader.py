@@ -15,8 +15,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from harness.data import _reader as reader_module
 from harness.data import _reader_kernels as kernels
-from harness.data._reader import _line_starts, read_plain
+from harness.data._reader import _line_starts, _Places, read_plain
+from harness.data.model import QueryBlocks
 from harness.data.trec import _fast_read, read_qrels, read_run
 from harness.errors import InputFormatError
 
@@ -111,6 +113,9 @@ def test_plain_runs_are_read_as_python_splits_them(
     assert qid.to_pylist() == [r[0] for r in rows]
     assert doc.to_pylist() == [r[1] for r in rows]
     assert _bits(score) == _bits([r[2] for r in rows])
+    blocks = read_plain(path, 6, (0, 2), 4, parts=parts, blocks=True)
+    assert blocks is not None and isinstance(blocks[0], QueryBlocks)
+    assert blocks[0].column().to_pylist() == [r[0] for r in rows] and blocks[1].to_pylist() == [r[1] for r in rows]
 
 
 def test_a_large_run_over_threads_is_arrows_read(tmp_path: Path) -> None:
@@ -237,6 +242,34 @@ def test_blocks_across_the_cuts_between_parts_are_joined(tmp_path: Path) -> None
         blocks, _, _ = read_plain(path, 6, (0, 2), 4, parts=parts, blocks=True)
         assert blocks.ids.to_pylist() == [f"q{q}" for q in range(9)]
         assert blocks.column().to_pylist() == column
+
+
+@pytest.mark.parametrize("blocks", [False, True])
+def test_parts_placed_from_a_sample_and_parts_that_outgrow_their_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        blocks: bool) -> None:  # fmt: skip
+    """Each part after the first is written where the file's first bytes (SAMPLE) say it will start, and the gaps are
+    then closed; where the lines after the sample are longer than it says (ids ten times as long in the file's middle),
+    a part outgrows its place and the file is read again where exact counts place its parts. Both give the columns of
+    one part read alone."""
+    rng = random.Random(3)
+    short = [f"q{i // 50} Q0 D{rng.randrange(100)} 1 {rng.uniform(0, 9):.3f} t" for i in range(3000)]
+    long_ = [f"q{i // 50}{'x' * 30} Q0 D{rng.randrange(10**30)}{'y' * 40} 1 {rng.uniform(0, 9):.3f} t" for i in range(3000)]
+    exact_counts = []
+    original = _Places.from_counts
+    monkeypatch.setattr(_Places, "from_counts", classmethod(lambda cls, *a: exact_counts.append(1) or original(*a)))
+    monkeypatch.setattr(reader_module, "SAMPLE", 4096)  # a prefix of the first part, not all of it
+    for name, lines, outgrown in (("even", short + short + short, False), ("uneven", short + long_ + short, True)):
+        path = tmp_path / f"{name}.trec"
+        path.write_text("\n".join(lines) + "\n")
+        alone = read_plain(path, 6, (0, 2), 4, parts=1, blocks=blocks)
+        exact_counts.clear()
+        read = read_plain(path, 6, (0, 2), 4, parts=3, blocks=blocks)
+        assert read is not None and alone is not None
+        assert bool(exact_counts) == outgrown, name
+        first, alone_first = (x.column() if blocks else x for x in (read[0], alone[0]))
+        assert first.equals(alone_first) and read[1].equals(alone[1]) and _bits(read[2]) == _bits(alone[2])
+        if blocks:
+            assert read[0].starts.tolist() == alone[0].starts.tolist()
 
 
 def test_line_starts_cut_at_line_breaks(tmp_path: Path) -> None:
