@@ -100,60 +100,55 @@ static const double harness_powers[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e
                                           1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 /* The decimal p[0:n] ([+-]digits[.digits][(e|E)[+-]digits], at least one digit before the exponent), correctly
- * rounded, into *out; SCAN_NOT_A_NUMBER for anything else, an overflow or an underflow. Up to 19 significant digits
- * and a power of ten within 10^22: one exact integer times or over one exact power (Clinger's fast path, one
- * correctly rounded operation); otherwise the C library's strtod on the field alone. */
-static int harness_parse_number(const uint8_t *p, int64_t n, double *out) {
-    int64_t i = 0, digits = 0, scale = 0, exponent = 0, written = 0;
+ * rounded, into *out; SCAN_NOT_A_NUMBER for anything else, an overflow or an underflow. Up to 19 digits and a power
+ * of ten within 10^22 of them: one exact integer times or over one exact power (Clinger's fast path, one correctly
+ * rounded operation); otherwise the C library's strtod on the field alone. One comparison a digit. */
+static inline int harness_parse_number(const uint8_t *p, int64_t n, double *out) {
+    const uint8_t *q = p, *end = p + n, *first;
+    int64_t digits, fraction = 0, exponent = 0, scale;
     uint64_t mantissa = 0;
-    int negative = 0, exact = 1, any_digit = 0, exponent_negative = 0;
+    unsigned d;
+    int negative = 0, exponent_negative = 0, written = 0;
     double value;
     if (n > 64) return SCAN_NOT_A_NUMBER;
-    if (p[0] == '+' || p[0] == '-') {
-        negative = p[0] == '-';
-        i = 1;
+    if (*q == '+' || *q == '-') {
+        negative = *q == '-';
+        q++;
     }
-    for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
-        any_digit = 1;
-        if (digits < 19) {
-            mantissa = mantissa * 10 + (uint64_t)(p[i] - '0');
-            digits += mantissa != 0;
-        } else {
-            exact = exact && p[i] == '0';
-            scale++;
-        }
+    first = q;
+    while (q < end && (d = (unsigned)(*q - '0')) < 10) {
+        mantissa = mantissa * 10 + d; /* wraps past 19 digits: strtod reads those below */
+        q++;
     }
-    if (i < n && p[i] == '.') {
-        for (i++; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
-            any_digit = 1;
-            if (digits < 19) {
-                mantissa = mantissa * 10 + (uint64_t)(p[i] - '0');
-                digits += mantissa != 0;
-                scale--;
-            } else {
-                exact = exact && p[i] == '0';
-            }
+    digits = q - first;
+    if (q < end && *q == '.') {
+        first = ++q;
+        while (q < end && (d = (unsigned)(*q - '0')) < 10) {
+            mantissa = mantissa * 10 + d;
+            q++;
         }
+        fraction = q - first;
+        digits += fraction;
     }
-    if (!any_digit) return SCAN_NOT_A_NUMBER;
-    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
-        i++;
-        if (i < n && (p[i] == '+' || p[i] == '-')) {
-            exponent_negative = p[i] == '-';
-            i++;
+    if (digits == 0) return SCAN_NOT_A_NUMBER;
+    if (q < end && (*q == 'e' || *q == 'E')) {
+        q++;
+        if (q < end && (*q == '+' || *q == '-')) {
+            exponent_negative = *q == '-';
+            q++;
         }
-        if (i == n) return SCAN_NOT_A_NUMBER;
-        for (; i < n && p[i] >= '0' && p[i] <= '9'; i++) {
+        if (q == end) return SCAN_NOT_A_NUMBER;
+        for (; q < end && (d = (unsigned)(*q - '0')) < 10; q++) {
             if (written < 8) {
-                exponent = exponent * 10 + (p[i] - '0');
+                exponent = exponent * 10 + d;
                 written += exponent != 0;
             }
         }
         if (written >= 8) return SCAN_NOT_A_NUMBER;
-        scale += exponent_negative ? -exponent : exponent;
     }
-    if (i != n) return SCAN_NOT_A_NUMBER;
-    if (exact && mantissa <= ((uint64_t)1 << 53) && scale >= -22 && scale <= 22) {
+    if (q != end) return SCAN_NOT_A_NUMBER;
+    scale = (exponent_negative ? -exponent : exponent) - fraction;
+    if (digits <= 19 && mantissa <= ((uint64_t)1 << 53) && scale >= -22 && scale <= 22) {
         value = (double)mantissa;
         if (mantissa == 0)
             value = 0.0;
@@ -164,13 +159,13 @@ static int harness_parse_number(const uint8_t *p, int64_t n, double *out) {
         *out = negative ? -value : value;
         return SCAN_OK;
     } else {
-        char text[72], *end;
+        char text[72], *stop;
         memcpy(text, p, (size_t)n);
         text[n] = 0;
         errno = 0;
-        value = strtod(text, &end);
+        value = strtod(text, &stop);
         /* the whole field read and in range (an underflow is left to the careful reader too) */
-        if (end != text + n || errno == ERANGE || !isfinite(value)) return SCAN_NOT_A_NUMBER;
+        if (stop != text + n || errno == ERANGE || !isfinite(value)) return SCAN_NOT_A_NUMBER;
         *out = value;
         return SCAN_OK;
     }
