@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-test
 
 .PHONY: demo test lint docs bench clean distclean chromium wheel
 
-KERNELS := $(wildcard harness/*/*.pyx)
+KERNELS := $(wildcard harness/*/*.pyx harness/*/*.h)
 
 # the package, installed editable with its compiled kernels (rebuilt when a kernel's source changes)
 $(STAMP): pyproject.toml setup.py $(KERNELS)

@@ -20,6 +20,9 @@ KERNELS = {
     "harness.stats._keyed_compiled": "harness/stats/_keyed_compiled.pyx",
 }
 
+# C headers a kernel includes: a change to one rebuilds it
+DEPENDS = {"harness.data._reader_kernels": ["harness/data/_reader_scan.h"]}
+
 if sys.platform == "win32":
     FLAGS = ["/O2", "/fp:strict"]
 else:
@@ -27,7 +30,7 @@ else:
 
 setup(
     ext_modules=cythonize(
-        [Extension(name, [source], extra_compile_args=FLAGS) for name, source in KERNELS.items()],
+        [Extension(name, [source], extra_compile_args=FLAGS, depends=DEPENDS.get(name, [])) for name, source in KERNELS.items()],
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False, "cdivision": True},
     ),
 )
