@@ -96,12 +96,7 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray | QueryBlocks) -> tuple[np
     >>> order.tolist(), bounds.tolist(), ids.to_pylist()
     ([0, 1, 3, 2], [0, 3, 4], ['b', 'a'])
     """
-    if isinstance(query_id, QueryBlocks):
-        starts, ids = np.ascontiguousarray(query_id.starts, dtype=np.int64), contiguous(query_id.ids)
-    else:
-        strings = Strings.of(query_id)
-        starts = kernels.block_starts(strings.offsets, strings.data, len(query_id))
-        ids = contiguous(query_id.take(from_numpy(starts[:-1])))
+    starts, ids = id_blocks(query_id)
     if pc.count_distinct(ids).as_py() == len(ids):
         return None, starts, ids
     # the blocks' ids hashed, not every row's (a query's first row starts its first block, so the codes are those of
@@ -110,6 +105,21 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray | QueryBlocks) -> tuple[np
     codes = np.repeat(to_numpy(encoded.indices).astype(np.int64), np.diff(starts))
     order, bounds = kernels.group_rows(codes, len(encoded.dictionary))
     return order, bounds, encoded.dictionary
+
+
+def id_blocks(query_id: pa.Array | pa.ChunkedArray | QueryBlocks) -> tuple[np.ndarray, pa.Array]:
+    """(starts, ids): the runs of equal ids of a column (its rows ``starts[b]:starts[b + 1]`` hold ``ids[b]``), or of the
+    blocks the reader kept, as they are.
+
+    >>> starts, ids = id_blocks(pa.array(["b", "b", "a", "b"]))
+    >>> starts.tolist(), ids.to_pylist()
+    ([0, 2, 3, 4], ['b', 'a', 'b'])
+    """
+    if isinstance(query_id, QueryBlocks):
+        return np.ascontiguousarray(query_id.starts, dtype=np.int64), contiguous(query_id.ids)
+    strings = Strings.of(query_id)
+    starts = kernels.block_starts(strings.offsets, strings.data, len(query_id))
+    return starts, contiguous(query_id.take(from_numpy(starts[:-1])))
 
 
 def group_by_code(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,7 @@ optional ``.gz``), or ``fmt`` when given; anything else is TREC text.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from harness.config.formats import table_format_of
@@ -48,7 +49,7 @@ def run_name(path: str | Path) -> str:
     return run_tag(path) if table_format_of(path) is None and not path.is_dir() else table_run_name(path)
 
 
-def judged_query_ids(run: Run, judged: set[str], qrels_source: str) -> set[str]:
+def judged_query_ids(run: Run, judged: AbstractSet[str], qrels_source: str) -> set[str]:
     """The run's query ids; an InputFormatError when none of them is judged (the run would score 0 everywhere)."""
     import pyarrow.compute as pc
 
@@ -67,7 +68,7 @@ def judged_query_ids(run: Run, judged: set[str], qrels_source: str) -> set[str]:
     return run_ids
 
 
-def check_shares_judged(run: Run, judged: set[str], qrels_source: str) -> None:
+def check_shares_judged(run: Run, judged: AbstractSet[str], qrels_source: str) -> None:
     """:func:`judged_query_ids`' check alone: the first row's query usually settles it without reading every id."""
     if len(run) and run.first_query_id() in judged:
         return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def run_columns(c: TableColumns) -> dict[str, str]:
     return {"query": c.query, "doc": c.doc, "score": c.value, **({"sample": c.sample} if c.sample else {})}
 
 
-def checked_run(dataset: Dataset, system: System, path: Path, judged: set[str], progress: Progress,
+def checked_run(dataset: Dataset, system: System, path: Path, judged: AbstractSet[str], progress: Progress,
                 samples: bool = False) -> Run:  # fmt: skip
     """A system's run on a dataset; a user error when it shares no query with the judgments. ``samples``: a TREC
     run's second column is each line's sample (a measure reads stochastic rankings)."""

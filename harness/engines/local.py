@@ -33,7 +33,7 @@ class LocalEngine:
 
     def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
         """Every system of ``work`` with a run, by name."""
-        judged = set(work.evaluator.prepared.index)
+        judged = work.evaluator.prepared.judged
 
         def evaluate_one(system: System) -> RunResult:
             path = system.run_for(work.dataset.name)
@@ -62,7 +62,7 @@ class LocalEngine:
         """Every run of ``work``, in order; all of them read and checked before any is evaluated."""
         evaluator = work.evaluator
         runs = [load_run(path, work.run_columns, samples=evaluator.reads_samples) for _, _, path in work.runs]
-        judged = set(evaluator.prepared.index)
+        judged = evaluator.prepared.judged
         for run in runs:
             check_shares_judged(run, judged, str(work.qrels_path))
         out = []

@@ -14,6 +14,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -133,7 +134,7 @@ def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure
 
 
 def _runs(
-    experiment: Experiment, dataset: Dataset, judged: set[str], progress: Progress
+    experiment: Experiment, dataset: Dataset, judged: AbstractSet[str], progress: Progress
 ) -> Iterator[tuple[System, Path, Run, set[str]]]:
     """Each system's run on the dataset, loaded and checked to share queries with the judgments (a stochastic run with
     its samples when a measure reads them: its first sample is what the alignment checks)."""
@@ -433,7 +434,7 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
     }
     for dataset in experiment.datasets:
         evaluator = _evaluator(experiment, dataset, (), progress)
-        judged = set(evaluator.prepared.index)
+        judged = evaluator.prepared.judged
         entry: dict[str, Any] = {
             "name": dataset.name,
             "judgments": int(evaluator.prepared.codes.size),
