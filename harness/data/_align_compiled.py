@@ -97,7 +97,7 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray | QueryBlocks) -> tuple[np
     ([0, 1, 3, 2], [0, 3, 4], ['b', 'a'])
     """
     starts, ids = id_blocks(query_id)
-    if pc.count_distinct(ids).as_py() == len(ids):
+    if all_distinct(ids):
         return None, starts, ids
     # the blocks' ids hashed, not every row's (a query's first row starts its first block, so the codes are those of
     # every row's id, in order of first appearance): 3.9M judgments in 400k blocks, 0.14 -> 0.04 s
@@ -105,6 +105,16 @@ def query_blocks(query_id: pa.Array | pa.ChunkedArray | QueryBlocks) -> tuple[np
     codes = np.repeat(to_numpy(encoded.indices).astype(np.int64), np.diff(starts))
     order, bounds = kernels.group_rows(codes, len(encoded.dictionary))
     return order, bounds, encoded.dictionary
+
+
+def all_distinct(ids: pa.Array | pa.ChunkedArray) -> bool:
+    """Are the strings all different? (Arrow's count_distinct: 87 ms for 200,000 query ids, this a few.)
+
+    >>> all_distinct(pa.array(["a", "b"])), all_distinct(pa.array(["a", "b", "a"]))
+    (True, False)
+    """
+    strings = Strings.of(ids)
+    return bool(kernels.first_repeat(strings.offsets, strings.data) < 0)
 
 
 def id_blocks(query_id: pa.Array | pa.ChunkedArray | QueryBlocks) -> tuple[np.ndarray, pa.Array]:

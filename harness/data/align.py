@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.data._arrow import from_numpy, positions_in, string_array, to_numpy
+from harness.data._arrow import contiguous, from_numpy, positions_in, string_array, to_numpy
 from harness.data._hash import pair_keys, sort_with_rows, string_fingerprints
 from harness.data.model import Qrels, QueryBlocks, Run
 from harness.data.tables import line_of_source_row
@@ -206,6 +206,7 @@ class PreparedQrels:
     source: str
     conventions: Conventions
     query_ids: np.ndarray  # sorted judged query ids
+    query_id_array: pa.Array  # the same as Arrow strings (for vectorised lookups)
     codes: np.ndarray  # per judgment: position of its query in query_ids
     docs: pa.Array
     labels: np.ndarray
@@ -218,11 +219,6 @@ class PreparedQrels:
     def keys(self) -> np.ndarray:
         """Per judgment: its (query, doc) fingerprint, the Arrow engine's join key (built on first use)."""
         return pair_keys(string_fingerprints(self.query_id_array)[self.codes], string_fingerprints(self.docs))
-
-    @cached_property
-    def query_id_array(self) -> pa.Array:
-        """``query_ids`` as an Arrow array (for vectorised lookups)."""
-        return string_array(self.query_ids.tolist())
 
     @cached_property
     def judged(self) -> frozenset[str]:
@@ -261,17 +257,23 @@ class PreparedQrels:
             # order, the code repeated down its rows in file order, the rows grouped by code (a counting sort): the
             # groups in which duplicates are looked for, and the judgments by query when none is dropped
             starts, block_ids = compiled.id_blocks(_compact_query_ids(qrels))
-            encoded = pc.dictionary_encode(block_ids)
-            by_id = to_numpy(pc.sort_indices(encoded.dictionary)).astype(np.int64)
-            query_ids = np.array(encoded.dictionary.take(from_numpy(by_id)).to_pylist(), dtype=object)
+            if compiled.all_distinct(block_ids):  # each query's judgments together, as qrels files list them
+                distinct, block_id = block_ids, np.arange(len(block_ids), dtype=np.int64)
+            else:
+                encoded = pc.dictionary_encode(block_ids)
+                distinct, block_id = encoded.dictionary, to_numpy(encoded.indices).astype(np.int64)
+            by_id = to_numpy(pc.sort_indices(distinct)).astype(np.int64)
+            query_id_array = contiguous(distinct.take(from_numpy(by_id)))
+            query_ids = np.array(query_id_array.to_pylist(), dtype=object)
             code_of = np.empty(by_id.size, dtype=np.int64)
             code_of[by_id] = np.arange(by_id.size)
-            codes = np.repeat(code_of[to_numpy(encoded.indices).astype(np.int64)], np.diff(starts))
+            codes = np.repeat(code_of[block_id], np.diff(starts))
             grouped = compiled.group_by_code(codes, len(query_ids))
             dropped = compiled.duplicate_rows(*grouped, docs, prefer)
         else:
             encoded = _dictionary(qrels.query_id)
             query_ids = _qid_order(encoded[1])
+            query_id_array = string_array(query_ids.tolist())
             codes, query_fp = _encode_queries(encoded, {q: i for i, q in enumerate(query_ids)})
             sorted_keys = _SortedKeys(*sort_with_rows(pair_keys(query_fp, string_fingerprints(docs))))
             dropped = _duplicate_rows(sorted_keys, codes, docs, prefer)
@@ -296,6 +298,7 @@ class PreparedQrels:
             source=qrels.source,
             conventions=conventions,
             query_ids=query_ids,
+            query_id_array=query_id_array,
             codes=codes,
             docs=docs,
             labels=labels,
