@@ -14,24 +14,28 @@ A row is relevant when its label is at least the level; a NaN label (not judged)
 from libc.stdint cimport int64_t
 
 
+cdef inline Py_ssize_t head_end(const int64_t[::1] offsets, Py_ssize_t s, int64_t k) noexcept nogil:
+    """The end of query s's first k rows (of all of them when k < 0)."""
+    if 0 <= k < offsets[s + 1] - offsets[s]:
+        return offsets[s] + k
+    return offsets[s + 1]
+
+
 def precision_sums(const int64_t[::1] offsets, const double[::1] label, double level, int64_t k, double[::1] out,
                    Py_ssize_t lo, Py_ssize_t hi):
     """AP's numerator of queries ``lo .. hi``: over each query's relevant rows at rank <= k (every rank when k < 0),
     the row's ordinal among them over its rank (both as float64), added from 0.0 in rank order."""
-    cdef Py_ssize_t s, i, start, end
+    cdef Py_ssize_t s, i
     cdef int64_t found
     cdef double total
     with nogil:
         for s in range(lo, hi):
-            start, end = offsets[s], offsets[s + 1]
-            if 0 <= k < end - start:
-                end = start + k
             total = 0.0
             found = 0
-            for i in range(start, end):
+            for i in range(offsets[s], head_end(offsets, s, k)):
                 if label[i] >= level:
                     found += 1
-                    total += <double>found / <double>(i - start + 1)
+                    total += <double>found / <double>(i - offsets[s] + 1)
             out[s] = total
 
 
@@ -53,15 +57,12 @@ def head_counts(const int64_t[::1] offsets, const double[::1] label, double leve
                 Py_ssize_t lo, Py_ssize_t hi):
     """How many of each query's first k rows (every row when k < 0) are relevant, as float64 (whole numbers: exact),
     for queries ``lo .. hi``."""
-    cdef Py_ssize_t s, i, start, end
+    cdef Py_ssize_t s, i
     cdef int64_t total
     with nogil:
         for s in range(lo, hi):
-            start, end = offsets[s], offsets[s + 1]
-            if 0 <= k < end - start:
-                end = start + k
             total = 0
-            for i in range(start, end):
+            for i in range(offsets[s], head_end(offsets, s, k)):
                 total += label[i] >= level
             out[s] = <double>total
 
