@@ -38,6 +38,7 @@ from harness.kernels._parallel import even_split, run_split, split, threads
 
 # tie rules, as the kernel sees them
 TIE_TREC_EVAL, TIE_OPTIMISTIC, TIE_PESSIMISTIC, TIE_INPUT_ORDER, TIE_DOCNO_ASCENDING = 0, 1, 2, 3, 4
+HASHED_ON_THREADS_FROM = 1 << 16  # strings: fewer are hashed in this thread
 TIES = {"optimistic": TIE_OPTIMISTIC, "pessimistic": TIE_PESSIMISTIC, "input_order": TIE_INPUT_ORDER,
         "docno_ascending": TIE_DOCNO_ASCENDING}  # else trec_eval's
 # which copy of a repeated (query, doc) stays: the first line, or the highest score (the first of equals)
@@ -79,8 +80,7 @@ def judgment_index(bounds: np.ndarray, rows: np.ndarray, docs: pa.Array | pa.Chu
     strings = Strings.of(docs)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     hashes = np.empty(rows.size, np.uint64)
-    run_split(lambda lo, hi: kernels.hash_rows(rows, strings.offsets, strings.data, hashes, lo, hi),
-              even_split(rows.size, threads() if rows.size >= 1 << 16 else 1))  # fmt: skip
+    run_split(lambda lo, hi: kernels.hash_rows(rows, strings.offsets, strings.data, hashes, lo, hi), _string_ranges(rows.size))
     return JudgmentIndex(np.ascontiguousarray(bounds, dtype=np.int64), rows, hashes, strings)
 
 
@@ -240,5 +240,11 @@ def positions_of(column: pa.Array | pa.ChunkedArray, distinct: pa.Array, rows: n
     def find(lo: int, hi: int) -> None:
         kernels.find_strings(strings.offsets, strings.data, picked, known.offsets, known.data, table, out, lo, hi)
 
-    run_split(find, even_split(n, threads() if n >= 1 << 16 else 1))
+    run_split(find, _string_ranges(n))
     return out
+
+
+def _string_ranges(n: int) -> list[tuple[int, int]]:
+    """``range(n)`` split over the cores for a pass that hashes one string each, when there are enough of them
+    (``HASHED_ON_THREADS_FROM``) to pay for the threads' start."""
+    return even_split(n, threads() if n >= HASHED_ON_THREADS_FROM else 1)

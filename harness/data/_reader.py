@@ -23,6 +23,7 @@ import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -59,7 +60,8 @@ def read_plain(path: Path, n_fields: int, ids: tuple[int, int], number: int, par
     try:
         size = path.stat().st_size
         cuts = _line_starts(path, size, parts or min(threads(), max(1, size // SMALLEST_PART)))
-        sample_end = _next_line_start(path, min(SAMPLE, cuts[1]))
+        with open(path, "rb") as handle:
+            sample_end = _next_line_start(handle, min(SAMPLE, cuts[1]))
     except OSError:
         return None
     reader = _Reader(os.fsencode(path), list(itertools.pairwise(cuts)), n_fields, ids, number, blocks)
@@ -228,31 +230,22 @@ def _line_starts(path: Path, size: int, parts: int) -> list[int]:
     cuts = [0]
     with open(path, "rb") as handle:
         for k in range(1, parts):
-            handle.seek(max(size * k // parts - 1, cuts[-1]))
-            while True:  # to the byte after the next line break
-                chunk = handle.read(1 << 16)
-                if not chunk:
-                    return [*cuts, size]
-                found = chunk.find(b"\n")
-                if found >= 0:
-                    cuts.append(handle.tell() - len(chunk) + found + 1)
-                    break
-            if cuts[-1] >= size:
-                cuts.pop()
+            cut = _next_line_start(handle, max(size * k // parts, cuts[-1] + 1))
+            if cut >= size:
                 break
+            cuts.append(cut)
     return [*cuts, size]
 
 
-def _next_line_start(path: Path, at: int) -> int:
-    """The first line start at or after byte ``at`` (the file's size when none is)."""
+def _next_line_start(handle: BinaryIO, at: int) -> int:
+    """The first line start at or after byte ``at`` of the file open as ``handle`` (its size when none is)."""
     if at <= 0:
         return 0
-    with open(path, "rb") as handle:
-        handle.seek(at - 1)
-        while True:
-            chunk = handle.read(1 << 16)
-            if not chunk:
-                return handle.tell()
-            found = chunk.find(b"\n")
-            if found >= 0:
-                return handle.tell() - len(chunk) + found + 1
+    handle.seek(at - 1)
+    while True:  # to the byte after the next line break
+        chunk = handle.read(1 << 16)
+        if not chunk:
+            return handle.tell()
+        found = chunk.find(b"\n")
+        if found >= 0:
+            return handle.tell() - len(chunk) + found + 1

@@ -240,10 +240,7 @@ class RankedLists:
         ...             np.zeros(0)).first_relevant_rank().tolist()
         [2, 0]
         """
-        out = np.empty(self.n_queries, dtype=np.int64)
-        offsets, label, level = self._offsets64, self._label64, float(self.level(rel))
-        by_queries(offsets, lambda lo, hi: ranked.first_hits(offsets, label, level, out, lo, hi))
-        return out
+        return per_query(self._offsets64, ranked.first_hits, self._label64, float(self.level(rel)), dtype=np.int64)
 
     def relevant_in_head(self, k: int | None, rel: float | None = None) -> np.ndarray:
         """Per query, how many of its first k rows (all of them when k is None) are relevant (float64, exact): one
@@ -253,11 +250,7 @@ class RankedLists:
         ...             np.zeros(0)).relevant_in_head(2).tolist()
         [1.0, 1.0]
         """
-        out = np.empty(self.n_queries, dtype=np.float64)
-        offsets, label, level = self._offsets64, self._label64, float(self.level(rel))
-        depth = -1 if k is None else int(k)
-        by_queries(offsets, lambda lo, hi: ranked.head_counts(offsets, label, level, depth, out, lo, hi))
-        return out
+        return per_query(self._offsets64, ranked.head_counts, self._label64, float(self.level(rel)), _depth(k))
 
     def precision_sums(self, k: int | None, rel: float | None = None) -> np.ndarray:
         """Per query, the sum over its relevant rows at rank <= k (every rank when k is None) of P at that rank: the
@@ -267,22 +260,14 @@ class RankedLists:
         ...             ).precision_sums(None).tolist()  # 1/2 + 2/4 + 3/5
         [1.6]
         """
-        out = np.empty(self.n_queries, dtype=np.float64)
-        offsets, label, level = self._offsets64, self._label64, float(self.level(rel))
-        depth = -1 if k is None else int(k)
-        by_queries(offsets, lambda lo, hi: ranked.precision_sums(offsets, label, level, depth, out, lo, hi))
-        return out
+        return per_query(self._offsets64, ranked.precision_sums, self._label64, float(self.level(rel)), _depth(k))
 
     def rank_weighted_sum(self, values: np.ndarray, per_rank: np.ndarray) -> np.ndarray:
         """Per query, ``values`` (one per row) each times ``per_rank`` at its 0-based rank, added from 0.0 in rank order:
         ``sum(values * per_rank[pos])`` without the rank, product and owner columns (``per_rank`` covers the longest
         list)."""
-        out = np.empty(self.n_queries, dtype=np.float64)
-        offsets = self._offsets64
-        values = np.ascontiguousarray(values, dtype=np.float64)
-        per_rank = np.ascontiguousarray(per_rank, dtype=np.float64)
-        by_queries(offsets, lambda lo, hi: ranked.rank_weighted_sums(offsets, values, per_rank, out, lo, hi))
-        return out
+        return per_query(self._offsets64, ranked.rank_weighted_sums, np.ascontiguousarray(values, dtype=np.float64),
+                         np.ascontiguousarray(per_rank, dtype=np.float64))  # fmt: skip
 
     # ---- tie handling -------------------------------------------------------
     def tie_mean(self, values: np.ndarray) -> np.ndarray:
@@ -341,6 +326,25 @@ def by_queries(offsets: np.ndarray, task: Callable[[int, int], object]) -> None:
     run_split(task, split(np.diff(offsets).astype(np.float64) + 1.0, threads()))
 
 
+def per_query(offsets: np.ndarray, kernel: Callable[..., object], *args: object, dtype: type = np.float64) -> np.ndarray:
+    """One value per query from a compiled kernel that writes ``out[s]`` for each query s of ``lo .. hi``:
+    ``kernel(offsets, *args, out, lo, hi)`` over :func:`by_queries`' ranges (``offsets``: contiguous int64).
+
+    >>> def lengths(offsets, out, lo, hi):
+    ...     out[lo:hi] = np.diff(offsets[lo : hi + 1])
+    >>> per_query(np.array([0, 2, 2, 5]), lengths, dtype=np.int64).tolist()
+    [2, 0, 3]
+    """
+    out: np.ndarray = np.empty(max(len(offsets) - 1, 0), dtype=dtype)
+    by_queries(offsets, lambda lo, hi: kernel(offsets, *args, out, lo, hi))
+    return out
+
+
+def _depth(k: int | None) -> int:
+    """A cutoff as the compiled kernels read it: -1 for none."""
+    return -1 if k is None else int(k)
+
+
 def largest_sums(offsets: np.ndarray, values: np.ndarray, keep: np.ndarray, k: int, per_rank: np.ndarray) -> np.ndarray:
     """float64 per segment: its kept values (``keep``, uint8; every one when empty), largest first, the first k summed
     from 0.0 in that order, each times ``per_rank`` at its place (unweighted when empty): an ideal DCG from each query's
@@ -349,13 +353,9 @@ def largest_sums(offsets: np.ndarray, values: np.ndarray, keep: np.ndarray, k: i
     >>> largest_sums(np.array([0, 3, 3]), np.array([1.0, 3.0, 2.0]), np.zeros(0, np.uint8), 2, np.zeros(0)).tolist()
     [5.0, 0.0]
     """
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    values = np.ascontiguousarray(values, dtype=np.float64)
-    keep = np.ascontiguousarray(keep, dtype=np.uint8)
-    per_rank = np.ascontiguousarray(per_rank, dtype=np.float64)
-    out = np.zeros(max(len(offsets) - 1, 0), dtype=np.float64)
-    by_queries(offsets, lambda lo, hi: lookup.largest_sums(offsets, values, keep, k, per_rank, out, lo, hi))
-    return out
+    return per_query(np.ascontiguousarray(offsets, dtype=np.int64), lookup.largest_sums,
+                     np.ascontiguousarray(values, dtype=np.float64), np.ascontiguousarray(keep, dtype=np.uint8), k,
+                     np.ascontiguousarray(per_rank, dtype=np.float64))  # fmt: skip
 
 
 def _counts(offsets: np.ndarray, mask: np.ndarray) -> np.ndarray:
