@@ -49,8 +49,8 @@ def largest_sums(const int64_t[::1] offsets, const double[::1] values, const uin
     """``out[s]`` for segments ``lo .. hi``: its kept values (``keep[i]``, every one when ``keep`` is empty), largest
     first, the first k of them summed from 0.0 in that order, each times ``per_rank[j]`` at 0-based place j (unweighted
     when ``per_rank`` is empty). Equal values are interchangeable, so the sum is the same however the sort orders them:
-    for k up to 32 the k largest are kept in order as the values pass (a cutoff's ideal), else a segment of at most
-    32 kept values is sorted by insertion and a longer one by ``qsort``."""
+    for k up to 32, or a segment of up to 32 rows, the k largest are kept in order as the values pass (a cutoff's
+    ideal; an insertion sort when k is larger than the segment), else the kept values are sorted by ``qsort``."""
     cdef Py_ssize_t s, i, j, m, longest = 0
     cdef bint every = keep.shape[0] == 0, weighted = per_rank.shape[0] > 0
     cdef double total, v
@@ -63,7 +63,8 @@ def largest_sums(const int64_t[::1] offsets, const double[::1] values, const uin
             m = 0
             if k <= 0:
                 pass
-            elif k <= 32:  # the k largest so far, larger first: a value below all k of them is passed over
+            elif k <= 32 or offsets[s + 1] - offsets[s] <= 32:
+                # the k largest so far, larger first (as _descending orders them): a value below all k is passed over
                 for i in range(offsets[s], offsets[s + 1]):
                     if every or keep[i]:
                         v = values[i]
@@ -80,16 +81,7 @@ def largest_sums(const int64_t[::1] offsets, const double[::1] values, const uin
                     if every or keep[i]:
                         buffer[m] = values[i]
                         m += 1
-                if m <= 32:  # insertion: larger values first, as _descending orders them
-                    for i in range(1, m):
-                        v = buffer[i]
-                        j = i
-                        while j > 0 and v > buffer[j - 1]:
-                            buffer[j] = buffer[j - 1]
-                            j -= 1
-                        buffer[j] = v
-                else:
-                    qsort(&buffer[0], m, sizeof(double), _descending)
+                qsort(&buffer[0], m, sizeof(double), _descending)
             out[s] = 0.0
             if m == 0:
                 continue

@@ -15,7 +15,7 @@ from harness.kernels.gains import GainScheme
 @st.composite
 def ranked_lists(draw: st.DrawFn) -> RankedLists:
     n_queries = draw(st.integers(1, 6))
-    judged_counts = draw(st.lists(st.integers(0, 30), min_size=n_queries, max_size=n_queries))
+    judged_counts = draw(st.lists(st.integers(0, 45), min_size=n_queries, max_size=n_queries))  # past 32: the sorted path too
     run_counts = draw(st.lists(st.integers(0, 15), min_size=n_queries, max_size=n_queries))
     level = st.sampled_from([-1.0, 0.0, 1.0, 2.0, 3.0, 0.5, 7.25])  # repeated gains, fractions, negatives
     judged = draw(st.lists(level, min_size=sum(judged_counts), max_size=sum(judged_counts)))
