@@ -32,7 +32,7 @@ from harness.config.defaults import (
     DEFAULT_SEED,
     DEFAULT_TESTS,
 )
-from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, release_power
+from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, release_bound, release_power
 from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
 from harness.config.schema import Correction, Family, Guard, NanPolicy, Test
@@ -115,6 +115,7 @@ def decide(
     segments: Mapping[str, str] | None = None,
     on_inconclusive: str = "inconclusive",
     dataset: str = DEFAULT_DATASET,
+    bound: str = "auto",
 ) -> Decision:
     """The release decision between two runs' per-query tables, as ``harness run`` decides it.
 
@@ -123,7 +124,9 @@ def decide(
     segment) and ``descriptive``. The result has ``.verdict`` (PASS, FAIL or INCONCLUSIVE),
     ``.errors`` (the error it controls, at what rate) and ``.guards``, each with its
     ``.verdict``, ``.drop``, one-sided bounds ``.drop_low``/``.drop_high``, ``.margin``,
-    ``.p_pass``, ``.p_fail_adj``, ``.mde`` and ``.n_needed``.
+    ``.p_pass``, ``.p_fail_adj``, ``.mde`` and ``.n_needed``. ``bound`` (``release.bound``): how a guard on a
+    mean is bounded: ``auto`` (t where its normal approximation holds, the exact betting bound elsewhere), ``t`` or
+    ``betting`` (:mod:`harness.stats.bounds`).
 
     >>> from harness import Qrels, Run, evaluate
     >>> qrels = Qrels.from_dict({f"q{i}": {"a": 1, "b": 0} for i in range(40)})
@@ -145,7 +148,7 @@ def decide(
     if isinstance(guards, Mapping) or not guards:
         raise HarnessError("guards must be a non-empty list of guards", hint='guards=[{"measure": "nDCG@10", "max_drop": 0.01}]')
     try:
-        policy, power = inconclusive_policy(on_inconclusive), release_power(power)
+        policy, power, chosen = inconclusive_policy(on_inconclusive), release_power(power), release_bound(bound)
     except GuardSpecError as exc:
         raise HarnessError(exc.message, hint=exc.hint) from None
     known = {str(m): m for m in tables[production].measures}
@@ -168,7 +171,7 @@ def decide(
             raise HarnessError(f"{where}: dataset {spec['dataset']!r} is not {dataset!r}", hint="leave dataset out")
         definition = REGISTRY.definition(measure)
         try:
-            condition, threshold = guard_condition(spec, measure, definition.aggregate)
+            condition, threshold = guard_condition(spec, measure, definition.guard_aggregate(measure))
         except GuardSpecError as exc:
             raise HarnessError(f"{where}: {exc.message}", hint=exc.hint) from None
         segment = spec.get("segment")
@@ -182,7 +185,7 @@ def decide(
             [np.array([segments.get(q) == segment for q in t.query_ids.astype(str).tolist()],  # type: ignore[union-attr]
                       dtype=np.bool_) for t in (prod, cand)]  # fmt: skip
         checks.append((guard, dataset, segment or "all", paired_values(prod, cand, measure, masks[0], masks[1])))
-    return decide_arrays(checks, production, candidate, alpha, power, policy)
+    return decide_arrays(checks, production, candidate, alpha, power, policy, chosen)
 
 
 def explain(qrels: Any, run: Any, measures: Sequence[str] | str, *, conventions: Conventions | None = None,

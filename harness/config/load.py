@@ -24,7 +24,15 @@ import yaml
 from harness._extras import missing_dask
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
 from harness.config.formats import FORMATS, QRELS_FORMATS, table_format_of
-from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, on_inconclusive, release_power
+from harness.config.guards import (
+    GUARD_KEYS,
+    RETIRED,
+    GuardSpecError,
+    guard_condition,
+    on_inconclusive,
+    release_bound,
+    release_power,
+)
 from harness.config.schema import (
     Correction,
     Dataset,
@@ -588,7 +596,7 @@ def _report(
     rel = section.section("release")
     names = [s.name for s in systems]
     if rel is not None:
-        rel.check_keys(("production", "candidate", "guards", "on_inconclusive", "power"))
+        rel.check_keys(("production", "candidate", "guards", "on_inconclusive", "power", "bound"))
         production = rel.value("production", str, required=True)
         candidate = rel.value("candidate", str, required=True)
         for key, value in (("production", production), ("candidate", candidate)):
@@ -609,6 +617,10 @@ def _report(
             power = release_power(rel.value("power", float, DEFAULT_POWER))
         except GuardSpecError as exc:
             raise rel.error("power", exc.message, hint=exc.hint) from None
+        try:
+            bound = release_bound(rel.value("bound", str, "auto"))
+        except GuardSpecError as exc:
+            raise rel.error("bound", exc.message, hint=exc.hint) from None
         guards: list[Guard] = []
         if rel.has("guards"):
             node = rel.raw("guards")
@@ -628,13 +640,14 @@ def _report(
                         hint=f"use one of {', '.join(d.name for d in datasets)}",
                     )
                 definition = REGISTRY.definition(measure)
-                aggregate = "system" if definition.is_system(measure) else definition.aggregate
+                aggregate = definition.guard_aggregate(measure)
                 values = {key: _construct(g.raw(key), root.source) for key in g.items}
                 try:
                     condition, threshold = guard_condition(values, measure, aggregate)
                 except GuardSpecError as exc:
                     raise g.error(exc.key, exc.message, hint=exc.hint) from None
-                if aggregate == "system" and any(s.previous is not None for s in systems if s.name in (production, candidate)):
+                reused = any(s.previous is not None for s in systems if s.name in (production, candidate))
+                if aggregate in ("system", "catalogue") and reused:
                     raise g.error(
                         "measure",
                         f"{measure} has one value per run, resampled from the runs' lists; a system reused with previous: "
@@ -647,7 +660,7 @@ def _report(
                         descriptive=g.value("descriptive", bool, False), line=_line(item),
                     )
                 )  # fmt: skip
-        release = Release(production, candidate, tuple(guards), when_inconclusive, power)
+        release = Release(production, candidate, tuple(guards), when_inconclusive, power, bound)
     return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None), release)
 
 

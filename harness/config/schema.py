@@ -20,6 +20,7 @@ from harness.config.guards import Condition, OnInconclusive
 from harness.measures.conventions import Conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
+from harness.stats.bounds import BoundChoice
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,7 @@ class Release:
     guards: tuple[Guard, ...] = ()
     on_inconclusive: OnInconclusive = "inconclusive"  # its own exit code; or mapped to fail / pass
     power: float = DEFAULT_POWER  # the power "users needed" plans for
+    bound: BoundChoice = "auto"  # how a guard on a mean is bounded (harness.stats.bounds): auto, t or betting
 
 
 @dataclass(frozen=True)

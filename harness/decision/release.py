@@ -55,14 +55,18 @@ from harness.errors import HarnessError
 from harness.evaluation.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.stats import paired, power
+from harness.stats import bounds, paired, power
+from harness.stats.bounds import BoundChoice
 from harness.stats.correction import correct
 from harness.stats.power import Sided
 
 Label = Literal["PASS", "FAIL", "INCONCLUSIVE"]
 GuardLabel = Literal["PASS", "FAIL", "INCONCLUSIVE", "DESCRIPTIVE"]
 T_TEST = "one-sided paired t-test over users"
+BETTING = "one-sided betting bound over users (exact in the measure's range)"
+UNDECIDED = "no bound could be trusted"
 BOOTSTRAP = "bootstrap over users (approximate)"
+_BETTING_PLAN = "approximately, for the betting bound"
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ class GuardResult:
     p_fail: float | None = None
     p_fail_adj: float | None = None
     n_queries: int = 0
+    n_changed: int | None = None  # users whose value changed (candidate != production)
     sd: float | None = None  # per user, of the excess drop on the test's scale
     mde: float | None = None
     n_needed: int | None = None
@@ -158,6 +163,7 @@ class Decision:
     alpha: float = 0.05
     power: float = DEFAULT_POWER
     on_inconclusive: str = "inconclusive"
+    bound: str = "auto"
 
     @property
     def deciding(self) -> tuple[GuardResult, ...]:
@@ -181,8 +187,7 @@ class Decision:
     def errors(self) -> str:
         """Which error this verdict controls, and at what rate."""
         a, k = f"{self.alpha:g}", len(self.deciding)
-        approximate = any(g.method == BOOTSTRAP for g in self.deciding)
-        caveat = " (approximately, for the guards tested by the bootstrap over users)" if approximate else ""
+        caveat = self._caveat()
         if self.verdict == "PASS":
             text = (f"PASS controls the false-PASS rate: a candidate worse than any guard's margin passes with probability "
                     f"at most {a}{caveat} (each of the {k} guards is a one-sided test at {a}; the gate passes only when "
@@ -195,12 +200,29 @@ class Decision:
         else:
             text = (f"INCONCLUSIVE: no guard is shown worse than its margin, and not every guard is shown within it, at {a}. "
                     "This is not evidence of no drop, and neither error is risked; each undecided guard says how many "
-                    "users would decide it")  # fmt: skip
+                    "users would decide it. Decide that number before collecting them and run the gate once then: "
+                    "re-running it as users accrue until it passes is many looks at one alpha (20 daily looks "
+                    "pass a candidate at its margin about 0.22 of the time, not 0.05)")  # fmt: skip
             if self.on_inconclusive == "fail":
                 text += ". Treated as FAIL (release.on_inconclusive: fail)"
             elif self.on_inconclusive == "pass":
                 text += ". Treated as PASS (release.on_inconclusive: pass): the false-PASS rate is then NOT controlled"
         return text
+
+    def _caveat(self) -> str:
+        """What the stated rate rests on, where a guard was decided by an approximation."""
+        methods = {g.method for g in self.deciding if g.evaluated}
+        notes = []
+        if T_TEST in methods:
+            notes.append("the t-tests' normal approximation, used only where the users' skewness puts its error within "
+                         "a tenth of alpha of it or the measure has no known range")  # fmt: skip
+        if BOOTSTRAP in methods:
+            notes.append("the bootstrap over users, approximate")
+        if not notes:
+            return " (exactly: every guard is decided by the betting bound, valid for any values in the measure's range)" \
+                if BETTING in methods else ""  # fmt: skip
+        return f" (up to {' and '.join(notes)}; exactly for the guards decided by the betting bound)" \
+            if BETTING in methods else f" (up to {' and '.join(notes)})"  # fmt: skip
 
     def line(self) -> str:
         """One line for a terminal or a CI log."""
@@ -219,7 +241,7 @@ class Decision:
         """What ``gate.json`` holds: the verdict, the errors it controls, then every guard's result."""
         return {
             "verdict": self.verdict, "outcome": self.outcome, "errors": self.errors, "alpha": self.alpha,
-            "power": self.power, "on_inconclusive": self.on_inconclusive, "production": self.production,
+            "power": self.power, "on_inconclusive": self.on_inconclusive, "bound": self.bound, "production": self.production,
             "candidate": self.candidate, "line": self.line(), "guards": [dataclasses.asdict(g) for g in self.guards],
         }  # fmt: skip
 
@@ -235,7 +257,8 @@ class Decision:
                      "drop": g.get("drop"), "method": "point estimates (before one-sided guards)"}  # fmt: skip
             guards.append(GuardResult(**{k: v for k, v in g.items() if k in names}))
         return cls(data["production"], data["candidate"], tuple(guards), data.get("alpha", 0.05),
-                   data.get("power", DEFAULT_POWER), data.get("on_inconclusive", "inconclusive"))  # fmt: skip
+                   data.get("power", DEFAULT_POWER), data.get("on_inconclusive", "inconclusive"),
+                   data.get("bound", "t"))  # fmt: skip  # a gate.json without one was decided by t
 
 
 def describe(guard: Guard) -> str:
@@ -274,21 +297,25 @@ class _Tested:
     n_needed: int | None
     planned_for: str
     method: str
+    changed: int | None = None
+    undecided: str = ""  # why no bound decides (then both p are 1)
 
 
 def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float = 0.05,
-                  power_target: float = DEFAULT_POWER, on_inconclusive: str = "inconclusive") -> Decision:  # fmt: skip
+                  power_target: float = DEFAULT_POWER, on_inconclusive: str = "inconclusive",
+                  bound: BoundChoice = "auto") -> Decision:  # fmt: skip
     """The decision from each guard's values on each dataset and segment it applies to: ``(guard, dataset, segment,
-    values)``, values as :class:`PairedValues`, :class:`ResampledValues`, or the reason they could not be had."""
-    tested = [_test(guard, values, alpha, power_target) if not isinstance(values, str) else values
+    values)``, values as :class:`PairedValues`, :class:`ResampledValues`, or the reason they could not be had;
+    ``bound`` says how a guard on a mean is bounded (:mod:`harness.stats.bounds`)."""
+    tested = [_test(guard, values, alpha, power_target, bound) if not isinstance(values, str) else values
               for guard, _, _, values in checks]  # fmt: skip
     deciding = [i for i, t in enumerate(tested) if isinstance(t, _Tested) and not checks[i][0].descriptive]
     adjusted = correct(np.array([tested[i].p_fail for i in deciding], dtype=np.float64), "holm")  # type: ignore[union-attr]
     p_fail_adj = dict(zip(deciding, adjusted.tolist(), strict=True))
     results = []
     for i, ((guard, dataset, segment, _), t) in enumerate(zip(checks, tested, strict=True)):
-        results.append(_result(guard, dataset, segment, t, p_fail_adj.get(i), alpha, power_target))
-    return Decision(production, candidate, tuple(results), alpha, power_target, on_inconclusive)
+        results.append(_result(guard, dataset, segment, t, p_fail_adj.get(i), alpha, power_target, len(deciding)))
+    return Decision(production, candidate, tuple(results), alpha, power_target, on_inconclusive, bound)
 
 
 def _higher(guard: Guard) -> bool:
@@ -296,18 +323,104 @@ def _higher(guard: Guard) -> bool:
 
 
 def _aggregate(guard: Guard) -> str:
-    definition = REGISTRY.definition(guard.measure)
-    return "system" if definition.is_system(guard.measure) else definition.aggregate
+    aggregate = REGISTRY.definition(guard.measure).guard_aggregate(guard.measure)
+    return "system" if aggregate == "catalogue" else aggregate
 
 
-def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues, alpha: float, target: float) -> _Tested | str:
+def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues, alpha: float, target: float,
+          bound: BoundChoice) -> _Tested | str:  # fmt: skip
     if isinstance(values, ResampledValues):
         return _test_resampled(guard, values, alpha, target)
-    if isinstance(values, PairedValues) and shifts_only(guard):
-        values = moments_of(values, guard.measure)
-    if isinstance(values, PairedMoments):
-        return _test_interval(guard, values, alpha, target)
-    return _test_paired(guard, values, alpha, target)
+    if isinstance(values, PairedMoments):  # moments alone: the t-test is all they allow (release.bound: t)
+        tested = _test_interval(guard, values, alpha, target)
+        if isinstance(tested, _Tested) and tested.undecided:  # sd 0: every user changed by the mean, or none did
+            changed = 0 if values.mean == 0 else tested.n
+            tested = dataclasses.replace(tested, changed=changed, undecided=bounds.no_spread(tested.n, changed))
+        return tested
+    if bound != "t" and _aggregate(guard) != "sum" and _aggregate(guard) != "count":
+        chosen = _bounded(guard, values, alpha, target, bound)
+        if chosen is not None:
+            return chosen
+    tested = _test_interval(guard, moments_of(values, guard.measure), alpha, target) if shifts_only(guard) else \
+        _test_paired(guard, values, alpha, target)  # fmt: skip
+    if isinstance(tested, _Tested):
+        drops = np.asarray(values.production, dtype=np.float64) - np.asarray(values.candidate, dtype=np.float64)
+        changed = bounds.changed_count(drops)
+        missed = "no user changed, and a sample that missed every changed user says nothing of them"
+        undecided = bounds.no_spread(tested.n, changed) if tested.undecided else missed if changed == 0 else ""
+        if undecided and not tested.undecided:  # spread by a relative margin alone: t must not decide on it
+            tested = dataclasses.replace(tested, drop_low=math.nan, drop_high=math.nan, p_pass=1.0, p_fail=1.0,
+                                         mde=math.nan, n_needed=None, planned_for="", method=UNDECIDED)  # fmt: skip
+        tested = dataclasses.replace(tested, changed=changed, undecided=undecided)
+    return tested
+
+
+def _bounded(guard: Guard, values: PairedValues, alpha: float, target: float, bound: BoundChoice) -> _Tested | str | None:
+    """A guard on a mean (or geometric mean) bounded as ``bound`` says: None where that is the t-test (decided by the
+    exact sums, as the comparisons decide it), else the betting bound's test or why nothing decides."""
+    aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
+    prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
+    n = int(prod.size)
+    if n < 2:
+        return f"{n} user(s) with values for both systems: a paired test needs 2 or more"
+    r = guard.threshold / 100
+    value_range = REGISTRY.definition(guard.measure).range_of(guard.measure)
+    if aggregate == "gmean":  # ratios of geometric means: differences of logs, with no range
+        drops = sign * (np.log(np.maximum(prod, MIN_GEO_MEAN)) - np.log(np.maximum(cand, MIN_GEO_MEAN)))
+        margins = np.full(n, -math.log1p(-r) if sign > 0 else math.log1p(r))
+        value_range = None
+    else:
+        drops = sign * (prod - cand)
+        margins = {"max_drop": np.full(n, guard.threshold), "min_gain": np.full(n, -guard.threshold),
+                   "max_drop_pct": r * prod}[guard.condition]  # fmt: skip
+    if value_range is not None and not (value_range[0] <= min(prod.min(), cand.min())
+                                        and max(prod.max(), cand.max()) <= value_range[1]):  # fmt: skip
+        value_range = None  # values outside the registry's range (custom gains, a judgment beyond the scale)
+    low, high = _excess_range(guard, sign, value_range) if value_range is not None else (None, None)
+    found = bounds.mean_bound(drops - margins, low, high, alpha, bound, differences=drops)
+    if found.method == "t":
+        return None
+    p_value, c_value = aggregate_values(guard.measure, prod), aggregate_values(guard.measure, cand)
+    scale = _to_drop(aggregate, sign, n, p_value)
+    mean_margin = float(margins.mean())
+    drop = sign * (p_value - c_value)
+    if found.method == "none":
+        return _Tested(p_value, c_value, drop, scale(mean_margin), math.nan, math.nan, 1.0, 1.0, n, found.sd, math.nan,
+                       None, "", UNDECIDED, found.changed, found.reason)  # fmt: skip
+    distance, planned_for = _planned(guard, mean_margin, found.mean)
+    z_power = _ndtri(target)
+    mde = bounds.betting_reach(n, found.sd, low, high, alpha) + z_power * found.sd / math.sqrt(n)  # type: ignore[arg-type]
+    n_needed = bounds.betting_sample_size(abs(distance), found.sd, low, high, alpha, z_power)  # type: ignore[arg-type]
+    return _Tested(
+        p_value, c_value, drop, scale(mean_margin), scale(mean_margin + found.low), scale(mean_margin + found.high),
+        found.p_below, found.p_above, n, found.sd, scale(mde) - scale(0.0), n_needed,
+        f"{planned_for} ({_BETTING_PLAN})" if n_needed else planned_for, BETTING, found.changed,
+    )  # fmt: skip
+
+
+def _excess_range(guard: Guard, sign: float, value_range: tuple[float, float]) -> tuple[float, float]:
+    """The interval a user's excess drop (drop - margin) lies in when both values lie in ``value_range``: its extremes
+    are at the corners, the excess being linear in both values.
+
+    >>> from harness.measures.spec import Measure
+    >>> _excess_range(Guard(Measure("AP"), "max_drop", 0.01), 1.0, (0.0, 1.0))
+    (-1.01, 0.99)
+    >>> _excess_range(Guard(Measure("AP"), "max_drop_pct", 10.0), 1.0, (0.0, 1.0))
+    (-1.0, 0.9)
+    """
+    r = guard.threshold / 100
+    corners = []
+    for prod in value_range:
+        for cand in value_range:
+            margin = {"max_drop": guard.threshold, "min_gain": -guard.threshold}.get(guard.condition, r * prod)
+            corners.append(sign * (prod - cand) - margin)
+    return min(corners), max(corners)
+
+
+def _ndtri(p: float) -> float:
+    from scipy import special
+
+    return float(special.ndtri(p))
 
 
 def shifts_only(guard: Guard) -> bool:
@@ -368,9 +481,12 @@ def _one_sided(guard: Guard, n: int, excess: float, sd: float, margin: float, pr
     scale), with the bounds, the minimum detectable effect and the users needed carried to the aggregate's by ``scale``."""
     from scipy import special
 
+    if not sd > 0:  # equal differences (up to rounding): no spread to bound the mean by, so nothing is decided
+        return _Tested(production, candidate, sign * (production - candidate), scale(margin), math.nan, math.nan, 1.0,
+                       1.0, n, sd, math.nan, None, "", UNDECIDED, None, "no spread")  # fmt: skip
     df = n - 1
     se = sd / math.sqrt(n)
-    statistic = excess / se if se > 0 else (0.0 if excess == 0 else math.copysign(math.inf, excess))
+    statistic = excess / se
     reach = float(special.stdtrit(df, 1 - alpha)) * se  # the one-sided bounds' distance from the estimate
     distance, planned_for = _planned(guard, margin, excess)
     return _Tested(
@@ -432,7 +548,7 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
 
 
 def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_fail_adj: float | None, alpha: float,
-            target: float) -> GuardResult:  # fmt: skip
+            target: float, family: int = 1) -> GuardResult:  # fmt: skip
     text = describe(guard)
     where = f"{guard.measure} on {dataset}" + ("" if segment == "all" else f" / {segment}")
     base = GuardResult(guard=text, verdict="FAIL", reason="", measure=str(guard.measure), dataset=dataset, segment=segment,
@@ -444,8 +560,8 @@ def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_f
     base = dataclasses.replace(
         base, production=t.production, candidate=t.candidate, difference=t.candidate - t.production, drop=t.drop,
         margin=t.margin, drop_low=t.drop_low, drop_high=t.drop_high, p_pass=t.p_pass, p_fail=t.p_fail,
-        p_fail_adj=p_fail_adj, n_queries=t.n, sd=t.sd, mde=t.mde, n_needed=t.n_needed, planned_for=t.planned_for,
-        method=t.method,
+        p_fail_adj=p_fail_adj, n_queries=t.n, n_changed=t.changed, sd=t.sd, mde=t.mde, n_needed=t.n_needed,
+        planned_for=t.planned_for, method=t.method,
     )  # fmt: skip
     level = f"{1 - alpha:.0%}"
     gain = guard.condition == "min_gain"
@@ -454,6 +570,11 @@ def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_f
         (t.drop, t.drop_low, t.drop_high, t.margin)  # fmt: skip
     noun = "gain" if gain else "drop"
     values = f"{t.production:.4f} -> {t.candidate:.4f}, {noun} {value:+.4f}"
+    changed = "" if t.changed is None else f" ({t.changed:,} of {t.n:,} users changed)"
+    if t.undecided and not guard.descriptive:
+        reason = (f"{where}: {values}{changed}; not decided: {t.undecided}. A candidate is never passed on a difference "
+                  "it cannot bound")
+        return dataclasses.replace(base, verdict="INCONCLUSIVE", reason=reason)
     if guard.descriptive:
         holds = value >= limit if gain else value <= limit
         verdict = "DESCRIPTIVE"
@@ -462,19 +583,30 @@ def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_f
     elif t.p_pass < alpha:
         verdict = "PASS"
         bound = f"lower bound {bound_low:+.4f} > {limit:.4f}" if gain else f"upper bound {bound_high:+.4f} < {limit:.4f}"
-        reason = f"{where}: {values}; one-sided {level} {bound} (p {_p(t.p_pass)})"
+        reason = f"{where}: {values}{changed}; one-sided {level} {bound} (p {_p(t.p_pass)}, {_by(t.method)})"
     elif p_fail_adj is not None and p_fail_adj < alpha:
         verdict = "FAIL"
         bound = f"upper bound {bound_high:+.4f} < {limit:.4f}" if gain else f"lower bound {bound_low:+.4f} > {limit:.4f}"
-        reason = f"{where}: {values}; one-sided {level} {bound} (Holm-corrected p {_p(p_fail_adj)})"
+        reason = f"{where}: {values}{changed}; one-sided {level} {bound} (Holm-corrected p {_p(p_fail_adj)}, {_by(t.method)})"
     else:
         verdict = "INCONCLUSIVE"
         needed = f"about {t.n_needed:,} users would decide it {t.planned_for}" if t.n_needed else \
             "no number of users would decide it at the observed difference"  # fmt: skip
-        reason = (f"{where}: {values}; one-sided {level} bounds [{bound_low:+.4f}, {bound_high:+.4f}] include the "
-                  f"{limit:.4f} it names. {t.n:,} users detect a distance of {t.mde:.4f} from it with "
-                  f"{target:.0%} power; {needed}")  # fmt: skip
+        beyond = (t.p_fail < alpha) if p_fail_adj is not None else False
+        if beyond:  # shown beyond the margin alone, but not after Holm's correction across the guards
+            bound = f"upper bound {bound_high:+.4f} < {limit:.4f}" if gain else f"lower bound {bound_low:+.4f} > {limit:.4f}"
+            shown = (f"one-sided {level} {bound} for this guard alone, but not after Holm's correction across the "
+                     f"{family} guards (Holm-corrected p {_p(p_fail_adj or 1.0)})")  # fmt: skip
+        else:
+            shown = f"one-sided {level} bounds [{bound_low:+.4f}, {bound_high:+.4f}] include the {limit:.4f} it names"
+        reason = (f"{where}: {values}{changed}; {shown} ({_by(t.method)}). {t.n:,} users detect a distance of "
+                  f"{t.mde:.4f} from it with {target:.0%} power; {needed}")  # fmt: skip
     return dataclasses.replace(base, verdict=verdict, reason=reason)
+
+
+def _by(method: str) -> str:
+    """The test in a few words, for a guard's reason."""
+    return {T_TEST: "t-test", BETTING: "betting bound", BOOTSTRAP: "bootstrap"}.get(method, method)
 
 
 def _p(p: float) -> str:
@@ -525,7 +657,7 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
             prod, cand, reps_p, reps_c, n = system_replicates(rp, rc, measure, segment, settings)
             return ResampledValues(prod, cand, reps_p, reps_c, n)
         row = _pair_row(comparisons, dataset, segment, str(measure), release.production, release.candidate)
-        if row is not None and shifts_only(guard):
+        if row is not None and shifts_only(guard) and release.bound == "t":  # the comparison's moments decide it
             return row
         for key, r in (((dataset, release.production), rp), ((dataset, release.candidate), rc)):
             if key not in here:
@@ -536,7 +668,7 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
 
     checks = [(g, d, s, values(g, d, s)) for g, d, s in expand(release, available)]
     return decide_arrays(checks, release.production, release.candidate, settings.alpha, release.power,
-                         release.on_inconclusive)  # fmt: skip
+                         release.on_inconclusive, release.bound)  # fmt: skip
 
 
 def _pair_row(comparisons: Comparisons | None, dataset: str, segment: str, measure: str, production: str,

@@ -8,6 +8,7 @@ The CLI's choices, the "did you mean" hints and the docs derive from it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,6 +79,9 @@ class MeasureDef:
     item_reads: Callable[[Measure], frozenset[str]] | None = None  # lists' extras: 'judged' item codes, 'score'
     intent_aware: bool = False  # reads subtopic judgments (ndeval's measures)
     reads_samples: bool = False  # reads a stochastic run's sampled rankings (expected exposure)
+    # the interval every per-query value lies in, where one is known (proportions: [0, 1]); a release guard's betting
+    # bound rests on it (harness.stats.bounds). Set for the measures listed in UNIT_INTERVAL below
+    value_range: tuple[float, float] | None = None
     # the run's value of each group behind a system measure (REO's P_g, each group's share of exposure): (the groups'
     # names, their values), from the lists and the measure's summed terms; the report draws them
     by_group: Callable[[RankedLists, Measure, np.ndarray], tuple[tuple[str, ...], np.ndarray]] | None = None
@@ -151,6 +155,33 @@ class MeasureDef:
     def reads(self, measure: Measure) -> frozenset[str]:
         """What the kernel reads of a run besides each row's item: 'judged' (the judged items' codes), 'score'."""
         return frozenset() if self.item_reads is None else self.item_reads(measure)
+
+    def guard_aggregate(self, measure: Measure) -> str:
+        """How a release guard sees the measure: ``catalogue`` (one value per run from the distinct items recommended:
+        Coverage, Gini ...), ``system`` (one value per run from sums over users: REO, PSP ...) or its aggregate.
+
+        >>> REGISTRY["Coverage"].guard_aggregate(Measure("Coverage", cutoff=10)), REGISTRY["AP"].guard_aggregate(Measure("AP"))
+        ('catalogue', 'mean')
+        """
+        if self.is_system(measure):
+            return "system" if self.parts is not None else "catalogue"
+        return self.aggregate
+
+    def range_of(self, measure: Measure) -> tuple[float, float] | None:
+        """The interval every per-query value of ``measure`` lies in, or None where none is known (a custom gain
+        below 0 can take a graded measure below 0).
+
+        >>> REGISTRY["AP"].range_of(Measure("AP")), REGISTRY["NumRet"].range_of(Measure("NumRet"))
+        ((0.0, 1.0), None)
+        >>> REGISTRY["nDCG"].range_of(Measure("nDCG", (("gains", ((0.0, -1.0), (1.0, 1.0))),), 10)) is None
+        True
+        """
+        if self.value_range is None or self.is_system(measure):
+            return None
+        gains = measure.param("gains")
+        if isinstance(gains, tuple) and any(float(gain) < 0 for _, gain in gains):  # type: ignore[misc]
+            return None
+        return self.value_range
 
     def higher(self, measure: Measure) -> bool:
         """Whether a larger value is better, for this measure with its parameters."""
@@ -249,6 +280,13 @@ class Registry:
             self._lookup[name.lower()] = definition
         self._defs[definition.name] = definition
         return definition
+
+    def replace(self, name: str, **changes: Any) -> MeasureDef:
+        """Change facts of a registered definition (while the registry is built), under all its names."""
+        old = self._defs[name]
+        new = self._defs[name] = dataclasses.replace(old, **changes)
+        self._lookup.update({key: new for key, found in self._lookup.items() if found is old})
+        return new
 
     def get(self, name: str) -> MeasureDef | None:
         return self._lookup.get(name.lower())
@@ -1335,3 +1373,12 @@ for _name, _higher, _meaning in (
     _r(MeasureDef(_name, _ee(_name.replace("_", "-")), _EE + _meaning, params=_EE_PARAMS, validate=_ee_check,
                   higher_is_better=_higher, undefined_skipped=True, reads_samples=True, citation=_EE_CITATION))
 del _name, _higher, _meaning
+
+
+# Measures whose per-query value is a proportion, in [0, 1] whatever the run and judgments (trec_eval's definitions):
+# the range a release guard's betting bound holds in. Others have no range the registry vouches for.
+UNIT_INTERVAL = ("AP", "P", "R", "Success", "F", "Rprec", "SetP", "SetR", "SetAP", "SetF", "RR", "Bpref", "IPrec",
+                 "IPrecAvg", "nDCG", "ERR", "Judged", "TailShare", "APLT")  # fmt: skip
+for _name in UNIT_INTERVAL:
+    REGISTRY.replace(_name, value_range=(0.0, 1.0))
+del _name

@@ -329,36 +329,67 @@ def test_a_segments_file_listing_a_user_twice_is_refused(tmp_path: Path) -> None
     assert not (tmp_path / "out").exists()
 
 
-def test_a_system_measure_guard_reads_the_comparisons_bootstrap(tmp_path: Path) -> None:
-    """Coverage has one value per run: its guard resamples users with the comparisons' keyed draws, so at alpha 0.025 its
-    one-sided bounds are the comparison row's 95% bootstrap interval of candidate - production, negated."""
-    import pandas as pd
-
+def _system_guard_config(tmp_path: Path, measure: str, guard: str) -> Path:
     from harness.demo import generate
 
     generate(tmp_path)
     demo = tmp_path / "runs" / "demo"
     config = tmp_path / "exp.yaml"
     config.write_text(
-        "experiment: coverage\n"
+        "experiment: system-guard\n"
         f"datasets: [{{qrels: {demo / 'ratings.csv'}, columns: {{query: user, doc: item, relevance: rating}},\n"
         "  run_columns: {query: user, doc: item, score: score}, relevance_level: 4,\n"
         f"  train: {{path: {demo / 'train.csv'}, columns: {{query: user, doc: item}}}}}}]\n"
         f"systems:\n  - {{name: production, runs: {{default: {demo / 'production.csv'}}}}}\n"
         f"  - {{name: candidate, runs: {{default: {demo / 'candidate-v2.csv'}}}}}\n"
-        "measures: [Coverage@10]\nbaseline: production\n"
+        f"measures: ['{measure}']\nbaseline: production\n"
         "stats: {alpha: 0.025, permutations: 200, resamples: 200, system_resamples: 200}\ntracking: {enabled: false}\n"
         "report:\n  enabled: false\n  release:\n    production: production\n    candidate: candidate\n"
-        "    guards: [{measure: Coverage@10, max_drop: 0.15}]\noutput: out\n"
+        f"    guards: [{{measure: '{measure}', {guard}}}]\noutput: out\n"
     )
-    code, outcome, err = _run(config)
+    return config
+
+
+def test_a_catalogue_measure_cannot_decide_a_guard(tmp_path: Path) -> None:
+    """Coverage counts distinct items: no resampling of users gives its error, so a deciding guard on it is refused
+    before anything runs (exit 2, the line, the fix), and a descriptive one is shown."""
+    config = _system_guard_config(tmp_path, "Coverage@10", "max_drop: 0.15")
+    code, _, err = _run(config)
+    assert code == 2 and "counts distinct items over the users" in err and "descriptive: true" in err, err
+    assert f"{config.name}: line 17: Coverage@10" in err and not (tmp_path / "out").exists()
+    code, outcome, err = _run(_system_guard_config(tmp_path, "Coverage@10", "max_drop: 0.15, descriptive: true"))
+    (guard,) = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())["guards"]
+    assert guard["verdict"] == "DESCRIPTIVE" and code == 6, err  # no deciding guard: the gate decides nothing
+
+
+def test_a_system_measure_guard_reads_the_comparisons_bootstrap(tmp_path: Path) -> None:
+    """PopRSP has one value per run, from sums over users: its guard resamples users with the comparisons' keyed draws, so
+    at alpha 0.025 its one-sided bounds are the comparison row's 95% bootstrap interval of candidate - production (lower
+    is better: a drop is a rise)."""
+    import pandas as pd
+
+    code, outcome, err = _run(_system_guard_config(tmp_path, "PopRSP@10", "max_drop: 0.15"))
     folder = Path(str(outcome["results_dir"]))
     (guard,) = json.loads((folder / "gate.json").read_text())["guards"]
     row = pd.read_parquet(folder / "comparisons.parquet").query("segment == 'all'").iloc[0]
-    assert (row["system_a"], row["system_b"], row["measure"]) == ("production", "candidate", "Coverage@10")
+    assert (row["system_a"], row["system_b"], row["measure"]) == ("production", "candidate", "PopRSP@10")
     assert guard["method"] == "bootstrap over users (approximate)" and guard["n_queries"] == row["n_queries"]
-    assert guard["drop"] == pytest.approx(-row["delta"], abs=1e-12)
-    assert guard["drop_low"] == pytest.approx(-row["ci_high_bootstrap"], rel=1e-9)
-    assert guard["drop_high"] == pytest.approx(-row["ci_low_bootstrap"], rel=1e-9)
+    # lower is better: the drop is candidate - production, the comparison's own difference and interval
+    assert guard["drop"] == pytest.approx(row["delta"], abs=1e-12)
+    assert guard["drop_low"] == pytest.approx(row["ci_low_bootstrap"], rel=1e-9)
+    assert guard["drop_high"] == pytest.approx(row["ci_high_bootstrap"], rel=1e-9)
     expected = "PASS" if guard["drop_high"] < 0.15 else "FAIL" if guard["drop_low"] > 0.15 else "INCONCLUSIVE"
     assert guard["verdict"] == expected and code == {"PASS": 0, "FAIL": 3, "INCONCLUSIVE": 6}[expected], err
+
+
+def test_a_candidate_identical_to_production_is_never_passed(tmp_path: Path) -> None:
+    """harness run with the candidate's run file production's own: no user changed, so no spread bounds the mean; the
+    t-test would PASS it with p = 0 (sd 0) at any n. The gate says INCONCLUSIVE, with the 0 changed users."""
+    config = _config(tmp_path, "{measure: nDCG@5, max_drop: 0.05} ; {measure: AP, max_drop_pct: 5}", candidate="c")
+    config.write_text(config.read_text().replace("{name: c, runs: {d: c.run}}", "{name: c, runs: {d: a.run}}"))
+    for bound in ("auto", "t", "betting"):
+        code, outcome, err = _run(config, "--set", f"report.release.bound={bound}")
+        gate = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())
+        assert code == 6 and gate["verdict"] == "INCONCLUSIVE" and gate["bound"] == bound, (bound, err)
+        assert [g["n_changed"] for g in gate["guards"]] == [0, 0] and all("(0 of 50 users changed)" in g["reason"]
+                                                                          for g in gate["guards"]), gate["guards"]

@@ -254,7 +254,8 @@ def test_a_config_with_beyond_accuracy_measures_runs(folder: Path, tmp_path: Pat
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning")
 def test_beyond_accuracy_reaches_mlflow_the_gate_and_the_report(folder: Path, tmp_path: Path) -> None:
-    """A second system that recommends only popular items: its coverage drop is logged, gated and shown."""
+    """A second system that recommends only popular items: its coverage drop is logged, shown beside the gate (a catalogue
+    measure never decides it) and reported."""
     import json
 
     from mlflow import MlflowClient
@@ -265,13 +266,15 @@ def test_beyond_accuracy_reaches_mlflow_the_gate_and_the_report(folder: Path, tm
     text = config.read_text().replace("tracking: {enabled: false}\n", "")
     text = text.replace("measures:", f"  - name: popular\n    runs: {{d: {tmp_path / 'popular.csv'}}}\nmeasures:")
     text += ("baseline: a\nreport:\n  release:\n    production: a\n    candidate: popular\n"
-             "    guards: [{measure: Coverage@2, max_drop: 0.1}]\n")  # fmt: skip
+             "    guards: [{measure: Coverage@2, max_drop: 0.1, descriptive: true}]\n")  # fmt: skip
     config.write_text(text)
     code, err = _run(config)
-    assert code == 3 and "tracking" not in err, err  # the gate fails on coverage
+    assert code == 6 and "tracking" not in err, err  # a descriptive guard alone decides nothing: INCONCLUSIVE
     folder_out = next((tmp_path / "out" / "t").glob("2*"))
     gate = json.loads((folder_out / "gate.json").read_text())
-    assert gate["verdict"] == "FAIL" and "Coverage@2" in gate["guards"][0]["guard"]
+    (guard,) = gate["guards"]
+    assert gate["verdict"] == "INCONCLUSIVE" and guard["verdict"] == "DESCRIPTIVE" and "Coverage@2" in guard["guard"]
+    assert guard["drop"] == pytest.approx(5 / 3 - 2 / 3) and "beyond the 0.1000 it names" in guard["reason"]
     tracking = json.loads((folder_out / "tracking.json").read_text())
     client = MlflowClient(tracking["tracking_uri"])
     metrics = client.get_run(tracking["child_runs"]["d/popular"]).data.metrics

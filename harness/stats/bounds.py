@@ -1,0 +1,305 @@
+"""One-sided bounds for the mean of per-user values: the t bound where the normal approximation holds, and a betting
+bound that holds for every distribution in a known range.
+
+A release guard asks whether the mean of ``e_i`` (a user's drop beyond the guard's margin)
+is below 0 (PASS) or above it (FAIL). Two bounds answer it here:
+
+* **t** (:func:`t_bound`): Student's one-sided bound. Its error rate rests on the normality
+  of the mean, which fails where recommender and search changes live: when a change touches
+  few users, most ``e_i`` are equal and a few are far off; the sample often holds none or one
+  of them, the sd is underestimated, and the stated 5% becomes 20-75%. By the Edgeworth expansion of
+  the studentised mean (Hall, *The Bootstrap and Edgeworth Expansion*, 1992, section 2.6)
+  its one-sided error is about ``alpha + |skewness| (2z^2 + 1) phi(z) / (6 sqrt(n))``;
+  :func:`t_excess` estimates that excess from the sample.
+* **betting** (:func:`betting_bound`): the hedged-capital bound of Waudby-Smith and Ramdas
+  ("Estimating means of bounded random variables by betting", JRSS B 86(1), 2024). For values in a known
+  range ``[low, high]``, a gambler bets on the mean being on one side of ``m``, and ``m`` is
+  rejected when her wealth reaches ``1 / alpha``. Ville's inequality holds the error at
+  alpha for *every* distribution in the range, with no assumption on its shape. The bets
+  ``lambda_i`` are predictable (each uses the values before it, in the users' order) and
+  tuned for ``n``, so the bound is as tight as betting allows for one look at ``n`` users.
+  Its price is width: about ``sqrt(2 log(1/alpha)) / z`` times the t bound's for
+  a spread change (1.5x at alpha 0.05), more where the range is wide next to the sd.
+
+:func:`mean_bound` uses t where its estimated excess error is at most a tenth of alpha, and the
+betting bound elsewhere when the range is known. The test of a spread change keeps its power, and a change that
+touches few users is decided by a bound whose error holds whatever its shape. t never decides without spread, nor
+when no user changed (a sample that missed every changed user says nothing of them): there the betting bound
+decides if the range is known (its width then holds the users not seen), and nothing does if it is not.
+
+>>> import numpy as np
+>>> spread = np.random.default_rng(1).normal(-0.02, 0.1, 400)
+>>> b = mean_bound(spread, -2.0, 2.0, 0.05)
+>>> b.method, b.high < 0
+('t', True)
+>>> few = np.r_[np.full(59, -0.02), 0.38]   # 1 user in 20 broken by 0.4 (a true mean of 0): this sample drew 1 of 60
+>>> t_bound(few, 0.05).high < 0                  # the t bound would PASS it
+True
+>>> b = mean_bound(few, -2.0, 2.0, 0.05)
+>>> b.method, b.high < 0                                         # the betting bound does not
+('betting', False)
+>>> b = mean_bound(np.full(2, -0.01), -2.0, 2.0, 0.05)            # two identical users: exact, and far from 0
+>>> b.method, b.high < 0, b.p_below > 0.9
+('betting', False, True)
+>>> mean_bound(np.full(2, -0.01), None, None, 0.05).reason[:9]    # with no range, nothing at all
+'no spread'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from harness.stats.paired import ZERO_SD
+
+BoundMethod = Literal["t", "betting", "none"]
+BoundChoice = Literal["auto", "t", "betting"]
+BOUND_CHOICES: tuple[BoundChoice, ...] = ("auto", "t", "betting")
+EXCESS_TOLERANCE = 0.1  # t decides where its estimated excess error is at most this fraction of alpha
+_TRUNCATION = 0.5  # a bet never risks more than half the wealth: c in Waudby-Smith and Ramdas' lambda <= c / m
+_BISECTIONS = 48  # of the range [0, 1]: 2^-48, far below any printed digit
+
+
+@dataclass(frozen=True)
+class MeanBound:
+    """One-sided (1 - alpha) bounds for the mean of ``n`` values and the p-values of "mean >= 0" (``p_below``: small
+    when the mean is shown below 0) and "mean <= 0" (``p_above``), by ``method``; ``changed`` counts the values that
+    differ from the most common one. ``decided`` is False when no bound could be had (``reason`` says why)."""
+
+    n: int
+    mean: float
+    sd: float
+    low: float
+    high: float
+    p_below: float
+    p_above: float
+    method: BoundMethod
+    changed: int
+    excess: float  # t's estimated excess error (Edgeworth), NaN where it cannot be estimated
+    reason: str = ""
+
+    @property
+    def decided(self) -> bool:
+        return self.method != "none"
+
+
+def t_bound(values: np.ndarray, alpha: float) -> MeanBound:
+    """Student's one-sided bounds and p-values for the mean (NaN bounds and p = 1 where the sd is 0 or n < 2).
+
+    >>> b = t_bound(np.array([0.1, 0.3, 0.2, 0.4]), 0.05)
+    >>> round(b.low, 4), round(b.high, 4)
+    (0.0981, 0.4019)
+    """
+    from scipy import special
+
+    x = np.asarray(values, dtype=np.float64)
+    n = int(x.size)
+    mean = float(x.mean()) if n else math.nan
+    sd = float(x.std(ddof=1)) if n > 1 else math.nan
+    changed = changed_count(x)
+    if n < 2 or not sd > 0:
+        return MeanBound(n, mean, sd, math.nan, math.nan, 1.0, 1.0, "none", changed, math.nan,
+                         no_spread(n, changed))  # fmt: skip
+    se = sd / math.sqrt(n)
+    reach = float(special.stdtrit(n - 1, 1 - alpha)) * se
+    statistic = mean / se
+    return MeanBound(n, mean, sd, mean - reach, mean + reach, float(special.stdtr(n - 1, statistic)),
+                     float(special.stdtr(n - 1, -statistic)), "t", changed, t_excess(x, alpha))  # fmt: skip
+
+
+def t_excess(values: np.ndarray, alpha: float) -> float:
+    """The one-sided t-test's error beyond alpha that the sample's skewness predicts (first Edgeworth term), the
+    skewness taken one standard error towards 0.
+
+    >>> round(t_excess(np.r_[np.zeros(95), np.ones(5)], 0.05), 4)    # 5 users of 100 changed: t errs by ~0.05 more
+    0.0428
+    """
+    from scipy import special
+
+    x = np.asarray(values, dtype=np.float64)
+    n = int(x.size)
+    if n < 3:
+        return math.nan
+    centred = x - x.mean()
+    m2 = float(np.mean(centred * centred))
+    if not m2 > 0:
+        return math.nan
+    # less one standard error of a normal sample's skewness, sqrt(6 / n): its noise alone does not send a sample to
+    # the wider bound, while the skewness of a change that touches few users (about sqrt(n / changed)) still does
+    skewness = max(0.0, abs(float(np.mean(centred**3)) / m2**1.5) - math.sqrt(6 / n))
+    z = float(special.ndtri(1 - alpha))
+    density = math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+    return skewness * (2 * z * z + 1) * density / (6 * math.sqrt(n))
+
+
+def betting_bound(values: np.ndarray, low: float, high: float, alpha: float) -> MeanBound:
+    """The hedged-capital one-sided bounds for the mean of values known to lie in ``[low, high]``, and the p-values of
+    "mean >= 0" and "mean <= 0" (one over the wealth a bettor against each reaches, at most 1).
+
+    The values are taken in the order given (the bets are predictable in it); callers pass them in a
+    fixed order (by user id) so that the bound is a function of the users' values alone.
+
+    >>> b = betting_bound(np.full(50, 0.5), 0.0, 1.0, 0.05)      # no spread: the bound stays well inside the range
+    >>> 0.5 < b.high < 0.75, b.p_below == 1.0
+    (True, True)
+    """
+    x = np.asarray(values, dtype=np.float64)
+    n = int(x.size)
+    changed = changed_count(x)
+    if n == 0:
+        return MeanBound(0, math.nan, math.nan, math.nan, math.nan, 1.0, 1.0, "none", 0, math.nan, no_spread(0, 0))
+    width = high - low
+    if not (math.isfinite(low) and math.isfinite(high) and width > 0):
+        raise ValueError(f"the range must be finite and wide, got [{low}, {high}]")
+    y = (x - low) / width  # on [0, 1]
+    if float(y.min()) < 0.0 or float(y.max()) > 1.0:
+        raise ValueError(f"values outside the range [{low}, {high}]: {float(x.min())} to {float(x.max())}")
+    bets = _bets(y, alpha)
+    threshold = math.log(1 / alpha)
+    zero = -low / width  # the tested mean 0 on the [0, 1] scale
+    mean = float(x.mean())
+    # "mean < m" gains wealth with bets on m - y; the upper bound is the least m where it reaches 1 / alpha
+    upper = _least(lambda m: _log_wealth(bets, m - y, 1 - m), float(y.mean()), 1.0, threshold)
+    lower = 1.0 - _least(lambda m: _log_wealth(bets, y - (1 - m), 1 - m), 1 - float(y.mean()), 1.0, threshold)
+    # 0 at or past an end of the range: the side it lies on is certain (0 at the end itself: p = 1, nothing shown)
+    p_below = min(1.0, math.exp(-_log_wealth(bets, zero - y, 1 - zero))) if 0 < zero < 1 else float(zero <= 1)
+    p_above = min(1.0, math.exp(-_log_wealth(bets, y - zero, zero))) if 0 < zero < 1 else float(zero >= 0)
+    return MeanBound(n, mean, float(x.std(ddof=1)) if n > 1 else math.nan, low + lower * width, low + upper * width,
+                     p_below, p_above, "betting", changed, math.nan)  # fmt: skip
+
+
+def mean_bound(values: np.ndarray, low: float | None, high: float | None, alpha: float, choice: BoundChoice = "auto",
+               differences: np.ndarray | None = None) -> MeanBound:  # fmt: skip
+    """The bound a guard decides by, for the mean of ``values`` (each user's excess drop over the margin).
+
+    ``choice``: ``t``; ``betting`` (needs the range ``[low, high]``); or ``auto``: t where it can be trusted (some
+    user's ``differences`` are not 0, the values spread beyond rounding, and t's estimated excess error is at most
+    ``EXCESS_TOLERANCE * alpha``), else the betting bound when the range is known, else nothing. ``differences`` (the
+    users' changes, without the margin; default ``values``) count the changed users: a relative margin spreads the
+    excess even when no user changed, and a sample with no changed user says nothing of the users it missed.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    changes = x if differences is None else np.asarray(differences, dtype=np.float64)
+    changed = changed_count(changes)
+    bounded = low is not None and high is not None
+    t = _spread_checked(t_bound(x, alpha), x, changed)
+    if choice == "t":
+        return t
+    if choice == "auto" and t.decided and changed > 0 and t.excess <= EXCESS_TOLERANCE * alpha:
+        return t
+    if not bounded:
+        if t.decided and choice == "auto":
+            return dataclasses.replace(t, low=math.nan, high=math.nan, p_below=1.0, p_above=1.0, method="none",
+                                       reason=_untrusted(t, changed, alpha))  # fmt: skip
+        return t
+    betting = betting_bound(x, low, high, alpha)  # type: ignore[arg-type]  # bounded: both are floats
+    return dataclasses.replace(betting, changed=changed, excess=t.excess)
+
+
+def _spread_checked(t: MeanBound, x: np.ndarray, changed: int) -> MeanBound:
+    """t with no decision where the values are equal up to rounding (sd at most ZERO_SD of the largest |value|, as the
+    comparisons' tests treat constant differences)."""
+    if t.decided and t.sd <= ZERO_SD * float(np.max(np.abs(x))):
+        return dataclasses.replace(t, low=math.nan, high=math.nan, p_below=1.0, p_above=1.0, method="none",
+                                   excess=math.nan, reason=no_spread(t.n, changed))  # fmt: skip
+    return dataclasses.replace(t, changed=changed, reason=t.reason and no_spread(t.n, changed))
+
+
+def _untrusted(t: MeanBound, changed: int, alpha: float) -> str:
+    if changed == 0:
+        return f"no user of {t.n:,} changed, and the measure has no known range to bound the users not seen"
+    return (f"{changed:,} of {t.n:,} users changed, so skewed that the t-test could err at about "
+            f"{alpha + t.excess:.2f} instead of {alpha:g}, and the measure has no known range for an exact bound")
+
+
+def betting_reach(n: int, sd: float, low: float, high: float, alpha: float) -> float:
+    """About how far the betting bound lies from the mean of ``n`` values with sd ``sd`` in ``[low, high]`` (0 inside
+    it): the gap at which a bettor's wealth reaches 1 / alpha, with her bet at its best or at its cap (then the range,
+    not the sd, sets the reach: the price of bounding the users a sample may have missed). For planning.
+
+    >>> round(betting_reach(30, 0.06, -1.02, 0.98, 0.05), 3)      # 3 of 30 users changed by 0.2: the range dominates
+    0.205
+    >>> round(betting_reach(10_000, 0.1, -1.02, 0.98, 0.05), 4)   # many users: sd sqrt(2 log(1/alpha) / n)
+    0.0024
+    """
+    width = high - low
+    zero = -low / width
+    scaled = sd / width
+    level = math.log(1 / alpha)
+    cap = _TRUNCATION / max(zero, 1 - zero, 1e-12)
+    bet = min(math.sqrt(2 * level / n) / scaled, cap) if scaled > 0 else cap  # the best bet, L/(n b) + b s^2/2 least
+    return width * (level / (n * bet) + bet * scaled * scaled / 2)
+
+
+def betting_sample_size(distance: float, sd: float, low: float, high: float, alpha: float, z_power: float) -> int | None:
+    """The users at which the betting bound's reach plus ``z_power`` standard errors is ``distance``: the users that
+    would decide a guard that far from its margin with that power, approximately (None beyond 10^9).
+
+    >>> betting_sample_size(0.02, 0.06, -1.02, 0.98, 0.05, 0.8416)
+    371
+    """
+    def reach(n: int) -> float:
+        return betting_reach(n, sd, low, high, alpha) + z_power * sd / math.sqrt(n)
+
+    if not distance > 0 or reach(10**9) > distance:
+        return None
+    low_n, high_n = 1, 2
+    while reach(high_n) > distance:
+        low_n, high_n = high_n, high_n * 2
+    while high_n - low_n > 1:
+        middle = (low_n + high_n) // 2
+        low_n, high_n = (low_n, middle) if reach(middle) <= distance else (middle, high_n)
+    return high_n
+
+
+def changed_count(x: np.ndarray) -> int:
+    """How many values differ from 0 by more than rounding (for a guard: the users whose value changed)."""
+    if x.size == 0:
+        return 0
+    scale = float(np.max(np.abs(x)))
+    return int(np.count_nonzero(np.abs(x) > ZERO_SD * scale)) if scale > 0 else 0
+
+
+def no_spread(n: int, changed: int) -> str:
+    if n < 2:
+        return f"{n} user(s) with values for both systems: a bound needs 2 or more"
+    return (f"no spread: the {n:,} users' differences are all equal ({changed:,} changed), so how far the mean may "
+            "lie from them is unknown")
+
+
+def _bets(y: np.ndarray, alpha: float) -> np.ndarray:
+    """Predictable bets tuned for one look at n values: sqrt(2 log(1/alpha) / (n var_{i-1})), each from the values
+    before it (Waudby-Smith and Ramdas' plug-in, with their shrunk running mean and variance)."""
+    n = y.size
+    seen = np.arange(1, n + 1, dtype=np.float64)
+    running_mean = (0.5 + np.cumsum(y)) / (seen + 1)
+    squares = (y - running_mean) ** 2
+    before = np.concatenate(([0.0], np.cumsum(squares)[:-1]))
+    variance = (0.25 + before) / seen
+    return np.sqrt(2 * math.log(1 / alpha) / (n * variance))
+
+
+def _log_wealth(bets: np.ndarray, gains: np.ndarray, room: float) -> float:
+    """log of prod(1 + lambda_i g_i), each bet capped so that no outcome loses more than half the wealth (``room``:
+    the largest loss per unit bet)."""
+    cap = _TRUNCATION / room if room > 0 else math.inf
+    return float(np.sum(np.log1p(np.minimum(bets, cap) * gains)))
+
+
+def _least(log_wealth: object, start: float, stop: float, threshold: float) -> float:
+    """The least m in [start, stop] whose wealth reaches the threshold (wealth rises with m), by bisection."""
+    wealth = log_wealth  # a callable: m -> log wealth
+    if wealth(stop) < threshold:  # type: ignore[operator]
+        return stop
+    low, high = start, stop
+    for _ in range(_BISECTIONS):
+        middle = (low + high) / 2
+        if wealth(middle) >= threshold:  # type: ignore[operator]
+            high = middle
+        else:
+            low = middle
+    return high
