@@ -19,12 +19,16 @@ The gate passes when every guard passes (an intersection-union test: each guard 
 bounds the gate's false-PASS rate at alpha, with no correction across guards), fails when
 any guard fails, and is otherwise INCONCLUSIVE.
 
-How each guard is tested: measures with a value per user by the paired t-test on the
-per-user excess drop ``e = drop_i - margin_i`` (exact sums, :mod:`harness.stats.paired`); a
-margin relative to production is the per-user ``r * production_i``, so the ratio is tested
-exactly rather than with production's mean taken as known. Geometric means (GMAP) are tested
-on log ratios (relative margins only). Measures with one value per run (coverage, Gini) by
-the bootstrap over users the comparisons use: the same keyed resamples, approximate.
+How each guard is tested: a mean by the bound ``release.bound`` names (:mod:`harness.stats.bounds`):
+under ``auto`` the paired t-test on the per-user excess drop ``e = drop_i - margin_i`` (exact
+sums, :mod:`harness.stats.paired`) where the users' skewness puts its error within alpha / 10,
+else the betting bound, exact for any values in the measure's range. A margin relative to
+production is the per-user ``r * production_i``, so the ratio is tested exactly rather than
+with production's mean taken as known. No guard is decided without spread or with no changed
+user (INCONCLUSIVE, with the reason). Geometric means (GMAP) are tested on log ratios
+(relative margins only). Measures with one value per run built from sums over users (REO,
+RSP) by the bootstrap over users the comparisons use: the same keyed resamples, approximate;
+catalogue measures (Coverage, Gini) decide no guard (:mod:`harness.config.guards`).
 
 >>> import numpy as np
 >>> from harness.config.schema import Guard
