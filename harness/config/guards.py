@@ -138,21 +138,18 @@ def release_power(value: float) -> float:
 
 def release_bound(value: object) -> BoundChoice:
     """``release.bound``: how a guard on a mean is bounded (:mod:`harness.stats.bounds`)."""
-    if value not in BOUND_CHOICES:
-        raise GuardSpecError(
-            "bound",
-            f"release.bound must be one of {', '.join(BOUND_CHOICES)}, got {value!r}",
-            "write bound: auto (t where its normal approximation holds, the exact betting bound elsewhere)",
-        )
+    _one_of("bound", value, BOUND_CHOICES,
+            "write bound: auto (t where its normal approximation holds, the exact betting bound elsewhere)")  # fmt: skip
     return value  # type: ignore[return-value]  # checked against BOUND_CHOICES above
 
 
 def on_inconclusive(value: object) -> OnInconclusive:
     """``release.on_inconclusive``: what an INCONCLUSIVE gate exits as (its own code by default)."""
-    if value not in ON_INCONCLUSIVE:
-        raise GuardSpecError(
-            "on_inconclusive",
-            f"release.on_inconclusive must be one of {', '.join(ON_INCONCLUSIVE)}, got {value!r}",
-            "write on_inconclusive: fail (block the release until enough users decide it)",
-        )
+    _one_of("on_inconclusive", value, ON_INCONCLUSIVE,
+            "write on_inconclusive: fail (block the release until enough users decide it)")  # fmt: skip
     return value  # type: ignore[return-value]  # checked against ON_INCONCLUSIVE above
+
+
+def _one_of(key: str, value: object, choices: tuple[str, ...], hint: str) -> None:
+    if value not in choices:
+        raise GuardSpecError(key, f"release.{key} must be one of {', '.join(choices)}, got {value!r}", hint)

@@ -359,24 +359,36 @@ def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues, 
     return tested
 
 
-def _bounded(guard: Guard, values: PairedValues, alpha: float, target: float, bound: BoundChoice) -> _Tested | str | None:
-    """A guard on a mean (or geometric mean) bounded as ``bound`` says: None where that is the t-test (decided by the
-    exact sums, as the comparisons decide it), else the betting bound's test or why nothing decides."""
+def _excess_terms(guard: Guard, values: PairedValues) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | str:
+    """(production, candidate, drops, margins) per user on the tests' scale, or why there are too few users: the drop
+    in the measure's direction (log ratios for a geometric mean) and the margin each user is allowed (``r *
+    production_i`` for a relative one; a sum's margin spread over its n users)."""
     aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
     prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
     n = int(prod.size)
     if n < 2:
         return f"{n} user(s) with values for both systems: a paired test needs 2 or more"
     r = guard.threshold / 100
-    value_range = REGISTRY.definition(guard.measure).range_of(guard.measure)
-    if aggregate == "gmean":  # ratios of geometric means: differences of logs, with no range
-        drops = sign * (np.log(np.maximum(prod, MIN_GEO_MEAN)) - np.log(np.maximum(cand, MIN_GEO_MEAN)))
-        margins = np.full(n, -math.log1p(-r) if sign > 0 else math.log1p(r))
-        value_range = None
-    else:
-        drops = sign * (prod - cand)
-        margins = {"max_drop": np.full(n, guard.threshold), "min_gain": np.full(n, -guard.threshold),
-                   "max_drop_pct": r * prod}[guard.condition]  # fmt: skip
+    if aggregate == "gmean":  # ratios of geometric means: differences of logs (relative margins only, see guards.py)
+        lp, lc = np.log(np.maximum(prod, MIN_GEO_MEAN)), np.log(np.maximum(cand, MIN_GEO_MEAN))
+        return prod, cand, sign * (lp - lc), np.full(n, -math.log1p(-r) if sign > 0 else math.log1p(r))
+    per_user = n if aggregate in ("sum", "count") else 1  # a margin on a sum is n times a margin on the mean
+    margins = {"max_drop": np.full(n, guard.threshold / per_user), "min_gain": np.full(n, -guard.threshold / per_user),
+               "max_drop_pct": r * prod}[guard.condition]  # fmt: skip
+    return prod, cand, sign * (prod - cand), margins
+
+
+def _bounded(guard: Guard, values: PairedValues, alpha: float, target: float, bound: BoundChoice) -> _Tested | str | None:
+    """A guard on a mean (or geometric mean) bounded as ``bound`` says: None where that is the t-test (decided by the
+    exact sums, as the comparisons decide it), else the betting bound's test or why nothing decides."""
+    aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
+    terms = _excess_terms(guard, values)
+    if isinstance(terms, str):
+        return terms
+    prod, cand, drops, margins = terms
+    n = int(prod.size)
+    # a geometric mean is tested on log ratios, which have no range
+    value_range = None if aggregate == "gmean" else REGISTRY.definition(guard.measure).range_of(guard.measure)
     if value_range is not None and not (value_range[0] <= min(prod.min(), cand.min())
                                         and max(prod.max(), cand.max()) <= value_range[1]):  # fmt: skip
         value_range = None  # values outside the registry's range (custom gains, a judgment beyond the scale)
@@ -456,20 +468,11 @@ def _test_interval(guard: Guard, values: PairedMoments, alpha: float, target: fl
 def _test_paired(guard: Guard, values: PairedValues, alpha: float, target: float) -> _Tested | str:
     """The one-sided paired t-test of a measure with a value per user, on the per-user excess drop."""
     aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
-    prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
+    terms = _excess_terms(guard, values)
+    if isinstance(terms, str):
+        return terms
+    prod, cand, drops, margins = terms
     n = int(prod.size)
-    if n < 2:
-        return f"{n} user(s) with values for both systems: a paired test needs 2 or more"
-    r = guard.threshold / 100
-    if aggregate == "gmean":  # ratios of geometric means: differences of logs (relative margins only, see guards.py)
-        lp, lc = np.log(np.maximum(prod, MIN_GEO_MEAN)), np.log(np.maximum(cand, MIN_GEO_MEAN))
-        drops = sign * (lp - lc)
-        margins = np.full(n, -math.log1p(-r) if sign > 0 else math.log1p(r))
-    else:
-        per_user = n if aggregate in ("sum", "count") else 1  # a margin on a sum is n times a margin on the mean
-        drops = sign * (prod - cand)
-        margins = {"max_drop": np.full(n, guard.threshold / per_user), "min_gain": np.full(n, -guard.threshold / per_user),
-                   "max_drop_pct": r * prod}[guard.condition]  # fmt: skip
     t = paired.run_tests(drops - margins, None, ("t",)).t  # the excess's mean and sd, from exact sums
     mean_margin = float(aggregate_values(guard.measure, margins)) if aggregate != "gmean" else float(margins[0])
     if aggregate in ("sum", "count"):
