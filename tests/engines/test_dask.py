@@ -143,7 +143,8 @@ def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_pat
     generate(tmp_path)
     (tmp_path / "configs").mkdir()
     shutil.copy(ROOT / "configs" / "demo.yaml", tmp_path / "configs" / "demo.yaml")
-    overrides = {"stats.permutations": 2000, "stats.system_resamples": 100}  # the demo's measures, guards and all
+    # the demo's measures and guards; bound t: the comparisons' moments decide, so the values stay on the cluster
+    overrides = {"stats.permutations": 2000, "stats.system_resamples": 100, "report.release.bound": "t"}
     local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
     on_dask = dataclasses.replace(local, engine=Engine(name="dask", partitions=3))
     expected = _tables(local)
@@ -183,7 +184,7 @@ def test_comparisons_on_many_small_partitions_are_the_same_bits(client: Any, tmp
     (tmp_path / "configs").mkdir()
     shutil.copy(ROOT / "configs" / "demo.yaml", tmp_path / "configs" / "demo.yaml")
     overrides = {"stats.permutations": 500, "measures": ["nDCG", "AP", "R@20", "RR@10", "Novelty@10", "ILD(sim=features)@10"],
-                 "report.release.guards.2.measure": "Novelty@10"}  # fmt: skip
+                 "report.release.guards.2.measure": "Novelty@10", "report.release.bound": "t"}  # fmt: skip
     local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
     monkeypatch.setattr(compare_dask, "ROWS_PER_PARTITION", 1000)
     expected = _tables(local)
@@ -403,7 +404,7 @@ def test_a_reused_system_is_compared_on_the_cluster(client: Any, tmp_path: Path,
     before = Path(str(first["results_dir"]))
     _reuse(config, f"{{results: {before}}}")
     _values_stay_on_the_cluster(monkeypatch)
-    code, second, err = _run(config, "--engine", "dask")
+    code, second, err = _run(config, "--engine", "dask", "--set", "report.release.bound=t")  # moments decide: values stay
     assert code == first["exit_code"], err
     after = Path(str(second["results_dir"]))
     assert (after / "per_query.parquet").is_dir()
