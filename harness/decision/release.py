@@ -47,7 +47,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -304,6 +304,13 @@ class _Tested:
     changed: int | None = None
     undecided: str = ""  # why no bound decides (then both p are 1)
 
+    @classmethod
+    def nothing_decided(cls, production: float, candidate: float, drop: float, margin: float, n: int, sd: float,
+                        changed: int | None, reason: str) -> _Tested:  # fmt: skip
+        """A guard no bound decides: no bounds, p = 1 both ways, nothing planned, and ``reason`` why."""
+        return cls(production, candidate, drop, margin, math.nan, math.nan, 1.0, 1.0, n, sd, math.nan, None, "",
+                   UNDECIDED, changed, reason)  # fmt: skip
+
 
 def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float = 0.05,
                   power_target: float = DEFAULT_POWER, on_inconclusive: str = "inconclusive",
@@ -339,30 +346,45 @@ def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues, 
         tested = _test_interval(guard, values, alpha, target)
         if isinstance(tested, _Tested) and tested.undecided:  # sd 0: every user changed by the mean, or none did
             changed = 0 if values.mean == 0 else tested.n
-            tested = dataclasses.replace(tested, changed=changed, undecided=bounds.no_spread(tested.n, changed))
+            return _settle(tested, changed, bounds.no_spread(tested.n, changed))
         return tested
+    terms = _excess_terms(guard, values)
+    if isinstance(terms, str):
+        return terms
+    changed = bounds.changed_count(terms.drops)
     if bound != "t" and _aggregate(guard) != "sum" and _aggregate(guard) != "count":
-        chosen = _bounded(guard, values, alpha, target, bound)
+        chosen = _bounded(guard, terms, changed, alpha, target, bound)
         if chosen is not None:
             return chosen
     tested = _test_interval(guard, moments_of(values, guard.measure), alpha, target) if shifts_only(guard) else \
-        _test_paired(guard, values, alpha, target)  # fmt: skip
-    if isinstance(tested, _Tested):
-        drops = np.asarray(values.production, dtype=np.float64) - np.asarray(values.candidate, dtype=np.float64)
-        changed = bounds.changed_count(drops)
-        missed = "no user changed, and a sample that missed every changed user says nothing of them"
-        undecided = bounds.no_spread(tested.n, changed) if tested.undecided else missed if changed == 0 else ""
-        if undecided and not tested.undecided:  # spread by a relative margin alone: t must not decide on it
-            tested = dataclasses.replace(tested, drop_low=math.nan, drop_high=math.nan, p_pass=1.0, p_fail=1.0,
-                                         mde=math.nan, n_needed=None, planned_for="", method=UNDECIDED)  # fmt: skip
-        tested = dataclasses.replace(tested, changed=changed, undecided=undecided)
-    return tested
+        _test_paired(guard, terms, alpha, target)  # fmt: skip
+    if isinstance(tested, str):
+        return tested
+    if tested.undecided:
+        return _settle(tested, changed, bounds.no_spread(tested.n, changed))
+    if changed == 0:  # spread by a relative margin alone: t must not decide on it
+        return _settle(tested, 0, "no user changed, and a sample that missed every changed user says nothing of them")
+    return dataclasses.replace(tested, changed=changed)
 
 
-def _excess_terms(guard: Guard, values: PairedValues) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | str:
-    """(production, candidate, drops, margins) per user on the tests' scale, or why there are too few users: the drop
-    in the measure's direction (log ratios for a geometric mean) and the margin each user is allowed (``r *
-    production_i`` for a relative one; a sum's margin spread over its n users)."""
+def _settle(tested: _Tested, changed: int, reason: str) -> _Tested:
+    """The t-test's result, undecided for ``reason``."""
+    return _Tested.nothing_decided(tested.production, tested.candidate, tested.drop, tested.margin, tested.n, tested.sd,
+                                   changed, reason)  # fmt: skip
+
+
+class _Terms(NamedTuple):
+    """A guard's values per user on the tests' scale (:func:`_excess_terms`)."""
+
+    production: np.ndarray
+    candidate: np.ndarray
+    drops: np.ndarray  # in the measure's direction: log ratios for a geometric mean
+    margins: np.ndarray  # the drop each user is allowed
+
+
+def _excess_terms(guard: Guard, values: PairedValues) -> _Terms | str:
+    """The users' values, drops and margins, or why there are too few users: the margin each user is allowed is ``r *
+    production_i`` for a relative one, and a sum's margin spread over its n users."""
     aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
     prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
     n = int(prod.size)
@@ -371,20 +393,18 @@ def _excess_terms(guard: Guard, values: PairedValues) -> tuple[np.ndarray, np.nd
     r = guard.threshold / 100
     if aggregate == "gmean":  # ratios of geometric means: differences of logs (relative margins only, see guards.py)
         lp, lc = np.log(np.maximum(prod, MIN_GEO_MEAN)), np.log(np.maximum(cand, MIN_GEO_MEAN))
-        return prod, cand, sign * (lp - lc), np.full(n, -math.log1p(-r) if sign > 0 else math.log1p(r))
+        return _Terms(prod, cand, sign * (lp - lc), np.full(n, -math.log1p(-r) if sign > 0 else math.log1p(r)))
     per_user = n if aggregate in ("sum", "count") else 1  # a margin on a sum is n times a margin on the mean
     margins = {"max_drop": np.full(n, guard.threshold / per_user), "min_gain": np.full(n, -guard.threshold / per_user),
                "max_drop_pct": r * prod}[guard.condition]  # fmt: skip
-    return prod, cand, sign * (prod - cand), margins
+    return _Terms(prod, cand, sign * (prod - cand), margins)
 
 
-def _bounded(guard: Guard, values: PairedValues, alpha: float, target: float, bound: BoundChoice) -> _Tested | str | None:
+def _bounded(guard: Guard, terms: _Terms, changed: int, alpha: float, target: float, bound: BoundChoice) -> _Tested | None:
     """A guard on a mean (or geometric mean) bounded as ``bound`` says: None where that is the t-test (decided by the
-    exact sums, as the comparisons decide it), else the betting bound's test or why nothing decides."""
+    exact sums, as the comparisons decide it), else the betting bound's test or why nothing decides. ``changed``: the
+    users whose drop is not 0."""
     aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
-    terms = _excess_terms(guard, values)
-    if isinstance(terms, str):
-        return terms
     prod, cand, drops, margins = terms
     n = int(prod.size)
     # a geometric mean is tested on log ratios, which have no range
@@ -393,7 +413,7 @@ def _bounded(guard: Guard, values: PairedValues, alpha: float, target: float, bo
                                         and max(prod.max(), cand.max()) <= value_range[1]):  # fmt: skip
         value_range = None  # values outside the registry's range (custom gains, a judgment beyond the scale)
     low, high = _excess_range(guard, sign, value_range) if value_range is not None else (None, None)
-    found = bounds.mean_bound(drops - margins, low, high, alpha, bound, differences=drops)
+    found = bounds.mean_bound(drops - margins, low, high, alpha, bound, changed=changed)
     if found.method == "t":
         return None
     p_value, c_value = aggregate_values(guard.measure, prod), aggregate_values(guard.measure, cand)
@@ -401,8 +421,7 @@ def _bounded(guard: Guard, values: PairedValues, alpha: float, target: float, bo
     mean_margin = float(margins.mean())
     drop = sign * (p_value - c_value)
     if found.method == "none":
-        return _Tested(p_value, c_value, drop, scale(mean_margin), math.nan, math.nan, 1.0, 1.0, n, found.sd, math.nan,
-                       None, "", UNDECIDED, found.changed, found.reason)  # fmt: skip
+        return _Tested.nothing_decided(p_value, c_value, drop, scale(mean_margin), n, found.sd, changed, found.reason)
     distance, planned_for = _planned(guard, mean_margin, found.mean)
     z_power = _ndtri(target)
     mde = bounds.betting_reach(n, found.sd, low, high, alpha) + z_power * found.sd / math.sqrt(n)  # type: ignore[arg-type]
@@ -410,7 +429,7 @@ def _bounded(guard: Guard, values: PairedValues, alpha: float, target: float, bo
     return _Tested(
         p_value, c_value, drop, scale(mean_margin), scale(mean_margin + found.low), scale(mean_margin + found.high),
         found.p_below, found.p_above, n, found.sd, scale(mde) - scale(0.0), n_needed,
-        f"{planned_for} ({_BETTING_PLAN})" if n_needed else planned_for, BETTING, found.changed,
+        f"{planned_for} ({_BETTING_PLAN})" if n_needed else planned_for, BETTING, changed,
     )  # fmt: skip
 
 
@@ -465,12 +484,9 @@ def _test_interval(guard: Guard, values: PairedMoments, alpha: float, target: fl
                       values.candidate, sign, lambda x: x, alpha, target)  # fmt: skip
 
 
-def _test_paired(guard: Guard, values: PairedValues, alpha: float, target: float) -> _Tested | str:
+def _test_paired(guard: Guard, terms: _Terms, alpha: float, target: float) -> _Tested:
     """The one-sided paired t-test of a measure with a value per user, on the per-user excess drop."""
     aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
-    terms = _excess_terms(guard, values)
-    if isinstance(terms, str):
-        return terms
     prod, cand, drops, margins = terms
     n = int(prod.size)
     t = paired.run_tests(drops - margins, None, ("t",)).t  # the excess's mean and sd, from exact sums
@@ -489,8 +505,8 @@ def _one_sided(guard: Guard, n: int, excess: float, sd: float, margin: float, pr
     from scipy import special
 
     if not sd > 0:  # equal differences (up to rounding): no spread to bound the mean by, so nothing is decided
-        return _Tested(production, candidate, sign * (production - candidate), scale(margin), math.nan, math.nan, 1.0,
-                       1.0, n, sd, math.nan, None, "", UNDECIDED, None, "no spread")  # fmt: skip
+        return _Tested.nothing_decided(production, candidate, sign * (production - candidate), scale(margin), n, sd,
+                                       None, "no spread")  # fmt: skip
     df = n - 1
     se = sd / math.sqrt(n)
     statistic = excess / se
@@ -543,9 +559,7 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
     p_fail = float((1 + np.sum(shifted <= 0)) / (b + 1))
     low, high = np.quantile(shifted, [alpha, 1 - alpha])
     se = float(replicates.std(ddof=1))
-    from scipy import special
-
-    z = float(special.ndtri(1 - alpha) + special.ndtri(target))
+    z = _ndtri(1 - alpha) + _ndtri(target)
     distance, planned_for = _planned(guard, margin, observed)
     n_needed = math.ceil(values.n * (z * se / distance) ** 2) if distance and se > 0 else None
     return _Tested(

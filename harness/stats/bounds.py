@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -68,7 +69,7 @@ _BISECTIONS = 48  # of the range [0, 1]: 2^-48, far below any printed digit
 class MeanBound:
     """One-sided (1 - alpha) bounds for the mean of ``n`` values and the p-values of "mean >= 0" (``p_below``: small
     when the mean is shown below 0) and "mean <= 0" (``p_above``), by ``method``; ``changed`` counts the values that
-    differ from the most common one. ``decided`` is False when no bound could be had (``reason`` says why)."""
+    differ from 0 by more than rounding. ``decided`` is False when no bound could be had (``reason`` says why)."""
 
     n: int
     mean: float
@@ -173,18 +174,18 @@ def betting_bound(values: np.ndarray, low: float, high: float, alpha: float) -> 
 
 
 def mean_bound(values: np.ndarray, low: float | None, high: float | None, alpha: float, choice: BoundChoice = "auto",
-               differences: np.ndarray | None = None) -> MeanBound:  # fmt: skip
+               changed: int | None = None) -> MeanBound:  # fmt: skip
     """The bound a guard decides by, for the mean of ``values`` (each user's excess drop over the margin).
 
     ``choice``: ``t``; ``betting`` (needs the range ``[low, high]``); or ``auto``: t where it can be trusted (some
-    user's ``differences`` are not 0, the values spread beyond rounding, and t's estimated excess error is at most
-    ``EXCESS_TOLERANCE * alpha``), else the betting bound when the range is known, else nothing. ``differences`` (the
-    users' changes, without the margin; default ``values``) count the changed users: a relative margin spreads the
-    excess even when no user changed, and a sample with no changed user says nothing of the users it missed.
+    user ``changed``, the values spread beyond rounding, and t's estimated excess error is at most
+    ``EXCESS_TOLERANCE * alpha``), else the betting bound when the range is known, else nothing. ``changed``: how many
+    users' changes (without the margin) are not 0, by :func:`changed_count` (default: the values' own count). A
+    relative margin spreads the excess even when no user changed, and a sample with no changed user says nothing of
+    the users it missed.
     """
     x = np.asarray(values, dtype=np.float64)
-    changes = x if differences is None else np.asarray(differences, dtype=np.float64)
-    changed = changed_count(changes)
+    changed = changed_count(x) if changed is None else changed
     bounded = low is not None and high is not None
     t = _spread_checked(t_bound(x, alpha), x, changed)
     if choice == "t":
@@ -290,15 +291,14 @@ def _log_wealth(bets: np.ndarray, gains: np.ndarray, room: float) -> float:
     return float(np.sum(np.log1p(np.minimum(bets, cap) * gains)))
 
 
-def _least(log_wealth: object, start: float, stop: float, threshold: float) -> float:
+def _least(log_wealth: Callable[[float], float], start: float, stop: float, threshold: float) -> float:
     """The least m in [start, stop] whose wealth reaches the threshold (wealth rises with m), by bisection."""
-    wealth = log_wealth  # a callable: m -> log wealth
-    if wealth(stop) < threshold:  # type: ignore[operator]
+    if log_wealth(stop) < threshold:
         return stop
     low, high = start, stop
     for _ in range(_BISECTIONS):
         middle = (low + high) / 2
-        if wealth(middle) >= threshold:  # type: ignore[operator]
+        if log_wealth(middle) >= threshold:
             high = middle
         else:
             low = middle
