@@ -218,8 +218,10 @@ class Decision:
         methods = {g.method for g in self.deciding if g.evaluated}
         notes = []
         if T_TEST in methods:
-            notes.append("the t-tests' normal approximation, used only where the users' skewness puts its error within "
-                         "a tenth of alpha of it or the measure has no known range")  # fmt: skip
+            where = {"auto": ", used only where the users' skewness puts its error within a tenth of alpha of it",
+                     "t": ", used wherever the users' differences spread, as release.bound: t asks",
+                     "betting": ", used for the measures with no known range"}.get(self.bound, "")  # fmt: skip
+            notes.append(f"the t-tests' normal approximation{where}")
         if BOOTSTRAP in methods:
             notes.append("the bootstrap over users, approximate")
         if not notes:

@@ -227,3 +227,14 @@ def test_one_user_in_twenty_broken_by_twice_the_margin_passes_at_most_alpha_of_t
                   for name, v in (("production", production), ("candidate", candidate))}  # fmt: skip
         passed += harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}]).verdict == "PASS"
     assert passed / trials <= ALPHA, passed / trials
+
+
+def test_the_verdict_says_what_its_rate_rests_on_under_each_bound() -> None:
+    """A spread change decided by the t-test: the stated rate names the approximation as each bound uses it (under t
+    it does not claim auto's skewness check); the betting bound alone is stated as exact."""
+    tables = _shaped(np.random.default_rng(3), 400, "spread", 0.0)
+    errors = {bound: harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}],
+                                    bound=bound).errors for bound in ("auto", "t", "betting")}  # fmt: skip
+    assert "used only where the users' skewness puts its error within a tenth of alpha" in errors["auto"]
+    assert "as release.bound: t asks" in errors["t"] and "skewness" not in errors["t"]
+    assert "exactly: every guard is decided by the betting bound" in errors["betting"] and "t-tests" not in errors["betting"]
