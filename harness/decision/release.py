@@ -354,7 +354,7 @@ def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues, 
     if isinstance(terms, str):
         return terms
     changed = bounds.changed_count(terms.drops)
-    if bound != "t" and _aggregate(guard) != "sum" and _aggregate(guard) != "count":
+    if bound != "t":
         chosen = _bounded(guard, terms, changed, alpha, target, bound)
         if chosen is not None:
             return chosen

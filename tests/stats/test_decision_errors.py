@@ -238,3 +238,21 @@ def test_the_verdict_says_what_its_rate_rests_on_under_each_bound() -> None:
     assert "used only where the users' skewness puts its error within a tenth of alpha" in errors["auto"]
     assert "as release.bound: t asks" in errors["t"] and "skewness" not in errors["t"]
     assert "exactly: every guard is decided by the betting bound" in errors["betting"] and "t-tests" not in errors["betting"]
+
+
+def test_a_guard_on_a_sum_is_held_to_the_same_trust_in_t() -> None:
+    """NumRelRet summed over 100 users, 3 of whom lose 10: t's upper bound on the sum's drop is 100 * (0.3 + 1.6604 *
+    1.7145 / 10) = 58.47 < 80, so bound: t PASSes; the drops' skewness 0.94 / sqrt(0.03 * 0.97) = 5.51 (less
+    sqrt(6/100)) puts t's excess error at 5.27 * 0.1102 / 10 = 0.058, and a sum has no range: auto decides nothing."""
+    ids = np.array([f"u{i:03d}" for i in range(100)], dtype=object)
+    production = np.full((100, 1), 10.0)
+    candidate = production.copy()
+    candidate[[7, 40, 91]] = 0.0
+    tables = {name: harness.PerQuery(name, ids, (Measure("NumRelRet"),), values, np.ones(100, dtype=bool))
+              for name, values in (("production", production), ("candidate", candidate))}  # fmt: skip
+    guard = [{"measure": "NumRelRet", "max_drop": 80}]
+    t = harness.decide(tables, "production", "candidate", guard, bound="t").guards[0]
+    assert t.verdict == "PASS" and t.drop == pytest.approx(30.0) and t.drop_high == pytest.approx(58.47, abs=0.01)
+    auto = harness.decide(tables, "production", "candidate", guard).guards[0]
+    assert auto.verdict == "INCONCLUSIVE" and auto.n_changed == 3, auto.reason
+    assert "the t-test could err at about 0.11 instead of 0.05" in auto.reason and "no known range" in auto.reason
