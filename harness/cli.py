@@ -329,6 +329,8 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
     outcome = run_experiment(experiment, _progress(args, err), argv=["harness", *args.argv])
+    for note in outcome.tracking_notes:
+        err.write(f"harness: note: {note}\n")
     if outcome.results_error:
         err.write(f"harness: error: {outcome.results_error}\n")
     if outcome.tracking_error:
@@ -424,6 +426,8 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.pipeline.folders import track_folder
 
     tracked = track_folder(args.results_dir, args.uri, args.experiment)
+    for note in tracked.notes:
+        err.write(f"harness: note: {note}\n")
     if args.json:
         out.write(
             json.dumps({"tracking_uri": tracked.tracking_uri, "mlflow_run_id": tracked.run_id, "child_runs": tracked.child_runs,
@@ -716,7 +720,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     tr = sub.add_parser("track", help="log a saved results folder to MLflow (e.g. after a server outage)")
     tr.add_argument("results_dir")
-    tr.add_argument("--uri", default=None, help="tracking URI (default: the config's, MLFLOW_TRACKING_URI, or the local store)")
+    tr.add_argument("--uri", default=None,
+                    help="tracking URI (default: MLFLOW_TRACKING_URI, else the local store of the folder's experiment; "
+                         "never an address read from the folder)")  # fmt: skip
     tr.add_argument("--experiment", default=None, help="MLflow experiment name (default: the config's)")
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(handler=_cmd_track)

@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 import yaml
 
 from harness._extras import missing_dask
+from harness._text import clipped
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
 from harness.config.formats import FORMATS, QRELS_FORMATS, table_format_of
 from harness.config.guards import (
@@ -53,6 +54,7 @@ from harness.config.schema import (
     Tracking,
     TrainSpec,
 )
+from harness.config.yaml_limits import MAX_BYTES, compose_bounded
 from harness.errors import ConfigError, ConventionError, HarnessError
 from harness.measures.conventions import Conventions
 from harness.measures.parse import labeller, lookup, parse_measure
@@ -121,7 +123,7 @@ class _Section:
         if not ok:
             names = " or ".join(t.__name__ for t in expected)
             raise ConfigError(
-                f"{self._name(key)} must be a {names}, got {value!r}",
+                f"{self._name(key)} must be a {names}, got {clipped(value)}",
                 path=self.source,
                 line=_line(node),
                 hint=f"write {key}: <{names}>",
@@ -294,7 +296,7 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
             assert items_path is not None
             groups = spec.value("groups", list, [])
             if not all(isinstance(g, str) and g for g in groups):
-                raise spec.error("groups", f"items.groups must name columns of {items_path.name}, got {groups!r}",
+                raise spec.error("groups", f"items.groups must name columns of {items_path.name}, got {clipped(groups)}",
                                  hint="write groups: [provider, genre]")  # fmt: skip
             items = ItemsSpec(items_path, spec.value("id", str, "item"), tuple(groups))
         out.append(
@@ -395,7 +397,8 @@ def _gain_schemes(root: _Section) -> tuple[tuple[str, str], ...]:
                 ) from None
             out.append((name, f"gains={format_param(table)}"))
         else:
-            raise section.error(name, f"gains.{name} must be linear, exponential or a {{level: gain}} table, got {value!r}")
+            raise section.error(name, f"gains.{name} must be linear, exponential or a {{level: gain}} table, "
+                                      f"got {clipped(value)}")
     if not out:
         raise section.error("gains", "gains is empty", hint="name at least one scheme, e.g. linear: linear")
     return tuple(out)
@@ -748,10 +751,13 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     if not source.is_file():
         raise ConfigError("the config is not a regular file (a pipe, socket or device)", path=source,
                           hint="write the config to a file and name that file")  # fmt: skip
+    if source.stat().st_size > MAX_BYTES:  # before reading it: a config is never this large
+        raise ConfigError(f"the config is {source.stat().st_size} bytes, more than the {MAX_BYTES} harness reads",
+                          path=source, hint="a config names its files; it does not hold data")  # fmt: skip
     raw = source.read_bytes()
     try:
         text = raw.decode("utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        node = compose_bounded(text, source)
     except UnicodeDecodeError as exc:
         raise ConfigError("not UTF-8 text", path=source, line=raw.count(b"\n", 0, exc.start) + 1,
                           hint="save the config as UTF-8") from None  # fmt: skip
@@ -813,6 +819,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
             tracking_section.value("enabled", bool, True),
             tracking_section.value("uri", str, None),
             tracking_section.value("experiment", str, None),
+            uri_on_command_line="tracking.uri" in overrides,
         )
     if output is not None:
         out_dir = Path(output)

@@ -135,6 +135,7 @@ class Tracking:
     enabled: bool = True
     uri: str | None = None  # None: a local SQLite store inside the output folder
     experiment: str | None = None  # None: the experiment's name
+    uri_on_command_line: bool = False  # uri came from --set tracking.uri=...: it wins over MLFLOW_TRACKING_URI
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import difflib
 import hashlib
 import json
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -49,7 +50,7 @@ from harness.progress import SILENT, Progress
 from harness.records.previous import compared_inputs, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
 from harness.records.store import ResultsNotWritten, SavedResults, prepare_output, write_results, write_tracking
-from harness.records.track import UI_ADDRESS, log_report, runs_table_url, track_results
+from harness.records.track import UI_ADDRESS, Destination, destination, log_report, runs_table_url, track_results
 from harness.report.render import write_report
 
 _quiet = SILENT
@@ -73,6 +74,7 @@ class Outcome:
     gate_errors: str | None = None  # which error the verdict controls, and at what rate
     warnings: list[str] = field(default_factory=list)
     tracking_error: str | None = None
+    tracking_notes: tuple[str, ...] = ()  # what tracking did that the user should know (a half-made store set aside)
     report_error: str | None = None
     results_error: str | None = None
     gate_line: str | None = None
@@ -288,7 +290,19 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
         "started": started.isoformat(),
         "finished": datetime.now(UTC).isoformat(),
         "host": platform.node(),
+        "git_commit": git_commit(experiment.source.parent),
     }
+
+
+def git_commit(folder: Path) -> str | None:
+    """The commit checked out in the config's folder, when it is a git repository (recorded in provenance.json and
+    tagged in MLflow)."""
+    try:
+        done = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=5, check=False)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
 def _frames(results: list[RunResult], settings: CompareSettings | None = None) -> tuple[Any, Any, Any, Any, Any]:
@@ -377,8 +391,9 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     if experiment.tracking.enabled:
         progress("logging to MLflow")
         try:
-            tracked = track_results(saved)
+            tracked = track_results(saved, tracking_destination(experiment))
             saved = outcome.results = write_tracking(saved, tracked.as_dict())
+            outcome.tracking_notes = tracked.notes
             outcome.tracking_uri, outcome.mlflow_run_id, outcome.mlflow_url = tracked.tracking_uri, tracked.run_id, tracked.url
             server = tracked.tracking_uri if tracked.url is not None else UI_ADDRESS  # a local store: as `mlflow ui` serves it
             outcome.mlflow_runs_url = runs_table_url(server, tracked.experiment_id, tracked.view)
@@ -392,6 +407,14 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
             except TrackingError as exc:
                 outcome.tracking_error = str(exc)
     return outcome
+
+
+def tracking_destination(experiment: Experiment) -> Destination:
+    """Where ``harness run`` logs: ``--set tracking.uri=...``, then ``MLFLOW_TRACKING_URI``, then the config's
+    ``tracking.uri``, then the local store in the output folder."""
+    tracking = experiment.tracking
+    command_line = tracking.uri if tracking.uri_on_command_line else None
+    return destination(command_line, tracking.uri, experiment.output)
 
 
 def _report(saved: SavedResults, outcome: Outcome, progress: Progress) -> None:

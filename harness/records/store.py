@@ -210,9 +210,14 @@ def _point_latest(root: Path, final: Path) -> None:
 
 
 def read_results(folder: str | Path) -> SavedResults:
-    """A results folder as written by :func:`write_results`; a HarnessError naming the missing file otherwise."""
+    """A results folder as written by :func:`write_results`; a HarnessError naming the file otherwise.
+
+    A folder may come from anywhere (a colleague, an artifact store, a download): it is checked before anything
+    reads it. Every entry must be a file or folder of its own (a symbolic link could make ``harness track`` upload
+    a file from outside it), the records must be the size and shape harness writes, and a file that cannot be read
+    is named, with exit 2, rather than failing inside pandas or yaml.
+    """
     import pandas as pd
-    import yaml
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -222,27 +227,85 @@ def read_results(folder: str | Path) -> SavedResults:
         raise HarnessError(
             f"not a complete results folder: {missing[0]} is missing", path=folder, hint="give the folder harness run printed"
         )
+    _refuse_links(folder)
 
-    def table(stem: str) -> Any:
+    def table(stem: str, columns: tuple[str, ...] = ()) -> Any:
         path = folder / f"{stem}.parquet"
-        return pd.read_parquet(path) if path.is_file() else None  # a folder of parts (per_query): read on demand
+        if not path.is_file():
+            return None  # absent, or a folder of parts (per_query): read on demand
+        frame = _read(path, pd.read_parquet)
+        absent = [c for c in columns if c not in frame.columns]
+        if absent:
+            raise HarnessError(f"{path.name} is not a table harness wrote: it has no column {absent[0]!r}", path=path,
+                               hint=_UNCHANGED)  # fmt: skip
+        return frame
 
+    config = _read(folder / "config.resolved.yaml", _yaml_record)
+    provenance = _read(folder / "provenance.json", _json_record)
+    _check_shape(folder / "config.resolved.yaml", config, {"name": str, "measures": list, "datasets": list, "systems": list})
+    _check_shape(folder / "provenance.json", provenance, {"versions": dict, "inputs": list})
     gate = folder / "gate.json"
     tracking = folder / "tracking.json"
     return SavedResults(
         folder=folder.resolve(),
-        config=yaml.safe_load((folder / "config.resolved.yaml").read_text()),
-        provenance=json.loads((folder / "provenance.json").read_text()),
-        per_query=table("per_query"),
-        summary=table("summary"),
-        diagnostics=table("diagnostics"),
+        config=config,
+        provenance=provenance,
+        per_query=table("per_query", ("dataset", "system", "query_id", "segment", "measure", "value")),
+        summary=table("summary", ("dataset", "system", "segment", "measure", "value")),
+        diagnostics=table("diagnostics", ("dataset", "system")),
         comparisons=_with_generic_ci(table("comparisons")),
         anova=table("anova"),
         long_tail=table("long_tail"),
         groups=table("groups"),
-        verdict=Decision.from_dict(json.loads(gate.read_text())) if gate.exists() else None,
-        tracking=json.loads(tracking.read_text()) if tracking.exists() else None,
+        verdict=_read(gate, lambda p: Decision.from_dict(_json_record(p))) if gate.exists() else None,
+        tracking=_read(tracking, _json_record) if tracking.exists() else None,
     )
+
+
+_UNCHANGED = "give the folder harness run wrote, as it wrote it"
+MAX_RECORD_BYTES = 16 * 2**20  # config.resolved.yaml, provenance.json, gate.json, tracking.json: far above any real one
+
+
+def _refuse_links(folder: Path) -> None:
+    for entry in (*folder.iterdir(), *((folder / "per_query.parquet").iterdir() if (folder / "per_query.parquet").is_dir()
+                                       and not (folder / "per_query.parquet").is_symlink() else ())):  # fmt: skip
+        if entry.is_symlink():
+            raise HarnessError(f"{entry.relative_to(folder)} is a symbolic link: a results folder holds only its own "
+                               "files, and harness reads or uploads nothing from outside it", path=folder,
+                               hint=f"{_UNCHANGED} (copy it with the files themselves, not links)")  # fmt: skip
+
+
+def _read(path: Path, read: Callable[[Path], Any]) -> Any:
+    """``read(path)``, a user error naming the file if it is too large or malformed."""
+    if path.is_file() and path.suffix in (".json", ".yaml") and path.stat().st_size > MAX_RECORD_BYTES:
+        raise HarnessError(f"{path.name} is {path.stat().st_size} bytes, more than a results folder's records hold "
+                           f"({MAX_RECORD_BYTES})", path=path, hint=_UNCHANGED)  # fmt: skip
+    try:
+        return read(path)
+    except HarnessError:
+        raise
+    except Exception as exc:  # whatever the library says about a malformed file: one line, with the file
+        reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+        raise HarnessError(f"{path.name} cannot be read ({reason})", path=path, hint=_UNCHANGED) from None
+
+
+def _json_record(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _yaml_record(path: Path) -> Any:
+    from harness.config.yaml_limits import load_bounded
+
+    return load_bounded(path.read_text(encoding="utf-8"), path)
+
+
+def _check_shape(path: Path, record: Any, fields: dict[str, type]) -> None:
+    if not isinstance(record, dict):
+        raise HarnessError(f"{path.name} is not a mapping, as harness writes it", path=path, hint=_UNCHANGED)
+    for name, kind in fields.items():
+        if not isinstance(record.get(name), kind):
+            raise HarnessError(f"{path.name} has no {name} ({kind.__name__}), as harness writes it", path=path,
+                               hint=_UNCHANGED)  # fmt: skip
 
 
 def _with_generic_ci(comparisons: Any) -> Any:

@@ -35,11 +35,11 @@ environment variables and are never written by harness.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -88,6 +88,7 @@ class Tracked:
     url: str | None = None  # the run's page, for a server
     already: bool = False  # the folder was logged completely before: nothing was added
     view: str | None = None  # the experiment's shared view of releases (RELEASE_VIEW), once a gated run is logged
+    notes: tuple[str, ...] = ()  # what the user should know (a half-made local store set aside)
 
     def as_dict(self) -> dict[str, Any]:
         """What ``tracking.json`` holds."""
@@ -132,16 +133,89 @@ def _quoted(text: str) -> str:
 
 
 @contextlib.contextmanager
-def _store_lock(tracking_uri: str) -> Iterator[None]:
-    """An exclusive lock beside a local SQLite store (``<db>.lock``) while a process logs to it: MLflow creates and
-    migrates the database on first use, and several first runs at once would race there and fail for good."""
+def _store_lock(tracking_uri: str, output_root: Path) -> Iterator[list[str]]:
+    """An exclusive lock beside a local SQLite store (``<db>.lock``) while a process logs to it, with the store made
+    ready under it (:func:`_ready_store`). Yields what the reader should know (a store set aside)."""
     if not tracking_uri.startswith("sqlite:///"):
-        yield
+        yield []
         return
     database = Path(tracking_uri.removeprefix("sqlite:///"))
     database.parent.mkdir(parents=True, exist_ok=True)
     with _exclusive(str(database.with_name(database.name + ".lock")), os.O_RDWR | os.O_CREAT):
-        yield
+        yield _ready_store(database, output_root / "mlartifacts")
+
+
+def _ready_store(database: Path, artifacts: Path) -> list[str]:
+    """A local store that MLflow can open, made atomically: MLflow creates a new SQLite store in some thirty DDL steps
+    and migrations, and a kill or a full disk between two of them left a half-made file that failed every later run
+    for good. Here a new store is made in a temporary file beside it and renamed into place when complete, so the
+    store is either absent or whole. A half-made one (left by an older harness, or by MLflow itself) holding no run
+    is set aside under a new name, with a note, and made again; one holding runs at an older schema is left for
+    ``mlflow db upgrade``. Symbolic links are refused: a planted ``mlflow.db`` link would write outside the folder.
+    """
+    for path in (database, artifacts):
+        if path.is_symlink():
+            raise TrackingError(f"the local MLflow store's {path.name} is a symbolic link ({path} -> {os.readlink(path)}); "
+                                "harness writes only inside the output folder", path=path,
+                                hint="remove the link, or name another store with MLFLOW_TRACKING_URI")  # fmt: skip
+    notes = []
+    if database.exists():
+        revision, runs = _store_state(database)
+        head = _schema_head()
+        if revision == head:
+            return []
+        if runs:
+            raise TrackingError(f"the MLflow store {database} is at schema {revision or 'none'}, this MLflow needs {head}",
+                                path=database, hint=f"back it up, then run: mlflow db upgrade sqlite:///{database}")  # fmt: skip
+        aside = database.with_name(f"{database.name}.incomplete-{time.strftime('%Y%m%d-%H%M%S')}")
+        os.replace(database, aside)
+        notes.append(f"the MLflow store {database} was left half-made (its creation was interrupted) and held no run: "
+                     f"set aside as {aside.name} and made again")  # fmt: skip
+    _create_store(database)
+    return notes
+
+
+def _store_state(database: Path) -> tuple[str | None, int]:
+    """(the schema revision a SQLite store records, how many runs it holds), read without MLflow. Opened for writing
+    only so that SQLite can roll back a transaction a killed process left in its journal."""
+    import sqlite3
+
+    connection = sqlite3.connect(database)
+    try:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        revision = (connection.execute("SELECT version_num FROM alembic_version").fetchone() or (None,))[0] \
+            if "alembic_version" in tables else None  # fmt: skip
+        runs = connection.execute("SELECT COUNT(*) FROM runs").fetchone()[0] if "runs" in tables else 0
+    except sqlite3.DatabaseError:  # not a database at all (truncated, overwritten): nothing MLflow could read either
+        return None, 0
+    finally:
+        connection.close()
+    return revision, int(runs)
+
+
+def _schema_head() -> str:
+    from mlflow.store.db.utils import _get_latest_schema_revision
+
+    return str(_get_latest_schema_revision())  # type: ignore[no-untyped-call]
+
+
+def _create_store(database: Path) -> None:
+    """Make MLflow's tables in a temporary file beside ``database``, then rename it into place (atomic on POSIX)."""
+    import sqlalchemy
+    from mlflow.store.db.utils import _initialize_tables
+
+    for stale in database.parent.glob(f".{database.name}.creating-*"):  # left by a creation that was killed
+        stale.unlink(missing_ok=True)
+    temporary = database.with_name(f".{database.name}.creating-{os.getpid()}")
+    engine = sqlalchemy.create_engine(f"sqlite:///{temporary}", poolclass=sqlalchemy.pool.NullPool)
+    try:
+        _initialize_tables(engine)  # type: ignore[no-untyped-call]
+        engine.dispose()
+        os.replace(temporary, database)
+    except BaseException:
+        engine.dispose()
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 @contextlib.contextmanager
@@ -174,9 +248,35 @@ def default_uri(output_root: Path) -> str:
     return f"sqlite:///{output_root.resolve() / 'mlflow.db'}"
 
 
-def resolve_uri(configured: str | None, output_root: Path) -> str:
-    """Precedence: the config's tracking.uri, then MLFLOW_TRACKING_URI, then the local store."""
-    return configured or os.environ.get("MLFLOW_TRACKING_URI") or default_uri(output_root)
+@dataclass(frozen=True)
+class Destination:
+    """Where results are logged, and who said so: the command line, the environment, the user's config, or the
+    default local store beside the results. Never a results folder: a folder is data, and data that chose where it
+    is sent (with the user's credentials) could send them anywhere."""
+
+    uri: str
+    source: str  # "command line" | "MLFLOW_TRACKING_URI" | "config" | "local store"
+    output_root: Path  # a local store's artifacts go in <output_root>/mlartifacts
+
+    @property
+    def is_default(self) -> bool:
+        return self.source == "local store"
+
+
+def destination(command_line: str | None, configured: str | None, output_root: Path) -> Destination:
+    """The tracking destination. Precedence: the command line, then ``MLFLOW_TRACKING_URI``, then the user's config,
+    then the local store ``<output_root>/mlflow.db``.
+
+    >>> destination("http://127.0.0.1:5000", None, Path("/tmp/out")).source
+    'command line'
+    >>> destination(None, None, Path("/tmp/out")).uri
+    'sqlite:////tmp/out/mlflow.db'
+    """
+    for uri, source in ((command_line, "command line"), (os.environ.get("MLFLOW_TRACKING_URI"), "MLFLOW_TRACKING_URI"),
+                        (configured, "config")):  # fmt: skip
+        if uri:
+            return Destination(uri, source, output_root)
+    return Destination(default_uri(output_root), "local store", output_root)
 
 
 UI_ADDRESS = "http://127.0.0.1:5000"  # where ui_command serves the UI
@@ -199,16 +299,6 @@ def key_part(name: str) -> str:
     return f"{safe}_{hashlib.sha1(name.encode()).hexdigest()[:6]}"
 
 
-
-
-def _git_commit(folder: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
 def _flatten(prefix: str, value: Any) -> dict[str, str]:
@@ -243,21 +333,20 @@ def _params(config: dict[str, Any]) -> dict[str, str]:
     return {k: v if len(v) <= 6000 else v[:5980] + " ...(truncated)" for k, v in params.items()}
 
 
-def track_results(results: SavedResults, uri: str | None = None, experiment: str | None = None) -> Tracked:
-    """Log results (as saved in their folder) to MLflow; raises TrackingError (one line) on any failure."""
+def track_results(results: SavedResults, to: Destination, experiment: str | None = None) -> Tracked:
+    """Log results (as saved in their folder) to MLflow at ``to``; raises TrackingError (one line) on any failure."""
     folder, config = results.folder, results.config
-    output_root = Path(config["output"])
-    tracking = config.get("tracking") or {}
-    tracking_uri = uri or resolve_uri(tracking.get("uri"), output_root)
-    experiment_name = experiment or tracking.get("experiment") or config["name"]
+    tracking_uri = to.uri
+    experiment_name = experiment or (config.get("tracking") or {}).get("experiment") or config["name"]
     for key, value in _HTTP_DEFAULTS.items():
         os.environ.setdefault(key, value)
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # no INFO lines (store migrations) on stderr; set before import
     try:
         # one process logs a folder at a time, and a local store at a time (see the locks); MLflow prints "View run ..."
         # lines: stdout is harness's (--json)
-        with _folder_lock(folder), _store_lock(tracking_uri), contextlib.redirect_stdout(sys.stderr):
-            return _log(results, tracking_uri, experiment_name, output_root)
+        with _folder_lock(folder), _store_lock(tracking_uri, to.output_root) as notes, \
+                contextlib.redirect_stdout(sys.stderr):  # fmt: skip
+            return dataclasses.replace(_log(results, tracking_uri, experiment_name, to.output_root), notes=tuple(notes))
     except TrackingError:
         raise
     except Exception as exc:
@@ -411,7 +500,7 @@ INPUT_ATTEMPTS = 3
 def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedResults:
     """The results harness logged to an MLflow run, downloaded and read back (a baseline from the last release)."""
 
-    tracking_uri = uri or resolve_uri(None, output_root)
+    tracking_uri = destination(uri, None, output_root).uri
     for key, value in _HTTP_DEFAULTS.items():
         os.environ.setdefault(key, value)
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
@@ -513,7 +602,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         "harness.config_hash": provenance["config_hash"],
         "harness.results_dir": str(folder),
     }
-    commit = _git_commit(Path(config["source"]).parent)
+    commit = provenance.get("git_commit")  # recorded by the run; nothing is run on a path a folder names
     if commit:
         common_tags["harness.git_commit"] = commit
     key = results_key(config["name"], folder)

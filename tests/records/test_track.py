@@ -219,8 +219,8 @@ def test_json_is_all_that_reaches_stdout_with_a_tracking_server(tmp_path: Path) 
         assert done.returncode == 0, done.stderr
         outcome = json.loads(done.stdout)  # one JSON document, nothing else
         assert outcome["tracking"] == "ok" and outcome["mlflow_run_id"]
-        again = subprocess.run([sys.executable, "-m", "harness", "track", str(outcome["results_dir"]), "--json"],
-                               capture_output=True, text=True, check=False)  # fmt: skip
+        again = subprocess.run([sys.executable, "-m", "harness", "track", str(outcome["results_dir"]), "--json",
+                                "--uri", url], capture_output=True, text=True, check=False)  # fmt: skip
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["mlflow_run_id"] == outcome["mlflow_run_id"]
 
@@ -294,8 +294,9 @@ def test_two_tracks_of_one_folder_at_once_make_one_parent(tmp_path: Path, store:
         assert code == 0, err
         folder = str(outcome["results_dir"])
         for attempt in range(2):  # twice: a race lost once in a while would still show
-            tracks = [subprocess.Popen([sys.executable, "-m", "harness", "track", folder, "--json"], stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
+            to = ["--uri", uri] if uri else []
+            tracks = [subprocess.Popen([sys.executable, "-m", "harness", "track", folder, "--json", *to],
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
             logged = []
             for track in tracks:
                 out, err = track.communicate(timeout=300)

@@ -1,0 +1,262 @@
+"""Records nothing can wedge, folders nobody can weaponise (issue 49): where tracking sends results is the user's
+choice, never a results folder's; a folder is checked before it is read; a local store is made atomically and a
+half-made one is set aside."""
+
+from __future__ import annotations
+
+import http.server
+import io
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.cli import main
+from tests.records.test_track import _config, _run
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"
+)
+
+
+@contextmanager
+def _capture_server() -> Iterator[tuple[str, list[tuple[str, str, dict[str, str]]]]]:
+    """A real HTTP server on 127.0.0.1 that records every request it receives (method, path, headers)."""
+    received: list[tuple[str, str, dict[str, str]]] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def _record(self) -> None:
+            received.append((self.command, self.path, dict(self.headers)))
+            self.send_response(500)
+            self.end_headers()
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _record
+
+        def log_message(self, *args: object) -> None:  # quiet
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _untracked_folder(tmp_path: Path) -> Path:
+    code, outcome, err = _run(_config(tmp_path), "--no-tracking")
+    assert code == 0, err
+    return Path(str(outcome["results_dir"]))
+
+
+def _track(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    return subprocess.run([sys.executable, "-m", "harness", "track", *args], capture_output=True, text=True,
+                          check=False, env=clean | (env or {}), timeout=300)  # fmt: skip
+
+
+def _rewrite_config(folder: Path, **changes: object) -> None:
+    path = folder / "config.resolved.yaml"
+    config = yaml.safe_load(path.read_text())
+    config.update(changes)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def test_a_folder_naming_a_server_sends_nothing_there_nor_the_token(tmp_path: Path) -> None:
+    """A crafted folder records a tracking.uri pointing at a capture server: harness track refuses (exit 2, the fix
+    named), and the server receives nothing, in particular not MLFLOW_TRACKING_TOKEN."""
+    folder = _untracked_folder(tmp_path)
+    with _capture_server() as (url, received):
+        _rewrite_config(folder, tracking={"uri": url})
+        done = _track(str(folder), env={"MLFLOW_TRACKING_TOKEN": "secret-token-123"})
+        assert done.returncode == 2, done.stderr
+        assert "does not take from a results folder" in done.stderr and "--uri" in done.stderr
+        assert received == []
+    assert not (tmp_path / "out" / "mlflow.db").exists()  # refused before any store was touched
+
+
+def test_the_store_is_where_the_folder_sits_not_where_it_says(tmp_path: Path) -> None:
+    """The folder's recorded output: does not decide where a store is made: the local store is the one of the
+    experiment the folder sits in (two folders up)."""
+    folder = _untracked_folder(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    _rewrite_config(folder, output=str(elsewhere))
+    done = _track(str(folder), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tracking_uri"] == f"sqlite:///{folder.parent.parent / 'mlflow.db'}"
+    assert (folder.parent.parent / "mlflow.db").is_file() and not elsewhere.exists()
+
+
+def test_precedence_command_line_then_environment_then_config(tmp_path: Path) -> None:
+    """harness run: --set tracking.uri wins over MLFLOW_TRACKING_URI, which wins over the config's tracking.uri."""
+    in_config, in_env, on_line = (f"sqlite:///{tmp_path / name}.db" for name in ("config", "env", "line"))
+    config = _config(tmp_path, f"tracking: {{uri: '{in_config}'}}")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    for extra, env, expected in (([], {}, in_config), ([], {"MLFLOW_TRACKING_URI": in_env}, in_env),
+                                 (["--set", f"tracking.uri={on_line}"], {"MLFLOW_TRACKING_URI": in_env}, on_line)):  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet", *extra],
+                              capture_output=True, text=True, check=False, env=clean | env, timeout=300)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["tracking_uri"] == expected
+
+
+def test_a_symlinked_file_in_a_folder_is_refused_and_nothing_uploaded(tmp_path: Path) -> None:
+    """summary.csv replaced by a link to a secret file: track and report refuse the folder (exit 2, the file named);
+    no store is made, so nothing was uploaded."""
+    folder = _untracked_folder(tmp_path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("password=hunter2\n")
+    (folder / "summary.csv").unlink()
+    (folder / "summary.csv").symlink_to(secret)
+    done = _track(str(folder))
+    assert done.returncode == 2 and "summary.csv is a symbolic link" in done.stderr, done.stderr
+    assert not (tmp_path / "out" / "mlflow.db").exists()
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["report", str(folder)], out, err) == 2 and "summary.csv is a symbolic link" in err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("gate.json", "{not json", "gate.json cannot be read"),
+        ("gate.json", "[1, 2]", "gate.json cannot be read"),
+        ("summary.parquet", "PAR1 not really", "summary.parquet cannot be read"),
+        ("config.resolved.yaml", "- a list\n- not a config\n", "config.resolved.yaml is not a mapping"),
+        ("provenance.json", '{"versions": {}}', "provenance.json has no inputs"),
+        ("config.resolved.yaml", "a: &a [*a, *a]\n", "refers to a collection that holds it"),
+    ],
+)
+def test_a_malformed_folder_is_a_user_error_naming_the_file(tmp_path: Path, name: str, content: str, says: str) -> None:
+    folder = _untracked_folder(tmp_path)
+    (folder / name).write_text(content)
+    for command in (["report", str(folder)], ["track", str(folder)]):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(command, out, err)
+        assert code == 2, err.getvalue()
+        assert says in err.getvalue() and str(folder) in err.getvalue()
+        assert "Traceback" not in err.getvalue()
+
+
+def test_a_summary_without_its_columns_is_refused(tmp_path: Path) -> None:
+    import pandas as pd
+
+    folder = _untracked_folder(tmp_path)
+    pd.DataFrame({"x": [1]}).to_parquet(folder / "summary.parquet")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["report", str(folder)], out, err) == 2
+    assert "summary.parquet is not a table harness wrote: it has no column 'dataset'" in err.getvalue()
+
+
+# MLflow's own creation of a store, stopped (os._exit: as a kill -9) after the n-th SQL statement: what an interrupted
+# first run of an older harness, or of MLflow itself, leaves behind
+_HALF_MADE = textwrap.dedent(
+    """
+    import os, sys, sqlalchemy
+    from sqlalchemy import event
+    from mlflow.store.db.utils import _initialize_tables
+    engine = sqlalchemy.create_engine("sqlite:///" + sys.argv[1])
+    count = [0]
+    @event.listens_for(engine, "before_cursor_execute")
+    def stop(*args):
+        count[0] += 1
+        if count[0] > int(sys.argv[2]):
+            os._exit(9)
+    _initialize_tables(engine)
+    print(count[0])
+    """
+)
+
+
+def _statements_to_make_a_store(tmp_path: Path) -> int:
+    done = subprocess.run([sys.executable, "-c", _HALF_MADE, str(tmp_path / "whole.db"), str(10**9)],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return int(done.stdout)
+
+
+def test_a_store_interrupted_at_any_step_of_its_creation_recovers(tmp_path: Path) -> None:
+    """A store whose creation stopped after 1, a quarter, half, or all but one of its SQL statements (before this
+    fix: exit 4 on every later run, "table ... already exists"): the next harness track sets it aside, with a note,
+    makes the store again and logs."""
+    statements = _statements_to_make_a_store(tmp_path)
+    assert statements > 20  # MLflow makes a store in many steps: the window this guards is real
+    for step in (1, statements // 4, statements // 2, statements - 1):
+        case = tmp_path / f"step{step}"
+        case.mkdir()
+        folder = _untracked_folder(case)
+        store = case / "out" / "mlflow.db"
+        stopped = subprocess.run([sys.executable, "-c", _HALF_MADE, str(store), str(step)], capture_output=True,
+                                 check=False)  # fmt: skip
+        assert stopped.returncode == 9 and store.exists()
+        done = _track(str(folder), "--json")
+        assert done.returncode == 0, (step, done.stderr)
+        assert "was left half-made" in done.stderr and "set aside as mlflow.db.incomplete-" in done.stderr
+        assert len(list(store.parent.glob("mlflow.db.incomplete-*"))) == 1
+        again = _track(str(folder), "--json")  # the store made again is whole: the folder is found logged
+        assert again.returncode == 0 and json.loads(again.stdout)["already_logged"] is True, again.stderr
+
+
+def test_harness_makes_a_store_whole_or_not_at_all(tmp_path: Path) -> None:
+    """harness's own creation, stopped after the n-th statement, leaves no mlflow.db (only a temporary file, removed
+    by the next creation), and the next track makes it and logs."""
+    statements = _statements_to_make_a_store(tmp_path)
+    folder = _untracked_folder(tmp_path)
+    store = tmp_path / "out" / "mlflow.db"
+    killed = textwrap.dedent(
+        """
+        import os, sys, sqlalchemy
+        from sqlalchemy import event
+        from pathlib import Path
+        from harness.records import track
+        count = [0]
+        @event.listens_for(sqlalchemy.engine.Engine, "before_cursor_execute")
+        def stop(*args):
+            count[0] += 1
+            if count[0] > int(sys.argv[2]):
+                os._exit(9)
+        track._create_store(Path(sys.argv[1]))
+        """
+    )
+    stopped = subprocess.run([sys.executable, "-c", killed, str(store), str(statements // 2)], capture_output=True,
+                             check=False)  # fmt: skip
+    assert stopped.returncode == 9, stopped.stderr
+    assert not store.exists() and list(store.parent.glob(".mlflow.db.creating-*"))
+    done = _track(str(folder), "--json")
+    assert done.returncode == 0, done.stderr
+    assert store.is_file() and not list(store.parent.glob(".mlflow.db.creating-*"))
+    assert "half-made" not in done.stderr
+
+
+def test_a_store_with_runs_at_an_old_schema_is_left_for_mlflow_db_upgrade(tmp_path: Path) -> None:
+    """A store holding runs is never set aside: if its schema is not this MLflow's, the fix is mlflow db upgrade."""
+    import sqlite3
+
+    folder = _untracked_folder(tmp_path)
+    assert _track(str(folder)).returncode == 0
+    store = tmp_path / "out" / "mlflow.db"
+    with sqlite3.connect(store) as connection:
+        connection.execute("UPDATE alembic_version SET version_num = 'an_old_revision'")
+    connection.close()
+    done = _track(str(folder))
+    assert done.returncode == 4, done.stderr
+    assert "is at schema an_old_revision" in done.stderr and "mlflow db upgrade" in done.stderr
+    assert store.is_file() and not list(store.parent.glob("mlflow.db.incomplete-*"))
+
+
+def test_a_planted_store_link_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    folder = _untracked_folder(tmp_path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("important\n")
+    (tmp_path / "out" / "mlflow.db").symlink_to(victim)
+    done = _track(str(folder))
+    assert done.returncode == 4 and "is a symbolic link" in done.stderr, done.stderr
+    assert victim.read_text() == "important\n"
