@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import io
 import json
 import math
 from collections.abc import Iterator, Mapping
@@ -21,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.config.formats import TABLE_FORMATS, table_format_of
+from harness.data.limits import arrow_source, bounded_lines, open_binary
 from harness.data.model import Qrels, Run, control_character_row, table_column, table_ids, table_qrels, table_run
 from harness.data.trec import NotStreamable, check_exists, line_of_row, not_utf8, regroup, stream_block_size
 from harness.errors import InputFormatError
@@ -35,8 +35,8 @@ def _delimiter(fmt: str) -> str:
 def _text_rows(path: Path, fmt: str) -> Iterator[tuple[int, list[str] | str]]:
     """Every record of a text table, its header first, with the line each starts on (CSV/TSV: parsed fields, quoted
     line breaks kept; JSONL: the line's text), blank lines skipped as Arrow skips them."""
-    with io.TextIOWrapper(pa.input_stream(str(path), compression="detect"), encoding="utf-8", errors="replace",
-                          newline="") as text:  # fmt: skip
+    with open_binary(path) as handle:
+        text = (raw.decode("utf-8", errors="replace") for raw in bounded_lines(handle, path))
         if fmt == "jsonl":
             for number, line in enumerate(text, start=1):
                 if line.strip():
@@ -158,7 +158,7 @@ def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
             import pyarrow.csv as pacsv
 
             return pacsv.read_csv(
-                path,
+                arrow_source(path),
                 parse_options=pacsv.ParseOptions(delimiter=_delimiter(fmt)),
                 convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in string_columns}),
             )
@@ -169,7 +169,7 @@ def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
         if fmt == "jsonl":
             import pyarrow.json as pajson
 
-            return pajson.read_json(path)
+            return pajson.read_json(arrow_source(path))
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         detail = str(exc).splitlines()[0]
         fault = _text_fault(path, fmt) if fmt in TEXT_TABLES and not isinstance(exc, OSError) else None
@@ -220,7 +220,7 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
     path = Path(path)
     check_exists(path, "table", folder_ok=fmt == "parquet")
     wanted = [columns["query"], columns["doc"], columns[value]]
-    source = pa.input_stream(str(path), compression="detect")
+    source = arrow_source(path)
     try:
         if fmt == "jsonl":
             import pyarrow.json as pajson

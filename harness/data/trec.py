@@ -11,8 +11,6 @@ line with a field too many or too few is refused (trec_eval would misread it).
 
 from __future__ import annotations
 
-import gzip
-import io
 import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -25,6 +23,7 @@ import pyarrow.csv as pacsv
 
 from harness.data._arrow import drain_floats, drain_strings, to_numpy
 from harness.data._reader import read_plain
+from harness.data.limits import arrow_source, bounded_lines, open_binary
 from harness.data.model import (
     Intents,
     Qrels,
@@ -41,10 +40,11 @@ QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="strict")
-    return open(path, encoding="utf-8", errors="strict")
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of every line, bounded (:mod:`harness.data.limits`); UnicodeDecodeError as ``str.decode``."""
+    with open_binary(path) as handle:
+        for number, raw in enumerate(bounded_lines(handle, path), start=1):
+            yield number, raw.decode("utf-8")
 
 
 def check_exists(path: Path, what: str, folder_ok: bool = False) -> None:
@@ -64,10 +64,9 @@ def check_exists(path: Path, what: str, folder_ok: bool = False) -> None:
 
 
 def _first_data_line(path: Path) -> str | None:
-    with _open_text(path) as handle:
-        for line in handle:
-            if line.strip():
-                return line
+    for _, line in _text_lines(path):
+        if line.strip():
+            return line
     return None
 
 
@@ -75,7 +74,7 @@ def _fast_options(path: Path, columns: tuple[str, ...], types: dict[str, pa.Data
     """Arrow's read, parse and convert options for a file with a single-character separator; None when it does not fit."""
     try:
         first = _first_data_line(path)
-    except (UnicodeDecodeError, OSError):
+    except (UnicodeDecodeError, OSError, InputFormatError):  # the line-by-line read names what is wrong, and where
         return None
     if first is None or first.lstrip().startswith("#"):
         return None
@@ -109,7 +108,7 @@ def _fast_read(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataTyp
         return None
     read, parse, convert, delimiter = options
     try:
-        table = pacsv.read_csv(path, read_options=read, parse_options=parse, convert_options=convert)
+        table = pacsv.read_csv(arrow_source(path), read_options=read, parse_options=parse, convert_options=convert)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         return None
     return table if _fits(table, types, delimiter) else None
@@ -162,8 +161,7 @@ def _stream(path: Path, what: str, columns: tuple[str, ...], value: str, rows_pe
     read, parse, convert, delimiter = options
     read.block_size = stream_block_size(rows_per_block)
     try:
-        reader = pacsv.open_csv(pa.input_stream(str(path), compression="detect"), read_options=read, parse_options=parse,
-                                convert_options=convert)  # fmt: skip
+        reader = pacsv.open_csv(arrow_source(path), read_options=read, parse_options=parse, convert_options=convert)
         for table in regroup(reader, rows_per_block):
             if not _fits(table, types, delimiter) or not np.isfinite(to_numpy(table[value])).all() or \
                     control_character_row(table["qid"]) or control_character_row(table["docid"]):  # fmt: skip
@@ -175,12 +173,11 @@ def _stream(path: Path, what: str, columns: tuple[str, ...], value: str, rows_pe
 
 def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
     try:
-        with _open_text(path) as handle:
-            for number, line in enumerate(handle, start=1):
-                fields = line.split()
-                if not fields or fields[0].startswith("#"):
-                    continue
-                yield number, fields
+        for number, line in _text_lines(path):
+            fields = line.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            yield number, fields
     except UnicodeDecodeError:
         raise not_utf8(path) from None
     except (OSError, EOFError) as exc:
@@ -191,9 +188,8 @@ def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
 
 def not_utf8(path: Path) -> InputFormatError:
     """The error for a text file that is not UTF-8, naming the first line that is not and the byte in it."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+    with open_binary(path) as handle:
+        for number, raw in enumerate(bounded_lines(handle, path), start=1):
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:
