@@ -19,11 +19,13 @@ from typing import Any
 # C0 and C1 control characters and DEL: what a terminal reads as commands (escape sequences, carriage returns that
 # overwrite a line, newlines that start a forged one); also the Unicode line and paragraph separators
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-# CommonMark's backslash-escapable punctuation that can start or shape markup inside a line or table cell: always,
-# but "_" only outside a word (GFM never emphasises inside one: item_knn stays readable) and "-", "+" only first
-_MARKDOWN_SPECIAL = re.compile(r"[\\`*{}\[\]<>()#!|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|^[-+]")
-# what GitHub-flavoured Markdown autolinks without any markup: a scheme or www. ("extended autolinks")
-_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|file)(:)|\b(www)(\.)")
+# The punctuation that makes markup inside a line or a table cell (code, emphasis, links and images, HTML, entities,
+# table pipes, strikethrough, a heading's closing #s), backslash-escaped; "_" only outside a word (GFM never
+# emphasises inside one: item_knn stays readable). A line's start is always the writer's own ("- ", "| ", "## "), so
+# what starts a block (-, +, 1.) needs no escape.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*\[\]<>#|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# what GitHub-flavoured Markdown links without any markup ("extended autolinks"): a scheme, www., an e-mail address
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|file|www)([:.])|@(?=[\w-]+\.[\w-])")
 # OWASP's CSV injection guidance: a cell starting with one of these may be run as a formula by a spreadsheet
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(inf|nan)", re.IGNORECASE)
@@ -38,12 +40,13 @@ def for_markdown(text: str) -> str:
     """``text`` as literal inline Markdown (a table cell, a list item, a heading's words): line breaks become spaces,
     markup characters are backslash-escaped, and bare URLs are broken so that no renderer links them.
 
-    >>> for_markdown("see https://x.io | [y](z) item_knn")
-    'see https&#58;//x.io \\\\| \\\\[y\\\\]\\\\(z\\\\) item_knn'
+    >>> for_markdown("see https://x.io | [y](z) item_knn www.a.b a@b.io nDCG@10")
+    'see https&#58;//x.io \\\\| \\\\[y\\\\](z) item_knn www&#46;a.b a&#64;b.io nDCG@10'
     """
     flat = " ".join(_CONTROL.sub(" ", text).split(" ")) if text else text
     escaped = _MARKDOWN_SPECIAL.sub(lambda m: "\\" + m.group(), flat)
-    return _AUTOLINK.sub(lambda m: f"{m.group(1)}&#58;" if m.group(1) else f"{m.group(3)}&#46;", escaped)
+    entity = {":": "&#58;", ".": "&#46;", "@": "&#64;"}
+    return _AUTOLINK.sub(lambda m: f"{m.group(1) or ''}{entity[m.group(2) or '@']}", escaped)
 
 
 def for_csv_cell(value: Any) -> Any:
@@ -52,6 +55,27 @@ def for_csv_cell(value: Any) -> Any:
     if not isinstance(value, str) or not value.startswith(_FORMULA_START) or _NUMBER.fullmatch(value):
         return value
     return "'" + value
+
+
+def for_csv(frame: Any) -> Any:
+    """A pandas DataFrame whose text cells are :func:`for_csv_cell`: what every CSV harness writes holds. Cheap where
+    nothing needs it (one vectorised test per text column); the Parquet copy of each table keeps the raw values.
+
+    >>> import pandas as pd
+    >>> for_csv(pd.DataFrame({"system": ["bm25", "=cmd|' /C calc'!A0", "-1.5"], "value": [1.0, 2.0, 3.0]}))["system"].tolist()
+    ['bm25', "'=cmd|' /C calc'!A0", '-1.5']
+    """
+    import pandas as pd
+
+    changed = {}
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object and not isinstance(values.dtype, pd.StringDtype):
+            continue
+        risky = values.str.startswith(_FORMULA_START, na=False)
+        if risky.any():
+            changed[column] = values.where(~risky, values[risky].map(for_csv_cell))
+    return frame.assign(**changed) if changed else frame
 
 
 def clipped(value: object, limit: int = 120) -> str:

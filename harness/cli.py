@@ -20,6 +20,7 @@ Exit codes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from harness import __version__
+from harness._text import for_csv, for_csv_cell, for_terminal
 from harness.config.defaults import (
     DEFAULT_ALPHA,
     DEFAULT_CORRECTION,
@@ -42,6 +44,7 @@ from harness.config.defaults import (
 from harness.errors import HarnessError, ReportError, TrackingError
 
 if TYPE_CHECKING:
+    from harness.config.schema import Experiment
     from harness.pipeline import Outcome
     from harness.pipeline.files import FileInputs
 
@@ -52,6 +55,7 @@ EXIT_TRACKING_FAILED = 4
 EXIT_REPORT_FAILED = 5
 EXIT_GATE_INCONCLUSIVE = 6
 EXIT_RESULTS_NOT_WRITTEN = 7
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 EXIT_INTERNAL = 70
 
 
@@ -185,7 +189,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     names = dict(zip([str(m) for m in measures], texts, strict=True))
     table.insert(1, "name", table["measure"].map(names))
     if args.format == "csv":
-        out.write(table.to_csv(index=False))
+        out.write(for_csv(table).to_csv(index=False))
     elif args.format == "json":
         records = table.astype(object).where(table.notna(), None).to_dict("records")  # NaN -> null; full precision
         out.write(json.dumps(records, indent=1, default=lambda v: v.item() if hasattr(v, "item") else str(v)) + "\n")
@@ -283,7 +287,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=["run", "query_id", "measure", "value"], lineterminator="\n")
         writer.writeheader()
-        writer.writerows(records)
+        writer.writerows({key: for_csv_cell(value) for key, value in record.items()} for record in records)
         lines.append(buffer.getvalue())
     out.write("".join(lines))
     return EXIT_OK
@@ -323,21 +327,29 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         overrides["engine.scheduler"] = args.scheduler
     experiment = load_config(args.config, overrides, args.output)
     for note in experiment.notes:
-        err.write(f"harness: note: {note}\n")
+        err.write(f"harness: note: {for_terminal(note)}\n")
     if args.no_tracking:
         import dataclasses
 
         experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
     outcome = run_experiment(experiment, _progress(args, err), argv=["harness", *args.argv])
-    for note in outcome.tracking_notes:
-        err.write(f"harness: note: {note}\n")
-    if outcome.results_error:
-        err.write(f"harness: error: {outcome.results_error}\n")
-    if outcome.tracking_error:
-        err.write(f"harness: tracking failed: {outcome.tracking_error}\n")
-    if outcome.report_error:
-        err.write(f"harness: report failed, results kept in {outcome.results_dir}: {outcome.report_error}\n")
     code = exit_code(outcome)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C while printing: the verdict's exit code still stands
+        _print_run(args, experiment, outcome, code, out, err)
+    return code
+
+
+def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcome, code: int, out: TextIO,
+               err: TextIO) -> None:  # fmt: skip
+    for note in outcome.tracking_notes:
+        err.write(f"harness: note: {for_terminal(note)}\n")
+    if outcome.results_error:
+        err.write(f"harness: error: {for_terminal(outcome.results_error)}\n")
+    if outcome.tracking_error:
+        err.write(f"harness: tracking failed: {for_terminal(outcome.tracking_error)}\n")
+    if outcome.report_error:
+        err.write(f"harness: report failed, results kept in {for_terminal(str(outcome.results_dir))}: "
+                  f"{for_terminal(outcome.report_error)}\n")
     if args.json:
         out.write(
             json.dumps(
@@ -348,16 +360,14 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     "gate_verdict": outcome.gate_verdict,
                     "gate_line": outcome.gate_line,
                     "gate_errors": outcome.gate_errors,
-                    "tracking": "disabled" if not experiment.tracking.enabled else ("failed" if outcome.tracking_error else "ok"),
+                    "tracking": _stage(experiment.tracking.enabled, outcome, outcome.tracking_error),
                     "tracking_uri": outcome.tracking_uri,
                     "mlflow_run_id": outcome.mlflow_run_id,
                     "mlflow_url": outcome.mlflow_url,
                     "mlflow_runs_url": outcome.mlflow_runs_url,
                     "tracking_error": outcome.tracking_error,
                     "report": None if outcome.report is None else str(outcome.report),
-                    "report_status": "disabled"
-                    if not experiment.report.enabled
-                    else ("failed" if outcome.report_error else "ok"),
+                    "report_status": _stage(experiment.report.enabled, outcome, outcome.report_error),
                     "report_error": outcome.report_error,
                     "exit_code": code,
                 }
@@ -366,29 +376,42 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     else:
         if outcome.results_dir is not None:
-            out.write(f"results: {outcome.results_dir}\n")
+            out.write(f"results: {for_terminal(str(outcome.results_dir))}\n")
         if outcome.report is not None:
-            out.write(f"report:  {outcome.report}\n")
+            out.write(f"report:  {for_terminal(str(outcome.report))}\n")
         if outcome.mlflow_run_id is not None:
-            out.write(f"mlflow:  run {outcome.mlflow_run_id} at {outcome.tracking_uri}\n")
+            out.write(f"mlflow:  run {outcome.mlflow_run_id} at {for_terminal(str(outcome.tracking_uri))}\n")
         if outcome.mlflow_url is not None:
-            out.write(f"mlflow:  {outcome.mlflow_url}\n")
+            out.write(f"mlflow:  {for_terminal(outcome.mlflow_url)}\n")
         if outcome.mlflow_runs_url is not None:
-            out.write(f"mlflow:  runs and verdicts: {outcome.mlflow_runs_url}\n")
+            out.write(f"mlflow:  runs and verdicts: {for_terminal(outcome.mlflow_runs_url)}\n")
         if outcome.gate_line is not None:
-            out.write(f"{outcome.gate_line}\n")
+            out.write(f"{for_terminal(outcome.gate_line)}\n")
         if outcome.gate_errors is not None:
-            out.write(f"  {outcome.gate_errors}\n")
-    return code
+            out.write(f"  {for_terminal(outcome.gate_errors)}\n")
+
+
+def _stage(enabled: bool, outcome: Outcome, error: str | None) -> str:
+    """A later stage's status in ``--json``: disabled, skipped (the results were not written, or the run was
+    interrupted before it), failed or ok."""
+    if not enabled:
+        return "disabled"
+    if outcome.results_dir is None:
+        return "skipped"
+    if error is not None and error.startswith("interrupted"):
+        return "skipped"
+    return "failed" if error else "ok"
 
 
 def exit_code(outcome: Outcome) -> int:
-    """The gate's verdict first (FAIL 3, INCONCLUSIVE 6), whatever failed after it; then results that could not be
-    written (7); then tracking (4); then the report (5); else 0."""
+    """The gate's verdict first (FAIL 3, INCONCLUSIVE 6), whatever failed or was interrupted after it; then an
+    interruption (130); then results that could not be written (7); then tracking (4); then the report (5); else 0."""
     if outcome.gate == "fail":
         return EXIT_GATE_FAILED
     if outcome.gate == "inconclusive":
         return EXIT_GATE_INCONCLUSIVE
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
     if outcome.results_error:
         return EXIT_RESULTS_NOT_WRITTEN
     if outcome.tracking_error:
@@ -407,18 +430,18 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         out.write(json.dumps(report, indent=1) + "\n")
         return EXIT_OK
-    out.write(
-        f"{args.config}: OK: experiment {experiment.name!r}, {len(experiment.systems)} systems, {report['measures']} measures\n"
-    )
+    name = for_terminal
+    out.write(f"{name(args.config)}: OK: experiment {experiment.name!r}, {len(experiment.systems)} systems, "
+              f"{report['measures']} measures\n")  # fmt: skip
     out.write(f"  measures: {', '.join(report['measure_names'])}\n")
     for dataset in report["datasets"]:
-        out.write(f"  dataset {dataset['name']}: {dataset['judgments']} judgments over {dataset['queries']} queries\n")
+        out.write(f"  dataset {name(dataset['name'])}: {dataset['judgments']} judgments over {dataset['queries']} queries\n")
         for run in dataset["runs"]:
             judged = run["judged_queries_retrieved"]
             if "reused_from" in run:
-                out.write(f"    {run['system']}: {run['queries']} queries reused from {run['reused_from']}\n")
+                out.write(f"    {name(run['system'])}: {run['queries']} queries reused from {name(run['reused_from'])}\n")
                 continue
-            out.write(f"    {run['system']}: {run['rows']} rows, {run['queries']} queries, {judged} of them judged\n")
+            out.write(f"    {name(run['system'])}: {run['rows']} rows, {run['queries']} queries, {judged} of them judged\n")
     return EXIT_OK
 
 
@@ -427,7 +450,7 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     tracked = track_folder(args.results_dir, args.uri, args.experiment)
     for note in tracked.notes:
-        err.write(f"harness: note: {note}\n")
+        err.write(f"harness: note: {for_terminal(note)}\n")
     if args.json:
         out.write(
             json.dumps({"tracking_uri": tracked.tracking_uri, "mlflow_run_id": tracked.run_id, "child_runs": tracked.child_runs,
@@ -436,9 +459,9 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     else:
         already = " (logged before, completely: nothing added)" if tracked.already else ""
-        out.write(f"mlflow: run {tracked.run_id} at {tracked.tracking_uri}{already}\n")
+        out.write(f"mlflow: run {tracked.run_id} at {for_terminal(tracked.tracking_uri)}{already}\n")
         if tracked.url is not None:
-            out.write(f"mlflow: {tracked.url}\n")
+            out.write(f"mlflow: {for_terminal(tracked.url)}\n")
     return EXIT_OK
 
 
@@ -446,9 +469,9 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.pipeline.folders import report_folder
 
     path, verdict = report_folder(args.results_dir)
-    out.write(f"report:  {path}\n")
+    out.write(f"report:  {for_terminal(str(path))}\n")
     if verdict is not None:
-        out.write(verdict.line() + "\n")
+        out.write(for_terminal(verdict.line()) + "\n")
         return {"PASS": EXIT_OK, "FAIL": EXIT_GATE_FAILED}.get(verdict.outcome, EXIT_GATE_INCONCLUSIVE)
     return EXIT_OK
 
@@ -797,16 +820,16 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         code: int = args.handler(args, out, err)
         return code
     except TrackingError as exc:
-        err.write(f"harness: error: {exc}\n")
+        err.write(f"harness: error: {for_terminal(str(exc))}\n")
         return EXIT_TRACKING_FAILED
     except ReportError as exc:  # harness report on a folder: the results stand, the report did not render
-        err.write(f"harness: error: {exc}\n")
+        err.write(f"harness: error: {for_terminal(str(exc))}\n")
         return EXIT_REPORT_FAILED
     except HarnessError as exc:
-        err.write(f"harness: error: {exc}\n")
+        err.write(f"harness: error: {for_terminal(str(exc))}\n")
         return EXIT_USER_ERROR
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
         err.write("harness: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED

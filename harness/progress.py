@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from harness._text import for_terminal
+
 
 class Progress:
     """Callable with a message for a stage line; ``task(name, total)`` for counted work."""
@@ -48,7 +50,7 @@ class Progress:
     def _line(self, message: str, now: float | None = None) -> None:
         if self.stream is None:
             return
-        text = f"[{(self.clock() if now is None else now) - self.start:6.1f}s] {message}"
+        text = f"[{(self.clock() if now is None else now) - self.start:6.1f}s] {for_terminal(message)}"  # names inside
         if self.bars:
             from tqdm import tqdm
 

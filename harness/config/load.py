@@ -369,12 +369,31 @@ def _previous(section: _Section, base: Path) -> Previous | None:
             "previous", "previous needs exactly one of results or mlflow_run",
             hint="write previous: {results: ../reports/NAME/latest} or previous: {mlflow_run: RUN_ID}",
         )  # fmt: skip
+    if results is not None and results.name == "latest":
+        _check_latest(node, results)
     results = results.resolve() if results is not None else None  # pin "latest" to the folder it names now
     if results is not None and not (results / "per_query.parquet").exists():
         raise node.error(
             "results", f"{results} is not a results folder (no per_query.parquet)", hint="give a folder harness run wrote"
         )
     return Previous(results, mlflow_run, node.value("uri", str, None), node.value("system", str, None), section.line("previous"))
+
+
+def _check_latest(node: _Section, latest: Path) -> None:
+    """``latest`` must be the link harness run writes, to the newest complete results folder beside it: a real folder
+    of that name (a copy: rsync -L, a sync tool) or a link left behind (a run that could not move it) would make
+    ``previous`` compare against an old release without a word."""
+    if latest.exists() and not latest.is_symlink():
+        raise node.error("results", f"{latest} is a real folder, not the link harness run writes (a copy made by "
+                         "rsync -L or a sync tool): it may hold an old release",
+                         hint="name the results folder itself, or delete the copy (the next harness run links it)")  # fmt: skip
+    if not latest.is_symlink():
+        return
+    newest = max((p for p in latest.parent.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+                  and (p / "summary.parquet").exists()), key=lambda p: p.name, default=None)  # fmt: skip
+    if newest is not None and latest.resolve() != newest.resolve():
+        raise node.error("results", f"{latest} links {latest.resolve().name}, but {newest.name} beside it is newer",
+                         hint=f"name the folder you mean: {newest} (or run again: latest then links the new one)")  # fmt: skip
 
 
 def _gain_schemes(root: _Section) -> tuple[tuple[str, str], ...]:
@@ -667,6 +686,7 @@ def _report(
     return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None), release)
 
 
+MAX_EXPERIMENT_NAME = 200  # a folder's name (255 bytes) and an MLflow experiment's (a 256-character column)
 TOP_KEYS = (
     "experiment", "description", "datasets", "systems", "measures", "cutoffs", "gains", "profile", "conventions",
     "baseline", "stats", "tracking", "report", "output", "engine",
@@ -776,6 +796,9 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     root = _Section(node, source, "")
     root.check_keys(TOP_KEYS)
     name = root.value("experiment", str, required=True)
+    if len(name) > MAX_EXPERIMENT_NAME:
+        raise root.error("experiment", f"the experiment name is {len(name)} characters, more than {MAX_EXPERIMENT_NAME}",
+                         hint="a shorter name (it names a folder and an MLflow experiment)")  # fmt: skip
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\- ]*", name):
         raise root.error(
             "experiment",
@@ -815,6 +838,9 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     tracking = Tracking()
     if tracking_section is not None:
         tracking_section.check_keys(("enabled", "uri", "experiment"))
+        if len(tracking_section.value("experiment", str, None) or "") > MAX_EXPERIMENT_NAME:
+            raise tracking_section.error("experiment", f"tracking.experiment is longer than {MAX_EXPERIMENT_NAME} characters",
+                                         hint="a shorter name: MLflow stores an experiment's name in 256 characters")  # fmt: skip
         tracking = Tracking(
             tracking_section.value("enabled", bool, True),
             tracking_section.value("uri", str, None),

@@ -1,8 +1,9 @@
 """Input files read within bounds: a line, and what a compressed file expands to.
 
-A TREC or table line is well under a kilobyte (a document id a few hundred bytes); a gzip file expands a few times. A file that breaks either (a 2 GiB
-line, a 10 MB gzip of 10 GiB of zeros) would otherwise exhaust memory before any error could name it. Both limits
-are far above real data, stated in the error, and raised by an environment variable where a user needs more:
+A TREC or table line is well under a kilobyte (a document id a few hundred bytes); a gzip file expands a few times.
+A file that breaks either (a 2 GiB line, a 10 MB gzip of 10 GiB of zeros) would otherwise exhaust memory before any
+error could name it. Both limits are far above real data, stated in the error, and raised by an environment
+variable where a user needs more:
 
 - ``HARNESS_MAX_LINE_BYTES`` (default 16 MiB): the longest line read;
 - ``HARNESS_MAX_DECOMPRESSED_BYTES`` (default: 50 times the compressed file, and at least 256 MiB): what a

@@ -74,6 +74,7 @@ class Outcome:
     gate_errors: str | None = None  # which error the verdict controls, and at what rate
     warnings: list[str] = field(default_factory=list)
     tracking_error: str | None = None
+    interrupted: bool = False  # Ctrl-C after the results were written: the rest was cut short
     tracking_notes: tuple[str, ...] = ()  # what tracking did that the user should know (a half-made store set aside)
     report_error: str | None = None
     results_error: str | None = None
@@ -358,7 +359,7 @@ def save_results(
 
 def _experiment_root(experiment: Experiment) -> Path:
     """Where the experiment's results folders go: ``<output>/<experiment>/``."""
-    return experiment.output / experiment.name.replace(" ", "_")
+    return experiment.output / experiment.name  # as named: "x y" and "x_y" are two experiments, two folders
 
 
 def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: list[str] | None = None) -> Outcome:
@@ -387,25 +388,34 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         outcome.gate_errors = verdict.errors
     if saved is None:
         return outcome
-    # Results are on disk: nothing after this point can lose them.
-    if experiment.tracking.enabled:
-        progress("logging to MLflow")
-        try:
-            tracked = track_results(saved, tracking_destination(experiment))
-            saved = outcome.results = write_tracking(saved, tracked.as_dict())
-            outcome.tracking_notes = tracked.notes
-            outcome.tracking_uri, outcome.mlflow_run_id, outcome.mlflow_url = tracked.tracking_uri, tracked.run_id, tracked.url
-            server = tracked.tracking_uri if tracked.url is not None else UI_ADDRESS  # a local store: as `mlflow ui` serves it
-            outcome.mlflow_runs_url = runs_table_url(server, tracked.experiment_id, tracked.view)
-        except TrackingError as exc:
-            outcome.tracking_error = str(exc)
-    if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
-        _report(saved, outcome, progress)
-        if outcome.report is not None and outcome.mlflow_run_id is not None:
+    # Results are on disk: nothing after this point can lose them, and an interruption (Ctrl-C) from here on stops the
+    # rest without hiding the verdict, which still decides the exit code.
+    try:
+        if experiment.tracking.enabled:
+            progress("logging to MLflow")
             try:
-                log_report(saved)
+                tracked = track_results(saved, tracking_destination(experiment))
+                saved = outcome.results = write_tracking(saved, tracked.as_dict())
+                outcome.tracking_notes = tracked.notes
+                outcome.tracking_uri, outcome.mlflow_run_id = tracked.tracking_uri, tracked.run_id
+                outcome.mlflow_url = tracked.url
+                server = tracked.tracking_uri if tracked.url is not None else UI_ADDRESS  # a local store: as mlflow ui serves
+                outcome.mlflow_runs_url = runs_table_url(server, tracked.experiment_id, tracked.view)
             except TrackingError as exc:
                 outcome.tracking_error = str(exc)
+        if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
+            _report(saved, outcome, progress)
+            if outcome.report is not None and outcome.mlflow_run_id is not None:
+                try:
+                    log_report(saved)
+                except TrackingError as exc:
+                    outcome.tracking_error = str(exc)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        if experiment.tracking.enabled and outcome.mlflow_run_id is None and outcome.tracking_error is None:
+            outcome.tracking_error = f"interrupted before the results were logged; log them with: harness track {saved.folder}"
+        if experiment.report.enabled and outcome.report is None and outcome.report_error is None:
+            outcome.report_error = f"interrupted before the report was rendered; render it with: harness report {saved.folder}"
     return outcome
 
 

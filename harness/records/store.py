@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness._atomic import atomic_write
+from harness._text import for_csv
 from harness.comparison.rows import Comparisons
 from harness.decision.release import Decision
 from harness.errors import HarnessError
@@ -144,7 +145,7 @@ def write_results(results: SavedResults, root: Path, stamp: str,
             frame = getattr(results, stem)
             if frame is not None and not (stem == "per_query" and per_query_parts):
                 atomic_write(staging / f"{stem}.parquet", _table_bytes(frame))
-                atomic_write(staging / f"{stem}.csv", frame.to_csv(index=False))
+                atomic_write(staging / f"{stem}.csv", for_csv(frame).to_csv(index=False))  # Parquet: the raw values
         atomic_write(staging / "config.resolved.yaml", yaml.safe_dump(results.config, sort_keys=False))
         atomic_write(staging / "provenance.json", json.dumps(results.provenance, indent=2))
         if results.verdict is not None:

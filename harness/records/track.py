@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness._text import clipped, for_terminal
 from harness.errors import HarnessError, TrackingError
 from harness.measures.parse import parse_measure
 from harness.records.store import REQUIRED, SavedResults, read_results
@@ -286,6 +287,23 @@ def ui_command(uri: str) -> str:
     return f".venv/bin/mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000"
 
 
+# What MLflow holds (a run's name is a 250-character column in its SQL stores; tag and param values 8000 and 6000)
+RUN_NAME_CHARS, TAG_CHARS, PARAM_CHARS, EXPERIMENT_CHARS = 250, 5000, 5000, 250
+DATASET_NAME_CHARS, INPUT_TAG_CHARS = 500, 500  # an input's name, and an input tag's value
+
+
+def held(text: str, limit: int) -> str:
+    """``text`` as MLflow can hold it: unchanged when it fits, else its start and a digest of the whole, so that two
+    long names stay two (the results folder keeps every name whole).
+
+    >>> held("a" * 300, 20)
+    'aaaaaaaaa…003ef1ba9e'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 11]}…{hashlib.sha1(text.encode()).hexdigest()[:10]}"
+
+
 def key_part(name: str) -> str:
     """A user's name (dataset, segment, gain scheme) as part of an MLflow param or metric key: unchanged when MLflow
     takes it as it is, else its safe characters and a digest of the original, so distinct names stay distinct keys.
@@ -337,7 +355,11 @@ def track_results(results: SavedResults, to: Destination, experiment: str | None
     """Log results (as saved in their folder) to MLflow at ``to``; raises TrackingError (one line) on any failure."""
     folder, config = results.folder, results.config
     tracking_uri = to.uri
-    experiment_name = experiment or (config.get("tracking") or {}).get("experiment") or config["name"]
+    experiment_name = str(experiment or (config.get("tracking") or {}).get("experiment") or config["name"])
+    if len(experiment_name) > EXPERIMENT_CHARS or for_terminal(experiment_name) != experiment_name:
+        raise HarnessError(f"the MLflow experiment name {clipped(experiment_name)} is longer than {EXPERIMENT_CHARS} "
+                           "characters or holds control characters", path=folder,
+                           hint="name another with --experiment NAME")  # fmt: skip
     for key, value in _HTTP_DEFAULTS.items():
         os.environ.setdefault(key, value)
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # no INFO lines (store migrations) on stderr; set before import
@@ -410,7 +432,8 @@ def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str
     gate = results.verdict.to_dict()
     now = int(time.time() * 1000)
     tags = [RunTag("release.verdict", gate["verdict"]), RunTag("release.outcome", gate["outcome"]),
-            RunTag("release.candidate", gate["candidate"]), RunTag("release.production", gate["production"]),
+            RunTag("release.candidate", held(gate["candidate"], TAG_CHARS)),
+            RunTag("release.production", held(gate["production"], TAG_CHARS)),
             RunTag("release.line", gate["line"][:5000]), RunTag("release.errors", gate["errors"][:5000])]  # fmt: skip
     metrics = [Metric("release_gate_passed", 1.0 if gate["outcome"] == "PASS" else 0.0, now, 0),
                Metric("release_gate_inconclusive", 1.0 if gate["verdict"] == "INCONCLUSIVE" else 0.0, now, 0)]  # fmt: skip
@@ -473,8 +496,10 @@ def _log_inputs(client: Any, run_id: str, provenance: dict[str, Any]) -> None:
 
     inputs = [
         DatasetInput(
-            Dataset(name=i["role"], digest=i["sha256"][:36], source_type="local", source=json.dumps({"uri": i["path"]})),
-            tags=[InputTag("mlflow.data.context", i["role"].split(":")[0]), InputTag("sha256", i["sha256"])],
+            Dataset(name=held(i["role"], DATASET_NAME_CHARS), digest=i["sha256"][:36], source_type="local",
+                    source=json.dumps({"uri": i["path"]})),
+            tags=[InputTag("mlflow.data.context", i["role"].split(":")[0]), InputTag("sha256", i["sha256"]),
+                  *([InputTag("role", held(i["role"], INPUT_TAG_CHARS))] if len(i["role"]) > DATASET_NAME_CHARS else [])],
         )
         for i in provenance["inputs"]
         if i["role"] != "config"
@@ -553,6 +578,16 @@ def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str | None:
     return None
 
 
+def _attach_rendered(client: Any, run_id: str, folder: Path) -> None:
+    """The report and summary.md of a folder, logged to its run if they are there and the run lacks them: a run
+    interrupted after logging and before its report (or whose report was rendered again later) gets them once."""
+    logged = {a.path for a in client.list_artifacts(run_id)}
+    for name in ("report.html", "summary.md"):
+        path = folder / name
+        if name not in logged and path.is_file() and not path.is_symlink():
+            client.log_artifact(run_id, str(path))
+
+
 def log_report(results: SavedResults) -> None:
     """Attach the rendered report (and summary.md) to the parent run the results were logged to."""
     folder, tracking = results.folder, results.tracking
@@ -611,6 +646,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         # this folder is logged already, completely: exactly once, so nothing is added
         done = {f"{c.data.tags.get('dataset')}/{c.data.tags.get('system')}": c.info.run_id
                 for c in _children_of(client, experiment_id, earlier.info.run_id)}  # fmt: skip
+        _attach_rendered(client, earlier.info.run_id, folder)  # a report rendered after an interruption joins it
         return Tracked(tracking_uri, experiment_id, earlier.info.run_id, done,
                        run_url(tracking_uri, experiment_id, earlier.info.run_id), already=True,
                        view=_has_release_view(client, experiment_id))  # fmt: skip
@@ -618,7 +654,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         for stale in [*_children_of(client, experiment_id, earlier.info.run_id), earlier]:
             client.delete_run(stale.info.run_id)
     parent = client.create_run(
-        experiment_id, run_name=_parent_name(config["name"], folder, results.verdict),
+        experiment_id, run_name=held(_parent_name(config["name"], folder, results.verdict), RUN_NAME_CHARS),
         tags={**common_tags, "harness.kind": "experiment", RESULTS_TAG: key},
     )  # fmt: skip
     parent_id = parent.info.run_id
@@ -636,12 +672,12 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
                 **common_tags,
                 "mlflow.parentRunId": parent_id,
                 "harness.kind": "system",
-                "system": system,
-                "dataset": dataset,
+                "system": held(str(system), TAG_CHARS),
+                "dataset": held(str(dataset), TAG_CHARS),
             }
             if descriptions.get(system):
                 tags["mlflow.note.content"] = descriptions[system]
-            child = client.create_run(experiment_id, run_name=f"{system} @ {dataset}", tags=tags)
+            child = client.create_run(experiment_id, run_name=held(f"{system} @ {dataset}", RUN_NAME_CHARS), tags=tags)
             child_id = child.info.run_id
             children[f"{dataset}/{system}"] = child_id
             metrics = []
@@ -652,7 +688,8 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
                 client.log_batch(
                     child_id,
                     metrics=metrics[start : start + 1000],
-                    params=[Param("dataset", str(dataset)), Param("system", str(system))] if start == 0 else (),
+                    params=[Param("dataset", held(str(dataset), PARAM_CHARS)), Param("system", held(str(system), PARAM_CHARS))]
+                    if start == 0 else (),
                 )
             mine = results.per_query_of(str(dataset), str(system))
             wide = mine.pivot_table(index=["query_id", "segment"], columns="measure", values="value", sort=False).reset_index()

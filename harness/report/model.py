@@ -153,15 +153,34 @@ def _relabelled(verdict: Decision | None, measures: Sequence[Measure], label: La
 TREND_RUNS = 20  # the guarded measures over this many of the experiment's latest results folders
 
 
-def trend_charts(results: SavedResults, label: Label) -> list[Markup]:
-    """Each guarded measure over the experiment's results folders (this one last), for production and candidate."""
+def _earlier_summaries(results: SavedResults) -> tuple[list[Path], list[Any], list[str]]:
+    """The summaries of the experiment's earlier results folders (the last TREND_RUNS - 1), and a warning for each one
+    that cannot be read: a damaged sibling is skipped, never the reason a report fails."""
     import pandas as pd
 
+    folders, summaries, skipped = [], [], []
+    for folder in [f for f in previous_folders(results.folder.parent) if f != results.folder][-(TREND_RUNS - 1) :]:
+        try:
+            summary = pd.read_parquet(folder / "summary.parquet")
+            if not {"dataset", "system", "segment", "measure", "value"} <= set(summary.columns):
+                raise ValueError("not a summary table")
+        except Exception as exc:  # any damage: the trend is drawn without it, and the report says so
+            skipped.append(f"The earlier results folder {folder.name} was left out of the run-after-run charts: its "
+                           f"summary.parquet cannot be read ({' '.join(str(exc).split())[:160]}).")  # fmt: skip
+            continue
+        folders.append(folder)
+        summaries.append(summary)
+    return folders, summaries, skipped
+
+
+def trend_charts(results: SavedResults, label: Label, earlier: tuple[list[Path], list[Any]]) -> list[Markup]:
+    """Each guarded measure over the experiment's results folders (this one last), for production and candidate; none
+    with no earlier folder (a chart of one dot per line says nothing)."""
     release = results.recorded.release
-    if release is None or results.folder == Path():
+    folders, earlier_summaries = earlier
+    if release is None or results.folder == Path() or not folders:
         return []
-    folders = [f for f in previous_folders(results.folder.parent) if f != results.folder][-(TREND_RUNS - 1) :]
-    summaries = [pd.read_parquet(f / "summary.parquet") for f in folders] + [results.summary]
+    summaries = [*earlier_summaries, results.summary]
     stamps = [f.name[4:8] + "-" + f.name[9:13] if len(f.name) > 13 else f.name for f in [*folders, results.folder]]
     systems = (release.production, release.candidate)
     out = []
@@ -608,6 +627,9 @@ def build_model(results: SavedResults) -> ReportModel:
     ]
     settings += [(f"gains.{k}", str(v)) for k, v in recorded.gain_schemes.items()]
     warnings = []
+    earlier_folders, earlier_summaries, skipped = ([], [], []) if results.recorded.release is None or \
+        results.folder == Path() else _earlier_summaries(results)  # fmt: skip
+    warnings += skipped
     if any(r.resolution_limited for r in comparisons):
         warnings.append(
             "Some comparisons can never reach significance after correction: the smallest p-value their test can give "
@@ -625,7 +647,8 @@ def build_model(results: SavedResults) -> ReportModel:
     release = recorded.release
     release_table = release_changes(comparisons, release.production, release.candidate, label) if release else None
     return ReportModel(
-        changes=changes, trend_charts=trend_charts(results, label), release_changes=release_table,
+        changes=changes, trend_charts=trend_charts(results, label, (earlier_folders, earlier_summaries)),
+        release_changes=release_table,
         title=recorded.title or recorded.name, experiment=recorded.name, description=recorded.description,
         started=provenance["started"], harness_version=provenance["versions"]["harness"], config_hash=provenance["config_hash"],
         mlflow_text=mlflow_text, mlflow_href=mlflow_href, verdict=verdict, legend=legend, datasets=sections,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness._atomic import atomic_write
+from harness._text import for_markdown
 from harness.errors import ReportError
 from harness.records.store import SavedResults
 from harness.report.model import ReportModel, build_model
@@ -36,12 +36,15 @@ def render_html(model: ReportModel) -> str:
 
 
 def _md(text: str) -> str:
-    r"""Plain Markdown: table pipes and the characters that would start markup are backslash-escaped, never HTML entities.
+    r"""Text as literal Markdown (:func:`harness._text.for_markdown`): no name or title can add a line, a heading, a
+    link or a table cell to summary.md, the pull-request comment.
 
     >>> _md("drop <= 0.005 | <b>x</b>")
     'drop \\<= 0.005 \\| \\<b\\>x\\</b\\>'
+    >>> _md("cand\n## ✅ Release gate: PASS")
+    'cand \\#\\# ✅ Release gate: PASS'
     """
-    return re.sub(r"([|<>\\`*_\[\]])", r"\\\1", text)
+    return for_markdown(text)
 
 
 def render_markdown(model: ReportModel, report_name: str = "report.html") -> str:

@@ -87,3 +87,64 @@ def test_a_read_only_output_is_refused_before_any_work(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert f"{disk}: cannot write in the output folder: Read-only file system. Fix: make it writable" in done.stderr
+
+
+def test_with_results_unwritten_tracking_is_skipped_not_ok(tmp_path: Path) -> None:
+    """--json says what happened to the later stages when the results could not be written: skipped, never "ok"."""
+    candidate, guard = GATES["fail"]
+    config = _config(tmp_path, guard, candidate=candidate, tracking="{enabled: true}")
+    with _small_disk(tmp_path / "disk", "96k") as disk:
+        done = _harness("run", str(config), "--output", str(disk), "--quiet", "--json")
+    assert done.returncode == 3, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["results_dir"] is None and outcome["tracking"] == "skipped" and outcome["mlflow_run_id"] is None
+
+
+def test_a_store_whose_creation_filled_the_disk_recovers_once_there_is_room(tmp_path: Path) -> None:
+    """The issue's repro: a 4 MB disk with about 600 KB free; harness run writes its results but the MLflow store does
+    not fit (exit 4, the results kept). Once space is freed, harness track logs them (before: exit 4 for good, "table
+    ... already exists", on a half-made store)."""
+    candidate, guard = GATES["pass"]
+    config = _config(tmp_path, guard, candidate=candidate, tracking="{enabled: true}")
+    with _small_disk(tmp_path / "disk", "4m") as disk:
+        filler = disk / "filler"
+        filler.write_bytes(b"\0" * (4 * 2**20 - 600 * 2**10))
+        done = _harness("run", str(config), "--output", str(disk), "--quiet", "--json")
+        assert done.returncode == 4, done.stderr
+        outcome = json.loads(done.stdout)
+        assert outcome["results_dir"] is not None and outcome["tracking"] == "failed"
+        assert not (disk / "mlflow.db").exists()  # whole or absent: nothing half-made is left to wedge the next run
+        filler.unlink()
+        again = _harness("track", str(outcome["results_dir"]), "--json")
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["already_logged"] is False
+
+
+def test_ctrl_c_while_tracking_keeps_the_failed_verdicts_exit_code(tmp_path: Path) -> None:
+    """SIGINT after the verdict (here: while logging to a server that accepts and never answers) stops tracking and
+    the report, says how to finish them, and still exits 3 with the FAIL printed: an interruption never hides it."""
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as silent:  # accepts connections (the backlog) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        candidate, guard = GATES["fail"]
+        config = _config(tmp_path, guard, candidate=candidate,
+                         tracking=f"{{uri: 'http://127.0.0.1:{silent.getsockname()[1]}'}}")  # fmt: skip
+        process = subprocess.Popen([sys.executable, "-m", "harness", "run", str(config), "--json"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
+        assert process.stderr is not None
+        seen = ""
+        deadline = time.monotonic() + 120
+        while "logging to MLflow" not in seen and time.monotonic() < deadline:
+            seen += process.stderr.readline()
+        time.sleep(1.0)  # inside the request to the silent server
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    assert process.returncode == 3, seen + err
+    outcome = json.loads(out)
+    assert outcome["gate"] == "fail" and outcome["exit_code"] == 3 and outcome["results_dir"]
+    assert outcome["tracking"] == "skipped" and "harness track" in outcome["tracking_error"]
+    assert (Path(outcome["results_dir"]) / "gate.json").is_file()

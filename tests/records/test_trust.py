@@ -260,3 +260,120 @@ def test_a_planted_store_link_is_refused_and_its_target_untouched(tmp_path: Path
     done = _track(str(folder))
     assert done.returncode == 4 and "is a symbolic link" in done.stderr, done.stderr
     assert victim.read_text() == "important\n"
+
+
+def _two_gated_runs(tmp_path: Path) -> tuple[Path, list[Path]]:
+    from tests.decision.test_gate import GATES
+    from tests.decision.test_gate import _config as gated_config
+
+    candidate, guard = GATES["pass"]
+    config = gated_config(tmp_path, guard, candidate=candidate, report="on")
+    folders = []
+    for _ in range(2):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["run", str(config), "--json", "--quiet"], out, err) == 0, err.getvalue()
+        folders.append(Path(json.loads(out.getvalue())["results_dir"]))
+    return config, folders
+
+
+def _previous_config(tmp_path: Path, results: Path) -> Path:
+    path = tmp_path / "prev.yaml"  # the gated runs' data: b's values are reused, a is evaluated again
+    path.write_text(yaml.safe_dump({"experiment": "again", "datasets": [{"name": "d", "qrels": "qrels.txt",
+                                                                      "segments": {"path": "seg.csv"}}],
+                                    "systems": [{"name": "b", "previous": {"results": str(results)}},
+                                                {"name": "new", "runs": {"d": "a.run"}}],
+                                    "measures": ["AP"], "output": "out2"}))  # fmt: skip
+    return path
+
+
+def test_latest_that_is_a_copy_or_left_behind_is_refused(tmp_path: Path) -> None:
+    """previous: .../latest reads the newest release or nothing: a real folder named latest (rsync -L, a sync tool)
+    and a link to an older folder than the newest beside it are refused, with the folder to name."""
+    import shutil
+
+    _, (first, second) = _two_gated_runs(tmp_path)
+    latest = second.parent / "latest"
+    assert latest.is_symlink() and latest.resolve() == second.resolve()
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["validate", str(_previous_config(tmp_path, latest))], out, err) == 0, err.getvalue()
+    latest.unlink()
+    latest.symlink_to(first.name)  # left behind: a run that could not move it
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["validate", str(_previous_config(tmp_path, latest))], out, err) == 2
+    assert f"links {first.name}, but {second.name} beside it is newer" in err.getvalue()
+    latest.unlink()
+    shutil.copytree(first, latest)  # what rsync -L makes of the link
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["validate", str(_previous_config(tmp_path, latest))], out, err) == 2
+    assert "is a real folder, not the link harness run writes" in err.getvalue()
+
+
+def test_a_damaged_earlier_folder_is_left_out_of_the_trend_with_a_warning(tmp_path: Path) -> None:
+    _, (first, second) = _two_gated_runs(tmp_path)
+    (first / "summary.parquet").write_bytes(b"damaged")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["report", str(second)], out, err) == 0, err.getvalue()
+    html = (second / "report.html").read_text()
+    assert f"The earlier results folder {first.name} was left out of the run-after-run charts" in html
+
+
+def test_trend_charts_need_an_earlier_folder(tmp_path: Path) -> None:
+    """One results folder draws no run-after-run chart (one dot a line says nothing); two draw one per guard."""
+    _, (first, second) = _two_gated_runs(tmp_path)
+    shutil_second = second.parent / ".hidden-second"
+    second.rename(shutil_second)  # the first one alone
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["report", str(first)], out, err) == 0, err.getvalue()
+    assert "run after run" not in (first / "report.html").read_text()
+    shutil_second.rename(second)
+    assert main(["report", str(second)], io.StringIO(), io.StringIO()) == 0
+    assert "run after run" in (second / "report.html").read_text()
+
+
+def test_names_longer_than_mlflow_holds_are_shortened_there_and_whole_in_the_folder(tmp_path: Path) -> None:
+    """A 600-character system name (before: MLflow refused the run name, tracking failed for good): logged with a
+    run name MLflow holds, its start and a digest; the folder keeps the name whole."""
+    from mlflow import MlflowClient
+
+    long_name = "b" + "x" * 599
+    config = _config(tmp_path).read_text().replace("{name: b,", f"{{name: {long_name},")
+    (tmp_path / "exp.yaml").write_text(config)
+    code, outcome, err = _run(tmp_path / "exp.yaml")
+    assert code == 0 and outcome["tracking"] == "ok", err
+    client = MlflowClient(str(outcome["tracking_uri"]))
+    runs = client.search_runs([client.get_run(str(outcome["mlflow_run_id"])).info.experiment_id])
+    assert all(len(r.info.run_name) <= 250 for r in runs)
+    assert any(r.info.run_name.startswith(long_name[:200]) and "…" in r.info.run_name for r in runs)
+    import pandas as pd
+
+    assert long_name in set(pd.read_parquet(Path(str(outcome["results_dir"])) / "summary.parquet")["system"])
+
+
+def test_experiment_names_are_checked_up_front_and_name_their_own_folders(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    text = config.read_text()
+    config.write_text(text.replace("experiment: tracked", "experiment: " + "e" * 300))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["validate", str(config)], out, err) == 2
+    assert "the experiment name is 300 characters, more than 200" in err.getvalue()
+    for name in ("x y", "x_y"):
+        config.write_text(text.replace("experiment: tracked", f"experiment: {name}"))
+        code, outcome, err_text = _run(config, "--no-tracking")
+        assert code == 0, err_text
+        assert Path(str(outcome["results_dir"])).parent.name == name  # two experiments, two folders
+
+
+def test_a_report_rendered_after_logging_joins_the_run_on_the_next_track(tmp_path: Path) -> None:
+    """Logged without its report (interrupted before it, or report off), rendered later with harness report: the next
+    harness track finds the folder logged and attaches report.html and summary.md to that run, once."""
+    from mlflow import MlflowClient
+
+    code, outcome, err = _run(_config(tmp_path))  # report: {enabled: false}
+    assert code == 0 and outcome["tracking"] == "ok", err
+    folder, run_id = Path(str(outcome["results_dir"])), str(outcome["mlflow_run_id"])
+    client = MlflowClient(str(outcome["tracking_uri"]))
+    assert "report.html" not in {a.path for a in client.list_artifacts(run_id)}
+    assert main(["report", str(folder)], io.StringIO(), io.StringIO()) == 0
+    done = _track(str(folder), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["already_logged"] is True, done.stderr
+    assert {"report.html", "summary.md"} <= {a.path for a in client.list_artifacts(run_id)}
