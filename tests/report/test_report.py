@@ -122,8 +122,8 @@ def test_release_gate(tmp_path: Path, guards: str, candidate: str, code: int, li
     assert f"**Release gate: {verdict}**" in (folder / "summary.md").read_text()
     if candidate == "tail_drop":  # "what changed" leads with the regression, in the report and the PR comment
         summary = (folder / "summary.md").read_text()
-        assert "- tail\\_drop is significantly worse than prod on main / tail in" in summary
-        assert "tail\\_drop is significantly worse than prod on main / head" not in summary
+        assert "- tail_drop is significantly worse than prod on main / tail in" in summary
+        assert "tail_drop is significantly worse than prod on main / head" not in summary
         assert '<section id="what-changed">' in html and "tail_drop is significantly worse than prod on main / tail" in html
         changes = html[html.index('<section id="what-changed">') :]
         first = changes[changes.index('<table class="sortable" id="release-changes">') :]
