@@ -40,6 +40,7 @@ the same way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -307,6 +308,10 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
     for m in measures:
         definition = REGISTRY.definition(m)
         delta = observed[m]
+        if not math.isfinite(delta):  # undefined on these users (one group's disparity, say): nothing to test, no p
+            out.append(_undefined_row(dataset, segment, m, ra.system, rb.system, value_a[m], delta, n, replicates,
+                                      settings))  # fmt: skip
+            continue
         null = np.concatenate(swapped[m])
         # |d*| >= |d| up to rounding: a replicate equal to the observed difference counts
         p_swap = float((1 + np.sum(np.abs(null) >= abs(delta) * (1 - 1e-12) - 1e-15)) / (null.size + 1)) if n else nan
@@ -329,6 +334,25 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
             row.setdefault(f"p_{test}", nan)
         out.append(row)
     return out
+
+
+def _undefined_row(dataset: str, segment: str, m: Measure, system_a: str, system_b: str, value_a: float, delta: float,
+                   n: int, replicates: int, settings: CompareSettings) -> dict[str, Any]:  # fmt: skip
+    """A system measure's comparison where either value is undefined: every p and interval NaN, so it is never
+    significant, never counted in its family's correction, and reads as undefined rather than as a change."""
+    nan = float("nan")
+    row: dict[str, Any] = {
+        "dataset": dataset, "segment": segment, "measure": str(m), "system_a": system_a, "system_b": system_b,
+        "aggregate": "system", "mean_a": value_a, "mean_b": value_a + delta, "delta": nan,
+        "ci_low": nan, "ci_high": nan, "ci_low_t": nan, "ci_high_t": nan, "ci_low_bootstrap": nan, "ci_high_bootstrap": nan,
+        "effect_size": nan, "higher_is_better": REGISTRY.definition(m).higher(m), "wins": 0, "ties": 0, "losses": 0,
+        "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0, "p_tukey_hsd": nan, "n_queries_tukey": 0,
+        "p_floor": 1.0 / (replicates + 1), "p_randomization": nan, "p_bootstrap": nan,
+        "mde": nan, "n_needed": nan, "effect_size_low": nan, "effect_size_high": nan,
+    }  # fmt: skip
+    for test in settings.tests:
+        row.setdefault(f"p_{test}", nan)
+    return row
 
 
 def _joined(ra: RunResult, rb: RunResult, queries: np.ndarray) -> RankedLists:

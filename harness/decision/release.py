@@ -553,7 +553,11 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
     margin = float(sign * (values.production - values.candidate)) - observed
     replicates = np.asarray(excess(values.production_replicates, values.candidate_replicates))
     replicates = replicates[np.isfinite(replicates)]
-    if values.n < 2 or replicates.size < 2 or not math.isfinite(observed):
+    if not math.isfinite(observed):  # an undefined value is never evidence either way (and no count of users helps)
+        return (f"undefined here: {guard.measure} has no value on these {values.n} users (production "
+                f"{values.production:.4g}, candidate {values.candidate:.4g}); a measure between groups needs users of "
+                "each group, a segment of one group has none to compare")  # fmt: skip
+    if values.n < 2 or replicates.size < 2:
         return f"{values.n} user(s): too few to resample"
     shifted = observed + replicates - replicates.mean()  # the excess's sampling distribution, centred on the estimate
     b = shifted.size

@@ -421,11 +421,13 @@ def release_changes(comparisons: Comparisons, production: str, candidate: str, l
             continue
         r = r if r.system_a == production else r.reversed()  # candidate - production
         delta, low, high = r.delta, r.ci_low, r.ci_high
-        kind = 2 if not r.significant or delta == 0 else (3 if r.better else 1)  # 1 losses, 2 undecided, 3 gains
+        # 1 losses, 2 undecided, 3 gains, 4 undefined here (either value: nothing to compare, never a change)
+        kind = 4 if not math.isfinite(delta) else 2 if not r.significant or delta == 0 else (3 if r.better else 1)
         mde, needed, prod, cand = r.mde, r.n_needed, r.mean_a, r.mean_b
         cells = [
             Cell(str(r.dataset)), Cell(str(r.segment)), Cell(label(r.measure)),
             Cell(format_value(prod), _num(prod)), Cell(format_value(cand), _num(cand)),
+            Cell("undefined here", "", title="either value is undefined on these users: nothing to compare") if kind == 4 else
             Cell(format_delta(delta), _num(delta), {1: "sig-down", 3: "sig-up"}.get(kind, ""), note=format_ci(low, high)),
             Cell(format_p(r.p_adj), _num(r.p_adj)),
             Cell("" if kind != 2 or mde != mde else format_value(mde), _num(mde)),
