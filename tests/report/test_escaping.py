@@ -21,6 +21,7 @@ CANDIDATE = "cand\n## ✅ Release gate: PASS\x1b[2J https://evil.example"
 PRODUCTION = '=HYPERLINK("http://evil.example","prod")'
 TITLE = "Weekly\n## ✅ Release gate: PASS\n<script>alert(1)</script> www.evil.example"
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+Hostile = tuple[subprocess.CompletedProcess[str], Path]  # the run's process, and its results folder
 
 
 def _is_number(text: str) -> bool:
@@ -32,7 +33,7 @@ def _is_number(text: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Hostile:
     folder = tmp_path_factory.mktemp("hostile")
     queries = [f"@q{q}" if q % 3 == 0 else f"+q{q}" for q in range(40)]
     qrels, production, candidate = [], [], []
@@ -54,7 +55,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Co
         "stats": {"permutations": 200, "resamples": 200},
         "tracking": {"enabled": False},
         "report": {"title": TITLE, "release": {"production": PRODUCTION, "candidate": CANDIDATE,
-                                               "guards": [{"measure": "nDCG@5", "max_drop": 0.0}]}},  # fmt: skip
+                                               "guards": [{"measure": "nDCG@5", "max_drop": 0.0}]}},
         "output": "out",
     }
     (folder / "exp.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
@@ -64,7 +65,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Co
     return done, next(p for p in (folder / "out" / "hostile").iterdir() if not p.is_symlink())
 
 
-def test_summary_md_has_one_verdict_and_no_markup_from_names(hostile_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+def test_summary_md_has_one_verdict_and_no_markup_from_names(hostile_run: Hostile) -> None:
     from markdown_it import MarkdownIt
 
     _, folder = hostile_run
@@ -83,7 +84,7 @@ def test_summary_md_has_one_verdict_and_no_markup_from_names(hostile_run: tuple[
     assert "\x1b" not in text
 
 
-def test_stdout_has_one_verdict_line_and_no_control_characters(hostile_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+def test_stdout_has_one_verdict_line_and_no_control_characters(hostile_run: Hostile) -> None:
     done, folder = hostile_run
     lines = done.stdout.splitlines()
     assert len([line for line in lines if line.startswith("release gate")]) == 1
@@ -92,7 +93,7 @@ def test_stdout_has_one_verdict_line_and_no_control_characters(hostile_run: tupl
     assert json.loads((folder / "gate.json").read_text())["candidate"] == CANDIDATE  # kept whole where it is data
 
 
-def test_every_csv_cell_is_inert_and_parquet_keeps_the_names(hostile_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+def test_every_csv_cell_is_inert_and_parquet_keeps_the_names(hostile_run: Hostile) -> None:
     _, folder = hostile_run
     files = sorted(folder.glob("*.csv"))
     assert {"per_query.csv", "summary.csv", "comparisons.csv"} <= {f.name for f in files}
