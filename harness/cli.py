@@ -168,7 +168,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.measures.parse import parse_measure, split_measures
     from harness.measures.registry import REGISTRY
     from harness.pipeline.files import evaluate_files
-    from harness.report.format import format_ci, format_delta, format_p, format_value
+    from harness.report.format import as_ascii, format_ci, format_delta, format_p, format_value
 
     texts = [m for raw in (args.m or ["nDCG@10,AP,RR"]) for m in split_measures(raw)]
     measures = [parse_measure(m) for m in texts]
@@ -195,13 +195,14 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps(records, indent=1, default=lambda v: v.item() if hasattr(v, "item") else str(v)) + "\n")
     else:
         head = ("measure", "b vs a", "mean a", "mean b", "b - a", "95% CI", f"p ({args.correction})", "d_z", "")
-        rows = [head]
+        rows: list[tuple[str, ...]] = [head]
         for r in table.to_dict("records"):
             better = (r["delta"] > 0) == bool(r["higher_is_better"])
             mark = ("better" if better else "worse") if r["significant"] and r["delta"] != 0 else ""
-            rows.append((str(r["name"]), f"{r['system_b']} vs {r['system_a']}", format_value(r["mean_a"]),
-                         format_value(r["mean_b"]), format_delta(r["delta"]), format_ci(r["ci_low"], r["ci_high"]),
-                         format_p(r["p_adj"]), format_value(r["effect_size"], digits=2), mark))  # fmt: skip
+            cells = (format_value(r["mean_a"]), format_value(r["mean_b"]), format_delta(r["delta"]),
+                     format_ci(r["ci_low"], r["ci_high"]), format_p(r["p_adj"]), format_value(r["effect_size"], digits=2))
+            rows.append((for_terminal(str(r["name"])), for_terminal(f"{r['system_b']} vs {r['system_a']}"),
+                         *(as_ascii(cell) for cell in cells), mark))  # fmt: skip
         widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
         for row in rows:
             out.write(

@@ -21,11 +21,15 @@ def test_demo_report_leads_with_the_regressions_accuracy_and_beyond(tmp_path: Pa
     outcome = json.loads(out.getvalue())
     assert code == 6 and outcome["gate"] == "inconclusive", err.getvalue()  # 150 TREC queries cannot tell RR@10
     summary = (Path(outcome["results_dir"]) / "summary.md").read_text()
-    # the release first: candidate-v2 against production, its significant losses leading
-    release = summary[summary.index("**What changed: candidate-v2 against production**") :].splitlines()
+    # the release first: candidate-v2 against production, its significant losses, then its gains
+    release = summary[summary.index("**Significant losses: candidate-v2 against production**") :].splitlines()
     first_row = release[4]
     assert first_row.startswith("| ratings |") and any(m in first_row for m in ("Novelty@10", "ARP@10", "Serendipity@10"))
-    changes = summary[summary.index("**Reference systems and data warnings**") :].splitlines()[2:]
+    gains = summary[summary.index("**Significant gains: candidate-v2 against production**") :].splitlines()
+    assert gains[4].startswith("| ") and "nDCG" in summary[summary.index("**Significant gains") :].split("\n\n")[1]
+    assert "**No detectable change** in " in summary and "Not evidence of no change." in summary
+    _every_number_is_in_the_csvs(summary, Path(outcome["results_dir"]))
+    changes = summary[summary.index("**Every system against the baseline, and data warnings**") :].splitlines()[2:]
     # candidate-v2 is more accurate but narrower (issue 11's trade-off): its beyond-accuracy losses lead ...
     assert changes[0].startswith("- candidate-v2 is significantly worse than production on ratings in 7 measure(s): Novelty@10")
     assert "nDCG" not in changes[0] and "ARP@10 +" in changes[0]  # more popular items, none of them accuracy
@@ -54,4 +58,21 @@ def test_demo_report_leads_with_the_regressions_accuracy_and_beyond(tmp_path: Pa
     table = html[html.index('id="ds-trec-comparisons"') :]
     assert f"MDE {format_value(quiet['mde'])}" in table[: table.index("</table>")]
     assert "- candidate-v2 on trec: 3 judged queries are missing from the run (scored 0)" in changes
-    assert summary.index("**Release gate: INCONCLUSIVE**") < summary.index("**What changed")
+    assert summary.index("**Release gate: INCONCLUSIVE**") < summary.index("**Significant losses")
+    assert "−" not in summary  # ASCII hyphen-minus: what is pasted into Python, awk or a spreadsheet is a number
+
+
+def _every_number_is_in_the_csvs(summary: str, folder: Path) -> None:
+    """Every value and difference in summary.md's release tables is a value of comparisons.csv, to its 4 decimals."""
+    import re
+
+    import pandas as pd
+
+    rows = pd.read_csv(folder / "comparisons.csv")
+    known = {f"{v:.4f}" for column in ("mean_a", "mean_b", "delta", "ci_low", "ci_high") for v in rows[column].dropna()}
+    known |= {f"{-v:.4f}" for column in ("delta", "ci_low", "ci_high") for v in rows[column].dropna()}  # b - a, a - b
+    tables = summary[summary.index("**Significant losses") : summary.index("**No detectable change")]
+    numbers = [n.lstrip("+") for n in re.findall(r"[-+]?\d+\.\d{4}\b", tables)]
+    assert len(numbers) > 20
+    missing = [n for n in numbers if n not in known and f"{float(n):.4f}" not in known]
+    assert not missing, missing[:5]

@@ -9,6 +9,7 @@ and long names are never clipped (the full name is in a tooltip when shortened).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -31,24 +32,54 @@ def _frame(title: str, body: list[str], aria: str, width: int = W, height: int =
     return Markup(head + "".join(body) + "</svg>")
 
 
-def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    if hi <= lo:
-        hi = lo + 1.0
-    return [float(v) for v in np.linspace(lo, hi, n)]
+def nice_scale(lo: float, hi: float, count: int = 5) -> tuple[float, float, list[float], int]:
+    """An axis that reads as a scale: about ``count`` ticks at a 1-2-5 step (as d3's and matplotlib's locators place
+    them), the range widened to whole steps around [lo, hi], and the decimals that tell every tick apart.
+    Returns (low, high, ticks, decimals).
+
+    >>> nice_scale(0.8268, 0.8274)[2:]
+    ([0.8268, 0.8269, 0.827, 0.8271, 0.8272, 0.8273, 0.8274], 4)
+    >>> nice_scale(0.0, 0.906)[2:]
+    ([0.0, 0.2, 0.4, 0.6, 0.8, 1.0], 1)
+    >>> nice_scale(131.05, 182.94)[:2]
+    (130.0, 190.0)
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        lo, hi = 0.0, 1.0
+    if hi <= lo:  # one value: a unit around it, on its own scale
+        half = abs(lo) * 0.05 or 0.5
+        lo, hi = lo - half, hi + half
+    raw = (hi - lo) / count
+    power = math.floor(math.log10(raw))
+    error = raw / 10**power
+    factor = 10 if error >= math.sqrt(50) else 5 if error >= math.sqrt(10) else 2 if error >= math.sqrt(2) else 1
+    step = factor * 10.0**power
+    first, last = math.floor(lo / step + 1e-9), math.ceil(hi / step - 1e-9)
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9))
+    ticks = [round(k * step, decimals + 2) for k in range(first, last + 1)]
+    return ticks[0], ticks[-1], [t + 0.0 for t in ticks], decimals  # + 0.0: no -0.0
+
+
+def tick_label(value: float, decimals: int) -> str:
+    """A tick's text: its decimals, and a plain minus for a negative value (0 never prints as -0)."""
+    text = f"{value:.{decimals}f}"
+    return "0" if float(text) == 0 else text
 
 
 def _axes(
     lo: float, hi: float, x_labels: Sequence[tuple[float, str]], x_title: str, y_title: str
 ) -> tuple[list[str], Callable[[float], float]]:
     plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
+    lo, hi, ticks, decimals = nice_scale(lo, hi)
 
     def y(v: float) -> float:
         return TOP + plot_h * (1 - (v - lo) / (hi - lo if hi > lo else 1.0))
 
     parts = [f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" class="plot-bg"/>']
-    for v in _ticks(lo, hi):
+    for v in ticks:
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" class="grid"/>')
-        parts.append(f'<text x="{LEFT - 6}" y="{y(v) + 4:.1f}" class="tick" text-anchor="end">{v:.3g}</text>')
+        parts.append(f'<text x="{LEFT - 6}" y="{y(v) + 4:.1f}" class="tick y-tick" text-anchor="end">'
+                     f'{tick_label(v, decimals)}</text>')
     for x, label in x_labels:
         parts.append(f'<text x="{x:.1f}" y="{H - BOTTOM + 16}" class="tick" text-anchor="middle">{escape(label)}</text>')
     parts.append(

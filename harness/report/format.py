@@ -31,6 +31,18 @@ def format_delta(value: float | None, digits: int = 4) -> str:
     return f"{sign}{abs(value):.{digits}f}"
 
 
+def as_ascii(text: str) -> str:
+    """Text for files and terminals meant for pasting (summary.md, ``harness compare``): numbers with the ASCII
+    hyphen-minus that Python, awk and spreadsheets read (the report keeps the typographic minus), NaN as ``n/a``.
+
+    >>> as_ascii(format_delta(-0.01234)), as_ascii(format_delta(0.0)), as_ascii(format_value(float("nan")))
+    ('-0.0123', '0.0000', 'n/a')
+    """
+    if text == DASH:
+        return "n/a"
+    return text.replace(MINUS, "-").replace("±", "").replace("∞", "inf")
+
+
 def format_p(p: float | None) -> str:
     """p-values below 0.001 print as '< 0.001', never '0.000'."""
     if p is None or math.isnan(p):

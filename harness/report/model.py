@@ -85,6 +85,7 @@ class ReportModel:
     mlflow_href: str | None
     verdict: Decision | None
     legend: str
+    markdown_legend: str  # the legend of summary.md's tables (no bold, no bracketed intervals there)
     datasets: list[DatasetSection]
     settings: list[tuple[str, str]]
     inputs: list[tuple[str, str, str, str]]
@@ -433,7 +434,7 @@ def release_changes(comparisons: Comparisons, production: str, candidate: str, l
             Cell("" if kind != 2 or mde != mde else format_value(mde), _num(mde)),
             Cell("" if kind != 2 or needed != needed else f"{int(needed):,}", _num(needed)),
         ]  # fmt: skip
-        ranked.append(((kind, -abs(delta) if kind == 1 else 0.0), cells))
+        ranked.append(((kind, -abs(delta) if kind in (1, 3) else 0.0), cells))  # losses and gains: largest first
     if not ranked:
         return None
     ranked.sort(key=lambda pair: pair[0])
@@ -561,6 +562,12 @@ def build_model(results: SavedResults) -> ReportModel:
         f"Bold: best in column; brackets: 95% t-interval of the mean; GMAP-like measures are compared on their "
         f"geometric means (tests on log values)."
     )
+    markdown_legend = (
+        f"▲ / ▼ in the tables below: significantly better / worse than the baseline by the {stats.get('primary')} "
+        f"test, {stats.get('correction')}-corrected, alpha {stats.get('alpha')}; {_controlled(stats)} Differences are "
+        f"candidate minus production, with their 95% interval in brackets; GMAP-like measures are compared on their "
+        f"geometric means (tests on log values)."
+    )
     sections = []
     used_by = {(option, value): users for option, value, users in option_users()}
     conventions = [(k, str(v), ", ".join(used_by.get((k, str(v)), ()))) for k, v in recorded.conventions.items()
@@ -581,7 +588,8 @@ def build_model(results: SavedResults) -> ReportModel:
         wtl_rows = []
         if baseline in systems:
             for r in comparisons:
-                if (r.dataset, r.segment, r.system_a) == (dataset, "all", baseline):
+                # a system measure has no per-query values to win or lose (0 / 0 / 0): no empty row for it
+                if (r.dataset, r.segment, r.system_a) == (dataset, "all", baseline) and r.wins + r.ties + r.losses:
                     wtl_rows.append((f"{r.system_b} · {label(r.measure)}", r.wins, r.ties, r.losses))
         table = summary[(summary["dataset"] == dataset) & (summary["segment"] == "all")]
         cutoff_charts = []
@@ -653,7 +661,8 @@ def build_model(results: SavedResults) -> ReportModel:
         release_changes=release_table,
         title=recorded.title or recorded.name, experiment=recorded.name, description=recorded.description,
         started=provenance["started"], harness_version=provenance["versions"]["harness"], config_hash=provenance["config_hash"],
-        mlflow_text=mlflow_text, mlflow_href=mlflow_href, verdict=verdict, legend=legend, datasets=sections,
+        mlflow_text=mlflow_text, mlflow_href=mlflow_href, verdict=verdict, legend=legend, markdown_legend=markdown_legend,
+        datasets=sections,
         settings=settings,
         inputs=[(i["role"], i["path"], i["sha256"], str(i["bytes"])) for i in provenance["inputs"]],
         versions=[(k, str(v)) for k, v in provenance["versions"].items()], command=" ".join(provenance["command"]),

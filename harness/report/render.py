@@ -10,7 +10,8 @@ from harness._atomic import atomic_write
 from harness._text import for_markdown
 from harness.errors import ReportError
 from harness.records.store import SavedResults
-from harness.report.model import ReportModel, build_model
+from harness.report.format import as_ascii
+from harness.report.model import Cell, ReportModel, Table, build_model
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -60,16 +61,10 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
     if model.verdict is None:
         lines += ["No release gate is configured.", ""]
     if model.release_changes is not None and model.verdict is not None:
-        release, shown = model.release_changes, 15  # a pull-request comment: the largest losses; the rest in the report
-        lines += [f"**What changed: {_md(model.verdict.candidate)} against {_md(model.verdict.production)}** "
-                  f"(losses first; {min(shown, len(release.rows))} of {len(release.rows)} rows)", ""]  # fmt: skip
-        lines.append("| " + " | ".join(_md(label) for label, _ in release.columns) + " |")
-        lines.append("|" + "---|" * len(release.columns))
-        for row in release.rows[:shown]:
-            lines.append("| " + " | ".join(_md(cell.text + (f" {cell.note}" if cell.note else "")) for cell in row) + " |")
-        lines.append("")
+        lines += _release_sections(model.release_changes, model.verdict.candidate, model.verdict.production)
         if model.changes:
-            lines += ["**Reference systems and data warnings**", ""] + [f"- {_md(line)}" for line in model.changes] + [""]
+            lines += ["**Every system against the baseline, and data warnings**", ""]
+            lines += [f"- {_md(line)}" for line in model.changes] + [""]
     elif model.changes:
         lines += ["**What changed**", ""] + [f"- {_md(line)}" for line in model.changes] + [""]
     for section in model.datasets:
@@ -77,13 +72,64 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
         for table in (section.main_table, section.beyond_table, section.against_baseline):
             if table is None:
                 continue
-            lines.append("| " + " | ".join(_md(label) for label, _ in table.columns) + " |")
+            lines.append("| " + " | ".join(_md(as_ascii(label)) for label, _ in table.columns) + " |")
             lines.append("|" + "---|" * len(table.columns))
             for row in table.rows:
-                lines.append("| " + " | ".join(_md(cell.text) for cell in row) + " |")
+                lines.append("| " + " | ".join(_md(as_ascii(cell.text)) for cell in row) + " |")
             lines.append("")
-    lines.append(f"{_md(model.legend)} Full report: `{report_name}`.")
+    lines.append(f"{_md(model.markdown_legend)} Full report: `{report_name}`.")
     return "\n".join(lines) + "\n"
+
+
+SHOWN_ROWS = 40  # of the significant losses, and of the gains, in a pull-request comment; the report has them all
+
+
+def _release_sections(release: Table, candidate: str, production: str) -> list[str]:
+    """The release's significant losses, then its significant gains (each a table, largest first), then one line for
+    the comparisons with no detectable change (how many, and the largest difference they could have missed) and one
+    for those undefined there."""
+    kinds = [_kind(row) for row in release.rows]
+    pair = f"{_md(candidate)} against {_md(production)}"
+    out = []
+    for kind, heading in (("loss", "Significant losses"), ("gain", "Significant gains")):
+        rows = [row for row, k in zip(release.rows, kinds, strict=True) if k == kind]
+        out += [f"**{heading}: {pair}** ({len(rows)})", ""]
+        if not rows:
+            out += ["None.", ""]
+            continue
+        out.append("| " + " | ".join(_md(as_ascii(label)) for label, _ in release.columns[:7]) + " |")
+        out.append("|" + "---|" * 7)
+        for row in rows[:SHOWN_ROWS]:
+            out.append("| " + " | ".join(_md(as_ascii(cell.text) + (f" {as_ascii(cell.note)}" if cell.note else ""))
+                                         for cell in row[:7]) + " |")  # fmt: skip
+        if len(rows) > SHOWN_ROWS:
+            out.append(f"\nand {len(rows) - SHOWN_ROWS} more in the report.")
+        out.append("")
+    unchanged = [row for row, k in zip(release.rows, kinds, strict=True) if k == "none"]
+    if unchanged:
+        detectable = [(float(row[7].sort), row) for row in unchanged if row[7].sort]
+        line = f"**No detectable change** in {len(unchanged)} comparison(s)"
+        if detectable:
+            _, row = max(detectable, key=lambda pair: pair[0])
+            line += (f"; the largest true difference they could miss (their minimum detectable effect at 80% power) is "
+                     f"{_md(as_ascii(row[7].text))}, on {_md(row[2].text)} ({_md(row[0].text)} / {_md(row[1].text)}). "
+                     "Not evidence of no change.")  # fmt: skip
+        else:
+            line += "."
+        out += [line, ""]
+    undefined = sum(1 for k in kinds if k == "undefined")
+    if undefined:
+        out += [f"**Undefined here** in {undefined} comparison(s) (the measure has no value on those users): not "
+                "tested.", ""]  # fmt: skip
+    return out
+
+
+def _kind(row: list[Cell]) -> str:
+    """A release row's kind, as the release table marks it: loss, gain, none (no detectable change) or undefined."""
+    difference = row[5]
+    if difference.text == "undefined here":
+        return "undefined"
+    return {"sig-down": "loss", "sig-up": "gain"}.get(difference.classes, "none")
 
 
 def write_report(results: SavedResults) -> tuple[Path, ReportModel]:
