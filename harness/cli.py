@@ -197,7 +197,9 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         head = ("measure", "b vs a", "mean a", "mean b", "b - a", "95% CI", f"p ({args.correction})", "d_z", "")
         rows: list[tuple[str, ...]] = [head]
         for r in table.to_dict("records"):
-            better = (r["delta"] > 0) == bool(r["higher_is_better"])
+            target = r.get("target", float("nan"))
+            better = abs(r["mean_b"] - target) < abs(r["mean_a"] - target) if target == target else \
+                (r["delta"] > 0) == bool(r["higher_is_better"])  # fmt: skip
             mark = ("better" if better else "worse") if r["significant"] and r["delta"] != 0 else ""
             cells = (format_value(r["mean_a"]), format_value(r["mean_b"]), format_delta(r["delta"]),
                      format_ci(r["ci_low"], r["ci_high"]), format_p(r["p_adj"]), format_value(r["effect_size"], digits=2))

@@ -325,7 +325,8 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
             "aggregate": "system", "mean_a": value_a[m], "mean_b": value_a[m] + delta, "delta": delta,
             "ci_low": low, "ci_high": high,
             "ci_low_t": nan, "ci_high_t": nan, "ci_low_bootstrap": low, "ci_high_bootstrap": high,
-            "effect_size": nan, "higher_is_better": definition.higher(m), "wins": 0, "ties": 0, "losses": 0,
+            "effect_size": nan, "higher_is_better": definition.higher(m), "target": _target(definition, m),
+            "wins": 0, "ties": 0, "losses": 0,
             "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0, "p_tukey_hsd": nan, "n_queries_tukey": 0,
             "p_floor": 1.0 / (replicates + 1), "p_randomization": p_swap, "p_bootstrap": p_boot,
             "mde": nan, "n_needed": nan, "effect_size_low": nan, "effect_size_high": nan,
@@ -334,6 +335,12 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
             row.setdefault(f"p_{test}", nan)
         out.append(row)
     return out
+
+
+def _target(definition: Any, measure: Measure) -> float:
+    """The measure's target (:meth:`~harness.measures.registry.MeasureDef.target_of`), NaN for none: a column."""
+    target = definition.target_of(measure)
+    return float("nan") if target is None else float(target)
 
 
 def _undefined_row(dataset: str, segment: str, m: Measure, system_a: str, system_b: str, value_a: float, delta: float,
@@ -345,7 +352,8 @@ def _undefined_row(dataset: str, segment: str, m: Measure, system_a: str, system
         "dataset": dataset, "segment": segment, "measure": str(m), "system_a": system_a, "system_b": system_b,
         "aggregate": "system", "mean_a": value_a, "mean_b": value_a + delta, "delta": nan,
         "ci_low": nan, "ci_high": nan, "ci_low_t": nan, "ci_high_t": nan, "ci_low_bootstrap": nan, "ci_high_bootstrap": nan,
-        "effect_size": nan, "higher_is_better": REGISTRY.definition(m).higher(m), "wins": 0, "ties": 0, "losses": 0,
+        "effect_size": nan, "higher_is_better": REGISTRY.definition(m).higher(m),
+        "target": _target(REGISTRY.definition(m), m), "wins": 0, "ties": 0, "losses": 0,
         "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0, "p_tukey_hsd": nan, "n_queries_tukey": 0,
         "p_floor": 1.0 / (replicates + 1), "p_randomization": nan, "p_bootstrap": nan,
         "mde": nan, "n_needed": nan, "effect_size_low": nan, "effect_size_high": nan,
@@ -559,6 +567,7 @@ def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: Compar
             "ci_low_t": to_scale(float(t.ci_low[i])), "ci_high_t": to_scale(float(t.ci_high[i])),
             "ci_low_bootstrap": to_scale(float(boot.ci_low[i])), "ci_high_bootstrap": to_scale(float(boot.ci_high[i])),
             "effect_size": float(tested.effect_size[i]), "higher_is_better": higher,
+            "target": _target(definition, measure),
             "wins": int(wins[i] if higher else losses[i]), "ties": int(ties[i]), "losses": int(losses[i] if higher else wins[i]),
             "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": int(dropped[i]),
             "p_tukey_hsd": float("nan"), "n_queries_tukey": 0,

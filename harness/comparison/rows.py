@@ -33,7 +33,7 @@ _NAN = float("nan")
 # comparisons.csv's columns before the raw p-values, and between them and the corrected ones, in the file's order
 _HEAD = ("dataset", "segment", "measure", "system_a", "system_b", "aggregate", "mean_a", "mean_b", "delta", "ci_low",
          "ci_high", "ci_low_t", "ci_high_t", "ci_low_bootstrap", "ci_high_bootstrap", "effect_size", "higher_is_better",
-         "wins", "ties", "losses", "n_queries", "few_queries", "n_dropped_nan", "p_tukey_hsd", "n_queries_tukey",
+         "target", "wins", "ties", "losses", "n_queries", "few_queries", "n_dropped_nan", "p_tukey_hsd", "n_queries_tukey",
          "p_floor")  # fmt: skip
 _PLANNING = ("mde", "n_needed", "effect_size_low", "effect_size_high")
 _TAIL = ("resolution_limited", "p_adj", "significant", "primary_test", "correction", "family", "alpha", "permutations",
@@ -68,6 +68,7 @@ class Comparison:
     ci_high_bootstrap: float = _NAN
     effect_size: float = _NAN
     higher_is_better: bool = True
+    target: float = _NAN  # the value the measure is best at, when inside its range (BiasDisparity's BD: 0): closer wins
     wins: int = 0
     ties: int = 0
     losses: int = 0
@@ -98,7 +99,10 @@ class Comparison:
 
     @property
     def better(self) -> bool:
-        """Is b better than a (in the measure's direction), whether or not significantly?"""
+        """Is b better than a (in the measure's direction: for a measure with a target, closer to it), whether or not
+        significantly?"""
+        if self.target == self.target:
+            return abs(self.mean_b - self.target) < abs(self.mean_a - self.target)
         return (self.delta > 0) == self.higher_is_better and self.delta != 0
 
     def to_record(self) -> dict[str, Any]:

@@ -544,13 +544,20 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
     """A measure with one value per run: the centred bootstrap over users (the comparisons' resamples)."""
     sign = 1.0 if _higher(guard) else -1.0
     r = guard.threshold / 100
+    # a measure with a target (BiasDisparity's BD at 0): the drop is how much farther from it the candidate is, from
+    # either side, and a max_drop_pct margin is a share of production's distance from it
+    best_at = REGISTRY.definition(guard.measure).target_of(guard.measure)
+
+    def drop(prod: np.ndarray | float, cand: np.ndarray | float) -> np.ndarray | float:
+        return np.abs(cand - best_at) - np.abs(prod - best_at) if best_at is not None else sign * (prod - cand)
 
     def excess(prod: np.ndarray | float, cand: np.ndarray | float) -> np.ndarray | float:
         margin = {"max_drop": guard.threshold, "min_gain": -guard.threshold}.get(guard.condition)
-        return sign * (prod - cand) - (r * prod if margin is None else margin)
+        scale = np.abs(prod - best_at) if best_at is not None else prod
+        return drop(prod, cand) - (r * scale if margin is None else margin)
 
     observed = float(excess(values.production, values.candidate))
-    margin = float(sign * (values.production - values.candidate)) - observed
+    margin = float(drop(values.production, values.candidate)) - observed
     replicates = np.asarray(excess(values.production_replicates, values.candidate_replicates))
     replicates = replicates[np.isfinite(replicates)]
     if not math.isfinite(observed):  # an undefined value is never evidence either way (and no count of users helps)
@@ -569,7 +576,7 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
     distance, planned_for = _planned(guard, margin, observed)
     n_needed = math.ceil(values.n * (z * se / distance) ** 2) if distance and se > 0 else None
     return _Tested(
-        values.production, values.candidate, sign * (values.production - values.candidate), margin, margin + float(low),
+        values.production, values.candidate, float(drop(values.production, values.candidate)), margin, margin + float(low),
         margin + float(high), p_pass, p_fail, values.n, se * math.sqrt(values.n), z * se, n_needed, planned_for, BOOTSTRAP,
     )  # fmt: skip
 

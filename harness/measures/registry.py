@@ -53,6 +53,9 @@ class MeasureDef:
     params: tuple[ParamInfo, ...] = ()
     aggregate: str = "mean"  # mean | sum | gmean | count
     higher_is_better: bool = True
+    # a measure best at a value inside its range (a signed disparity at 0, a ratio at 1): closer is better, whichever
+    # side; None: the direction is higher_is_better's
+    target: Callable[[Measure], float | None] | None = None
     trec_name: str | None = None  # trec_eval's name without a cutoff
     trec_cut_name: str | None = None  # trec_eval's name with a cutoff (P -> P_5)
     aliases: tuple[str, ...] = ()
@@ -184,8 +187,27 @@ class MeasureDef:
         return self.value_range
 
     def higher(self, measure: Measure) -> bool:
-        """Whether a larger value is better, for this measure with its parameters."""
+        """Whether a larger value is better, for this measure with its parameters (for a measure with a
+        :meth:`target_of`, only on the side of the target below it)."""
         return self.higher_is_better if self.direction is None else self.direction(measure)
+
+    def target_of(self, measure: Measure) -> float | None:
+        """The value a measure is best at when that is inside its range (BiasDisparity's BD at 0, its BR and BS at
+        1): a move towards it is better, from either side. None for a measure better higher or lower."""
+        return None if self.target is None else self.target(measure)
+
+    def goodness(self, measure: Measure, value: float) -> float:
+        """``value`` on a scale where larger is better: the value, its negative, or minus its distance from the target.
+
+        >>> from harness.measures.parse import parse_measure
+        >>> bd = parse_measure("BiasDisparity(group=provider, category=1, user_group='new')@10")
+        >>> REGISTRY.definition(bd).goodness(bd, -0.108) < REGISTRY.definition(bd).goodness(bd, 0.002)
+        True
+        """
+        target = self.target_of(measure)
+        if target is not None:
+            return -abs(value - target)
+        return value if self.higher(measure) else -value
 
     @property
     def beyond_accuracy(self) -> bool:
@@ -1240,8 +1262,10 @@ _r(MeasureDef(
     "BiasDisparity", _not_per_query,
     _FAIR + "bias disparity of one (user group, item category) cell (Tsintzou et al.; Elliot BiasDisparityBR/BS/BD): "
     "BR = the category's share of the group's top-k items over its share of the catalogue, BS the same over the "
-    "group's training items, BD = (BR - BS) / BS. A system measure; 0 (BD) is no amplified bias.",
+    "group's training items, BD = (BR - BS) / BS. A system measure with a target: 0 for BD (no amplified bias, "
+    "signed), 1 for BR and BS (the category's share equals its share of the catalogue); closer is better.",
     cutoff="required", system=_always, higher_is_better=False,
+    target=lambda m: 0.0 if _text(m, "kind", "BD") == "BD" else 1.0,
     needs=lambda m: frozenset({"train", "items", "user_groups", f"column:{m.param('group')}"}),
     params=(_GROUP,
             ParamInfo("category", "label", None, "the item category: a value (number or label) of the group column",

@@ -306,7 +306,9 @@ def _main_table(
     for measure in measures:
         m = str(measure)
         column = [float(values[(s, m)].value) for s in systems if (s, m) in values]
-        best = (max(column) if _higher(measure) else min(column)) if column else None
+        goodness = REGISTRY.definition(measure).goodness  # higher, lower, or closer to the measure's target
+        finite = [v for v in column if math.isfinite(v)]
+        best = max(goodness(measure, v) for v in finite) if finite else None
         row = [Cell(label(m), label(m), "measure")]
         for s in systems:
             r = values.get((s, m))
@@ -317,7 +319,7 @@ def _main_table(
             classes = " ".join(
                 c
                 for c in (
-                    "best" if len(systems) > 1 and float(r.value) == best else "",
+                    "best" if len(systems) > 1 and goodness(measure, float(r.value)) == best else "",
                     {"▲": "sig-up", "▼": "sig-down"}.get(mark, ""),
                 )
                 if c
@@ -477,7 +479,7 @@ def _top_changes(wides: Mapping[Measure, Any], systems: list[str], baseline: str
             for i in order.tolist():
                 qid, segment = delta.index[i]
                 b, v, d = float(wide[baseline].loc[(qid, segment)]), float(wide[s].loc[(qid, segment)]), float(delta.iloc[i])
-                better = (d > 0) == _higher(m)
+                better = REGISTRY.definition(m).goodness(m, v) > REGISTRY.definition(m).goodness(m, b)
                 rows.append([
                     Cell(label(m), label(m)), Cell(s, s), Cell(str(qid), str(qid)), Cell(str(segment), str(segment)),
                     Cell(format_value(b, integer=_integer(m)), _num(b)), Cell(format_value(v, integer=_integer(m)), _num(v)),
