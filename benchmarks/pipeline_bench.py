@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = _prepare(args.scenario, args.data)
 
     from harness.config.load import load_config
-    from harness.pipeline.experiment import _evaluated, comparison_tables, decide_gate, save_results
+    from harness.pipeline.experiment import _evaluated, comparison_tables, decide_gate, save_results, tracking_destination
     from harness.pipeline.experiment import _frames as frames_of
     from harness.progress import SILENT
     from harness.records.store import write_tracking
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             saved = stage(  # on dask: the workers write the per-query values they hold
                 "write results", lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames)
             )
-        tracked = stage("track (local MLflow)", lambda: track_results(saved))
+        tracked = stage("track (local MLflow)", lambda: track_results(saved, tracking_destination(experiment)))
         saved = write_tracking(saved, tracked.as_dict())
         stage("report", lambda: write_report(saved))
         stage("log the report", lambda: log_report(saved))

@@ -263,7 +263,7 @@ def run_experiment(
     """Run an experiment config as ``harness run`` does; the outcome carries the results as DataFrames.
 
     ``outcome.per_query``, ``.summary``, ``.comparisons``, ``.diagnostics`` are pandas
-    DataFrames; ``outcome.gate`` is pass / fail / none; ``outcome.results_dir`` the folder.
+    DataFrames; ``outcome.gate`` is PASS / FAIL / INCONCLUSIVE / none (as gate.json says); ``outcome.results_dir`` the folder.
     ``progress=True`` shows the stages on stderr.
     """
 

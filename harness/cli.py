@@ -363,6 +363,9 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
                     "gate_verdict": outcome.gate_verdict,
                     "gate_line": outcome.gate_line,
                     "gate_errors": outcome.gate_errors,
+                    "gate_controls": outcome.gate_controls,
+                    "gate_alpha": outcome.gate_alpha,
+                    "gate_approximate": outcome.gate_approximate,
                     "tracking": _stage(experiment.tracking.enabled, outcome, outcome.tracking_error),
                     "tracking_uri": outcome.tracking_uri,
                     "mlflow_run_id": outcome.mlflow_run_id,
@@ -409,9 +412,9 @@ def _stage(enabled: bool, outcome: Outcome, error: str | None) -> str:
 def exit_code(outcome: Outcome) -> int:
     """The gate's verdict first (FAIL 3, INCONCLUSIVE 6), whatever failed or was interrupted after it; then an
     interruption (130); then results that could not be written (7); then tracking (4); then the report (5); else 0."""
-    if outcome.gate == "fail":
+    if outcome.gate == "FAIL":
         return EXIT_GATE_FAILED
-    if outcome.gate == "inconclusive":
+    if outcome.gate == "INCONCLUSIVE":
         return EXIT_GATE_INCONCLUSIVE
     if outcome.interrupted:
         return EXIT_INTERRUPTED

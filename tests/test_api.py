@@ -96,7 +96,7 @@ def test_run_experiment_returns_dataframes(tmp_path) -> None:  # type: ignore[no
     from tests.decision.test_gate import GATES, _config
 
     outcome = harness.run_experiment(_config(tmp_path, GATES["pass"][1]))
-    assert outcome.gate == "pass" and outcome.gate_verdict == "pass" and "false-PASS rate" in str(outcome.gate_errors)
+    assert outcome.gate == "PASS" and outcome.gate_verdict == "PASS" and "false-PASS rate" in str(outcome.gate_errors)
     assert isinstance(outcome.per_query, pd.DataFrame) and isinstance(outcome.comparisons, pd.DataFrame)
     pd.testing.assert_frame_equal(outcome.summary, pd.read_parquet(outcome.results_dir / "summary.parquet"))
 

@@ -19,7 +19,7 @@ def test_demo_report_leads_with_the_regressions_accuracy_and_beyond(tmp_path: Pa
     out, err = io.StringIO(), io.StringIO()
     code = main(["run", str(tmp_path / "configs" / "demo.yaml"), "--json", "--quiet", "--no-tracking"], out, err)
     outcome = json.loads(out.getvalue())
-    assert code == 6 and outcome["gate"] == "inconclusive", err.getvalue()  # 150 TREC queries cannot tell RR@10
+    assert code == 6 and outcome["gate"] == "INCONCLUSIVE", err.getvalue()  # 150 TREC queries cannot tell RR@10
     summary = (Path(outcome["results_dir"]) / "summary.md").read_text()
     # the release first: candidate-v2 against production, its significant losses, then its gains
     release = summary[summary.index("**Significant losses: candidate-v2 against production**") :].splitlines()

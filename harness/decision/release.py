@@ -213,6 +213,17 @@ class Decision:
                 text += ". Treated as PASS (release.on_inconclusive: pass): the false-PASS rate is then NOT controlled"
         return text
 
+    @property
+    def controls(self) -> str:
+        """The error the verdict controls, as a field beside the sentence: "false PASS", "false FAIL" or "none"."""
+        return {"PASS": "false PASS", "FAIL": "false FAIL"}.get(self.verdict, "none")
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the stated rate rests on an approximation (a t-test's normal one, the bootstrap's) for some guard
+        that decided; False where every deciding guard was decided by the exact betting bound (or none decided)."""
+        return any(g.method in (T_TEST, BOOTSTRAP) for g in self.deciding if g.evaluated)
+
     def _caveat(self) -> str:
         """What the stated rate rests on, where a guard was decided by an approximation."""
         methods = {g.method for g in self.deciding if g.evaluated}
@@ -246,7 +257,8 @@ class Decision:
     def to_dict(self) -> dict[str, Any]:
         """What ``gate.json`` holds: the verdict, the errors it controls, then every guard's result."""
         return {
-            "verdict": self.verdict, "outcome": self.outcome, "errors": self.errors, "alpha": self.alpha,
+            "verdict": self.verdict, "outcome": self.outcome, "errors": self.errors, "controls": self.controls,
+            "alpha": self.alpha, "approximate": self.approximate,
             "power": self.power, "on_inconclusive": self.on_inconclusive, "bound": self.bound, "production": self.production,
             "candidate": self.candidate, "line": self.line(), "guards": [dataclasses.asdict(g) for g in self.guards],
         }  # fmt: skip
@@ -583,7 +595,9 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
 
 def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_fail_adj: float | None, alpha: float,
             target: float, family: int = 1) -> GuardResult:  # fmt: skip
-    text = describe(guard)
+    # the label names the dataset (and segment) it was decided on: a guard without dataset: expands over every
+    # dataset, and each copy must be told apart in gate.json, MLflow and the report
+    text = describe(dataclasses.replace(guard, dataset=dataset or guard.dataset))
     where = f"{guard.measure} on {dataset}" + ("" if segment == "all" else f" / {segment}")
     base = GuardResult(guard=text, verdict="FAIL", reason="", measure=str(guard.measure), dataset=dataset, segment=segment,
                        condition=guard.condition, threshold=guard.threshold, descriptive=guard.descriptive)  # fmt: skip

@@ -69,9 +69,12 @@ class Outcome:
     mlflow_run_id: str | None = None
     mlflow_url: str | None = None
     mlflow_runs_url: str | None = None  # the experiment's runs table in the MLflow UI (model-training mode)
-    gate: str = "none"  # pass | fail | inconclusive | none: what the gate exits as (after release.on_inconclusive)
-    gate_verdict: str = "none"  # the verdict itself: pass | fail | inconclusive | none
+    gate: str = "none"  # PASS | FAIL | INCONCLUSIVE | none: what the gate exits as (after release.on_inconclusive)
+    gate_verdict: str = "none"  # the verdict itself: PASS | FAIL | INCONCLUSIVE | none
     gate_errors: str | None = None  # which error the verdict controls, and at what rate
+    gate_controls: str | None = None  # that error as a field: "false PASS", "false FAIL" or "none"
+    gate_alpha: float | None = None  # its rate
+    gate_approximate: bool | None = None  # whether the rate rests on an approximation (t-test, bootstrap)
     warnings: list[str] = field(default_factory=list)
     tracking_error: str | None = None
     interrupted: bool = False  # Ctrl-C after the results were written: the rest was cut short
@@ -393,10 +396,12 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     outcome = Outcome(results_dir=None if saved is None else saved.folder, results=saved, results_error=written_error,
                       warnings=list(experiment.notes))  # fmt: skip
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
-        outcome.gate = verdict.outcome.lower()
-        outcome.gate_verdict = verdict.verdict.lower()
+        outcome.gate = verdict.outcome  # gate.json's words: PASS, FAIL, INCONCLUSIVE
+        outcome.gate_verdict = verdict.verdict
         outcome.gate_line = verdict.line()
         outcome.gate_errors = verdict.errors
+        outcome.gate_controls, outcome.gate_alpha, outcome.gate_approximate = (verdict.controls, verdict.alpha,
+                                                                               verdict.approximate)
     if saved is None:
         return outcome
     # Results are on disk: nothing after this point can lose them, and an interruption (Ctrl-C) from here on stops the

@@ -100,7 +100,7 @@ def test_exit_code_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, g
     code, outcome, err = _run(config)
     expected = {"fail": 3, "inconclusive": 6}.get(gate) or (4 if tracking == "down" else 5 if report == "failing" else 0)
     assert code == expected, err
-    assert outcome["exit_code"] == expected and outcome["gate"] == gate and outcome["gate_verdict"] == gate
+    assert outcome["exit_code"] == expected and outcome["gate"] == gate.upper() and outcome["gate_verdict"] == gate.upper()
     assert outcome["tracking"] == {"ok": "ok", "down": "failed", "off": "disabled"}[tracking]
     assert outcome["report_status"] == {"on": "ok", "off": "disabled", "failing": "failed"}[report]
     folder = Path(str(outcome["results_dir"]))
@@ -316,7 +316,9 @@ def test_every_guard_shows_its_bounds_margin_and_users_in_the_report_and_summary
     assert f"**Release gate: {guard['verdict']}**" in summary and "rate" in summary
     html = (folder / "report.html").read_text()
     verdict = html[html.index('<section id="verdict"') : html.index("</section>", html.index('<section id="verdict"'))]
-    assert f"{guard['drop_high']:+.4f}" in verdict and f"{guard['margin']:+.4f}" in verdict
+    # the one bound the verdict rests on, as one value: the drop's lower bound for a FAIL, else its upper bound
+    bound = f"drop ≥ {guard['drop_low']:+.4f}" if guard["verdict"] == "FAIL" else f"drop ≤ {guard['drop_high']:+.4f}"
+    assert bound in verdict and f"{guard['margin']:+.4f}" in verdict
 
 
 def test_a_segments_file_listing_a_user_twice_is_refused(tmp_path: Path) -> None:

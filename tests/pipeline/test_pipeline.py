@@ -348,7 +348,7 @@ def test_a_release_gate_on_a_fairness_measure(tmp_path: Path) -> None:
     assert text != config.read_text()
     config.write_text(text.replace("output: out", f"output: {tmp_path / 'out'}"))
     outcome = _run_config(config)
-    assert outcome["gate"] == "pass"
+    assert outcome["gate"] == "PASS"
     gate = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())
     (guard,) = gate["guards"]
     assert guard["verdict"] == "PASS" and guard["drop"] == 0.0 and guard["drop_high"] == 0.0, guard
@@ -383,7 +383,7 @@ def test_expected_exposure_of_a_stochastic_run_in_a_release_gate(tmp_path: Path)
     config = _exposure_config(tmp_path)
     config.write_text(config.read_text().replace("output: out", f"output: {tmp_path / 'out'}"))
     outcome = _run_config(config)
-    assert outcome["gate"] == "pass"
+    assert outcome["gate"] == "PASS"
     folder = Path(str(outcome["results_dir"]))
     summary = pd.read_csv(folder / "summary.csv")
     ppl = summary[(summary["system"] == "ppl") & (summary["segment"] == "all")].set_index("measure")["value"]

@@ -91,7 +91,7 @@ def test_a_server_killed_mid_logging_then_back_gets_one_complete_copy(tmp_path: 
             process.wait(timeout=300)
         assert process.returncode == 3, out  # the FAIL still decides, whatever tracking did
         outcome = json.loads(out)
-        assert outcome["tracking"] == "failed" and outcome["gate"] == "fail"
+        assert outcome["tracking"] == "failed" and outcome["gate"] == "FAIL"
         folder = Path(outcome["results_dir"])
         assert all((folder / name).exists() for name in REQUIRED)
     with mlflow_server(tmp_path, port) as url:  # back, on the same store

@@ -53,7 +53,7 @@ def test_a_full_disk_while_writing_keeps_the_failed_verdict_and_leaves_nothing(t
         left = sorted(p.name for p in (disk / "gated").iterdir())
     assert done.returncode == 3, done.stderr
     outcome = json.loads(done.stdout)
-    assert outcome["results_dir"] is None and outcome["gate"] == "fail" and "FAIL" in outcome["gate_line"]
+    assert outcome["results_dir"] is None and outcome["gate"] == "FAIL" and "FAIL" in outcome["gate_line"]
     assert "cannot write the results: No space left on device" in outcome["results_error"]
     assert done.stderr.startswith("harness: error: ") and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert left == []  # no half-written folder, no stale staging folder, no latest link
@@ -145,6 +145,6 @@ def test_ctrl_c_while_tracking_keeps_the_failed_verdicts_exit_code(tmp_path: Pat
         out, err = process.communicate(timeout=120)
     assert process.returncode == 3, seen + err
     outcome = json.loads(out)
-    assert outcome["gate"] == "fail" and outcome["exit_code"] == 3 and outcome["results_dir"]
+    assert outcome["gate"] == "FAIL" and outcome["exit_code"] == 3 and outcome["results_dir"]
     assert outcome["tracking"] == "skipped" and "harness track" in outcome["tracking_error"]
     assert (Path(outcome["results_dir"]) / "gate.json").is_file()

@@ -4,7 +4,9 @@ axis reads as a scale (distinct ticks, evenly stepped) and no number is broken a
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -12,8 +14,8 @@ import pytest
 
 from harness.cli import main
 from harness.demo import generate
-from tests.report.test_report import SCREENSHOTS, _browser
 from tests.repo import ROOT
+from tests.report.test_report import SCREENSHOTS, _browser
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +48,11 @@ def test_every_chart_axis_reads_as_a_scale_and_no_number_wraps(demo_report: Path
         for axis in axes:
             ticks = axis["ticks"]
             values = [float(t) for t in ticks]
-            steps = {round(b - a, 12) for a, b in zip(values, values[1:], strict=False)}
+            steps = {round(b - a, 12) for a, b in itertools.pairwise(values)}
             assert len(set(ticks)) == len(ticks) >= 3, axis  # distinct labels
             assert len(steps) == 1, axis  # evenly stepped
             step = steps.pop()
-            mantissa = step / 10 ** __import__("math").floor(__import__("math").log10(step))
+            mantissa = step / 10 ** math.floor(math.log10(step))
             assert round(mantissa, 6) in (1.0, 2.0, 5.0), axis  # a 1-2-5 step
         wrapped = page.evaluate(
             """() => Array.from(document.querySelectorAll('td.num')).filter(td => {

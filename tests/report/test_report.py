@@ -131,7 +131,7 @@ def test_release_gate(tmp_path: Path, guards: str, candidate: str, code: int, li
         assert "sig-down" in first_row  # the release's table leads with a significant loss
     out_json = io.StringIO()
     assert main(["run", str(folder.parents[2] / "exp.yaml"), "--quiet", "--json"], out_json, io.StringIO()) == code
-    assert json.loads(out_json.getvalue())["gate"] == verdict.lower()
+    assert json.loads(out_json.getvalue())["gate"] == verdict
 
 
 def test_p_values_print_for_people() -> None:
