@@ -168,6 +168,9 @@ class Decision:
     power: float = DEFAULT_POWER
     on_inconclusive: str = "inconclusive"
     bound: str = "auto"
+    # the segment sweep: unguarded segments significantly beyond a guard's margin (Holm within the sweep). They never
+    # change the verdict; they are named beside it, so a PASS cannot hide a large segment's loss
+    warnings: tuple[GuardResult, ...] = ()
 
     @property
     def deciding(self) -> tuple[GuardResult, ...]:
@@ -248,11 +251,20 @@ class Decision:
             head += f" (treated as {self.outcome})"
         if self.verdict == "PASS":
             return (f"{head}: {self.candidate} is within all {len(self.deciding)} guards' margins against {self.production} "
-                    f"(false-PASS rate <= {self.alpha:g})")  # fmt: skip
+                    f"(false-PASS rate <= {self.alpha:g})") + self.warning_text()  # fmt: skip
         shown = [g for g in self.deciding if g.verdict == self.verdict] if self.verdict == "FAIL" else \
             [g for g in self.deciding if g.verdict != "PASS"]  # fmt: skip
         rate = f" (false-FAIL rate <= {self.alpha:g})" if self.verdict == "FAIL" else ""
-        return f"{head}: {self.candidate} against {self.production}: " + "; ".join(g.reason for g in shown) + rate
+        return (f"{head}: {self.candidate} against {self.production}: " + "; ".join(g.reason for g in shown) + rate
+                + self.warning_text())
+
+    def warning_text(self) -> str:
+        """The segment sweep's warnings as a sentence (empty without any)."""
+        if not self.warnings:
+            return ""
+        return (f". WARNING: {len(self.warnings)} unguarded segment(s) significantly beyond a guard's margin (Holm "
+                f"across the segments swept, at {self.alpha:g}; the verdict does not count them): "
+                + "; ".join(g.reason for g in self.warnings))
 
     def to_dict(self) -> dict[str, Any]:
         """What ``gate.json`` holds: the verdict, the errors it controls, then every guard's result."""
@@ -261,6 +273,7 @@ class Decision:
             "alpha": self.alpha, "approximate": self.approximate,
             "power": self.power, "on_inconclusive": self.on_inconclusive, "bound": self.bound, "production": self.production,
             "candidate": self.candidate, "line": self.line(), "guards": [dataclasses.asdict(g) for g in self.guards],
+            "segment_warnings": [dataclasses.asdict(g) for g in self.warnings],
         }  # fmt: skip
 
     @classmethod
@@ -274,9 +287,10 @@ class Decision:
                      "production": g.get("production"), "candidate": g.get("candidate"), "difference": g.get("delta"),
                      "drop": g.get("drop"), "method": "point estimates (before one-sided guards)"}  # fmt: skip
             guards.append(GuardResult(**{k: v for k, v in g.items() if k in names}))
+        warnings = tuple(GuardResult(**{k: v for k, v in g.items() if k in names}) for g in data.get("segment_warnings", []))
         return cls(data["production"], data["candidate"], tuple(guards), data.get("alpha", 0.05),
                    data.get("power", DEFAULT_POWER), data.get("on_inconclusive", "inconclusive"),
-                   data.get("bound", "t"))  # fmt: skip  # a gate.json without one was decided by t
+                   data.get("bound", "t"), warnings)  # fmt: skip  # a gate.json without a bound was decided by t
 
 
 def describe(guard: Guard) -> str:
@@ -328,10 +342,26 @@ class _Tested:
 
 def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float = 0.05,
                   power_target: float = DEFAULT_POWER, on_inconclusive: str = "inconclusive",
-                  bound: BoundChoice = "auto") -> Decision:  # fmt: skip
+                  bound: BoundChoice = "auto", sweep: Sequence[tuple[Guard, str, str, Values]] = ()) -> Decision:  # fmt: skip
     """The decision from each guard's values on each dataset and segment it applies to: ``(guard, dataset, segment,
     values)``, values as :class:`PairedValues`, :class:`ResampledValues`, or the reason they could not be had;
-    ``bound`` says how a guard on a mean is bounded (:mod:`harness.stats.bounds`)."""
+    ``bound`` says how a guard on a mean is bounded (:mod:`harness.stats.bounds`). ``sweep``: the same for the
+    unguarded segments of each guarded measure; those whose drop is significantly beyond the guard's margin (Holm
+    within the sweep) are the decision's warnings."""
+    decision = _decide(checks, production, candidate, alpha, power_target, on_inconclusive, bound)
+    swept = [(g, d, s, _test(g, v, alpha, power_target, bound)) for g, d, s, v in sweep if not isinstance(v, str)]
+    tested = [(g, d, s, t) for g, d, s, t in swept if isinstance(t, _Tested)]
+    adjusted = correct(np.array([t.p_fail for *_, t in tested], dtype=np.float64), "holm")
+    warnings = []
+    for (guard, dataset, segment, t), p_adj in zip(tested, adjusted.tolist(), strict=True):
+        if p_adj < alpha:
+            found = _result(guard, dataset, segment, t, p_adj, alpha, power_target, len(tested))
+            warnings.append(dataclasses.replace(found, guard=found.guard + " (segment sweep)"))
+    return dataclasses.replace(decision, warnings=tuple(warnings))
+
+
+def _decide(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float,
+            power_target: float, on_inconclusive: str, bound: BoundChoice) -> Decision:  # fmt: skip
     tested = [_test(guard, values, alpha, power_target, bound) if not isinstance(values, str) else values
               for guard, _, _, values in checks]  # fmt: skip
     deciding = [i for i, t in enumerate(tested) if isinstance(t, _Tested) and not checks[i][0].descriptive]
@@ -662,6 +692,9 @@ def _p(p: float) -> str:
     return f"= {p:.3g}" if p >= 1e-4 else "< 0.0001"
 
 
+EACH = "each"  # segment: each: a guard per segment
+
+
 def expand(release: Release, available: Sequence[tuple[str, str]]) -> list[tuple[Guard, str, str]]:
     """Each guard on each dataset and segment it applies to, given the (dataset, segment) pairs that have values.
 
@@ -670,9 +703,39 @@ def expand(release: Release, available: Sequence[tuple[str, str]]) -> list[tuple
     """
     out: list[tuple[Guard, str, str]] = []
     for guard in release.guards:
+        if guard.segment == EACH:  # a guard per segment of each dataset: the gate passes only if every one does
+            pairs = [(d, s) for d, s in available if s != "all" and guard.dataset in (None, d)]
+            out.extend((dataclasses.replace(guard, segment=s), d, s) for d, s in pairs)
+            if not pairs:
+                out.append((guard, guard.dataset or "", EACH))
+            continue
         segment = guard.segment or "all"
         datasets = [guard.dataset] if guard.dataset else sorted({d for d, s in available if s == segment})
         out.extend((guard, dataset, segment) for dataset in datasets or [""])
+    return out
+
+
+def sweep_of(release: Release, guarded: Sequence[tuple[Guard, str, str]],
+             available: Sequence[tuple[str, str]]) -> list[tuple[Guard, str, str]]:  # fmt: skip
+    """The segment sweep: every deciding guard over all users, on every other segment of its dataset that no guard
+    of that measure covers, as that guard would test it there (its margin, its condition).
+
+    >>> from harness.config.schema import Release
+    >>> from harness.measures.spec import Measure
+    >>> guard = Guard(Measure("AP"), "max_drop", 0.01)
+    >>> [(d, s) for _, d, s in sweep_of(Release("p", "c", (guard,)), [(guard, "d", "all")],
+    ...                                  [("d", "all"), ("d", "new"), ("d", "old")])]
+    [('d', 'new'), ('d', 'old')]
+    """
+    covered = {(str(g.measure), d, s) for g, d, s in guarded}
+    out = []
+    for guard, dataset, segment in guarded:
+        if guard.descriptive or segment != "all" or not dataset:
+            continue
+        for d, s in available:
+            if d == dataset and s != "all" and (str(guard.measure), d, s) not in covered:
+                covered.add((str(guard.measure), d, s))
+                out.append((dataclasses.replace(guard, dataset=d, segment=s), d, s))
     return out
 
 
@@ -714,9 +777,11 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
                              measure, dict(here[(dataset, release.production)].segment_masks()).get(segment),
                              dict(here[(dataset, release.candidate)].segment_masks()).get(segment))  # fmt: skip
 
-    checks = [(g, d, s, values(g, d, s)) for g, d, s in expand(release, available)]
+    guarded = expand(release, available)
+    checks = [(g, d, s, values(g, d, s)) for g, d, s in guarded]
+    sweep = [(g, d, s, values(g, d, s)) for g, d, s in sweep_of(release, guarded, available)]
     return decide_arrays(checks, release.production, release.candidate, settings.alpha, release.power,
-                         release.on_inconclusive, release.bound)  # fmt: skip
+                         release.on_inconclusive, release.bound, sweep)  # fmt: skip
 
 
 def _pair_row(comparisons: Comparisons | None, dataset: str, segment: str, measure: str, production: str,

@@ -165,13 +165,19 @@ def check_guard_segments(experiment: Experiment) -> None:
             # the user groups are the segments: inside one segment there is one group, and a measure between
             # groups (UserMAD), or of another group (BiasDisparity's user_group), has no value there
             group = guard.measure.param("user_group")
-            if group is None or str(group) != guard.segment:
+            if guard.segment == "each" or group is None or str(group) != guard.segment:
                 between = "between the user groups" if group is None else f"of the user group {group!r}"
+                inside = "inside each segment" if guard.segment == "each" else f"inside segment {guard.segment!r}"
                 raise ConfigError(
-                    f"{guard.measure} is a measure {between}, and the user groups are the segments: inside segment "
-                    f"{guard.segment!r} there is no other group, so it has no value there", path=experiment.source,
+                    f"{guard.measure} is a measure {between}, and the user groups are the segments: {inside} "
+                    "there is no other group, so it has no value there", path=experiment.source,
                     line=guard.line, hint="guard it over every user (remove segment:), where it compares the groups",
                 )  # fmt: skip
+        if guard.segment == "each":  # a guard per segment of each dataset: they must have segments
+            if not any(d.segments is not None for d in experiment.datasets if guard.dataset in (None, d.name)):
+                raise ConfigError("segment: each needs segments", path=experiment.source, line=guard.line,
+                                  hint="add segments: to the dataset, or name one segment")  # fmt: skip
+            continue
         datasets = [experiment.dataset(guard.dataset)] if guard.dataset else list(experiment.datasets)
         known = sorted({s for d in datasets if d.segments is not None for s in _load_segments(d).values()})
         if guard.segment not in known:

@@ -148,7 +148,8 @@ def _relabelled(verdict: Decision | None, measures: Sequence[Measure], label: La
         return text
 
     guards = tuple(dataclasses.replace(g, guard=rename(g.guard), reason=rename(g.reason)) for g in verdict.guards)
-    return dataclasses.replace(verdict, guards=guards)
+    warnings = tuple(dataclasses.replace(g, guard=rename(g.guard), reason=rename(g.reason)) for g in verdict.warnings)
+    return dataclasses.replace(verdict, guards=guards, warnings=warnings)
 
 
 TREND_RUNS = 20  # the guarded measures over this many of the experiment's latest results folders

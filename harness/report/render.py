@@ -58,6 +58,10 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
         marks = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "❔", "DESCRIPTIVE": "ℹ️"}
         lines += [f"- {marks[g.verdict]} {g.verdict} {_md(g.guard)}: {_md(g.reason)}" for g in v.guards]
         lines.append("")
+        if v.warnings:
+            lines += [f"**Warning: {len(v.warnings)} unguarded segment(s) significantly beyond a guard's margin** "
+                      f"(Holm across the segments swept, at {v.alpha:g}; the verdict does not count them)", ""]
+            lines += [f"- ⚠️ {_md(g.guard)}: {_md(g.reason)}" for g in v.warnings] + [""]
     if model.verdict is None:
         lines += ["No release gate is configured.", ""]
     if model.release_changes is not None and model.verdict is not None:
