@@ -205,8 +205,11 @@ class Decision:
                     f"{caveat} (each guard's test of exceeding its margin, Holm-corrected across the {k} guards)"
                     + ("; a guard that could not be evaluated fails the gate as well" if unevaluated else ""))  # fmt: skip
         else:
+            kinds = {g.condition for g in self.deciding if g.verdict == "INCONCLUSIVE"}
+            evidence = "of no gain" if kinds == {"min_gain"} else \
+                "of no drop (nor, for a min_gain guard, of no gain)" if "min_gain" in kinds else "of no drop"  # fmt: skip
             text = (f"INCONCLUSIVE: no guard is shown worse than its margin, and not every guard is shown within it, at {a}. "
-                    "This is not evidence of no drop, and neither error is risked; each undecided guard says how many "
+                    f"This is not evidence {evidence}, and neither error is risked; each undecided guard says how many "
                     "users would decide it. Decide that number before collecting them and run the gate once then: "
                     "re-running it as users accrue until it passes is many looks at one alpha (20 daily looks "
                     "pass a candidate at its margin about 0.22 of the time, not 0.05)")  # fmt: skip

@@ -395,3 +395,19 @@ def test_a_candidate_identical_to_production_is_never_passed(tmp_path: Path) -> 
         assert code == 6 and gate["verdict"] == "INCONCLUSIVE" and gate["bound"] == bound, (bound, err)
         assert [g["n_changed"] for g in gate["guards"]] == [0, 0] and all("(0 of 50 users changed)" in g["reason"]
                                                                           for g in gate["guards"]), gate["guards"]
+
+
+@pytest.mark.parametrize(("conditions", "says"), [
+    (("min_gain",), "not evidence of no gain"),
+    (("max_drop",), "not evidence of no drop,"),
+    (("max_drop", "min_gain"), "of no drop (nor, for a min_gain guard, of no gain)"),
+])
+def test_an_inconclusive_verdict_names_what_it_is_not_evidence_of(conditions: tuple[str, ...], says: str) -> None:
+    """A min_gain guard left undecided is not evidence of no gain (before: "not evidence of no drop" for every gate)."""
+    from harness.decision.release import Decision, GuardResult
+
+    guards = tuple(GuardResult(guard=f"AP: {c}", verdict="INCONCLUSIVE", reason="", measure="AP", dataset="d",
+                               segment="all", condition=c, threshold=0.01) for c in conditions)  # fmt: skip
+    decision = Decision("production", "candidate", guards)
+    assert decision.verdict == "INCONCLUSIVE" and says in decision.errors
+    assert decision.controls == "none" and decision.to_dict()["controls"] == "none"
