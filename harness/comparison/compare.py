@@ -306,11 +306,9 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
     out = []
     nan = float("nan")
     for m in measures:
-        definition = REGISTRY.definition(m)
         delta = observed[m]
         if not math.isfinite(delta):  # undefined on these users (one group's disparity, say): nothing to test, no p
-            out.append(_undefined_row(dataset, segment, m, ra.system, rb.system, value_a[m], delta, n, replicates,
-                                      settings))  # fmt: skip
+            out.append(_system_row(dataset, segment, m, ra.system, rb.system, value_a[m], delta, n, replicates, settings))
             continue
         null = np.concatenate(swapped[m])
         # |d*| >= |d| up to rounding: a replicate equal to the observed difference counts
@@ -320,20 +318,8 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
         finite = diffs[np.isfinite(diffs)]
         spread = np.abs(finite - finite.mean()) if finite.size else finite
         p_boot = float((1 + np.sum(spread >= abs(delta))) / (finite.size + 1)) if finite.size else nan
-        row: dict[str, Any] = {
-            "dataset": dataset, "segment": segment, "measure": str(m), "system_a": ra.system, "system_b": rb.system,
-            "aggregate": "system", "mean_a": value_a[m], "mean_b": value_a[m] + delta, "delta": delta,
-            "ci_low": low, "ci_high": high,
-            "ci_low_t": nan, "ci_high_t": nan, "ci_low_bootstrap": low, "ci_high_bootstrap": high,
-            "effect_size": nan, "higher_is_better": definition.higher(m), "target": _target(definition, m),
-            "wins": 0, "ties": 0, "losses": 0,
-            "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0, "p_tukey_hsd": nan, "n_queries_tukey": 0,
-            "p_floor": 1.0 / (replicates + 1), "p_randomization": p_swap, "p_bootstrap": p_boot,
-            "mde": nan, "n_needed": nan, "effect_size_low": nan, "effect_size_high": nan,
-        }  # fmt: skip
-        for test in settings.tests:
-            row.setdefault(f"p_{test}", nan)
-        out.append(row)
+        out.append(_system_row(dataset, segment, m, ra.system, rb.system, value_a[m], delta, n, replicates, settings,
+                               (low, high), (p_swap, p_boot)))  # fmt: skip
     return out
 
 
@@ -343,19 +329,25 @@ def _target(definition: Any, measure: Measure) -> float:
     return float("nan") if target is None else float(target)
 
 
-def _undefined_row(dataset: str, segment: str, m: Measure, system_a: str, system_b: str, value_a: float, delta: float,
-                   n: int, replicates: int, settings: CompareSettings) -> dict[str, Any]:  # fmt: skip
-    """A system measure's comparison where either value is undefined: every p and interval NaN, so it is never
-    significant, never counted in its family's correction, and reads as undefined rather than as a change."""
+def _system_row(dataset: str, segment: str, m: Measure, system_a: str, system_b: str, value_a: float, delta: float,
+                n: int, replicates: int, settings: CompareSettings, interval: tuple[float, float] = (math.nan, math.nan),
+                p: tuple[float, float] = (math.nan, math.nan)) -> dict[str, Any]:  # fmt: skip
+    """A system measure's comparison row: the bootstrap ``interval`` of the difference and the ``p`` of the
+    randomization and bootstrap tests. Where either value is undefined (``delta`` not finite) the difference, its
+    interval and every p are NaN: never significant, never counted in its family's correction, read as undefined."""
     nan = float("nan")
+    if not math.isfinite(delta):
+        delta, interval, p = nan, (nan, nan), (nan, nan)
+    low, high = interval
+    definition = REGISTRY.definition(m)
     row: dict[str, Any] = {
         "dataset": dataset, "segment": segment, "measure": str(m), "system_a": system_a, "system_b": system_b,
-        "aggregate": "system", "mean_a": value_a, "mean_b": value_a + delta, "delta": nan,
-        "ci_low": nan, "ci_high": nan, "ci_low_t": nan, "ci_high_t": nan, "ci_low_bootstrap": nan, "ci_high_bootstrap": nan,
-        "effect_size": nan, "higher_is_better": REGISTRY.definition(m).higher(m),
-        "target": _target(REGISTRY.definition(m), m), "wins": 0, "ties": 0, "losses": 0,
+        "aggregate": "system", "mean_a": value_a, "mean_b": value_a + delta, "delta": delta,
+        "ci_low": low, "ci_high": high, "ci_low_t": nan, "ci_high_t": nan, "ci_low_bootstrap": low, "ci_high_bootstrap": high,
+        "effect_size": nan, "higher_is_better": definition.higher(m), "target": _target(definition, m),
+        "wins": 0, "ties": 0, "losses": 0,
         "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0, "p_tukey_hsd": nan, "n_queries_tukey": 0,
-        "p_floor": 1.0 / (replicates + 1), "p_randomization": nan, "p_bootstrap": nan,
+        "p_floor": 1.0 / (replicates + 1), "p_randomization": p[0], "p_bootstrap": p[1],
         "mde": nan, "n_needed": nan, "effect_size_low": nan, "effect_size_high": nan,
     }  # fmt: skip
     for test in settings.tests:
