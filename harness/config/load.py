@@ -389,9 +389,13 @@ def _check_latest(node: _Section, latest: Path) -> None:
                          hint="name the results folder itself, or delete the copy (the next harness run links it)")  # fmt: skip
     if not latest.is_symlink():
         return
+    def started(folder: Path) -> str:  # a results folder's name: <YYYYMMDD-HHMMSS>-<random id>
+        return folder.name[:15]
+
     newest = max((p for p in latest.parent.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
-                  and (p / "summary.parquet").exists()), key=lambda p: p.name, default=None)  # fmt: skip
-    if newest is not None and latest.resolve() != newest.resolve():
+                  and (p / "summary.parquet").exists()), key=started, default=None)  # fmt: skip
+    # stale only when a folder started in a later second: two runs in one second are not ordered by their names
+    if newest is not None and started(newest) > started(latest.resolve()):
         raise node.error("results", f"{latest} links {latest.resolve().name}, but {newest.name} beside it is newer",
                          hint=f"name the folder you mean: {newest} (or run again: latest then links the new one)")  # fmt: skip
 

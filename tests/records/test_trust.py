@@ -268,8 +268,12 @@ def _two_gated_runs(tmp_path: Path) -> tuple[Path, list[Path]]:
 
     candidate, guard = GATES["pass"]
     config = gated_config(tmp_path, guard, candidate=candidate, report="on")
+    import time
+
     folders = []
-    for _ in range(2):
+    for attempt in range(2):
+        if attempt:
+            time.sleep(1.1)  # folders are named by the second they start in: the second one starts a second later
         out, err = io.StringIO(), io.StringIO()
         assert main(["run", str(config), "--json", "--quiet"], out, err) == 0, err.getvalue()
         folders.append(Path(json.loads(out.getvalue())["results_dir"]))
