@@ -499,6 +499,10 @@ def _excess_range(guard: Guard, sign: float, value_range: tuple[float, float]) -
     return min(corners), max(corners)
 
 
+def _normal_cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
 def _ndtri(p: float) -> float:
     from scipy import special
 
@@ -860,7 +864,37 @@ class Plan:
                                          "mde_now": power.minimum_detectable_effect(n_now, sd, alpha, target, sided)}  # fmt: skip
         return cls(n, sd, margin, alpha, target, sided, source, **now)  # type: ignore[arg-type]
 
+    @classmethod
+    def resampled(cls, guard: GuardResult, margin: float, alpha: float = 0.05, target: float = 0.8,
+                  source: str = "the gate") -> Plan:  # fmt: skip
+        """What the gate plans for a guard on a measure with one value per run (decided by the bootstrap over users):
+        the users that bring the normal bound's half-width ``(z_alpha + z_power) se`` down to ``margin``, with the
+        guard's own bootstrap sd; the gate's "users needed" for that margin, to the user.
+
+        >>> g = GuardResult("REO@10", "INCONCLUSIVE", "", "REO@10", "d", "all", sd=0.5, n_queries=100)
+        >>> Plan.resampled(g, 0.1).n_queries
+        155
+        """
+        if guard.sd is None or not guard.n_queries or not math.isfinite(guard.sd):
+            raise HarnessError(f"the gate's guard on {guard.measure} has no bootstrap sd to plan from",
+                               hint="a guard that was evaluated has one: check the dataset and segment")  # fmt: skip
+        if not math.isfinite(margin) or margin <= 0:
+            raise HarnessError(f"the margin must be a number above 0, got {margin}", hint="--margin 0.01")
+        n, se = guard.n_queries, guard.sd / math.sqrt(guard.n_queries)
+        z = _ndtri(1 - alpha) + _ndtri(target)
+        needed = math.ceil(n * (z * se / margin) ** 2) if se > 0 else None  # the gate's own arithmetic
+        power_now = float(_normal_cdf(margin / se - _ndtri(1 - alpha))) if se > 0 else 1.0
+        return cls(needed, guard.sd, margin, alpha, target, "one", source, n, power_now, z * se)
+
     def line(self) -> str:
+        if self.source.startswith("the bootstrap"):
+            needed = f"{self.n_queries:,} users" if self.n_queries else "any number of users"
+            text = (f"{needed}: the gate's bootstrap bound at alpha {self.alpha:g} has {self.power:.0%} power to resolve a "
+                    f"true distance of {self.margin:g} when the per-user sd is {self.sd:.4f} ({self.source})")  # fmt: skip
+            if self.n_now is not None:
+                text += (f". With the {self.n_now:,} users there: power {self.power_now:.0%}, minimum detectable effect "
+                         f"{self.mde_now:.4f}")  # fmt: skip
+            return text
         test = "one-sided paired t-test (a max_drop guard)" if self.sided == "one" else "two-sided paired t-test"
         needed = f"{self.n_queries:,} users" if self.n_queries else "more than 10^9 users"
         text = (f"{needed}: a {test} at alpha {self.alpha:g} has {self.power:.0%} power to resolve a true distance of "

@@ -11,6 +11,7 @@ import numpy as np
 from harness.decision.release import Plan
 from harness.errors import HarnessError
 from harness.measures.registry import REGISTRY
+from harness.measures.spec import Measure
 from harness.records.store import SavedResults, read_results
 from harness.stats import paired
 from harness.stats.power import Sided
@@ -43,7 +44,9 @@ def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: f
                            hint=f"did you mean {', '.join(map(repr, close))}?" if close else
                            "harness validate lists them")  # fmt: skip
     definition = REGISTRY.definition(parsed)
-    if definition.aggregate != "mean" or definition.is_system(parsed):
+    if definition.is_system(parsed):  # its sd comes from resampling the users' lists, which the gate did
+        return _plan_from_gate(saved, parsed, margin, dataset, segment, alpha, target, sided)
+    if definition.aggregate != "mean":
         raise HarnessError(f"{measure} is not averaged over users: a paired t-test plan does not describe it",
                            hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
     columns = []
@@ -63,3 +66,23 @@ def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: f
     sd = float(paired.run_tests(differences, None, ("t",)).t.sd[0])  # from exact sums, as the tests compute it
     where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
     return Plan.of(sd, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}", len(differences))
+
+
+def _plan_from_gate(saved: SavedResults, measure: Measure, margin: float, dataset: str, segment: str, alpha: float,
+                    target: float, sided: Sided) -> Plan:  # fmt: skip
+    """A measure with one value per run: what the gate planned, from the bootstrap sd of its guard on that measure,
+    dataset and segment (gate.json); a system measure has no per-user values a t-test plan could read."""
+    guards = [] if saved.verdict is None else [*saved.verdict.guards, *saved.verdict.warnings]
+    found = next((g for g in guards if g.measure == str(measure) and g.dataset == dataset and g.segment == segment
+                  and g.sd is not None), None)  # fmt: skip
+    if found is None:
+        raise HarnessError(f"{measure} has one value per run: its per-user sd comes from the gate's bootstrap over "
+                           f"the users' lists, and {saved.folder.name} has no guard on it on {dataset!r}"
+                           + ("" if segment == "all" else f" / {segment!r}"),
+                           hint="guard it in report.release.guards (descriptive: true is enough) and run again; "
+                                "harness plan then plans what the gate plans")  # fmt: skip
+    if sided != "one":
+        raise HarnessError("the gate's bootstrap plan is one-sided", hint="drop --two-sided")
+    where = f"{dataset}" + ("" if segment == "all" else f" / {segment}")
+    return Plan.resampled(found, margin, alpha, target,
+                          f"the bootstrap over users of the gate's guard on {where} in {saved.folder.name}")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.errors import HarnessError
 from harness.measures.parse import labeller, parse_measure
 from harness.measures.spec import Measure
 
@@ -86,9 +87,17 @@ class Recorded:
         return lambda measure: plain(str(measure))
 
     def measure(self, name: str) -> Measure | None:
-        """A computed measure by its canonical name or its label."""
+        """A computed measure by its canonical name, its label, or any spelling of it the parser reads
+        (``REO(group=provider)@10`` is ``REO(group='provider')@10``)."""
         label = self.label
-        return next((m for m in self.measures if name in (str(m), label(m))), None)
+        found = next((m for m in self.measures if name in (str(m), label(m))), None)
+        if found is not None:
+            return found
+        try:
+            parsed = parse_measure(name)
+        except HarnessError:
+            return None
+        return next((m for m in self.measures if m == parsed), None)
 
 
 __all__ = ["Recorded", "RecordedGuard", "RecordedRelease"]

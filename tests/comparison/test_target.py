@@ -109,3 +109,25 @@ def test_the_pipeline_reads_the_target_everywhere(tmp_path: Path) -> None:
     best = set(re.findall(r'<td class="best[^"]*" data-sort="([^"]+)"', html))
     closest, farther = sorted((prod, cand), key=abs)
     assert closest != farther and repr(closest) in best and repr(farther) not in best
+
+
+def test_harness_plan_plans_what_the_gate_plans_for_a_system_measure(tmp_path: Path) -> None:
+    """A measure with one value per run (REO) has no per-user values for a t-test plan: harness plan reads the
+    bootstrap sd of the gate's guard on it and plans as the gate does, to the user (issue 47: it refused before,
+    where the gate printed its users needed). Without a guard on the measure, it says why it cannot."""
+    reo = "REO(group=provider)@10"
+    config = _fairness_experiment(tmp_path, f"{{measure: '{reo}', max_drop: 0.05}}")
+    config.write_text(config.read_text().replace(f'"{BR}"]', f'"{BR}", "{reo}", "RSP(group=provider)@10"]'))
+    out, err = io.StringIO(), io.StringIO()
+    main(["run", str(config), "--json", "--quiet"], out, err)
+    folder = Path(json.loads(out.getvalue())["results_dir"])
+    (guard,) = json.loads((folder / "gate.json").read_text())["guards"]
+    assert guard["n_needed"] and guard["sd"] > 0, guard
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["plan", str(folder), "--measure", reo, "--margin", "0.05", "--format", "json"], out, err) == 0, err.getvalue()
+    plan = json.loads(out.getvalue())
+    assert plan["n_queries"] == guard["n_needed"] and plan["sd"] == guard["sd"] and plan["n_now"] == guard["n_queries"]
+    assert plan["mde_now"] == pytest.approx(guard["mde"], rel=1e-12)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["plan", str(folder), "--measure", "RSP(group=provider)@10", "--margin", "0.05"], out, err) == 2
+    assert "no guard on it" in err.getvalue() and "descriptive: true is enough" in err.getvalue()
