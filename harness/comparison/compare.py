@@ -225,6 +225,19 @@ def _resampled(result: RunResult, measures: tuple[Measure, ...], queries: np.nda
     return full, {m: np.concatenate(v) for m, v in samples.items()}
 
 
+def _within(interval: tuple[float, float], bounds: tuple[float, float] | None) -> tuple[float, float]:
+    """An interval clipped to the values the measure can take: a centred bootstrap interval can reach past them
+    (REO below 0), and no value there is possible.
+
+    >>> _within((-0.02, 0.31), (0.0, float("inf")))
+    (0.0, 0.31)
+    """
+    if bounds is None:
+        return interval
+    low, high = interval
+    return float(min(max(low, bounds[0]), bounds[1])), float(min(max(high, bounds[0]), bounds[1]))
+
+
 def _centred_interval(value: float, replicates: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
     """The replicates' central interval, moved from their own mean to ``value``: [v + q_lo - m*, v + q_hi - m*].
 
@@ -256,7 +269,7 @@ def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[st
         keys = _user_keys(settings, result.dataset, segment, queries, "resample")
         full, samples = _resampled(result, result.system_measures, queries, keys, settings.system_resamples)
         for m in result.system_measures:
-            low, high = _centred_interval(full[m], samples[m])
+            low, high = _within(_centred_interval(full[m], samples[m]), REGISTRY.definition(m).bounds_of(m))
             out.append({"dataset": result.dataset, "system": result.system, "segment": segment, "measure": str(m),
                         "value": full[m], "mean": full[m], "ci_low": low, "ci_high": high,
                         "n_queries": len(queries)})  # fmt: skip

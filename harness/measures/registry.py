@@ -85,6 +85,9 @@ class MeasureDef:
     # the interval every per-query value lies in, where one is known (proportions: [0, 1]); a release guard's betting
     # bound rests on it (harness.stats.bounds). Set for the measures listed in UNIT_INTERVAL below
     value_range: tuple[float, float] | None = None
+    # the interval a measure with one value per run lies in (a share in [0, 1], a disparity >= 0), where one is known:
+    # its bootstrap interval is clipped to it. Set in SYSTEM_BOUNDS below
+    system_bounds: tuple[float, float] | None = None
     # the run's value of each group behind a system measure (REO's P_g, each group's share of exposure): (the groups'
     # names, their values), from the lists and the measure's summed terms; the report draws them
     by_group: Callable[[RankedLists, Measure, np.ndarray], tuple[tuple[str, ...], np.ndarray]] | None = None
@@ -129,6 +132,16 @@ class MeasureDef:
 
     def compute(self, lists: RankedLists, measure: Measure) -> np.ndarray:
         return self.kernel(lists, measure)
+
+    def bounds_of(self, measure: Measure) -> tuple[float, float] | None:
+        """The interval the measure's value over users lies in: a system measure's own bounds, else its per-query
+        range (a mean of values in [0, 1] is in [0, 1]); None where none is known.
+
+        >>> from harness.measures.parse import parse_measure
+        >>> REGISTRY.definition(parse_measure("REO(group=g)@10")).bounds_of(parse_measure("REO(group=g)@10"))
+        (0.0, inf)
+        """
+        return self.system_bounds if self.is_system(measure) else self.range_of(measure)
 
     def is_system(self, measure: Measure) -> bool:
         """One value per run (resampled over users for a CI), not one per query."""
@@ -1406,3 +1419,14 @@ UNIT_INTERVAL = ("AP", "P", "R", "Success", "F", "Rprec", "SetP", "SetR", "SetAP
 for _name in UNIT_INTERVAL:
     REGISTRY.replace(_name, value_range=(0.0, 1.0))
 del _name
+# Measures with one value per run, and the interval their definition keeps them in: shares and Gini coefficients in
+# [0, 1]; counts, entropies, spreads and mean absolute differences >= 0; Coverage >= 0 only (items recommended outside
+# the catalogue count, so it can pass 1); BiasDisparity's BD = (BR - BS) / BS >= -1
+_INF = float("inf")
+SYSTEM_BOUNDS = {"Coverage": (0.0, _INF), "Gini": (0.0, 1.0), "ExposureGini": (0.0, 1.0), "ExposureShare": (0.0, 1.0),
+                 "RecItems": (0.0, _INF), "Entropy": (0.0, _INF), "RSP": (0.0, _INF), "REO": (0.0, _INF),
+                 "PopRSP": (0.0, _INF), "PopREO": (0.0, _INF), "ItemMAD": (0.0, _INF), "UserMAD": (0.0, _INF),
+                 "BiasDisparity": (-1.0, _INF)}  # fmt: skip
+for _name, _bounds in SYSTEM_BOUNDS.items():
+    REGISTRY.replace(_name, system_bounds=_bounds)
+del _name, _bounds

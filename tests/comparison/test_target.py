@@ -131,3 +131,27 @@ def test_harness_plan_plans_what_the_gate_plans_for_a_system_measure(tmp_path: P
     out, err = io.StringIO(), io.StringIO()
     assert main(["plan", str(folder), "--measure", "RSP(group=provider)@10", "--margin", "0.05"], out, err) == 2
     assert "no guard on it" in err.getvalue() and "descriptive: true is enough" in err.getvalue()
+
+
+def test_system_measure_intervals_stay_within_the_values_the_measure_can_take(tmp_path: Path) -> None:
+    """A centred bootstrap interval reaches past what a measure can be (issue 47: REO's went below 0): every system
+    measure's interval in summary.parquet lies within its registry bounds, and touches them only where clipped."""
+    from harness.comparison.compare import _centred_interval  # noqa: F401 - the interval being clipped
+
+    measures = ["REO(group=provider)@10", "RSP(group=provider)@10", "ItemMAD(group=provider)@10", "Gini@10",
+                "Coverage@10", "ExposureGini@10"]  # fmt: skip
+    config = _fairness_experiment(tmp_path, f"{{measure: \"{BD}\", max_drop: 0.01}}")
+    config.write_text(config.read_text().replace(f'"{BR}"]', f'"{BR}", ' + ", ".join(f'"{m}"' for m in measures) + "]"))
+    out, err = io.StringIO(), io.StringIO()
+    main(["run", str(config), "--json", "--quiet"], out, err)
+    summary = pd.read_parquet(Path(json.loads(out.getvalue())["results_dir"]) / "summary.parquet")
+    checked = 0
+    for row in summary.itertuples():
+        measure = parse_measure(str(row.measure))
+        definition = REGISTRY.definition(measure)
+        if not definition.is_system(measure) or not math.isfinite(row.value):
+            continue
+        low, high = definition.bounds_of(measure)
+        assert low <= row.ci_low <= row.value <= row.ci_high <= high, row
+        checked += 1
+    assert checked >= 2 * len(measures)
