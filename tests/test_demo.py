@@ -46,6 +46,13 @@ def test_demo_report_leads_with_the_regressions_accuracy_and_beyond(tmp_path: Pa
     assert undecided["measure"] == "RR@10" and undecided["n_queries"] == 150 and undecided["n_needed"] > 150
     assert f"150 users detect a distance of {undecided['mde']:.4f}" in summary
     assert f"about {undecided['n_needed']:,} users would decide it" in summary
+    # and, labelled apart, the users if the true difference were the observed one: the MDE shrinks as 1 / sqrt(n)
+    import math
+
+    distance = abs(undecided["margin"] - undecided["drop"])
+    observed = math.ceil(150 * (undecided["mde"] / distance) ** 2)
+    assert undecided["n_needed_observed"] == observed
+    assert f"at the observed difference ({distance:.4f} from it) about {observed:,} users would decide it" in summary
     html = (Path(outcome["results_dir"]) / "report.html").read_text()
     assert f"{undecided['mde']:.4f}" in html and f"{undecided['n_needed']:,}" in html
     # a non-significant comparison shows the smallest difference its queries detect, never just "no difference"

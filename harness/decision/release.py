@@ -151,6 +151,9 @@ class GuardResult:
     mde: float | None = None
     n_needed: int | None = None
     planned_for: str = ""
+    # the users that would decide the guard if the true difference were the one observed (None: none would, or it is
+    # what n_needed already plans for), beside n_needed's equal candidate: two plans, each labelled
+    n_needed_observed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -677,6 +680,11 @@ def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_f
         verdict = "INCONCLUSIVE"
         needed = f"about {t.n_needed:,} users would decide it {t.planned_for}" if t.n_needed else \
             "no number of users would decide it at the observed difference"  # fmt: skip
+        observed = _needed_at_observed(t)
+        if observed is not None:
+            base = dataclasses.replace(base, n_needed_observed=observed)
+            needed = (f"at the observed difference ({abs(t.margin - t.drop):.4f} from it) about {observed:,} users "
+                      f"would decide it; {needed}")  # fmt: skip
         beyond = (t.p_fail < alpha) if p_fail_adj is not None else False
         if beyond:  # shown beyond the margin alone, but not after Holm's correction across the guards
             bound = f"upper bound {bound_high:+.4f} < {limit:.4f}" if gain else f"lower bound {bound_low:+.4f} > {limit:.4f}"
@@ -687,6 +695,17 @@ def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_f
         reason = (f"{where}: {values}{changed}; {shown} ({_by(t.method)}). {t.n:,} users detect a distance of "
                   f"{t.mde:.4f} from it with {target:.0%} power; {needed}")  # fmt: skip
     return dataclasses.replace(base, verdict=verdict, reason=reason)
+
+
+def _needed_at_observed(t: _Tested) -> int | None:
+    """The users that would decide a guard if the true difference were the observed one: the minimum detectable
+    effect shrinks as 1 / sqrt(n), so ``n (mde / distance)^2``. None where the observed distance from the margin is
+    0, nothing was planned, or that is already what ``n_needed`` plans for."""
+    distance = abs(t.margin - t.drop)
+    if t.planned_for == "if the true difference is the one observed" or not distance or not math.isfinite(t.mde) \
+            or not t.n_needed:  # fmt: skip
+        return None
+    return math.ceil(t.n * (t.mde / distance) ** 2)
 
 
 def _by(method: str) -> str:
