@@ -691,7 +691,9 @@ def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_f
             shown = (f"one-sided {level} {bound} for this guard alone, but not after Holm's correction across the "
                      f"{family} guards (Holm-corrected p {_p(p_fail_adj or 1.0)})")  # fmt: skip
         else:
-            shown = f"one-sided {level} bounds [{bound_low:+.4f}, {bound_high:+.4f}] include the {limit:.4f} it names"
+            # each bound is one-sided: written as two statements, never as an interval that reads as two-sided
+            shown = (f"neither one-sided {level} bound ({noun} >= {bound_low:+.4f}, {noun} <= {bound_high:+.4f}) "
+                     f"excludes the {limit:.4f} it names")  # fmt: skip
         reason = (f"{where}: {values}{changed}; {shown} ({_by(t.method)}). {t.n:,} users detect a distance of "
                   f"{t.mde:.4f} from it with {target:.0%} power; {needed}")  # fmt: skip
     return dataclasses.replace(base, verdict=verdict, reason=reason)

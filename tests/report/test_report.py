@@ -97,7 +97,7 @@ GATES = [
     # AP on every query: a difference without spread, which no guard decides (issue 41): the betting bound's reach with
     # no spread is the capped bet's 2 log(20) / (n * 0.5 / 0.505) = 0.1513 at 40 users (0.1498 for the 0.00005 margin),
     # far wider than either margin. Identical values (copy, head) are "0 of n users changed", likewise undecided.
-    ("{measure: AP, max_drop: 0.01}", "tiny_drop", 6, "(40 of 40 users changed); one-sided 95% bounds"),
+    ("{measure: AP, max_drop: 0.01}", "tiny_drop", 6, "(40 of 40 users changed); neither one-sided 95% bound (drop >= "),
     ("{measure: AP, max_drop: 0.00005}", "tiny_drop", 6, "40 users detect a distance of 0.1498 from it"),
     ("{measure: AP, max_drop: 0.05}", "big_drop", 3, "AP on main: 1.0000 -> "),
     ("{measure: AP, dataset: copy, max_drop: 0.01}", "tail_drop", 6, "(0 of 40 users changed)"),
