@@ -908,18 +908,15 @@ class Plan:
         return cls(needed, guard.sd, margin, alpha, target, "one", source, n, power_now, z * se)
 
     def line(self) -> str:
-        if self.source.startswith("the bootstrap"):
+        if self.source.startswith("the bootstrap"):  # Plan.resampled: the gate's bound on a measure with one value per run
             needed = f"{self.n_queries:,} users" if self.n_queries else "any number of users"
-            text = (f"{needed}: the gate's bootstrap bound at alpha {self.alpha:g} has {self.power:.0%} power to resolve a "
-                    f"true distance of {self.margin:g} when the per-user sd is {self.sd:.4f} ({self.source})")  # fmt: skip
-            if self.n_now is not None:
-                text += (f". With the {self.n_now:,} users there: power {self.power_now:.0%}, minimum detectable effect "
-                         f"{self.mde_now:.4f}")  # fmt: skip
-            return text
-        test = "one-sided paired t-test (a max_drop guard)" if self.sided == "one" else "two-sided paired t-test"
-        needed = f"{self.n_queries:,} users" if self.n_queries else "more than 10^9 users"
-        text = (f"{needed}: a {test} at alpha {self.alpha:g} has {self.power:.0%} power to resolve a true distance of "
-                f"{self.margin:g} when the per-user differences have sd {self.sd:.4f} ({self.source})")  # fmt: skip
+            test, spread = "the gate's bootstrap bound", "the per-user sd is"
+        else:
+            needed = f"{self.n_queries:,} users" if self.n_queries else "more than 10^9 users"
+            test = "a one-sided paired t-test (a max_drop guard)" if self.sided == "one" else "a two-sided paired t-test"
+            spread = "the per-user differences have sd"
+        text = (f"{needed}: {test} at alpha {self.alpha:g} has {self.power:.0%} power to resolve a true distance of "
+                f"{self.margin:g} when {spread} {self.sd:.4f} ({self.source})")  # fmt: skip
         if self.n_now is not None:
             text += (f". With the {self.n_now:,} users there: power {self.power_now:.0%}, minimum detectable effect "
                      f"{self.mde_now:.4f}")  # fmt: skip
