@@ -366,14 +366,14 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
                     "gate_controls": outcome.gate_controls,
                     "gate_alpha": outcome.gate_alpha,
                     "gate_approximate": outcome.gate_approximate,
-                    "tracking": _stage(experiment.tracking.enabled, outcome, outcome.tracking_error),
+                    "tracking": _stage("tracking", experiment.tracking.enabled, outcome, outcome.tracking_error),
                     "tracking_uri": outcome.tracking_uri,
                     "mlflow_run_id": outcome.mlflow_run_id,
                     "mlflow_url": outcome.mlflow_url,
                     "mlflow_runs_url": outcome.mlflow_runs_url,
                     "tracking_error": outcome.tracking_error,
                     "report": None if outcome.report is None else str(outcome.report),
-                    "report_status": _stage(experiment.report.enabled, outcome, outcome.report_error),
+                    "report_status": _stage("report", experiment.report.enabled, outcome, outcome.report_error),
                     "report_error": outcome.report_error,
                     "exit_code": code,
                 }
@@ -397,14 +397,12 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
             out.write(f"  {for_terminal(outcome.gate_errors)}\n")
 
 
-def _stage(enabled: bool, outcome: Outcome, error: str | None) -> str:
+def _stage(name: str, enabled: bool, outcome: Outcome, error: str | None) -> str:
     """A later stage's status in ``--json``: disabled, skipped (the results were not written, or the run was
-    interrupted before it), failed or ok."""
+    interrupted before it ended), failed or ok."""
     if not enabled:
         return "disabled"
-    if outcome.results_dir is None:
-        return "skipped"
-    if error is not None and error.startswith("interrupted"):
+    if outcome.results_dir is None or name in outcome.cut_short:
         return "skipped"
     return "failed" if error else "ok"
 

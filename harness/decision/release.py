@@ -264,13 +264,19 @@ class Decision:
         return (f"{head}: {self.candidate} against {self.production}: " + "; ".join(g.reason for g in shown) + rate
                 + self.warning_text())
 
+    @property
+    def warning_heading(self) -> tuple[str, str]:
+        """What the segment sweep's warnings are, and on what they rest: the verdict line, summary.md and the report
+        each say these two phrases."""
+        return (f"{len(self.warnings)} unguarded segment(s) significantly beyond a guard's margin",
+                f"Holm across the segments swept, at {self.alpha:g}; the verdict does not count them")
+
     def warning_text(self) -> str:
         """The segment sweep's warnings as a sentence (empty without any)."""
         if not self.warnings:
             return ""
-        return (f". WARNING: {len(self.warnings)} unguarded segment(s) significantly beyond a guard's margin (Holm "
-                f"across the segments swept, at {self.alpha:g}; the verdict does not count them): "
-                + "; ".join(g.reason for g in self.warnings))
+        what, basis = self.warning_heading
+        return f". WARNING: {what} ({basis}): " + "; ".join(g.reason for g in self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
         """What ``gate.json`` holds: the verdict, the errors it controls, then every guard's result."""
@@ -285,18 +291,19 @@ class Decision:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decision:
         names = {f.name for f in dataclasses.fields(GuardResult)}
-        guards = []
-        for g in data["guards"]:
+
+        def result(g: dict[str, Any]) -> GuardResult:
             if "verdict" not in g:  # a gate.json written before guards were tests: its pass/fail as it was decided
                 g = {"guard": g["guard"], "verdict": "PASS" if g.get("passed") else "FAIL", "reason": g["reason"],
                      "measure": g.get("measure", ""), "dataset": g.get("dataset", ""), "segment": g.get("segment", "all"),
                      "production": g.get("production"), "candidate": g.get("candidate"), "difference": g.get("delta"),
                      "drop": g.get("drop"), "method": "point estimates (before one-sided guards)"}  # fmt: skip
-            guards.append(GuardResult(**{k: v for k, v in g.items() if k in names}))
-        warnings = tuple(GuardResult(**{k: v for k, v in g.items() if k in names}) for g in data.get("segment_warnings", []))
-        return cls(data["production"], data["candidate"], tuple(guards), data.get("alpha", 0.05),
+            return GuardResult(**{k: v for k, v in g.items() if k in names})
+
+        # a gate.json without a bound was decided by t
+        return cls(data["production"], data["candidate"], tuple(map(result, data["guards"])), data.get("alpha", 0.05),
                    data.get("power", DEFAULT_POWER), data.get("on_inconclusive", "inconclusive"),
-                   data.get("bound", "t"), warnings)  # fmt: skip  # a gate.json without a bound was decided by t
+                   data.get("bound", "t"), tuple(map(result, data.get("segment_warnings", []))))  # fmt: skip
 
 
 def describe(guard: Guard) -> str:
@@ -624,13 +631,24 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
     p_fail = float((1 + np.sum(shifted <= 0)) / (b + 1))
     low, high = np.quantile(shifted, [alpha, 1 - alpha])
     se = float(replicates.std(ddof=1))
-    z = _ndtri(1 - alpha) + _ndtri(target)
     distance, planned_for = _planned(guard, margin, observed)
-    n_needed = math.ceil(values.n * (z * se / distance) ** 2) if distance and se > 0 else None
+    mde, n_needed = _bootstrap_plan(values.n, se, distance, alpha, target)
     return _Tested(
         values.production, values.candidate, float(drop(values.production, values.candidate)), margin, margin + float(low),
-        margin + float(high), p_pass, p_fail, values.n, se * math.sqrt(values.n), z * se, n_needed, planned_for, BOOTSTRAP,
+        margin + float(high), p_pass, p_fail, values.n, se * math.sqrt(values.n), mde, n_needed, planned_for, BOOTSTRAP,
     )  # fmt: skip
+
+
+def _bootstrap_plan(n: int, se: float, distance: float, alpha: float, target: float) -> tuple[float, int | None]:
+    """(the minimum detectable effect, the users that resolve ``distance``) of a guard decided by the bootstrap over
+    ``n`` users with standard error ``se``: its bound's reach (z_alpha + z_power) se, shrinking as 1 / sqrt(n). The
+    gate's plan and harness plan's (:meth:`Plan.resampled`) are this one computation.
+
+    >>> _bootstrap_plan(100, 0.05, 0.1, 0.05, 0.8)[1]
+    155
+    """
+    z = _ndtri(1 - alpha) + _ndtri(target)
+    return z * se, (math.ceil(n * (z * se / distance) ** 2) if distance and se > 0 else None)
 
 
 def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_fail_adj: float | None, alpha: float,
@@ -870,6 +888,7 @@ class Plan:
     n_now: int | None = None
     power_now: float | None = None
     mde_now: float | None = None
+    method: str = T_TEST  # the test planned for: the paired t-test, or the gate's bootstrap over users (BOOTSTRAP)
 
     @classmethod
     def of(cls, sd: float, margin: float, alpha: float = 0.05, target: float = 0.8, sided: Sided = "one",
@@ -902,13 +921,12 @@ class Plan:
         if not math.isfinite(margin) or margin <= 0:
             raise HarnessError(f"the margin must be a number above 0, got {margin}", hint="--margin 0.01")
         n, se = guard.n_queries, guard.sd / math.sqrt(guard.n_queries)
-        z = _ndtri(1 - alpha) + _ndtri(target)
-        needed = math.ceil(n * (z * se / margin) ** 2) if se > 0 else None  # the gate's own arithmetic
+        mde, needed = _bootstrap_plan(n, se, margin, alpha, target)
         power_now = float(_normal_cdf(margin / se - _ndtri(1 - alpha))) if se > 0 else 1.0
-        return cls(needed, guard.sd, margin, alpha, target, "one", source, n, power_now, z * se)
+        return cls(needed, guard.sd, margin, alpha, target, "one", source, n, power_now, mde, BOOTSTRAP)
 
     def line(self) -> str:
-        if self.source.startswith("the bootstrap"):  # Plan.resampled: the gate's bound on a measure with one value per run
+        if self.method == BOOTSTRAP:  # Plan.resampled: the gate's bound on a measure with one value per run
             needed = f"{self.n_queries:,} users" if self.n_queries else "any number of users"
             test, spread = "the gate's bootstrap bound", "the per-user sd is"
         else:

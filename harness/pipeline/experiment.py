@@ -78,6 +78,7 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     tracking_error: str | None = None
     interrupted: bool = False  # Ctrl-C after the results were written: the rest was cut short
+    cut_short: frozenset[str] = frozenset()  # the later stages the interruption stopped before they ended
     tracking_notes: tuple[str, ...] = ()  # what tracking did that the user should know (a half-made store set aside)
     report_error: str | None = None
     results_error: str | None = None
@@ -436,8 +437,10 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         outcome.interrupted = True
         if experiment.tracking.enabled and outcome.mlflow_run_id is None and outcome.tracking_error is None:
             outcome.tracking_error = f"interrupted before the results were logged; log them with: harness track {saved.folder}"
+            outcome.cut_short |= {"tracking"}
         if experiment.report.enabled and outcome.report is None and outcome.report_error is None:
             outcome.report_error = f"interrupted before the report was rendered; render it with: harness report {saved.folder}"
+            outcome.cut_short |= {"report"}
     return outcome
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness._text import clipped
 from harness.decision.release import Decision
 from harness.errors import HarnessError
 from harness.records.store import read_results, write_tracking
@@ -28,7 +29,7 @@ def track_folder(folder: str | Path, uri: str | None = None, experiment: str | N
     recorded = (results.config.get("tracking") or {}).get("uri")
     if to.is_default and recorded and recorded != to.uri:
         raise HarnessError(
-            f"the folder was meant to be logged at {recorded!r}, which harness does not take from a results folder",
+            f"the folder was meant to be logged at {clipped(recorded)}, which harness does not take from a results folder",
             path=results.folder,
             hint=f"if you trust that address, name it: harness track {folder} --uri <URI> (or set MLFLOW_TRACKING_URI); "
                  f"to log to the local store, --uri {to.uri}",

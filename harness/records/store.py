@@ -268,8 +268,11 @@ MAX_RECORD_BYTES = 16 * 2**20  # config.resolved.yaml, provenance.json, gate.jso
 
 
 def _refuse_links(folder: Path) -> None:
-    for entry in (*folder.iterdir(), *((folder / "per_query.parquet").iterdir() if (folder / "per_query.parquet").is_dir()
-                                       and not (folder / "per_query.parquet").is_symlink() else ())):  # fmt: skip
+    entries = list(folder.iterdir())
+    parts = folder / "per_query.parquet"  # a folder of parts on the Dask engine: its files too
+    if parts.is_dir() and not parts.is_symlink():
+        entries += parts.iterdir()
+    for entry in entries:
         if entry.is_symlink():
             raise HarnessError(f"{entry.relative_to(folder)} is a symbolic link: a results folder holds only its own "
                                "files, and harness reads or uploads nothing from outside it", path=folder,

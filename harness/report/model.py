@@ -42,6 +42,7 @@ class Table:
     columns: list[tuple[str, str]]  # (label, "num" | "text")
     rows: list[list[Cell]]
     id: str = ""
+    kinds: tuple[str, ...] = ()  # what each row is, where a table groups its rows (the release's: RELEASE_KINDS)
 
 
 @dataclass(frozen=True)
@@ -157,10 +158,15 @@ TREND_RUNS = 20  # the guarded measures over this many of the experiment's lates
 
 def _earlier_summaries(results: SavedResults) -> tuple[list[Path], list[Any], list[str]]:
     """The summaries of the experiment's earlier results folders (the last TREND_RUNS - 1), and a warning for each one
-    that cannot be read: a damaged sibling is skipped, never the reason a report fails."""
+    that cannot be read: a damaged sibling is skipped, never the reason a report fails. None without a release gate
+    (its guarded measures are what the trend draws) or a folder (results in memory)."""
     import pandas as pd
 
-    folders, summaries, skipped = [], [], []
+    folders: list[Path] = []
+    summaries: list[Any] = []
+    skipped: list[str] = []
+    if results.recorded.release is None or results.folder == Path():
+        return folders, summaries, skipped
     for folder in [f for f in previous_folders(results.folder.parent) if f != results.folder][-(TREND_RUNS - 1) :]:
         try:
             summary = pd.read_parquet(folder / "summary.parquet")
@@ -180,7 +186,7 @@ def trend_charts(results: SavedResults, label: Label, earlier: tuple[list[Path],
     with no earlier folder (a chart of one dot per line says nothing)."""
     release = results.recorded.release
     folders, earlier_summaries = earlier
-    if release is None or results.folder == Path() or not folders:
+    if release is None or not folders:
         return []
     summaries = [*earlier_summaries, results.summary]
     stamps = [f.name[4:8] + "-" + f.name[9:13] if len(f.name) > 13 else f.name for f in [*folders, results.folder]]
@@ -444,7 +450,12 @@ def release_changes(comparisons: Comparisons, production: str, candidate: str, l
     columns = [("dataset", "text"), ("segment", "text"), ("measure", "text"), (production, "num"), (candidate, "num"),
                ("difference (95% CI)", "num"), ("p (corrected)", "num"), ("MDE (80% power)", "num"),
                ("users to detect it", "num")]  # fmt: skip
-    return Table(columns, [cells for _, cells in ranked], id="release-changes")
+    return Table(columns, [cells for _, cells in ranked], id="release-changes",
+                 kinds=tuple(RELEASE_KINDS[kind] for (kind, _), _ in ranked))
+
+
+RELEASE_KINDS = {1: "loss", 2: "none", 3: "gain", 4: "undefined"}  # a release row: a significant loss, no detectable
+# change, a significant gain, or a comparison undefined on its users
 
 
 def _families(measures: Sequence[Measure]) -> dict[str, list[tuple[int, Measure]]]:
@@ -640,8 +651,7 @@ def build_model(results: SavedResults) -> ReportModel:
     ]
     settings += [(f"gains.{k}", str(v)) for k, v in recorded.gain_schemes.items()]
     warnings = []
-    earlier_folders, earlier_summaries, skipped = ([], [], []) if results.recorded.release is None or \
-        results.folder == Path() else _earlier_summaries(results)  # fmt: skip
+    earlier_folders, earlier_summaries, skipped = _earlier_summaries(results)
     warnings += skipped
     if any(r.resolution_limited for r in comparisons):
         warnings.append(

@@ -11,7 +11,7 @@ from harness._text import for_markdown
 from harness.errors import ReportError
 from harness.records.store import SavedResults
 from harness.report.format import as_ascii
-from harness.report.model import Cell, ReportModel, Table, build_model
+from harness.report.model import ReportModel, Table, build_model
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -59,8 +59,8 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
         lines += [f"- {marks[g.verdict]} {g.verdict} {_md(g.guard)}: {_md(g.reason)}" for g in v.guards]
         lines.append("")
         if v.warnings:
-            lines += [f"**Warning: {len(v.warnings)} unguarded segment(s) significantly beyond a guard's margin** "
-                      f"(Holm across the segments swept, at {v.alpha:g}; the verdict does not count them)", ""]
+            what, basis = v.warning_heading
+            lines += [f"**Warning: {_md(what)}** ({_md(basis)})", ""]
             lines += [f"- ⚠️ {_md(g.guard)}: {_md(g.reason)}" for g in v.warnings] + [""]
     if model.verdict is None:
         lines += ["No release gate is configured.", ""]
@@ -92,7 +92,7 @@ def _release_sections(release: Table, candidate: str, production: str) -> list[s
     """The release's significant losses, then its significant gains (each a table, largest first), then one line for
     the comparisons with no detectable change (how many, and the largest difference they could have missed) and one
     for those undefined there."""
-    kinds = [_kind(row) for row in release.rows]
+    kinds = release.kinds
     pair = f"{_md(candidate)} against {_md(production)}"
     out = []
     for kind, heading in (("loss", "Significant losses"), ("gain", "Significant gains")):
@@ -126,14 +126,6 @@ def _release_sections(release: Table, candidate: str, production: str) -> list[s
         out += [f"**Undefined here** in {undefined} comparison(s) (the measure has no value on those users): not "
                 "tested.", ""]  # fmt: skip
     return out
-
-
-def _kind(row: list[Cell]) -> str:
-    """A release row's kind, as the release table marks it: loss, gain, none (no detectable change) or undefined."""
-    difference = row[5]
-    if difference.text == "undefined here":
-        return "undefined"
-    return {"sig-down": "loss", "sig-up": "gain"}.get(difference.classes, "none")
 
 
 def write_report(results: SavedResults) -> tuple[Path, ReportModel]:
