@@ -287,8 +287,9 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
     * CI of d = value_b - value_a: the centred bootstrap interval over users (both runs get the
       same resamples), as in :func:`system_summary`.
 
-    Items that either system recommends outside the measure's universe join it for both
-    (Gini's n), so both values are on the same items.
+    Each side's value is the measure of the lists that side weighs, so ``mean_a`` is run a's own
+    value (its summary row's): items a run recommends outside the measure's universe join that
+    run's universe (Gini's n), not the other's, in the observed values and in every replicate.
     """
     measures = _system_measures(ra, rb)
     if not measures:

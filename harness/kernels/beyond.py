@@ -586,19 +586,23 @@ def entropy(counts: np.ndarray, form: str, user_share: np.ndarray | None = None,
     return -(user_share * log_p).sum(axis=1) / np.log(2) / n_users
 
 
-def gini(counts: np.ndarray, size: int, form: str) -> np.ndarray:
-    """Gini index of the recommendation counts over ``size`` items (zeros for items never recommended).
+def gini(counts: np.ndarray, size: int | np.ndarray, form: str) -> np.ndarray:
+    """Gini index of each row's recommendation counts over ``size`` items (zeros for items never recommended).
 
     ``recbole``: sum_j (2j - n - 1) x_(j) / (n N), 0 when equal. ``elliot``: 1 - that x n/(n - 1), 1 when equal.
-    Recommended items outside the universe join it (``size`` counts them).
+    ``size`` is one n for every row or one per row; it counts every item a row recommends (recommended items
+    outside the universe join it), so only zeros fall outside the n largest.
+
+    >>> gini(np.array([[0.0, 0.0, 2.0], [1.0, 1.0, 0.0]]), np.array([4, 2]), "recbole").round(4).tolist()
+    [0.75, 0.0]
     """
-    n = size
+    n = np.broadcast_to(np.asarray(size, dtype=np.float64), counts.shape[:1])[:, None]
     x = np.sort(counts, axis=1)
-    x = x[:, x.shape[1] - min(n, x.shape[1]) :]  # the largest counts; the universe's other items are zeros before them
-    j = np.arange(n - x.shape[1] + 1, n + 1, dtype=np.float64)
+    # the k-th largest count is x_(n - k); positions below 1 hold zeros (the row's other items), which add nothing
+    j = n - np.arange(x.shape[1] - 1, -1, -1, dtype=np.float64)[None, :]
     total = counts.sum(axis=1)
-    g = ((2 * j - n - 1) * x).sum(axis=1) / (n * total)
-    return g if form == "recbole" else 1.0 - g * n / (n - 1)
+    g = ((2 * j - n - 1) * x).sum(axis=1) / (n[:, 0] * total)
+    return g if form == "recbole" else 1.0 - g * n[:, 0] / (n[:, 0] - 1)
 
 
 __all__ = [

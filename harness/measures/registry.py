@@ -835,13 +835,16 @@ def _always(m: Measure) -> bool:
     return True
 
 
-def _outside(L: RankedLists, m: Measure, default: str = "train") -> int:
-    """Recommended items outside the measure's universe (they join it: coverage and Gini count them)."""
+def _outside(L: RankedLists, m: Measure, shown: np.ndarray, default: str = "train") -> np.ndarray:
+    """Per row of weights, the items shown there (``shown``: (B, items) counts or exposures) outside the measure's
+    universe: they join it (Gini counts them). Each row counts its own, so a value depends only on the lists it
+    weighs: a system's Gini is the same alone, in a bootstrap resample's terms and beside any other system."""
     items = L.items
     assert items is not None
-    recommended = beyond.recommendations(L, m.cutoff) > 0
     member = {"train": items.in_train, "items": items.in_catalog}.get(_text(m, "catalog", default))
-    return 0 if member is None else int((recommended & ~member).sum())
+    if member is None:
+        return np.zeros(shown.shape[0], dtype=np.int64)
+    return ((shown > 0) & ~member).sum(axis=1)
 
 
 def _coverage(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
@@ -851,8 +854,9 @@ def _coverage(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
 
 def _gini(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
     assert L.items is not None
-    size = beyond.universe_size(L.items, _text(m, "catalog", "train")) + _outside(L, m)
-    return beyond.gini(beyond.coverage_counts(L, m.cutoff, W), size, _text(m, "form", "recbole"))
+    counts = beyond.coverage_counts(L, m.cutoff, W)
+    size = beyond.universe_size(L.items, _text(m, "catalog", "train")) + _outside(L, m, counts)
+    return beyond.gini(counts, size, _text(m, "form", "recbole"))
 
 
 def _entropy(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
@@ -1063,8 +1067,8 @@ _r(_propensity(
 
 def _exposure_gini(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
     assert L.items is not None
-    size = beyond.universe_size(L.items, _text(m, "catalog", "items")) + _outside(L, m, "items")
     exposures = fairness.exposure(L, m.cutoff, _text(m, "weight", "geometric"), _num(m, "patience", 0.85), W)
+    size = beyond.universe_size(L.items, _text(m, "catalog", "items")) + _outside(L, m, exposures, "items")
     return np.maximum(beyond.gini(exposures, size, "recbole"), 0.0)
 
 

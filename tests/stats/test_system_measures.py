@@ -97,3 +97,47 @@ def test_the_summary_interval_contains_the_value() -> None:
     evaluator = _evaluator(users)
     for row in system_summary(_result(evaluator, users, 9, "a"), CompareSettings(system_resamples=300)):
         assert row["ci_low"] < row["value"] < row["ci_high"], row
+
+
+
+def _hand_gini(lists: dict[str, list[str]], universe: set[str]) -> float:
+    """RecBole's Gini by its formula over the universe plus the items recommended outside it (zeros for the rest)."""
+    counts: dict[str, int] = {}
+    for items in lists.values():
+        for item in items[:K]:
+            counts[item] = counts.get(item, 0) + 1
+    x = np.sort(np.array([counts.get(i, 0) for i in universe | set(counts)], dtype=float))
+    n = x.size
+    j = np.arange(1, n + 1)
+    return float(((2 * j - n - 1) * x).sum() / (n * x.sum()))
+
+
+def test_a_systems_gini_is_one_value_alone_and_beside_any_other() -> None:
+    """Items a system recommends outside the training items join its own universe, not the other system's: the
+    comparison's values are each system's own, as its summary row and a hand computation give them."""
+    users = [f"u{u:03d}" for u in range(40)]
+    trained = set(ITEMS[:50])
+    train = Interactions.from_records([(u, item) for u in users for item in sorted(trained)])
+    evaluator = Evaluator(Qrels.from_records([(u, ITEMS[0], 1) for u in users]), ["Gini@10"], train=train)
+    rng = np.random.default_rng(4)
+    lists = {
+        "a": {u: [ITEMS[i] for i in rng.choice(30, K, replace=False)] for u in users},
+        "b": {u: [f"new{i:02d}" for i in rng.choice(12, 3, replace=False)]
+              + [ITEMS[i] for i in rng.choice(30, K - 3, replace=False)] for u in users},
+    }  # fmt: skip
+    results = {}
+    for name, by_user in lists.items():
+        rows = [(u, item, float(K - r)) for u, items in by_user.items() for r, item in enumerate(items)]
+        aligned = evaluator.align(Run.from_records(rows, name=name))
+        item_lists = evaluator.item_lists(aligned)
+        results[name] = RunResult("d", name, evaluator.evaluate_aligned(name, aligned, item_lists),
+                                  np.full(len(users), "", dtype=object), {}, item_lists, evaluator.system_measures)  # fmt: skip
+    settings = CompareSettings(system_resamples=50)
+    (row,) = _system_rows("d", "all", results["a"], results["b"], np.array(users, dtype=object), settings)
+    hand = {name: _hand_gini(by_user, trained) for name, by_user in lists.items()}
+    assert hand["a"] != pytest.approx(_hand_gini(lists["a"], trained | {f"new{i:02d}" for i in range(12)}))  # it matters
+    for name, result in results.items():
+        (summary,) = system_summary(result, settings)
+        assert summary["value"] == pytest.approx(hand[name], rel=1e-12)
+    assert row["mean_a"] == pytest.approx(hand["a"], rel=1e-12)
+    assert row["mean_a"] + row["delta"] == pytest.approx(hand["b"], rel=1e-12)
