@@ -134,6 +134,7 @@ def _file_inputs(args: argparse.Namespace) -> FileInputs:
             "relevance_level": args.l,
             "depth": args.M,
             "ties": args.ties,
+            "scores": args.scores,
             "queries": args.queries,
             "duplicates": args.duplicates,
             "negative_labels": args.negative_labels,
@@ -625,6 +626,9 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     """The conventions and column mappings that eval and compare share."""
     parser.add_argument("--ties", default="trec_eval",
                         help="trec_eval | input_order | average | optimistic | pessimistic | docno_ascending")
+    parser.add_argument("--scores", default="float32",
+                        help="float32 (ranked as C floats, as trec_eval reads them: scores one float apart tie) | "
+                             "float64 (as written: ranx, scikit-learn)")  # fmt: skip
     parser.add_argument("--queries", default="qrels",
                         help="qrels (like -c) | intersection (trec_eval without -c) | run | relevant (with a relevant judgment)")
     parser.add_argument("--duplicates", default="error", help="error | first | max")

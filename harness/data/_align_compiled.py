@@ -180,7 +180,7 @@ class Ranked:
 
 def rank_blocks(order: np.ndarray | None, bounds: np.ndarray, judged: np.ndarray, position: np.ndarray,
                 docs: pa.Array | pa.ChunkedArray, score: np.ndarray, index: JudgmentIndex, labels: np.ndarray,
-                keep: int, ties: int, depth: int) -> Ranked:  # fmt: skip
+                keep: int, ties: int, depth: int, single: bool) -> Ranked:  # fmt: skip
     """Label, deduplicate, rank and cut the blocks; ``position``: each block's place in the output, -1 to leave it out.
 
     ``judged``: each block's judged-query code, or -1. Every block is given room for all
@@ -211,7 +211,8 @@ def rank_blocks(order: np.ndarray | None, bounds: np.ndarray, judged: np.ndarray
     def task(lo: int, hi: int) -> None:
         kernels.rank_blocks(lo, hi, bounds, rows, order is None, judged, active, strings.offsets, strings.data, score,
                             index.bounds, index.rows, index.hashes, index.docs.offsets, index.docs.data, labels,
-                            keep, ties, depth, start, out_rows, out_labels, kept, dropped, beyond, first_dropped)  # fmt: skip
+                            keep, ties, single, depth, start, out_rows, out_labels, kept, dropped, beyond,
+                            first_dropped)  # fmt: skip
 
     run_split(task, split(np.where(position >= 0, np.diff(bounds), 0).astype(np.float64), threads()))
     if (kept < room).any():  # duplicates dropped: close up the gaps they left

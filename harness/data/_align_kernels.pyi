@@ -9,7 +9,8 @@ def duplicate_blocks(b_lo: int, b_hi: int, bounds: np.ndarray, order: np.ndarray
 def rank_blocks(b_lo: int, b_hi: int, bounds: np.ndarray, order: np.ndarray, grouped: bool, judged: np.ndarray,
                 active: np.ndarray, ro: np.ndarray, rd: np.ndarray, run_score: np.ndarray, j_bounds: np.ndarray,
                 j_rows: np.ndarray, j_hashes: np.ndarray, qo: np.ndarray, qd: np.ndarray, q_labels: np.ndarray,
-                keep: int, ties: int, depth: int, start: np.ndarray, out_rows: np.ndarray, out_labels: np.ndarray,
+                keep: int, ties: int, single: bool, depth: int, start: np.ndarray, out_rows: np.ndarray,
+                out_labels: np.ndarray,
                 kept: np.ndarray, dropped: np.ndarray, beyond: np.ndarray, first_dropped: np.ndarray) -> None: ...
 def string_table(offsets: np.ndarray, data: np.ndarray) -> np.ndarray: ...
 def first_repeat(offsets: np.ndarray, data: np.ndarray) -> int: ...

@@ -377,10 +377,12 @@ def rank_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, con
                 const int64_t[::1] judged, const uint8_t[::1] active, const offset_t[::1] ro, const uint8_t[::1] rd,
                 const double[::1] run_score, const int64_t[::1] j_bounds, const int64_t[::1] j_rows,
                 const uint64_t[::1] j_hashes, const other_offset_t[::1] qo, const uint8_t[::1] qd,
-                const double[::1] q_labels, int keep, int ties, int64_t depth, const int64_t[::1] start,
+                const double[::1] q_labels, int keep, int ties, bint single, int64_t depth, const int64_t[::1] start,
                 out_row_t[::1] out_rows, double[::1] out_labels, int64_t[::1] kept, int64_t[::1] dropped,
                 int64_t[::1] beyond, int64_t[::1] first_dropped):
-    """Label, deduplicate, rank and cut blocks b_lo .. b_hi, each written at ``start[b]`` of the outputs."""
+    """Label, deduplicate, rank and cut blocks b_lo .. b_hi, each written at ``start[b]`` of the outputs.
+
+    ``single``: scores are ranked as C floats, as trec_eval stores them (two doubles one float apart tie)."""
     cdef Py_ssize_t b, k, p, i, m, t, t_end, take, to
     cdef int64_t longest, s, e, n, n_dropped, j, slot_row
     cdef uint64_t mask, h, slot, low, bits
@@ -417,7 +419,10 @@ def rank_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, con
             for k in range(n):
                 label[k] = NAN
                 drop[k] = False
-                score[k] = run_score[rows[k]] + 0.0  # -0.0 becomes 0.0: equal scores, equal bits
+                if single:
+                    score[k] = (<double>(<float>run_score[rows[k]])) + 0.0  # -0.0 becomes 0.0: equal scores, equal bits
+                else:
+                    score[k] = run_score[rows[k]] + 0.0
 
             # one open-addressing table of the block's documents: finds repeats, then serves the join
             n_dropped = find_repeats(rows, n, &ro[0], &rd[0], rd.shape[0], score, keep == KEEP_MAX, hashes, slots, &mask, drop)

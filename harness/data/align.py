@@ -43,6 +43,7 @@ from harness.measures.conventions import (
     IdealFrom,
     NegativeLabels,
     Queries,
+    Scores,
     ShortLists,
     Ties,
 )
@@ -71,15 +72,20 @@ class Aligned:
     run_doc_ids: pa.Array | pa.ChunkedArray  # the run's document column, as read
     samples: Any = None  # a stochastic run's rankings per query (harness.data.samples), when a measure reads them
     query_id_array: pa.Array | None = None  # query_ids as Arrow strings (for lookups without building them again)
+    scores: Scores = Scores.FLOAT32  # the precision the rows were ranked at
 
     @property
     def score(self) -> np.ndarray:
-        """The score of every aligned row, aligned with ``lists.label`` (read through ``source_rows``)."""
+        """The score of every aligned row as written (a predicted rating is a value), aligned with ``lists.label``."""
         return self.run_score[self.source_rows]
 
     def scores_at(self, rows: np.ndarray) -> np.ndarray:
-        """The scores of a few aligned rows, without a score array over every row."""
+        """The scores of a few aligned rows as written, without a score array over every row."""
         return self.run_score[self.source_rows[rows]]
+
+    def ranked_scores_at(self, rows: np.ndarray) -> np.ndarray:
+        """The scores of a few aligned rows as they were ranked (:func:`ranked_scores`): equal here, tied there."""
+        return ranked_scores(self.scores_at(rows), self.scores)
 
     def item_ids(self) -> list[str]:
         """The document (item) id of every aligned row, in ranking order."""
@@ -416,6 +422,22 @@ def _universe_ids(prepared: PreparedQrels, run_ids: pa.Array, query_ids: np.ndar
     return np.array(universe.to_pylist(), dtype=object), universe
 
 
+def ranked_scores(score: np.ndarray, scores: Scores) -> np.ndarray:
+    """A run's scores as they are ranked (float64): under ``scores: float32`` each rounded to a C float, as trec_eval
+    reads them (``atof`` into a ``float``), so two scores one float apart tie.
+
+    >>> ranked_scores(np.array([58.82473373, 58.82473348]), Scores.FLOAT32).tolist()
+    [58.82473373413086, 58.82473373413086]
+    >>> ranked_scores(np.array([58.82473373, 58.82473348]), Scores.FLOAT64).tolist()
+    [58.82473373, 58.82473348]
+    """
+    score = np.asarray(score, dtype=np.float64)
+    if scores is Scores.FLOAT64:
+        return score
+    with np.errstate(over="ignore"):  # beyond a float's range: +-inf, as C's conversion gives trec_eval
+        return score.astype(np.float32).astype(np.float64)
+
+
 def _universe(
     prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None
 ) -> tuple[np.ndarray, pa.Array, pa.Array, _Rows, np.ndarray]:
@@ -423,7 +445,7 @@ def _universe(
     encoded = _dictionary(run.query_id)
     universe, universe_ids = _universe_ids(prepared, encoded[3], query_ids)
     codes, query_fp = _encode_queries(encoded, {q: i for i, q in enumerate(universe)})
-    score = np.asarray(run.score, dtype=np.float64)
+    score = ranked_scores(run.score, prepared.conventions.scores)
     keep = np.flatnonzero(codes >= 0)
     if keep.size != codes.size:
         return universe, universe_ids, encoded[3], _Rows(codes[keep], score[keep], _take(run.doc_id, keep), keep), query_fp[keep]
@@ -511,6 +533,7 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
         order, bounds, judged, block_code, run.doc_id, score, prepared.judgment_index, prepared.labels,
         keep=compiled.KEEP_MAX if conv.duplicates is Duplicates.MAX else compiled.KEEP_FIRST,
         ties=compiled.TIES.get(conv.ties.value, compiled.TIE_TREC_EVAL), depth=-1 if conv.depth is None else conv.depth,
+        single=conv.scores is Scores.FLOAT32,
     )  # fmt: skip
     if ranked.first_dropped >= 0 and conv.duplicates is Duplicates.ERROR:
         row = ranked.first_dropped
@@ -549,7 +572,7 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_
     run_score = np.asarray(run.score, dtype=np.float64)
     tie_group = None
     if conv.ties is Ties.AVERAGE and source.size:
-        score = run_score[source]
+        score = ranked_scores(run_score[source], conv.scores)
         codes = np.repeat(np.arange(n_q), counts)
         new_group = np.ones(score.size, dtype=bool)
         new_group[1:] = (codes[1:] != codes[:-1]) | (score[1:] != score[:-1])
@@ -575,7 +598,8 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_
         duplicates_dropped=duplicates,
         rows_beyond_depth=beyond,
     )
-    return Aligned(universe, lists, in_run, stats, source, run_score, run.doc_id, query_id_array=universe_ids)
+    return Aligned(universe, lists, in_run, stats, source, run_score, run.doc_id, query_id_array=universe_ids,
+                   scores=conv.scores)
 
 
 Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]

@@ -20,12 +20,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.data._arrow import contiguous, positions_in, string_array, to_numpy
+from harness.data.align import ranked_scores
 from harness.data.model import Run
-from harness.measures.conventions import Ties
+from harness.measures.conventions import Scores, Ties
 
 
-def sample_rankings(run: Run, query_ids: np.ndarray, ties: Ties = Ties.TREC_EVAL) -> tuple[dict[str, list[str]], ...]:
-    """Per query of ``query_ids`` (in that order): {sample: its documents, best first}; {} for a query the run misses."""
+def sample_rankings(run: Run, query_ids: np.ndarray, ties: Ties = Ties.TREC_EVAL,
+                    scores: Scores = Scores.FLOAT32) -> tuple[dict[str, list[str]], ...]:  # fmt: skip
+    """Per query of ``query_ids`` (in that order): {sample: its documents, best first}; {} for a query the run misses.
+    Ranked as every run is (``ties``, ``scores``: :func:`harness.data.align.ranked_scores`)."""
     query = positions_in(contiguous(run.query_id), string_array([str(q) for q in query_ids.tolist()]))
     # samples in the order of their ids (byte order), not of the file: a query's value must not depend on row order
     sample, names = run.samples_by_id()
@@ -36,7 +39,7 @@ def sample_rankings(run: Run, query_ids: np.ndarray, ties: Ties = Ties.TREC_EVAL
         rank = np.empty(len(run), dtype=np.int64)
         rank[to_numpy(pc.sort_indices(docs)).astype(np.int64)] = np.arange(len(run))
         tie = rank if ties is Ties.DOCNO_ASCENDING else -rank
-    order = np.lexsort((tie, -run.score, sample, query))
+    order = np.lexsort((tie, -ranked_scores(run.score, scores), sample, query))
     order = order[query[order] >= 0]  # rows of queries outside the evaluated ones
     ids = docs.take(pa.array(order)).to_pylist()
     out: list[dict[str, list[str]]] = [{} for _ in range(len(query_ids))]

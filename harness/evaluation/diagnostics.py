@@ -24,7 +24,7 @@ def per_query_parts(aligned: Aligned, cutoffs: tuple[int, ...]) -> dict[str, np.
         at_k = lists.offsets[:-1] + k - 1
         tied = np.zeros(lists.n_queries, dtype=bool)
         where = np.flatnonzero(long_enough)
-        tied[where] = aligned.scores_at(at_k[where]) == aligned.scores_at(at_k[where] + 1)
+        tied[where] = aligned.ranked_scores_at(at_k[where]) == aligned.ranked_scores_at(at_k[where] + 1)
         parts[f"tied_{k}"] = tied
         parts[f"judged_{k}"] = judged_at(lists, k)
     return parts

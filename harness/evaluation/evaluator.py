@@ -116,7 +116,8 @@ class Evaluator:
         too when a measure reads them)."""
         aligned = align(self.prepared, run.first_sample(), self.query_ids)
         if self.reads_samples:
-            aligned = dataclasses.replace(aligned, samples=sample_rankings(run, aligned.query_ids, self.conventions.ties))
+            samples = sample_rankings(run, aligned.query_ids, self.conventions.ties, self.conventions.scores)
+            aligned = dataclasses.replace(aligned, samples=samples)
         return aligned
 
     def evaluate(self, run: Run | Any) -> PerQuery:

@@ -41,7 +41,7 @@ from harness.data.model import Qrels, Run
 from harness.errors import MeasureError
 from harness.evaluation.evaluator import Evaluator, as_qrels, as_run
 from harness.evaluation.results import aggregate_values
-from harness.measures.conventions import APDenominator, Conventions, IdealFrom, NegativeLabels, Queries, ShortLists, Ties
+from harness.measures.conventions import APDenominator, Conventions, IdealFrom, NegativeLabels, Queries, Scores, ShortLists, Ties
 from harness.measures.parse import parse_measure
 from harness.measures.peers import PEERS, Peer
 from harness.measures.registry import REGISTRY
@@ -308,6 +308,7 @@ def search_space(measure: Measure, qrels: Qrels) -> dict[str, tuple[object, ...]
     levels = sorted({int(v) for v in labels if v >= 1 and float(v).is_integer()})[:6] or [1]
     space: dict[str, tuple[object, ...]] = {
         "ties": tuple(t.value for t in Ties if t is not Ties.AVERAGE or definition.ties_average_ok),
+        "scores": tuple(s.value for s in Scores),
         "queries": tuple(q.value for q in Queries),
         "relevance_level": tuple(levels),
     }

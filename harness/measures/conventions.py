@@ -27,6 +27,13 @@ class Ties(StrEnum):
     DOCNO_ASCENDING = "docno_ascending"  # score desc, then docno asc in byte order (pyndeval, as ir_measures runs ndeval)
 
 
+class Scores(StrEnum):
+    """The precision a run's scores are ranked at."""
+
+    FLOAT32 = "float32"  # a C float, as trec_eval stores them (trec_format.h): scores equal there are tied
+    FLOAT64 = "float64"  # as written (ranx, Microsoft Recommenders, scikit-learn, pandas)
+
+
 class Queries(StrEnum):
     """Which queries are evaluated and averaged over (the denominator)."""
 
@@ -86,6 +93,7 @@ class Conventions:
     """
 
     ties: Ties = Ties.TREC_EVAL
+    scores: Scores = Scores.FLOAT32  # trec_eval keeps a score as a C float: 0.1234567891 and 0.1234567892 tie
     queries: Queries = Queries.QRELS  # trec_eval default is intersection; -c is ours
     duplicates: Duplicates = Duplicates.ERROR
     negative_labels: NegativeLabels = NegativeLabels.UNJUDGED

@@ -85,3 +85,53 @@ def test_average_ties_and_listed_ideal_agree_with_sklearn(seed: int, k: int) -> 
     per_query = Evaluator(Qrels.from_records(rows_qrels), [f"nDCG@{k}"], conventions).evaluate(Run.from_records(rows_run))
     ours = dict(zip(per_query.query_ids.tolist(), per_query.values[:, 0].tolist(), strict=True))
     assert {q: round(v, 10) for q, v in ours.items()} == {q: round(float(v), 10) for q, v in expected.items()}
+
+
+def test_scores_are_ranked_as_trec_eval_reads_them_a_c_float() -> None:
+    """trec_eval keeps a score as a C float (trec_format.h: ``float sim``): 58.82473373 and 58.82473348 are one float,
+    tied, and the tie goes to the docno that sorts last (form_res_rels.c). By hand: "b" (relevant) before "a", so
+    RR = 1 and P@1 = 1; as doubles "a" leads, RR = 0.5. pytrec_eval (trec_eval's C code) agrees with the first."""
+    qrels_dict = {"q": {"a": 0, "b": 1}}
+    run_dict = {"q": {"a": 58.82473373, "b": 58.82473348, "c": 1.0}}
+    qrels, run = to_harness(qrels_dict, run_dict)
+    peer = pytrec_eval.RelevanceEvaluator(qrels_dict, {"recip_rank", "P.1"}).evaluate(run_dict)["q"]
+    assert (peer["recip_rank"], peer["P_1"]) == (1.0, 1.0)
+    for scores, expected in (("float32", 1.0), ("float64", 0.5)):
+        values = Evaluator(qrels, ["RR", "P@1"], Conventions(scores=scores)).evaluate(run).values[0]
+        assert values.tolist() == [expected, 1.0 if expected == 1.0 else 0.0], scores
+
+
+def _near_ties(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """Runs whose scores collide as C floats but not as doubles (a few 1e-8 apart around 58.8, where a float's
+    step is 3.8e-6), with graded judgments: most queries hold ties that only float precision makes."""
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(30):
+        docs = [f"d{int(d)}" for d in rng.choice(500, size=int(rng.integers(5, 40)), replace=False)]
+        qrels[f"q{q}"] = {d: int(rng.integers(0, 3)) for d in docs if rng.random() < 0.6} or {docs[0]: 1}
+        base = 58.8247 + 4e-6 * rng.integers(0, 6, size=len(docs))
+        run[f"q{q}"] = {d: float(s) for d, s in zip(docs, base + 1e-8 * rng.integers(0, 300, size=len(docs)), strict=True)}
+    return qrels, run
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_float_ties_agree_with_pytrec_eval_and_doubles_do_not(seed: int) -> None:
+    qrels_dict, run_dict = _near_ties(seed)
+    names = ["map", "recip_rank", "P", "ndcg_cut", "map_cut", "success", "Rprec", "bpref"]
+    items = [item for name in names for item in parse_trec_measure(name)]
+    qrels, run = to_harness(qrels_dict, run_dict)
+    peer = pytrec_eval.RelevanceEvaluator(qrels_dict, set(names)).evaluate(run_dict)
+    differ = 0
+    for scores in ("float32", "float64"):
+        evaluator = Evaluator(qrels, [i.measure for i in items if i.measure], Conventions(scores=scores))
+        per_query = evaluator.evaluate(run)
+        row = {q: i for i, q in enumerate(per_query.query_ids.tolist())}
+        off = [(q, item.display) for q, values in peer.items() for item in items if item.measure is not None
+               and not np.isclose(per_query.values[row[q], per_query.measures.index(item.measure)], values[item.display],
+                                  rtol=0, atol=1e-12)]  # fmt: skip
+        if scores == "float32":
+            assert off == []
+        else:
+            differ = len(off)
+    assert differ > 0  # the case has teeth: ranked as doubles, some values move

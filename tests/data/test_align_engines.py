@@ -59,6 +59,12 @@ def _data(seed: int, grouped: bool, ranked: bool = False) -> tuple[list[Row], li
         r_rows += [(qid, d, float(s)) for d, s in zip(docs, scores, strict=True)]
         q_rows += [(qid, d, float(rng.integers(-1, 4))) for d in rng.choice(docs, size=60, replace=False)]
         q_rows += [(qid, f"notretrieved{i}", 1.0) for i in range(3)]
+    # scores one C float apart, distinct as doubles: 58.82473373 and 58.82473348 tie in trec_eval (a float each),
+    # so the rank of a judged document among them depends on the scores convention
+    near = 58.82473373 - 2.5e-7 * np.arange(40)
+    docs = [f"n{int(d)}" for d in rng.choice(1000, size=near.size, replace=False)]
+    r_rows += [("near", d, float(s)) for d, s in zip(docs, near, strict=True)]
+    q_rows += [("near", d, float(rng.integers(0, 3))) for d in docs[::3]]
     for i in rng.choice(len(r_rows), size=12, replace=False).tolist():  # the same (query, doc) again, another score
         q, d, s = r_rows[i]
         r_rows.insert(int(rng.integers(0, len(r_rows))), (q, d, s + float(rng.choice([-0.5, 0.0, 0.5]))))
@@ -77,9 +83,10 @@ def _reference(q_rows: list[Row], r_rows: list[Row], c: Conventions) -> dict[str
     out: dict[str, list[tuple[str, float]]] = {}
     for q in universe:
         kept: dict[str, tuple[float, int]] = {}
-        for line, (rq, d, s) in enumerate(r_rows):
+        for line, (rq, d, written) in enumerate(r_rows):
             if rq != q:
                 continue
+            s = float(np.float32(written)) if c.scores.value == "float32" else written  # a C float, as trec_eval reads
             if d not in kept or (c.duplicates.value == "max" and s > kept[d][0]):
                 kept[d] = (s, line)  # "first": the first line; "max": the best line (the first of equals), where it stands
         rows = [(d, s, line, labels.get((q, d), math.nan)) for d, (s, line) in kept.items()]
@@ -102,15 +109,16 @@ def _reference(q_rows: list[Row], r_rows: list[Row], c: Conventions) -> dict[str
 
 CONVENTIONS = [
     Conventions.from_mapping(
-        {"ties": ties, "queries": queries, "duplicates": dup, "negative_labels": neg, "depth": depth, "judged_only": judged}
+        {"ties": ties, "queries": queries, "duplicates": dup, "negative_labels": neg, "depth": depth,
+         "judged_only": judged, "scores": scores}
     )
-    for ties, queries, dup, neg, depth, judged in itertools.product(
+    for ties, queries, dup, neg, depth, (judged, scores) in itertools.product(
         ("trec_eval", "input_order", "optimistic", "pessimistic", "average", "docno_ascending"),
         ("qrels", "intersection", "run"),
         ("first", "max"),
         ("unjudged", "nonrelevant"),
         (None, 7),
-        (False, True),
+        ((False, "float32"), (True, "float64")),
     )
 ]
 
