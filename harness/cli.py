@@ -127,23 +127,16 @@ def _file_inputs(args: argparse.Namespace) -> FileInputs:
     from harness.config.schema import Engine
     from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS
     from harness.measures.conventions import Conventions
+    from harness.measures.peers import PROFILES
     from harness.pipeline.files import FileInputs
 
-    conventions = Conventions.from_mapping(
-        {
-            "relevance_level": args.l,
-            "depth": args.M,
-            "ties": args.ties,
-            "scores": args.scores,
-            "queries": args.queries,
-            "duplicates": args.duplicates,
-            "negative_labels": args.negative_labels,
-            "ideal_from": args.ideal_from,
-            "short_lists": args.short_lists,
-            "judged_only": args.J,
-            "collection_size": args.N,
-        }
-    )
+    # the profile's conventions, then each flag given (trec_eval's -M, -l, -J and -N: always; no profile sets them)
+    if args.profile not in PROFILES:
+        raise HarnessError(f"unknown profile {args.profile!r}", hint=f"use one of {', '.join(PROFILES)}")
+    values: dict[str, object] = dict(PROFILES[args.profile])
+    values.update({key: getattr(args, key) for key in _CONVENTION_FLAGS if getattr(args, key) is not None})
+    values.update({"relevance_level": args.l, "depth": args.M, "judged_only": args.J, "collection_size": args.N})
+    conventions = Conventions.from_mapping(values)
     engine = Engine(name="dask", scheduler=args.scheduler) if getattr(args, "engine", None) == "dask" else Engine()
     return FileInputs(
         qrels=Path(args.qrels),
@@ -533,10 +526,10 @@ def _cmd_exposure(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Each peer's value of the measures, and what each of its conventions changes; or, with --match, the settings that
     give a value."""
-    from harness.measures.parse import parse_measure, split_measures
     from harness.pipeline.files import explain_files
 
-    measures = tuple(parse_measure(m) for raw in args.m for m in split_measures(raw))
+    # the names eval takes: trec_eval's (ndcg_cut.10, 11pt_avg) and ir_measures' (nDCG@10)
+    measures = tuple(dict.fromkeys(i.measure for i in _eval_items(args.m) if i.measure is not None)) if args.m else ()
     if not measures:
         raise HarnessError("explain needs a measure", hint="harness explain QRELS RUN -m nDCG@10")
     if args.tol < 0:
@@ -596,7 +589,7 @@ def _delta(value: float) -> str:
 
 
 def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from harness.measures.peers import option_users
+    from harness.measures.peers import PROFILES, option_users
     from harness.measures.registry import REGISTRY
 
     for definition in REGISTRY:
@@ -619,24 +612,38 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         options.setdefault(option, []).append(f"{value} ({', '.join(users)})" if users else value)
     for option, values in options.items():
         out.write(f"{option}\n    {' | '.join(values)}\n")
+    out.write(f"\nProfiles (profile: NAME in a config, --profile NAME): {', '.join(PROFILES)}\n")
     return EXIT_OK
+
+
+# the conventions a flag of eval, compare and explain names (--ties ...), over the --profile's
+_CONVENTION_FLAGS = ("ties", "scores", "queries", "duplicates", "negative_labels", "ideal_from", "ap_denominator",
+                     "short_lists", "iprec_cut")  # fmt: skip
 
 
 def _input_arguments(parser: argparse.ArgumentParser) -> None:
     """The conventions and column mappings that eval and compare share."""
-    parser.add_argument("--ties", default="trec_eval",
+    parser.add_argument("--profile", default="trec_eval", metavar="NAME",
+                        help="one tool's conventions at once (default trec_eval, every judged query counted as -c; "
+                             "pytrec_eval, ranx, msrec, recbole, ...: harness measures lists them); each convention "
+                             "flag below overrides it")  # fmt: skip
+    parser.add_argument("--ties", default=None,
                         help="trec_eval | input_order | average | optimistic | pessimistic | docno_ascending")
-    parser.add_argument("--scores", default="float32",
+    parser.add_argument("--scores", default=None,
                         help="float32 (ranked as C floats, as trec_eval reads them: scores one float apart tie) | "
                              "float64 (as written: ranx, scikit-learn)")  # fmt: skip
-    parser.add_argument("--queries", default="qrels",
+    parser.add_argument("--queries", default=None,
                         help="qrels (like -c) | intersection (trec_eval without -c) | run | relevant (with a relevant judgment)")
-    parser.add_argument("--duplicates", default="error", help="error | first | max")
-    parser.add_argument("--negative-labels", default="unjudged", help="unjudged | nonrelevant | error")
-    parser.add_argument("--ideal-from", default="judgments", help="judgments | run")
-    parser.add_argument("--short-lists", default="pad",
+    parser.add_argument("--duplicates", default=None, help="error | first | max")
+    parser.add_argument("--negative-labels", default=None, help="unjudged | nonrelevant | error")
+    parser.add_argument("--ideal-from", default=None, help="judgments | run")
+    parser.add_argument("--ap-denominator", default=None, help="R (trec_eval) | min_R_k (AP@k over min(R, k): RecBole)")
+    parser.add_argument("--short-lists", default=None,
                         help="pad (a list shorter than k is padded: P@k over k, trec_eval) | truncate (k is its length: "
                              "MLflow)")  # fmt: skip
+    parser.add_argument("--iprec-cut", default=None,
+                        help="round (recall r at the lround(r R)-th relevant: trec_eval 10) | trec_eval9 "
+                             "((long)(r R + 0.9): pytrec_eval)")  # fmt: skip
     parser.add_argument("--qrels-columns", default=None, help="for tables: query=COL,doc=COL,relevance=COL")
     parser.add_argument("--qrels-format", default=None, choices=("ndeval",),
                         help="ndeval: the qrels are subtopic judgments, 'query subtopic doc judgment' (alpha_nDCG, ...)")

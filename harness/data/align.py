@@ -41,6 +41,7 @@ from harness.measures.conventions import (
     Conventions,
     Duplicates,
     IdealFrom,
+    IPrecCut,
     NegativeLabels,
     Queries,
     Scores,
@@ -628,7 +629,7 @@ def engine_for(rows: int, choice: EngineChoice = "auto") -> Engine:
 
 # the conventions kernel_settings hands the kernels: the alignment itself reads none of them (but the relevance
 # level under queries: relevant)
-KERNEL_CONVENTIONS = ("relevance_level", "ideal_from", "ap_denominator", "short_lists", "collection_size")
+KERNEL_CONVENTIONS = ("relevance_level", "ideal_from", "ap_denominator", "short_lists", "iprec_cut", "collection_size")
 
 
 def kernel_settings(conventions: Conventions) -> dict[str, Any]:
@@ -639,6 +640,7 @@ def kernel_settings(conventions: Conventions) -> dict[str, Any]:
         "ideal_from_run": conventions.ideal_from is IdealFrom.RUN,
         "ap_min_r_k": conventions.ap_denominator is APDenominator.MIN_R_K,
         "short_lists_truncate": conventions.short_lists is ShortLists.TRUNCATE,
+        "iprec_plus_09": conventions.iprec_cut is IPrecCut.TREC_EVAL9,
         "collection_size": conventions.collection_size,
     }
 

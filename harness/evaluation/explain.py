@@ -41,7 +41,17 @@ from harness.data.model import Qrels, Run
 from harness.errors import MeasureError
 from harness.evaluation.evaluator import Evaluator, as_qrels, as_run
 from harness.evaluation.results import aggregate_values
-from harness.measures.conventions import APDenominator, Conventions, IdealFrom, NegativeLabels, Queries, Scores, ShortLists, Ties
+from harness.measures.conventions import (
+    APDenominator,
+    Conventions,
+    IdealFrom,
+    IPrecCut,
+    NegativeLabels,
+    Queries,
+    Scores,
+    ShortLists,
+    Ties,
+)
 from harness.measures.parse import parse_measure
 from harness.measures.peers import PEERS, Peer
 from harness.measures.registry import REGISTRY
@@ -161,9 +171,9 @@ class _Values:
 def _reading(conventions: Conventions, measure: Measure) -> Conventions:
     """``conventions`` with those that cannot change ``measure`` at their defaults: the relevance level of a measure
     without a ``rel`` parameter and with linear or exponential gains (trec_eval's -l leaves them alone) unless it
-    decides the universe; the ideal, AP's denominator and short lists where the measure reads none."""
+    decides the universe; the ideal, AP's denominator, short lists and the recall cut where the measure reads none."""
     default = Conventions()
-    changes: dict[str, Any] = {k: getattr(default, k) for k in ("ideal_from", "ap_denominator", "short_lists")
+    changes: dict[str, Any] = {k: getattr(default, k) for k in ("ideal_from", "ap_denominator", "short_lists", "iprec_cut")
                                if not _can_change(measure, k)}  # fmt: skip
     # a measure reads the level through its `rel` parameter, or through gains that start at it
     reads_level = _has_param(measure, "rel") or measure.param("gain") in ("binary", "elliot")
@@ -261,7 +271,7 @@ def _can_change(measure: Measure, setting: str) -> bool:
     as the registry says (``reads_conventions``); those at a cutoff only when the measure has one."""
     if setting in ("ap_denominator", "short_lists"):
         return measure.cutoff is not None and setting in REGISTRY.definition(measure).reads_conventions
-    if setting == "ideal_from":
+    if setting in ("ideal_from", "iprec_cut"):
         return setting in REGISTRY.definition(measure).reads_conventions
     return True
 
@@ -322,6 +332,8 @@ def search_space(measure: Measure, qrels: Qrels) -> dict[str, tuple[object, ...]
         space["ap_denominator"] = tuple(a.value for a in APDenominator)
     if _can_change(measure, "short_lists"):
         space["short_lists"] = tuple(s.value for s in ShortLists)
+    if _can_change(measure, "iprec_cut"):
+        space["iprec_cut"] = tuple(c.value for c in IPrecCut)
     return space
 
 

@@ -13,8 +13,8 @@ def iprec_at_recall(lists: RankedLists, recalls: Sequence[float], rel: float | N
     """Interpolated precision at each recall level: (n_queries, len(recalls)).
 
     Int_Prec(r) = max P@i over ranks i at or after the c-th relevant document,
-    c = round(r * R) (trec_eval 10 rounds; 9 and earlier truncated r * R + 0.9).
-    0 when fewer than c relevant documents are retrieved.
+    c = lround(r * R), as trec_eval 10 rounds; with ``lists.iprec_plus_09`` c = (long)(r * R + 0.9), as trec_eval 9
+    (inside pytrec_eval) truncated. 0 when fewer than c relevant documents are retrieved.
     """
     hits = lists.hits(rel)
     rows = np.flatnonzero(hits)
@@ -27,7 +27,7 @@ def iprec_at_recall(lists: RankedLists, recalls: Sequence[float], rel: float | N
     big_r = lists.num_rel(rel)
     out = np.zeros((lists.n_queries, len(recalls)))
     for j, level in enumerate(recalls):  # a handful of recall levels, not a per-query loop
-        cut = np.floor(level * big_r + 0.5).astype(np.int64)
+        cut = np.floor(level * big_r + (0.9 if lists.iprec_plus_09 else 0.5)).astype(np.int64)
         ok = (cut <= counts) & (counts > 0)
         m = np.maximum(cut, 1)
         out[ok, j] = best_after[offsets[:-1][ok] + m[ok] - 1]

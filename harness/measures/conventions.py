@@ -73,6 +73,13 @@ class APDenominator(StrEnum):
     MIN_R_K = "min_R_k"  # min(R, k) (MS Recommenders, RecBole, Spark)
 
 
+class IPrecCut(StrEnum):
+    """Which relevant document a recall level r stands at, for interpolated precision (R relevant documents)."""
+
+    ROUND = "round"  # the lround(r R)-th (trec_eval 10.0: a breaking fix)
+    TREC_EVAL9 = "trec_eval9"  # the (long)(r R + 0.9)-th (trec_eval 9, which pytrec_eval and ir_measures run)
+
+
 class ShortLists(StrEnum):
     """What a cutoff k means for a list shorter than k."""
 
@@ -100,6 +107,7 @@ class Conventions:
     ideal_from: IdealFrom = IdealFrom.JUDGMENTS
     ap_denominator: APDenominator = APDenominator.R
     short_lists: ShortLists = ShortLists.PAD
+    iprec_cut: IPrecCut = IPrecCut.ROUND  # trec_eval 10.0 rounds r R; 9 truncated r R + 0.9
     relevance_level: int = 1  # trec_eval -l: relevant iff label >= 1
     depth: int | None = None  # trec_eval -M: only the first N retrieved count (None = all)
     judged_only: bool = False  # trec_eval -J: keep only retrieved documents judged (label >= 0), after depth

@@ -38,6 +38,8 @@ class Peer:
     conventions: Mapping[str, object] = field(default_factory=dict)
     params: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # measure name -> its variant's params
     measure_conventions: Mapping[str, Mapping[str, object]] = field(default_factory=dict)  # per measure name
+    # per measure name, when the measure has a cutoff (ir_measures computes RR@k elsewhere than RR)
+    cutoff_conventions: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     cannot: Mapping[str, str] = field(default_factory=dict)  # measure name ("*": any other) -> why not reproduced
     measures: tuple[str, ...] | None = None  # the measures the tool has (None: every one harness has)
     caveat: str = ""  # what can still differ on some queries, and why
@@ -57,6 +59,8 @@ class Peer:
         values = (base or Conventions()).as_dict()
         values.update(self.conventions)
         values.update(self.measure_conventions.get(measure.name, {}))
+        if measure.cutoff is not None:
+            values.update(self.cutoff_conventions.get(measure.name, {}))
         return Conventions.from_mapping(values)
 
     def measure_for(self, measure: Measure) -> Measure:
@@ -83,11 +87,20 @@ class Peer:
 
 
 _PEERS = (
-    Peer("trec_eval", "trec_eval -c, ir_measures",
-         source="trec_eval 10.0 (form_res_rels.c, m_*.c); ir_measures docs/advanced.rst (always -c)"),
-    Peer("pytrec_eval", "trec_eval (no -c), pytrec_eval", {"queries": "intersection"},
-         caveat="trec_eval 10.0 without -c exits with status 4 when a judged query is missing from the run",
-         source="trec_eval.c; pytrec_eval evaluates the queries both dicts have"),
+    Peer("trec_eval", "trec_eval -c",
+         source="trec_eval 10.0 (trec_format.h: float scores; form_res_rels.c, m_*.c)"),
+    Peer("ir_measures", "ir_measures", {"iprec_cut": "trec_eval9"},
+         cutoff_conventions={"RR": {"ties": "docno_ascending", "scores": "float64"}},
+         caveat="each measure is computed by the first provider that has it: pytrec_eval (trec_eval 9, every judged "
+                "query as -c) for most, MS MARCO's script for RR@k, pyndeval for the intent-aware ones",
+         source="ir_measures/__init__.py (DefaultPipeline: runtime, pytrec_eval, ... msmarco); "
+                "providers/msmarco_provider.py (RR@k: sorted by (-score, doc id) as Python floats); "
+                "docs/advanced.rst (always -c)"),
+    Peer("pytrec_eval", "pytrec_eval (trec_eval 9 inside)", {"queries": "intersection", "iprec_cut": "trec_eval9"},
+         caveat="trec_eval 10.0 without -c is this profile with iprec_cut: round, and exits with status 4 when a judged "
+                "query is missing from the run",
+         source="pytrec_eval evaluates the queries both dicts have; its trec_eval 9 m_iprec_at_recall.c cuts at "
+                "(long)(r * R + 0.9), where 10.0 rounds"),
     Peer("ranx", "ranx", {"negative_labels": "nonrelevant", "scores": "float64"},
          caveat="ranx orders tied scores by an unstable sort, then reverses it: no tie rule gives its order, so a query "
                 "whose tied documents straddle a cutoff can differ; ranx also zeroes gains below the relevance level",
@@ -160,9 +173,11 @@ USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
     ("ties", "trec_eval"): ("trec_eval", "pytrec_eval", "ir_measures"),
     ("ties", "input_order"): ("msrec", "recbole", "elliot", "mlflow", "spark"),
     ("ties", "average"): ("sklearn", "torchmetrics' nDCG"),
-    ("ties", "docno_ascending"): ("pyndeval, as ir_measures runs ndeval",),
+    ("ties", "docno_ascending"): ("pyndeval, as ir_measures runs ndeval", "ir_measures' RR@k"),
     ("scores", "float32"): ("trec_eval", "pytrec_eval", "ir_measures", "recbole", "torchmetrics"),
-    ("scores", "float64"): ("ranx", "msrec", "elliot", "mlflow", "spark", "sklearn"),
+    ("scores", "float64"): ("ranx", "msrec", "elliot", "mlflow", "spark", "sklearn", "ir_measures' RR@k"),
+    ("iprec_cut", "round"): ("trec_eval",),
+    ("iprec_cut", "trec_eval9"): ("pytrec_eval", "ir_measures", "trec_eval 9"),
     ("queries", "qrels"): ("trec_eval -c", "ir_measures", "ranx"),
     ("queries", "intersection"): ("trec_eval without -c", "pytrec_eval", "msrec"),
     ("queries", "run"): ("torchmetrics", "spark"),

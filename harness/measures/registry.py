@@ -634,6 +634,7 @@ _r(
         "Interpolated precision at a recall level.",
         params=(REL, ParamInfo("recall", "number", None, "recall level in [0, 1]", required=True)),
         trec_name="iprec_at_recall",
+        reads_conventions=frozenset({"iprec_cut"}),
     )
 )
 _r(
@@ -644,6 +645,7 @@ _r(
         params=(REL, ParamInfo("recalls", "numbers", ELEVEN_POINTS, "recall levels")),
         trec_name="11pt_avg",
         aliases=("11pt_avg",),
+        reads_conventions=frozenset({"iprec_cut"}),
     )
 )
 _r(

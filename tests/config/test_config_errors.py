@@ -76,7 +76,7 @@ CASES = [
     (
         "baseline: a",
         "baseline: a\nprofile: pyterrier",
-        r"line 12: unknown profile 'pyterrier'\. Fix: use one of trec_eval, pytrec_eval, ranx, msrec, recbole, elliot, "
+        r"line 12: unknown profile 'pyterrier'\. Fix: use one of trec_eval, ir_measures, pytrec_eval, ranx, msrec, recbole, elliot, "
         r"mlflow, spark, sklearn, torchmetrics",
         12,
     ),

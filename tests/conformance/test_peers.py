@@ -16,7 +16,8 @@ from harness.measures.trec_names import parse_trec_measure
 from tests.generated import adversarial, to_harness
 
 # Measures trec_eval 9 (inside pytrec_eval) and 10 compute identically. Left out:
-#  iprec_at_recall, 11pt_avg: v10 rounds r * R where v9 truncated r * R + 0.9 (CHANGELOG, "breaking fix");
+#  iprec_at_recall, 11pt_avg: v10 rounds r * R where v9 truncated r * R + 0.9 (CHANGELOG, "breaking fix"): held to
+#  pytrec_eval under its profile below, and to trec_eval 10.0 by its golden files;
 #  rbp, rbp_resid, unj, dcg, ideal_dcg: new in v10. These are covered by the golden files instead.
 PYTREC = [
     "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "P", "recall", "infAP",
@@ -135,3 +136,27 @@ def test_float_ties_agree_with_pytrec_eval_and_doubles_do_not(seed: int) -> None
         else:
             differ = len(off)
     assert differ > 0  # the case has teeth: ranked as doubles, some values move
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_interpolated_precision_under_the_pytrec_eval_profile_is_pytrec_evals(seed: int) -> None:
+    """pytrec_eval runs trec_eval 9, whose recall level r stands at the (long)(r R + 0.9)-th relevant document where
+    10.0 takes the lround(r R)-th: ``iprec_cut: trec_eval9`` (in profile pytrec_eval) gives its values on every query,
+    and the default gives other values on some (the generated queries hold 1 to 20 relevant documents)."""
+    from harness.measures.peers import PROFILES
+
+    qrels_dict, run_dict = adversarial(seed)
+    names = ["iprec_at_recall", "11pt_avg"]
+    items = [item for name in names for item in parse_trec_measure(name)]
+    qrels, run = to_harness(qrels_dict, run_dict)
+    peer = pytrec_eval.RelevanceEvaluator(qrels_dict, set(names)).evaluate(run_dict)
+    off: dict[str, int] = {}
+    for profile in ("pytrec_eval", "trec_eval"):
+        conventions = Conventions.from_mapping(PROFILES[profile])
+        per_query = Evaluator(qrels, [i.measure for i in items if i.measure], conventions).evaluate(run)
+        row = {q: i for i, q in enumerate(per_query.query_ids.tolist())}
+        off[profile] = sum(not np.isclose(per_query.values[row[q], per_query.measures.index(item.measure)],
+                                          values[item.display], rtol=0, atol=1e-12)
+                           for q, values in peer.items() for item in items if item.measure is not None)  # fmt: skip
+    assert off["pytrec_eval"] == 0
+    assert off["trec_eval"] > 0  # trec_eval 10.0's cut differs on these queries: the profile is what matches

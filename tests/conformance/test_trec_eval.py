@@ -107,3 +107,24 @@ def test_fractional_gains_in_ideal_order_score_one(tmp_path: Path, gains: str) -
     out = io.StringIO()
     assert main(["eval", "-m", f"ndcg.{gains}", str(qrels), str(run)], out, io.StringIO()) == 0
     assert float(out.getvalue().splitlines()[-1].split("\t")[2]) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_eval_takes_a_profile_and_flags_over_it(trec_eval_dir: Path) -> None:
+    """``harness eval --profile pytrec_eval`` prints pytrec_eval's interpolated precision on trec_eval's own test
+    files (trec_eval 9's recall cut, the queries both files have); ``--iprec-cut round`` over it is trec_eval 10.0's
+    (its golden out.test.a)."""
+    import pytrec_eval
+
+    qrels, run = trec_eval_dir / "qrels.test", trec_eval_dir / "results.test"
+    with qrels.open() as q_file, run.open() as r_file:
+        peer = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(q_file), {"11pt_avg", "iprec_at_recall"}).evaluate(
+            pytrec_eval.parse_run(r_file))  # fmt: skip
+    argv = ["-q", "-m", "11pt_avg", "-m", "iprec_at_recall", str(qrels), str(run)]
+    got = _rows(_run(trec_eval_dir, " ".join(["--profile", "pytrec_eval", *argv])))
+    per_query = [(name, qid, value) for name, qid, value in got if qid != "all"]
+    assert len(per_query) == 12 * len(peer)
+    assert all(abs(float(value) - peer[qid][name]) <= 5e-5 for name, qid, value in per_query)
+    golden = {(n, q): v for n, q, v in _rows((trec_eval_dir / "out.test.a").read_text())}  # -m all_trec, no -q
+    rounded = _rows(_run(trec_eval_dir, " ".join(["--profile", "pytrec_eval", "--iprec-cut", "round", *argv])))
+    assert all(abs(float(v) - float(golden[(n, q)])) <= 5e-5 for n, q, v in rounded if q == "all")
+    assert [v for n, q, v in got if q == "all"] != [v for n, q, v in rounded if q == "all"]  # the cut matters here

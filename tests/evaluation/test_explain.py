@@ -188,6 +188,24 @@ def test_pytrec_eval_row_is_pytrec_evals_mean(seed: int) -> None:
         assert explanation.peers[0].value == pytest.approx(expected, abs=1e-12), explanation.measure
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_ir_measures_row_is_ir_measures_own_value(seed: int) -> None:
+    """ir_measures' own aggregates on tied and negative-labelled data: pytrec_eval's trec_eval 9 for most measures (its
+    interpolated precision cut), MS MARCO's script for RR@k (ties by doc id ascending, scores as doubles)."""
+    import ir_measures
+
+    qrels_dict, run_dict = adversarial(seed)
+    qrels, run = to_harness(qrels_dict, run_dict)
+    names = ["RR@10", "RR", "nDCG@10", "P@5", "AP", "IPrec@0.3", "R@20"]
+    theirs = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels_dict, run_dict)
+    expected = {str(m): float(v) for m, v in theirs.items()}
+    rows = {str(e.measure): e.peers[0] for e in explain_measures(qrels, run, names, peers=["ir_measures"])}
+    for name in names:
+        key = str(parse_measure(name))
+        assert rows[key].value == pytest.approx(expected[name], abs=1e-12), name
+    assert {"ties": "docno_ascending", "scores": "float64"}.items() <= rows["RR@10"].differences.items()
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_sklearn_row_is_ndcg_scores_mean(seed: int) -> None:
     from sklearn.metrics import ndcg_score
