@@ -526,6 +526,7 @@ def _cmd_exposure(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Each peer's value of the measures, and what each of its conventions changes; or, with --match, the settings that
     give a value."""
+    from harness.measures.peers import PEERS
     from harness.pipeline.files import explain_files
 
     # the names eval takes: trec_eval's (ndcg_cut.10, 11pt_avg) and ir_measures' (nDCG@10)
@@ -537,7 +538,8 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     found = explain_files(_file_inputs(args), measures, args.match, args.tol, progress=_progress(args, err))
     if args.match is not None:
         matches = [{"conventions": m.settings, "changes": m.changes, "value": m.value, "distance": m.distance,
-                    "profile": m.profile} for m in found]  # fmt: skip
+                    "profile": m.profile, "note": PEERS[m.profile].caveat if m.profile in PEERS else ""}
+                   for m in found]  # fmt: skip
         within = bool(found) and found[0].distance <= args.tol
         if args.format == "json":
             out.write(json.dumps({"measure": str(measures[0]), "target": args.match, "tol": args.tol,
@@ -556,6 +558,9 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             named = f"  [profile {', '.join(profiles)}]" if profiles else ""
             more = f"  (+{len(group) - 1} combinations with the same value)" if len(group) > 1 else ""
             out.write(f"  {value:.6f}  {changes}{named}{more}\n")
+            for name in profiles if group[0].changes else ():  # what a tool's settings still miss, as explain says
+                if PEERS[name].caveat:
+                    out.write(f"      note ({name}): {PEERS[name].caveat}\n")
         if len(groups) > args.limit:
             out.write(f"  ... {len(groups) - args.limit} more values (--limit N, or --format json for every combination)\n")
         return EXIT_OK
@@ -618,7 +623,7 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 # the conventions a flag of eval, compare and explain names (--ties ...), over the --profile's
 _CONVENTION_FLAGS = ("ties", "scores", "queries", "duplicates", "negative_labels", "ideal_from", "ap_denominator",
-                     "short_lists", "iprec_cut")  # fmt: skip
+                     "short_lists", "graded_below_level", "iprec_cut")  # fmt: skip
 
 
 def _input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -641,6 +646,9 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--short-lists", default=None,
                         help="pad (a list shorter than k is padded: P@k over k, trec_eval) | truncate (k is its length: "
                              "MLflow)")  # fmt: skip
+    parser.add_argument("--graded-below-level", default=None,
+                        help="keep (-l changes binary measures only: trec_eval) | zero (graded gains start at the "
+                             "level: ranx)")  # fmt: skip
     parser.add_argument("--iprec-cut", default=None,
                         help="round (recall r at the lround(r R)-th relevant: trec_eval 10) | trec_eval9 "
                              "((long)(r R + 0.9): pytrec_eval)")  # fmt: skip

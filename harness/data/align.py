@@ -40,6 +40,7 @@ from harness.measures.conventions import (
     APDenominator,
     Conventions,
     Duplicates,
+    GradedBelowLevel,
     IdealFrom,
     IPrecCut,
     NegativeLabels,
@@ -629,7 +630,8 @@ def engine_for(rows: int, choice: EngineChoice = "auto") -> Engine:
 
 # the conventions kernel_settings hands the kernels: the alignment itself reads none of them (but the relevance
 # level under queries: relevant)
-KERNEL_CONVENTIONS = ("relevance_level", "ideal_from", "ap_denominator", "short_lists", "iprec_cut", "collection_size")
+KERNEL_CONVENTIONS = ("relevance_level", "ideal_from", "ap_denominator", "short_lists", "graded_below_level", "iprec_cut",
+                      "collection_size")  # fmt: skip
 
 
 def kernel_settings(conventions: Conventions) -> dict[str, Any]:
@@ -640,6 +642,7 @@ def kernel_settings(conventions: Conventions) -> dict[str, Any]:
         "ideal_from_run": conventions.ideal_from is IdealFrom.RUN,
         "ap_min_r_k": conventions.ap_denominator is APDenominator.MIN_R_K,
         "short_lists_truncate": conventions.short_lists is ShortLists.TRUNCATE,
+        "graded_below_level_zero": conventions.graded_below_level is GradedBelowLevel.ZERO,
         "iprec_plus_09": conventions.iprec_cut is IPrecCut.TREC_EVAL9,
         "collection_size": conventions.collection_size,
     }

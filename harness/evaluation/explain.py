@@ -44,6 +44,7 @@ from harness.evaluation.results import aggregate_values
 from harness.measures.conventions import (
     APDenominator,
     Conventions,
+    GradedBelowLevel,
     IdealFrom,
     IPrecCut,
     NegativeLabels,
@@ -176,7 +177,8 @@ def _reading(conventions: Conventions, measure: Measure) -> Conventions:
     changes: dict[str, Any] = {k: getattr(default, k) for k in ("ideal_from", "ap_denominator", "short_lists", "iprec_cut")
                                if not _can_change(measure, k)}  # fmt: skip
     # a measure reads the level through its `rel` parameter, or through gains that start at it
-    reads_level = _has_param(measure, "rel") or measure.param("gain") in ("binary", "elliot")
+    reads_level = _has_param(measure, "rel") or measure.param("gain") in ("binary", "elliot") or (
+        _graded(measure) and conventions.graded_below_level is GradedBelowLevel.ZERO)  # fmt: skip
     if not reads_level and conventions.queries is not Queries.RELEVANT:
         changes["relevance_level"] = default.relevance_level
     return dataclasses.replace(conventions, **changes)
@@ -276,6 +278,11 @@ def _can_change(measure: Measure, setting: str) -> bool:
     return True
 
 
+def _graded(measure: Measure) -> bool:
+    """Whether the measure's gains are linear or exponential in the label (what ``graded_below_level`` reads)."""
+    return _has_param(measure, "gain") and measure.param("gains") is None and measure.param("gain") in (None, "linear", "exp")
+
+
 def _has_param(measure: Measure, name: str) -> bool:
     return any(p.name == name for p in REGISTRY.definition(measure).params)
 
@@ -332,6 +339,8 @@ def search_space(measure: Measure, qrels: Qrels) -> dict[str, tuple[object, ...]
         space["ap_denominator"] = tuple(a.value for a in APDenominator)
     if _can_change(measure, "short_lists"):
         space["short_lists"] = tuple(s.value for s in ShortLists)
+    if _has_param(measure, "gain") and len(levels) > 1:  # gains below a level above 1 (ranx): with the level searched
+        space["graded_below_level"] = tuple(g.value for g in GradedBelowLevel)
     if _can_change(measure, "iprec_cut"):
         space["iprec_cut"] = tuple(c.value for c in IPrecCut)
     return space

@@ -60,6 +60,7 @@ class RankedLists:
     ideal_from_run: bool = False
     ap_min_r_k: bool = False  # AP@k divides by min(R, k) unless a measure says otherwise
     short_lists_truncate: bool = False  # a list shorter than k cuts k to its length (P@k, IDCG@k): MLflow
+    graded_below_level_zero: bool = False  # linear and exponential gains are 0 below the relevance level (ranx)
     iprec_plus_09: bool = False  # recall level r stands at the (long)(r R + 0.9)-th relevant (trec_eval 9), not lround
     collection_size: int = 0  # documents in the collection (trec_eval -N), for utility
     items: ItemData | None = None  # each row's item and the item statistics (beyond-accuracy measures)

@@ -34,14 +34,15 @@ class GainScheme:
     kind: str = "linear"
     table: tuple[tuple[float, float], ...] = ()
     threshold: float = 1.0  # binary and elliot: the lowest relevant label
+    floor: float = 0.0  # linear and exponential: labels below it gain 0 (ranx drops the judgments below its level)
 
     @classmethod
-    def linear(cls) -> GainScheme:
-        return cls("linear")
+    def linear(cls, floor: float = 0.0) -> GainScheme:
+        return cls("linear", floor=float(floor))
 
     @classmethod
-    def exponential(cls) -> GainScheme:
-        return cls("exponential")
+    def exponential(cls, floor: float = 0.0) -> GainScheme:
+        return cls("exponential", floor=float(floor))
 
     @classmethod
     def custom(cls, table: dict[float, float]) -> GainScheme:
@@ -57,7 +58,7 @@ class GainScheme:
 
     def gain_of(self, labels: np.ndarray) -> np.ndarray:
         labels = np.asarray(labels, dtype=np.float64)
-        judged = labels >= 0  # False for NaN
+        judged = labels >= max(self.floor, 0.0) if self.kind in ("linear", "exponential") else labels >= 0  # NaN: False
         base = np.where(judged, labels, 0.0)
         if self.kind in ("binary", "elliot"):
             hit = judged & (labels >= self.threshold)

@@ -73,6 +73,13 @@ class APDenominator(StrEnum):
     MIN_R_K = "min_R_k"  # min(R, k) (MS Recommenders, RecBole, Spark)
 
 
+class GradedBelowLevel(StrEnum):
+    """What a judgment below the relevance level gains in a graded measure (nDCG with linear or exponential gains)."""
+
+    KEEP = "keep"  # its label's gain: -l changes only binary measures (trec_eval, ir_measures)
+    ZERO = "zero"  # nothing, as if not judged relevant at all: ranx drops the judgments below its level
+
+
 class IPrecCut(StrEnum):
     """Which relevant document a recall level r stands at, for interpolated precision (R relevant documents)."""
 
@@ -107,6 +114,7 @@ class Conventions:
     ideal_from: IdealFrom = IdealFrom.JUDGMENTS
     ap_denominator: APDenominator = APDenominator.R
     short_lists: ShortLists = ShortLists.PAD
+    graded_below_level: GradedBelowLevel = GradedBelowLevel.KEEP  # trec_eval's -l never changes a graded gain
     iprec_cut: IPrecCut = IPrecCut.ROUND  # trec_eval 10.0 rounds r R; 9 truncated r R + 0.9
     relevance_level: int = 1  # trec_eval -l: relevant iff label >= 1
     depth: int | None = None  # trec_eval -M: only the first N retrieved count (None = all)

@@ -101,9 +101,9 @@ _PEERS = (
                 "query is missing from the run",
          source="pytrec_eval evaluates the queries both dicts have; its trec_eval 9 m_iprec_at_recall.c cuts at "
                 "(long)(r * R + 0.9), where 10.0 rounds"),
-    Peer("ranx", "ranx", {"negative_labels": "nonrelevant", "scores": "float64"},
+    Peer("ranx", "ranx", {"negative_labels": "nonrelevant", "scores": "float64", "graded_below_level": "zero"},
          caveat="ranx orders tied scores by an unstable sort, then reverses it: no tie rule gives its order, so a query "
-                "whose tied documents straddle a cutoff can differ; ranx also zeroes gains below the relevance level",
+                "whose tied documents straddle a cutoff can differ",
          arbitrary_ties=True,
          source="ranx metrics/*.py, data_structures/qrels.py"),
     Peer("msrec", "Microsoft Recommenders", {"queries": "intersection", "ap_denominator": "min_R_k",
@@ -176,6 +176,8 @@ USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
     ("ties", "docno_ascending"): ("pyndeval, as ir_measures runs ndeval", "ir_measures' RR@k"),
     ("scores", "float32"): ("trec_eval", "pytrec_eval", "ir_measures", "recbole", "torchmetrics"),
     ("scores", "float64"): ("ranx", "msrec", "elliot", "mlflow", "spark", "sklearn", "ir_measures' RR@k"),
+    ("graded_below_level", "keep"): ("trec_eval", "pytrec_eval", "ir_measures"),
+    ("graded_below_level", "zero"): ("ranx",),
     ("iprec_cut", "round"): ("trec_eval",),
     ("iprec_cut", "trec_eval9"): ("pytrec_eval", "ir_measures", "trec_eval 9"),
     ("queries", "qrels"): ("trec_eval -c", "ir_measures", "ranx"),

@@ -289,7 +289,9 @@ def gain_scheme(measure: Measure, lists: RankedLists) -> GainScheme:
         rel = _rel(measure)
         level = lists.relevance_level if rel is None else rel
         return GainScheme.binary(level) if kind == "binary" else GainScheme.elliot(level)
-    return GainScheme.exponential() if kind == "exp" else GainScheme.linear()
+    # ranx drops the judgments below its relevance level: linear and exponential gains start there too
+    floor = lists.relevance_level if lists.graded_below_level_zero else 0.0
+    return GainScheme.exponential(floor) if kind == "exp" else GainScheme.linear(floor)
 
 
 def _rel(m: Measure) -> float | None:

@@ -76,8 +76,8 @@ CASES = [
     (
         "baseline: a",
         "baseline: a\nprofile: pyterrier",
-        r"line 12: unknown profile 'pyterrier'\. Fix: use one of trec_eval, ir_measures, pytrec_eval, ranx, msrec, recbole, elliot, "
-        r"mlflow, spark, sklearn, torchmetrics",
+        r"line 12: unknown profile 'pyterrier'\. Fix: use one of trec_eval, ir_measures, pytrec_eval, ranx, msrec, recbole, "
+        r"elliot, mlflow, spark, sklearn, torchmetrics",
         12,
     ),
     ("baseline: a", "baseline: a\nconventions: {ties: random}", r"line 12: conventions: ties must be one of", 12),

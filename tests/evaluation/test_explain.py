@@ -325,7 +325,9 @@ def test_cli_explain_prints_each_peer_and_matches_as_json(tmp_path: Any, capsys:
     record = json.loads(capsys.readouterr().out)
     assert record["within_tol"] and record["matches"][0]["distance"] <= 1e-12
     assert "recbole" in {m["profile"] for m in record["matches"]}
-    assert set(record["matches"][0]) == {"conventions", "changes", "value", "distance", "profile"}
+    assert set(record["matches"][0]) == {"conventions", "changes", "value", "distance", "profile", "note"}
+    recbole = next(m for m in record["matches"] if m["profile"] == "recbole")
+    assert recbole["note"] == PEERS["recbole"].caveat  # the note explain's table prints beside RecBole's row
 
 
 @pytest.mark.parametrize(("extra", "message"), [
@@ -422,6 +424,18 @@ def test_ranx_profile_gives_ranxs_own_values() -> None:
     found = explain_measures(qrels, run, list(names), peers=["ranx"])
     for explanation, name in zip(found, names.values(), strict=True):
         assert explanation.peers[0].value == pytest.approx(case["values"][name], abs=1e-12), name
+    # at a relevance level, ranx drops the judgments below it: graded gains start there (graded_below_level: zero)
+    for level, leveled in ((2, {"nDCG@10": "ndcg@10-l2", "nDCG(gain=exp)@10": "ndcg_burges@10-l2", "AP@10": "map@10-l2",
+                                "P@5": "precision@5-l2"}),
+                           (3, {"nDCG@10": "ndcg@10-l3", "RR": "mrr-l3"})):  # fmt: skip
+        found = explain_measures(qrels, run, list(leveled), Conv(relevance_level=level), peers=["ranx"])
+        for explanation, name in zip(found, leveled.values(), strict=True):
+            assert explanation.peers[0].value == pytest.approx(case["values"][name], abs=1e-12), name
+        ndcg = found[0]
+        assert ndcg.peers[0].value < ndcg.value  # harness's (trec_eval's) -l leaves graded gains alone
+    # and --match finds ranx's number from harness's side: the level, with the gains below it zeroed
+    (best, *_) = match(qrels, run, "nDCG@10", case["values"]["ndcg@10-l2"])
+    assert best.distance < 1e-12 and best.changes == {"relevance_level": 2, "graded_below_level": "zero"}
 
 
 @pytest.mark.parametrize("seed", range(3))
