@@ -594,7 +594,8 @@ def _delta(value: float) -> str:
 
 
 def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from harness.measures.peers import PROFILES, option_users
+    from harness.measures.parse import lookup
+    from harness.measures.peers import PEER_NAMES, PROFILES, option_users
     from harness.measures.registry import REGISTRY
 
     for definition in REGISTRY:
@@ -618,6 +619,11 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for option, values in options.items():
         out.write(f"{option}\n    {' | '.join(values)}\n")
     out.write(f"\nProfiles (profile: NAME in a config, --profile NAME): {', '.join(PROFILES)}\n")
+    out.write("\nOther tools' names, read as the measure that reproduces them (the tool's profile gives its "
+              "conventions); MLflow keys harness logs (ndcg_at_10, p_rel_2_at_5) are read back too:\n")  # fmt: skip
+    for written, (ours, tool) in PEER_NAMES.items():
+        cut = "@k" if tool != "msrec" and lookup(ours.partition("(")[0]).cutoff != "none" else ""
+        out.write(f"  {written}{cut} ({tool}) = {ours}{cut}\n")
     return EXIT_OK
 
 

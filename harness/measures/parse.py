@@ -47,8 +47,76 @@ def _literal(node: ast.expr, text: str) -> object:
         ) from None
 
 
+# another tool's name with its cutoff: RecBole's itemcoverage@10, ranx's r-precision, MLflow's precision_at_10
+_PEER_SHAPE = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_\-]*?)\s*(?:@\s*(?P<at>[0-9]+)|_at_(?P<key>[0-9]+))?\s*$")
+
+
+def _peer_spelling(text: str) -> str | None:
+    """harness's spelling of another tool's name for a measure (:data:`~harness.measures.peers.PEER_NAMES`) or of
+    an MLflow metric key harness logs (``ndcg_at_10``, ``p_at_5``: a measure without parameters); None for others.
+
+    >>> _peer_spelling("ItemCoverage@10"), _peer_spelling("precision_at_5"), _peer_spelling("ndcg_at_10")
+    ('Coverage(catalog=recbole)@10', 'P@5', 'nDCG@10')
+    >>> _peer_spelling("nDCG@10") is None  # harness's own names are read as they are
+    True
+    """
+    from harness.measures.peers import PEER_NAMES
+
+    match = _PEER_SHAPE.match(text)
+    if match is None:
+        return None
+    name, cutoff = match["name"], match["at"] or match["key"]
+    if match["key"] is None and REGISTRY.get(name) is not None:
+        return None
+    known = next((v for k, v in PEER_NAMES.items() if k.lower() == name.lower()), None)
+    spelling = known[0] if known is not None else None
+    if spelling is None and match["at"] is None:  # precision_at_10 (MLflow, msrec), ndcg_at_10, rbp_p_0p8 (harness's keys)
+        found = REGISTRY.get(name)
+        spelling = found.name if found is not None else _from_key(name, cutoff)
+    if spelling is None:
+        return None
+    return f"{spelling}@{cutoff}" if cutoff else spelling
+
+
+def _from_key(body: str, cutoff: str | None) -> str | None:
+    """The measure with parameters whose MLflow key is ``<body>_at_<cutoff>`` (``p_rel_2`` -> ``P(rel=2)``): keys
+    spell each parameter as ``_<name>_<value>`` (:meth:`Measure.mlflow_key`), read back here for words and numbers.
+
+    >>> _from_key("p_rel_2", "5"), _from_key("rbp_p_0p8", None), _from_key("ndcg_gains_1-0_2-3", "10")
+    ('P(rel=2)', 'RBP(p=0.8)', None)
+    """
+    for definition in REGISTRY:
+        key = definition.name.lower()
+        if not body.startswith(key + "_"):
+            continue
+        names = sorted((p.name for p in definition.params), key=len, reverse=True)
+        rest, params = body[len(key) + 1 :], []
+        while rest:
+            param = next((n for n in names if rest.startswith(n.lower() + "_")), None)
+            if param is None:
+                break
+            rest = rest[len(param) + 1 :]
+            following = [rest.find("_" + n.lower() + "_") for n in names]
+            end = min([i for i in following if i > 0], default=len(rest))
+            value, rest = rest[:end], rest[end + 1 :]
+            number = re.fullmatch(r"m?[0-9]+(p[0-9]+)?", value)
+            params.append(f"{param}={value.replace('m', '-', 1).replace('p', '.') if number else value}")
+        if rest or not params:
+            continue
+        text = f"{definition.name}({','.join(params)})"
+        try:
+            measure = parse_measure(f"{text}@{cutoff}" if cutoff else text)
+        except MeasureError:
+            continue
+        if measure.mlflow_key() == (f"{body}_at_{cutoff}" if cutoff else body):
+            return text
+    return None
+
+
 def parse_measure(text: str) -> Measure:
-    """Parse one measure name into its canonical, validated value."""
+    """Parse one measure name into its canonical, validated value; other tools' names for harness's measures too
+    (RecBole's ``giniindex@10``, Microsoft Recommenders' ``catalog_coverage``, MLflow keys like ``ndcg_at_10``)."""
+    text = _peer_spelling(text) or text
     match = _SHAPE.match(text)
     if match is None:
         raise MeasureError(f"cannot read measure {text!r}", hint="write it like nDCG@10, AP, P(rel=2)@5")

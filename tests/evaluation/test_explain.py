@@ -424,6 +424,9 @@ def test_ranx_profile_gives_ranxs_own_values() -> None:
     found = explain_measures(qrels, run, list(names), peers=["ranx"])
     for explanation, name in zip(found, names.values(), strict=True):
         assert explanation.peers[0].value == pytest.approx(case["values"][name], abs=1e-12), name
+    # ranx's own metric names are read as the measures that reproduce them
+    assert {ours: str(parse_measure(theirs)) for ours, theirs in names.items()} == {
+        ours: str(parse_measure(ours)) for ours in names}
     # at a relevance level, ranx drops the judgments below it: graded gains start there (graded_below_level: zero)
     for level, leveled in ((2, {"nDCG@10": "ndcg@10-l2", "nDCG(gain=exp)@10": "ndcg_burges@10-l2", "AP@10": "map@10-l2",
                                 "P@5": "precision@5-l2"}),
