@@ -215,6 +215,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.evaluation.evaluator import missing_queries_note
     from harness.measures.registry import REGISTRY
     from harness.pipeline.files import evaluate_files
 
@@ -229,11 +230,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for run in evaluated:
         label = run.label
         if run.judged_queries_missing and not args.c and inputs.conventions.queries.value == "qrels":
-            err.write(
-                f"harness: note: {run.judged_queries_missing} judged queries are not in {label} and count as 0 "
-                "(trec_eval does so only with -c; without it, it averages over the queries the run answered: "
-                "--queries intersection)\n"
-            )
+            err.write(f"harness: note: {missing_queries_note(run.judged_queries_missing, label)}\n")
         runid = run.given or run.name  # one run: the tag in the file, as trec_eval prints it
         if len(evaluated) > 1 and args.format == "trec" and not any(i.measure is None and i.display == "runid" for i in items):
             lines.append(f"{'runid':<22}\tall\t{label}\n")

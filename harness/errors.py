@@ -62,6 +62,10 @@ class InputFormatError(HarnessError):
         self.header = header
 
 
+class DataWarning(UserWarning):
+    """Input that evaluates, but not as a user may think: judged queries the run misses, scored 0."""
+
+
 class MeasureError(HarnessError):
     """An unknown measure, or a parameter it does not accept."""
 

@@ -162,3 +162,31 @@ def test_pandas_string_columns_give_the_same_values_as_object_columns() -> None:
     assert frames("str") == frames("object")
     # u1: (2 + 1) / 2 training rows; u2: i9 is cold (0). Coverage: 3 items of 3 catalogue + 1 cold + [PAD]
     assert frames("str") == ([[1.5], [0.0]], {"Coverage(catalog='recbole')@2": [0.6]})
+
+
+def test_the_api_refuses_and_warns_as_the_command_line_does(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """No query in common: the CLI's error, as harness's own InputFormatError. Judged queries the run misses: the CLI's
+    note, as a DataWarning. ``relevance_level=`` is the CLI's ``-l`` (and pytrec_eval's ``relevance_level``)."""
+    import io
+
+    import pytrec_eval
+
+    from harness.cli import main
+    from harness.errors import DataWarning, InputFormatError
+
+    with pytest.raises(InputFormatError, match="no query of the run is judged in <dict>"):
+        harness.evaluate({"q1": {"a": 1}}, {"x1": {"a": 1.0}}, ["P@5"])
+    qrels = {f"q{i}": {"a": 1, "b": 2, "c": 0} for i in range(4)}
+    run = {"q0": {"a": 3.0, "b": 2.0, "c": 1.0}, "q1": {"c": 3.0, "b": 2.0}}
+    with pytest.warns(DataWarning, match="2 judged queries are not in <dict> and count as 0"):
+        values = harness.evaluate(qrels, run, ["RR", "P@2"], relevance_level=2)
+    peer = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "P.2"}, relevance_level=2).evaluate(run)
+    assert values.values[:2].tolist() == [[peer[q]["recip_rank"], peer[q]["P_2"]] for q in ("q0", "q1")]
+    assert values.values[2:].tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    (tmp_path / "q").write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
+    (tmp_path / "r").write_text("".join(f"{q} Q0 {d} 0 {s} x\n" for q, docs in run.items() for d, s in docs.items()))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["eval", "-q", "-l", "2", "-m", "RR", str(tmp_path / "q"), str(tmp_path / "r")], out, err) == 0
+    assert "2 judged queries are not in" in err.getvalue()
+    cli = {q: float(v) for name, q, v in (line.split("\t") for line in out.getvalue().splitlines()) if q != "all"}
+    assert cli == {q: values.values[i, 0] for i, q in enumerate(values.query_ids.tolist())}

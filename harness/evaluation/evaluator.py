@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -19,13 +20,14 @@ import numpy as np
 from harness.data.align import Aligned, PreparedQrels, align
 from harness.data.intents import intent_data
 from harness.data.items import Catalog, Interactions, ItemContext
+from harness.data.load import check_shares_judged
 from harness.data.model import Intents, Qrels, Run
 from harness.data.samples import sample_rankings
-from harness.errors import ConventionError, InputFormatError
+from harness.errors import ConventionError, DataWarning, InputFormatError
 from harness.evaluation.results import PerQuery
 from harness.kernels._segments import RankedLists
 from harness.kernels.exposure import SampleData
-from harness.measures.conventions import Conventions, Ties
+from harness.measures.conventions import Conventions, Queries, Ties
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, deepest_cutoff
@@ -121,8 +123,15 @@ class Evaluator:
         return aligned
 
     def evaluate(self, run: Run | Any) -> PerQuery:
+        """Every per-query measure of a run. A run that shares no query with the judgments is refused, as the command
+        line refuses it: every value would be 0 for nothing the run did."""
         run = as_run(run)
-        return self.evaluate_aligned(run.name, self.align(run))
+        check_shares_judged(run, self.prepared.judged, self.prepared.source)
+        aligned = self.align(run)
+        missing = aligned.stats.judged_queries_missing
+        if missing and self.conventions.queries is Queries.QRELS:
+            warnings.warn(missing_queries_note(missing, run.source), DataWarning, stacklevel=2)
+        return self.evaluate_aligned(run.name, aligned)
 
     def item_lists(self, aligned: Aligned) -> RankedLists:
         """The lists the item measures read: each user's first rows down to their deepest cutoff, with each row's item
@@ -220,6 +229,12 @@ def as_run(run: Any) -> Run:
     return _coerce(run, Run, "query, doc, score")  # type: ignore[no-any-return]
 
 
+def missing_queries_note(missing: int, run: str) -> str:
+    """What a judged query missing from the run means under ``queries: qrels``, for the terminal and for Python."""
+    return (f"{missing} judged queries are not in {run} and count as 0 (trec_eval does so only with -c; without it, "
+            "it averages over the queries the run answered: --queries intersection, or queries='intersection')")  # fmt: skip
+
+
 def evaluate(
     qrels: Qrels | Any,
     run: Run | Any,
@@ -228,6 +243,8 @@ def evaluate(
     query_ids: Sequence[str] | None = None,
     train: Interactions | None = None,
     items: Catalog | None = None,
+    *,
+    relevance_level: int | None = None,
 ) -> PerQuery:
     """Evaluate one run: a per-query table (aggregate it with :func:`harness.evaluation.results.aggregate`).
 
@@ -235,5 +252,11 @@ def evaluate(
     score; use ``Qrels.from_frame`` for other names) or pytrec_eval-style dicts. ``train``
     and ``items`` feed the beyond-accuracy measures; system measures (Coverage, Entropy,
     Gini, ...) have one value per run: use :class:`Evaluator` and ``system_values``.
+    ``relevance_level``: relevant iff label >= it (the command line's ``-l``, pytrec_eval's ``relevance_level``).
+
+    >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 2.0, "b": 1.0}}, ["RR"], relevance_level=2).values.tolist()
+    [[0.5]]
     """
+    if relevance_level is not None:
+        conventions = Conventions.from_mapping({**(conventions or Conventions()).as_dict(), "relevance_level": relevance_level})
     return Evaluator(as_qrels(qrels), measures, conventions, query_ids, train, items).evaluate(as_run(run))
