@@ -81,20 +81,24 @@ def segments_of(query_ids: np.ndarray, segments: dict[str, str]) -> np.ndarray:
 
 
 def dataset_diagnostics(dataset: Dataset, diagnostics: dict[str, object], unsegmented: int | None, skipped: str,
-                        cold_rows: int | None) -> dict[str, object]:  # fmt: skip
-    """A run's diagnostics with the dataset-level ones added."""
+                        item_rows: dict[str, int] | None) -> dict[str, object]:  # fmt: skip
+    """A run's diagnostics with the dataset-level ones added; ``item_rows``: the rows recommending items outside the
+    training items, the catalogue or both (:meth:`~harness.kernels._segments.ItemData.rows_outside`)."""
     diagnostics["queries_without_segment"] = unsegmented
-    if cold_rows is not None and (dataset.train or dataset.items):  # recommendations of items neither knows
-        diagnostics["cold_recommendations"] = cold_rows
+    if item_rows is not None and (dataset.train or dataset.items):  # recommendations of items neither knows
+        diagnostics["cold_recommendations"] = item_rows["cold_recommendations"]
+    if item_rows is not None and dataset.train and dataset.items:  # each universe apart, where both are given
+        diagnostics["recommendations_outside_train"] = item_rows["recommendations_outside_train"]
+        diagnostics["recommendations_outside_catalogue"] = item_rows["recommendations_outside_catalogue"]
     if skipped:
         diagnostics["measures_not_computed"] = skipped
     return diagnostics
 
 
 def run_result(dataset: Dataset, system: System, per_query: PerQuery, diagnostics: dict[str, object],
-               segments: dict[str, str], skipped: str, cold_rows: int | None, lists: RankedLists | None,
+               segments: dict[str, str], skipped: str, item_rows: dict[str, int] | None, lists: RankedLists | None,
                system_measures: tuple[Measure, ...], counts: np.ndarray | None, cutoff: int | None) -> RunResult:  # fmt: skip
     """A run's result with its values here: its queries' segments, and the dataset-level diagnostics."""
     seg = segments_of(per_query.query_ids, segments)
-    dataset_diagnostics(dataset, diagnostics, int((seg == "").sum()) if segments else None, skipped, cold_rows)
+    dataset_diagnostics(dataset, diagnostics, int((seg == "").sum()) if segments else None, skipped, item_rows)
     return RunResult(dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff)

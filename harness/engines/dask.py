@@ -94,7 +94,7 @@ class Evaluated:
     per_query: PerQuery | None
     stats: AlignStats
     diagnostics: dict[str, object]
-    cold_recommendations: int = 0  # recommended items neither the training data nor the catalogue knows
+    item_rows: dict[str, int] | None = None  # rows recommending items outside training, the catalogue, or both
     item_counts: np.ndarray | None = None  # the long tail: recommendations per recommended item, descending
     item_counts_cutoff: int | None = None
     lists: RankedLists | None = None  # down to the system measures' cutoff, with items: what system measures read
@@ -424,7 +424,7 @@ class _Piece:
     sums: DiagnosticSums  # the diagnostics' sums over its queries
     known_counts: np.ndarray | None = None  # recommendations per known item code within the long-tail cutoff
     cold_counts: dict[str, int] | None = None  # the same per cold item id
-    cold_rows: int = 0  # rows recommending a cold item (all depths: the diagnostics' count)
+    item_rows: dict[str, int] | None = None  # rows recommending items outside each universe (the diagnostics')
     listed: pa.Table | None = None  # query, pos, item of the rows above the system measures' cutoff
     cold_first: pa.Table | None = None  # each cold item's first (query, pos) here, for the run's cold numbering
     user_parts: dict[Any, Any] | None = None  # the system measures' per-user terms of its queries
@@ -481,7 +481,7 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         cold_ids = [] if data.cold_ids is None else data.cold_ids.to_pylist()
         piece.known_counts = counts[: data.n_known]
         piece.cold_counts = dict(zip(cold_ids, counts[data.n_known :].tolist(), strict=True))
-        piece.cold_rows = data.cold_rows()  # every row, as the diagnostics count
+        piece.item_rows = data.rows_outside()  # every row, as the diagnostics count
         piece.user_parts, piece.parts_queries = data.user_parts, per_query.query_ids
         if list_depth is not None:
             query = np.repeat(per_query.query_ids, lists.n_ret)
@@ -500,12 +500,14 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cuto
               cutoff: int | None, relstring_lengths: tuple[int, ...] = (), gathered: bool = True) -> Evaluated:  # fmt: skip
     """The partitions' counts summed, and (``gathered``) their tables in the universe's query order (strcmp order, as
     on one machine)."""
-    item_counts, cold_rows = None, 0
+    item_counts: np.ndarray | None = None
+    item_rows: dict[str, int] | None = None
     counted = [p for p in done if p.known_counts is not None]
     if counted:  # integer counts: summed exactly, whatever the partitioning
         known = np.sum([p.known_counts for p in counted if p.known_counts is not None], axis=0)
         cold: dict[str, int] = {}
-        cold_rows = sum(p.cold_rows for p in counted)
+        item_rows = {key: sum((p.item_rows or {}).get(key, 0) for p in counted)
+                     for key in ("cold_recommendations", "recommendations_outside_train", "recommendations_outside_catalogue")}
         for p in counted:
             for item, count in (p.cold_counts or {}).items():
                 cold[item] = cold.get(item, 0) + count
@@ -514,10 +516,10 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cuto
     total = AlignStats(*(sum(getattr(p.stats, f.name) for p in done) for f in dataclasses.fields(AlignStats)))
     diagnostics = combine(total, reduce(operator.add, (p.sums for p in done), DiagnosticSums.empty(cutoffs)), cutoffs)
     if not gathered:
-        return Evaluated(None, total, diagnostics, cold_rows, item_counts, cutoff)
+        return Evaluated(None, total, diagnostics, item_rows, item_counts, cutoff)
     whole = _in_universe_order([p.table for p in done])
     strings = {k: [] if whole is None else whole[f"relstring_{k}"].tolist() for k in relstring_lengths}
-    return Evaluated(_per_query(name, tuple(measures), whole), total, diagnostics, cold_rows, item_counts, cutoff,
+    return Evaluated(_per_query(name, tuple(measures), whole), total, diagnostics, item_rows, item_counts, cutoff,
                      relstrings=strings)  # fmt: skip
 
 
@@ -729,7 +731,7 @@ class DaskEngine:
                                                max(int(str(e.diagnostics["queries_evaluated"])) for e in done))  # fmt: skip
         out = {}
         for system, evaluated in zip(work.systems, done, strict=True):
-            cold = None if items is None else evaluated.cold_recommendations
+            cold = None if items is None else evaluated.item_rows
             progress(f"dask: summarising {system.name} on {dataset.name}")
             rows, present, unsegmented = summary_on_cluster(client, evaluated.pieces, evaluated.measures, segment_of, names)
             prefix = (f"part-{work.experiment.datasets.index(dataset):03d}-"

@@ -47,7 +47,7 @@ class LocalEngine:
             work.advance()
             cutoff = long_tail_cutoff(evaluator.measures)
             counts = None if lists.items is None else recommendation_counts(lists, cutoff)
-            cold = None if lists.items is None else lists.items.cold_rows()
+            cold = None if lists.items is None else lists.items.rows_outside()
             kept = lists if evaluator.system_measures else None  # system measures resample users from the lists
             return run_result(work.dataset, system, per_query, diagnose(aligned, work.experiment.cutoffs), work.segments,
                               work.skipped, cold, kept, evaluator.system_measures, counts, cutoff)  # fmt: skip

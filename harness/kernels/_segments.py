@@ -584,6 +584,13 @@ class ItemData:
         """Rows recommending an item that neither the training data nor the catalogue knows."""
         return int((~(self.in_train | self.in_catalog)[self.code]).sum())
 
+    def rows_outside(self) -> dict[str, int]:
+        """The rows recommending an item outside each item universe a measure can divide by: the training items
+        (Coverage's default: such items push it above 1) and the catalogue; and the cold ones, outside both."""
+        return {"cold_recommendations": self.cold_rows(),
+                "recommendations_outside_train": int((~self.in_train[self.code]).sum()),
+                "recommendations_outside_catalogue": int((~self.in_catalog[self.code]).sum())}  # fmt: skip
+
     def subset_rows(self, keep: np.ndarray) -> ItemData:
         """The same items for a subset of the ranked rows (trec_eval -J)."""
         score = None if self.score is None else self.score[keep]

@@ -141,7 +141,11 @@ class MeasureDef:
         >>> REGISTRY.definition(parse_measure("REO(group=g)@10")).bounds_of(parse_measure("REO(group=g)@10"))
         (0.0, inf)
         """
-        return self.system_bounds if self.is_system(measure) else self.range_of(measure)
+        if not self.is_system(measure):
+            return self.range_of(measure)
+        if self.name == "Coverage" and measure.param("catalog") == "items":  # the catalogue's items only: at most 1
+            return (0.0, 1.0)
+        return self.system_bounds
 
     def is_system(self, measure: Measure) -> bool:
         """One value per run (resampled over users for a CI), not one per query."""
@@ -852,8 +856,15 @@ def _outside(L: RankedLists, m: Measure, shown: np.ndarray, default: str = "trai
 
 
 def _coverage(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
+    """Distinct recommended items over the universe's. Over the training items (msrec) a recommended item outside
+    them counts, so coverage can pass 1; over the catalogue only its items count (RecBole recommends nothing else):
+    at most 1, and the diagnostics count the recommendations outside it."""
     assert L.items is not None
-    return beyond.coverage(beyond.coverage_counts(L, m.cutoff, W), beyond.universe_size(L.items, _text(m, "catalog", "train")))
+    catalog = _text(m, "catalog", "train")
+    counts = beyond.coverage_counts(L, m.cutoff, W)
+    if catalog == "items":
+        counts = np.where(L.items.in_catalog[None, :], counts, 0.0)
+    return beyond.coverage(counts, beyond.universe_size(L.items, catalog))
 
 
 def _gini(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
@@ -910,9 +921,10 @@ def _not_per_query(L: RankedLists, m: Measure) -> np.ndarray:
 _BEYOND = "beyond accuracy: "
 _r(MeasureDef(
     "Coverage", _not_per_query,
-    _BEYOND + "catalogue coverage: distinct recommended items / items of the universe (msrec catalog_coverage with "
-    "catalog=train, RecBole ItemCoverage with catalog=items or recbole). A system measure; above 1 when "
-    "recommended items lie outside the universe, as in msrec.",
+    _BEYOND + "catalogue coverage: distinct recommended items / items of the universe: the training items by "
+    "default (msrec catalog_coverage; recommended items outside them count, as in msrec, so it can pass 1), "
+    "catalog=items the catalogue's (its items only: at most 1; RecBole ItemCoverage), catalog=recbole RecBole's "
+    "num_items. A system measure.",
     cutoff="optional", params=(_CATALOG,), system=_always, system_kernel=_coverage, needs=_universe_needs,
     citation="Ge et al., RecSys 2010",
 ))  # fmt: skip

@@ -98,7 +98,7 @@ GINI_5 = ((-4) * 1 + (-2) * 1 + 0 * 1 + 2 * 1 + 4 * 2) / (5 * 6)  # sorted count
 GINI_6 = ((-5) * 0 + (-3) * 1 + (-1) * 1 + 1 * 1 + 3 * 1 + 5 * 2) / (6 * 6)  # one more item, never recommended
 SYSTEM = {
     "Coverage@2": 5 / 3,  # 5 distinct recommended, 3 training items: above 1, as msrec
-    "Coverage(catalog='items')@2": 5 / 4,
+    "Coverage(catalog='items')@2": 4 / 4,  # z is outside the catalogue: not counted there (at most 1)
     "Coverage(catalog='recbole')@2": 5 / 6,  # 4 known items + z + [PAD]
     "RecItems@2": 5.0,
     "Entropy@2": L2(5),  # five items, once each
@@ -244,6 +244,8 @@ def test_a_config_with_beyond_accuracy_measures_runs(folder: Path, tmp_path: Pat
     assert set(per_query["measure"]) == {"nDCG@2", "ILD@3", "Novelty@2"}  # a system measure has no per-query value
     diagnostics = json.loads(pd.read_csv(folder_out / "diagnostics.csv").to_json(orient="records"))[0]
     assert diagnostics["cold_recommendations"] == 1  # z
+    # each universe apart: y and z are outside the training items (Coverage@2 = 5 / 3 counts them), z the catalogue
+    assert diagnostics["recommendations_outside_train"] == 2 and diagnostics["recommendations_outside_catalogue"] == 1
     # the long tail at the largest cutoff (ILD@3): 7 twice (a, b), 007, y, z, x once: N = 6
     tail = pd.read_csv(folder_out / "long_tail.csv")
     # ranks log-spaced (at most 200 points), first and last kept: geomspace(1, 5, 5) rounds to 1, 2, 2, 3, 5
