@@ -56,7 +56,8 @@ class ExposureSettings:
 
 
 def evaluate_exposure(qrels: str | Path, run: str | Path, settings: ExposureSettings | None = None) -> Any:
-    """Per-query EE-D, EE-R, EE-L (a pandas DataFrame, one row per judged query with a relevant document)."""
+    """Per-query EE-D, EE-R, EE-L (a pandas DataFrame, one row per judged query with a relevant document; with
+    ``complete``, as expeval -C, every judged query: its target spreads exposure over judged documents of grade 0)."""
     import pandas as pd
 
     s = settings or ExposureSettings()
@@ -65,8 +66,8 @@ def evaluate_exposure(qrels: str | Path, run: str | Path, settings: ExposureSett
     rows = []
     for query in sorted(judged):
         docs = judged[query]
-        if not any(v > 0 for v in docs.values()):
-            continue  # no relevant document: no target to approach
+        if not s.complete and not any(v > 0 for v in docs.values()):
+            continue  # no relevant document: no target to approach (expeval keeps only rel > 0 lines without -C)
         values = exposure.query_values(docs, rankings.get(query), s.model, s.p, s.u, s.complete, s.normalized,
                                        s.compat == "expeval", groups[query] if s.groups else None)  # fmt: skip
         rows.append({"query_id": query, **values})

@@ -334,3 +334,33 @@ def test_harness_eval_reads_a_stochastic_run_as_text_or_as_a_table(tmp_path: Pat
         assert math.isclose(means["EE_R"], golden["expeval.EE-R.gerr.doc.incomplete.raw"], abs_tol=1e-9)
         printed.append(means)
     assert printed[0] == printed[1]
+
+
+# expeval's flags -> harness exposure's (expeval normalises unless -U; harness is raw unless --normalized)
+EXPEVAL_FLAGS = {"": ["--normalized"], "-C": ["--complete", "--normalized"], "-C -U": ["--complete"],
+                 "-C -u rbp": ["--complete", "--normalized", "--model", "rbp"],
+                 "-C -G": ["--complete", "--normalized", "--groups"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("flags", list(EXPEVAL_FLAGS))
+def test_harness_exposure_keeps_the_queries_expeval_keeps(flags: str, tmp_path: Path) -> None:
+    """expeval's own output (tests/fixtures/peers/expeval.json) on a judged query without relevant documents (q2: -C
+    keeps it, its target spread over grade-0 documents) and a judged query missing from the run (q3): the same
+    queries, the same values to expeval's six printed decimals."""
+    import io
+    import json as json_module
+
+    from harness.cli import main
+
+    case = json_module.loads((Path(__file__).parents[1] / "fixtures" / "peers" / "expeval.json").read_text())
+    (tmp_path / "qrels.txt").write_text(case["qrels"])
+    (tmp_path / "run.txt").write_text(case["run"])
+    out = io.StringIO()
+    argv = ["exposure", "-q", "--compat", "expeval", *EXPEVAL_FLAGS[flags], str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")]
+    assert main(argv, out, io.StringIO()) == 0
+    name = {"disparity": "EE-D", "relevance": "EE-R", "difference": "EE-L"}
+    want = {(name[m], q): v for m, q, v in case["outputs"][flags]}
+    got = {(m.strip(), q): float(v) for m, q, v in (line.split("\t") for line in out.getvalue().splitlines()) if q != "all"}
+    assert got.keys() == want.keys()
+    assert all(abs(got[key] - value) <= 5e-7 for key, value in want.items()), flags
+    assert ("EE-D", "q2") in want if "-C" in flags else ("EE-D", "q2") not in want
