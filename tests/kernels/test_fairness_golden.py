@@ -356,7 +356,8 @@ def test_harness_exposure_keeps_the_queries_expeval_keeps(flags: str, tmp_path: 
     (tmp_path / "qrels.txt").write_text(case["qrels"])
     (tmp_path / "run.txt").write_text(case["run"])
     out = io.StringIO()
-    argv = ["exposure", "-q", "--compat", "expeval", *EXPEVAL_FLAGS[flags], str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")]
+    files = [str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt")]
+    argv = ["exposure", "-q", "--compat", "expeval", *EXPEVAL_FLAGS[flags], *files]
     assert main(argv, out, io.StringIO()) == 0
     name = {"disparity": "EE-D", "relevance": "EE-R", "difference": "EE-L"}
     want = {(name[m], q): v for m, q, v in case["outputs"][flags]}
