@@ -568,21 +568,32 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(frame.to_json(orient="records", indent=1) + "\n")
         return EXIT_OK
     for explanation in found:
-        out.write(f"{explanation.measure} over {explanation.queries} queries: harness {explanation.value:.4f}\n")
+        over = f"over {explanation.queries} queries" if explanation.queries else "one value for the run"
+        out.write(f"{explanation.measure} {over}: harness {explanation.value:.4f}\n")
         for p in explanation.peers:
+            if p.absent:
+                continue  # listed once below
             if p.value is None:
                 out.write(f"  {p.peer.tool:<32} {'-':>8}  not reproduced: {p.note}\n")
                 continue
             settings = ", ".join(f"{k}={v}" for k, v in p.differences.items()) or "harness's conventions"
             out.write(f"  {p.peer.tool:<32} {p.value:8.4f}  {settings}\n")
             for e in p.effects[1:] if len(p.effects) > 2 else ():
-                out.write(f"  {'':<32} {'':>8}    {e.setting} alone: {_delta(e.delta)} on {e.queries_affected} queries\n")
+                out.write(f"  {'':<32} {'':>8}    {e.setting} alone: {_delta(e.delta)}{_on(e.queries_affected)}\n")
             if len(p.effects) == 2:
                 e = p.effects[1]
-                out.write(f"  {'':<32} {'':>8}    {_delta(e.delta)} on {e.queries_affected} queries\n")
+                out.write(f"  {'':<32} {'':>8}    {_delta(e.delta)}{_on(e.queries_affected)}\n")
             if p.note:
                 out.write(f"  {'':<32} {'':>8}    note: {p.note}\n")
+        absent = [p.peer.tool for p in explanation.peers if p.absent]
+        if absent:
+            out.write(f"  no {explanation.measure.name} in: {', '.join(absent)}\n")
     return EXIT_OK
+
+
+def _on(queries: int | None) -> str:
+    """How many queries a setting moves; nothing for a measure with one value per run."""
+    return "" if queries is None else f" on {queries} queries"
 
 
 def _delta(value: float) -> str:

@@ -5,7 +5,8 @@ and under each of those conventions alone, so a user sees which of them moves th
 how many queries. :func:`match` searches the space of conventions for the combinations that give a
 number the user got elsewhere, nearest first.
 
->>> from harness.data.model import Qrels, Run
+>>> from harness.data.items import Catalog, Interactions, ItemContext
+from harness.data.model import Intents, Qrels, Run
 >>> qrels = Qrels.from_records([("q1", "a", 2), ("q1", "b", 1), ("q1", "c", 1), ("q2", "d", 1)])
 >>> run = Run.from_records([("q1", "b", 1.0), ("q1", "a", 0.5), ("q1", "z", 0.2)])
 >>> [(p.peer.name, round(p.value, 4)) for p in explain(qrels, run, ["nDCG@2"])[0].peers if p.value is not None][:4]
@@ -30,16 +31,17 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from harness.data.align import Aligned, alignment_conventions, kernel_settings
-from harness.data.model import Qrels, Run
+from harness.data.items import Catalog, Interactions, ItemContext
+from harness.data.model import Intents, Qrels, Run
 from harness.errors import MeasureError
-from harness.evaluation.evaluator import Evaluator, as_qrels, as_run
+from harness.evaluation.evaluator import Evaluator, as_qrels, as_run, builds_item_context
 from harness.evaluation.results import aggregate_values
 from harness.measures.conventions import (
     APDenominator,
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
 
 _KEPT_ALIGNMENTS = 2  # 20M rows aligned take about 1 GB: more kept at once cost memory, fewer realign more often
 _CLOSE = 1e-12  # two values of one query closer than this are the same number (summation order, not a convention)
+SYSTEM = "(the run)"  # the one "query" of a measure with one value per run (Coverage, Gini): affected or not, whole
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ class Effect:
     setting: str
     value: float
     delta: float  # value - harness's
-    queries_affected: int  # queries whose value changes, enter or leave the mean
+    queries_affected: int | None  # queries whose value changes, enter or leave the mean; None: one value per run
 
 
 @dataclass(frozen=True)
@@ -85,13 +88,14 @@ class PeerValue:
     differences: dict[str, object]  # its settings that are not harness's
     effects: tuple[Effect, ...]  # its whole set first, then each setting alone
     note: str  # why not reproduced, or what can still differ
+    absent: bool = False  # the peer has no such measure at all (not a convention harness cannot follow)
 
 
 @dataclass(frozen=True)
 class Explanation:
     measure: Measure
     value: float  # harness's, under the conventions given
-    queries: int
+    queries: int  # the queries averaged over; 0 for a measure with one value per run
     peers: tuple[PeerValue, ...]
 
     def to_frame(self) -> pd.DataFrame:
@@ -128,8 +132,10 @@ class _Values:
     :func:`~harness.data.align.alignment_conventions`) and read under each of the kernels' conventions (ideal, AP
     denominator, short lists, relevance level), as :func:`~harness.data.align.align` would have built them."""
 
-    def __init__(self, qrels: Qrels, run: Run, measures: Iterable[Measure], keep_values: bool = True) -> None:
+    def __init__(self, qrels: Qrels | Intents, run: Run, measures: Iterable[Measure], keep_values: bool = True,
+                 context: Mapping[str, Any] | None = None) -> None:  # fmt: skip
         self.qrels, self.run = qrels, run
+        self.context = dict(context or {})  # the Evaluator's train, items and user_groups, as harness eval reads them
         self.measures = tuple(dict.fromkeys(measures))
         self.keep_values = keep_values  # False: only the means are kept (match: a thousand settings x every query)
         self._means: dict[tuple[Conventions, Measure], float] = {}
@@ -141,7 +147,7 @@ class _Values:
         if key not in self._aligned:
             averaged = key.ties is Ties.AVERAGE  # defined only for some measures: the others are not asked under it
             measures = [m for m in self.measures if not averaged or REGISTRY.definition(m).ties_average_ok]
-            evaluator = Evaluator(self.qrels, measures, key)
+            evaluator = Evaluator(self.qrels, measures, key, **self.context)
             self._aligned[key] = (evaluator, evaluator.align(self.run))
             if len(self._aligned) > _KEPT_ALIGNMENTS:  # a run's aligned lists are its size again: keep the latest few
                 self._aligned.popitem(last=False)
@@ -155,9 +161,17 @@ class _Values:
             return self._cache[reading, measure]
         evaluator, aligned = self._evaluator(reading)
         lists = dataclasses.replace(aligned.lists, **kernel_settings(reading))
-        per_query = evaluator.evaluate_aligned(self.run.name, dataclasses.replace(aligned, lists=lists), only=[measure])
-        found = (per_query.query_ids, per_query.values[:, 0])
-        self._means[reading, measure] = aggregate_values(measure, found[1])
+        aligned = dataclasses.replace(aligned, lists=lists)
+        definition = REGISTRY.definition(measure)
+        if definition.is_system(measure):  # one value per run: the "queries" are the run, whole
+            item_lists = evaluator.item_lists(aligned)
+            value = float(definition.compute_system(item_lists, measure, np.ones((1, item_lists.n_queries)))[0])
+            found = (np.array([SYSTEM], dtype=object), np.array([value]))
+            self._means[reading, measure] = value
+        else:
+            per_query = evaluator.evaluate_aligned(self.run.name, aligned, only=[measure])
+            found = (per_query.query_ids, per_query.values[:, 0])
+            self._means[reading, measure] = aggregate_values(measure, found[1])
         if self.keep_values:
             self._cache[reading, measure] = found
         return found
@@ -196,14 +210,19 @@ def _affected(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
     return changed
 
 
-def _per_query(measures: Iterable[Measure | str]) -> list[Measure]:
-    out = []
-    for m in measures:
-        measure = parse_measure(m) if isinstance(m, str) else m
-        if REGISTRY.definition(measure).is_system(measure):
-            raise MeasureError(f"{measure} has one value per run: explain and match compare per-query measures",
-                               hint="ask for a per-query measure, e.g. nDCG@10, AP@10, P@10, RR")  # fmt: skip
-        out.append(measure)
+def _context(qrels: Qrels | Intents, measures: list[Measure], train: Interactions | None, items: Catalog | None,
+             user_groups: Mapping[str, str] | None) -> dict[str, Any]:  # fmt: skip
+    """What every evaluator of the explanation shares: the items' context, built once from the training data and the
+    catalogue (not once per alignment), and the user groups."""
+    context: dict[str, Any] = {"user_groups": user_groups}
+    if builds_item_context(measures, train is not None, items is not None):
+        judged = qrels.judgments() if isinstance(qrels, Intents) else qrels
+        context["item_context"] = ItemContext(train, items, judged, user_groups)
+    return context
+
+
+def _parsed(measures: Iterable[Measure | str]) -> list[Measure]:
+    out = [parse_measure(m) if isinstance(m, str) else m for m in measures]
     if not out:
         raise MeasureError("no measure to explain", hint="name one: -m nDCG@10")
     return out
@@ -220,14 +239,21 @@ def _tie_dependent(values: _Values, conventions: Conventions, measure: Measure) 
 
 
 def explain(qrels: Qrels | Any, run: Run | Any, measures: Iterable[Measure | str], conventions: Conventions | None = None,
-            peers: Iterable[str] | None = None, progress: Progress = SILENT) -> list[Explanation]:  # fmt: skip
+            peers: Iterable[str] | None = None, progress: Progress = SILENT, *, train: Interactions | None = None,
+            items: Catalog | None = None, user_groups: Mapping[str, str] | None = None) -> list[Explanation]:  # fmt: skip
     """For each measure: harness's value and each peer's (:data:`harness.measures.peers.PEERS`), with what each of the
-    peer's settings alone changes. ``conventions``: harness's side (default: its defaults; ``-l`` and the like)."""
-    qrels, run = as_qrels(qrels), as_run(run)
+    peer's settings alone changes. ``conventions``: harness's side (default: its defaults; ``-l`` and the like).
+    ``train``, ``items`` and ``user_groups`` feed the recommender measures, as :class:`Evaluator` takes them; subtopic
+    judgments (:class:`~harness.data.model.Intents`) the intent-aware ones."""
+    qrels = qrels if isinstance(qrels, Intents) else as_qrels(qrels)
+    run = as_run(run)
     base = conventions or Conventions()
     chosen = [PEERS[name] for name in (peers or PEERS)]
-    asked = _per_query(measures)
-    values = _Values(qrels, run, _variants(asked, chosen, base))
+    asked = _parsed(measures)
+    measures_read = _variants(asked, chosen, base)
+    context = _context(qrels, measures_read, train, items, user_groups)
+    Evaluator(qrels, asked, base, **context)  # what a measure needs and lacks (training data, a catalogue): said first
+    values = _Values(qrels, run, measures_read, context=context)
     out = []
     with progress.task("explaining", len(asked) * len(chosen)) as advance:
         for measure in asked:
@@ -254,7 +280,7 @@ def _explain_one(values: _Values, base: Conventions, measure: Measure, chosen: l
         advance()
         why = peer.unreproducible(measure)
         if why is not None:
-            rows.append(PeerValue(peer, None, {}, (), why))
+            rows.append(PeerValue(peer, None, {}, (), why, measure.name not in peer.cannot))
             continue
         differences = {k: v for k, v in peer.differences(measure, base).items() if _can_change(measure, k)}
         effects = [_effect("all", values, peer.conventions_for(measure, base), peer.measure_for(measure), here)]
@@ -265,7 +291,8 @@ def _explain_one(values: _Values, base: Conventions, measure: Measure, chosen: l
         if peer.arbitrary_ties and (n := _tie_dependent(values, peer.conventions_for(measure, base), measure)):
             note += f" ({n} queries here have tied scores that change this measure)"
         rows.append(PeerValue(peer, effects[0].value, differences, tuple(effects), note))
-    return Explanation(measure, aggregate_values(measure, here[1]), len(here[0]), tuple(rows))
+    queries = 0 if SYSTEM in here[0] else len(here[0])
+    return Explanation(measure, aggregate_values(measure, here[1]), queries, tuple(rows))
 
 
 def _can_change(measure: Measure, setting: str) -> bool:
@@ -308,7 +335,8 @@ def _effect(setting: str, values: _Values, conventions: Conventions, measure: Me
             here: tuple[np.ndarray, np.ndarray]) -> Effect:  # fmt: skip
     there = values.get(conventions, measure)
     value = aggregate_values(measure, there[1])
-    return Effect(setting, value, value - aggregate_values(measure, here[1]), _affected(here, there))
+    whole = SYSTEM in here[0] or SYSTEM in there[0]  # a value of the run: no query moves it alone
+    return Effect(setting, value, value - aggregate_values(measure, here[1]), None if whole else _affected(here, there))
 
 
 # ---- match: which settings give a number ------------------------------------------------------------------------
@@ -335,6 +363,11 @@ def search_space(measure: Measure, qrels: Qrels) -> dict[str, tuple[object, ...]
         space["ideal_from"] = tuple(i.value for i in IdealFrom)
     if _has_param(measure, "gain"):
         space["gain"] = next(p.choices for p in definition.params if p.name == "gain")
+    # the peers' variants of a recommender or intent-aware measure: Gini's form, Coverage's catalogue, ndeval's rank 1
+    # (a ranking measure's variants are the conventions above: AP's denominator is ap_denominator)
+    for param in definition.params if definition.beyond_accuracy or definition.intent_aware else ():
+        if param.kind == "text" and param.choices and param.name != "gain":
+            space[f"{definition.name}.{param.name}"] = param.choices
     if _can_change(measure, "ap_denominator"):
         space["ap_denominator"] = tuple(a.value for a in APDenominator)
     if _can_change(measure, "short_lists"):
@@ -347,31 +380,41 @@ def search_space(measure: Measure, qrels: Qrels) -> dict[str, tuple[object, ...]
 
 
 def match(qrels: Qrels | Any, run: Run | Any, measure: Measure | str, target: float, tol: float = 5e-5,
-          conventions: Conventions | None = None, progress: Progress = SILENT) -> list[Match]:  # fmt: skip
+          conventions: Conventions | None = None, progress: Progress = SILENT, *, train: Interactions | None = None,
+          items: Catalog | None = None, user_groups: Mapping[str, str] | None = None) -> list[Match]:  # fmt: skip
     """Every combination of settings (:func:`search_space`) whose value is within ``tol`` of ``target`` (as far as a
     printed number tells: the fewest changes from harness's defaults first, then the nearest); when none is that close,
     those of the ten nearest values, nearest first. Each is named by the peer whose settings it is, if one's is."""
     if not tol >= 0:
         raise MeasureError(f"the tolerance must be 0 or more, got {tol}", hint="tol=5e-5: half a unit of the fourth decimal")
-    qrels, run = as_qrels(qrels), as_run(run)
-    (asked,) = _per_query([measure])
+    qrels = qrels if isinstance(qrels, Intents) else as_qrels(qrels)
+    run = as_run(run)
+    (asked,) = _parsed([measure])
     base = conventions or Conventions()
-    space = search_space(asked, qrels)
-    gains = space.pop("gain", (None,))
-    defaults = {**base.as_dict(), "gain": asked.param("gain", "linear")}
+    space = search_space(asked, qrels.judgments() if isinstance(qrels, Intents) else qrels)
+    # the measure's own parameters (gain, Gini.form, ...) make its variants; the conventions, the combinations
+    named = [k for k in space if k == "gain" or "." in k]
+    defaults: dict[str, object] = {**base.as_dict(), **{k: _current(asked, k) for k in named}}
+    variants: dict[tuple[tuple[str, object], ...], Measure] = {}
+    for choice in itertools.product(*(space.pop(k) for k in named)):
+        variant = asked
+        for key, value in zip(named, choice, strict=True):
+            variant = _with_param(variant, key.rpartition(".")[2], value)
+        if _available(variant, train, items):  # Coverage over the catalogue needs one
+            variants[tuple(zip(named, choice, strict=True))] = variant
     keys = list(space)
     combos = list(itertools.product(*(space[k] for k in keys)))
-    variants = {g: asked if g is None else _with_param(asked, "gain", g) for g in gains}
-    values = _Values(qrels, run, variants.values(), keep_values=False)
+    context = _context(qrels, list(variants.values()), train, items, user_groups)
+    values = _Values(qrels, run, variants.values(), keep_values=False, context=context)
     found = []
     with progress.task("matching", len(combos)) as advance:
         for combo in combos:
             advance()
             settings = dict(zip(keys, combo, strict=True))
             conv = Conventions.from_mapping({**base.as_dict(), **settings})
-            for gain, variant in variants.items():
+            for chosen, variant in variants.items():
                 value = values.mean(conv, variant)
-                full = settings if gain is None else {**settings, "gain": gain}
+                full = {**settings, **dict(chosen)}
                 changes = {k: v for k, v in full.items() if defaults.get(k) != v}
                 found.append(Match(full, value, abs(value - target), _profile(asked, base, settings, variant), changes))
     found.sort(key=lambda m: (m.distance if not np.isnan(m.distance) else np.inf, len(m.changes)))
@@ -380,6 +423,21 @@ def match(qrels: Qrels | Any, run: Run | Any, measure: Measure | str, target: fl
         return sorted(close, key=lambda m: (len(m.changes), m.distance))
     nearest = sorted({m.value for m in found}, key=lambda v: abs(v - target))[:10]  # the ten nearest values
     return [m for m in found if m.value in nearest]
+
+
+def _current(measure: Measure, key: str) -> object:
+    """A searched parameter's value in the measure asked: given, or its default (``gain``: linear)."""
+    name = key.rpartition(".")[2]
+    given = measure.param(name)
+    if given is not None:
+        return given
+    return REGISTRY.definition(measure).param_info(name).default or ("linear" if name == "gain" else None)
+
+
+def _available(measure: Measure, train: Interactions | None, items: Catalog | None) -> bool:
+    """Whether the inputs given feed this variant (a catalogue for ``catalog=items``)."""
+    given = ({"train"} if train is not None else set()) | ({"items", "features"} if items is not None else set())
+    return REGISTRY.definition(measure).inputs(measure) <= given
 
 
 def _profile(measure: Measure, base: Conventions, settings: dict[str, object], variant: Measure) -> str | None:

@@ -24,6 +24,7 @@ from enum import Enum
 from harness.measures.conventions import Conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
+from harness.measures.trec_names import TREC_MEASURES
 
 # the measures whose value the ties convention "average" is defined for (registry: ties_average_ok)
 _DCG = ("DCG", "nDCG", "IDCG")
@@ -86,17 +87,27 @@ class Peer:
         return out
 
 
+# the measures of the ranking tools: over judgments and a run alone (no items, subtopics or sampled rankings)
+_RANKING = tuple(d.name for d in REGISTRY if not (d.beyond_accuracy or d.intent_aware or d.reads_samples))
+_TREC_EVAL = TREC_MEASURES
+_INTENT = tuple(d.name for d in REGISTRY if d.intent_aware)
+
 _PEERS = (
-    Peer("trec_eval", "trec_eval -c",
+    Peer("trec_eval", "trec_eval -c", measures=_TREC_EVAL,
+         cannot={"*": "trec_eval's measures are its -m names (harness measures lists each one's)"},
          source="trec_eval 10.0 (trec_format.h: float scores; form_res_rels.c, m_*.c)"),
     Peer("ir_measures", "ir_measures", {"iprec_cut": "trec_eval9"},
+         measure_conventions={name: {"ties": "docno_ascending"} for name in _INTENT},
          cutoff_conventions={"RR": {"ties": "docno_ascending", "scores": "float64"}},
+         measures=_RANKING + _INTENT,
+         cannot={"*": "ir_measures' measures are the ranking and intent-aware ones"},
          caveat="each measure is computed by the first provider that has it: pytrec_eval (trec_eval 9, every judged "
                 "query as -c) for most, MS MARCO's script for RR@k, pyndeval for the intent-aware ones",
          source="ir_measures/__init__.py (DefaultPipeline: runtime, pytrec_eval, ... msmarco); "
                 "providers/msmarco_provider.py (RR@k: sorted by (-score, doc id) as Python floats); "
                 "docs/advanced.rst (always -c)"),
     Peer("pytrec_eval", "pytrec_eval (trec_eval 9 inside)", {"queries": "intersection", "iprec_cut": "trec_eval9"},
+         measures=_TREC_EVAL, cannot={"*": "pytrec_eval's measures are trec_eval's"},
          caveat="trec_eval 10.0 without -c is this profile with iprec_cut: round, and exits with status 4 when a judged "
                 "query is missing from the run",
          source="pytrec_eval evaluates the queries both dicts have; its trec_eval 9 m_iprec_at_recall.c cuts at "
@@ -104,31 +115,45 @@ _PEERS = (
     Peer("ranx", "ranx", {"negative_labels": "nonrelevant", "scores": "float64", "graded_below_level": "zero"},
          caveat="ranx orders tied scores by an unstable sort, then reverses it: no tie rule gives its order, so a query "
                 "whose tied documents straddle a cutoff can differ",
-         arbitrary_ties=True,
+         arbitrary_ties=True, measures=_RANKING, cannot={"*": "ranx's metrics are ranking measures"},
          source="ranx metrics/*.py, data_structures/qrels.py"),
     Peer("msrec", "Microsoft Recommenders", {"queries": "intersection", "ap_denominator": "min_R_k",
                                              "ties": "input_order", "scores": "float64"},
-         params={"nDCG": {"gain": "binary"}},
-         measure_conventions={"nDCG": {"queries": "qrels"}},  # its outer merge keeps the users without predictions
-         cannot={"*": "Microsoft Recommenders' ranking metrics are precision, recall, R-precision, nDCG and MAP at k"},
-         measures=("P", "R", "AP", "nDCG"),
+         params={"nDCG": {"gain": "binary"}, "Novelty": {"weight": "recommendation", "cold": "zero"}},
+         measure_conventions={"nDCG": {"queries": "qrels"},  # its outer merge keeps the users without predictions
+                              # its beyond-accuracy metrics read the predictions and the training frame only
+                              **{name: {"queries": "run"} for name in ("Coverage", "Entropy", "Novelty", "ILD",
+                                                                       "Serendipity")}},
+         cannot={"*": "Microsoft Recommenders' metrics are precision, recall, nDCG and MAP at k, catalog_coverage, "
+                      "distributional_coverage, novelty, diversity and serendipity"},
+         measures=("P", "R", "AP", "nDCG", "Coverage", "Entropy", "Novelty", "ILD", "Serendipity"),
          caveat="every row of the truth frame counts as relevant, rating 0 too: set relevance_level 0 to match a truth "
                 "frame with zero ratings",
          source="recommenders/evaluation/python_evaluation.py (merge_ranking_true_pred: the users of both frames; "
                 "ndcg_at_k: score_type='binary', an outer merge with the truth, so every truth user)"),
     Peer("recbole", "RecBole", {"ties": "input_order", "ap_denominator": "min_R_k", "queries": "relevant"},
-         params={"nDCG": {"gain": "binary"}},
-         cannot={"*": "RecBole's top-k metrics are Hit, MRR, MAP, Recall, NDCG and Precision"},
-         measures=("Success", "RR", "AP", "R", "nDCG", "P"),
+         params={"nDCG": {"gain": "binary"}, "Coverage": {"catalog": "recbole"}, "Gini": {"catalog": "recbole"},
+                 "Entropy": {"form": "recbole"}, "TailShare": {"ties": "recbole"}},
+         cannot={"*": "RecBole's top-k metrics are Hit, MRR, MAP, Recall, NDCG, Precision, ItemCoverage, "
+                      "AveragePopularity, GiniIndex, ShannonEntropy and TailPercentage"},
+         measures=("Success", "RR", "AP", "R", "nDCG", "P", "Coverage", "ARP", "Gini", "Entropy", "TailShare"),
          caveat="RecBole counts every test interaction as positive; harness counts labels at or above the relevance "
                 "level",
          source="recbole/evaluator/metrics.py (NDCG: binary hits, ideal of min(R, k); MAP: over min(R, k))"),
     Peer("elliot", "Elliot", {"ties": "input_order", "queries": "relevant", "scores": "float64"},
-         params={"nDCG": {"gain": "elliot"}},
+         params={"nDCG": {"gain": "elliot"}, "Gini": {"form": "elliot"}, "Entropy": {"form": "elliot"},
+                 "ARP": {"pop": "users"}, "ItemMAD": {"empty_groups": "nan"}, "UserMAD": {"empty_groups": "nan"}},
+         # its test users are those with a relevant item for the accuracy metrics; the others read every list
+         measure_conventions={name: {"queries": "qrels"} for name in (
+             "RecItems", "Gini", "Entropy", "ARP", "APLT", "ACLT", "EFD", "EPC", "REO", "RSP", "PopREO", "PopRSP",
+             "ItemMAD", "UserMAD", "BiasDisparity")},
          cannot={"AP": "Elliot's MAP@k is the mean of P@1 ... P@k over every rank, relevant or not: a different "
                        "measure from AP",
-                 "*": "Elliot's accuracy metrics in harness's terms are nDCG, P, R, RR and Success"},
-         measures=("nDCG", "P", "R", "RR", "Success", "AP"),
+                 "Coverage": "Elliot's ItemCoverage counts the distinct recommended items: harness's RecItems",
+                 "*": "Elliot's metrics in harness's terms are nDCG, P, R, RR, Success, RecItems, Gini, Entropy, ARP, "
+                      "APLT, ACLT, EFD, EPC, REO, RSP, PopREO, PopRSP, ItemMAD, UserMAD and BiasDisparity"},
+         measures=("nDCG", "P", "R", "RR", "Success", "AP", "Coverage", "RecItems", "Gini", "Entropy", "ARP", "APLT",
+                   "ACLT", "EFD", "EPC", "REO", "RSP", "PopREO", "PopRSP", "ItemMAD", "UserMAD", "BiasDisparity"),
          caveat="Elliot's gain starts at its relevance_threshold: set relevance_level to it",
          source="elliot/evaluation/metrics/accuracy/{ndcg,map,precision,recall,mrr}; relevance/relevance.py"),
     Peer("mlflow", "MLflow", {"ties": "input_order", "short_lists": "truncate", "scores": "float64"},
@@ -161,6 +186,20 @@ _PEERS = (
                 "treats a document scored <= 0 as not retrieved (nDCG too in later releases): give it positive scores",
          arbitrary_ties=True,
          source="torchmetrics/functional/retrieval/*.py"),
+    Peer("lenskit", "LensKit", {"ties": "input_order", "scores": "float64"}, measures=("ExposureGini",),
+         cannot={"*": "LensKit's metrics in harness's terms here are ExposureGini and ListGini"},
+         source="lenskit/metrics (ExposureGini, ListGini over the catalogue)"),
+    Peer("pyxclib", "pyxclib", {"ties": "input_order", "scores": "float32"},
+         params={"PSP": {"norm": "pyxclib"}, "PSnDCG": {"norm": "pyxclib"}, "nDCG": {"gain": "binary"}},
+         measures=("PSP", "PSnDCG", "P", "nDCG"),
+         cannot={"*": "pyxclib's metrics are P, nDCG, PSP and PSnDCG at k"},
+         caveat="pyxclib's precision divides by k and its nDCG gains 1 per relevant label: set relevance_level to "
+                "the rating that counts as a label",
+         source="xclib/evaluation/xc_metrics.py (psprecision, psndcg: over the propensity-ideal list)"),
+    Peer("ndeval", "ndeval (pyndeval, as ir_measures runs it)", {"ties": "docno_ascending"}, measures=_INTENT,
+         params={"alpha_DCG": {"rank1": "ndeval"}, "ERR_IA": {"rank1": "ndeval"}},  # its rank-1 discount, kept
+         cannot={"*": "ndeval's measures are the intent-aware ones (subtopic judgments)"},
+         source="pyndeval (score descending, doc id ascending); ndeval.c"),
 )  # fmt: skip
 PEERS: dict[str, Peer] = {peer.name: peer for peer in _PEERS}
 PROFILES: dict[str, Mapping[str, object]] = {peer.name: peer.conventions for peer in _PEERS}
@@ -198,11 +237,11 @@ PEER_NAMES: dict[str, tuple[str, str]] = {
 # option. A profile that sets an option is listed under its value (tests/evaluation/test_explain.py checks it).
 USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
     ("ties", "trec_eval"): ("trec_eval", "pytrec_eval", "ir_measures"),
-    ("ties", "input_order"): ("msrec", "recbole", "elliot", "mlflow", "spark"),
+    ("ties", "input_order"): ("msrec", "recbole", "elliot", "mlflow", "spark", "lenskit", "pyxclib"),
     ("ties", "average"): ("sklearn", "torchmetrics' nDCG"),
-    ("ties", "docno_ascending"): ("pyndeval, as ir_measures runs ndeval", "ir_measures' RR@k"),
-    ("scores", "float32"): ("trec_eval", "pytrec_eval", "ir_measures", "recbole", "torchmetrics"),
-    ("scores", "float64"): ("ranx", "msrec", "elliot", "mlflow", "spark", "sklearn", "ir_measures' RR@k"),
+    ("ties", "docno_ascending"): ("ndeval", "pyndeval, as ir_measures runs ndeval", "ir_measures' RR@k"),
+    ("scores", "float32"): ("trec_eval", "pytrec_eval", "ir_measures", "recbole", "torchmetrics", "pyxclib"),
+    ("scores", "float64"): ("ranx", "msrec", "elliot", "mlflow", "spark", "sklearn", "lenskit", "ir_measures' RR@k"),
     ("graded_below_level", "keep"): ("trec_eval", "pytrec_eval", "ir_measures"),
     ("graded_below_level", "zero"): ("ranx",),
     ("iprec_cut", "round"): ("trec_eval",),

@@ -80,6 +80,7 @@ _TABLE: list[tuple[str, str, str, tuple[float, ...]]] = [
 _ORDER = {name: i for i, (name, *_) in enumerate(_TABLE)}
 _BY_NAME = {name: (kind, ours, defaults) for name, kind, ours, defaults in _TABLE}
 TREC_NAMES = frozenset(_BY_NAME)  # every trec_eval measure name harness understands
+TREC_MEASURES = tuple(dict.fromkeys(ours for _, _, ours, _ in _TABLE if ours))  # the harness measures they name
 _UNSUPPORTED_IN_TREC_SETS = {"dcg", "ideal_dcg"}  # v10 measures outside all_trec
 
 SETS = {

@@ -23,6 +23,7 @@ from harness.errors import HarnessError
 from harness.evaluation.evaluator import Evaluator, builds_item_context
 from harness.evaluation.results import EvaluatedRun
 from harness.measures.conventions import Conventions
+from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
 
@@ -83,6 +84,11 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
 def _evaluator(inputs: FileInputs, measures: tuple[Measure, ...], judgments: Qrels | Intents) -> Evaluator:
     """The evaluator of ``measures``, with the training data, catalogue and segments ``inputs`` name read: the
     training rows live only while its item context summarises them, so the runs are read into their memory."""
+    return Evaluator(judgments, measures, inputs.conventions, **_context(inputs))
+
+
+def _context(inputs: FileInputs) -> dict[str, Any]:
+    """The training data, catalogue and user groups ``inputs`` name, read, as :class:`Evaluator` takes them."""
     train = items = None
     if inputs.train is not None:
         train = read_train(inputs.train, inputs.train_columns["user"], inputs.train_columns["item"])
@@ -90,7 +96,7 @@ def _evaluator(inputs: FileInputs, measures: tuple[Measure, ...], judgments: Qre
         items = read_items(inputs.items, inputs.items_id, groups=inputs.items_groups)
     user_groups = None if inputs.segments is None else read_table_columns(
         inputs.segments, inputs.segments_columns["query"], inputs.segments_columns["segment"])  # fmt: skip
-    return Evaluator(judgments, measures, inputs.conventions, train=train, items=items, user_groups=user_groups)
+    return {"train": train, "items": items, "user_groups": user_groups}
 
 
 def explain_files(inputs: FileInputs, measures: tuple[Measure, ...], target: float | None = None, tol: float = 5e-5,
@@ -105,20 +111,15 @@ def explain_files(inputs: FileInputs, measures: tuple[Measure, ...], target: flo
         raise HarnessError("explain reads one run", hint="harness explain QRELS RUN -m nDCG@10")
     if target is not None and len(measures) != 1:
         raise HarnessError("--match searches for one measure's value", hint="name one: -m nDCG@10 --match 0.412")
-    unread = [flag for flag, given in (("--train", inputs.train), ("--items", inputs.items), ("--segments", inputs.segments),
-                                       ("--qrels-format", inputs.qrels_format)) if given is not None]  # fmt: skip
-    if unread:
-        raise HarnessError(f"explain does not read {', '.join(unread)}: the peers' conventions are those of the ranking "
-                           "measures over ordinary judgments", hint="leave it out, and name measures such as nDCG@10, "
-                           "AP@10, P@10, R@10, RR")  # fmt: skip
     check_exists(inputs.qrels, "qrels", folder_ok=True)
     label, path = inputs.runs[0]
     check_exists(path, "run", folder_ok=True)
-    judgments = load_qrels(inputs.qrels, inputs.qrels_columns)
-    run = load_run(path, inputs.run_columns, name=label or path.name)
+    judgments = load_qrels(inputs.qrels, inputs.qrels_columns, inputs.qrels_format)
+    context = _context(inputs)
+    run = load_run(path, inputs.run_columns, name=label or path.name, samples=REGISTRY.reads_samples(measures))
     if target is not None:
-        return match(judgments, run, measures[0], target, tol, inputs.conventions, progress)
-    return explain(judgments, run, measures, inputs.conventions, progress=progress)
+        return match(judgments, run, measures[0], target, tol, inputs.conventions, progress, **context)
+    return explain(judgments, run, measures, inputs.conventions, progress=progress, **context)
 
 
 def exposure_files(qrels: Path, run: Path, settings: Any) -> Any:

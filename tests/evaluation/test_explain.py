@@ -333,10 +333,10 @@ def test_cli_explain_prints_each_peer_and_matches_as_json(tmp_path: Any, capsys:
 @pytest.mark.parametrize(("extra", "message"), [
     (["-m", "P@5", "--match", "0.5", "--tol", "-1"], "--tol must be 0 or more"),
     (["-m", "P@5,R@5", "--match", "0.5"], "--match searches for one measure"),
-    (["-m", "Coverage@5"], "one value per run"),
+    (["-m", "Coverage@5"], "Coverage@5 needs training interactions"),
     ([], "explain needs a measure"),
     (["-m", "nDGC@5"], "unknown measure"),
-    (["-m", "P@5", "--train", "train.csv"], "explain does not read --train"),
+    (["-m", "P@5", "--train", "missing.csv"], "missing.csv: table file not found"),
 ])  # fmt: skip
 def test_cli_explain_bad_input_is_one_clear_line(tmp_path: Any, capsys: Any, extra: list[str], message: str) -> None:
     qrels_path, run_path = _files(tmp_path)
