@@ -196,6 +196,11 @@ _PEERS = (
          caveat="pyxclib's precision divides by k and its nDCG gains 1 per relevant label: set relevance_level to "
                 "the rating that counts as a label",
          source="xclib/evaluation/xc_metrics.py (psprecision, psndcg: over the propensity-ideal list)"),
+    Peer("expeval", "expeval (TREC Fair Ranking)", measures=("EE_L", "EE_D", "EE_R"),
+         params={name: {"norm": "expeval", "compat": "expeval"} for name in ("EE_L", "EE_D", "EE_R")},
+         cannot={"*": "expeval's measures are expected exposure's EE-L, EE-D and EE-R"},
+         caveat="expeval prints per-query values only: the mean is harness's",
+         source="github.com/diazf/expeval (expeval.py: normalised unless -U; metrics.py's bounds and defaults)"),
     Peer("ndeval", "ndeval (pyndeval, as ir_measures runs it)", {"ties": "docno_ascending"}, measures=_INTENT,
          params={"alpha_DCG": {"rank1": "ndeval"}, "ERR_IA": {"rank1": "ndeval"}},  # its rank-1 discount, kept
          cannot={"*": "ndeval's measures are the intent-aware ones (subtopic judgments)"},

@@ -137,3 +137,16 @@ def test_match_finds_recboles_gini_and_names_it() -> None:
     assert "recbole" in {m.profile for m in found}
     nearest = match(qrels, run, "Gini@5", entry["value"], tol=1e-12, train=train)  # no catalogue: never over one
     assert nearest and all(m.settings.get("Gini.catalog") != "items" for m in nearest)
+
+
+def test_the_expeval_row_is_expevals_normalised_mean() -> None:
+    """expeval's default output (normalised, gerr, relevant documents only) on the stochastic golden run: the expeval
+    row of each expected-exposure measure, from the run's sampled rankings."""
+    qrels, run = load_qrels(FAIRNESS / "ee_qrels.txt"), load_run(FAIRNESS / "ee_run.txt", samples=True)
+    golden = {e["id"]: e["value"] for e in FAIR["values"] if e["peer"] == "expeval"}
+    for explained in explain(qrels, run, ["EE_L", "EE_D", "EE_R"], peers=["expeval", "trec_eval"]):
+        rows = {p.peer.name: p for p in explained.peers}
+        want = golden[f"expeval.{explained.measure.name.replace('_', '-')}.gerr.doc.incomplete.norm"]
+        assert rows["expeval"].value == pytest.approx(want, abs=1e-9) and rows["trec_eval"].absent
+        assert explained.value == pytest.approx(golden[f"expeval.{explained.measure.name.replace('_', '-')}.gerr.doc"
+                                                       ".incomplete.raw"], abs=1e-9)  # harness's default: raw  # fmt: skip
