@@ -2,20 +2,29 @@
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-test
 
 .PHONY: demo test lint docs bench clean distclean chromium wheel
 
 KERNELS := $(wildcard harness/*/*.pyx harness/*/*.h)
 
-# the package, installed editable with its compiled kernels (rebuilt when a kernel's source changes)
-$(STAMP): pyproject.toml setup.py $(KERNELS)
+# the package and its run-time dependencies, installed editable with its compiled kernels (rebuilt when a kernel's
+# source changes): all the demo needs
+$(RUN_STAMP): pyproject.toml setup.py $(KERNELS)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+# the test extra on top (pytest, the linters, the peers, dask, playwright): its requirements only, so the kernels
+# are not built twice
+$(STAMP): $(RUN_STAMP) pyproject.toml
+	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['test']))" > $(VENV)/test-requirements.txt
+	$(BIN)/python -m pip install --quiet -r $(VENV)/test-requirements.txt
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(RUN_STAMP)
 	$(BIN)/python -m harness.demo
 
 lint: $(STAMP)

@@ -201,11 +201,11 @@ def explain(qrels: Any, run: Any, measures: Sequence[str] | str, *, conventions:
     >>> qrels = Qrels.from_records([("q1", "a", 2), ("q1", "b", 1), ("q2", "d", 1)])
     >>> run = Run.from_records([("q1", "b", 1.0), ("q1", "a", 0.5)])
     >>> table = explain(qrels, run, "nDCG@2")
-    >>> table[table.setting == "all"][["peer", "value"]].round(4).head(2).values.tolist()
-    [['trec_eval', 0.4299], ['pytrec_eval', 0.8597]]
+    >>> table[table.setting == "all"][["peer", "value"]].round(4).head(3).values.tolist()
+    [['trec_eval', 0.4299], ['ir_measures', 0.4299], ['pytrec_eval', 0.8597]]
     >>> found = explain(qrels, run, "nDCG@2", match=0.5)
     >>> found.changes[0], sorted(set(found.profile.dropna()))
-    ('gain=binary', ['mlflow', 'msrec', 'recbole'])
+    ('gain=binary', ['mlflow', 'msrec', 'pyxclib', 'recbole'])
     """
     import pandas as pd
 

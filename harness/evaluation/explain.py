@@ -5,12 +5,11 @@ and under each of those conventions alone, so a user sees which of them moves th
 how many queries. :func:`match` searches the space of conventions for the combinations that give a
 number the user got elsewhere, nearest first.
 
->>> from harness.data.items import Catalog, Interactions, ItemContext
-from harness.data.model import Intents, Qrels, Run
+>>> from harness.data.model import Qrels, Run
 >>> qrels = Qrels.from_records([("q1", "a", 2), ("q1", "b", 1), ("q1", "c", 1), ("q2", "d", 1)])
 >>> run = Run.from_records([("q1", "b", 1.0), ("q1", "a", 0.5), ("q1", "z", 0.2)])
->>> [(p.peer.name, round(p.value, 4)) for p in explain(qrels, run, ["nDCG@2"])[0].peers if p.value is not None][:4]
-[('trec_eval', 0.4299), ('pytrec_eval', 0.8597), ('ranx', 0.4299), ('msrec', 0.5)]
+>>> [(p.peer.name, round(p.value, 4)) for p in explain(qrels, run, ["nDCG@2"])[0].peers if p.value is not None][:5]
+[('trec_eval', 0.4299), ('ir_measures', 0.4299), ('pytrec_eval', 0.8597), ('ranx', 0.4299), ('msrec', 0.5)]
 
 q1's nDCG@2 is (1 + 2/log2 3) / (2 + 1/log2 3) = 0.8597; q2 is not in the run: 0 under trec_eval -c, left out
 without -c. Microsoft Recommenders gains 1 per hit (1.0 for q1) and counts q2 as 0. Which settings give 1.0?
@@ -23,7 +22,7 @@ Binary gains over the answered queries only: Spark's. And 0.5?
 
 >>> matches = match(qrels, run, "nDCG@2", 0.5)
 >>> matches[0].changes, sorted({m.profile for m in matches if m.profile})
-({'gain': 'binary'}, ['mlflow', 'msrec', 'recbole'])
+({'gain': 'binary'}, ['mlflow', 'msrec', 'pyxclib', 'recbole'])
 """
 
 from __future__ import annotations
