@@ -53,6 +53,11 @@ if TYPE_CHECKING:
     from harness.measures.spec import Measure
 
 
+def __dir__() -> list[str]:
+    """The public names, for tab completion (they load on first use)."""
+    return sorted(__all__)
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(import_module(_LAZY[name]), name)

@@ -190,3 +190,16 @@ def test_the_api_refuses_and_warns_as_the_command_line_does(tmp_path) -> None:  
     assert "2 judged queries are not in" in err.getvalue()
     cli = {q: float(v) for name, q, v in (line.split("\t") for line in out.getvalue().splitlines()) if q != "all"}
     assert cli == {q: values.values[i, 0] for i, q in enumerate(values.query_ids.tolist())}
+
+
+def test_the_package_lists_its_public_names_and_frames_take_harness_s_own_columns() -> None:
+    """Tab completion offers the public API; ``query_id``/``doc_id`` frames (harness's per-query tables, ir_measures')
+    are read without naming the columns, with the same values as ``query``/``doc`` frames."""
+    assert {"evaluate", "compare", "decide", "Qrels", "Run", "aggregate"} <= set(dir(harness))
+    assert "import_module" not in dir(harness) and "TYPE_CHECKING" not in dir(harness)
+    judged, scored = _frames(1)
+    plain = evaluate(judged.rename(columns={"user": "query", "item": "doc", "rating": "relevance"}),
+                     scored.rename(columns={"user": "query", "item": "doc", "pred": "score"}), MEASURES)
+    ids = evaluate(judged.rename(columns={"user": "query_id", "item": "doc_id", "rating": "relevance"}),
+                   scored.rename(columns={"user": "query_id", "item": "doc_id", "pred": "score"}), MEASURES)
+    assert np.array_equal(plain.values, ids.values) and plain.query_ids.tolist() == ids.query_ids.tolist()

@@ -169,6 +169,14 @@ def _distinct_queries(obj: Qrels | Run) -> int:
     return blocks.distinct() if blocks is not None else _distinct(obj.query_id)
 
 
+def _id_column(frame: pd.DataFrame, given: str | None, kind: str) -> str:
+    """The column of ``kind`` ids: the one named, else ``kind`` or ``kind_id``, whichever the frame has (``kind`` when
+    neither: the error then names it)."""
+    if given is not None:
+        return given
+    return f"{kind}_id" if kind not in frame.columns and f"{kind}_id" in frame.columns else kind
+
+
 def _table(frame: pd.DataFrame, columns: dict[str, str], source: str) -> pa.Table:
     missing = [c for c in columns.values() if c not in frame.columns]
     if missing:
@@ -220,14 +228,20 @@ class Qrels:
     def from_frame(
         cls,
         frame: pd.DataFrame,
-        query: str = "query",
-        doc: str = "doc",
+        query: str | None = None,
+        doc: str | None = None,
         relevance: str = "relevance",
         source: str = "<DataFrame>",
     ) -> Qrels:
-        """Judgments from a DataFrame's columns (ids kept as strings: "007" and "7" differ)."""
-        return table_qrels(_table(frame, {"query": query, "doc": doc, "relevance": relevance}, source),
-                           {"query": query, "doc": doc, "relevance": relevance}, source)  # fmt: skip
+        """Judgments from a DataFrame's columns (ids kept as strings: "007" and "7" differ). The id columns are
+        ``query`` and ``doc``, or ``query_id`` and ``doc_id`` (harness's own tables, ir_measures'), unless named.
+
+        >>> import pandas as pd
+        >>> len(Qrels.from_frame(pd.DataFrame({"query_id": ["q1"], "doc_id": ["d1"], "relevance": [1]})))
+        1
+        """
+        columns = {"query": _id_column(frame, query, "query"), "doc": _id_column(frame, doc, "doc"), "relevance": relevance}
+        return table_qrels(_table(frame, columns, source), columns, source)
 
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, Any]], source: str = "<dict>") -> Qrels:
@@ -370,11 +384,12 @@ class Run:
 
     @classmethod
     def from_frame(
-        cls, frame: pd.DataFrame, query: str = "query", doc: str = "doc", score: str = "score", name: str = "run",
-        source: str = "<DataFrame>",
+        cls, frame: pd.DataFrame, query: str | None = None, doc: str | None = None, score: str = "score",
+        name: str = "run", source: str = "<DataFrame>",
     ) -> Run:  # fmt: skip
-        """A run from a DataFrame's columns; row order is kept (it is the input order for ties: input_order)."""
-        columns = {"query": query, "doc": doc, "score": score}
+        """A run from a DataFrame's columns; row order is kept (it is the input order for ties: input_order). The id
+        columns are ``query`` and ``doc``, or ``query_id`` and ``doc_id``, unless named."""
+        columns = {"query": _id_column(frame, query, "query"), "doc": _id_column(frame, doc, "doc"), "score": score}
         return table_run(_table(frame, columns, source), columns, source, name)
 
     @classmethod
