@@ -59,12 +59,53 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 EXIT_INTERNAL = 70
 
 
+EXIT_CODES = """exit codes:
+  0  done (a gate PASSed, or no gate)     3  the gate FAILed
+  2  a mistake in the input or config     6  the gate is INCONCLUSIVE
+  4  tracking failed (results kept)       5  the report failed (results kept)
+  7  results not written                  130  interrupted (Ctrl-C)
+  70 an internal error (a bug: please report it)"""
+
+# trec_eval's flags harness eval does not take, and what to do instead
+_TREC_EVAL_FLAGS = {
+    "-o": "the old output format: harness prints trec_eval's standard one (or --format csv / json)",
+    "-Z": "z-scores against a file of means: harness compare tests runs against each other",
+    "-R": "another judgments format: give TREC qrels, a table with --qrels-columns, or --qrels-format ndeval",
+    "-T": "another results format: give a TREC run or a table with --run-columns",
+    "-D": "debug output: harness has none to give",
+    "-a": "every measure with its own default: use -m all_trec",
+}
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so errors go through one printer."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)  # the exit codes keep their lines
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         where = "" if self.prog == "harness" else f"{self.prog.removeprefix('harness ')}: "  # main() prints 'harness: error: '
         raise HarnessError(f"{where}{message}", hint=f"see '{self.prog} --help'")
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """The arguments; one trec_eval flag harness eval does not take is named as such, with what to do instead."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        flag = next((w[:2] for w in extra if w[:2] in _TREC_EVAL_FLAGS), None)
+        if getattr(args, "command", None) == "eval" and flag is not None:
+            raise HarnessError(f"eval: trec_eval's {flag} is not supported", hint=_TREC_EVAL_FLAGS[flag])
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def _machine_output(parser: argparse.ArgumentParser, choices: tuple[str, ...] = ("text", "json")) -> None:
+    """--format (json: one object on stdout) and --quiet (no progress on stderr), as every command takes them; --json
+    is --format json."""
+    parser.add_argument("--format", choices=choices, default=choices[0], help="json: one JSON object on stdout")
+    parser.add_argument("--json", action="store_const", dest="format", const="json", help="the same as --format json")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
 def _column_map(text: str | None, defaults: dict[str, str], optional: tuple[str, ...] = ()) -> dict[str, str]:
@@ -344,7 +385,7 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
     if outcome.report_error:
         err.write(f"harness: report failed, results kept in {for_terminal(str(outcome.results_dir))}: "
                   f"{for_terminal(outcome.report_error)}\n")
-    if args.json:
+    if args.format == "json":
         out.write(
             json.dumps(
                 {
@@ -422,7 +463,7 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     experiment = load_config(args.config, _overrides(args))
     report = validate_experiment(experiment, _progress(args, err))
-    if args.json:
+    if args.format == "json":
         out.write(json.dumps(report, indent=1) + "\n")
         return EXIT_OK
     name = for_terminal
@@ -446,7 +487,7 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     tracked = track_folder(args.results_dir, args.uri, args.experiment)
     for note in tracked.notes:
         err.write(f"harness: note: {for_terminal(note)}\n")
-    if args.json:
+    if args.format == "json":
         out.write(
             json.dumps({"tracking_uri": tracked.tracking_uri, "mlflow_run_id": tracked.run_id, "child_runs": tracked.child_runs,
                         "already_logged": tracked.already})
@@ -699,7 +740,8 @@ def _engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="harness", description="Evaluation harness for ranking and recommender systems.")
+    parser = _Parser(prog="harness", description="Evaluation harness for ranking and recommender systems.",
+                     epilog=EXIT_CODES)  # fmt: skip
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
@@ -726,7 +768,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("-N", type=int, default=0, metavar="N", help="number of documents in the collection (utility; default 0)")
     ev.add_argument("-n", action="store_true", help="no summary: per-query values only (with -q)")
-    ev.add_argument("--format", choices=("trec", "csv", "json"), default="trec")
+    _machine_output(ev, ("trec", "csv", "json"))
     _input_arguments(ev)
     _engine_arguments(ev)
     ev.set_defaults(handler=_cmd_eval)
@@ -754,16 +796,16 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--dataset", default=DEFAULT_DATASET,
                     help="the data's name, as in a config: the random draws are keyed by it, so the same seed and name "
                          f"give harness run's p-values (default {DEFAULT_DATASET!r}, a config's one unnamed dataset)")
-    cp.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    _machine_output(cp, ("table", "csv", "json"))
     _input_arguments(cp)
     cp.set_defaults(handler=_cmd_compare)
 
-    rn = sub.add_parser("run", help="run an experiment config: evaluate, compare, track, report")
+    rn = sub.add_parser("run", help="run an experiment config: evaluate, compare, track, report", epilog=EXIT_CODES,
+                        description="Evaluate, compare, decide the release gate, write the results folder, track it "
+                                    "in MLflow and render the report; --format json prints one object (results_dir, "
+                                    "report, tracking_uri, mlflow_run_id, gate).")  # fmt: skip
     rn.add_argument("config", help="experiment YAML file")
-    rn.add_argument(
-        "--json", action="store_true", help="print one JSON object: results_dir, report, tracking_uri, mlflow_run_id, gate"
-    )
-    rn.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    _machine_output(rn)
     rn.add_argument("--output", default=None, help="results root (overrides the config's output)")
     rn.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
     rn.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -771,24 +813,26 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_arguments(rn)
     rn.set_defaults(handler=_cmd_run)
 
-    va = sub.add_parser("validate", help="check a config and its files without computing")
+    va = sub.add_parser("validate", help="check a config and its files without computing", epilog=EXIT_CODES)
     va.add_argument("config")
-    va.add_argument("--json", action="store_true")
-    va.add_argument("--quiet", action="store_true")
+    _machine_output(va)
     va.add_argument("--set", action="append", metavar="KEY=VALUE", help="override any config key, as for run")
     va.set_defaults(handler=_cmd_validate)
 
-    tr = sub.add_parser("track", help="log a saved results folder to MLflow (e.g. after a server outage)")
+    tr = sub.add_parser("track", help="log a saved results folder to MLflow (e.g. after a server outage)",
+                        epilog=EXIT_CODES)  # fmt: skip
     tr.add_argument("results_dir")
     tr.add_argument("--uri", default=None,
                     help="tracking URI (default: MLFLOW_TRACKING_URI, else the local store of the folder's experiment; "
                          "never an address read from the folder)")  # fmt: skip
     tr.add_argument("--experiment", default=None, help="MLflow experiment name (default: the config's)")
-    tr.add_argument("--json", action="store_true")
+    _machine_output(tr)
     tr.set_defaults(handler=_cmd_track)
 
-    rp = sub.add_parser("report", help="render (again) the HTML report and Markdown summary of a results folder")
+    rp = sub.add_parser("report", help="render (again) the HTML report and Markdown summary of a results folder",
+                        epilog=EXIT_CODES)  # fmt: skip
     rp.add_argument("results_dir")
+    rp.add_argument("--quiet", action="store_true", help="no progress on stderr")
     rp.set_defaults(handler=_cmd_report)
 
     pl = sub.add_parser("plan", help="how many users a guard or comparison needs (Sakai's topic-set-size design)",
@@ -805,7 +849,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--dataset", default=None)
     pl.add_argument("--segment", default="all")
     pl.add_argument("--two-sided", action="store_true", help="a comparison's test, rather than a guard's one-sided one")
-    pl.add_argument("--format", choices=("text", "json"), default="text")
+    _machine_output(pl, ("text", "json"))
     pl.set_defaults(handler=_cmd_plan)
 
     ex = sub.add_parser("exposure", help="expected exposure of a stochastic run (EE-L, EE-D, EE-R; TREC Fair Ranking)")
@@ -820,7 +864,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--compat", default="harness", choices=("harness", "expeval"),
                     help="expeval: its values for a query missing from the run, and inf for an all-zero exposure")
     ex.add_argument("-q", "--per-query", action="store_true", help="every query's values too")
-    ex.add_argument("--format", choices=("text", "json"), default="text")
+    _machine_output(ex, ("text", "json"))
     ex.set_defaults(handler=_cmd_exposure)
 
     xp = sub.add_parser("explain", help="why a number differs from another tool's: each peer's value, and what each of "
@@ -834,11 +878,12 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument("--tol", type=float, default=5e-5,
                     help="how close a match must be (default 5e-5: a value printed to 4 decimals)")
     xp.add_argument("--limit", type=int, default=20, help="matches printed (default 20; --format json lists all)")
-    xp.add_argument("--format", choices=("table", "json"), default="table")
+    _machine_output(xp, ("table", "json"))
     _input_arguments(xp)
     xp.set_defaults(handler=_cmd_explain)
 
     ms = sub.add_parser("measures", help="list every measure the registry knows")
+    ms.add_argument("--quiet", action="store_true", help="accepted as by every command: measures prints no progress")
     ms.set_defaults(handler=_cmd_measures)
     return parser
 
@@ -849,7 +894,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     parser = build_parser()
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
         args.argv = argv
         if getattr(args, "handler", None) is None:
             parser.print_help(out)

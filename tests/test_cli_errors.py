@@ -259,3 +259,32 @@ def test_progress_in_a_log_and_on_a_terminal(tmp_path: Path) -> None:
         for _ in range(3):
             advance()
     assert "comparing:   0%|" in terminal.getvalue() and "0/3" in terminal.getvalue()  # drawn and redrawn in place
+
+
+@pytest.mark.parametrize("command", ["eval", "compare", "run", "validate", "track", "report", "plan", "exposure",
+                                     "explain", "measures"])  # fmt: skip
+def test_every_command_takes_quiet_and_the_json_ones_format_json(command: str) -> None:
+    """One set of habits: --quiet everywhere; --format json wherever a command prints machine output, --json its
+    alias; the exit codes in the help of the commands a CI job runs."""
+    from harness.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]  # type: ignore[union-attr]
+    flags = {flag for action in sub._actions for flag in action.option_strings}
+    assert "--quiet" in flags
+    if command not in ("report", "measures"):
+        assert "json" in next(a for a in sub._actions if "--format" in a.option_strings).choices
+        assert sub.parse_args([*_positionals(command), "--json"]).format == "json"
+    if command in ("run", "validate", "track", "report"):
+        assert "3  the gate FAILed" in sub.format_help() and "6  the gate is INCONCLUSIVE" in sub.format_help()
+
+
+def _positionals(command: str) -> list[str]:
+    return {"eval": ["q", "r"], "compare": ["q", "a", "b"], "run": ["c.yaml"], "validate": ["c.yaml"], "track": ["f"],
+            "plan": ["--margin", "0.01"], "exposure": ["q", "r"], "explain": ["q", "r"]}[command]  # fmt: skip
+
+
+@pytest.mark.parametrize("flag", ["-o", "-Z", "-R", "-T", "-D"])
+def test_a_trec_eval_flag_harness_does_not_take_is_named(flag: str, qrels: Path) -> None:
+    code, out, err = _eval(flag, str(qrels), str(qrels))
+    assert code == 2 and out == "" and f"trec_eval's {flag} is not supported" in err and err.count("\n") == 1, err

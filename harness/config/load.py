@@ -760,10 +760,25 @@ def load_config(path: str | Path, overrides: Mapping[str, object] | None = None,
     try:
         return _load_config(path, overrides or {}, output)
     except ConfigError as exc:
-        culprit = next((k for k in (overrides or {}) if k.split(".")[-1] in exc.message and "--set" not in exc.message), None)
+        culprit = None if "--set" in exc.message else _culprit(path, overrides or {}, output, exc.message)
         if culprit is not None:
             exc.message += f" (from --set {culprit}={(overrides or {})[culprit]})"
         raise
+
+
+def _culprit(path: str | Path, overrides: Mapping[str, object], output: str | Path | None, message: str) -> str | None:
+    """The override that makes a config fail with ``message``: the file alone does not, that override alone does (a
+    config is read in milliseconds, so each is tried); None when the file itself is wrong or only a combination is."""
+    attempts: list[Mapping[str, object]] = [{}, *({key: value} for key, value in overrides.items())]
+    for attempt in attempts:
+        try:
+            _load_config(path, attempt, output)
+        except ConfigError as exc:
+            if exc.message == message:
+                return next(iter(attempt), None)  # {}: the file's own mistake, named by the error already
+        except HarnessError:
+            continue
+    return None
 
 
 def _load_config(path: str | Path, overrides: Mapping[str, object], output: str | Path | None) -> Experiment:

@@ -233,3 +233,12 @@ def test_an_environment_variable_gets_a_note_never_its_value(tmp_path: Path, mon
     assert "s3cr3t-team" not in err.getvalue()
     recorded = (Path(json.loads(out.getvalue())["results_dir"]) / "config.resolved.yaml").read_text()
     assert "description: owned by s3cr3t-team" in recorded and "notes" not in recorded
+
+
+def test_a_set_mistake_names_the_override_that_is_wrong(tmp_path: Path) -> None:
+    """Two overrides whose last keys are alike: the error names the wrong one, not the first that shares its name
+    (a valid relevance level for the dataset, a wrong one for the conventions)."""
+    config = _setup(tmp_path, GOOD)
+    code, _, err = _run(config, "--set", "datasets.0.relevance_level=2", "--set", "relevance_level=zero")
+    assert code == 2 and "(from --set relevance_level=zero)" in err and "datasets.0" not in err, err
+    _assert_nothing_written(tmp_path)
