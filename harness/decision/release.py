@@ -47,6 +47,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from html import escape
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -155,6 +156,19 @@ class GuardResult:
     # what n_needed already plans for), beside n_needed's equal candidate: two plans, each labelled
     n_needed_observed: int | None = None
 
+    def __repr__(self) -> str:
+        """One line: the guard, its verdict and the numbers that decided it.
+
+        >>> GuardResult("RR@10 on trec: drop <= 0.02", "INCONCLUSIVE", "", drop=-0.0003, margin=0.02, n_queries=150)
+        GuardResult(RR@10 on trec: drop <= 0.02: INCONCLUSIVE, drop -0.0003 against a margin of 0.0200, 150 users)
+        """
+        numbers = f", drop {self.drop:.4f} against a margin of {self.margin:.4f}" \
+            if self.drop is not None and self.margin is not None else ""  # fmt: skip
+        return f"GuardResult({self.guard}: {self.verdict}{numbers}, {self.n_queries} users)"
+
+    def _repr_html_(self) -> str:
+        return _guards_html((self,))
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -249,6 +263,23 @@ class Decision:
                 if BETTING in methods else ""  # fmt: skip
         return f" (up to {' and '.join(notes)}; exactly for the guards decided by the betting bound)" \
             if BETTING in methods else f" (up to {' and '.join(notes)})"  # fmt: skip
+
+    def __repr__(self) -> str:
+        """The verdict and its claim, in one line (``line()`` for the whole sentence; ``guards`` for the numbers)."""
+        return (f"Decision({self.verdict}: {self.candidate} against {self.production}, {len(self.deciding)} guard(s); "
+                f"controls {self.controls}{f' at {self.alpha:g}' if self.controls != 'none' else ''})")  # fmt: skip
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict box (the report's colours), the error it controls, and the guards' table."""
+        colour = {"PASS": "#1a7f37", "FAIL": "#cf222e"}.get(self.verdict, "#9a6700")
+        treated = f" (treated as {self.outcome})" if self.outcome != self.verdict else ""
+        warnings = "".join(f"<li>{escape(w.reason or w.guard)}</li>" for w in self.warnings)
+        return (f'<div style="border-left:6px solid {colour};padding:6px 12px;margin:4px 0">'
+                f'<div style="font-size:1.3em;font-weight:bold;color:{colour}">Release gate: {self.verdict}{treated}</div>'
+                f"<div>{escape(self.candidate)} against {escape(self.production)}</div>"
+                f'<div style="margin-top:4px">{escape(self.errors)}</div>'
+                + (f"<div><b>Segments beyond a margin</b><ul>{warnings}</ul></div>" if warnings else "")
+                + f"</div>{_guards_html(self.guards)}")  # fmt: skip
 
     def line(self) -> str:
         """One line for a terminal or a CI log."""
@@ -944,7 +975,26 @@ class Plan:
         return dataclasses.asdict(self)
 
 
+def _guards_html(guards: Sequence[GuardResult]) -> str:
+    """The guards as an HTML table (a notebook's view): each one's verdict, values, drop, margin, bounds and users."""
+
+    def number(value: float | None) -> str:
+        return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+    rows = "".join(
+        f"<tr><td>{escape(g.guard)}</td><td><b>{g.verdict}</b></td><td>{number(g.production)}</td>"
+        f"<td>{number(g.candidate)}</td><td>{number(g.drop)}</td><td>{number(g.margin)}</td>"
+        f"<td>{number(g.drop_low)} .. {number(g.drop_high)}</td><td>{g.n_queries}</td>"
+        f"<td>{escape(g.reason)}</td></tr>"
+        for g in guards
+    )
+    head = "".join(f"<th>{h}</th>" for h in ("guard", "verdict", "production", "candidate", "drop", "margin",
+                                              "one-sided bounds", "users", "why"))  # fmt: skip
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
 __all__ = [
     "Decision", "GuardResult", "PairedMoments", "PairedValues", "Plan", "ResampledValues", "decide_arrays",
     "decide_release", "describe", "expand", "moments_of", "paired_values", "shifts_only",
 ]  # fmt: skip
+

@@ -44,6 +44,17 @@ class PerQuery:
         names = ", ".join(str(m) for m in self.measures[:4]) + (", ..." if len(self.measures) > 4 else "")
         return f"PerQuery({self.run!r}: {len(self.query_ids)} queries x {len(self.measures)} measures: {names})"
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: the aggregate of each measure, then the first queries' values as a table."""
+        from html import escape
+
+        means = "".join(f"<th>{escape(str(m))}</th>" for m in self.measures)
+        values = "".join(f"<td>{aggregate_values(m, self.values[:, j]):.4f}</td>" for j, m in enumerate(self.measures))
+        head = (f"<p><b>{escape(self.run)}</b>: {len(self.query_ids)} queries x {len(self.measures)} measures</p>"
+                f"<table><thead><tr><th></th>{means}</tr></thead><tbody><tr><th>aggregate</th>{values}</tr></tbody>"
+                "</table>")  # fmt: skip
+        return head + str(self.to_frame(wide=True).head(10).to_html(index=False, float_format="{:.4f}".format))
+
     def column(self, measure: Measure | str) -> np.ndarray:
         if isinstance(measure, str):
             measure = parse_measure(measure)
