@@ -108,12 +108,23 @@ def _machine_output(parser: argparse.ArgumentParser, choices: tuple[str, ...] = 
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
+# one spelling for every column option: a query is a user and a document an item, wherever a role is named
+_SYNONYMS = {"user": "query", "item": "doc"}
+
+
 def _column_map(text: str | None, defaults: dict[str, str], optional: tuple[str, ...] = ()) -> dict[str, str]:
-    """role=column pairs over ``defaults``; ``optional`` roles (a stochastic run's sample) only when given."""
+    """role=column pairs over ``defaults``; ``optional`` roles (a stochastic run's sample) only when given. ``query``
+    and ``user`` name one role, as do ``doc`` and ``item``, whichever the defaults spell.
+
+    >>> _column_map("query=uid,doc=iid", {"user": "user", "item": "item"})
+    {'user': 'uid', 'item': 'iid'}
+    """
     mapping = dict(defaults)
+    spelled = {**{k: v for k, v in _SYNONYMS.items() if v in defaults}, **{v: k for k, v in _SYNONYMS.items() if k in defaults}}
     if text:
         for part in text.split(","):
             role, sep, column = part.partition("=")
+            role = spelled.get(role, role)
             if not sep or (role not in defaults and role not in optional):
                 raise HarnessError(f"cannot read column mapping {part!r}",
                                    hint=f"write role=column with roles {', '.join([*defaults, *optional])}")  # fmt: skip
@@ -713,7 +724,7 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-columns", default=None,
                         help="for tables: query=COL,doc=COL,score=COL (and sample=COL: a stochastic run's sample)")
     parser.add_argument("--train", default=None, metavar="PATH", help="training interactions (beyond-accuracy measures)")
-    parser.add_argument("--train-columns", default=None, help="user=COL,item=COL (default user, item)")
+    parser.add_argument("--train-columns", default=None, help="query=COL,doc=COL or user=COL,item=COL (default user, item)")
     parser.add_argument("--items", default=None, metavar="PATH",
                         help="item catalogue; its other columns are numeric features or text labels that group items")
     parser.add_argument("--items-id", default="item", metavar="COL", help="the catalogue's id column (default item)")
@@ -721,7 +732,8 @@ def _input_arguments(parser: argparse.ArgumentParser) -> None:
                         help="catalogue columns that group items (REO(group=COL), ...): read as labels, never features; "
                         "a column of text only is one anyway")  # fmt: skip
     parser.add_argument("--segments", default=None, metavar="PATH", help="each user's group, a table (UserMAD)")
-    parser.add_argument("--segments-columns", default=None, help="query=COL,segment=COL (default query, segment)")
+    parser.add_argument("--segments-columns", default=None,
+                        help="query=COL (or user=COL),segment=COL (default query, segment)")  # fmt: skip
 
 
 def _depth_and_level_flags(parser: argparse.ArgumentParser) -> None:

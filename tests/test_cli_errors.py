@@ -288,3 +288,20 @@ def _positionals(command: str) -> list[str]:
 def test_a_trec_eval_flag_harness_does_not_take_is_named(flag: str, qrels: Path) -> None:
     code, out, err = _eval(flag, str(qrels), str(qrels))
     assert code == 2 and out == "" and f"trec_eval's {flag} is not supported" in err and err.count("\n") == 1, err
+
+
+def test_every_column_option_takes_either_spelling_of_a_role(tmp_path: Path) -> None:
+    """``query=``/``doc=`` and ``user=``/``item=`` name the same roles in --qrels-columns, --run-columns and
+    --train-columns, as a config's ``columns:`` does: the same values either way."""
+    (tmp_path / "test.csv").write_text("uid,iid,r\nu1,a,1\nu2,b,1\n")
+    (tmp_path / "run.csv").write_text("uid,iid,s\nu1,a,2\nu1,b,1\nu2,a,2\nu2,c,1\n")
+    (tmp_path / "train.csv").write_text("uid,iid\nu1,c\nu2,b\nu3,a\n")
+    printed = []
+    for query, doc in (("query", "doc"), ("user", "item")):
+        out = io.StringIO()
+        argv = ["eval", "-m", "RR,Coverage@2", "--qrels-columns", f"{query}=uid,{doc}=iid,relevance=r",
+                "--run-columns", f"{query}=uid,{doc}=iid,score=s", "--train-columns", f"{query}=uid,{doc}=iid",
+                "--train", str(tmp_path / "train.csv"), str(tmp_path / "test.csv"), str(tmp_path / "run.csv")]  # fmt: skip
+        assert main(argv, out, io.StringIO()) == 0
+        printed.append(out.getvalue())
+    assert printed[0] == printed[1] and "RR" in printed[0] and "Coverage@2" in printed[0]
