@@ -34,6 +34,7 @@ from harness.config.guards import (
     release_bound,
     release_power,
 )
+from harness.config.reference import keys_of
 from harness.config.schema import (
     Correction,
     Dataset,
@@ -224,7 +225,7 @@ def _columns(section: _Section | None, value_name: str) -> TableColumns:
     if section is None:
         return TableColumns(value=value_name)
     runs = value_name == "score"
-    section.check_keys(("query", "doc", value_name, "sample") if runs else ("query", "doc", value_name))
+    section.check_keys(keys_of("datasets.run_columns" if runs else "datasets.columns"))
     return TableColumns(
         query=section.value("query", str, "query"),
         doc=section.value("doc", str, "doc"),
@@ -261,7 +262,7 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
     out: list[Dataset] = []
     for i, item in enumerate(nodes):
         section = _Section(item, root.source, f"datasets[{i}]")
-        section.check_keys(("name", "qrels", "format", "columns", "run_columns", "relevance_level", "segments", "train", "items"))
+        section.check_keys(keys_of("datasets"))
         # one dataset may go unnamed: it is then "default", the name harness compare and harness.compare key their
         # random draws by, so the three give the same p-values for the same seed
         name = section.value("name", str, required=len(nodes) > 1) or DEFAULT_DATASET
@@ -272,26 +273,26 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
         segments = None
         seg = section.section("segments")
         if seg is not None:
-            seg.check_keys(("path", "query", "segment"))
+            seg.check_keys(keys_of("datasets.segments"))
             seg_path = _path(seg, "path", base)
             assert seg_path is not None
             segments = Segments(seg_path, seg.value("query", str, "query"), seg.value("segment", str, "segment"))
         level = section.value("relevance_level", int, 1)
         train = None
         if (spec := section.section("train")) is not None:
-            spec.check_keys(("path", "columns"))
+            spec.check_keys(keys_of("datasets.train"))
             train_path = _path(spec, "path", base)
             assert train_path is not None
             cols = spec.section("columns")
             if cols is not None:
-                cols.check_keys(("query", "doc", "user", "item"))
+                cols.check_keys(keys_of("datasets.train.columns"))
             # the user and item columns, spelt like a dataset's (query, doc) or as themselves (user, item)
             user_column = "user" if cols is None else cols.value("query", str, None) or cols.value("user", str, "user")
             item_column = "item" if cols is None else cols.value("doc", str, None) or cols.value("item", str, "item")
             train = TrainSpec(train_path, user_column, item_column)
         items = None
         if (spec := section.section("items")) is not None:
-            spec.check_keys(("path", "id", "groups"))
+            spec.check_keys(keys_of("datasets.items"))
             items_path = _path(spec, "path", base)
             assert items_path is not None
             groups = spec.value("groups", list, [])
@@ -321,7 +322,7 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
     out: list[System] = []
     for i, item in enumerate(nodes):
         section = _Section(item, root.source, f"systems[{i}]")
-        section.check_keys(("name", "runs", "description", "tags", "previous"))
+        section.check_keys(keys_of("systems"))
         name = section.value("name", str, required=True)
         if any(s.name == name for s in out):
             raise section.error("name", f"system name {name!r} is used twice", hint="give each system its own name")
@@ -361,7 +362,7 @@ def _previous(section: _Section, base: Path) -> Previous | None:
     node = section.section("previous")
     if node is None:
         return None
-    node.check_keys(("results", "mlflow_run", "uri", "system"))
+    node.check_keys(keys_of("systems.previous"))
     results = _path(node, "results", base) if node.has("results") else None
     mlflow_run = node.value("mlflow_run", str, None)
     if (results is None) == (mlflow_run is None):
@@ -448,7 +449,7 @@ def _measures(root: _Section, cutoffs: tuple[int, ...], schemes: tuple[tuple[str
         own_cutoffs: tuple[int, ...] | None = None
         if isinstance(item, yaml.MappingNode):
             section = _Section(item, root.source, "measures[]")
-            section.check_keys(("measure", "cutoffs"))
+            section.check_keys(keys_of("measures"))
             text = section.value("measure", str, required=True)
             listed = section.value("cutoffs", list, [])
             if any(isinstance(c, bool) or not isinstance(c, int) for c in listed):
@@ -544,9 +545,7 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
     defaults = Stats()
     if section is None:
         return defaults if baseline is not None else Stats(mode="all_pairs")
-    keys = ("enabled", "tests", "primary", "correction", "family", "mode", "alpha", "permutations", "resamples", "seed", "nan",
-            "system_resamples")
-    section.check_keys(keys)
+    section.check_keys(keys_of("stats"))
     tests = tuple(_one_of(section, "tests", test, Test, "test") for test in section.value("tests", list, list(defaults.tests)))
     primary = section.value("primary", str, defaults.primary if defaults.primary in tests else tests[0])
     if primary not in tests:
@@ -617,12 +616,12 @@ def _report(
     section = root.section("report")
     if section is None:
         return ReportSpec()
-    section.check_keys(("enabled", "title", "release"))
+    section.check_keys(keys_of("report"))
     release = None
     rel = section.section("release")
     names = [s.name for s in systems]
     if rel is not None:
-        rel.check_keys(("production", "candidate", "guards", "on_inconclusive", "power", "bound"))
+        rel.check_keys(keys_of("report.release"))
         production = rel.value("production", str, required=True)
         candidate = rel.value("candidate", str, required=True)
         for key, value in (("production", production), ("candidate", candidate)):
@@ -691,10 +690,7 @@ def _report(
 
 
 MAX_EXPERIMENT_NAME = 200  # a folder's name (255 bytes) and an MLflow experiment's (a 256-character column)
-TOP_KEYS = (
-    "experiment", "description", "datasets", "systems", "measures", "cutoffs", "gains", "profile", "conventions",
-    "baseline", "stats", "tracking", "report", "output", "engine",
-)  # fmt: skip
+TOP_KEYS = keys_of("")  # every top-level key (harness/config/reference.py)
 
 
 def _place(node: yaml.Node, mark: Any) -> None:
@@ -856,7 +852,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     tracking_section = root.section("tracking")
     tracking = Tracking()
     if tracking_section is not None:
-        tracking_section.check_keys(("enabled", "uri", "experiment"))
+        tracking_section.check_keys(keys_of("tracking"))
         if len(tracking_section.value("experiment", str, None) or "") > MAX_EXPERIMENT_NAME:
             raise tracking_section.error("experiment", f"tracking.experiment is longer than {MAX_EXPERIMENT_NAME} characters",
                                          hint="a shorter name: MLflow stores an experiment's name in 256 characters")  # fmt: skip
@@ -899,7 +895,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
 
 def _engine(section: _Section) -> Engine:
     """``engine: {workers}`` (one machine) or ``engine: {name: dask, scheduler, n_workers, memory_limit, partitions}``."""
-    section.check_keys(("name", "workers", "scheduler", "n_workers", "memory_limit", "partitions"))
+    section.check_keys(keys_of("engine"))
     name = section.value("name", str, "local")
     if name not in ("local", "dask"):
         raise section.error("name", f"unknown engine {name!r}", hint="write name: local (one machine) or name: dask")

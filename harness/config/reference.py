@@ -1,0 +1,269 @@
+"""Every key an experiment config takes: its type, default and meaning, in one table.
+
+The loader accepts exactly these keys (:func:`keys_of` gives each section's), ``docs/config.md`` is this table
+written out (:func:`markdown`) and ``configs/harness.schema.json`` is it as a JSON Schema that editors read
+(:func:`json_schema`); the tests hold all three to it.
+
+>>> keys_of("tracking")
+('enabled', 'uri', 'experiment')
+>>> json_schema()["properties"]["stats"]["properties"]["alpha"]["type"]  # a number, or ${VAR} before it is filled
+['number', 'string']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.config.defaults import DEFAULT_POWER
+from harness.config.schema import Stats
+from harness.measures.conventions import Conventions
+
+_STATS = Stats()
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key: ``kind`` is string, integer, number, boolean, list, mapping or path (a string naming a file)."""
+
+    name: str
+    kind: str
+    doc: str
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    keys: tuple[Key, ...] = ()  # a mapping's keys, or a list's items' when they are mappings
+    required: bool = False
+    also: str = ""  # another form the key takes: "string" (a path alone, a measure's name alone)
+    open: bool = False  # a mapping whose keys are the user's (gain schemes, tags, runs by dataset)
+
+
+_COLUMNS_QRELS = (Key("query", "string", "the query (user) id column", "query"),
+                  Key("doc", "string", "the document (item) id column", "doc"),
+                  Key("relevance", "string", "the label column", "relevance"))  # fmt: skip
+_COLUMNS_RUN = (Key("query", "string", "the query (user) id column", "query"),
+                Key("doc", "string", "the document (item) id column", "doc"),
+                Key("score", "string", "the score column", "score"),
+                Key("sample", "string", "a stochastic run's sample column (expected exposure)"))  # fmt: skip
+_FORMATS = ("trec", "csv", "tsv", "parquet", "jsonl")
+
+
+def _conventions() -> tuple[Key, ...]:
+    out = []
+    for field in dataclasses.fields(Conventions):
+        default = getattr(Conventions(), field.name)
+        choices = tuple(str(m.value) for m in type(default)) if hasattr(default, "value") else ()
+        kind = "string" if choices else {"bool": "boolean", "int": "integer"}.get(type(default).__name__, "integer")
+        out.append(Key(field.name, kind, "see [Conventions](conventions.md)", default.value if choices else default,
+                       choices))  # fmt: skip
+    return tuple(out)
+
+
+TOP = (
+    Key("experiment", "string", "names the results folder and the MLflow experiment", required=True),
+    Key("description", "string", "a note shown in the report and on the MLflow run", ""),
+    Key("datasets", "list", "one or more judgment sets", required=True, keys=(
+        Key("name", "string", "how results and run files refer to it (required with two datasets or more)", "default"),
+        Key("qrels", "path", "the judgments: TREC qrels or a table", required=True),
+        Key("format", "string", "the judgments' format (default: by the file's name, else trec)", None, _FORMATS),
+        Key("columns", "mapping", "a table's columns for the judgments", keys=_COLUMNS_QRELS),
+        Key("run_columns", "mapping", "a table run's columns", keys=_COLUMNS_RUN),
+        Key("relevance_level", "integer", "binary measures: relevant iff label >= it (trec_eval -l)", 1),
+        Key("segments", "mapping", "each query's segment: every number also per segment", also="string", keys=(
+            Key("path", "path", "the table of segments", required=True),
+            Key("query", "string", "its query (user) column", "query"),
+            Key("segment", "string", "its segment column", "segment"))),
+        Key("train", "mapping", "training interactions (beyond-accuracy measures)", also="string", keys=(
+            Key("path", "path", "the interactions table", required=True),
+            Key("columns", "mapping", "its columns", keys=(
+                Key("query", "string", "the user column (or user:)", "user"),
+                Key("doc", "string", "the item column (or item:)", "item"),
+                Key("user", "string", "the user column", "user"),
+                Key("item", "string", "the item column", "item"))))),
+        Key("items", "mapping", "the item catalogue: features and groups", also="string", keys=(
+            Key("path", "path", "the catalogue table", required=True),
+            Key("id", "string", "its item id column", "item"),
+            Key("groups", "list", "columns that group items (read as labels)", []))),
+    )),
+    Key("systems", "list", "the runs to compare; one per dataset", required=True, keys=(
+        Key("name", "string", "the system's name", required=True),
+        Key("runs", "mapping", "dataset name -> run file (a path alone for one dataset)", also="string", open=True),
+        Key("description", "string", "a note shown in the report", ""),
+        Key("tags", "mapping", "MLflow tags of the system's runs", open=True),
+        Key("previous", "mapping", "an earlier evaluation of this system instead of runs", also="string", keys=(
+            Key("results", "path", "an earlier results folder"),
+            Key("mlflow_run", "string", "an MLflow run id"),
+            Key("uri", "string", "the tracking URI of that run"),
+            Key("system", "string", "the system's name there (default: this one's)"))),
+    )),
+    Key("measures", "list", "ir_measures names (nDCG@10, P(rel=2)@5) or {measure, cutoffs}", required=True,
+        also="string", keys=(Key("measure", "string", "the measure", required=True),
+                             Key("cutoffs", "list", "its cutoffs (replace the top-level cutoffs)", []))),
+    Key("cutoffs", "list", "a measure named without @k expands over these", []),
+    Key("gains", "mapping", "named gain schemes: linear, exponential or {label: gain}", open=True),
+    Key("profile", "string", "one tool's conventions at once (harness measures lists them)", "trec_eval"),
+    Key("conventions", "mapping", "each convention, over the profile", keys=_conventions()),
+    Key("baseline", "string", "the system every other is compared against (else all pairs)"),
+    Key("stats", "mapping", "the paired tests", keys=(
+        Key("enabled", "boolean", "compute the comparisons", _STATS.enabled),
+        Key("tests", "list", "of t, wilcoxon, randomization, bootstrap", list(_STATS.tests)),
+        Key("primary", "string", "the test whose corrected p decides significance", _STATS.primary),
+        Key("correction", "string", "across the family of comparisons", _STATS.correction,
+            ("holm", "bonferroni", "bh", "none")),
+        Key("family", "string", "per_measure, or the whole grid of pairs x measures", _STATS.family,
+            ("per_measure", "grid")),
+        Key("mode", "string", "against the baseline (the default with one), or all pairs", None,
+            ("baseline", "all_pairs")),
+        Key("alpha", "number", "the significance level", _STATS.alpha),
+        Key("permutations", "integer", "the randomization test's draws (at least 100)", _STATS.permutations),
+        Key("resamples", "integer", "the bootstrap's draws", _STATS.resamples),
+        Key("system_resamples", "integer", "a system measure's resamples (Coverage, Gini)", _STATS.system_resamples),
+        Key("seed", "integer", "keys every draw: the same p-values every run", _STATS.seed),
+        Key("nan", "string", "a per-query value that is NaN: stop, or drop that query from that comparison", _STATS.nan,
+            ("error", "drop")),
+    )),
+    Key("tracking", "mapping", "MLflow", keys=(
+        Key("enabled", "boolean", "log the results", True),
+        Key("uri", "string", "the tracking URI (default: a local store beside the results)"),
+        Key("experiment", "string", "the MLflow experiment (default: experiment)"),
+    )),
+    Key("report", "mapping", "the HTML report and the release gate", keys=(
+        Key("enabled", "boolean", "render the report", True),
+        Key("title", "string", "the report's title (default: experiment)"),
+        Key("release", "mapping", "the release gate: production against a candidate", keys=(
+            Key("production", "string", "the system in production", required=True),
+            Key("candidate", "string", "the candidate system", required=True),
+            Key("guards", "list", "what the candidate must not lose (docs/release.md)", keys=(
+                Key("measure", "string", "the guarded measure", required=True),
+                Key("dataset", "string", "one dataset (default: each)"),
+                Key("segment", "string", "one segment, or each (default: all users)"),
+                Key("max_drop", "number", "the largest drop allowed, in the measure's units"),
+                Key("max_drop_pct", "number", "the largest drop allowed, in percent of production"),
+                Key("min_gain", "number", "the smallest gain required"),
+                Key("descriptive", "boolean", "shown beside the gate, never deciding it", False))),
+            Key("on_inconclusive", "string", "what INCONCLUSIVE exits as", "inconclusive", ("inconclusive", "fail", "pass")),
+            Key("power", "number", "the power the users needed are planned for", DEFAULT_POWER),
+            Key("bound", "string", "how each guard's bound is made", "auto", ("auto", "t", "betting")),
+        )),
+    )),
+    Key("output", "path", "the results root (default: results/ beside the config)"),
+    Key("engine", "mapping", "where the work runs", keys=(
+        Key("name", "string", "local, or dask (the extra)", "local", ("local", "dask")),
+        Key("workers", "integer", "local threads (default: the cores)"),
+        Key("scheduler", "string", "a Dask scheduler's address (default: a LocalCluster)"),
+        Key("n_workers", "integer", "a LocalCluster's workers"),
+        Key("memory_limit", "string", "a LocalCluster worker's memory (e.g. 4GB)"),
+        Key("partitions", "integer", "the rows' partitions"),
+    )),
+)  # fmt: skip
+
+
+def _find(path: str) -> Key | None:
+    keys: tuple[Key, ...] = TOP
+    found = None
+    for part in path.replace("[]", "").split("."):
+        found = next((k for k in keys if k.name == part), None)
+        if found is None:
+            return None
+        keys = found.keys
+    return found
+
+
+def keys_of(section: str) -> tuple[str, ...]:
+    """The keys a section takes (``""``: the top level; ``datasets``, ``report.release.guards``: nested ones)."""
+    if not section:
+        return tuple(k.name for k in TOP)
+    found = _find(section)
+    if found is None:
+        raise KeyError(section)
+    return tuple(k.name for k in found.keys)
+
+
+_JSON_TYPES = {"string": "string", "path": "string", "integer": "integer", "number": "number", "boolean": "boolean",
+               "list": "array", "mapping": "object"}  # fmt: skip
+
+
+def _schema(key: Key) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": key.doc}
+    if key.kind == "mapping":
+        out["type"] = "object"
+        if key.keys:
+            out["properties"] = {k.name: _schema(k) for k in key.keys}
+            out["additionalProperties"] = False
+            required = [k.name for k in key.keys if k.required]
+            if required:
+                out["required"] = required
+    elif key.kind == "list":
+        out["type"] = "array"
+        if key.keys:
+            item: dict[str, Any] = {"type": "object", "properties": {k.name: _schema(k) for k in key.keys},
+                                    "additionalProperties": False}  # fmt: skip
+            required = [k.name for k in key.keys if k.required]
+            if required:
+                item["required"] = required
+            out["items"] = {"anyOf": [item, {"type": "string"}]} if key.also == "string" else item
+    else:
+        out["type"] = "integer" if key.kind == "integer" else _JSON_TYPES[key.kind]
+        if key.kind == "string" and key.name == "memory_limit":
+            out["type"] = ["string", "integer"]
+    if key.choices:
+        out["enum"] = list(key.choices)
+    if key.default is not None and key.kind not in ("mapping",):
+        out["default"] = key.default
+    if key.also == "string" and key.kind == "mapping":
+        return {"description": key.doc, "anyOf": [{k: v for k, v in out.items() if k != "description"}, {"type": "string"}]}
+    types = [out["type"]] if isinstance(out["type"], str) else list(out["type"])
+    if key.kind in ("integer", "number", "boolean"):
+        types.append("string")  # ${VAR} in a config is text until the environment fills it
+    if not key.required and key.default is None and key.kind not in ("list", "mapping"):
+        types.append("null")  # written out as null: the default
+        if key.choices:
+            out["enum"] = [*key.choices, None]
+    out["type"] = types[0] if len(types) == 1 else types
+    return out
+
+
+def json_schema() -> dict[str, Any]:
+    """The config as a JSON Schema (draft 2020-12): what editors read to complete and check a config."""
+    root = _schema(Key("config", "mapping", "a harness experiment config", keys=TOP))
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "harness experiment config", **root}
+
+
+def markdown() -> str:
+    """The reference as Markdown: one table per section, every key with its type, default and meaning."""
+    lines = ["# Configuration reference", "",
+             "Every key an experiment config takes, generated from `harness/config/reference.py` (the loader accepts "
+             "exactly these). `configs/harness.schema.json` is the same as a JSON Schema: point an editor's YAML "
+             "support at it. `configs/trec.yaml` shows every key in use.", ""]  # fmt: skip
+
+    def table(title: str, keys: tuple[Key, ...]) -> None:
+        lines.extend([f"## `{title}`" if title else "## Top level", "", "| key | type | default | meaning |",
+                      "| --- | --- | --- | --- |"])  # fmt: skip
+        for k in keys:
+            kind = k.kind + (f" ({' / '.join(k.choices)})" if k.choices else "") + (" or string" if k.also else "")
+            default = "required" if k.required else ("" if k.default is None else f"`{k.default!r}`" if k.default == ""
+                                                     else f"`{k.default}`")  # fmt: skip
+            lines.append(f"| `{k.name}` | {kind} | {default} | {k.doc} |")
+        lines.append("")
+        for k in keys:
+            if k.keys:
+                table(f"{title}.{k.name}".lstrip(".") + ("[]" if k.kind == "list" else ""), k.keys)
+
+    table("", TOP)
+    return "\n".join(lines)
+
+
+def write(root: Path) -> None:
+    """Write ``docs/config.md`` and ``configs/harness.schema.json`` under ``root`` from the table:
+    ``python -m harness.config.reference`` in the repository after a key changes (the tests compare them)."""
+    (root / "docs" / "config.md").write_text(markdown() + "\n")
+    (root / "configs" / "harness.schema.json").write_text(json.dumps(json_schema(), indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    write(Path.cwd())
+
+
+__all__ = ["TOP", "Key", "json_schema", "keys_of", "markdown", "write"]

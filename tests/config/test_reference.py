@@ -1,0 +1,50 @@
+"""The configuration reference is the loader's: every key it accepts, the docs page and the JSON Schema written from
+one table (harness/config/reference.py), and every bundled config valid against the schema."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import jsonschema
+import pytest
+import yaml
+
+from harness.config.guards import GUARD_KEYS
+from harness.config.load import load_config
+from harness.config.reference import json_schema, keys_of, markdown
+from harness.demo import generate
+from harness.errors import ConfigError
+from harness.measures.conventions import Conventions
+from tests.repo import ROOT
+
+SCHEMA = ROOT / "configs" / "harness.schema.json"
+
+
+def test_the_docs_page_and_the_schema_file_are_the_table_written_out() -> None:
+    """After a key changes: python -m harness.config.reference (in the repository) writes both again."""
+    assert (ROOT / "docs" / "config.md").read_text() == markdown() + "\n"
+    assert json.loads(SCHEMA.read_text()) == json_schema()
+
+
+def test_the_table_has_what_the_guards_and_the_conventions_take() -> None:
+    assert keys_of("report.release.guards") == GUARD_KEYS
+    assert keys_of("conventions") == tuple(f.name for f in dataclasses.fields(Conventions))
+
+
+@pytest.mark.parametrize("name", ["demo.yaml", "trec.yaml"])
+def test_every_bundled_config_is_valid_against_the_schema(name: str) -> None:
+    jsonschema.validate(yaml.safe_load((ROOT / "configs" / name).read_text()), json_schema())
+
+
+def test_a_wrong_key_fails_the_schema_as_it_fails_the_loader(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    config = yaml.safe_load((ROOT / "configs" / "trec.yaml").read_text())
+    config["stats"]["permutation"] = 1000  # for permutations
+    with pytest.raises(jsonschema.ValidationError, match="permutation"):
+        jsonschema.validate(config, json_schema())
+    generate(tmp_path)  # the files the config names, so that the key is what is wrong
+    (tmp_path / "configs").mkdir()
+    path = tmp_path / "configs" / "wrong.yaml"
+    path.write_text((ROOT / "configs" / "trec.yaml").read_text().replace("  permutations:", "  permutation:"))
+    with pytest.raises(ConfigError, match=r"line 65: unknown key 'stats\.permutation'\. Fix: did you mean 'permutations'"):
+        load_config(path)
