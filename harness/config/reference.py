@@ -242,7 +242,8 @@ def markdown() -> str:
         lines.extend([f"## `{title}`" if title else "## Top level", "", "| key | type | default | meaning |",
                       "| --- | --- | --- | --- |"])  # fmt: skip
         for k in keys:
-            kind = k.kind + (f" ({' / '.join(k.choices)})" if k.choices else "") + (" or string" if k.also else "")
+            kind = k.kind + (f" ({' / '.join(k.choices)})" if k.choices else "") + (
+                " of strings or mappings" if k.also and k.kind == "list" else " or string" if k.also else "")  # fmt: skip
             default = "required" if k.required else ("" if k.default is None else f"`{k.default!r}`" if k.default == ""
                                                      else f"`{k.default}`")  # fmt: skip
             lines.append(f"| `{k.name}` | {kind} | {default} | {k.doc} |")
