@@ -42,13 +42,14 @@ def _files(frame: pd.DataFrame, folder: Path) -> tuple[Path, Path]:
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning:mlflow.*")  # MLflow's own notes on its dataset's type hints
 @pytest.mark.filterwarnings("ignore::pandas.errors.Pandas4Warning")  # pandas 3's deprecations, inside MLflow's code
-def test_mlflow_evaluate_with_harness_gives_harness_eval_values(tmp_path: Path) -> None:
+def test_mlflow_evaluate_with_harness_gives_harness_eval_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     frame = _frame(3)
     frame = frame[frame.relevant.map(len) > 0].reset_index(drop=True)  # a query with no relevant item: no judgment
     with mlflow_server(tmp_path) as url:
-        mlflow.set_tracking_uri(url)
-        mlflow.set_experiment("ranker")
-        with mlflow.start_run() as run:
+        # the server through the environment, never mlflow.set_tracking_uri: no global state outlives the test
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
+        experiment = mlflow.MlflowClient(url).create_experiment("ranker")
+        with mlflow.start_run(experiment_id=experiment) as run:
             config = {"query": "user", "measures": ["nDCG@10", "AP", "RR"]}
             result = mlflow.models.evaluate(data=frame, model_type="ranker", evaluators="harness", predictions="ranked",
                                             targets="relevant", evaluator_config=config)  # fmt: skip
