@@ -956,6 +956,13 @@ class Plan:
         power_now = float(_normal_cdf(margin / se - _ndtri(1 - alpha))) if se > 0 else 1.0
         return cls(needed, guard.sd, margin, alpha, target, "one", source, n, power_now, mde, BOOTSTRAP)
 
+    def __repr__(self) -> str:
+        return f"Plan({self.line()})"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the plan's sentence."""
+        return f"<p>{escape(self.line())}</p>"
+
     def line(self) -> str:
         if self.method == BOOTSTRAP:  # Plan.resampled: the gate's bound on a measure with one value per run
             needed = f"{self.n_queries:,} users" if self.n_queries else "any number of users"
