@@ -160,6 +160,51 @@ TOP = (
 )  # fmt: skip
 
 
+# an example of each key whose default does not show one: what a line of a config looks like
+_EXAMPLES = {
+    "experiment": "experiment: trec-demo", "description": "description: BM25 against dense retrieval",
+    "datasets": "datasets: [{name: trec, qrels: qrels.txt}]",
+    "systems": "systems: [{name: bm25, runs: {trec: bm25.run}}]", "measures": "measures: [nDCG, P@5, {measure: AP, cutoffs: []}]",
+    "cutoffs": "cutoffs: [5, 10, 20]", "gains": "gains: {linear: linear, graded: {1: 1, 2: 3, 3: 7}}",
+    "conventions": "conventions: {ties: trec_eval, queries: qrels}", "baseline": "baseline: bm25",
+    "output": "output: ../reports", "datasets.name": "name: trec", "datasets.qrels": "qrels: ${QRELS:-qrels.txt}",
+    "datasets.format": "format: csv", "datasets.columns": "columns: {query: user, doc: item, relevance: rating}",
+    "datasets.run_columns": "run_columns: {query: user, doc: item, score: score}",
+    "datasets.segments": "segments: {path: segments.csv, query: user, segment: kind}",
+    "datasets.segments.path": "path: segments.csv",
+    "datasets.train": "train: {path: train.csv, columns: {query: user, doc: item}}",
+    "datasets.train.path": "path: train.csv", "datasets.train.columns": "columns: {user: uid, item: iid}",
+    "datasets.items": "items: {path: items.csv, id: item, groups: [provider]}", "datasets.items.path": "path: items.csv",
+    "datasets.items.groups": "groups: [provider, era]", "systems.name": "name: dense",
+    "systems.runs": "runs: {trec: dense.run, ratings: dense.csv}", "systems.description": "description: the dense retriever",
+    "systems.tags": "tags: {family: dense}", "systems.previous": "previous: {results: ../reports/exp/latest}",
+    "systems.previous.results": "results: ../reports/exp/latest", "systems.previous.mlflow_run": "mlflow_run: 8c1f...",
+    "systems.previous.uri": "uri: http://mlflow:5000", "systems.previous.system": "system: production",
+    "measures.measure": "measure: AP", "measures.cutoffs": "cutoffs: []", "tracking.uri": "uri: http://127.0.0.1:5000",
+    "tracking.experiment": "experiment: release-checks", "report.title": "title: Recommender release check",
+    "report.release": "release: {production: v1, candidate: v2, guards: [{measure: nDCG@10, max_drop: 0.005}]}",
+    "report.release.production": "production: v1", "report.release.candidate": "candidate: v2",
+    "report.release.guards": "guards: [{measure: nDCG@10, max_drop: 0.005}]",
+    "report.release.guards.measure": "measure: nDCG@10", "report.release.guards.dataset": "dataset: ratings",
+    "report.release.guards.segment": "segment: new", "report.release.guards.max_drop": "max_drop: 0.005",
+    "report.release.guards.max_drop_pct": "max_drop_pct: 2", "report.release.guards.min_gain": "min_gain: 0.01",
+    "stats.mode": "mode: all_pairs", "stats": "stats: {permutations: 10000, seed: 42}",
+    "tracking": "tracking: {uri: http://127.0.0.1:5000}", "report": "report: {title: Release check}",
+    "engine": "engine: {name: dask, n_workers: 4}", "datasets.run_columns.sample": "sample: draw",
+    "engine.workers": "workers: 2", "engine.scheduler": "scheduler: tcp://10.0.0.5:8786", "conventions.depth": "depth: 100",
+    "engine.n_workers": "n_workers: 4", "engine.memory_limit": "memory_limit: 4GB", "engine.partitions": "partitions: 16",
+}  # fmt: skip
+
+
+def example(path: str, key: Key) -> str:
+    """A line of a config setting the key: the example above, else the key at its default or first choice."""
+    if path in _EXAMPLES:
+        return _EXAMPLES[path]
+    value = key.default if key.default is not None else (key.choices[0] if key.choices else None)
+    text = json.dumps(value) if isinstance(value, list) else str(value).lower() if isinstance(value, bool) else value
+    return f"{key.name}: {text}"
+
+
 def _find(path: str) -> Key | None:
     keys: tuple[Key, ...] = TOP
     found = None
@@ -239,14 +284,15 @@ def markdown() -> str:
              "support at it. `configs/trec.yaml` shows every key in use.", ""]  # fmt: skip
 
     def table(title: str, keys: tuple[Key, ...]) -> None:
-        lines.extend([f"## `{title}`" if title else "## Top level", "", "| key | type | default | meaning |",
-                      "| --- | --- | --- | --- |"])  # fmt: skip
+        lines.extend([f"## `{title}`" if title else "## Top level", "", "| key | type | default | meaning | example |",
+                      "| --- | --- | --- | --- | --- |"])  # fmt: skip
         for k in keys:
             kind = k.kind + (f" ({' / '.join(k.choices)})" if k.choices else "") + (
                 " of strings or mappings" if k.also and k.kind == "list" else " or string" if k.also else "")  # fmt: skip
             default = "required" if k.required else ("" if k.default is None else f"`{k.default!r}`" if k.default == ""
                                                      else f"`{k.default}`")  # fmt: skip
-            lines.append(f"| `{k.name}` | {kind} | {default} | {k.doc} |")
+            path = f"{title}.{k.name}".lstrip(".").replace("[]", "")
+            lines.append(f"| `{k.name}` | {kind} | {default} | {k.doc} | `{example(path, k)}` |")
         lines.append("")
         for k in keys:
             if k.keys:
@@ -267,4 +313,4 @@ if __name__ == "__main__":
     write(Path.cwd())
 
 
-__all__ = ["TOP", "Key", "json_schema", "keys_of", "markdown", "write"]
+__all__ = ["TOP", "Key", "example", "json_schema", "keys_of", "markdown", "write"]
