@@ -178,8 +178,9 @@ def test_the_api_refuses_and_warns_as_the_command_line_does(tmp_path) -> None:  
         harness.evaluate({"q1": {"a": 1}}, {"x1": {"a": 1.0}}, ["P@5"])
     qrels = {f"q{i}": {"a": 1, "b": 2, "c": 0} for i in range(4)}
     run = {"q0": {"a": 3.0, "b": 2.0, "c": 1.0}, "q1": {"c": 3.0, "b": 2.0}}
-    with pytest.warns(DataWarning, match="2 judged queries are not in <dict> and count as 0"):
+    with pytest.warns(DataWarning, match="2 judged queries are not in <dict> and count as 0") as caught:
         values = harness.evaluate(qrels, run, ["RR", "P@2"], relevance_level=2)
+    assert caught[0].filename == __file__  # the warning points at the caller's line, not at harness's
     peer = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "P.2"}, relevance_level=2).evaluate(run)
     assert values.values[:2].tolist() == [[peer[q]["recip_rank"], peer[q]["P_2"]] for q in ("q0", "q1")]
     assert values.values[2:].tolist() == [[0.0, 0.0], [0.0, 0.0]]

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -130,7 +131,7 @@ class Evaluator:
         aligned = self.align(run)
         missing = aligned.stats.judged_queries_missing
         if missing and self.conventions.queries is Queries.QRELS:
-            warnings.warn(missing_queries_note(missing, run.source), DataWarning, stacklevel=2)
+            warnings.warn(missing_queries_note(missing, run.source), DataWarning, stacklevel=_user_frame())
         return self.evaluate_aligned(run.name, aligned)
 
     def item_lists(self, aligned: Aligned) -> RankedLists:
@@ -227,6 +228,15 @@ def as_qrels(qrels: Any) -> Qrels:
 def as_run(run: Any) -> Run:
     """A Run, a DataFrame with columns query, doc, score, or pytrec_eval's ``{query: {doc: score}}``."""
     return _coerce(run, Run, "query, doc, score")  # type: ignore[no-any-return]
+
+
+def _user_frame() -> int:
+    """The stack level of the first caller outside harness: a warning points at the user's line, however many of
+    harness's own calls (``evaluate`` -> ``Evaluator.evaluate``) lie between."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("harness."):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
 
 
 def missing_queries_note(missing: int, run: str) -> str:
