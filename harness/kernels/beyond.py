@@ -596,13 +596,13 @@ def gini(counts: np.ndarray, size: int | np.ndarray, form: str) -> np.ndarray:
     >>> gini(np.array([[0.0, 0.0, 2.0], [1.0, 1.0, 0.0]]), np.array([4, 2]), "recbole").round(4).tolist()
     [0.75, 0.0]
     """
-    n = np.broadcast_to(np.asarray(size, dtype=np.float64), counts.shape[:1])[:, None]
+    n = np.broadcast_to(np.asarray(size, dtype=np.float64), counts.shape[:1])
     x = np.sort(counts, axis=1)
     # the k-th largest count is x_(n - k); positions below 1 hold zeros (the row's other items), which add nothing
-    j = n - np.arange(x.shape[1] - 1, -1, -1, dtype=np.float64)[None, :]
+    j = n[:, None] - np.arange(x.shape[1] - 1, -1, -1, dtype=np.float64)[None, :]
     total = counts.sum(axis=1)
-    g = ((2 * j - n - 1) * x).sum(axis=1) / (n[:, 0] * total)
-    return g if form == "recbole" else 1.0 - g * n[:, 0] / (n[:, 0] - 1)
+    g = ((2 * j - n[:, None] - 1) * x).sum(axis=1) / (n * total)
+    return g if form == "recbole" else 1.0 - g * n / (n - 1)
 
 
 __all__ = [

@@ -85,9 +85,9 @@ class MeasureDef:
     # the interval every per-query value lies in, where one is known (proportions: [0, 1]); a release guard's betting
     # bound rests on it (harness.stats.bounds). Set for the measures listed in UNIT_INTERVAL below
     value_range: tuple[float, float] | None = None
-    # the interval a measure with one value per run lies in (a share in [0, 1], a disparity >= 0), where one is known:
-    # its bootstrap interval is clipped to it. Set in SYSTEM_BOUNDS below
-    system_bounds: tuple[float, float] | None = None
+    # the interval a measure with one value per run lies in (a share in [0, 1], a disparity >= 0), for the measure's
+    # parameters, where one is known: its bootstrap interval is clipped to it. Set in SYSTEM_BOUNDS below
+    system_bounds: Callable[[Measure], tuple[float, float]] | None = None
     # the run's value of each group behind a system measure (REO's P_g, each group's share of exposure): (the groups'
     # names, their values), from the lists and the measure's summed terms; the report draws them
     by_group: Callable[[RankedLists, Measure, np.ndarray], tuple[tuple[str, ...], np.ndarray]] | None = None
@@ -143,9 +143,7 @@ class MeasureDef:
         """
         if not self.is_system(measure):
             return self.range_of(measure)
-        if self.name == "Coverage" and measure.param("catalog") == "items":  # the catalogue's items only: at most 1
-            return (0.0, 1.0)
-        return self.system_bounds
+        return None if self.system_bounds is None else self.system_bounds(measure)
 
     def is_system(self, measure: Measure) -> bool:
         """One value per run (resampled over users for a CI), not one per query."""
@@ -1443,10 +1441,15 @@ del _name
 # [0, 1]; counts, entropies, spreads and mean absolute differences >= 0; Coverage >= 0 only (items recommended outside
 # the catalogue count, so it can pass 1); BiasDisparity's BD = (BR - BS) / BS >= -1
 _INF = float("inf")
-SYSTEM_BOUNDS = {"Coverage": (0.0, _INF), "Gini": (0.0, 1.0), "ExposureGini": (0.0, 1.0), "ExposureShare": (0.0, 1.0),
+def _coverage_bounds(m: Measure) -> tuple[float, float]:
+    """Over the catalogue only its items count (at most 1); over the training items others count too (no bound)."""
+    return (0.0, 1.0) if _text(m, "catalog", "train") == "items" else (0.0, _INF)
+
+
+SYSTEM_BOUNDS = {"Coverage": _coverage_bounds, "Gini": (0.0, 1.0), "ExposureGini": (0.0, 1.0), "ExposureShare": (0.0, 1.0),
                  "RecItems": (0.0, _INF), "Entropy": (0.0, _INF), "RSP": (0.0, _INF), "REO": (0.0, _INF),
                  "PopRSP": (0.0, _INF), "PopREO": (0.0, _INF), "ItemMAD": (0.0, _INF), "UserMAD": (0.0, _INF),
                  "BiasDisparity": (-1.0, _INF)}  # fmt: skip
 for _name, _bounds in SYSTEM_BOUNDS.items():
-    REGISTRY.replace(_name, system_bounds=_bounds)
+    REGISTRY.replace(_name, system_bounds=_bounds if callable(_bounds) else lambda m, b=_bounds: b)
 del _name, _bounds
