@@ -15,10 +15,11 @@ an item listed twice is an error, and a query without a list scores 0 when it ha
 
 from __future__ import annotations
 
+import math
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mlflow.models.evaluation.base import EvaluationResult, ModelEvaluator
 
@@ -90,22 +91,19 @@ def interval_metrics(per_query: Any) -> dict[str, float]:
     >>> {k: round(v, 4) for k, v in interval_metrics(per_query).items()}
     {'rr': 0.75, 'rr_ci_low': -2.4266, 'rr_ci_high': 3.9266}
     """
-    import numpy as np
-
-    from harness.evaluation.results import ValuesScan, aggregate_values, grid_sums, kept
+    from harness.evaluation.results import ValuesScan, grid_sums, kept, summary_row
     from harness.measures.registry import REGISTRY
 
     out: dict[str, float] = {}
     for j, measure in enumerate(per_query.measures):
-        values = per_query.values[:, j]
+        finite = kept(measure, per_query.values[:, j])
+        scan = ValuesScan.of(measure, finite)
+        row = summary_row(measure, scan, grid_sums(finite, scan.exponent()))  # summary.csv's numbers, as harness run's
         key = measure.mlflow_key()
-        out[key] = aggregate_values(measure, values)
-        if REGISTRY.definition(measure).aggregate == "mean":
-            finite = kept(measure, values)
-            scan = ValuesScan.of(measure, finite)
-            _, low, high = scan.mean_ci(grid_sums(finite, scan.exponent()))
-            if np.isfinite(low) and np.isfinite(high):
-                out[f"{key}_ci_low"], out[f"{key}_ci_high"] = low, high
+        value, low, high = (float(cast(float, row[name])) for name in ("value", "ci_low", "ci_high"))
+        out[key] = value
+        if REGISTRY.definition(measure).aggregate == "mean" and math.isfinite(low) and math.isfinite(high):
+            out[f"{key}_ci_low"], out[f"{key}_ci_high"] = low, high
     return out
 
 
