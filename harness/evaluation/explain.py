@@ -250,9 +250,8 @@ def explain(qrels: Qrels | Any, run: Run | Any, measures: Iterable[Measure | str
     chosen = [PEERS[name] for name in (peers or PEERS)]
     asked = _parsed(measures)
     measures_read = _variants(asked, chosen, base)
-    context = _context(qrels, measures_read, train, items, user_groups)
-    Evaluator(qrels, asked, base, **context)  # what a measure needs and lacks (training data, a catalogue): said first
-    values = _Values(qrels, run, measures_read, context=context)
+    values = _Values(qrels, run, measures_read, context=_context(qrels, measures_read, train, items, user_groups))
+    values._evaluator(base)  # what a measure needs and lacks (training data, a catalogue) said first; kept for the rows
     out = []
     with progress.task("explaining", len(asked) * len(chosen)) as advance:
         for measure in asked:
