@@ -43,8 +43,10 @@ from harness.config.schema import (
     Family,
     Guard,
     ItemsSpec,
+    ModelRef,
     NanPolicy,
     Previous,
+    Promote,
     Release,
     ReportSpec,
     Segments,
@@ -336,6 +338,10 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
             )
         if runs_section is None and previous is None:
             raise section.error("runs", f"system {name!r} has no runs", hint=f"add runs: {{{names[0]}: path/to/run}}")
+        model = _model_ref(section, "model", section.value("model", str)) if section.has("model") else None
+        if model is not None and previous is not None:
+            raise section.error("model", f"system {name!r} reuses an earlier evaluation (previous:), which names its model",
+                                hint="remove model: here; previous: models:/NAME@ALIAS links it")  # fmt: skip
         if runs_section is None:
             out.append(System(name, (), section.value("description", str, ""), _tags(section), previous))
             continue
@@ -346,7 +352,7 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
                 path = _path(runs_section, dataset, base)
                 assert path is not None
                 runs.append((dataset, path))
-        out.append(System(name, tuple(runs), section.value("description", str, ""), _tags(section)))
+        out.append(System(name, tuple(runs), section.value("description", str, ""), _tags(section), model=model))
     return tuple(out)
 
 
@@ -358,26 +364,53 @@ def _tags(section: _Section) -> tuple[tuple[str, str], ...]:
 
 
 def _previous(section: _Section, base: Path) -> Previous | None:
-    """``previous: {results: FOLDER}`` or ``previous: {mlflow_run: ID, uri: URI}``, with an optional ``system``."""
+    """``previous: {results: FOLDER}``, ``{mlflow_run: ID, uri: URI}`` or ``{model: models:/NAME@ALIAS, uri: URI}``,
+    with an optional ``system``; or the same as one string: ``models:/recsys@champion``, ``runs:/ID`` or a folder."""
+    if section.has("previous") and isinstance(section.raw("previous"), yaml.ScalarNode):
+        text = section.value("previous", str, required=True)
+        if text.startswith("runs:/"):
+            return Previous(mlflow_run=text.removeprefix("runs:/").strip("/"), line=section.line("previous"))
+        if text.startswith("models:/"):
+            return Previous(model=_model_ref(section, "previous", text), line=section.line("previous"))
+        return Previous(_previous_folder(section, "previous", _path(section, "previous", base)),
+                        line=section.line("previous"))  # fmt: skip
     node = section.section("previous")
     if node is None:
         return None
     node.check_keys(keys_of("systems.previous"))
     results = _path(node, "results", base) if node.has("results") else None
     mlflow_run = node.value("mlflow_run", str, None)
-    if (results is None) == (mlflow_run is None):
+    model = _model_ref(node, "model", node.value("model", str)) if node.has("model") else None
+    if sum(x is not None for x in (results, mlflow_run, model)) != 1:
         raise section.error(
-            "previous", "previous needs exactly one of results or mlflow_run",
-            hint="write previous: {results: ../reports/NAME/latest} or previous: {mlflow_run: RUN_ID}",
+            "previous", "previous needs exactly one of results, mlflow_run or model",
+            hint="write previous: {results: ../reports/NAME/latest}, previous: {mlflow_run: RUN_ID} or "
+                 "previous: models:/NAME@ALIAS",
         )  # fmt: skip
-    if results is not None and results.name == "latest":
+    if results is not None:
+        results = _previous_folder(node, "results", results)
+    return Previous(results, mlflow_run, node.value("uri", str, None), node.value("system", str, None),
+                    section.line("previous"), model)  # fmt: skip
+
+
+def _previous_folder(node: _Section, key: str, results: Path | None) -> Path:
+    assert results is not None
+    if results.name == "latest":
         _check_latest(node, results)
-    results = results.resolve() if results is not None else None  # pin "latest" to the folder it names now
-    if results is not None and not (results / "per_query.parquet").exists():
+    results = results.resolve()  # pin "latest" to the folder it names now
+    if not (results / "per_query.parquet").exists():
         raise node.error(
-            "results", f"{results} is not a results folder (no per_query.parquet)", hint="give a folder harness run wrote"
-        )
-    return Previous(results, mlflow_run, node.value("uri", str, None), node.value("system", str, None), section.line("previous"))
+            key, f"{results} is not a results folder (no per_query.parquet)",
+            hint="give a folder harness run wrote, runs:/RUN_ID or models:/NAME@ALIAS",
+        )  # fmt: skip
+    return results
+
+
+def _model_ref(section: _Section, key: str, text: str) -> ModelRef:
+    try:
+        return ModelRef.parse(text)
+    except ValueError as exc:
+        raise section.error(key, str(exc), hint=f"write {key}: models:/recsys@champion") from None
 
 
 def _check_latest(node: _Section, latest: Path) -> None:
@@ -685,8 +718,28 @@ def _report(
                         descriptive=g.value("descriptive", bool, False), line=_line(item),
                     )
                 )  # fmt: skip
-        release = Release(production, candidate, tuple(guards), when_inconclusive, power, bound)
+        release = Release(production, candidate, tuple(guards), when_inconclusive, power, bound,
+                          _promote(rel, next(s for s in systems if s.name == candidate)))  # fmt: skip
     return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None), release)
+
+
+def _promote(release: _Section, candidate: System) -> Promote | None:
+    """``release.promote: {model: NAME, alias: ALIAS}``: the candidate must name a version of that model."""
+    node = release.section("promote")
+    if node is None:
+        return None
+    node.check_keys(keys_of("report.release.promote"))
+    promote = Promote(node.value("model", str, required=True), node.value("alias", str, required=True))
+    model = candidate.model
+    if model is None or model.name is None:
+        raise release.error("promote", f"release.promote moves {promote.model}@{promote.alias} to the candidate's "
+                            f"version, and candidate {candidate.name!r} names none",
+                            hint=f"add model: models:/{promote.model}/VERSION to system {candidate.name!r}")  # fmt: skip
+    if model.name != promote.model:
+        raise release.error("promote", f"release.promote names model {promote.model!r}, and candidate "
+                            f"{candidate.name!r} is a version of {model.name!r}",
+                            hint=f"write promote: {{model: {model.name}, alias: {promote.alias}}}")  # fmt: skip
+    return promote
 
 
 MAX_EXPERIMENT_NAME = 200  # a folder's name (255 bytes) and an MLflow experiment's (a 256-character column)
@@ -861,6 +914,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
             tracking_section.value("uri", str, None),
             tracking_section.value("experiment", str, None),
             uri_on_command_line="tracking.uri" in overrides,
+            record_paths=tracking_section.value("record_paths", bool, False),
         )
     if output is not None:
         out_dir = Path(output)

@@ -81,14 +81,59 @@ class Dataset:
 
 
 @dataclass(frozen=True)
+class ModelRef:
+    """A model in MLflow's registry: ``models:/NAME/VERSION``, ``models:/NAME@ALIAS``, or a logged model's id
+    (``models:/m-...`` or ``m-...``). An alias is resolved once, when the run starts, and pinned: ``version`` and
+    ``model_id`` then say which model the numbers are about, whatever the alias points at later.
+
+    >>> ModelRef.parse("models:/recsys@champion")
+    ModelRef(uri='models:/recsys@champion', name='recsys', version=None, alias='champion', model_id=None)
+    >>> ModelRef.parse("models:/recsys/3").version, ModelRef.parse("m-4f2a").model_id
+    ('3', 'm-4f2a')
+    """
+
+    uri: str
+    name: str | None = None
+    version: str | None = None
+    alias: str | None = None
+    model_id: str | None = None  # the logged model (MLflow 3): metrics are linked to it
+
+    FORMS = "models:/NAME/VERSION, models:/NAME@ALIAS or a logged model's id (m-...)"
+
+    @classmethod
+    def parse(cls, text: str) -> ModelRef:
+        """The reference a config or ``evaluator_config`` writes; ValueError (with the forms it takes) otherwise."""
+        rest = text.removeprefix("models:/")
+        if rest.startswith("m-") and "/" not in rest and "@" not in rest and len(rest) > 2:
+            return cls(text, model_id=rest)
+        if rest != text and "@" in rest and "/" not in rest:
+            name, _, alias = rest.rpartition("@")
+            if name and alias:
+                return cls(text, name=name, alias=alias)
+        if rest != text and "/" in rest:
+            name, _, version = rest.rpartition("/")
+            if name and version.isdigit():
+                return cls(text, name=name, version=version)
+        raise ValueError(f"{text!r} is not a model reference: write {cls.FORMS}")
+
+    @property
+    def pinned(self) -> str:
+        """What the numbers are about, as a person reads it: ``recsys v3 (m-4f2a)``."""
+        named = f"{self.name} v{self.version}" if self.name and self.version else self.name or ""
+        return " ".join(x for x in (named, f"({self.model_id})" if named and self.model_id else self.model_id) if x)
+
+
+@dataclass(frozen=True)
 class Previous:
-    """Per-query values computed before: a results folder, or an MLflow run harness logged."""
+    """Per-query values computed before: a results folder, an MLflow run harness logged, or the latest harness
+    evaluation of a registered model (``model``: ``models:/recsys@champion``)."""
 
     results: Path | None = None
     mlflow_run: str | None = None
-    uri: str | None = None  # the tracking server of mlflow_run (default: MLFLOW_TRACKING_URI or the local store)
-    system: str | None = None  # the system's name there (default: the same name)
+    uri: str | None = None  # the tracking server of mlflow_run or model (default: MLFLOW_TRACKING_URI or the local store)
+    system: str | None = None  # the system's name there (default: the same name, or the one the evaluation tagged)
     line: int | None = None
+    model: ModelRef | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +143,7 @@ class System:
     description: str = ""
     tags: tuple[tuple[str, str], ...] = ()
     previous: Previous | None = None  # instead of runs: reuse the values of an earlier evaluation
+    model: ModelRef | None = None  # the registered model these runs are of: metrics are linked to it in MLflow
 
     def run_for(self, dataset: str) -> Path | None:
         return dict(self.runs).get(dataset)
@@ -136,6 +182,7 @@ class Tracking:
     uri: str | None = None  # None: a local SQLite store inside the output folder
     experiment: str | None = None  # None: the experiment's name
     uri_on_command_line: bool = False  # uri came from --set tracking.uri=...: it wins over MLFLOW_TRACKING_URI
+    record_paths: bool = False  # local paths in tags, params, provenance.json and the report: names relative to the config
 
 
 @dataclass(frozen=True)
@@ -177,6 +224,17 @@ class Release:
     on_inconclusive: OnInconclusive = "inconclusive"  # its own exit code; or mapped to fail / pass
     power: float = DEFAULT_POWER  # the power "users needed" plans for
     bound: BoundChoice = "auto"  # how a guard on a mean is bounded (harness.stats.bounds): auto, t or betting
+    promote: Promote | None = None  # on PASS, move a registry alias to the candidate's model version
+
+
+@dataclass(frozen=True)
+class Promote:
+    """``release.promote: {model: recsys, alias: champion}``: on PASS, the alias moves to the candidate's version of
+    that registered model, provided it still points at the version production was (or at none): never over a
+    release someone else made meanwhile."""
+
+    model: str
+    alias: str
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import hashlib
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -47,9 +48,10 @@ from harness.evaluation.results import (
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
-from harness.records.previous import compared_inputs, load_previous, previous_result
+from harness.records.previous import Earlier, compared_inputs, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
-from harness.records.store import ResultsNotWritten, SavedResults, prepare_output, write_results, write_tracking
+from harness.records.registry import resolve_model
+from harness.records.store import ResultsNotWritten, SavedResults, prepare_output, recorded_path, write_results, write_tracking
 from harness.records.track import UI_ADDRESS, Destination, destination, log_report, runs_table_url, track_results
 from harness.report.render import write_report
 
@@ -194,10 +196,32 @@ def check_guard_segments(experiment: Experiment) -> None:
             )
 
 
+def pin_models(experiment: Experiment, progress: Progress = _quiet) -> Experiment:
+    """The experiment with every registered model it names resolved and pinned (an alias to the version it names
+    now), before any work: the record then says which version each system was, whatever the alias names later."""
+    named = [s for s in experiment.systems if s.model is not None or (s.previous and s.previous.model)]
+    if not named:
+        return experiment
+    default = tracking_destination(experiment).uri
+    systems = []
+    for system in experiment.systems:
+        if system.model is not None:
+            progress(f"resolving {system.model.uri} (system {system.name}) at {default}")
+            system = dataclasses.replace(system, model=resolve_model(system.model, default))
+        if system.previous is not None and system.previous.model is not None:
+            uri = destination(system.previous.uri, None, experiment.output).uri
+            progress(f"resolving {system.previous.model.uri} (system {system.name}) at {uri}")
+            system = dataclasses.replace(system, previous=dataclasses.replace(
+                system.previous, model=resolve_model(system.previous.model, uri)))  # fmt: skip
+        systems.append(system)
+    return dataclasses.replace(experiment, systems=tuple(systems))
+
+
 def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> list[RunResult]:
     """Every system on every dataset it has a run for, with its per-query values (gathered from a Dask cluster);
     raises on the first bad input."""
     check_guard_segments(experiment)
+    experiment = pin_models(experiment, progress)
     with _evaluated(experiment, progress) as (results, _):
         return [r.here() for r in results]
 
@@ -208,7 +232,7 @@ def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[lis
     so an engine that keeps the values (on a cluster) runs the tests there. The config's guards are checked by the
     callers, before any work (:func:`check_guard_segments`)."""
     results: list[RunResult] = []
-    earlier: dict[str, SavedResults] = {}
+    earlier: dict[str, Earlier] = {}
     total = sum(1 for d in experiment.datasets for s in experiment.systems if s.previous is not None or s.run_for(d.name))
     with open_engine(experiment.engine, progress) as engine:
         with progress.task("evaluating", total) as advance:
@@ -217,7 +241,7 @@ def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[lis
         yield results, engine.paired_tests(results, compare_settings(experiment))
 
 
-def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[str, SavedResults], progress: Progress,
+def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[str, Earlier], progress: Progress,
                       advance: Callable[[], None], engine: Engine) -> list[RunResult]:  # fmt: skip
     """Every system on one dataset, in the config's order: recomputed from its run by the engine, or reused."""
     results: list[RunResult] = []
@@ -271,7 +295,9 @@ def resolved_config(experiment: Experiment) -> dict[str, Any]:
     out["measures"] = [str(m) for m in experiment.measures]
     out["conventions"] = experiment.conventions.as_dict()
     out["systems"] = [
-        {"name": s.name, "description": s.description, "tags": dict(s.tags), "runs": {d: str(p) for d, p in s.runs}}
+        {"name": s.name, "description": s.description, "tags": dict(s.tags), "runs": {d: str(p) for d, p in s.runs},
+         **({"model": plain(s.model)} if s.model is not None else {}),
+         **({"previous": plain(s.previous)} if s.previous is not None else {})}
         for s in experiment.systems
     ]
     if experiment.report.release is not None:
@@ -295,8 +321,14 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
         files.extend((f"run:{s.name}:{d}", p) for d, p in s.runs)
         if s.previous is not None and s.previous.results is not None:
             files.append((f"previous:{s.name}", s.previous.results / "per_query.parquet"))
+    base, absolute = experiment.source.parent, experiment.tracking.record_paths
+
+    def shown(token: str) -> str:  # the command line's absolute paths, as the inputs' (recorded_path)
+        return recorded_path(token, base, absolute) if os.path.isabs(token) else token
+
     return {
-        "inputs": [{"role": role, "path": str(p), "sha256": sha256_path(p), "bytes": size_of(p)} for role, p in files],
+        "inputs": [{"role": role, "path": recorded_path(p, base, absolute), "sha256": sha256_path(p), "bytes": size_of(p)}
+                   for role, p in files],
         "rows": [
             {
                 "dataset": r.dataset,
@@ -307,7 +339,7 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
             for r in results
         ],
         "versions": _versions(),
-        "command": argv,
+        "command": [shown(token) for token in argv],
         "config_hash": config_hash(experiment),
         "started": started.isoformat(),
         "finished": datetime.now(UTC).isoformat(),
@@ -385,8 +417,9 @@ def _experiment_root(experiment: Experiment) -> Path:
 
 def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: list[str] | None = None) -> Outcome:
     started = datetime.now(UTC)
-    check_guard_segments(experiment)  # the config's mistakes first, then the output, before any work
+    check_guard_segments(experiment)  # the config's mistakes first, then the output, then the registry, before any work
     prepare_output(_experiment_root(experiment))
+    experiment = pin_models(experiment, progress)
     t0 = time.perf_counter()
     with _evaluated(experiment, progress) as (results, tested_elsewhere):
         progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
@@ -483,7 +516,8 @@ def comparison_tables(experiment: Experiment, results: list[RunResult], progress
 def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> dict[str, Any]:
     """Read every file and check it parses and overlaps, without computing measures."""
     check_guard_segments(experiment)
-    earlier: dict[str, SavedResults] = {}
+    experiment = pin_models(experiment, progress)
+    earlier: dict[str, Earlier] = {}
     report: dict[str, Any] = {
         "experiment": experiment.name,
         "measures": len(experiment.measures),

@@ -13,10 +13,14 @@ error (exit 2), never a silent comparison of different things:
 >>> from harness.config.schema import Previous
 >>> describe(Previous(mlflow_run="4f2a"))
 'MLflow run 4f2a'
+
+A registered model (``previous: models:/recsys@champion``) is pinned when the run starts (its alias resolved to a
+version) and its latest complete harness evaluation is reused (:func:`harness.records.registry.latest_evaluation`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +30,9 @@ from harness._atomic import sha256_file
 from harness.config.schema import Dataset, Experiment, Previous, System
 from harness.errors import ConfigError
 from harness.evaluation.results import PerQuery, RunResult
+from harness.records.registry import latest_evaluation
 from harness.records.store import SavedResults, read_results
-from harness.records.track import download_results
+from harness.records.track import destination, download_results
 
 KINDS = {"qrels": "judgments", "train": "training interactions", "items": "item catalogue", "segments": "segments"}
 
@@ -43,29 +48,44 @@ def compared_inputs(dataset: Dataset) -> list[tuple[str, Path]]:
 
 
 def describe(previous: Previous) -> str:
+    if previous.model is not None:
+        return f"{previous.model.uri} ({previous.model.pinned})" if previous.model.pinned else previous.model.uri
     return f"results {previous.results}" if previous.results is not None else f"MLflow run {previous.mlflow_run}"
 
 
-def load_previous(experiment: Experiment, system: System, cache: dict[str, SavedResults]) -> SavedResults:
+@dataclass(frozen=True)
+class Earlier:
+    """An earlier evaluation a system reuses: its results, and the system's name there."""
+
+    saved: SavedResults
+    system: str
+
+
+def load_previous(experiment: Experiment, system: System, cache: dict[str, Earlier]) -> Earlier:
     """The earlier results a system names (read once per experiment run)."""
     previous = system.previous
     assert previous is not None
     if system.name not in cache:
+        name = previous.system or system.name
         if previous.results is not None:
-            cache[system.name] = read_results(previous.results)
+            saved = read_results(previous.results)
+        elif previous.model is not None:
+            run_id, found = latest_evaluation(previous.model, destination(previous.uri, None, experiment.output).uri)
+            saved, name = download_results(run_id, previous.uri, experiment.output), previous.system or found
         else:
             assert previous.mlflow_run is not None
-            cache[system.name] = download_results(previous.mlflow_run, previous.uri, experiment.output)
+            saved = download_results(previous.mlflow_run, previous.uri, experiment.output)
+        cache[system.name] = Earlier(saved, name)
     return cache[system.name]
 
 
 def previous_result(
-    experiment: Experiment, dataset: Dataset, system: System, saved: SavedResults, segments: dict[str, str]
+    experiment: Experiment, dataset: Dataset, system: System, earlier: Earlier, segments: dict[str, str]
 ) -> RunResult | None:
-    """The system's values on ``dataset`` from ``saved``; None when the earlier run did not evaluate that dataset."""
+    """The system's values on ``dataset`` from ``earlier``; None when the earlier run did not evaluate that dataset."""
     previous = system.previous
     assert previous is not None
-    name = previous.system or system.name
+    saved, name = earlier.saved, earlier.system
     source = describe(previous)
 
     def refuse(message: str, hint: str) -> ConfigError:
@@ -122,5 +142,5 @@ def previous_result(
         if len(rows):
             diagnostics = {str(k): v for k, v in rows.iloc[0].to_dict().items() if k not in ("dataset", "system")}
     diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
-    diagnostics["source"] = f"{source} ({saved.folder})" if previous.results is None else source
+    diagnostics["source"] = source
     return RunResult(dataset.name, system.name, per_query, seg, diagnostics)

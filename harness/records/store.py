@@ -99,6 +99,23 @@ def _table_bytes(frame: Any) -> bytes:
     return buffer.getvalue()
 
 
+def recorded_path(path: str | Path, base: Path, absolute: bool = False) -> str:
+    """A local path as a record others may read shows it: relative to ``base`` (the config's folder), or as it is
+    when ``absolute`` (``tracking.record_paths: true``). A store others share learns no one's home directory.
+
+    >>> recorded_path("/home/ann/exp/runs/a.run", Path("/home/ann/exp/configs"))
+    '../runs/a.run'
+    >>> recorded_path("/home/ann/exp/runs/a.run", Path("/home/ann/exp/configs"), absolute=True)
+    '/home/ann/exp/runs/a.run'
+    """
+    if absolute:
+        return str(path)
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:  # another drive (Windows): no relative path joins them
+        return Path(path).name
+
+
 def prepare_output(root: Path) -> None:
     """Prove, before any work, that the experiment's output folder can be made and written: its nearest existing
     folder must be a folder and writable (a file is created there and removed). Nothing is left behind, so a later

@@ -49,8 +49,10 @@ from pathlib import Path
 from typing import Any
 
 from harness._text import clipped, for_terminal
+from harness.config.schema import ModelRef, Promote
 from harness.errors import HarnessError, TrackingError
 from harness.measures.parse import parse_measure
+from harness.records.registry import MODEL_ID_TAG, MODEL_TAG, SYSTEM_TAG, model_tag, promote
 from harness.records.store import REQUIRED, SavedResults, read_results
 
 # Fail fast when a server is down instead of MLflow's long default retry schedule;
@@ -492,7 +494,46 @@ def _has_release_view(client: Any, experiment_id: str) -> str | None:
     return RELEASE_VIEW if SHARED_VIEW_PREFIX + RELEASE_VIEW in client.get_experiment(experiment_id).tags else None
 
 
-def _log_inputs(client: Any, run_id: str, provenance: dict[str, Any]) -> None:
+def _model_tags(model: dict[str, Any] | None, system: str) -> dict[str, str]:
+    """The tags by which a registered model's evaluations are found again (:mod:`harness.records.registry`)."""
+    if not model:
+        return {}
+    ref = _model_ref(model)
+    tags = {SYSTEM_TAG: held(system, TAG_CHARS), "harness.model_uri": held(ref.uri, TAG_CHARS)}
+    if ref.model_id:
+        tags[MODEL_ID_TAG] = ref.model_id
+    if model_tag(ref):
+        tags[MODEL_TAG] = str(model_tag(ref))
+    return tags
+
+
+def _model_ref(recorded: dict[str, Any]) -> ModelRef:
+    """A pinned model as config.resolved.yaml records it."""
+    return ModelRef(str(recorded["uri"]), *(recorded.get(k) for k in ("name", "version", "alias", "model_id")))
+
+
+def _promote(client: Any, run_id: str, results: SavedResults, tracking_uri: str) -> None:
+    """``release.promote`` on PASS: the alias moved (or why not), recorded on the parent run."""
+    release = (results.config.get("report") or {}).get("release") or {}
+    rule = release.get("promote")
+    if not rule or results.verdict is None:
+        return
+    if results.verdict.outcome != "PASS":
+        client.set_tag(run_id, "release.promotion", f"not moved: the gate did not pass ({results.verdict.verdict})")
+        return
+    systems = {s["name"]: s for s in results.config["systems"]}
+
+    def ref(name: str) -> ModelRef | None:
+        model = systems.get(name, {}).get("model") or (systems.get(name, {}).get("previous") or {}).get("model")
+        return _model_ref(model) if model else None
+
+    candidate = ref(release["candidate"])
+    assert candidate is not None  # the config loader refuses promote without the candidate's model
+    done = promote(Promote(rule["model"], rule["alias"]), candidate, ref(release["production"]), tracking_uri)
+    client.set_tag(run_id, "release.promotion", done)
+
+
+def _log_inputs(client: Any, run_id: str, inputs_recorded: list[dict[str, Any]]) -> None:
     """Every input file as an MLflow dataset, with its sha256 as the digest."""
     from mlflow.entities import Dataset, DatasetInput, InputTag
 
@@ -503,7 +544,7 @@ def _log_inputs(client: Any, run_id: str, provenance: dict[str, Any]) -> None:
             tags=[InputTag("mlflow.data.context", i["role"].split(":")[0]), InputTag("sha256", i["sha256"]),
                   *([InputTag("role", held(i["role"], INPUT_TAG_CHARS))] if len(i["role"]) > DATASET_NAME_CHARS else [])],
         )
-        for i in provenance["inputs"]
+        for i in inputs_recorded
         if i["role"] != "config"
     ]
     if not inputs:
@@ -634,10 +675,11 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         if EXPERIMENT_KIND not in found.tags:  # made before harness said so, or by hand: shown as runs, not traces
             client.set_experiment_tag(experiment_id, EXPERIMENT_KIND, MODEL_DEVELOPMENT)
     version = provenance["versions"]["harness"]
+    record_paths = bool((config.get("tracking") or {}).get("record_paths"))
     common_tags = {
         "harness.version": version,
         "harness.config_hash": provenance["config_hash"],
-        "harness.results_dir": str(folder),
+        "harness.results_dir": str(folder) if record_paths else f"{folder.parent.name}/{folder.name}",
     }
     commit = provenance.get("git_commit")  # recorded by the run; nothing is run on a path a folder names
     if commit:
@@ -669,6 +711,8 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         keys = {m: metric_key(m, config.get("gain_schemes") or {}) for m in summary["measure"].unique()}
         now = int(time.time() * 1000)
         descriptions = {s["name"]: s.get("description", "") for s in config["systems"]}
+        models = {s["name"]: s["model"] for s in config["systems"] if s.get("model")}
+        digests = {i["role"]: i["sha256"][:36] for i in provenance["inputs"]}
         for (dataset, system), rows in summary.groupby(["dataset", "system"], sort=False):
             tags = {
                 **common_tags,
@@ -676,16 +720,22 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
                 "harness.kind": "system",
                 "system": held(str(system), TAG_CHARS),
                 "dataset": held(str(dataset), TAG_CHARS),
+                **_model_tags(models.get(str(system)), str(system)),
             }
             if descriptions.get(system):
                 tags["mlflow.note.content"] = descriptions[system]
             child = client.create_run(experiment_id, run_name=held(f"{system} @ {dataset}", RUN_NAME_CHARS), tags=tags)
             child_id = child.info.run_id
             children[f"{dataset}/{system}"] = child_id
+            # each value linked to the model it is about and the judgments it is measured on (MLflow 3's model page)
+            model_id = (models.get(str(system)) or {}).get("model_id")
+            qrels = f"qrels:{dataset}"
+            link = {"model_id": model_id, "dataset_name": held(qrels, DATASET_NAME_CHARS) if qrels in digests else None,
+                    "dataset_digest": digests.get(qrels)}  # fmt: skip
             metrics = []
             for row in rows.itertuples():
                 key = keys[row.measure] if row.segment == "all" else f"{keys[row.measure]}.{key_part(str(row.segment))}"
-                metrics.append(Metric(key, float(row.value), now, 0))  # type: ignore[arg-type]
+                metrics.append(Metric(key, float(row.value), now, 0, **link))  # type: ignore[arg-type]
             for start in range(0, len(metrics), 1000):
                 client.log_batch(
                     child_id,
@@ -699,6 +749,9 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
                 path = Path(scratch) / "per_query.parquet"
                 wide.to_parquet(path, index=False)
                 client.log_artifact(child_id, str(path))
+            mine_inputs = [i for i in provenance["inputs"] if i["role"] == f"run:{system}:{dataset}"
+                           or (not i["role"].startswith("run:") and i["role"].endswith(f":{dataset}"))]  # fmt: skip
+            _log_inputs(client, child_id, mine_inputs)
             client.set_terminated(child_id, "FINISHED")
         for name in ARTIFACT_FILES:
             if (folder / name).is_dir():  # the per-query table written in parts (Dask): the folder as it is
@@ -711,7 +764,8 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         guard_columns = _log_verdict(client, parent_id, results, keys)
         if results.verdict is not None:
             _share_release_view(client, experiment_id, guard_columns)
-        _log_inputs(client, parent_id, provenance)
+            _promote(client, parent_id, results, tracking_uri)
+        _log_inputs(client, parent_id, provenance["inputs"])
         note = _description(config)
         if note:
             client.set_tag(parent_id, "mlflow.note.content", note)

@@ -19,7 +19,7 @@ from harness.decision.release import Decision
 from harness.measures.peers import option_users
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.records.store import SavedResults, previous_folders
+from harness.records.store import SavedResults, previous_folders, recorded_path
 from harness.records.track import run_url
 from harness.report import charts
 from harness.report.format import format_ci, format_delta, format_p, format_value
@@ -639,10 +639,16 @@ def build_model(results: SavedResults) -> ReportModel:
     mlflow_text = mlflow_href = None
     if tracking:
         uri = tracking["tracking_uri"]
-        mlflow_text = f"run {tracking['run_id']} at {uri}"
         mlflow_href = run_url(uri, tracking["experiment_id"], tracking["run_id"])
-        if mlflow_href is None:
-            mlflow_text += f" (open with: mlflow ui --backend-store-uri {uri})"
+        local = uri.startswith("sqlite:///") and not (results.config.get("tracking") or {}).get("record_paths")
+        if local:  # no local absolute path in a report others may read: the store where the results folder sees it
+            store = recorded_path(uri.removeprefix("sqlite:///"), results.folder)
+            mlflow_text = (f"run {tracking['run_id']} in the local store {store} (open with: mlflow ui "
+                           f"--backend-store-uri sqlite:///{store}, from this results folder)")  # fmt: skip
+        else:
+            mlflow_text = f"run {tracking['run_id']} at {uri}"
+            if mlflow_href is None:
+                mlflow_text += f" (open with: mlflow ui --backend-store-uri {uri})"
     settings = [(f"stats.{k}", ", ".join(map(str, v)) if isinstance(v, list) else str(v)) for k, v in stats.items()]
     settings += [
         ("profile", str(recorded.profile)),
