@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx
 	$(BIN)/python benchmarks/pipeline_bench.py
+	$(BIN)/python benchmarks/record_bench.py
 	$(BIN)/python benchmarks/beyond_bench.py
 	$(BIN)/python benchmarks/beyond_bench.py --fairness
 	$(BIN)/python benchmarks/dask_bench.py

@@ -107,3 +107,24 @@ def _trec_dict(path: Path, kind: type) -> dict[str, dict[str, Any]]:
         query, doc, value = (fields[0], fields[2], fields[3]) if len(fields) == 4 else (fields[0], fields[2], fields[4])
         out.setdefault(query, {})[doc] = kind(value)
     return out
+
+
+def test_record_benchmark_reads_the_stages_from_the_progress_lines() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from record_bench import stages
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    stderr = ("[   0.0s] evaluating: 0/6\n[   3.1s] writing results\n[   3.5s] logging to MLflow\n"
+              "[   4.6s] logging to MLflow (runs): 0/7\n[   5.2s] rendering the report\n")  # fmt: skip
+    parts = stages(stderr, 7.0)
+    assert parts == pytest.approx({"compute": 3.1, "write": 0.4, "record": 1.7, "report": 1.8})
+
+
+@pytest.mark.slow
+def test_record_benchmark_runs_the_demo(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "record_bench.py"), "--only", "demo"],
+                          capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()[1:]]
+    assert [row[0] for row in rows] == ["demo", "demo"] and all(row[-1] in ("met", "MISSED") for row in rows)

@@ -450,7 +450,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         if experiment.tracking.enabled:
             progress("logging to MLflow")
             try:
-                tracked = track_results(saved, tracking_destination(experiment))
+                tracked = track_results(saved, tracking_destination(experiment), progress=progress)
                 saved = outcome.results = write_tracking(saved, tracked.as_dict())
                 outcome.tracking_notes = tracked.notes
                 outcome.tracking_uri, outcome.mlflow_run_id = tracked.tracking_uri, tracked.run_id

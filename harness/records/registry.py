@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.config.schema import ModelRef, Promote
 from harness.errors import ConfigError, HarnessError, TrackingError
+from harness.records.connection import HTTP_DEFAULTS, explain
 
 MODEL_ID_TAG, MODEL_TAG, SYSTEM_TAG = "harness.model_id", "harness.model", "harness.system"
 KIND_TAG, COMPLETE_TAG = "harness.kind", "harness.complete"
@@ -31,6 +32,8 @@ def model_tag(model: ModelRef) -> str | None:
 
 
 def _client(tracking_uri: str) -> Any:
+    for key, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(key, value)
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     from mlflow import MlflowClient
 
@@ -70,8 +73,6 @@ def _logged_model_of(version: Any) -> str | None:
 
 
 def _failure(exc: BaseException, what: str) -> HarnessError:
-    from harness.records.track import explain
-
     text = str(exc)
     if "RESOURCE_DOES_NOT_EXIST" in text or "not found" in text.lower() or "does not exist" in text.lower():
         return ConfigError(f"{what}: {explain(exc)}",

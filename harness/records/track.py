@@ -38,12 +38,13 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,16 +53,11 @@ from harness._text import clipped, for_terminal
 from harness.config.schema import ModelRef, Promote
 from harness.errors import HarnessError, TrackingError
 from harness.measures.parse import parse_measure
+from harness.progress import SILENT, Progress
+from harness.records.connection import HTTP_DEFAULTS, explain
 from harness.records.registry import MODEL_ID_TAG, MODEL_TAG, SYSTEM_TAG, model_tag, promote
 from harness.records.store import REQUIRED, SavedResults, read_results
 
-# Fail fast when a server is down instead of MLflow's long default retry schedule;
-# a user's own settings win.
-_HTTP_DEFAULTS = {
-    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
-    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
-    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
-}
 ARTIFACT_FILES = (
     "config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.parquet", "summary.csv",
     "diagnostics.parquet", "diagnostics.csv",
@@ -286,7 +282,14 @@ UI_ADDRESS = "http://127.0.0.1:5000"  # where ui_command serves the UI
 
 
 def ui_command(uri: str) -> str:
-    return f".venv/bin/mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000"
+    """The command that serves the MLflow UI on a store at :data:`UI_ADDRESS`: the ``mlflow`` beside this Python
+    (relative to the working folder when inside it, as ``.venv/bin/mlflow``)."""
+    import shlex
+
+    mlflow = Path(sys.executable).parent / "mlflow"
+    with contextlib.suppress(ValueError):
+        mlflow = mlflow.relative_to(Path.cwd())
+    return f"{shlex.quote(str(mlflow))} ui --backend-store-uri {shlex.quote(uri)} --host 127.0.0.1 --port 5000"
 
 
 # What MLflow holds (a run's name is a 250-character column in its SQL stores; tag and param values 8000 and 6000)
@@ -353,7 +356,8 @@ def _params(config: dict[str, Any]) -> dict[str, str]:
     return {k: v if len(v) <= 6000 else v[:5980] + " ...(truncated)" for k, v in params.items()}
 
 
-def track_results(results: SavedResults, to: Destination, experiment: str | None = None) -> Tracked:
+def track_results(results: SavedResults, to: Destination, experiment: str | None = None,
+                  progress: Progress = SILENT) -> Tracked:
     """Log results (as saved in their folder) to MLflow at ``to``; raises TrackingError (one line) on any failure."""
     folder, config = results.folder, results.config
     tracking_uri = to.uri
@@ -362,7 +366,7 @@ def track_results(results: SavedResults, to: Destination, experiment: str | None
         raise HarnessError(f"the MLflow experiment name {clipped(experiment_name)} is longer than {EXPERIMENT_CHARS} "
                            "characters or holds control characters", path=folder,
                            hint="name another with --experiment NAME")  # fmt: skip
-    for key, value in _HTTP_DEFAULTS.items():
+    for key, value in HTTP_DEFAULTS.items():
         os.environ.setdefault(key, value)
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # no INFO lines (store migrations) on stderr; set before import
     try:
@@ -370,7 +374,8 @@ def track_results(results: SavedResults, to: Destination, experiment: str | None
         # lines: stdout is harness's (--json)
         with _folder_lock(folder), _store_lock(tracking_uri, to.output_root) as notes, \
                 contextlib.redirect_stdout(sys.stderr):  # fmt: skip
-            return dataclasses.replace(_log(results, tracking_uri, experiment_name, to.output_root), notes=tuple(notes))
+            logged = _log(results, tracking_uri, experiment_name, to.output_root, progress)
+            return dataclasses.replace(logged, notes=tuple(notes))
     except TrackingError:
         raise
     except Exception as exc:
@@ -378,24 +383,6 @@ def track_results(results: SavedResults, to: Destination, experiment: str | None
             f"MLflow tracking at {tracking_uri} failed: {explain(exc)}",
             hint=f"the results are saved in {folder}; log them later with: harness track {folder}",
         ) from None
-
-
-def explain(exc: BaseException) -> str:
-    """What went wrong with the tracking server, in a few words rather than a wrapped exception.
-
-    >>> explain(OSError("HTTPConnectionPool(host='127.0.0.1', port=1): Max retries exceeded (Caused by NewConnectionError)"))
-    'cannot connect to the server (connection refused or unreachable): is it running at that address?'
-    """
-    text = " ".join(str(exc).split())
-    lowered = text.lower()
-    if "newconnectionerror" in lowered or "connection refused" in lowered or "max retries exceeded" in lowered:
-        return "cannot connect to the server (connection refused or unreachable): is it running at that address?"
-    if "timed out" in lowered or "timeout" in lowered:
-        return "the server did not answer in time (MLFLOW_HTTP_REQUEST_TIMEOUT sets the limit)"
-    if "401" in text or "403" in text or "unauthorized" in lowered or "permission_denied" in lowered:
-        return "the server refused the credentials (MLFLOW_TRACKING_USERNAME / _PASSWORD or _TOKEN)"
-    first = text or type(exc).__name__
-    return first if len(first) <= 200 else first[:199] + "…"
 
 
 def metric_key(measure: str, gain_schemes: dict[str, str]) -> str:
@@ -569,7 +556,7 @@ def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedRe
     """The results harness logged to an MLflow run, downloaded and read back (a baseline from the last release)."""
 
     tracking_uri = destination(uri, None, output_root).uri
-    for key, value in _HTTP_DEFAULTS.items():
+    for key, value in HTTP_DEFAULTS.items():
         os.environ.setdefault(key, value)
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     target = Path(tempfile.mkdtemp(prefix=f"harness-run-{run_id[:12]}-"))
@@ -595,6 +582,68 @@ def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedRe
             hint="check the run id and tracking uri (the run must have been logged by harness run or harness track)",
         ) from None
     return read_results(target)
+
+
+EVALUATION_ARTIFACTS = (*REQUIRED, "comparisons.parquet", "comparisons.csv", "gate.json", "report.html", "summary.md",
+                        "summary.csv")  # fmt: skip
+
+
+def log_into_run(results: SavedResults, run_id: str, system: str, model_id: str | None = None,
+                 dataset: tuple[str, str] | None = None) -> dict[str, float]:  # fmt: skip
+    """A results folder logged into a run someone else made (``mlflow.models.evaluate``'s): ``system``'s measures as
+    its MLflow keys with their intervals (``<key>_ci_low``, ``_ci_high``; a segment's as ``<key>.<segment>``), every
+    other system's as ``<system>/<key>``, a second dataset's as ``<dataset>/<key>``; the verdict as
+    :func:`track_results` logs it; the folder's records as artifacts; and the tags by which a later run finds this
+    evaluation of ``model_id`` again (``previous: models:/NAME@ALIAS``). ``dataset``: (name, digest) the values are
+    linked to. Returns the metrics of ``system``, as ``EvaluationResult.metrics``. The tracking URI is MLflow's own."""
+    from mlflow.entities import Metric, RunTag
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    config, summary = results.config, results.summary
+    keys = {m: metric_key(m, config.get("gain_schemes") or {}) for m in summary["measure"].unique()}
+    datasets = list(dict.fromkeys(summary["dataset"]))
+    now = int(time.time() * 1000)
+    link = {"model_id": model_id, "dataset_name": dataset[0] if dataset else None,
+            "dataset_digest": dataset[1] if dataset else None}  # fmt: skip
+    mine: dict[str, float] = {}
+    metrics = []
+    for row in summary.itertuples():
+        key = keys[row.measure] if row.segment == "all" else f"{keys[row.measure]}.{key_part(str(row.segment))}"
+        if row.dataset != datasets[0]:
+            key = f"{key_part(str(row.dataset))}/{key}"
+        own = row.system == system
+        if not own:
+            key = f"{key_part(str(row.system))}/{key}"
+        values = {key: row.value, f"{key}_ci_low": row.ci_low, f"{key}_ci_high": row.ci_high}
+        for name, value in values.items():
+            number = float(value)  # type: ignore[arg-type]
+            if math.isfinite(number):  # an undefined value or interval is not a metric
+                metrics.append(Metric(name, number, now, 0, **(link if own else {})))  # type: ignore[arg-type]
+                if own:
+                    mine[name] = number
+    for start in range(0, len(metrics), 1000):
+        client.log_batch(run_id, metrics=metrics[start : start + 1000])
+    _log_verdict(client, run_id, results, keys)
+    if results.verdict is not None:
+        mine["release_gate_passed"] = 1.0 if results.verdict.outcome == "PASS" else 0.0
+    for name in EVALUATION_ARTIFACTS:
+        path = results.folder / name
+        if path.is_dir():
+            client.log_artifacts(run_id, str(path), artifact_path=name)
+        elif path.is_file():
+            client.log_artifact(run_id, str(path))
+    model = next((s.get("model") for s in config["systems"] if s["name"] == system and s.get("model")), None)
+    tags = {"harness.kind": "evaluation", SYSTEM_TAG: held(system, TAG_CHARS),
+            "harness.version": results.provenance["versions"]["harness"],
+            "harness.config_hash": results.provenance["config_hash"]}  # fmt: skip
+    if model_id or model:
+        tags |= _model_tags(model or {"uri": f"models:/{model_id}", "model_id": model_id}, system)
+    if model_id:
+        tags[MODEL_ID_TAG] = model_id
+    client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
+    client.set_tag(run_id, COMPLETE_TAG, "true")  # the last write: an evaluation without it is not reused
+    return mine
 
 
 def runs_table_url(server: str, experiment_id: str, view: str | None = None) -> str:
@@ -652,9 +701,8 @@ def log_report(results: SavedResults) -> None:
         ) from None
 
 
-def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_root: Path) -> Tracked:
+def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_root: Path, progress: Progress) -> Tracked:
     from mlflow import MlflowClient
-    from mlflow.entities import Metric, Param
 
     folder, config, provenance = results.folder, results.config, results.provenance
     summary = results.summary
@@ -703,6 +751,20 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     )  # fmt: skip
     parent_id = parent.info.run_id
     children: dict[str, str] = {}
+    pairs = summary[["dataset", "system"]].drop_duplicates()
+    with progress.task("logging to MLflow (runs)", len(pairs) + 1) as advance:
+        _log_runs(client, tracking_uri, results, experiment_id, parent_id, common_tags, children, advance)
+    return Tracked(tracking_uri, experiment_id, parent_id, children, run_url(tracking_uri, experiment_id, parent_id),
+                   view=_has_release_view(client, experiment_id))  # fmt: skip
+
+
+def _log_runs(client: Any, tracking_uri: str, results: SavedResults, experiment_id: str, parent_id: str,
+              common_tags: dict[str, str], children: dict[str, str], advance: Callable[[], None]) -> None:  # fmt: skip
+    """The parent's params, each child run, then the parent's artifacts, verdict, inputs and completion tag; a
+    failure marks every run FAILED (a later ``harness track`` replaces them)."""
+    from mlflow.entities import Metric, Param
+
+    folder, config, provenance, summary = results.folder, results.config, results.provenance, results.summary
     try:
         named = _params(config) | {f"name.{key_part(s)}": s for s in summary["segment"].unique() if key_part(s) != s}
         params = [Param(k, v) for k, v in named.items()]
@@ -753,6 +815,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
                            or (not i["role"].startswith("run:") and i["role"].endswith(f":{dataset}"))]  # fmt: skip
             _log_inputs(client, child_id, mine_inputs)
             client.set_terminated(child_id, "FINISHED")
+            advance()
         for name in ARTIFACT_FILES:
             if (folder / name).is_dir():  # the per-query table written in parts (Dask): the folder as it is
                 client.log_artifacts(parent_id, str(folder / name), artifact_path=name)
@@ -771,10 +834,9 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
             client.set_tag(parent_id, "mlflow.note.content", note)
         client.set_tag(parent_id, COMPLETE_TAG, "true")  # the last write: a parent without it is a partial copy
         client.set_terminated(parent_id, "FINISHED")
+        advance()
     except BaseException:
         for run_id in [*children.values(), parent_id]:
             with contextlib.suppress(Exception):
                 client.set_terminated(run_id, "FAILED")
         raise
-    return Tracked(tracking_uri, experiment_id, parent_id, children, run_url(tracking_uri, experiment_id, parent_id),
-                   view=_has_release_view(client, experiment_id))  # fmt: skip

@@ -1,0 +1,31 @@
+"""Talking to a tracking server: how long to wait for it, and what went wrong, in a few words."""
+
+from __future__ import annotations
+
+# Fail fast when a server is down instead of MLflow's long default retry schedule;
+# a user's own settings win.
+HTTP_DEFAULTS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+}
+
+def explain(exc: BaseException) -> str:
+    """What went wrong with the tracking server, in a few words rather than a wrapped exception.
+
+    >>> explain(OSError("HTTPConnectionPool(host='127.0.0.1', port=1): Max retries exceeded (Caused by NewConnectionError)"))
+    'cannot connect to the server (connection refused or unreachable): is it running at that address?'
+    """
+    text = " ".join(str(exc).split())
+    lowered = text.lower()
+    if "newconnectionerror" in lowered or "connection refused" in lowered or "max retries exceeded" in lowered:
+        return "cannot connect to the server (connection refused or unreachable): is it running at that address?"
+    if "timed out" in lowered or "timeout" in lowered:
+        return "the server did not answer in time (MLFLOW_HTTP_REQUEST_TIMEOUT sets the limit)"
+    if "401" in text or "403" in text or "unauthorized" in lowered or "permission_denied" in lowered:
+        return "the server refused the credentials (MLFLOW_TRACKING_USERNAME / _PASSWORD or _TOKEN)"
+    first = text or type(exc).__name__
+    return first if len(first) <= 200 else first[:199] + "…"
+
+
+__all__ = ["HTTP_DEFAULTS", "explain"]
