@@ -42,7 +42,6 @@ from harness.config.defaults import (
     DEFAULT_TESTS,
 )
 from harness.errors import HarnessError, ReportError, TrackingError
-from harness.records.track import ui_command
 
 if TYPE_CHECKING:
     from harness.config.schema import Experiment
@@ -435,6 +434,8 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
             out.write(f"mlflow:  {for_terminal(outcome.mlflow_url)}\n")
         if outcome.mlflow_runs_url is not None:
             if outcome.mlflow_url is None and outcome.tracking_uri is not None:  # a local store: no server serves it yet
+                from harness.records.track import ui_command
+
                 out.write(f"mlflow:  start the UI with: {for_terminal(ui_command(outcome.tracking_uri))}\n")
             out.write(f"mlflow:  runs and verdicts: {for_terminal(outcome.mlflow_runs_url)}\n")
         if outcome.gate_line is not None:

@@ -5,7 +5,7 @@ written out (:func:`markdown`) and ``configs/harness.schema.json`` is it as a JS
 (:func:`json_schema`); the tests hold all three to it.
 
 >>> keys_of("tracking")
-('enabled', 'uri', 'experiment')
+('enabled', 'uri', 'experiment', 'record_paths')
 >>> json_schema()["properties"]["stats"]["properties"]["alpha"]["type"]  # a number, or ${VAR} before it is filled
 ['number', 'string']
 """

@@ -58,7 +58,6 @@ class HarnessEvaluator(ModelEvaluator):
                  model_id: str | None = None, **kwargs: Any) -> EvaluationResult:  # fmt: skip
         import mlflow
 
-        from harness.api import run_experiment
         from harness.records.track import log_into_run
 
         options = dict(evaluator_config or {})
@@ -69,10 +68,10 @@ class HarnessEvaluator(ModelEvaluator):
         with tempfile.TemporaryDirectory(prefix="harness-mlflow-") as scratch:
             if options.get("config"):
                 overrides = {**dict(options.get("set") or {}), "tracking.uri": uri}
-                outcome = run_experiment(options["config"], overrides=overrides, tracking=False)
+                outcome = _run(options["config"], overrides, None)
             else:
                 config = write_experiment(dataset, model, options, Path(scratch), uri)
-                outcome = run_experiment(config, output=Path(scratch) / "out", tracking=False)
+                outcome = _run(config, {}, Path(scratch) / "out")
             if outcome.results is None:
                 raise ConfigError(f"the evaluation's results could not be written: {outcome.results_error}")
             results = outcome.results
@@ -83,6 +82,18 @@ class HarnessEvaluator(ModelEvaluator):
             linked = (str(getattr(dataset, "name", None) or DATASET), str(digest)) if digest else None
             metrics = log_into_run(results, run_id, system, model_id, linked)
         return EvaluationResult(metrics=metrics, artifacts={}, run_id=run_id)  # type: ignore[no-untyped-call]
+
+
+def _run(config: str | Path, overrides: Mapping[str, object], output: Path | None) -> Any:
+    """``harness run`` of a config, its tracking left to MLflow's own run (the evaluator logs into it)."""
+    import dataclasses
+
+    from harness.config.load import load_config
+    from harness.pipeline.experiment import run_experiment
+
+    experiment = load_config(config, overrides, output)
+    experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
+    return run_experiment(experiment, argv=["mlflow.models.evaluate", str(config)])
 
 
 def write_experiment(dataset: Any, model: Any, options: Mapping[str, Any], folder: Path, uri: str) -> Path:
