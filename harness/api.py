@@ -32,7 +32,15 @@ from harness.config.defaults import (
     DEFAULT_SEED,
     DEFAULT_TESTS,
 )
-from harness.config.guards import GUARD_KEYS, RETIRED, GuardSpecError, guard_condition, release_bound, release_power
+from harness.config.guards import (
+    GUARD_KEYS,
+    RETIRED,
+    GuardSpecError,
+    guard_condition,
+    release_bound,
+    release_looks,
+    release_power,
+)
 from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
 from harness.config.schema import Correction, Family, Guard, NanPolicy, Test
@@ -45,6 +53,7 @@ from harness.measures.peers import PEERS
 from harness.measures.registry import REGISTRY
 from harness.pipeline import run_experiment as run_pipeline
 from harness.progress import SILENT, Progress
+from harness.stats.looks import Look
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,6 +125,8 @@ def decide(
     on_inconclusive: str = "inconclusive",
     dataset: str = DEFAULT_DATASET,
     bound: str = "auto",
+    looks: int = 1,
+    look: int = 1,
 ) -> Decision:
     """The release decision between two runs' per-query tables, as ``harness run`` decides it.
 
@@ -126,7 +137,9 @@ def decide(
     ``.verdict``, ``.drop``, one-sided bounds ``.drop_low``/``.drop_high``, ``.margin``,
     ``.p_pass``, ``.p_fail_adj``, ``.mde`` and ``.n_needed``. ``bound`` (``release.bound``): how a guard on a
     mean is bounded: ``auto`` (t where its normal approximation holds, the exact betting bound elsewhere), ``t`` or
-    ``betting`` (:mod:`harness.stats.bounds`).
+    ``betting`` (:mod:`harness.stats.bounds`). ``looks`` (``release.looks``): the gate is planned to be run that many
+    times as users accrue, and this is look ``look``: its guards are tested at the look's share of ``alpha`` (the
+    earlier looks having spent theirs, :mod:`harness.stats.looks`), and ``alpha`` bounds the errors over all of them.
 
     >>> from harness import Qrels, Run, evaluate
     >>> qrels = Qrels.from_dict({f"q{i}": {"a": 1, "b": 0} for i in range(40)})
@@ -149,8 +162,12 @@ def decide(
         raise HarnessError("guards must be a non-empty list of guards", hint='guards=[{"measure": "nDCG@10", "max_drop": 0.01}]')
     try:
         policy, power, chosen = inconclusive_policy(on_inconclusive), release_power(power), release_bound(bound)
+        planned = release_looks(looks)
     except GuardSpecError as exc:
         raise HarnessError(exc.message, hint=exc.hint) from None
+    if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= planned:
+        raise HarnessError(f"look must be a whole number from 1 to looks ({planned}), got {look!r}",
+                           hint="look=3 for the third of the planned looks")  # fmt: skip
     known = {str(m): m for m in tables[production].measures}
     checks = []
     for number, spec in enumerate(guards):
@@ -185,7 +202,8 @@ def decide(
             [np.array([segments.get(q) == segment for q in t.query_ids.astype(str).tolist()],  # type: ignore[union-attr]
                       dtype=np.bool_) for t in (prod, cand)]  # fmt: skip
         checks.append((guard, dataset, segment or "all", paired_values(prod, cand, measure, masks[0], masks[1])))
-    return decide_arrays(checks, production, candidate, alpha, power, policy, chosen)
+    return decide_arrays(checks, production, candidate, alpha, power, policy, chosen,
+                         look=Look.as_planned(look, planned, alpha) if planned > 1 else None)  # fmt: skip
 
 
 def explain(qrels: Any, run: Any, measures: Sequence[str] | str, *, conventions: Conventions | None = None,

@@ -379,6 +379,9 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
     outcome = run_experiment(experiment, _progress(args, err), argv=["harness", *args.argv])
+    for note in outcome.warnings:  # what the run found (the config's own notes were said above)
+        if note not in experiment.notes:
+            err.write(f"harness: note: {for_terminal(note)}\n")
     code = exit_code(outcome)
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C while printing: the verdict's exit code still stands
         _print_run(args, experiment, outcome, code, out, err)

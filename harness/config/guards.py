@@ -37,6 +37,7 @@ from typing import Literal
 from harness.errors import ConfigError
 from harness.measures.spec import Measure
 from harness.stats.bounds import BOUND_CHOICES, BoundChoice
+from harness.stats.looks import MAX_LOOKS
 
 Condition = Literal["max_drop", "max_drop_pct", "min_gain"]
 CONDITIONS: tuple[Condition, ...] = ("max_drop", "max_drop_pct", "min_gain")
@@ -133,6 +134,15 @@ def release_power(value: float) -> float:
     """``release.power``: the power "users needed" plans for, in [0.5, 1)."""
     if not 0.5 <= value < 1:
         raise GuardSpecError("power", f"report.release.power must lie in [0.5, 1), got {value:g}", "write power: 0.8")
+    return value
+
+
+def release_looks(value: object) -> int:
+    """``release.looks``: how many times the gate is planned to be run as users accrue (alpha is spent over them,
+    :mod:`harness.stats.looks`); 1, the default, is one look."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LOOKS:
+        raise GuardSpecError("looks", f"report.release.looks must be a whole number from 1 to {MAX_LOOKS:,}, got {value!r}",
+                             "write looks: 20 (the gate is run at most 20 times as users accrue)")  # fmt: skip
     return value
 
 

@@ -32,6 +32,7 @@ from harness.config.guards import (
     guard_condition,
     on_inconclusive,
     release_bound,
+    release_looks,
     release_power,
 )
 from harness.config.reference import keys_of
@@ -679,6 +680,10 @@ def _report(
             bound = release_bound(rel.value("bound", str, "auto"))
         except GuardSpecError as exc:
             raise rel.error("bound", exc.message, hint=exc.hint) from None
+        try:
+            looks = release_looks(rel.value("looks", int, 1))
+        except GuardSpecError as exc:
+            raise rel.error("looks", exc.message, hint=exc.hint) from None
         guards: list[Guard] = []
         if rel.has("guards"):
             node = rel.raw("guards")
@@ -719,7 +724,7 @@ def _report(
                     )
                 )  # fmt: skip
         release = Release(production, candidate, tuple(guards), when_inconclusive, power, bound,
-                          _promote(rel, next(s for s in systems if s.name == candidate)))  # fmt: skip
+                          _promote(rel, next(s for s in systems if s.name == candidate)), looks)  # fmt: skip
     return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None), release)
 
 

@@ -150,6 +150,7 @@ TOP = (
             Key("on_inconclusive", "string", "what INCONCLUSIVE exits as", "inconclusive", ("inconclusive", "fail", "pass")),
             Key("power", "number", "the power the users needed are planned for", DEFAULT_POWER),
             Key("bound", "string", "how each guard's bound is made", "auto", ("auto", "t", "betting")),
+            Key("looks", "integer", "the gate's planned runs as users accrue: alpha is spent over them", 1),
             Key("promote", "mapping", "on PASS, move a registry alias to the candidate's model version", keys=(
                 Key("model", "string", "the registered model", required=True),
                 Key("alias", "string", "the alias to move", required=True))),

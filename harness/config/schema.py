@@ -225,6 +225,7 @@ class Release:
     power: float = DEFAULT_POWER  # the power "users needed" plans for
     bound: BoundChoice = "auto"  # how a guard on a mean is bounded (harness.stats.bounds): auto, t or betting
     promote: Promote | None = None  # on PASS, move a registry alias to the candidate's model version
+    looks: int = 1  # the gate's planned looks as users accrue: alpha is spent over them (harness.stats.looks)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,8 @@ catalogue measures (Coverage, Gini) decide no guard (:mod:`harness.config.guards
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -63,6 +65,7 @@ from harness.measures.spec import Measure
 from harness.stats import bounds, paired, power
 from harness.stats.bounds import BoundChoice
 from harness.stats.correction import correct
+from harness.stats.looks import Look
 from harness.stats.power import Sided
 
 Label = Literal["PASS", "FAIL", "INCONCLUSIVE"]
@@ -188,6 +191,24 @@ class Decision:
     # the segment sweep: unguarded segments significantly beyond a guard's margin (Holm within the sweep). They never
     # change the verdict; they are named beside it, so a PASS cannot hide a large segment's loss
     warnings: tuple[GuardResult, ...] = ()
+    # a gate planned for several looks as users accrue (release.looks): this is look ``look`` of ``looks``, and its
+    # guards were tested at ``level``, its share of alpha (harness.stats.looks); alpha is then the rate over all looks
+    look: int = 1
+    looks: int = 1
+    level: float | None = None  # None: alpha itself (one look)
+    key: str = ""  # the gate's identity (gate_key): the earlier looks of the same gate carry the same
+
+    @property
+    def tested_at(self) -> float:
+        """The level each guard was tested at: alpha for one look, this look's share of it otherwise."""
+        return self.alpha if self.level is None else self.level
+
+    def _over_looks(self) -> str:
+        """Where the stated rate holds over several planned looks, which look this is and at what level it tested."""
+        if self.looks == 1:
+            return ""
+        return (f" over the gate's {self.looks} planned looks (this is look {self.look}; its guards are tested at "
+                f"{self.tested_at:.3g}, its share of {self.alpha:g} by alpha spending)")
 
     @property
     def deciding(self) -> tuple[GuardResult, ...]:
@@ -211,10 +232,11 @@ class Decision:
     def errors(self) -> str:
         """Which error this verdict controls, and at what rate."""
         a, k = f"{self.alpha:g}", len(self.deciding)
-        caveat = self._caveat()
+        caveat = self._caveat() + self._over_looks()
+        level = f"{self.tested_at:.3g}"
         if self.verdict == "PASS":
             text = (f"PASS controls the false-PASS rate: a candidate worse than any guard's margin passes with probability "
-                    f"at most {a}{caveat} (each of the {k} guards is a one-sided test at {a}; the gate passes only when "
+                    f"at most {a}{caveat} (each of the {k} guards is a one-sided test at {level}; the gate passes only when "
                     f"every guard does, so no correction across guards is needed)")  # fmt: skip
         elif self.verdict == "FAIL":
             unevaluated = any(not g.evaluated for g in self.deciding)
@@ -225,11 +247,20 @@ class Decision:
             kinds = {g.condition for g in self.deciding if g.verdict == "INCONCLUSIVE"}
             evidence = "of no gain" if kinds == {"min_gain"} else \
                 "of no drop (nor, for a min_gain guard, of no gain)" if "min_gain" in kinds else "of no drop"  # fmt: skip
-            text = (f"INCONCLUSIVE: no guard is shown worse than its margin, and not every guard is shown within it, at {a}. "
-                    f"This is not evidence {evidence}, and neither error is risked; each undecided guard says how many "
-                    "users would decide it. Decide that number before collecting them and run the gate once then: "
-                    "re-running it as users accrue until it passes is many looks at one alpha (20 daily looks "
-                    "pass a candidate at its margin about 0.22 of the time, not 0.05)")  # fmt: skip
+            text = (f"INCONCLUSIVE: no guard is shown worse than its margin, and not every guard is shown within it, at "
+                    f"{level}. This is not evidence {evidence}, and neither error is risked; each undecided guard says how "
+                    "many users would decide it. ")  # fmt: skip
+            if self.looks == 1:
+                text += ("Decide that number before collecting them and run the gate once then: re-running it as users "
+                         "accrue until it passes is many looks at one alpha (20 daily looks pass a candidate at its margin "
+                         "about 0.22 of the time, not 0.05); release.looks plans several looks")  # fmt: skip
+            elif self.look < self.looks:
+                text += (f"This was look {self.look} of the {self.looks} planned: the gate may be run again as users "
+                         f"accrue, up to look {self.looks}, with the false-PASS and false-FAIL rates at most {a} over all "
+                         f"of them (this look tested at {level}; alpha spending)")  # fmt: skip
+            else:
+                text += (f"This was the last of the {self.looks} planned looks (tested at {level}): the gate's alpha is "
+                         "spent, and a further look would exceed it; plan a new gate for a new decision")  # fmt: skip
             if self.on_inconclusive == "fail":
                 text += ". Treated as FAIL (release.on_inconclusive: fail)"
             elif self.on_inconclusive == "pass":
@@ -288,12 +319,15 @@ class Decision:
             head += f" (treated as {self.outcome})"
         if self.verdict == "PASS":
             return (f"{head}: {self.candidate} is within all {len(self.deciding)} guards' margins against {self.production} "
-                    f"(false-PASS rate <= {self.alpha:g})") + self.warning_text()  # fmt: skip
+                    f"(false-PASS rate <= {self.alpha:g}{self._looks_short()})") + self.warning_text()  # fmt: skip
         shown = [g for g in self.deciding if g.verdict == self.verdict] if self.verdict == "FAIL" else \
             [g for g in self.deciding if g.verdict != "PASS"]  # fmt: skip
-        rate = f" (false-FAIL rate <= {self.alpha:g})" if self.verdict == "FAIL" else ""
+        rate = f" (false-FAIL rate <= {self.alpha:g}{self._looks_short()})" if self.verdict == "FAIL" else ""
         return (f"{head}: {self.candidate} against {self.production}: " + "; ".join(g.reason for g in shown) + rate
                 + self.warning_text())
+
+    def _looks_short(self) -> str:
+        return "" if self.looks == 1 else f" over {self.looks} looks; look {self.look} at {self.tested_at:.3g}"
 
     @property
     def warning_heading(self) -> tuple[str, str]:
@@ -313,7 +347,8 @@ class Decision:
         """What ``gate.json`` holds: the verdict, the errors it controls, then every guard's result."""
         return {
             "verdict": self.verdict, "outcome": self.outcome, "errors": self.errors, "controls": self.controls,
-            "alpha": self.alpha, "approximate": self.approximate,
+            "alpha": self.alpha, "approximate": self.approximate, "look": self.look, "looks": self.looks,
+            "level": self.tested_at, "key": self.key,
             "power": self.power, "on_inconclusive": self.on_inconclusive, "bound": self.bound, "production": self.production,
             "candidate": self.candidate, "line": self.line(), "guards": [dataclasses.asdict(g) for g in self.guards],
             "segment_warnings": [dataclasses.asdict(g) for g in self.warnings],
@@ -334,7 +369,8 @@ class Decision:
         # a gate.json without a bound was decided by t
         return cls(data["production"], data["candidate"], tuple(map(result, data["guards"])), data.get("alpha", 0.05),
                    data.get("power", DEFAULT_POWER), data.get("on_inconclusive", "inconclusive"),
-                   data.get("bound", "t"), tuple(map(result, data.get("segment_warnings", []))))  # fmt: skip
+                   data.get("bound", "t"), tuple(map(result, data.get("segment_warnings", []))), data.get("look", 1),
+                   data.get("looks", 1), data.get("level"), data.get("key", ""))  # fmt: skip
 
 
 def describe(guard: Guard) -> str:
@@ -386,13 +422,24 @@ class _Tested:
 
 def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float = 0.05,
                   power_target: float = DEFAULT_POWER, on_inconclusive: str = "inconclusive",
-                  bound: BoundChoice = "auto", sweep: Sequence[tuple[Guard, str, str, Values]] = ()) -> Decision:  # fmt: skip
+                  bound: BoundChoice = "auto", sweep: Sequence[tuple[Guard, str, str, Values]] = (),
+                  look: Look | None = None, key: str = "") -> Decision:  # fmt: skip
     """The decision from each guard's values on each dataset and segment it applies to: ``(guard, dataset, segment,
     values)``, values as :class:`PairedValues`, :class:`ResampledValues`, or the reason they could not be had;
     ``bound`` says how a guard on a mean is bounded (:mod:`harness.stats.bounds`). ``sweep``: the same for the
     unguarded segments of each guarded measure; those whose drop is significantly beyond the guard's margin (Holm
-    within the sweep) are the decision's warnings."""
-    decision = _decide(checks, production, candidate, alpha, power_target, on_inconclusive, bound)
+    within the sweep) are the decision's warnings. ``look``: which of the gate's planned looks this is; its guards are
+    tested at its share of alpha (:mod:`harness.stats.looks`), and alpha is the rate over all the looks."""
+    level = alpha if look is None or look.planned == 1 else look.level(alpha)
+    if not level > 0:
+        assert look is not None
+        raise HarnessError(f"the gate's alpha ({alpha:g}) is spent: this would be look {look.number} of "
+                           f"{look.planned} planned, and the earlier looks spent {look.spent:.3g}",
+                           hint="a new decision needs a new gate (another experiment name, or other guards)")  # fmt: skip
+    decision = _decide(checks, production, candidate, level, power_target, on_inconclusive, bound)
+    if look is not None and look.planned > 1:
+        decision = dataclasses.replace(decision, alpha=alpha, look=look.number, looks=look.planned, level=level)
+    decision = dataclasses.replace(decision, key=key)
     swept = [(g, d, s, _test(g, v, alpha, power_target, bound)) for g, d, s, v in sweep if not isinstance(v, str)]
     tested = [(g, d, s, t) for g, d, s, t in swept if isinstance(t, _Tested)]
     adjusted = correct(np.array([t.p_fail for *_, t in tested], dtype=np.float64), "holm")
@@ -816,8 +863,22 @@ def sweep_of(release: Release, guarded: Sequence[tuple[Guard, str, str]],
     return out
 
 
+def gate_key(release: Release) -> str:
+    """A gate's identity across runs: the two systems and the guards (not the data, which grows between looks, nor
+    alpha or the plan). The earlier looks of a gate are the results folders whose gate.json carries the same key.
+
+    >>> from harness.config.schema import Release
+    >>> gate_key(Release("v1", "v2")) == gate_key(Release("v1", "v2", looks=20)), len(gate_key(Release("v1", "v2")))
+    (True, 16)
+    """
+    identity = [release.production, release.candidate,
+                sorted([str(g.measure), g.condition, g.threshold, g.dataset, g.segment, g.descriptive]
+                       for g in release.guards)]  # fmt: skip
+    return hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:16]
+
+
 def decide_release(release: Release, results: Sequence[RunResult], settings: CompareSettings,
-                   comparisons: Comparisons | None = None) -> Decision:  # fmt: skip
+                   comparisons: Comparisons | None = None, look: Look | None = None) -> Decision:  # fmt: skip
     """The release decision from the runs' results (their per-query values, and lists for system measures).
 
     A guard on a mean with an absolute margin is decided from the (production, candidate) row
@@ -858,7 +919,7 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
     checks = [(g, d, s, values(g, d, s)) for g, d, s in guarded]
     sweep = [(g, d, s, values(g, d, s)) for g, d, s in sweep_of(release, guarded, available)]
     return decide_arrays(checks, release.production, release.candidate, settings.alpha, release.power,
-                         release.on_inconclusive, release.bound, sweep)  # fmt: skip
+                         release.on_inconclusive, release.bound, sweep, look, gate_key(release))  # fmt: skip
 
 
 def _pair_row(comparisons: Comparisons | None, dataset: str, segment: str, measure: str, production: str,

@@ -33,7 +33,7 @@ from harness.data.items import read_items, read_train
 from harness.data.load import judged_query_ids, load_qrels
 from harness.data.model import Intents, Qrels, Run
 from harness.data.tables import read_table_columns
-from harness.decision.release import Decision, decide_release
+from harness.decision.release import Decision, decide_release, gate_key
 from harness.engines import DatasetWork, Engine, open_engine
 from harness.engines._common import checked_run, judgments_of
 from harness.errors import ConfigError, ReportError, TrackingError
@@ -51,9 +51,18 @@ from harness.progress import SILENT, Progress
 from harness.records.previous import Earlier, compared_inputs, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
 from harness.records.registry import resolve_model
-from harness.records.store import ResultsNotWritten, SavedResults, prepare_output, recorded_path, write_results, write_tracking
+from harness.records.store import (
+    ResultsNotWritten,
+    SavedResults,
+    prepare_output,
+    previous_folders,
+    recorded_path,
+    write_results,
+    write_tracking,
+)
 from harness.records.track import UI_ADDRESS, Destination, destination, log_report, runs_table_url, track_results
 from harness.report.render import write_report
+from harness.stats.looks import Look
 
 _quiet = SILENT
 
@@ -374,11 +383,45 @@ def _frames(results: list[RunResult], settings: CompareSettings | None = None) -
             (pd.DataFrame(groups) if groups else None))  # fmt: skip
 
 
-def decide_gate(experiment: Experiment, results: list[RunResult], comparisons: Comparisons | None = None) -> Decision | None:
+def decide_gate(experiment: Experiment, results: list[RunResult], comparisons: Comparisons | None = None,
+                look: Look | None = None) -> Decision | None:  # fmt: skip
     """The release decision, from the results in memory; None when no release is configured."""
     if experiment.report.release is None:
         return None
-    return decide_release(experiment.report.release, results, compare_settings(experiment), comparisons)
+    return decide_release(experiment.report.release, results, compare_settings(experiment), comparisons, look)
+
+
+def gate_look(experiment: Experiment) -> tuple[Look | None, str | None]:
+    """Which look of its gate this run is, from the earlier results folders of the experiment whose gate.json names
+    the same gate (:func:`~harness.decision.release.gate_key`), and what they spent; with one planned look, a note when
+    the gate was decided before (re-running a one-look gate is many looks at one alpha). Refuses a look when the
+    plan has nothing left to spend, before any work."""
+    release = experiment.report.release
+    if release is None:
+        return None, None
+    key, spent, earlier = gate_key(release), 0.0, 0
+    for folder in previous_folders(_experiment_root(experiment)):
+        try:
+            gate = json.loads((folder / "gate.json").read_text())
+        except (OSError, ValueError):  # no gate there, or unreadable: not a look of this gate that can be counted
+            continue
+        if isinstance(gate, dict) and gate.get("key") == key:
+            earlier += 1
+            spent += float(gate.get("level") or gate.get("alpha") or experiment.stats.alpha)
+    if release.looks == 1:
+        note = (f"this gate was decided {earlier} time(s) before in {_experiment_root(experiment)}, each at alpha: "
+                "re-running a one-look gate as users accrue is many looks at one alpha; release.looks plans them"
+                if earlier else None)  # fmt: skip
+        return None, note
+    look = Look(earlier + 1, release.looks, spent)
+    if not look.level(experiment.stats.alpha) > 0:
+        raise ConfigError(
+            f"the gate's alpha ({experiment.stats.alpha:g}) is spent: {earlier} earlier look(s) of it in "
+            f"{_experiment_root(experiment)} used {spent:.3g} of it, and this would be look {look.number} of "
+            f"{release.looks} planned", path=experiment.source,
+            hint="a new decision needs a new gate (another experiment name or other guards); more looks would exceed alpha",
+        )  # fmt: skip
+    return look, None
 
 
 def save_results(
@@ -420,12 +463,13 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     check_guard_segments(experiment)  # the config's mistakes first, then the output, then the registry, before any work
     prepare_output(_experiment_root(experiment))
     experiment = pin_models(experiment, progress)
+    look, look_note = gate_look(experiment)
     t0 = time.perf_counter()
     with _evaluated(experiment, progress) as (results, tested_elsewhere):
         progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
         comparisons = comparison_tables(experiment, results, progress, tested_elsewhere)
         frames = _frames(results, compare_settings(experiment))
-        verdict = decide_gate(experiment, results, comparisons)
+        verdict = decide_gate(experiment, results, comparisons, look)
         progress("writing results")  # while a cluster is up: its workers write the per-query values they hold
         try:
             saved: SavedResults | None = save_results(experiment, results, comparisons, started,
@@ -434,7 +478,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         except ResultsNotWritten as exc:  # the verdict was reached: it is still told, and still decides the exit code
             saved, written_error = None, str(exc)
     outcome = Outcome(results_dir=None if saved is None else saved.folder, results=saved, results_error=written_error,
-                      warnings=list(experiment.notes))  # fmt: skip
+                      warnings=[*experiment.notes, *([look_note] if look_note else [])])  # fmt: skip
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
         outcome.gate = verdict.outcome  # gate.json's words: PASS, FAIL, INCONCLUSIVE
         outcome.gate_verdict = verdict.verdict
@@ -517,6 +561,7 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
     """Read every file and check it parses and overlaps, without computing measures."""
     check_guard_segments(experiment)
     experiment = pin_models(experiment, progress)
+    gate_look(experiment)  # a gate whose planned looks are spent is refused here too
     earlier: dict[str, Earlier] = {}
     report: dict[str, Any] = {
         "experiment": experiment.name,

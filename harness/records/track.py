@@ -424,10 +424,12 @@ def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str
             RunTag("release.candidate", held(gate["candidate"], TAG_CHARS)),
             RunTag("release.production", held(gate["production"], TAG_CHARS)),
             RunTag("release.line", gate["line"][:5000]), RunTag("release.errors", gate["errors"][:5000]),
-            RunTag("release.segment_warnings", str(len(results.verdict.warnings)))]  # fmt: skip
+            RunTag("release.segment_warnings", str(len(results.verdict.warnings))),
+            *([RunTag("release.look", f"{gate['look']} of {gate['looks']}")] if gate.get("looks", 1) > 1 else [])]  # fmt: skip
     metrics = [Metric("release_gate_passed", 1.0 if gate["outcome"] == "PASS" else 0.0, now, 0),
                Metric("release_gate_inconclusive", 1.0 if gate["verdict"] == "INCONCLUSIVE" else 0.0, now, 0),
-               Metric("release_segment_warnings", float(len(results.verdict.warnings)), now, 0)]  # fmt: skip
+               Metric("release_segment_warnings", float(len(results.verdict.warnings)), now, 0),
+               Metric("release_gate_level", float(gate.get("level", gate["alpha"])), now, 0)]  # fmt: skip
     for guard in gate["guards"]:
         if not guard.get("measure") or not guard.get("dataset"):
             continue

@@ -256,3 +256,29 @@ def test_a_guard_on_a_sum_is_held_to_the_same_trust_in_t() -> None:
     auto = harness.decide(tables, "production", "candidate", guard).guards[0]
     assert auto.verdict == "INCONCLUSIVE" and auto.n_changed == 3, auto.reason
     assert "the t-test could err at about 0.11 instead of 0.05" in auto.reason and "no known range" in auto.reason
+
+
+def _first(tables: dict[str, harness.PerQuery], n: int) -> dict[str, harness.PerQuery]:
+    """The tables as they stood when only their first ``n`` users had arrived."""
+    return {name: harness.PerQuery(name, t.query_ids[:n], t.measures, t.values[:n], t.in_run[:n]) for name, t in tables.items()}
+
+
+def test_a_gate_run_at_each_of_20_planned_looks_keeps_its_false_pass_rate() -> None:
+    """The team of issue 41: the gate run again as users accrue (50 more a look: 50 to 1,000 users over 20 looks),
+    shipping on the first PASS, with a candidate exactly at its margin. With ``looks=20`` the false-PASS rate over
+    all the looks stays within alpha; the same 20 looks each at alpha pass it far more often (so the test can fail)."""
+    trials, guard = 1000, [{"measure": "AP", "max_drop": 0.02}]
+    rng = np.random.default_rng(41)
+    shipped = {"spent over 20 looks": 0, "20 looks at alpha each": 0}
+    for _ in range(trials):
+        tables = _tables(rng, 1000, [0.02])
+        for planned, label in ((20, "spent over 20 looks"), (1, "20 looks at alpha each")):
+            for look in range(1, 21):
+                decision = harness.decide(_first(tables, 50 * look), "production", "candidate", guard, alpha=ALPHA,
+                                          looks=planned, look=look if planned > 1 else 1)  # fmt: skip
+                if decision.verdict == "PASS":
+                    shipped[label] += 1
+                    break
+    rates = {label: count / trials for label, count in shipped.items()}
+    assert rates["spent over 20 looks"] <= ALPHA + _mc(ALPHA, trials), rates
+    assert rates["20 looks at alpha each"] > ALPHA + _mc(ALPHA, trials), rates
