@@ -535,6 +535,16 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.pipeline import plan_from_results
 
     sided: Literal["one", "two"] = "two" if args.two_sided else "one"
+    if args.gate:
+        from harness.pipeline.plan import gate_plan_lines
+
+        if args.results_dir is None:
+            raise HarnessError("--gate plans a results folder's gate", hint="harness plan RESULTS_DIR --gate")
+        lines = gate_plan_lines(args.results_dir)
+        out.write(json.dumps({"lines": lines}) + "\n" if args.format == "json" else "\n".join(lines) + "\n")
+        return EXIT_OK
+    if args.margin is None:
+        raise HarnessError("name the distance to resolve", hint="--margin 0.01 (or --gate for a folder's whole gate)")
     if (args.results_dir is None) == (args.sd is None):
         raise HarnessError("give either a results folder or --sd, not both or neither",
                            hint="harness plan RESULTS_DIR --measure nDCG@10 --margin 0.01, "
@@ -860,7 +870,9 @@ def build_parser() -> argparse.ArgumentParser:
                                     "A B) or from --sd.")
     pl.add_argument("results_dir", nargs="?", default=None, help="a results folder to estimate the sd from")
     pl.add_argument("--measure", help="the measure (its canonical name or the report's label)")
-    pl.add_argument("--margin", type=float, required=True, help="the distance to resolve, in the measure's units")
+    pl.add_argument("--margin", type=float, default=None, help="the distance to resolve, in the measure's units")
+    pl.add_argument("--gate", action="store_true",
+                    help="the users the folder's whole gate needs (all its guards) to decide an equal candidate")
     pl.add_argument("--sd", type=float, default=None, help="the per-user sd of the differences (instead of a folder)")
     pl.add_argument("--power", type=float, default=DEFAULT_POWER)
     pl.add_argument("--alpha", type=float, default=0.05)

@@ -158,6 +158,7 @@ class GuardResult:
     # the users that would decide the guard if the true difference were the one observed (None: none would, or it is
     # what n_needed already plans for), beside n_needed's equal candidate: two plans, each labelled
     n_needed_observed: int | None = None
+    n_needed_gate: int | None = None  # this guard's users for the whole gate's plan (Decision.gate_planned_for)
 
     def __repr__(self) -> str:
         """One line: the guard, its verdict and the numbers that decided it.
@@ -197,6 +198,9 @@ class Decision:
     looks: int = 1
     level: float | None = None  # None: alpha itself (one look)
     key: str = ""  # the gate's identity (gate_key): the earlier looks of the same gate carry the same
+    # the users the whole gate needs to decide an equal candidate with the planned power (_gate_plan), and that case
+    n_needed_gate: int | None = None
+    gate_planned_for: str = ""
 
     @property
     def tested_at(self) -> float:
@@ -249,7 +253,7 @@ class Decision:
                 "of no drop (nor, for a min_gain guard, of no gain)" if "min_gain" in kinds else "of no drop"  # fmt: skip
             text = (f"INCONCLUSIVE: no guard is shown worse than its margin, and not every guard is shown within it, at "
                     f"{level}. This is not evidence {evidence}, and neither error is risked; each undecided guard says how "
-                    "many users would decide it. ")  # fmt: skip
+                    "many users would decide it" + self._gate_plan_text() + ". ")  # fmt: skip
             if self.looks == 1:
                 text += ("Decide that number before collecting them and run the gate once then: re-running it as users "
                          "accrue until it passes is many looks at one alpha (20 daily looks pass a candidate at its margin "
@@ -326,6 +330,16 @@ class Decision:
         return (f"{head}: {self.candidate} against {self.production}: " + "; ".join(g.reason for g in shown) + rate
                 + self.warning_text())
 
+    def _gate_plan_text(self) -> str:
+        """The whole gate's plan, as a clause (empty without one): one number when every guard is on the same users,
+        else each guard's users on its own dataset and segment."""
+        if self.n_needed_gate is not None:
+            return f", and the whole gate about {self.n_needed_gate:,} users {self.gate_planned_for}"
+        shares = [f"{g.guard}: {g.n_needed_gate:,}" for g in self.deciding if g.n_needed_gate is not None]
+        if not shares:
+            return ""
+        return f", and the whole gate, {self.gate_planned_for}, each guard's users ({'; '.join(shares)})"
+
     def _looks_short(self) -> str:
         return "" if self.looks == 1 else f" over {self.looks} looks; look {self.look} at {self.tested_at:.3g}"
 
@@ -348,7 +362,8 @@ class Decision:
         return {
             "verdict": self.verdict, "outcome": self.outcome, "errors": self.errors, "controls": self.controls,
             "alpha": self.alpha, "approximate": self.approximate, "look": self.look, "looks": self.looks,
-            "level": self.tested_at, "key": self.key,
+            "level": self.tested_at, "key": self.key, "n_needed_gate": self.n_needed_gate,
+            "gate_planned_for": self.gate_planned_for,
             "power": self.power, "on_inconclusive": self.on_inconclusive, "bound": self.bound, "production": self.production,
             "candidate": self.candidate, "line": self.line(), "guards": [dataclasses.asdict(g) for g in self.guards],
             "segment_warnings": [dataclasses.asdict(g) for g in self.warnings],
@@ -370,7 +385,8 @@ class Decision:
         return cls(data["production"], data["candidate"], tuple(map(result, data["guards"])), data.get("alpha", 0.05),
                    data.get("power", DEFAULT_POWER), data.get("on_inconclusive", "inconclusive"),
                    data.get("bound", "t"), tuple(map(result, data.get("segment_warnings", []))), data.get("look", 1),
-                   data.get("looks", 1), data.get("level"), data.get("key", ""))  # fmt: skip
+                   data.get("looks", 1), data.get("level"), data.get("key", ""), data.get("n_needed_gate"),
+                   data.get("gate_planned_for", ""))  # fmt: skip
 
 
 def describe(guard: Guard) -> str:
@@ -437,6 +453,7 @@ def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: 
                            f"{look.planned} planned, and the earlier looks spent {look.spent:.3g}",
                            hint="a new decision needs a new gate (another experiment name, or other guards)")  # fmt: skip
     decision = _decide(checks, production, candidate, level, power_target, on_inconclusive, bound)
+    decision = _gate_plan(decision, checks, level, power_target, bound)
     if look is not None and look.planned > 1:
         decision = dataclasses.replace(decision, alpha=alpha, look=look.number, looks=look.planned, level=level)
     decision = dataclasses.replace(decision, key=key)
@@ -449,6 +466,42 @@ def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: 
             found = _result(guard, dataset, segment, t, p_adj, alpha, power_target, len(tested))
             warnings.append(dataclasses.replace(found, guard=found.guard + " (segment sweep)"))
     return dataclasses.replace(decision, warnings=tuple(warnings))
+
+
+def _gate_plan(decision: Decision, checks: Sequence[tuple[Guard, str, str, Values]], level: float, target: float,
+               bound: BoundChoice) -> Decision:  # fmt: skip
+    """The decision with the users the whole gate needs to decide an equal candidate with ``target`` power: each
+    deciding guard's share (``GuardResult.n_needed_gate``, users of its own dataset and segment) and, when every guard
+    is on the same users, the gate's one number (``Decision.n_needed_gate``).
+
+    With a ``min_gain`` guard an equal candidate should FAIL: one such guard failing suffices, and Holm's first step
+    tests it at ``level / k`` (k deciding guards), so each plans for that level. Otherwise it should PASS every guard:
+    each is planned at ``target ** (1 / k)`` power, so that all pass with ``target`` when the guards' tests are
+    independent (more when they are positively related, as guards on related measures are), and the gate needs the
+    most users any guard then needs. Unchanged with one guard (its own plan is the gate's) or when a guard has no plan
+    for an equal candidate."""
+    deciding = [i for i, (g, _, _, v) in enumerate(checks) if not g.descriptive]
+    if len(deciding) < 2 or any(isinstance(checks[i][3], str) for i in deciding):
+        return decision
+    k = len(deciding)
+    gains = [i for i in deciding if checks[i][0].condition == "min_gain" and checks[i][0].threshold > 0]
+    if gains:
+        at, planned, power_each = level / k, gains, target
+        case = (f"for an equal candidate to FAIL the gate with {target:.0%} power (a min_gain guard at {at:.3g}, Holm's "
+                f"first step across the {k} guards; any one of them suffices)")  # fmt: skip
+    else:
+        at, planned, power_each = level, deciding, target ** (1 / k)
+        case = (f"for an equal candidate to PASS all {k} guards with {target:.0%} power (each planned at "
+                f"{power_each:.1%}; the guards taken as independent, conservative when they are positively related)")
+    tested = {i: _test(checks[i][0], checks[i][3], at, power_each, bound) for i in planned}  # type: ignore[arg-type]
+    if any(not isinstance(t, _Tested) or t.n_needed is None or not t.planned_for.startswith("for an equal")
+           for t in tested.values()):  # fmt: skip
+        return decision
+    needed = {i: int(t.n_needed) for i, t in tested.items() if isinstance(t, _Tested) and t.n_needed is not None}
+    guards = tuple(dataclasses.replace(g, n_needed_gate=needed.get(i)) for i, g in enumerate(decision.guards))
+    populations = {(checks[i][1], checks[i][2]) for i in planned}
+    gate = (min(needed.values()) if gains else max(needed.values())) if len(populations) == 1 else None
+    return dataclasses.replace(decision, guards=guards, n_needed_gate=gate, gate_planned_for=case)
 
 
 def _decide(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float,
@@ -958,6 +1011,9 @@ def paired_values(production: PerQuery | None, candidate: PerQuery | None, measu
     return PairedValues(prod[defined], cand[defined])
 
 
+SD_CONFIDENCE = 0.9  # how sure a plan from a pilot's sd is of reaching its power (Plan.sd_upper)
+
+
 @dataclass(frozen=True)
 class Plan:
     """How many users a paired t-test needs (Sakai's topic-set-size design): ``n_queries`` for ``power`` to resolve a
@@ -981,6 +1037,11 @@ class Plan:
     power_now: float | None = None
     mde_now: float | None = None
     method: str = T_TEST  # the test planned for: the paired t-test, or the gate's bootstrap over users (BOOTSTRAP)
+    # an sd estimated from the n_now users of a pilot is itself uncertain: its one-sided upper confidence limit at
+    # SD_CONFIDENCE (chi-square, n_now - 1 df), and the users planned with it; a plan from that limit reaches the
+    # power with probability at least SD_CONFIDENCE over pilots (Browne 1995, on pilot samples for sample sizes)
+    sd_upper: float | None = None
+    n_queries_upper: int | None = None
 
     @classmethod
     def of(cls, sd: float, margin: float, alpha: float = 0.05, target: float = 0.8, sided: Sided = "one",
@@ -992,8 +1053,13 @@ class Plan:
         if not 0 < alpha < 1 or not 0 < target < 1:
             raise HarnessError("alpha and power must lie between 0 and 1", hint="--alpha 0.05 --power 0.8")
         n = power.sample_size(margin, sd, alpha, target, sided)
-        now = {} if n_now is None else {"n_now": n_now, "power_now": power.power(n_now, margin, sd, alpha, sided),
+        now: dict[str, Any] = {} if n_now is None else {"n_now": n_now, "power_now": power.power(n_now, margin, sd, alpha, sided),
                                          "mde_now": power.minimum_detectable_effect(n_now, sd, alpha, target, sided)}  # fmt: skip
+        if n_now is not None and n_now > 1 and sd > 0:
+            from scipy import stats
+
+            upper = sd * math.sqrt((n_now - 1) / float(stats.chi2.ppf(1 - SD_CONFIDENCE, n_now - 1)))
+            now |= {"sd_upper": upper, "n_queries_upper": power.sample_size(margin, upper, alpha, target, sided)}
         return cls(n, sd, margin, alpha, target, sided, source, **now)  # type: ignore[arg-type]
 
     @classmethod
@@ -1037,6 +1103,11 @@ class Plan:
         if self.n_now is not None:
             text += (f". With the {self.n_now:,} users there: power {self.power_now:.0%}, minimum detectable effect "
                      f"{self.mde_now:.4f}")  # fmt: skip
+        if self.sd_upper is not None:
+            upper = f"{self.n_queries_upper:,} users" if self.n_queries_upper else "more than 10^9 users"
+            text += (f". That sd is estimated from {self.n_now:,} users: at its one-sided {SD_CONFIDENCE:.0%} upper "
+                     f"confidence limit, {self.sd_upper:.4f}, the plan is {upper}, which reaches {self.power:.0%} power "
+                     f"in at least {SD_CONFIDENCE:.0%} of such estimates")  # fmt: skip
         return text
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,6 +17,29 @@ from harness.stats import paired
 from harness.stats.power import Sided
 
 
+def gate_plan_lines(folder: str | Path | SavedResults) -> list[str]:
+    """``harness plan FOLDER --gate``: the users the folder's whole gate needs to decide an equal candidate with the
+    gate's power, then each deciding guard's own plan, as the gate computed them."""
+    saved = folder if isinstance(folder, SavedResults) else read_results(folder)
+    decision = saved.verdict
+    if decision is None:
+        raise HarnessError(f"{saved.folder} has no release gate", hint="give a folder of a run with report.release")
+    deciding = decision.deciding
+    if decision.n_needed_gate is not None:
+        lines = [f"the whole gate: {decision.n_needed_gate:,} users {decision.gate_planned_for}"]
+    elif decision.gate_planned_for:
+        lines = [f"the whole gate, {decision.gate_planned_for}: each guard's users on its own dataset and segment"]
+    elif len(deciding) == 1:
+        lines = ["the whole gate is its one guard"]
+    else:
+        lines = ["the whole gate: no plan (a guard has none for an equal candidate: see its own below)"]
+    for g in deciding:
+        share = f"{g.n_needed_gate:,} users for the gate; " if g.n_needed_gate is not None else ""
+        alone = f"{g.n_needed:,} users" if g.n_needed else "no number of users"
+        lines.append(f"  {g.guard}: {share}alone {alone} {g.planned_for} (now {g.n_queries:,}; {g.verdict})")
+    return lines
+
+
 def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
                       dataset: str | None = None, segment: str = "all", alpha: float = 0.05, target: float = 0.8,
                       sided: Sided = "one") -> Plan:  # fmt: skip

@@ -282,3 +282,39 @@ def test_a_gate_run_at_each_of_20_planned_looks_keeps_its_false_pass_rate() -> N
     rates = {label: count / trials for label, count in shipped.items()}
     assert rates["spent over 20 looks"] <= ALPHA + _mc(ALPHA, trials), rates
     assert rates["20 looks at alpha each"] > ALPHA + _mc(ALPHA, trials), rates
+
+
+def test_the_gate_plan_gives_an_equal_candidate_the_planned_power_to_pass_every_guard() -> None:
+    """Five guards each planned for 80% give an equal candidate far less than 80% to PASS the gate (about 0.8^5); at
+    the users the gate's own plan gives (``n_needed_gate``), it PASSes with the planned power."""
+    trials, guards = 600, [{"measure": str(m), "max_drop": 0.02} for m in MEASURES]
+    rng = np.random.default_rng(43)
+    pilot = harness.decide(_tables(rng, 4000, [0.0] * 5), "production", "candidate", guards, alpha=ALPHA, power=POWER)
+    each = max(g.n_needed for g in pilot.guards if g.n_needed is not None)
+    gate = pilot.n_needed_gate
+    assert gate is not None and gate > each and "PASS all 5 guards" in pilot.gate_planned_for
+
+    def passing(n: int) -> float:
+        return sum(harness.decide(_tables(rng, n, [0.0] * 5), "production", "candidate", guards, alpha=ALPHA,
+                                  power=POWER).verdict == "PASS" for _ in range(trials)) / trials  # fmt: skip
+
+    at_gate, at_each = passing(gate), passing(each)
+    assert at_gate >= POWER - _mc(POWER, trials), (gate, at_gate)
+    assert at_each < POWER - _mc(POWER, trials), (each, at_each)  # each guard's own plan is not the gate's
+
+
+def test_a_plan_from_a_pilots_sd_states_how_sure_it_is() -> None:
+    """The sd's one-sided 90% upper confidence limit (chi-square) covers the true sd in at least 90% of pilots, and
+    the plan from it is the larger one."""
+    from scipy import stats
+
+    rng = np.random.default_rng(44)
+    covered, trials, n, true_sd = 0, 2000, 30, 0.2
+    for _ in range(trials):
+        pilot = rng.normal(0.0, true_sd, n)
+        sd = float(pilot.std(ddof=1))
+        plan = Plan.of(sd, 0.05, n_now=n)
+        assert plan.sd_upper == pytest.approx(sd * math.sqrt((n - 1) / stats.chi2.ppf(0.1, n - 1)), rel=1e-12)
+        assert plan.n_queries_upper is not None and plan.n_queries is not None and plan.n_queries_upper >= plan.n_queries
+        covered += plan.sd_upper >= true_sd
+    assert abs(covered / trials - 0.9) <= _mc(0.9, trials)
