@@ -37,6 +37,14 @@ def _register(client: Any, experiment_id: str, versions: int) -> list[str]:
     return ids
 
 
+def _name_models(config: Path, production: str, candidate: str) -> None:
+    """Systems a and b name their registered models, tracking is on, and a PASS promotes recsys@champion."""
+    text = config.read_text().replace("tracking: {enabled: false}", "tracking: {enabled: true}")
+    text = text.replace("{name: a, runs: {d: a.run}}", f"{{name: a, runs: {{d: a.run}}, model: {production}}}")
+    text = text.replace("{name: b, runs: {d: b.run}}", f"{{name: b, runs: {{d: b.run}}, model: {candidate}}}")
+    config.write_text(text.replace("guards: [", "promote: {model: recsys, alias: champion}, guards: ["))
+
+
 def _comparisons(folder: Path) -> pd.DataFrame:
     keys = ["measure", "system_a", "system_b", "delta", "p_t", "p_randomization", "p_bootstrap", "p_adj", "significant"]
     return pd.read_parquet(folder / "comparisons.parquet")[keys]
@@ -51,10 +59,7 @@ def test_production_from_the_registry_and_promotion_on_pass(tmp_path: Path, monk
         client = MlflowClient(url, registry_uri=url)
         models = _register(client, client.create_experiment("models"), 3)
         client.set_registered_model_alias("recsys", "champion", "1")
-        text = config.read_text().replace("tracking: {enabled: false}", "tracking: {enabled: true}")
-        text = text.replace("{name: a, runs: {d: a.run}}", "{name: a, runs: {d: a.run}, model: models:/recsys@champion}")
-        text = text.replace("{name: b, runs: {d: b.run}}", "{name: b, runs: {d: b.run}, model: models:/recsys/2}")
-        config.write_text(text.replace("guards: [", "promote: {model: recsys, alias: champion}, guards: ["))
+        _name_models(config, "models:/recsys@champion", "models:/recsys/2")
 
         # 1. production (champion, version 1) and candidate (version 2) evaluated from their runs: linked, pinned
         code, first, err = _run(config)
@@ -110,10 +115,7 @@ def test_promotion_never_moves_an_alias_someone_moved_meanwhile(tmp_path: Path, 
         client = MlflowClient(url, registry_uri=url)
         _register(client, client.create_experiment("models"), 3)
         client.set_registered_model_alias("recsys", "champion", "3")  # production here is version 1: not champion
-        text = config.read_text().replace("tracking: {enabled: false}", "tracking: {enabled: true}")
-        text = text.replace("{name: a, runs: {d: a.run}}", "{name: a, runs: {d: a.run}, model: models:/recsys/1}")
-        text = text.replace("{name: b, runs: {d: b.run}}", "{name: b, runs: {d: b.run}, model: models:/recsys/2}")
-        config.write_text(text.replace("guards: [", "promote: {model: recsys, alias: champion}, guards: ["))
+        _name_models(config, "models:/recsys/1", "models:/recsys/2")
         code, outcome, err = _run(config)
         assert code == 0 and outcome["gate"] == "PASS", err
         assert client.get_model_version_by_alias("recsys", "champion").version == "3"
