@@ -18,7 +18,12 @@ are the same code and log the same things:
   folder when it is a git repository; the verdict (``release.verdict``, ``release.outcome``) and
   the errors it controls (``release.errors``); the
   experiment's and systems' descriptions as the run's note;
-* inputs: every qrels, run and segments file as an MLflow dataset, its sha256 the digest;
+* a system that names its registered model (``model: models:/recsys/4``): its child's metrics linked to the logged
+  model and the judgments (MLflow 3's ``model_id``, ``dataset``), and the tags ``harness.model`` and
+  ``harness.model_id`` by which ``previous: models:/...`` finds the evaluation again; with ``release.promote``, the
+  alias moved on PASS (tag ``release.promotion``); a gate planned for several looks: ``release.look``;
+* inputs: every qrels, run and segments file as an MLflow dataset, its sha256 the digest (paths relative to the
+  config unless ``tracking.record_paths``), on the parent and on each child its own;
 * experiment tags: ``mlflow.experimentKind`` (the UI shows runs, not traces) and, once a gated
   run is logged, the release view (``mlflow.sharedViewState.harness-release``): the runs
   table with the verdict and the guards' numbers as columns;

@@ -144,3 +144,23 @@ def test_model_references_are_checked_when_the_config_is_read(tmp_path: Path, sy
     out, err = io.StringIO(), io.StringIO()
     assert main(["validate", str(config), "--quiet"], out, err) == 2
     assert message in err.getvalue() and err.getvalue().count("\n") == 1, err.getvalue()
+
+
+def test_previous_as_one_string(tmp_path: Path) -> None:
+    """``previous: runs:/ID``, ``previous: models:/NAME@ALIAS`` and ``previous: FOLDER`` say what their mappings say."""
+    from harness.config.load import load_config
+
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}")
+    code, first, err = _run(config, "--no-tracking")
+    assert code in (0, 3, 6), err
+    folder = Path(first["results_dir"])
+    for text, field, expected in (("runs:/8c1f2a", "mlflow_run", "8c1f2a"), (str(folder), "results", folder.resolve()),
+                                  ("models:/recsys@champion", "model", None)):  # fmt: skip
+        config.write_text(config.read_text().replace("{name: a, runs: {d: a.run}}", f"{{name: a, previous: '{text}'}}"))
+        previous = load_config(config).systems[0].previous
+        assert previous is not None and previous.line == 4
+        if field == "model":
+            assert previous.model is not None and (previous.model.name, previous.model.alias) == ("recsys", "champion")
+        else:
+            assert getattr(previous, field) == expected
+        config.write_text(config.read_text().replace(f"{{name: a, previous: '{text}'}}", "{name: a, runs: {d: a.run}}"))
