@@ -1,0 +1,80 @@
+"""The crossed design's closed form (issue 42): the variance of a difference of two procedures' means, with users
+and seeds random, against statsmodels' MixedLM (REML, crossed variance components) as an oracle, and its error
+rate by simulation."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.stats.seeds import crossed_difference, mean_squares
+
+
+def _tables(rng: np.random.Generator, n: int, r: int, seed_sd: float, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    users = rng.uniform(0.2, 0.8, n)
+    a = users + rng.normal(0, 0.06, n) + rng.normal(0, seed_sd, (r, 1)) + rng.normal(0, 0.05, (r, n))
+    b = users + shift + rng.normal(0, 0.06, n) + rng.normal(0, seed_sd, (r, 1)) + rng.normal(0, 0.05, (r, n))
+    return a, b
+
+
+def test_the_mean_squares_by_hand() -> None:
+    table = np.array([[0.2, 0.4, 0.9], [0.3, 0.7, 0.8]])
+    # seeds' means 0.5, 0.6 around 0.55: MS_seed = 3 * 2 * 0.05^2 / 1; users' means 0.25, 0.55, 0.85: residuals
+    # y - seed - user + 0.55 are 0, -0.1, 0.1 and 0, 0.1, -0.1, so MS_residual = 0.04 / ((2 - 1) (3 - 1)) (by hand)
+    ms_seed, ms_residual = mean_squares(table)
+    assert ms_seed == pytest.approx(0.015, abs=1e-15)
+    assert ms_residual == pytest.approx(0.02, abs=1e-15)
+
+
+def test_the_closed_form_is_the_reml_fit_of_the_crossed_model() -> None:
+    """Balanced, with every component positive, the ANOVA estimates are REML's: MixedLM's own optimum reaches no
+    higher a restricted likelihood than they do, agrees with them to its optimizer's precision, and, started from
+    them, does not move (1e-6). The variance of the difference they imply, 2 s2_su / n + 2 s2_seed / r +
+    2 s2_e / (r n), is the closed form's."""
+    import statsmodels.formula.api as smf
+    from statsmodels.regression.mixed_linear_model import MixedLMParams
+
+    rng = np.random.default_rng(5)
+    n, r = 40, 4
+    a, b = _tables(rng, n, r, 0.03)
+    rows = [{"y": v, "system": s, "user": u, "su": f"{s}{u}", "seed": f"{s}{k}"}
+            for s, table in (("a", a), ("b", b)) for k in range(r) for u, v in enumerate(table[k])]  # fmt: skip
+    model = smf.mixedlm("y ~ system", pd.DataFrame(rows), groups=np.ones(2 * r * n), re_formula="0",
+                        vc_formula={"user": "0 + C(user)", "su": "0 + C(su)", "seed": "0 + C(seed)"})  # fmt: skip
+    # the closed form's components: the mean squares of the seeds x users tables and of the users' differences
+    (seed_a, residual_a), (seed_b, residual_b) = mean_squares(a), mean_squares(b)
+    ms_seed, ms_residual = (seed_a + seed_b) / 2, (residual_a + residual_b) / 2
+    ms_su = r * float((b.mean(axis=0) - a.mean(axis=0)).var(ddof=1)) / 2
+    ms_user = 2 * r * float(((a.mean(axis=0) + b.mean(axis=0)) / 2).var(ddof=1))
+    ours = {"seed": (ms_seed - ms_residual) / n, "su": (ms_su - ms_residual) / r, "user": (ms_user - ms_su) / (2 * r)}
+    start = MixedLMParams.from_components(
+        fe_params=np.array([a.mean(), b.mean() - a.mean()]), cov_re=np.zeros((0, 0)),
+        vcomp=np.array([ours[name] for name in model.exog_vc.names]) / ms_residual)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # MixedLM's notes on its optimizer
+        fitted = model.fit(reml=True, method="lbfgs", maxiter=5000)
+        stays = model.fit(reml=True, method="lbfgs", start_params=start, maxiter=5000)
+        at_ours = model.fit(reml=True, method="lbfgs", start_params=start, maxiter=0)
+    assert at_ours.llf >= fitted.llf - 1e-9
+    theirs = dict(zip(model.exog_vc.names, np.asarray(fitted.vcomp), strict=True))
+    assert all(theirs[k] == pytest.approx(ours[k], rel=1e-3) for k in ours)
+    assert fitted.scale == pytest.approx(ms_residual, rel=1e-3)
+    moved = dict(zip(model.exog_vc.names, np.asarray(stays.vcomp), strict=True))
+    assert all(moved[k] == pytest.approx(ours[k], rel=1e-6) for k in ours)
+    assert stays.scale == pytest.approx(ms_residual, rel=1e-6)
+    implied = 2 * moved["su"] / n + 2 * moved["seed"] / r + 2 * stays.scale / (r * n)
+    found = crossed_difference(a, b, -1.0, 1.0)
+    assert found.variance == pytest.approx(implied, rel=1e-6)
+    assert found.estimate == pytest.approx(stays.fe_params["system[T.b]"], abs=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("n", "r", "seed_sd"), [(1000, 3, 0.0), (1000, 5, 0.005), (1000, 5, 0.01), (10000, 5, 0.005)])
+def test_equal_procedures_are_called_better_at_most_alpha_of_the_time(n: int, r: int, seed_sd: float) -> None:
+    trials, rng = 1500, np.random.default_rng(n + r)
+    better = sum(crossed_difference(*_tables(rng, n, r, seed_sd), -1.0, 1.0).bounds(0.05)[0] > 0 for _ in range(trials))
+    assert better / trials <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
