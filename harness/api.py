@@ -43,8 +43,8 @@ from harness.config.guards import (
 )
 from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
-from harness.config.schema import Correction, Family, Guard, NanPolicy, Test
-from harness.decision.release import decide_arrays, paired_values
+from harness.config.schema import Claim, Correction, Family, Guard, NanPolicy, Test
+from harness.decision.release import decide_arrays, paired_values, seeded_values
 from harness.errors import HarnessError
 from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.conventions import Conventions
@@ -114,7 +114,7 @@ def compare(
 
 
 def decide(
-    per_query: Sequence[PerQuery] | Mapping[str, PerQuery],
+    per_query: Sequence[PerQuery] | Mapping[str, PerQuery | Sequence[PerQuery]],
     production: str,
     candidate: str,
     guards: Sequence[Mapping[str, object]],
@@ -127,6 +127,7 @@ def decide(
     bound: str = "auto",
     looks: int = 1,
     look: int = 1,
+    claim: str | None = None,
 ) -> Decision:
     """The release decision between two runs' per-query tables, as ``harness run`` decides it.
 
@@ -140,6 +141,10 @@ def decide(
     ``betting`` (:mod:`harness.stats.bounds`). ``looks`` (``release.looks``): the gate is planned to be run that many
     times as users accrue, and this is look ``look``: its guards are tested at the look's share of ``alpha`` (the
     earlier looks having spent theirs, :mod:`harness.stats.looks`), and ``alpha`` bounds the errors over all of them.
+    A system may be given as a list of tables, one per training run (seed): ``{"v1": [t1, t2, t3], "v2": [...]}``.
+    ``claim``: ``model`` decides these trained runs (one per system) on these users; ``version`` the training
+    procedures over their runs, users and seeds both random (:mod:`harness.stats.seeds`); by default ``version``
+    when either system has several runs, else ``model``. With one run of a system the version claim decides nothing.
 
     >>> from harness import Qrels, Run, evaluate
     >>> qrels = Qrels.from_dict({f"q{i}": {"a": 1, "b": 0} for i in range(40)})
@@ -151,10 +156,18 @@ def decide(
     ('FAIL', 0.375)
     """
 
-    tables = _tables(per_query)
+    runs = _seeded(per_query)
     for role, name in (("production", production), ("candidate", candidate)):
-        if name not in tables:
-            raise HarnessError(f"{role} {name!r} is not among the runs", hint=f"use one of {', '.join(tables)}")
+        if name not in runs:
+            raise HarnessError(f"{role} {name!r} is not among the runs", hint=f"use one of {', '.join(runs)}")
+    several = len(runs[production]) > 1 or len(runs[candidate]) > 1
+    claim = _choice("claim", claim if claim is not None else "version" if several else "model", Claim)
+    if claim == "model" and several:
+        name = production if len(runs[production]) > 1 else candidate
+        raise HarnessError(f"claim='model' decides one trained run of each system, and {name!r} has "
+                           f"{len(runs[name])}", hint="pass one table for it, or claim='version' for the training "
+                           "procedure over its runs")  # fmt: skip
+    tables = {name: tables_of[0] for name, tables_of in runs.items()}
     if production == candidate:
         raise HarnessError("production and candidate are the same run", hint="name the run to release as candidate")
     _check_alpha(alpha)
@@ -197,13 +210,18 @@ def decide(
                                hint="pass segments={query_id: segment}" if segments is None else
                                f"use one of {', '.join(sorted(set(segments.values())))}")  # fmt: skip
         guard = Guard(measure, condition, threshold, None, segment, bool(spec.get("descriptive", False)))
-        prod, cand = tables[production], tables[candidate]
-        masks = [None, None] if segment is None else \
-            [np.array([segments.get(q) == segment for q in t.query_ids.astype(str).tolist()],  # type: ignore[union-attr]
-                      dtype=np.bool_) for t in (prod, cand)]  # fmt: skip
-        checks.append((guard, dataset, segment or "all", paired_values(prod, cand, measure, masks[0], masks[1])))
+        if claim == "version":
+            values: Any = seeded_values(runs[production], runs[candidate], measure, segment, segments)
+        else:
+            prod, cand = tables[production], tables[candidate]
+            masks = [None, None] if segment is None else \
+                [np.array([segments.get(q) == segment for q in t.query_ids.astype(str).tolist()],  # type: ignore[union-attr]
+                          dtype=np.bool_) for t in (prod, cand)]  # fmt: skip
+            values = paired_values(prod, cand, measure, masks[0], masks[1])
+        checks.append((guard, dataset, segment or "all", values))
     return decide_arrays(checks, production, candidate, alpha, power, policy, chosen,
-                         look=Look.as_planned(look, planned, alpha) if planned > 1 else None)  # fmt: skip
+                         look=Look.as_planned(look, planned, alpha) if planned > 1 else None, claim=claim,
+                         seeds=(len(runs[production]), len(runs[candidate])))  # fmt: skip
 
 
 def explain(qrels: Any, run: Any, measures: Sequence[str] | str, *, conventions: Conventions | None = None,
@@ -256,6 +274,22 @@ def _choice(name: str, value: object, options: Any) -> Any:
     if value not in allowed:
         raise HarnessError(f"unknown {name} {value!r}", hint=f"use one of {', '.join(map(str, allowed))}")
     return value
+
+
+def _seeded(per_query: Sequence[PerQuery] | Mapping[str, PerQuery | Sequence[PerQuery]]) -> dict[str, list[PerQuery]]:
+    """Each system's tables, one per run: a mapping's value may be one table or a list of them (its seeds)."""
+    if not isinstance(per_query, Mapping):
+        return {name: [table] for name, table in _tables(per_query).items()}
+    runs: dict[str, list[PerQuery]] = {}
+    for name, given in per_query.items():
+        listed: list[PerQuery] = list(given) if isinstance(given, (list, tuple)) else [given]  # type: ignore[list-item]
+        if not listed or not all(isinstance(t, PerQuery) for t in listed):
+            raise HarnessError(f"{name!r} must be a per-query table or a non-empty list of them (one per run)",
+                               hint="pass what harness.evaluate returns, or a list of those")  # fmt: skip
+        runs[str(name)] = listed
+    if len(runs) < 2:
+        raise HarnessError("need at least two systems", hint='{"v1": [t1, t2, t3], "v2": [u1, u2, u3]}')
+    return runs
 
 
 def _tables(per_query: Sequence[PerQuery] | Mapping[str, PerQuery]) -> dict[str, PerQuery]:

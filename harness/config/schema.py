@@ -154,6 +154,7 @@ TESTS: tuple[Test, ...] = DEFAULT_TESTS
 Correction = Literal["holm", "bonferroni", "bh", "none"]
 Family = Literal["per_measure", "grid"]
 NanPolicy = Literal["error", "drop"]
+Claim = Literal["model", "version"]  # what a comparison is about: these trained runs, or the training procedures
 
 
 @dataclass(frozen=True)

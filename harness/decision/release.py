@@ -47,7 +47,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any, Literal, NamedTuple
@@ -74,6 +74,7 @@ T_TEST = "one-sided paired t-test over users"
 BETTING = "one-sided betting bound over users (exact in the measure's range)"
 UNDECIDED = "no bound could be trusted"
 BOOTSTRAP = "bootstrap over users (approximate)"
+VERSION = "one-sided t over users and seeds (crossed design, Satterthwaite df; approximate)"
 _BETTING_PLAN = "approximately, for the betting bound"
 
 
@@ -97,6 +98,14 @@ class ResampledValues:
 
 
 @dataclass(frozen=True)
+class SeededValues:
+    """A guard's values for the version claim: each system's runs (seeds) x users, over the users every run has."""
+
+    production: np.ndarray  # r_production x n
+    candidate: np.ndarray  # r_candidate x n
+
+
+@dataclass(frozen=True)
 class PairedMoments:
     """The mean and sd of candidate - production per user over ``n`` users, and both aggregates over those users: what
     a comparison holds (:class:`~harness.comparison.rows.Comparison`), from exact sums on any engine.
@@ -112,7 +121,7 @@ class PairedMoments:
     sd: float
 
 
-Values = PairedValues | PairedMoments | ResampledValues | str  # a str: why the guard cannot be evaluated
+Values = PairedValues | PairedMoments | ResampledValues | SeededValues | str  # a str: why it cannot be evaluated
 
 
 @dataclass(frozen=True)
@@ -201,6 +210,20 @@ class Decision:
     # the users the whole gate needs to decide an equal candidate with the planned power (_gate_plan), and that case
     n_needed_gate: int | None = None
     gate_planned_for: str = ""
+    # what the verdict is about: "model" (these trained runs, one per system, on these users) or "version" (the
+    # training procedures, over their runs: users and seeds both random); seeds: (production's runs, candidate's)
+    claim: str = "model"
+    seeds: tuple[int, int] = (1, 1)
+
+    @property
+    def claim_text(self) -> str:
+        """The claim the verdict makes, as a sentence."""
+        if self.claim == "version":
+            return (f"The claim: the version (the training procedure) of {self.candidate} against that of "
+                    f"{self.production}, over their runs ({self.seeds[1]} and {self.seeds[0]} seeds), with users and "
+                    "seeds both random")  # fmt: skip
+        return (f"The claim: these trained runs of {self.candidate} and {self.production} (one each), on these users; "
+                "a retrained model may differ by its seed")  # fmt: skip
 
     @property
     def tested_at(self) -> float:
@@ -269,7 +292,7 @@ class Decision:
                 text += ". Treated as FAIL (release.on_inconclusive: fail)"
             elif self.on_inconclusive == "pass":
                 text += ". Treated as PASS (release.on_inconclusive: pass): the false-PASS rate is then NOT controlled"
-        return text
+        return f"{text}. {self.claim_text}"
 
     @property
     def controls(self) -> str:
@@ -280,7 +303,7 @@ class Decision:
     def approximate(self) -> bool:
         """Whether the stated rate rests on an approximation (a t-test's normal one, the bootstrap's) for some guard
         that decided; False where every deciding guard was decided by the exact betting bound (or none decided)."""
-        return any(g.method in (T_TEST, BOOTSTRAP) for g in self.deciding if g.evaluated)
+        return any(g.method in (T_TEST, BOOTSTRAP, VERSION) for g in self.deciding if g.evaluated)
 
     def _caveat(self) -> str:
         """What the stated rate rests on, where a guard was decided by an approximation."""
@@ -293,6 +316,8 @@ class Decision:
             notes.append(f"the t-tests' normal approximation{where}")
         if BOOTSTRAP in methods:
             notes.append("the bootstrap over users, approximate")
+        if VERSION in methods:
+            notes.append("the crossed t over users and seeds, with Satterthwaite's degrees of freedom")
         if not notes:
             return " (exactly: every guard is decided by the betting bound, valid for any values in the measure's range)" \
                 if BETTING in methods else ""  # fmt: skip
@@ -363,7 +388,7 @@ class Decision:
             "verdict": self.verdict, "outcome": self.outcome, "errors": self.errors, "controls": self.controls,
             "alpha": self.alpha, "approximate": self.approximate, "look": self.look, "looks": self.looks,
             "level": self.tested_at, "key": self.key, "n_needed_gate": self.n_needed_gate,
-            "gate_planned_for": self.gate_planned_for,
+            "gate_planned_for": self.gate_planned_for, "claim": self.claim, "seeds": list(self.seeds),
             "power": self.power, "on_inconclusive": self.on_inconclusive, "bound": self.bound, "production": self.production,
             "candidate": self.candidate, "line": self.line(), "guards": [dataclasses.asdict(g) for g in self.guards],
             "segment_warnings": [dataclasses.asdict(g) for g in self.warnings],
@@ -386,7 +411,8 @@ class Decision:
                    data.get("power", DEFAULT_POWER), data.get("on_inconclusive", "inconclusive"),
                    data.get("bound", "t"), tuple(map(result, data.get("segment_warnings", []))), data.get("look", 1),
                    data.get("looks", 1), data.get("level"), data.get("key", ""), data.get("n_needed_gate"),
-                   data.get("gate_planned_for", ""))  # fmt: skip
+                   data.get("gate_planned_for", ""), data.get("claim", "model"),
+                   tuple(data.get("seeds", (1, 1))))  # fmt: skip
 
 
 def describe(guard: Guard) -> str:
@@ -427,6 +453,7 @@ class _Tested:
     method: str
     changed: int | None = None
     undecided: str = ""  # why no bound decides (then both p are 1)
+    note: str = ""  # what else the reader should know of the values (a version's seeds)
 
     @classmethod
     def nothing_decided(cls, production: float, candidate: float, drop: float, margin: float, n: int, sd: float,
@@ -439,7 +466,8 @@ class _Tested:
 def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float = 0.05,
                   power_target: float = DEFAULT_POWER, on_inconclusive: str = "inconclusive",
                   bound: BoundChoice = "auto", sweep: Sequence[tuple[Guard, str, str, Values]] = (),
-                  look: Look | None = None, key: str = "") -> Decision:  # fmt: skip
+                  look: Look | None = None, key: str = "", claim: str = "model",
+                  seeds: tuple[int, int] = (1, 1)) -> Decision:  # fmt: skip
     """The decision from each guard's values on each dataset and segment it applies to: ``(guard, dataset, segment,
     values)``, values as :class:`PairedValues`, :class:`ResampledValues`, or the reason they could not be had;
     ``bound`` says how a guard on a mean is bounded (:mod:`harness.stats.bounds`). ``sweep``: the same for the
@@ -456,7 +484,7 @@ def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: 
     decision = _gate_plan(decision, checks, level, power_target, bound)
     if look is not None and look.planned > 1:
         decision = dataclasses.replace(decision, alpha=alpha, look=look.number, looks=look.planned, level=level)
-    decision = dataclasses.replace(decision, key=key)
+    decision = dataclasses.replace(decision, key=key, claim=claim, seeds=seeds)
     swept = [(g, d, s, _test(g, v, alpha, power_target, bound)) for g, d, s, v in sweep if not isinstance(v, str)]
     tested = [(g, d, s, t) for g, d, s, t in swept if isinstance(t, _Tested)]
     adjusted = correct(np.array([t.p_fail for *_, t in tested], dtype=np.float64), "holm")
@@ -526,10 +554,12 @@ def _aggregate(guard: Guard) -> str:
     return "system" if aggregate == "catalogue" else aggregate
 
 
-def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues, alpha: float, target: float,
-          bound: BoundChoice) -> _Tested | str:  # fmt: skip
+def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues | SeededValues, alpha: float,
+          target: float, bound: BoundChoice) -> _Tested | str:  # fmt: skip
     if isinstance(values, ResampledValues):
         return _test_resampled(guard, values, alpha, target)
+    if isinstance(values, SeededValues):
+        return _test_version(guard, values, alpha, target)
     if isinstance(values, PairedMoments):  # moments alone: the t-test is all they allow (release.bound: t)
         tested = _test_interval(guard, values, alpha, target)
         if isinstance(tested, _Tested) and tested.undecided:  # sd 0: every user changed by the mean, or none did
@@ -730,6 +760,54 @@ def _planned(guard: Guard, margin: float, excess: float) -> tuple[float, str]:
     return abs(excess), "if the true difference is the one observed"
 
 
+def _test_version(guard: Guard, values: SeededValues, alpha: float, target: float) -> _Tested | str:
+    """A guard on a mean for the version claim: the excess drop of the procedures' means, users and seeds both
+    random (:mod:`harness.stats.seeds`). One run of a system leaves the seed variance unknown: nothing is decided."""
+    from harness.stats.seeds import crossed_difference
+
+    aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
+    if aggregate != "mean":
+        return f"the version claim is tested on means, and {guard.measure} is a {aggregate}: decide it with claim: model"
+    prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
+    (r_prod, n), r_cand = prod.shape, cand.shape[0]
+    p_value, c_value = float(prod.mean()), float(cand.mean())
+    drop = sign * (p_value - c_value)
+    relative = guard.condition == "max_drop_pct"
+    margin = guard.threshold / 100 * p_value if relative else \
+        {"max_drop": guard.threshold, "min_gain": -guard.threshold}[guard.condition]  # fmt: skip
+    seeds = f"{r_cand} run(s) of the candidate against {r_prod} of production"
+    if n < 2:
+        return f"{n} user(s) in every run of both systems: a test needs 2 or more"
+    if min(r_prod, r_cand) < 2:
+        return _Tested.nothing_decided(p_value, c_value, drop, margin, n, math.nan, None,
+                                       f"{seeds}: with one run of a system its seed variance cannot be estimated, so "
+                                       "no bound holds for the version; give several runs (seeds) of each, or claim: "
+                                       "model for these trained runs")  # fmt: skip
+    # the excess drop, drop - margin, as w_p mean_p + w_c mean_c + constant
+    weight_p = sign - guard.threshold / 100 if relative else sign
+    constant = 0.0 if relative else -margin
+    found = crossed_difference(prod, cand, weight_p, -sign, constant)
+    low, high = found.bounds(alpha)
+    p_pass = found.p_below()
+    from scipy import stats
+
+    quantile = float(stats.t.ppf(1 - alpha, found.df)) + float(stats.t.ppf(target, found.df))
+    distance, planned_for = _planned(guard, margin, found.estimate)
+    wanted = (abs(distance) / quantile) ** 2 if distance else 0.0
+    if wanted > found.seed_variance and found.user_variance > 0:
+        n_needed: int | None = math.ceil(found.user_variance * n / (wanted - found.seed_variance))
+    else:
+        n_needed = None
+        planned_for = (f"{planned_for}: none at these seeds, whose variance alone ({found.seed_variance:.3g}) exceeds "
+                       f"what the distance allows ({wanted:.3g}); more seeds, not more users")  # fmt: skip
+    goodness = sign * (cand.mean(axis=1)[:, None] - prod.mean(axis=1)[None, :])  # every seed pair: candidate better?
+    note = (f"{seeds}; seed noise is {found.seed_share:.0%} of the difference's variance; a candidate run beats a "
+            f"production run in {int((goodness > 0).sum())} of {goodness.size} pairs")  # fmt: skip
+    return _Tested(p_value, c_value, drop, margin, margin + low, margin + high, p_pass, 1.0 - p_pass, n,
+                   math.sqrt(found.variance * n), quantile * math.sqrt(found.variance), n_needed, planned_for, VERSION,
+                   None, "", note)  # fmt: skip
+
+
 def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target: float) -> _Tested | str:
     """A measure with one value per run: the centred bootstrap over users (the comparisons' resamples)."""
     sign = 1.0 if _higher(guard) else -1.0
@@ -808,6 +886,7 @@ def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_f
     noun = "gain" if gain else "drop"
     values = f"{t.production:.4f} -> {t.candidate:.4f}, {noun} {value:+.4f}"
     changed = "" if t.changed is None else f" ({t.changed:,} of {t.n:,} users changed)"
+    changed += f" ({t.note})" if t.note else ""
     if t.undecided and not guard.descriptive:
         reason = (f"{where}: {values}{changed}; not decided: {t.undecided}. A candidate is never passed on a difference "
                   "it cannot bound")
@@ -861,7 +940,8 @@ def _needed_at_observed(t: _Tested) -> int | None:
 
 def _by(method: str) -> str:
     """The test in a few words, for a guard's reason."""
-    return {T_TEST: "t-test", BETTING: "betting bound", BOOTSTRAP: "bootstrap"}.get(method, method)
+    return {T_TEST: "t-test", BETTING: "betting bound", BOOTSTRAP: "bootstrap",
+            VERSION: "t over users and seeds"}.get(method, method)  # fmt: skip
 
 
 def _p(p: float) -> str:
@@ -982,6 +1062,30 @@ def _pair_row(comparisons: Comparisons | None, dataset: str, segment: str, measu
     if found is None or not math.isfinite(found.sd_difference):
         return None
     return PairedMoments(found.mean_a, found.mean_b, found.n_queries, found.mean_difference, found.sd_difference)
+
+
+def seeded_values(production: Sequence[PerQuery], candidate: Sequence[PerQuery], measure: Measure, segment: str | None,
+                  segments: Mapping[str, str] | None) -> SeededValues | str:  # fmt: skip
+    """Each system's runs x users values of ``measure`` for the version claim, over the users every run has a value
+    for (within the segment); why not, when the runs do not all hold the same users."""
+    lacking = [t.run for t in (*production, *candidate) if measure not in t.measures]
+    if lacking:
+        return f"run {lacking[0]!r} has no values of {measure}"
+
+    def column(table: PerQuery) -> dict[str, float]:
+        j = list(table.measures).index(measure)
+        return {q: float(v) for q, v in zip(table.query_ids.astype(str).tolist(), table.values[:, j].tolist(), strict=True)
+                if (segment is None or (segments or {}).get(q) == segment)}  # fmt: skip
+
+    columns = [column(t) for t in (*production, *candidate)]
+    users = set(columns[0])
+    if any(set(c) != users for c in columns):
+        odd = next(t.run for t, c in zip((*production, *candidate), columns, strict=True) if set(c) != users)
+        return (f"the runs do not all hold the same users ({odd!r} differs): the crossed design needs every run on "
+                "every user")  # fmt: skip
+    kept = sorted(q for q in users if all(math.isfinite(c[q]) for c in columns))
+    table = np.array([[c[q] for q in kept] for c in columns], dtype=np.float64).reshape(len(columns), len(kept))
+    return SeededValues(table[: len(production)], table[len(production) :])
 
 
 def paired_values(production: PerQuery | None, candidate: PerQuery | None, measure: Measure,

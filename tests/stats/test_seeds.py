@@ -11,6 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import harness
+from harness.errors import HarnessError
+from harness.measures.spec import Measure
 from harness.stats.seeds import crossed_difference, mean_squares
 
 
@@ -78,3 +81,71 @@ def test_equal_procedures_are_called_better_at_most_alpha_of_the_time(n: int, r:
     trials, rng = 1500, np.random.default_rng(n + r)
     better = sum(crossed_difference(*_tables(rng, n, r, seed_sd), -1.0, 1.0).bounds(0.05)[0] > 0 for _ in range(trials))
     assert better / trials <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
+
+
+# Through harness.decide: a system as a list of tables, one per run (seed)
+
+
+def _versions(rng: np.random.Generator, n: int, r: int, seed_sd: float, drop: float) -> dict[str, list[harness.PerQuery]]:
+    """Two procedures over the same users, r runs each: a run's value for a user is the user's base, the
+    procedure's own per-user effect, the run's seed offset and a residual; the candidate procedure's mean is ``drop``
+    below production's."""
+    ids = np.array([f"u{i:05d}" for i in range(n)], dtype=object)
+    users = rng.uniform(0.2, 0.8, n)
+    out = {}
+    for name, shift in (("v1", 0.0), ("v2", -drop)):
+        own = users + shift + rng.normal(0, 0.075, n)
+        runs = own + rng.normal(0, seed_sd, (r, 1)) + rng.normal(0, 0.05, (r, n))
+        out[name] = [harness.PerQuery(f"{name}-seed{k}", ids, (Measure("AP"),), runs[k][:, None], np.ones(n, dtype=bool))
+                     for k in range(r)]  # fmt: skip
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("n", "r", "seed_sd"), [(1000, 3, 0.0), (1000, 5, 0.005), (1000, 5, 0.01), (10000, 3, 0.005)])
+def test_the_version_claim_keeps_its_errors_at_the_margin(n: int, r: int, seed_sd: float) -> None:
+    """A candidate version exactly at a max_drop margin PASSes at most alpha of the time, and one exactly at a
+    min_gain margin FAILs at most alpha of the time, whatever the seeds' spread."""
+    trials, rng = 300, np.random.default_rng(int(n * r + 1000 * seed_sd))
+    passed = failed = 0
+    for _ in range(trials):
+        passed += harness.decide(_versions(rng, n, r, seed_sd, 0.01), "v1", "v2",
+                                 [{"measure": "AP", "max_drop": 0.01}]).verdict == "PASS"  # fmt: skip
+        failed += harness.decide(_versions(rng, n, r, seed_sd, -0.01), "v1", "v2",
+                                 [{"measure": "AP", "min_gain": 0.01}]).verdict == "FAIL"  # fmt: skip
+    limit = 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
+    assert passed / trials <= limit and failed / trials <= limit, (passed / trials, failed / trials)
+
+
+@pytest.mark.slow
+def test_one_seed_paired_over_users_calls_an_equal_version_better_and_the_version_claim_does_not() -> None:
+    """The issue's case: equal procedures, seed sd 0.01, 1,000 users. One run each, paired over users (the model
+    claim), shows a gain of 0 + its seeds' difference as significant far more often than alpha; the version claim
+    over 5 runs each does not."""
+    trials, rng = 300, np.random.default_rng(42)
+    model = version = 0
+    guard = [{"measure": "AP", "min_gain": 0.001}]
+    for _ in range(trials):
+        runs = _versions(rng, 1000, 5, 0.01, -0.001)  # truly a gain of exactly the 0.001 required: never "better"
+        model += harness.decide({"v1": runs["v1"][0], "v2": runs["v2"][0]}, "v1", "v2", guard).verdict == "PASS"
+        version += harness.decide(runs, "v1", "v2", guard).verdict == "PASS"
+    limit = 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
+    assert model / trials > limit and version / trials <= limit, (model / trials, version / trials)
+
+
+def test_the_claim_is_stated_and_one_run_decides_no_version() -> None:
+    rng = np.random.default_rng(3)
+    runs = _versions(rng, 300, 3, 0.005, 0.0)
+    guard = [{"measure": "AP", "max_drop": 0.05}]
+    version = harness.decide(runs, "v1", "v2", guard)
+    assert version.claim == "version" and version.seeds == (3, 3) and "over their runs (3 and 3 seeds)" in version.errors
+    assert "3 run(s) of the candidate against 3 of production; seed noise is" in version.guards[0].reason
+    single = {"v1": [runs["v1"][0]], "v2": [runs["v2"][0]]}
+    model = harness.decide(single, "v1", "v2", guard)
+    assert model.claim == "model" and "these trained runs" in model.errors
+    # the model claim on one run each is today's decision, bit for bit
+    assert model.to_dict() == harness.decide({"v1": runs["v1"][0], "v2": runs["v2"][0]}, "v1", "v2", guard).to_dict()
+    one = harness.decide(single, "v1", "v2", guard, claim="version")
+    assert one.verdict == "INCONCLUSIVE" and "its seed variance cannot be estimated" in one.guards[0].reason
+    with pytest.raises(HarnessError, match="claim='model' decides one trained run of each system"):
+        harness.decide(runs, "v1", "v2", guard, claim="model")
