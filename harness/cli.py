@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -545,6 +546,8 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_OK
     if args.margin is None:
         raise HarnessError("name the distance to resolve", hint="--margin 0.01 (or --gate for a folder's whole gate)")
+    if args.seed_sd is not None:
+        return _plan_versions(args, out)
     if (args.results_dir is None) == (args.sd is None):
         raise HarnessError("give either a results folder or --sd, not both or neither",
                            hint="harness plan RESULTS_DIR --measure nDCG@10 --margin 0.01, "
@@ -557,6 +560,35 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         plan = Plan.of(args.sd, args.margin, args.alpha, args.power, sided)
     out.write(json.dumps(plan.to_dict()) + "\n" if args.format == "json" else plan.line() + "\n")
+    return EXIT_OK
+
+
+def _plan_versions(args: argparse.Namespace, out: TextIO) -> int:
+    """``harness plan --seed-sd S --interaction-sd I --residual-sd E --margin M``: users for each number of seeds."""
+    from harness.stats.seeds import version_plan
+
+    parts = {"--seed-sd": args.seed_sd, "--interaction-sd": args.interaction_sd, "--residual-sd": args.residual_sd}
+    missing = [flag for flag, value in parts.items() if value is None]
+    if missing:
+        raise HarnessError(f"a version plan needs {', '.join(missing)} too", hint="--seed-sd 0.005 --interaction-sd 0.08 "
+                           "--residual-sd 0.05 (a run's offset, the system x user and the residual sd)")  # fmt: skip
+    if any(not (math.isfinite(v) and v >= 0) for v in parts.values()) or not args.margin > 0:
+        raise HarnessError("the sds must be numbers >= 0 and the margin above 0", hint="--seed-sd 0.005 --margin 0.01")
+    seeds = tuple(args.seeds or (2, 3, 5, 10))
+    if any(r < 2 for r in seeds):
+        raise HarnessError("a version plan needs 2 or more runs per system", hint="--seeds 3 5 10")
+    plans = version_plan(args.margin, args.seed_sd, args.interaction_sd, args.residual_sd, args.alpha, args.power, seeds)
+    if args.format == "json":
+        out.write(json.dumps([dataclasses.asdict(p) for p in plans]) + "\n")
+        return EXIT_OK
+    out.write(f"users to resolve {args.margin:g} between two versions at alpha {args.alpha:g} with {args.power:.0%} power "
+              f"(seed sd {args.seed_sd:g}, system x user sd {args.interaction_sd:g}, residual sd {args.residual_sd:g}):\n")
+    for p in plans:
+        if p.users is None:
+            out.write(f"  {p.seeds} runs each: no number of users (at most {p.power_at:.0%} power: the seeds' variance "
+                      "alone is too large; more seeds, not more users)\n")  # fmt: skip
+        else:
+            out.write(f"  {p.seeds} runs each: {p.users:,} users\n")
     return EXIT_OK
 
 
@@ -871,6 +903,12 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("results_dir", nargs="?", default=None, help="a results folder to estimate the sd from")
     pl.add_argument("--measure", help="the measure (its canonical name or the report's label)")
     pl.add_argument("--margin", type=float, default=None, help="the distance to resolve, in the measure's units")
+    pl.add_argument("--seed-sd", type=float, default=None,
+                    help="a version comparison over seeds: the sd of a run's mean between seeds (with --interaction-sd "
+                         "and --residual-sd): the users needed for each number of runs per system")
+    pl.add_argument("--interaction-sd", type=float, default=None, help="the system x user sd (with --seed-sd)")
+    pl.add_argument("--residual-sd", type=float, default=None, help="a run's per-user residual sd (with --seed-sd)")
+    pl.add_argument("--seeds", type=int, nargs="+", default=None, help="the numbers of runs per system to plan for")
     pl.add_argument("--gate", action="store_true",
                     help="the users the folder's whole gate needs (all its guards) to decide an equal candidate")
     pl.add_argument("--sd", type=float, default=None, help="the per-user sd of the differences (instead of a folder)")

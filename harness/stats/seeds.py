@@ -107,3 +107,60 @@ def crossed_difference(a: np.ndarray, b: np.ndarray, weight_a: float, weight_b: 
     df = variance**2 / denominator if denominator > 0 else float(n - 1)
     estimate = float(d.mean()) + constant
     return CrossedDifference(estimate, variance, df, user_variance, seed_variance, (seed_sd[0], seed_sd[1]), n, (ra, rb))
+
+
+@dataclass(frozen=True)
+class VersionPlan:
+    """Users needed for a version comparison with ``seeds`` runs of each system: None when no number of users
+    reaches the power (the seeds' variance alone is too large: more seeds, not more users)."""
+
+    seeds: int
+    users: int | None
+    power_at: float  # the power those users give (the target, or the most any number of users reaches)
+
+
+def version_power(n: int, r: int, distance: float, seed_sd: float, interaction_sd: float, residual_sd: float,
+                  alpha: float = 0.05) -> float:  # fmt: skip
+    """The power of the one-sided version test to resolve ``distance`` with ``r`` runs of each system and ``n`` users,
+    from the components: the seeds' sd (a run's offset), the system x user sd and the residual sd. Its degrees of
+    freedom are Satterthwaite's from the expected mean squares, so few seeds cost what they cost.
+
+    >>> round(version_power(1000, 5, 0.01, 0.0, 0.08, 0.05), 3)       # no seed spread: the users' paired t's
+    0.852
+    >>> round(version_power(1000, 3, 0.01, 0.01, 0.08, 0.05), 3)      # seed sd 0.01: 3 seeds barely see 0.01
+    0.214
+    """
+    from scipy import stats
+
+    ms_su, ms_seed, ms_e = residual_sd**2 + r * interaction_sd**2, residual_sd**2 + n * seed_sd**2, residual_sd**2
+    variance = 2 * (ms_su + ms_seed - ms_e) / (r * n)
+    df = (ms_su + ms_seed - ms_e) ** 2 / (ms_su**2 / (n - 1) + ms_seed**2 / (2 * (r - 1)) + ms_e**2 / (2 * (r - 1) * (n - 1)))
+    critical = float(stats.t.ppf(1 - alpha, df))
+    return float(stats.t.sf(critical - distance / math.sqrt(variance), df))
+
+
+def version_plan(distance: float, seed_sd: float, interaction_sd: float, residual_sd: float, alpha: float = 0.05,
+                 power: float = 0.8, seeds: tuple[int, ...] = (2, 3, 5, 10)) -> list[VersionPlan]:  # fmt: skip
+    """For each number of runs per system, the fewest users whose version test resolves ``distance`` with ``power``
+    (``harness plan`` for seeds and users): Var = 2 (s2_seed / r + s2_su / n + s2_e / (r n)).
+
+    >>> [(p.seeds, p.users) for p in version_plan(0.01, 0.005, 0.08, 0.05)]
+    [(2, None), (3, None), (5, 2946), (10, 1209)]
+    """
+    out = []
+    for r in seeds:
+        ceiling = version_power(10**9, r, distance, seed_sd, interaction_sd, residual_sd, alpha)
+        if ceiling < power:
+            out.append(VersionPlan(r, None, ceiling))
+            continue
+        low, high = 2, 2
+        while version_power(high, r, distance, seed_sd, interaction_sd, residual_sd, alpha) < power:
+            low, high = high, high * 2
+        while low < high:
+            middle = (low + high) // 2
+            if version_power(middle, r, distance, seed_sd, interaction_sd, residual_sd, alpha) >= power:
+                high = middle
+            else:
+                low = middle + 1
+        out.append(VersionPlan(r, high, version_power(high, r, distance, seed_sd, interaction_sd, residual_sd, alpha)))
+    return out

@@ -149,3 +149,46 @@ def test_the_claim_is_stated_and_one_run_decides_no_version() -> None:
     assert one.verdict == "INCONCLUSIVE" and "its seed variance cannot be estimated" in one.guards[0].reason
     with pytest.raises(HarnessError, match="claim='model' decides one trained run of each system"):
         harness.decide(runs, "v1", "v2", guard, claim="model")
+
+
+@pytest.mark.slow
+def test_the_version_plan_gives_its_power() -> None:
+    """At the (seeds, users) the plan gives, the version test resolves the distance with the planned power; a
+    number of seeds the plan says no number of users rescues stays far below it at 10 times the users."""
+    from harness.stats.seeds import version_plan
+
+    distance, seed_sd, interaction_sd, residual_sd = 0.01, 0.005, 0.08, 0.05
+    plans = {p.seeds: p for p in version_plan(distance, seed_sd, interaction_sd, residual_sd, seeds=(3, 5))}
+    assert plans[3].users is None and plans[5].users is not None
+    rng, trials = np.random.default_rng(9), 400
+
+    def power(r: int, n: int) -> float:
+        found = 0
+        for _ in range(trials):
+            users = rng.uniform(0.2, 0.8, n)
+            a, b = ((users + shift + rng.normal(0, interaction_sd, n) + rng.normal(0, seed_sd, (r, 1))
+                     + rng.normal(0, residual_sd, (r, n))) for shift in (0.0, distance))  # fmt: skip
+            found += crossed_difference(a, b, -1.0, 1.0).bounds(0.05)[0] > 0
+        return found / trials
+
+    assert abs(power(5, plans[5].users) - 0.8) <= 3 * math.sqrt(0.8 * 0.2 / trials)
+    assert power(3, 10 * plans[5].users) < 0.8 - 3 * math.sqrt(0.8 * 0.2 / trials)
+
+
+def test_harness_plan_prints_the_seeds_and_users_trade_off() -> None:
+    import io
+
+    from harness.cli import main
+    from harness.stats.seeds import version_plan
+
+    out = io.StringIO()
+    argv = ["plan", "--margin", "0.01", "--seed-sd", "0.005", "--interaction-sd", "0.08", "--residual-sd", "0.05",
+            "--seeds", "3", "5"]  # fmt: skip
+    assert main(argv, out, io.StringIO()) == 0
+    lines = out.getvalue().splitlines()
+    five = next(p for p in version_plan(0.01, 0.005, 0.08, 0.05, seeds=(5,)))
+    assert lines[1].startswith("  3 runs each: no number of users (at most ") and "more seeds, not more users" in lines[1]
+    assert lines[2] == f"  5 runs each: {five.users:,} users"
+    err = io.StringIO()
+    assert main(["plan", "--margin", "0.01", "--seed-sd", "0.005"], io.StringIO(), err) == 2
+    assert "needs --interaction-sd, --residual-sd too" in err.getvalue()
