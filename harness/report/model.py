@@ -99,6 +99,11 @@ class ReportModel:
     top_queries: int = TOP_QUERIES
     trend_charts: list[Markup] = field(default_factory=list)
 
+    @property
+    def gate_plan(self) -> bool:
+        """Whether the guards' table shows each guard's users for the whole gate's plan."""
+        return self.verdict is not None and any(g.n_needed_gate for g in self.verdict.guards)
+
 
 def what_changed(comparisons: Comparisons, diagnostics: Any, baseline: str | None, label: Label) -> list[str]:
     """One line per (system, dataset, segment) against the baseline: its significant wins and losses, then data warnings.

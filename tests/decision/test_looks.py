@@ -36,6 +36,11 @@ def test_each_look_is_tested_at_its_share_and_a_look_beyond_the_plan_is_refused(
         assert f"look {look} at {gate['level']:.3g}" in gate["line"] or gate["verdict"] == "INCONCLUSIVE"
         levels.append(gate["level"])
     assert sum(levels) == pytest.approx(0.05, rel=1e-12)
+    # the report's guards table names the level the last look tested at, and the rate over the looks
+    assert main(["report", str(outcome["results_dir"]), "--quiet"], io.StringIO(), io.StringIO()) == 0
+    html = (Path(str(outcome["results_dir"])) / "report.html").read_text()
+    assert f"bound ({(1 - levels[-1]) * 100:.3g}%, one-sided)" in html
+    assert "planned looks; this is look 3" in html and "3 planned looks" in html
     # a fourth look has nothing left to spend: refused before any work, the folders untouched
     before = sorted((tmp_path / "out" / "ni").iterdir())
     code, _, err = _run(config)
