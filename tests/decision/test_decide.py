@@ -184,3 +184,33 @@ def test_the_effect_size_interval_solves_the_noncentral_t_equations(n: int, stat
     low, high = effect_size_interval(n, statistic)
     assert stats.nct.cdf(statistic, n - 1, low * math.sqrt(n)) == pytest.approx(0.975, abs=1e-9)
     assert stats.nct.cdf(statistic, n - 1, high * math.sqrt(n)) == pytest.approx(0.025, abs=1e-9)
+
+
+def test_the_fail_side_is_holm_corrected_across_the_guards() -> None:
+    """Each guard's p_fail_adj is Holm's step-down of the guards' raw p_fail, worked by hand; a guard FAILs exactly
+    when its corrected p is below alpha, and a guard beyond its margin alone but not after the correction says so."""
+    from harness.measures.parse import parse_measure
+
+    rng = np.random.default_rng(17)
+    n, measures = 60, tuple(parse_measure(m) for m in ("AP", "RR", "P@10"))
+    ids = np.array([f"u{i:03d}" for i in range(n)], dtype=object)
+    production = rng.uniform(0.3, 0.7, size=(n, 3))
+    candidate = production - np.array([0.008, 0.006, 0.06]) + rng.normal(0, 0.1, size=(n, 3))
+    tables = {name: harness.PerQuery(name, ids, measures, values, np.ones(n, dtype=bool))
+              for name, values in (("prod", production), ("cand", candidate))}  # fmt: skip
+    guards = [{"measure": m, "max_drop": 0.01} for m in ("AP", "RR", "P@10")]
+    decision = harness.decide(tables, "prod", "cand", guards, bound="t")
+    raw = [g.p_fail for g in decision.guards]
+    order = sorted(range(3), key=lambda i: raw[i])
+    expected, running = [0.0] * 3, 0.0
+    for step, i in enumerate(order):  # Holm: (k - step) p, never below the step before, at most 1
+        running = max(running, min(1.0, (3 - step) * raw[i]))
+        expected[i] = running
+    assert [g.p_fail_adj for g in decision.guards] == pytest.approx(expected, rel=1e-12)
+    for g in decision.guards:
+        assert (g.verdict == "FAIL") == (g.p_fail_adj < 0.05)
+        if g.p_fail < 0.05 <= g.p_fail_adj:
+            assert "but not after Holm's correction across the 3 guards" in g.reason
+    # this case has one of each: AP beyond its margin alone (p 0.035) but not after the correction (0.070), P@10 FAILs
+    assert [g.verdict for g in decision.guards] == ["INCONCLUSIVE", "INCONCLUSIVE", "FAIL"]
+    assert decision.guards[0].p_fail < 0.05 <= decision.guards[0].p_fail_adj

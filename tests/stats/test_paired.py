@@ -160,3 +160,12 @@ def test_randomized_tukey_against_exact_enumeration() -> None:
         exact = np.mean(ranges_arr >= abs(means[i] - means[j]) - 1e-12)
         assert abs(ours[i, j] - exact) < 4 * np.sqrt(exact * (1 - exact) / 40_000) + 1e-4, (i, j, ours[i, j], exact)
     assert ours[0, 1] == ours[1, 0]
+
+
+def test_the_randomization_p_counts_the_observed_statistic() -> None:
+    """(b + 1) / (B + 1), exactly: 30 users all better by the same amount. A sign-flip draw reaches the observed
+    |mean| only when every sign is the same (2 in 2^30), so none of 2,000 draws does, b = 0 and p = 1 / 2001; a p
+    without the +1 would be 0, one over B 1 / 2000."""
+    d = np.full((1, 30), 0.1)
+    p = paired.randomization(d, numbered_keys(3, 30), 2000)
+    assert p[0] == 1 / 2001
