@@ -9,9 +9,41 @@ building those columns: at 20M rows each was 20-160 MB of fresh memory, and the 
 200,000-user run took 0.36 s where these take a few hundredths.
 
 A row is relevant when its label is at least the level; a NaN label (not judged) never is.
+
+Bounds checks are off inside the loops (for speed); each kernel checks at its boundary, once, that the arrays it is
+given hold every row and output its loops touch (:func:`check_spans`), and raises ValueError otherwise: a too-short
+array is an error, never a number read from memory it does not own.
 """
 
 from libc.stdint cimport int64_t
+
+
+cdef int check_spans(const int64_t[::1] offsets, Py_ssize_t rows, Py_ssize_t written, Py_ssize_t lo,
+                     Py_ssize_t hi) except -1:
+    """Queries ``lo .. hi`` have their offsets, their rows lie in ``0 .. rows`` in order, and ``written`` outputs
+    hold ``out[s]`` for each."""
+    cdef Py_ssize_t s
+    if lo < 0 or hi < lo or offsets.shape[0] < hi + 1 or written < hi:
+        raise ValueError(f"queries {lo}..{hi} need {hi + 1} offsets and {hi} outputs; got {offsets.shape[0]} offsets "
+                         f"and {written} outputs")
+    if hi > lo and (offsets[lo] < 0 or offsets[hi] > rows):
+        raise ValueError(f"queries {lo}..{hi} span rows {offsets[lo]}..{offsets[hi]}, and the array holds {rows}")
+    for s in range(lo, hi):
+        if offsets[s + 1] < offsets[s]:
+            raise ValueError(f"offsets decrease at query {s}: {offsets[s]} then {offsets[s + 1]}")
+    return 0
+
+
+cdef int check_heads(const int64_t[::1] offsets, const int64_t[::1] head_offsets, Py_ssize_t written, Py_ssize_t lo,
+                     Py_ssize_t hi) except -1:
+    """Each query's head is no longer than the query, and ``written`` outputs hold every head."""
+    cdef Py_ssize_t s
+    if head_offsets.shape[0] < hi + 1 or (hi > lo and (head_offsets[lo] < 0 or head_offsets[hi] > written)):
+        raise ValueError(f"queries {lo}..{hi}: the heads' offsets or outputs are too short")
+    for s in range(lo, hi):
+        if head_offsets[s + 1] < head_offsets[s] or head_offsets[s + 1] - head_offsets[s] > offsets[s + 1] - offsets[s]:
+            raise ValueError(f"query {s}'s head is longer than the query, or its offsets decrease")
+    return 0
 
 
 cdef inline Py_ssize_t head_end(const int64_t[::1] offsets, Py_ssize_t s, int64_t k) noexcept nogil:
@@ -28,6 +60,7 @@ def precision_sums(const int64_t[::1] offsets, const double[::1] label, double l
     cdef Py_ssize_t s, i
     cdef int64_t found
     cdef double total
+    check_spans(offsets, label.shape[0], out.shape[0], lo, hi)
     with nogil:
         for s in range(lo, hi):
             total = 0.0
@@ -44,6 +77,7 @@ def first_hits(const int64_t[::1] offsets, const double[::1] label, double level
     """The 1-based rank of each query's first relevant row (0 when it has none), for queries ``lo .. hi``: each query's
     rows are read only down to that row."""
     cdef Py_ssize_t s, i
+    check_spans(offsets, label.shape[0], out.shape[0], lo, hi)
     with nogil:
         for s in range(lo, hi):
             out[s] = 0
@@ -59,6 +93,7 @@ def head_counts(const int64_t[::1] offsets, const double[::1] label, double leve
     for queries ``lo .. hi``."""
     cdef Py_ssize_t s, i
     cdef int64_t total
+    check_spans(offsets, label.shape[0], out.shape[0], lo, hi)
     with nogil:
         for s in range(lo, hi):
             total = 0
@@ -73,6 +108,10 @@ def rank_weighted_sums(const int64_t[::1] offsets, const double[::1] values, con
     rank order (DCG: each gain times its rank's discount). ``per_rank`` holds at least the longest query's ranks."""
     cdef Py_ssize_t s, i
     cdef double total
+    check_spans(offsets, values.shape[0], out.shape[0], lo, hi)
+    for s in range(lo, hi):
+        if offsets[s + 1] - offsets[s] > per_rank.shape[0]:
+            raise ValueError(f"query {s} has {offsets[s + 1] - offsets[s]} rows, and per_rank holds {per_rank.shape[0]}")
     with nogil:
         for s in range(lo, hi):
             total = 0.0
@@ -86,6 +125,8 @@ def head_rows(const int64_t[::1] offsets, const int64_t[::1] head_offsets, int64
     """For queries ``lo .. hi``: the rows of each one's first ``head_offsets[s + 1] - head_offsets[s]``, written from
     ``head_offsets[s]``."""
     cdef Py_ssize_t s, j
+    check_spans(offsets, offsets[hi] if offsets.shape[0] > hi else 0, hi, lo, hi)
+    check_heads(offsets, head_offsets, rows.shape[0], lo, hi)
     with nogil:
         for s in range(lo, hi):
             for j in range(head_offsets[s + 1] - head_offsets[s]):
@@ -97,6 +138,8 @@ def head_take(const int64_t[::1] offsets, const double[::1] values, const int64_
     """For queries ``lo .. hi``: the values of each one's first ``head_offsets[s + 1] - head_offsets[s]`` rows, written
     from ``head_offsets[s]`` (``values[head_rows]`` without the rows)."""
     cdef Py_ssize_t s, j
+    check_spans(offsets, values.shape[0], hi, lo, hi)
+    check_heads(offsets, head_offsets, out.shape[0], lo, hi)
     with nogil:
         for s in range(lo, hi):
             for j in range(head_offsets[s + 1] - head_offsets[s]):
