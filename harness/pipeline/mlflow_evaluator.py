@@ -37,7 +37,7 @@ from mlflow.models.evaluation.base import EvaluationResult, ModelEvaluator
 from harness.errors import ConfigError, InputFormatError
 
 DEFAULT_MEASURES = ("nDCG@10", "P@10", "R@10", "RR@10", "AP@10")
-MODEL_TYPE, EVALUATOR = "ranker", "harness"
+MODEL_TYPE = "ranker"
 MODEL, BASELINE, DATASET = "model", "baseline", "data"  # the names the DataFrame's system, baseline and data take
 KEYS = ("config", "set", "query", "measures", "relevance_level", "profile", "conventions", "segments", "stats",
         "baseline", "baseline_system", "guards", "dataset")  # fmt: skip

@@ -409,6 +409,15 @@ def metric_key(measure: str, gain_schemes: dict[str, str]) -> str:
     return parsed.mlflow_key()
 
 
+def _summary_key(keys: dict[str, str], measure: Any, segment: Any) -> str:
+    """A summary row's MLflow key: its measure's key, and ``.<segment>`` for a segment.
+
+    >>> _summary_key({"AP": "ap"}, "AP", "all"), _summary_key({"AP": "ap"}, "AP", "new users")
+    ('ap', 'ap.new_users_cb6df8')
+    """
+    return keys[measure] if segment == "all" else f"{keys[measure]}.{key_part(str(segment))}"
+
+
 def _description(config: dict[str, Any]) -> str:
     """The experiment's and the systems' descriptions, as the parent run's note."""
     lines = [config.get("description") or ""]
@@ -492,7 +501,7 @@ def _model_tags(model: dict[str, Any] | None, system: str) -> dict[str, str]:
     """The tags by which a registered model's evaluations are found again (:mod:`harness.records.registry`)."""
     if not model:
         return {}
-    ref = _model_ref(model)
+    ref = _recorded_model(model)
     tags = {SYSTEM_TAG: held(system, TAG_CHARS), "harness.model_uri": held(ref.uri, TAG_CHARS)}
     if ref.model_id:
         tags[MODEL_ID_TAG] = ref.model_id
@@ -501,7 +510,7 @@ def _model_tags(model: dict[str, Any] | None, system: str) -> dict[str, str]:
     return tags
 
 
-def _model_ref(recorded: dict[str, Any]) -> ModelRef:
+def _recorded_model(recorded: dict[str, Any]) -> ModelRef:
     """A pinned model as config.resolved.yaml records it."""
     return ModelRef(str(recorded["uri"]), *(recorded.get(k) for k in ("name", "version", "alias", "model_id")))
 
@@ -519,7 +528,7 @@ def _promote(client: Any, run_id: str, results: SavedResults, tracking_uri: str)
 
     def ref(name: str) -> ModelRef | None:
         model = systems.get(name, {}).get("model") or (systems.get(name, {}).get("previous") or {}).get("model")
-        return _model_ref(model) if model else None
+        return _recorded_model(model) if model else None
 
     candidate = ref(release["candidate"])
     assert candidate is not None  # the config loader refuses promote without the candidate's model
@@ -616,7 +625,7 @@ def log_into_run(results: SavedResults, run_id: str, system: str, model_id: str 
     mine: dict[str, float] = {}
     metrics = []
     for row in summary.itertuples():
-        key = keys[row.measure] if row.segment == "all" else f"{keys[row.measure]}.{key_part(str(row.segment))}"
+        key = _summary_key(keys, row.measure, row.segment)
         if row.dataset != datasets[0]:
             key = f"{key_part(str(row.dataset))}/{key}"
         own = row.system == system
@@ -640,14 +649,13 @@ def log_into_run(results: SavedResults, run_id: str, system: str, model_id: str 
             client.log_artifacts(run_id, str(path), artifact_path=name)
         elif path.is_file():
             client.log_artifact(run_id, str(path))
-    model = next((s.get("model") for s in config["systems"] if s["name"] == system and s.get("model")), None)
+    # the model the config names for the system, else the one MLflow evaluated; MLflow's model_id wins
+    model = next((s.get("model") for s in config["systems"] if s["name"] == system and s.get("model")), None) or \
+        ({"uri": f"models:/{model_id}", "model_id": model_id} if model_id else None)  # fmt: skip
     tags = {"harness.kind": "evaluation", SYSTEM_TAG: held(system, TAG_CHARS),
             "harness.version": results.provenance["versions"]["harness"],
-            "harness.config_hash": results.provenance["config_hash"]}  # fmt: skip
-    if model_id or model:
-        tags |= _model_tags(model or {"uri": f"models:/{model_id}", "model_id": model_id}, system)
-    if model_id:
-        tags[MODEL_ID_TAG] = model_id
+            "harness.config_hash": results.provenance["config_hash"],
+            **_model_tags(model, system), **({MODEL_ID_TAG: model_id} if model_id else {})}  # fmt: skip
     client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
     client.set_tag(run_id, COMPLETE_TAG, "true")  # the last write: an evaluation without it is not reused
     return mine
@@ -803,7 +811,7 @@ def _log_runs(client: Any, tracking_uri: str, results: SavedResults, experiment_
                     "dataset_digest": digests.get(qrels)}  # fmt: skip
             metrics = []
             for row in rows.itertuples():
-                key = keys[row.measure] if row.segment == "all" else f"{keys[row.measure]}.{key_part(str(row.segment))}"
+                key = _summary_key(keys, row.measure, row.segment)
                 metrics.append(Metric(key, float(row.value), now, 0, **link))  # type: ignore[arg-type]
             for start in range(0, len(metrics), 1000):
                 client.log_batch(
