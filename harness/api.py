@@ -44,7 +44,7 @@ from harness.config.guards import (
 from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
 from harness.config.schema import Claim, Correction, Family, Guard, NanPolicy, Test
-from harness.decision.release import decide_arrays, paired_values, seeded_values
+from harness.decision.release import decide_arrays, paired_values, seeded_values, segment_mask
 from harness.errors import HarnessError
 from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.conventions import Conventions
@@ -214,10 +214,8 @@ def decide(
             values: Any = seeded_values(runs[production], runs[candidate], measure, segment, segments)
         else:
             prod, cand = tables[production], tables[candidate]
-            masks = [None, None] if segment is None else \
-                [np.array([segments.get(q) == segment for q in t.query_ids.astype(str).tolist()],  # type: ignore[union-attr]
-                          dtype=np.bool_) for t in (prod, cand)]  # fmt: skip
-            values = paired_values(prod, cand, measure, masks[0], masks[1])
+            values = paired_values(prod, cand, measure, segment_mask(prod, segment, segments),
+                                   segment_mask(cand, segment, segments))  # fmt: skip
         checks.append((guard, dataset, segment or "all", values))
     return decide_arrays(checks, production, candidate, alpha, power, policy, chosen,
                          look=Look.as_planned(look, planned, alpha) if planned > 1 else None, claim=claim,

@@ -763,6 +763,8 @@ def _planned(guard: Guard, margin: float, excess: float) -> tuple[float, str]:
 def _test_version(guard: Guard, values: SeededValues, alpha: float, target: float) -> _Tested | str:
     """A guard on a mean for the version claim: the excess drop of the procedures' means, users and seeds both
     random (:mod:`harness.stats.seeds`). One run of a system leaves the seed variance unknown: nothing is decided."""
+    from scipy import stats
+
     from harness.stats.seeds import crossed_difference
 
     aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
@@ -789,8 +791,6 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
     found = crossed_difference(prod, cand, weight_p, -sign, constant)
     low, high = found.bounds(alpha)
     p_pass = found.p_below()
-    from scipy import stats
-
     quantile = float(stats.t.ppf(1 - alpha, found.df)) + float(stats.t.ppf(target, found.df))
     distance, planned_for = _planned(guard, margin, found.estimate)
     wanted = (abs(distance) / quantile) ** 2 if distance else 0.0
@@ -1064,28 +1064,41 @@ def _pair_row(comparisons: Comparisons | None, dataset: str, segment: str, measu
     return PairedMoments(found.mean_a, found.mean_b, found.n_queries, found.mean_difference, found.sd_difference)
 
 
+def segment_mask(table: PerQuery, segment: str | None, segments: Mapping[str, str] | None) -> np.ndarray | None:
+    """Which of a table's queries lie in ``segment`` (by ``segments``: query id -> segment); None for every query.
+
+    >>> t = PerQuery("a", np.array(["u1", "u2"], dtype=object), (), np.zeros((2, 0)), np.ones(2, dtype=bool))
+    >>> segment_mask(t, "new", {"u1": "new"}).tolist(), segment_mask(t, None, None)
+    ([True, False], None)
+    """
+    if segment is None:
+        return None
+    return np.array([(segments or {}).get(q) == segment for q in table.query_ids.astype(str).tolist()], dtype=np.bool_)
+
+
 def seeded_values(production: Sequence[PerQuery], candidate: Sequence[PerQuery], measure: Measure, segment: str | None,
                   segments: Mapping[str, str] | None) -> SeededValues | str:  # fmt: skip
     """Each system's runs x users values of ``measure`` for the version claim, over the users every run has a value
-    for (within the segment); why not, when the runs do not all hold the same users."""
-    lacking = [t.run for t in (*production, *candidate) if measure not in t.measures]
+    for (within the segment), in the order of their ids; why not, when the runs do not all hold the same users."""
+    runs = (*production, *candidate)
+    lacking = [t.run for t in runs if measure not in t.measures]
     if lacking:
         return f"run {lacking[0]!r} has no values of {measure}"
-
-    def column(table: PerQuery) -> dict[str, float]:
-        j = list(table.measures).index(measure)
-        return {q: float(v) for q, v in zip(table.query_ids.astype(str).tolist(), table.values[:, j].tolist(), strict=True)
-                if (segment is None or (segments or {}).get(q) == segment)}  # fmt: skip
-
-    columns = [column(t) for t in (*production, *candidate)]
-    users = set(columns[0])
-    if any(set(c) != users for c in columns):
-        odd = next(t.run for t, c in zip((*production, *candidate), columns, strict=True) if set(c) != users)
+    ids, columns = [], []
+    for table in runs:
+        mask = segment_mask(table, segment, segments)
+        held = table.query_ids.astype(str) if mask is None else table.query_ids.astype(str)[mask]
+        column = table.values[:, list(table.measures).index(measure)]
+        order = np.argsort(held, kind="stable")
+        ids.append(held[order])
+        columns.append((column if mask is None else column[mask])[order])
+    odd = next((t.run for t, held in zip(runs, ids, strict=True) if not np.array_equal(held, ids[0])), None)
+    if odd is not None:
         return (f"the runs do not all hold the same users ({odd!r} differs): the crossed design needs every run on "
                 "every user")  # fmt: skip
-    kept = sorted(q for q in users if all(math.isfinite(c[q]) for c in columns))
-    table = np.array([[c[q] for q in kept] for c in columns], dtype=np.float64).reshape(len(columns), len(kept))
-    return SeededValues(table[: len(production)], table[len(production) :])
+    values = np.array(columns, dtype=np.float64).reshape(len(runs), len(ids[0]))
+    values = values[:, np.isfinite(values).all(axis=0)]
+    return SeededValues(values[: len(production)], values[len(production) :])
 
 
 def paired_values(production: PerQuery | None, candidate: PerQuery | None, measure: Measure,
