@@ -67,6 +67,17 @@ class CrossedDifference:
         return float(stats.t.cdf(self.estimate / math.sqrt(self.variance), self.df))
 
 
+def satterthwaite(total: float, terms: list[tuple[float, int]], otherwise: float) -> float:
+    """The degrees of freedom of a sum of mean-square terms, ``total``, each ``(term, its df)``: Satterthwaite's
+    ``total^2 / sum(term^2 / df)``; ``otherwise`` when every term is 0.
+
+    >>> satterthwaite(2.0, [(1.0, 10), (1.0, 10)], 1.0)    # two equal terms of 10 df: 20
+    20.0
+    """
+    denominator = sum(term * term / df for term, df in terms)
+    return total * total / denominator if denominator > 0 else otherwise
+
+
 def mean_squares(table: np.ndarray) -> tuple[float, float]:
     """(MS_seed, MS_residual) of one system's seeds x users table (every seed has every user).
 
@@ -92,19 +103,18 @@ def crossed_difference(a: np.ndarray, b: np.ndarray, weight_a: float, weight_b: 
         raise ValueError(f"need 2 or more seeds and the same 2 or more users in both tables, got {a.shape} and {b.shape}")
     d = weight_a * a.mean(axis=0) + weight_b * b.mean(axis=0)
     user_variance = float(d.var(ddof=1)) / n
-    parts, df_terms, seed_sd = [], [user_variance**2 / (n - 1)], []
+    parts, terms, seed_sd = [], [(user_variance, n - 1)], []
     for weight, table, r in ((weight_a, a, ra), (weight_b, b, rb)):
         ms_seed, ms_residual = mean_squares(table)
         c = weight * weight / (n * r)
         parts.append(c * (ms_seed - ms_residual))
-        df_terms += [(c * ms_seed) ** 2 / (r - 1), (c * ms_residual) ** 2 / ((r - 1) * (n - 1))]
+        terms += [(c * ms_seed, r - 1), (c * ms_residual, (r - 1) * (n - 1))]
         seed_sd.append(math.sqrt(max(0.0, (ms_seed - ms_residual) / n)))
     seed_variance = max(0.0, sum(parts))
     variance = user_variance + seed_variance
     if seed_variance == 0.0:
-        df_terms = df_terms[:1]  # the seeds add nothing measurable: the users' t alone
-    denominator = sum(df_terms)
-    df = variance**2 / denominator if denominator > 0 else float(n - 1)
+        terms = terms[:1]  # the seeds add nothing measurable: the users' t alone
+    df = satterthwaite(variance, terms, float(n - 1))
     estimate = float(d.mean()) + constant
     return CrossedDifference(estimate, variance, df, user_variance, seed_variance, (seed_sd[0], seed_sd[1]), n, (ra, rb))
 
@@ -134,7 +144,8 @@ def version_power(n: int, r: int, distance: float, seed_sd: float, interaction_s
 
     ms_su, ms_seed, ms_e = residual_sd**2 + r * interaction_sd**2, residual_sd**2 + n * seed_sd**2, residual_sd**2
     variance = 2 * (ms_su + ms_seed - ms_e) / (r * n)
-    df = (ms_su + ms_seed - ms_e) ** 2 / (ms_su**2 / (n - 1) + ms_seed**2 / (2 * (r - 1)) + ms_e**2 / (2 * (r - 1) * (n - 1)))
+    df = satterthwaite(ms_su + ms_seed - ms_e, [(ms_su, n - 1), (ms_seed, 2 * (r - 1)), (ms_e, 2 * (r - 1) * (n - 1))],
+                       float(n - 1))  # fmt: skip
     critical = float(stats.t.ppf(1 - alpha, df))
     return float(stats.t.sf(critical - distance / math.sqrt(variance), df))
 
