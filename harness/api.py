@@ -21,6 +21,7 @@ import numpy as np
 
 from harness.comparison.compare import CompareSettings
 from harness.comparison.compare import compare as compare_results
+from harness.comparison.versions import seeded_pair, segment_mask
 from harness.config.defaults import (
     DEFAULT_ALPHA,
     DEFAULT_CORRECTION,
@@ -44,7 +45,7 @@ from harness.config.guards import (
 from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
 from harness.config.schema import Claim, Correction, Family, Guard, NanPolicy, Test
-from harness.decision.release import decide_arrays, paired_values, seeded_values, segment_mask
+from harness.decision.release import decide_arrays, paired_values
 from harness.errors import HarnessError
 from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.conventions import Conventions
@@ -211,7 +212,7 @@ def decide(
                                f"use one of {', '.join(sorted(set(segments.values())))}")  # fmt: skip
         guard = Guard(measure, condition, threshold, None, segment, bool(spec.get("descriptive", False)))
         if claim == "version":
-            values: Any = seeded_values(runs[production], runs[candidate], measure, segment, segments)
+            values: Any = seeded_pair(runs[production], runs[candidate], measure, segment, segments)
         else:
             prod, cand = tables[production], tables[candidate]
             values = paired_values(prod, cand, measure, segment_mask(prod, segment, segments),

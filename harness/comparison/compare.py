@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.comparison.rows import Anova, Comparison, Comparisons
+from harness.comparison.versions import version_rows
 from harness.config.defaults import DEFAULT_POWER
 from harness.config.schema import Stats
 from harness.errors import ComparisonError
@@ -139,11 +140,14 @@ def compare(
     settings: CompareSettings,
     advance: Callable[[], None] = lambda: None,
     tested_elsewhere: TestedElsewhere | None = None,
+    seeds: Sequence[RunResult] = (),
 ) -> Comparisons:
     """Every comparison (and ANOVA), in dataset, segment, pair, measure order; ``advance()`` after each pair.
 
     ``tested_elsewhere(dataset, segment, systems, pairs, measures)``: where the tests were computed
     elsewhere (a cluster's partial sums, :mod:`harness.engines.dask_compare`), their results; None: here.
+    ``seeds``: under ``claim: version``, every run of every system (``results`` holds their versions,
+    :func:`~harness.comparison.versions.versions`): the means are tested over users and seeds.
     """
     rows: list[dict[str, Any]] = []
     anova_rows: list[dict[str, Any]] = []
@@ -186,6 +190,8 @@ def compare(
                 if groups is None:
                     groups = _group_tests(dataset, segment, systems, measures, on_union, settings)
                 anova_rows.extend(_anova_rows(dataset, segment, systems, measures, groups, rows[start:]))
+    if settings.claim == "version":
+        version_rows(rows, seeds or results)
     _correct(rows, settings)
     return Comparisons(tuple(Comparison.from_record(r) for r in rows), tuple(Anova.from_record(r) for r in anova_rows))
 
@@ -685,7 +691,8 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
     for i, row in enumerate(rows):
         families.setdefault(family(row), []).append(i)
     system_tests = ("randomization", "bootstrap") if any(r["aggregate"] == "system" for r in rows) else ()
-    tests = tuple(dict.fromkeys((*settings.tests, *system_tests)))
+    version = ("version",) if settings.claim == "version" else ()
+    tests = tuple(dict.fromkeys((*version, *(() if version else settings.tests), *system_tests)))
     for members in families.values():
         for test in tests:
             adjusted = correct(np.array([rows[i].get(f"p_{test}", np.nan) for i in members]), settings.correction)
@@ -697,7 +704,8 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
         for i in members:
             rows[i]["resolution_limited"] = bool(rows[i]["p_floor"] * factor >= settings.alpha)
     for row in rows:
-        primary = "randomization" if row["aggregate"] == "system" else settings.primary  # system measures: swap users' lists
+        primary = ("randomization" if row["aggregate"] == "system"  # system measures: swap users' lists
+                   else "version" if version else settings.primary)  # fmt: skip
         p_adj = row[f"p_{primary}_adj"]
         row["p_adj"] = p_adj
         row["significant"] = bool(p_adj == p_adj and p_adj < settings.alpha and row["n_queries"] >= 2)

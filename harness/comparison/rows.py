@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 Aggregate = Literal["mean", "gmean", "sum", "system"]
-TEST_NAMES = DEFAULT_TESTS  # p_<test> and p_<test>_adj columns
+TEST_NAMES = (*DEFAULT_TESTS, "version")  # p_<test> and p_<test>_adj columns (version: the claim over seeds)
 _NAN = float("nan")
 
 # comparisons.csv's columns before the raw p-values, and between them and the corrected ones, in the file's order
@@ -96,6 +96,7 @@ class Comparison:
     seed: int = 0
     mean_difference: float = _NAN
     sd_difference: float = _NAN
+    version_note: str = ""  # the version claim: the runs compared and the seeds' share, or why it has no test
 
     @property
     def better(self) -> bool:
@@ -112,6 +113,8 @@ class Comparison:
         out.update({name: getattr(self, name) for name in _PLANNING})
         out.update({f"p_{test}_adj": value for test, value in self.p_corrected.items()})
         out.update({name: getattr(self, name) for name in _TAIL})
+        if self.version_note:
+            out["version_note"] = self.version_note
         return out
 
     @classmethod
@@ -119,6 +122,8 @@ class Comparison:
         """A row as :meth:`to_record` writes it (or as read back from the file); missing columns take the defaults."""
         names = {f.name for f in dataclasses.fields(cls)} - {"p", "p_corrected", "mean_difference", "sd_difference"}
         values: dict[str, Any] = {k: _plain(v) for k, v in row.items() if k in names}
+        if not isinstance(values.get("version_note", ""), str):  # read back from a table where other rows have one
+            values["version_note"] = ""
         # in the row's own order of the tests (the config's)
         values["p"] = {k[2:]: float(v) for k, v in row.items() if k.startswith("p_") and k[2:] in TEST_NAMES}
         values["p_corrected"] = {k[2:-4]: float(v) for k, v in row.items()

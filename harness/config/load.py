@@ -12,6 +12,7 @@ profile, then the file's ``conventions``, then overrides given by the caller (CL
 from __future__ import annotations
 
 import difflib
+import glob
 import math
 import os
 import re
@@ -37,6 +38,7 @@ from harness.config.guards import (
 )
 from harness.config.reference import keys_of
 from harness.config.schema import (
+    Claim,
     Correction,
     Dataset,
     Engine,
@@ -347,14 +349,66 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
             out.append(System(name, (), section.value("description", str, ""), _tags(section), previous))
             continue
         runs_section.check_keys(tuple(names))
-        runs = []
+        runs: list[tuple[str, Path]] = []
+        labels: list[str] = []
         for dataset in names:
             if runs_section.has(dataset):
-                path = _path(runs_section, dataset, base)
-                assert path is not None
-                runs.append((dataset, path))
-        out.append(System(name, tuple(runs), section.value("description", str, ""), _tags(section), model=model))
+                seeds = _seed_runs(runs_section, dataset, base)
+                runs.extend((dataset, path) for _, path in seeds)
+                labels.extend(label for label, _ in seeds)
+        seed = section.value("seed", str, None)
+        if seed is not None and seed not in labels:
+            known = sorted({label for label in labels if label})
+            raise section.error("seed", f"system {name!r} has no run {seed!r}" + (
+                f" (its runs: {', '.join(known)})" if known else " (it has one run per dataset)"),
+                hint="name a run by its file name without suffix" if known else "remove seed:")  # fmt: skip
+        out.append(System(name, tuple(runs), section.value("description", str, ""), _tags(section), model=model,
+                          seeds=tuple(labels) if any(labels) else (), seed=seed))  # fmt: skip
     return tuple(out)
+
+
+_GLOB = re.compile(r"[*?[]")
+
+
+def _seed_runs(runs: _Section, dataset: str, base: Path) -> list[tuple[str, Path]]:
+    """A dataset's runs of one system as (seed label, file): one file (label ""), or a list or glob of them, one per
+    training seed, each labelled by its file name without suffix."""
+    node = runs.raw(dataset)
+    if isinstance(node, yaml.ScalarNode) and not _GLOB.search(str(runs.value(dataset, str, ""))):
+        path = _path(runs, dataset, base)
+        assert path is not None
+        return [("", path)]
+    if isinstance(node, yaml.SequenceNode):
+        entries = runs.value(dataset, list)
+        if not entries:
+            raise runs.error(dataset, f"{runs._name(dataset)} lists no runs", hint="list one run file per seed")
+        paths = []
+        for i, item in enumerate(node.value):
+            text = _construct(item, runs.source)
+            if not isinstance(text, str):
+                raise ConfigError(f"{runs._name(dataset)}[{i}] must be a path, got {clipped(text)}", path=runs.source,
+                                  line=_line(item), hint="write one run file per line: - runs/v2-seed1.csv")  # fmt: skip
+            path = Path(text).expanduser()
+            path = path if path.is_absolute() else base / path
+            if not path.is_file():
+                raise ConfigError(f"{runs._name(dataset)}[{i}]: file not found: {path}", path=runs.source,
+                                  line=_line(item), hint="check the path; it is relative to the config file")  # fmt: skip
+            paths.append(path)
+    else:
+        pattern = str(runs.value(dataset, str))
+        full = pattern if Path(pattern).expanduser().is_absolute() else str(base / pattern)
+        paths = sorted(Path(p) for p in glob.glob(os.path.expanduser(full)) if Path(p).is_file())
+        if not paths:
+            raise runs.error(dataset, f"{runs._name(dataset)}: no file matches {full}",
+                             hint="check the pattern; it is relative to the config file")  # fmt: skip
+    if len(paths) == 1:
+        return [("", paths[0])]
+    labels = [p.stem for p in paths]
+    twice = next((label for label in labels if labels.count(label) > 1), None)
+    if twice is not None:
+        raise runs.error(dataset, f"{runs._name(dataset)}: two runs are labelled {twice!r} (a run's seed is its file "
+                         "name without suffix)", hint="give each seed's run its own file name")  # fmt: skip
+    return list(zip(labels, paths, strict=True))
 
 
 def _tags(section: _Section) -> tuple[tuple[str, str], ...]:
@@ -574,11 +628,32 @@ def _one_of(section: _Section, key: str, value: Any, options: Any, what: str | N
 MAX_REPLICATES = 10_000_000  # permutations, resamples: 1/(B+1) is already far below any alpha
 
 
-def _stats(root: _Section, baseline: str | None) -> Stats:
+def _claim(root: _Section, section: _Section | None, systems: tuple[System, ...],
+           datasets: tuple[Dataset, ...]) -> Claim:  # fmt: skip
+    """``stats.claim``, by default ``version`` when a system has several runs of a dataset evaluated, else ``model``;
+    a system with several runs under ``model`` must pick one (``seed:``), and only ``model`` picks one."""
+    seeded = [s for s in systems if any(s.seeded(d.name) for d in datasets)]
+    default: Claim = "version" if seeded else "model"
+    claim = default if section is None else _one_of(section, "claim", section.value("claim", str, default), Claim)
+    for i, system in enumerate(systems):
+        node = _Section(root.raw("systems").value[i], root.source, f"systems[{i}]")
+        if claim == "model" and system in seeded:
+            runs = ", ".join(label for label, _ in system.runs_of(next(d.name for d in datasets if system.seeded(d.name))))
+            raise node.error("runs", f"claim: model decides one trained run of each system, and {system.name!r} has "
+                             f"several ({runs})", hint="pick one with seed: <label>, or use stats.claim: version "
+                             "(the training procedure, over its seeds)")  # fmt: skip
+        if claim == "version" and system.seed is not None:
+            raise node.error("seed", f"seed: picks one run of {system.name!r}, and claim: version decides over every "
+                             "run of each system", hint="remove seed:, or set stats.claim: model")  # fmt: skip
+    return claim
+
+
+def _stats(root: _Section, baseline: str | None, systems: tuple[System, ...], datasets: tuple[Dataset, ...]) -> Stats:
     section = root.section("stats")
     defaults = Stats()
+    claim = _claim(root, section, systems, datasets)
     if section is None:
-        return defaults if baseline is not None else Stats(mode="all_pairs")
+        return Stats(claim=claim) if baseline is not None else Stats(mode="all_pairs", claim=claim)
     section.check_keys(keys_of("stats"))
     tests = tuple(_one_of(section, "tests", test, Test, "test") for test in section.value("tests", list, list(defaults.tests)))
     primary = section.value("primary", str, defaults.primary if defaults.primary in tests else tests[0])
@@ -610,7 +685,7 @@ def _stats(root: _Section, baseline: str | None) -> Stats:
     return Stats(
         tests=tests, primary=primary, correction=correction, family=family, mode=mode, alpha=alpha,
         permutations=permutations, resamples=resamples, seed=section.value("seed", int, defaults.seed),
-        nan=nan, system_resamples=system_resamples, enabled=section.value("enabled", bool, True),
+        nan=nan, system_resamples=system_resamples, enabled=section.value("enabled", bool, True), claim=claim,
     )  # fmt: skip
 
 
@@ -944,7 +1019,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         output=out_dir,
         description=root.value("description", str, ""),
         baseline=baseline,
-        stats=_stats(root, baseline),
+        stats=_stats(root, baseline, systems, datasets),
         tracking=tracking,
         report=_report(root, systems, datasets, measures, schemes),
         engine=engine,

@@ -89,7 +89,9 @@ TOP = (
     )),
     Key("systems", "list", "the runs to compare; one per dataset", required=True, keys=(
         Key("name", "string", "the system's name", required=True),
-        Key("runs", "mapping", "dataset name -> run file (a path alone for one dataset)", also="string", open=True),
+        Key("runs", "mapping", "dataset name -> run file, or a list or glob of its runs over training seeds (a path "
+            "alone for one dataset)", also="string", open=True),
+        Key("seed", "string", "with several runs and claim: model, the one evaluated (its file name without suffix)"),
         Key("description", "string", "a note shown in the report", ""),
         Key("tags", "mapping", "MLflow tags of the system's runs", open=True),
         Key("model", "string", "the registered model these runs are of (models:/NAME/VERSION, @ALIAS or m-...)"),
@@ -126,6 +128,9 @@ TOP = (
         Key("seed", "integer", "keys every draw: the same p-values every run", _STATS.seed),
         Key("nan", "string", "a per-query value that is NaN: stop, or drop that query from that comparison", _STATS.nan,
             ("error", "drop")),
+        Key("claim", "string", "what comparisons and the gate decide: these trained runs (model), or the training "
+            "procedures over their seeds (version; the default when a system has several runs)", None,
+            ("model", "version")),
     )),
     Key("tracking", "mapping", "MLflow", keys=(
         Key("enabled", "boolean", "log the results", True),
@@ -184,8 +189,11 @@ _EXAMPLES = {
     "datasets.train.path": "path: train.csv", "datasets.train.columns": "columns: {user: uid, item: iid}",
     "datasets.items": "items: {path: items.csv, id: item, groups: [provider]}", "datasets.items.path": "path: items.csv",
     "datasets.items.groups": "groups: [provider, era]", "systems.name": "name: dense",
-    "systems.runs": "runs: {trec: dense.run, ratings: dense.csv}", "systems.description": "description: the dense retriever",
-    "systems.tags": "tags: {family: dense}", "systems.previous": "previous: {results: ../reports/exp/latest}",
+    "systems.runs": "runs: {trec: dense.run, ratings: [v2-seed1.csv, v2-seed2.csv]}",
+    "systems.description": "description: the dense retriever",
+    "systems.tags": "tags: {family: dense}",
+    "systems.seed": "seed: v2-seed1", "stats.claim": "claim: version",
+    "systems.previous": "previous: {results: ../reports/exp/latest}",
     "systems.previous.results": "results: ../reports/exp/latest", "systems.previous.mlflow_run": "mlflow_run: 8c1f...",
     "systems.previous.uri": "uri: http://mlflow:5000", "systems.model": "model: models:/recsys/4",
     "systems.previous.model": "model: models:/recsys@champion",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -138,15 +139,49 @@ class Previous:
 
 @dataclass(frozen=True)
 class System:
+    """A system and its run files. A dataset may have several runs of it, one per training seed (``seeds`` labels
+    them, in the order of ``runs``; ``""`` for a dataset's only run); ``seed`` picks one of them to evaluate.
+
+    >>> s = System("v2", (("d", Path("v2-s1.csv")), ("d", Path("v2-s2.csv"))), seeds=("v2-s1", "v2-s2"))
+    >>> [(label, path.name) for label, path in s.runs_of("d")]
+    [('v2-s1', 'v2-s1.csv'), ('v2-s2', 'v2-s2.csv')]
+    >>> [label for label, _ in dataclasses.replace(s, seed="v2-s2").runs_of("d")]
+    ['v2-s2']
+    """
+
     name: str
-    runs: tuple[tuple[str, Path], ...]  # (dataset name, run file)
+    runs: tuple[tuple[str, Path], ...]  # (dataset name, run file); a dataset once per seed
     description: str = ""
     tags: tuple[tuple[str, str], ...] = ()
     previous: Previous | None = None  # instead of runs: reuse the values of an earlier evaluation
     model: ModelRef | None = None  # the registered model these runs are of: metrics are linked to it in MLflow
+    seeds: tuple[str, ...] = ()  # each run's seed label, in the order of runs (empty: "" for every run)
+    seed: str | None = None  # the one seed evaluated (claim: model), or None: every run
+
+    def runs_of(self, dataset: str) -> tuple[tuple[str, Path], ...]:
+        """(seed label, run file) of each run evaluated on ``dataset``."""
+        labels = self.seeds or ("",) * len(self.runs)
+        return tuple((label, path) for (d, path), label in zip(self.runs, labels, strict=True)
+                     if d == dataset and (self.seed is None or label == self.seed))  # fmt: skip
 
     def run_for(self, dataset: str) -> Path | None:
-        return dict(self.runs).get(dataset)
+        """The run file evaluated on ``dataset`` (the first, of several seeds); None without one."""
+        runs = self.runs_of(dataset)
+        return runs[0][1] if runs else None
+
+    def each_run(self, dataset: str) -> tuple[System, ...]:
+        """The system once per run evaluated on ``dataset``, each with that run alone (and its seed label)."""
+        return tuple(dataclasses.replace(self, runs=((dataset, path),), seeds=(label,) if label else (), seed=None)
+                     for label, path in self.runs_of(dataset))  # fmt: skip
+
+    @property
+    def run_label(self) -> str:
+        """The seed label of a system holding one run (:meth:`each_run`); "" when it is its dataset's only run."""
+        return self.seeds[0] if len(self.seeds) == 1 else ""
+
+    def seeded(self, dataset: str) -> bool:
+        """Whether ``dataset`` has several runs of this system evaluated (its seeds)."""
+        return len(self.runs_of(dataset)) > 1
 
 
 Test = Literal["t", "wilcoxon", "randomization", "bootstrap"]
@@ -175,6 +210,9 @@ class Stats:
     seed: int = DEFAULT_SEED
     nan: NanPolicy = "error"  # a NaN per-query value stops the run, or drops that query from that comparison
     enabled: bool = True
+    # these trained runs (one per system), or the training procedures over their seeds; the loader resolves the
+    # default: version when a system has several runs of a dataset, else model
+    claim: Claim = "model"
 
 
 @dataclass(frozen=True)

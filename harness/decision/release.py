@@ -47,7 +47,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any, Literal, NamedTuple
@@ -56,6 +56,7 @@ import numpy as np
 
 from harness.comparison.compare import CompareSettings, system_replicates
 from harness.comparison.rows import Comparisons
+from harness.comparison.versions import SeededValues, runs_by_system, seeded_pair, segment_map
 from harness.config.defaults import DEFAULT_POWER
 from harness.config.schema import Guard, Release
 from harness.errors import HarnessError
@@ -95,14 +96,6 @@ class ResampledValues:
     production_replicates: np.ndarray
     candidate_replicates: np.ndarray
     n: int
-
-
-@dataclass(frozen=True)
-class SeededValues:
-    """A guard's values for the version claim: each system's runs (seeds) x users, over the users every run has."""
-
-    production: np.ndarray  # r_production x n
-    candidate: np.ndarray  # r_candidate x n
 
 
 @dataclass(frozen=True)
@@ -1019,11 +1012,13 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
     on a cluster the values stay there. Other guards need the two systems' per-query values,
     gathered here on a cluster (``RunResult.here``).
     """
-    by_key = {(r.dataset, r.system): r for r in results}
+    runs = runs_by_system(results)
+    by_key = {key: group[0] for key, group in runs.items()}
     both = [d for d in dict.fromkeys(r.dataset for r in results)
             if (d, release.production) in by_key and (d, release.candidate) in by_key]  # fmt: skip
     available = [(d, s) for d in both for s in by_key[(d, release.production)].segment_names()]
     here: dict[tuple[str, str], RunResult] = {}
+    version = settings.claim == "version"
 
     def values(guard: Guard, dataset: str, segment: str) -> Values:
         if not dataset:
@@ -1033,6 +1028,15 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
                 "" if segment == "all" else f" in segment {segment!r}")
         rp, rc = by_key[(dataset, release.production)], by_key[(dataset, release.candidate)]
         measure = guard.measure
+        if version and not REGISTRY.definition(measure).is_system(measure):
+            of_production, of_candidate = runs[(dataset, release.production)], runs[(dataset, release.candidate)]
+            tables = [r.here().per_query for r in (*of_production, *of_candidate)]
+            return seeded_pair([t for t in tables[: len(of_production)] if t is not None],
+                               [t for t in tables[len(of_production) :] if t is not None], measure,
+                               None if segment == "all" else segment, segment_map(of_production[0]))  # fmt: skip
+        if version:
+            return (f"{measure} has one value per run, and the version claim is decided on per-user means over "
+                    "runs; guard it with claim: model (one run of each system)")  # fmt: skip
         if REGISTRY.definition(measure).is_system(measure):
             if rp.lists is None or rc.lists is None or measure not in rp.system_measures or measure not in rc.system_measures:
                 return f"{measure} was not computed from both runs' lists"
@@ -1051,8 +1055,11 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
     guarded = expand(release, available)
     checks = [(g, d, s, values(g, d, s)) for g, d, s in guarded]
     sweep = [(g, d, s, values(g, d, s)) for g, d, s in sweep_of(release, guarded, available)]
+    seeds = (max((len(runs[k]) for k in runs if k[1] == release.production), default=1),
+             max((len(runs[k]) for k in runs if k[1] == release.candidate), default=1))  # fmt: skip
     return decide_arrays(checks, release.production, release.candidate, settings.alpha, release.power,
-                         release.on_inconclusive, release.bound, sweep, look, gate_key(release))  # fmt: skip
+                         release.on_inconclusive, release.bound, sweep, look, gate_key(release),
+                         claim=settings.claim, seeds=seeds)  # fmt: skip
 
 
 def _pair_row(comparisons: Comparisons | None, dataset: str, segment: str, measure: str, production: str,
@@ -1062,43 +1069,6 @@ def _pair_row(comparisons: Comparisons | None, dataset: str, segment: str, measu
     if found is None or not math.isfinite(found.sd_difference):
         return None
     return PairedMoments(found.mean_a, found.mean_b, found.n_queries, found.mean_difference, found.sd_difference)
-
-
-def segment_mask(table: PerQuery, segment: str | None, segments: Mapping[str, str] | None) -> np.ndarray | None:
-    """Which of a table's queries lie in ``segment`` (by ``segments``: query id -> segment); None for every query.
-
-    >>> t = PerQuery("a", np.array(["u1", "u2"], dtype=object), (), np.zeros((2, 0)), np.ones(2, dtype=bool))
-    >>> segment_mask(t, "new", {"u1": "new"}).tolist(), segment_mask(t, None, None)
-    ([True, False], None)
-    """
-    if segment is None:
-        return None
-    return np.array([(segments or {}).get(q) == segment for q in table.query_ids.astype(str).tolist()], dtype=np.bool_)
-
-
-def seeded_values(production: Sequence[PerQuery], candidate: Sequence[PerQuery], measure: Measure, segment: str | None,
-                  segments: Mapping[str, str] | None) -> SeededValues | str:  # fmt: skip
-    """Each system's runs x users values of ``measure`` for the version claim, over the users every run has a value
-    for (within the segment), in the order of their ids; why not, when the runs do not all hold the same users."""
-    runs = (*production, *candidate)
-    lacking = [t.run for t in runs if measure not in t.measures]
-    if lacking:
-        return f"run {lacking[0]!r} has no values of {measure}"
-    ids, columns = [], []
-    for table in runs:
-        mask = segment_mask(table, segment, segments)
-        held = table.query_ids.astype(str) if mask is None else table.query_ids.astype(str)[mask]
-        column = table.values[:, list(table.measures).index(measure)]
-        order = np.argsort(held, kind="stable")
-        ids.append(held[order])
-        columns.append((column if mask is None else column[mask])[order])
-    odd = next((t.run for t, held in zip(runs, ids, strict=True) if not np.array_equal(held, ids[0])), None)
-    if odd is not None:
-        return (f"the runs do not all hold the same users ({odd!r} differs): the crossed design needs every run on "
-                "every user")  # fmt: skip
-    values = np.array(columns, dtype=np.float64).reshape(len(runs), len(ids[0]))
-    values = values[:, np.isfinite(values).all(axis=0)]
-    return SeededValues(values[: len(production)], values[len(production) :])
 
 
 def paired_values(production: PerQuery | None, candidate: PerQuery | None, measure: Measure,

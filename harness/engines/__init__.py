@@ -31,8 +31,8 @@ class Engine(Protocol):
 
     reads_judgments: bool  # does the evaluator prepare the judgments in this process?
 
-    def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
-        """Every system of ``work`` with a run on its dataset, by name."""
+    def evaluate(self, work: DatasetWork) -> list[RunResult]:
+        """Every run of ``work`` (a system's, or one seed's of it), in its order."""
         ...
 
     def evaluate_files(self, work: FilesWork) -> list[EvaluatedRun]:

@@ -21,7 +21,8 @@ from harness.progress import Progress
 
 @dataclass(frozen=True)
 class DatasetWork:
-    """One dataset's systems to evaluate, as the pipeline hands them to an engine.
+    """One dataset's systems to evaluate, as the pipeline hands them to an engine: each holding one run (a system with
+    several seeds comes once per seed, :meth:`~harness.config.schema.System.each_run`).
 
     ``segments`` maps query id -> segment; ``skipped`` names the measures this dataset cannot
     compute (for the diagnostics); ``advance`` counts one finished run for the progress bar.
@@ -69,7 +70,7 @@ def checked_run(dataset: Dataset, system: System, path: Path, judged: AbstractSe
                 samples: bool = False) -> Run:  # fmt: skip
     """A system's run on a dataset; a user error when it shares no query with the judgments. ``samples``: a TREC
     run's second column is each line's sample (a measure reads stochastic rankings)."""
-    progress(f"reading {system.name} on {dataset.name}")
+    progress(f"reading {system.name}{f' [{system.run_label}]' if system.run_label else ''} on {dataset.name}")
     run = load_run(path, run_columns(dataset.run_columns), name=system.name, samples=samples)
     check_shares_judged(run, judged, judgments_of(dataset))
     return run
@@ -101,4 +102,5 @@ def run_result(dataset: Dataset, system: System, per_query: PerQuery, diagnostic
     """A run's result with its values here: its queries' segments, and the dataset-level diagnostics."""
     seg = segments_of(per_query.query_ids, segments)
     dataset_diagnostics(dataset, diagnostics, int((seg == "").sum()) if segments else None, skipped, item_rows)
-    return RunResult(dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff)
+    return RunResult(dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff,
+                     seed=system.run_label)

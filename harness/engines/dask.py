@@ -701,7 +701,7 @@ class DaskEngine:
         self.scratch = scratch  # the inputs' Parquet pieces: kept while the engine is open (lost values are recomputed)
         self.remote: dict[str, Any] = {}  # dataset -> RemoteRuns: the runs as the cluster holds them
 
-    def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
+    def evaluate(self, work: DatasetWork) -> list[RunResult]:
         """The dataset's runs evaluated on the cluster. With system measures, each run's lists (down to their
         cutoff) and its query ids come here, to resample users."""
 
@@ -719,31 +719,35 @@ class DaskEngine:
                              work.experiment.cutoffs, items, self.spec.partitions, progress, evaluator.system_measures,
                              gather=False, scratch=self.scratch)  # fmt: skip
         if not done:
-            return {}
+            return []
         segments = work.segments
         # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once. A
         # task's result, not scattered data: Dask keeps one copy of scattered data (its memory manager drops the
         # replicas) and cannot recompute it when that worker is lost; a task it reruns
         segment_of = client.submit(_segment_series, segments, pure=False) if segments else None
         names = sorted(set(segments.values()))
-        self.remote[dataset.name] = RemoteRuns({s.name: e.pieces for s, e in zip(work.systems, done, strict=True)},
+        # a system's seeds are gathered here (the version claim pools them here), its only run is held there by name
+        self.remote[dataset.name] = RemoteRuns({s.name: e.pieces for s, e in zip(work.systems, done, strict=True)
+                                                if not s.run_label},
                                                done[0].measures, segment_of,
                                                max(int(str(e.diagnostics["queries_evaluated"])) for e in done))  # fmt: skip
-        out = {}
-        for system, evaluated in zip(work.systems, done, strict=True):
+        out = []
+        for i, (system, evaluated) in enumerate(zip(work.systems, done, strict=True)):
             cold = None if items is None else evaluated.item_rows
             progress(f"dask: summarising {system.name} on {dataset.name}")
             rows, present, unsegmented = summary_on_cluster(client, evaluated.pieces, evaluated.measures, segment_of, names)
             prefix = (f"part-{work.experiment.datasets.index(dataset):03d}-"
-                      f"{work.experiment.systems.index(system):03d}")  # in the config's dataset, then system, order  # fmt: skip
+                      f"{i:03d}")  # in the config's dataset, then system (and seed), order  # fmt: skip
             values = ClusterValues(evaluated.measures, present, tuple(rows), evaluated.query_ids, client, evaluated.pieces,
                                    dataset.name, system.name, segments, segment_of, prefix)  # fmt: skip
             diagnostics = dataset_diagnostics(dataset, dict(evaluated.diagnostics), unsegmented if segments else None,
                                               work.skipped, cold)  # fmt: skip
             seg = None if evaluated.query_ids is None else segments_of(evaluated.query_ids, segments)
-            out[system.name] = RunResult(dataset.name, system.name, None, seg, diagnostics, evaluated.lists,
-                                         evaluator.system_measures if evaluated.lists is not None else (),
-                                         evaluated.item_counts, evaluated.item_counts_cutoff, remote=values)  # fmt: skip
+            result = RunResult(dataset.name, system.name, None, seg, diagnostics, evaluated.lists,
+                               evaluator.system_measures if evaluated.lists is not None else (),
+                               evaluated.item_counts, evaluated.item_counts_cutoff, remote=values,
+                               seed=system.run_label)  # fmt: skip
+            out.append(result.here() if system.run_label else result)
             work.advance()
         return out
 

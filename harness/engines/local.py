@@ -31,8 +31,8 @@ class LocalEngine:
     def __init__(self, spec: EngineSpec) -> None:
         self.spec = spec
 
-    def evaluate(self, work: DatasetWork) -> dict[str, RunResult]:
-        """Every system of ``work`` with a run, by name."""
+    def evaluate(self, work: DatasetWork) -> list[RunResult]:
+        """Every run of ``work``, in its order."""
         judged = work.evaluator.prepared.judged
 
         def evaluate_one(system: System) -> RunResult:
@@ -55,8 +55,8 @@ class LocalEngine:
         workers = min(self.spec.workers or os.cpu_count() or 1, max(1, len(work.systems)))
         if workers > 1:
             with ThreadPoolExecutor(workers) as pool:
-                return dict(zip([s.name for s in work.systems], pool.map(evaluate_one, work.systems), strict=True))
-        return {s.name: evaluate_one(s) for s in work.systems}
+                return list(pool.map(evaluate_one, work.systems))
+        return [evaluate_one(s) for s in work.systems]
 
     def evaluate_files(self, work: FilesWork) -> list[EvaluatedRun]:
         """Every run of ``work``, in order; all of them read and checked before any is evaluated."""

@@ -315,6 +315,7 @@ class RunResult:
     item_counts: np.ndarray | None = None  # recommendations of each recommended item, descending (the long tail)
     item_counts_cutoff: int | None = None  # the lists' cutoff they were counted at (None: whole lists)
     remote: ValuesHandle | None = None
+    seed: str = ""  # which of the system's runs on the dataset (its training seed): "" for its only run
 
     @property
     def measures(self) -> tuple[Measure, ...]:
@@ -381,9 +382,10 @@ class EvaluatedRun:
 
 
 def per_query_rows(dataset: str, system: str, query_ids: np.ndarray, segments: np.ndarray, measures: tuple[Measure, ...],
-                   values: np.ndarray) -> pd.DataFrame:  # fmt: skip
+                   values: np.ndarray, seed: str | None = None) -> pd.DataFrame:  # fmt: skip
     """The results' per-query table of one run (or part of it): ``dataset, system, query_id, segment, measure, value``,
-    one row per query and measure, in the queries' order, then the measures'.
+    one row per query and measure, in the queries' order, then the measures'; with ``seed`` (a system with several
+    runs in the experiment), a ``seed`` column after ``system``: which run.
 
     >>> per_query_rows("d", "s", np.array(["q1"], dtype=object), np.array([""], dtype=object), (Measure("AP"),),
     ...                np.array([[0.5]])).values.tolist()
@@ -395,6 +397,7 @@ def per_query_rows(dataset: str, system: str, query_ids: np.ndarray, segments: n
     return pd.DataFrame({
         "dataset": np.full(n_q * n_m, dataset, dtype=object),
         "system": np.full(n_q * n_m, system, dtype=object),
+        **({} if seed is None else {"seed": np.full(n_q * n_m, seed, dtype=object)}),
         "query_id": np.repeat(query_ids.astype(str).astype(object), n_m),
         "segment": np.repeat(segments, n_m),
         "measure": np.tile(np.array([str(m) for m in measures], dtype=object), n_q),

@@ -28,6 +28,7 @@ from harness import __version__
 from harness._atomic import sha256_path, size_of
 from harness.comparison.compare import CompareSettings, TestedElsewhere, compare, count_blocks, system_summary
 from harness.comparison.rows import Comparisons
+from harness.comparison.versions import is_seeded, runs_by_system, version_summary, versions
 from harness.config.schema import Dataset, Experiment, System
 from harness.data.items import read_items, read_train
 from harness.data.load import judged_query_ids, load_qrels
@@ -242,19 +243,23 @@ def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[lis
     callers, before any work (:func:`check_guard_segments`)."""
     results: list[RunResult] = []
     earlier: dict[str, Earlier] = {}
-    total = sum(1 for d in experiment.datasets for s in experiment.systems if s.previous is not None or s.run_for(d.name))
+    total = sum(1 if s.previous is not None else len(s.runs_of(d.name)) for d in experiment.datasets
+                for s in experiment.systems)  # fmt: skip
     with open_engine(experiment.engine, progress) as engine:
         with progress.task("evaluating", total) as advance:
             for dataset in experiment.datasets:
                 results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance, engine))
-        yield results, engine.paired_tests(results, compare_settings(experiment))
+        if is_seeded(results):  # a system's seeds are pooled here, and compared here
+            yield [r.here() for r in results], None
+        else:
+            yield results, engine.paired_tests(results, compare_settings(experiment))
 
 
 def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[str, Earlier], progress: Progress,
                       advance: Callable[[], None], engine: Engine) -> list[RunResult]:  # fmt: skip
     """Every system on one dataset, in the config's order: recomputed from its run by the engine, or reused."""
     results: list[RunResult] = []
-    with_runs = tuple(s for s in experiment.systems if s.run_for(dataset.name) is not None)
+    with_runs = tuple(run for s in experiment.systems for run in s.each_run(dataset.name))  # a system once per seed
     evaluator = _evaluator(experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments)
     skipped = ", ".join(str(m) for m in experiment.measures if m not in evaluator.measures)
     if skipped:
@@ -270,8 +275,8 @@ def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[st
             if reused is not None:
                 results.append(reused)
                 engine.hold(dataset.name, reused)  # compared beside the engine's runs
-        elif system.name in evaluated:
-            results.append(evaluated[system.name])
+        else:
+            results.extend(r for r in evaluated if r.system == system.name)
     return results
 
 
@@ -327,7 +332,8 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
     for d in experiment.datasets:
         files.extend(compared_inputs(d))
     for s in experiment.systems:
-        files.extend((f"run:{s.name}:{d}", p) for d, p in s.runs)
+        files.extend((f"run:{s.name}:{d.name}" + (f":{label}" if label else ""), p)
+                     for d in experiment.datasets for label, p in s.runs_of(d.name))  # fmt: skip
         if s.previous is not None and s.previous.results is not None:
             files.append((f"previous:{s.name}", s.previous.results / "per_query.parquet"))
     base, absolute = experiment.source.parent, experiment.tracking.record_paths
@@ -342,6 +348,7 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
             {
                 "dataset": r.dataset,
                 "system": r.system,
+                **({"seed": r.seed} if r.seed else {}),
                 "run_rows": r.diagnostics.get("run_rows"),
                 "queries": r.diagnostics.get("queries_evaluated"),
             }
@@ -371,16 +378,35 @@ def git_commit(folder: Path) -> str | None:
 def _frames(results: list[RunResult], settings: CompareSettings | None = None) -> tuple[Any, Any, Any, Any, Any]:
     import pandas as pd
 
+    seeded = is_seeded(results)  # a system has several runs: the tables say which run (seed) a row is of
     per_query = [per_query_rows(r.dataset, r.system, r.per_query.query_ids, r.segments, r.per_query.measures,
-                                r.per_query.values) for r in results if r.per_query is not None and r.segments is not None]
+                                r.per_query.values, r.seed if seeded else None)
+                 for r in results if r.per_query is not None and r.segments is not None]  # fmt: skip
     per_query_frame = pd.concat(per_query, ignore_index=True) if per_query else None
     settings = settings or CompareSettings()
-    summary = pd.DataFrame([row for r in results for row in (*summarize(r), *system_summary(r, settings))])
+    summary = pd.DataFrame(_summary_rows(results, settings, seeded))
     tail = [row for r in results for row in long_tail_rows(r)]
-    diagnostics = pd.DataFrame([{"dataset": r.dataset, "system": r.system, **r.diagnostics} for r in results])
+    diagnostics = pd.DataFrame([{"dataset": r.dataset, "system": r.system, **({"seed": r.seed} if seeded else {}),
+                                 **r.diagnostics} for r in results])  # fmt: skip
     groups = [row for r in results for row in group_rows(r)]
     return (per_query_frame, summary, diagnostics, (pd.DataFrame(tail) if tail else None),
             (pd.DataFrame(groups) if groups else None))  # fmt: skip
+
+
+def _summary_rows(results: list[RunResult], settings: CompareSettings, seeded: bool) -> list[dict[str, Any]]:
+    """summary's rows: each run's, and with seeds (``seeded``) each system's version over its runs first (``seed:
+    all``, :func:`~harness.comparison.versions.version_summary`), then each run's under its seed label."""
+    if not seeded:
+        return [row for r in results for row in (*summarize(r), *system_summary(r, settings))]
+    out: list[dict[str, Any]] = []
+    for runs in runs_by_system(results).values():
+        each = [{**row, "seed": r.seed or "all", "runs": 1}
+                for r in runs for row in (*summarize(r), *system_summary(r, settings))]  # fmt: skip
+        if len(runs) == 1 and not runs[0].seed:
+            out.extend(each)
+        else:
+            out.extend([*version_summary(runs, each), *each])
+    return out
 
 
 def decide_gate(experiment: Experiment, results: list[RunResult], comparisons: Comparisons | None = None,
@@ -553,8 +579,9 @@ def comparison_tables(experiment: Experiment, results: list[RunResult], progress
         return Comparisons()
     settings = compare_settings(experiment)
     progress(f"comparing systems ({experiment.stats.permutations} permutations, seed {experiment.stats.seed})")
-    with progress.task("comparing (pair x segment)", count_blocks(results, settings)) as advance:
-        return compare(results, experiment.measures, settings, advance, tested_elsewhere)
+    systems = versions(results)  # a system's seeds pooled: its version (the same list without seeds)
+    with progress.task("comparing (pair x segment)", count_blocks(systems, settings)) as advance:
+        return compare(systems, experiment.measures, settings, advance, tested_elsewhere, seeds=results)
 
 
 def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> dict[str, Any]:

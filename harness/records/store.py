@@ -74,6 +74,21 @@ class SavedResults:
         return Recorded.of(self.config)
 
     @cached_property
+    def system_summary(self) -> pd.DataFrame:
+        """summary's rows of each system: with several runs (seeds) of a system, its version over them (``seed:
+        all``), not each run's."""
+        if "seed" not in self.summary.columns:
+            return self.summary
+        return self.summary[self.summary["seed"] == "all"].reset_index(drop=True)
+
+    @cached_property
+    def seed_summary(self) -> pd.DataFrame | None:
+        """summary's rows of each run of a system with several (its seeds); None without seeds."""
+        if "seed" not in self.summary.columns:
+            return None
+        return self.summary[self.summary["seed"] != "all"].reset_index(drop=True)
+
+    @cached_property
     def comparison_rows(self) -> Comparisons:
         """The comparisons (and ANOVAs) as typed rows (:mod:`harness.comparison.rows`): what the report reads."""
         return Comparisons.from_frames(self.comparisons, self.anova)

@@ -616,7 +616,7 @@ def log_into_run(results: SavedResults, run_id: str, system: str, model_id: str 
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient()
-    config, summary = results.config, results.summary
+    config, summary = results.config, results.system_summary
     keys = {m: metric_key(m, config.get("gain_schemes") or {}) for m in summary["measure"].unique()}
     datasets = list(dict.fromkeys(summary["dataset"]))
     now = int(time.time() * 1000)
@@ -751,8 +751,8 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     earlier = _parent_of(client, experiment_id, key)
     if earlier is not None and earlier.data.tags.get(COMPLETE_TAG) == "true" and earlier.info.status == "FINISHED":
         # this folder is logged already, completely: exactly once, so nothing is added
-        done = {f"{c.data.tags.get('dataset')}/{c.data.tags.get('system')}": c.info.run_id
-                for c in _children_of(client, experiment_id, earlier.info.run_id)}  # fmt: skip
+        done = {"/".join(x for x in (c.data.tags.get("dataset"), c.data.tags.get("system"), c.data.tags.get("seed")) if x):
+                c.info.run_id for c in _children_of(client, experiment_id, earlier.info.run_id)}  # fmt: skip
         _attach_rendered(client, earlier.info.run_id, folder)  # a report rendered after an interruption joins it
         return Tracked(tracking_uri, experiment_id, earlier.info.run_id, done,
                        run_url(tracking_uri, experiment_id, earlier.info.run_id), already=True,
@@ -766,7 +766,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     )  # fmt: skip
     parent_id = parent.info.run_id
     children: dict[str, str] = {}
-    pairs = summary[["dataset", "system"]].drop_duplicates()
+    pairs = summary[[c for c in ("dataset", "system", "seed") if c in summary.columns]].drop_duplicates()
     with progress.task("logging to MLflow (runs)", len(pairs) + 1) as advance:
         _log_runs(client, tracking_uri, results, experiment_id, parent_id, common_tags, children, advance)
     return Tracked(tracking_uri, experiment_id, parent_id, children, run_url(tracking_uri, experiment_id, parent_id),
@@ -790,20 +790,26 @@ def _log_runs(client: Any, tracking_uri: str, results: SavedResults, experiment_
         descriptions = {s["name"]: s.get("description", "") for s in config["systems"]}
         models = {s["name"]: s["model"] for s in config["systems"] if s.get("model")}
         digests = {i["role"]: i["sha256"][:36] for i in provenance["inputs"]}
-        for (dataset, system), rows in summary.groupby(["dataset", "system"], sort=False):
+        seeded = "seed" in summary.columns  # a child run per system (its version), and one per run of its seeds
+        by = ["dataset", "system", "seed"] if seeded else ["dataset", "system"]
+        for group, rows in summary.groupby(by, sort=False):
+            dataset, system, seed = (*group, "all")[:3] if seeded else (*group, "all")
+            one_run = seed != "all"
             tags = {
                 **common_tags,
                 "mlflow.parentRunId": parent_id,
-                "harness.kind": "system",
+                "harness.kind": "run" if one_run else "system",
                 "system": held(str(system), TAG_CHARS),
                 "dataset": held(str(dataset), TAG_CHARS),
+                **({"seed": held(str(seed), TAG_CHARS)} if one_run else {}),
                 **_model_tags(models.get(str(system)), str(system)),
             }
             if descriptions.get(system):
                 tags["mlflow.note.content"] = descriptions[system]
-            child = client.create_run(experiment_id, run_name=held(f"{system} @ {dataset}", RUN_NAME_CHARS), tags=tags)
+            name = f"{system} [{seed}] @ {dataset}" if one_run else f"{system} @ {dataset}"
+            child = client.create_run(experiment_id, run_name=held(name, RUN_NAME_CHARS), tags=tags)
             child_id = child.info.run_id
-            children[f"{dataset}/{system}"] = child_id
+            children["/".join((str(dataset), str(system), *((str(seed),) if one_run else ())))] = child_id
             # each value linked to the model it is about and the judgments it is measured on (MLflow 3's model page)
             model_id = (models.get(str(system)) or {}).get("model_id")
             qrels = f"qrels:{dataset}"
@@ -821,12 +827,18 @@ def _log_runs(client: Any, tracking_uri: str, results: SavedResults, experiment_
                     if start == 0 else (),
                 )
             mine = results.per_query_of(str(dataset), str(system))
-            wide = mine.pivot_table(index=["query_id", "segment"], columns="measure", values="value", sort=False).reset_index()
+            if one_run:
+                mine = mine[mine["seed"] == seed]
+            index = ["seed", "query_id", "segment"] if seeded and not one_run else ["query_id", "segment"]
+            wide = mine.pivot_table(index=index, columns="measure", values="value", sort=False).reset_index()
             with tempfile.TemporaryDirectory() as scratch:  # Parquet, not an MLflow JSON table: the UI stays responsive
                 path = Path(scratch) / "per_query.parquet"
                 wide.to_parquet(path, index=False)
                 client.log_artifact(child_id, str(path))
-            mine_inputs = [i for i in provenance["inputs"] if i["role"] == f"run:{system}:{dataset}"
+            role = f"run:{system}:{dataset}"
+            mine_inputs = [i for i in provenance["inputs"]
+                           if (i["role"] == f"{role}:{seed}" if one_run
+                               else i["role"] == role or i["role"].startswith(f"{role}:"))
                            or (not i["role"].startswith("run:") and i["role"].endswith(f":{dataset}"))]  # fmt: skip
             _log_inputs(client, child_id, mine_inputs)
             client.set_terminated(child_id, "FINISHED")

@@ -193,13 +193,14 @@ def trend_charts(results: SavedResults, label: Label, earlier: tuple[list[Path],
     folders, earlier_summaries = earlier
     if release is None or not folders:
         return []
-    summaries = [*earlier_summaries, results.summary]
+    summaries = [*(s[s["seed"] == "all"] if "seed" in s.columns else s for s in earlier_summaries),
+                 results.system_summary]  # a system with seeds: its version over them
     stamps = [f.name[4:8] + "-" + f.name[9:13] if len(f.name) > 13 else f.name for f in [*folders, results.folder]]
     systems = (release.production, release.candidate)
     out = []
     for guard in release.guards:
         measure, segment = guard.measure, guard.segment or "all"
-        datasets = [guard.dataset] if guard.dataset else sorted(set(results.summary["dataset"]))
+        datasets = [guard.dataset] if guard.dataset else sorted(set(results.system_summary["dataset"]))
         for dataset in datasets:
             series: dict[str, list[tuple[int, float]]] = {s: [] for s in systems}
             for i, summary in enumerate(summaries):
@@ -309,8 +310,10 @@ def _main_table(
     measures: Sequence[Measure],
     baseline: str | None,
     label: Label,
+    spread: Mapping[tuple[str, str, str, str], tuple[int, float, float]] | None = None,
 ) -> Table:
-    """One row per measure, one column per system: as long as needed, never wider than the page."""
+    """One row per measure, one column per system: as long as needed, never wider than the page; a system with
+    several runs shows its version's value, with the runs' lowest and highest beside it (``spread``)."""
     rows_df = summary[(summary["dataset"] == dataset) & (summary["segment"] == segment)]
     values = {(r.system, r.measure): r for r in rows_df.itertuples()}
     marks = _significance(comparisons, dataset, segment, baseline)
@@ -337,7 +340,13 @@ def _main_table(
                 if c
             )
             text = format_value(float(r.value), integer=_integer(measure)) + (f" {mark}" if mark else "")
-            row.append(Cell(text, _num(float(r.value)), classes, format_ci(r.ci_low, r.ci_high), tip))
+            note = format_ci(r.ci_low, r.ci_high)
+            runs = (spread or {}).get((dataset, segment, s, m))
+            if runs is not None:
+                n, low, high = runs
+                note += (f" · {n} seeds {format_value(low, integer=_integer(measure))}–"
+                         f"{format_value(high, integer=_integer(measure))}")  # fmt: skip
+            row.append(Cell(text, _num(float(r.value)), classes, note, tip))
         table_rows.append(row)
     heads = [(s + (" (baseline)" if s == baseline else ""), "num") for s in systems]
     return Table([("measure", "text"), *heads], table_rows)
@@ -473,6 +482,15 @@ def _families(measures: Sequence[Measure]) -> dict[str, list[tuple[int, Measure]
     return {k: v for k, v in families.items() if len(v) >= 2}
 
 
+def _seed_spread(seeds: Any) -> dict[tuple[str, str, str, str], tuple[int, float, float]]:
+    """(dataset, segment, system, measure) -> (runs, lowest, highest) of the systems with several runs (seeds)."""
+    if seeds is None or not len(seeds):
+        return {}
+    grouped = seeds.groupby(["dataset", "segment", "system", "measure"], sort=False)["value"].agg(["count", "min", "max"])
+    return {tuple(str(k) for k in key): (int(row["count"]), float(row["min"]), float(row["max"]))  # type: ignore[misc]
+            for key, row in grouped.iterrows()}  # fmt: skip
+
+
 def _wide(rows: Any) -> Any:
     """(query_id, segment) x system values of one measure's per-query rows."""
     return rows.pivot_table(index=["query_id", "segment"], columns="system", values="value", sort=False)
@@ -531,8 +549,12 @@ def _diagnostics_table(diagnostics: Any, dataset: str, systems: list[str]) -> Ta
     """One row per diagnostic, one column per system."""
     if diagnostics is None:
         return Table([], [])
-    mine = diagnostics[diagnostics["dataset"] == dataset].set_index("system")
-    present = [s for s in systems if s in mine.index]
+    mine = diagnostics[diagnostics["dataset"] == dataset]
+    if "seed" in mine.columns:  # a column per run of a system with seeds: "v2 [v2-seed1]"
+        mine = mine.assign(system=[f"{s} [{d}]" if isinstance(d, str) and d else s
+                                   for s, d in zip(mine["system"], mine["seed"], strict=True)]).drop(columns="seed")
+    mine = mine.set_index("system")
+    present = [label for s in systems for label in mine.index if label == s or str(label).startswith(f"{s} [")]
     rows = []
     for name in [c for c in mine.columns if c != "dataset"]:
         row = [Cell(name.replace("_", " "), name)]
@@ -567,7 +589,8 @@ def _simple_table(frame: Any, id: str = "") -> Table:
 
 def build_model(results: SavedResults) -> ReportModel:
     recorded, provenance, tracking = results.recorded, results.provenance, results.tracking
-    summary, comparisons = results.summary, results.comparison_rows
+    summary, comparisons = results.system_summary, results.comparison_rows
+    spread = _seed_spread(results.seed_summary)
     diagnostics, anova = results.diagnostics, results.anova
     measures = recorded.measures
     by_name = {str(m): m for m in measures}
@@ -575,14 +598,18 @@ def build_model(results: SavedResults) -> ReportModel:
     order = list(recorded.systems)
     baseline = recorded.baseline
     stats = recorded.stats
+    version = stats.get("claim") == "version"
+    test = "version (t over users and seeds: the training procedures)" if version else stats.get("primary")
+    interval = ("95% interval of the version's mean over users and seeds, and its runs' lowest and highest"
+                if version else "95% t-interval of the mean")  # fmt: skip
     legend = (
-        f"▲ / ▼: significantly better / worse than the baseline by the {stats.get('primary')} test, "
+        f"▲ / ▼: significantly better / worse than the baseline by the {test} test, "
         f"{stats.get('correction')}-corrected, alpha {stats.get('alpha')}; {_controlled(stats)} "
-        f"Bold: best in column; brackets: 95% t-interval of the mean; GMAP-like measures are compared on their "
+        f"Bold: best in column; brackets: {interval}; GMAP-like measures are compared on their "
         f"geometric means (tests on log values)."
     )
     markdown_legend = (
-        f"▲ / ▼ in the tables below: significantly better / worse than the baseline by the {stats.get('primary')} "
+        f"▲ / ▼ in the tables below: significantly better / worse than the baseline by the {test} "
         f"test, {stats.get('correction')}-corrected, alpha {stats.get('alpha')}; {_controlled(stats)} Differences are "
         f"candidate minus production, with their 95% interval in brackets; GMAP-like measures are compared on their "
         f"geometric means (tests on log values)."
@@ -597,10 +624,11 @@ def build_model(results: SavedResults) -> ReportModel:
         anchor = _anchor(dataset)
         accuracy = [m for m in measures if not _beyond(m)]
         beyond = [m for m in measures if _beyond(m) and ((summary["dataset"] == dataset) & (summary["measure"] == str(m))).any()]
-        main = _main_table(summary, comparisons, dataset, "all", systems, accuracy, baseline, label)
+        main = _main_table(summary, comparisons, dataset, "all", systems, accuracy, baseline, label, spread)
         segment_names = [s for s in dict.fromkeys(summary[summary["dataset"] == dataset]["segment"]) if s != "all"]
         segments = [
-            (seg, _main_table(summary, comparisons, dataset, seg, systems, measures, baseline, label)) for seg in segment_names
+            (seg, _main_table(summary, comparisons, dataset, seg, systems, measures, baseline, label, spread))
+            for seg in segment_names
         ]
         # each measure's rows read and pivoted once (not the dataset's whole table), for the charts and the top changes
         wides = {m: _wide(results.per_query_of(dataset, measure=str(m))) for m in measures}
@@ -634,7 +662,7 @@ def build_model(results: SavedResults) -> ReportModel:
                 top_changes=_top_changes(wides, systems, str(baseline), measures, label, anchor) if baseline in systems else None,
                 anova=anova_table, conventions=[("relevance_level", str(level), ""), *conventions],
                 against_baseline=_against_baseline(comparisons, dataset, systems, baseline, measures, label),
-                beyond_table=(_main_table(summary, comparisons, dataset, "all", systems, beyond, baseline, label)
+                beyond_table=(_main_table(summary, comparisons, dataset, "all", systems, beyond, baseline, label, spread)
                               if beyond else None),
                 long_tail_chart=_long_tail_chart(results.long_tail, dataset, systems),
                 group_charts=_group_charts(results.groups, dataset, systems),

@@ -119,6 +119,30 @@ def crossed_difference(a: np.ndarray, b: np.ndarray, weight_a: float, weight_b: 
     return CrossedDifference(estimate, variance, df, user_variance, seed_variance, (seed_sd[0], seed_sd[1]), n, (ra, rb))
 
 
+def mean_interval(table: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): a version's mean over its runs x users ``table`` with its interval, users and seeds both
+    random: ``Var = (MS_user + MS_seed - MS_residual) / (r n)`` (at least the users' part), Satterthwaite's df.
+
+    >>> mean, low, high = mean_interval(np.array([[0.2, 0.4, 0.6], [0.3, 0.5, 0.7]]))
+    >>> round(mean, 2), low < mean < high
+    (0.45, True)
+    """
+    from scipy import stats
+
+    r, n = table.shape
+    mean = float(table.mean())
+    if r < 2 or n < 2:
+        return mean, math.nan, math.nan
+    ms_seed, ms_residual = mean_squares(table)
+    ms_user = r * float(table.mean(axis=0).var(ddof=1))
+    c = 1.0 / (r * n)
+    variance = max(c * (ms_user + ms_seed - ms_residual), c * ms_user)
+    df = satterthwaite(variance, [(c * ms_user, n - 1), (c * ms_seed, r - 1), (c * ms_residual, (r - 1) * (n - 1))],
+                       float(n - 1))  # fmt: skip
+    reach = float(stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(variance)
+    return mean, mean - reach, mean + reach
+
+
 @dataclass(frozen=True)
 class VersionPlan:
     """Users needed for a version comparison with ``seeds`` runs of each system: None when no number of users

@@ -122,7 +122,7 @@ def test_dataset_work_summaries_and_paired_tests_are_the_reference(engine: str, 
         evaluator = _evaluator(experiment, dataset, experiment.measures, SILENT, judgments=opened.reads_judgments)
         done = opened.evaluate(DatasetWork(experiment, dataset, evaluator, experiment.systems, segments, "", SILENT,
                                            lambda: None))  # fmt: skip
-        results = [done[s] for s in SYSTEMS]
+        results = [next(r for r in done if r.system == s) for s in SYSTEMS]
         rows = [r.to_record() for r in compare(results, MEASURES, settings,
                                                tested_elsewhere=opened.paired_tests(results, settings))]  # fmt: skip
         for result, ref in zip(results, ref_results, strict=True):
@@ -193,7 +193,7 @@ def test_a_worker_lost_around_the_comparisons_changes_nothing(files: dict[str, P
                 client.wait_for_workers(2, timeout=60)  # its nanny starts a new one, empty
             else:
                 client.register_plugin(_kill_once_at(KILLED_AT[when], flag))
-            results = [done[s] for s in SYSTEMS]
+            results = [next(r for r in done if r.system == s) for s in SYSTEMS]
             rows = [r.to_record() for r in compare(results, MEASURES, settings,
                                                    tested_elsewhere=opened.paired_tests(results, settings))]  # fmt: skip
             assert not workers <= set(client.scheduler_info()["workers"])  # one of them is gone

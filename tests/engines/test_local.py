@@ -69,5 +69,5 @@ def test_each_run_is_released_before_its_measures_from_a_config(tmp_path: Path) 
     evaluator = _Watching(load_qrels(tmp_path / "qrels"), (parse_measure("nDCG@10"), parse_measure("P@5")))
     done = LocalEngine(experiment.engine).evaluate(DatasetWork(experiment, dataset, evaluator, experiment.systems, {}, "",
                                                                SILENT, lambda: None))  # fmt: skip
-    assert sorted(done) == ["a", "b"]
+    assert sorted(r.system for r in done) == ["a", "b"]
     assert evaluator.alive_at_item_lists == [[False], [False, False]]

@@ -1,0 +1,261 @@
+"""Versions, not trained runs: a system's several runs (training seeds) pooled, and compared over users and seeds.
+
+Under ``stats.claim: version`` a system is a training procedure and each of its runs one draw of it. Its value on
+a user is the mean over its runs (:func:`pooled`), and two systems differ by the difference of those means, tested
+with users and seeds both random (:func:`version_test`, the crossed design of :mod:`harness.stats.seeds`): the
+user-paired tests on the pooled values would take the seeds' spread for a difference.
+
+>>> ids = np.array(["u1", "u2", "u3"], dtype=object)
+>>> runs = [PerQuery("v2", ids, (Measure("AP"),), np.array([[0.2], [0.4], [0.6]]), np.ones(3, dtype=bool)),
+...         PerQuery("v2", ids[::-1], (Measure("AP"),), np.array([[0.8], [0.6], [0.4]]), np.ones(3, dtype=bool))]
+>>> table = seeded_values(runs, Measure("AP"), None)   # runs x users, users in id order
+>>> table.tolist()
+[[0.2, 0.4, 0.6], [0.4, 0.6, 0.8]]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.evaluation.results import PerQuery, RunResult, summarize
+from harness.measures.registry import REGISTRY
+from harness.measures.spec import Measure
+from harness.stats.seeds import CrossedDifference, crossed_difference, mean_interval
+
+
+@dataclass(frozen=True)
+class SeededValues:
+    """A guard's values for the version claim: each system's runs (seeds) x users, over the users every run has."""
+
+    production: np.ndarray  # r_production x n
+    candidate: np.ndarray  # r_candidate x n
+
+
+def segment_mask(table: PerQuery, segment: str | None, segments: Mapping[str, str] | None) -> np.ndarray | None:
+    """Which of a table's queries lie in ``segment`` (by ``segments``: query id -> segment); None for every query.
+
+    >>> t = PerQuery("a", np.array(["u1", "u2"], dtype=object), (), np.zeros((2, 0)), np.ones(2, dtype=bool))
+    >>> segment_mask(t, "new", {"u1": "new"}).tolist(), segment_mask(t, None, None)
+    ([True, False], None)
+    """
+    if segment is None:
+        return None
+    return np.array([(segments or {}).get(q) == segment for q in table.query_ids.astype(str).tolist()], dtype=np.bool_)
+
+
+def seeded_values(runs: Sequence[PerQuery], measure: Measure, segment: str | None,
+                  segments: Mapping[str, str] | None = None) -> np.ndarray | str:  # fmt: skip
+    """The runs x users values of ``measure`` (users in the order of their ids, within the segment, every value
+    finite), or why not: a run without the measure, or runs that do not all hold the same users."""
+    lacking = [t.run for t in runs if measure not in t.measures]
+    if lacking:
+        return f"run {lacking[0]!r} has no values of {measure}"
+    ids, columns = [], []
+    for table in runs:
+        mask = segment_mask(table, segment, segments)
+        held = table.query_ids.astype(str) if mask is None else table.query_ids.astype(str)[mask]
+        column = table.values[:, list(table.measures).index(measure)]
+        order = np.argsort(held, kind="stable")
+        ids.append(held[order])
+        columns.append((column if mask is None else column[mask])[order])
+    odd = next((t.run for t, held in zip(runs, ids, strict=True) if not np.array_equal(held, ids[0])), None)
+    if odd is not None:
+        return (f"the runs do not all hold the same users ({odd!r} differs): the crossed design needs every run on "
+                "every user")  # fmt: skip
+    values = np.array(columns, dtype=np.float64).reshape(len(runs), len(ids[0]))
+    return values[:, np.isfinite(values).all(axis=0)]
+
+
+def seeded_pair(production: Sequence[PerQuery], candidate: Sequence[PerQuery], measure: Measure, segment: str | None,
+                segments: Mapping[str, str] | None = None) -> SeededValues | str:  # fmt: skip
+    """Both systems' runs x users values of ``measure``, over the users every run of both has (finite), or why not."""
+    table = seeded_values((*production, *candidate), measure, segment, segments)
+    if isinstance(table, str):
+        return table
+    return SeededValues(table[: len(production)], table[len(production) :])
+
+
+def pooled(runs: Sequence[RunResult]) -> RunResult:
+    """A system's runs (seeds) on a dataset as one result: on each user every run holds, the mean of the runs'
+    values (NaN where one is NaN); the runs' count in ``diagnostics["runs"]``. The lists stay with each run."""
+    first = runs[0].here()
+    here = [first, *(r.here() for r in runs[1:])]
+    tables = [r.per_query for r in here]
+    assert all(t is not None for t in tables), "here() brings every run's values"
+    ids = first.per_query.query_ids if first.per_query is not None else np.array([], dtype=object)
+    keep = np.ones(ids.size, dtype=bool)
+    rows = []
+    for table in tables:
+        assert table is not None
+        position = {q: i for i, q in enumerate(table.query_ids.tolist())}
+        at = np.array([position.get(q, -1) for q in ids.tolist()], dtype=np.int64)
+        keep &= at >= 0
+        rows.append(at)
+    measures = first.per_query.measures if first.per_query is not None else ()
+    stacked = np.stack([t.values[at[keep]] for t, at in zip(tables, rows, strict=True) if t is not None])
+    in_run = np.asarray(np.stack([t.in_run[at[keep]] for t, at in zip(tables, rows, strict=True) if t is not None])
+                        .all(axis=0))  # fmt: skip
+    per_query = PerQuery(first.system, ids[keep], measures, stacked.mean(axis=0), in_run)
+    segments = None if first.segments is None else first.segments[keep]
+    diagnostics: dict[str, object] = {"runs": len(runs), "queries_evaluated": int(keep.sum()),
+                                      "queries_not_in_every_run": int((~keep).sum())}  # fmt: skip
+    return RunResult(first.dataset, first.system, per_query, segments, diagnostics)
+
+
+def versions(results: Sequence[RunResult]) -> list[RunResult]:
+    """The results with each system's runs on a dataset pooled into one (:func:`pooled`), in the order of their
+    first run; a system's only run as it is."""
+    groups: dict[tuple[str, str], list[RunResult]] = {}
+    for r in results:
+        groups.setdefault((r.dataset, r.system), []).append(r)
+    return [runs[0] if len(runs) == 1 and not runs[0].seed else pooled(runs) for runs in groups.values()]
+
+
+def runs_by_system(results: Sequence[RunResult]) -> dict[tuple[str, str], list[RunResult]]:
+    """Each (dataset, system)'s runs, in order: one, or one per seed."""
+    out: dict[tuple[str, str], list[RunResult]] = {}
+    for r in results:
+        out.setdefault((r.dataset, r.system), []).append(r)
+    return out
+
+
+def segment_map(result: RunResult) -> dict[str, str]:
+    """A run's query id -> segment ('' where it has none)."""
+    here = result.here()
+    assert here.per_query is not None and here.segments is not None
+    return dict(zip(here.per_query.query_ids.astype(str).tolist(), here.segments.tolist(), strict=True))
+
+
+@dataclass(frozen=True)
+class VersionTest:
+    """mean_b - mean_a of two versions over users and seeds: the two-sided p and the 95% interval (t with
+    Satterthwaite's df), and the crossed analysis itself."""
+
+    p: float
+    ci_low: float
+    ci_high: float
+    found: CrossedDifference
+
+
+def version_test(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> VersionTest | str:
+    """The crossed test of b against a (runs x users tables, users aligned); why not, with one run of a system.
+
+    >>> rng = np.random.default_rng(3)
+    >>> users = rng.normal(0.5, 0.1, 100)
+    >>> tested = version_test(users + rng.normal(0, 0.02, (4, 100)), users + 0.01 + rng.normal(0, 0.02, (4, 100)))
+    >>> round(tested.found.estimate, 4), tested.ci_low < tested.found.estimate < tested.ci_high
+    (0.0083, True)
+    """
+    from scipy import stats
+
+    if a.shape[0] < 2 or b.shape[0] < 2:
+        return (f"{a.shape[0]} run(s) against {b.shape[0]}: with one run of a system its seed variance cannot be "
+                "estimated, so the version claim has no test")  # fmt: skip
+    if a.shape[1] < 2:
+        return f"{a.shape[1]} user(s) in every run: too few to test"
+    found = crossed_difference(a, b, -1.0, 1.0)
+    if not found.variance > 0:
+        same = found.estimate == 0
+        return VersionTest(1.0 if same else 0.0, found.estimate, found.estimate, found)
+    se = math.sqrt(found.variance)
+    reach = float(stats.t.ppf(0.5 + confidence / 2, found.df)) * se
+    p = float(2 * stats.t.sf(abs(found.estimate) / se, found.df))
+    return VersionTest(min(1.0, p), found.estimate - reach, found.estimate + reach, found)
+
+
+def version_rows(rows: list[dict[str, object]], results: Sequence[RunResult], confidence: float = 0.95) -> None:
+    """The comparison rows of means between systems with several runs, tested as versions (in place): ``p_version``
+    and the interval from :func:`version_test`; the user-paired statistics of the pooled values are left out (they
+    would take the seeds' spread for a difference), and a row that cannot be tested says why in ``version_note``."""
+    by_system = runs_by_system(results)
+    maps: dict[tuple[str, str], dict[str, str]] = {}
+    user_paired = ("ci_low_t", "ci_high_t", "ci_low_bootstrap", "ci_high_bootstrap", "effect_size", "effect_size_low",
+                   "effect_size_high", "mde", "n_needed", "p_floor", "mean_difference", "sd_difference")  # fmt: skip
+    for row in rows:
+        if row["aggregate"] == "system":
+            continue
+        dataset, segment = str(row["dataset"]), str(row["segment"])
+        a, b = by_system[(dataset, str(row["system_a"]))], by_system[(dataset, str(row["system_b"]))]
+        for key in [k for k in row if k.startswith("p_") and k not in ("p_tukey_hsd",)]:
+            del row[key]
+        row.update(dict.fromkeys(user_paired, math.nan))
+        row["ci_low"] = row["ci_high"] = row["p_version"] = math.nan
+        if row["aggregate"] != "mean":
+            row["version_note"] = f"the version claim is tested on means, and {row['measure']} is a {row['aggregate']}"
+            continue
+        where = (dataset, str(row["system_a"]))
+        if where not in maps:
+            maps[where] = segment_map(a[0])
+        measure = next(m for m in a[0].here().measures if str(m) == row["measure"])
+        within = None if segment == "all" else segment
+        tables = [t for t in (r.here().per_query for r in (*a, *b)) if t is not None]
+        table = seeded_values(tables, measure, within, maps[where])
+        tested = table if isinstance(table, str) else version_test(table[: len(a)], table[len(a) :], confidence)
+        if isinstance(tested, str):
+            row["version_note"] = tested
+            continue
+        row.update(p_version=tested.p, ci_low=tested.ci_low, ci_high=tested.ci_high, n_queries=tested.found.n,
+                   mean_difference=tested.found.estimate, sd_difference=math.sqrt(tested.found.variance * tested.found.n),
+                   version_note=(f"{len(a)} runs against {len(b)}; seed noise {tested.found.seed_share:.0%} of the "
+                                 "difference's variance"))  # fmt: skip
+
+
+def version_summary(runs: Sequence[RunResult], seed_rows: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
+    """The summary rows of a system's version over its runs (``seed: all``): a mean over every run's users with its
+    interval over users and seeds (:func:`~harness.stats.seeds.mean_interval`), another aggregate over the pooled
+    values, and a system measure (one value per run: ``seed_rows``) as the mean of the runs' values with a t-interval
+    over them."""
+    from scipy import stats
+
+    version = pooled(runs)
+    assert version.per_query is not None
+    tables = [r.here().per_query for r in runs]
+    where = segment_map(runs[0])
+    out: list[dict[str, object]] = []
+    for summary in summarize(version):
+        measure = next(m for m in version.per_query.measures if str(m) == summary["measure"])
+        if REGISTRY.definition(measure).aggregate == "mean":
+            within = None if summary["segment"] == "all" else str(summary["segment"])
+            table = seeded_values([t for t in tables if t is not None], measure, within, where)
+            if not isinstance(table, str) and table.size:
+                summary["mean"], summary["ci_low"], summary["ci_high"] = mean_interval(table)
+        out.append({**summary, "seed": "all", "runs": len(runs)})
+    by_measure: dict[tuple[object, object], list[float]] = {}
+    for row in seed_rows:
+        if row["measure"] in {str(m) for m in runs[0].system_measures}:
+            by_measure.setdefault((row["segment"], row["measure"]), []).append(float(row["value"]))  # type: ignore[arg-type]
+    for (segment, name), values in by_measure.items():
+        mean, half = float(np.mean(values)), math.nan
+        if len(values) >= 2:
+            half = float(stats.t.ppf(0.975, len(values) - 1)) * float(np.std(values, ddof=1)) / math.sqrt(len(values))
+        users = next(r["n_queries"] for r in seed_rows if r["measure"] == name and r["segment"] == segment)
+        out.append({"dataset": version.dataset, "system": version.system, "segment": segment, "measure": name,
+                    "value": mean, "mean": mean, "ci_low": mean - half, "ci_high": mean + half, "n_queries": users,
+                    "seed": "all", "runs": len(runs)})  # fmt: skip
+    return out
+
+
+def is_seeded(results: Sequence[RunResult]) -> bool:
+    """Whether any system has several runs (seeds) of a dataset."""
+    return any(r.seed for r in results)
+
+
+__all__ = [
+    "SeededValues",
+    "VersionTest",
+    "is_seeded",
+    "pooled",
+    "runs_by_system",
+    "seeded_pair",
+    "seeded_values",
+    "segment_map",
+    "segment_mask",
+    "version_rows",
+    "version_summary",
+    "version_test",
+    "versions",
+]
