@@ -170,9 +170,11 @@ class System:
         return runs[0][1] if runs else None
 
     def each_run(self, dataset: str) -> tuple[System, ...]:
-        """The system once per run evaluated on ``dataset``, each with that run alone (and its seed label)."""
-        return tuple(dataclasses.replace(self, runs=((dataset, path),), seeds=(label,) if label else (), seed=None)
-                     for label, path in self.runs_of(dataset))  # fmt: skip
+        """The system once per run evaluated on ``dataset``, each with that run alone, labelled by its seed when it is
+        one of several (a run ``seed:`` picks is the system's only run, as if named alone)."""
+        runs = self.runs_of(dataset)
+        return tuple(dataclasses.replace(self, runs=((dataset, path),), seeds=(label,) if len(runs) > 1 else (),
+                                         seed=None) for label, path in runs)  # fmt: skip
 
     @property
     def run_label(self) -> str:

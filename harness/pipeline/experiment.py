@@ -332,8 +332,8 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
     for d in experiment.datasets:
         files.extend(compared_inputs(d))
     for s in experiment.systems:
-        files.extend((f"run:{s.name}:{d.name}" + (f":{label}" if label else ""), p)
-                     for d in experiment.datasets for label, p in s.runs_of(d.name))  # fmt: skip
+        files.extend((f"run:{s.name}:{d.name}" + (f":{run.run_label}" if run.run_label else ""), run.runs[0][1])
+                     for d in experiment.datasets for run in s.each_run(d.name))  # fmt: skip
         if s.previous is not None and s.previous.results is not None:
             files.append((f"previous:{s.name}", s.previous.results / "per_query.parquet"))
     base, absolute = experiment.source.parent, experiment.tracking.record_paths

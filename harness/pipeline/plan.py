@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from harness.measures.spec import Measure
 from harness.records.store import SavedResults, read_results
 from harness.stats import paired
 from harness.stats.power import Sided
+from harness.stats.seeds import Components, VersionPlan, components, version_plan
 
 
 def gate_plan_lines(folder: str | Path | SavedResults) -> list[str]:
@@ -40,18 +42,91 @@ def gate_plan_lines(folder: str | Path | SavedResults) -> list[str]:
     return lines
 
 
-def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
-                      dataset: str | None = None, segment: str = "all", alpha: float = 0.05, target: float = 0.8,
-                      sided: Sided = "one") -> Plan:  # fmt: skip
-    """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
-    (production and candidate of its release gate unless ``systems`` names two)."""
+@dataclass(frozen=True)
+class SeedsPlan:
+    """``harness plan FOLDER`` where both systems have several runs: the components estimated there, and the users
+    each number of runs per system needs (:func:`~harness.stats.seeds.version_plan`)."""
+
+    components: Components
+    plans: tuple[VersionPlan, ...]
+    source: str  # what the components were estimated from
+    seeds: tuple[int, int]
+    users: int
+
+    def lines(self, margin: float, alpha: float, target: float) -> list[str]:
+        c = self.components
+        out = [f"components {self.source} ({self.seeds[0]} and {self.seeds[1]} runs, {self.users:,} users): seed sd "
+               f"{c.seed_sd:.3g}, system x user sd {c.interaction_sd:.3g}, residual sd {c.residual_sd:.3g}",
+               f"users to resolve {margin:g} between the versions at alpha {alpha:g} with {target:.0%} power:"]  # fmt: skip
+        for p in self.plans:
+            out.append(f"  {p.seeds} runs each: " + (f"{p.users:,} users" if p.users is not None else
+                       f"no number of users (at most {p.power_at:.0%} power: the seeds' variance alone is too large; "
+                       "more seeds, not more users)"))  # fmt: skip
+        return out
+
+    def to_dict(self) -> dict[str, object]:
+        return {"components": asdict(self.components), "plans": [asdict(p) for p in self.plans], "source": self.source,
+                "seeds": list(self.seeds), "users": self.users}  # fmt: skip
+
+
+def seeds_of(folder: str | Path | SavedResults, systems: Sequence[str] | None = None,
+             dataset: str | None = None) -> bool:  # fmt: skip
+    """Whether the folder holds several runs (seeds) of both systems planned (production and candidate by default)."""
     saved = folder if isinstance(folder, SavedResults) else read_results(folder)
-    recorded = saved.recorded
-    release = recorded.release
+    seeds = saved.seed_summary
+    if seeds is None:
+        return False
+    pair = _pair(saved, systems)
+    mine = seeds if dataset is None else seeds[seeds["dataset"] == dataset]
+    return all(mine[mine["system"] == s]["seed"].nunique() >= 2 for s in pair)
+
+
+def plan_seeds_from_results(folder: str | Path | SavedResults, measure: str, margin: float,
+                            systems: Sequence[str] | None = None, dataset: str | None = None, segment: str = "all",
+                            alpha: float = 0.05, target: float = 0.8,
+                            seeds: Sequence[int] = (2, 3, 5, 10)) -> SeedsPlan:  # fmt: skip
+    """The seeds and users a version comparison needs, from the components of two systems' runs in a results folder
+    (users and seeds both random: :func:`~harness.stats.seeds.components`)."""
+    saved = folder if isinstance(folder, SavedResults) else read_results(folder)
+    pair = _pair(saved, systems)
+    dataset, parsed = _dataset_and_measure(saved, dataset, measure)
+    if REGISTRY.definition(parsed).aggregate != "mean" or REGISTRY.definition(parsed).is_system(parsed):
+        raise HarnessError(f"{measure} is not averaged over users: the version plan is for means",
+                           hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
+    tables = []
+    for system in pair:
+        rows = saved.per_query_of(dataset, system, str(parsed))
+        if segment != "all":
+            rows = rows[rows["segment"] == segment]
+        wide = rows.pivot_table(index="seed", columns="query_id", values="value", sort=True)
+        if len(wide) < 2:
+            raise HarnessError(f"{system!r} has {len(wide)} run(s) on {dataset!r} in {saved.folder.name}: a version "
+                               "plan estimates the seeds' spread from 2 or more", hint="give several runs (seeds) of "
+                               "each system, or plan with --seed-sd, --interaction-sd and --residual-sd")  # fmt: skip
+        tables.append(wide)
+    shared = tables[0].columns.intersection(tables[1].columns)
+    a, b = (t[shared].to_numpy(dtype=np.float64) for t in tables)
+    finite = np.isfinite(a).all(axis=0) & np.isfinite(b).all(axis=0)
+    if finite.sum() < 2:
+        raise HarnessError("fewer than 2 users with values in every run of both systems", hint="check the segment")
+    found = components(a[:, finite], b[:, finite])
+    plans = tuple(version_plan(margin, found.seed_sd, found.interaction_sd, found.residual_sd, alpha, target,
+                               tuple(seeds)))  # fmt: skip
+    where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
+    return SeedsPlan(found, plans, f"estimated from {where} in {saved.folder.name}", (len(a), len(b)), int(finite.sum()))
+
+
+def _pair(saved: SavedResults, systems: Sequence[str] | None) -> list[str]:
+    release = saved.recorded.release
     pair = list(systems) if systems else [release.production, release.candidate] if release else []
     if len(pair) != 2:
         raise HarnessError(f"{saved.folder} has no release gate to take production and candidate from",
                            hint="name the two systems: --systems A B")  # fmt: skip
+    return pair
+
+
+def _dataset_and_measure(saved: SavedResults, dataset: str | None, measure: str) -> tuple[str, Measure]:
+    recorded = saved.recorded
     datasets = sorted(recorded.datasets)
     if dataset is None:
         if len(datasets) != 1:
@@ -66,6 +141,17 @@ def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: f
         raise HarnessError(f"measure {measure!r} was not computed in {saved.folder}",
                            hint=f"did you mean {', '.join(map(repr, close))}?" if close else
                            "harness validate lists them")  # fmt: skip
+    return dataset, parsed
+
+
+def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
+                      dataset: str | None = None, segment: str = "all", alpha: float = 0.05, target: float = 0.8,
+                      sided: Sided = "one") -> Plan:  # fmt: skip
+    """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
+    (production and candidate of its release gate unless ``systems`` names two)."""
+    saved = folder if isinstance(folder, SavedResults) else read_results(folder)
+    pair = _pair(saved, systems)
+    dataset, parsed = _dataset_and_measure(saved, dataset, measure)
     definition = REGISTRY.definition(parsed)
     if definition.is_system(parsed):  # its sd comes from resampling the users' lists, which the gate did
         return _plan_from_gate(saved, parsed, margin, dataset, segment, alpha, target, sided)

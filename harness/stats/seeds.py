@@ -144,6 +144,39 @@ def mean_interval(table: np.ndarray, confidence: float = 0.95) -> tuple[float, f
 
 
 @dataclass(frozen=True)
+class Components:
+    """The sds of the crossed design's random parts, as :func:`version_plan` takes them: a run's offset (seed), the
+    system x user interaction and the residual."""
+
+    seed_sd: float
+    interaction_sd: float
+    residual_sd: float
+
+
+def components(a: np.ndarray, b: np.ndarray) -> Components:
+    """The components estimated from two systems' runs x users tables (users aligned, 2 or more runs each), by the
+    method of moments on the expected mean squares (each clamped at 0): ``E[MS_residual] = s2_e``,
+    ``E[MS_seed] = s2_e + n s2_seed`` (pooled over the systems), ``E[MS_SU] = s2_e + r s2_su``.
+
+    >>> rng = np.random.default_rng(5)
+    >>> users = rng.normal(0.5, 0.1, (1, 2000))
+    >>> a = users + rng.normal(0, 0.02, (6, 1)) + rng.normal(0, 0.05, (6, 2000))
+    >>> b = users + rng.normal(0, 0.08, (1, 2000)) + rng.normal(0, 0.02, (6, 1)) + rng.normal(0, 0.05, (6, 2000))
+    >>> found = components(a, b)
+    >>> round(found.residual_sd, 3), round(found.interaction_sd / math.sqrt(0.5), 2)   # b's 0.08 split over both
+    (0.05, 0.08)
+    """
+    (ra, n), rb = a.shape, b.shape[0]
+    squares = [mean_squares(t) for t in (a, b)]
+    residual = (squares[0][1] * (ra - 1) + squares[1][1] * (rb - 1)) / (ra + rb - 2)
+    seed = sum((ms_seed - ms_residual) / n for ms_seed, ms_residual in squares) / 2
+    d = b.mean(axis=0) - a.mean(axis=0)
+    harmonic = 2 / (1 / ra + 1 / rb)  # the runs behind a user's difference of seed-averaged values
+    interaction = float(d.var(ddof=1)) / 2 - residual / harmonic
+    return Components(math.sqrt(max(0.0, seed)), math.sqrt(max(0.0, interaction)), math.sqrt(max(0.0, residual)))
+
+
+@dataclass(frozen=True)
 class VersionPlan:
     """Users needed for a version comparison with ``seeds`` runs of each system: None when no number of users
     reaches the power (the seeds' variance alone is too large: more seeds, not more users)."""

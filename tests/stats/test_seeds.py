@@ -14,7 +14,7 @@ import pytest
 import harness
 from harness.errors import HarnessError
 from harness.measures.spec import Measure
-from harness.stats.seeds import crossed_difference, mean_squares
+from harness.stats.seeds import components, crossed_difference, mean_squares
 
 
 def _tables(rng: np.random.Generator, n: int, r: int, seed_sd: float, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -69,6 +69,11 @@ def test_the_closed_form_is_the_reml_fit_of_the_crossed_model() -> None:
     moved = dict(zip(model.exog_vc.names, np.asarray(stays.vcomp), strict=True))
     assert all(moved[k] == pytest.approx(ours[k], rel=1e-6) for k in ours)
     assert stays.scale == pytest.approx(ms_residual, rel=1e-6)
+    # what harness plan estimates from a folder's runs: REML's components, as sds
+    planned = components(a, b)
+    assert planned.seed_sd == pytest.approx(math.sqrt(moved["seed"]), rel=1e-6)
+    assert planned.interaction_sd == pytest.approx(math.sqrt(moved["su"]), rel=1e-6)
+    assert planned.residual_sd == pytest.approx(math.sqrt(stays.scale), rel=1e-6)
     implied = 2 * moved["su"] / n + 2 * moved["seed"] / r + 2 * stays.scale / (r * n)
     found = crossed_difference(a, b, -1.0, 1.0)
     assert found.variance == pytest.approx(implied, rel=1e-6)

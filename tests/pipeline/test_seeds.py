@@ -1,0 +1,242 @@
+"""Several runs per system (training seeds) through ``harness run`` (issue 42): each run's values are pytrec_eval's
+for its file, the version's mean is the mean over its runs, a comparison of versions is the crossed t computed here
+from the textbook sums of squares, and the gate decides as ``harness.decide`` does on the same tables."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import math
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pandas as pd
+import pytest
+import pytrec_eval
+from scipy import stats
+
+import harness
+from harness.cli import main
+from harness.config.load import load_config
+from harness.errors import ConfigError
+from harness.measures.parse import parse_measure
+from harness.stats.seeds import components, version_plan
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
+
+USERS, DOCS, SEEDS = 80, 25, 3
+GUARDS = [{"measure": "nDCG@10", "max_drop": 0.03}, {"measure": "P@5", "max_drop": 0.05, "segment": "new"}]
+
+
+def _write(folder: Path, seeds: int = SEEDS, candidate_gain: float = 0.0) -> None:
+    """Graded judgments; each system's run per seed ranks by a user's true relevance plus the system's noise plus
+    the seed's own shift of every document's score (so seeds differ as wholes, not only per user)."""
+    rng = np.random.default_rng(42)
+    grades = rng.choice([0, 0, 0, 1, 2], size=(USERS, DOCS))
+    (folder / "qrels").write_text("".join(f"u{u:03d} 0 d{d} {grades[u, d]}\n" for u in range(USERS) for d in range(DOCS)))
+    (folder / "segments.csv").write_text("query,segment\n" + "".join(f"u{u:03d},{'new' if u < 30 else 'old'}\n"
+                                                                      for u in range(USERS)))  # fmt: skip
+    for system, noise in (("prod", 1.2), ("cand", 1.2 - candidate_gain)):
+        for k in range(seeds):
+            seed_shift = rng.normal(0, 1.5, DOCS)  # this training's taste: the same for every user
+            lines = []
+            for u in range(USERS):
+                score = grades[u] + rng.normal(0, noise, DOCS) + seed_shift
+                for r, d in enumerate(np.argsort(-score, kind="stable")):
+                    lines.append(f"u{u:03d} Q0 d{d} {r + 1} {DOCS - r} {system}\n")
+            (folder / f"{system}-s{k + 1}.run").write_text("".join(lines))
+
+
+def _config(folder: Path, runs: dict[str, str], stats_extra: str = "", systems_extra: str = "",
+            guards: list[dict[str, object]] | None = None, tracking: bool = False) -> Path:  # fmt: skip
+    config = folder / "exp.yaml"
+    config.write_text(
+        "experiment: seeds\ndatasets: [{name: d, qrels: qrels, segments: {path: segments.csv}}]\n"
+        f"systems:\n  - {{name: prod, runs: {{d: {runs['prod']}}}{systems_extra}}}\n"
+        f"  - {{name: cand, runs: {{d: {runs['cand']}}}}}\n"
+        f"measures: [nDCG@10, P@5]\nbaseline: prod\nstats: {{permutations: 200, resamples: 200{stats_extra}}}\n"
+        f"tracking: {{enabled: {str(tracking).lower()}}}\n"
+        f"report:\n  enabled: false\n  release: {{production: prod, candidate: cand, guards: {json.dumps(guards or GUARDS)}}}\n"
+        "output: out\n"
+    )  # fmt: skip
+    return config
+
+
+def _run(config: Path, *extra: str) -> Path:
+    out = io.StringIO()
+    main(["run", str(config), "--json", "--quiet", *extra], out, io.StringIO())
+    return Path(json.loads(out.getvalue())["results_dir"])
+
+
+def _pytrec(folder: Path, run: str) -> dict[str, dict[str, float]]:
+    """pytrec_eval's nDCG@10 and P@5 per user of one run file (every user is retrieved: no -c needed)."""
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (folder / "qrels").read_text().split("\n"):
+        if line:
+            q, _, d, g = line.split()
+            qrels.setdefault(q, {})[d] = int(g)
+    ranked: dict[str, dict[str, float]] = {}
+    for line in (folder / run).read_text().split("\n"):
+        if line:
+            q, _, d, _, score, _ = line.split()
+            ranked.setdefault(q, {})[d] = float(score)
+    found = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "P.5"}).evaluate(ranked)
+    return {q: {"nDCG@10": v["ndcg_cut_10"], "P@5": v["P_5"]} for q, v in found.items()}
+
+
+def _crossed(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """(mean_b - mean_a, its variance, Satterthwaite's df) from the sums of squares of the crossed design, written
+    from their definitions: seeds nested in systems, both crossed with users; each system's seed and residual mean
+    squares apart (their df: r - 1 and (r - 1)(n - 1)), the users' term from the interaction of system and user."""
+    r_a, n = a.shape
+    r_b = b.shape[0]
+    d = b.mean(axis=0) - a.mean(axis=0)
+    users = float(np.sum((d - d.mean()) ** 2)) / (n - 1) / n
+    terms, seed_part = [(users, n - 1)], 0.0
+    for table in (a, b):
+        r = table.shape[0]
+        seed_means, user_means, grand = table.mean(axis=1), table.mean(axis=0), table.mean()
+        ms_seed = n * float(np.sum((seed_means - grand) ** 2)) / (r - 1)
+        ms_residual = float(np.sum((table - seed_means[:, None] - user_means[None, :] + grand) ** 2)) / ((r - 1) * (n - 1))
+        seed_part += (ms_seed - ms_residual) / (n * r)
+        terms += [(ms_seed / (n * r), r - 1), (ms_residual / (n * r), (r - 1) * (n - 1))]
+    assert seed_part > 0, "the generated seeds must differ as wholes for this check"
+    variance = users + seed_part
+    df = variance**2 / sum(t * t / f for t, f in terms)
+    assert (r_a, r_b) == (SEEDS, SEEDS)
+    return float(d.mean()), variance, df
+
+
+def test_a_list_a_glob_and_the_claim_they_imply(tmp_path: Path) -> None:
+    _write(tmp_path)
+    listed = load_config(_config(tmp_path, {"prod": "[prod-s1.run, prod-s2.run, prod-s3.run]", "cand": '"cand-s*.run"'}))
+    assert listed.stats.claim == "version"
+    assert [label for label, _ in listed.system("cand").runs_of("d")] == ["cand-s1", "cand-s2", "cand-s3"]
+    assert [p.name for _, p in listed.system("prod").runs_of("d")] == ["prod-s1.run", "prod-s2.run", "prod-s3.run"]
+    single = load_config(_config(tmp_path, {"prod": "prod-s1.run", "cand": "cand-s1.run"}))
+    assert single.stats.claim == "model" and single.system("prod").runs_of("d")[0][0] == ""
+    picked = load_config(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": "cand-s2.run"}, ", claim: model",
+                                 ", seed: prod-s3"))  # fmt: skip
+    assert [p.name for _, p in picked.system("prod").runs_of("d")] == ["prod-s3.run"]
+
+
+@pytest.mark.parametrize(("runs", "stats_extra", "systems_extra", "expected", "line"), [
+    ({"prod": '"prod-s*.run"', "cand": "cand-s1.run"}, ", claim: model", "",
+     "claim: model decides one trained run of each system, and 'prod' has several (prod-s1, prod-s2, prod-s3)", 4),
+    ({"prod": '"prod-s*.run"', "cand": '"cand-s*.run"'}, "", ", seed: prod-s3", "claim: version decides over every run", 4),
+    ({"prod": '"prod-s*.run"', "cand": "cand-s1.run"}, ", claim: model", ", seed: prod-s9",
+     "system 'prod' has no run 'prod-s9' (its runs: prod-s1, prod-s2, prod-s3)", 4),
+    ({"prod": '"nothing-*.run"', "cand": "cand-s1.run"}, "", "", "no file matches", 4),
+    ({"prod": "[prod-s1.run, missing.run]", "cand": "cand-s1.run"}, "", "", "runs.d[1]: file not found", 4),
+])  # fmt: skip
+def test_a_config_with_seeds_is_refused_where_it_is_wrong(tmp_path: Path, runs: dict[str, str], stats_extra: str,
+                                                          systems_extra: str, expected: str, line: int) -> None:  # fmt: skip
+    _write(tmp_path)
+    with pytest.raises(ConfigError) as raised:
+        load_config(_config(tmp_path, runs, stats_extra, systems_extra))
+    assert expected in str(raised.value) and raised.value.line == line, str(raised.value)
+
+
+def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    folder = _run(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": "[cand-s1.run, cand-s2.run, cand-s3.run]"},
+                          tracking=True))  # fmt: skip
+    per_query = pd.read_parquet(folder / "per_query.parquet")
+    assert list(per_query.columns[:3]) == ["dataset", "system", "seed"]
+    # each run's values are pytrec_eval's for its own file
+    tables: dict[str, list[harness.PerQuery]] = {"prod": [], "cand": []}
+    arrays: dict[tuple[str, str], np.ndarray] = {}
+    for system in ("prod", "cand"):
+        for k in range(1, SEEDS + 1):
+            label = f"{system}-s{k}"
+            reference = _pytrec(tmp_path, f"{label}.run")
+            rows = per_query[(per_query["system"] == system) & (per_query["seed"] == label)]
+            wide = rows.pivot_table(index="query_id", columns="measure", values="value").sort_index()
+            for measure in ("nDCG@10", "P@5"):
+                expected = np.array([reference[q][measure] for q in wide.index])
+                np.testing.assert_allclose(wide[measure].to_numpy(), expected, rtol=0, atol=1e-12)
+                arrays[(label, measure)] = expected
+            tables[system].append(harness.PerQuery(system, wide.index.to_numpy(dtype=object),
+                                                   tuple(parse_measure(m) for m in wide.columns),
+                                                   wide.to_numpy(dtype=np.float64), np.ones(len(wide), dtype=bool)))  # fmt: skip
+    # the version's value is the mean over its runs; each run's row is its own mean
+    summary = pd.read_csv(folder / "summary.csv", keep_default_na=False)
+    for system in ("prod", "cand"):
+        mine = summary[(summary["system"] == system) & (summary["segment"] == "all") & (summary["measure"] == "nDCG@10")]
+        runs = [arrays[(f"{system}-s{k}", "nDCG@10")] for k in range(1, SEEDS + 1)]
+        assert mine[mine["seed"] == "all"]["value"].item() == pytest.approx(float(np.mean(runs)), abs=1e-12)
+        assert sorted(mine[mine["seed"] != "all"]["value"]) == pytest.approx(sorted(float(r.mean()) for r in runs), abs=1e-12)
+    # a comparison of versions: the crossed t from the sums of squares, two-sided, and its 95% interval
+    comparisons = pd.read_csv(folder / "comparisons.csv")
+    row = comparisons[(comparisons["segment"] == "all") & (comparisons["measure"] == "nDCG@10")].iloc[0]
+    a = np.array([arrays[(f"prod-s{k}", "nDCG@10")] for k in range(1, SEEDS + 1)])
+    b = np.array([arrays[(f"cand-s{k}", "nDCG@10")] for k in range(1, SEEDS + 1)])
+    estimate, variance, df = _crossed(a, b)
+    assert row["primary_test"] == "version" and "p_t" not in comparisons.columns
+    assert row["delta"] == pytest.approx(estimate, abs=1e-12)
+    assert row["p_version"] == pytest.approx(2 * stats.t.sf(abs(estimate) / math.sqrt(variance), df), rel=1e-9)
+    reach = stats.t.ppf(0.975, df) * math.sqrt(variance)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((estimate - reach, estimate + reach), abs=1e-12)
+    # the gate: as harness.decide on the same tables, and it says which claim it decided
+    gate = json.loads((folder / "gate.json").read_text())
+    segments = dict(line.split(",") for line in (tmp_path / "segments.csv").read_text().split()[1:])
+    decision = harness.decide(tables, "prod", "cand", GUARDS, segments=segments, dataset="d")
+    assert gate["claim"] == decision.claim == "version" and gate["seeds"] == [SEEDS, SEEDS]
+    assert gate["verdict"] == decision.verdict
+    for logged, decided in zip(gate["guards"], decision.guards, strict=True):
+        assert logged["verdict"] == decided.verdict
+        for field in ("drop", "drop_low", "drop_high", "p_pass"):
+            assert logged[field] == pytest.approx(getattr(decided, field), rel=1e-12, abs=1e-15), field
+    assert gate["errors"].endswith("over their runs (3 and 3 seeds), with users and seeds both random")
+    # harness plan: the components of these runs (REML's, tests/stats/test_seeds.py) and the users each number of
+    # seeds needs at them
+    out = io.StringIO()
+    assert main(["plan", str(folder), "--measure", "nDCG@10", "--margin", "0.05", "--seeds", "3", "10", "--json"], out,
+                io.StringIO()) == 0  # fmt: skip
+    planned = json.loads(out.getvalue())
+    found = components(a, b)
+    assert planned["components"] == pytest.approx(dataclasses.asdict(found), rel=1e-9)
+    expected = version_plan(0.05, found.seed_sd, found.interaction_sd, found.residual_sd, seeds=(3, 10))
+    assert [(p["seeds"], p["users"]) for p in planned["plans"]] == [(p.seeds, p.users) for p in expected]
+    # MLflow: a child run per system (its version) and one per run, tagged with its seed
+    children = mlflow.search_runs(search_all_experiments=True, filter_string="tags.`harness.kind` = 'run'")
+    assert sorted(children["tags.seed"]) == sorted(f"{s}-s{k}" for s in ("prod", "cand") for k in range(1, SEEDS + 1))
+    versions = mlflow.search_runs(search_all_experiments=True, filter_string="tags.`harness.kind` = 'system'")
+    assert len(versions) == 2
+
+
+def test_claim_model_picks_one_run_and_is_todays_test(tmp_path: Path) -> None:
+    _write(tmp_path)
+    picked = _run(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": "cand-s2.run"}, ", claim: model",
+                          ", seed: prod-s3"))  # fmt: skip
+    alone = _run(_config(tmp_path, {"prod": "prod-s3.run", "cand": "cand-s2.run"}))
+    for table in ("per_query", "comparisons"):
+        assert pd.read_parquet(picked / f"{table}.parquet").equals(pd.read_parquet(alone / f"{table}.parquet")), table
+    gate = json.loads((picked / "gate.json").read_text())
+    assert gate["claim"] == "model" and gate == json.loads((alone / "gate.json").read_text())
+
+
+def test_the_version_claim_with_one_run_each_decides_nothing(tmp_path: Path) -> None:
+    _write(tmp_path, candidate_gain=1.0)  # a candidate much better: still no verdict on the version from one run
+    folder = _run(_config(tmp_path, {"prod": "prod-s1.run", "cand": "cand-s1.run"}, ", claim: version"))
+    gate = json.loads((folder / "gate.json").read_text())
+    assert gate["verdict"] == "INCONCLUSIVE" and gate["claim"] == "version"
+    assert all("seed variance cannot be estimated" in g["reason"] for g in gate["guards"]), gate["guards"]
+    comparisons = pd.read_csv(folder / "comparisons.csv")
+    assert comparisons["p_version"].isna().all() and not comparisons["significant"].any()
+    assert comparisons["version_note"].str.contains("seed variance cannot be estimated").all()
+
+
+@pytest.mark.slow
+def test_seeds_on_a_dask_cluster_are_the_local_numbers(tmp_path: Path) -> None:
+    _write(tmp_path)
+    config = _config(tmp_path, {"prod": '"prod-s*.run"', "cand": '"cand-s*.run"'})
+    local = _run(config)
+    cluster = _run(config, "--set", "engine.name=dask", "--set", "engine.n_workers=2", "--set", "engine.partitions=3")
+    for table in ("per_query", "summary", "comparisons", "diagnostics"):
+        expected, found = pd.read_parquet(local / f"{table}.parquet"), pd.read_parquet(cluster / f"{table}.parquet")
+        pd.testing.assert_frame_equal(found, expected, check_exact=True, obj=table)
+    assert json.loads((local / "gate.json").read_text()) == json.loads((cluster / "gate.json").read_text())
