@@ -21,7 +21,7 @@ import numpy as np
 
 from harness.comparison.compare import CompareSettings
 from harness.comparison.compare import compare as compare_results
-from harness.comparison.versions import seeded_pair, segment_mask
+from harness.comparison.versions import seeded_pair, segment_mask, versions
 from harness.config.defaults import (
     DEFAULT_ALPHA,
     DEFAULT_CORRECTION,
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
 
 
 def compare(
-    per_query: Sequence[PerQuery] | Mapping[str, PerQuery],
+    per_query: Sequence[PerQuery] | Mapping[str, PerQuery | Sequence[PerQuery]],
     baseline: str | None = None,
     *,
     tests: Sequence[str] = DEFAULT_TESTS,
@@ -77,22 +77,33 @@ def compare(
     seed: int = DEFAULT_SEED,
     nan: str = "error",
     dataset: str = DEFAULT_DATASET,
+    claim: str | None = None,
 ) -> pd.DataFrame:
     """Paired tests between runs evaluated on the same judgments: one row per pair x measure.
 
     ``per_query``: the runs' per-query tables (named by their run, or by the mapping's
     keys). With a ``baseline``, every other run is compared with it; without, every pair.
     The columns and their definitions are those of ``comparisons.csv`` (README,
-    "Comparing systems"); the same seed gives the same p-values.
+    "Comparing systems"); the same seed gives the same p-values. A system may be a list of
+    tables, one per training run (seed): ``claim`` is then ``version`` (the default with
+    several runs), and its means are compared by the crossed t over users and seeds
+    (``p_version``), as ``harness run`` compares versions.
     """
 
-    tables = _tables(per_query)
+    runs = _seeded(per_query)
+    several = any(len(listed) > 1 for listed in runs.values())
+    claimed = _choice("claim", claim if claim is not None else "version" if several else "model", Claim)
+    if claimed == "model" and several:
+        name = next(n for n, listed in runs.items() if len(listed) > 1)
+        raise HarnessError(f"claim='model' compares one trained run of each system, and {name!r} has "
+                           f"{len(runs[name])}", hint="pass one table for it, or claim='version'")  # fmt: skip
+    tables = {name: listed[0] for name, listed in runs.items()}
     names = list(tables)
     if baseline is not None and baseline not in tables:
         raise HarnessError(f"baseline {baseline!r} is not among the runs", hint=f"use one of {', '.join(names)}")
     measures = tables[names[0]].measures
-    for name, table in tables.items():
-        if set(table.measures) != set(measures):
+    for name, listed in runs.items():
+        if any(set(table.measures) != set(measures) for table in listed):
             raise HarnessError(f"run {name!r} was evaluated on other measures than {names[0]!r}",
                                hint="evaluate every run with the same measures")  # fmt: skip
     checked_tests = tuple(_choice("test", t, Test) for t in tests)
@@ -107,11 +118,12 @@ def compare(
         tests=checked_tests, primary=_choice("primary", primary, Test),
         correction=_choice("correction", correction, Correction), family=_choice("family", family, Family), alpha=alpha,
         mode="baseline" if baseline else "all_pairs", permutations=permutations, resamples=resamples, seed=seed,
-        baseline=baseline, nan=_choice("nan", nan, NanPolicy),
+        baseline=baseline, nan=_choice("nan", nan, NanPolicy), claim=claimed,
     )  # fmt: skip
-    results = [RunResult(dataset, name, dataclasses.replace(t, run=name), np.full(len(t.query_ids), "", dtype=object), {})
-               for name, t in tables.items()]  # fmt: skip
-    return compare_results(results, measures, settings).frame().drop(columns=["dataset"])
+    every = [RunResult(dataset, name, dataclasses.replace(t, run=name), np.full(len(t.query_ids), "", dtype=object), {},
+                       seed=f"{k + 1}" if len(listed) > 1 else "")
+             for name, listed in runs.items() for k, t in enumerate(listed)]  # fmt: skip
+    return compare_results(versions(every), measures, settings, seeds=every).frame().drop(columns=["dataset"])
 
 
 def decide(

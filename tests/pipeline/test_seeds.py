@@ -180,6 +180,12 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert row["p_version"] == pytest.approx(2 * stats.t.sf(abs(estimate) / math.sqrt(variance), df), rel=1e-9)
     reach = stats.t.ppf(0.975, df) * math.sqrt(variance)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((estimate - reach, estimate + reach), abs=1e-12)
+    # harness.compare on the same tables, a list per system: the same comparisons of versions
+    compared = harness.compare(tables, baseline="prod", dataset="d")
+    for _, expected in comparisons[comparisons["segment"] == "all"].iterrows():
+        found = compared[compared["measure"] == expected["measure"]].iloc[0]
+        for column in ("delta", "p_version", "p_version_adj", "ci_low", "ci_high"):
+            assert found[column] == pytest.approx(expected[column], rel=1e-12, abs=1e-15), column
     # the gate: as harness.decide on the same tables, and it says which claim it decided
     gate = json.loads((folder / "gate.json").read_text())
     segments = dict(line.split(",") for line in (tmp_path / "segments.csv").read_text().split()[1:])
