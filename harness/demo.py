@@ -6,6 +6,8 @@ features (items.csv), a production model and two candidate versions (their top-1
 per user; candidate-v2 more accurate but pushing popular items), and a segment file marking
 new and returning users. The IR scenario: graded
 TREC judgments and three run files (bm25, dense, hybrid) for configs/trec.yaml.
+Each system is also trained with three seeds (``seeds/<name>-seed<k>``, the first the run
+above): configs/demo.yaml compares the versions over them.
 Both are drawn from a latent-factor model with a fixed seed: same bytes every time.
 """
 
@@ -21,9 +23,11 @@ from harness.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261121
+SEEDS = 3  # each system's training runs in runs/*/seeds/
 
 
 def _write_csv(path: Path, header: str, rows: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, header + "\n" + "\n".join(rows) + "\n")
 
 
@@ -70,13 +74,16 @@ def recsys(out: Path, n_users: int = 3000, n_items: int = 1500, dim: int = 8) ->
         "candidate-v3": (0.45, 0.95, 0.0),  # better for returning users, worse for new ones
     }
     for name, (noise_old, noise_new, boost) in systems.items():
-        sys_rng = np.random.default_rng([SEED, len(name)])
-        noise = np.where(new_user[:, None], noise_new, noise_old) * sys_rng.normal(size=affinity.shape)
-        scores = affinity + noise + boost * popularity
-        top = _top(scores, 100)
-        top_scores = np.round(np.take_along_axis(scores, top, axis=1), 4)
-        lines = [f"u{u:05d},i{top[u, j]:05d},{top_scores[u, j]}" for u in range(n_users) for j in range(top.shape[1])]
-        _write_csv(out / f"{name}.csv", "user,item,score", lines)
+        for seed in range(1, SEEDS + 1):  # a training seed: its own noise, and its own small taste for some items
+            sys_rng = np.random.default_rng([SEED, len(name)] if seed == 1 else [SEED, len(name), seed])
+            noise = np.where(new_user[:, None], noise_new, noise_old) * sys_rng.normal(size=affinity.shape)
+            taste = 0.0 if seed == 1 else sys_rng.normal(scale=0.1, size=n_items)
+            scores = affinity + noise + boost * popularity + taste
+            top = _top(scores, 100)
+            top_scores = np.round(np.take_along_axis(scores, top, axis=1), 4)
+            lines = [f"u{u:05d},i{top[u, j]:05d},{top_scores[u, j]}" for u in range(n_users) for j in range(top.shape[1])]
+            for path in [out / "seeds" / f"{name}-seed{seed}.csv", *([out / f"{name}.csv"] if seed == 1 else [])]:
+                _write_csv(path, "user,item,score", lines)
 
 
 def trec(out: Path, n_queries: int = 150, pool: int = 400) -> None:
@@ -88,16 +95,19 @@ def trec(out: Path, n_queries: int = 150, pool: int = 400) -> None:
 
     atomic_write(out / "qrels.txt", "\n".join(qrels) + "\n")
     for name, noise in (("bm25", 1.1), ("dense", 0.9), ("hybrid", 0.75)):
-        sys_rng = np.random.default_rng([SEED, len(name), 7])
-        scores = relevance + sys_rng.normal(scale=noise, size=relevance.shape)
-        top = _top(scores, 100)
-        lines = []
-        for q in range(n_queries):
-            if name == "dense" and q % 50 == 49:
-                continue  # dense failed on a few queries: judged queries missing from its run
-            for rank, d in enumerate(top[q]):
-                lines.append(f"{100 + q} Q0 doc{q:03d}-{d:04d} {rank + 1} {scores[q, d]:.4f} {name}")
-        atomic_write(out / f"{name}.run", "\n".join(lines) + "\n")
+        for seed in range(1, SEEDS + 1):  # bm25's "seeds": its parameters tuned on three random splits
+            sys_rng = np.random.default_rng([SEED, len(name), 7] if seed == 1 else [SEED, len(name), 7, seed])
+            scores = relevance + sys_rng.normal(scale=noise, size=relevance.shape)
+            top = _top(scores, 100)
+            lines = []
+            for q in range(n_queries):
+                if name == "dense" and q % 50 == 49:
+                    continue  # dense failed on a few queries: judged queries missing from its run
+                for rank, d in enumerate(top[q]):
+                    lines.append(f"{100 + q} Q0 doc{q:03d}-{d:04d} {rank + 1} {scores[q, d]:.4f} {name}")
+            for path in [out / "seeds" / f"{name}-seed{seed}.run", *([out / f"{name}.run"] if seed == 1 else [])]:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, "\n".join(lines) + "\n")
 
 
 def generate(root: Path = ROOT) -> None:

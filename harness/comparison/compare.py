@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harness.comparison.rows import Anova, Comparison, Comparisons
-from harness.comparison.versions import version_rows
+from harness.comparison.versions import runs_by_system, version_rows
 from harness.config.defaults import DEFAULT_POWER
 from harness.config.schema import Stats
 from harness.errors import ComparisonError
@@ -152,6 +152,7 @@ def compare(
     rows: list[dict[str, Any]] = []
     anova_rows: list[dict[str, Any]] = []
     every_measure = measures
+    seeded = runs_by_system(seeds) if settings.claim == "version" else {}  # each version's runs, with their lists
     for dataset in dict.fromkeys(r.dataset for r in results):
         by_system = {r.system: r for r in results if r.dataset == dataset}
         systems = list(by_system)
@@ -181,12 +182,16 @@ def compare(
             for _ in pairs:
                 advance()
             for a, b in pairs:
-                if _system_measures(by_system[a], by_system[b]):
+                if (dataset, a) in seeded and (dataset, b) in seeded and (len(seeded[(dataset, a)]) > 1
+                                                                          or len(seeded[(dataset, b)]) > 1):
+                    rows.extend(_version_system_rows(dataset, segment, seeded[(dataset, a)], seeded[(dataset, b)],
+                                                     settings))  # fmt: skip
+                elif _system_measures(by_system[a], by_system[b]):
                     queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
                     rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
                 if any(r.resamples_lists for r in by_system.values()):
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
-            if len(systems) >= 3:
+            if len(systems) >= 3 and settings.claim != "version":  # ANOVA and Tukey over users: not for versions
                 if groups is None:
                     groups = _group_tests(dataset, segment, systems, measures, on_union, settings)
                 anova_rows.extend(_anova_rows(dataset, segment, systems, measures, groups, rows[start:]))
@@ -416,6 +421,61 @@ def system_replicates(ra: RunResult, rb: RunResult, measure: Measure, segment: s
         reps_a.append(va)
         reps_b.append(vb)
     return float(value_a[0]), float(value_b[0]), np.concatenate(reps_a), np.concatenate(reps_b), n
+
+
+def version_replicates(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], measure: Measure, segment: str,
+                       settings: CompareSettings) -> tuple[float, float, np.ndarray, np.ndarray, int]:  # fmt: skip
+    """A system measure of two versions (each the mean over its runs), with ``system_resamples`` replicates resampled
+    over users and seeds both: the pigeonhole bootstrap (Owen 2007). Every run gets the keyed user resample of
+    :func:`system_replicates`, and each replicate draws each system's runs with replacement (keyed by the seed,
+    dataset, segment and system), so ``reps_b - reps_a`` are the differences' replicates; (value a, value b,
+    reps a, reps b, users)."""
+    sides = []
+    n = 0
+    for runs in (runs_a, runs_b):
+        values, replicates = [], []
+        for run in runs:  # the same users drawn for every run: their keys are the users'
+            value, _, reps, _, n = system_replicates(run, run, measure, segment, settings)
+            values.append(value)
+            replicates.append(reps)
+        table = np.stack(replicates, axis=1)  # replicates x runs
+        keys = keyed.query_keys(settings.seed, (runs[0].dataset, segment, runs[0].system, "seeds"),
+                                np.array([str(k) for k in range(len(runs))], dtype=object))  # fmt: skip
+        drawn = keyed.uniform_matrix(keys, len(runs), 0, table.shape[0]).astype(np.intp)  # replicates x runs
+        sides.append((float(np.mean(values)), np.take_along_axis(table, drawn, axis=1).mean(axis=1)))
+    (value_a, reps_a), (value_b, reps_b) = sides
+    return value_a, value_b, reps_a, reps_b, n
+
+
+def _version_system_rows(dataset: str, segment: str, runs_a: Sequence[RunResult], runs_b: Sequence[RunResult],
+                         settings: CompareSettings) -> list[dict[str, Any]]:  # fmt: skip
+    """The system measures of two versions (:func:`version_replicates`): the difference of the runs' means, its
+    centred bootstrap interval and bootstrap p over users and seeds (approximate); no randomization test (the runs of
+    one system are not paired with the other's)."""
+    measures = [m for m in _system_measures(runs_a[0], runs_b[0])
+                if all(m in r.system_measures and r.lists is not None for r in (*runs_a, *runs_b))]  # fmt: skip
+    out = []
+    for m in measures:
+        value_a, value_b, reps_a, reps_b, n = version_replicates(runs_a, runs_b, m, segment, settings)
+        delta = value_b - value_a
+        if not math.isfinite(delta):
+            row = _system_row(dataset, segment, m, runs_a[0].system, runs_b[0].system, value_a, delta, n,
+                              settings.system_resamples, settings)  # fmt: skip
+        else:
+            diffs = reps_b - reps_a
+            finite = diffs[np.isfinite(diffs)]
+            spread = np.abs(finite - finite.mean()) if finite.size else finite
+            p_boot = float((1 + np.sum(spread >= abs(delta))) / (finite.size + 1)) if finite.size else math.nan
+            interval = _centred_interval(delta, diffs)
+            row = _system_row(dataset, segment, m, runs_a[0].system, runs_b[0].system, value_a, delta, n,
+                              settings.system_resamples, settings, interval, (math.nan, p_boot))  # fmt: skip
+        for test in settings.tests:  # the user-paired tests do not describe versions (comparison.versions)
+            if test not in ("randomization", "bootstrap"):
+                row.pop(f"p_{test}", None)
+        row["version_note"] = (f"{len(runs_a)} runs against {len(runs_b)}: the bootstrap over users and seeds "
+                               "(approximate)")  # fmt: skip
+        out.append(row)
+    return out
 
 
 def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
@@ -704,7 +764,8 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
         for i in members:
             rows[i]["resolution_limited"] = bool(rows[i]["p_floor"] * factor >= settings.alpha)
     for row in rows:
-        primary = ("randomization" if row["aggregate"] == "system"  # system measures: swap users' lists
+        primary = ("bootstrap" if row["aggregate"] == "system" and version  # over users and seeds
+                   else "randomization" if row["aggregate"] == "system"  # system measures: swap users' lists
                    else "version" if version else settings.primary)  # fmt: skip
         p_adj = row[f"p_{primary}_adj"]
         row["p_adj"] = p_adj

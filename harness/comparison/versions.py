@@ -24,7 +24,7 @@ import numpy as np
 from harness.evaluation.results import PerQuery, RunResult, summarize
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.stats.seeds import CrossedDifference, crossed_difference, mean_interval
+from harness.stats.seeds import CrossedDifference, crossed_difference, detectable, mean_interval
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,8 @@ def version_test(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> Vers
 def version_rows(rows: list[dict[str, object]], results: Sequence[RunResult], confidence: float = 0.95) -> None:
     """The comparison rows of means between systems with several runs, tested as versions (in place): ``p_version``
     and the interval from :func:`version_test`; the user-paired statistics of the pooled values are left out (they
-    would take the seeds' spread for a difference), and a row that cannot be tested says why in ``version_note``."""
+    would take the seeds' spread for a difference; ``mde`` is the version test's, :func:`~harness.stats.seeds.detectable`),
+    and a row that cannot be tested says why in ``version_note``."""
     by_system = runs_by_system(results)
     maps: dict[tuple[str, str], dict[str, str]] = {}
     user_paired = ("ci_low_t", "ci_high_t", "ci_low_bootstrap", "ci_high_bootstrap", "effect_size", "effect_size_low",
@@ -182,7 +183,7 @@ def version_rows(rows: list[dict[str, object]], results: Sequence[RunResult], co
         a, b = by_system[(dataset, str(row["system_a"]))], by_system[(dataset, str(row["system_b"]))]
         for key in [k for k in row if k.startswith("p_") and k not in ("p_tukey_hsd",)]:
             del row[key]
-        row.update(dict.fromkeys(user_paired, math.nan))
+        row.update(dict.fromkeys(user_paired, math.nan), p_tukey_hsd=math.nan, n_queries_tukey=0)
         row["ci_low"] = row["ci_high"] = row["p_version"] = math.nan
         if row["aggregate"] != "mean":
             row["version_note"] = f"the version claim is tested on means, and {row['measure']} is a {row['aggregate']}"
@@ -199,6 +200,7 @@ def version_rows(rows: list[dict[str, object]], results: Sequence[RunResult], co
             row["version_note"] = tested
             continue
         row.update(p_version=tested.p, ci_low=tested.ci_low, ci_high=tested.ci_high, n_queries=tested.found.n,
+                   mde=detectable(tested.found.variance, tested.found.df) if tested.found.variance > 0 else math.nan,
                    mean_difference=tested.found.estimate, sd_difference=math.sqrt(tested.found.variance * tested.found.n),
                    version_note=(f"{len(a)} runs against {len(b)}; seed noise {tested.found.seed_share:.0%} of the "
                                  "difference's variance"))  # fmt: skip

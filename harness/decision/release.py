@@ -54,7 +54,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from harness.comparison.compare import CompareSettings, system_replicates
+from harness.comparison.compare import CompareSettings, system_replicates, version_replicates
 from harness.comparison.rows import Comparisons
 from harness.comparison.versions import SeededValues, runs_by_system, seeded_pair, segment_map
 from harness.config.defaults import DEFAULT_POWER
@@ -1034,9 +1034,11 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
             return seeded_pair([t for t in tables[: len(of_production)] if t is not None],
                                [t for t in tables[len(of_production) :] if t is not None], measure,
                                None if segment == "all" else segment, segment_map(of_production[0]))  # fmt: skip
-        if version:
-            return (f"{measure} has one value per run, and the version claim is decided on per-user means over "
-                    "runs; guard it with claim: model (one run of each system)")  # fmt: skip
+        if version:  # one value per run: resampled over users and seeds
+            of_production, of_candidate = runs[(dataset, release.production)], runs[(dataset, release.candidate)]
+            if any(r.lists is None or measure not in r.system_measures for r in (*of_production, *of_candidate)):
+                return f"{measure} was not computed from every run's lists"
+            return ResampledValues(*version_replicates(of_production, of_candidate, measure, segment, settings))
         if REGISTRY.definition(measure).is_system(measure):
             if rp.lists is None or rc.lists is None or measure not in rp.system_measures or measure not in rc.system_measures:
                 return f"{measure} was not computed from both runs' lists"

@@ -98,6 +98,7 @@ class ReportModel:
     release_changes: Table | None = None  # candidate against production, before the changes of reference systems
     top_queries: int = TOP_QUERIES
     trend_charts: list[Markup] = field(default_factory=list)
+    over_seeds: bool = False  # stats.claim: version: the comparisons are of versions, over users and seeds
 
     @property
     def gate_plan(self) -> bool:
@@ -123,7 +124,9 @@ def what_changed(comparisons: Comparisons, diagnostics: Any, baseline: str | Non
                 parts["better" if r.better else "worse"].append(
                     f"{label(r.measure)} {r.delta:+.4f} [95% CI {r.ci_low:+.4f}, {r.ci_high:+.4f}], "
                     f"p {p if p.startswith('<') else '= ' + p}, "
-                    + ("bootstrap over users" if r.aggregate == "system"  # a system measure: no per-query differences
+                    + ("bootstrap over users and seeds" if r.aggregate == "system" and r.primary_test == "bootstrap"
+                       else "bootstrap over users" if r.aggregate == "system"  # a system measure: no per-query differences
+                       else "t over users and seeds" if r.primary_test == "version"
                        else "d_z undefined (constant difference)" if r.effect_size != r.effect_size
                        else f"d_z {r.effect_size:+.2f}")
                 )  # fmt: skip
@@ -546,21 +549,29 @@ def _measure_charts(
 
 
 def _diagnostics_table(diagnostics: Any, dataset: str, systems: list[str]) -> Table:
-    """One row per diagnostic, one column per system."""
+    """One row per diagnostic, one column per system; a system with several runs (seeds) shows the one value they
+    share, or their lowest and highest ("0.12–0.14"), under a first row counting its runs."""
     if diagnostics is None:
         return Table([], [])
     mine = diagnostics[diagnostics["dataset"] == dataset]
-    if "seed" in mine.columns:  # a column per run of a system with seeds: "v2 [v2-seed1]"
-        mine = mine.assign(system=[f"{s} [{d}]" if isinstance(d, str) and d else s
-                                   for s, d in zip(mine["system"], mine["seed"], strict=True)]).drop(columns="seed")
-    mine = mine.set_index("system")
-    present = [label for s in systems for label in mine.index if label == s or str(label).startswith(f"{s} [")]
+    runs = mine.groupby("system", sort=False).size() if "seed" in mine.columns else None
+    mine = mine.drop(columns=[c for c in ("dataset", "seed") if c in mine.columns])
+    present = [s for s in systems if s in set(mine["system"])]
     rows = []
-    for name in [c for c in mine.columns if c != "dataset"]:
+    if runs is not None:
+        rows.append([Cell("runs (seeds)", "runs"), *[Cell(str(int(runs[s])), str(int(runs[s]))) for s in present]])
+    for name in [c for c in mine.columns if c != "system"]:
         row = [Cell(name.replace("_", " "), name)]
         for s in present:
-            v = mine.loc[s, name]
-            if v is None or (isinstance(v, float) and math.isnan(v)):
+            values = mine[mine["system"] == s][name].tolist()
+            v = values[0]
+            numeric = [float(x) for x in values if isinstance(x, (int, float, np.integer, np.floating))
+                       and not isinstance(x, bool) and not math.isnan(float(x))]  # fmt: skip
+            if len(values) > 1 and len(numeric) == len(values) and min(numeric) != max(numeric):
+                integer = all(x.is_integer() for x in numeric) and "fraction" not in name
+                low, high = (format_value(x, integer=integer) for x in (min(numeric), max(numeric)))
+                row.append(Cell(f"{low}–{high}", _num(min(numeric))))
+            elif v is None or (isinstance(v, float) and math.isnan(v)):
                 row.append(Cell("–", ""))
             elif isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
                 integer = float(v).is_integer() and "fraction" not in name
@@ -710,7 +721,7 @@ def build_model(results: SavedResults) -> ReportModel:
     release_table = release_changes(comparisons, release.production, release.candidate, label) if release else None
     return ReportModel(
         changes=changes, trend_charts=trend_charts(results, label, (earlier_folders, earlier_summaries)),
-        release_changes=release_table,
+        release_changes=release_table, over_seeds=version,
         title=recorded.title or recorded.name, experiment=recorded.name, description=recorded.description,
         started=provenance["started"], harness_version=provenance["versions"]["harness"], config_hash=provenance["config_hash"],
         mlflow_text=mlflow_text, mlflow_href=mlflow_href, verdict=verdict, legend=legend, markdown_legend=markdown_legend,

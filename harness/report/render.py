@@ -119,7 +119,7 @@ def _release_sections(release: Table, candidate: str, production: str) -> list[s
                      f"{_md(as_ascii(row[7].text))}, on {_md(row[2].text)} ({_md(row[0].text)} / {_md(row[1].text)}). "
                      "Not evidence of no change.")  # fmt: skip
         else:
-            line += "."
+            line += ". Not evidence of no change."
         out += [line, ""]
     undefined = sum(1 for k in kinds if k == "undefined")
     if undefined:

@@ -119,6 +119,19 @@ def crossed_difference(a: np.ndarray, b: np.ndarray, weight_a: float, weight_b: 
     return CrossedDifference(estimate, variance, df, user_variance, seed_variance, (seed_sd[0], seed_sd[1]), n, (ra, rb))
 
 
+def detectable(variance: float, df: float, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest true difference the two-sided version test at ``alpha`` detects with ``power``, for an estimate
+    of that variance and Satterthwaite df: ``(t(1 - alpha/2) + t(power)) * se``, the shifted central t that
+    :func:`version_power` uses too (the far tail left out).
+
+    >>> round(detectable(0.0001, 1e9), 4)    # se 0.01 and a normal: (1.960 + 0.842) * 0.01
+    0.028
+    """
+    from scipy import stats
+
+    return float((stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)) * math.sqrt(variance))
+
+
 def mean_interval(table: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high): a version's mean over its runs x users ``table`` with its interval, users and seeds both
     random: ``Var = (MS_user + MS_seed - MS_residual) / (r n)`` (at least the users' part), Satterthwaite's df.
