@@ -493,10 +493,11 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"  dataset {name(dataset['name'])}: {dataset['judgments']} judgments over {dataset['queries']} queries\n")
         for run in dataset["runs"]:
             judged = run["judged_queries_retrieved"]
+            who = name(run["system"]) + (f" [{name(run['seed'])}]" if "seed" in run else "")
             if "reused_from" in run:
-                out.write(f"    {name(run['system'])}: {run['queries']} queries reused from {name(run['reused_from'])}\n")
+                out.write(f"    {who}: {run['queries']} queries reused from {name(run['reused_from'])}\n")
                 continue
-            out.write(f"    {name(run['system'])}: {run['rows']} rows, {run['queries']} queries, {judged} of them judged\n")
+            out.write(f"    {who}: {run['rows']} rows, {run['queries']} queries, {judged} of them judged\n")
     return EXIT_OK
 
 

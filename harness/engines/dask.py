@@ -782,7 +782,7 @@ class DaskEngine:
     def hold(self, dataset: str, reused: RunResult) -> None:
         """A system's values reused from earlier results, sent to the cluster to be compared beside the runs there."""
         runs = self.remote.get(dataset)
-        if runs is not None:
+        if runs is not None and not reused.seed:  # a system's seeds are pooled and compared on the client
             runs.pieces[reused.system] = scatter_values(self.client, reused.here().per_query, runs.measures)
 
     def paired_tests(self, results: list[RunResult], settings: CompareSettings) -> _ClusterTests:

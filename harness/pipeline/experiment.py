@@ -159,10 +159,10 @@ def _runs(
     its samples when a measure reads them: its first sample is what the alignment checks)."""
     samples = REGISTRY.reads_samples(experiment.measures_for(dataset))
     for system in experiment.systems:
-        path = system.run_for(dataset.name)
-        if path is not None:
-            run = checked_run(dataset, system, path, judged, progress, samples)
-            yield system, path, run, judged_query_ids(run, judged, judgments_of(dataset))
+        for one in system.each_run(dataset.name):  # each of its seeds
+            path = one.runs[0][1]
+            run = checked_run(dataset, one, path, judged, progress, samples)
+            yield one, path, run, judged_query_ids(run, judged, judgments_of(dataset))
 
 
 def check_guard_segments(experiment: Experiment) -> None:
@@ -272,9 +272,9 @@ def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[st
             saved = load_previous(experiment, system, earlier)
             reused = previous_result(experiment, dataset, system, saved, segments)
             advance()
-            if reused is not None:
-                results.append(reused)
-                engine.hold(dataset.name, reused)  # compared beside the engine's runs
+            for run in reused:
+                results.append(run)
+                engine.hold(dataset.name, run)  # compared beside the engine's runs
         else:
             results.extend(r for r in evaluated if r.system == system.name)
     return results
@@ -613,6 +613,7 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
             entry["runs"].append(
                 {
                     "system": system.name,
+                    **({"seed": system.run_label} if system.run_label else {}),
                     "rows": len(run),
                     "queries": len(run_ids),
                     "judged_queries_retrieved": len(run_ids & judged),
@@ -621,9 +622,10 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
         for system in experiment.systems:  # reused values: checked for comparability as a run would be
             if system.previous is not None:
                 reused = previous_result(experiment, dataset, system, load_previous(experiment, system, earlier), segments)
-                if reused is not None and reused.per_query is not None:
-                    n = len(reused.per_query.query_ids)
-                    entry["runs"].append({"system": system.name, "rows": 0, "queries": n, "judged_queries_retrieved": n,
+                for one in reused:
+                    n = 0 if one.per_query is None else len(one.per_query.query_ids)
+                    entry["runs"].append({"system": system.name, **({"seed": one.seed} if one.seed else {}), "rows": 0,
+                                          "queries": n, "judged_queries_retrieved": n,
                                           "reused_from": describe_previous(system.previous)})  # fmt: skip
         report["datasets"].append(entry)
     return report

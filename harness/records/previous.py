@@ -81,8 +81,9 @@ def load_previous(experiment: Experiment, system: System, cache: dict[str, Earli
 
 def previous_result(
     experiment: Experiment, dataset: Dataset, system: System, earlier: Earlier, segments: dict[str, str]
-) -> RunResult | None:
-    """The system's values on ``dataset`` from ``earlier``; None when the earlier run did not evaluate that dataset."""
+) -> list[RunResult]:
+    """The system's values on ``dataset`` from ``earlier``, one result per run there (several: its seeds, each with
+    its label); none when the earlier run did not evaluate that dataset."""
     previous = system.previous
     assert previous is not None
     saved, name = earlier.saved, earlier.system
@@ -95,7 +96,12 @@ def previous_result(
 
     frame = saved.per_query_of(dataset.name, name)
     if frame.empty:
-        return None
+        return []
+    labels = list(dict.fromkeys(frame["seed"].fillna("").astype(str))) if "seed" in frame.columns else [""]
+    if len(labels) > 1 and experiment.stats.claim == "model":
+        raise refuse(f"it holds {len(labels)} runs (seeds) of {name!r} on {dataset.name!r}, and claim: model decides "
+                     "one trained run of each system", "set stats.claim: version to decide the versions over their "
+                     "seeds, or reuse an evaluation of one run")  # fmt: skip
     recorded = {i["role"]: i["sha256"] for i in saved.provenance.get("inputs", [])}
     paths = dict(compared_inputs(dataset))
     current = {role: sha256_file(path) for role, path in paths.items()}
@@ -124,23 +130,29 @@ def previous_result(
             f"it was evaluated under other conventions: {', '.join(differ)}",
             "use the same conventions and relevance level, or re-evaluate from the run file",
         )
-    wide = frame.pivot_table(index="query_id", columns="measure", values="value", sort=False)
     measures = experiment.query_measures_for(dataset)  # system measures need the lists: recomputed systems only
-    missing = [str(m) for m in measures if str(m) not in wide.columns]
-    if missing:
-        raise refuse(
-            f"it has no values for {', '.join(missing[:5])}{' and more' if len(missing) > 5 else ''}",
-            "keep to the measures the earlier run computed, or re-evaluate from the run file",
-        )
-    query_ids = np.array(sorted(wide.index.astype(str)), dtype=object)  # trec_eval's order: byte order of the ids
-    values = wide.loc[query_ids, [str(m) for m in measures]].to_numpy(dtype=np.float64)
-    per_query = PerQuery(system.name, query_ids, measures, values, np.ones(len(query_ids), dtype=bool))
-    seg = np.array([segments.get(q, "") for q in query_ids.tolist()], dtype=object)
-    diagnostics: dict[str, Any] = {}
-    if saved.diagnostics is not None:
-        rows = saved.diagnostics[(saved.diagnostics["dataset"] == dataset.name) & (saved.diagnostics["system"] == name)]
-        if len(rows):
-            diagnostics = {str(k): v for k, v in rows.iloc[0].to_dict().items() if k not in ("dataset", "system")}
-    diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
-    diagnostics["source"] = source
-    return RunResult(dataset.name, system.name, per_query, seg, diagnostics)
+    out = []
+    for label in labels:
+        rows_of_run = frame if len(labels) == 1 else frame[frame["seed"] == label]
+        wide = rows_of_run.pivot_table(index="query_id", columns="measure", values="value", sort=False)
+        missing = [str(m) for m in measures if str(m) not in wide.columns]
+        if missing:
+            raise refuse(
+                f"it has no values for {', '.join(missing[:5])}{' and more' if len(missing) > 5 else ''}",
+                "keep to the measures the earlier run computed, or re-evaluate from the run file",
+            )
+        query_ids = np.array(sorted(wide.index.astype(str)), dtype=object)  # trec_eval's order: byte order of the ids
+        values = wide.loc[query_ids, [str(m) for m in measures]].to_numpy(dtype=np.float64)
+        per_query = PerQuery(system.name, query_ids, measures, values, np.ones(len(query_ids), dtype=bool))
+        seg = np.array([segments.get(q, "") for q in query_ids.tolist()], dtype=object)
+        diagnostics: dict[str, Any] = {}
+        if saved.diagnostics is not None:
+            rows = saved.diagnostics[(saved.diagnostics["dataset"] == dataset.name) & (saved.diagnostics["system"] == name)]
+            if len(labels) > 1:
+                rows = rows[rows["seed"] == label]
+            if len(rows):
+                diagnostics = {str(k): v for k, v in rows.iloc[0].to_dict().items() if k not in ("dataset", "system", "seed")}
+        diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
+        diagnostics["source"] = source
+        out.append(RunResult(dataset.name, system.name, per_query, seg, diagnostics, seed=label if len(labels) > 1 else ""))
+    return out

@@ -246,3 +246,26 @@ def test_seeds_on_a_dask_cluster_are_the_local_numbers(tmp_path: Path) -> None:
         expected, found = pd.read_parquet(local / f"{table}.parquet"), pd.read_parquet(cluster / f"{table}.parquet")
         pd.testing.assert_frame_equal(found, expected, check_exact=True, obj=table)
     assert json.loads((local / "gate.json").read_text()) == json.loads((cluster / "gate.json").read_text())
+
+
+def test_a_previous_folders_seeds_are_reused_as_runs(tmp_path: Path) -> None:
+    _write(tmp_path)
+    earlier = _run(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": '"cand-s*.run"'}))
+    again = tmp_path / "again.yaml"
+    again.write_text(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": '"cand-s*.run"'}).read_text().replace(
+        '{name: prod, runs: {d: "prod-s*.run"}}', f"{{name: prod, previous: {{results: {earlier}}}}}"))  # fmt: skip
+    assert "previous" in again.read_text()
+    reused = _run(again)
+    for table in ("comparisons", "summary"):
+        expected, found = pd.read_parquet(earlier / f"{table}.parquet"), pd.read_parquet(reused / f"{table}.parquet")
+        pd.testing.assert_frame_equal(found, expected, check_exact=True, obj=table)
+    per_query = pd.read_parquet(reused / "per_query.parquet")
+    assert sorted(per_query[per_query["system"] == "prod"]["seed"].unique()) == ["prod-s1", "prod-s2", "prod-s3"]
+    gate = json.loads((reused / "gate.json").read_text())
+    assert gate == json.loads((earlier / "gate.json").read_text()) and gate["seeds"] == [SEEDS, SEEDS]
+    # claim: model cannot take one of three reused runs for the system
+    out, err = io.StringIO(), io.StringIO()
+    one = tmp_path / "one.yaml"
+    one.write_text(again.read_text().replace('"cand-s*.run"', "cand-s1.run"))
+    assert main(["run", str(one), "--quiet"], out, err) == 2
+    assert "it holds 3 runs (seeds) of 'prod' on 'd', and claim: model decides one trained run" in err.getvalue()
