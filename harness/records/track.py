@@ -439,6 +439,9 @@ def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str
             RunTag("release.production", held(gate["production"], TAG_CHARS)),
             RunTag("release.line", gate["line"][:5000]), RunTag("release.errors", gate["errors"][:5000]),
             RunTag("release.segment_warnings", str(len(results.verdict.warnings))),
+            RunTag("release.claim", gate.get("claim", "model")),  # these trained runs, or the versions over seeds
+            *([RunTag("release.seeds", f"{gate['seeds'][1]} against {gate['seeds'][0]}")]
+              if gate.get("claim") == "version" else []),
             *([RunTag("release.look", f"{gate['look']} of {gate['looks']}")] if gate.get("looks", 1) > 1 else [])]  # fmt: skip
     metrics = [Metric("release_gate_passed", 1.0 if gate["outcome"] == "PASS" else 0.0, now, 0),
                Metric("release_gate_inconclusive", 1.0 if gate["verdict"] == "INCONCLUSIVE" else 0.0, now, 0),

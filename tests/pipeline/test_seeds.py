@@ -212,6 +212,9 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert sorted(children["tags.seed"]) == sorted(f"{s}-s{k}" for s in ("prod", "cand") for k in range(1, SEEDS + 1))
     versions = mlflow.search_runs(search_all_experiments=True, filter_string="tags.`harness.kind` = 'system'")
     assert len(versions) == 2
+    parent = mlflow.search_runs(search_all_experiments=True, filter_string="tags.`harness.kind` = 'experiment'")
+    assert parent["tags.release.claim"].item() == "version" and parent["tags.release.seeds"].item() == "3 against 3"
+    assert parent["tags.release.errors"].item() == gate["errors"]
 
 
 def test_claim_model_picks_one_run_and_is_todays_test(tmp_path: Path) -> None:
