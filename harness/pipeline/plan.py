@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -95,9 +96,7 @@ def plan_seeds_from_results(folder: str | Path | SavedResults, measure: str, mar
                            hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
     tables = []
     for system in pair:
-        rows = saved.per_query_of(dataset, system, str(parsed))
-        if segment != "all":
-            rows = rows[rows["segment"] == segment]
+        rows = _rows_of(saved, dataset, system, parsed, segment)
         wide = rows.pivot_table(index="seed", columns="query_id", values="value", sort=True)
         if len(wide) < 2:
             raise HarnessError(f"{system!r} has {len(wide)} run(s) on {dataset!r} in {saved.folder.name}: a version "
@@ -114,6 +113,18 @@ def plan_seeds_from_results(folder: str | Path | SavedResults, measure: str, mar
                                tuple(seeds)))  # fmt: skip
     where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
     return SeedsPlan(found, plans, f"estimated from {where} in {saved.folder.name}", (len(a), len(b)), int(finite.sum()))
+
+
+def _rows_of(saved: SavedResults, dataset: str, system: str, measure: Measure, segment: str) -> Any:
+    """A system's per-query rows of ``measure`` on ``dataset`` (within ``segment``); a HarnessError when there are none."""
+    rows = saved.per_query_of(dataset, system, str(measure))
+    if segment != "all":
+        rows = rows[rows["segment"] == segment]
+    if rows.empty:
+        raise HarnessError(f"no per-query values of {system!r} for {measure} on {dataset!r}"
+                           + ("" if segment == "all" else f" in segment {segment!r}"),
+                           hint="check the system, dataset and segment names")  # fmt: skip
+    return rows
 
 
 def _pair(saved: SavedResults, systems: Sequence[str] | None) -> list[str]:
@@ -158,16 +169,7 @@ def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: f
     if definition.aggregate != "mean":
         raise HarnessError(f"{measure} is not averaged over users: a paired t-test plan does not describe it",
                            hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
-    columns = []
-    for system in pair:
-        rows = saved.per_query_of(dataset, system, str(parsed))
-        if segment != "all":
-            rows = rows[rows["segment"] == segment]
-        if rows.empty:
-            raise HarnessError(f"no per-query values of {system!r} for {measure} on {dataset!r}"
-                               + ("" if segment == "all" else f" in segment {segment!r}"),
-                               hint="check the system, dataset and segment names")  # fmt: skip
-        columns.append(rows.set_index("query_id")["value"])
+    columns = [_rows_of(saved, dataset, system, parsed, segment).set_index("query_id")["value"] for system in pair]
     joined = columns[0].to_frame("a").join(columns[1].to_frame("b"), how="inner").dropna()
     if len(joined) < 2:
         raise HarnessError("fewer than 2 users with values for both systems", hint="check the segment and systems")
