@@ -562,7 +562,10 @@ def raise_first_nan(dataset: str, segment: str, pairs: list[tuple[str, str]], me
 
 
 def tests_of(settings: CompareSettings) -> tuple[str, ...]:
-    """The tests every block computes: the configured ones, and t and bootstrap (their CIs are always reported)."""
+    """The tests every block computes: the configured ones, and t and bootstrap (their CIs are always reported); for
+    versions, only the t's sums (the rows' version test comes from the runs' tables, :mod:`~harness.comparison.versions`)."""
+    if settings.claim == "version":
+        return ("t",)
     return tuple(dict.fromkeys(("t", "bootstrap", *settings.tests)))
 
 
