@@ -109,10 +109,7 @@ def pooled(runs: Sequence[RunResult]) -> RunResult:
 def versions(results: Sequence[RunResult]) -> list[RunResult]:
     """The results with each system's runs on a dataset pooled into one (:func:`pooled`), in the order of their
     first run; a system's only run as it is."""
-    groups: dict[tuple[str, str], list[RunResult]] = {}
-    for r in results:
-        groups.setdefault((r.dataset, r.system), []).append(r)
-    return [runs[0] if len(runs) == 1 and not runs[0].seed else pooled(runs) for runs in groups.values()]
+    return [runs[0] if len(runs) == 1 and not runs[0].seed else pooled(runs) for runs in runs_by_system(results).values()]
 
 
 def runs_by_system(results: Sequence[RunResult]) -> dict[tuple[str, str], list[RunResult]]:

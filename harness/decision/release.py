@@ -989,17 +989,21 @@ def sweep_of(release: Release, guarded: Sequence[tuple[Guard, str, str]],
     return out
 
 
-def gate_key(release: Release) -> str:
-    """A gate's identity across runs: the two systems and the guards (not the data, which grows between looks, nor
-    alpha or the plan). The earlier looks of a gate are the results folders whose gate.json carries the same key.
+def gate_key(release: Release, claim: str = "model") -> str:
+    """A gate's identity across runs: the two systems, the guards and the claim (not the data, which grows between
+    looks, nor alpha or the plan). The earlier looks of a gate are the results folders whose gate.json carries the
+    same key; a gate on the versions is another gate than one on two trained runs.
 
     >>> from harness.config.schema import Release
     >>> gate_key(Release("v1", "v2")) == gate_key(Release("v1", "v2", looks=20)), len(gate_key(Release("v1", "v2")))
     (True, 16)
+    >>> gate_key(Release("v1", "v2")) == gate_key(Release("v1", "v2"), claim="version")
+    False
     """
     identity = [release.production, release.candidate,
                 sorted([str(g.measure), g.condition, g.threshold, g.dataset, g.segment, g.descriptive]
-                       for g in release.guards)]  # fmt: skip
+                       for g in release.guards),
+                *(["version"] if claim == "version" else [])]  # fmt: skip
     return hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:16]
 
 
@@ -1060,7 +1064,7 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
     seeds = (max((len(runs[k]) for k in runs if k[1] == release.production), default=1),
              max((len(runs[k]) for k in runs if k[1] == release.candidate), default=1))  # fmt: skip
     return decide_arrays(checks, release.production, release.candidate, settings.alpha, release.power,
-                         release.on_inconclusive, release.bound, sweep, look, gate_key(release),
+                         release.on_inconclusive, release.bound, sweep, look, gate_key(release, settings.claim),
                          claim=settings.claim, seeds=seeds)  # fmt: skip
 
 

@@ -425,7 +425,7 @@ def gate_look(experiment: Experiment) -> tuple[Look | None, str | None]:
     release = experiment.report.release
     if release is None:
         return None, None
-    key, spent, earlier = gate_key(release), 0.0, 0
+    key, spent, earlier = gate_key(release, experiment.stats.claim), 0.0, 0
     for folder in previous_folders(_experiment_root(experiment)):
         try:
             gate = json.loads((folder / "gate.json").read_text())
