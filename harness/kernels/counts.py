@@ -1,4 +1,11 @@
-"""Counting measures: num_ret, num_rel, num_rel_ret, judged and unjudged fractions."""
+"""Counting measures: num_ret, num_rel, num_rel_ret, judged and unjudged fractions.
+
+>>> import numpy as np
+>>> lists = RankedLists(offsets=np.array([0, 5]), label=np.array([0., 1, 0, 1, 1]),   # one query: ranks 2, 4, 5 relevant
+...                     judged_offsets=np.array([0, 5]), judged_label=np.array([0., 1, 0, 1, 1]))
+>>> [f(lists).tolist() for f in (num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret)]
+[[5.0], [3.0], [3.0], [2.0]]
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,11 @@
-"""Measures built for incomplete judgments: bpref and infAP."""
+"""Measures built for incomplete judgments: bpref and infAP.
+
+>>> import numpy as np
+>>> lists = RankedLists(offsets=np.array([0, 5]), label=np.array([0., 1, 0, 1, 1]),   # one query: ranks 2, 4, 5 relevant
+...                     judged_offsets=np.array([0, 5]), judged_label=np.array([0., 1, 0, 1, 1]))
+>>> round(float(bpref(lists)[0]), 4)   # R = 3, N = 2: (1 - 1/2) + (1 - 2/2) + (1 - 2/2), over R
+0.1667
+"""
 
 from __future__ import annotations
 

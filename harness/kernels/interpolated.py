@@ -1,4 +1,11 @@
-"""Interpolated precision at recall levels (``iprec_at_recall``, ``11pt_avg``)."""
+"""Interpolated precision at recall levels (``iprec_at_recall``, ``11pt_avg``).
+
+>>> import numpy as np
+>>> lists = RankedLists(offsets=np.array([0, 5]), label=np.array([0., 1, 0, 1, 1]),   # one query: ranks 2, 4, 5 relevant
+...                     judged_offsets=np.array([0, 5]), judged_label=np.array([0., 1, 0, 1, 1]))
+>>> iprec_at_recall(lists, [0.0, 1.0]).tolist()   # the best precision at recall >= r: 3/5, at rank 5
+[[0.6, 0.6]]
+"""
 
 from __future__ import annotations
 

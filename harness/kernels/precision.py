@@ -1,4 +1,11 @@
-"""Precision, recall and set measures over binary relevance (label >= level)."""
+"""Precision, recall and set measures over binary relevance (label >= level).
+
+>>> import numpy as np
+>>> lists = RankedLists(offsets=np.array([0, 5]), label=np.array([0., 1, 0, 1, 1]),   # one query: ranks 2, 4, 5 relevant
+...                     judged_offsets=np.array([0, 5]), judged_label=np.array([0., 1, 0, 1, 1]))
+>>> precision_at(lists, 2).tolist(), recall_at(lists, 2).tolist(), success_at(lists, 1).tolist()   # 1/2, 1/3, none
+([0.5], [0.3333333333333333], [0.0])
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,11 @@
-"""Reciprocal rank of the first relevant document (``recip_rank``, RR@k)."""
+"""Reciprocal rank of the first relevant document (``recip_rank``, RR@k).
+
+>>> import numpy as np
+>>> lists = RankedLists(offsets=np.array([0, 5]), label=np.array([0., 1, 0, 1, 1]),   # one query: ranks 2, 4, 5 relevant
+...                     judged_offsets=np.array([0, 5]), judged_label=np.array([0., 1, 0, 1, 1]))
+>>> reciprocal_rank(lists).tolist(), reciprocal_rank(lists, k=1).tolist()   # first relevant at rank 2
+([0.5], [0.0])
+"""
 
 from __future__ import annotations
 

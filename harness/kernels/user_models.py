@@ -1,4 +1,11 @@
-"""User-model measures: RBP and its residual, ERR, trec_eval's G and binG."""
+"""User-model measures: RBP and its residual, ERR, trec_eval's G and binG.
+
+>>> import numpy as np
+>>> lists = RankedLists(offsets=np.array([0, 5]), label=np.array([0., 1, 0, 1, 1]),   # one query: ranks 2, 4, 5 relevant
+...                     judged_offsets=np.array([0, 5]), judged_label=np.array([0., 1, 0, 1, 1]))
+>>> rbp(lists, 0.5, GainScheme.linear()).tolist()   # (1 - 0.5) (0.5 + 0.5^3 + 0.5^4)
+[0.34375]
+"""
 
 from __future__ import annotations
 
