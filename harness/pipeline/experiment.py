@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -71,9 +71,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
-    """What ``harness run`` reports: where the results went and what happened after."""
+    """What ``harness run`` reports: where the results went and what happened after (each stage's outcome a new
+    value)."""
 
     results_dir: Path | None  # None: the results could not be written (results_error says why)
     report: Path | None = None
@@ -87,7 +88,7 @@ class Outcome:
     gate_controls: str | None = None  # that error as a field: "false PASS", "false FAIL" or "none"
     gate_alpha: float | None = None  # its rate
     gate_approximate: bool | None = None  # whether the rate rests on an approximation (t-test, bootstrap)
-    warnings: list[str] = field(default_factory=list)
+    warnings: tuple[str, ...] = ()
     tracking_error: str | None = None
     interrupted: bool = False  # Ctrl-C after the results were written: the rest was cut short
     cut_short: frozenset[str] = frozenset()  # the later stages the interruption stopped before they ended
@@ -504,46 +505,43 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
         except ResultsNotWritten as exc:  # the verdict was reached: it is still told, and still decides the exit code
             saved, written_error = None, str(exc)
     outcome = Outcome(results_dir=None if saved is None else saved.folder, results=saved, results_error=written_error,
-                      warnings=[*experiment.notes, *([look_note] if look_note else [])])  # fmt: skip
+                      warnings=(*experiment.notes, *([look_note] if look_note else [])))  # fmt: skip
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
-        outcome.gate = verdict.outcome  # gate.json's words: PASS, FAIL, INCONCLUSIVE
-        outcome.gate_verdict = verdict.verdict
-        outcome.gate_line = verdict.line()
-        outcome.gate_errors = verdict.errors
-        outcome.gate_controls, outcome.gate_alpha, outcome.gate_approximate = (verdict.controls, verdict.alpha,
-                                                                               verdict.approximate)
+        outcome = replace(outcome, gate=verdict.outcome,  # gate.json's words: PASS, FAIL, INCONCLUSIVE
+                          gate_verdict=verdict.verdict, gate_line=verdict.line(), gate_errors=verdict.errors,
+                          gate_controls=verdict.controls, gate_alpha=verdict.alpha,
+                          gate_approximate=verdict.approximate)  # fmt: skip
     if saved is None:
         return outcome
     # Results are on disk: nothing after this point can lose them, and an interruption (Ctrl-C) from here on stops the
-    # rest without hiding the verdict, which still decides the exit code.
+    # rest without hiding the verdict, which still decides the exit code. Each stage's outcome replaces the last whole.
     try:
         if experiment.tracking.enabled:
             progress("logging to MLflow")
             try:
                 tracked = track_results(saved, tracking_destination(experiment), progress=progress)
-                saved = outcome.results = write_tracking(saved, tracked.as_dict())
-                outcome.tracking_notes = tracked.notes
-                outcome.tracking_uri, outcome.mlflow_run_id = tracked.tracking_uri, tracked.run_id
-                outcome.mlflow_url = tracked.url
+                saved = write_tracking(saved, tracked.as_dict())
                 server = tracked.tracking_uri if tracked.url is not None else UI_ADDRESS  # a local store: as mlflow ui serves
-                outcome.mlflow_runs_url = runs_table_url(server, tracked.experiment_id, tracked.view)
+                outcome = replace(outcome, results=saved, tracking_notes=tracked.notes, tracking_uri=tracked.tracking_uri,
+                                  mlflow_run_id=tracked.run_id, mlflow_url=tracked.url,
+                                  mlflow_runs_url=runs_table_url(server, tracked.experiment_id, tracked.view))  # fmt: skip
             except TrackingError as exc:
-                outcome.tracking_error = str(exc)
+                outcome = replace(outcome, tracking_error=str(exc))
         if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
-            _report(saved, outcome, progress)
+            outcome = _report(saved, outcome, progress)
             if outcome.report is not None and outcome.mlflow_run_id is not None:
                 try:
                     log_report(saved)
                 except TrackingError as exc:
-                    outcome.tracking_error = str(exc)
+                    outcome = replace(outcome, tracking_error=str(exc))
     except KeyboardInterrupt:
-        outcome.interrupted = True
+        outcome = replace(outcome, interrupted=True)
         if experiment.tracking.enabled and outcome.mlflow_run_id is None and outcome.tracking_error is None:
-            outcome.tracking_error = f"interrupted before the results were logged; log them with: harness track {saved.folder}"
-            outcome.cut_short |= {"tracking"}
+            outcome = replace(outcome, cut_short=outcome.cut_short | {"tracking"}, tracking_error=(
+                f"interrupted before the results were logged; log them with: harness track {saved.folder}"))
         if experiment.report.enabled and outcome.report is None and outcome.report_error is None:
-            outcome.report_error = f"interrupted before the report was rendered; render it with: harness report {saved.folder}"
-            outcome.cut_short |= {"report"}
+            outcome = replace(outcome, cut_short=outcome.cut_short | {"report"}, report_error=(
+                f"interrupted before the report was rendered; render it with: harness report {saved.folder}"))
     return outcome
 
 
@@ -555,14 +553,14 @@ def tracking_destination(experiment: Experiment) -> Destination:
     return destination(command_line, tracking.uri, experiment.output)
 
 
-def _report(saved: SavedResults, outcome: Outcome, progress: Progress) -> None:
+def _report(saved: SavedResults, outcome: Outcome, progress: Progress) -> Outcome:
+    """The outcome with the report rendered, or with why it was not."""
     progress("rendering the report")
     try:
         path, _ = write_report(saved)
     except ReportError as exc:
-        outcome.report_error = str(exc)
-        return
-    outcome.report = path
+        return replace(outcome, report_error=str(exc))
+    return replace(outcome, report=path)
 
 
 def compare_settings(experiment: Experiment) -> CompareSettings:
