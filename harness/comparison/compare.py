@@ -44,7 +44,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -338,14 +338,20 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
         null = np.concatenate(swapped[m])
         # |d*| >= |d| up to rounding: a replicate equal to the observed difference counts
         p_swap = float((1 + np.sum(np.abs(null) >= abs(delta) * (1 - 1e-12) - 1e-15)) / (null.size + 1)) if n else nan
-        diffs = np.concatenate(booted[m])
-        low, high = _centred_interval(delta, diffs)
-        finite = diffs[np.isfinite(diffs)]
-        spread = np.abs(finite - finite.mean()) if finite.size else finite
-        p_boot = float((1 + np.sum(spread >= abs(delta))) / (finite.size + 1)) if finite.size else nan
+        interval, p_boot = _bootstrapped(delta, np.concatenate(booted[m]))
         out.append(_system_row(dataset, segment, m, ra.system, rb.system, value_a[m], delta, n, replicates, settings,
-                               (low, high), (p_swap, p_boot)))  # fmt: skip
+                               interval, (p_swap, p_boot)))  # fmt: skip
     return out
+
+
+def _bootstrapped(delta: float, diffs: np.ndarray) -> tuple[tuple[float, float], float]:
+    """A system measure's difference ``delta`` against its bootstrap replicates ``diffs``: the centred 95% interval
+    and the bootstrap p, (1 + #{|d* - mean d*| >= |d|}) / (B + 1) over the finite replicates (NaN without one)."""
+    finite = diffs[np.isfinite(diffs)]
+    if not finite.size:
+        return _centred_interval(delta, diffs), float("nan")
+    spread = np.abs(finite - finite.mean())
+    return _centred_interval(delta, diffs), float((1 + np.sum(spread >= abs(delta))) / (finite.size + 1))
 
 
 def _target(definition: Any, measure: Measure) -> float:
@@ -423,28 +429,46 @@ def system_replicates(ra: RunResult, rb: RunResult, measure: Measure, segment: s
     return float(value_a[0]), float(value_b[0]), np.concatenate(reps_a), np.concatenate(reps_b), n
 
 
-def version_replicates(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], measure: Measure, segment: str,
-                       settings: CompareSettings) -> tuple[float, float, np.ndarray, np.ndarray, int]:  # fmt: skip
-    """A system measure of two versions (each the mean over its runs), with ``system_resamples`` replicates resampled
+def version_replicates(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], measures: tuple[Measure, ...],
+                       segment: str, settings: CompareSettings) -> dict[Measure, VersionReplicates]:  # fmt: skip
+    """System measures of two versions (each the mean over its runs), with ``system_resamples`` replicates resampled
     over users and seeds both: the pigeonhole bootstrap (Owen 2007). Every run gets the keyed user resample of
-    :func:`system_replicates`, and each replicate draws each system's runs with replacement (keyed by the seed,
-    dataset, segment and system), so ``reps_b - reps_a`` are the differences' replicates; (value a, value b,
-    reps a, reps b, users)."""
-    sides = []
-    n = 0
+    :func:`system_summary` (a user's draws are keyed by the user: the same for every run), and each replicate draws
+    each system's runs with replacement (keyed by the seed, dataset, segment and system), so ``reps_b - reps_a`` are
+    the differences' replicates."""
+    if not measures:
+        return {}
+    sides, n = [], 0
     for runs in (runs_a, runs_b):
-        values, replicates = [], []
-        for run in runs:  # the same users drawn for every run: their keys are the users'
-            value, _, reps, _, n = system_replicates(run, run, measure, segment, settings)
-            values.append(value)
-            replicates.append(reps)
-        table = np.stack(replicates, axis=1)  # replicates x runs
-        keys = keyed.query_keys(settings.seed, (runs[0].dataset, segment, runs[0].system, "seeds"),
-                                np.array([str(k) for k in range(len(runs))], dtype=object))  # fmt: skip
-        drawn = keyed.uniform_matrix(keys, len(runs), 0, table.shape[0]).astype(np.intp)  # replicates x runs
-        sides.append((float(np.mean(values)), np.take_along_axis(table, drawn, axis=1).mean(axis=1)))
-    (value_a, reps_a), (value_b, reps_b) = sides
-    return value_a, value_b, reps_a, reps_b, n
+        values: dict[Measure, list[float]] = {m: [] for m in measures}
+        replicates: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
+        for run in runs:  # each run once, every measure in the same pass (system_summary's resamples)
+            queries = np.sort(run.query_ids()[dict(run.segment_masks())[segment]].astype(str)).astype(object)
+            keys = _user_keys(settings, run.dataset, segment, queries, "resample")
+            full, samples = _resampled(run, measures, queries, keys, settings.system_resamples)
+            for m in measures:
+                values[m].append(full[m])
+                replicates[m].append(samples[m])
+            n = len(queries)
+        seed_keys = keyed.query_keys(settings.seed, (runs[0].dataset, segment, runs[0].system, "seeds"),
+                                     np.array([str(k) for k in range(len(runs))], dtype=object))  # fmt: skip
+        drawn = keyed.uniform_matrix(seed_keys, len(runs), 0, settings.system_resamples).astype(np.intp)  # reps x runs
+        sides.append({m: (float(np.mean(values[m])),
+                          np.take_along_axis(np.stack(replicates[m], axis=1), drawn, axis=1).mean(axis=1))
+                      for m in measures})  # fmt: skip
+    a, b = sides
+    return {m: VersionReplicates(a[m][0], b[m][0], a[m][1], b[m][1], n) for m in measures}
+
+
+class VersionReplicates(NamedTuple):
+    """Two versions' value of a system measure and its replicates over users and seeds (:func:`version_replicates`),
+    over ``n`` users: what a comparison row and a release guard (``ResampledValues``) read."""
+
+    value_a: float
+    value_b: float
+    reps_a: np.ndarray
+    reps_b: np.ndarray
+    n: int
 
 
 def _version_system_rows(dataset: str, segment: str, runs_a: Sequence[RunResult], runs_b: Sequence[RunResult],
@@ -455,18 +479,14 @@ def _version_system_rows(dataset: str, segment: str, runs_a: Sequence[RunResult]
     measures = [m for m in _system_measures(runs_a[0], runs_b[0])
                 if all(m in r.system_measures and r.lists is not None for r in (*runs_a, *runs_b))]  # fmt: skip
     out = []
-    for m in measures:
-        value_a, value_b, reps_a, reps_b, n = version_replicates(runs_a, runs_b, m, segment, settings)
+    for m, (value_a, value_b, reps_a, reps_b, n) in version_replicates(runs_a, runs_b, tuple(measures), segment,
+                                                                       settings).items():  # fmt: skip
         delta = value_b - value_a
         if not math.isfinite(delta):
             row = _system_row(dataset, segment, m, runs_a[0].system, runs_b[0].system, value_a, delta, n,
                               settings.system_resamples, settings)  # fmt: skip
         else:
-            diffs = reps_b - reps_a
-            finite = diffs[np.isfinite(diffs)]
-            spread = np.abs(finite - finite.mean()) if finite.size else finite
-            p_boot = float((1 + np.sum(spread >= abs(delta))) / (finite.size + 1)) if finite.size else math.nan
-            interval = _centred_interval(delta, diffs)
+            interval, p_boot = _bootstrapped(delta, reps_b - reps_a)
             row = _system_row(dataset, segment, m, runs_a[0].system, runs_b[0].system, value_a, delta, n,
                               settings.system_resamples, settings, interval, (math.nan, p_boot))  # fmt: skip
         for test in settings.tests:  # the user-paired tests do not describe versions (comparison.versions)

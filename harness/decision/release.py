@@ -1042,7 +1042,7 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
             of_production, of_candidate = runs[(dataset, release.production)], runs[(dataset, release.candidate)]
             if any(r.lists is None or measure not in r.system_measures for r in (*of_production, *of_candidate)):
                 return f"{measure} was not computed from every run's lists"
-            return ResampledValues(*version_replicates(of_production, of_candidate, measure, segment, settings))
+            return ResampledValues(*version_replicates(of_production, of_candidate, (measure,), segment, settings)[measure])
         if REGISTRY.definition(measure).is_system(measure):
             if rp.lists is None or rc.lists is None or measure not in rp.system_measures or measure not in rc.system_measures:
                 return f"{measure} was not computed from both runs' lists"
