@@ -91,12 +91,7 @@ def compare(
     """
 
     runs = _seeded(per_query)
-    several = any(len(listed) > 1 for listed in runs.values())
-    claimed = _choice("claim", claim if claim is not None else "version" if several else "model", Claim)
-    if claimed == "model" and several:
-        name = next(n for n, listed in runs.items() if len(listed) > 1)
-        raise HarnessError(f"claim='model' compares one trained run of each system, and {name!r} has "
-                           f"{len(runs[name])}", hint="pass one table for it, or claim='version'")  # fmt: skip
+    claimed = _claim(claim, runs, list(runs))
     tables = {name: listed[0] for name, listed in runs.items()}
     names = list(tables)
     if baseline is not None and baseline not in tables:
@@ -173,13 +168,7 @@ def decide(
     for role, name in (("production", production), ("candidate", candidate)):
         if name not in runs:
             raise HarnessError(f"{role} {name!r} is not among the runs", hint=f"use one of {', '.join(runs)}")
-    several = len(runs[production]) > 1 or len(runs[candidate]) > 1
-    claim = _choice("claim", claim if claim is not None else "version" if several else "model", Claim)
-    if claim == "model" and several:
-        name = production if len(runs[production]) > 1 else candidate
-        raise HarnessError(f"claim='model' decides one trained run of each system, and {name!r} has "
-                           f"{len(runs[name])}", hint="pass one table for it, or claim='version' for the training "
-                           "procedure over its runs")  # fmt: skip
+    claim = _claim(claim, runs, [production, candidate])
     tables = {name: tables_of[0] for name, tables_of in runs.items()}
     if production == candidate:
         raise HarnessError("production and candidate are the same run", hint="name the run to release as candidate")
@@ -285,6 +274,18 @@ def _choice(name: str, value: object, options: Any) -> Any:
     if value not in allowed:
         raise HarnessError(f"unknown {name} {value!r}", hint=f"use one of {', '.join(map(str, allowed))}")
     return value
+
+
+def _claim(claim: str | None, runs: Mapping[str, Sequence[PerQuery]], systems: Sequence[str]) -> Claim:
+    """``claim`` checked, or by default ``version`` when one of ``systems`` has several runs, else ``model``; a
+    HarnessError for ``model`` with several runs of a system (it decides one trained run of each)."""
+    several = next((name for name in systems if len(runs[name]) > 1), None)
+    chosen: Claim = _choice("claim", claim if claim is not None else "model" if several is None else "version", Claim)
+    if chosen == "model" and several is not None:
+        raise HarnessError(f"claim='model' decides one trained run of each system, and {several!r} has "
+                           f"{len(runs[several])}", hint="pass one table for it, or claim='version' for the training "
+                           "procedure over its runs")  # fmt: skip
+    return chosen
 
 
 def _seeded(per_query: Sequence[PerQuery] | Mapping[str, PerQuery | Sequence[PerQuery]]) -> dict[str, list[PerQuery]]:

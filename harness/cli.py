@@ -557,14 +557,16 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.measure is None:
             raise HarnessError("name the measure whose sd to estimate", hint="--measure nDCG@10")
         from harness.pipeline.plan import plan_seeds_from_results, seeds_of
+        from harness.records.store import read_results
 
-        if seeds_of(args.results_dir, args.systems, args.dataset) and not args.two_sided:  # versions: seeds and users
-            seeded = plan_seeds_from_results(args.results_dir, args.measure, args.margin, args.systems, args.dataset,
+        saved = read_results(args.results_dir)  # read once, for both plans
+        if seeds_of(saved, args.systems, args.dataset) and not args.two_sided:  # versions: seeds and users
+            seeded = plan_seeds_from_results(saved, args.measure, args.margin, args.systems, args.dataset,
                                              args.segment, args.alpha, args.power, tuple(args.seeds or (2, 3, 5, 10)))
             lines = seeded.lines(args.margin, args.alpha, args.power)
             out.write(json.dumps(seeded.to_dict()) + "\n" if args.format == "json" else "\n".join(lines) + "\n")
             return EXIT_OK
-        plan = plan_from_results(args.results_dir, args.measure, args.margin, args.systems, args.dataset,
+        plan = plan_from_results(saved, args.measure, args.margin, args.systems, args.dataset,
                                  args.segment, args.alpha, args.power, sided)  # fmt: skip
     else:
         plan = Plan.of(args.sd, args.margin, args.alpha, args.power, sided)

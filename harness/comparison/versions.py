@@ -79,27 +79,28 @@ def seeded_pair(production: Sequence[PerQuery], candidate: Sequence[PerQuery], m
     return SeededValues(table[: len(production)], table[len(production) :])
 
 
+def tables_of(runs: Sequence[RunResult]) -> list[PerQuery]:
+    """Each run's per-query table, here (gathered from a cluster when it holds them)."""
+    tables = [r.here().per_query for r in runs]
+    assert all(t is not None for t in tables), "here() brings every run's values"
+    return [t for t in tables if t is not None]
+
+
 def pooled(runs: Sequence[RunResult]) -> RunResult:
     """A system's runs (seeds) on a dataset as one result: on each user every run holds, the mean of the runs'
     values (NaN where one is NaN); the runs' count in ``diagnostics["runs"]``. The lists stay with each run."""
-    first = runs[0].here()
-    here = [first, *(r.here() for r in runs[1:])]
-    tables = [r.per_query for r in here]
-    assert all(t is not None for t in tables), "here() brings every run's values"
-    ids = first.per_query.query_ids if first.per_query is not None else np.array([], dtype=object)
+    first, tables = runs[0].here(), tables_of(runs)
+    ids = tables[0].query_ids
     keep = np.ones(ids.size, dtype=bool)
     rows = []
     for table in tables:
-        assert table is not None
         position = {q: i for i, q in enumerate(table.query_ids.tolist())}
         at = np.array([position.get(q, -1) for q in ids.tolist()], dtype=np.int64)
         keep &= at >= 0
         rows.append(at)
-    measures = first.per_query.measures if first.per_query is not None else ()
-    stacked = np.stack([t.values[at[keep]] for t, at in zip(tables, rows, strict=True) if t is not None])
-    in_run = np.asarray(np.stack([t.in_run[at[keep]] for t, at in zip(tables, rows, strict=True) if t is not None])
-                        .all(axis=0))  # fmt: skip
-    per_query = PerQuery(first.system, ids[keep], measures, stacked.mean(axis=0), in_run)
+    stacked = np.stack([t.values[at[keep]] for t, at in zip(tables, rows, strict=True)])
+    in_run = np.stack([t.in_run[at[keep]] for t, at in zip(tables, rows, strict=True)]).all(axis=0)
+    per_query = PerQuery(first.system, ids[keep], tables[0].measures, stacked.mean(axis=0), np.asarray(in_run))
     segments = None if first.segments is None else first.segments[keep]
     diagnostics: dict[str, object] = {"runs": len(runs), "queries_evaluated": int(keep.sum()),
                                       "queries_not_in_every_run": int((~keep).sum())}  # fmt: skip
@@ -190,8 +191,7 @@ def version_rows(rows: list[dict[str, object]], results: Sequence[RunResult], co
             maps[where] = segment_map(a[0])
         measure = next(m for m in a[0].here().measures if str(m) == row["measure"])
         within = None if segment == "all" else segment
-        tables = [t for t in (r.here().per_query for r in (*a, *b)) if t is not None]
-        table = seeded_values(tables, measure, within, maps[where])
+        table = seeded_values(tables_of((*a, *b)), measure, within, maps[where])
         tested = table if isinstance(table, str) else version_test(table[: len(a)], table[len(a) :], confidence)
         if isinstance(tested, str):
             row["version_note"] = tested
@@ -212,20 +212,21 @@ def version_summary(runs: Sequence[RunResult], seed_rows: Sequence[Mapping[str, 
 
     version = pooled(runs)
     assert version.per_query is not None
-    tables = [r.here().per_query for r in runs]
+    tables = tables_of(runs)
     where = segment_map(runs[0])
     out: list[dict[str, object]] = []
     for summary in summarize(version):
         measure = next(m for m in version.per_query.measures if str(m) == summary["measure"])
         if REGISTRY.definition(measure).aggregate == "mean":
             within = None if summary["segment"] == "all" else str(summary["segment"])
-            table = seeded_values([t for t in tables if t is not None], measure, within, where)
+            table = seeded_values(tables, measure, within, where)
             if not isinstance(table, str) and table.size:
                 summary["mean"], summary["ci_low"], summary["ci_high"] = mean_interval(table)
         out.append({**summary, "seed": "all", "runs": len(runs)})
     by_measure: dict[tuple[object, object], list[float]] = {}
+    system_measures = {str(m) for m in runs[0].system_measures}
     for row in seed_rows:
-        if row["measure"] in {str(m) for m in runs[0].system_measures}:
+        if row["measure"] in system_measures:
             by_measure.setdefault((row["segment"], row["measure"]), []).append(float(row["value"]))  # type: ignore[arg-type]
     for (segment, name), values in by_measure.items():
         mean, half = float(np.mean(values)), math.nan
@@ -253,6 +254,7 @@ __all__ = [
     "seeded_values",
     "segment_map",
     "segment_mask",
+    "tables_of",
     "version_rows",
     "version_summary",
     "version_test",

@@ -214,8 +214,7 @@ def _path(section: _Section, key: str, base: Path, required: bool = True, must_e
     text = section.value(key, str, required=required)
     if text is None:
         return None
-    path = Path(text).expanduser()
-    path = path if path.is_absolute() else (base / path)
+    path = _resolved(text, base)
     if must_exist and not path.exists():
         raise section.error(
             key, f"{section._name(key)}: file not found: {path}", hint="check the path; it is relative to the config file"
@@ -224,6 +223,12 @@ def _path(section: _Section, key: str, base: Path, required: bool = True, must_e
         raise section.error(key, f"{section._name(key)}: not a regular file (a pipe, socket or device): {path}",
                             hint="write it to a file and name that file")  # fmt: skip
     return path
+
+
+def _resolved(text: str, base: Path) -> Path:
+    """A path as a config writes it: ``~`` expanded, relative to the config's folder ``base``."""
+    path = Path(text).expanduser()
+    return path if path.is_absolute() else base / path
 
 
 def _columns(section: _Section | None, value_name: str) -> TableColumns:
@@ -388,16 +393,14 @@ def _seed_runs(runs: _Section, dataset: str, base: Path) -> list[tuple[str, Path
             if not isinstance(text, str):
                 raise ConfigError(f"{runs._name(dataset)}[{i}] must be a path, got {clipped(text)}", path=runs.source,
                                   line=_line(item), hint="write one run file per line: - runs/v2-seed1.csv")  # fmt: skip
-            path = Path(text).expanduser()
-            path = path if path.is_absolute() else base / path
+            path = _resolved(text, base)
             if not path.is_file():
                 raise ConfigError(f"{runs._name(dataset)}[{i}]: file not found: {path}", path=runs.source,
                                   line=_line(item), hint="check the path; it is relative to the config file")  # fmt: skip
             paths.append(path)
     else:
-        pattern = str(runs.value(dataset, str))
-        full = pattern if Path(pattern).expanduser().is_absolute() else str(base / pattern)
-        paths = sorted(Path(p) for p in glob.glob(os.path.expanduser(full)) if Path(p).is_file())
+        full = str(_resolved(str(runs.value(dataset, str)), base))
+        paths = sorted(Path(p) for p in glob.glob(full) if Path(p).is_file())
         if not paths:
             raise runs.error(dataset, f"{runs._name(dataset)}: no file matches {full}",
                              hint="check the pattern; it is relative to the config file")  # fmt: skip

@@ -56,7 +56,7 @@ import numpy as np
 
 from harness.comparison.compare import CompareSettings, system_replicates, version_replicates
 from harness.comparison.rows import Comparisons
-from harness.comparison.versions import SeededValues, runs_by_system, seeded_pair, segment_map
+from harness.comparison.versions import SeededValues, runs_by_system, seeded_pair, segment_map, tables_of
 from harness.config.defaults import DEFAULT_POWER
 from harness.config.schema import Guard, Release
 from harness.errors import HarnessError
@@ -1034,9 +1034,7 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
         measure = guard.measure
         if version and not REGISTRY.definition(measure).is_system(measure):
             of_production, of_candidate = runs[(dataset, release.production)], runs[(dataset, release.candidate)]
-            tables = [r.here().per_query for r in (*of_production, *of_candidate)]
-            return seeded_pair([t for t in tables[: len(of_production)] if t is not None],
-                               [t for t in tables[len(of_production) :] if t is not None], measure,
+            return seeded_pair(tables_of(of_production), tables_of(of_candidate), measure,
                                None if segment == "all" else segment, segment_map(of_production[0]))  # fmt: skip
         if version:  # one value per run: resampled over users and seeds
             of_production, of_candidate = runs[(dataset, release.production)], runs[(dataset, release.candidate)]

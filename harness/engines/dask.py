@@ -747,7 +747,7 @@ class DaskEngine:
                                evaluator.system_measures if evaluated.lists is not None else (),
                                evaluated.item_counts, evaluated.item_counts_cutoff, remote=values,
                                seed=system.run_label)  # fmt: skip
-            out.append(result.here() if system.run_label else result)
+            out.append(result)  # a system's seeds are gathered by the pipeline, which pools them
             work.advance()
         return out
 

@@ -796,7 +796,7 @@ def _log_runs(client: Any, tracking_uri: str, results: SavedResults, experiment_
         seeded = "seed" in summary.columns  # a child run per system (its version), and one per run of its seeds
         by = ["dataset", "system", "seed"] if seeded else ["dataset", "system"]
         for group, rows in summary.groupby(by, sort=False):
-            dataset, system, seed = (*group, "all")[:3] if seeded else (*group, "all")
+            dataset, system, seed = group if seeded else (*group, "all")
             one_run = seed != "all"
             tags = {
                 **common_tags,
