@@ -169,6 +169,22 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         runs = [arrays[(f"{system}-s{k}", "nDCG@10")] for k in range(1, SEEDS + 1)]
         assert mine[mine["seed"] == "all"]["value"].item() == pytest.approx(float(np.mean(runs)), abs=1e-12)
         assert sorted(mine[mine["seed"] != "all"]["value"]) == pytest.approx(sorted(float(r.mean()) for r in runs), abs=1e-12)
+        # the version's interval, users and seeds both random: (MS_user + MS_seed - MS_residual) / (r n), from the sums
+        # of squares of its runs x users table, with Satterthwaite's df over the three mean squares
+        table = np.array(runs)
+        r, n = table.shape
+        seed_means, user_means, grand = table.mean(axis=1), table.mean(axis=0), table.mean()
+        ms_user = r * float(np.sum((user_means - grand) ** 2)) / (n - 1)
+        ms_seed = n * float(np.sum((seed_means - grand) ** 2)) / (r - 1)
+        ms_res = float(np.sum((table - seed_means[:, None] - user_means[None, :] + grand) ** 2)) / ((r - 1) * (n - 1))
+        assert ms_seed > ms_res, "the generated seeds must differ as wholes for this check"
+        parts = [(ms_user, n - 1), (ms_seed, r - 1), (ms_res, (r - 1) * (n - 1))]
+        total = ms_user + ms_seed - ms_res
+        df = total**2 / sum(ms * ms / f for ms, f in parts)
+        reach = stats.t.ppf(0.975, df) * math.sqrt(total / (r * n))
+        version = mine[mine["seed"] == "all"]
+        assert (version["ci_low"].item(), version["ci_high"].item()) == pytest.approx((grand - reach, grand + reach),
+                                                                                        abs=1e-12)  # fmt: skip
     # a comparison of versions: the crossed t from the sums of squares, two-sided, and its 95% interval
     comparisons = pd.read_csv(folder / "comparisons.csv")
     row = comparisons[(comparisons["segment"] == "all") & (comparisons["measure"] == "nDCG@10")].iloc[0]
@@ -180,6 +196,8 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert row["p_version"] == pytest.approx(2 * stats.t.sf(abs(estimate) / math.sqrt(variance), df), rel=1e-9)
     reach = stats.t.ppf(0.975, df) * math.sqrt(variance)
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((estimate - reach, estimate + reach), abs=1e-12)
+    # the smallest true difference it detects with 80% power, two-sided at 0.05 (the shifted central t)
+    assert row["mde"] == pytest.approx((stats.t.ppf(0.975, df) + stats.t.ppf(0.8, df)) * math.sqrt(variance), rel=1e-12)
     # harness.compare on the same tables, a list per system: the same comparisons of versions
     compared = harness.compare(tables, baseline="prod", dataset="d")
     for _, expected in comparisons[comparisons["segment"] == "all"].iterrows():
