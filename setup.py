@@ -21,7 +21,8 @@ KERNELS = {
 }
 
 # C headers a kernel includes: a change to one rebuilds it
-DEPENDS = {"harness.data._reader_kernels": ["harness/data/_reader_scan.h"]}
+DEPENDS = {"harness.data._reader_kernels": ["harness/data/_reader_scan.h"],
+           "harness.stats._keyed_compiled": ["harness/stats/_keyed_sums.h"]}
 
 if sys.platform == "win32":
     FLAGS = ["/O2", "/fp:strict"]

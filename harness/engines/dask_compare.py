@@ -41,7 +41,7 @@ from harness.measures.spec import Measure
 from harness.stats import anova as group_stats
 from harness.stats import keyed, paired
 
-ROWS_PER_PARTITION = 100_000  # (system, query) rows: a partition's draws take BLOCK_CELLS (128 MiB) at most
+ROWS_PER_PARTITION = 100_000  # (system, query) rows a partition holds
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ Each kernel fills rows ``lo .. hi`` of its output without the GIL, so threads sp
 """
 
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint64_t, int8_t
+from libc.stdlib cimport free, malloc
 
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
 cdef uint64_t FNV_PRIME = 0x100000001B3ULL
@@ -114,3 +115,114 @@ def below(const uint64_t[:] keys, int64_t k, int64_t first, Py_ssize_t lo, Py_ss
             for q in range(n):
                 word = mix(keys[q] ^ salt) >> 32
                 out[r, q] = <uint16_t>((word * <uint64_t>k) >> 32)
+
+
+cdef extern from "_keyed_sums.h" nogil:
+    enum:
+        WIDTH "HARNESS_WIDTH"  # columns of x summed together: one table row, 8 doubles
+        ROWS "HARNESS_ROWS"  # rows of a table: the sums of every subset of GROUP queries
+    void add_rows "harness_add_rows"(const double* tables, const uint8_t* subsets, Py_ssize_t groups, Py_ssize_t count,
+                                     double* out, Py_ssize_t stride)
+
+cdef enum:
+    GROUP = 8  # queries per table
+    TILE_GROUPS = 32  # tables held at once: 32 x 256 x 8 doubles = 512 KiB, within a core's L2
+
+
+cdef void _spread_bytes(uint64_t* spread) noexcept nogil:
+    """spread[b]: the 8 bits of byte b moved to bits 0, 8, ..., 56 (bit i of b to the lowest bit of byte i)."""
+    cdef int b, i
+    for b in range(256):
+        spread[b] = 0
+        for i in range(8):
+            spread[b] |= (<uint64_t>((b >> i) & 1)) << (8 * i)
+
+
+cdef void _subset_tables(const double[:, ::1] x, Py_ssize_t q0, Py_ssize_t c0, Py_ssize_t groups,
+                         double* tables) noexcept nogil:
+    """tables[g, m, :] = the sum of x[q0 + 8 g + j, c0 : c0 + WIDTH] over the bits j of m (rows past x: zero).
+
+    Each row is one earlier row plus one query's values: sums of at most 8 terms, exact for integers below 2^50."""
+    cdef Py_ssize_t n = x.shape[0], g, m, c, q, low
+    cdef double* table
+    cdef double* source
+    for g in range(groups):
+        table = tables + g * ROWS * WIDTH
+        for c in range(WIDTH):
+            table[c] = 0.0
+        for m in range(1, ROWS):
+            low = 0
+            while not (m >> low) & 1:
+                low += 1
+            q = q0 + g * GROUP + low
+            source = table + (m & (m - 1)) * WIDTH
+            for c in range(WIDTH):
+                table[m * WIDTH + c] = source[c] + (x[q, c0 + c] if q < n else 0.0)
+
+
+
+def sign_products(const uint64_t[::1] keys, const double[:, ::1] x, int64_t first, Py_ssize_t lo, Py_ssize_t hi,
+                  double[:, ::1] out):
+    """out[r, c] = sum over queries q of (query q's sign bit in replicate first + r) * x[q, c], for r in lo..hi.
+
+    The sign bits are :func:`sign_bits`' (bit (first + r) % 64 of mix(key + ((first + r) // 64 + 1) * GOLDEN)), but
+    never written out: for every 8 queries a table holds the sums of x over each of their 256 subsets, and a
+    replicate adds the row its 8 sign bits name (one addition where the product of the bits with x takes eight).
+    x's columns come in groups of WIDTH (the caller pads them). Every value added is an integer, so the sums are
+    exact (and the same as any other order's) while each partial sum stays below 2^53: the caller's limbs see to it.
+    """
+    cdef Py_ssize_t n = x.shape[0], columns = x.shape[1], count = hi - lo, chunk, tile, c0, q0, groups, g, j, r, b
+    cdef Py_ssize_t stop, c
+    cdef int64_t replicate, word_of
+    cdef uint64_t spread[256]
+    cdef uint64_t packed[8]
+    cdef uint64_t word
+    cdef double* tables
+    cdef uint8_t* subsets
+    if columns % WIDTH:
+        raise ValueError(f"x needs a multiple of {WIDTH} columns, not {columns}")
+    tables = <double*>malloc(TILE_GROUPS * ROWS * WIDTH * sizeof(double))
+    subsets = <uint8_t*>malloc(max(count, 1) * TILE_GROUPS)
+    if tables == NULL or subsets == NULL:
+        free(tables)
+        free(subsets)
+        raise MemoryError()
+    with nogil:
+        _spread_bytes(spread)
+        for r in range(lo, hi):
+            for c in range(columns):
+                out[r, c] = 0.0
+        for tile in range((n + TILE_GROUPS * GROUP - 1) // (TILE_GROUPS * GROUP)):
+            q0 = tile * TILE_GROUPS * GROUP
+            groups = min(<Py_ssize_t>TILE_GROUPS, (n - q0 + GROUP - 1) // GROUP)
+            # subsets[groups * r + g], bit j: whether query j of group g keeps its sign in replicate first + lo + r
+            r = lo
+            while r < hi:
+                replicate = first + r
+                word_of = replicate // 64
+                stop = min(hi - r, 64 - replicate % 64)  # the replicates this word serves
+                for g in range(groups):
+                    for c in range(8):
+                        packed[c] = 0
+                    for j in range(GROUP):
+                        if q0 + g * GROUP + j < n:
+                            word = mix(keys[q0 + g * GROUP + j] + <uint64_t>(word_of + 1) * GOLDEN)
+                            for c in range(8):  # byte c of the word: replicates 8 c .. 8 c + 7 of the 64
+                                packed[c] |= spread[(word >> (8 * c)) & 255] << j
+                    for b in range(stop):
+                        c = replicate % 64 + b
+                        subsets[groups * (r - lo + b) + g] = <uint8_t>((packed[c >> 3] >> (8 * (c & 7))) & 255)
+                r += stop
+            for chunk in range(columns // WIDTH):
+                c0 = chunk * WIDTH
+                _subset_tables(x, q0, c0, groups, tables)
+                if count:
+                    add_rows(tables, subsets, groups, count, &out[lo, c0], columns)
+    free(tables)
+    free(subsets)
+
+
+
+def sign_products_width():
+    """The columns :func:`sign_products` sums together (its x has a multiple of them)."""
+    return WIDTH

@@ -89,10 +89,38 @@ def sign_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None
     return out
 
 
+def sign_products(keys: np.ndarray, x: np.ndarray, count: int, first: int = 0) -> np.ndarray:
+    """(count x C): ``sign_matrix(keys, first, count) @ x`` for an (n x C) ``x`` of integers, without the matrix.
+
+    Each replicate adds, for every 8 queries, the precomputed sum of x over the ones its sign bits keep
+    (``_keyed_compiled.sign_products``): one addition where the product takes eight. The sums are exact, so
+    equal to the product's bit for bit, while every partial sum of |x| stays below 2^53.
+
+    >>> keys = numbered_keys(5, 20)
+    >>> x = np.arange(40.0).reshape(20, 2)
+    >>> bool((sign_products(keys, x, 100, first=30) == sign_matrix(keys, 30, 100) @ x).all())
+    True
+    """
+    n, columns = x.shape
+    width = kernels.sign_products_width()
+    padded = np.zeros((n, -(-columns // width) * width))
+    padded[:, :columns] = x
+    out = np.empty((count, padded.shape[1]))
+    _in_parallel(count, lambda lo, hi: kernels.sign_products(keys, padded, first, lo, hi, out))
+    return out[:, :columns]
+
+
 def poisson_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None = None) -> np.ndarray:
     """(count x n) float64: query q's Poisson(1) weight in replicates first .. first + count."""
     out = np.empty((count, keys.size)) if out is None else out[:count]
     _in_parallel(count, lambda lo, hi: kernels.poisson_weights(keys, POISSON_THRESHOLDS, first, lo, hi, out))
+    return out
+
+
+def poisson_rows(keys: np.ndarray, first: int, out: np.ndarray) -> np.ndarray:
+    """``out`` (count x n) filled with :func:`poisson_matrix`'s rows first .. first + count, in this thread (for a
+    caller that splits the work over the cores itself)."""
+    kernels.poisson_weights(keys, POISSON_THRESHOLDS, first, 0, out.shape[0], out)
     return out
 
 

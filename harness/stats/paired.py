@@ -46,7 +46,6 @@ Definitions and degenerate cases, decided once:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from itertools import product
@@ -54,16 +53,10 @@ from typing import Any
 
 import numpy as np
 
+from harness.kernels._parallel import even_split, run_split, threads
 from harness.stats import grid, keyed
 
-BLOCK = 1000  # permutations or resamples per matrix product, at most
-BLOCK_CELLS = 1 << 24  # and at most this many matrix cells (128 MiB of float64), whatever the number of queries
-
-
-def _block(n: int) -> int:
-    """Rows per block: BLOCK, fewer for many queries so that a block stays within BLOCK_CELLS."""
-    return max(1, min(BLOCK, BLOCK_CELLS // max(1, n)))
-
+TILE_REPLICATES, TILE_QUERIES = 1024, 4096  # the bootstrap's weights drawn and multiplied a tile at a time (32 MiB)
 
 RESOLUTION = 2.0**-44  # a bootstrap resample's variance below this fraction of the largest centred square is rounding
 ZERO_SD = 1e-12  # sd below this fraction of max |d| is rounding: the differences are constant
@@ -271,16 +264,42 @@ def _rank_counts(row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return values, positive, np.bincount(where, minlength=values.size).astype(np.int64) - positive
 
 
-def _draw_products(draw: Callable[..., np.ndarray], keys: np.ndarray, replicates: int, stacked: np.ndarray) -> np.ndarray:
-    """(replicates, columns): each replicate's keyed draws over the queries (``draw``: :func:`keyed.sign_matrix` or
-    :func:`keyed.poisson_matrix`) times ``stacked`` (queries x columns), a block of replicates at a time."""
+def _poisson_products(keys: np.ndarray, replicates: int, stacked: np.ndarray) -> np.ndarray:
+    """(replicates, columns): each replicate's keyed Poisson weights over the queries times ``stacked`` (queries x
+    columns). Each core takes a share of the replicates and works through it a tile of replicates x queries at a
+    time, its weights still in the cache when its product reads them. The products are exact integer sums, so
+    neither the tiling nor the split changes a bit."""
+    from threadpoolctl import threadpool_limits
+
     n = keys.size
-    out = np.empty((replicates, stacked.shape[1]))
-    buffer = np.empty((min(_block(n), replicates), n))  # a block's draws, asked of the system once
-    for start in range(0, replicates, _block(n)):
-        size = min(_block(n), replicates - start)
-        out[start : start + size] = draw(keys, start, size, buffer) @ stacked
+    out = np.zeros((replicates, stacked.shape[1]))
+    rows, width = max(1, min(TILE_REPLICATES, replicates)), max(1, min(TILE_QUERIES, n))
+
+    def share(lo: int, hi: int) -> None:
+        buffer = np.empty(rows * width)  # a tile's weights, asked of the system once
+        for start in range(lo, hi, rows):
+            size = min(rows, hi - start)
+            for first in range(0, n, width):
+                part = slice(first, min(n, first + width))
+                weights = keyed.poisson_rows(keys[part], start, buffer[: size * (part.stop - first)].reshape(size, -1))
+                out[start : start + size] += weights @ stacked[part]
+
+    with threadpool_limits(1, user_api="blas"):  # one BLAS thread per share: more would contend for the same cores
+        run_split(share, even_split(replicates, threads()))
     return out
+
+
+def _distinct_rows(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct rows of a boolean matrix, each row's index among them), in first-seen order.
+
+    >>> rows, of = _distinct_rows(np.array([[True, False], [True, True], [True, False]]))
+    >>> rows.tolist(), of.tolist()
+    ([[True, False], [True, True]], [0, 1, 0])
+    """
+    seen: dict[bytes, int] = {}
+    of = np.array([seen.setdefault(np.packbits(row).tobytes(), len(seen)) for row in mask], dtype=np.int64)
+    first = np.unique(of, return_index=True)[1]
+    return mask[first], of
 
 
 def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None = None) -> Partial:
@@ -301,7 +320,7 @@ def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | 
         count = limbs.shape[0]
         stacked = np.ascontiguousarray(limbs.transpose(2, 0, 1).reshape(n, count * plan.sampled.size))  # (n, L * S)
         flip_totals = stacked.sum(axis=0).reshape(count, -1)
-        flips = _draw_products(keyed.sign_matrix, keys, plan.permutations, stacked)
+        flips = keyed.sign_products(keys, stacked, plan.permutations)
         flips = flips.reshape(plan.permutations, count, -1).transpose(1, 0, 2).copy()
     if plan.bootstrapped.any():
         bits = grid.limb_bits(keyed.MAX_WEIGHT * whole_n)
@@ -310,11 +329,14 @@ def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | 
         square = np.rint(np.ldexp(as_float * as_float, (grid.PRECISION - plan.e_square)[:, None])).astype(np.int64)
         limbs = np.concatenate([grid.split_limbs(centred, bits, grid.PRECISION + 1), grid.split_limbs(square, bits)])
         count = limbs.shape[0]
-        stacked = np.empty((n, (count + 1) * f))  # the last f columns count each row's draws (its resample's size)
+        # the last columns count each row's draws (its resample's size): one column per distinct mask, as most rows
+        # of a block test the same queries
+        masks, mask_of = _distinct_rows(mask)
+        stacked = np.empty((n, count * f + masks.shape[0]))
         stacked[:, : count * f] = limbs.transpose(2, 0, 1).reshape(n, count * f)
-        stacked[:, count * f :] = mask.T
-        sums = _draw_products(keyed.poisson_matrix, keys, plan.resamples, stacked)
-        weight = sums[:, count * f :].copy()
+        stacked[:, count * f :] = masks.T
+        sums = _poisson_products(keys, plan.resamples, stacked)
+        weight = sums[:, count * f :][:, mask_of]
         half = grid.n_limbs(bits, grid.PRECISION + 1)
         sums = sums[:, : count * f].reshape(plan.resamples, count, f).transpose(1, 0, 2)
         moments = np.zeros((2, max(half, count - half), plan.resamples, f))

@@ -106,6 +106,30 @@ def test_a_querys_draws_follow_its_id_not_its_place() -> None:
     assert not np.array_equal(keyed.query_keys(1, ("d", "head"), ids), keys)  # and so does the comparison's identity
 
 
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 257, 3001])
+def test_sign_products_equal_the_sign_matrix_times_the_limbs(n: int) -> None:
+    """The randomisation test's sums without the sign matrix (subset tables of 8 queries) are the matrix product's
+    bits: the limbs a test stacks (largest magnitude, both signs, columns not a multiple of the kernel's width), any
+    first replicate (across 64-replicate words), any split of the replicates over threads."""
+    rng = np.random.default_rng(n)
+    keys = keyed.numbered_keys(11, n)
+    d = rng.normal(0, 1, (5, n)) * np.exp(rng.normal(0, 3, (5, n)))
+    on = grid.on_grid(d, grid.exponent(np.abs(d).max(axis=1)))
+    bits = grid.limb_bits(3 * n)
+    limbs = grid.split_limbs(on, bits)  # (L, 5, n), the top limb signed
+    stacked = np.ascontiguousarray(limbs.transpose(2, 0, 1).reshape(n, -1))
+    for first, count in ((0, 1), (0, 200), (63, 130)):
+        product = keyed.sign_matrix(keys, first, count) @ stacked
+        np.testing.assert_array_equal(keyed.sign_products(keys, stacked, count, first), product, strict=True)
+        # a thread's share of the replicates alone gives the same rows
+        np.testing.assert_array_equal(keyed.sign_products(keys, stacked, count - count // 3, first + count // 3),
+                                      product[count // 3 :], strict=True)  # fmt: skip
+    # the sums are those of Python integers
+    exact = [[sum(int(v) for v in np.asarray(stacked[:, c])[keyed.sign_matrix(keys, 5, 1)[0] == 1])
+              for c in range(stacked.shape[1])]]  # fmt: skip
+    assert keyed.sign_products(keys, stacked, 1, 5).astype(object).tolist() == exact
+
+
 def test_poisson_weights_have_poisson_1_frequencies() -> None:
     keys = keyed.numbered_keys(0, 2000)
     w = keyed.poisson_matrix(keys, 0, 500).astype(np.int64).ravel()
