@@ -39,13 +39,17 @@ def judged_at(lists: RankedLists, k: int | None) -> np.ndarray:
 
     Divides by the number actually retrieved within k, so it is not 1 - unj@k.
     """
-    judged = lists.tie_mean(~np.isnan(lists.label))
     shown = lists.n_ret if k is None else np.minimum(lists.n_ret, k)
-    found = lists.sum_top(judged, k)
+    if lists.tie_group is None:  # a count of the head's labels (NaN, unjudged, is below every level), compiled
+        found = lists.relevant_in_head(k, -np.inf)
+    else:
+        found = lists.sum_top(lists.tie_mean(~np.isnan(lists.label)), k)
     return np.divide(found, shown, out=np.zeros_like(found), where=shown > 0)
 
 
 def unjudged_at(lists: RankedLists, k: int) -> np.ndarray:
     """Unjudged (unpooled or negative label) documents in the top k, over k (trec_eval ``unj.k``)."""
+    if lists.tie_group is None:  # the head's rows less its judged ones (label >= 0), counted in one compiled pass
+        return (np.minimum(lists.n_ret, k) - lists.relevant_in_head(k, 0.0)) / k
     unjudged = lists.tie_mean(~(lists.label >= 0))
     return lists.sum_top(unjudged, k) / k
