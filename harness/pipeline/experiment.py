@@ -14,6 +14,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
@@ -61,7 +62,7 @@ from harness.records.store import (
     write_results,
     write_tracking,
 )
-from harness.records.track import UI_ADDRESS, Destination, destination, log_report, runs_table_url, track_results
+from harness.records.track import UI_ADDRESS, Destination, destination, log_report, runs_table_url, track_results, warm
 from harness.report.render import write_report
 from harness.stats.looks import Look
 
@@ -491,6 +492,17 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     prepare_output(_experiment_root(experiment))
     experiment = pin_models(experiment, progress)
     look, look_note = gate_look(experiment)
+    warming = warm(tracking_destination(experiment)) if experiment.tracking.enabled else None
+    try:
+        return _run(experiment, progress, argv, started, look, look_note, warming)
+    finally:
+        if warming is not None:
+            warming.join()  # never left importing while the process exits
+
+
+def _run(experiment: Experiment, progress: Progress, argv: list[str] | None, started: datetime, look: Look | None,
+         look_note: str | None, warming: threading.Thread | None) -> Outcome:  # fmt: skip
+    """:func:`run_experiment` once its inputs are checked: the stages in order."""
     t0 = time.perf_counter()
     with _evaluated(experiment, progress) as (results, tested_elsewhere):
         progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
@@ -518,6 +530,8 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     try:
         if experiment.tracking.enabled:
             progress("logging to MLflow")
+            if warming is not None:
+                warming.join()
             try:
                 tracked = track_results(saved, tracking_destination(experiment), progress=progress)
                 saved = write_tracking(saved, tracked.as_dict())

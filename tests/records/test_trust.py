@@ -252,6 +252,15 @@ def test_a_store_with_runs_at_an_old_schema_is_left_for_mlflow_db_upgrade(tmp_pa
     assert store.is_file() and not list(store.parent.glob("mlflow.db.incomplete-*"))
 
 
+def test_the_schema_head_read_from_the_scripts_is_alembics() -> None:
+    """The head revision read from the text of MLflow's migration scripts is the one alembic finds by loading them."""
+    from mlflow.store.db.utils import _get_latest_schema_revision
+
+    from harness.records.track import _schema_head
+
+    assert _schema_head() == _get_latest_schema_revision()
+
+
 def test_a_planted_store_link_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
     folder = _untracked_folder(tmp_path)
     victim = tmp_path / "victim.txt"
