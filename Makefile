@@ -52,7 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx
-	$(BIN)/python benchmarks/pipeline_bench.py
+	$(BIN)/python benchmarks/pipeline_bench.py --whole
 	$(BIN)/python benchmarks/record_bench.py
 	$(BIN)/python benchmarks/beyond_bench.py
 	$(BIN)/python benchmarks/beyond_bench.py --fairness

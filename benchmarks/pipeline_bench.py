@@ -66,15 +66,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engine", choices=("local", "dask"), default="local",
                         help="dask: a LocalCluster of 2 workers x 1.5 GiB evaluates the runs and computes the paired tests")
     parser.add_argument("--output", type=Path, help="where the results folder goes (default: a temporary folder)")
+    parser.add_argument("--whole", action="store_true", help="then time harness run and harness eval as whole processes")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of --whole (default 3)")
     args = parser.parse_args(argv)
     folder = _prepare(args.scenario, args.data)
 
     from harness.config.load import load_config
-    from harness.pipeline.experiment import _evaluated, comparison_tables, decide_gate, save_results, tracking_destination
+    from harness.pipeline.experiment import (
+        _evaluated,
+        comparison_tables,
+        decide_gate,
+        hash_inputs,
+        save_results,
+        tracking_destination,
+    )
     from harness.pipeline.experiment import _frames as frames_of
     from harness.progress import SILENT
     from harness.records.store import write_tracking
-    from harness.records.track import log_report, track_results
+    from harness.records.track import log_report, track_results, warm
     from harness.report.render import write_report
 
     beyond_inputs, beyond_measures = "", ""
@@ -113,15 +122,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pipeline, {args.scenario}: 2 systems x 5 measures, segments new/returning, {args.permutations:,} permutations"
               f" ({args.engine})")  # fmt: skip
         start = time.perf_counter()
+        # as harness run does: MLflow's client imported and the inputs hashed on threads while the evaluation runs
+        warming, (hashing, digests) = warm(tracking_destination(experiment)), hash_inputs(experiment)
         with _evaluated(experiment, SILENT) as (results, tested_elsewhere):  # on dask: the cluster stays up to compare
             timings["load + evaluate"] = time.perf_counter() - start
             print(f"  {'load + evaluate':<22} {timings['load + evaluate']:7.2f} s", flush=True)
             tables = stage("compare", lambda: comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere))
             frames = stage("tables", lambda: frames_of(results))
             verdict = stage("gate", lambda: decide_gate(experiment, results, tables))
+            hashing.join()
             saved = stage(  # on dask: the workers write the per-query values they hold
-                "write results", lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames)
+                "write results",
+                lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames, digests),
             )
+        warming.join()
         tracked = stage("track (local MLflow)", lambda: track_results(saved, tracking_destination(experiment)))
         saved = write_tracking(saved, tracked.as_dict())
         stage("report", lambda: write_report(saved))
@@ -130,10 +144,35 @@ def main(argv: list[str] | None = None) -> int:
         report = saved.folder / "report.html"
         size = sum(p.stat().st_size for p in saved.folder.rglob("*") if p.is_file())
         print(f"  {'total':<22} {total:7.2f} s")
+        print("  shares: " + ", ".join(f"{name} {100 * seconds / total:.0f}%" for name, seconds in timings.items()
+                                      if seconds >= 0.005 * total))  # fmt: skip
         print(f"report.html {report.stat().st_size / 1e6:.2f} MB; results folder {size / 1e6:.1f} MB; "
               f"report / evaluation time {timings['report'] / timings['load + evaluate']:.2f}")  # fmt: skip
         print(verdict.line() if verdict is not None else "no gate")
+        if args.whole and args.engine == "local":
+            _whole_processes(config, folder, Path(scratch) / "whole", args.rounds)
     return 0
+
+
+def _whole_processes(config: Path, folder: Path, output: Path, rounds: int) -> None:
+    """``harness run`` of the config against ``harness eval`` of the same files and measures, as whole processes
+    alternating, each round's ratio and the medians printed."""
+    harness = [sys.executable, "-m", "harness"]
+    run = [*harness, "run", str(config), "--quiet", "--output", str(output)]
+    evaluate = [*harness, "eval", "--quiet", *(f"-m{m}" for m in ("nDCG@10", "P@10", "R@100", "AP", "RR@10")),
+                str(folder / "qrels.trec"), str(folder / "run.trec"), str(folder / "candidate.trec")]  # fmt: skip
+    times: dict[str, list[float]] = {"run": [], "eval": []}
+    for _ in range(rounds):
+        for name, command in (("eval", evaluate), ("run", run)):
+            start = time.perf_counter()
+            done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            times[name].append(time.perf_counter() - start)
+            if done.returncode not in (0, 3, 6):  # a verdict of FAIL or INCONCLUSIVE is still a whole run
+                raise SystemExit(f"{name} failed ({done.returncode}): {done.stderr[-2000:]}")
+    ratios = [r / e for r, e in zip(times["run"], times["eval"], strict=True)]
+    print(f"whole processes, {rounds} rounds: harness run {np.median(times['run']):.2f} s, harness eval "
+          f"{np.median(times['eval']):.2f} s, run / eval {np.median(ratios):.1f}x "
+          f"(rounds {min(ratios):.1f}x-{max(ratios):.1f}x)")  # fmt: skip
 
 
 if __name__ == "__main__":
