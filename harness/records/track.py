@@ -299,6 +299,8 @@ def warm(to: Destination) -> threading.Thread:
     """
     modules = ["mlflow.tracking", *(["mlflow.store.tracking.sqlalchemy_store"] if to.uri.startswith("sqlite:") else [])]
 
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # as track_results: set before MLflow is imported
+
     def load() -> None:
         for module in modules:
             with contextlib.suppress(Exception):  # an import that fails here fails again where it is needed, and says so

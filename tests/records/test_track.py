@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -99,6 +100,19 @@ def test_local_sqlite_store_by_default(tmp_path: Path) -> None:
     results_dir = Path(str(outcome["results_dir"]))
     _check_logged(uri, results_dir, str(outcome["mlflow_run_id"]))
     assert json.loads((results_dir / "tracking.json").read_text())["run_id"] == outcome["mlflow_run_id"]
+
+
+def test_a_new_store_is_made_without_mlflows_info_lines_on_stderr(tmp_path: Path) -> None:
+    """MLflow logs each step of making a store at INFO; harness run (which imports MLflow on a thread while it
+    evaluates) says only its own progress."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "harness", "run", str(_config(tmp_path))], capture_output=True, text=True,
+                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "MLFLOW_LOGGING_LEVEL"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "mlflow.db").is_file()
+    assert "INFO" not in done.stderr and "mlflow.store" not in done.stderr, done.stderr
 
 
 def test_real_server_then_outage_then_track_later(tmp_path: Path) -> None:
