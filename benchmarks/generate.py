@@ -18,6 +18,7 @@ SCENARIOS = {
     # name: (queries, documents per query, document pool, judged per query)
     "msmarco": (7_000, 1_000, 8_800_000, 40),
     "recsys": (200_000, 100, 50_000, 20),
+    "ml100k": (943, 100, 1_682, 20),  # MovieLens-100k's users and items, top-100 lists
     "tiny": (300, 50, 20_000, 10),
 }
 
