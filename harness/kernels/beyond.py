@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from harness.kernels._lookup_compiled import code_weights, cut_sums, feature_sums, segment_sums, unexpected_sums
-from harness.kernels._parallel import run_split, split, threads
+from harness.kernels._parallel import even_split, run_split, split, threads
 from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount, segment_rows
 
 
@@ -511,11 +511,18 @@ def _weighted(incidence: Any, w: np.ndarray) -> np.ndarray:
     >>> _weighted(incidence, np.array([[2.0, 0.0, 1.0], [0.5, 0.5, 0.5]])).tolist()
     [[2.0, 1.0], [1.0, 1.0]]
     """
-    columns = np.ascontiguousarray(w.T)
     if w.size and np.abs(w).sum(axis=1).max() < 2.0**24 and np.array_equal(w, np.round(w)):
-        single = incidence if incidence.dtype == np.float32 else incidence.astype(np.float32)  # cached ones are already
-        return np.asarray(single @ columns.astype(np.float32)).T.astype(np.float64)
-    return np.asarray(incidence.astype(np.float64) @ columns).T
+        matrix = incidence if incidence.dtype == np.float32 else incidence.astype(np.float32)  # cached ones are already
+        columns = np.ascontiguousarray(w.T, dtype=np.float32)
+    else:
+        matrix, columns = incidence.astype(np.float64), np.ascontiguousarray(w.T)
+    out = np.empty((w.shape[0], matrix.shape[0]))
+
+    def rows(lo: int, hi: int) -> None:  # scipy's sparse product runs without the GIL: the replicates split over cores
+        out[lo:hi] = np.asarray(matrix @ np.ascontiguousarray(columns[:, lo:hi])).T
+    # each output sum runs over the same nonzeros in the same order however the replicates are split: the same bits
+    run_split(rows, even_split(w.shape[0], threads() if w.shape[0] >= 8 else 1))
+    return out
 
 
 def _pair_counts(lists: RankedLists, k: int | None, w: np.ndarray, n: int) -> np.ndarray:
@@ -537,7 +544,7 @@ def _pair_counts(lists: RankedLists, k: int | None, w: np.ndarray, n: int) -> np
         totals = tuple(np.asarray(m.sum(axis=1, dtype=np.float64)).ravel() for m in (inc_a, inc_b))  # exact past 2^24
         items._cache[key] = (inc_a, inc_b, (inc_b - inc_a).tocsr(), totals)
     inc_a, inc_b, difference, (total_a, total_b) = items._cache[key]
-    if np.array_equal(first + second, np.ones_like(first)):
+    if first.shape == second.shape and bool(np.all(np.add(first, second) == 1.0)):  # a swap: no matrix of ones made
         shared = items._cache.get(("pair product", k))
         if shared is not None and np.array_equal(shared[0], first):  # [c | 1 - c]: run B keeps 1 - c
             return total_b[None, :] - shared[1]
