@@ -597,11 +597,18 @@ def _on_union(by_system: dict[str, RunResult], shared: dict[str, set[str]], syst
               measures: tuple[Measure, ...]) -> OnUnion:  # fmt: skip
     """(the sorted union of the systems' queries, each system's (M, n) values on it (NaN where it has none), and
     where it has them)."""
-    union = np.array(sorted(set().union(*(shared[s] for s in systems))), dtype=object)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    # in Arrow: the union's sort compares UTF-8 bytes, which orders as Python's sorted() does (by code point), and
+    # membership is hashed; sorting and searching 200,000 Python strings took 0.25 s a segment
+    ids = {s: pa.array(list(shared[s]), pa.string()) for s in systems}
+    every = pc.unique(pa.chunked_array(list(ids.values()), pa.string()))
+    sorted_ids = every.take(pc.sort_indices(every))
+    union = sorted_ids.to_numpy(zero_copy_only=False).astype(object)
     values, evaluated = {}, {}
     for system in systems:
-        present = np.zeros(union.size, dtype=bool)  # (np.isin compares object arrays pair by pair: quadratic)
-        present[np.searchsorted(union, np.array(sorted(shared[system]), dtype=object))] = True
+        present = pc.is_in(sorted_ids, value_set=ids[system]).to_numpy(zero_copy_only=False).astype(bool)
         grid_values = np.full((len(measures), union.size), np.nan)
         grid_values[:, present] = _values(by_system[system], union[present], measures)
         values[system], evaluated[system] = grid_values, present

@@ -92,3 +92,26 @@ def test_too_few_permutations_for_the_family_are_flagged() -> None:
     rows = [r.to_record() for r in compare(results, results[0].per_query.measures,
                                            CompareSettings(permutations=100, family="grid", mode="all_pairs"))]
     assert all(r["resolution_limited"] for r in rows)  # 10 x 1/101 >= 0.05
+
+
+def test_the_union_of_the_systems_queries_is_in_pythons_order_whatever_the_ids() -> None:
+    """The union the tests run over is built in Arrow (UTF-8 bytes sorted, membership hashed): it is sorted() of the
+    ids as Python orders them (by code point), for ids of any script, digits, case, a NUL or an emoji, each system's
+    values on it where it has them."""
+    from harness.comparison.compare import _on_union
+
+    ids = ["b", "a", "é", "Z", "z", "ä", "a\x00b", "日本", "🙂", "10", "9", "ß", "ss", "\uffff", "\U0001f600", "A"]
+    rng = np.random.default_rng(4)
+    a = _result("a", {"AP": list(rng.random(len(ids)))})
+    b = _result("b", {"AP": list(rng.random(len(ids)))})
+    a = RunResult("d", "a", PerQuery("a", np.array(ids, dtype=object), a.per_query.measures, a.per_query.values,
+                                     np.ones(len(ids), bool)), np.array([""] * len(ids), dtype=object), {})  # fmt: skip
+    kept = [i for i in ids if i not in ("9", "🙂")]
+    b = RunResult("d", "b", PerQuery("b", np.array(kept, dtype=object), b.per_query.measures, b.per_query.values[: len(kept)],
+                                     np.ones(len(kept), bool)), np.array([""] * len(kept), dtype=object), {})  # fmt: skip
+    union, values, evaluated = _on_union({"a": a, "b": b}, {"a": set(ids), "b": set(kept)}, ["a", "b"], a.per_query.measures)
+    assert union.tolist() == sorted(ids)
+    assert evaluated["b"].tolist() == [i in kept for i in sorted(ids)] and evaluated["a"].all()
+    by_id = dict(zip(ids, a.per_query.values[:, 0], strict=True))
+    assert values["a"][0].tolist() == [by_id[i] for i in sorted(ids)]
+    assert np.isnan(values["b"][0][~evaluated["b"]]).all()
