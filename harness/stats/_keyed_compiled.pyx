@@ -23,12 +23,30 @@ cdef inline uint64_t mix(uint64_t z) noexcept nogil:
     return z ^ (z >> 31)
 
 
+cdef int check_rows(Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t rows, Py_ssize_t columns, Py_ssize_t queries,
+                    Py_ssize_t wanted) except -1:
+    """Rows ``lo .. hi`` of an output of ``rows`` x ``columns`` exist, and its columns are the ``wanted`` ones (one per
+    query, or per column of x): the kernels run without bounds checks, so a wrong shape is refused here, not read past."""
+    if lo < 0 or hi < lo or hi > rows:
+        raise ValueError(f"rows {lo}..{hi} of an output of {rows}")
+    if columns != wanted:
+        raise ValueError(f"an output of {columns} columns for {wanted} ({queries} queries)")
+    return 0
+
+
 def hash_strings(const int64_t[::1] offsets, const uint8_t[::1] data, uint64_t salt, Py_ssize_t lo, Py_ssize_t hi,
                  uint64_t[::1] out):
     """out[i] = mix(FNV-1a of string i's UTF-8 bytes, started from ``salt``), for i in lo..hi."""
     cdef Py_ssize_t i
     cdef int64_t j
     cdef uint64_t h
+    if lo < 0 or hi < lo or hi > out.shape[0] or offsets.shape[0] < hi + 1:
+        raise ValueError(f"strings {lo}..{hi}: {offsets.shape[0]} offsets, {out.shape[0]} outputs")
+    if hi > lo and (offsets[lo] < 0 or offsets[hi] > data.shape[0]):
+        raise ValueError(f"strings {lo}..{hi} span bytes {offsets[lo]}..{offsets[hi]} of {data.shape[0]}")
+    for i in range(lo, hi):
+        if offsets[i + 1] < offsets[i]:
+            raise ValueError(f"offsets decrease at string {i}")
     with nogil:
         for i in range(lo, hi):
             h = salt
@@ -42,6 +60,7 @@ def sign_bits(const uint64_t[:] keys, int64_t first, Py_ssize_t lo, Py_ssize_t h
     cdef Py_ssize_t n = keys.shape[0], start, stop, r, q, j, run
     cdef int64_t replicate, word_of, bit
     cdef uint64_t word
+    check_rows(lo, hi, out.shape[0], out.shape[1], n, n)
     with nogil:
         for start in range(0, n, 512):  # TILE
             stop = min(n, start + TILE)
@@ -66,9 +85,12 @@ def poisson_weights(const uint64_t[:] keys, const uint64_t[::1] thresholds, int6
     branch per comparison mispredicts often: the weight is 0, 1 or 2 about as often), the rest (1 draw in 1,700) in a loop.
     """
     cdef Py_ssize_t n = keys.shape[0], top = thresholds.shape[0], r, q, w
-    cdef uint64_t t0 = thresholds[0], t1 = thresholds[1], t2 = thresholds[2]
-    cdef uint64_t t3 = thresholds[3], t4 = thresholds[4], t5 = thresholds[5]
+    cdef uint64_t t0, t1, t2, t3, t4, t5
     cdef uint64_t salt, u
+    check_rows(lo, hi, out.shape[0], out.shape[1], n, n)
+    if top < 6:
+        raise ValueError(f"{top} thresholds: the weights need at least 6")
+    t0, t1, t2, t3, t4, t5 = thresholds[0], thresholds[1], thresholds[2], thresholds[3], thresholds[4], thresholds[5]
     with nogil:
         for r in range(lo, hi):
             salt = mix(<uint64_t>(first + r + 1) * GOLDEN)
@@ -91,6 +113,9 @@ def shuffles(const uint64_t[:] keys, Py_ssize_t m, int64_t first, Py_ssize_t lo,
     cdef Py_ssize_t n = keys.shape[0], r, q, i
     cdef uint64_t salt, word, j
     cdef int8_t held
+    check_rows(lo, hi, out.shape[0], out.shape[1], n, n)
+    if m < 0 or m > 127 or out.shape[2] != m:
+        raise ValueError(f"permutations of {m} systems into an output of {out.shape[2]} places (at most 127)")
     with nogil:
         for r in range(lo, hi):
             salt = mix(<uint64_t>(first + r + 1) * GOLDEN ^ SHUFFLE_SALT)
@@ -109,6 +134,9 @@ def below(const uint64_t[:] keys, int64_t k, int64_t first, Py_ssize_t lo, Py_ss
     """out[r, q] for r in lo..hi: query q's uniform integer in [0, k) in trial first + r (multiply-shift of 32 bits)."""
     cdef Py_ssize_t n = keys.shape[0], r, q
     cdef uint64_t salt, word
+    check_rows(lo, hi, out.shape[0], out.shape[1], n, n)
+    if k < 1 or k > 65536:
+        raise ValueError(f"integers below {k}: k must be 1 .. 65536")
     with nogil:
         for r in range(lo, hi):
             salt = mix(<uint64_t>(first + r + 1) * GOLDEN ^ SHUFFLE_SALT)
@@ -181,6 +209,9 @@ def sign_products(const uint64_t[::1] keys, const double[:, ::1] x, int64_t firs
     cdef uint8_t* subsets
     if columns % WIDTH:
         raise ValueError(f"x needs a multiple of {WIDTH} columns, not {columns}")
+    if keys.shape[0] != n:
+        raise ValueError(f"{keys.shape[0]} keys for {n} rows of x")
+    check_rows(lo, hi, out.shape[0], out.shape[1], n, columns)
     tables = <double*>malloc(TILE_GROUPS * ROWS * WIDTH * sizeof(double))
     subsets = <uint8_t*>malloc(max(count, 1) * TILE_GROUPS)
     if tables == NULL or subsets == NULL:

@@ -227,3 +227,26 @@ def test_diagnostic_sums_of_parts_are_the_whole_runs() -> None:
     added = reduce(lambda a, b: a + b, [DiagnosticSums.of(in_run[p], {k: v[p] for k, v in parts.items()}, (10,))
                                         for p in pieces], DiagnosticSums.empty((10,)))  # fmt: skip
     assert added == whole and whole.retrieved == int(in_run.sum()) and whole.tied == (int(parts["tied_10"].sum()),)
+
+
+def test_the_draw_kernels_refuse_shapes_they_would_read_or_write_past() -> None:
+    """The compiled draws run without bounds checks: each checks its arguments' shapes once per call instead."""
+    from harness.stats import _keyed_compiled as compiled
+
+    keys = keyed.numbered_keys(1, 10)
+    bytes_, hashes = np.zeros(5, np.uint8), np.empty(2, np.uint64)
+    refused = {
+        "rows past the output": lambda: compiled.sign_bits(keys, 0, 0, 5, np.empty((4, 10))),
+        "a column per query": lambda: compiled.poisson_weights(keys, keyed.POISSON_THRESHOLDS, 0, 0, 4, np.empty((4, 9))),
+        "six thresholds": lambda: compiled.poisson_weights(keys, keyed.POISSON_THRESHOLDS[:3], 0, 0, 4, np.empty((4, 10))),
+        "a key per row of x": lambda: compiled.sign_products(keys[:9], np.zeros((10, 8)), 0, 0, 4, np.empty((4, 8))),
+        "x's columns": lambda: compiled.sign_products(keys, np.zeros((10, 8)), 0, 0, 4, np.empty((4, 16))),
+        "m places": lambda: compiled.shuffles(keys, 3, 0, 0, 2, np.empty((2, 10, 4), np.int8)),
+        "k of at least 1": lambda: compiled.below(keys, 0, 0, 0, 2, np.empty((2, 10), np.uint16)),
+        "offsets in order": lambda: compiled.hash_strings(np.array([0, 5, 3]), bytes_, 0, 0, 2, hashes),
+        "bytes there": lambda: compiled.hash_strings(np.array([0, 5, 9]), bytes_, 0, 0, 2, hashes),
+    }
+    for what, call in refused.items():
+        with pytest.raises(ValueError):
+            call()
+            pytest.fail(what)
