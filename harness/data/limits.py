@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from collections.abc import Iterator, Mapping
@@ -54,23 +55,33 @@ def decompressed_limit(compressed_bytes: int, environ: Mapping[str, str] = os.en
 
 
 class _Bounded(io.RawIOBase):
-    """A decompressing stream that stops with an InputFormatError once it has given ``limit`` bytes."""
+    """A decompressing stream that stops once it has given ``limit`` bytes: with an InputFormatError, or (``soft``)
+    by ending there, ``exceeded`` set, for a reader on another thread (:func:`arrow_source`)."""
 
-    def __init__(self, raw: BinaryIO, path: Path, limit: int) -> None:
-        self._raw, self._path, self._limit, self._given = raw, path, limit, 0
+    def __init__(self, raw: BinaryIO, path: Path, limit: int, soft: bool = False) -> None:
+        self._raw, self._path, self._limit, self._given, self._soft = raw, path, limit, 0, soft
+        self.exceeded = False
 
     def readable(self) -> bool:
         return True
 
+    def error(self) -> InputFormatError:
+        return InputFormatError(
+            f"decompresses to more than {self._limit} bytes (the limit for a compressed file of its size)",
+            path=self._path,
+            hint=f"if the file is genuine, decompress it first or raise the limit: {DECOMPRESSED_VARIABLE}=N",
+        )
+
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self.exceeded:
+            return 0
         data = self._raw.read(len(buffer))
         self._given += len(data)
         if self._given > self._limit:
-            raise InputFormatError(
-                f"decompresses to more than {self._limit} bytes (the limit for a compressed file of its size)",
-                path=self._path,
-                hint=f"if the file is genuine, decompress it first or raise the limit: {DECOMPRESSED_VARIABLE}=N",
-            )
+            if not self._soft:
+                raise self.error()
+            self.exceeded = True
+            return 0
         buffer[: len(data)] = data
         return len(data)
 
@@ -82,26 +93,42 @@ class _Bounded(io.RawIOBase):
 COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")  # what Arrow's input_stream(compression="detect") decompresses
 
 
+def _bounded(path: Path, soft: bool) -> _Bounded:
+    import pyarrow as pa
+
+    raw = pa.input_stream(str(path), compression="detect")
+    return _Bounded(raw, path, decompressed_limit(path.stat().st_size), soft)  # type: ignore[arg-type]
+
+
 def open_binary(path: Path) -> BinaryIO:
     """``path`` opened for reading bytes; a compressed file (by its extension, as Arrow detects it) decompressed,
     within :func:`decompressed_limit`."""
     if path.suffix not in COMPRESSED:
         return open(path, "rb")
-    import pyarrow as pa
-
-    limit = decompressed_limit(path.stat().st_size)
-    raw = pa.input_stream(str(path), compression="detect")
-    return io.BufferedReader(_Bounded(raw, path, limit), buffer_size=1 << 20)  # type: ignore[arg-type,return-value]
+    return io.BufferedReader(_bounded(path, soft=False), buffer_size=1 << 20)  # type: ignore[return-value]
 
 
-def arrow_source(path: Path) -> object:
-    """What Arrow's readers read ``path`` from: the path itself for a plain file (Arrow's own fast I/O), else the
-    bounded decompressing stream of :func:`open_binary`."""
+@contextlib.contextmanager
+def arrow_source(path: Path) -> Iterator[object]:
+    """What Arrow's readers read ``path`` from, within the ``with``: the path itself for a plain file (Arrow's own
+    fast I/O), else a bounded decompressing stream.
+
+    Arrow reads such a stream on its own threads. An error raised there could leave one of them still reading while the
+    process exits (an abort, or a hang, one run in fifteen on a busy machine), so at the limit the stream just ends,
+    and the limit's error is raised here on the way out, in the caller's thread, whatever Arrow made of the
+    shortened input."""
     if path.suffix not in COMPRESSED:
-        return str(path)
+        yield str(path)
+        return
     import pyarrow as pa
 
-    return pa.PythonFile(open_binary(path), mode="r")
+    bounded = _bounded(path, soft=True)
+    try:
+        with pa.PythonFile(io.BufferedReader(bounded, buffer_size=1 << 20), mode="r") as source:  # type: ignore[arg-type]
+            yield source
+    finally:
+        if bounded.exceeded:
+            raise bounded.error() from None
 
 
 def bounded_lines(handle: BinaryIO, path: Path) -> Iterator[bytes]:

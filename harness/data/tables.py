@@ -157,11 +157,12 @@ def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
         if fmt in ("csv", "tsv"):
             import pyarrow.csv as pacsv
 
-            return pacsv.read_csv(
-                arrow_source(path),
-                parse_options=pacsv.ParseOptions(delimiter=_delimiter(fmt)),
-                convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in string_columns}),
-            )
+            with arrow_source(path) as source:
+                return pacsv.read_csv(
+                    source,
+                    parse_options=pacsv.ParseOptions(delimiter=_delimiter(fmt)),
+                    convert_options=pacsv.ConvertOptions(column_types={c: pa.string() for c in string_columns}),
+                )
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
@@ -169,7 +170,8 @@ def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
         if fmt == "jsonl":
             import pyarrow.json as pajson
 
-            return pajson.read_json(arrow_source(path))
+            with arrow_source(path) as source:
+                return pajson.read_json(source)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as exc:
         detail = str(exc).splitlines()[0]
         fault = _text_fault(path, fmt) if fmt in TEXT_TABLES and not isinstance(exc, OSError) else None
@@ -220,32 +222,33 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
     path = Path(path)
     check_exists(path, "table", folder_ok=fmt == "parquet")
     wanted = [columns["query"], columns["doc"], columns[value]]
-    source = arrow_source(path)
     try:
-        if fmt == "jsonl":
-            import pyarrow.json as pajson
+        with arrow_source(path) as source:
+            if fmt == "jsonl":
+                import pyarrow.json as pajson
 
-            reader = pajson.open_json(
-                source,
-                read_options=pajson.ReadOptions(block_size=stream_block_size(rows_per_block)),
-                parse_options=pajson.ParseOptions(
-                    explicit_schema=pa.schema([(wanted[0], pa.string()), (wanted[1], pa.string()), (wanted[2], pa.float64())]),
-                    unexpected_field_behavior="ignore",
-                ),
-            )
-        else:
-            import pyarrow.csv as pacsv
+                reader = pajson.open_json(
+                    source,
+                    read_options=pajson.ReadOptions(block_size=stream_block_size(rows_per_block)),
+                    parse_options=pajson.ParseOptions(
+                        explicit_schema=pa.schema([(wanted[0], pa.string()), (wanted[1], pa.string()),
+                                                   (wanted[2], pa.float64())]),
+                        unexpected_field_behavior="ignore",
+                    ),
+                )
+            else:
+                import pyarrow.csv as pacsv
 
-            reader = pacsv.open_csv(
-                source,
-                read_options=pacsv.ReadOptions(block_size=stream_block_size(rows_per_block)),
-                parse_options=pacsv.ParseOptions(delimiter=_delimiter(fmt)),
-                convert_options=pacsv.ConvertOptions(
-                    column_types={wanted[0]: pa.string(), wanted[1]: pa.string()}, include_columns=wanted
-                ),
-            )
-        for table in regroup(reader, rows_per_block):
-            yield _run_block(table, wanted)
+                reader = pacsv.open_csv(
+                    source,
+                    read_options=pacsv.ReadOptions(block_size=stream_block_size(rows_per_block)),
+                    parse_options=pacsv.ParseOptions(delimiter=_delimiter(fmt)),
+                    convert_options=pacsv.ConvertOptions(
+                        column_types={wanted[0]: pa.string(), wanted[1]: pa.string()}, include_columns=wanted
+                    ),
+                )
+            for table in regroup(reader, rows_per_block):
+                yield _run_block(table, wanted)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowKeyError, OSError, KeyError):
         raise NotStreamable(str(path)) from None
 

@@ -108,7 +108,8 @@ def _fast_read(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataTyp
         return None
     read, parse, convert, delimiter = options
     try:
-        table = pacsv.read_csv(arrow_source(path), read_options=read, parse_options=parse, convert_options=convert)
+        with arrow_source(path) as source:
+            table = pacsv.read_csv(source, read_options=read, parse_options=parse, convert_options=convert)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         return None
     return table if _fits(table, types, delimiter) else None
@@ -161,12 +162,13 @@ def _stream(path: Path, what: str, columns: tuple[str, ...], value: str, rows_pe
     read, parse, convert, delimiter = options
     read.block_size = stream_block_size(rows_per_block)
     try:
-        reader = pacsv.open_csv(arrow_source(path), read_options=read, parse_options=parse, convert_options=convert)
-        for table in regroup(reader, rows_per_block):
-            if not _fits(table, types, delimiter) or not np.isfinite(to_numpy(table[value])).all() or \
-                    control_character_row(table["qid"]) or control_character_row(table["docid"]):  # fmt: skip
-                raise NotStreamable("a block does not parse cleanly")
-            yield table
+        with arrow_source(path) as source:
+            reader = pacsv.open_csv(source, read_options=read, parse_options=parse, convert_options=convert)
+            for table in regroup(reader, rows_per_block):
+                if not _fits(table, types, delimiter) or not np.isfinite(to_numpy(table[value])).all() or \
+                        control_character_row(table["qid"]) or control_character_row(table["docid"]):  # fmt: skip
+                    raise NotStreamable("a block does not parse cleanly")
+                yield table
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         raise NotStreamable(str(path)) from None
 
