@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 # Fail fast when a server is down instead of MLflow's long default retry schedule;
 # a user's own settings win.
 HTTP_DEFAULTS = {
@@ -9,6 +11,14 @@ HTTP_DEFAULTS = {
     "MLFLOW_HTTP_REQUEST_TIMEOUT": "20",
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
 }
+
+
+def mlflow_defaults() -> None:
+    """harness's MLflow settings where the user set none, before MLflow is imported (it reads them then): fail fast
+    on a server that is down (:data:`HTTP_DEFAULTS`), and no INFO lines on stderr (a new store's migrations)."""
+    for key, value in (HTTP_DEFAULTS | {"MLFLOW_LOGGING_LEVEL": "WARNING"}).items():
+        os.environ.setdefault(key, value)
+
 
 def explain(exc: BaseException) -> str:
     """What went wrong with the tracking server, in a few words rather than a wrapped exception.
@@ -28,4 +38,4 @@ def explain(exc: BaseException) -> str:
     return first if len(first) <= 200 else first[:199] + "…"
 
 
-__all__ = ["HTTP_DEFAULTS", "explain"]
+__all__ = ["HTTP_DEFAULTS", "explain", "mlflow_defaults"]

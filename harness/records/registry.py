@@ -14,12 +14,11 @@ those are checked against this run's inputs and conventions exactly as a results
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 from harness.config.schema import ModelRef, Promote
 from harness.errors import ConfigError, HarnessError, TrackingError
-from harness.records.connection import HTTP_DEFAULTS, explain
+from harness.records.connection import explain, mlflow_defaults
 
 MODEL_ID_TAG, MODEL_TAG, SYSTEM_TAG = "harness.model_id", "harness.model", "harness.system"
 KIND_TAG, COMPLETE_TAG = "harness.kind", "harness.complete"
@@ -32,9 +31,7 @@ def model_tag(model: ModelRef) -> str | None:
 
 
 def _client(tracking_uri: str) -> Any:
-    for key, value in HTTP_DEFAULTS.items():
-        os.environ.setdefault(key, value)
-    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    mlflow_defaults()
     from mlflow import MlflowClient
 
     return MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)

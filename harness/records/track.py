@@ -43,7 +43,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
-import importlib
+import importlib.util
 import json
 import math
 import os
@@ -62,7 +62,7 @@ from harness.config.schema import ModelRef, Promote
 from harness.errors import HarnessError, TrackingError
 from harness.measures.parse import parse_measure
 from harness.progress import SILENT, Progress
-from harness.records.connection import HTTP_DEFAULTS, explain
+from harness.records.connection import explain, mlflow_defaults
 from harness.records.registry import MODEL_ID_TAG, MODEL_TAG, SYSTEM_TAG, model_tag, promote
 from harness.records.store import REQUIRED, SavedResults, read_results
 
@@ -204,9 +204,6 @@ def _schema_head() -> str:
     """The schema revision this MLflow's stores are made at: the one revision of its migration scripts that no other
     revises, read from their text (alembic loads all of them as modules to say the same: 1.8 s in every run). When the
     text does not name exactly one head, alembic's answer."""
-    import importlib.util
-    import re
-
     spec = importlib.util.find_spec("mlflow")  # where MLflow is, without importing it
     folders = spec.submodule_search_locations if spec is not None else None
     named: set[str] = set()
@@ -298,8 +295,7 @@ def warm(to: Destination) -> threading.Thread:
     False
     """
     modules = ["mlflow.tracking", *(["mlflow.store.tracking.sqlalchemy_store"] if to.uri.startswith("sqlite:") else [])]
-
-    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # as track_results: set before MLflow is imported
+    mlflow_defaults()  # read by MLflow as it is imported
 
     def load() -> None:
         for module in modules:
@@ -415,9 +411,7 @@ def track_results(results: SavedResults, to: Destination, experiment: str | None
         raise HarnessError(f"the MLflow experiment name {clipped(experiment_name)} is longer than {EXPERIMENT_CHARS} "
                            "characters or holds control characters", path=folder,
                            hint="name another with --experiment NAME")  # fmt: skip
-    for key, value in HTTP_DEFAULTS.items():
-        os.environ.setdefault(key, value)
-    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # no INFO lines (store migrations) on stderr; set before import
+    mlflow_defaults()
     try:
         # one process logs a folder at a time, and a local store at a time (see the locks); MLflow prints "View run ..."
         # lines: stdout is harness's (--json)
@@ -619,9 +613,7 @@ def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedRe
     """The results harness logged to an MLflow run, downloaded and read back (a baseline from the last release)."""
 
     tracking_uri = destination(uri, None, output_root).uri
-    for key, value in HTTP_DEFAULTS.items():
-        os.environ.setdefault(key, value)
-    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    mlflow_defaults()
     target = Path(tempfile.mkdtemp(prefix=f"harness-run-{run_id[:12]}-"))
     try:
         from mlflow import MlflowClient
@@ -747,7 +739,7 @@ def log_report(results: SavedResults) -> None:
     folder, tracking = results.folder, results.tracking
     if tracking is None:
         return
-    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    mlflow_defaults()
     try:
         from mlflow import MlflowClient
 
