@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from harness.kernels._lookup_compiled import code_weights, cut_sums, feature_sums, segment_sums, unexpected_sums
-from harness.kernels._parallel import even_split, run_split, split, threads
+from harness.kernels._parallel import over_rows, run_split, split, threads
 from harness.kernels._segments import ItemData, RankedLists, RowTerms, discount, segment_rows
 
 
@@ -513,15 +513,17 @@ def _weighted(incidence: Any, w: np.ndarray) -> np.ndarray:
     """
     if w.size and np.abs(w).sum(axis=1).max() < 2.0**24 and np.array_equal(w, np.round(w)):
         matrix = incidence if incidence.dtype == np.float32 else incidence.astype(np.float32)  # cached ones are already
-        columns = np.ascontiguousarray(w.T, dtype=np.float32)
     else:
-        matrix, columns = incidence.astype(np.float64), np.ascontiguousarray(w.T)
+        matrix = incidence.astype(np.float64)
     out = np.empty((w.shape[0], matrix.shape[0]))
 
     def rows(lo: int, hi: int) -> None:  # scipy's sparse product runs without the GIL: the replicates split over cores
-        out[lo:hi] = np.asarray(matrix @ np.ascontiguousarray(columns[:, lo:hi])).T
+        out[lo:hi] = np.asarray(matrix @ np.ascontiguousarray(w[lo:hi].T, dtype=matrix.dtype)).T
     # each output sum runs over the same nonzeros in the same order however the replicates are split: the same bits
-    run_split(rows, even_split(w.shape[0], threads() if w.shape[0] >= 8 else 1))
+    if w.shape[0] >= 8:
+        over_rows(w.shape[0], rows)
+    else:
+        rows(0, w.shape[0])
     return out
 
 

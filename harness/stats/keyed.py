@@ -29,13 +29,12 @@ True
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
 
-from harness.kernels._parallel import even_split, run_split, threads
+from harness.kernels._parallel import over_rows
 from harness.stats import _keyed_compiled as kernels
 
 
@@ -55,11 +54,8 @@ POISSON_THRESHOLDS = _poisson_thresholds()
 MAX_WEIGHT = POISSON_THRESHOLDS.size  # the largest weight a draw can take
 
 
-def _in_parallel(rows: int, fill: Callable[[int, int], object]) -> None:
-    """``fill(lo, hi)`` over equal ranges of rows, one per core: the compiled kernels release the GIL, and each row's
-    draws depend on its key and replicate only, so the split never changes a value."""
-
-    run_split(fill, even_split(rows, threads()))
+# The kernels below fill ranges of rows over the cores (over_rows): they release the GIL, and each row's draws
+# depend on its key and replicate only, so the split never changes a value.
 
 
 def _salt(seed: int, identity: tuple[str, ...]) -> np.uint64:
@@ -75,7 +71,7 @@ def query_keys(seed: int, identity: tuple[str, ...], query_ids: np.ndarray | pa.
     data = np.frombuffer(ids.buffers()[2], dtype=np.uint8) if ids.buffers()[2] is not None else np.zeros(0, np.uint8)
     out = np.empty(len(ids), dtype=np.uint64)
     salt = _salt(seed, identity)
-    _in_parallel(len(ids), lambda lo, hi: kernels.hash_strings(offsets, data, salt, lo, hi, out))
+    over_rows(len(ids), lambda lo, hi: kernels.hash_strings(offsets, data, salt, lo, hi, out))
     return out
 
 
@@ -85,7 +81,7 @@ def sign_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None
     ``out``: a buffer of at least ``count`` rows to fill (a block's memory is asked for once).
     """
     out = np.empty((count, keys.size)) if out is None else out[:count]
-    _in_parallel(count, lambda lo, hi: kernels.sign_bits(keys, first, lo, hi, out))
+    over_rows(count, lambda lo, hi: kernels.sign_bits(keys, first, lo, hi, out))
     return out
 
 
@@ -106,14 +102,14 @@ def sign_products(keys: np.ndarray, x: np.ndarray, count: int, first: int = 0) -
     padded = np.zeros((n, -(-columns // width) * width))
     padded[:, :columns] = x
     out = np.empty((count, padded.shape[1]))
-    _in_parallel(count, lambda lo, hi: kernels.sign_products(keys, padded, first, lo, hi, out))
+    over_rows(count, lambda lo, hi: kernels.sign_products(keys, padded, first, lo, hi, out))
     return out[:, :columns]
 
 
 def poisson_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None = None) -> np.ndarray:
     """(count x n) float64: query q's Poisson(1) weight in replicates first .. first + count."""
     out = np.empty((count, keys.size)) if out is None else out[:count]
-    _in_parallel(count, lambda lo, hi: kernels.poisson_weights(keys, POISSON_THRESHOLDS, first, lo, hi, out))
+    over_rows(count, lambda lo, hi: kernels.poisson_weights(keys, POISSON_THRESHOLDS, first, lo, hi, out))
     return out
 
 
@@ -138,12 +134,12 @@ def numbered_keys(seed: object, n: int) -> np.ndarray:
 def shuffle_matrix(keys: np.ndarray, m: int, first: int, count: int) -> np.ndarray:
     """(count x n x m) int8: a uniformly random permutation of m systems for every query in trials first .. first + count."""
     out = np.empty((count, keys.size, m), dtype=np.int8)
-    _in_parallel(count, lambda lo, hi: kernels.shuffles(keys, m, first, lo, hi, out))
+    over_rows(count, lambda lo, hi: kernels.shuffles(keys, m, first, lo, hi, out))
     return out
 
 
 def uniform_matrix(keys: np.ndarray, k: int, first: int, count: int) -> np.ndarray:
     """(count x n) uint16: each query's uniform integer in [0, k) (k <= 65536) in trials first .. first + count."""
     out = np.empty((count, keys.size), dtype=np.uint16)
-    _in_parallel(count, lambda lo, hi: kernels.below(keys, k, first, lo, hi, out))
+    over_rows(count, lambda lo, hi: kernels.below(keys, k, first, lo, hi, out))
     return out

@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.kernels._parallel import even_split, run_split, threads
+from harness.kernels._parallel import over_rows
 from harness.stats import grid, keyed
 
 TILE_REPLICATES, TILE_QUERIES = 1024, 4096  # the bootstrap's weights drawn and multiplied a tile at a time (32 MiB)
@@ -285,7 +285,7 @@ def _poisson_products(keys: np.ndarray, replicates: int, stacked: np.ndarray) ->
                 out[start : start + size] += weights @ stacked[part]
 
     with threadpool_limits(1, user_api="blas"):  # one BLAS thread per share: more would contend for the same cores
-        run_split(share, even_split(replicates, threads()))
+        over_rows(replicates, share)
     return out
 
 
