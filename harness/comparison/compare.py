@@ -605,7 +605,7 @@ def _on_union(by_system: dict[str, RunResult], shared: dict[str, set[str]], syst
     ids = {s: pa.array(list(shared[s]), pa.string()) for s in systems}
     every = pc.unique(pa.chunked_array(list(ids.values()), pa.string()))
     sorted_ids = every.take(pc.sort_indices(every))
-    union = sorted_ids.to_numpy(zero_copy_only=False).astype(object)
+    union = sorted_ids.to_numpy(zero_copy_only=False)  # Python strings (an object array)
     values, evaluated = {}, {}
     for system in systems:
         present = pc.is_in(sorted_ids, value_set=ids[system]).to_numpy(zero_copy_only=False).astype(bool)

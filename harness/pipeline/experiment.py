@@ -526,7 +526,7 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     warming = warm(tracking_destination(experiment)) if experiment.tracking.enabled else None
     hashing, digests = hash_inputs(experiment)
     try:
-        return _run(experiment, progress, argv, started, look, look_note, warming, (hashing, digests))
+        return _run(experiment, progress, argv, started, look, look_note, warming, hashing, digests)
     finally:
         for thread in (hashing, warming):
             if thread is not None:
@@ -534,9 +534,10 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
 
 
 def _run(experiment: Experiment, progress: Progress, argv: list[str] | None, started: datetime, look: Look | None,
-         look_note: str | None, warming: threading.Thread | None,
-         hashing: tuple[threading.Thread, dict[Path, str]]) -> Outcome:  # fmt: skip
-    """:func:`run_experiment` once its inputs are checked: the stages in order."""
+         look_note: str | None, warming: threading.Thread | None, hashing: threading.Thread,
+         digests: dict[Path, str]) -> Outcome:  # fmt: skip
+    """:func:`run_experiment` once its inputs are checked: the stages in order (``warming`` and ``hashing``: the
+    threads importing MLflow and filling ``digests``, joined before their work is used)."""
     t0 = time.perf_counter()
     with _evaluated(experiment, progress) as (results, tested_elsewhere):
         progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
@@ -544,11 +545,11 @@ def _run(experiment: Experiment, progress: Progress, argv: list[str] | None, sta
         frames = _frames(results, compare_settings(experiment))
         verdict = decide_gate(experiment, results, comparisons, look)
         progress("writing results")  # while a cluster is up: its workers write the per-query values they hold
-        hashing[0].join()
+        hashing.join()
         try:
             saved: SavedResults | None = save_results(experiment, results, comparisons, started,
                                                       argv if argv is not None else sys.argv, verdict, frames,
-                                                      hashing[1])  # fmt: skip
+                                                      digests)  # fmt: skip
             written_error = None
         except ResultsNotWritten as exc:  # the verdict was reached: it is still told, and still decides the exit code
             saved, written_error = None, str(exc)

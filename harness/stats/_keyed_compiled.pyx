@@ -188,7 +188,6 @@ cdef void _subset_tables(const double[:, ::1] x, Py_ssize_t q0, Py_ssize_t c0, P
                 table[m * WIDTH + c] = source[c] + (x[q, c0 + c] if q < n else 0.0)
 
 
-
 def sign_products(const uint64_t[::1] keys, const double[:, ::1] x, int64_t first, Py_ssize_t lo, Py_ssize_t hi,
                   double[:, ::1] out):
     """out[r, c] = sum over queries q of (query q's sign bit in replicate first + r) * x[q, c], for r in lo..hi.
@@ -251,7 +250,6 @@ def sign_products(const uint64_t[::1] keys, const double[:, ::1] x, int64_t firs
                     add_rows(tables, subsets, groups, count, &out[lo, c0], columns)
     free(tables)
     free(subsets)
-
 
 
 def sign_products_width():
