@@ -8,16 +8,21 @@ each query) and 30 judgments per query, then times:
 
 1. harness's dask engine on a LocalCluster of --workers worker processes with --memory-limit
    each: the run streamed to Parquet, shuffled with the judgments by query, every partition
-   evaluated; prints the data size, the sum of the limits, each worker's peak memory, what the
-   workers spilled to disk, restarts, and the wall time;
-2. `harness eval` on the same files as one process: wall time and peak memory;
-
-and checks that both give the same aggregate values.
+   evaluated, the per-query values brought to the client; prints the data size, the sum of the
+   limits, each worker's peak memory, what the workers spilled to disk, restarts, the wall time
+   and the client's peak memory;
+2. `harness eval -q` as one process on a subset: the first 50,000 queries' lines of both files
+   (the generator writes each query's lines together), whose per-query values must equal the
+   cluster's for those queries, bit for bit (a query's value depends on its own rows only);
+3. `harness eval` on the whole files as one process (not with --no-single): wall time, peak
+   memory, and the aggregates as printed against the cluster's.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import multiprocessing
 import os
 import resource
@@ -25,6 +30,7 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +41,7 @@ from _process import measure_process  # benchmarks/, this script's folder
 HERE = Path(__file__).resolve().parent
 MEASURES = ["nDCG@10", "AP", "P@10", "RR", "R@100"]
 PER_QUERY, JUDGED = 100, 30
+SUBSET_QUERIES = 50_000  # the generator's first block
 
 
 def _ids(prefix: str, numbers: np.ndarray) -> pa.Array:
@@ -92,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     from dask.utils import format_bytes, parse_bytes
     from distributed import Client, LocalCluster
 
-    from harness.engines.dask import QrelsSource, RunSource, evaluate_runs, summary_on_cluster
+    from harness.engines.dask import QrelsSource, RunSource, evaluate_runs
+    from harness.evaluation.results import aggregate
     from harness.measures.conventions import Conventions
     from harness.measures.parse import parse_measure
     from harness.progress import Progress
@@ -109,8 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         judgments = QrelsSource(qrels)  # streamed to Parquet pieces, as the run: neither is read whole here
         (evaluated,) = evaluate_runs(client, judgments, [RunSource(run, "bench")], measures, conventions, (10,),
-                                     progress=Progress(sys.stderr), gather=False)  # fmt: skip
-        rows, _, _ = summary_on_cluster(client, evaluated.pieces, measures, None, [])  # exact sums: no value comes here
+                                     progress=Progress(sys.stderr))  # fmt: skip
+        per_query = evaluated.per_query  # the per-query values came here
+        values = {str(m): v for m, v in aggregate(per_query).items()}
         wall = time.perf_counter() - start
         peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 
@@ -125,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
               f"spilled {format_bytes(spills.get(address, 0))}")  # fmt: skip
     client_peak = format_bytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     print(f"  dask wall time {wall:.1f} s (client peak {client_peak}); worker restarts: {restarts}")
-    values = {str(row["measure"]): float(row["value"]) for row in rows}  # type: ignore[arg-type]
+    _same_on_a_subset(run, qrels, per_query, args.data / f"dask-{args.rows}")
     if not args.no_single:
         seconds, peak_mb, out = measure_process([sys.executable, "-m", "harness", "eval", "--duplicates", "first", "-m",
                                                  ",".join(MEASURES), str(qrels), str(run)])  # fmt: skip
@@ -135,6 +144,31 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  same aggregates (4 decimals, as printed): {same}")
     print("  " + ", ".join(f"{m} {v:.4f}" for m, v in values.items()))
     return 0
+
+
+def _same_on_a_subset(run: Path, qrels: Path, per_query: Any, folder: Path) -> None:
+    """One process's per-query values (``harness eval -q``, as JSON) on the first SUBSET_QUERIES queries' lines,
+    against the cluster's for the same queries: every value, bit for bit."""
+    import json
+
+    queries = min(SUBSET_QUERIES, len(per_query.query_ids))
+    subset = {}
+    for path, lines in ((run, queries * PER_QUERY), (qrels, queries * JUDGED)):
+        subset[path] = folder / f"subset-{queries}-{path.name}"
+        if not subset[path].exists():
+            with path.open("rb") as source, subset[path].open("wb") as out:
+                out.writelines(itertools.islice(source, lines))
+    seconds, peak_mb, out = measure_process([sys.executable, "-m", "harness", "eval", "-q", "--format", "json",
+                                             "--duplicates", "first", "-m", ",".join(MEASURES), str(subset[qrels]),
+                                             str(subset[run])])  # fmt: skip
+    one = {(r["query_id"], r["measure"]): r["value"] for r in json.loads(out)["results"] if r["query_id"] != "all"}
+    row = {q: i for i, q in enumerate(per_query.query_ids.tolist())}
+    column = {str(m): j for j, m in enumerate(per_query.measures)}
+    cluster = {(q, m): float(per_query.values[row[q], column[m]]) for q, m in one}
+    same = len(one) == queries * len(MEASURES) and all(
+        value == cluster[key] or (math.isnan(value) and math.isnan(cluster[key])) for key, value in one.items())
+    print(f"  one process on the first {queries:,} queries ({seconds:.1f} s, peak {peak_mb:,.0f} MB): "
+          f"{len(one):,} per-query values, the cluster's bit for bit: {same}")
 
 
 if __name__ == "__main__":

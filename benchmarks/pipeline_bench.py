@@ -124,17 +124,17 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         # as harness run does: MLflow's client imported and the inputs hashed on threads while the evaluation runs
         warming, (hashing, digests) = warm(tracking_destination(experiment)), hash_inputs(experiment)
-        with _evaluated(experiment, SILENT) as (results, tested_elsewhere):  # on dask: the cluster stays up to compare
-            timings["load + evaluate"] = time.perf_counter() - start
-            print(f"  {'load + evaluate':<22} {timings['load + evaluate']:7.2f} s", flush=True)
-            tables = stage("compare", lambda: comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere))
-            frames = stage("tables", lambda: frames_of(results))
-            verdict = stage("gate", lambda: decide_gate(experiment, results, tables))
-            hashing.join()
-            saved = stage(  # on dask: the workers write the per-query values they hold
-                "write results",
-                lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames, digests),
-            )
+        results = _evaluated(experiment, SILENT)
+        timings["load + evaluate"] = time.perf_counter() - start
+        print(f"  {'load + evaluate':<22} {timings['load + evaluate']:7.2f} s", flush=True)
+        tables = stage("compare", lambda: comparison_tables(experiment, results))
+        frames = stage("tables", lambda: frames_of(results))
+        verdict = stage("gate", lambda: decide_gate(experiment, results, tables))
+        hashing.join()
+        saved = stage(
+            "write results",
+            lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames, digests),
+        )
         warming.join()
         tracked = stage("track (local MLflow)", lambda: track_results(saved, tracking_destination(experiment)))
         saved = write_tracking(saved, tracked.as_dict())

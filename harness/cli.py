@@ -228,7 +228,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             hint="put the measure in a config and use harness run (it resamples users), or use harness eval for its value",
         )
     evaluated = evaluate_files(_file_inputs(args), tuple(measures), progress=_progress(args, err))
-    tables = {run.label: run.per_query for run in evaluated if run.per_query is not None}
+    tables = {run.label: run.per_query for run in evaluated}
     baseline = None if args.all_pairs else (args.baseline or evaluated[0].label)
     table = compare(tables, baseline, tests=tuple(args.tests.split(",")), primary=args.primary, correction=args.correction,
                     family=args.family, alpha=args.alpha, permutations=args.permutations, resamples=args.permutations,
@@ -276,8 +276,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     measures = tuple(i.measure for i in items if i.measure is not None)
     inputs = _file_inputs(args)
     lengths = tuple(sorted({i.relstring_length for i in items if i.display.startswith("relstring")}))
-    evaluated = evaluate_files(inputs, measures, per_query=bool(args.q), relstring_lengths=lengths,
-                               progress=_progress(args, err))  # fmt: skip
+    evaluated = evaluate_files(inputs, measures, relstring_lengths=lengths, progress=_progress(args, err))
     lines: list[str] = []
     records: list[dict[str, object]] = []
     for run in evaluated:
@@ -290,10 +289,10 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         system = set(run.system_measures)  # one value per run: no per-query line
         per_query = run.per_query
         strings = run.relstrings
-        index = {} if per_query is None else {m: j for j, m in enumerate(per_query.measures)}
+        index = {m: j for j, m in enumerate(per_query.measures)}
         summary = {i.display: run.aggregates[i.measure] for i in items if i.measure is not None}
         if args.format == "trec":
-            if per_query is not None and args.q:
+            if args.q:
                 for qi, qid in enumerate(per_query.query_ids):
                     for item in items:
                         if not item.per_query or item.measure in system:
@@ -317,7 +316,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for item in items:
                 if item.measure is None:
                     continue
-                if per_query is not None and args.q and item.measure not in system:
+                if args.q and item.measure not in system:
                     column = per_query.values[:, index[item.measure]]
                     for qid, value in zip(per_query.query_ids.tolist(), column.tolist(), strict=True):
                         records.append({"run": label, "query_id": qid, "measure": item.display, "value": value})

@@ -53,7 +53,7 @@ from harness.comparison.versions import runs_by_system, version_rows
 from harness.config.defaults import DEFAULT_POWER
 from harness.config.schema import Stats
 from harness.errors import ComparisonError
-from harness.evaluation.results import MIN_GEO_MEAN, PerQuery, RunResult, aggregate_values
+from harness.evaluation.results import MIN_GEO_MEAN, RunResult, aggregate_values
 from harness.kernels.beyond import stack
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
@@ -92,11 +92,6 @@ def _pairs(systems: list[str], settings: CompareSettings) -> list[tuple[str, str
         if a in systems and b in systems and (a, b) not in pairs and (b, a) not in pairs:
             pairs.append((a, b))
     return pairs
-
-
-def _values_here(result: RunResult) -> PerQuery:
-    assert result.per_query is not None, "the values of a run on a cluster: RunResult.here() first"
-    return result.per_query
 
 
 def _segment_queries(result: RunResult, segment: str) -> set[str]:
@@ -139,13 +134,10 @@ def compare(
     measures: tuple[Measure, ...],
     settings: CompareSettings,
     advance: Callable[[], None] = lambda: None,
-    tested_elsewhere: TestedElsewhere | None = None,
     seeds: Sequence[RunResult] = (),
 ) -> Comparisons:
     """Every comparison (and ANOVA), in dataset, segment, pair, measure order; ``advance()`` after each pair.
 
-    ``tested_elsewhere(dataset, segment, systems, pairs, measures)``: where the tests were computed
-    elsewhere (a cluster's partial sums, :mod:`harness.engines.dask_compare`), their results; None: here.
     ``seeds``: under ``claim: version``, every run of every system (``results`` holds their versions,
     :func:`~harness.comparison.versions.versions`): the means are tested over users and seeds.
     """
@@ -160,24 +152,12 @@ def compare(
             continue
         # per-query measures every run of the dataset has (a beyond-accuracy measure needs the dataset's training data)
         measures = tuple(m for m in every_measure if all(m in r.measures for r in by_system.values()))
-        local: dict[str, RunResult] = {}  # the runs with their values here: gathered from a cluster on first need
-        lists = any(_system_measures(by_system[a], by_system[b]) for a, b in _pairs(systems, settings))
         for segment in by_system[systems[0]].segment_names():
             start = len(rows)
             pairs = _pairs(systems, settings)
-            elsewhere = tested_elsewhere(dataset, segment, systems, pairs, measures) if tested_elsewhere else None
-            block, groups = elsewhere if elsewhere is not None else (None, None)
-            tested_here = block is None or (groups is None and len(systems) >= 3)
-            shared: dict[str, set[str]] = {}
-            if tested_here:
-                local = local or {s: r.here() for s, r in by_system.items()}
-                shared = {s: _segment_queries(r, segment) for s, r in local.items()}
-            elif lists:  # the runs' lists are here, with their queries
-                shared = {s: _segment_queries(r, segment) for s, r in by_system.items()}
-            # every system's values on the union of their queries, for the tests computed here
-            on_union = _on_union(local, shared, systems, measures) if tested_here else None
-            if block is None:
-                block = _paired_block(dataset, segment, pairs, measures, on_union, settings)
+            shared = {s: _segment_queries(r, segment) for s, r in by_system.items()}
+            on_union = _on_union(by_system, shared, systems, measures)  # every system's values on their queries' union
+            block = _paired_block(dataset, segment, pairs, measures, on_union, settings)
             rows.extend(paired_rows(dataset, segment, block, settings))  # pair, then measure order
             for _ in pairs:
                 advance()
@@ -192,8 +172,7 @@ def compare(
                 if any(r.resamples_lists for r in by_system.values()):
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
             if len(systems) >= 3 and settings.claim != "version":  # ANOVA and Tukey over users: not for versions
-                if groups is None:
-                    groups = _group_tests(dataset, segment, systems, measures, on_union, settings)
+                groups = _group_tests(dataset, segment, systems, measures, on_union, settings)
                 anova_rows.extend(_anova_rows(dataset, segment, systems, measures, groups, rows[start:]))
     if settings.claim == "version":
         version_rows(rows, seeds or results)
@@ -500,7 +479,7 @@ def _version_system_rows(dataset: str, segment: str, runs_a: Sequence[RunResult]
 
 def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
     """(M, n): the run's value of each measure on each of ``queries``."""
-    per_query = _values_here(result)
+    per_query = result.per_query
     columns = [per_query.measures.index(m) for m in measures]
     return np.ascontiguousarray(per_query.values[_rows(result, queries)][:, columns].T)
 
@@ -615,7 +594,7 @@ def _on_union(by_system: dict[str, RunResult], shared: dict[str, set[str]], syst
     return union, values, evaluated
 
 
-def _paired_block(dataset: str, segment: str, pairs: list[tuple[str, str]], measures: tuple[Measure, ...], here: OnUnion | None,
+def _paired_block(dataset: str, segment: str, pairs: list[tuple[str, str]], measures: tuple[Measure, ...], here: OnUnion,
                   settings: CompareSettings) -> PairedBlock:  # fmt: skip
     """Every pair x measure of a segment as rows over the union of the systems' queries (``here``: :func:`_on_union`),
     each row masked to its own.
@@ -626,7 +605,6 @@ def _paired_block(dataset: str, segment: str, pairs: list[tuple[str, str]], meas
     changes them, and the sums are exact (:mod:`harness.stats.grid`), so neither does the
     queries' order or partitioning.
     """
-    assert here is not None, "the values are here whenever no engine computed this block's tests"
     union, values, evaluated = here
     arrays = block_arrays(union, values, evaluated, pairs, measures)
     if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped
@@ -719,11 +697,6 @@ class GroupTested:
     n: np.ndarray
 
 
-# (dataset, segment, systems, pairs, measures) -> the tests computed where the values are (a cluster), or None: here
-TestedElsewhere = Callable[[str, str, list[str], list[tuple[str, str]], tuple[Measure, ...]],
-                           tuple[PairedBlock, GroupTested | None] | None]  # fmt: skip
-
-
 def group_arrays(union: np.ndarray, values: dict[str, np.ndarray], evaluated: dict[str, np.ndarray],
                  systems: list[str], measures: tuple[Measure, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """(the queries every system has, (M, m, n) values on the tests' scale, (M, n) where every system's is defined)."""
@@ -737,10 +710,9 @@ def tukey_identity(dataset: str, segment: str, systems: list[str]) -> tuple[str,
     return (dataset, segment, "tukey-hsd", *sorted(systems))
 
 
-def _group_tests(dataset: str, segment: str, systems: list[str], measures: tuple[Measure, ...], here: OnUnion | None,
+def _group_tests(dataset: str, segment: str, systems: list[str], measures: tuple[Measure, ...], here: OnUnion,
                  settings: CompareSettings) -> GroupTested:  # fmt: skip
     """The ANOVA and Tukey HSD here, over the queries every system has (``here``: :func:`_on_union`)."""
-    assert here is not None, "the values are here whenever no engine computed these tests"
     union, values, evaluated = here
     queries, data, defined = group_arrays(union, values, evaluated, systems, measures)
     # each measure is analysed over the queries where it is defined for every system (beyond accuracy: its own users;

@@ -80,16 +80,14 @@ def seeded_pair(production: Sequence[PerQuery], candidate: Sequence[PerQuery], m
 
 
 def tables_of(runs: Sequence[RunResult]) -> list[PerQuery]:
-    """Each run's per-query table, here (gathered from a cluster when it holds them)."""
-    tables = [r.here().per_query for r in runs]
-    assert all(t is not None for t in tables), "here() brings every run's values"
-    return [t for t in tables if t is not None]
+    """Each run's per-query table."""
+    return [r.per_query for r in runs]
 
 
 def pooled(runs: Sequence[RunResult]) -> RunResult:
     """A system's runs (seeds) on a dataset as one result: on each user every run holds, the mean of the runs'
     values (NaN where one is NaN); the runs' count in ``diagnostics["runs"]``. The lists stay with each run."""
-    first, tables = runs[0].here(), tables_of(runs)
+    first, tables = runs[0], tables_of(runs)
     ids = tables[0].query_ids
     keep = np.ones(ids.size, dtype=bool)
     rows = []
@@ -101,7 +99,7 @@ def pooled(runs: Sequence[RunResult]) -> RunResult:
     stacked = np.stack([t.values[at[keep]] for t, at in zip(tables, rows, strict=True)])
     in_run = np.stack([t.in_run[at[keep]] for t, at in zip(tables, rows, strict=True)]).all(axis=0)
     per_query = PerQuery(first.system, ids[keep], tables[0].measures, stacked.mean(axis=0), np.asarray(in_run))
-    segments = None if first.segments is None else first.segments[keep]
+    segments = first.segments[keep]
     diagnostics: dict[str, object] = {"runs": len(runs), "queries_evaluated": int(keep.sum()),
                                       "queries_not_in_every_run": int((~keep).sum())}  # fmt: skip
     return RunResult(first.dataset, first.system, per_query, segments, diagnostics)
@@ -123,9 +121,7 @@ def runs_by_system(results: Sequence[RunResult]) -> dict[tuple[str, str], list[R
 
 def segment_map(result: RunResult) -> dict[str, str]:
     """A run's query id -> segment ('' where it has none)."""
-    here = result.here()
-    assert here.per_query is not None and here.segments is not None
-    return dict(zip(here.per_query.query_ids.astype(str).tolist(), here.segments.tolist(), strict=True))
+    return dict(zip(result.per_query.query_ids.astype(str).tolist(), result.segments.tolist(), strict=True))
 
 
 @dataclass(frozen=True)
@@ -189,7 +185,7 @@ def version_rows(rows: list[dict[str, object]], results: Sequence[RunResult], co
         where = (dataset, str(row["system_a"]))
         if where not in maps:
             maps[where] = segment_map(a[0])
-        measure = next(m for m in a[0].here().measures if str(m) == row["measure"])
+        measure = next(m for m in a[0].measures if str(m) == row["measure"])
         within = None if segment == "all" else segment
         table = seeded_values(tables_of((*a, *b)), measure, within, maps[where])
         tested = table if isinstance(table, str) else version_test(table[: len(a)], table[len(a) :], confidence)
@@ -211,7 +207,6 @@ def version_summary(runs: Sequence[RunResult], seed_rows: Sequence[Mapping[str, 
     from scipy import stats
 
     version = pooled(runs)
-    assert version.per_query is not None
     tables = tables_of(runs)
     where = segment_map(runs[0])
     out: list[dict[str, object]] = []

@@ -1012,16 +1012,14 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
     """The release decision from the runs' results (their per-query values, and lists for system measures).
 
     A guard on a mean with an absolute margin is decided from the (production, candidate) row
-    of ``comparisons`` (the moments of its paired t-test, from exact sums wherever they were computed), so
-    on a cluster the values stay there. Other guards need the two systems' per-query values,
-    gathered here on a cluster (``RunResult.here``).
+    of ``comparisons`` (the moments of its paired t-test, from exact sums), not computed again. Other
+    guards read the two systems' per-query values.
     """
     runs = runs_by_system(results)
     by_key = {key: group[0] for key, group in runs.items()}
     both = [d for d in dict.fromkeys(r.dataset for r in results)
             if (d, release.production) in by_key and (d, release.candidate) in by_key]  # fmt: skip
     available = [(d, s) for d in both for s in by_key[(d, release.production)].segment_names()]
-    here: dict[tuple[str, str], RunResult] = {}
     version = settings.claim == "version"
 
     def values(guard: Guard, dataset: str, segment: str) -> Values:
@@ -1049,12 +1047,8 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
         row = _pair_row(comparisons, dataset, segment, str(measure), release.production, release.candidate)
         if row is not None and shifts_only(guard) and release.bound == "t":  # the comparison's moments decide it
             return row
-        for key, r in (((dataset, release.production), rp), ((dataset, release.candidate), rc)):
-            if key not in here:
-                here[key] = r.here()
-        return paired_values(here[(dataset, release.production)].per_query, here[(dataset, release.candidate)].per_query,
-                             measure, dict(here[(dataset, release.production)].segment_masks()).get(segment),
-                             dict(here[(dataset, release.candidate)].segment_masks()).get(segment))  # fmt: skip
+        return paired_values(rp.per_query, rc.per_query, measure, dict(rp.segment_masks()).get(segment),
+                             dict(rc.segment_masks()).get(segment))
 
     guarded = expand(release, available)
     checks = [(g, d, s, values(g, d, s)) for g, d, s in guarded]

@@ -1,11 +1,10 @@
-"""Engines: who computes the per-query values and the comparisons (this process, or a Dask cluster).
+"""Engines: who reads the rows and computes the per-query values (this process, or a Dask cluster).
 
 The pipeline opens one engine with :func:`open_engine` and hands it each dataset's work
 (:class:`DatasetWork`); it never asks which engine it has. Every engine returns the same
-:class:`~harness.evaluation.results.RunResult` values, bit for bit: with the per-query values
-in memory, or with a handle to them (``RunResult.remote``: their summary, gathering and
-writing) where they stay on a cluster. ``tests/engines/test_contract.py`` holds every engine
-to the same results.
+:class:`~harness.evaluation.results.RunResult` values, bit for bit, with the per-query values
+in memory: everything after the evaluation runs here, whatever the engine.
+``tests/engines/test_contract.py`` holds every engine to the same results.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from harness.engines._common import DatasetWork, FilesWork
 from harness.engines.local import LocalEngine
 
 if TYPE_CHECKING:
-    from harness.comparison.compare import CompareSettings, TestedElsewhere
     from harness.config.schema import Engine as EngineSpec
     from harness.evaluation.results import EvaluatedRun, RunResult
     from harness.progress import Progress
@@ -39,15 +37,6 @@ class Engine(Protocol):
         """Every run of ``harness eval`` / ``harness compare``, in order."""
         ...
 
-    def hold(self, dataset: str, reused: RunResult) -> None:
-        """Keep a system's reused values (from an earlier results folder) beside the runs this engine evaluated."""
-        ...
-
-    def paired_tests(self, results: list[RunResult], settings: CompareSettings) -> TestedElsewhere | None:
-        """The comparisons' tests where the values are (a callable :func:`~harness.comparison.compare.compare` asks
-        per dataset and segment), or None: computed on the values in memory."""
-        ...
-
 
 @contextmanager
 def open_engine(spec: EngineSpec, progress: Progress) -> Iterator[Engine]:
@@ -55,7 +44,7 @@ def open_engine(spec: EngineSpec, progress: Progress) -> Iterator[Engine]:
     if spec.name == "dask":
         from harness.engines.dask import DaskEngine, client_for  # the optional extra, imported only when asked for
 
-        # the inputs' pieces outlive the client: a worker lost at any stage has its values recomputed from them
+        # the inputs' pieces outlive the client: a worker lost mid-evaluation has its values recomputed from them
         with tempfile.TemporaryDirectory(prefix="harness-dask-") as scratch, client_for(spec, progress) as client:
             yield DaskEngine(client, spec, Path(scratch))
         return

@@ -52,7 +52,6 @@ class FilesWork:
     qrels: Qrels | Intents | None  # subtopic judgments as read (the intent-aware measures read them)
     runs: tuple[tuple[str, str | None, Path], ...]
     run_columns: Mapping[str, str]
-    per_query: bool
     relstring_lengths: tuple[int, ...]
     progress: Progress
 

@@ -10,12 +10,10 @@ per-query values are those of one process, bit for bit. Rows are put back in fil
 inside each partition, so ``ties: input_order`` and ``duplicates: first`` keep their
 meaning after the shuffle.
 
-What comes back to the client is each partition's alignment counts and diagnostics sums,
-and (for system measures) its lists down to their cutoff. The per-query values stay on
-the workers (``Evaluated.pieces``): the summary is made from their exact sums
-(:func:`summary_on_cluster`), the comparisons by :mod:`harness.engines.dask_compare`, and the
-workers write the per-query table (:func:`write_per_query`). ``gather=True`` brings the
-per-query table here (``harness eval -q`` prints it).
+What comes back to the client is each partition's per-query values, alignment counts and
+diagnostics sums, and (for system measures) its lists down to their cutoff: a few numbers a
+query, never its rows. Everything after the evaluation (summaries, comparisons, the results
+folder, tracking) is the local code path on those values; the cluster is for the rows.
 
 Dask is an optional extra (``pip install 'harness[dask]'``), imported only here.
 """
@@ -41,7 +39,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness._extras import missing_dask
-from harness.comparison.compare import CompareSettings
 from harness.config.formats import table_format_of
 from harness.config.schema import Engine
 from harness.data._arrow import contiguous
@@ -51,24 +48,11 @@ from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run, 
 from harness.data.model import Intents, Qrels, Run
 from harness.data.tables import stream_table_run
 from harness.data.trec import NotStreamable, check_exists, stream_qrels, stream_run
-from harness.engines._common import DatasetWork, FilesWork, dataset_diagnostics, run_columns, segments_of
-from harness.engines.dask_compare import RemoteRuns, tests_on_cluster
+from harness.engines._common import DatasetWork, FilesWork, run_columns, run_result
 from harness.errors import HarnessError, InputFormatError
 from harness.evaluation.diagnostics import DiagnosticSums, combine, per_query_parts
 from harness.evaluation.evaluator import Evaluator
-from harness.evaluation.results import (
-    EvaluatedRun,
-    PerQuery,
-    RunResult,
-    ValuesScan,
-    aggregate,
-    grid_sums,
-    kept,
-    long_tail_cutoff,
-    per_query_rows,
-    summary_row,
-    write_per_query_part,
-)
+from harness.evaluation.results import EvaluatedRun, PerQuery, RunResult, aggregate, long_tail_cutoff
 from harness.kernels._segments import RankedLists
 from harness.kernels.beyond import stack_terms
 from harness.kernels.relstring import relstrings
@@ -88,10 +72,9 @@ QRELS, RUN = 0, 1
 
 @dataclass(frozen=True)
 class Evaluated:
-    """One run evaluated on the cluster: its alignment counts and diagnostics, and its per-query table when gathered
-    (else the values stay on the workers: ``pieces``)."""
+    """One run evaluated on the cluster: its per-query values, alignment counts and diagnostics."""
 
-    per_query: PerQuery | None
+    per_query: PerQuery
     stats: AlignStats
     diagnostics: dict[str, object]
     item_rows: dict[str, int] | None = None  # rows recommending items outside training, the catalogue, or both
@@ -99,9 +82,6 @@ class Evaluated:
     item_counts_cutoff: int | None = None
     lists: RankedLists | None = None  # down to the system measures' cutoff, with items: what system measures read
     relstrings: dict[int, list[str]] = dataclasses.field(default_factory=dict)  # length -> each query's, as per_query
-    pieces: list[Any] = dataclasses.field(default_factory=list)  # futures of its partitions' per-query values, on the cluster
-    measures: tuple[Measure, ...] = ()  # the values' columns m0, m1, ...
-    query_ids: np.ndarray | None = None  # the lists' queries, in their order (with system measures)
 
 
 @contextmanager
@@ -281,17 +261,13 @@ def evaluate_runs(
     progress: Any = None,
     system_measures: tuple[Measure, ...] = (),
     relstring_lengths: tuple[int, ...] = (),
-    gather: bool = True,
     scratch: Path | None = None,
 ) -> list[Evaluated]:
     """Each run evaluated on the cluster; the per-query values of one process, bit for bit.
 
     ``scratch``: where the inputs' Parquet pieces go; they must outlive every future computed from them (a lost
     worker's values are recomputed from the pieces), so the engine gives a folder it removes when it closes. Without
-    one, a temporary folder for this call (the values must then be used before it returns: ``gather``).
-
-    ``gather``: the per-query table comes here (``Evaluated.per_query``); else it stays on the
-    workers (``Evaluated.pieces``), and the client receives each partition's counts only.
+    one, a temporary folder for this call.
 
     ``context``: the dataset's items (training data, catalogue), prepared once and sent to
     every worker once, for beyond-accuracy measures. ``relstring_lengths``: trec_eval's
@@ -342,18 +318,11 @@ def evaluate_runs(
                     for part in shuffled.to_delayed()]  # fmt: skip
             futures = client.compute(work)
             _wait(futures, progress, f"dask: {run.name}, {n_parts} partitions")
-            # what comes here: counts, and the lists system measures read (with their query ids); the per-query tables
-            # only when gathered
-            lists_here = list_depth is not None and context is not None
-            kept = None if gather else (["query_id"] if lists_here else [])
-            done = client.gather([client.submit(_counts_of, f, kept) for f in futures])
-            values = [client.submit(_values_of, f) for f in futures]  # the per-query values stay for the comparisons
-            evaluated = dataclasses.replace(_assemble(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths,
-                                                      gather), pieces=values, measures=tuple(measures))  # fmt: skip
-            if lists_here:
-                assert context is not None
-                ids = evaluated.per_query.query_ids if evaluated.per_query is not None else _query_ids(done)
-                evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, ids, context), query_ids=ids)
+            done = client.gather(futures)  # the values and counts, and the lists system measures read
+            evaluated = _assemble(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths)
+            if list_depth is not None and context is not None:
+                ids = evaluated.per_query.query_ids
+                evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, ids, context))
             del futures, done  # the pieces' lists and counts are here now; the workers let them go
             if evaluated.stats.run_rows and evaluated.stats.run_queries_unjudged == evaluated.stats.run_queries:
                 raise InputFormatError(f"no query of the run is judged in {qrels.source}", path=source,
@@ -361,47 +330,6 @@ def evaluate_runs(
                                        "(and the column mapping for tables)")  # fmt: skip
             out.append(evaluated)
         return out
-
-
-def _values_of(piece: _Piece) -> Any:
-    """A piece's per-query values (query_id, in_run, m0, m1, ...), or None: what the summary, the comparisons and the
-    per-query table read."""
-    if piece.table is None:
-        return None
-    return piece.table[["query_id", "in_run", *[c for c in piece.table.columns if c.startswith("m") and c[1:].isdigit()]]]
-
-
-def _counts_of(piece: _Piece, columns: list[str] | None) -> _Piece:
-    """What the client receives of a piece: its counts, and of its per-query table these ``columns`` (None: all)."""
-    if columns is None or piece.table is None:
-        return piece
-    return dataclasses.replace(piece, table=piece.table[columns] if columns else None)
-
-
-def _query_ids(done: list[_Piece]) -> np.ndarray:
-    """The pieces' query ids in the universe's order (strcmp order, as on one machine)."""
-    whole = _in_universe_order([p.table for p in done])
-    return np.zeros(0, dtype=object) if whole is None else whole["query_id"].to_numpy(dtype=object)
-
-
-def _in_universe_order(tables: list[Any]) -> Any:
-    """Partitions' per-query tables (None: a partition without queries) as one, in the universe's query order (strcmp
-    order, as on one machine: Python's str order is code point order, which is UTF-8 byte order); None when empty."""
-    import pandas as pd
-
-    tables = [t for t in tables if t is not None]
-    if not tables:
-        return None
-    whole = pd.concat(tables, ignore_index=True)
-    return whole.iloc[np.argsort(whole["query_id"].to_numpy(dtype=object), kind="stable")].reset_index(drop=True)
-
-
-def _per_query(name: str, measures: tuple[Measure, ...], whole: Any) -> PerQuery:
-    """A PerQuery from a table :func:`_in_universe_order` made (None: no query)."""
-    if whole is None:
-        return PerQuery(name, np.zeros(0, dtype=object), measures, np.zeros((0, len(measures))), np.zeros(0, dtype=bool))
-    values = _value_columns(whole, len(measures))
-    return PerQuery(name, whole["query_id"].to_numpy(dtype=object), measures, values, whole["in_run"].to_numpy(dtype=bool))
 
 
 def _wait(futures: list[Any], progress: Any, what: str) -> None:
@@ -419,16 +347,16 @@ def _wait(futures: list[Any], progress: Any, what: str) -> None:
 class _Piece:
     """What one partition sends back: never its documents, except the items of the lists that system measures read."""
 
-    table: Any  # per query: id, in_run, measure values m0.., diagnostics parts; None when the partition has no query
+    per_query: PerQuery | None  # None when the partition has no query
     stats: AlignStats
     sums: DiagnosticSums  # the diagnostics' sums over its queries
+    relstrings: dict[int, list[str]] = dataclasses.field(default_factory=dict)  # length -> each query's
     known_counts: np.ndarray | None = None  # recommendations per known item code within the long-tail cutoff
     cold_counts: dict[str, int] | None = None  # the same per cold item id
     item_rows: dict[str, int] | None = None  # rows recommending items outside each universe (the diagnostics')
     listed: pa.Table | None = None  # query, pos, item of the rows above the system measures' cutoff
     cold_first: pa.Table | None = None  # each cold item's first (query, pos) here, for the run's cold numbering
-    user_parts: dict[Any, Any] | None = None  # the system measures' per-user terms of its queries
-    parts_queries: np.ndarray | None = None  # those queries, in the terms' row order
+    user_parts: dict[Any, Any] | None = None  # the system measures' per-user terms of its queries, in their order
 
 
 def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, cutoffs: tuple[int, ...], name: str,
@@ -462,18 +390,9 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
     aligned = evaluator.align(run)
     lists = evaluator.item_lists(aligned)
     per_query = evaluator.evaluate_aligned(name, aligned, lists)
-    import pandas as pd
-
-    table = pd.DataFrame({"query_id": per_query.query_ids, "in_run": per_query.in_run})
-    for j in range(len(per_query.measures)):
-        table[f"m{j}"] = per_query.values[:, j]
-    parts = per_query_parts(aligned, cutoffs)
-    for key, values in parts.items():
-        table[key] = values
-    if relstring_lengths:
-        for length in relstring_lengths:
-            table[f"relstring_{length}"] = relstrings(aligned.lists, length)
-    piece = _Piece(table, aligned.stats, DiagnosticSums.of(per_query.in_run, parts, cutoffs))
+    parts = per_query_parts(aligned, cutoffs)  # summed here: only their sums go back
+    piece = _Piece(per_query, aligned.stats, DiagnosticSums.of(per_query.in_run, parts, cutoffs),
+                   {length: relstrings(aligned.lists, length) for length in relstring_lengths})  # fmt: skip
     if lists.items is not None:  # the long tail's counts: by code for known items (the same codes everywhere), by id for cold
         data = lists.items
         codes = data.code if cutoff is None else data.code[lists.pos < cutoff]
@@ -482,7 +401,7 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
         piece.known_counts = counts[: data.n_known]
         piece.cold_counts = dict(zip(cold_ids, counts[data.n_known :].tolist(), strict=True))
         piece.item_rows = data.rows_outside()  # every row, as the diagnostics count
-        piece.user_parts, piece.parts_queries = data.user_parts, per_query.query_ids
+        piece.user_parts = data.user_parts
         if list_depth is not None:
             query = np.repeat(per_query.query_ids, lists.n_ret)
             shown = np.flatnonzero(lists.pos < list_depth)
@@ -497,9 +416,9 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
 
 
 def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cutoffs: tuple[int, ...],
-              cutoff: int | None, relstring_lengths: tuple[int, ...] = (), gathered: bool = True) -> Evaluated:  # fmt: skip
-    """The partitions' counts summed, and (``gathered``) their tables in the universe's query order (strcmp order, as
-    on one machine)."""
+              cutoff: int | None, relstring_lengths: tuple[int, ...] = ()) -> Evaluated:  # fmt: skip
+    """The partitions' counts summed, and their values in the universe's query order (strcmp order, as on one machine:
+    Python's str order is code point order, which is UTF-8 byte order)."""
     item_counts: np.ndarray | None = None
     item_rows: dict[str, int] | None = None
     counted = [p for p in done if p.known_counts is not None]
@@ -515,19 +434,15 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cuto
         item_counts = np.sort(every[every > 0])[::-1].astype(np.float64)
     total = AlignStats(*(sum(getattr(p.stats, f.name) for p in done) for f in dataclasses.fields(AlignStats)))
     diagnostics = combine(total, reduce(operator.add, (p.sums for p in done), DiagnosticSums.empty(cutoffs)), cutoffs)
-    if not gathered:
-        return Evaluated(None, total, diagnostics, item_rows, item_counts, cutoff)
-    whole = _in_universe_order([p.table for p in done])
-    strings = {k: [] if whole is None else whole[f"relstring_{k}"].tolist() for k in relstring_lengths}
-    return Evaluated(_per_query(name, tuple(measures), whole), total, diagnostics, item_rows, item_counts, cutoff,
-                     relstrings=strings)  # fmt: skip
-
-
-def _value_columns(table: Any, n_measures: int) -> np.ndarray:
-    """(queries, measures): a per-query table's value columns m0, m1, ... as one array."""
-    if not n_measures:
-        return np.zeros((len(table), 0))
-    return np.column_stack([table[f"m{j}"].to_numpy(dtype=np.float64) for j in range(n_measures)])
+    tables = [p.per_query for p in done if p.per_query is not None]
+    ids = np.concatenate([t.query_ids.astype(object, copy=False) for t in tables]) if tables else np.zeros(0, dtype=object)
+    order = np.argsort(ids, kind="stable")
+    values = np.concatenate([t.values for t in tables]) if tables else np.zeros((0, len(measures)))
+    in_run = np.concatenate([t.in_run for t in tables]) if tables else np.zeros(0, dtype=bool)
+    strings = {k: [s for p in done if p.per_query is not None for s in p.relstrings[k]] for k in relstring_lengths}
+    per_query = PerQuery(name, ids[order], tuple(measures), values[order], in_run[order])
+    return Evaluated(per_query, total, diagnostics, item_rows, item_counts, cutoff,
+                     relstrings={k: [v[i] for i in order.tolist()] for k, v in strings.items()})  # fmt: skip
 
 
 def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContext) -> RankedLists:
@@ -556,7 +471,7 @@ def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContex
 def _gathered_parts(done: list[_Piece], query_ids: np.ndarray) -> dict[Any, Any] | None:
     """The partitions' per-user terms of the system measures, as rows in the universe's query order (a query no
     partition evaluated has none: zeros)."""
-    pieces = [(p.user_parts, p.parts_queries) for p in done if p.user_parts and p.parts_queries is not None]
+    pieces = [(p.user_parts, p.per_query.query_ids) for p in done if p.user_parts and p.per_query is not None]
     if not pieces:
         return None
     position = {q: i for i, q in enumerate(query_ids.tolist())}
@@ -567,194 +482,47 @@ def _gathered_parts(done: list[_Piece], query_ids: np.ndarray) -> dict[Any, Any]
     return {measure: stack_terms([parts[measure] for parts, _ in pieces], zero_rows=1)[source] for measure in pieces[0][0]}
 
 
-# ---- a run's values left on the workers: its summary, its per-query table, or (a fallback) the values here ----------
-def _segments_of(table: Any, segment_of: Any) -> np.ndarray:
-    """Each query's segment ('' for none); ``segment_of``: a Series indexed by query id, or None."""
-    if segment_of is None:
-        return np.full(len(table), "", dtype=object)
-    return table["query_id"].map(segment_of).fillna("").to_numpy(dtype=object)
-
-
-def _selected(table: Any, measures: tuple[Measure, ...], segments: np.ndarray,
-              names: list[str]) -> Iterator[tuple[str, list[np.ndarray]]]:  # fmt: skip
-    """(segment, each measure's kept values there) for 'all' and each of ``names`` the partition has queries in;
-    ``segments``: each of its queries' segment (:func:`_segments_of`)."""
-
-    columns = [table[f"m{j}"].to_numpy(dtype=np.float64) for j in range(len(measures))]
-    for name in ["all", *names]:
-        mask = np.ones(len(table), dtype=bool) if name == "all" else segments == name
-        if name == "all" or mask.any():
-            yield name, [kept(m, column[mask]) for m, column in zip(measures, columns, strict=True)]
-
-
-def _scan_values(table: Any, measures: tuple[Measure, ...], segment_of: Any, names: list[str]) -> tuple[dict[str, Any], int]:
-    """Pass 1 of the summary on one partition: each segment's scans (:class:`~harness.evaluation.results.ValuesScan`), and how
-    many of its queries have no segment."""
-
-    if table is None:
-        return {}, 0
-    segments = _segments_of(table, segment_of)
-    scans = {name: [ValuesScan.of(m, v) for m, v in zip(measures, values, strict=True)]
-             for name, values in _selected(table, measures, segments, names)}  # fmt: skip
-    return scans, int((segments == "").sum())
-
-
-def _grid_values(table: Any, measures: tuple[Measure, ...], segment_of: Any,
-                 exponents: dict[str, list[int]]) -> dict[str, list[tuple[int, int]]]:  # fmt: skip
-    """Pass 2 of the summary on one partition: each segment's exact sums on the grids the scans chose."""
-
-    if table is None:
-        return {}
-    selected = _selected(table, measures, _segments_of(table, segment_of), [n for n in exponents if n != "all"])
-    return {name: [grid_sums(v, e) for v, e in zip(values, exponents[name], strict=True)] for name, values in selected}
-
-
-def summary_on_cluster(client: Any, pieces: list[Any], measures: tuple[Measure, ...], segment_of: Any,
-                       names: list[str]) -> tuple[list[dict[str, object]], tuple[str, ...], int]:  # fmt: skip
-    """(summarize's rows, without dataset and system; the segments the run has queries in, 'all' first; its queries
-    without a segment) from a run's values on the workers, in two passes of exact sums: the rows of one process.
-    ``segment_of``: each query's segment as a Series on the cluster (None: no segments); ``names``: the segments."""
-
-    scanned = client.gather([client.submit(_scan_values, piece, measures, segment_of, names) for piece in pieces])
-    whole: dict[str, list[ValuesScan]] = {"all": [ValuesScan() for _ in measures]}
-    for scans, _ in scanned:
-        for name, row in scans.items():
-            whole[name] = [a + b for a, b in zip(whole.get(name, [ValuesScan() for _ in measures]), row, strict=True)]
-    present = ("all", *sorted(n for n in whole if n != "all"))
-    exponents = {name: [scan.exponent() for scan in whole[name]] for name in present}
-    gridded = client.gather([client.submit(_grid_values, piece, measures, segment_of, exponents) for piece in pieces])
-    rows = []
-    for name in present:
-        sums = [(0, 0) for _ in measures]
-        for part in gridded:
-            sums = [(a[0] + b[0], a[1] + b[1]) for a, b in zip(sums, part.get(name, sums), strict=True)]
-        rows += [{"segment": name, **summary_row(m, scan, total)}
-                 for m, scan, total in zip(measures, whole[name], sums, strict=True)]  # fmt: skip
-    return rows, present, sum(unsegmented for _, unsegmented in scanned)
-
-
-def gather_values(client: Any, pieces: list[Any], name: str, measures: tuple[Measure, ...]) -> PerQuery:
-    """A run's per-query values brought here from the workers, in the universe's order: a fallback
-    (``RunResult.here()``: ``evaluate_experiment`` returns the values, and a dataset whose tests the cluster cannot
-    compute is compared here)."""
-    return _per_query(name, measures, _in_universe_order(client.gather(pieces)))
-
-
 def _same(value: Any) -> Any:
     return value
 
 
-def _segment_series(segments: dict[str, str]) -> Any:
-    import pandas as pd
-
-    return pd.Series(segments, dtype=object)
-
-
-def scatter_values(client: Any, per_query: PerQuery | None, measures: tuple[Measure, ...]) -> list[Any]:
-    """Values evaluated elsewhere (reused from earlier results) as one piece on the cluster, in the columns of the
-    dataset's runs there (m<j>: ``measures[j]``; NaN where they have no value), so they are compared there too."""
-    import pandas as pd
-
-    assert per_query is not None
-    table = pd.DataFrame({"query_id": per_query.query_ids, "in_run": per_query.in_run})
-    for j, m in enumerate(measures):
-        table[f"m{j}"] = per_query.column(m) if m in per_query.measures else np.full(len(table), np.nan)
-    return [client.scatter(table)]
-
-
-def _write_values(table: Any, path: str, dataset: str, system: str, measures: tuple[Measure, ...],
-                  segment_of: Any) -> int:  # fmt: skip
-    """One partition's rows of the results' per-query table, written by the worker; how many."""
-
-    if table is None or not len(table):
-        return 0
-    values = _value_columns(table, len(measures))
-    frame = per_query_rows(dataset, system, table["query_id"].to_numpy(dtype=object), _segments_of(table, segment_of),
-                           measures, values)  # fmt: skip
-    write_per_query_part(frame, Path(path))
-    return len(frame)
-
-
-def write_per_query(client: Any, pieces: list[Any], folder: Path, prefix: str, dataset: str, system: str,
-                    measures: tuple[Measure, ...], segment_of: Any) -> int:  # fmt: skip
-    """A run's per-query rows written by the workers into ``folder`` (which they must see: on a remote cluster, shared
-    storage), one Parquet file per partition named ``<prefix>-<partition>.parquet``; how many rows."""
-    futures = [client.submit(_write_values, piece, str(folder / f"{prefix}-{number:05d}.parquet"), dataset, system,
-                             measures, segment_of) for number, piece in enumerate(pieces)]  # fmt: skip
-    try:
-        return int(sum(client.gather(futures)))
-    except OSError as error:  # a worker on another machine, without the folder
-        raise HarnessError(f"the Dask workers cannot write the per-query table into {folder}: {error}",
-                           hint="on a remote cluster, put the output folder (output: in the config, or --output) on "
-                                "storage every worker shares") from None  # fmt: skip
-
-
 class DaskEngine:
-    """Per-query values computed on a Dask cluster and left there: summaries and diagnostics come back as exact
-    sums, the per-query table is written by the workers, and the comparisons' tests run there too (the same bits
-    as the local engine; ``tests/engines/test_contract.py``)."""
+    """Per-query values computed on a Dask cluster from the rows it reads, and brought here: everything after the
+    evaluation is the local engine's path (the same bits; ``tests/engines/test_contract.py``)."""
 
     reads_judgments = False  # the workers read them (streamed to Parquet first), unless the items' context needs them
 
     def __init__(self, client: Any, spec: Engine, scratch: Path) -> None:
         self.client, self.spec = client, spec
         self.scratch = scratch  # the inputs' Parquet pieces: kept while the engine is open (lost values are recomputed)
-        self.remote: dict[str, Any] = {}  # dataset -> RemoteRuns: the runs as the cluster holds them
 
     def evaluate(self, work: DatasetWork) -> list[RunResult]:
-        """The dataset's runs evaluated on the cluster. With system measures, each run's lists (down to their
-        cutoff) and its query ids come here, to resample users."""
+        """The dataset's runs evaluated on the cluster, in ``work``'s order; with system measures, each run's lists
+        down to their cutoff come here too, to resample users."""
 
-        client, dataset, evaluator, progress = self.client, work.dataset, work.evaluator, work.progress
-        c = dataset.run_columns
-        runs: list[Any] = []
+        dataset, evaluator = work.dataset, work.evaluator
+        runs: list[RunSource | Run] = []
         for system in work.systems:  # read by the workers (TREC text streamed to Parquet first), never whole here
             path = system.run_for(dataset.name)
             assert path is not None
-            runs.append(RunSource(path, system.name, run_columns(c)))
-        items = evaluator.items
+            runs.append(RunSource(path, system.name, run_columns(dataset.run_columns)))
         q = dataset.qrels_columns
         judgments = QrelsSource(dataset.qrels, {"query": q.query, "doc": q.doc, "relevance": q.value}, dataset.qrels_format)
-        done = evaluate_runs(client, judgments, runs, evaluator.query_measures, evaluator.prepared.conventions,
-                             work.experiment.cutoffs, items, self.spec.partitions, progress, evaluator.system_measures,
-                             gather=False, scratch=self.scratch)  # fmt: skip
-        if not done:
-            return []
-        segments = work.segments
-        # each query's segment, as a Series indexed by query id: mapped by index lookup on the workers, sent once. A
-        # task's result, not scattered data: Dask keeps one copy of scattered data (its memory manager drops the
-        # replicas) and cannot recompute it when that worker is lost; a task it reruns
-        segment_of = client.submit(_segment_series, segments, pure=False) if segments else None
-        names = sorted(set(segments.values()))
-        # a system's seeds are gathered here (the version claim pools them here), its only run is held there by name
-        self.remote[dataset.name] = RemoteRuns({s.name: e.pieces for s, e in zip(work.systems, done, strict=True)
-                                                if not s.run_label},
-                                               done[0].measures, segment_of,
-                                               max(int(str(e.diagnostics["queries_evaluated"])) for e in done))  # fmt: skip
+        done = evaluate_runs(self.client, judgments, runs, evaluator.query_measures, evaluator.prepared.conventions,
+                             work.experiment.cutoffs, evaluator.items, self.spec.partitions, work.progress,
+                             evaluator.system_measures, scratch=self.scratch)  # fmt: skip
         out = []
-        for i, (system, evaluated) in enumerate(zip(work.systems, done, strict=True)):
-            cold = None if items is None else evaluated.item_rows
-            progress(f"dask: summarising {system.name} on {dataset.name}")
-            rows, present, unsegmented = summary_on_cluster(client, evaluated.pieces, evaluated.measures, segment_of, names)
-            prefix = (f"part-{work.experiment.datasets.index(dataset):03d}-"
-                      f"{i:03d}")  # in the config's dataset, then system (and seed), order  # fmt: skip
-            values = ClusterValues(evaluated.measures, present, tuple(rows), evaluated.query_ids, client, evaluated.pieces,
-                                   dataset.name, system.name, segments, segment_of, prefix)  # fmt: skip
-            diagnostics = dataset_diagnostics(dataset, dict(evaluated.diagnostics), unsegmented if segments else None,
-                                              work.skipped, cold)  # fmt: skip
-            seg = None if evaluated.query_ids is None else segments_of(evaluated.query_ids, segments)
-            result = RunResult(dataset.name, system.name, None, seg, diagnostics, evaluated.lists,
-                               evaluator.system_measures if evaluated.lists is not None else (),
-                               evaluated.item_counts, evaluated.item_counts_cutoff, remote=values,
-                               seed=system.run_label)  # fmt: skip
-            out.append(result)  # a system's seeds are gathered by the pipeline, which pools them
+        for system, evaluated in zip(work.systems, done, strict=True):
+            kept = evaluated.lists
+            out.append(run_result(dataset, system, evaluated.per_query, dict(evaluated.diagnostics), work.segments,
+                                  work.skipped, None if evaluator.items is None else evaluated.item_rows, kept,
+                                  evaluator.system_measures if kept is not None else (), evaluated.item_counts,
+                                  evaluated.item_counts_cutoff))  # fmt: skip
             work.advance()
         return out
 
     def evaluate_files(self, work: FilesWork) -> list[EvaluatedRun]:
-        """Every run of ``work`` evaluated on the cluster, with its aggregates from the workers' exact sums (the values
-        of one process, bit for bit). The per-query values come here only when asked for; the lists system measures
-        read always come."""
+        """Every run of ``work`` evaluated on the cluster, in order."""
 
         evaluator = work.evaluator
         judgments: Qrels | Intents | QrelsSource = work.qrels if work.qrels is not None else \
@@ -764,74 +532,12 @@ class DaskEngine:
         sources = [RunSource(path, run_name(path), dict(work.run_columns)) for _, _, path in work.runs]
         done = evaluate_runs(self.client, judgments, sources, evaluator.query_measures, evaluator.conventions, (10,),
                              evaluator.items, self.spec.partitions, work.progress, evaluator.system_measures,
-                             work.relstring_lengths, gather=work.per_query, scratch=self.scratch)  # fmt: skip
+                             work.relstring_lengths, scratch=self.scratch)  # fmt: skip
         out = []
         for source, (label, given, _), evaluated in zip(sources, work.runs, done, strict=True):
-            per_query = evaluated.per_query
-            if per_query is not None:
-                aggregates = dict(aggregate(per_query))
-            else:  # from the workers' exact sums, as aggregate_values makes them here
-                rows = summary_on_cluster(self.client, evaluated.pieces, evaluated.measures, None, [])[0]
-                aggregates = {m: float(row["value"]) for m, row in zip(evaluated.measures, rows, strict=True)}  # type: ignore[arg-type]
             system = {} if evaluated.lists is None else \
                 {m: float(v[0]) for m, v in evaluator.system_values(evaluated.lists).items()}  # fmt: skip
-            out.append(EvaluatedRun(label, given, source.name, evaluated.stats.judged_queries_missing, per_query,
-                                    aggregates | system, tuple(system), evaluated.relstrings))  # fmt: skip
+            out.append(EvaluatedRun(label, given, source.name, evaluated.stats.judged_queries_missing,
+                                    evaluated.per_query, dict(aggregate(evaluated.per_query)) | system, tuple(system),
+                                    evaluated.relstrings))  # fmt: skip
         return out
-
-    def hold(self, dataset: str, reused: RunResult) -> None:
-        """A system's values reused from earlier results, sent to the cluster to be compared beside the runs there."""
-        runs = self.remote.get(dataset)
-        if runs is not None and not reused.seed:  # a system's seeds are pooled and compared on the client
-            runs.pieces[reused.system] = scatter_values(self.client, reused.here().per_query, runs.measures)
-
-    def paired_tests(self, results: list[RunResult], settings: CompareSettings) -> _ClusterTests:
-        return _ClusterTests(self.client, self.remote, results, settings)
-
-
-@dataclass(frozen=True, eq=False)
-class ClusterValues:
-    """A run's per-query values on the cluster's workers (:class:`~harness.evaluation.results.ValuesHandle`): their
-    summary came as exact sums; they are gathered or written only when a later stage asks, while the client is up."""
-
-    measures: tuple[Measure, ...]
-    segment_names: tuple[str, ...]
-    summary: tuple[dict[str, object], ...]
-    query_ids: np.ndarray | None
-    client: Any
-    pieces: list[Any]  # futures of the run's partitions' per-query values
-    dataset: str
-    system: str
-    segments: dict[str, str]  # query id -> segment
-    segment_of: Any  # the same, scattered to the workers
-    prefix: str  # the name of the run's files in a per-query table written in parts
-
-    def gather(self) -> tuple[PerQuery, np.ndarray]:
-        per_query = gather_values(self.client, self.pieces, self.system, self.measures)
-        return per_query, segments_of(per_query.query_ids, self.segments)
-
-    def write(self, folder: Path) -> int:
-        return write_per_query(self.client, self.pieces, folder, self.prefix, self.dataset, self.system, self.measures,
-                               self.segment_of)  # fmt: skip
-
-
-class _ClusterTests:
-    """``compare``'s tests from the cluster, for the datasets whose every run it holds (values reused from earlier
-    results are sent there beside the runs it evaluated): each dataset's segments at once, on first asking."""
-
-    def __init__(self, client: Any, remote: dict[str, Any], results: list[RunResult], settings: Any) -> None:
-        self.client, self.remote, self.results, self.settings = client, remote, results, settings
-        self.done: dict[str, dict[str, Any]] = {}
-
-    def __call__(self, dataset: str, segment: str, systems: list[str], pairs: list[tuple[str, str]],
-                 measures: tuple[Measure, ...]) -> Any:  # fmt: skip
-
-        runs = self.remote.get(dataset)
-        mine = [r for r in self.results if r.dataset == dataset]
-        if runs is None or any(r.system not in runs.pieces for r in mine):
-            return None
-        if dataset not in self.done:
-            segments = mine[0].segment_names()
-            self.done[dataset] = tests_on_cluster(self.client, dataset, runs, segments, systems, pairs, measures,
-                                                  self.settings)  # fmt: skip
-        return self.done[dataset].get(segment)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
 from harness.config.schema import Engine as EngineSpec
 from harness.config.schema import System
@@ -19,12 +18,9 @@ from harness.evaluation.diagnostics import diagnose
 from harness.evaluation.results import EvaluatedRun, RunResult, aggregate, long_tail_cutoff, recommendation_counts
 from harness.kernels.relstring import relstrings
 
-if TYPE_CHECKING:  # the comparison and its statistics are loaded by the commands that compare, not by eval
-    from harness.comparison.compare import CompareSettings
-
 
 class LocalEngine:
-    """Per-query values computed and kept here; the comparisons run on them here."""
+    """Per-query values computed here, from runs read here."""
 
     reads_judgments = True  # the evaluator prepares them in this process
 
@@ -83,10 +79,3 @@ class LocalEngine:
             out.append(EvaluatedRun(label, given, name, aligned.stats.judged_queries_missing, per_query,
                                     aggregates | system, tuple(system), strings))  # fmt: skip
         return out
-
-    def hold(self, dataset: str, reused: RunResult) -> None:
-        """A system's values reused from earlier results: here already, nothing to send."""
-
-    def paired_tests(self, results: list[RunResult], settings: CompareSettings) -> None:
-        """The comparisons' tests run here, on the values in memory: no other place to ask."""
-        return None

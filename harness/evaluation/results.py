@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,7 +16,6 @@ from harness.stats import grid
 from harness.stats.grid import add_totals, float_total, total_over
 
 if TYPE_CHECKING:
-    from pathlib import Path
 
     import pandas as pd
 
@@ -263,97 +261,41 @@ def aggregate(per_query: PerQuery) -> Aggregates:
     return Aggregates({m: aggregate_values(m, per_query.values[:, j]) for j, m in enumerate(per_query.measures)})
 
 
-class ValuesHandle(Protocol):
-    """A run's per-query values left where an engine computed them (a cluster's workers): what the later stages ask of
-    them. The engine implements it (:class:`harness.engines.dask.ClusterValues`); this process keeps a few numbers
-    per segment and measure."""
-
-    @property
-    def measures(self) -> tuple[Measure, ...]: ...
-
-    @property
-    def segment_names(self) -> tuple[str, ...]:
-        """'all', then each segment that has queries, sorted."""
-        ...
-
-    @property
-    def summary(self) -> tuple[dict[str, object], ...]:
-        """:func:`summarize`'s rows, without dataset and system."""
-        ...
-
-    @property
-    def query_ids(self) -> np.ndarray | None:
-        """The queries' ids, when the run's lists came here for its system measures."""
-        ...
-
-    def gather(self) -> tuple[PerQuery, np.ndarray]:
-        """(the values, each query's segment) here; while the engine is open."""
-        ...
-
-    def write(self, folder: Path) -> int:
-        """The per-query table's rows written into ``folder`` where the values are; how many."""
-        ...
-
-
 @dataclass(frozen=True, eq=False)
 class RunResult:
-    """One system on one dataset: its per-query values, segments and data diagnostics.
-
-    ``per_query`` is None when the values stayed on a cluster (``remote``), and ``segments`` too
-    unless the run's lists came here (system measures); :meth:`here` brings them, while the
-    cluster is up.
-    """
+    """One system on one dataset: its per-query values, segments and data diagnostics."""
 
     dataset: str
     system: str
-    per_query: PerQuery | None
-    segments: np.ndarray | None  # segment name per query ('' when the query has none)
+    per_query: PerQuery
+    segments: np.ndarray  # segment name per query ('' when the query has none)
     diagnostics: dict[str, object]
     # system measures (coverage, entropy, Gini) are functions of the lists as a whole: kept to resample users
     lists: RankedLists | None = None  # the ranked lists with their items, in per_query's query order
     system_measures: tuple[Measure, ...] = ()
     item_counts: np.ndarray | None = None  # recommendations of each recommended item, descending (the long tail)
     item_counts_cutoff: int | None = None  # the lists' cutoff they were counted at (None: whole lists)
-    remote: ValuesHandle | None = None
     seed: str = ""  # which of the system's runs on the dataset (its training seed): "" for its only run
 
     @property
     def measures(self) -> tuple[Measure, ...]:
-        return self.per_query.measures if self.per_query is not None else self.remote_values().measures
-
-    def remote_values(self) -> ValuesHandle:
-        assert self.remote is not None, "a run's values are here or on a cluster"
-        return self.remote
+        return self.per_query.measures
 
     @property
     def resamples_lists(self) -> bool:
         """Its system measures are resampled over its lists (not when reused from an earlier evaluation)."""
         return bool(self.system_measures) and self.lists is not None
 
-    def here(self) -> RunResult:
-        """This result with its per-query values here: gathered from the cluster when they are there."""
-        if self.per_query is not None:
-            return self
-        per_query, segments = self.remote_values().gather()
-        return replace(self, per_query=per_query, segments=segments, remote=None)
-
     def query_ids(self) -> np.ndarray:
-        """The run's queries (in the universe's order), whether its values are here or on a cluster with its lists here."""
-        if self.per_query is not None:
-            return self.per_query.query_ids
-        ids = self.remote_values().query_ids
-        assert ids is not None, "the query ids of a run on a cluster: RunResult.here() first"
-        return ids
+        """The run's queries, in the universe's order."""
+        return self.per_query.query_ids
 
     def segment_names(self) -> list[str]:
         """'all', then each segment that has queries, sorted."""
-        if self.segments is None:
-            return list(self.remote_values().segment_names)
         return ["all", *sorted(set(self.segments.tolist()) - {""})]
 
     def segment_masks(self) -> list[tuple[str, np.ndarray]]:
-        """('all', every query), then (segment, its queries) for each segment, sorted by name; values here only."""
-        assert self.segments is not None, "segment_masks: call here() first"
+        """('all', every query), then (segment, its queries) for each segment, sorted by name."""
         segments = self.segments
         return [(name, np.ones(len(segments), dtype=bool) if name == "all" else segments == name)
                 for name in self.segment_names()]  # fmt: skip
@@ -366,16 +308,15 @@ class EvaluatedRun:
     ``label`` names it in the output (``NAME=`` or the file name), ``given`` is the ``NAME=``
     given, if any, and ``name`` the run's own name (a TREC run's tag). ``aggregates`` holds every
     measure's value for the run: the aggregate of the per-query ones, and the system measures'
-    (``system_measures``) single values. ``per_query`` is None when the values stayed where
-    they were computed (a cluster) and were not asked for. ``relstrings``: trec_eval's relstring
-    of each query, per length asked for.
+    (``system_measures``) single values. ``relstrings``: trec_eval's relstring of each query,
+    per length asked for.
     """
 
     label: str
     given: str | None
     name: str
     judged_queries_missing: int
-    per_query: PerQuery | None
+    per_query: PerQuery
     aggregates: Mapping[Measure, float]
     system_measures: tuple[Measure, ...] = ()
     relstrings: Mapping[int, list[str]] = field(default_factory=dict)
@@ -403,22 +344,6 @@ def per_query_rows(dataset: str, system: str, query_ids: np.ndarray, segments: n
         "measure": np.tile(np.array([str(m) for m in measures], dtype=object), n_q),
         "value": values.reshape(-1),
     })  # fmt: skip
-
-
-def write_per_query_part(frame: pd.DataFrame, path: Path) -> None:
-    """One file of a per-query table written in parts: every part with the same column types, even when empty."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    schema = pa.schema([(name, pa.string()) for name in ("dataset", "system", "query_id", "segment", "measure")]
-                       + [("value", pa.float64())])  # fmt: skip
-    # whole or not at all: a worker killed mid-write leaves no half file for its task's retry (or a reader) to meet
-    staged = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        pq.write_table(pa.Table.from_pandas(frame, schema=schema, preserve_index=False), staged)
-        os.replace(staged, path)
-    finally:
-        staged.unlink(missing_ok=True)
 
 
 def long_tail_cutoff(measures: tuple[Measure, ...]) -> int | None:
@@ -479,11 +404,8 @@ def summarize(result: RunResult) -> list[dict[str, object]]:
     """Summary rows of one run: every measure over all queries and within each segment.
 
     ``value`` is the measure's own aggregate (mean, sum or geometric mean); ``mean``
-    and its 95% interval describe the per-query values whatever the aggregate. A run whose
-    values stayed on a cluster has its rows from there, made by the same two passes.
+    and its 95% interval describe the per-query values whatever the aggregate.
     """
-    if result.per_query is None:
-        return [{"dataset": result.dataset, "system": result.system, **row} for row in result.remote_values().summary]
     rows: list[dict[str, object]] = []
     for segment, mask in result.segment_masks():
         for j, measure in enumerate(result.per_query.measures):

@@ -19,7 +19,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib import metadata
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness._atomic import sha256_path, size_of
-from harness.comparison.compare import CompareSettings, TestedElsewhere, compare, count_blocks, system_summary
+from harness.comparison.compare import CompareSettings, compare, count_blocks, system_summary
 from harness.comparison.rows import Comparisons
 from harness.comparison.versions import is_seeded, runs_by_system, version_summary, versions
 from harness.config.schema import Dataset, Experiment, System
@@ -235,27 +234,20 @@ def evaluate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
     raises on the first bad input."""
     check_guard_segments(experiment)
     experiment = pin_models(experiment, progress)
-    with _evaluated(experiment, progress) as (results, _):
-        return [r.here() for r in results]
+    return _evaluated(experiment, progress)
 
 
-@contextmanager
-def _evaluated(experiment: Experiment, progress: Progress) -> Iterator[tuple[list[RunResult], TestedElsewhere | None]]:
-    """(every run's result, where the paired tests are computed): the engine stays open while the caller compares,
-    so an engine that keeps the values (on a cluster) runs the tests there. The config's guards are checked by the
-    callers, before any work (:func:`check_guard_segments`)."""
+def _evaluated(experiment: Experiment, progress: Progress) -> list[RunResult]:
+    """Every run's result, in the config's dataset and system order, from the engine it names (closed on return).
+    The config's guards are checked by the callers, before any work (:func:`check_guard_segments`)."""
     results: list[RunResult] = []
     earlier: dict[str, Earlier] = {}
     total = sum(1 if s.previous is not None else len(s.runs_of(d.name)) for d in experiment.datasets
                 for s in experiment.systems)  # fmt: skip
-    with open_engine(experiment.engine, progress) as engine:
-        with progress.task("evaluating", total) as advance:
-            for dataset in experiment.datasets:
-                results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance, engine))
-        if is_seeded(results):  # a system's seeds are pooled here, and compared here
-            yield [r.here() for r in results], None
-        else:
-            yield results, engine.paired_tests(results, compare_settings(experiment))
+    with open_engine(experiment.engine, progress) as engine, progress.task("evaluating", total) as advance:
+        for dataset in experiment.datasets:
+            results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance, engine))
+    return results
 
 
 def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[str, Earlier], progress: Progress,
@@ -275,9 +267,7 @@ def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[st
             saved = load_previous(experiment, system, earlier)
             reused = previous_result(experiment, dataset, system, saved, segments)
             advance()
-            for run in reused:
-                results.append(run)
-                engine.hold(dataset.name, run)  # compared beside the engine's runs
+            results.extend(reused)
         else:
             results.extend(r for r in evaluated if r.system == system.name)
     return results
@@ -412,7 +402,7 @@ def _frames(results: list[RunResult], settings: CompareSettings | None = None) -
     seeded = is_seeded(results)  # a system has several runs: the tables say which run (seed) a row is of
     per_query = [per_query_rows(r.dataset, r.system, r.per_query.query_ids, r.segments, r.per_query.measures,
                                 r.per_query.values, r.seed if seeded else None)
-                 for r in results if r.per_query is not None and r.segments is not None]  # fmt: skip
+                 for r in results]  # fmt: skip
     per_query_frame = pd.concat(per_query, ignore_index=True) if per_query else None
     settings = settings or CompareSettings()
     summary = pd.DataFrame(_summary_rows(results, settings, seeded))
@@ -508,8 +498,7 @@ def save_results(
         groups=groups,
         verdict=verdict,
     )
-    parts = [r.remote.write for r in results if r.remote is not None]
-    return write_results(saved, _experiment_root(experiment), started.strftime("%Y%m%d-%H%M%S"), parts)
+    return write_results(saved, _experiment_root(experiment), started.strftime("%Y%m%d-%H%M%S"))
 
 
 def _experiment_root(experiment: Experiment) -> Path:
@@ -539,20 +528,20 @@ def _run(experiment: Experiment, progress: Progress, argv: list[str] | None, sta
     """:func:`run_experiment` once its inputs are checked: the stages in order (``warming`` and ``hashing``: the
     threads importing MLflow and filling ``digests``, joined before their work is used)."""
     t0 = time.perf_counter()
-    with _evaluated(experiment, progress) as (results, tested_elsewhere):
-        progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
-        comparisons = comparison_tables(experiment, results, progress, tested_elsewhere)
-        frames = _frames(results, compare_settings(experiment))
-        verdict = decide_gate(experiment, results, comparisons, look)
-        progress("writing results")  # while a cluster is up: its workers write the per-query values they hold
-        hashing.join()
-        try:
-            saved: SavedResults | None = save_results(experiment, results, comparisons, started,
-                                                      argv if argv is not None else sys.argv, verdict, frames,
-                                                      digests)  # fmt: skip
-            written_error = None
-        except ResultsNotWritten as exc:  # the verdict was reached: it is still told, and still decides the exit code
-            saved, written_error = None, str(exc)
+    results = _evaluated(experiment, progress)
+    progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
+    comparisons = comparison_tables(experiment, results, progress)
+    frames = _frames(results, compare_settings(experiment))
+    verdict = decide_gate(experiment, results, comparisons, look)
+    progress("writing results")
+    hashing.join()
+    try:
+        saved: SavedResults | None = save_results(experiment, results, comparisons, started,
+                                                  argv if argv is not None else sys.argv, verdict, frames,
+                                                  digests)  # fmt: skip
+        written_error = None
+    except ResultsNotWritten as exc:  # the verdict was reached: it is still told, and still decides the exit code
+        saved, written_error = None, str(exc)
     outcome = Outcome(results_dir=None if saved is None else saved.folder, results=saved, results_error=written_error,
                       warnings=(*experiment.notes, *([look_note] if look_note else [])))  # fmt: skip
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
@@ -620,17 +609,15 @@ def compare_settings(experiment: Experiment) -> CompareSettings:
                            extra_pairs=((release.production, release.candidate),) if release else ())  # fmt: skip
 
 
-def comparison_tables(experiment: Experiment, results: list[RunResult], progress: Progress = _quiet,
-                      tested_elsewhere: TestedElsewhere | None = None) -> Comparisons:  # fmt: skip
-    """The comparisons (and ANOVAs), none when statistics are off or there is one system.
-    ``tested_elsewhere``: where the tests are computed, when not here (:func:`compare`)."""
+def comparison_tables(experiment: Experiment, results: list[RunResult], progress: Progress = _quiet) -> Comparisons:
+    """The comparisons (and ANOVAs), none when statistics are off or there is one system."""
     if not experiment.stats.enabled or len({r.system for r in results}) < 2:
         return Comparisons()
     settings = compare_settings(experiment)
     progress(f"comparing systems ({experiment.stats.permutations} permutations, seed {experiment.stats.seed})")
     systems = versions(results)  # a system's seeds pooled: its version (the same list without seeds)
     with progress.task("comparing (pair x segment)", count_blocks(systems, settings)) as advance:
-        return compare(systems, experiment.measures, settings, advance, tested_elsewhere, seeds=results)
+        return compare(systems, experiment.measures, settings, advance, seeds=results)
 
 
 def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> dict[str, Any]:
@@ -672,7 +659,7 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
             if system.previous is not None:
                 reused = previous_result(experiment, dataset, system, load_previous(experiment, system, earlier), segments)
                 for one in reused:
-                    n = 0 if one.per_query is None else len(one.per_query.query_ids)
+                    n = len(one.per_query.query_ids)
                     entry["runs"].append({"system": system.name, **({"seed": one.seed} if one.seed else {}), "rows": 0,
                                           "queries": n, "judged_queries_retrieved": n,
                                           "reused_from": describe_previous(system.previous)})  # fmt: skip

@@ -54,13 +54,10 @@ class FileInputs:
         return [name or path.name for name, path in self.runs]
 
 
-def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_query: bool = True,
-                   relstring_lengths: tuple[int, ...] = (), progress: Progress = SILENT) -> list[EvaluatedRun]:  # fmt: skip
+def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, relstring_lengths: tuple[int, ...] = (),
+                   progress: Progress = SILENT) -> list[EvaluatedRun]:  # fmt: skip
     """Every run of ``inputs`` evaluated on ``measures``, in order, by the engine ``inputs.engine`` names; every input is
-    read and checked before any value is computed.
-
-    ``per_query=False``: only the aggregates are needed (an engine that keeps the values elsewhere need not send them).
-    """
+    read and checked before any value is computed."""
     labels = inputs.labels()
     if len(set(labels)) < len(labels):
         raise HarnessError("two runs have the same label", hint="name them: QRELS a=run1.txt b=run2.txt")
@@ -77,7 +74,7 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, per_que
         evaluator = _evaluator(inputs, measures, judgments)
         runs = tuple((label, given, path) for label, (given, path) in zip(labels, inputs.runs, strict=True))
         work = FilesWork(evaluator, inputs.qrels, inputs.qrels_columns, judgments if needs_judgments else None, runs,
-                         inputs.run_columns, per_query, relstring_lengths, progress)  # fmt: skip
+                         inputs.run_columns, relstring_lengths, progress)  # fmt: skip
         return engine.evaluate_files(work)
 
 

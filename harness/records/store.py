@@ -12,11 +12,8 @@ fairness measures that have groups: each system's value per item or user group),
 ``tracking.json`` (once logged), ``report.html`` and ``summary.md``. The folder is
 written under a temporary name and renamed when complete.
 
-On the Dask engine the per-query table is written by the workers, in parts:
-``per_query.parquet`` is then a folder of Parquet files (one per run partition, and one for
-the runs evaluated here), read as one table by pandas, pyarrow, polars, Spark or DuckDB, and
-there is no ``per_query.csv``. :meth:`SavedResults.per_query_of` reads what a caller needs
-of it.
+A ``per_query.parquet`` that is a folder of Parquet files (a table written in parts, as
+Spark writes one) is read as one table.
 """
 
 from __future__ import annotations
@@ -27,7 +24,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -38,7 +35,6 @@ from harness._text import for_csv
 from harness.comparison.rows import Comparisons
 from harness.decision.release import Decision
 from harness.errors import HarnessError
-from harness.evaluation.results import per_query_rows, write_per_query_part
 from harness.records.recorded import Recorded
 
 if TYPE_CHECKING:
@@ -55,7 +51,7 @@ class SavedResults:
     folder: Path
     config: dict[str, Any]  # the resolved config
     provenance: dict[str, Any]
-    per_query: pd.DataFrame | None  # None: written in parts (per_query.parquet is a folder), read on demand
+    per_query: pd.DataFrame
     summary: pd.DataFrame
     diagnostics: pd.DataFrame
     comparisons: pd.DataFrame | None = None
@@ -94,26 +90,18 @@ class SavedResults:
         return Comparisons.from_frames(self.comparisons, self.anova)
 
     def per_query_of(self, dataset: str | None = None, system: str | None = None, measure: str | None = None) -> pd.DataFrame:
-        """The per-query rows of a dataset (and system, and measure), or all of them: from memory, or read from the
-        folder (only the rows asked for, when it was written in parts)."""
-        import pandas as pd
+        """The per-query rows of a dataset (and system, and measure), or all of them, in the table's order."""
+        import numpy as np
 
-        wanted = [(column, value) for column, value in (("dataset", dataset), ("system", system), ("measure", measure))
-                  if value is not None]  # fmt: skip
-        if self.per_query is not None:
-            import numpy as np
-
-            asked = (dataset, system, measure)
-            parts = [rows for key, rows in self._per_query_rows.items()
-                     if all(want is None or part == want for part, want in zip(key, asked, strict=True))]  # fmt: skip
-            return self.per_query.iloc[np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)]
-        return pd.read_parquet(self.folder / "per_query.parquet", filters=[(c, "==", v) for c, v in wanted] or None)
+        asked = (dataset, system, measure)
+        parts = [rows for key, rows in self._per_query_rows.items()
+                 if all(want is None or part == want for part, want in zip(key, asked, strict=True))]  # fmt: skip
+        return self.per_query.iloc[np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)]
 
     @cached_property
     def _per_query_rows(self) -> dict[tuple[str, str, str], Any]:
         """Where each (dataset, system, measure)'s rows are in the per-query table in memory, found in one pass: the
         report and tracking ask for dozens of slices of it (a filter each took a pass over every row)."""
-        assert self.per_query is not None
         groups = self.per_query.groupby(["dataset", "system", "measure"], sort=False, observed=True).indices
         return {key: rows for key, rows in groups.items()}  # type: ignore[misc]
 
@@ -184,12 +172,8 @@ class ResultsNotWritten(HarnessError):
     """The results folder could not be written (a full disk, a folder removed meanwhile): nothing of it is left."""
 
 
-def write_results(results: SavedResults, root: Path, stamp: str,
-                  per_query_parts: Sequence[Callable[[Path], int]] = ()) -> SavedResults:  # fmt: skip
-    """Write ``results`` as ``root/<stamp>-<id>/`` (atomically, as a whole) and point ``root/latest`` at it.
-
-    ``per_query_parts``: writers of the per-query rows kept elsewhere (a cluster's workers): the
-    per-query table is then a folder of parts, ``results.per_query`` one of them."""
+def write_results(results: SavedResults, root: Path, stamp: str) -> SavedResults:
+    """Write ``results`` as ``root/<stamp>-<id>/`` (atomically, as a whole) and point ``root/latest`` at it."""
     import yaml
 
     final = root / f"{stamp}-{secrets.token_hex(3)}"
@@ -197,11 +181,9 @@ def write_results(results: SavedResults, root: Path, stamp: str,
     _remove_stale_staging(root)
     try:
         staging.mkdir(parents=True, exist_ok=False)
-        if per_query_parts:
-            _write_parts(staging / "per_query.parquet", results.per_query, per_query_parts)
         for stem in TABLES:
             frame = getattr(results, stem)
-            if frame is not None and not (stem == "per_query" and per_query_parts):
+            if frame is not None:
                 atomic_write(staging / f"{stem}.parquet", _table_bytes(frame))
                 atomic_write(staging / f"{stem}.csv", _csv_bytes(for_csv(frame)) if stem == "per_query" else
                              for_csv(frame).to_csv(index=False))  # Parquet: the raw values  # fmt: skip
@@ -218,7 +200,7 @@ def write_results(results: SavedResults, root: Path, stamp: str,
         shutil.rmtree(staging, ignore_errors=True)
         raise
     _point_latest(root, final)
-    return replace(results, folder=final, per_query=None if per_query_parts else results.per_query)
+    return replace(results, folder=final)
 
 
 def _remove_stale_staging(root: Path) -> None:
@@ -238,19 +220,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # somebody else's process: alive
         return True
     return True
-
-
-def _write_parts(folder: Path, here: Any, parts: Sequence[Callable[[Path], int]]) -> None:
-    """The per-query table as a folder of Parquet files: the rows here (if any) in one, the others by their writers."""
-    import numpy as np
-
-    folder.mkdir()
-    rows = sum(write(folder) for write in parts)
-    if here is not None or not rows:  # with no row at all, one empty file still says what the columns are
-        empty = per_query_rows("", "", np.zeros(0, dtype=object), np.zeros(0, dtype=object), (), np.zeros((0, 0)))
-        write_per_query_part(here if here is not None else empty, folder / "part-local.parquet")
-    for stray in folder.glob(".*.tmp"):  # a part a killed worker had begun: its task's retry wrote it whole
-        stray.unlink(missing_ok=True)
 
 
 def write_tracking(results: SavedResults, tracking: dict[str, Any]) -> SavedResults:
@@ -291,8 +260,8 @@ def read_results(folder: str | Path) -> SavedResults:
 
     def table(stem: str, columns: tuple[str, ...] = ()) -> Any:
         path = folder / f"{stem}.parquet"
-        if not path.is_file():
-            return None  # absent, or a folder of parts (per_query): read on demand
+        if not path.exists():
+            return None
         frame = _read(path, pd.read_parquet)
         absent = [c for c in columns if c not in frame.columns]
         if absent:
@@ -328,7 +297,7 @@ MAX_RECORD_BYTES = 16 * 2**20  # config.resolved.yaml, provenance.json, gate.jso
 
 def _refuse_links(folder: Path) -> None:
     entries = list(folder.iterdir())
-    parts = folder / "per_query.parquet"  # a folder of parts on the Dask engine: its files too
+    parts = folder / "per_query.parquet"  # a table written in parts: its files too
     if parts.is_dir() and not parts.is_symlink():
         entries += parts.iterdir()
     for entry in entries:

@@ -889,7 +889,7 @@ def _log_runs(client: Any, tracking_uri: str, results: SavedResults, experiment_
             client.set_terminated(child_id, "FINISHED")
             advance()
         for name in ARTIFACT_FILES:
-            if (folder / name).is_dir():  # the per-query table written in parts (Dask): the folder as it is
+            if (folder / name).is_dir():  # a table written in parts: the folder as it is
                 client.log_artifacts(parent_id, str(folder / name), artifact_path=name)
             elif (folder / name).exists():
                 client.log_artifact(parent_id, str(folder / name))

@@ -7,7 +7,6 @@ every engine (local threads, a real Dask LocalCluster) equal to it, bit for bit.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import os
@@ -99,47 +98,39 @@ def _same_record(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def test_evaluate_files_gives_the_reference_values(engine: str, files: dict[str, Path], client: Any) -> None:
     reference = _reference(files)
     inputs = FileInputs(files["qrels"], tuple((s, files[s]) for s in SYSTEMS), engine=_spec(engine))
-    for per_query in (True, False):
-        runs = evaluate_files(inputs, MEASURES, per_query=per_query)
-        assert [r.label for r in runs] == list(SYSTEMS) and [r.name for r in runs] == list(SYSTEMS)
-        for run in runs:
-            ref = reference[run.label]
-            for j, m in enumerate(ref.measures):  # every aggregate, bit for bit, with or without the values here
-                assert run.aggregates[m] == aggregate_values(m, ref.values[:, j]), (engine, run.label, m)
-            if per_query:
-                assert run.per_query is not None
-                assert list(run.per_query.query_ids) == list(ref.query_ids)
-                assert _same_values(run.per_query.values, ref.values)
-            # judged (q % 9 != 8) and left out of every run (q % 7 == 3) by adversarial()
-            assert run.judged_queries_missing == sum(1 for q in range(60) if q % 7 == 3 and q % 9 != 8)
+    runs = evaluate_files(inputs, MEASURES)
+    assert [r.label for r in runs] == list(SYSTEMS) and [r.name for r in runs] == list(SYSTEMS)
+    for run in runs:
+        ref = reference[run.label]
+        for j, m in enumerate(ref.measures):  # every aggregate, bit for bit
+            assert run.aggregates[m] == aggregate_values(m, ref.values[:, j]), (engine, run.label, m)
+        assert list(run.per_query.query_ids) == list(ref.query_ids)
+        assert _same_values(run.per_query.values, ref.values)
+        # judged (q % 9 != 8) and left out of every run (q % 7 == 3) by adversarial()
+        assert run.judged_queries_missing == sum(1 for q in range(60) if q % 7 == 3 and q % 9 != 8)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_dataset_work_summaries_and_paired_tests_are_the_reference(engine: str, files: dict[str, Path], client: Any) -> None:
+def test_dataset_work_summaries_and_comparisons_are_the_reference(engine: str, files: dict[str, Path], client: Any) -> None:
     experiment = dataclasses.replace(load_config(files["config"]), engine=_spec(engine))
-    settings, dataset, segments, reference, ref_results, ref_rows = _experiment_reference(experiment, files)
+    settings, dataset, segments, _, ref_results, ref_rows = _experiment_reference(experiment, files)
+    results = _dataset_work(experiment, dataset, segments)
+    rows = [r.to_record() for r in compare(results, MEASURES, settings)]
+    for result, ref in zip(results, ref_results, strict=True):
+        assert [_same_record(a, b) for a, b in zip(summarize(result), summarize(ref), strict=True)] == \
+            [True] * len(summarize(ref))  # fmt: skip
+        assert _same_values(result.per_query.values, ref.per_query.values)
+        assert list(result.segments) == list(ref.segments)
+    assert len(rows) == len(ref_rows) and all(_same_record(a, b) for a, b in zip(rows, ref_rows, strict=True))
+
+
+def _dataset_work(experiment: Any, dataset: Any, segments: dict[str, str]) -> list[RunResult]:
+    """The dataset's runs through the engine the experiment names, in SYSTEMS' order."""
     with open_engine(experiment.engine, SILENT) as opened:
         evaluator = _evaluator(experiment, dataset, experiment.measures, SILENT, judgments=opened.reads_judgments)
         done = opened.evaluate(DatasetWork(experiment, dataset, evaluator, experiment.systems, segments, "", SILENT,
                                            lambda: None))  # fmt: skip
-        results = [next(r for r in done if r.system == s) for s in SYSTEMS]
-        rows = [r.to_record() for r in compare(results, MEASURES, settings,
-                                               tested_elsewhere=opened.paired_tests(results, settings))]  # fmt: skip
-        for result, ref in zip(results, ref_results, strict=True):
-            assert [_same_record(a, b) for a, b in zip(summarize(result), summarize(ref), strict=True)] == \
-                [True] * len(summarize(ref))  # fmt: skip
-            here = result.here()
-            assert here.per_query is not None and _same_values(here.per_query.values, ref.per_query.values)
-        # a system reused from earlier results is compared beside the engine's runs, as the reference compares it
-        reused = dataclasses.replace(ref_results[0], system="previous",
-                                     per_query=dataclasses.replace(reference["bm25"], run="previous"))  # fmt: skip
-        opened.hold("trec", reused)
-        with_reused = [*results, reused]
-        held = [r.to_record() for r in compare(with_reused, MEASURES, settings,
-                                               tested_elsewhere=opened.paired_tests(with_reused, settings))]  # fmt: skip
-    assert len(rows) == len(ref_rows) and all(_same_record(a, b) for a, b in zip(rows, ref_rows, strict=True))
-    ref_held = [r.to_record() for r in compare([*ref_results, reused], MEASURES, settings)]
-    assert len(held) == len(ref_held) and all(_same_record(a, b) for a, b in zip(held, ref_held, strict=True))
+    return [next(r for r in done if r.system == s) for s in SYSTEMS]
 
 
 def _kill_once_at(task: str, flag: Path) -> Any:
@@ -162,73 +153,22 @@ def _kill_once_at(task: str, flag: Path) -> Any:
     return KillOnce()
 
 
-KILLED_AT = {"during the first pass": "scan_part", "during the second pass": "partial_into",
-             "while the partial sums are added": "add"}  # the task (its key's name) a worker dies in
-
-
-@pytest.mark.parametrize("when", ["after the evaluation", *KILLED_AT])
-def test_a_worker_lost_around_the_comparisons_changes_nothing(files: dict[str, Path], tmp_path: Path, when: str) -> None:
-    """A worker process killed after the evaluation (while the values wait on the workers), or in the middle of the
-    comparisons' first or second pass over the partitions, or while their sums are added: Dask recomputes what it
-    held from the inputs' pieces (kept while the engine is open), a pass whose running sums went with it starts over,
-    and every row is the reference's."""
-    from distributed import LocalCluster
+def test_a_worker_lost_while_evaluating_changes_nothing(files: dict[str, Path], tmp_path: Path) -> None:
+    """A worker process killed as it starts evaluating a partition: Dask recomputes what it held from the inputs'
+    pieces (kept while the engine is open), and every per-query value and comparison row is the reference's."""
+    from distributed import Client, LocalCluster
 
     experiment = load_config(files["config"])
-    settings, dataset, segments, _, _, ref_rows = _experiment_reference(experiment, files)
+    settings, dataset, segments, _, ref_results, ref_rows = _experiment_reference(experiment, files)
     flag = tmp_path / "killed"
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
                       dashboard_address=":0") as cluster:  # fmt: skip  (its own: a worker of it is killed)
-        spec = EngineSpec(name="dask", scheduler=cluster.scheduler_address)
-        experiment = dataclasses.replace(experiment, engine=spec)
-        with open_engine(spec, SILENT) as opened:
-            evaluator = _evaluator(experiment, dataset, experiment.measures, SILENT, judgments=opened.reads_judgments)
-            done = opened.evaluate(DatasetWork(experiment, dataset, evaluator, experiment.systems, segments, "", SILENT,
-                                               lambda: None))  # fmt: skip
-            client = opened.client  # type: ignore[attr-defined]
-            workers = set(client.scheduler_info()["workers"])
-            if when == "after the evaluation":
-                with contextlib.suppress(Exception):  # the worker dies mid-call: the call itself fails
-                    client.run(os._exit, 1, workers=[sorted(workers)[0]])
-                client.wait_for_workers(2, timeout=60)  # its nanny starts a new one, empty
-            else:
-                client.register_plugin(_kill_once_at(KILLED_AT[when], flag))
-            results = [next(r for r in done if r.system == s) for s in SYSTEMS]
-            rows = [r.to_record() for r in compare(results, MEASURES, settings,
-                                                   tested_elsewhere=opened.paired_tests(results, settings))]  # fmt: skip
-            assert not workers <= set(client.scheduler_info()["workers"])  # one of them is gone
-    assert when == "after the evaluation" or flag.exists()  # killed where it was meant to be
-    assert len(rows) == len(ref_rows) and all(_same_record(a, b) for a, b in zip(rows, ref_rows, strict=True))
-
-
-def test_a_worker_lost_while_writing_the_per_query_table_changes_nothing(files: dict[str, Path], tmp_path: Path) -> None:
-    """The last stage on the cluster: a worker killed while the workers write the results' per-query table. The
-    lost part is written again, whole, and the folder holds the local engine's rows, no half file, nothing twice."""
-    from datetime import UTC, datetime
-
-    from distributed import LocalCluster
-
-    from harness.pipeline.experiment import _evaluated, comparison_tables, save_results
-    from harness.records.store import read_results
-
-    def written(experiment: Any) -> Any:
-        with _evaluated(experiment, SILENT) as (results, tested_elsewhere):
-            comparisons = comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere)
-            saved = read_results(save_results(experiment, results, comparisons, datetime.now(UTC), []).folder)
-        table = saved.per_query_of().sort_values(["system", "query_id", "segment", "measure"]).reset_index(drop=True)
-        return table, saved.folder
-
-    base = load_config(files["config"])
-    local, _ = written(dataclasses.replace(base, output=tmp_path / "local"))
-    flag = tmp_path / "killed"
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
-                      dashboard_address=":0") as cluster:  # fmt: skip
-        from distributed import Client
-
         with Client(cluster) as watcher:
-            watcher.register_plugin(_kill_once_at("write_values", flag))
-        spec = EngineSpec(name="dask", scheduler=cluster.scheduler_address)
-        on_cluster, folder = written(dataclasses.replace(base, output=tmp_path / "dask", engine=spec))
-    assert flag.exists()  # a worker died writing
-    assert not [p for p in folder.rglob("*") if p.name.startswith(".")]  # no staged part left behind
-    assert on_cluster.equals(local)
+            watcher.register_plugin(_kill_once_at("evaluate_piece", flag))
+        spec = EngineSpec(name="dask", scheduler=cluster.scheduler_address, partitions=4)
+        results = _dataset_work(dataclasses.replace(experiment, engine=spec), dataset, segments)
+    assert flag.exists()  # killed where it was meant to be
+    for result, ref in zip(results, ref_results, strict=True):
+        assert _same_values(result.per_query.values, ref.per_query.values)
+    rows = [r.to_record() for r in compare(results, MEASURES, settings)]
+    assert len(rows) == len(ref_rows) and all(_same_record(a, b) for a, b in zip(rows, ref_rows, strict=True))

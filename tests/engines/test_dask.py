@@ -98,43 +98,36 @@ def test_a_duplicate_names_the_file_and_its_line(client: Any, tmp_path: Path) ->
     assert str(raised.value.path).endswith("run.txt")
 
 
-def _tables(experiment: Any, on_cluster: int = 0) -> dict[str, pd.DataFrame]:
-    """What ``harness run`` computes and writes, read back from its results folder; ``on_cluster``: how many
-    datasets' paired tests the cluster must have computed."""
+def _tables(experiment: Any) -> dict[str, pd.DataFrame]:
+    """What ``harness run`` computes and writes, read back from its results folder."""
     from datetime import UTC, datetime
 
     from harness.pipeline.experiment import _evaluated, comparison_tables, save_results
     from harness.progress import SILENT
     from harness.records.store import read_results
 
-    with _evaluated(experiment, SILENT) as (results, tested_elsewhere):
-        comparisons = comparison_tables(experiment, results, tested_elsewhere=tested_elsewhere)
-        assert len(tested_elsewhere.done if tested_elsewhere is not None else {}) == on_cluster
-        saved = read_results(save_results(experiment, results, comparisons, datetime.now(UTC), []).folder)
-    # written in parts by the workers: grouped by partition; in one process: in query order
-    per_query = saved.per_query_of().sort_values(["dataset", "system", "query_id", "measure"]).reset_index(drop=True)
+    results = _evaluated(experiment, SILENT)
+    comparisons = comparison_tables(experiment, results)
+    saved = read_results(save_results(experiment, results, comparisons, datetime.now(UTC), []).folder)
+    per_query = saved.per_query_of()
     return {"per_query": per_query, "summary": saved.summary, "diagnostics": saved.diagnostics,
             "long_tail": saved.long_tail, **{k: v for k, v in (("comparisons", saved.comparisons), ("anova", saved.anova),
                                                                ("groups", saved.groups)) if v is not None}}  # fmt: skip
 
 
-def _values_stay_on_the_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run's per-query values stay on the cluster (system measures' lists come here, not the values), and TREC
-    judgments are never read whole here (the workers read them; the ratings' CSV judgments are read here, for
+def _judgments_read_by_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TREC judgments are never read whole here: the workers read them (the ratings' CSV judgments are read here, for
     the items' context)."""
     from harness.data import load
-    from harness.engines import dask as engine_dask
 
     def refuse(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("a run's per-query values were gathered to the client, or TREC judgments read whole")
+        raise AssertionError("TREC judgments read whole in the client")
 
-    monkeypatch.setattr(engine_dask, "gather_values", refuse)
     monkeypatch.setattr(load, "read_trec_qrels", refuse)
 
 
 def _one_run_demo(folder: Path) -> None:
-    """The demo's data and config under ``folder``, with one trained run of each system (its first seed): the values
-    of a system's several seeds are pooled on the client, and these tests hold a run's values on the cluster."""
+    """The demo's data and config under ``folder``, with one trained run of each system (its first seed)."""
     from harness.demo import generate
     from tests.repo import ROOT
 
@@ -148,19 +141,17 @@ def _one_run_demo(folder: Path) -> None:
 
 def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    """The demo on the cluster: per-query values, system measures (Coverage, Gini, Entropy: from the gathered lists),
-    summaries, diagnostics, the long tail and every p-value of every comparison, equal exactly; the paired tests computed
-    from the partitions' partial sums; every run's per-query table written by the workers (2 datasets x 3 runs x 3
-    partitions), never gathered here."""
+    """The demo on the cluster (3 partitions a run): per-query values, system measures (Coverage, Gini, Entropy: from
+    the gathered lists), summaries, diagnostics, the long tail, every p-value of every comparison and the ANOVA, equal
+    to one process's exactly, in the same row order."""
 
     _one_run_demo(tmp_path)
-    # the demo's measures and guards; bound t: the comparisons' moments decide, so the values stay on the cluster
-    overrides = {"stats.permutations": 2000, "stats.system_resamples": 100, "report.release.bound": "t"}
+    overrides = {"stats.permutations": 2000, "stats.system_resamples": 100}
     local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
     on_dask = dataclasses.replace(local, engine=Engine(name="dask", partitions=3))
     expected = _tables(local)
-    _values_stay_on_the_cluster(monkeypatch)
-    got = _tables(on_dask, on_cluster=len(local.datasets))  # paired tests: the cluster's sums
+    _judgments_read_by_the_workers(monkeypatch)
+    got = _tables(on_dask)
     assert set(expected) == set(got) and "comparisons" in got
     for name, table in expected.items():
         pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
@@ -168,35 +159,19 @@ def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_pat
     assert len(p_values) >= 3 and got["comparisons"][p_values].notna().any().all()
     system_rows = got["comparisons"][got["comparisons"]["aggregate"] == "system"]
     assert set(system_rows["measure"]) == {"Coverage@10", "Gini@10", "Entropy@10"}
-    assert "anova" in got  # three systems: ANOVA and Tukey HSD from the partitions' sums too
-    folders = sorted((tmp_path / "reports" / "recsys-demo").glob("2*"))
-    assert (folders[0] / "per_query.parquet").is_file() and (folders[1] / "per_query.parquet").is_dir()
-    parts = sorted(p.name for p in (folders[1] / "per_query.parquet").iterdir())
-    from harness.records.store import read_results
-
-    one = read_results(folders[1]).per_query_of("trec", "candidate-v2")  # only its files' rows read
-    mine = expected["per_query"][(expected["per_query"]["dataset"] == "trec")
-                                 & (expected["per_query"]["system"] == "candidate-v2")]  # fmt: skip
-    pd.testing.assert_frame_equal(one.sort_values(["query_id", "measure"]).reset_index(drop=True),
-                                  mine.reset_index(drop=True), check_exact=True)  # fmt: skip
-    assert parts == sorted(f"part-{d:03d}-{s:03d}-{n:05d}.parquet" for d in range(2) for s in range(3) for n in range(3))
+    assert "anova" in got  # three systems: ANOVA and Tukey HSD
 
 
-def test_comparisons_on_many_small_partitions_are_the_same_bits(client: Any, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    """The comparisons' shuffle cut into partitions of 1,000 rows (9 for the ratings data), without system measures so
-    that every run's values stay on the workers, segments and all: every summary row (NaN-skipping measures included),
-    diagnostic and p-value as on one machine."""
-    from harness.engines import dask_compare as compare_dask
-
+def test_many_small_partitions_give_the_same_bits(client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every run cut into 16 partitions (a few users each), without system measures, segments and all: every per-query
+    value, summary row (NaN-skipping measures included), diagnostic and p-value as on one machine."""
     _one_run_demo(tmp_path)
     overrides = {"stats.permutations": 500, "measures": ["nDCG", "AP", "R@20", "RR@10", "Novelty@10", "ILD(sim=features)@10"],
-                 "report.release.guards.2.measure": "Novelty@10", "report.release.bound": "t"}  # fmt: skip
+                 "report.release.guards.2.measure": "Novelty@10"}  # fmt: skip
     local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
-    monkeypatch.setattr(compare_dask, "ROWS_PER_PARTITION", 1000)
     expected = _tables(local)
-    _values_stay_on_the_cluster(monkeypatch)
-    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=2)), on_cluster=len(local.datasets))
+    _judgments_read_by_the_workers(monkeypatch)
+    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=16)))
     assert set(expected) == set(got)
     for name, table in expected.items():
         pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
@@ -247,19 +222,11 @@ def test_harness_eval_on_dask_never_reads_a_run_whole_in_the_client(
     client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``harness eval --engine dask`` hands the run and judgments files to the workers (text streamed to Parquet): the
-    one-machine readers are not called, and without -q the aggregates come from the workers' sums, no per-query value
-    here; the run keeps its tag as its name; a missing file is named before any work starts."""
+    one-machine readers are not called; the output is one process's, the run keeping its tag as its name; a missing
+    file is named before any work starts."""
     from harness.cli import main
     from harness.data import load
     from harness.demo import generate
-    from harness.engines import dask as engine_dask
-
-    def _counts_only(assemble: Any) -> Any:
-        def checked(*args: Any, **kwargs: Any) -> Any:
-            assert kwargs.get("gathered", args[6] if len(args) > 6 else True) is False, "per-query values gathered"
-            return assemble(*args, **kwargs)
-
-        return checked
 
     generate(tmp_path)
     qrels, run = tmp_path / "runs" / "trec-demo" / "qrels.txt", tmp_path / "runs" / "trec-demo" / "bm25.run"
@@ -272,7 +239,6 @@ def test_harness_eval_on_dask_never_reads_a_run_whole_in_the_client(
 
     monkeypatch.setattr(load, "load_run", whole)
     monkeypatch.setattr(load, "read_trec_qrels", whole)
-    monkeypatch.setattr(engine_dask, "_assemble", _counts_only(engine_dask._assemble))
     out, err = io.StringIO(), io.StringIO()
     assert main(["eval", "--engine", "dask", "-m", "map", "-m", "runid", str(qrels), str(run)], out, err) == 0, err.getvalue()
     assert out.getvalue() == here and "runid" in here
@@ -402,72 +368,22 @@ def test_judgments_streamed_or_read_by_the_workers(client: Any, tmp_path: Path) 
     assert str(raised.value.path).endswith("twice.txt") and raised.value.line == 3, str(raised.value)
 
 
-def test_a_reused_system_is_compared_on_the_cluster(client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A system reused from an earlier results folder (``previous:``) beside one evaluated on the cluster: its values go
-    to the cluster, and the comparisons equal the first (one-process) run's exactly, with nothing gathered here."""
+def test_a_reused_system_is_compared_beside_the_clusters_runs(client: Any, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A system reused from an earlier results folder (``previous:``) beside one evaluated on the cluster: the
+    comparisons and summaries equal the first (one-process) run's exactly."""
     from tests.records.test_previous import _first_release, _reuse, _run
 
     config, first = _first_release(tmp_path)
     before = Path(str(first["results_dir"]))
     _reuse(config, f"{{results: {before}}}")
-    _values_stay_on_the_cluster(monkeypatch)
-    code, second, err = _run(config, "--engine", "dask", "--set", "report.release.bound=t")  # moments decide: values stay
+    _judgments_read_by_the_workers(monkeypatch)
+    code, second, err = _run(config, "--engine", "dask")
     assert code == first["exit_code"], err
     after = Path(str(second["results_dir"]))
-    assert (after / "per_query.parquet").is_dir()
     for name in ("comparisons", "summary"):
         pd.testing.assert_frame_equal(pd.read_parquet(after / f"{name}.parquet"), pd.read_parquet(before / f"{name}.parquet"),
                                       check_exact=True, obj=name)  # fmt: skip
-
-
-def test_the_workers_write_the_per_query_table_or_say_why_not(client: Any, tmp_path: Path) -> None:
-    """What the workers write is the values they hold, one row per query and measure; a folder they cannot reach (a
-    remote cluster without shared storage) is a clear error, not a worker's traceback."""
-    from harness.engines.dask import evaluate_runs, gather_values, write_per_query
-    from harness.errors import HarnessError
-
-    qrels, run = _generated(300, 20)
-    (evaluated,) = evaluate_runs(client, qrels, [run], MEASURES[:3], Conventions.from_mapping({"duplicates": "first"}), (10,),
-                                 partitions=3, gather=False)  # fmt: skip
-    assert evaluated.per_query is None
-    rows = write_per_query(client, evaluated.pieces, tmp_path, "part", "d", "s", evaluated.measures, None)
-    written = pd.read_parquet(tmp_path).sort_values(["query_id", "measure"]).reset_index(drop=True)
-    values = gather_values(client, evaluated.pieces, "s", evaluated.measures)
-    assert rows == len(written) == values.values.size == 3 * int(str(evaluated.diagnostics["queries_evaluated"]))
-    for j, m in enumerate(evaluated.measures):
-        mine = written[written["measure"] == str(m)]
-        assert mine["query_id"].tolist() == values.query_ids.tolist()
-        assert np.array_equal(mine["value"].to_numpy(), values.values[:, j])
-    with pytest.raises(HarnessError) as raised:
-        write_per_query(client, evaluated.pieces, tmp_path / "not" / "there", "part", "d", "s", evaluated.measures, None)
-    assert "storage every worker shares" in str(raised.value) and "not/there" in str(raised.value)
-
-
-@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning")
-def test_a_run_on_dask_is_tracked_from_the_folder_the_workers_wrote(client: Any, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    """``harness run --engine dask`` with MLflow (a local store): the parameters, each system's metrics (the summary,
-    per segment) and its per-query artifact (read from the workers' parts) as on one machine, and the per-query
-    folder logged whole."""
-    from mlflow import MlflowClient
-
-    from tests.records.test_track import _check_logged, _config, _run
-
-    _values_stay_on_the_cluster(monkeypatch)
-    code, outcome, err = _run(_config(tmp_path), "--engine", "dask")
-    assert code == 0, err
-    results_dir = Path(str(outcome["results_dir"]))
-    assert (results_dir / "per_query.parquet").is_dir()
-    uri, run_id = str(outcome["tracking_uri"]), str(outcome["mlflow_run_id"])
-    _check_logged(uri, results_dir, run_id)
-    logged = {a.path for a in MlflowClient(uri).list_artifacts(run_id, "per_query.parquet")}
-    assert logged == {f"per_query.parquet/{p.name}" for p in (results_dir / "per_query.parquet").iterdir()}
-    from harness.records.store import read_results
-    from harness.report.model import build_model
-
-    model = build_model(read_results(results_dir))  # the report reads the per-query rows from the parts
-    (section,) = model.datasets
-    assert section.top_changes is not None and {"q1", "q2"} <= {cell.text for row in section.top_changes.rows for cell in row}
 
 
 FAIRNESS_MEASURES = ["nDCG@10", "PSP@5", "PSnDCG@10", "PSP(norm=pyxclib)@5", "PSnDCG(norm=pyxclib)@10",
@@ -508,7 +424,7 @@ def test_fairness_measures_give_the_same_tables_on_the_cluster(client: Any, tmp_
     machine's exactly."""
     local = load_config(_fairness_config(tmp_path))
     expected = _tables(local)
-    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=3)), on_cluster=1)
+    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=3)))
     for name, table in expected.items():
         pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
     rows = expected["comparisons"].set_index("measure")
@@ -542,7 +458,7 @@ def test_intent_aware_measures_give_the_same_tables_on_the_cluster(client: Any, 
     )
     local = load_config(tmp_path / "config.yaml")
     expected = _tables(local)
-    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=3)), on_cluster=1)
+    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=3)))
     assert got["long_tail"] is None and expected["long_tail"] is None  # no items here: no long tail
     for name, table in expected.items():
         if name != "long_tail":
@@ -590,7 +506,7 @@ def test_expected_exposure_gives_the_same_tables_on_the_cluster(client: Any, tmp
     values, summaries and comparisons (and nDCG of the first sample) equal one machine's exactly."""
     local = load_config(_exposure_config(tmp_path))
     expected = _tables(local)
-    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=3)), on_cluster=1)
+    got = _tables(dataclasses.replace(local, engine=Engine(name="dask", partitions=3)))
     for name, table in expected.items():
         if table is not None:
             pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)

@@ -46,7 +46,7 @@ def test_each_run_is_released_before_its_measures(tmp_path: Path) -> None:
         (tmp_path / name).write_text(f"q1 Q0 d1 1 2.0 {name}\nq1 Q0 d2 2 1.0 {name}\nq2 Q0 d3 1 1.0 {name}\n")
     evaluator = _Watching(load_qrels(tmp_path / "qrels"), (parse_measure("nDCG@10"), parse_measure("P@5")))
     work = FilesWork(evaluator, tmp_path / "qrels", {}, None, (("a", None, tmp_path / "a"), ("b", None, tmp_path / "b")),
-                     {}, True, (), SILENT)  # fmt: skip
+                     {}, (), SILENT)  # fmt: skip
     evaluated = LocalEngine(EngineSpec(name="local")).evaluate_files(work)
     assert [r.label for r in evaluated] == ["a", "b"] and evaluated[1].aggregates[parse_measure("nDCG@10")] == 1.0
     # when run a's lists are built, run a is gone; when run b's are, both are (b was read before a was evaluated)

@@ -390,3 +390,25 @@ def test_a_report_rendered_after_logging_joins_the_run_on_the_next_track(tmp_pat
     done = _track(str(folder), "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["already_logged"] is True, done.stderr
     assert {"report.html", "summary.md"} <= {a.path for a in client.list_artifacts(run_id)}
+
+
+def test_a_per_query_table_written_in_parts_reads_as_the_whole(tmp_path: Path) -> None:
+    """``per_query.parquet`` as a folder of Parquet parts (as Spark writes a table): read back as the one table it
+    holds, in its parts' order, and the report is built from it."""
+    import pandas as pd
+
+    from harness.records.store import read_results
+    from harness.report.model import build_model
+
+    folder = _untracked_folder(tmp_path)
+    whole = pd.read_parquet(folder / "per_query.parquet")
+    (folder / "per_query.parquet").unlink()
+    (folder / "per_query.parquet").mkdir()
+    half = len(whole) // 2
+    whole.iloc[:half].to_parquet(folder / "per_query.parquet" / "part-0.parquet", index=False)
+    whole.iloc[half:].to_parquet(folder / "per_query.parquet" / "part-1.parquet", index=False)
+    read = read_results(folder)
+    pd.testing.assert_frame_equal(read.per_query, whole, check_exact=True)
+    one = whole[(whole["system"] == "b") & (whole["measure"] == "AP")]
+    pd.testing.assert_frame_equal(read.per_query_of(system="b", measure="AP"), one, check_exact=True)
+    assert build_model(read).datasets
