@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from harness._version import __version__
 
 # Public names load their module on first use (PEP 562), so `harness --version` and
 # `harness --help` start without importing numpy or pyarrow.

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from harness import __version__
+from harness._version import __version__
 from harness._text import for_csv, for_csv_cell, for_terminal
 from harness.config.defaults import (
     DEFAULT_ALPHA,

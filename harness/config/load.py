@@ -22,7 +22,7 @@ from typing import Any, Literal, get_args
 
 import yaml
 
-from harness._extras import missing_dask
+from harness.config.extras import missing_dask
 from harness._text import clipped
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
 from harness.config.formats import FORMATS, QRELS_FORMATS, table_format_of

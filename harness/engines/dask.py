@@ -38,7 +38,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness._extras import missing_dask
+from harness.config.extras import missing_dask
 from harness.config.formats import table_format_of
 from harness.config.schema import Engine
 from harness.data._arrow import contiguous

@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import __version__
+from harness._version import __version__
 from harness._atomic import sha256_path, size_of
 from harness.comparison.compare import CompareSettings, compare, count_blocks, system_summary
 from harness.comparison.rows import Comparisons
