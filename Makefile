@@ -29,6 +29,7 @@ demo: $(RUN_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check harness tests benchmarks
+	$(BIN)/ruff format --check harness tests benchmarks setup.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

@@ -21,8 +21,10 @@ KERNELS = {
 }
 
 # C headers a kernel includes: a change to one rebuilds it
-DEPENDS = {"harness.data._reader_kernels": ["harness/data/_reader_scan.h"],
-           "harness.stats._keyed_compiled": ["harness/stats/_keyed_sums.h"]}
+DEPENDS = {
+    "harness.data._reader_kernels": ["harness/data/_reader_scan.h"],
+    "harness.stats._keyed_compiled": ["harness/stats/_keyed_sums.h"],
+}
 
 if sys.platform == "win32":
     FLAGS = ["/O2", "/fp:strict"]

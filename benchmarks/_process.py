@@ -55,8 +55,9 @@ def measure_process(command: list[str]) -> tuple[float, float, str]:
     with tempfile.TemporaryDirectory() as folder:
         paths = [Path(folder) / name for name in ("stdout", "stderr", "report")]
         with paths[0].open("w") as stdout, paths[1].open("w") as stderr:
-            subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, str(paths[2]), *command], stdout=stdout, stderr=stderr,
-                           check=False)  # fmt: skip
+            subprocess.run(
+                [sys.executable, "-S", "-c", _LAUNCHER, str(paths[2]), *command], stdout=stdout, stderr=stderr, check=False
+            )
         out, err, report = (path.read_text() if path.exists() else "" for path in paths)
     if not report:
         raise SystemExit(f"{command[1:3]}: the launcher failed:\n{err}")

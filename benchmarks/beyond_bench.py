@@ -55,14 +55,18 @@ def _prepare(scenario: str, data: Path) -> Path:
     n_items = SCENARIO_ITEMS[scenario]
     if not (folder / "train.csv").exists():
         rng = np.random.default_rng(11)
-        users = pacsv.read_csv(folder / "qrels.trec", read_options=pacsv.ReadOptions(column_names=["q", "i", "d", "r"]),
-                               parse_options=pacsv.ParseOptions(delimiter=" "))["q"].unique()  # fmt: skip
+        users = pacsv.read_csv(
+            folder / "qrels.trec",
+            read_options=pacsv.ReadOptions(column_names=["q", "i", "d", "r"]),
+            parse_options=pacsv.ParseOptions(delimiter=" "),
+        )["q"].unique()
         n_users, per_user = len(users), 20
         weights = 1.0 / np.arange(1, n_items + 1) ** 0.8
         item = rng.choice(n_items, size=(n_users, per_user), p=weights / weights.sum())
         ids = np.char.add("D", item.reshape(-1).astype(str))
-        pacsv.write_csv(pa.table({"user": np.repeat(users.to_numpy(zero_copy_only=False), per_user), "item": ids}),
-                        folder / "train.csv")  # fmt: skip
+        pacsv.write_csv(
+            pa.table({"user": np.repeat(users.to_numpy(zero_copy_only=False), per_user), "item": ids}), folder / "train.csv"
+        )
         features = np.round(rng.random((n_items, 32)) * (rng.random((n_items, 32)) < 0.3), 3)
         columns = {"item": np.char.add("D", np.arange(n_items).astype(str))}
         columns.update({f"f{j}": features[:, j] for j in range(32)})
@@ -70,8 +74,17 @@ def _prepare(scenario: str, data: Path) -> Path:
     return folder
 
 
-FAIRNESS = ["PSP@10", "PSnDCG@10", "PSP(norm=pyxclib)@10", "ExposureGini@10", "REO(group=provider)@10",
-            "RSP(group=provider)@10", "PopREO@10", "PopRSP@10", "ItemMAD(group=provider)@10"]
+FAIRNESS = [
+    "PSP@10",
+    "PSnDCG@10",
+    "PSP(norm=pyxclib)@10",
+    "ExposureGini@10",
+    "REO(group=provider)@10",
+    "RSP(group=provider)@10",
+    "PopREO@10",
+    "PopRSP@10",
+    "ItemMAD(group=provider)@10",
+]
 
 
 def _groups_file(folder: Path, n_items: int) -> Path:
@@ -89,10 +102,26 @@ def _fairness_processes(folder: Path, n_items: int, rounds: int) -> None:
     base = [sys.executable, "-m", "harness", "eval"]
     files = [str(folder / "qrels.trec"), str(folder / "run.trec")]
     accuracy_only = [*base, "-m", ",".join(ACCURACY), *files]
-    fairness = [*base, "-m", ",".join(ACCURACY + FAIRNESS), "--train", str(folder / "train.csv"),
-                "--train-columns", "user=user,item=item", "--items", str(_groups_file(folder, n_items)), *files]  # fmt: skip
-    _compare_processes(accuracy_only, fairness, f"+ {len(FAIRNESS)} fairness measures @10 (train, items read)",
-                       "the fairness measures", 0.5, rounds)  # fmt: skip
+    fairness = [
+        *base,
+        "-m",
+        ",".join(ACCURACY + FAIRNESS),
+        "--train",
+        str(folder / "train.csv"),
+        "--train-columns",
+        "user=user,item=item",
+        "--items",
+        str(_groups_file(folder, n_items)),
+        *files,
+    ]
+    _compare_processes(
+        accuracy_only,
+        fairness,
+        f"+ {len(FAIRNESS)} fairness measures @10 (train, items read)",
+        "the fairness measures",
+        0.5,
+        rounds,
+    )
 
 
 def _compare_processes(base: list[str], more: list[str], what: str, added_by: str, target: float, rounds: int) -> None:
@@ -112,13 +141,18 @@ def _compare_processes(base: list[str], more: list[str], what: str, added_by: st
         return statistics.median(r[i] for r in runs[name])
 
     for name, label in (("base", "accuracy measures only"), ("more", what)):
-        print(f"  {f'harness eval, {label}':<58} {median(name, 0):7.2f} s   peak {median(name, 1):,.0f} MB   "
-              f"cpu: user {median(name, 2):.2f} s, system {median(name, 3):.2f} s")  # fmt: skip
+        print(
+            f"  {f'harness eval, {label}':<58} {median(name, 0):7.2f} s   peak {median(name, 1):,.0f} MB   "
+            f"cpu: user {median(name, 2):.2f} s, system {median(name, 3):.2f} s"
+        )
     ratios = [(m[0] - b[0]) / b[0] for b, m in zip(runs["base"], runs["more"], strict=True)]
     added = median("more", 0) - median("base", 0)
-    print(f"  {f'added by {added_by} (medians of {rounds})':<58} {added:7.2f} s   {added / median('base', 0):5.2f}x the "
-          f"accuracy-only process; paired rounds: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}x-"
-          f"{max(ratios):.2f}x (target: at most {target:g}x)", flush=True)  # fmt: skip
+    print(
+        f"  {f'added by {added_by} (medians of {rounds})':<58} {added:7.2f} s   {added / median('base', 0):5.2f}x the "
+        f"accuracy-only process; paired rounds: median {statistics.median(ratios):.2f}x, {min(ratios):.2f}x-"
+        f"{max(ratios):.2f}x (target: at most {target:g}x)",
+        flush=True,
+    )
 
 
 def _peak_mb() -> float:
@@ -130,10 +164,26 @@ def _whole_processes(folder: Path, cutoffs: list[int], rounds: int) -> None:
     base = [sys.executable, "-m", "harness", "eval"]
     files = [str(folder / "qrels.trec"), str(folder / "run.trec")]
     accuracy_only = [*base, "-m", ",".join(ACCURACY), *files]
-    everything = [*base, "-m", ",".join(ACCURACY + beyond), "--train", str(folder / "train.csv"),
-                  "--train-columns", "user=user,item=item", "--items", str(folder / "items.csv"), *files]  # fmt: skip
-    _compare_processes(accuracy_only, everything, f"+ {len(beyond)} beyond-accuracy (train, items read)",
-                       "the beyond-accuracy measures", 1.0, rounds)  # fmt: skip
+    everything = [
+        *base,
+        "-m",
+        ",".join(ACCURACY + beyond),
+        "--train",
+        str(folder / "train.csv"),
+        "--train-columns",
+        "user=user,item=item",
+        "--items",
+        str(folder / "items.csv"),
+        *files,
+    ]
+    _compare_processes(
+        accuracy_only,
+        everything,
+        f"+ {len(beyond)} beyond-accuracy (train, items read)",
+        "the beyond-accuracy measures",
+        1.0,
+        rounds,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,8 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     qrels, run = load_qrels(folder / "qrels.trec"), load_run(folder / "run.trec")
     train, items = read_train(folder / "train.csv"), read_items(folder / "items.csv")
-    print(f"beyond accuracy, {args.scenario}: {len(run):,} run rows, {len(train):,} training rows, {len(items):,} items x 32 "
-          f"features; read in {time.perf_counter() - start:.1f} s")  # fmt: skip
+    print(
+        f"beyond accuracy, {args.scenario}: {len(run):,} run rows, {len(train):,} training rows, {len(items):,} items x 32 "
+        f"features; read in {time.perf_counter() - start:.1f} s"
+    )
 
     from harness.measures.parse import parse_measure
     from harness.measures.registry import REGISTRY

@@ -58,8 +58,10 @@ def _generate(folder: Path, rows: int) -> tuple[Path, Path]:
     n_queries = rows // PER_QUERY
     options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
     run_schema, qrels_schema = (pa.schema([(n, pa.string()) for n in names]) for names in ("qQdrst", "qidr"))
-    with pacsv.CSVWriter(str(run) + ".tmp", run_schema, write_options=options) as out, \
-         pacsv.CSVWriter(str(qrels) + ".tmp", qrels_schema, write_options=options) as judged:  # fmt: skip
+    with (
+        pacsv.CSVWriter(str(run) + ".tmp", run_schema, write_options=options) as out,
+        pacsv.CSVWriter(str(qrels) + ".tmp", qrels_schema, write_options=options) as judged,
+    ):
         for start in range(0, n_queries, 50_000):
             queries = np.arange(start, min(start + 50_000, n_queries))
             query = np.repeat(queries, PER_QUERY)
@@ -67,17 +69,26 @@ def _generate(folder: Path, rows: int) -> tuple[Path, Path]:
             rank = np.tile(np.arange(1, PER_QUERY + 1), queries.size)
             score = np.round(100.0 - rank + rng.random(query.size), 3)
             order = np.argsort(query * 1.0 + rng.random(query.size), kind="stable")  # shuffled within each query
-            out.write_table(pa.table({"q": _ids("q", query[order]), "Q": pa.array(np.full(query.size, "Q0")),
-                                      "d": _ids("D", doc[order]), "r": pa.array(rank[order]).cast(pa.string()),
-                                      "s": pa.array(score[order]).cast(pa.string()),
-                                      "t": pa.array(np.full(query.size, "bench"))}))  # fmt: skip
+            out.write_table(
+                pa.table(
+                    {
+                        "q": _ids("q", query[order]),
+                        "Q": pa.array(np.full(query.size, "Q0")),
+                        "d": _ids("D", doc[order]),
+                        "r": pa.array(rank[order]).cast(pa.string()),
+                        "s": pa.array(score[order]).cast(pa.string()),
+                        "t": pa.array(np.full(query.size, "bench")),
+                    }
+                )
+            )
             j_query = np.repeat(queries, JUDGED)
-            hits = doc.reshape(-1, PER_QUERY)[:, :JUDGED // 2].reshape(-1)  # half the judged documents are retrieved
+            hits = doc.reshape(-1, PER_QUERY)[:, : JUDGED // 2].reshape(-1)  # half the judged documents are retrieved
             unretrieved = rng.integers(10_000_000, 20_000_000, (queries.size, JUDGED - JUDGED // 2))
             j_doc = np.concatenate([hits.reshape(-1, JUDGED // 2), unretrieved], axis=1).reshape(-1)
             label = pa.array(rng.integers(0, 3, j_query.size)).cast(pa.string())
-            judged.write_table(pa.table({"q": _ids("q", j_query), "i": pa.array(np.full(j_query.size, "0")),
-                                         "d": _ids("D", j_doc), "r": label}))  # fmt: skip
+            judged.write_table(
+                pa.table({"q": _ids("q", j_query), "i": pa.array(np.full(j_query.size, "0")), "d": _ids("D", j_doc), "r": label})
+            )
     os.replace(str(run) + ".tmp", run)
     os.replace(str(qrels) + ".tmp", qrels)
     return run, qrels
@@ -107,17 +118,25 @@ def main(argv: list[str] | None = None) -> int:
 
     size = run.stat().st_size + qrels.stat().st_size
     limit = parse_bytes(args.memory_limit)
-    print(f"dask engine: {args.rows:,} run rows + {args.rows // PER_QUERY * JUDGED:,} judgments ({format_bytes(size)} of text); "
-          f"{args.workers} workers x {args.memory_limit} = {format_bytes(limit * args.workers)}", flush=True)  # fmt: skip
+    print(
+        f"dask engine: {args.rows:,} run rows + {args.rows // PER_QUERY * JUDGED:,} judgments ({format_bytes(size)} of text); "
+        f"{args.workers} workers x {args.memory_limit} = {format_bytes(limit * args.workers)}",
+        flush=True,
+    )
     measures = tuple(parse_measure(m) for m in MEASURES)
     conventions = Conventions.from_mapping({"duplicates": "first"})
-    with LocalCluster(n_workers=args.workers, threads_per_worker=1, memory_limit=args.memory_limit,
-                      dashboard_address=":0") as cluster, Client(cluster) as client:  # fmt: skip
+    with (
+        LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, memory_limit=args.memory_limit, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         before = set(client.scheduler_info()["workers"])
         start = time.perf_counter()
         judgments = QrelsSource(qrels)  # streamed to Parquet pieces, as the run: neither is read whole here
-        (evaluated,) = evaluate_runs(client, judgments, [RunSource(run, "bench")], measures, conventions, (10,),
-                                     progress=Progress(sys.stderr))  # fmt: skip
+        (evaluated,) = evaluate_runs(
+            client, judgments, [RunSource(run, "bench")], measures, conventions, (10,), progress=Progress(sys.stderr)
+        )
         per_query = evaluated.per_query  # the per-query values came here
         values = {str(m): v for m, v in aggregate(per_query).items()}
         wall = time.perf_counter() - start
@@ -130,14 +149,17 @@ def main(argv: list[str] | None = None) -> int:
         spills = client.run(spilled)
         restarts = len(before - set(client.scheduler_info()["workers"]))
     for address, peak in sorted(peaks.items()):
-        print(f"  worker {address}: peak {format_bytes(peak)} ({peak / limit:.0%} of its limit), "
-              f"spilled {format_bytes(spills.get(address, 0))}")  # fmt: skip
+        print(
+            f"  worker {address}: peak {format_bytes(peak)} ({peak / limit:.0%} of its limit), "
+            f"spilled {format_bytes(spills.get(address, 0))}"
+        )
     client_peak = format_bytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     print(f"  dask wall time {wall:.1f} s (client peak {client_peak}); worker restarts: {restarts}")
     _same_on_a_subset(run, qrels, per_query, args.data / f"dask-{args.rows}")
     if not args.no_single:
-        seconds, peak_mb, out = measure_process([sys.executable, "-m", "harness", "eval", "--duplicates", "first", "-m",
-                                                 ",".join(MEASURES), str(qrels), str(run)])  # fmt: skip
+        seconds, peak_mb, out = measure_process(
+            [sys.executable, "-m", "harness", "eval", "--duplicates", "first", "-m", ",".join(MEASURES), str(qrels), str(run)]
+        )
         print(f"  one process (harness eval): {seconds:.1f} s, peak {peak_mb:,.0f} MB")
         printed = {line.split()[0]: float(line.split()[-1]) for line in out.splitlines() if line.strip()}
         same = all(round(values[m], 4) == printed.get(m) for m in MEASURES)
@@ -158,17 +180,34 @@ def _same_on_a_subset(run: Path, qrels: Path, per_query: Any, folder: Path) -> N
         if not subset[path].exists():
             with path.open("rb") as source, subset[path].open("wb") as out:
                 out.writelines(itertools.islice(source, lines))
-    seconds, peak_mb, out = measure_process([sys.executable, "-m", "harness", "eval", "-q", "--format", "json",
-                                             "--duplicates", "first", "-m", ",".join(MEASURES), str(subset[qrels]),
-                                             str(subset[run])])  # fmt: skip
+    seconds, peak_mb, out = measure_process(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "eval",
+            "-q",
+            "--format",
+            "json",
+            "--duplicates",
+            "first",
+            "-m",
+            ",".join(MEASURES),
+            str(subset[qrels]),
+            str(subset[run]),
+        ]
+    )
     one = {(r["query_id"], r["measure"]): r["value"] for r in json.loads(out)["results"] if r["query_id"] != "all"}
     row = {q: i for i, q in enumerate(per_query.query_ids.tolist())}
     column = {str(m): j for j, m in enumerate(per_query.measures)}
     cluster = {(q, m): float(per_query.values[row[q], column[m]]) for q, m in one}
     same = len(one) == queries * len(MEASURES) and all(
-        value == cluster[key] or (math.isnan(value) and math.isnan(cluster[key])) for key, value in one.items())
-    print(f"  one process on the first {queries:,} queries ({seconds:.1f} s, peak {peak_mb:,.0f} MB): "
-          f"{len(one):,} per-query values, the cluster's bit for bit: {same}")
+        value == cluster[key] or (math.isnan(value) and math.isnan(cluster[key])) for key, value in one.items()
+    )
+    print(
+        f"  one process on the first {queries:,} queries ({seconds:.1f} s, peak {peak_mb:,.0f} MB): "
+        f"{len(one):,} per-query values, the cluster's bit for bit: {same}"
+    )
 
 
 if __name__ == "__main__":

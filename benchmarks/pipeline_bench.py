@@ -31,8 +31,9 @@ HERE = Path(__file__).resolve().parent
 def _candidate(run: Path, out: Path, seed: int = 7) -> None:
     """The production run with its scores perturbed: a plausible next model version."""
     names = ["qid", "q0", "doc", "rank", "score", "tag"]
-    table = pacsv.read_csv(run, read_options=pacsv.ReadOptions(column_names=names),
-                           parse_options=pacsv.ParseOptions(delimiter=" "))  # fmt: skip
+    table = pacsv.read_csv(
+        run, read_options=pacsv.ReadOptions(column_names=names), parse_options=pacsv.ParseOptions(delimiter=" ")
+    )
     rng = np.random.default_rng(seed)
     score = table["score"].to_numpy() * rng.lognormal(0.0, 0.3, size=len(table))
     table = table.set_column(names.index("score"), "score", pa.array(np.round(score, 4)))
@@ -48,8 +49,11 @@ def _prepare(scenario: str, data: Path) -> Path:
     if not (folder / "candidate.trec").exists():
         _candidate(folder / "run.trec", folder / "candidate.trec")
     if not (folder / "segments.csv").exists():
-        qrels = pacsv.read_csv(folder / "qrels.trec", read_options=pacsv.ReadOptions(column_names=["q", "i", "d", "r"]),
-                               parse_options=pacsv.ParseOptions(delimiter=" "))  # fmt: skip
+        qrels = pacsv.read_csv(
+            folder / "qrels.trec",
+            read_options=pacsv.ReadOptions(column_names=["q", "i", "d", "r"]),
+            parse_options=pacsv.ParseOptions(delimiter=" "),
+        )
         users = qrels["q"].unique().to_numpy(zero_copy_only=False)
         segment = np.where(np.random.default_rng(3).random(len(users)) < 0.3, "new", "returning")
         pacsv.write_csv(pa.table({"query": users, "segment": segment}), folder / "segments.csv")
@@ -61,10 +65,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario", choices=("recsys", "tiny"), default="recsys")
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--permutations", type=int, default=10_000)
-    parser.add_argument("--beyond", action="store_true", help="add training data, the catalogue and beyond-accuracy "
-                        "measures (system measures are resampled over users: stats.system_resamples, 200)")  # fmt: skip
-    parser.add_argument("--engine", choices=("local", "dask"), default="local",
-                        help="dask: a LocalCluster of 2 workers x 1.5 GiB evaluates the runs and computes the paired tests")
+    parser.add_argument(
+        "--beyond",
+        action="store_true",
+        help="add training data, the catalogue and beyond-accuracy "
+        "measures (system measures are resampled over users: stats.system_resamples, 200)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="dask: a LocalCluster of 2 workers x 1.5 GiB evaluates the runs and computes the paired tests",
+    )
     parser.add_argument("--output", type=Path, help="where the results folder goes (default: a temporary folder)")
     parser.add_argument("--whole", action="store_true", help="then time harness run and harness eval as whole processes")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of --whole (default 3)")
@@ -91,8 +103,10 @@ def main(argv: list[str] | None = None) -> int:
         from beyond_bench import _prepare as prepare_beyond  # writes train.csv and items.csv once
 
         prepare_beyond(args.scenario, args.data)
-        beyond_inputs = (f", train: {{path: {folder / 'train.csv'}, columns: {{user: user, item: item}}}}, "
-                         f"items: {{path: {folder / 'items.csv'}, id: item}}")  # fmt: skip
+        beyond_inputs = (
+            f", train: {{path: {folder / 'train.csv'}, columns: {{user: user, item: item}}}}, "
+            f"items: {{path: {folder / 'items.csv'}, id: item}}"
+        )
         beyond_measures = ", Coverage@10, Entropy@10, Gini@10, Coverage@100, Novelty@10, ILD@10, APLT@10"
     with tempfile.TemporaryDirectory() as scratch:
         config = Path(scratch) / "bench.yaml"
@@ -119,8 +133,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:<22} {timings[name]:7.2f} s", flush=True)
             return value
 
-        print(f"pipeline, {args.scenario}: 2 systems x 5 measures, segments new/returning, {args.permutations:,} permutations"
-              f" ({args.engine})")  # fmt: skip
+        print(
+            f"pipeline, {args.scenario}: 2 systems x 5 measures, segments new/returning, {args.permutations:,} permutations"
+            f" ({args.engine})"
+        )
         start = time.perf_counter()
         # as harness run does: MLflow's client imported and the inputs hashed on threads while the evaluation runs
         warming, (hashing, digests) = warm(tracking_destination(experiment)), hash_inputs(experiment)
@@ -144,10 +160,14 @@ def main(argv: list[str] | None = None) -> int:
         report = saved.folder / "report.html"
         size = sum(p.stat().st_size for p in saved.folder.rglob("*") if p.is_file())
         print(f"  {'total':<22} {total:7.2f} s")
-        print("  shares: " + ", ".join(f"{name} {100 * seconds / total:.0f}%" for name, seconds in timings.items()
-                                      if seconds >= 0.005 * total))  # fmt: skip
-        print(f"report.html {report.stat().st_size / 1e6:.2f} MB; results folder {size / 1e6:.1f} MB; "
-              f"report / evaluation time {timings['report'] / timings['load + evaluate']:.2f}")  # fmt: skip
+        print(
+            "  shares: "
+            + ", ".join(f"{name} {100 * seconds / total:.0f}%" for name, seconds in timings.items() if seconds >= 0.005 * total)
+        )
+        print(
+            f"report.html {report.stat().st_size / 1e6:.2f} MB; results folder {size / 1e6:.1f} MB; "
+            f"report / evaluation time {timings['report'] / timings['load + evaluate']:.2f}"
+        )
         print(verdict.line() if verdict is not None else "no gate")
         if args.whole and args.engine == "local":
             _whole_processes(config, folder, Path(scratch) / "whole", args.rounds)
@@ -159,8 +179,15 @@ def _whole_processes(config: Path, folder: Path, output: Path, rounds: int) -> N
     alternating, each round's ratio and the medians printed."""
     harness = [sys.executable, "-m", "harness"]
     run = [*harness, "run", str(config), "--quiet", "--output", str(output)]
-    evaluate = [*harness, "eval", "--quiet", *(f"-m{m}" for m in ("nDCG@10", "P@10", "R@100", "AP", "RR@10")),
-                str(folder / "qrels.trec"), str(folder / "run.trec"), str(folder / "candidate.trec")]  # fmt: skip
+    evaluate = [
+        *harness,
+        "eval",
+        "--quiet",
+        *(f"-m{m}" for m in ("nDCG@10", "P@10", "R@100", "AP", "RR@10")),
+        str(folder / "qrels.trec"),
+        str(folder / "run.trec"),
+        str(folder / "candidate.trec"),
+    ]
     times: dict[str, list[float]] = {"run": [], "eval": []}
     for _ in range(rounds):
         for name, command in (("eval", evaluate), ("run", run)):
@@ -170,9 +197,11 @@ def _whole_processes(config: Path, folder: Path, output: Path, rounds: int) -> N
             if done.returncode not in (0, 3, 6):  # a verdict of FAIL or INCONCLUSIVE is still a whole run
                 raise SystemExit(f"{name} failed ({done.returncode}): {done.stderr[-2000:]}")
     ratios = [r / e for r, e in zip(times["run"], times["eval"], strict=True)]
-    print(f"whole processes, {rounds} rounds: harness run {np.median(times['run']):.2f} s, harness eval "
-          f"{np.median(times['eval']):.2f} s, run / eval {np.median(ratios):.1f}x "
-          f"(rounds {min(ratios):.1f}x-{max(ratios):.1f}x)")  # fmt: skip
+    print(
+        f"whole processes, {rounds} rounds: harness run {np.median(times['run']):.2f} s, harness eval "
+        f"{np.median(times['eval']):.2f} s, run / eval {np.median(ratios):.1f}x "
+        f"(rounds {min(ratios):.1f}x-{max(ratios):.1f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -26,8 +26,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 STAMP = re.compile(r"^\[\s*([0-9.]+)s\] (.*)$")
-MEASURES = ("nDCG@5, nDCG@10, nDCG@20, P@5, P@10, P@20, R@10, R@20, R@50, AP@100, RR@10, Success@10, Coverage@10, "
-            "Gini@10, Entropy@10, Novelty@10, ARP@10, APLT@10, Serendipity@10, nDCG@100")  # fmt: skip
+MEASURES = (
+    "nDCG@5, nDCG@10, nDCG@20, P@5, P@10, P@20, R@10, R@20, R@50, AP@100, RR@10, Success@10, Coverage@10, "
+    "Gini@10, Entropy@10, Novelty@10, ARP@10, APLT@10, Serendipity@10, nDCG@100"
+)
 
 
 def movielens_1m_like(folder: Path, seed: int = 1) -> Path:
@@ -65,11 +67,12 @@ def movielens_1m_like(folder: Path, seed: int = 1) -> Path:
         "    run_columns: {query: user, doc: item, score: score}\n    relevance_level: 4\n"
         "    segments: {path: segments.csv, query: user, segment: segment}\n"
         "    train: {path: train.csv, columns: {query: user, doc: item}}\n    items: {path: items.csv, id: item}\n"
-        "systems:\n" + "".join(f"  - {{name: {n}, runs: {{ratings: {n}.csv}}}}\n" for n in ("production", "candidate", "popular"))
+        "systems:\n"
+        + "".join(f"  - {{name: {n}, runs: {{ratings: {n}.csv}}}}\n" for n in ("production", "candidate", "popular"))
         + f"measures: [{MEASURES}]\nbaseline: production\nstats: {{permutations: 10000, seed: 42}}\n"
         "report:\n  release:\n    production: production\n    candidate: candidate\n"
         "    guards: [{measure: nDCG@10, max_drop: 0.005}, {measure: R@20, segment: a0, max_drop: 0.01}]\n"
-    )  # fmt: skip
+    )
     return config
 
 
@@ -83,8 +86,12 @@ def stages(stderr: str, total: float) -> dict[str, float]:
                 if found.group(2).startswith(starts) and name not in marks:
                     marks[name] = float(found.group(1))
     end = marks.get("report", total)
-    return {"compute": marks["write"], "write": marks["record"] - marks["write"], "record": end - marks["record"],
-            "report": total - end}  # fmt: skip
+    return {
+        "compute": marks["write"],
+        "write": marks["record"] - marks["write"],
+        "record": end - marks["record"],
+        "report": total - end,
+    }
 
 
 def run(config: Path, output: Path) -> tuple[float, dict[str, float]]:
@@ -114,8 +121,11 @@ def main(argv: list[str] | None = None) -> int:
             for label in ("new store", "store exists"):
                 total, parts = run(config, Path(scratch))
                 verdict = "met" if parts["record"] <= target else "MISSED"
-                print(f"{name:<6} {label:<12} {total:6.1f}s {parts['compute']:7.1f}s {parts['write']:6.1f}s "
-                      f"{parts['record']:6.1f}s {parts['report']:6.1f}s  <= {target:.0f} s: {verdict}", flush=True)  # fmt: skip
+                print(
+                    f"{name:<6} {label:<12} {total:6.1f}s {parts['compute']:7.1f}s {parts['write']:6.1f}s "
+                    f"{parts['record']:6.1f}s {parts['report']:6.1f}s  <= {target:.0f} s: {verdict}",
+                    flush=True,
+                )
     return 0
 
 

@@ -99,25 +99,46 @@ def compare(
     measures = tables[names[0]].measures
     for name, listed in runs.items():
         if any(set(table.measures) != set(measures) for table in listed):
-            raise HarnessError(f"run {name!r} was evaluated on other measures than {names[0]!r}",
-                               hint="evaluate every run with the same measures")  # fmt: skip
+            raise HarnessError(
+                f"run {name!r} was evaluated on other measures than {names[0]!r}",
+                hint="evaluate every run with the same measures",
+            )
     checked_tests = tuple(_choice("test", t, Test) for t in tests)
     if _choice("primary", primary, Test) not in checked_tests:
-        raise HarnessError(f"the primary test {primary!r} is not among tests={tuple(tests)!r}",
-                           hint=f"add it to tests, or pass primary= one of {', '.join(tests)}")  # fmt: skip
+        raise HarnessError(
+            f"the primary test {primary!r} is not among tests={tuple(tests)!r}",
+            hint=f"add it to tests, or pass primary= one of {', '.join(tests)}",
+        )
     _check_alpha(alpha)
     for name, count in (("permutations", permutations), ("resamples", resamples)):
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise HarnessError(f"{name} must be a whole number of at least 1, got {count!r}", hint=f"{name}=10000")
     settings = CompareSettings(
-        tests=checked_tests, primary=_choice("primary", primary, Test),
-        correction=_choice("correction", correction, Correction), family=_choice("family", family, Family), alpha=alpha,
-        mode="baseline" if baseline else "all_pairs", permutations=permutations, resamples=resamples, seed=seed,
-        baseline=baseline, nan=_choice("nan", nan, NanPolicy), claim=claimed,
-    )  # fmt: skip
-    every = [RunResult(dataset, name, dataclasses.replace(t, run=name), np.full(len(t.query_ids), "", dtype=object), {},
-                       seed=f"{k + 1}" if len(listed) > 1 else "")
-             for name, listed in runs.items() for k, t in enumerate(listed)]  # fmt: skip
+        tests=checked_tests,
+        primary=_choice("primary", primary, Test),
+        correction=_choice("correction", correction, Correction),
+        family=_choice("family", family, Family),
+        alpha=alpha,
+        mode="baseline" if baseline else "all_pairs",
+        permutations=permutations,
+        resamples=resamples,
+        seed=seed,
+        baseline=baseline,
+        nan=_choice("nan", nan, NanPolicy),
+        claim=claimed,
+    )
+    every = [
+        RunResult(
+            dataset,
+            name,
+            dataclasses.replace(t, run=name),
+            np.full(len(t.query_ids), "", dtype=object),
+            {},
+            seed=f"{k + 1}" if len(listed) > 1 else "",
+        )
+        for name, listed in runs.items()
+        for k, t in enumerate(listed)
+    ]
     return compare_results(versions(every), measures, settings, seeds=every).frame().drop(columns=["dataset"])
 
 
@@ -181,8 +202,10 @@ def decide(
     except GuardSpecError as exc:
         raise HarnessError(exc.message, hint=exc.hint) from None
     if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= planned:
-        raise HarnessError(f"look must be a whole number from 1 to looks ({planned}), got {look!r}",
-                           hint="look=3 for the third of the planned looks")  # fmt: skip
+        raise HarnessError(
+            f"look must be a whole number from 1 to looks ({planned}), got {look!r}",
+            hint="look=3 for the third of the planned looks",
+        )
     known = {str(m): m for m in tables[production].measures}
     checks = []
     for number, spec in enumerate(guards):
@@ -197,8 +220,9 @@ def decide(
             raise HarnessError(f"{where} names no measure", hint='{"measure": "nDCG@10", "max_drop": 0.01}')
         measure = known.get(text) or known.get(str(parse_measure(text)))
         if measure is None:
-            raise HarnessError(f"{where}: {text!r} is not among the measures the tables hold",
-                               hint=f"use one of {', '.join(list(known)[:8])}")  # fmt: skip
+            raise HarnessError(
+                f"{where}: {text!r} is not among the measures the tables hold", hint=f"use one of {', '.join(list(known)[:8])}"
+            )
         if spec.get("dataset") not in (None, dataset):
             raise HarnessError(f"{where}: dataset {spec['dataset']!r} is not {dataset!r}", hint="leave dataset out")
         definition = REGISTRY.definition(measure)
@@ -208,24 +232,45 @@ def decide(
             raise HarnessError(f"{where}: {exc.message}", hint=exc.hint) from None
         segment = spec.get("segment")
         if segment is not None and (segments is None or segment not in set(segments.values())):
-            raise HarnessError(f"{where}: segment {segment!r} is not a segment",
-                               hint="pass segments={query_id: segment}" if segments is None else
-                               f"use one of {', '.join(sorted(set(segments.values())))}")  # fmt: skip
+            raise HarnessError(
+                f"{where}: segment {segment!r} is not a segment",
+                hint="pass segments={query_id: segment}"
+                if segments is None
+                else f"use one of {', '.join(sorted(set(segments.values())))}",
+            )
         guard = Guard(measure, condition, threshold, None, segment, bool(spec.get("descriptive", False)))
         if claim == "version":
             values: Any = seeded_pair(runs[production], runs[candidate], measure, segment, segments)
         else:
             prod, cand = tables[production], tables[candidate]
-            values = paired_values(prod, cand, measure, segment_mask(prod, segment, segments),
-                                   segment_mask(cand, segment, segments))  # fmt: skip
+            values = paired_values(
+                prod, cand, measure, segment_mask(prod, segment, segments), segment_mask(cand, segment, segments)
+            )
         checks.append((guard, dataset, segment or "all", values))
-    return decide_arrays(checks, production, candidate, alpha, power, policy, chosen,
-                         look=Look.as_planned(look, planned, alpha) if planned > 1 else None, claim=claim,
-                         seeds=(len(runs[production]), len(runs[candidate])))  # fmt: skip
+    return decide_arrays(
+        checks,
+        production,
+        candidate,
+        alpha,
+        power,
+        policy,
+        chosen,
+        look=Look.as_planned(look, planned, alpha) if planned > 1 else None,
+        claim=claim,
+        seeds=(len(runs[production]), len(runs[candidate])),
+    )
 
 
-def explain(qrels: Any, run: Any, measures: Sequence[str] | str, *, conventions: Conventions | None = None,
-            peers: Sequence[str] | None = None, match: float | None = None, tol: float = 5e-5) -> pd.DataFrame:
+def explain(
+    qrels: Any,
+    run: Any,
+    measures: Sequence[str] | str,
+    *,
+    conventions: Conventions | None = None,
+    peers: Sequence[str] | None = None,
+    match: float | None = None,
+    tol: float = 5e-5,
+) -> pd.DataFrame:
     """Why a number differs from another tool's, as ``harness explain`` prints it.
 
     Without ``match``: one row per measure, peer and setting (``measure, peer, tool, setting, value, delta,
@@ -257,9 +302,16 @@ def explain(qrels: Any, run: Any, measures: Sequence[str] | str, *, conventions:
         return pd.concat([e.to_frame() for e in found], ignore_index=True)
     if len(names) != 1:
         raise HarnessError("match searches for one measure's value", hint="explain(qrels, run, 'nDCG@10', match=0.412)")
-    rows = [{"value": m.value, "distance": m.distance, "profile": m.profile,
-             "changes": ", ".join(f"{k}={v}" for k, v in m.changes.items()), **m.settings}
-            for m in match_value(qrels, run, names[0], match, tol, conventions)]  # fmt: skip
+    rows = [
+        {
+            "value": m.value,
+            "distance": m.distance,
+            "profile": m.profile,
+            "changes": ", ".join(f"{k}={v}" for k, v in m.changes.items()),
+            **m.settings,
+        }
+        for m in match_value(qrels, run, names[0], match, tol, conventions)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -282,9 +334,10 @@ def _claim(claim: str | None, runs: Mapping[str, Sequence[PerQuery]], systems: S
     several = next((name for name in systems if len(runs[name]) > 1), None)
     chosen: Claim = _choice("claim", claim if claim is not None else "model" if several is None else "version", Claim)
     if chosen == "model" and several is not None:
-        raise HarnessError(f"claim='model' decides one trained run of each system, and {several!r} has "
-                           f"{len(runs[several])}", hint="pass one table for it, or claim='version' for the training "
-                           "procedure over its runs")  # fmt: skip
+        raise HarnessError(
+            f"claim='model' decides one trained run of each system, and {several!r} has {len(runs[several])}",
+            hint="pass one table for it, or claim='version' for the training procedure over its runs",
+        )
     return chosen
 
 
@@ -296,8 +349,10 @@ def _seeded(per_query: Sequence[PerQuery] | Mapping[str, PerQuery | Sequence[Per
     for name, given in per_query.items():
         listed: list[PerQuery] = list(given) if isinstance(given, (list, tuple)) else [given]  # type: ignore[list-item]
         if not listed or not all(isinstance(t, PerQuery) for t in listed):
-            raise HarnessError(f"{name!r} must be a per-query table or a non-empty list of them (one per run)",
-                               hint="pass what harness.evaluate returns, or a list of those")  # fmt: skip
+            raise HarnessError(
+                f"{name!r} must be a per-query table or a non-empty list of them (one per run)",
+                hint="pass what harness.evaluate returns, or a list of those",
+            )
         runs[str(name)] = listed
     if len(runs) < 2:
         raise HarnessError("need at least two systems", hint='{"v1": [t1, t2, t3], "v2": [u1, u2, u3]}')
@@ -307,12 +362,15 @@ def _seeded(per_query: Sequence[PerQuery] | Mapping[str, PerQuery | Sequence[Per
 def _tables(per_query: Sequence[PerQuery] | Mapping[str, PerQuery]) -> dict[str, PerQuery]:
     tables = dict(per_query) if isinstance(per_query, Mapping) else {t.run: t for t in per_query}
     if len(tables) < 2 or len(tables) < len(per_query):  # fewer tables than given: two runs shared a name
-        raise HarnessError("need at least two per-query tables with distinct run names",
-                           hint="name the runs (Run(..., name=...)) or pass {name: per_query}")  # fmt: skip
+        raise HarnessError(
+            "need at least two per-query tables with distinct run names",
+            hint="name the runs (Run(..., name=...)) or pass {name: per_query}",
+        )
     for name, table in tables.items():
         if not isinstance(table, PerQuery):
-            raise HarnessError(f"{name!r} is a {type(table).__name__}, not a per-query table",
-                               hint="pass what harness.evaluate returns")  # fmt: skip
+            raise HarnessError(
+                f"{name!r} is a {type(table).__name__}, not a per-query table", hint="pass what harness.evaluate returns"
+            )
     return tables
 
 

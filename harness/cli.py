@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from harness._version import __version__
 from harness._text import for_csv, for_csv_cell, for_terminal
+from harness._version import __version__
 from harness.config.defaults import (
     DEFAULT_ALPHA,
     DEFAULT_CORRECTION,
@@ -127,8 +127,10 @@ def _column_map(text: str | None, defaults: dict[str, str], optional: tuple[str,
             role, sep, column = part.partition("=")
             role = spelled.get(role, role)
             if not sep or (role not in defaults and role not in optional):
-                raise HarnessError(f"cannot read column mapping {part!r}",
-                                   hint=f"write role=column with roles {', '.join([*defaults, *optional])}")  # fmt: skip
+                raise HarnessError(
+                    f"cannot read column mapping {part!r}",
+                    hint=f"write role=column with roles {', '.join([*defaults, *optional])}",
+                )
             mapping[role] = column
     return mapping
 
@@ -230,9 +232,19 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     evaluated = evaluate_files(_file_inputs(args), tuple(measures), progress=_progress(args, err))
     tables = {run.label: run.per_query for run in evaluated}
     baseline = None if args.all_pairs else (args.baseline or evaluated[0].label)
-    table = compare(tables, baseline, tests=tuple(args.tests.split(",")), primary=args.primary, correction=args.correction,
-                    family=args.family, alpha=args.alpha, permutations=args.permutations, resamples=args.permutations,
-                    seed=args.seed, dataset=args.dataset)  # fmt: skip
+    table = compare(
+        tables,
+        baseline,
+        tests=tuple(args.tests.split(",")),
+        primary=args.primary,
+        correction=args.correction,
+        family=args.family,
+        alpha=args.alpha,
+        permutations=args.permutations,
+        resamples=args.permutations,
+        seed=args.seed,
+        dataset=args.dataset,
+    )
     names = dict(zip([str(m) for m in measures], texts, strict=True))
     table.insert(1, "name", table["measure"].map(names))
     if args.format == "csv":
@@ -245,13 +257,28 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         rows: list[tuple[str, ...]] = [head]
         for r in table.to_dict("records"):
             target = r.get("target", float("nan"))
-            better = abs(r["mean_b"] - target) < abs(r["mean_a"] - target) if target == target else \
-                (r["delta"] > 0) == bool(r["higher_is_better"])  # fmt: skip
+            better = (
+                abs(r["mean_b"] - target) < abs(r["mean_a"] - target)
+                if target == target
+                else (r["delta"] > 0) == bool(r["higher_is_better"])
+            )
             mark = ("better" if better else "worse") if r["significant"] and r["delta"] != 0 else ""
-            cells = (format_value(r["mean_a"]), format_value(r["mean_b"]), format_delta(r["delta"]),
-                     format_ci(r["ci_low"], r["ci_high"]), format_p(r["p_adj"]), format_value(r["effect_size"], digits=2))
-            rows.append((for_terminal(str(r["name"])), for_terminal(f"{r['system_b']} vs {r['system_a']}"),
-                         *(as_ascii(cell) for cell in cells), mark))  # fmt: skip
+            cells = (
+                format_value(r["mean_a"]),
+                format_value(r["mean_b"]),
+                format_delta(r["delta"]),
+                format_ci(r["ci_low"], r["ci_high"]),
+                format_p(r["p_adj"]),
+                format_value(r["effect_size"], digits=2),
+            )
+            rows.append(
+                (
+                    for_terminal(str(r["name"])),
+                    for_terminal(f"{r['system_b']} vs {r['system_a']}"),
+                    *(as_ascii(cell) for cell in cells),
+                    mark,
+                )
+            )
         widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
         for row in rows:
             out.write(
@@ -388,8 +415,7 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
-def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcome, code: int, out: TextIO,
-               err: TextIO) -> None:  # fmt: skip
+def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcome, code: int, out: TextIO, err: TextIO) -> None:
     for note in outcome.tracking_notes:
         err.write(f"harness: note: {for_terminal(note)}\n")
     if outcome.results_error:
@@ -397,8 +423,10 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
     if outcome.tracking_error:
         err.write(f"harness: tracking failed: {for_terminal(outcome.tracking_error)}\n")
     if outcome.report_error:
-        err.write(f"harness: report failed, results kept in {for_terminal(str(outcome.results_dir))}: "
-                  f"{for_terminal(outcome.report_error)}\n")
+        err.write(
+            f"harness: report failed, results kept in {for_terminal(str(outcome.results_dir))}: "
+            f"{for_terminal(outcome.report_error)}\n"
+        )
     if args.format == "json":
         out.write(
             json.dumps(
@@ -485,8 +513,10 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(json.dumps(report, indent=1) + "\n")
         return EXIT_OK
     name = for_terminal
-    out.write(f"{name(args.config)}: OK: experiment {experiment.name!r}, {len(experiment.systems)} systems, "
-              f"{report['measures']} measures\n")  # fmt: skip
+    out.write(
+        f"{name(args.config)}: OK: experiment {experiment.name!r}, {len(experiment.systems)} systems, "
+        f"{report['measures']} measures\n"
+    )
     out.write(f"  measures: {', '.join(report['measure_names'])}\n")
     for dataset in report["datasets"]:
         out.write(f"  dataset {name(dataset['name'])}: {dataset['judgments']} judgments over {dataset['queries']} queries\n")
@@ -508,8 +538,14 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"harness: note: {for_terminal(note)}\n")
     if args.format == "json":
         out.write(
-            json.dumps({"tracking_uri": tracked.tracking_uri, "mlflow_run_id": tracked.run_id, "child_runs": tracked.child_runs,
-                        "already_logged": tracked.already})
+            json.dumps(
+                {
+                    "tracking_uri": tracked.tracking_uri,
+                    "mlflow_run_id": tracked.run_id,
+                    "child_runs": tracked.child_runs,
+                    "already_logged": tracked.already,
+                }
+            )
             + "\n"
         )
     else:
@@ -549,9 +585,10 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.seed_sd is not None:
         return _plan_versions(args, out)
     if (args.results_dir is None) == (args.sd is None):
-        raise HarnessError("give either a results folder or --sd, not both or neither",
-                           hint="harness plan RESULTS_DIR --measure nDCG@10 --margin 0.01, "
-                                "or harness plan --sd 0.2 --margin 0.01")  # fmt: skip
+        raise HarnessError(
+            "give either a results folder or --sd, not both or neither",
+            hint="harness plan RESULTS_DIR --measure nDCG@10 --margin 0.01, or harness plan --sd 0.2 --margin 0.01",
+        )
     if args.results_dir is not None:
         if args.measure is None:
             raise HarnessError("name the measure whose sd to estimate", hint="--measure nDCG@10")
@@ -560,13 +597,23 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         saved = read_results(args.results_dir)  # read once, for both plans
         if seeds_of(saved, args.systems, args.dataset) and not args.two_sided:  # versions: seeds and users
-            seeded = plan_seeds_from_results(saved, args.measure, args.margin, args.systems, args.dataset,
-                                             args.segment, args.alpha, args.power, tuple(args.seeds or (2, 3, 5, 10)))
+            seeded = plan_seeds_from_results(
+                saved,
+                args.measure,
+                args.margin,
+                args.systems,
+                args.dataset,
+                args.segment,
+                args.alpha,
+                args.power,
+                tuple(args.seeds or (2, 3, 5, 10)),
+            )
             lines = seeded.lines(args.margin, args.alpha, args.power)
             out.write(json.dumps(seeded.to_dict()) + "\n" if args.format == "json" else "\n".join(lines) + "\n")
             return EXIT_OK
-        plan = plan_from_results(saved, args.measure, args.margin, args.systems, args.dataset,
-                                 args.segment, args.alpha, args.power, sided)  # fmt: skip
+        plan = plan_from_results(
+            saved, args.measure, args.margin, args.systems, args.dataset, args.segment, args.alpha, args.power, sided
+        )
     else:
         plan = Plan.of(args.sd, args.margin, args.alpha, args.power, sided)
     out.write(json.dumps(plan.to_dict()) + "\n" if args.format == "json" else plan.line() + "\n")
@@ -580,8 +627,11 @@ def _plan_versions(args: argparse.Namespace, out: TextIO) -> int:
     parts = {"--seed-sd": args.seed_sd, "--interaction-sd": args.interaction_sd, "--residual-sd": args.residual_sd}
     missing = [flag for flag, value in parts.items() if value is None]
     if missing:
-        raise HarnessError(f"a version plan needs {', '.join(missing)} too", hint="--seed-sd 0.005 --interaction-sd 0.08 "
-                           "--residual-sd 0.05 (a run's offset, the system x user and the residual sd)")  # fmt: skip
+        raise HarnessError(
+            f"a version plan needs {', '.join(missing)} too",
+            hint="--seed-sd 0.005 --interaction-sd 0.08 "
+            "--residual-sd 0.05 (a run's offset, the system x user and the residual sd)",
+        )
     if any(not (math.isfinite(v) and v >= 0) for v in parts.values()) or not args.margin > 0:
         raise HarnessError("the sds must be numbers >= 0 and the margin above 0", hint="--seed-sd 0.005 --margin 0.01")
     seeds = tuple(args.seeds or (2, 3, 5, 10))
@@ -591,12 +641,16 @@ def _plan_versions(args: argparse.Namespace, out: TextIO) -> int:
     if args.format == "json":
         out.write(json.dumps([dataclasses.asdict(p) for p in plans]) + "\n")
         return EXIT_OK
-    out.write(f"users to resolve {args.margin:g} between two versions at alpha {args.alpha:g} with {args.power:.0%} power "
-              f"(seed sd {args.seed_sd:g}, system x user sd {args.interaction_sd:g}, residual sd {args.residual_sd:g}):\n")
+    out.write(
+        f"users to resolve {args.margin:g} between two versions at alpha {args.alpha:g} with {args.power:.0%} power "
+        f"(seed sd {args.seed_sd:g}, system x user sd {args.interaction_sd:g}, residual sd {args.residual_sd:g}):\n"
+    )
     for p in plans:
         if p.users is None:
-            out.write(f"  {p.seeds} runs each: no number of users (at most {p.power_at:.0%} power: the seeds' variance "
-                      "alone is too large; more seeds, not more users)\n")  # fmt: skip
+            out.write(
+                f"  {p.seeds} runs each: no number of users (at most {p.power_at:.0%} power: the seeds' variance "
+                "alone is too large; more seeds, not more users)\n"
+            )
         else:
             out.write(f"  {p.seeds} runs each: {p.users:,} users\n")
     return EXIT_OK
@@ -613,13 +667,23 @@ def _cmd_exposure(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.evaluation.exposure import ExposureSettings
     from harness.pipeline.files import exposure_files
 
-    settings = ExposureSettings(model=args.model, p=args.p, u=args.u, complete=args.complete, groups=args.groups,
-                                normalized=args.normalized, compat=args.compat)  # fmt: skip
+    settings = ExposureSettings(
+        model=args.model,
+        p=args.p,
+        u=args.u,
+        complete=args.complete,
+        groups=args.groups,
+        normalized=args.normalized,
+        compat=args.compat,
+    )
     table = exposure_files(Path(args.qrels), Path(args.run), settings)
     measures = ["EE-L", "EE-D", "EE-R"]
     if args.format == "json":
-        record = {"settings": dataclasses.asdict(settings), "mean": {m: float(table[m].mean()) for m in measures},
-                  "per_query": table.to_dict("records") if args.per_query else None}  # fmt: skip
+        record = {
+            "settings": dataclasses.asdict(settings),
+            "mean": {m: float(table[m].mean()) for m in measures},
+            "per_query": table.to_dict("records") if args.per_query else None,
+        }
         out.write(json.dumps(record, indent=1) + "\n")
         return EXIT_OK
     if args.per_query:
@@ -645,22 +709,44 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise HarnessError(f"--tol must be 0 or more, got {args.tol}", hint="--tol 0.00005 (half a unit of the fourth decimal)")
     found = explain_files(_file_inputs(args), measures, args.match, args.tol, progress=_progress(args, err))
     if args.match is not None:
-        matches = [{"conventions": m.settings, "changes": m.changes, "value": m.value, "distance": m.distance,
-                    "profile": m.profile, "note": PEERS[m.profile].caveat if m.profile in PEERS else ""}
-                   for m in found]  # fmt: skip
+        matches = [
+            {
+                "conventions": m.settings,
+                "changes": m.changes,
+                "value": m.value,
+                "distance": m.distance,
+                "profile": m.profile,
+                "note": PEERS[m.profile].caveat if m.profile in PEERS else "",
+            }
+            for m in found
+        ]
         within = bool(found) and found[0].distance <= args.tol
         if args.format == "json":
-            out.write(json.dumps({"measure": str(measures[0]), "target": args.match, "tol": args.tol,
-                                  "within_tol": within, "matches": matches}, indent=1) + "\n")  # fmt: skip
+            out.write(
+                json.dumps(
+                    {
+                        "measure": str(measures[0]),
+                        "target": args.match,
+                        "tol": args.tol,
+                        "within_tol": within,
+                        "matches": matches,
+                    },
+                    indent=1,
+                )
+                + "\n"
+            )
             return EXIT_OK
-        head = f"{len(found)} combinations give {measures[0]} = {args.match} within {args.tol:g}" if within else (
-            f"no combination gives {measures[0]} = {args.match} within {args.tol:g}; the nearest")  # fmt: skip
+        head = (
+            f"{len(found)} combinations give {measures[0]} = {args.match} within {args.tol:g}"
+            if within
+            else (f"no combination gives {measures[0]} = {args.match} within {args.tol:g}; the nearest")
+        )
         order = "the fewest changes from harness's defaults first" if within else "nearest first"
         out.write(f"{head} ({order}; combinations with equal values grouped):\n")
         groups: dict[float, list[Any]] = {}
         for m in found:  # combinations with the same value: settings that do not matter on these files
             groups.setdefault(m.value, []).append(m)
-        for value, group in list(groups.items())[:args.limit]:
+        for value, group in list(groups.items())[: args.limit]:
             changes = ", ".join(f"{k}={v}" for k, v in group[0].changes.items()) or "harness's defaults"
             profiles = sorted({m.profile for m in group if m.profile})
             named = f"  [profile {', '.join(profiles)}]" if profiles else ""
@@ -730,16 +816,20 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"{definition.name}{cut}{aliases}\n    {definition.description}\n    params: {params or '-'}; "
             f"aggregate: {aggregate}; trec_eval: {trec}\n"
         )
-    out.write("\nConventions (the first value is harness's default; in brackets, the tools that use each value; "
-              "profile: NAME or harness explain applies a tool's):\n")  # fmt: skip
+    out.write(
+        "\nConventions (the first value is harness's default; in brackets, the tools that use each value; "
+        "profile: NAME or harness explain applies a tool's):\n"
+    )
     options: dict[str, list[str]] = {}
     for option, value, users in option_users():
         options.setdefault(option, []).append(f"{value} ({', '.join(users)})" if users else value)
     for option, values in options.items():
         out.write(f"{option}\n    {' | '.join(values)}\n")
     out.write(f"\nProfiles (profile: NAME in a config, --profile NAME): {', '.join(PROFILES)}\n")
-    out.write("\nOther tools' names, read as the measure that reproduces them (the tool's profile gives its "
-              "conventions); MLflow keys harness logs (ndcg_at_10, p_rel_2_at_5) are read back too:\n")  # fmt: skip
+    out.write(
+        "\nOther tools' names, read as the measure that reproduces them (the tool's profile gives its "
+        "conventions); MLflow keys harness logs (ndcg_at_10, p_rel_2_at_5) are read back too:\n"
+    )
     for written, (ours, tool) in PEER_NAMES.items():
         cut = "@k" if tool != "msrec" and lookup(ours.partition("(")[0]).cutoff != "none" else ""
         out.write(f"  {written}{cut} ({tool}) = {ours}{cut}\n")
@@ -747,52 +837,91 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 # the conventions a flag of eval, compare and explain names (--ties ...), over the --profile's
-_CONVENTION_FLAGS = ("ties", "scores", "queries", "duplicates", "negative_labels", "ideal_from", "ap_denominator",
-                     "short_lists", "graded_below_level", "iprec_cut")  # fmt: skip
+_CONVENTION_FLAGS = (
+    "ties",
+    "scores",
+    "queries",
+    "duplicates",
+    "negative_labels",
+    "ideal_from",
+    "ap_denominator",
+    "short_lists",
+    "graded_below_level",
+    "iprec_cut",
+)
 
 
 def _input_arguments(parser: argparse.ArgumentParser) -> None:
     """The conventions and column mappings that eval and compare share."""
-    parser.add_argument("--profile", default="trec_eval", metavar="NAME",
-                        help="one tool's conventions at once (default trec_eval, every judged query counted as -c; "
-                             "pytrec_eval, ranx, msrec, recbole, ...: harness measures lists them); each convention "
-                             "flag below overrides it")  # fmt: skip
-    parser.add_argument("--ties", default=None,
-                        help="trec_eval | input_order | average | optimistic | pessimistic | docno_ascending")
-    parser.add_argument("--scores", default=None,
-                        help="float32 (ranked as C floats, as trec_eval reads them: scores one float apart tie) | "
-                             "float64 (as written: ranx, scikit-learn)")  # fmt: skip
-    parser.add_argument("--queries", default=None,
-                        help="qrels (like -c) | intersection (trec_eval without -c) | run | relevant (with a relevant judgment)")
+    parser.add_argument(
+        "--profile",
+        default="trec_eval",
+        metavar="NAME",
+        help="one tool's conventions at once (default trec_eval, every judged query counted as -c; "
+        "pytrec_eval, ranx, msrec, recbole, ...: harness measures lists them); each convention "
+        "flag below overrides it",
+    )
+    parser.add_argument(
+        "--ties", default=None, help="trec_eval | input_order | average | optimistic | pessimistic | docno_ascending"
+    )
+    parser.add_argument(
+        "--scores",
+        default=None,
+        help="float32 (ranked as C floats, as trec_eval reads them: scores one float apart tie) | "
+        "float64 (as written: ranx, scikit-learn)",
+    )
+    parser.add_argument(
+        "--queries",
+        default=None,
+        help="qrels (like -c) | intersection (trec_eval without -c) | run | relevant (with a relevant judgment)",
+    )
     parser.add_argument("--duplicates", default=None, help="error | first | max")
     parser.add_argument("--negative-labels", default=None, help="unjudged | nonrelevant | error")
     parser.add_argument("--ideal-from", default=None, help="judgments | run")
     parser.add_argument("--ap-denominator", default=None, help="R (trec_eval) | min_R_k (AP@k over min(R, k): RecBole)")
-    parser.add_argument("--short-lists", default=None,
-                        help="pad (a list shorter than k is padded: P@k over k, trec_eval) | truncate (k is its length: "
-                             "MLflow)")  # fmt: skip
-    parser.add_argument("--graded-below-level", default=None,
-                        help="keep (-l changes binary measures only: trec_eval) | zero (graded gains start at the "
-                             "level: ranx)")  # fmt: skip
-    parser.add_argument("--iprec-cut", default=None,
-                        help="round (recall r at the lround(r R)-th relevant: trec_eval 10) | trec_eval9 "
-                             "((long)(r R + 0.9): pytrec_eval)")  # fmt: skip
+    parser.add_argument(
+        "--short-lists",
+        default=None,
+        help="pad (a list shorter than k is padded: P@k over k, trec_eval) | truncate (k is its length: MLflow)",
+    )
+    parser.add_argument(
+        "--graded-below-level",
+        default=None,
+        help="keep (-l changes binary measures only: trec_eval) | zero (graded gains start at the level: ranx)",
+    )
+    parser.add_argument(
+        "--iprec-cut",
+        default=None,
+        help="round (recall r at the lround(r R)-th relevant: trec_eval 10) | trec_eval9 ((long)(r R + 0.9): pytrec_eval)",
+    )
     parser.add_argument("--qrels-columns", default=None, help="for tables: query=COL,doc=COL,relevance=COL")
-    parser.add_argument("--qrels-format", default=None, choices=("ndeval",),
-                        help="ndeval: the qrels are subtopic judgments, 'query subtopic doc judgment' (alpha_nDCG, ...)")
-    parser.add_argument("--run-columns", default=None,
-                        help="for tables: query=COL,doc=COL,score=COL (and sample=COL: a stochastic run's sample)")
+    parser.add_argument(
+        "--qrels-format",
+        default=None,
+        choices=("ndeval",),
+        help="ndeval: the qrels are subtopic judgments, 'query subtopic doc judgment' (alpha_nDCG, ...)",
+    )
+    parser.add_argument(
+        "--run-columns", default=None, help="for tables: query=COL,doc=COL,score=COL (and sample=COL: a stochastic run's sample)"
+    )
     parser.add_argument("--train", default=None, metavar="PATH", help="training interactions (beyond-accuracy measures)")
     parser.add_argument("--train-columns", default=None, help="query=COL,doc=COL or user=COL,item=COL (default user, item)")
-    parser.add_argument("--items", default=None, metavar="PATH",
-                        help="item catalogue; its other columns are numeric features or text labels that group items")
+    parser.add_argument(
+        "--items",
+        default=None,
+        metavar="PATH",
+        help="item catalogue; its other columns are numeric features or text labels that group items",
+    )
     parser.add_argument("--items-id", default="item", metavar="COL", help="the catalogue's id column (default item)")
-    parser.add_argument("--items-groups", default="", metavar="COL[,COL]",
-                        help="catalogue columns that group items (REO(group=COL), ...): read as labels, never features; "
-                        "a column of text only is one anyway")  # fmt: skip
+    parser.add_argument(
+        "--items-groups",
+        default="",
+        metavar="COL[,COL]",
+        help="catalogue columns that group items (REO(group=COL), ...): read as labels, never features; "
+        "a column of text only is one anyway",
+    )
     parser.add_argument("--segments", default=None, metavar="PATH", help="each user's group, a table (UserMAD)")
-    parser.add_argument("--segments-columns", default=None,
-                        help="query=COL (or user=COL),segment=COL (default query, segment)")  # fmt: skip
+    parser.add_argument("--segments-columns", default=None, help="query=COL (or user=COL),segment=COL (default query, segment)")
 
 
 def _depth_and_level_flags(parser: argparse.ArgumentParser) -> None:
@@ -804,15 +933,22 @@ def _depth_and_level_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def _engine_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--engine", choices=("local", "dask"), default=None,
-                        help="where runs are evaluated: this machine, or a Dask cluster (harness[dask])")  # fmt: skip
-    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                        help="with --engine dask: tcp://host:8786; default an active Client, else a LocalCluster")  # fmt: skip
+    parser.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default=None,
+        help="where runs are evaluated: this machine, or a Dask cluster (harness[dask])",
+    )
+    parser.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="with --engine dask: tcp://host:8786; default an active Client, else a LocalCluster",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="harness", description="Evaluation harness for ranking and recommender systems.",
-                     epilog=EXIT_CODES)  # fmt: skip
+    parser = _Parser(prog="harness", description="Evaluation harness for ranking and recommender systems.", epilog=EXIT_CODES)
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
@@ -861,26 +997,41 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--correction", default=DEFAULT_CORRECTION, choices=("holm", "bonferroni", "bh", "none"))
     cp.add_argument("--family", default=DEFAULT_FAMILY, choices=("per_measure", "grid"))
     cp.add_argument("--alpha", type=float, default=DEFAULT_ALPHA)
-    cp.add_argument("--permutations", type=int, default=DEFAULT_PERMUTATIONS,
-                    help=f"permutations and bootstrap resamples (default {DEFAULT_PERMUTATIONS})")
+    cp.add_argument(
+        "--permutations",
+        type=int,
+        default=DEFAULT_PERMUTATIONS,
+        help=f"permutations and bootstrap resamples (default {DEFAULT_PERMUTATIONS})",
+    )
     cp.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    cp.add_argument("--dataset", default=DEFAULT_DATASET,
-                    help="the data's name, as in a config: the random draws are keyed by it, so the same seed and name "
-                         f"give harness run's p-values (default {DEFAULT_DATASET!r}, a config's one unnamed dataset)")
+    cp.add_argument(
+        "--dataset",
+        default=DEFAULT_DATASET,
+        help="the data's name, as in a config: the random draws are keyed by it, so the same seed and name "
+        f"give harness run's p-values (default {DEFAULT_DATASET!r}, a config's one unnamed dataset)",
+    )
     _machine_output(cp, ("table", "csv", "json"))
     _input_arguments(cp)
     cp.set_defaults(handler=_cmd_compare)
 
-    rn = sub.add_parser("run", help="run an experiment config: evaluate, compare, track, report", epilog=EXIT_CODES,
-                        description="Evaluate, compare, decide the release gate, write the results folder, track it "
-                                    "in MLflow and render the report; --format json prints one object (results_dir, "
-                                    "report, tracking_uri, mlflow_run_id, gate).")  # fmt: skip
+    rn = sub.add_parser(
+        "run",
+        help="run an experiment config: evaluate, compare, track, report",
+        epilog=EXIT_CODES,
+        description="Evaluate, compare, decide the release gate, write the results folder, track it "
+        "in MLflow and render the report; --format json prints one object (results_dir, "
+        "report, tracking_uri, mlflow_run_id, gate).",
+    )
     rn.add_argument("config", help="experiment YAML file")
     _machine_output(rn)
     rn.add_argument("--output", default=None, help="results root (overrides the config's output)")
     rn.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
-    rn.add_argument("--set", action="append", metavar="KEY=VALUE",
-                    help="override any config key: --set stats.permutations=1000, --set ties=average")  # fmt: skip
+    rn.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="override any config key: --set stats.permutations=1000, --set ties=average",
+    )
     _engine_arguments(rn)
     rn.set_defaults(handler=_cmd_run)
 
@@ -890,37 +1041,50 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument("--set", action="append", metavar="KEY=VALUE", help="override any config key, as for run")
     va.set_defaults(handler=_cmd_validate)
 
-    tr = sub.add_parser("track", help="log a saved results folder to MLflow (e.g. after a server outage)",
-                        epilog=EXIT_CODES)  # fmt: skip
+    tr = sub.add_parser("track", help="log a saved results folder to MLflow (e.g. after a server outage)", epilog=EXIT_CODES)
     tr.add_argument("results_dir")
-    tr.add_argument("--uri", default=None,
-                    help="tracking URI (default: MLFLOW_TRACKING_URI, else the local store of the folder's experiment; "
-                         "never an address read from the folder)")  # fmt: skip
+    tr.add_argument(
+        "--uri",
+        default=None,
+        help="tracking URI (default: MLFLOW_TRACKING_URI, else the local store of the folder's experiment; "
+        "never an address read from the folder)",
+    )
     tr.add_argument("--experiment", default=None, help="MLflow experiment name (default: the config's)")
     _machine_output(tr)
     tr.set_defaults(handler=_cmd_track)
 
-    rp = sub.add_parser("report", help="render (again) the HTML report and Markdown summary of a results folder",
-                        epilog=EXIT_CODES)  # fmt: skip
+    rp = sub.add_parser(
+        "report", help="render (again) the HTML report and Markdown summary of a results folder", epilog=EXIT_CODES
+    )
     rp.add_argument("results_dir")
     rp.add_argument("--quiet", action="store_true", help="no progress on stderr")
     rp.set_defaults(handler=_cmd_report)
 
-    pl = sub.add_parser("plan", help="how many users a guard or comparison needs (Sakai's topic-set-size design)",
-                        description="The users a paired t-test needs to resolve a distance --margin with --power: from "
-                                    "the per-user sd of a results folder (production against candidate, or --systems "
-                                    "A B) or from --sd.")
+    pl = sub.add_parser(
+        "plan",
+        help="how many users a guard or comparison needs (Sakai's topic-set-size design)",
+        description="The users a paired t-test needs to resolve a distance --margin with --power: from "
+        "the per-user sd of a results folder (production against candidate, or --systems "
+        "A B) or from --sd.",
+    )
     pl.add_argument("results_dir", nargs="?", default=None, help="a results folder to estimate the sd from")
     pl.add_argument("--measure", help="the measure (its canonical name or the report's label)")
     pl.add_argument("--margin", type=float, default=None, help="the distance to resolve, in the measure's units")
-    pl.add_argument("--seed-sd", type=float, default=None,
-                    help="a version comparison over seeds: the sd of a run's mean between seeds (with --interaction-sd "
-                         "and --residual-sd): the users needed for each number of runs per system")
+    pl.add_argument(
+        "--seed-sd",
+        type=float,
+        default=None,
+        help="a version comparison over seeds: the sd of a run's mean between seeds (with --interaction-sd "
+        "and --residual-sd): the users needed for each number of runs per system",
+    )
     pl.add_argument("--interaction-sd", type=float, default=None, help="the system x user sd (with --seed-sd)")
     pl.add_argument("--residual-sd", type=float, default=None, help="a run's per-user residual sd (with --seed-sd)")
     pl.add_argument("--seeds", type=int, nargs="+", default=None, help="the numbers of runs per system to plan for")
-    pl.add_argument("--gate", action="store_true",
-                    help="the users the folder's whole gate needs (all its guards) to decide an equal candidate")
+    pl.add_argument(
+        "--gate",
+        action="store_true",
+        help="the users the folder's whole gate needs (all its guards) to decide an equal candidate",
+    )
     pl.add_argument("--sd", type=float, default=None, help="the per-user sd of the differences (instead of a folder)")
     pl.add_argument("--power", type=float, default=DEFAULT_POWER)
     pl.add_argument("--alpha", type=float, default=0.05)
@@ -940,22 +1104,35 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--groups", action="store_true", help="exposure per group, not per document (expeval -G)")
     ex.add_argument("--complete", action="store_true", help="every judged document in the target (expeval -C)")
     ex.add_argument("--normalized", action="store_true", help="expeval's normalisation (default: raw, expeval -U)")
-    ex.add_argument("--compat", default="harness", choices=("harness", "expeval"),
-                    help="expeval: its values for a query missing from the run, and inf for an all-zero exposure")
+    ex.add_argument(
+        "--compat",
+        default="harness",
+        choices=("harness", "expeval"),
+        help="expeval: its values for a query missing from the run, and inf for an all-zero exposure",
+    )
     ex.add_argument("-q", "--per-query", action="store_true", help="every query's values too")
     _machine_output(ex, ("text", "json"))
     ex.set_defaults(handler=_cmd_exposure)
 
-    xp = sub.add_parser("explain", help="why a number differs from another tool's: each peer's value, and what each of "
-                                        "its conventions changes; --match finds the settings that give a value")  # fmt: skip
+    xp = sub.add_parser(
+        "explain",
+        help="why a number differs from another tool's: each peer's value, and what each of "
+        "its conventions changes; --match finds the settings that give a value",
+    )
     xp.add_argument("qrels", help="qrels file (TREC, or CSV/TSV/Parquet/JSONL with --qrels-columns)")
     xp.add_argument("runs", nargs=1, metavar="run", help="the run file")
     xp.add_argument("-m", action="append", default=[], metavar="MEASURE", help="measure(s): nDCG@10, AP@10, ...; repeatable")
     _depth_and_level_flags(xp)
-    xp.add_argument("--match", type=float, default=None, metavar="VALUE",
-                    help="search the conventions for the combinations that give VALUE (a number from another tool)")
-    xp.add_argument("--tol", type=float, default=5e-5,
-                    help="how close a match must be (default 5e-5: a value printed to 4 decimals)")
+    xp.add_argument(
+        "--match",
+        type=float,
+        default=None,
+        metavar="VALUE",
+        help="search the conventions for the combinations that give VALUE (a number from another tool)",
+    )
+    xp.add_argument(
+        "--tol", type=float, default=5e-5, help="how close a match must be (default 5e-5: a value printed to 4 decimals)"
+    )
     xp.add_argument("--limit", type=int, default=20, help="matches printed (default 20; --format json lists all)")
     _machine_output(xp, ("table", "json"))
     _input_arguments(xp)

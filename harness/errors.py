@@ -55,8 +55,16 @@ class InputFormatError(HarnessError):
     ``row`` (0-based) or ``header``: where in a table the mistake is, for the table's reader, which knows the file's
     format, to name the line (the checks that find it know rows and columns, not lines)."""
 
-    def __init__(self, message: str, *, path: str | Path | None = None, line: int | None = None,
-                 hint: str | None = None, row: int | None = None, header: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+        row: int | None = None,
+        header: bool = False,
+    ) -> None:
         super().__init__(message, path=path, line=line, hint=hint)
         self.row = row
         self.header = header

@@ -25,9 +25,19 @@ def mlflow_server(folder: Path, port: int | None = None) -> Iterator[str]:
     port = port or free_port()
     mlflow = Path(sys.executable).parent / "mlflow"
     command = [
-        str(mlflow), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-        "--backend-store-uri", f"sqlite:///{folder / 'server.db'}", "--artifacts-destination", str(folder / "server-artifacts"),
-    ]  # fmt: skip
+        str(mlflow),
+        "server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--backend-store-uri",
+        f"sqlite:///{folder / 'server.db'}",
+        "--artifacts-destination",
+        str(folder / "server-artifacts"),
+    ]
     log = open(folder / "server.log", "wb")  # noqa: SIM115 - closed in finally
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"

@@ -29,11 +29,15 @@ def test_frames_and_dicts_give_the_same_values_as_records() -> None:
     qrels_dict, run_dict = adversarial(3)
     judged, scored = _frames(3)
     reference = evaluate(*to_harness(qrels_dict, run_dict), MEASURES).values
-    from_frames = evaluate(Qrels.from_frame(judged, query="user", doc="item", relevance="rating"),
-                           Run.from_frame(scored, query="user", doc="item", score="pred"), MEASURES).values  # fmt: skip
+    from_frames = evaluate(
+        Qrels.from_frame(judged, query="user", doc="item", relevance="rating"),
+        Run.from_frame(scored, query="user", doc="item", score="pred"),
+        MEASURES,
+    ).values
     from_dicts = evaluate(qrels_dict, run_dict, MEASURES).values
-    default_columns = evaluate(judged.set_axis(["query", "doc", "relevance"], axis=1),
-                               scored.set_axis(["query", "doc", "score"], axis=1), MEASURES).values  # fmt: skip
+    default_columns = evaluate(
+        judged.set_axis(["query", "doc", "relevance"], axis=1), scored.set_axis(["query", "doc", "score"], axis=1), MEASURES
+    ).values
     for got in (from_frames, from_dicts, default_columns):
         np.testing.assert_array_equal(got, reference)
 
@@ -156,8 +160,10 @@ def test_pandas_string_columns_give_the_same_values_as_object_columns() -> None:
         evaluator = Evaluator(qrels, ["ARP@2", "Coverage(catalog=recbole)@2"], train=train, items=catalog)
         aligned = evaluator.align(run)
         lists = evaluator.item_lists(aligned)
-        return (evaluator.evaluate_aligned("r", aligned, lists).values.tolist(),
-                {str(k): v.tolist() for k, v in evaluator.system_values(lists).items()})  # fmt: skip
+        return (
+            evaluator.evaluate_aligned("r", aligned, lists).values.tolist(),
+            {str(k): v.tolist() for k, v in evaluator.system_values(lists).items()},
+        )
 
     assert frames("str") == frames("object")
     # u1: (2 + 1) / 2 training rows; u2: i9 is cold (0). Coverage: 3 items of 3 catalogue + 1 cold + [PAD]
@@ -199,8 +205,14 @@ def test_the_package_lists_its_public_names_and_frames_take_harness_s_own_column
     assert {"evaluate", "compare", "decide", "Qrels", "Run", "aggregate"} <= set(dir(harness))
     assert "import_module" not in dir(harness) and "TYPE_CHECKING" not in dir(harness)
     judged, scored = _frames(1)
-    plain = evaluate(judged.rename(columns={"user": "query", "item": "doc", "rating": "relevance"}),
-                     scored.rename(columns={"user": "query", "item": "doc", "pred": "score"}), MEASURES)
-    ids = evaluate(judged.rename(columns={"user": "query_id", "item": "doc_id", "rating": "relevance"}),
-                   scored.rename(columns={"user": "query_id", "item": "doc_id", "pred": "score"}), MEASURES)
+    plain = evaluate(
+        judged.rename(columns={"user": "query", "item": "doc", "rating": "relevance"}),
+        scored.rename(columns={"user": "query", "item": "doc", "pred": "score"}),
+        MEASURES,
+    )
+    ids = evaluate(
+        judged.rename(columns={"user": "query_id", "item": "doc_id", "rating": "relevance"}),
+        scored.rename(columns={"user": "query_id", "item": "doc_id", "pred": "score"}),
+        MEASURES,
+    )
     assert np.array_equal(plain.values, ids.values) and plain.query_ids.tolist() == ids.query_ids.tolist()

@@ -15,18 +15,37 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_benchmark_runs_end_to_end_and_agrees_with_pytrec_eval(tmp_path: Path) -> None:
-    command = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--scenario", "tiny", "--rounds", "1",
-               "--only", "harness", "pytrec_eval", "--data", str(tmp_path)]  # fmt: skip
+    command = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "run.py"),
+        "--scenario",
+        "tiny",
+        "--rounds",
+        "1",
+        "--only",
+        "harness",
+        "pytrec_eval",
+        "--data",
+        str(tmp_path),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "tiny (shuffled within queries): 15,000 run lines" in done.stdout
     assert "pytrec_eval" in done.stdout.strip().splitlines()[-1]
     # the two tools, fed the same files, print the same means
     qrels, run = tmp_path / "tiny" / "qrels.trec", tmp_path / "tiny" / "run.trec"
-    ours = subprocess.run([sys.executable, "-m", "harness", "eval", "-m", "map", "-m", "P.10", str(qrels), str(run)],
-                          capture_output=True, text=True, check=True).stdout  # fmt: skip
-    peer = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "peers" / "pytrec_eval_eval.py"), str(qrels), str(run)],
-                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+    ours = subprocess.run(
+        [sys.executable, "-m", "harness", "eval", "-m", "map", "-m", "P.10", str(qrels), str(run)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    peer = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "peers" / "pytrec_eval_eval.py"), str(qrels), str(run)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     ours_values = {line.split()[0]: float(line.split()[2]) for line in ours.splitlines()}
     peer_values = {line.split()[0]: float(line.split()[1]) for line in peer.splitlines()}
     assert abs(ours_values["map"] - peer_values["map"]) < 5e-5
@@ -38,8 +57,16 @@ def test_statistics_benchmark_times_the_tests_scipy_computes(tmp_path: Path) -> 
     from scipy import stats
 
     saved = tmp_path / "tests.npz"
-    command = [sys.executable, str(ROOT / "benchmarks" / "stats_bench.py"), "--queries", "200", "--permutations", "200",
-               "--save", str(saved)]  # fmt: skip
+    command = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "stats_bench.py"),
+        "--queries",
+        "200",
+        "--permutations",
+        "200",
+        "--save",
+        str(saved),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     timed = np.load(saved)
@@ -57,8 +84,20 @@ def test_pipeline_benchmark_computes_pytrec_evals_values(tmp_path: Path, engine:
     import pytrec_eval
 
     output = tmp_path / "out"
-    command = [sys.executable, str(ROOT / "benchmarks" / "pipeline_bench.py"), "--scenario", "tiny", "--data", str(tmp_path),
-               "--permutations", "200", "--engine", engine, "--output", str(output)]  # fmt: skip
+    command = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "pipeline_bench.py"),
+        "--scenario",
+        "tiny",
+        "--data",
+        str(tmp_path),
+        "--permutations",
+        "200",
+        "--engine",
+        engine,
+        "--output",
+        str(output),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert "  total" in done.stdout
@@ -79,8 +118,16 @@ def test_pipeline_benchmark_computes_pytrec_evals_values(tmp_path: Path, engine:
 
 def test_beyond_accuracy_benchmark_reads_what_it_generated(tmp_path: Path) -> None:
     """Every family is timed, over the rows the generated files hold (counted here from the files themselves)."""
-    command = [sys.executable, str(ROOT / "benchmarks" / "beyond_bench.py"), "--scenario", "tiny", "--data", str(tmp_path),
-               "--rounds", "2"]  # fmt: skip
+    command = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "beyond_bench.py"),
+        "--scenario",
+        "tiny",
+        "--data",
+        str(tmp_path),
+        "--rounds",
+        "2",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("  round ") == 2 and "paired rounds: median" in done.stdout, done.stdout
@@ -115,16 +162,23 @@ def test_record_benchmark_reads_the_stages_from_the_progress_lines() -> None:
         from record_bench import stages
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
-    stderr = ("[   0.0s] evaluating: 0/6\n[   3.1s] writing results\n[   3.5s] logging to MLflow\n"
-              "[   4.6s] logging to MLflow (runs): 0/7\n[   5.2s] rendering the report\n")  # fmt: skip
+    stderr = (
+        "[   0.0s] evaluating: 0/6\n[   3.1s] writing results\n[   3.5s] logging to MLflow\n"
+        "[   4.6s] logging to MLflow (runs): 0/7\n[   5.2s] rendering the report\n"
+    )
     parts = stages(stderr, 7.0)
     assert parts == pytest.approx({"compute": 3.1, "write": 0.4, "record": 1.7, "report": 1.8})
 
 
 @pytest.mark.slow
 def test_record_benchmark_runs_the_demo(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "record_bench.py"), "--only", "demo"],
-                          capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "record_bench.py"), "--only", "demo"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines()[1:]]
     assert [row[0] for row in rows] == ["demo", "demo"] and all(row[-1] in ("met", "MISSED") for row in rows)

@@ -24,9 +24,12 @@ def _workspace(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     generate(tmp_path)
     (tmp_path / "configs").mkdir()
     shutil.copy(ROOT / "configs" / "demo.yaml", tmp_path / "configs" / "release.yaml")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}",
-           "GITHUB_STEP_SUMMARY": str(tmp_path / "step.md")}  # fmt: skip
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}",
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "step.md"),
+    }
     return tmp_path, env
 
 

@@ -99,8 +99,10 @@ def test_fairness_measures_import_no_pandas(tmp_path: Path, qrels: Path) -> None
     train.write_text("user,item\nq1,d1\nq3,d2\nq3,d7\n")
     items = tmp_path / "items.csv"
     items.write_text("item,provider\nd1,a\nd2,b\nd7,a\nd9,b\n")
-    measures = "PSP@10,PSnDCG@10,ExposureGini@10,REO(group=provider)@10,RSP(group=provider)@10,PopREO@10,PopRSP@10," \
-               "ItemMAD(group=provider)@10"  # fmt: skip
+    measures = (
+        "PSP@10,PSnDCG@10,ExposureGini@10,REO(group=provider)@10,RSP(group=provider)@10,PopREO@10,PopRSP@10,"
+        "ItemMAD(group=provider)@10"
+    )
     probe = (
         "import sys, contextlib, io\n"
         "from harness.cli import main\n"
@@ -157,8 +159,18 @@ def test_no_summary(files: dict[str, Path]) -> None:
 
 
 def test_ir_measures_spellings_print_as_written(files: dict[str, Path]) -> None:
-    code, out, _ = _eval("-m", "nDCG@10,P@1", "-m", "IPrec@0.5 AP", "-m", "nDCG(dcg='exp-log2')@10", "-m", "map",
-                         str(files["qrels"]), str(files["b.run"]))  # fmt: skip
+    code, out, _ = _eval(
+        "-m",
+        "nDCG@10,P@1",
+        "-m",
+        "IPrec@0.5 AP",
+        "-m",
+        "nDCG(dcg='exp-log2')@10",
+        "-m",
+        "map",
+        str(files["qrels"]),
+        str(files["b.run"]),
+    )
     assert code == 0
     names = [line.split("\t")[0].strip() for line in out.splitlines()]
     assert names == ["map", "nDCG@10", "P@1", "IPrec@0.5", "AP", "nDCG(dcg='exp-log2')@10"]  # trec_eval's first, then as given
@@ -176,8 +188,10 @@ def test_runs_are_labelled_by_file_or_name(files: dict[str, Path]) -> None:
     code, out, _ = _eval("-m", "P.1", "--format", "csv", str(files["qrels"]), *both)
     assert code == 0 and {line.split(",")[0] for line in out.splitlines()[1:]} == {"a.run", "b.run"}
     code, out, _ = _eval("-m", "P.1", str(files["qrels"]), f"bm25={both[0]}", f"dense={both[1]}")
-    assert [line for line in out.splitlines() if line.startswith("runid")] == ["runid                 \tall\tbm25",
-                                                                              "runid                 \tall\tdense"]  # fmt: skip
+    assert [line for line in out.splitlines() if line.startswith("runid")] == [
+        "runid                 \tall\tbm25",
+        "runid                 \tall\tdense",
+    ]
     code, _, err = _eval("-m", "P.1", str(files["qrels"]), f"x={both[0]}", f"x={both[1]}")
     assert code == 2 and "two runs have the same label" in err
 
@@ -254,8 +268,9 @@ def test_progress_in_a_log_and_on_a_terminal(tmp_path: Path) -> None:
     assert all(line.startswith("[") and "s] " in line for line in lines)
     quiet = io.StringIO()  # no progress; the one note is what the run found: the gate was decided once before
     assert main(["run", str(config), "--quiet"], io.StringIO(), quiet) == 0
-    assert quiet.getvalue().startswith("harness: note: this gate was decided 1 time(s) before") and \
-        quiet.getvalue().count("\n") == 1  # fmt: skip
+    assert (
+        quiet.getvalue().startswith("harness: note: this gate was decided 1 time(s) before") and quiet.getvalue().count("\n") == 1
+    )
     terminal = io.StringIO()
     with Progress(terminal, bars=True).task("comparing", total=3) as advance:  # a tqdm bar, as on a terminal
         for _ in range(3):
@@ -263,8 +278,9 @@ def test_progress_in_a_log_and_on_a_terminal(tmp_path: Path) -> None:
     assert "comparing:   0%|" in terminal.getvalue() and "0/3" in terminal.getvalue()  # drawn and redrawn in place
 
 
-@pytest.mark.parametrize("command", ["eval", "compare", "run", "validate", "track", "report", "plan", "exposure",
-                                     "explain", "measures"])  # fmt: skip
+@pytest.mark.parametrize(
+    "command", ["eval", "compare", "run", "validate", "track", "report", "plan", "exposure", "explain", "measures"]
+)
 def test_every_command_takes_quiet_and_the_json_ones_format_json(command: str) -> None:
     """One set of habits: --quiet everywhere; --format json wherever a command prints machine output, --json its
     alias; the exit codes in the help of the commands a CI job runs."""
@@ -282,8 +298,16 @@ def test_every_command_takes_quiet_and_the_json_ones_format_json(command: str) -
 
 
 def _positionals(command: str) -> list[str]:
-    return {"eval": ["q", "r"], "compare": ["q", "a", "b"], "run": ["c.yaml"], "validate": ["c.yaml"], "track": ["f"],
-            "plan": ["--margin", "0.01"], "exposure": ["q", "r"], "explain": ["q", "r"]}[command]  # fmt: skip
+    return {
+        "eval": ["q", "r"],
+        "compare": ["q", "a", "b"],
+        "run": ["c.yaml"],
+        "validate": ["c.yaml"],
+        "track": ["f"],
+        "plan": ["--margin", "0.01"],
+        "exposure": ["q", "r"],
+        "explain": ["q", "r"],
+    }[command]
 
 
 @pytest.mark.parametrize("flag", ["-o", "-Z", "-R", "-T", "-D"])
@@ -301,9 +325,21 @@ def test_every_column_option_takes_either_spelling_of_a_role(tmp_path: Path) -> 
     printed = []
     for query, doc in (("query", "doc"), ("user", "item")):
         out = io.StringIO()
-        argv = ["eval", "-m", "RR,Coverage@2", "--qrels-columns", f"{query}=uid,{doc}=iid,relevance=r",
-                "--run-columns", f"{query}=uid,{doc}=iid,score=s", "--train-columns", f"{query}=uid,{doc}=iid",
-                "--train", str(tmp_path / "train.csv"), str(tmp_path / "test.csv"), str(tmp_path / "run.csv")]  # fmt: skip
+        argv = [
+            "eval",
+            "-m",
+            "RR,Coverage@2",
+            "--qrels-columns",
+            f"{query}=uid,{doc}=iid,relevance=r",
+            "--run-columns",
+            f"{query}=uid,{doc}=iid,score=s",
+            "--train-columns",
+            f"{query}=uid,{doc}=iid",
+            "--train",
+            str(tmp_path / "train.csv"),
+            str(tmp_path / "test.csv"),
+            str(tmp_path / "run.csv"),
+        ]
         assert main(argv, out, io.StringIO()) == 0
         printed.append(out.getvalue())
     assert printed[0] == printed[1] and "RR" in printed[0] and "Coverage@2" in printed[0]

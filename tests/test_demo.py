@@ -22,8 +22,10 @@ def test_demo_report_leads_with_the_regressions_accuracy_and_beyond(tmp_path: Pa
     assert code == 6 and outcome["gate"] == "INCONCLUSIVE", err.getvalue()  # 150 TREC queries cannot tell RR@10
     summary = (Path(outcome["results_dir"]) / "summary.md").read_text()
     # three seeds of each system: the gate decides the versions, and says so
-    assert ("The claim: the version (the training procedure) of candidate-v2 against that of production, over their "
-            "runs (3 and 3 seeds), with users and seeds both random" in summary)  # fmt: skip
+    assert (
+        "The claim: the version (the training procedure) of candidate-v2 against that of production, over their "
+        "runs (3 and 3 seeds), with users and seeds both random" in summary
+    )
     # the release first: candidate-v2 against production, its significant losses, then its gains
     release = summary[summary.index("**Significant losses: candidate-v2 against production**") :].splitlines()
     first_row = release[4]
@@ -37,8 +39,10 @@ def test_demo_report_leads_with_the_regressions_accuracy_and_beyond(tmp_path: Pa
     # candidate-v2 is more accurate but narrower (issue 11's trade-off): its beyond-accuracy losses lead ...
     assert changes[0].startswith("- candidate-v2 is significantly worse than production on ratings in 7 measure(s): Novelty@10")
     assert "nDCG" not in changes[0] and "ARP@10 +" in changes[0]  # more popular items, none of them accuracy
-    assert any(c.startswith("- candidate-v2 is significantly better than production on ratings in 18 measure(s): nDCG@5")
-               for c in changes)  # fmt: skip
+    assert any(
+        c.startswith("- candidate-v2 is significantly better than production on ratings in 18 measure(s): nDCG@5")
+        for c in changes
+    )
     # ... and candidate-v3's accuracy regression for new users is still named
     v3_new = next(c for c in changes if c.startswith("- candidate-v3 is significantly worse than production on ratings / new"))
     assert "nDCG@5 -" in v3_new
@@ -98,8 +102,10 @@ def _one_value_for_one_quantity(folder: Path) -> None:
     own = pd.read_csv(folder / "summary.csv")
     own = own[own["seed"] == "all"].set_index(["dataset", "segment", "system", "measure"])["value"]  # each version
     pairs = pd.read_csv(folder / "comparisons.csv")
-    sides = [pairs.rename(columns={system: "system", mean: "value"})[["dataset", "segment", "system", "measure", "value"]]
-             for system, mean in (("system_a", "mean_a"), ("system_b", "mean_b"))]  # fmt: skip
+    sides = [
+        pairs.rename(columns={system: "system", mean: "value"})[["dataset", "segment", "system", "measure", "value"]]
+        for system, mean in (("system_a", "mean_a"), ("system_b", "mean_b"))
+    ]
     both = pd.concat(sides).join(own.rename("own"), on=["dataset", "segment", "system", "measure"], how="inner")
     assert len(both) == 2 * len(pairs) and both["own"].notna().any()
     same = ((both["value"] - both["own"]).abs() <= 1e-12 * both["own"].abs()) | (both["value"].isna() & both["own"].isna())

@@ -16,8 +16,13 @@ from tests.repo import ROOT
 @pytest.mark.slow
 def test_the_api_reference_shows_examples_as_highlighted_code(tmp_path: Path) -> None:
     mkdocs = Path(sys.executable).parent / "mkdocs"
-    subprocess.run([str(mkdocs), "build", "--strict", "--quiet", "--site-dir", str(tmp_path)], cwd=ROOT, check=True,
-                   timeout=600, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})  # fmt: skip
+    subprocess.run(
+        [str(mkdocs), "build", "--strict", "--quiet", "--site-dir", str(tmp_path)],
+        cwd=ROOT,
+        check=True,
+        timeout=600,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     page = (tmp_path / "api" / "index.html").read_text()
     assert "<blockquote>" not in page  # a >>> line read as Markdown is three nested quotes
     # every example a highlighted console session: its prompts marked as such (Pygments' "gp"), its code as Python

@@ -162,10 +162,12 @@ def compare(
             for _ in pairs:
                 advance()
             for a, b in pairs:
-                if (dataset, a) in seeded and (dataset, b) in seeded and (len(seeded[(dataset, a)]) > 1
-                                                                          or len(seeded[(dataset, b)]) > 1):
-                    rows.extend(_version_system_rows(dataset, segment, seeded[(dataset, a)], seeded[(dataset, b)],
-                                                     settings))  # fmt: skip
+                if (
+                    (dataset, a) in seeded
+                    and (dataset, b) in seeded
+                    and (len(seeded[(dataset, a)]) > 1 or len(seeded[(dataset, b)]) > 1)
+                ):
+                    rows.extend(_version_system_rows(dataset, segment, seeded[(dataset, a)], seeded[(dataset, b)], settings))
                 elif _system_measures(by_system[a], by_system[b]):
                     queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
                     rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
@@ -195,8 +197,9 @@ def _user_keys(settings: CompareSettings, dataset: str, segment: str, queries: n
     return keyed.query_keys(settings.seed, (dataset, segment, "users", draw), queries)
 
 
-def _resampled(result: RunResult, measures: tuple[Measure, ...], queries: np.ndarray, keys: np.ndarray,
-               replicates: int) -> tuple[dict[Measure, float], dict[Measure, np.ndarray]]:  # fmt: skip
+def _resampled(
+    result: RunResult, measures: tuple[Measure, ...], queries: np.ndarray, keys: np.ndarray, replicates: int
+) -> tuple[dict[Measure, float], dict[Measure, np.ndarray]]:
     """A run's system measures on ``queries``: the value, and its value in each bootstrap resample of them."""
     lists = result.lists
     assert lists is not None
@@ -260,14 +263,25 @@ def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[st
         full, samples = _resampled(result, result.system_measures, queries, keys, settings.system_resamples)
         for m in result.system_measures:
             low, high = _within(_centred_interval(full[m], samples[m]), REGISTRY.definition(m).bounds_of(m))
-            out.append({"dataset": result.dataset, "system": result.system, "segment": segment, "measure": str(m),
-                        "value": full[m], "mean": full[m], "ci_low": low, "ci_high": high,
-                        "n_queries": len(queries)})  # fmt: skip
+            out.append(
+                {
+                    "dataset": result.dataset,
+                    "system": result.system,
+                    "segment": segment,
+                    "measure": str(m),
+                    "value": full[m],
+                    "mean": full[m],
+                    "ci_low": low,
+                    "ci_high": high,
+                    "n_queries": len(queries),
+                }
+            )
     return out
 
 
-def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queries: np.ndarray,
-                 settings: CompareSettings) -> list[dict[str, Any]]:  # fmt: skip
+def _system_rows(
+    dataset: str, segment: str, ra: RunResult, rb: RunResult, queries: np.ndarray, settings: CompareSettings
+) -> list[dict[str, Any]]:
     """One row per system measure of a pair, from the two runs' lists over ``queries`` stacked together.
 
     * p-value: the paired randomization test over users. Each of ``system_resamples`` replicates
@@ -318,8 +332,11 @@ def _system_rows(dataset: str, segment: str, ra: RunResult, rb: RunResult, queri
         # |d*| >= |d| up to rounding: a replicate equal to the observed difference counts
         p_swap = float((1 + np.sum(np.abs(null) >= abs(delta) * (1 - 1e-12) - 1e-15)) / (null.size + 1)) if n else nan
         interval, p_boot = _bootstrapped(delta, np.concatenate(booted[m]))
-        out.append(_system_row(dataset, segment, m, ra.system, rb.system, value_a[m], delta, n, replicates, settings,
-                               interval, (p_swap, p_boot)))  # fmt: skip
+        out.append(
+            _system_row(
+                dataset, segment, m, ra.system, rb.system, value_a[m], delta, n, replicates, settings, interval, (p_swap, p_boot)
+            )
+        )
     return out
 
 
@@ -339,9 +356,20 @@ def _target(definition: Any, measure: Measure) -> float:
     return float("nan") if target is None else float(target)
 
 
-def _system_row(dataset: str, segment: str, m: Measure, system_a: str, system_b: str, value_a: float, delta: float,
-                n: int, replicates: int, settings: CompareSettings, interval: tuple[float, float] = (math.nan, math.nan),
-                p: tuple[float, float] = (math.nan, math.nan)) -> dict[str, Any]:  # fmt: skip
+def _system_row(
+    dataset: str,
+    segment: str,
+    m: Measure,
+    system_a: str,
+    system_b: str,
+    value_a: float,
+    delta: float,
+    n: int,
+    replicates: int,
+    settings: CompareSettings,
+    interval: tuple[float, float] = (math.nan, math.nan),
+    p: tuple[float, float] = (math.nan, math.nan),
+) -> dict[str, Any]:
     """A system measure's comparison row: the bootstrap ``interval`` of the difference and the ``p`` of the
     randomization and bootstrap tests. Where either value is undefined (``delta`` not finite) the difference, its
     interval and every p are NaN: never significant, never counted in its family's correction, read as undefined."""
@@ -351,15 +379,40 @@ def _system_row(dataset: str, segment: str, m: Measure, system_a: str, system_b:
     low, high = interval
     definition = REGISTRY.definition(m)
     row: dict[str, Any] = {
-        "dataset": dataset, "segment": segment, "measure": str(m), "system_a": system_a, "system_b": system_b,
-        "aggregate": "system", "mean_a": value_a, "mean_b": value_a + delta, "delta": delta,
-        "ci_low": low, "ci_high": high, "ci_low_t": nan, "ci_high_t": nan, "ci_low_bootstrap": low, "ci_high_bootstrap": high,
-        "effect_size": nan, "higher_is_better": definition.higher(m), "target": _target(definition, m),
-        "wins": 0, "ties": 0, "losses": 0,
-        "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": 0, "p_tukey_hsd": nan, "n_queries_tukey": 0,
-        "p_floor": 1.0 / (replicates + 1), "p_randomization": p[0], "p_bootstrap": p[1],
-        "mde": nan, "n_needed": nan, "effect_size_low": nan, "effect_size_high": nan,
-    }  # fmt: skip
+        "dataset": dataset,
+        "segment": segment,
+        "measure": str(m),
+        "system_a": system_a,
+        "system_b": system_b,
+        "aggregate": "system",
+        "mean_a": value_a,
+        "mean_b": value_a + delta,
+        "delta": delta,
+        "ci_low": low,
+        "ci_high": high,
+        "ci_low_t": nan,
+        "ci_high_t": nan,
+        "ci_low_bootstrap": low,
+        "ci_high_bootstrap": high,
+        "effect_size": nan,
+        "higher_is_better": definition.higher(m),
+        "target": _target(definition, m),
+        "wins": 0,
+        "ties": 0,
+        "losses": 0,
+        "n_queries": n,
+        "few_queries": n < FEW_QUERIES,
+        "n_dropped_nan": 0,
+        "p_tukey_hsd": nan,
+        "n_queries_tukey": 0,
+        "p_floor": 1.0 / (replicates + 1),
+        "p_randomization": p[0],
+        "p_bootstrap": p[1],
+        "mde": nan,
+        "n_needed": nan,
+        "effect_size_low": nan,
+        "effect_size_high": nan,
+    }
     for test in settings.tests:
         row.setdefault(f"p_{test}", nan)
     return row
@@ -372,8 +425,9 @@ def _joined(ra: RunResult, rb: RunResult, queries: np.ndarray) -> RankedLists:
     return stack([(ra.lists, _rows(ra, queries)), (rb.lists, _rows(rb, queries))])
 
 
-def _both_sides(joined: RankedLists, measures: Sequence[Measure], weights_a: np.ndarray,
-                weights_b: np.ndarray) -> tuple[dict[Measure, np.ndarray], dict[Measure, np.ndarray]]:  # fmt: skip
+def _both_sides(
+    joined: RankedLists, measures: Sequence[Measure], weights_a: np.ndarray, weights_b: np.ndarray
+) -> tuple[dict[Measure, np.ndarray], dict[Measure, np.ndarray]]:
     """(f(a), f(b)) per row of weights over :func:`_joined` lists, where run a is weighted by [weights_a over a's users,
     weights_b over b's] and run b the other way round (one array each: shared counts)."""
     as_a, as_b = np.hstack([weights_a, weights_b]), np.hstack([weights_b, weights_a])
@@ -382,8 +436,9 @@ def _both_sides(joined: RankedLists, measures: Sequence[Measure], weights_a: np.
     return values_a, values_b
 
 
-def system_replicates(ra: RunResult, rb: RunResult, measure: Measure, segment: str,
-                      settings: CompareSettings) -> tuple[float, float, np.ndarray, np.ndarray, int]:  # fmt: skip
+def system_replicates(
+    ra: RunResult, rb: RunResult, measure: Measure, segment: str, settings: CompareSettings
+) -> tuple[float, float, np.ndarray, np.ndarray, int]:
     """A system measure of two runs over the users of ``segment`` both have: (value of a, value of b, each one's
     value in every bootstrap resample of those users, how many users), from the keyed draws the comparison's CI uses.
 
@@ -408,8 +463,13 @@ def system_replicates(ra: RunResult, rb: RunResult, measure: Measure, segment: s
     return float(value_a[0]), float(value_b[0]), np.concatenate(reps_a), np.concatenate(reps_b), n
 
 
-def version_replicates(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], measures: tuple[Measure, ...],
-                       segment: str, settings: CompareSettings) -> dict[Measure, VersionReplicates]:  # fmt: skip
+def version_replicates(
+    runs_a: Sequence[RunResult],
+    runs_b: Sequence[RunResult],
+    measures: tuple[Measure, ...],
+    segment: str,
+    settings: CompareSettings,
+) -> dict[Measure, VersionReplicates]:
     """System measures of two versions (each the mean over its runs), with ``system_resamples`` replicates resampled
     over users and seeds both: the pigeonhole bootstrap (Owen 2007). Every run gets the keyed user resample of
     :func:`system_summary` (a user's draws are keyed by the user: the same for every run), and each replicate draws
@@ -429,12 +489,18 @@ def version_replicates(runs_a: Sequence[RunResult], runs_b: Sequence[RunResult],
                 values[m].append(full[m])
                 replicates[m].append(samples[m])
             n = len(queries)
-        seed_keys = keyed.query_keys(settings.seed, (runs[0].dataset, segment, runs[0].system, "seeds"),
-                                     np.array([str(k) for k in range(len(runs))], dtype=object))  # fmt: skip
+        seed_keys = keyed.query_keys(
+            settings.seed,
+            (runs[0].dataset, segment, runs[0].system, "seeds"),
+            np.array([str(k) for k in range(len(runs))], dtype=object),
+        )
         drawn = keyed.uniform_matrix(seed_keys, len(runs), 0, settings.system_resamples).astype(np.intp)  # reps x runs
-        sides.append({m: (float(np.mean(values[m])),
-                          np.take_along_axis(np.stack(replicates[m], axis=1), drawn, axis=1).mean(axis=1))
-                      for m in measures})  # fmt: skip
+        sides.append(
+            {
+                m: (float(np.mean(values[m])), np.take_along_axis(np.stack(replicates[m], axis=1), drawn, axis=1).mean(axis=1))
+                for m in measures
+            }
+        )
     a, b = sides
     return {m: VersionReplicates(a[m][0], b[m][0], a[m][1], b[m][1], n) for m in measures}
 
@@ -450,29 +516,46 @@ class VersionReplicates(NamedTuple):
     n: int
 
 
-def _version_system_rows(dataset: str, segment: str, runs_a: Sequence[RunResult], runs_b: Sequence[RunResult],
-                         settings: CompareSettings) -> list[dict[str, Any]]:  # fmt: skip
+def _version_system_rows(
+    dataset: str, segment: str, runs_a: Sequence[RunResult], runs_b: Sequence[RunResult], settings: CompareSettings
+) -> list[dict[str, Any]]:
     """The system measures of two versions (:func:`version_replicates`): the difference of the runs' means, its
     centred bootstrap interval and bootstrap p over users and seeds (approximate); no randomization test (the runs of
     one system are not paired with the other's)."""
-    measures = [m for m in _system_measures(runs_a[0], runs_b[0])
-                if all(m in r.system_measures and r.lists is not None for r in (*runs_a, *runs_b))]  # fmt: skip
+    measures = [
+        m
+        for m in _system_measures(runs_a[0], runs_b[0])
+        if all(m in r.system_measures and r.lists is not None for r in (*runs_a, *runs_b))
+    ]
     out = []
-    for m, (value_a, value_b, reps_a, reps_b, n) in version_replicates(runs_a, runs_b, tuple(measures), segment,
-                                                                       settings).items():  # fmt: skip
+    for m, (value_a, value_b, reps_a, reps_b, n) in version_replicates(
+        runs_a, runs_b, tuple(measures), segment, settings
+    ).items():
         delta = value_b - value_a
         if not math.isfinite(delta):
-            row = _system_row(dataset, segment, m, runs_a[0].system, runs_b[0].system, value_a, delta, n,
-                              settings.system_resamples, settings)  # fmt: skip
+            row = _system_row(
+                dataset, segment, m, runs_a[0].system, runs_b[0].system, value_a, delta, n, settings.system_resamples, settings
+            )
         else:
             interval, p_boot = _bootstrapped(delta, reps_b - reps_a)
-            row = _system_row(dataset, segment, m, runs_a[0].system, runs_b[0].system, value_a, delta, n,
-                              settings.system_resamples, settings, interval, (math.nan, p_boot))  # fmt: skip
+            row = _system_row(
+                dataset,
+                segment,
+                m,
+                runs_a[0].system,
+                runs_b[0].system,
+                value_a,
+                delta,
+                n,
+                settings.system_resamples,
+                settings,
+                interval,
+                (math.nan, p_boot),
+            )
         for test in settings.tests:  # the user-paired tests do not describe versions (comparison.versions)
             if test not in ("randomization", "bootstrap"):
                 row.pop(f"p_{test}", None)
-        row["version_note"] = (f"{len(runs_a)} runs against {len(runs_b)}: the bootstrap over users and seeds "
-                               "(approximate)")  # fmt: skip
+        row["version_note"] = f"{len(runs_a)} runs against {len(runs_b)}: the bootstrap over users and seeds (approximate)"
         out.append(row)
     return out
 
@@ -520,8 +603,13 @@ class BlockArrays:
     nan: dict[tuple[int, int, int], tuple[str, int]]
 
 
-def block_arrays(union: np.ndarray, values: dict[str, np.ndarray], evaluated: dict[str, np.ndarray],
-                 pairs: list[tuple[str, str]], measures: tuple[Measure, ...]) -> BlockArrays:  # fmt: skip
+def block_arrays(
+    union: np.ndarray,
+    values: dict[str, np.ndarray],
+    evaluated: dict[str, np.ndarray],
+    pairs: list[tuple[str, str]],
+    measures: tuple[Measure, ...],
+) -> BlockArrays:
     """``values[s]`` (M, n): system s's values on ``union`` (sorted query ids), NaN where ``evaluated[s]`` is False."""
     strict = np.array([not REGISTRY.definition(m).undefined_skipped for m in measures], dtype=bool)
     specs, diffs, masks, side_a, side_b, dropped = [], [], [], [], [], []
@@ -541,13 +629,24 @@ def block_arrays(union: np.ndarray, values: dict[str, np.ndarray], evaluated: di
             side_b.append(values[b][j])
             dropped.append(int(both.sum() - defined.sum()))
     shape = (len(specs), union.size)
-    return BlockArrays(specs, np.array(diffs).reshape(shape), np.array(masks, dtype=bool).reshape(shape),
-                       np.array(side_a).reshape(shape), np.array(side_b).reshape(shape),
-                       np.array(dropped, dtype=np.int64), nan)  # fmt: skip
+    return BlockArrays(
+        specs,
+        np.array(diffs).reshape(shape),
+        np.array(masks, dtype=bool).reshape(shape),
+        np.array(side_a).reshape(shape),
+        np.array(side_b).reshape(shape),
+        np.array(dropped, dtype=np.int64),
+        nan,
+    )
 
 
-def raise_first_nan(dataset: str, segment: str, pairs: list[tuple[str, str]], measures: tuple[Measure, ...],
-                    nan: dict[tuple[int, int, int], tuple[str, int]]) -> None:  # fmt: skip
+def raise_first_nan(
+    dataset: str,
+    segment: str,
+    pairs: list[tuple[str, str]],
+    measures: tuple[Measure, ...],
+    nan: dict[tuple[int, int, int], tuple[str, int]],
+) -> None:
     """Under ``nan: error``: the first NaN (pair, then system a before b, then measure, then query id), if any."""
     if not nan:
         return
@@ -572,8 +671,9 @@ def tests_of(settings: CompareSettings) -> tuple[str, ...]:
 OnUnion = tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]
 
 
-def _on_union(by_system: dict[str, RunResult], shared: dict[str, set[str]], systems: list[str],
-              measures: tuple[Measure, ...]) -> OnUnion:  # fmt: skip
+def _on_union(
+    by_system: dict[str, RunResult], shared: dict[str, set[str]], systems: list[str], measures: tuple[Measure, ...]
+) -> OnUnion:
     """(the sorted union of the systems' queries, each system's (M, n) values on it (NaN where it has none), and
     where it has them)."""
     import pyarrow as pa
@@ -594,8 +694,14 @@ def _on_union(by_system: dict[str, RunResult], shared: dict[str, set[str]], syst
     return union, values, evaluated
 
 
-def _paired_block(dataset: str, segment: str, pairs: list[tuple[str, str]], measures: tuple[Measure, ...], here: OnUnion,
-                  settings: CompareSettings) -> PairedBlock:  # fmt: skip
+def _paired_block(
+    dataset: str,
+    segment: str,
+    pairs: list[tuple[str, str]],
+    measures: tuple[Measure, ...],
+    here: OnUnion,
+    settings: CompareSettings,
+) -> PairedBlock:
     """Every pair x measure of a segment as rows over the union of the systems' queries (``here``: :func:`_on_union`),
     each row masked to its own.
 
@@ -610,10 +716,11 @@ def _paired_block(dataset: str, segment: str, pairs: list[tuple[str, str]], meas
     if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped
         raise_first_nan(dataset, segment, pairs, measures, arrays.nan)
     keys = keyed.query_keys(settings.seed, (dataset, segment), union)
-    tested = paired.run_tests(arrays.diffs, keys, tests_of(settings), settings.permutations, settings.resamples,
-                              mask=arrays.mask)  # fmt: skip
-    means = [np.array([aggregate_values(m, side[i][arrays.mask[i]]) for i, (_, m) in enumerate(arrays.specs)])
-             for side in (arrays.side_a, arrays.side_b)]  # fmt: skip
+    tested = paired.run_tests(arrays.diffs, keys, tests_of(settings), settings.permutations, settings.resamples, mask=arrays.mask)
+    means = [
+        np.array([aggregate_values(m, side[i][arrays.mask[i]]) for i, (_, m) in enumerate(arrays.specs)])
+        for side in (arrays.side_a, arrays.side_b)
+    ]
     return PairedBlock(arrays.specs, tested, means[0], means[1], arrays.dropped)
 
 
@@ -621,8 +728,7 @@ def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: Compar
     """The comparison rows of a tested block (however it was computed: here, or from a cluster's partial sums)."""
     specs, tested, mean_a, mean_b, dropped = block.specs, block.tested, block.mean_a, block.mean_b, block.dropped
     t, boot = tested.t, tested.bootstrap
-    p: dict[str, np.ndarray] = {"t": t.p, "bootstrap": boot.p, "wilcoxon": tested.wilcoxon,
-                                "randomization": tested.randomization}  # fmt: skip
+    p: dict[str, np.ndarray] = {"t": t.p, "bootstrap": boot.p, "wilcoxon": tested.wilcoxon, "randomization": tested.randomization}
     nonzero = tested.nonzero
     floors = {
         "t": np.zeros(len(specs)),
@@ -639,27 +745,42 @@ def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: Compar
         n = int(tested.n[i])
         to_scale = _interval_mapping(definition.aggregate, n, float(mean_a[i]))
         row: dict[str, Any] = {
-            "dataset": dataset, "segment": segment, "measure": str(measure), "system_a": a, "system_b": b,
+            "dataset": dataset,
+            "segment": segment,
+            "measure": str(measure),
+            "system_a": a,
+            "system_b": b,
             "aggregate": definition.aggregate,
-            "mean_a": float(mean_a[i]) if n else float("nan"), "mean_b": float(mean_b[i]) if n else float("nan"),
+            "mean_a": float(mean_a[i]) if n else float("nan"),
+            "mean_b": float(mean_b[i]) if n else float("nan"),
             "delta": float(mean_b[i] - mean_a[i]) if n else float("nan"),
-            "ci_low": to_scale(float(t.ci_low[i])), "ci_high": to_scale(float(t.ci_high[i])),
-            "ci_low_t": to_scale(float(t.ci_low[i])), "ci_high_t": to_scale(float(t.ci_high[i])),
-            "ci_low_bootstrap": to_scale(float(boot.ci_low[i])), "ci_high_bootstrap": to_scale(float(boot.ci_high[i])),
-            "effect_size": float(tested.effect_size[i]), "higher_is_better": higher,
+            "ci_low": to_scale(float(t.ci_low[i])),
+            "ci_high": to_scale(float(t.ci_high[i])),
+            "ci_low_t": to_scale(float(t.ci_low[i])),
+            "ci_high_t": to_scale(float(t.ci_high[i])),
+            "ci_low_bootstrap": to_scale(float(boot.ci_low[i])),
+            "ci_high_bootstrap": to_scale(float(boot.ci_high[i])),
+            "effect_size": float(tested.effect_size[i]),
+            "higher_is_better": higher,
             "target": _target(definition, measure),
-            "wins": int(wins[i] if higher else losses[i]), "ties": int(ties[i]), "losses": int(losses[i] if higher else wins[i]),
-            "n_queries": n, "few_queries": n < FEW_QUERIES, "n_dropped_nan": int(dropped[i]),
-            "p_tukey_hsd": float("nan"), "n_queries_tukey": 0,
+            "wins": int(wins[i] if higher else losses[i]),
+            "ties": int(ties[i]),
+            "losses": int(losses[i] if higher else wins[i]),
+            "n_queries": n,
+            "few_queries": n < FEW_QUERIES,
+            "n_dropped_nan": int(dropped[i]),
+            "p_tukey_hsd": float("nan"),
+            "n_queries_tukey": 0,
             "p_floor": float(floors[settings.primary][i]),
-        }  # fmt: skip
+        }
         for test in settings.tests:
             row[f"p_{test}"] = float(p[test][i])
         row["mean_difference"], row["sd_difference"] = float(t.mean[i]), float(t.sd[i])  # typed fields, not columns
         row["mde"], row["n_needed"] = _planning(n, float(t.ci_low[i]), float(t.ci_high[i]), settings.alpha, to_scale)
         # d_z's exact 95% interval (normal differences), from the t statistic; identical systems: [0, 0] as their d_z
-        row["effect_size_low"], row["effect_size_high"] = (0.0, 0.0) if n and not int(nonzero[i]) else \
-            power.effect_size_interval(n, float(t.statistic[i]))  # fmt: skip
+        row["effect_size_low"], row["effect_size_high"] = (
+            (0.0, 0.0) if n and not int(nonzero[i]) else power.effect_size_interval(n, float(t.statistic[i]))
+        )
         out.append(row)
     return out
 
@@ -697,8 +818,13 @@ class GroupTested:
     n: np.ndarray
 
 
-def group_arrays(union: np.ndarray, values: dict[str, np.ndarray], evaluated: dict[str, np.ndarray],
-                 systems: list[str], measures: tuple[Measure, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def group_arrays(
+    union: np.ndarray,
+    values: dict[str, np.ndarray],
+    evaluated: dict[str, np.ndarray],
+    systems: list[str],
+    measures: tuple[Measure, ...],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(the queries every system has, (M, m, n) values on the tests' scale, (M, n) where every system's is defined)."""
     every = np.logical_and.reduce([evaluated[s] for s in systems])
     data = np.stack([_on_test_scale(measures, values[s][:, every]) for s in systems], axis=1)  # (M, m, n)
@@ -710,8 +836,9 @@ def tukey_identity(dataset: str, segment: str, systems: list[str]) -> tuple[str,
     return (dataset, segment, "tukey-hsd", *sorted(systems))
 
 
-def _group_tests(dataset: str, segment: str, systems: list[str], measures: tuple[Measure, ...], here: OnUnion,
-                 settings: CompareSettings) -> GroupTested:  # fmt: skip
+def _group_tests(
+    dataset: str, segment: str, systems: list[str], measures: tuple[Measure, ...], here: OnUnion, settings: CompareSettings
+) -> GroupTested:
     """The ANOVA and Tukey HSD here, over the queries every system has (``here``: :func:`_on_union`)."""
     union, values, evaluated = here
     queries, data, defined = group_arrays(union, values, evaluated, systems, measures)
@@ -723,8 +850,14 @@ def _group_tests(dataset: str, segment: str, systems: list[str], measures: tuple
     return GroupTested(results, tukey, defined.sum(axis=1))
 
 
-def _anova_rows(dataset: str, segment: str, systems: list[str], measures: tuple[Measure, ...], tested: GroupTested,
-                pair_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
+def _anova_rows(
+    dataset: str,
+    segment: str,
+    systems: list[str],
+    measures: tuple[Measure, ...],
+    tested: GroupTested,
+    pair_rows: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     """The ANOVA rows of measures analysed over 2 queries or more; fills p_tukey_hsd in ``pair_rows``."""
     position = {s: i for i, s in enumerate(systems)}
     out = []
@@ -733,9 +866,20 @@ def _anova_rows(dataset: str, segment: str, systems: list[str], measures: tuple[
         if n < 2:
             continue
         result = tested.anova[j]
-        out.append({"dataset": dataset, "segment": segment, "measure": str(measure), "systems": len(systems),
-                    "n_queries": n, "F": result.f, "p": result.p, "df_systems": result.df_systems,
-                    "df_residual": result.df_residual, "residual_variance": result.residual_variance})  # fmt: skip
+        out.append(
+            {
+                "dataset": dataset,
+                "segment": segment,
+                "measure": str(measure),
+                "systems": len(systems),
+                "n_queries": n,
+                "F": result.f,
+                "p": result.p,
+                "df_systems": result.df_systems,
+                "df_residual": result.df_residual,
+                "residual_variance": result.residual_variance,
+            }
+        )
         for row in pair_rows:
             if row["measure"] == str(measure):
                 row["p_tukey_hsd"] = float(tested.tukey[j][position[row["system_a"]], position[row["system_b"]]])
@@ -766,15 +910,26 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
         for i in members:
             rows[i]["resolution_limited"] = bool(rows[i]["p_floor"] * factor >= settings.alpha)
     for row in rows:
-        primary = ("bootstrap" if row["aggregate"] == "system" and version  # over users and seeds
-                   else "randomization" if row["aggregate"] == "system"  # system measures: swap users' lists
-                   else "version" if version else settings.primary)  # fmt: skip
+        primary = (
+            "bootstrap"
+            if row["aggregate"] == "system" and version  # over users and seeds
+            else "randomization"
+            if row["aggregate"] == "system"  # system measures: swap users' lists
+            else "version"
+            if version
+            else settings.primary
+        )
         p_adj = row[f"p_{primary}_adj"]
         row["p_adj"] = p_adj
         row["significant"] = bool(p_adj == p_adj and p_adj < settings.alpha and row["n_queries"] >= 2)
         row.update(
-            {"primary_test": primary, "correction": settings.correction, "family": settings.family,
-             "alpha": settings.alpha, "permutations": settings.permutations,
-             "resamples": settings.system_resamples if row["aggregate"] == "system" else settings.resamples,
-             "seed": settings.seed}
-        )  # fmt: skip
+            {
+                "primary_test": primary,
+                "correction": settings.correction,
+                "family": settings.family,
+                "alpha": settings.alpha,
+                "permutations": settings.permutations,
+                "resamples": settings.system_resamples if row["aggregate"] == "system" else settings.resamples,
+                "seed": settings.seed,
+            }
+        )

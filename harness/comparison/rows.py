@@ -31,13 +31,48 @@ TEST_NAMES = (*DEFAULT_TESTS, "version")  # p_<test> and p_<test>_adj columns (v
 _NAN = float("nan")
 
 # comparisons.csv's columns before the raw p-values, and between them and the corrected ones, in the file's order
-_HEAD = ("dataset", "segment", "measure", "system_a", "system_b", "aggregate", "mean_a", "mean_b", "delta", "ci_low",
-         "ci_high", "ci_low_t", "ci_high_t", "ci_low_bootstrap", "ci_high_bootstrap", "effect_size", "higher_is_better",
-         "target", "wins", "ties", "losses", "n_queries", "few_queries", "n_dropped_nan", "p_tukey_hsd", "n_queries_tukey",
-         "p_floor")  # fmt: skip
+_HEAD = (
+    "dataset",
+    "segment",
+    "measure",
+    "system_a",
+    "system_b",
+    "aggregate",
+    "mean_a",
+    "mean_b",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "ci_low_t",
+    "ci_high_t",
+    "ci_low_bootstrap",
+    "ci_high_bootstrap",
+    "effect_size",
+    "higher_is_better",
+    "target",
+    "wins",
+    "ties",
+    "losses",
+    "n_queries",
+    "few_queries",
+    "n_dropped_nan",
+    "p_tukey_hsd",
+    "n_queries_tukey",
+    "p_floor",
+)
 _PLANNING = ("mde", "n_needed", "effect_size_low", "effect_size_high")
-_TAIL = ("resolution_limited", "p_adj", "significant", "primary_test", "correction", "family", "alpha", "permutations",
-         "resamples", "seed")  # fmt: skip
+_TAIL = (
+    "resolution_limited",
+    "p_adj",
+    "significant",
+    "primary_test",
+    "correction",
+    "family",
+    "alpha",
+    "permutations",
+    "resamples",
+    "seed",
+)
 
 
 @dataclass(frozen=True)
@@ -126,8 +161,9 @@ class Comparison:
             values["version_note"] = ""
         # in the row's own order of the tests (the config's)
         values["p"] = {k[2:]: float(v) for k, v in row.items() if k.startswith("p_") and k[2:] in TEST_NAMES}
-        values["p_corrected"] = {k[2:-4]: float(v) for k, v in row.items()
-                                 if k.startswith("p_") and k.endswith("_adj") and k[2:-4] in TEST_NAMES}  # fmt: skip
+        values["p_corrected"] = {
+            k[2:-4]: float(v) for k, v in row.items() if k.startswith("p_") and k.endswith("_adj") and k[2:-4] in TEST_NAMES
+        }
         low, high, n = float(row.get("ci_low_t", _NAN)), float(row.get("ci_high_t", _NAN)), int(row.get("n_queries", 0))
         values.setdefault("mean_difference", row.get("mean_difference", (low + high) / 2))
         values.setdefault("sd_difference", row.get("sd_difference", interval_sd(n, low, high) if n >= 2 else _NAN))
@@ -137,12 +173,25 @@ class Comparison:
         """The same comparison read as a against b: every difference and interval negated exactly, wins and losses
         swapped; the p-values are those of the same two-sided tests."""
         return dataclasses.replace(
-            self, system_a=self.system_b, system_b=self.system_a, mean_a=self.mean_b, mean_b=self.mean_a,
-            delta=-self.delta, ci_low=-self.ci_high, ci_high=-self.ci_low, ci_low_t=-self.ci_high_t,
-            ci_high_t=-self.ci_low_t, ci_low_bootstrap=-self.ci_high_bootstrap, ci_high_bootstrap=-self.ci_low_bootstrap,
-            effect_size=-self.effect_size, effect_size_low=-self.effect_size_high, effect_size_high=-self.effect_size_low,
-            wins=self.losses, losses=self.wins, mean_difference=-self.mean_difference,
-        )  # fmt: skip
+            self,
+            system_a=self.system_b,
+            system_b=self.system_a,
+            mean_a=self.mean_b,
+            mean_b=self.mean_a,
+            delta=-self.delta,
+            ci_low=-self.ci_high,
+            ci_high=-self.ci_low,
+            ci_low_t=-self.ci_high_t,
+            ci_high_t=-self.ci_low_t,
+            ci_low_bootstrap=-self.ci_high_bootstrap,
+            ci_high_bootstrap=-self.ci_low_bootstrap,
+            effect_size=-self.effect_size,
+            effect_size_low=-self.effect_size_high,
+            effect_size_high=-self.effect_size_low,
+            wins=self.losses,
+            losses=self.wins,
+            mean_difference=-self.mean_difference,
+        )
 
 
 @dataclass(frozen=True)
@@ -208,10 +257,14 @@ class Comparisons:
     @classmethod
     def from_frames(cls, comparisons: pd.DataFrame | None, anova: pd.DataFrame | None = None) -> Comparisons:
         """The tables as written (a results folder read back)."""
-        rows = () if comparisons is None else \
-            tuple(Comparison.from_record({str(k): v for k, v in r.items()}) for r in comparisons.to_dict("records"))
-        groups = () if anova is None else \
-            tuple(Anova.from_record({str(k): v for k, v in r.items()}) for r in anova.to_dict("records"))  # fmt: skip
+        rows = (
+            ()
+            if comparisons is None
+            else tuple(Comparison.from_record({str(k): v for k, v in r.items()}) for r in comparisons.to_dict("records"))
+        )
+        groups = (
+            () if anova is None else tuple(Anova.from_record({str(k): v for k, v in r.items()}) for r in anova.to_dict("records"))
+        )
         return cls(rows, groups)
 
 

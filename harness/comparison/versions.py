@@ -47,8 +47,9 @@ def segment_mask(table: PerQuery, segment: str | None, segments: Mapping[str, st
     return np.array([(segments or {}).get(q) == segment for q in table.query_ids.astype(str).tolist()], dtype=np.bool_)
 
 
-def seeded_values(runs: Sequence[PerQuery], measure: Measure, segment: str | None,
-                  segments: Mapping[str, str] | None = None) -> np.ndarray | str:  # fmt: skip
+def seeded_values(
+    runs: Sequence[PerQuery], measure: Measure, segment: str | None, segments: Mapping[str, str] | None = None
+) -> np.ndarray | str:
     """The runs x users values of ``measure`` (users in the order of their ids, within the segment, every value
     finite), or why not: a run without the measure, or runs that do not all hold the same users."""
     lacking = [t.run for t in runs if measure not in t.measures]
@@ -64,14 +65,18 @@ def seeded_values(runs: Sequence[PerQuery], measure: Measure, segment: str | Non
         columns.append((column if mask is None else column[mask])[order])
     odd = next((t.run for t, held in zip(runs, ids, strict=True) if not np.array_equal(held, ids[0])), None)
     if odd is not None:
-        return (f"the runs do not all hold the same users ({odd!r} differs): the crossed design needs every run on "
-                "every user")  # fmt: skip
+        return f"the runs do not all hold the same users ({odd!r} differs): the crossed design needs every run on every user"
     values = np.array(columns, dtype=np.float64).reshape(len(runs), len(ids[0]))
     return values[:, np.isfinite(values).all(axis=0)]
 
 
-def seeded_pair(production: Sequence[PerQuery], candidate: Sequence[PerQuery], measure: Measure, segment: str | None,
-                segments: Mapping[str, str] | None = None) -> SeededValues | str:  # fmt: skip
+def seeded_pair(
+    production: Sequence[PerQuery],
+    candidate: Sequence[PerQuery],
+    measure: Measure,
+    segment: str | None,
+    segments: Mapping[str, str] | None = None,
+) -> SeededValues | str:
     """Both systems' runs x users values of ``measure``, over the users every run of both has (finite), or why not."""
     table = seeded_values((*production, *candidate), measure, segment, segments)
     if isinstance(table, str):
@@ -100,8 +105,11 @@ def pooled(runs: Sequence[RunResult]) -> RunResult:
     in_run = np.stack([t.in_run[at[keep]] for t, at in zip(tables, rows, strict=True)]).all(axis=0)
     per_query = PerQuery(first.system, ids[keep], tables[0].measures, stacked.mean(axis=0), np.asarray(in_run))
     segments = first.segments[keep]
-    diagnostics: dict[str, object] = {"runs": len(runs), "queries_evaluated": int(keep.sum()),
-                                      "queries_not_in_every_run": int((~keep).sum())}  # fmt: skip
+    diagnostics: dict[str, object] = {
+        "runs": len(runs),
+        "queries_evaluated": int(keep.sum()),
+        "queries_not_in_every_run": int((~keep).sum()),
+    }
     return RunResult(first.dataset, first.system, per_query, segments, diagnostics)
 
 
@@ -147,8 +155,10 @@ def version_test(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> Vers
     from scipy import stats
 
     if a.shape[0] < 2 or b.shape[0] < 2:
-        return (f"{a.shape[0]} run(s) against {b.shape[0]}: with one run of a system its seed variance cannot be "
-                "estimated, so the version claim has no test")  # fmt: skip
+        return (
+            f"{a.shape[0]} run(s) against {b.shape[0]}: with one run of a system its seed variance cannot be "
+            "estimated, so the version claim has no test"
+        )
     if a.shape[1] < 2:
         return f"{a.shape[1]} user(s) in every run: too few to test"
     found = crossed_difference(a, b, -1.0, 1.0)
@@ -168,8 +178,20 @@ def version_rows(rows: list[dict[str, object]], results: Sequence[RunResult], co
     and a row that cannot be tested says why in ``version_note``."""
     by_system = runs_by_system(results)
     maps: dict[tuple[str, str], dict[str, str]] = {}
-    user_paired = ("ci_low_t", "ci_high_t", "ci_low_bootstrap", "ci_high_bootstrap", "effect_size", "effect_size_low",
-                   "effect_size_high", "mde", "n_needed", "p_floor", "mean_difference", "sd_difference")  # fmt: skip
+    user_paired = (
+        "ci_low_t",
+        "ci_high_t",
+        "ci_low_bootstrap",
+        "ci_high_bootstrap",
+        "effect_size",
+        "effect_size_low",
+        "effect_size_high",
+        "mde",
+        "n_needed",
+        "p_floor",
+        "mean_difference",
+        "sd_difference",
+    )
     for row in rows:
         if row["aggregate"] == "system":
             continue
@@ -192,11 +214,18 @@ def version_rows(rows: list[dict[str, object]], results: Sequence[RunResult], co
         if isinstance(tested, str):
             row["version_note"] = tested
             continue
-        row.update(p_version=tested.p, ci_low=tested.ci_low, ci_high=tested.ci_high, n_queries=tested.found.n,
-                   mde=detectable(tested.found.variance, tested.found.df) if tested.found.variance > 0 else math.nan,
-                   mean_difference=tested.found.estimate, sd_difference=math.sqrt(tested.found.variance * tested.found.n),
-                   version_note=(f"{len(a)} runs against {len(b)}; seed noise {tested.found.seed_share:.0%} of the "
-                                 "difference's variance"))  # fmt: skip
+        row.update(
+            p_version=tested.p,
+            ci_low=tested.ci_low,
+            ci_high=tested.ci_high,
+            n_queries=tested.found.n,
+            mde=detectable(tested.found.variance, tested.found.df) if tested.found.variance > 0 else math.nan,
+            mean_difference=tested.found.estimate,
+            sd_difference=math.sqrt(tested.found.variance * tested.found.n),
+            version_note=(
+                f"{len(a)} runs against {len(b)}; seed noise {tested.found.seed_share:.0%} of the difference's variance"
+            ),
+        )
 
 
 def version_summary(runs: Sequence[RunResult], seed_rows: Sequence[Mapping[str, object]]) -> list[dict[str, object]]:
@@ -228,9 +257,21 @@ def version_summary(runs: Sequence[RunResult], seed_rows: Sequence[Mapping[str, 
         if len(values) >= 2:
             half = float(stats.t.ppf(0.975, len(values) - 1)) * float(np.std(values, ddof=1)) / math.sqrt(len(values))
         users = next(r["n_queries"] for r in seed_rows if r["measure"] == name and r["segment"] == segment)
-        out.append({"dataset": version.dataset, "system": version.system, "segment": segment, "measure": name,
-                    "value": mean, "mean": mean, "ci_low": mean - half, "ci_high": mean + half, "n_queries": users,
-                    "seed": "all", "runs": len(runs)})  # fmt: skip
+        out.append(
+            {
+                "dataset": version.dataset,
+                "system": version.system,
+                "segment": segment,
+                "measure": name,
+                "value": mean,
+                "mean": mean,
+                "ci_low": mean - half,
+                "ci_high": mean + half,
+                "n_queries": users,
+                "seed": "all",
+                "runs": len(runs),
+            }
+        )
     return out
 
 

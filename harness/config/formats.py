@@ -17,8 +17,14 @@ TABLE_FORMATS: tuple[TableFormat, ...] = ("csv", "tsv", "parquet", "jsonl")
 # judgments may also be subtopic judgments: ndeval's 'query subtopic doc judgment' lines (intent-aware measures)
 QRELS_FORMATS: tuple[str, ...] = (*FORMATS, "ndeval")
 
-_SUFFIXES: dict[str, TableFormat] = {"csv": "csv", "tsv": "tsv", "parquet": "parquet", "pq": "parquet", "jsonl": "jsonl",
-                                     "ndjson": "jsonl"}  # fmt: skip
+_SUFFIXES: dict[str, TableFormat] = {
+    "csv": "csv",
+    "tsv": "tsv",
+    "parquet": "parquet",
+    "pq": "parquet",
+    "jsonl": "jsonl",
+    "ndjson": "jsonl",
+}
 
 
 def table_format_of(path: Path) -> TableFormat | None:

@@ -88,7 +88,8 @@ def guard_condition(values: Mapping[str, object], measure: Measure, aggregate: s
             condition,
             f"{condition} must be 0 or more, got {threshold:g}",
             "a drop is counted in the measure's direction; write min_gain: x to require an improvement"
-            if condition != "min_gain" else "write min_gain: 0 to require any significant improvement",
+            if condition != "min_gain"
+            else "write min_gain: 0 to require any significant improvement",
         )
     if condition == "max_drop_pct" and threshold >= 100:
         raise GuardSpecError(condition, f"max_drop_pct must be below 100, got {threshold:g}", "write max_drop_pct: 5")
@@ -141,22 +142,30 @@ def release_looks(value: object) -> int:
     """``release.looks``: how many times the gate is planned to be run as users accrue (alpha is spent over them,
     :mod:`harness.stats.looks`); 1, the default, is one look."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LOOKS:
-        raise GuardSpecError("looks", f"report.release.looks must be a whole number from 1 to {MAX_LOOKS:,}, got {value!r}",
-                             "write looks: 20 (the gate is run at most 20 times as users accrue)")  # fmt: skip
+        raise GuardSpecError(
+            "looks",
+            f"report.release.looks must be a whole number from 1 to {MAX_LOOKS:,}, got {value!r}",
+            "write looks: 20 (the gate is run at most 20 times as users accrue)",
+        )
     return value
 
 
 def release_bound(value: object) -> BoundChoice:
     """``release.bound``: how a guard on a mean is bounded (:mod:`harness.stats.bounds`)."""
-    _one_of("bound", value, BOUND_CHOICES,
-            "write bound: auto (t where its normal approximation holds, the exact betting bound elsewhere)")  # fmt: skip
+    _one_of(
+        "bound",
+        value,
+        BOUND_CHOICES,
+        "write bound: auto (t where its normal approximation holds, the exact betting bound elsewhere)",
+    )
     return value  # type: ignore[return-value]  # checked against BOUND_CHOICES above
 
 
 def on_inconclusive(value: object) -> OnInconclusive:
     """``release.on_inconclusive``: what an INCONCLUSIVE gate exits as (its own code by default)."""
-    _one_of("on_inconclusive", value, ON_INCONCLUSIVE,
-            "write on_inconclusive: fail (block the release until enough users decide it)")  # fmt: skip
+    _one_of(
+        "on_inconclusive", value, ON_INCONCLUSIVE, "write on_inconclusive: fail (block the release until enough users decide it)"
+    )
     return value  # type: ignore[return-value]  # checked against ON_INCONCLUSIVE above
 
 

@@ -22,9 +22,9 @@ from typing import Any, Literal, get_args
 
 import yaml
 
-from harness.config.extras import missing_dask
 from harness._text import clipped
 from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
+from harness.config.extras import missing_dask
 from harness.config.formats import FORMATS, QRELS_FORMATS, table_format_of
 from harness.config.guards import (
     GUARD_KEYS,
@@ -76,10 +76,17 @@ class _Section:
 
     def __init__(self, node: yaml.Node, source: Path, where: str) -> None:
         if not isinstance(node, yaml.MappingNode):
-            example = "experiment: name, datasets: [...], systems: [...], measures: [...]" if not where else \
-                f"{where.split('.')[-1].split('[')[0]}: {{key: value, ...}}"  # fmt: skip
-            raise ConfigError(f"{where or 'the config'} must be a mapping of keys to values", path=source,
-                              line=_line(node), hint=f"write it as 'key: value' lines, e.g. {example}")  # fmt: skip
+            example = (
+                "experiment: name, datasets: [...], systems: [...], measures: [...]"
+                if not where
+                else f"{where.split('.')[-1].split('[')[0]}: {{key: value, ...}}"
+            )
+            raise ConfigError(
+                f"{where or 'the config'} must be a mapping of keys to values",
+                path=source,
+                line=_line(node),
+                hint=f"write it as 'key: value' lines, e.g. {example}",
+            )
         self.node = node
         self.source = source
         self.where = where
@@ -135,11 +142,19 @@ class _Section:
                 hint=f"write {key}: <{names}>",
             )
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63:
-            raise ConfigError(f"{self._name(key)} is out of range: {value}", path=self.source, line=_line(node),
-                              hint=f"write {key}: <a whole number below 2**63>")  # fmt: skip
+            raise ConfigError(
+                f"{self._name(key)} is out of range: {value}",
+                path=self.source,
+                line=_line(node),
+                hint=f"write {key}: <a whole number below 2**63>",
+            )
         if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"{self._name(key)} must be a finite number, got {value}", path=self.source,
-                              line=_line(node), hint=f"write {key}: <a finite number>")  # fmt: skip
+            raise ConfigError(
+                f"{self._name(key)} must be a finite number, got {value}",
+                path=self.source,
+                line=_line(node),
+                hint=f"write {key}: <a finite number>",
+            )
         return value
 
     def section(self, key: str) -> _Section | None:
@@ -183,8 +198,11 @@ def _env_notes(text: str, source: Path) -> tuple[str, ...]:
     for number, line in enumerate(text.splitlines(), start=1):
         code = line.split(" #", 1)[0] if not line.lstrip().startswith("#") else ""
         for match in _ENV.finditer(code):
-            notes.setdefault(match.group(1), f"{source}: line {number}: ${{{match.group(1)}}} is expanded into the config "
-                                              "the results, the report and MLflow show: keep secrets out of it")  # fmt: skip
+            notes.setdefault(
+                match.group(1),
+                f"{source}: line {number}: ${{{match.group(1)}}} is expanded into the config "
+                "the results, the report and MLflow show: keep secrets out of it",
+            )
     return tuple(notes.values())
 
 
@@ -220,8 +238,11 @@ def _path(section: _Section, key: str, base: Path, required: bool = True, must_e
             key, f"{section._name(key)}: file not found: {path}", hint="check the path; it is relative to the config file"
         )
     if must_exist and not (path.is_file() or path.is_dir()):  # a FIFO blocks a read forever, a device never ends it
-        raise section.error(key, f"{section._name(key)}: not a regular file (a pipe, socket or device): {path}",
-                            hint="write it to a file and name that file")  # fmt: skip
+        raise section.error(
+            key,
+            f"{section._name(key)}: not a regular file (a pipe, socket or device): {path}",
+            hint="write it to a file and name that file",
+        )
     return path
 
 
@@ -307,8 +328,11 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
             assert items_path is not None
             groups = spec.value("groups", list, [])
             if not all(isinstance(g, str) and g for g in groups):
-                raise spec.error("groups", f"items.groups must name columns of {items_path.name}, got {clipped(groups)}",
-                                 hint="write groups: [provider, genre]")  # fmt: skip
+                raise spec.error(
+                    "groups",
+                    f"items.groups must name columns of {items_path.name}, got {clipped(groups)}",
+                    hint="write groups: [provider, genre]",
+                )
             items = ItemsSpec(items_path, spec.value("id", str, "item"), tuple(groups))
         out.append(
             Dataset(
@@ -348,8 +372,11 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
             raise section.error("runs", f"system {name!r} has no runs", hint=f"add runs: {{{names[0]}: path/to/run}}")
         model = _model_ref(section, "model", section.value("model", str)) if section.has("model") else None
         if model is not None and previous is not None:
-            raise section.error("model", f"system {name!r} reuses an earlier evaluation (previous:), which names its model",
-                                hint="remove model: here; previous: models:/NAME@ALIAS links it")  # fmt: skip
+            raise section.error(
+                "model",
+                f"system {name!r} reuses an earlier evaluation (previous:), which names its model",
+                hint="remove model: here; previous: models:/NAME@ALIAS links it",
+            )
         if runs_section is None:
             out.append(System(name, (), section.value("description", str, ""), _tags(section), previous))
             continue
@@ -364,11 +391,23 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
         seed = section.value("seed", str, None)
         if seed is not None and seed not in labels:
             known = sorted({label for label in labels if label})
-            raise section.error("seed", f"system {name!r} has no run {seed!r}" + (
-                f" (its runs: {', '.join(known)})" if known else " (it has one run per dataset)"),
-                hint="name a run by its file name without suffix" if known else "remove seed:")  # fmt: skip
-        out.append(System(name, tuple(runs), section.value("description", str, ""), _tags(section), model=model,
-                          seeds=tuple(labels) if any(labels) else (), seed=seed))  # fmt: skip
+            raise section.error(
+                "seed",
+                f"system {name!r} has no run {seed!r}"
+                + (f" (its runs: {', '.join(known)})" if known else " (it has one run per dataset)"),
+                hint="name a run by its file name without suffix" if known else "remove seed:",
+            )
+        out.append(
+            System(
+                name,
+                tuple(runs),
+                section.value("description", str, ""),
+                _tags(section),
+                model=model,
+                seeds=tuple(labels) if any(labels) else (),
+                seed=seed,
+            )
+        )
     return tuple(out)
 
 
@@ -391,26 +430,40 @@ def _seed_runs(runs: _Section, dataset: str, base: Path) -> list[tuple[str, Path
         for i, item in enumerate(node.value):
             text = _construct(item, runs.source)
             if not isinstance(text, str):
-                raise ConfigError(f"{runs._name(dataset)}[{i}] must be a path, got {clipped(text)}", path=runs.source,
-                                  line=_line(item), hint="write one run file per line: - runs/v2-seed1.csv")  # fmt: skip
+                raise ConfigError(
+                    f"{runs._name(dataset)}[{i}] must be a path, got {clipped(text)}",
+                    path=runs.source,
+                    line=_line(item),
+                    hint="write one run file per line: - runs/v2-seed1.csv",
+                )
             path = _resolved(text, base)
             if not path.is_file():
-                raise ConfigError(f"{runs._name(dataset)}[{i}]: file not found: {path}", path=runs.source,
-                                  line=_line(item), hint="check the path; it is relative to the config file")  # fmt: skip
+                raise ConfigError(
+                    f"{runs._name(dataset)}[{i}]: file not found: {path}",
+                    path=runs.source,
+                    line=_line(item),
+                    hint="check the path; it is relative to the config file",
+                )
             paths.append(path)
     else:
         full = str(_resolved(str(runs.value(dataset, str)), base))
         paths = sorted(Path(p) for p in glob.glob(full) if Path(p).is_file())
         if not paths:
-            raise runs.error(dataset, f"{runs._name(dataset)}: no file matches {full}",
-                             hint="check the pattern; it is relative to the config file")  # fmt: skip
+            raise runs.error(
+                dataset,
+                f"{runs._name(dataset)}: no file matches {full}",
+                hint="check the pattern; it is relative to the config file",
+            )
     if len(paths) == 1:
         return [("", paths[0])]
     labels = [p.stem for p in paths]
     twice = next((label for label in labels if labels.count(label) > 1), None)
     if twice is not None:
-        raise runs.error(dataset, f"{runs._name(dataset)}: two runs are labelled {twice!r} (a run's seed is its file "
-                         "name without suffix)", hint="give each seed's run its own file name")  # fmt: skip
+        raise runs.error(
+            dataset,
+            f"{runs._name(dataset)}: two runs are labelled {twice!r} (a run's seed is its file name without suffix)",
+            hint="give each seed's run its own file name",
+        )
     return list(zip(labels, paths, strict=True))
 
 
@@ -430,8 +483,7 @@ def _previous(section: _Section, base: Path) -> Previous | None:
             return Previous(mlflow_run=text.removeprefix("runs:/").strip("/"), line=section.line("previous"))
         if text.startswith("models:/"):
             return Previous(model=_model_ref(section, "previous", text), line=section.line("previous"))
-        return Previous(_previous_folder(section, "previous", _path(section, "previous", base)),
-                        line=section.line("previous"))  # fmt: skip
+        return Previous(_previous_folder(section, "previous", _path(section, "previous", base)), line=section.line("previous"))
     node = section.section("previous")
     if node is None:
         return None
@@ -441,14 +493,16 @@ def _previous(section: _Section, base: Path) -> Previous | None:
     model = _model_ref(node, "model", node.value("model", str)) if node.has("model") else None
     if sum(x is not None for x in (results, mlflow_run, model)) != 1:
         raise section.error(
-            "previous", "previous needs exactly one of results, mlflow_run or model",
+            "previous",
+            "previous needs exactly one of results, mlflow_run or model",
             hint="write previous: {results: ../reports/NAME/latest}, previous: {mlflow_run: RUN_ID} or "
-                 "previous: models:/NAME@ALIAS",
-        )  # fmt: skip
+            "previous: models:/NAME@ALIAS",
+        )
     if results is not None:
         results = _previous_folder(node, "results", results)
-    return Previous(results, mlflow_run, node.value("uri", str, None), node.value("system", str, None),
-                    section.line("previous"), model)  # fmt: skip
+    return Previous(
+        results, mlflow_run, node.value("uri", str, None), node.value("system", str, None), section.line("previous"), model
+    )
 
 
 def _previous_folder(node: _Section, key: str, results: Path | None) -> Path:
@@ -458,9 +512,10 @@ def _previous_folder(node: _Section, key: str, results: Path | None) -> Path:
     results = results.resolve()  # pin "latest" to the folder it names now
     if not (results / "per_query.parquet").exists():
         raise node.error(
-            key, f"{results} is not a results folder (no per_query.parquet)",
+            key,
+            f"{results} is not a results folder (no per_query.parquet)",
             hint="give a folder harness run wrote, runs:/RUN_ID or models:/NAME@ALIAS",
-        )  # fmt: skip
+        )
     return results
 
 
@@ -476,20 +531,34 @@ def _check_latest(node: _Section, latest: Path) -> None:
     of that name (a copy: rsync -L, a sync tool) or a link left behind (a run that could not move it) would make
     ``previous`` compare against an old release without a word."""
     if latest.exists() and not latest.is_symlink():
-        raise node.error("results", f"{latest} is a real folder, not the link harness run writes (a copy made by "
-                         "rsync -L or a sync tool): it may hold an old release",
-                         hint="name the results folder itself, or delete the copy (the next harness run links it)")  # fmt: skip
+        raise node.error(
+            "results",
+            f"{latest} is a real folder, not the link harness run writes (a copy made by "
+            "rsync -L or a sync tool): it may hold an old release",
+            hint="name the results folder itself, or delete the copy (the next harness run links it)",
+        )
     if not latest.is_symlink():
         return
+
     def started(folder: Path) -> str:  # a results folder's name: <YYYYMMDD-HHMMSS>-<random id>
         return folder.name[:15]
 
-    newest = max((p for p in latest.parent.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
-                  and (p / "summary.parquet").exists()), key=started, default=None)  # fmt: skip
+    newest = max(
+        (
+            p
+            for p in latest.parent.iterdir()
+            if p.is_dir() and not p.is_symlink() and not p.name.startswith(".") and (p / "summary.parquet").exists()
+        ),
+        key=started,
+        default=None,
+    )
     # stale only when a folder started in a later second: two runs in one second are not ordered by their names
     if newest is not None and started(newest) > started(latest.resolve()):
-        raise node.error("results", f"{latest} links {latest.resolve().name}, but {newest.name} beside it is newer",
-                         hint=f"name the folder you mean: {newest} (or run again: latest then links the new one)")  # fmt: skip
+        raise node.error(
+            "results",
+            f"{latest} links {latest.resolve().name}, but {newest.name} beside it is newer",
+            hint=f"name the folder you mean: {newest} (or run again: latest then links the new one)",
+        )
 
 
 def _gain_schemes(root: _Section) -> tuple[tuple[str, str], ...]:
@@ -512,8 +581,9 @@ def _gain_schemes(root: _Section) -> tuple[tuple[str, str], ...]:
                 ) from None
             out.append((name, f"gains={format_param(table)}"))
         else:
-            raise section.error(name, f"gains.{name} must be linear, exponential or a {{level: gain}} table, "
-                                      f"got {clipped(value)}")
+            raise section.error(
+                name, f"gains.{name} must be linear, exponential or a {{level: gain}} table, got {clipped(value)}"
+            )
     if not out:
         raise section.error("gains", "gains is empty", hint="name at least one scheme, e.g. linear: linear")
     return tuple(out)
@@ -587,8 +657,11 @@ def _measures(root: _Section, cutoffs: tuple[int, ...], schemes: tuple[tuple[str
 
 def _check_inputs(root: _Section, measures: tuple[Measure, ...], datasets: tuple[Dataset, ...]) -> None:
     """A beyond-accuracy measure needs a dataset with its inputs (train, items); datasets without them skip it."""
-    names = {"train": "training interactions (train:)", "items": "an item catalogue (items:)",
-             "user_groups": "user groups (segments:)"}
+    names = {
+        "train": "training interactions (train:)",
+        "items": "an item catalogue (items:)",
+        "user_groups": "user groups (segments:)",
+    }
     for measure in measures:
         needs = REGISTRY.definition(measure).inputs(measure)
         if needs and not any(needs <= d.inputs() for d in datasets):
@@ -631,8 +704,7 @@ def _one_of(section: _Section, key: str, value: Any, options: Any, what: str | N
 MAX_REPLICATES = 10_000_000  # permutations, resamples: 1/(B+1) is already far below any alpha
 
 
-def _claim(root: _Section, section: _Section | None, systems: tuple[System, ...],
-           datasets: tuple[Dataset, ...]) -> Claim:  # fmt: skip
+def _claim(root: _Section, section: _Section | None, systems: tuple[System, ...], datasets: tuple[Dataset, ...]) -> Claim:
     """``stats.claim``, by default ``version`` when a system has several runs of a dataset evaluated, else ``model``;
     a system with several runs under ``model`` must pick one (``seed:``), and only ``model`` picks one."""
     seeded = [s for s in systems if any(s.seeded(d.name) for d in datasets)]
@@ -642,12 +714,17 @@ def _claim(root: _Section, section: _Section | None, systems: tuple[System, ...]
         node = _Section(root.raw("systems").value[i], root.source, f"systems[{i}]")
         if claim == "model" and system in seeded:
             runs = ", ".join(label for label, _ in system.runs_of(next(d.name for d in datasets if system.seeded(d.name))))
-            raise node.error("runs", f"claim: model decides one trained run of each system, and {system.name!r} has "
-                             f"several ({runs})", hint="pick one with seed: <label>, or use stats.claim: version "
-                             "(the training procedure, over its seeds)")  # fmt: skip
+            raise node.error(
+                "runs",
+                f"claim: model decides one trained run of each system, and {system.name!r} has several ({runs})",
+                hint="pick one with seed: <label>, or use stats.claim: version (the training procedure, over its seeds)",
+            )
         if claim == "version" and system.seed is not None:
-            raise node.error("seed", f"seed: picks one run of {system.name!r}, and claim: version decides over every "
-                             "run of each system", hint="remove seed:, or set stats.claim: model")  # fmt: skip
+            raise node.error(
+                "seed",
+                f"seed: picks one run of {system.name!r}, and claim: version decides over every run of each system",
+                hint="remove seed:, or set stats.claim: model",
+            )
     return claim
 
 
@@ -666,8 +743,9 @@ def _stats(root: _Section, baseline: str | None, systems: tuple[System, ...], da
         )
     correction = _one_of(section, "correction", section.value("correction", str, defaults.correction), Correction)
     family = _one_of(section, "family", section.value("family", str, defaults.family), Family)
-    mode = _one_of(section, "mode", section.value("mode", str, "baseline" if baseline else "all_pairs"),
-                   Literal["baseline", "all_pairs"])  # fmt: skip
+    mode = _one_of(
+        section, "mode", section.value("mode", str, "baseline" if baseline else "all_pairs"), Literal["baseline", "all_pairs"]
+    )
     if mode == "baseline" and baseline is None:
         raise section.error(
             "mode", "stats.mode is baseline but no baseline system is set", hint="add baseline: <system> or use mode: all_pairs"
@@ -683,13 +761,29 @@ def _stats(root: _Section, baseline: str | None, systems: tuple[System, ...], da
             raise section.error(key, f"{key} must be at least 100, got {n}", hint=f"write {key}: 10000")
         if n > MAX_REPLICATES:  # each replicate is a pass over the data: beyond this, hours of work for nothing
             raise section.error(key, f"{key} must be at most {MAX_REPLICATES:,}, got {n:,}", hint=f"write {key}: 10000")
-    nan = _one_of(section, "nan", section.value("nan", str, defaults.nan), NanPolicy, "NaN policy",
-                  "use error (stop) or drop (leave the query out of that comparison)")  # fmt: skip
+    nan = _one_of(
+        section,
+        "nan",
+        section.value("nan", str, defaults.nan),
+        NanPolicy,
+        "NaN policy",
+        "use error (stop) or drop (leave the query out of that comparison)",
+    )
     return Stats(
-        tests=tests, primary=primary, correction=correction, family=family, mode=mode, alpha=alpha,
-        permutations=permutations, resamples=resamples, seed=section.value("seed", int, defaults.seed),
-        nan=nan, system_resamples=system_resamples, enabled=section.value("enabled", bool, True), claim=claim,
-    )  # fmt: skip
+        tests=tests,
+        primary=primary,
+        correction=correction,
+        family=family,
+        mode=mode,
+        alpha=alpha,
+        permutations=permutations,
+        resamples=resamples,
+        seed=section.value("seed", int, defaults.seed),
+        nan=nan,
+        system_resamples=system_resamples,
+        enabled=section.value("enabled", bool, True),
+        claim=claim,
+    )
 
 
 def _guard_measure(g: _Section, text: str, measures: tuple[Measure, ...], schemes: tuple[tuple[str, str], ...]) -> Measure:
@@ -797,12 +891,25 @@ def _report(
                     )
                 guards.append(
                     Guard(
-                        measure, condition, threshold, dataset, g.value("segment", str, None),
-                        descriptive=g.value("descriptive", bool, False), line=_line(item),
+                        measure,
+                        condition,
+                        threshold,
+                        dataset,
+                        g.value("segment", str, None),
+                        descriptive=g.value("descriptive", bool, False),
+                        line=_line(item),
                     )
-                )  # fmt: skip
-        release = Release(production, candidate, tuple(guards), when_inconclusive, power, bound,
-                          _promote(rel, next(s for s in systems if s.name == candidate)), looks)  # fmt: skip
+                )
+        release = Release(
+            production,
+            candidate,
+            tuple(guards),
+            when_inconclusive,
+            power,
+            bound,
+            _promote(rel, next(s for s in systems if s.name == candidate)),
+            looks,
+        )
     return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None), release)
 
 
@@ -815,13 +922,18 @@ def _promote(release: _Section, candidate: System) -> Promote | None:
     promote = Promote(node.value("model", str, required=True), node.value("alias", str, required=True))
     model = candidate.model
     if model is None or model.name is None:
-        raise release.error("promote", f"release.promote moves {promote.model}@{promote.alias} to the candidate's "
-                            f"version, and candidate {candidate.name!r} names none",
-                            hint=f"add model: models:/{promote.model}/VERSION to system {candidate.name!r}")  # fmt: skip
+        raise release.error(
+            "promote",
+            f"release.promote moves {promote.model}@{promote.alias} to the candidate's "
+            f"version, and candidate {candidate.name!r} names none",
+            hint=f"add model: models:/{promote.model}/VERSION to system {candidate.name!r}",
+        )
     if model.name != promote.model:
-        raise release.error("promote", f"release.promote names model {promote.model!r}, and candidate "
-                            f"{candidate.name!r} is a version of {model.name!r}",
-                            hint=f"write promote: {{model: {model.name}, alias: {promote.alias}}}")  # fmt: skip
+        raise release.error(
+            "promote",
+            f"release.promote names model {promote.model!r}, and candidate {candidate.name!r} is a version of {model.name!r}",
+            hint=f"write promote: {{model: {model.name}, alias: {promote.alias}}}",
+        )
     return promote
 
 
@@ -860,15 +972,21 @@ def _apply_overrides(node: yaml.Node, overrides: Mapping[str, object], source: P
             last = depth == len(path) - 1
             if isinstance(current, yaml.SequenceNode):
                 if not part.isdigit() or int(part) >= len(current.value):
-                    raise ConfigError(f"--set {key}: {part!r} is not an item of the list", path=source,
-                                      hint=f"use an index from 0 to {len(current.value) - 1}")  # fmt: skip
+                    raise ConfigError(
+                        f"--set {key}: {part!r} is not an item of the list",
+                        path=source,
+                        hint=f"use an index from 0 to {len(current.value) - 1}",
+                    )
                 if last:
                     current.value[int(part)] = replacement
                 current = current.value[int(part)]
                 continue
             if not isinstance(current, yaml.MappingNode):
-                raise ConfigError(f"--set {key}: {'.'.join(path[:depth])} is not a mapping", path=source,
-                                  hint="set a key of a mapping, e.g. stats.permutations=1000")  # fmt: skip
+                raise ConfigError(
+                    f"--set {key}: {'.'.join(path[:depth])} is not a mapping",
+                    path=source,
+                    hint="set a key of a mapping, e.g. stats.permutations=1000",
+                )
             found = next((pair for pair in current.value if isinstance(pair[0], yaml.ScalarNode) and pair[0].value == part), None)
             _place(replacement, (found[1] if found is not None else current).start_mark)  # errors point at the file's line
             if found is None:
@@ -920,18 +1038,25 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     if source.is_dir():
         raise ConfigError("the config path is a folder, not a file", path=source, hint="name the YAML file itself")
     if not source.is_file():
-        raise ConfigError("the config is not a regular file (a pipe, socket or device)", path=source,
-                          hint="write the config to a file and name that file")  # fmt: skip
+        raise ConfigError(
+            "the config is not a regular file (a pipe, socket or device)",
+            path=source,
+            hint="write the config to a file and name that file",
+        )
     if source.stat().st_size > MAX_BYTES:  # before reading it: a config is never this large
-        raise ConfigError(f"the config is {source.stat().st_size} bytes, more than the {MAX_BYTES} harness reads",
-                          path=source, hint="a config names its files; it does not hold data")  # fmt: skip
+        raise ConfigError(
+            f"the config is {source.stat().st_size} bytes, more than the {MAX_BYTES} harness reads",
+            path=source,
+            hint="a config names its files; it does not hold data",
+        )
     raw = source.read_bytes()
     try:
         text = raw.decode("utf-8")
         node = compose_bounded(text, source)
     except UnicodeDecodeError as exc:
-        raise ConfigError("not UTF-8 text", path=source, line=raw.count(b"\n", 0, exc.start) + 1,
-                          hint="save the config as UTF-8") from None  # fmt: skip
+        raise ConfigError(
+            "not UTF-8 text", path=source, line=raw.count(b"\n", 0, exc.start) + 1, hint="save the config as UTF-8"
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise ConfigError(
@@ -948,8 +1073,11 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     root.check_keys(TOP_KEYS)
     name = root.value("experiment", str, required=True)
     if len(name) > MAX_EXPERIMENT_NAME:
-        raise root.error("experiment", f"the experiment name is {len(name)} characters, more than {MAX_EXPERIMENT_NAME}",
-                         hint="a shorter name (it names a folder and an MLflow experiment)")  # fmt: skip
+        raise root.error(
+            "experiment",
+            f"the experiment name is {len(name)} characters, more than {MAX_EXPERIMENT_NAME}",
+            hint="a shorter name (it names a folder and an MLflow experiment)",
+        )
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.\- ]*", name):
         raise root.error(
             "experiment",
@@ -982,16 +1110,20 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         uncut = [m for m in measures if REGISTRY.definition(m).is_system(m) and m.cutoff is None]
         if engine.name == "dask" and uncut:
             raise engine_section.error(
-                "name", f"{uncut[0]} counts every recommended item of every list: on the dask engine give it a cutoff",
+                "name",
+                f"{uncut[0]} counts every recommended item of every list: on the dask engine give it a cutoff",
                 hint=f"write {uncut[0]}@10 (the lists down to the cutoff are gathered to compute it)",
-            )  # fmt: skip
+            )
     tracking_section = root.section("tracking")
     tracking = Tracking()
     if tracking_section is not None:
         tracking_section.check_keys(keys_of("tracking"))
         if len(tracking_section.value("experiment", str, None) or "") > MAX_EXPERIMENT_NAME:
-            raise tracking_section.error("experiment", f"tracking.experiment is longer than {MAX_EXPERIMENT_NAME} characters",
-                                         hint="a shorter name: MLflow stores an experiment's name in 256 characters")  # fmt: skip
+            raise tracking_section.error(
+                "experiment",
+                f"tracking.experiment is longer than {MAX_EXPERIMENT_NAME} characters",
+                hint="a shorter name: MLflow stores an experiment's name in 256 characters",
+            )
         tracking = Tracking(
             tracking_section.value("enabled", bool, True),
             tracking_section.value("uri", str, None),
@@ -1050,5 +1182,11 @@ def _engine(section: _Section) -> Engine:
         problem = missing_dask()
         if problem:
             raise section.error("name", problem, hint="pip install 'harness[dask]'")
-    return Engine(counts["workers"], name, scheduler, counts["n_workers"],
-                  None if memory_limit is None else str(memory_limit), counts["partitions"])  # fmt: skip
+    return Engine(
+        counts["workers"],
+        name,
+        scheduler,
+        counts["n_workers"],
+        None if memory_limit is None else str(memory_limit),
+        counts["partitions"],
+    )

@@ -40,13 +40,17 @@ class Key:
     open: bool = False  # a mapping whose keys are the user's (gain schemes, tags, runs by dataset)
 
 
-_COLUMNS_QRELS = (Key("query", "string", "the query (user) id column", "query"),
-                  Key("doc", "string", "the document (item) id column", "doc"),
-                  Key("relevance", "string", "the label column", "relevance"))  # fmt: skip
-_COLUMNS_RUN = (Key("query", "string", "the query (user) id column", "query"),
-                Key("doc", "string", "the document (item) id column", "doc"),
-                Key("score", "string", "the score column", "score"),
-                Key("sample", "string", "a stochastic run's sample column (expected exposure)"))  # fmt: skip
+_COLUMNS_QRELS = (
+    Key("query", "string", "the query (user) id column", "query"),
+    Key("doc", "string", "the document (item) id column", "doc"),
+    Key("relevance", "string", "the label column", "relevance"),
+)
+_COLUMNS_RUN = (
+    Key("query", "string", "the query (user) id column", "query"),
+    Key("doc", "string", "the document (item) id column", "doc"),
+    Key("score", "string", "the score column", "score"),
+    Key("sample", "string", "a stochastic run's sample column (expected exposure)"),
+)
 _FORMATS = ("trec", "csv", "tsv", "parquet", "jsonl")
 
 
@@ -56,164 +60,305 @@ def _conventions() -> tuple[Key, ...]:
         default = getattr(Conventions(), field.name)
         choices = tuple(str(m.value) for m in type(default)) if hasattr(default, "value") else ()
         kind = "string" if choices else {"bool": "boolean", "int": "integer"}.get(type(default).__name__, "integer")
-        out.append(Key(field.name, kind, "see [Conventions](conventions.md)", default.value if choices else default,
-                       choices))  # fmt: skip
+        out.append(Key(field.name, kind, "see [Conventions](conventions.md)", default.value if choices else default, choices))
     return tuple(out)
 
 
 TOP = (
     Key("experiment", "string", "names the results folder and the MLflow experiment", required=True),
     Key("description", "string", "a note shown in the report and on the MLflow run", ""),
-    Key("datasets", "list", "one or more judgment sets", required=True, keys=(
-        Key("name", "string", "how results and run files refer to it (required with two datasets or more)", "default"),
-        Key("qrels", "path", "the judgments: TREC qrels or a table", required=True),
-        Key("format", "string", "the judgments' format (default: by the file's name, else trec)", None, _FORMATS),
-        Key("columns", "mapping", "a table's columns for the judgments", keys=_COLUMNS_QRELS),
-        Key("run_columns", "mapping", "a table run's columns", keys=_COLUMNS_RUN),
-        Key("relevance_level", "integer", "binary measures: relevant iff label >= it (trec_eval -l)", 1),
-        Key("segments", "mapping", "each query's segment: every number also per segment", also="string", keys=(
-            Key("path", "path", "the table of segments", required=True),
-            Key("query", "string", "its query (user) column", "query"),
-            Key("segment", "string", "its segment column", "segment"))),
-        Key("train", "mapping", "training interactions (beyond-accuracy measures)", also="string", keys=(
-            Key("path", "path", "the interactions table", required=True),
-            Key("columns", "mapping", "its columns", keys=(
-                Key("query", "string", "the user column (or user:)", "user"),
-                Key("doc", "string", "the item column (or item:)", "item"),
-                Key("user", "string", "the user column", "user"),
-                Key("item", "string", "the item column", "item"))))),
-        Key("items", "mapping", "the item catalogue: features and groups", also="string", keys=(
-            Key("path", "path", "the catalogue table", required=True),
-            Key("id", "string", "its item id column", "item"),
-            Key("groups", "list", "columns that group items (read as labels)", []))),
-    )),
-    Key("systems", "list", "the runs to compare; one per dataset", required=True, keys=(
-        Key("name", "string", "the system's name", required=True),
-        Key("runs", "mapping", "dataset name -> run file, or a list or glob of its runs over training seeds (a path "
-            "alone for one dataset)", also="string", open=True),
-        Key("seed", "string", "with several runs and claim: model, the one evaluated (its file name without suffix)"),
-        Key("description", "string", "a note shown in the report", ""),
-        Key("tags", "mapping", "MLflow tags of the system's runs", open=True),
-        Key("model", "string", "the registered model these runs are of (models:/NAME/VERSION, @ALIAS or m-...)"),
-        Key("previous", "mapping", "an earlier evaluation of this system instead of runs (or models:/, runs:/, a folder)",
-            also="string", keys=(
-            Key("results", "path", "an earlier results folder"),
-            Key("mlflow_run", "string", "an MLflow run id"),
-            Key("model", "string", "a registered model: its latest harness evaluation (models:/NAME@ALIAS)"),
-            Key("uri", "string", "the tracking URI of that run or model"),
-            Key("system", "string", "the system's name there (default: this one's)"))),
-    )),
-    Key("measures", "list", "ir_measures names (nDCG@10, P(rel=2)@5) or {measure, cutoffs}", required=True,
-        also="string", keys=(Key("measure", "string", "the measure", required=True),
-                             Key("cutoffs", "list", "its cutoffs (replace the top-level cutoffs)", []))),
+    Key(
+        "datasets",
+        "list",
+        "one or more judgment sets",
+        required=True,
+        keys=(
+            Key("name", "string", "how results and run files refer to it (required with two datasets or more)", "default"),
+            Key("qrels", "path", "the judgments: TREC qrels or a table", required=True),
+            Key("format", "string", "the judgments' format (default: by the file's name, else trec)", None, _FORMATS),
+            Key("columns", "mapping", "a table's columns for the judgments", keys=_COLUMNS_QRELS),
+            Key("run_columns", "mapping", "a table run's columns", keys=_COLUMNS_RUN),
+            Key("relevance_level", "integer", "binary measures: relevant iff label >= it (trec_eval -l)", 1),
+            Key(
+                "segments",
+                "mapping",
+                "each query's segment: every number also per segment",
+                also="string",
+                keys=(
+                    Key("path", "path", "the table of segments", required=True),
+                    Key("query", "string", "its query (user) column", "query"),
+                    Key("segment", "string", "its segment column", "segment"),
+                ),
+            ),
+            Key(
+                "train",
+                "mapping",
+                "training interactions (beyond-accuracy measures)",
+                also="string",
+                keys=(
+                    Key("path", "path", "the interactions table", required=True),
+                    Key(
+                        "columns",
+                        "mapping",
+                        "its columns",
+                        keys=(
+                            Key("query", "string", "the user column (or user:)", "user"),
+                            Key("doc", "string", "the item column (or item:)", "item"),
+                            Key("user", "string", "the user column", "user"),
+                            Key("item", "string", "the item column", "item"),
+                        ),
+                    ),
+                ),
+            ),
+            Key(
+                "items",
+                "mapping",
+                "the item catalogue: features and groups",
+                also="string",
+                keys=(
+                    Key("path", "path", "the catalogue table", required=True),
+                    Key("id", "string", "its item id column", "item"),
+                    Key("groups", "list", "columns that group items (read as labels)", []),
+                ),
+            ),
+        ),
+    ),
+    Key(
+        "systems",
+        "list",
+        "the runs to compare; one per dataset",
+        required=True,
+        keys=(
+            Key("name", "string", "the system's name", required=True),
+            Key(
+                "runs",
+                "mapping",
+                "dataset name -> run file, or a list or glob of its runs over training seeds (a path alone for one dataset)",
+                also="string",
+                open=True,
+            ),
+            Key("seed", "string", "with several runs and claim: model, the one evaluated (its file name without suffix)"),
+            Key("description", "string", "a note shown in the report", ""),
+            Key("tags", "mapping", "MLflow tags of the system's runs", open=True),
+            Key("model", "string", "the registered model these runs are of (models:/NAME/VERSION, @ALIAS or m-...)"),
+            Key(
+                "previous",
+                "mapping",
+                "an earlier evaluation of this system instead of runs (or models:/, runs:/, a folder)",
+                also="string",
+                keys=(
+                    Key("results", "path", "an earlier results folder"),
+                    Key("mlflow_run", "string", "an MLflow run id"),
+                    Key("model", "string", "a registered model: its latest harness evaluation (models:/NAME@ALIAS)"),
+                    Key("uri", "string", "the tracking URI of that run or model"),
+                    Key("system", "string", "the system's name there (default: this one's)"),
+                ),
+            ),
+        ),
+    ),
+    Key(
+        "measures",
+        "list",
+        "ir_measures names (nDCG@10, P(rel=2)@5) or {measure, cutoffs}",
+        required=True,
+        also="string",
+        keys=(
+            Key("measure", "string", "the measure", required=True),
+            Key("cutoffs", "list", "its cutoffs (replace the top-level cutoffs)", []),
+        ),
+    ),
     Key("cutoffs", "list", "a measure named without @k expands over these", []),
     Key("gains", "mapping", "named gain schemes: linear, exponential or {label: gain}", open=True),
     Key("profile", "string", "one tool's conventions at once (harness measures lists them)", "trec_eval"),
     Key("conventions", "mapping", "each convention, over the profile", keys=_conventions()),
     Key("baseline", "string", "the system every other is compared against (else all pairs)"),
-    Key("stats", "mapping", "the paired tests", keys=(
-        Key("enabled", "boolean", "compute the comparisons", _STATS.enabled),
-        Key("tests", "list", "of t, wilcoxon, randomization, bootstrap", list(_STATS.tests)),
-        Key("primary", "string", "the test whose corrected p decides significance", _STATS.primary),
-        Key("correction", "string", "across the family of comparisons", _STATS.correction,
-            ("holm", "bonferroni", "bh", "none")),
-        Key("family", "string", "per_measure, or the whole grid of pairs x measures", _STATS.family,
-            ("per_measure", "grid")),
-        Key("mode", "string", "against the baseline (the default with one), or all pairs", None,
-            ("baseline", "all_pairs")),
-        Key("alpha", "number", "the significance level", _STATS.alpha),
-        Key("permutations", "integer", "the randomization test's draws (at least 100)", _STATS.permutations),
-        Key("resamples", "integer", "the bootstrap's draws", _STATS.resamples),
-        Key("system_resamples", "integer", "a system measure's resamples (Coverage, Gini)", _STATS.system_resamples),
-        Key("seed", "integer", "keys every draw: the same p-values every run", _STATS.seed),
-        Key("nan", "string", "a per-query value that is NaN: stop, or drop that query from that comparison", _STATS.nan,
-            ("error", "drop")),
-        Key("claim", "string", "what comparisons and the gate decide: these trained runs (model), or the training "
-            "procedures over their seeds (version; the default when a system has several runs)", None,
-            ("model", "version")),
-    )),
-    Key("tracking", "mapping", "MLflow", keys=(
-        Key("enabled", "boolean", "log the results", True),
-        Key("uri", "string", "the tracking URI (default: a local store beside the results)"),
-        Key("experiment", "string", "the MLflow experiment (default: experiment)"),
-        Key("record_paths", "boolean", "record local absolute paths (default: names relative to the config)", False),
-    )),
-    Key("report", "mapping", "the HTML report and the release gate", keys=(
-        Key("enabled", "boolean", "render the report", True),
-        Key("title", "string", "the report's title (default: experiment)"),
-        Key("release", "mapping", "the release gate: production against a candidate", keys=(
-            Key("production", "string", "the system in production", required=True),
-            Key("candidate", "string", "the candidate system", required=True),
-            Key("guards", "list", "what the candidate must not lose (docs/release.md)", keys=(
-                Key("measure", "string", "the guarded measure", required=True),
-                Key("dataset", "string", "one dataset (default: each)"),
-                Key("segment", "string", "one segment, or each (default: all users)"),
-                Key("max_drop", "number", "the largest drop allowed, in the measure's units"),
-                Key("max_drop_pct", "number", "the largest drop allowed, in percent of production"),
-                Key("min_gain", "number", "the smallest gain required"),
-                Key("descriptive", "boolean", "shown beside the gate, never deciding it", False))),
-            Key("on_inconclusive", "string", "what INCONCLUSIVE exits as", "inconclusive", ("inconclusive", "fail", "pass")),
-            Key("power", "number", "the power the users needed are planned for", DEFAULT_POWER),
-            Key("bound", "string", "how each guard's bound is made", "auto", ("auto", "t", "betting")),
-            Key("looks", "integer", "the gate's planned runs as users accrue: alpha is spent over them", 1),
-            Key("promote", "mapping", "on PASS, move a registry alias to the candidate's model version", keys=(
-                Key("model", "string", "the registered model", required=True),
-                Key("alias", "string", "the alias to move", required=True))),
-        )),
-    )),
+    Key(
+        "stats",
+        "mapping",
+        "the paired tests",
+        keys=(
+            Key("enabled", "boolean", "compute the comparisons", _STATS.enabled),
+            Key("tests", "list", "of t, wilcoxon, randomization, bootstrap", list(_STATS.tests)),
+            Key("primary", "string", "the test whose corrected p decides significance", _STATS.primary),
+            Key(
+                "correction",
+                "string",
+                "across the family of comparisons",
+                _STATS.correction,
+                ("holm", "bonferroni", "bh", "none"),
+            ),
+            Key("family", "string", "per_measure, or the whole grid of pairs x measures", _STATS.family, ("per_measure", "grid")),
+            Key("mode", "string", "against the baseline (the default with one), or all pairs", None, ("baseline", "all_pairs")),
+            Key("alpha", "number", "the significance level", _STATS.alpha),
+            Key("permutations", "integer", "the randomization test's draws (at least 100)", _STATS.permutations),
+            Key("resamples", "integer", "the bootstrap's draws", _STATS.resamples),
+            Key("system_resamples", "integer", "a system measure's resamples (Coverage, Gini)", _STATS.system_resamples),
+            Key("seed", "integer", "keys every draw: the same p-values every run", _STATS.seed),
+            Key(
+                "nan",
+                "string",
+                "a per-query value that is NaN: stop, or drop that query from that comparison",
+                _STATS.nan,
+                ("error", "drop"),
+            ),
+            Key(
+                "claim",
+                "string",
+                "what comparisons and the gate decide: these trained runs (model), or the training "
+                "procedures over their seeds (version; the default when a system has several runs)",
+                None,
+                ("model", "version"),
+            ),
+        ),
+    ),
+    Key(
+        "tracking",
+        "mapping",
+        "MLflow",
+        keys=(
+            Key("enabled", "boolean", "log the results", True),
+            Key("uri", "string", "the tracking URI (default: a local store beside the results)"),
+            Key("experiment", "string", "the MLflow experiment (default: experiment)"),
+            Key("record_paths", "boolean", "record local absolute paths (default: names relative to the config)", False),
+        ),
+    ),
+    Key(
+        "report",
+        "mapping",
+        "the HTML report and the release gate",
+        keys=(
+            Key("enabled", "boolean", "render the report", True),
+            Key("title", "string", "the report's title (default: experiment)"),
+            Key(
+                "release",
+                "mapping",
+                "the release gate: production against a candidate",
+                keys=(
+                    Key("production", "string", "the system in production", required=True),
+                    Key("candidate", "string", "the candidate system", required=True),
+                    Key(
+                        "guards",
+                        "list",
+                        "what the candidate must not lose (docs/release.md)",
+                        keys=(
+                            Key("measure", "string", "the guarded measure", required=True),
+                            Key("dataset", "string", "one dataset (default: each)"),
+                            Key("segment", "string", "one segment, or each (default: all users)"),
+                            Key("max_drop", "number", "the largest drop allowed, in the measure's units"),
+                            Key("max_drop_pct", "number", "the largest drop allowed, in percent of production"),
+                            Key("min_gain", "number", "the smallest gain required"),
+                            Key("descriptive", "boolean", "shown beside the gate, never deciding it", False),
+                        ),
+                    ),
+                    Key(
+                        "on_inconclusive",
+                        "string",
+                        "what INCONCLUSIVE exits as",
+                        "inconclusive",
+                        ("inconclusive", "fail", "pass"),
+                    ),
+                    Key("power", "number", "the power the users needed are planned for", DEFAULT_POWER),
+                    Key("bound", "string", "how each guard's bound is made", "auto", ("auto", "t", "betting")),
+                    Key("looks", "integer", "the gate's planned runs as users accrue: alpha is spent over them", 1),
+                    Key(
+                        "promote",
+                        "mapping",
+                        "on PASS, move a registry alias to the candidate's model version",
+                        keys=(
+                            Key("model", "string", "the registered model", required=True),
+                            Key("alias", "string", "the alias to move", required=True),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+    ),
     Key("output", "path", "the results root (default: results/ beside the config)"),
-    Key("engine", "mapping", "where the work runs", keys=(
-        Key("name", "string", "local, or dask (the extra)", "local", ("local", "dask")),
-        Key("workers", "integer", "local threads (default: the cores)"),
-        Key("scheduler", "string", "a Dask scheduler's address (default: a LocalCluster)"),
-        Key("n_workers", "integer", "a LocalCluster's workers"),
-        Key("memory_limit", "string", "a LocalCluster worker's memory (e.g. 4GB)"),
-        Key("partitions", "integer", "the rows' partitions"),
-    )),
-)  # fmt: skip
+    Key(
+        "engine",
+        "mapping",
+        "where the work runs",
+        keys=(
+            Key("name", "string", "local, or dask (the extra)", "local", ("local", "dask")),
+            Key("workers", "integer", "local threads (default: the cores)"),
+            Key("scheduler", "string", "a Dask scheduler's address (default: a LocalCluster)"),
+            Key("n_workers", "integer", "a LocalCluster's workers"),
+            Key("memory_limit", "string", "a LocalCluster worker's memory (e.g. 4GB)"),
+            Key("partitions", "integer", "the rows' partitions"),
+        ),
+    ),
+)
 
 
 # an example of each key whose default does not show one: what a line of a config looks like
 _EXAMPLES = {
-    "experiment": "experiment: trec-demo", "description": "description: BM25 against dense retrieval",
+    "experiment": "experiment: trec-demo",
+    "description": "description: BM25 against dense retrieval",
     "datasets": "datasets: [{name: trec, qrels: qrels.txt}]",
-    "systems": "systems: [{name: bm25, runs: {trec: bm25.run}}]", "measures": "measures: [nDCG, P@5, {measure: AP, cutoffs: []}]",
-    "cutoffs": "cutoffs: [5, 10, 20]", "gains": "gains: {linear: linear, graded: {1: 1, 2: 3, 3: 7}}",
-    "conventions": "conventions: {ties: trec_eval, queries: qrels}", "baseline": "baseline: bm25",
-    "output": "output: ../reports", "datasets.name": "name: trec", "datasets.qrels": "qrels: ${QRELS:-qrels.txt}",
-    "datasets.format": "format: csv", "datasets.columns": "columns: {query: user, doc: item, relevance: rating}",
+    "systems": "systems: [{name: bm25, runs: {trec: bm25.run}}]",
+    "measures": "measures: [nDCG, P@5, {measure: AP, cutoffs: []}]",
+    "cutoffs": "cutoffs: [5, 10, 20]",
+    "gains": "gains: {linear: linear, graded: {1: 1, 2: 3, 3: 7}}",
+    "conventions": "conventions: {ties: trec_eval, queries: qrels}",
+    "baseline": "baseline: bm25",
+    "output": "output: ../reports",
+    "datasets.name": "name: trec",
+    "datasets.qrels": "qrels: ${QRELS:-qrels.txt}",
+    "datasets.format": "format: csv",
+    "datasets.columns": "columns: {query: user, doc: item, relevance: rating}",
     "datasets.run_columns": "run_columns: {query: user, doc: item, score: score}",
     "datasets.segments": "segments: {path: segments.csv, query: user, segment: kind}",
     "datasets.segments.path": "path: segments.csv",
     "datasets.train": "train: {path: train.csv, columns: {query: user, doc: item}}",
-    "datasets.train.path": "path: train.csv", "datasets.train.columns": "columns: {user: uid, item: iid}",
-    "datasets.items": "items: {path: items.csv, id: item, groups: [provider]}", "datasets.items.path": "path: items.csv",
-    "datasets.items.groups": "groups: [provider, era]", "systems.name": "name: dense",
+    "datasets.train.path": "path: train.csv",
+    "datasets.train.columns": "columns: {user: uid, item: iid}",
+    "datasets.items": "items: {path: items.csv, id: item, groups: [provider]}",
+    "datasets.items.path": "path: items.csv",
+    "datasets.items.groups": "groups: [provider, era]",
+    "systems.name": "name: dense",
     "systems.runs": "runs: {trec: dense.run, ratings: [v2-seed1.csv, v2-seed2.csv]}",
     "systems.description": "description: the dense retriever",
     "systems.tags": "tags: {family: dense}",
-    "systems.seed": "seed: v2-seed1", "stats.claim": "claim: version",
+    "systems.seed": "seed: v2-seed1",
+    "stats.claim": "claim: version",
     "systems.previous": "previous: {results: ../reports/exp/latest}",
-    "systems.previous.results": "results: ../reports/exp/latest", "systems.previous.mlflow_run": "mlflow_run: 8c1f...",
-    "systems.previous.uri": "uri: http://mlflow:5000", "systems.model": "model: models:/recsys/4",
+    "systems.previous.results": "results: ../reports/exp/latest",
+    "systems.previous.mlflow_run": "mlflow_run: 8c1f...",
+    "systems.previous.uri": "uri: http://mlflow:5000",
+    "systems.model": "model: models:/recsys/4",
     "systems.previous.model": "model: models:/recsys@champion",
     "report.release.promote": "promote: {model: recsys, alias: champion}",
-    "report.release.promote.model": "model: recsys", "report.release.promote.alias": "alias: champion",
+    "report.release.promote.model": "model: recsys",
+    "report.release.promote.alias": "alias: champion",
     "systems.previous.system": "system: production",
-    "measures.measure": "measure: AP", "measures.cutoffs": "cutoffs: []", "tracking.uri": "uri: http://127.0.0.1:5000",
-    "tracking.experiment": "experiment: release-checks", "report.title": "title: Recommender release check",
+    "measures.measure": "measure: AP",
+    "measures.cutoffs": "cutoffs: []",
+    "tracking.uri": "uri: http://127.0.0.1:5000",
+    "tracking.experiment": "experiment: release-checks",
+    "report.title": "title: Recommender release check",
     "report.release": "release: {production: v1, candidate: v2, guards: [{measure: nDCG@10, max_drop: 0.005}]}",
-    "report.release.production": "production: v1", "report.release.candidate": "candidate: v2",
+    "report.release.production": "production: v1",
+    "report.release.candidate": "candidate: v2",
     "report.release.guards": "guards: [{measure: nDCG@10, max_drop: 0.005}]",
-    "report.release.guards.measure": "measure: nDCG@10", "report.release.guards.dataset": "dataset: ratings",
-    "report.release.guards.segment": "segment: new", "report.release.guards.max_drop": "max_drop: 0.005",
-    "report.release.guards.max_drop_pct": "max_drop_pct: 2", "report.release.guards.min_gain": "min_gain: 0.01",
-    "stats.mode": "mode: all_pairs", "stats": "stats: {permutations: 10000, seed: 42}",
-    "tracking": "tracking: {uri: http://127.0.0.1:5000}", "report": "report: {title: Release check}",
-    "engine": "engine: {name: dask, n_workers: 4}", "datasets.run_columns.sample": "sample: draw",
-    "engine.workers": "workers: 2", "engine.scheduler": "scheduler: tcp://10.0.0.5:8786", "conventions.depth": "depth: 100",
-    "engine.n_workers": "n_workers: 4", "engine.memory_limit": "memory_limit: 4GB", "engine.partitions": "partitions: 16",
-}  # fmt: skip
+    "report.release.guards.measure": "measure: nDCG@10",
+    "report.release.guards.dataset": "dataset: ratings",
+    "report.release.guards.segment": "segment: new",
+    "report.release.guards.max_drop": "max_drop: 0.005",
+    "report.release.guards.max_drop_pct": "max_drop_pct: 2",
+    "report.release.guards.min_gain": "min_gain: 0.01",
+    "stats.mode": "mode: all_pairs",
+    "stats": "stats: {permutations: 10000, seed: 42}",
+    "tracking": "tracking: {uri: http://127.0.0.1:5000}",
+    "report": "report: {title: Release check}",
+    "engine": "engine: {name: dask, n_workers: 4}",
+    "datasets.run_columns.sample": "sample: draw",
+    "engine.workers": "workers: 2",
+    "engine.scheduler": "scheduler: tcp://10.0.0.5:8786",
+    "conventions.depth": "depth: 100",
+    "engine.n_workers": "n_workers: 4",
+    "engine.memory_limit": "memory_limit: 4GB",
+    "engine.partitions": "partitions: 16",
+}
 
 
 def example(path: str, key: Key) -> str:
@@ -246,8 +391,15 @@ def keys_of(section: str) -> tuple[str, ...]:
     return tuple(k.name for k in found.keys)
 
 
-_JSON_TYPES = {"string": "string", "path": "string", "integer": "integer", "number": "number", "boolean": "boolean",
-               "list": "array", "mapping": "object"}  # fmt: skip
+_JSON_TYPES = {
+    "string": "string",
+    "path": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+    "list": "array",
+    "mapping": "object",
+}
 
 
 def _schema(key: Key) -> dict[str, Any]:
@@ -263,8 +415,11 @@ def _schema(key: Key) -> dict[str, Any]:
     elif key.kind == "list":
         out["type"] = "array"
         if key.keys:
-            item: dict[str, Any] = {"type": "object", "properties": {k.name: _schema(k) for k in key.keys},
-                                    "additionalProperties": False}  # fmt: skip
+            item: dict[str, Any] = {
+                "type": "object",
+                "properties": {k.name: _schema(k) for k in key.keys},
+                "additionalProperties": False,
+            }
             required = [k.name for k in key.keys if k.required]
             if required:
                 item["required"] = required
@@ -298,19 +453,35 @@ def json_schema() -> dict[str, Any]:
 
 def markdown() -> str:
     """The reference as Markdown: one table per section, every key with its type, default and meaning."""
-    lines = ["# Configuration reference", "",
-             "Every key an experiment config takes, generated from `harness/config/reference.py` (the loader accepts "
-             "exactly these). `configs/harness.schema.json` is the same as a JSON Schema: point an editor's YAML "
-             "support at it. `configs/trec.yaml` shows every key in use.", ""]  # fmt: skip
+    lines = [
+        "# Configuration reference",
+        "",
+        "Every key an experiment config takes, generated from `harness/config/reference.py` (the loader accepts "
+        "exactly these). `configs/harness.schema.json` is the same as a JSON Schema: point an editor's YAML "
+        "support at it. `configs/trec.yaml` shows every key in use.",
+        "",
+    ]
 
     def table(title: str, keys: tuple[Key, ...]) -> None:
-        lines.extend([f"## `{title}`" if title else "## Top level", "", "| key | type | default | meaning | example |",
-                      "| --- | --- | --- | --- | --- |"])  # fmt: skip
+        lines.extend(
+            [
+                f"## `{title}`" if title else "## Top level",
+                "",
+                "| key | type | default | meaning | example |",
+                "| --- | --- | --- | --- | --- |",
+            ]
+        )
         for k in keys:
-            kind = k.kind + (f" ({' / '.join(k.choices)})" if k.choices else "") + (
-                " of strings or mappings" if k.also and k.kind == "list" else " or string" if k.also else "")  # fmt: skip
-            default = "required" if k.required else ("" if k.default is None else f"`{k.default!r}`" if k.default == ""
-                                                     else f"`{k.default}`")  # fmt: skip
+            kind = (
+                k.kind
+                + (f" ({' / '.join(k.choices)})" if k.choices else "")
+                + (" of strings or mappings" if k.also and k.kind == "list" else " or string" if k.also else "")
+            )
+            default = (
+                "required"
+                if k.required
+                else ("" if k.default is None else f"`{k.default!r}`" if k.default == "" else f"`{k.default}`")
+            )
             path = f"{title}.{k.name}".lstrip(".").replace("[]", "")
             lines.append(f"| `{k.name}` | {kind} | {default} | {k.doc} | `{example(path, k)}` |")
         lines.append("")

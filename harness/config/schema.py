@@ -77,8 +77,11 @@ class Dataset:
     def inputs(self) -> frozenset[str]:
         """What beyond-accuracy measures can read here: 'train', 'items', 'features' (checked when the file is read),
         'user_groups' (the segments)."""
-        return (frozenset({"train"} if self.train else set()) | frozenset({"items", "features"} if self.items else set())
-                | frozenset({"user_groups"} if self.segments else set()))  # fmt: skip
+        return (
+            frozenset({"train"} if self.train else set())
+            | frozenset({"items", "features"} if self.items else set())
+            | frozenset({"user_groups"} if self.segments else set())
+        )
 
 
 @dataclass(frozen=True)
@@ -161,8 +164,11 @@ class System:
     def runs_of(self, dataset: str) -> tuple[tuple[str, Path], ...]:
         """(seed label, run file) of each run evaluated on ``dataset``."""
         labels = self.seeds or ("",) * len(self.runs)
-        return tuple((label, path) for (d, path), label in zip(self.runs, labels, strict=True)
-                     if d == dataset and (self.seed is None or label == self.seed))  # fmt: skip
+        return tuple(
+            (label, path)
+            for (d, path), label in zip(self.runs, labels, strict=True)
+            if d == dataset and (self.seed is None or label == self.seed)
+        )
 
     def run_for(self, dataset: str) -> Path | None:
         """The run file evaluated on ``dataset`` (the first, of several seeds); None without one."""
@@ -173,8 +179,10 @@ class System:
         """The system once per run evaluated on ``dataset``, each with that run alone, labelled by its seed when it is
         one of several (a run ``seed:`` picks is the system's only run, as if named alone)."""
         runs = self.runs_of(dataset)
-        return tuple(dataclasses.replace(self, runs=((dataset, path),), seeds=(label,) if len(runs) > 1 else (),
-                                         seed=None) for label, path in runs)  # fmt: skip
+        return tuple(
+            dataclasses.replace(self, runs=((dataset, path),), seeds=(label,) if len(runs) > 1 else (), seed=None)
+            for label, path in runs
+        )
 
     @property
     def run_label(self) -> str:

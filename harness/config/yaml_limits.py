@@ -31,15 +31,20 @@ _HINT = "a config is a few levels of keys and lists; write the values out (or sp
 def compose_bounded(text: str, source: Path) -> yaml.Node | None:
     """``yaml.compose(text)`` with the SafeLoader, refusing a document beyond the limits (ConfigError)."""
     if len(text) > MAX_BYTES:
-        raise ConfigError(f"the config is {len(text)} characters, more than the {MAX_BYTES} harness reads", path=source,
-                          hint=_HINT)  # fmt: skip
+        raise ConfigError(
+            f"the config is {len(text)} characters, more than the {MAX_BYTES} harness reads", path=source, hint=_HINT
+        )
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:
-                raise ConfigError(f"the config nests collections more than {MAX_DEPTH} deep", path=source,
-                                  line=event.start_mark.line + 1 if event.start_mark else None, hint=_HINT)  # fmt: skip
+                raise ConfigError(
+                    f"the config nests collections more than {MAX_DEPTH} deep",
+                    path=source,
+                    line=event.start_mark.line + 1 if event.start_mark else None,
+                    hint=_HINT,
+                )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
     node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -68,12 +73,20 @@ def _count(root: yaml.Node, source: Path) -> int:
             open_nodes.discard(id(node))
             sizes[id(node)] = 1 + sum(sizes[id(child)] for child in children)
             if sizes[id(node)] > MAX_NODES:
-                raise ConfigError(f"the config stands for more than {MAX_NODES} values once its aliases (*name) are "
-                                  "followed", path=source, line=node.start_mark.line + 1, hint=_HINT)  # fmt: skip
+                raise ConfigError(
+                    f"the config stands for more than {MAX_NODES} values once its aliases (*name) are followed",
+                    path=source,
+                    line=node.start_mark.line + 1,
+                    hint=_HINT,
+                )
             continue
         if id(node) in open_nodes:
-            raise ConfigError("an alias (*name) refers to a collection that holds it", path=source,
-                              line=node.start_mark.line + 1, hint="an anchor's value cannot contain its own alias")  # fmt: skip
+            raise ConfigError(
+                "an alias (*name) refers to a collection that holds it",
+                path=source,
+                line=node.start_mark.line + 1,
+                hint="an anchor's value cannot contain its own alias",
+            )
         open_nodes.add(id(node))
         stack.append((node, True))
         stack.extend((child, False) for child in children if id(child) not in sizes)

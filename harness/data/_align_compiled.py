@@ -39,8 +39,12 @@ from harness.kernels._parallel import even_split, run_split, split, threads
 # tie rules, as the kernel sees them
 TIE_TREC_EVAL, TIE_OPTIMISTIC, TIE_PESSIMISTIC, TIE_INPUT_ORDER, TIE_DOCNO_ASCENDING = 0, 1, 2, 3, 4
 HASHED_ON_THREADS_FROM = 1 << 16  # strings: fewer are hashed in this thread
-TIES = {"optimistic": TIE_OPTIMISTIC, "pessimistic": TIE_PESSIMISTIC, "input_order": TIE_INPUT_ORDER,
-        "docno_ascending": TIE_DOCNO_ASCENDING}  # else trec_eval's
+TIES = {
+    "optimistic": TIE_OPTIMISTIC,
+    "pessimistic": TIE_PESSIMISTIC,
+    "input_order": TIE_INPUT_ORDER,
+    "docno_ascending": TIE_DOCNO_ASCENDING,
+}  # else trec_eval's
 # which copy of a repeated (query, doc) stays: the first line, or the highest score (the first of equals)
 KEEP_FIRST, KEEP_MAX = 0, 1
 
@@ -142,8 +146,9 @@ def group_by_code(codes: np.ndarray, n_codes: int) -> tuple[np.ndarray, np.ndarr
     return kernels.group_rows(np.ascontiguousarray(codes, dtype=np.int64), n_codes)
 
 
-def duplicate_rows(order: np.ndarray | None, bounds: np.ndarray, docs: pa.Array | pa.ChunkedArray,
-                   prefer: np.ndarray | None) -> np.ndarray:  # fmt: skip
+def duplicate_rows(
+    order: np.ndarray | None, bounds: np.ndarray, docs: pa.Array | pa.ChunkedArray, prefer: np.ndarray | None
+) -> np.ndarray:
     """Rows (ascending) that repeat a document within their block: every copy but the one kept.
 
     The kept copy is the first, or with ``prefer`` (a judgment's label) the highest, the
@@ -159,8 +164,9 @@ def duplicate_rows(order: np.ndarray | None, bounds: np.ndarray, docs: pa.Array 
     values = np.zeros(0) if prefer is None else np.asarray(prefer, dtype=np.float64)
 
     def task(lo: int, hi: int) -> None:
-        kernels.duplicate_blocks(lo, hi, bounds, rows, order is None, strings.offsets, strings.data, values, prefer is not None,
-                                 drop.view(np.uint8))  # fmt: skip
+        kernels.duplicate_blocks(
+            lo, hi, bounds, rows, order is None, strings.offsets, strings.data, values, prefer is not None, drop.view(np.uint8)
+        )
 
     run_split(task, split(np.diff(bounds).astype(np.float64), threads()))
     return np.flatnonzero(drop)
@@ -178,9 +184,20 @@ class Ranked:
     first_dropped: int  # the first dropped copy's run row, -1 when none
 
 
-def rank_blocks(order: np.ndarray | None, bounds: np.ndarray, judged: np.ndarray, position: np.ndarray,
-                docs: pa.Array | pa.ChunkedArray, score: np.ndarray, index: JudgmentIndex, labels: np.ndarray,
-                keep: int, ties: int, depth: int, single: bool) -> Ranked:  # fmt: skip
+def rank_blocks(
+    order: np.ndarray | None,
+    bounds: np.ndarray,
+    judged: np.ndarray,
+    position: np.ndarray,
+    docs: pa.Array | pa.ChunkedArray,
+    score: np.ndarray,
+    index: JudgmentIndex,
+    labels: np.ndarray,
+    keep: int,
+    ties: int,
+    depth: int,
+    single: bool,
+) -> Ranked:
     """Label, deduplicate, rank and cut the blocks; ``position``: each block's place in the output, -1 to leave it out.
 
     ``judged``: each block's judged-query code, or -1. Every block is given room for all
@@ -209,10 +226,35 @@ def rank_blocks(order: np.ndarray | None, bounds: np.ndarray, judged: np.ndarray
     score = np.ascontiguousarray(score, dtype=np.float64)
 
     def task(lo: int, hi: int) -> None:
-        kernels.rank_blocks(lo, hi, bounds, rows, order is None, judged, active, strings.offsets, strings.data, score,
-                            index.bounds, index.rows, index.hashes, index.docs.offsets, index.docs.data, labels,
-                            keep, ties, single, depth, start, out_rows, out_labels, kept, dropped, beyond,
-                            first_dropped)  # fmt: skip
+        kernels.rank_blocks(
+            lo,
+            hi,
+            bounds,
+            rows,
+            order is None,
+            judged,
+            active,
+            strings.offsets,
+            strings.data,
+            score,
+            index.bounds,
+            index.rows,
+            index.hashes,
+            index.docs.offsets,
+            index.docs.data,
+            labels,
+            keep,
+            ties,
+            single,
+            depth,
+            start,
+            out_rows,
+            out_labels,
+            kept,
+            dropped,
+            beyond,
+            first_dropped,
+        )
 
     run_split(task, split(np.where(position >= 0, np.diff(bounds), 0).astype(np.float64), threads()))
     if (kept < room).any():  # duplicates dropped: close up the gaps they left

@@ -36,8 +36,9 @@ from harness.kernels._parallel import concurrently, run_split, threads
 SMALLEST_PART = 1 << 20  # bytes: smaller files are read by one thread
 
 
-def read_plain(path: Path, n_fields: int, ids: tuple[int, int], number: int, parts: int | None = None,
-               blocks: bool = False) -> tuple[pa.Array | QueryBlocks, pa.Array, np.ndarray] | None:  # fmt: skip
+def read_plain(
+    path: Path, n_fields: int, ids: tuple[int, int], number: int, parts: int | None = None, blocks: bool = False
+) -> tuple[pa.Array | QueryBlocks, pa.Array, np.ndarray] | None:
     """The fields ``ids`` (two string columns) and ``number`` (float64) of every line of ``path``, a file of
     ``n_fields`` fields a line; None when the file is not plain (see the module) or cannot be read so. ``parts``: the
     ranges the file is cut into (default: one per core, none under :data:`SMALLEST_PART` bytes). ``blocks``: the first
@@ -102,14 +103,39 @@ class _Places:
 class _Reader:
     """The compiled reader's passes over one file's parts."""
 
-    def __init__(self, name: bytes, ranges: list[tuple[int, int]], n_fields: int, ids: tuple[int, int], number: int,
-                 blocks: bool) -> None:  # fmt: skip
+    def __init__(
+        self, name: bytes, ranges: list[tuple[int, int]], n_fields: int, ids: tuple[int, int], number: int, blocks: bool
+    ) -> None:
         self.name, self.ranges, self.n_fields, self.ids, self.number, self.blocks = name, ranges, n_fields, ids, number, blocks
 
     def _count(self, start: int, stop: int, out: np.ndarray) -> None:
         offsets, data, numbers, starts = np.zeros(1, np.int32), np.zeros(1, np.uint8), np.zeros(1), np.zeros(1, np.int64)
-        kernels.read_part(self.name, start, stop, self.n_fields, self.ids[0], self.ids[1], self.number, offsets, data,
-                          offsets, data, numbers, 0, 0, 0, 0, 0, 0, self.blocks, starts, 0, 0, False, out)  # fmt: skip
+        kernels.read_part(
+            self.name,
+            start,
+            stop,
+            self.n_fields,
+            self.ids[0],
+            self.ids[1],
+            self.number,
+            offsets,
+            data,
+            offsets,
+            data,
+            numbers,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            self.blocks,
+            starts,
+            0,
+            0,
+            False,
+            out,
+        )
 
     def counts(self) -> np.ndarray | None:
         """Each part's (status, rows, a bytes, b bytes, lines, blocks), counted side by side on the cores; None when the
@@ -156,10 +182,31 @@ class _Reader:
 
         def fill(k: int, _: int) -> None:
             end = 0 if k == last else short
-            kernels.read_part(self.name, *self.ranges[k], self.n_fields, self.ids[0], self.ids[1], self.number, a_offsets,
-                              a_data, b_offsets, b_data, numbers, int(places.row[k]), int(places.row[k + 1]) - end,
-                              int(places.a[k]), int(places.a[k + 1]), int(places.b[k]), int(places.b[k + 1]), self.blocks,
-                              starts, int(places.block[k]), int(places.block[k + 1]) - end, True, results[k])  # fmt: skip
+            kernels.read_part(
+                self.name,
+                *self.ranges[k],
+                self.n_fields,
+                self.ids[0],
+                self.ids[1],
+                self.number,
+                a_offsets,
+                a_data,
+                b_offsets,
+                b_data,
+                numbers,
+                int(places.row[k]),
+                int(places.row[k + 1]) - end,
+                int(places.a[k]),
+                int(places.a[k + 1]),
+                int(places.b[k]),
+                int(places.b[k + 1]),
+                self.blocks,
+                starts,
+                int(places.block[k]),
+                int(places.block[k + 1]) - end,
+                True,
+                results[k],
+            )
 
         run_split(fill, [(k, k + 1) for k in range(len(self.ranges))])  # one part a task
         if (results[:, 0] != kernels.OK).any() or not results[:, 1].sum():
@@ -176,8 +223,17 @@ class _Reader:
         return first, strings_from(b_offsets[: rows + 1], b_data[: max(int(results[:, 3].sum()), 1)]), numbers[:rows]
 
 
-def _close_gaps(places: _Places, results: np.ndarray, blocks: bool, a_offsets: np.ndarray, a_data: np.ndarray,
-                b_offsets: np.ndarray, b_data: np.ndarray, numbers: np.ndarray, starts: np.ndarray) -> None:  # fmt: skip
+def _close_gaps(
+    places: _Places,
+    results: np.ndarray,
+    blocks: bool,
+    a_offsets: np.ndarray,
+    a_data: np.ndarray,
+    b_offsets: np.ndarray,
+    b_data: np.ndarray,
+    numbers: np.ndarray,
+    starts: np.ndarray,
+) -> None:
     """Each part after the first moved down to where the one before it ends (rows, bytes and blocks), its offsets and
     block starts shifted by as much: the columns of one exact pass. A part moves over its own old place, which it
     overlaps but for the gap, so only the gap is memory not written before. The columns move side by side."""

@@ -414,8 +414,9 @@ def _universe_ids(prepared: PreparedQrels, run_ids: pa.Array, query_ids: np.ndar
         return prepared.query_ids, prepared.query_id_array
     if conv.queries is Queries.RELEVANT:
         # a query's own judgments decide: the same universe for every run, and per query on every engine
-        relevant = np.bincount(prepared.codes, weights=prepared.labels >= conv.relevance_level,
-                               minlength=len(prepared.query_ids)) > 0  # fmt: skip
+        relevant = (
+            np.bincount(prepared.codes, weights=prepared.labels >= conv.relevance_level, minlength=len(prepared.query_ids)) > 0
+        )
         keep = np.flatnonzero(relevant)
         return prepared.query_ids[keep], prepared.query_id_array.take(from_numpy(keep))
     if conv.queries is Queries.INTERSECTION:
@@ -465,14 +466,13 @@ def _duplicates(
     dropped = _duplicate_rows(sorted_keys, rows.codes, rows.docs, rows.score if conv.duplicates is Duplicates.MAX else None)
     if dropped.size and conv.duplicates is Duplicates.ERROR:
         row = int(dropped[0])
-        raise _duplicate_error(run.source, "run", str(universe[rows.codes[row]]), str(rows.docs[row]),
-                               run.file_row(int(rows.source[row])))  # fmt: skip
+        raise _duplicate_error(
+            run.source, "run", str(universe[rows.codes[row]]), str(rows.docs[row]), run.file_row(int(rows.source[row]))
+        )
     return sorted_keys, dropped
 
 
-def _join(
-    prepared: PreparedQrels, to_judged: np.ndarray, rows: _Rows, sorted_keys: _SortedKeys, dropped: np.ndarray
-) -> None:
+def _join(prepared: PreparedQrels, to_judged: np.ndarray, rows: _Rows, sorted_keys: _SortedKeys, dropped: np.ndarray) -> None:
     """Phase 3: each row's label (NaN when not judged), without the duplicate copies.
 
     ``to_judged``: each universe query's code in the judgments (their own order), or -1.
@@ -517,8 +517,19 @@ def align_arrow(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None 
     _order(rows, conv.ties)
     counts, beyond = _depth(rows, len(universe), conv.depth)
     assert rows.labels is not None
-    return _assemble(prepared, run, universe, universe_ids, to_judged, positions_in(run_ids, prepared.query_id_array),
-                     counts, rows.labels, rows.source, int(dropped.size), beyond)  # fmt: skip
+    return _assemble(
+        prepared,
+        run,
+        universe,
+        universe_ids,
+        to_judged,
+        positions_in(run_ids, prepared.query_id_array),
+        counts,
+        rows.labels,
+        rows.source,
+        int(dropped.size),
+        beyond,
+    )
 
 
 def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | None = None) -> Aligned:
@@ -532,25 +543,57 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
     block_code = judged if universe_ids is prepared.query_id_array else positions_in(run_ids, universe_ids)
     score = np.asarray(run.score, dtype=np.float64)
     ranked = compiled.rank_blocks(
-        order, bounds, judged, block_code, run.doc_id, score, prepared.judgment_index, prepared.labels,
+        order,
+        bounds,
+        judged,
+        block_code,
+        run.doc_id,
+        score,
+        prepared.judgment_index,
+        prepared.labels,
         keep=compiled.KEEP_MAX if conv.duplicates is Duplicates.MAX else compiled.KEEP_FIRST,
-        ties=compiled.TIES.get(conv.ties.value, compiled.TIE_TREC_EVAL), depth=-1 if conv.depth is None else conv.depth,
+        ties=compiled.TIES.get(conv.ties.value, compiled.TIE_TREC_EVAL),
+        depth=-1 if conv.depth is None else conv.depth,
         single=conv.scores is Scores.FLOAT32,
-    )  # fmt: skip
+    )
     if ranked.first_dropped >= 0 and conv.duplicates is Duplicates.ERROR:
         row = ranked.first_dropped
         raise _duplicate_error(run.source, "run", str(run.query_id[row]), str(run.doc_id[row]), run.file_row(row))
     counts = np.zeros(len(universe), dtype=np.int64)
     counts[block_code[block_code >= 0]] = ranked.kept[block_code >= 0]
-    to_judged = np.arange(len(universe)) if universe_ids is prepared.query_id_array else \
-        positions_in(universe_ids, prepared.query_id_array)  # fmt: skip
-    return _assemble(prepared, run, universe, universe_ids, to_judged, judged, counts, ranked.labels, ranked.rows,
-                     int(ranked.dropped.sum()), int(ranked.beyond.sum()))  # fmt: skip
+    to_judged = (
+        np.arange(len(universe))
+        if universe_ids is prepared.query_id_array
+        else positions_in(universe_ids, prepared.query_id_array)
+    )
+    return _assemble(
+        prepared,
+        run,
+        universe,
+        universe_ids,
+        to_judged,
+        judged,
+        counts,
+        ranked.labels,
+        ranked.rows,
+        int(ranked.dropped.sum()),
+        int(ranked.beyond.sum()),
+    )
 
 
-def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_ids: pa.Array, to_judged: np.ndarray,
-              run_judged: np.ndarray, counts: np.ndarray, labels: np.ndarray, source: np.ndarray, duplicates: int,
-              beyond: int) -> Aligned:  # fmt: skip
+def _assemble(
+    prepared: PreparedQrels,
+    run: Run,
+    universe: np.ndarray,
+    universe_ids: pa.Array,
+    to_judged: np.ndarray,
+    run_judged: np.ndarray,
+    counts: np.ndarray,
+    labels: np.ndarray,
+    source: np.ndarray,
+    duplicates: int,
+    beyond: int,
+) -> Aligned:
     """The ranked rows (grouped by query in universe order, ``counts`` each) as lists with their judgments.
 
     ``to_judged``: each universe query's code in the judgments, or -1; ``run_judged``: the same for each of the
@@ -600,8 +643,7 @@ def _assemble(prepared: PreparedQrels, run: Run, universe: np.ndarray, universe_
         duplicates_dropped=duplicates,
         rows_beyond_depth=beyond,
     )
-    return Aligned(universe, lists, in_run, stats, source, run_score, run.doc_id, query_id_array=universe_ids,
-                   scores=conv.scores)
+    return Aligned(universe, lists, in_run, stats, source, run_score, run.doc_id, query_id_array=universe_ids, scores=conv.scores)
 
 
 Engine = Callable[[PreparedQrels, Run, "np.ndarray | None"], Aligned]
@@ -630,8 +672,15 @@ def engine_for(rows: int, choice: EngineChoice = "auto") -> Engine:
 
 # the conventions kernel_settings hands the kernels: the alignment itself reads none of them (but the relevance
 # level under queries: relevant)
-KERNEL_CONVENTIONS = ("relevance_level", "ideal_from", "ap_denominator", "short_lists", "graded_below_level", "iprec_cut",
-                      "collection_size")  # fmt: skip
+KERNEL_CONVENTIONS = (
+    "relevance_level",
+    "ideal_from",
+    "ap_denominator",
+    "short_lists",
+    "graded_below_level",
+    "iprec_cut",
+    "collection_size",
+)
 
 
 def kernel_settings(conventions: Conventions) -> dict[str, Any]:

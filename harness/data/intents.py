@@ -33,8 +33,14 @@ def _subtopic_order(subtopic: str) -> tuple[int, int | str]:
     return (0, int(subtopic)) if subtopic.isdigit() else (1, subtopic)
 
 
-def intent_data(intents: Intents, query_ids: np.ndarray, row_docs: pa.Array, row_counts: np.ndarray,
-                judged_docs: pa.Array, judged_counts: np.ndarray) -> IntentData:  # fmt: skip
+def intent_data(
+    intents: Intents,
+    query_ids: np.ndarray,
+    row_docs: pa.Array,
+    row_counts: np.ndarray,
+    judged_docs: pa.Array,
+    judged_counts: np.ndarray,
+) -> IntentData:
     """The masks of the lists of ``query_ids``: their ranked documents (``row_counts`` a query, in order) and their
     judged documents (``judged_counts`` a query, as the lists lay them out)."""
     relevant = intents.judgment >= 1  # ndeval: any judgment of 1 or more is relevant, to that subtopic
@@ -47,13 +53,14 @@ def intent_data(intents: Intents, query_ids: np.ndarray, row_docs: pa.Array, row
         by_query.setdefault(q, []).append(s)
     for q, names in by_query.items():
         if len(names) > MAX_SUBTOPICS:
-            raise InputFormatError(f"query {q!r} has {len(names)} subtopics with a relevant document; harness handles "
-                                   f"at most {MAX_SUBTOPICS}", path=intents.source,
-                                   hint="split the query, or merge subtopics")  # fmt: skip
+            raise InputFormatError(
+                f"query {q!r} has {len(names)} subtopics with a relevant document; harness handles at most {MAX_SUBTOPICS}",
+                path=intents.source,
+                hint="split the query, or merge subtopics",
+            )
         for bit, name in enumerate(sorted(names, key=_subtopic_order)):
             bit_of[(q, name)] = bit
-    bits = np.array([1 << bit_of[(q, s)] for q, s in zip(query.to_pylist(), subtopic.to_pylist(), strict=True)],
-                    dtype=np.int64)  # fmt: skip
+    bits = np.array([1 << bit_of[(q, s)] for q, s in zip(query.to_pylist(), subtopic.to_pylist(), strict=True)], dtype=np.int64)
     pairs = _keys(query, doc)
     encoded = pc.dictionary_encode(pairs)
     codes = to_numpy(encoded.indices).astype(np.int64)

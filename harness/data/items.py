@@ -54,8 +54,11 @@ class Interactions:
     def from_frame(cls, frame: Any, user: str = "user", item: str = "item", source: str = "<DataFrame>") -> Interactions:
         table = pa.Table.from_pandas(frame, preserve_index=False)
         path = Path(source)
-        return cls(table_ids(table_column(table, user, "user", path), "user", path),
-                   table_ids(table_column(table, item, "item", path), "item", path), source)  # fmt: skip
+        return cls(
+            table_ids(table_column(table, user, "user", path), "user", path),
+            table_ids(table_column(table, item, "item", path), "item", path),
+            source,
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,8 +85,10 @@ class Catalog:
         return len(self.item_id)
 
     def __repr__(self) -> str:
-        return (f"Catalog({len(self)} items, {len(self.feature_names)} features, {len(self.groups)} group columns, "
-                f"from {self.source})")  # fmt: skip
+        return (
+            f"Catalog({len(self)} items, {len(self.feature_names)} features, {len(self.groups)} group columns, "
+            f"from {self.source})"
+        )
 
     @classmethod
     def from_frame(cls, frame: Any, id: str = "item", source: str = "<DataFrame>", groups: Iterable[str] = ()) -> Catalog:
@@ -99,8 +104,11 @@ def read_train(path: str | Path, user: str = "user", item: str = "item", fmt: st
     if table.num_rows == 0:
         raise InputFormatError("the training file has no rows", path=path, hint="give at least one (user, item) row")
     with rows_located(path, fmt):
-        return Interactions(table_ids(table_column(table, user, "user", path), "user", path),
-                            table_ids(table_column(table, item, "item", path), "item", path), str(path))  # fmt: skip
+        return Interactions(
+            table_ids(table_column(table, user, "user", path), "user", path),
+            table_ids(table_column(table, item, "item", path), "item", path),
+            str(path),
+        )
 
 
 def read_items(path: str | Path, id: str = "item", fmt: str | None = None, groups: Iterable[str] = ()) -> Catalog:
@@ -133,14 +141,17 @@ def _catalog(table: pa.Table, id: str, source: str, fmt: str, groups: tuple[str,
         first_repeat = int(np.flatnonzero(repeated)[0])
         raise InputFormatError(
             f"item {ids[first_repeat].as_py()!r} is listed twice",
-            path=path, line=table_line(path, fmt, first_repeat), hint="give each catalogue item one row",
-        )  # fmt: skip
+            path=path,
+            line=table_line(path, fmt, first_repeat),
+            hint="give each catalogue item one row",
+        )
     for name in groups:
         if name == id or name not in table.column_names:
             raise InputFormatError(
                 f"the group column {name!r} is {'the id column' if name == id else 'not in the items file'}",
-                path=path, hint=f"its columns: {', '.join(c for c in table.column_names if c != id) or 'only the id'}",
-            )  # fmt: skip
+                path=path,
+                hint=f"its columns: {', '.join(c for c in table.column_names if c != id) or 'only the id'}",
+            )
     labels = {name: _labels(table[name]) for name in groups}
     names = tuple(c for c in table.column_names if c != id and c not in labels)
     columns, feature_names = [], []
@@ -156,18 +167,21 @@ def _catalog(table: pa.Table, id: str, source: str, fmt: str, groups: tuple[str,
             row = next(i for i, t in enumerate(texts) if not _is_number(t))
             raise InputFormatError(
                 f"feature {name!r} of item {ids[row].as_py()!r} is not a number: {texts[row]!r}",
-                path=path, line=table_line(path, fmt, row),
+                path=path,
+                line=table_line(path, fmt, row),
                 hint="a column of the items file is a numeric feature, or text labels that group items; to group by "
                 f"a column of mixed labels, name it a group column (items: {{groups: [{name}]}} in a config, "
                 f"--items-groups {name} with harness eval)",
-            ) from None  # fmt: skip
+            ) from None
         bad = np.flatnonzero(np.isnan(values))
         if bad.size:
             row = int(bad[0])
             raise InputFormatError(
-                f"feature {name!r} of item {ids[row].as_py()!r} is missing", path=path, line=table_line(path, fmt, row),
+                f"feature {name!r} of item {ids[row].as_py()!r} is missing",
+                path=path,
+                line=table_line(path, fmt, row),
                 hint="give every item a value for every feature column",
-            )  # fmt: skip
+            )
         columns.append(values)
         feature_names.append(name)
     features = np.stack(columns, axis=1) if columns else None
@@ -193,8 +207,9 @@ class ItemContext:
     recommends that neither the training data nor the catalogue knows get codes after the known ones.
     """
 
-    def __init__(self, train: Interactions | None, catalog: Catalog | None, qrels: Qrels,
-                 user_groups: Mapping[str, str] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, train: Interactions | None, catalog: Catalog | None, qrels: Qrels, user_groups: Mapping[str, str] | None = None
+    ) -> None:
         # whether there are training data; not the rows themselves: what the measures read of them is summarised
         # below, and the table (4M rows: 100 MB) is freed for the run's read once the caller lets go of it
         self.has_train = train is not None
@@ -202,13 +217,20 @@ class ItemContext:
         self.user_groups = user_groups  # query (user) -> group, e.g. the dataset's segments: UserMAD's groups
         # three hash passes over millions of ids (judged documents, training items and users), independent: side by
         # side on the cores
-        judged, *train_ids = concurrently(*(partial(pc.dictionary_encode, contiguous(ids)) for ids in
-                                            (qrels.doc_id, *(() if train is None else (train.item_id, train.user_id)))))
+        judged, *train_ids = concurrently(
+            *(
+                partial(pc.dictionary_encode, contiguous(ids))
+                for ids in (qrels.doc_id, *(() if train is None else (train.item_id, train.user_id)))
+            )
+        )
         # the training items' dictionary (first appearance: RecBole numbers them so, its tail's tie order) also gives
         # their distinct ids: the known items are the sorted union of tens of thousands of ids, not of every row
         items_seen = train_ids[0] if train_ids else None
-        parts = [ids for ids in (None if items_seen is None else items_seen.dictionary,
-                                 None if catalog is None else catalog.item_id) if ids is not None]  # fmt: skip
+        parts = [
+            ids
+            for ids in (None if items_seen is None else items_seen.dictionary, None if catalog is None else catalog.item_id)
+            if ids is not None
+        ]
         known = contiguous(pc.unique(same_strings(parts))) if parts else string_array([])
         self.known: pa.Array = known.take(pc.sort_indices(known))
         n = len(self.known)
@@ -228,7 +250,8 @@ class ItemContext:
             self._train_users = users.dictionary
             # counting passes by user code, then a small sort per user: no sort of 4M (user, item) keys
             indptr, history, self.count, self.users = distinct_pairs(
-                _int32(users.indices), _int32(items_seen.indices), in_order, len(users.dictionary), n)
+                _int32(users.indices), _int32(items_seen.indices), in_order, len(users.dictionary), n
+            )
             self._histories = (indptr, history)
             self.train_first = np.full(n, np.inf)
             self.train_first[in_order] = np.arange(in_order.size)
@@ -252,8 +275,7 @@ class ItemContext:
                 features = np.zeros((n, catalog.features.shape[1]))
                 norms = np.linalg.norm(catalog.features, axis=1, keepdims=True)
                 # unit vectors: cosine is a dot product; an all-zero vector stays zero (similarity 0, where msrec divides by 0)
-                features[listed] = np.divide(catalog.features, norms, out=np.zeros_like(catalog.features),
-                                                                  where=norms > 0)  # fmt: skip
+                features[listed] = np.divide(catalog.features, norms, out=np.zeros_like(catalog.features), where=norms > 0)
                 self.features = features
         # the judged documents, each judgment's by its index into their dictionary: one pass gives RecBole's extra
         # tokens and every judgment's item code (judged_codes)
@@ -288,7 +310,8 @@ class ItemContext:
                 named = ", ".join([*self.catalog.feature_names, *self.catalog.groups]) or "none besides the id"
                 raise InputFormatError(
                     f"{measure} groups items by the column {column!r}, which {self.catalog.source} does not have",
-                    path=self.catalog.source, hint=f"its columns: {named}; name one of them as group=...",
+                    path=self.catalog.source,
+                    hint=f"its columns: {named}; name one of them as group=...",
                 )
         if "user_groups" in needs and self.user_groups is None:
             raise InputFormatError(
@@ -320,8 +343,9 @@ class ItemContext:
             return names, None
         index = {name: i for i, name in enumerate(names)}
         user, item = self._pairs()
-        of_user = np.array([index.get(self.user_groups.get(u, ""), -1) for u in self._train_users.to_pylist()],
-                           dtype=np.int64)[user]  # fmt: skip
+        of_user = np.array([index.get(self.user_groups.get(u, ""), -1) for u in self._train_users.to_pylist()], dtype=np.int64)[
+            user
+        ]
         keep = of_user >= 0
         n = len(self.known)
         return names, np.bincount(of_user[keep] * n + item[keep], minlength=len(names) * n).reshape(len(names), n)
@@ -367,10 +391,18 @@ class ItemContext:
             return self._judged_doc_codes[to_numpy(index)[rows]]  # type: ignore[no-any-return]
         return positions_in(docs, self.known)[rows]
 
-    def for_run(self, item_ids: pa.Array, query_ids: np.ndarray, cooccurrence: bool = False,
-                pair_depth: int | None = None, cold_order: pa.Array | None = None,
-                judged_code: np.ndarray | None = None, score: np.ndarray | None = None,
-                query_id_array: pa.Array | None = None, item_rows: np.ndarray | None = None) -> ItemData:  # fmt: skip
+    def for_run(
+        self,
+        item_ids: pa.Array,
+        query_ids: np.ndarray,
+        cooccurrence: bool = False,
+        pair_depth: int | None = None,
+        cold_order: pa.Array | None = None,
+        judged_code: np.ndarray | None = None,
+        score: np.ndarray | None = None,
+        query_id_array: pa.Array | None = None,
+        item_rows: np.ndarray | None = None,
+    ) -> ItemData:
         """The kernels' view of one run: each row's item code, and statistics padded for the run's cold items.
 
         The rows' items are ``item_ids``, or ``item_ids[item_rows]`` (a run's document column
@@ -414,15 +446,26 @@ class ItemContext:
             ids = string_array(query_ids.tolist()) if query_id_array is None else query_id_array
             history_offsets, history_codes = gather_segments(*self._histories, positions_in(ids, self._train_users))
         return ItemData(
-            code=code, count=pad(self.count), users=pad(self.users), in_train=pad(self.in_train),
-            in_catalog=pad(self.in_catalog), n_train_rows=self.n_train_rows, n_train_users=self.n_train_users,
-            n_recbole_items=n_recbole, cold_ids=cold_ids, recbole_extra=extra,
+            code=code,
+            count=pad(self.count),
+            users=pad(self.users),
+            in_train=pad(self.in_train),
+            in_catalog=pad(self.in_catalog),
+            n_train_rows=self.n_train_rows,
+            n_train_users=self.n_train_users,
+            n_recbole_items=n_recbole,
+            cold_ids=cold_ids,
+            recbole_extra=extra,
             features=None if self.features is None else pad(self.features),
-            history_offsets=history_offsets, history_codes=history_codes,
-            item_users=self.item_users() if cooccurrence and self._histories is not None else None, pair_depth=pair_depth,
+            history_offsets=history_offsets,
+            history_codes=history_codes,
+            item_users=self.item_users() if cooccurrence and self._histories is not None else None,
+            pair_depth=pair_depth,
             user_items=self.user_items() if cooccurrence and self._histories is not None else None,
             judged_code=judged_code,
-            columns={name: pad_nan(values) for name, values in self.columns.items()}, labels=self.labels, score=score,
+            columns={name: pad_nan(values) for name, values in self.columns.items()},
+            labels=self.labels,
+            score=score,
             train_first=None if self.train_first is None else np.concatenate([self.train_first, np.full(n_cold, np.inf)]),
             **self._user_groups_of(query_ids),
-        )  # fmt: skip
+        )

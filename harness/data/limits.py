@@ -142,6 +142,10 @@ def bounded_lines(handle: BinaryIO, path: Path) -> Iterator[bytes]:
             return
         number += 1
         if len(line) > limit and not line.endswith(b"\n"):
-            raise InputFormatError(f"line longer than {limit} bytes", path=path, line=number,
-                                   hint=f"check the file (a line is one record); to allow it: {LINE_VARIABLE}=N")  # fmt: skip
+            raise InputFormatError(
+                f"line longer than {limit} bytes",
+                path=path,
+                line=number,
+                hint=f"check the file (a line is one record); to allow it: {LINE_VARIABLE}=N",
+            )
         yield line

@@ -33,8 +33,7 @@ def load_qrels(path: str | Path, columns: Mapping[str, str] | None = None, fmt: 
     return read_table_qrels(path, {**QRELS_COLUMNS, **(columns or {})}, fmt)
 
 
-def load_run(path: str | Path, columns: Mapping[str, str] | None = None, name: str | None = None,
-             samples: bool = False) -> Run:  # fmt: skip
+def load_run(path: str | Path, columns: Mapping[str, str] | None = None, name: str | None = None, samples: bool = False) -> Run:
     """A run from TREC text or a table; ``columns`` maps query, doc, score (and a stochastic run's sample) to column
     names. ``samples``: a TREC run's second column is each line's sample (expeval's stochastic runs)."""
     fmt = table_format_of(Path(path))

@@ -35,12 +35,17 @@ if TYPE_CHECKING:
 def _check_numbers(values: np.ndarray, role: str, source: str) -> None:
     if values.size and np.isnan(values.min()):  # a NaN anywhere makes the minimum NaN: one pass, no mask of every row
         row = int(np.flatnonzero(np.isnan(values))[0])
-        raise InputFormatError(f"{role} missing or NaN in data row {row + 1}", row=row, path=source,
-                           hint=f"give every row a numeric {role}")  # fmt: skip
+        raise InputFormatError(
+            f"{role} missing or NaN in data row {row + 1}", row=row, path=source, hint=f"give every row a numeric {role}"
+        )
     if role == "relevance" and values.size and not largest_magnitude(values) < 2.0**53:
         row = int(np.flatnonzero(~(np.abs(values) < 2.0**53))[0])  # a label must be a number a double holds exactly
-        raise InputFormatError(f"relevance {values[row]} is out of range in data row {row + 1}", row=row, path=source,
-                           hint="relevance labels are small numbers (0, 1, 2, ...)")  # fmt: skip
+        raise InputFormatError(
+            f"relevance {values[row]} is out of range in data row {row + 1}",
+            row=row,
+            path=source,
+            hint="relevance labels are small numbers (0, 1, 2, ...)",
+        )
 
 
 def largest_magnitude(values: np.ndarray) -> float:
@@ -91,8 +96,10 @@ def control_character_row(ids: pa.Array | pa.ChunkedArray) -> tuple[int, str] | 
 
 def control_character_message(character: str, role: str) -> tuple[str, str]:
     """The message and the fix for a control character in a ``role`` id."""
-    return (f"a control character ({character!r}) in a {role} id",
-            "ids are printable text: remove the control character (a NUL, tab or line break inside an id)")  # fmt: skip
+    return (
+        f"a control character ({character!r}) in a {role} id",
+        "ids are printable text: remove the control character (a NUL, tab or line break inside an id)",
+    )
 
 
 def _distinct(ids: pa.Array | pa.ChunkedArray) -> int:
@@ -219,8 +226,7 @@ class Qrels:
         return _query_blocks(self)
 
     @classmethod
-    def from_blocks(cls, query_blocks: QueryBlocks, doc_id: pa.Array, relevance: np.ndarray,
-                    source: str = "<qrels>") -> Qrels:  # fmt: skip
+    def from_blocks(cls, query_blocks: QueryBlocks, doc_id: pa.Array, relevance: np.ndarray, source: str = "<qrels>") -> Qrels:
         """Judgments whose query ids are blocks (the compiled reader's): the column is built only if it is read."""
         return cls(cast(Any, query_blocks), doc_id, relevance, source)
 
@@ -290,16 +296,23 @@ class Intents:
     @classmethod
     def from_records(cls, rows: Any, source: str = "<subtopic qrels>") -> Intents:
         rows = list(rows)
-        return cls(*(pa.array([str(r[i]) for r in rows], pa.string()) for i in range(3)),
-                   np.asarray([float(r[3]) for r in rows], dtype=np.float64), source)  # type: ignore[call-arg]  # fmt: skip
+        return cls(
+            *(pa.array([str(r[i]) for r in rows], pa.string()) for i in range(3)),
+            np.asarray([float(r[3]) for r in rows], dtype=np.float64),
+            source,
+        )  # type: ignore[call-arg]
 
     def judgments(self) -> Qrels:
         """One label per (query, document): the largest of its subtopic judgments, in first-appearance order."""
         table = pa.table({"q": self.query_id, "d": self.doc_id, "j": self.judgment, "row": np.arange(len(self))})
         grouped = table.group_by(["q", "d"], use_threads=False).aggregate([("j", "max"), ("row", "min")])
         grouped = grouped.take(pc.sort_indices(grouped["row_min"]))
-        return Qrels(grouped["q"].combine_chunks(), grouped["d"].combine_chunks(),
-                     grouped["j_max"].to_numpy().astype(np.float64), self.source)  # fmt: skip
+        return Qrels(
+            grouped["q"].combine_chunks(),
+            grouped["d"].combine_chunks(),
+            grouped["j_max"].to_numpy().astype(np.float64),
+            self.source,
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -341,8 +354,14 @@ class Run:
         np.minimum.at(first, query, sample)
         keep = np.flatnonzero(sample == first[query])
         rows = from_numpy(keep)
-        return Run(self.query_id.take(rows), self.doc_id.take(rows), self.score[keep], self.name, self.source,
-                   keep if self.file_rows is None else self.file_rows[keep])  # fmt: skip
+        return Run(
+            self.query_id.take(rows),
+            self.doc_id.take(rows),
+            self.score[keep],
+            self.name,
+            self.source,
+            keep if self.file_rows is None else self.file_rows[keep],
+        )
 
     def samples_by_id(self) -> tuple[np.ndarray, list[str]]:
         """(each row's sample as its id's place among the run's sample ids in byte order, those ids in that order);
@@ -373,8 +392,9 @@ class Run:
         return _query_blocks(self)
 
     @classmethod
-    def from_blocks(cls, query_blocks: QueryBlocks, doc_id: pa.Array, score: np.ndarray, name: str = "run",
-                    source: str = "<run>") -> Run:  # fmt: skip
+    def from_blocks(
+        cls, query_blocks: QueryBlocks, doc_id: pa.Array, score: np.ndarray, name: str = "run", source: str = "<run>"
+    ) -> Run:
         """A run whose query ids are blocks (the compiled reader's): the column is built only if it is read."""
         return cls(cast(Any, query_blocks), doc_id, score, name, source)
 
@@ -384,9 +404,14 @@ class Run:
 
     @classmethod
     def from_frame(
-        cls, frame: pd.DataFrame, query: str | None = None, doc: str | None = None, score: str = "score",
-        name: str = "run", source: str = "<DataFrame>",
-    ) -> Run:  # fmt: skip
+        cls,
+        frame: pd.DataFrame,
+        query: str | None = None,
+        doc: str | None = None,
+        score: str = "score",
+        name: str = "run",
+        source: str = "<DataFrame>",
+    ) -> Run:
         """A run from a DataFrame's columns; row order is kept (it is the input order for ties: input_order). The id
         columns are ``query`` and ``doc``, or ``query_id`` and ``doc_id``, unless named."""
         columns = {"query": _id_column(frame, query, "query"), "doc": _id_column(frame, doc, "doc"), "score": score}
@@ -437,8 +462,9 @@ def table_ids(column: pa.ChunkedArray, role: str, path: Path) -> pa.Array:
     # "" is no id either; a view of the lengths: pyarrow's copying to_numpy imports pandas (0.2 s of start-up)
     empty = np.flatnonzero(to_numpy(pc.binary_length(ids)) == 0)
     if empty.size:
-        raise InputFormatError(f"empty {role} id in data row {int(empty[0]) + 1}", row=int(empty[0]), path=path,
-                           hint=f"every row needs a {role} id")  # fmt: skip
+        raise InputFormatError(
+            f"empty {role} id in data row {int(empty[0]) + 1}", row=int(empty[0]), path=path, hint=f"every row needs a {role} id"
+        )
     control = control_character_row(ids)
     if control is not None:
         message, hint = control_character_message(control[1], role)
@@ -464,8 +490,9 @@ def table_numbers(column: pa.ChunkedArray, role: str, path: Path) -> np.ndarray:
             raise InputFormatError(
                 f"the {role} column holds values that are not numbers", path=path, hint=f"the {role} must be numeric"
             ) from None
-        raise InputFormatError(f"{role} {texts[row]!r} is not a number in data row {row + 1}", row=row, path=path,
-                           hint=f"the {role} must be numeric") from None  # fmt: skip
+        raise InputFormatError(
+            f"{role} {texts[row]!r} is not a number in data row {row + 1}", row=row, path=path, hint=f"the {role} must be numeric"
+        ) from None
     _check_numbers(values, role, str(path))
     return values
 

@@ -25,8 +25,9 @@ from harness.data.model import Run
 from harness.measures.conventions import Scores, Ties
 
 
-def sample_rankings(run: Run, query_ids: np.ndarray, ties: Ties = Ties.TREC_EVAL,
-                    scores: Scores = Scores.FLOAT32) -> tuple[dict[str, list[str]], ...]:  # fmt: skip
+def sample_rankings(
+    run: Run, query_ids: np.ndarray, ties: Ties = Ties.TREC_EVAL, scores: Scores = Scores.FLOAT32
+) -> tuple[dict[str, list[str]], ...]:
     """Per query of ``query_ids`` (in that order): {sample: its documents, best first}; {} for a query the run misses.
     Ranked as every run is (``ties``, ``scores``: :func:`harness.data.align.ranked_scores`)."""
     query = positions_in(contiguous(run.query_id), string_array([str(q) for q in query_ids.tolist()]))

@@ -147,8 +147,12 @@ def _check_overflow(table: pa.Table, path: Path, fmt: str, column: str, role: st
         if row in wanted and len(record) > index:
             text = record[index].strip()
             if text.lstrip("+-").lower() not in ("inf", "infinity"):
-                raise InputFormatError(f"{role} {text} overflows a double (it would be read as infinity)", path=path,
-                                       line=number, hint=f"write a finite {role}, or 'inf' where infinity is meant")  # fmt: skip
+                raise InputFormatError(
+                    f"{role} {text} overflows a double (it would be read as infinity)",
+                    path=path,
+                    line=number,
+                    hint=f"write a finite {role}, or 'inf' where infinity is meant",
+                )
 
 
 def read_table(path: Path, fmt: str, string_columns: list[str]) -> pa.Table:
@@ -208,8 +212,9 @@ def table_run_name(path: Path) -> str:
     return path.stem.split(".")[0]
 
 
-def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, rows_per_block: int = 1 << 20,
-                     value: str = "score") -> Iterator[pa.Table]:  # fmt: skip
+def stream_table_run(
+    path: str | Path, columns: Mapping[str, str], fmt: str, rows_per_block: int = 1 << 20, value: str = "score"
+) -> Iterator[pa.Table]:
     """A CSV, TSV or JSONL run's query, doc and score columns (named so) in blocks of about ``rows_per_block`` rows;
     ``value="relevance"``: a qrels table's, its relevance named ``score``.
 
@@ -231,8 +236,9 @@ def stream_table_run(path: str | Path, columns: Mapping[str, str], fmt: str, row
                     source,
                     read_options=pajson.ReadOptions(block_size=stream_block_size(rows_per_block)),
                     parse_options=pajson.ParseOptions(
-                        explicit_schema=pa.schema([(wanted[0], pa.string()), (wanted[1], pa.string()),
-                                                   (wanted[2], pa.float64())]),
+                        explicit_schema=pa.schema(
+                            [(wanted[0], pa.string()), (wanted[1], pa.string()), (wanted[2], pa.float64())]
+                        ),
                         unexpected_field_behavior="ignore",
                     ),
                 )
@@ -279,8 +285,9 @@ def read_table_columns(path: str | Path, key: str, value: str, fmt: str | None =
             if k in seen:
                 raise InputFormatError(
                     f"{key} {k!r} is listed twice (rows {seen[k] + 1} and {row + 1})",
-                    path=path, line=table_line(path, fmt, row),
+                    path=path,
+                    line=table_line(path, fmt, row),
                     hint=f"keep one row per {key}: each must map to one {value}",
-                )  # fmt: skip
+                )
             seen[k] = row
     return mapping

@@ -59,8 +59,11 @@ def check_exists(path: Path, what: str, folder_ok: bool = False) -> None:
             raise InputFormatError(f"{what} path is a folder, not a file", path=path, hint=f"name the {what} file itself")
         return
     if not path.is_file():
-        raise InputFormatError(f"{what} path is not a regular file (a pipe, socket or device)", path=path,
-                               hint=f"write the {what} to a file and name that file")  # fmt: skip
+        raise InputFormatError(
+            f"{what} path is not a regular file (a pipe, socket or device)",
+            path=path,
+            hint=f"write the {what} to a file and name that file",
+        )
 
 
 def _first_data_line(path: Path) -> str | None:
@@ -165,8 +168,12 @@ def _stream(path: Path, what: str, columns: tuple[str, ...], value: str, rows_pe
         with arrow_source(path) as source:
             reader = pacsv.open_csv(source, read_options=read, parse_options=parse, convert_options=convert)
             for table in regroup(reader, rows_per_block):
-                if not _fits(table, types, delimiter) or not np.isfinite(to_numpy(table[value])).all() or \
-                        control_character_row(table["qid"]) or control_character_row(table["docid"]):  # fmt: skip
+                if (
+                    not _fits(table, types, delimiter)
+                    or not np.isfinite(to_numpy(table[value])).all()
+                    or control_character_row(table["qid"])
+                    or control_character_row(table["docid"])
+                ):
                     raise NotStreamable("a block does not parse cleanly")
                 yield table
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
@@ -195,8 +202,12 @@ def not_utf8(path: Path) -> InputFormatError:
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                return InputFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of the line)", path=path,
-                                        line=number, hint="save the file as UTF-8")  # fmt: skip
+                return InputFormatError(
+                    f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of the line)",
+                    path=path,
+                    line=number,
+                    hint="save the file as UTF-8",
+                )
     return InputFormatError("not UTF-8 text", path=path, hint="save the file as UTF-8")
 
 
@@ -234,11 +245,16 @@ def _number(text: str, path: Path, line: int, what: str, hint: str) -> float:
     if value != value:  # NaN sorts nowhere: refuse it rather than rank it arbitrarily
         raise InputFormatError(f"{what} is NaN", path=path, line=line, hint=hint)
     if math.isinf(value) and text.strip().lstrip("+-").lower() not in ("inf", "infinity"):
-        raise InputFormatError(f"{what} {text} overflows a double (it would be read as {value})", path=path, line=line,
-                               hint=f"write a finite {what}, or 'inf' where infinity is meant (it ranks first)")  # fmt: skip
+        raise InputFormatError(
+            f"{what} {text} overflows a double (it would be read as {value})",
+            path=path,
+            line=line,
+            hint=f"write a finite {what}, or 'inf' where infinity is meant (it ranks first)",
+        )
     if what == "relevance" and not abs(value) < 2**53:  # a label must be a number a double holds exactly
-        raise InputFormatError(f"relevance {text} is out of range", path=path, line=line,
-                               hint="relevance labels are small numbers (0, 1, 2, ...)")  # fmt: skip
+        raise InputFormatError(
+            f"relevance {text} is out of range", path=path, line=line, hint="relevance labels are small numbers (0, 1, 2, ...)"
+        )
     return value
 
 
@@ -272,12 +288,19 @@ def read_qrels(path: str | Path) -> Qrels:
     table = _fast_read(path, QRELS_COLUMNS, {"qid": pa.string(), "docid": pa.string(), "rel": pa.float64()})
     # NaN or a label a double cannot hold exactly: the line-by-line read below names the line (no Python scalar is
     # passed to Arrow here: that imports pandas, 0.45 s)
-    if table is not None and not pc.any(pc.is_nan(table["rel"])).as_py() and \
-            (pc.max(pc.abs(table["rel"])).as_py() or 0.0) < 2.0**53:  # fmt: skip
+    if (
+        table is not None
+        and not pc.any(pc.is_nan(table["rel"])).as_py()
+        and (pc.max(pc.abs(table["rel"])).as_py() or 0.0) < 2.0**53
+    ):
         qid, docid, rel = (table[c].chunks for c in ("qid", "docid", "rel"))  # as read_run: each chunk freed once copied
         del table
-        return Qrels(check_ids(drain_strings(qid), path, "query"), check_ids(drain_strings(docid), path, "document"),
-                     drain_floats(rel), str(path))  # fmt: skip
+        return Qrels(
+            check_ids(drain_strings(qid), path, "query"),
+            check_ids(drain_strings(docid), path, "document"),
+            drain_floats(rel),
+            str(path),
+        )
     qids: list[str] = []
     docs: list[str] = []
     rels: list[float] = []
@@ -308,8 +331,9 @@ def read_subtopic_qrels(path: str | Path) -> Intents:
     hint = "each subtopic qrels line is 'query_id subtopic doc_id judgment', e.g. '51 2 clueweb09-en0001-23-45 1'"
     for number, fields in _data_lines(path):
         if len(fields) != 4:
-            raise InputFormatError(f"expected 4 columns (qid subtopic docid judgment), got {len(fields)}", path=path,
-                                   line=number, hint=hint)  # fmt: skip
+            raise InputFormatError(
+                f"expected 4 columns (qid subtopic docid judgment), got {len(fields)}", path=path, line=number, hint=hint
+            )
         _plain_ids(fields, path, number)
         control = first_control_character(fields[1])
         if control is not None:
@@ -321,8 +345,13 @@ def read_subtopic_qrels(path: str | Path) -> Intents:
         judgments.append(_number(fields[3], path, number, "relevance", hint))
     if not qids:
         raise InputFormatError("no judgments in the file", path=path, hint=hint)
-    return Intents(pa.array(qids, pa.string()), pa.array(subtopics, pa.string()), pa.array(docs, pa.string()),
-                   np.asarray(judgments, dtype=np.float64), str(path))  # fmt: skip
+    return Intents(
+        pa.array(qids, pa.string()),
+        pa.array(subtopics, pa.string()),
+        pa.array(docs, pa.string()),
+        np.asarray(judgments, dtype=np.float64),
+        str(path),
+    )
 
 
 def read_stochastic_run(path: str | Path) -> dict[str, dict[str, list[str]]]:
@@ -337,25 +366,30 @@ def read_stochastic_run(path: str | Path) -> dict[str, dict[str, list[str]]]:
     ranked: dict[str, dict[str, dict[int, tuple[str, int]]]] = {}
     for number, fields in _data_lines(path):
         if len(fields) < 5:
-            raise InputFormatError(f"expected 6 columns (qid sample docid rank score tag), got {len(fields)}", path=path,
-                                   line=number, hint=hint)  # fmt: skip
+            raise InputFormatError(
+                f"expected 6 columns (qid sample docid rank score tag), got {len(fields)}", path=path, line=number, hint=hint
+            )
         _plain_ids(fields, path, number)
         rank = _number(fields[3], path, number, "rank", hint)
         if rank != int(rank):
             raise InputFormatError(f"rank {fields[3]!r} is not a whole number", path=path, line=number, hint=hint)
         sample = ranked.setdefault(fields[0], {}).setdefault(fields[1], {})
         if int(rank) in sample:
-            raise InputFormatError(f"rank {int(rank)} is given twice in sample {fields[1]!r} of query {fields[0]!r}",
-                                   path=path, line=number, hint=f"the first is on line {sample[int(rank)][1]}")  # fmt: skip
+            raise InputFormatError(
+                f"rank {int(rank)} is given twice in sample {fields[1]!r} of query {fields[0]!r}",
+                path=path,
+                line=number,
+                hint=f"the first is on line {sample[int(rank)][1]}",
+            )
         sample[int(rank)] = (fields[2], number)
     if not ranked:
         raise InputFormatError("no rankings in the file", path=path, hint=hint)
-    return {q: {s: [doc for _, (doc, _) in sorted(rows.items())] for s, rows in samples.items()}
-            for q, samples in ranked.items()}  # fmt: skip
+    return {q: {s: [doc for _, (doc, _) in sorted(rows.items())] for s, rows in samples.items()} for q, samples in ranked.items()}
 
 
-def read_group_qrels(path: str | Path, complete: bool = False) -> tuple[dict[str, dict[str, float]],
-                                                                        dict[str, dict[str, list[str]]]]:  # fmt: skip
+def read_group_qrels(
+    path: str | Path, complete: bool = False
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, list[str]]]]:
     """expeval's judgments, ``qid groups docno rel`` lines (groups ``g1|g2``): ({query: {doc: rel}}, {query: {doc:
     groups}}). Only relevant lines (rel > 0) are kept unless ``complete`` (expeval's -C)."""
     path = Path(path)
@@ -365,8 +399,9 @@ def read_group_qrels(path: str | Path, complete: bool = False) -> tuple[dict[str
     groups: dict[str, dict[str, list[str]]] = {}
     for number, fields in _data_lines(path):
         if len(fields) != 4:
-            raise InputFormatError(f"expected 4 columns (qid groups docid rel), got {len(fields)}", path=path,
-                                   line=number, hint=hint)  # fmt: skip
+            raise InputFormatError(
+                f"expected 4 columns (qid groups docid rel), got {len(fields)}", path=path, line=number, hint=hint
+            )
         _plain_ids(fields, path, number)
         rel = _number(fields[3], path, number, "relevance", hint)
         if rel > 0 or complete:
@@ -400,8 +435,14 @@ def read_run(path: str | Path, name: str | None = None, samples: bool = False) -
         sample = check_ids(drain_strings(table["Q0"].chunks), path, "sample") if samples else None
         qid, docid, score = (table[c].chunks for c in ("qid", "docid", "score"))
         del table
-        return Run(check_ids(drain_strings(qid), path, "query"), check_ids(drain_strings(docid), path, "document"),
-                   drain_floats(score), first_tag, str(path), sample=sample)  # fmt: skip
+        return Run(
+            check_ids(drain_strings(qid), path, "query"),
+            check_ids(drain_strings(docid), path, "document"),
+            drain_floats(score),
+            first_tag,
+            str(path),
+            sample=sample,
+        )
     qids: list[str] = []
     sample_ids: list[str] = []
     docs: list[str] = []

@@ -168,8 +168,11 @@ class GuardResult:
         >>> GuardResult("RR@10 on trec: drop <= 0.02", "INCONCLUSIVE", "", drop=-0.0003, margin=0.02, n_queries=150)
         GuardResult(RR@10 on trec: drop <= 0.02: INCONCLUSIVE, drop -0.0003 against a margin of 0.0200, 150 users)
         """
-        numbers = f", drop {self.drop:.4f} against a margin of {self.margin:.4f}" \
-            if self.drop is not None and self.margin is not None else ""  # fmt: skip
+        numbers = (
+            f", drop {self.drop:.4f} against a margin of {self.margin:.4f}"
+            if self.drop is not None and self.margin is not None
+            else ""
+        )
         return f"GuardResult({self.guard}: {self.verdict}{numbers}, {self.n_queries} users)"
 
     def _repr_html_(self) -> str:
@@ -212,11 +215,15 @@ class Decision:
     def claim_text(self) -> str:
         """The claim the verdict makes, as a sentence."""
         if self.claim == "version":
-            return (f"The claim: the version (the training procedure) of {self.candidate} against that of "
-                    f"{self.production}, over their runs ({self.seeds[1]} and {self.seeds[0]} seeds), with users and "
-                    "seeds both random")  # fmt: skip
-        return (f"The claim: these trained runs of {self.candidate} and {self.production} (one each), on these users; "
-                "a retrained model may differ by its seed")  # fmt: skip
+            return (
+                f"The claim: the version (the training procedure) of {self.candidate} against that of "
+                f"{self.production}, over their runs ({self.seeds[1]} and {self.seeds[0]} seeds), with users and "
+                "seeds both random"
+            )
+        return (
+            f"The claim: these trained runs of {self.candidate} and {self.production} (one each), on these users; "
+            "a retrained model may differ by its seed"
+        )
 
     @property
     def tested_at(self) -> float:
@@ -227,8 +234,10 @@ class Decision:
         """Where the stated rate holds over several planned looks, which look this is and at what level it tested."""
         if self.looks == 1:
             return ""
-        return (f" over the gate's {self.looks} planned looks (this is look {self.look}; its guards are tested at "
-                f"{self.tested_at:.3g}, its share of {self.alpha:g} by alpha spending)")
+        return (
+            f" over the gate's {self.looks} planned looks (this is look {self.look}; its guards are tested at "
+            f"{self.tested_at:.3g}, its share of {self.alpha:g} by alpha spending)"
+        )
 
     @property
     def deciding(self) -> tuple[GuardResult, ...]:
@@ -255,32 +264,49 @@ class Decision:
         caveat = self._caveat() + self._over_looks()
         level = f"{self.tested_at:.3g}"
         if self.verdict == "PASS":
-            text = (f"PASS controls the false-PASS rate: a candidate worse than any guard's margin passes with probability "
-                    f"at most {a}{caveat} (each of the {k} guards is a one-sided test at {level}; the gate passes only when "
-                    f"every guard does, so no correction across guards is needed)")  # fmt: skip
+            text = (
+                f"PASS controls the false-PASS rate: a candidate worse than any guard's margin passes with probability "
+                f"at most {a}{caveat} (each of the {k} guards is a one-sided test at {level}; the gate passes only when "
+                f"every guard does, so no correction across guards is needed)"
+            )
         elif self.verdict == "FAIL":
             unevaluated = any(not g.evaluated for g in self.deciding)
-            text = (f"FAIL controls the false-FAIL rate: a candidate within every margin fails with probability at most {a}"
-                    f"{caveat} (each guard's test of exceeding its margin, Holm-corrected across the {k} guards)"
-                    + ("; a guard that could not be evaluated fails the gate as well" if unevaluated else ""))  # fmt: skip
+            text = (
+                f"FAIL controls the false-FAIL rate: a candidate within every margin fails with probability at most {a}"
+                f"{caveat} (each guard's test of exceeding its margin, Holm-corrected across the {k} guards)"
+                + ("; a guard that could not be evaluated fails the gate as well" if unevaluated else "")
+            )
         else:
             kinds = {g.condition for g in self.deciding if g.verdict == "INCONCLUSIVE"}
-            evidence = "of no gain" if kinds == {"min_gain"} else \
-                "of no drop (nor, for a min_gain guard, of no gain)" if "min_gain" in kinds else "of no drop"  # fmt: skip
-            text = (f"INCONCLUSIVE: no guard is shown worse than its margin, and not every guard is shown within it, at "
-                    f"{level}. This is not evidence {evidence}, and neither error is risked; each undecided guard says how "
-                    "many users would decide it" + self._gate_plan_text() + ". ")  # fmt: skip
+            evidence = (
+                "of no gain"
+                if kinds == {"min_gain"}
+                else "of no drop (nor, for a min_gain guard, of no gain)"
+                if "min_gain" in kinds
+                else "of no drop"
+            )
+            text = (
+                f"INCONCLUSIVE: no guard is shown worse than its margin, and not every guard is shown within it, at "
+                f"{level}. This is not evidence {evidence}, and neither error is risked; each undecided guard says how "
+                "many users would decide it" + self._gate_plan_text() + ". "
+            )
             if self.looks == 1:
-                text += ("Decide that number before collecting them and run the gate once then: re-running it as users "
-                         "accrue until it passes is many looks at one alpha (20 daily looks pass a candidate at its margin "
-                         "about 0.22 of the time, not 0.05); release.looks plans several looks")  # fmt: skip
+                text += (
+                    "Decide that number before collecting them and run the gate once then: re-running it as users "
+                    "accrue until it passes is many looks at one alpha (20 daily looks pass a candidate at its margin "
+                    "about 0.22 of the time, not 0.05); release.looks plans several looks"
+                )
             elif self.look < self.looks:
-                text += (f"This was look {self.look} of the {self.looks} planned: the gate may be run again as users "
-                         f"accrue, up to look {self.looks}, with the false-PASS and false-FAIL rates at most {a} over all "
-                         f"of them (this look tested at {level}; alpha spending)")  # fmt: skip
+                text += (
+                    f"This was look {self.look} of the {self.looks} planned: the gate may be run again as users "
+                    f"accrue, up to look {self.looks}, with the false-PASS and false-FAIL rates at most {a} over all "
+                    f"of them (this look tested at {level}; alpha spending)"
+                )
             else:
-                text += (f"This was the last of the {self.looks} planned looks (tested at {level}): the gate's alpha is "
-                         "spent, and a further look would exceed it; plan a new gate for a new decision")  # fmt: skip
+                text += (
+                    f"This was the last of the {self.looks} planned looks (tested at {level}): the gate's alpha is "
+                    "spent, and a further look would exceed it; plan a new gate for a new decision"
+                )
             if self.on_inconclusive == "fail":
                 text += ". Treated as FAIL (release.on_inconclusive: fail)"
             elif self.on_inconclusive == "pass":
@@ -303,36 +329,48 @@ class Decision:
         methods = {g.method for g in self.deciding if g.evaluated}
         notes = []
         if T_TEST in methods:
-            where = {"auto": ", used only where the users' skewness puts its error within a tenth of alpha of it",
-                     "t": ", used wherever the users' differences spread, as release.bound: t asks",
-                     "betting": ", used for the measures with no known range"}.get(self.bound, "")  # fmt: skip
+            where = {
+                "auto": ", used only where the users' skewness puts its error within a tenth of alpha of it",
+                "t": ", used wherever the users' differences spread, as release.bound: t asks",
+                "betting": ", used for the measures with no known range",
+            }.get(self.bound, "")
             notes.append(f"the t-tests' normal approximation{where}")
         if BOOTSTRAP in methods:
             notes.append("the bootstrap over users, approximate")
         if VERSION in methods:
             notes.append("the crossed t over users and seeds, with Satterthwaite's degrees of freedom")
         if not notes:
-            return " (exactly: every guard is decided by the betting bound, valid for any values in the measure's range)" \
-                if BETTING in methods else ""  # fmt: skip
-        return f" (up to {' and '.join(notes)}; exactly for the guards decided by the betting bound)" \
-            if BETTING in methods else f" (up to {' and '.join(notes)})"  # fmt: skip
+            return (
+                " (exactly: every guard is decided by the betting bound, valid for any values in the measure's range)"
+                if BETTING in methods
+                else ""
+            )
+        return (
+            f" (up to {' and '.join(notes)}; exactly for the guards decided by the betting bound)"
+            if BETTING in methods
+            else f" (up to {' and '.join(notes)})"
+        )
 
     def __repr__(self) -> str:
         """The verdict and its claim, in one line (``line()`` for the whole sentence; ``guards`` for the numbers)."""
-        return (f"Decision({self.verdict}: {self.candidate} against {self.production}, {len(self.deciding)} guard(s); "
-                f"controls {self.controls}{f' at {self.alpha:g}' if self.controls != 'none' else ''})")  # fmt: skip
+        return (
+            f"Decision({self.verdict}: {self.candidate} against {self.production}, {len(self.deciding)} guard(s); "
+            f"controls {self.controls}{f' at {self.alpha:g}' if self.controls != 'none' else ''})"
+        )
 
     def _repr_html_(self) -> str:
         """A notebook's view: the verdict box (the report's colours), the error it controls, and the guards' table."""
         colour = {"PASS": "#1a7f37", "FAIL": "#cf222e"}.get(self.verdict, "#9a6700")
         treated = f" (treated as {self.outcome})" if self.outcome != self.verdict else ""
         warnings = "".join(f"<li>{escape(w.reason or w.guard)}</li>" for w in self.warnings)
-        return (f'<div style="border-left:6px solid {colour};padding:6px 12px;margin:4px 0">'
-                f'<div style="font-size:1.3em;font-weight:bold;color:{colour}">Release gate: {self.verdict}{treated}</div>'
-                f"<div>{escape(self.candidate)} against {escape(self.production)}</div>"
-                f'<div style="margin-top:4px">{escape(self.errors)}</div>'
-                + (f"<div><b>Segments beyond a margin</b><ul>{warnings}</ul></div>" if warnings else "")
-                + f"</div>{_guards_html(self.guards)}")  # fmt: skip
+        return (
+            f'<div style="border-left:6px solid {colour};padding:6px 12px;margin:4px 0">'
+            f'<div style="font-size:1.3em;font-weight:bold;color:{colour}">Release gate: {self.verdict}{treated}</div>'
+            f"<div>{escape(self.candidate)} against {escape(self.production)}</div>"
+            f'<div style="margin-top:4px">{escape(self.errors)}</div>'
+            + (f"<div><b>Segments beyond a margin</b><ul>{warnings}</ul></div>" if warnings else "")
+            + f"</div>{_guards_html(self.guards)}"
+        )
 
     def line(self) -> str:
         """One line for a terminal or a CI log."""
@@ -340,13 +378,22 @@ class Decision:
         if self.outcome != self.verdict:
             head += f" (treated as {self.outcome})"
         if self.verdict == "PASS":
-            return (f"{head}: {self.candidate} is within all {len(self.deciding)} guards' margins against {self.production} "
-                    f"(false-PASS rate <= {self.alpha:g}{self._looks_short()})") + self.warning_text()  # fmt: skip
-        shown = [g for g in self.deciding if g.verdict == self.verdict] if self.verdict == "FAIL" else \
-            [g for g in self.deciding if g.verdict != "PASS"]  # fmt: skip
+            return (
+                f"{head}: {self.candidate} is within all {len(self.deciding)} guards' margins against {self.production} "
+                f"(false-PASS rate <= {self.alpha:g}{self._looks_short()})"
+            ) + self.warning_text()
+        shown = (
+            [g for g in self.deciding if g.verdict == self.verdict]
+            if self.verdict == "FAIL"
+            else [g for g in self.deciding if g.verdict != "PASS"]
+        )
         rate = f" (false-FAIL rate <= {self.alpha:g}{self._looks_short()})" if self.verdict == "FAIL" else ""
-        return (f"{head}: {self.candidate} against {self.production}: " + "; ".join(g.reason for g in shown) + rate
-                + self.warning_text())
+        return (
+            f"{head}: {self.candidate} against {self.production}: "
+            + "; ".join(g.reason for g in shown)
+            + rate
+            + self.warning_text()
+        )
 
     def _gate_plan_text(self) -> str:
         """The whole gate's plan, as a clause (empty without one): one number when every guard is on the same users,
@@ -365,8 +412,10 @@ class Decision:
     def warning_heading(self) -> tuple[str, str]:
         """What the segment sweep's warnings are, and on what they rest: the verdict line, summary.md and the report
         each say these two phrases."""
-        return (f"{len(self.warnings)} unguarded segment(s) significantly beyond a guard's margin",
-                f"Holm across the segments swept, at {self.alpha:g}; the verdict does not count them")
+        return (
+            f"{len(self.warnings)} unguarded segment(s) significantly beyond a guard's margin",
+            f"Holm across the segments swept, at {self.alpha:g}; the verdict does not count them",
+        )
 
     def warning_text(self) -> str:
         """The segment sweep's warnings as a sentence (empty without any)."""
@@ -378,14 +427,29 @@ class Decision:
     def to_dict(self) -> dict[str, Any]:
         """What ``gate.json`` holds: the verdict, the errors it controls, then every guard's result."""
         return {
-            "verdict": self.verdict, "outcome": self.outcome, "errors": self.errors, "controls": self.controls,
-            "alpha": self.alpha, "approximate": self.approximate, "look": self.look, "looks": self.looks,
-            "level": self.tested_at, "key": self.key, "n_needed_gate": self.n_needed_gate,
-            "gate_planned_for": self.gate_planned_for, "claim": self.claim, "seeds": list(self.seeds),
-            "power": self.power, "on_inconclusive": self.on_inconclusive, "bound": self.bound, "production": self.production,
-            "candidate": self.candidate, "line": self.line(), "guards": [dataclasses.asdict(g) for g in self.guards],
+            "verdict": self.verdict,
+            "outcome": self.outcome,
+            "errors": self.errors,
+            "controls": self.controls,
+            "alpha": self.alpha,
+            "approximate": self.approximate,
+            "look": self.look,
+            "looks": self.looks,
+            "level": self.tested_at,
+            "key": self.key,
+            "n_needed_gate": self.n_needed_gate,
+            "gate_planned_for": self.gate_planned_for,
+            "claim": self.claim,
+            "seeds": list(self.seeds),
+            "power": self.power,
+            "on_inconclusive": self.on_inconclusive,
+            "bound": self.bound,
+            "production": self.production,
+            "candidate": self.candidate,
+            "line": self.line(),
+            "guards": [dataclasses.asdict(g) for g in self.guards],
             "segment_warnings": [dataclasses.asdict(g) for g in self.warnings],
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Decision:
@@ -393,19 +457,40 @@ class Decision:
 
         def result(g: dict[str, Any]) -> GuardResult:
             if "verdict" not in g:  # a gate.json written before guards were tests: its pass/fail as it was decided
-                g = {"guard": g["guard"], "verdict": "PASS" if g.get("passed") else "FAIL", "reason": g["reason"],
-                     "measure": g.get("measure", ""), "dataset": g.get("dataset", ""), "segment": g.get("segment", "all"),
-                     "production": g.get("production"), "candidate": g.get("candidate"), "difference": g.get("delta"),
-                     "drop": g.get("drop"), "method": "point estimates (before one-sided guards)"}  # fmt: skip
+                g = {
+                    "guard": g["guard"],
+                    "verdict": "PASS" if g.get("passed") else "FAIL",
+                    "reason": g["reason"],
+                    "measure": g.get("measure", ""),
+                    "dataset": g.get("dataset", ""),
+                    "segment": g.get("segment", "all"),
+                    "production": g.get("production"),
+                    "candidate": g.get("candidate"),
+                    "difference": g.get("delta"),
+                    "drop": g.get("drop"),
+                    "method": "point estimates (before one-sided guards)",
+                }
             return GuardResult(**{k: v for k, v in g.items() if k in names})
 
         # a gate.json without a bound was decided by t
-        return cls(data["production"], data["candidate"], tuple(map(result, data["guards"])), data.get("alpha", 0.05),
-                   data.get("power", DEFAULT_POWER), data.get("on_inconclusive", "inconclusive"),
-                   data.get("bound", "t"), tuple(map(result, data.get("segment_warnings", []))), data.get("look", 1),
-                   data.get("looks", 1), data.get("level"), data.get("key", ""), data.get("n_needed_gate"),
-                   data.get("gate_planned_for", ""), data.get("claim", "model"),
-                   tuple(data.get("seeds", (1, 1))))  # fmt: skip
+        return cls(
+            data["production"],
+            data["candidate"],
+            tuple(map(result, data["guards"])),
+            data.get("alpha", 0.05),
+            data.get("power", DEFAULT_POWER),
+            data.get("on_inconclusive", "inconclusive"),
+            data.get("bound", "t"),
+            tuple(map(result, data.get("segment_warnings", []))),
+            data.get("look", 1),
+            data.get("looks", 1),
+            data.get("level"),
+            data.get("key", ""),
+            data.get("n_needed_gate"),
+            data.get("gate_planned_for", ""),
+            data.get("claim", "model"),
+            tuple(data.get("seeds", (1, 1))),
+        )
 
 
 def describe(guard: Guard) -> str:
@@ -449,18 +534,44 @@ class _Tested:
     note: str = ""  # what else the reader should know of the values (a version's seeds)
 
     @classmethod
-    def nothing_decided(cls, production: float, candidate: float, drop: float, margin: float, n: int, sd: float,
-                        changed: int | None, reason: str) -> _Tested:  # fmt: skip
+    def nothing_decided(
+        cls, production: float, candidate: float, drop: float, margin: float, n: int, sd: float, changed: int | None, reason: str
+    ) -> _Tested:
         """A guard no bound decides: no bounds, p = 1 both ways, nothing planned, and ``reason`` why."""
-        return cls(production, candidate, drop, margin, math.nan, math.nan, 1.0, 1.0, n, sd, math.nan, None, "",
-                   UNDECIDED, changed, reason)  # fmt: skip
+        return cls(
+            production,
+            candidate,
+            drop,
+            margin,
+            math.nan,
+            math.nan,
+            1.0,
+            1.0,
+            n,
+            sd,
+            math.nan,
+            None,
+            "",
+            UNDECIDED,
+            changed,
+            reason,
+        )
 
 
-def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float = 0.05,
-                  power_target: float = DEFAULT_POWER, on_inconclusive: str = "inconclusive",
-                  bound: BoundChoice = "auto", sweep: Sequence[tuple[Guard, str, str, Values]] = (),
-                  look: Look | None = None, key: str = "", claim: str = "model",
-                  seeds: tuple[int, int] = (1, 1)) -> Decision:  # fmt: skip
+def decide_arrays(
+    checks: Sequence[tuple[Guard, str, str, Values]],
+    production: str,
+    candidate: str,
+    alpha: float = 0.05,
+    power_target: float = DEFAULT_POWER,
+    on_inconclusive: str = "inconclusive",
+    bound: BoundChoice = "auto",
+    sweep: Sequence[tuple[Guard, str, str, Values]] = (),
+    look: Look | None = None,
+    key: str = "",
+    claim: str = "model",
+    seeds: tuple[int, int] = (1, 1),
+) -> Decision:
     """The decision from each guard's values on each dataset and segment it applies to: ``(guard, dataset, segment,
     values)``, values as :class:`PairedValues`, :class:`ResampledValues`, or the reason they could not be had;
     ``bound`` says how a guard on a mean is bounded (:mod:`harness.stats.bounds`). ``sweep``: the same for the
@@ -470,9 +581,11 @@ def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: 
     level = alpha if look is None or look.planned == 1 else look.level(alpha)
     if not level > 0:
         assert look is not None
-        raise HarnessError(f"the gate's alpha ({alpha:g}) is spent: this would be look {look.number} of "
-                           f"{look.planned} planned, and the earlier looks spent {look.spent:.3g}",
-                           hint="a new decision needs a new gate (another experiment name, or other guards)")  # fmt: skip
+        raise HarnessError(
+            f"the gate's alpha ({alpha:g}) is spent: this would be look {look.number} of "
+            f"{look.planned} planned, and the earlier looks spent {look.spent:.3g}",
+            hint="a new decision needs a new gate (another experiment name, or other guards)",
+        )
     decision = _decide(checks, production, candidate, level, power_target, on_inconclusive, bound)
     decision = _gate_plan(decision, checks, level, power_target, bound)
     if look is not None and look.planned > 1:
@@ -489,8 +602,9 @@ def decide_arrays(checks: Sequence[tuple[Guard, str, str, Values]], production: 
     return dataclasses.replace(decision, warnings=tuple(warnings))
 
 
-def _gate_plan(decision: Decision, checks: Sequence[tuple[Guard, str, str, Values]], level: float, target: float,
-               bound: BoundChoice) -> Decision:  # fmt: skip
+def _gate_plan(
+    decision: Decision, checks: Sequence[tuple[Guard, str, str, Values]], level: float, target: float, bound: BoundChoice
+) -> Decision:
     """The decision with the users the whole gate needs to decide an equal candidate with ``target`` power: each
     deciding guard's share (``GuardResult.n_needed_gate``, users of its own dataset and segment) and, when every guard
     is on the same users, the gate's one number (``Decision.n_needed_gate``).
@@ -508,15 +622,20 @@ def _gate_plan(decision: Decision, checks: Sequence[tuple[Guard, str, str, Value
     gains = [i for i in deciding if checks[i][0].condition == "min_gain" and checks[i][0].threshold > 0]
     if gains:
         at, planned, power_each = level / k, gains, target
-        case = (f"for an equal candidate to FAIL the gate with {target:.0%} power (a min_gain guard at {at:.3g}, Holm's "
-                f"first step across the {k} guards; any one of them suffices)")  # fmt: skip
+        case = (
+            f"for an equal candidate to FAIL the gate with {target:.0%} power (a min_gain guard at {at:.3g}, Holm's "
+            f"first step across the {k} guards; any one of them suffices)"
+        )
     else:
         at, planned, power_each = level, deciding, target ** (1 / k)
-        case = (f"for an equal candidate to PASS all {k} guards with {target:.0%} power (each planned at "
-                f"{power_each:.1%}; the guards taken as independent, conservative when they are positively related)")
+        case = (
+            f"for an equal candidate to PASS all {k} guards with {target:.0%} power (each planned at "
+            f"{power_each:.1%}; the guards taken as independent, conservative when they are positively related)"
+        )
     tested = {i: _test(checks[i][0], checks[i][3], at, power_each, bound) for i in planned}  # type: ignore[arg-type]
-    if any(not isinstance(t, _Tested) or t.n_needed is None or not t.planned_for.startswith("for an equal")
-           for t in tested.values()):  # fmt: skip
+    if any(
+        not isinstance(t, _Tested) or t.n_needed is None or not t.planned_for.startswith("for an equal") for t in tested.values()
+    ):
         return decision
     needed = {i: int(t.n_needed) for i, t in tested.items() if isinstance(t, _Tested) and t.n_needed is not None}
     guards = tuple(dataclasses.replace(g, n_needed_gate=needed.get(i)) for i, g in enumerate(decision.guards))
@@ -525,10 +644,19 @@ def _gate_plan(decision: Decision, checks: Sequence[tuple[Guard, str, str, Value
     return dataclasses.replace(decision, guards=guards, n_needed_gate=gate, gate_planned_for=case)
 
 
-def _decide(checks: Sequence[tuple[Guard, str, str, Values]], production: str, candidate: str, alpha: float,
-            power_target: float, on_inconclusive: str, bound: BoundChoice) -> Decision:  # fmt: skip
-    tested = [_test(guard, values, alpha, power_target, bound) if not isinstance(values, str) else values
-              for guard, _, _, values in checks]  # fmt: skip
+def _decide(
+    checks: Sequence[tuple[Guard, str, str, Values]],
+    production: str,
+    candidate: str,
+    alpha: float,
+    power_target: float,
+    on_inconclusive: str,
+    bound: BoundChoice,
+) -> Decision:
+    tested = [
+        _test(guard, values, alpha, power_target, bound) if not isinstance(values, str) else values
+        for guard, _, _, values in checks
+    ]
     deciding = [i for i, t in enumerate(tested) if isinstance(t, _Tested) and not checks[i][0].descriptive]
     adjusted = correct(np.array([tested[i].p_fail for i in deciding], dtype=np.float64), "holm")  # type: ignore[union-attr]
     p_fail_adj = dict(zip(deciding, adjusted.tolist(), strict=True))
@@ -547,8 +675,13 @@ def _aggregate(guard: Guard) -> str:
     return "system" if aggregate == "catalogue" else aggregate
 
 
-def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues | SeededValues, alpha: float,
-          target: float, bound: BoundChoice) -> _Tested | str:  # fmt: skip
+def _test(
+    guard: Guard,
+    values: PairedValues | PairedMoments | ResampledValues | SeededValues,
+    alpha: float,
+    target: float,
+    bound: BoundChoice,
+) -> _Tested | str:
     if isinstance(values, ResampledValues):
         return _test_resampled(guard, values, alpha, target)
     if isinstance(values, SeededValues):
@@ -567,8 +700,11 @@ def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues |
         chosen = _bounded(guard, terms, changed, alpha, target, bound)
         if chosen is not None:
             return chosen
-    tested = _test_interval(guard, moments_of(values, guard.measure), alpha, target) if shifts_only(guard) else \
-        _test_paired(guard, terms, alpha, target)  # fmt: skip
+    tested = (
+        _test_interval(guard, moments_of(values, guard.measure), alpha, target)
+        if shifts_only(guard)
+        else _test_paired(guard, terms, alpha, target)
+    )
     if isinstance(tested, str):
         return tested
     if tested.undecided:
@@ -580,8 +716,9 @@ def _test(guard: Guard, values: PairedValues | PairedMoments | ResampledValues |
 
 def _settle(tested: _Tested, changed: int, reason: str) -> _Tested:
     """The t-test's result, undecided for ``reason``."""
-    return _Tested.nothing_decided(tested.production, tested.candidate, tested.drop, tested.margin, tested.n, tested.sd,
-                                   changed, reason)  # fmt: skip
+    return _Tested.nothing_decided(
+        tested.production, tested.candidate, tested.drop, tested.margin, tested.n, tested.sd, changed, reason
+    )
 
 
 class _Terms(NamedTuple):
@@ -606,8 +743,11 @@ def _excess_terms(guard: Guard, values: PairedValues) -> _Terms | str:
         lp, lc = np.log(np.maximum(prod, MIN_GEO_MEAN)), np.log(np.maximum(cand, MIN_GEO_MEAN))
         return _Terms(prod, cand, sign * (lp - lc), np.full(n, -math.log1p(-r) if sign > 0 else math.log1p(r)))
     per_user = n if aggregate in ("sum", "count") else 1  # a margin on a sum is n times a margin on the mean
-    margins = {"max_drop": np.full(n, guard.threshold / per_user), "min_gain": np.full(n, -guard.threshold / per_user),
-               "max_drop_pct": r * prod}[guard.condition]  # fmt: skip
+    margins = {
+        "max_drop": np.full(n, guard.threshold / per_user),
+        "min_gain": np.full(n, -guard.threshold / per_user),
+        "max_drop_pct": r * prod,
+    }[guard.condition]
     return _Terms(prod, cand, sign * (prod - cand), margins)
 
 
@@ -620,8 +760,9 @@ def _bounded(guard: Guard, terms: _Terms, changed: int, alpha: float, target: fl
     n = int(prod.size)
     # a geometric mean is tested on log ratios, which have no range
     value_range = None if aggregate == "gmean" else REGISTRY.definition(guard.measure).range_of(guard.measure)
-    if value_range is not None and not (value_range[0] <= min(prod.min(), cand.min())
-                                        and max(prod.max(), cand.max()) <= value_range[1]):  # fmt: skip
+    if value_range is not None and not (
+        value_range[0] <= min(prod.min(), cand.min()) and max(prod.max(), cand.max()) <= value_range[1]
+    ):
         value_range = None  # values outside the registry's range (custom gains, a judgment beyond the scale)
     low, high = _excess_range(guard, sign, value_range) if value_range is not None else (None, None)
     found = bounds.mean_bound(drops - margins, low, high, alpha, bound, changed=changed)
@@ -638,10 +779,22 @@ def _bounded(guard: Guard, terms: _Terms, changed: int, alpha: float, target: fl
     mde = bounds.betting_reach(n, found.sd, low, high, alpha) + z_power * found.sd / math.sqrt(n)  # type: ignore[arg-type]
     n_needed = bounds.betting_sample_size(abs(distance), found.sd, low, high, alpha, z_power)  # type: ignore[arg-type]
     return _Tested(
-        p_value, c_value, drop, scale(mean_margin), scale(mean_margin + found.low), scale(mean_margin + found.high),
-        found.p_below, found.p_above, n, found.sd, scale(mde) - scale(0.0), n_needed,
-        f"{planned_for} ({_BETTING_PLAN})" if n_needed else planned_for, BETTING, changed,
-    )  # fmt: skip
+        p_value,
+        c_value,
+        drop,
+        scale(mean_margin),
+        scale(mean_margin + found.low),
+        scale(mean_margin + found.high),
+        found.p_below,
+        found.p_above,
+        n,
+        found.sd,
+        scale(mde) - scale(0.0),
+        n_needed,
+        f"{planned_for} ({_BETTING_PLAN})" if n_needed else planned_for,
+        BETTING,
+        changed,
+    )
 
 
 def _excess_range(guard: Guard, sign: float, value_range: tuple[float, float]) -> tuple[float, float]:
@@ -683,8 +836,9 @@ def moments_of(values: PairedValues, measure: Measure) -> PairedMoments:
     them."""
     prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
     t = paired.run_tests(cand - prod, None, ("t",)).t
-    return PairedMoments(aggregate_values(measure, prod), aggregate_values(measure, cand), int(prod.size),
-                         float(t.mean[0]), float(t.sd[0]))  # fmt: skip
+    return PairedMoments(
+        aggregate_values(measure, prod), aggregate_values(measure, cand), int(prod.size), float(t.mean[0]), float(t.sd[0])
+    )
 
 
 def _test_interval(guard: Guard, values: PairedMoments, alpha: float, target: float) -> _Tested | str:
@@ -695,8 +849,7 @@ def _test_interval(guard: Guard, values: PairedMoments, alpha: float, target: fl
     sign = 1.0 if _higher(guard) else -1.0
     margin = guard.threshold if guard.condition == "max_drop" else -guard.threshold
     excess = -sign * values.mean - margin  # the mean drop beyond the margin
-    return _one_sided(guard, n, excess, values.sd, margin, values.production,
-                      values.candidate, sign, lambda x: x, alpha, target)  # fmt: skip
+    return _one_sided(guard, n, excess, values.sd, margin, values.production, values.candidate, sign, lambda x: x, alpha, target)
 
 
 def _test_paired(guard: Guard, terms: _Terms, alpha: float, target: float) -> _Tested:
@@ -709,30 +862,63 @@ def _test_paired(guard: Guard, terms: _Terms, alpha: float, target: float) -> _T
     if aggregate in ("sum", "count"):
         mean_margin /= n  # aggregate_values summed them: back to the per-user scale the tests use
     p_value, c_value = aggregate_values(guard.measure, prod), aggregate_values(guard.measure, cand)
-    return _one_sided(guard, n, float(t.mean[0]), float(t.sd[0]), mean_margin, p_value, c_value, sign,
-                      _to_drop(aggregate, sign, n, p_value), alpha, target)  # fmt: skip
+    return _one_sided(
+        guard,
+        n,
+        float(t.mean[0]),
+        float(t.sd[0]),
+        mean_margin,
+        p_value,
+        c_value,
+        sign,
+        _to_drop(aggregate, sign, n, p_value),
+        alpha,
+        target,
+    )
 
 
-def _one_sided(guard: Guard, n: int, excess: float, sd: float, margin: float, production: float, candidate: float,
-               sign: float, scale: Callable[[float], float], alpha: float, target: float) -> _Tested:  # fmt: skip
+def _one_sided(
+    guard: Guard,
+    n: int,
+    excess: float,
+    sd: float,
+    margin: float,
+    production: float,
+    candidate: float,
+    sign: float,
+    scale: Callable[[float], float],
+    alpha: float,
+    target: float,
+) -> _Tested:
     """Both one-sided t-tests of a guard from the mean excess drop over its margin and the per-user sd (the tests'
     scale), with the bounds, the minimum detectable effect and the users needed carried to the aggregate's by ``scale``."""
     from scipy import special
 
     if not sd > 0:  # equal differences (up to rounding): no spread to bound the mean by, so nothing is decided
-        return _Tested.nothing_decided(production, candidate, sign * (production - candidate), scale(margin), n, sd,
-                                       None, "no spread")  # fmt: skip
+        return _Tested.nothing_decided(
+            production, candidate, sign * (production - candidate), scale(margin), n, sd, None, "no spread"
+        )
     df = n - 1
     se = sd / math.sqrt(n)
     statistic = excess / se
     reach = float(special.stdtrit(df, 1 - alpha)) * se  # the one-sided bounds' distance from the estimate
     distance, planned_for = _planned(guard, margin, excess)
     return _Tested(
-        production, candidate, sign * (production - candidate), scale(margin), scale(margin + excess - reach),
-        scale(margin + excess + reach), float(special.stdtr(df, statistic)), float(special.stdtr(df, -statistic)), n, sd,
+        production,
+        candidate,
+        sign * (production - candidate),
+        scale(margin),
+        scale(margin + excess - reach),
+        scale(margin + excess + reach),
+        float(special.stdtr(df, statistic)),
+        float(special.stdtr(df, -statistic)),
+        n,
+        sd,
         scale(power.minimum_detectable_effect(n, sd, alpha, target, "one")) - scale(0.0),
-        power.sample_size(distance, sd, alpha, target, "one") if distance else None, planned_for, T_TEST,
-    )  # fmt: skip
+        power.sample_size(distance, sd, alpha, target, "one") if distance else None,
+        planned_for,
+        T_TEST,
+    )
 
 
 def _to_drop(aggregate: str, sign: float, n: int, production: float) -> Callable[[float], float]:
@@ -768,16 +954,27 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
     p_value, c_value = float(prod.mean()), float(cand.mean())
     drop = sign * (p_value - c_value)
     relative = guard.condition == "max_drop_pct"
-    margin = guard.threshold / 100 * p_value if relative else \
-        {"max_drop": guard.threshold, "min_gain": -guard.threshold}[guard.condition]  # fmt: skip
+    margin = (
+        guard.threshold / 100 * p_value
+        if relative
+        else {"max_drop": guard.threshold, "min_gain": -guard.threshold}[guard.condition]
+    )
     seeds = f"{r_cand} run(s) of the candidate against {r_prod} of production"
     if n < 2:
         return f"{n} user(s) in every run of both systems: a test needs 2 or more"
     if min(r_prod, r_cand) < 2:
-        return _Tested.nothing_decided(p_value, c_value, drop, margin, n, math.nan, None,
-                                       f"{seeds}: with one run of a system its seed variance cannot be estimated, so "
-                                       "no bound holds for the version; give several runs (seeds) of each, or claim: "
-                                       "model for these trained runs")  # fmt: skip
+        return _Tested.nothing_decided(
+            p_value,
+            c_value,
+            drop,
+            margin,
+            n,
+            math.nan,
+            None,
+            f"{seeds}: with one run of a system its seed variance cannot be estimated, so "
+            "no bound holds for the version; give several runs (seeds) of each, or claim: "
+            "model for these trained runs",
+        )
     # the excess drop, drop - margin, as w_p mean_p + w_c mean_c + constant
     weight_p = sign - guard.threshold / 100 if relative else sign
     constant = 0.0 if relative else -margin
@@ -791,14 +988,34 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
         n_needed: int | None = math.ceil(found.user_variance * n / (wanted - found.seed_variance))
     else:
         n_needed = None
-        planned_for = (f"{planned_for}: none at these seeds, whose variance alone ({found.seed_variance:.3g}) exceeds "
-                       f"what the distance allows ({wanted:.3g}); more seeds, not more users")  # fmt: skip
+        planned_for = (
+            f"{planned_for}: none at these seeds, whose variance alone ({found.seed_variance:.3g}) exceeds "
+            f"what the distance allows ({wanted:.3g}); more seeds, not more users"
+        )
     goodness = sign * (cand.mean(axis=1)[:, None] - prod.mean(axis=1)[None, :])  # every seed pair: candidate better?
-    note = (f"{seeds}; seed noise is {found.seed_share:.0%} of the difference's variance; a candidate run beats a "
-            f"production run in {int((goodness > 0).sum())} of {goodness.size} pairs")  # fmt: skip
-    return _Tested(p_value, c_value, drop, margin, margin + low, margin + high, p_pass, 1.0 - p_pass, n,
-                   math.sqrt(found.variance * n), quantile * math.sqrt(found.variance), n_needed, planned_for, VERSION,
-                   None, "", note)  # fmt: skip
+    note = (
+        f"{seeds}; seed noise is {found.seed_share:.0%} of the difference's variance; a candidate run beats a "
+        f"production run in {int((goodness > 0).sum())} of {goodness.size} pairs"
+    )
+    return _Tested(
+        p_value,
+        c_value,
+        drop,
+        margin,
+        margin + low,
+        margin + high,
+        p_pass,
+        1.0 - p_pass,
+        n,
+        math.sqrt(found.variance * n),
+        quantile * math.sqrt(found.variance),
+        n_needed,
+        planned_for,
+        VERSION,
+        None,
+        "",
+        note,
+    )
 
 
 def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target: float) -> _Tested | str:
@@ -822,9 +1039,11 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
     replicates = np.asarray(excess(values.production_replicates, values.candidate_replicates))
     replicates = replicates[np.isfinite(replicates)]
     if not math.isfinite(observed):  # an undefined value is never evidence either way (and no count of users helps)
-        return (f"undefined here: {guard.measure} has no value on these {values.n} users (production "
-                f"{values.production:.4g}, candidate {values.candidate:.4g}); a measure between groups needs users of "
-                "each group, a segment of one group has none to compare")  # fmt: skip
+        return (
+            f"undefined here: {guard.measure} has no value on these {values.n} users (production "
+            f"{values.production:.4g}, candidate {values.candidate:.4g}); a measure between groups needs users of "
+            "each group, a segment of one group has none to compare"
+        )
     if values.n < 2 or replicates.size < 2:
         return f"{values.n} user(s): too few to resample"
     shifted = observed + replicates - replicates.mean()  # the excess's sampling distribution, centred on the estimate
@@ -836,9 +1055,21 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
     distance, planned_for = _planned(guard, margin, observed)
     mde, n_needed = _bootstrap_plan(values.n, se, distance, alpha, target)
     return _Tested(
-        values.production, values.candidate, float(drop(values.production, values.candidate)), margin, margin + float(low),
-        margin + float(high), p_pass, p_fail, values.n, se * math.sqrt(values.n), mde, n_needed, planned_for, BOOTSTRAP,
-    )  # fmt: skip
+        values.production,
+        values.candidate,
+        float(drop(values.production, values.candidate)),
+        margin,
+        margin + float(low),
+        margin + float(high),
+        p_pass,
+        p_fail,
+        values.n,
+        se * math.sqrt(values.n),
+        mde,
+        n_needed,
+        planned_for,
+        BOOTSTRAP,
+    )
 
 
 def _bootstrap_plan(n: int, se: float, distance: float, alpha: float, target: float) -> tuple[float, int | None]:
@@ -853,42 +1084,77 @@ def _bootstrap_plan(n: int, se: float, distance: float, alpha: float, target: fl
     return z * se, (math.ceil(n * (z * se / distance) ** 2) if distance and se > 0 else None)
 
 
-def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_fail_adj: float | None, alpha: float,
-            target: float, family: int = 1) -> GuardResult:  # fmt: skip
+def _result(
+    guard: Guard,
+    dataset: str,
+    segment: str,
+    tested: _Tested | str,
+    p_fail_adj: float | None,
+    alpha: float,
+    target: float,
+    family: int = 1,
+) -> GuardResult:
     # the label names the dataset (and segment) it was decided on: a guard without dataset: expands over every
     # dataset, and each copy must be told apart in gate.json, MLflow and the report
     text = describe(dataclasses.replace(guard, dataset=dataset or guard.dataset))
     where = f"{guard.measure} on {dataset}" + ("" if segment == "all" else f" / {segment}")
-    base = GuardResult(guard=text, verdict="FAIL", reason="", measure=str(guard.measure), dataset=dataset, segment=segment,
-                       condition=guard.condition, threshold=guard.threshold, descriptive=guard.descriptive)  # fmt: skip
+    base = GuardResult(
+        guard=text,
+        verdict="FAIL",
+        reason="",
+        measure=str(guard.measure),
+        dataset=dataset,
+        segment=segment,
+        condition=guard.condition,
+        threshold=guard.threshold,
+        descriptive=guard.descriptive,
+    )
     if isinstance(tested, str):
         verdict: GuardLabel = "DESCRIPTIVE" if guard.descriptive else "FAIL"
         return dataclasses.replace(base, verdict=verdict, reason=f"{where}: cannot be evaluated ({tested})", evaluated=False)
     t = tested
     base = dataclasses.replace(
-        base, production=t.production, candidate=t.candidate, difference=t.candidate - t.production, drop=t.drop,
-        margin=t.margin, drop_low=t.drop_low, drop_high=t.drop_high, p_pass=t.p_pass, p_fail=t.p_fail,
-        p_fail_adj=p_fail_adj, n_queries=t.n, n_changed=t.changed, sd=t.sd, mde=t.mde, n_needed=t.n_needed,
-        planned_for=t.planned_for, method=t.method,
-    )  # fmt: skip
+        base,
+        production=t.production,
+        candidate=t.candidate,
+        difference=t.candidate - t.production,
+        drop=t.drop,
+        margin=t.margin,
+        drop_low=t.drop_low,
+        drop_high=t.drop_high,
+        p_pass=t.p_pass,
+        p_fail=t.p_fail,
+        p_fail_adj=p_fail_adj,
+        n_queries=t.n,
+        n_changed=t.changed,
+        sd=t.sd,
+        mde=t.mde,
+        n_needed=t.n_needed,
+        planned_for=t.planned_for,
+        method=t.method,
+    )
     level = f"{1 - alpha:.0%}"
     gain = guard.condition == "min_gain"
     # in the guard's own terms: a drop against its allowance, or a gain against the one required
-    value, bound_low, bound_high, limit = (-t.drop, -t.drop_high, -t.drop_low, -t.margin) if gain else \
-        (t.drop, t.drop_low, t.drop_high, t.margin)  # fmt: skip
+    value, bound_low, bound_high, limit = (
+        (-t.drop, -t.drop_high, -t.drop_low, -t.margin) if gain else (t.drop, t.drop_low, t.drop_high, t.margin)
+    )
     noun = "gain" if gain else "drop"
     values = f"{t.production:.4f} -> {t.candidate:.4f}, {noun} {value:+.4f}"
     changed = "" if t.changed is None else f" ({t.changed:,} of {t.n:,} users changed)"
     changed += f" ({t.note})" if t.note else ""
     if t.undecided and not guard.descriptive:
-        reason = (f"{where}: {values}{changed}; not decided: {t.undecided}. A candidate is never passed on a difference "
-                  "it cannot bound")
+        reason = (
+            f"{where}: {values}{changed}; not decided: {t.undecided}. A candidate is never passed on a difference it cannot bound"
+        )
         return dataclasses.replace(base, verdict="INCONCLUSIVE", reason=reason)
     if guard.descriptive:
         holds = value >= limit if gain else value <= limit
         verdict = "DESCRIPTIVE"
-        reason = (f"{where}: {values}, {'within' if holds else 'beyond'} the {limit:.4f} it names "
-                  "(point estimates only: descriptive, does not decide the gate)")
+        reason = (
+            f"{where}: {values}, {'within' if holds else 'beyond'} the {limit:.4f} it names "
+            "(point estimates only: descriptive, does not decide the gate)"
+        )
     elif t.p_pass < alpha:
         verdict = "PASS"
         bound = f"lower bound {bound_low:+.4f} > {limit:.4f}" if gain else f"upper bound {bound_high:+.4f} < {limit:.4f}"
@@ -899,24 +1165,35 @@ def _result(guard: Guard, dataset: str, segment: str, tested: _Tested | str, p_f
         reason = f"{where}: {values}{changed}; one-sided {level} {bound} (Holm-corrected p {_p(p_fail_adj)}, {_by(t.method)})"
     else:
         verdict = "INCONCLUSIVE"
-        needed = f"about {t.n_needed:,} users would decide it {t.planned_for}" if t.n_needed else \
-            "no number of users would decide it at the observed difference"  # fmt: skip
+        needed = (
+            f"about {t.n_needed:,} users would decide it {t.planned_for}"
+            if t.n_needed
+            else "no number of users would decide it at the observed difference"
+        )
         observed = _needed_at_observed(t)
         if observed is not None:
             base = dataclasses.replace(base, n_needed_observed=observed)
-            needed = (f"at the observed difference ({abs(t.margin - t.drop):.4f} from it) about {observed:,} users "
-                      f"would decide it; {needed}")  # fmt: skip
+            needed = (
+                f"at the observed difference ({abs(t.margin - t.drop):.4f} from it) about {observed:,} users "
+                f"would decide it; {needed}"
+            )
         beyond = (t.p_fail < alpha) if p_fail_adj is not None else False
         if beyond:  # shown beyond the margin alone, but not after Holm's correction across the guards
             bound = f"upper bound {bound_high:+.4f} < {limit:.4f}" if gain else f"lower bound {bound_low:+.4f} > {limit:.4f}"
-            shown = (f"one-sided {level} {bound} for this guard alone, but not after Holm's correction across the "
-                     f"{family} guards (Holm-corrected p {_p(p_fail_adj or 1.0)})")  # fmt: skip
+            shown = (
+                f"one-sided {level} {bound} for this guard alone, but not after Holm's correction across the "
+                f"{family} guards (Holm-corrected p {_p(p_fail_adj or 1.0)})"
+            )
         else:
             # each bound is one-sided: written as two statements, never as an interval that reads as two-sided
-            shown = (f"neither one-sided {level} bound ({noun} >= {bound_low:+.4f}, {noun} <= {bound_high:+.4f}) "
-                     f"excludes the {limit:.4f} it names")  # fmt: skip
-        reason = (f"{where}: {values}{changed}; {shown} ({_by(t.method)}). {t.n:,} users detect a distance of "
-                  f"{t.mde:.4f} from it with {target:.0%} power; {needed}")  # fmt: skip
+            shown = (
+                f"neither one-sided {level} bound ({noun} >= {bound_low:+.4f}, {noun} <= {bound_high:+.4f}) "
+                f"excludes the {limit:.4f} it names"
+            )
+        reason = (
+            f"{where}: {values}{changed}; {shown} ({_by(t.method)}). {t.n:,} users detect a distance of "
+            f"{t.mde:.4f} from it with {target:.0%} power; {needed}"
+        )
     return dataclasses.replace(base, verdict=verdict, reason=reason)
 
 
@@ -925,16 +1202,21 @@ def _needed_at_observed(t: _Tested) -> int | None:
     effect shrinks as 1 / sqrt(n), so ``n (mde / distance)^2``. None where the observed distance from the margin is
     0, nothing was planned, or that is already what ``n_needed`` plans for."""
     distance = abs(t.margin - t.drop)
-    if t.planned_for == "if the true difference is the one observed" or not distance or not math.isfinite(t.mde) \
-            or not t.n_needed:  # fmt: skip
+    if (
+        t.planned_for == "if the true difference is the one observed"
+        or not distance
+        or not math.isfinite(t.mde)
+        or not t.n_needed
+    ):
         return None
     return math.ceil(t.n * (t.mde / distance) ** 2)
 
 
 def _by(method: str) -> str:
     """The test in a few words, for a guard's reason."""
-    return {T_TEST: "t-test", BETTING: "betting bound", BOOTSTRAP: "bootstrap",
-            VERSION: "t over users and seeds"}.get(method, method)  # fmt: skip
+    return {T_TEST: "t-test", BETTING: "betting bound", BOOTSTRAP: "bootstrap", VERSION: "t over users and seeds"}.get(
+        method, method
+    )
 
 
 def _p(p: float) -> str:
@@ -965,8 +1247,9 @@ def expand(release: Release, available: Sequence[tuple[str, str]]) -> list[tuple
     return out
 
 
-def sweep_of(release: Release, guarded: Sequence[tuple[Guard, str, str]],
-             available: Sequence[tuple[str, str]]) -> list[tuple[Guard, str, str]]:  # fmt: skip
+def sweep_of(
+    release: Release, guarded: Sequence[tuple[Guard, str, str]], available: Sequence[tuple[str, str]]
+) -> list[tuple[Guard, str, str]]:
     """The segment sweep: every deciding guard over all users, on every other segment of its dataset that no guard
     of that measure covers, as that guard would test it there (its margin, its condition).
 
@@ -1000,15 +1283,22 @@ def gate_key(release: Release, claim: str = "model") -> str:
     >>> gate_key(Release("v1", "v2")) == gate_key(Release("v1", "v2"), claim="version")
     False
     """
-    identity = [release.production, release.candidate,
-                sorted([str(g.measure), g.condition, g.threshold, g.dataset, g.segment, g.descriptive]
-                       for g in release.guards),
-                *(["version"] if claim == "version" else [])]  # fmt: skip
+    identity = [
+        release.production,
+        release.candidate,
+        sorted([str(g.measure), g.condition, g.threshold, g.dataset, g.segment, g.descriptive] for g in release.guards),
+        *(["version"] if claim == "version" else []),
+    ]
     return hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:16]
 
 
-def decide_release(release: Release, results: Sequence[RunResult], settings: CompareSettings,
-                   comparisons: Comparisons | None = None, look: Look | None = None) -> Decision:  # fmt: skip
+def decide_release(
+    release: Release,
+    results: Sequence[RunResult],
+    settings: CompareSettings,
+    comparisons: Comparisons | None = None,
+    look: Look | None = None,
+) -> Decision:
     """The release decision from the runs' results (their per-query values, and lists for system measures).
 
     A guard on a mean with an absolute margin is decided from the (production, candidate) row
@@ -1017,8 +1307,11 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
     """
     runs = runs_by_system(results)
     by_key = {key: group[0] for key, group in runs.items()}
-    both = [d for d in dict.fromkeys(r.dataset for r in results)
-            if (d, release.production) in by_key and (d, release.candidate) in by_key]  # fmt: skip
+    both = [
+        d
+        for d in dict.fromkeys(r.dataset for r in results)
+        if (d, release.production) in by_key and (d, release.candidate) in by_key
+    ]
     available = [(d, s) for d in both for s in by_key[(d, release.production)].segment_names()]
     version = settings.claim == "version"
 
@@ -1027,13 +1320,19 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
             return f"no dataset has values for both systems{'' if segment == 'all' else f' in segment {segment!r}'}"
         if (dataset, segment) not in available:
             return f"no values for both {release.production} and {release.candidate} on {dataset!r}" + (
-                "" if segment == "all" else f" in segment {segment!r}")
+                "" if segment == "all" else f" in segment {segment!r}"
+            )
         rp, rc = by_key[(dataset, release.production)], by_key[(dataset, release.candidate)]
         measure = guard.measure
         if version and not REGISTRY.definition(measure).is_system(measure):
             of_production, of_candidate = runs[(dataset, release.production)], runs[(dataset, release.candidate)]
-            return seeded_pair(tables_of(of_production), tables_of(of_candidate), measure,
-                               None if segment == "all" else segment, segment_map(of_production[0]))  # fmt: skip
+            return seeded_pair(
+                tables_of(of_production),
+                tables_of(of_candidate),
+                measure,
+                None if segment == "all" else segment,
+                segment_map(of_production[0]),
+            )
         if version:  # one value per run: resampled over users and seeds
             of_production, of_candidate = runs[(dataset, release.production)], runs[(dataset, release.candidate)]
             if any(r.lists is None or measure not in r.system_measures for r in (*of_production, *of_candidate)):
@@ -1047,21 +1346,36 @@ def decide_release(release: Release, results: Sequence[RunResult], settings: Com
         row = _pair_row(comparisons, dataset, segment, str(measure), release.production, release.candidate)
         if row is not None and shifts_only(guard) and release.bound == "t":  # the comparison's moments decide it
             return row
-        return paired_values(rp.per_query, rc.per_query, measure, dict(rp.segment_masks()).get(segment),
-                             dict(rc.segment_masks()).get(segment))
+        return paired_values(
+            rp.per_query, rc.per_query, measure, dict(rp.segment_masks()).get(segment), dict(rc.segment_masks()).get(segment)
+        )
 
     guarded = expand(release, available)
     checks = [(g, d, s, values(g, d, s)) for g, d, s in guarded]
     sweep = [(g, d, s, values(g, d, s)) for g, d, s in sweep_of(release, guarded, available)]
-    seeds = (max((len(runs[k]) for k in runs if k[1] == release.production), default=1),
-             max((len(runs[k]) for k in runs if k[1] == release.candidate), default=1))  # fmt: skip
-    return decide_arrays(checks, release.production, release.candidate, settings.alpha, release.power,
-                         release.on_inconclusive, release.bound, sweep, look, gate_key(release, settings.claim),
-                         claim=settings.claim, seeds=seeds)  # fmt: skip
+    seeds = (
+        max((len(runs[k]) for k in runs if k[1] == release.production), default=1),
+        max((len(runs[k]) for k in runs if k[1] == release.candidate), default=1),
+    )
+    return decide_arrays(
+        checks,
+        release.production,
+        release.candidate,
+        settings.alpha,
+        release.power,
+        release.on_inconclusive,
+        release.bound,
+        sweep,
+        look,
+        gate_key(release, settings.claim),
+        claim=settings.claim,
+        seeds=seeds,
+    )
 
 
-def _pair_row(comparisons: Comparisons | None, dataset: str, segment: str, measure: str, production: str,
-              candidate: str) -> PairedMoments | None:  # fmt: skip
+def _pair_row(
+    comparisons: Comparisons | None, dataset: str, segment: str, measure: str, production: str, candidate: str
+) -> PairedMoments | None:
     """The comparison of candidate against production on a measure, as the moments of candidate - production."""
     found = None if comparisons is None else comparisons.find(dataset, segment, measure, production, candidate)
     if found is None or not math.isfinite(found.sd_difference):
@@ -1069,8 +1383,13 @@ def _pair_row(comparisons: Comparisons | None, dataset: str, segment: str, measu
     return PairedMoments(found.mean_a, found.mean_b, found.n_queries, found.mean_difference, found.sd_difference)
 
 
-def paired_values(production: PerQuery | None, candidate: PerQuery | None, measure: Measure,
-                  mask_production: np.ndarray | None = None, mask_candidate: np.ndarray | None = None) -> Values:  # fmt: skip
+def paired_values(
+    production: PerQuery | None,
+    candidate: PerQuery | None,
+    measure: Measure,
+    mask_production: np.ndarray | None = None,
+    mask_candidate: np.ndarray | None = None,
+) -> Values:
     """Both systems' values of ``measure`` on the users both were evaluated on (within the masks), NaN pairs left out.
 
     >>> from harness.measures.spec import Measure
@@ -1129,8 +1448,16 @@ class Plan:
     n_queries_upper: int | None = None
 
     @classmethod
-    def of(cls, sd: float, margin: float, alpha: float = 0.05, target: float = 0.8, sided: Sided = "one",
-           source: str = "given", n_now: int | None = None) -> Plan:  # fmt: skip
+    def of(
+        cls,
+        sd: float,
+        margin: float,
+        alpha: float = 0.05,
+        target: float = 0.8,
+        sided: Sided = "one",
+        source: str = "given",
+        n_now: int | None = None,
+    ) -> Plan:
         if not math.isfinite(sd) or sd < 0:
             raise HarnessError(f"the standard deviation must be a finite number >= 0, got {sd}", hint="--sd 0.23")
         if not math.isfinite(margin) or margin <= 0:
@@ -1138,8 +1465,15 @@ class Plan:
         if not 0 < alpha < 1 or not 0 < target < 1:
             raise HarnessError("alpha and power must lie between 0 and 1", hint="--alpha 0.05 --power 0.8")
         n = power.sample_size(margin, sd, alpha, target, sided)
-        now: dict[str, Any] = {} if n_now is None else {"n_now": n_now, "power_now": power.power(n_now, margin, sd, alpha, sided),
-                                         "mde_now": power.minimum_detectable_effect(n_now, sd, alpha, target, sided)}  # fmt: skip
+        now: dict[str, Any] = (
+            {}
+            if n_now is None
+            else {
+                "n_now": n_now,
+                "power_now": power.power(n_now, margin, sd, alpha, sided),
+                "mde_now": power.minimum_detectable_effect(n_now, sd, alpha, target, sided),
+            }
+        )
         if n_now is not None and n_now > 1 and sd > 0:
             from scipy import stats
 
@@ -1148,8 +1482,9 @@ class Plan:
         return cls(n, sd, margin, alpha, target, sided, source, **now)  # type: ignore[arg-type]
 
     @classmethod
-    def resampled(cls, guard: GuardResult, margin: float, alpha: float = 0.05, target: float = 0.8,
-                  source: str = "the gate") -> Plan:  # fmt: skip
+    def resampled(
+        cls, guard: GuardResult, margin: float, alpha: float = 0.05, target: float = 0.8, source: str = "the gate"
+    ) -> Plan:
         """What the gate plans for a guard on a measure with one value per run (decided by the bootstrap over users):
         the users that bring the normal bound's half-width ``(z_alpha + z_power) se`` down to ``margin``, with the
         guard's own bootstrap sd; the gate's "users needed" for that margin, to the user.
@@ -1159,8 +1494,10 @@ class Plan:
         155
         """
         if guard.sd is None or not guard.n_queries or not math.isfinite(guard.sd):
-            raise HarnessError(f"the gate's guard on {guard.measure} has no bootstrap sd to plan from",
-                               hint="a guard that was evaluated has one: check the dataset and segment")  # fmt: skip
+            raise HarnessError(
+                f"the gate's guard on {guard.measure} has no bootstrap sd to plan from",
+                hint="a guard that was evaluated has one: check the dataset and segment",
+            )
         if not math.isfinite(margin) or margin <= 0:
             raise HarnessError(f"the margin must be a number above 0, got {margin}", hint="--margin 0.01")
         n, se = guard.n_queries, guard.sd / math.sqrt(guard.n_queries)
@@ -1183,16 +1520,21 @@ class Plan:
             needed = f"{self.n_queries:,} users" if self.n_queries else "more than 10^9 users"
             test = "a one-sided paired t-test (a max_drop guard)" if self.sided == "one" else "a two-sided paired t-test"
             spread = "the per-user differences have sd"
-        text = (f"{needed}: {test} at alpha {self.alpha:g} has {self.power:.0%} power to resolve a true distance of "
-                f"{self.margin:g} when {spread} {self.sd:.4f} ({self.source})")  # fmt: skip
+        text = (
+            f"{needed}: {test} at alpha {self.alpha:g} has {self.power:.0%} power to resolve a true distance of "
+            f"{self.margin:g} when {spread} {self.sd:.4f} ({self.source})"
+        )
         if self.n_now is not None:
-            text += (f". With the {self.n_now:,} users there: power {self.power_now:.0%}, minimum detectable effect "
-                     f"{self.mde_now:.4f}")  # fmt: skip
+            text += (
+                f". With the {self.n_now:,} users there: power {self.power_now:.0%}, minimum detectable effect {self.mde_now:.4f}"
+            )
         if self.sd_upper is not None:
             upper = f"{self.n_queries_upper:,} users" if self.n_queries_upper else "more than 10^9 users"
-            text += (f". That sd is estimated from {self.n_now:,} users: at its one-sided {SD_CONFIDENCE:.0%} upper "
-                     f"confidence limit, {self.sd_upper:.4f}, the plan is {upper}, which reaches {self.power:.0%} power "
-                     f"in at least {SD_CONFIDENCE:.0%} of such estimates")  # fmt: skip
+            text += (
+                f". That sd is estimated from {self.n_now:,} users: at its one-sided {SD_CONFIDENCE:.0%} upper "
+                f"confidence limit, {self.sd_upper:.4f}, the plan is {upper}, which reaches {self.power:.0%} power "
+                f"in at least {SD_CONFIDENCE:.0%} of such estimates"
+            )
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -1212,13 +1554,25 @@ def _guards_html(guards: Sequence[GuardResult]) -> str:
         f"<td>{escape(g.reason)}</td></tr>"
         for g in guards
     )
-    head = "".join(f"<th>{h}</th>" for h in ("guard", "verdict", "production", "candidate", "drop", "margin",
-                                              "one-sided bounds", "users", "why"))  # fmt: skip
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("guard", "verdict", "production", "candidate", "drop", "margin", "one-sided bounds", "users", "why")
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 __all__ = [
-    "Decision", "GuardResult", "PairedMoments", "PairedValues", "Plan", "ResampledValues", "decide_arrays",
-    "decide_release", "describe", "expand", "moments_of", "paired_values", "shifts_only",
-]  # fmt: skip
-
+    "Decision",
+    "GuardResult",
+    "PairedMoments",
+    "PairedValues",
+    "Plan",
+    "ResampledValues",
+    "decide_arrays",
+    "decide_release",
+    "describe",
+    "expand",
+    "moments_of",
+    "paired_values",
+    "shifts_only",
+]

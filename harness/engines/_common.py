@@ -65,8 +65,9 @@ def run_columns(c: TableColumns) -> dict[str, str]:
     return {"query": c.query, "doc": c.doc, "score": c.value, **({"sample": c.sample} if c.sample else {})}
 
 
-def checked_run(dataset: Dataset, system: System, path: Path, judged: AbstractSet[str], progress: Progress,
-                samples: bool = False) -> Run:  # fmt: skip
+def checked_run(
+    dataset: Dataset, system: System, path: Path, judged: AbstractSet[str], progress: Progress, samples: bool = False
+) -> Run:
     """A system's run on a dataset; a user error when it shares no query with the judgments. ``samples``: a TREC
     run's second column is each line's sample (a measure reads stochastic rankings)."""
     progress(f"reading {system.name}{f' [{system.run_label}]' if system.run_label else ''} on {dataset.name}")
@@ -80,8 +81,9 @@ def segments_of(query_ids: np.ndarray, segments: dict[str, str]) -> np.ndarray:
     return np.array([segments.get(q, "") for q in query_ids.tolist()], dtype=object)
 
 
-def dataset_diagnostics(dataset: Dataset, diagnostics: dict[str, object], unsegmented: int | None, skipped: str,
-                        item_rows: dict[str, int] | None) -> dict[str, object]:  # fmt: skip
+def dataset_diagnostics(
+    dataset: Dataset, diagnostics: dict[str, object], unsegmented: int | None, skipped: str, item_rows: dict[str, int] | None
+) -> dict[str, object]:
     """A run's diagnostics with the dataset-level ones added; ``item_rows``: the rows recommending items outside the
     training items, the catalogue or both (:meth:`~harness.kernels._segments.ItemData.rows_outside`)."""
     diagnostics["queries_without_segment"] = unsegmented
@@ -95,11 +97,22 @@ def dataset_diagnostics(dataset: Dataset, diagnostics: dict[str, object], unsegm
     return diagnostics
 
 
-def run_result(dataset: Dataset, system: System, per_query: PerQuery, diagnostics: dict[str, object],
-               segments: dict[str, str], skipped: str, item_rows: dict[str, int] | None, lists: RankedLists | None,
-               system_measures: tuple[Measure, ...], counts: np.ndarray | None, cutoff: int | None) -> RunResult:  # fmt: skip
+def run_result(
+    dataset: Dataset,
+    system: System,
+    per_query: PerQuery,
+    diagnostics: dict[str, object],
+    segments: dict[str, str],
+    skipped: str,
+    item_rows: dict[str, int] | None,
+    lists: RankedLists | None,
+    system_measures: tuple[Measure, ...],
+    counts: np.ndarray | None,
+    cutoff: int | None,
+) -> RunResult:
     """A run's result with its values here: its queries' segments, and the dataset-level diagnostics."""
     seg = segments_of(per_query.query_ids, segments)
     dataset_diagnostics(dataset, diagnostics, int((seg == "").sum()) if segments else None, skipped, item_rows)
-    return RunResult(dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff,
-                     seed=system.run_label)
+    return RunResult(
+        dataset.name, system.name, per_query, seg, diagnostics, lists, system_measures, counts, cutoff, seed=system.run_label
+    )

@@ -106,8 +106,13 @@ def client_for(engine: Engine, progress: Any = None) -> Iterator[Any]:
         try:
             client = get_client()
         except ValueError:  # no active client: a cluster of our own on this machine
-            cluster = LocalCluster(n_workers=engine.n_workers, threads_per_worker=1, processes=True,
-                                   memory_limit=engine.memory_limit or "auto", dashboard_address=":0")  # fmt: skip
+            cluster = LocalCluster(
+                n_workers=engine.n_workers,
+                threads_per_worker=1,
+                processes=True,
+                memory_limit=engine.memory_limit or "auto",
+                dashboard_address=":0",
+            )
             client = Client(cluster)
             owned += [client, cluster]
     if progress is not None:
@@ -119,13 +124,23 @@ def client_for(engine: Engine, progress: Any = None) -> Iterator[Any]:
             thing.close()
 
 
-def _table(query: Any, doc: Any, value: np.ndarray, kind: int, file_rows: np.ndarray | None = None,
-           subtopic: pa.Array | None = None, sample: Any = None) -> pa.Table:  # fmt: skip
+def _table(
+    query: Any,
+    doc: Any,
+    value: np.ndarray,
+    kind: int,
+    file_rows: np.ndarray | None = None,
+    subtopic: pa.Array | None = None,
+    sample: Any = None,
+) -> pa.Table:
     rows = np.arange(len(value), dtype=np.int64) if file_rows is None else file_rows
-    columns = {"query": pa.chunked_array([query]) if isinstance(query, pa.Array) else query,
-               "doc": pa.chunked_array([doc]) if isinstance(doc, pa.Array) else doc,
-               "value": pa.array(np.asarray(value, dtype=np.float64)), "line": pa.array(rows),
-               "kind": pa.array(np.full(len(value), kind, dtype=np.int8))}  # fmt: skip
+    columns = {
+        "query": pa.chunked_array([query]) if isinstance(query, pa.Array) else query,
+        "doc": pa.chunked_array([doc]) if isinstance(doc, pa.Array) else doc,
+        "value": pa.array(np.asarray(value, dtype=np.float64)),
+        "line": pa.array(rows),
+        "kind": pa.array(np.full(len(value), kind, dtype=np.int8)),
+    }
     if subtopic is not None:  # subtopic judgments (ndeval's): each judgment's subtopic
         columns["subtopic"] = subtopic
     if sample is not None:  # a stochastic run: each row's sampled ranking
@@ -206,8 +221,11 @@ def _frame(source: Run | RunSource | Qrels | Intents | QrelsSource, folder: Path
             for stale in folder.glob("*.parquet"):
                 stale.unlink()
     # harness's reader names the line at fault, or reads what streaming could not
-    whole = load_run(path, source.columns, name=source.name) if isinstance(source, RunSource) \
-        else load_qrels(path, source.columns, source.fmt)  # fmt: skip
+    whole = (
+        load_run(path, source.columns, name=source.name)
+        if isinstance(source, RunSource)
+        else load_qrels(path, source.columns, source.fmt)
+    )
     return _frame(whole, folder)
 
 
@@ -243,8 +261,12 @@ def write_pieces(folder: Path, tables: Iterable[pa.Table]) -> Path:
         for start in range(0, max(len(table), 1), ROWS_PER_FILE):
             # a dictionary for the query ids only (each repeats along its list; document ids rarely do), lz4: half the
             # time of the defaults to write (0.9 against 1.85 s for 5M rows), and a third less to read, at the same size
-            pq.write_table(table.slice(start, ROWS_PER_FILE), folder / f"part-{number:05d}.parquet",
-                           use_dictionary=["query"], compression="lz4")  # fmt: skip
+            pq.write_table(
+                table.slice(start, ROWS_PER_FILE),
+                folder / f"part-{number:05d}.parquet",
+                use_dictionary=["query"],
+                compression="lz4",
+            )
             number += 1
     return folder
 
@@ -284,13 +306,18 @@ def evaluate_runs(
 
     uncut = [m for m in system_measures if m.cutoff is None]
     if uncut:  # a config says so at its engine line, before anything is read
-        raise HarnessError(f"{uncut[0]} counts every recommended item of every list: on the dask engine give it a cutoff",
-                           hint=f"write {uncut[0]}@10 (the lists down to the cutoff are gathered to compute it)")  # fmt: skip
+        raise HarnessError(
+            f"{uncut[0]} counts every recommended item of every list: on the dask engine give it a cutoff",
+            hint=f"write {uncut[0]}@10 (the lists down to the cutoff are gathered to compute it)",
+        )
 
     # the p2p shuffle logs each shuffle's start and end as warnings: noise in a harness log
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
-    with contextlib.nullcontext(str(scratch)) if scratch is not None else \
-            tempfile.TemporaryDirectory(prefix="harness-dask-") as folder:  # fmt: skip
+    with (
+        contextlib.nullcontext(str(scratch))
+        if scratch is not None
+        else tempfile.TemporaryDirectory(prefix="harness-dask-") as folder
+    ):
         scratch = Path(folder)
         if progress is not None and isinstance(qrels, QrelsSource):
             progress(f"dask: reading the judgments {qrels.path}")
@@ -312,10 +339,22 @@ def evaluate_runs(
             both = dd.concat([judged, rows])
             shuffled = both.shuffle(on="query", npartitions=n_parts)
             source = run.source if isinstance(run, Run) else str(run.path)
-            work = [delayed(_evaluate_piece)(part, [str(m) for m in (*measures, *systems)], conventions, cutoffs, run.name,
-                                             qrels.source, source, shared[0], tail_cutoff, list_depth,
-                                             relstring_lengths)
-                    for part in shuffled.to_delayed()]  # fmt: skip
+            work = [
+                delayed(_evaluate_piece)(
+                    part,
+                    [str(m) for m in (*measures, *systems)],
+                    conventions,
+                    cutoffs,
+                    run.name,
+                    qrels.source,
+                    source,
+                    shared[0],
+                    tail_cutoff,
+                    list_depth,
+                    relstring_lengths,
+                )
+                for part in shuffled.to_delayed()
+            ]
             futures = client.compute(work)
             _wait(futures, progress, f"dask: {run.name}, {n_parts} partitions")
             done = client.gather(futures)  # the values and counts, and the lists system measures read
@@ -325,9 +364,11 @@ def evaluate_runs(
                 evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, ids, context))
             del futures, done  # the pieces' lists and counts are here now; the workers let them go
             if evaluated.stats.run_rows and evaluated.stats.run_queries_unjudged == evaluated.stats.run_queries:
-                raise InputFormatError(f"no query of the run is judged in {qrels.source}", path=source,
-                                       hint="check that the run and the qrels use the same query ids "
-                                       "(and the column mapping for tables)")  # fmt: skip
+                raise InputFormatError(
+                    f"no query of the run is judged in {qrels.source}",
+                    path=source,
+                    hint="check that the run and the qrels use the same query ids (and the column mapping for tables)",
+                )
             out.append(evaluated)
         return out
 
@@ -359,9 +400,19 @@ class _Piece:
     user_parts: dict[Any, Any] | None = None  # the system measures' per-user terms of its queries, in their order
 
 
-def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, cutoffs: tuple[int, ...], name: str,
-                    qrels_source: str, run_source: str, item_context: Any, cutoff: int | None,
-                    list_depth: int | None, relstring_lengths: tuple[int, ...] = ()) -> _Piece:  # fmt: skip
+def _evaluate_piece(
+    frame: Any,
+    measures: list[str],
+    conventions: Conventions,
+    cutoffs: tuple[int, ...],
+    name: str,
+    qrels_source: str,
+    run_source: str,
+    item_context: Any,
+    cutoff: int | None,
+    list_depth: int | None,
+    relstring_lengths: tuple[int, ...] = (),
+) -> _Piece:
     """One partition: its queries' judgments and rows, back in file order, through the single-machine evaluator."""
 
     frame = frame.sort_values(["kind", "line"], kind="stable")
@@ -378,21 +429,42 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
 
     qrels: Qrels | Intents
     if "subtopic" in judged.columns:  # subtopic judgments: the intent-aware measures read them, as on one machine
-        qrels = Intents(strings(judged["query"]), strings(judged["subtopic"]), strings(judged["doc"]),
-                        judged["value"].to_numpy(dtype=np.float64), qrels_source)  # fmt: skip
+        qrels = Intents(
+            strings(judged["query"]),
+            strings(judged["subtopic"]),
+            strings(judged["doc"]),
+            judged["value"].to_numpy(dtype=np.float64),
+            qrels_source,
+        )
     else:
-        qrels = Qrels(strings(judged["query"]), strings(judged["doc"]), judged["value"].to_numpy(), qrels_source,
-                      file_rows=judged["line"].to_numpy())  # fmt: skip
+        qrels = Qrels(
+            strings(judged["query"]),
+            strings(judged["doc"]),
+            judged["value"].to_numpy(),
+            qrels_source,
+            file_rows=judged["line"].to_numpy(),
+        )
     stochastic = "sample" in ranked.columns and len(ranked) and ranked["sample"].notna().all()
-    run = Run(strings(ranked["query"]), strings(ranked["doc"]), ranked["value"].to_numpy(), name, run_source,
-              file_rows=ranked["line"].to_numpy(), sample=strings(ranked["sample"]) if stochastic else None)  # fmt: skip
+    run = Run(
+        strings(ranked["query"]),
+        strings(ranked["doc"]),
+        ranked["value"].to_numpy(),
+        name,
+        run_source,
+        file_rows=ranked["line"].to_numpy(),
+        sample=strings(ranked["sample"]) if stochastic else None,
+    )
     evaluator = Evaluator(qrels, measures, conventions, item_context=item_context)
     aligned = evaluator.align(run)
     lists = evaluator.item_lists(aligned)
     per_query = evaluator.evaluate_aligned(name, aligned, lists)
     parts = per_query_parts(aligned, cutoffs)  # summed here: only their sums go back
-    piece = _Piece(per_query, aligned.stats, DiagnosticSums.of(per_query.in_run, parts, cutoffs),
-                   {length: relstrings(aligned.lists, length) for length in relstring_lengths})  # fmt: skip
+    piece = _Piece(
+        per_query,
+        aligned.stats,
+        DiagnosticSums.of(per_query.in_run, parts, cutoffs),
+        {length: relstrings(aligned.lists, length) for length in relstring_lengths},
+    )
     if lists.items is not None:  # the long tail's counts: by code for known items (the same codes everywhere), by id for cold
         data = lists.items
         codes = data.code if cutoff is None else data.code[lists.pos < cutoff]
@@ -406,17 +478,33 @@ def _evaluate_piece(frame: Any, measures: list[str], conventions: Conventions, c
             query = np.repeat(per_query.query_ids, lists.n_ret)
             shown = np.flatnonzero(lists.pos < list_depth)
             item = aligned.item_array(evaluator.item_rows(aligned))
-            piece.listed = pa.table({"query": pa.array(query[shown], pa.string()), "pos": pa.array(lists.pos[shown]),
-                                     "item": item.take(pa.array(shown))})  # fmt: skip
+            piece.listed = pa.table(
+                {
+                    "query": pa.array(query[shown], pa.string()),
+                    "pos": pa.array(lists.pos[shown]),
+                    "item": item.take(pa.array(shown)),
+                }
+            )
             cold = np.flatnonzero(data.code >= data.n_known)
             first = cold[np.unique(data.code[cold], return_index=True)[1]] if cold.size else cold
-            piece.cold_first = pa.table({"query": pa.array(query[first], pa.string()), "pos": pa.array(lists.pos[first]),
-                                         "item": item.take(pa.array(first))})  # fmt: skip
+            piece.cold_first = pa.table(
+                {
+                    "query": pa.array(query[first], pa.string()),
+                    "pos": pa.array(lists.pos[first]),
+                    "item": item.take(pa.array(first)),
+                }
+            )
     return piece
 
 
-def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cutoffs: tuple[int, ...],
-              cutoff: int | None, relstring_lengths: tuple[int, ...] = ()) -> Evaluated:  # fmt: skip
+def _assemble(
+    name: str,
+    measures: tuple[Measure, ...],
+    done: list[_Piece],
+    cutoffs: tuple[int, ...],
+    cutoff: int | None,
+    relstring_lengths: tuple[int, ...] = (),
+) -> Evaluated:
     """The partitions' counts summed, and their values in the universe's query order (strcmp order, as on one machine:
     Python's str order is code point order, which is UTF-8 byte order)."""
     item_counts: np.ndarray | None = None
@@ -425,8 +513,10 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cuto
     if counted:  # integer counts: summed exactly, whatever the partitioning
         known = np.sum([p.known_counts for p in counted if p.known_counts is not None], axis=0)
         cold: dict[str, int] = {}
-        item_rows = {key: sum((p.item_rows or {}).get(key, 0) for p in counted)
-                     for key in ("cold_recommendations", "recommendations_outside_train", "recommendations_outside_catalogue")}
+        item_rows = {
+            key: sum((p.item_rows or {}).get(key, 0) for p in counted)
+            for key in ("cold_recommendations", "recommendations_outside_train", "recommendations_outside_catalogue")
+        }
         for p in counted:
             for item, count in (p.cold_counts or {}).items():
                 cold[item] = cold.get(item, 0) + count
@@ -441,8 +531,15 @@ def _assemble(name: str, measures: tuple[Measure, ...], done: list[_Piece], cuto
     in_run = np.concatenate([t.in_run for t in tables]) if tables else np.zeros(0, dtype=bool)
     strings = {k: [s for p in done if p.per_query is not None for s in p.relstrings[k]] for k in relstring_lengths}
     per_query = PerQuery(name, ids[order], tuple(measures), values[order], in_run[order])
-    return Evaluated(per_query, total, diagnostics, item_rows, item_counts, cutoff,
-                     relstrings={k: [v[i] for i in order.tolist()] for k, v in strings.items()})  # fmt: skip
+    return Evaluated(
+        per_query,
+        total,
+        diagnostics,
+        item_rows,
+        item_counts,
+        cutoff,
+        relstrings={k: [v[i] for i in order.tolist()] for k, v in strings.items()},
+    )
 
 
 def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContext) -> RankedLists:
@@ -451,9 +548,13 @@ def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContex
     import pyarrow.compute as pc
 
     def ordered(tables: list[pa.Table]) -> pa.Table:
-        table = pa.concat_tables(tables) if tables else pa.table({"query": pa.array([], pa.string()),
-                                                                   "pos": pa.array([], pa.int64()),
-                                                                   "item": pa.array([], pa.string())})  # fmt: skip
+        table = (
+            pa.concat_tables(tables)
+            if tables
+            else pa.table(
+                {"query": pa.array([], pa.string()), "pos": pa.array([], pa.int64()), "item": pa.array([], pa.string())}
+            )
+        )
         return table.take(pc.sort_indices(table, sort_keys=[("query", "ascending"), ("pos", "ascending")]))
 
     listed = ordered([p.listed for p in done if p.listed is not None])
@@ -508,16 +609,37 @@ class DaskEngine:
             runs.append(RunSource(path, system.name, run_columns(dataset.run_columns)))
         q = dataset.qrels_columns
         judgments = QrelsSource(dataset.qrels, {"query": q.query, "doc": q.doc, "relevance": q.value}, dataset.qrels_format)
-        done = evaluate_runs(self.client, judgments, runs, evaluator.query_measures, evaluator.prepared.conventions,
-                             work.experiment.cutoffs, evaluator.items, self.spec.partitions, work.progress,
-                             evaluator.system_measures, scratch=self.scratch)  # fmt: skip
+        done = evaluate_runs(
+            self.client,
+            judgments,
+            runs,
+            evaluator.query_measures,
+            evaluator.prepared.conventions,
+            work.experiment.cutoffs,
+            evaluator.items,
+            self.spec.partitions,
+            work.progress,
+            evaluator.system_measures,
+            scratch=self.scratch,
+        )
         out = []
         for system, evaluated in zip(work.systems, done, strict=True):
             kept = evaluated.lists
-            out.append(run_result(dataset, system, evaluated.per_query, dict(evaluated.diagnostics), work.segments,
-                                  work.skipped, None if evaluator.items is None else evaluated.item_rows, kept,
-                                  evaluator.system_measures if kept is not None else (), evaluated.item_counts,
-                                  evaluated.item_counts_cutoff))  # fmt: skip
+            out.append(
+                run_result(
+                    dataset,
+                    system,
+                    evaluated.per_query,
+                    dict(evaluated.diagnostics),
+                    work.segments,
+                    work.skipped,
+                    None if evaluator.items is None else evaluated.item_rows,
+                    kept,
+                    evaluator.system_measures if kept is not None else (),
+                    evaluated.item_counts,
+                    evaluated.item_counts_cutoff,
+                )
+            )
             work.advance()
         return out
 
@@ -525,19 +647,41 @@ class DaskEngine:
         """Every run of ``work`` evaluated on the cluster, in order."""
 
         evaluator = work.evaluator
-        judgments: Qrels | Intents | QrelsSource = work.qrels if work.qrels is not None else \
-            QrelsSource(work.qrels_path, dict(work.qrels_columns))  # fmt: skip
+        judgments: Qrels | Intents | QrelsSource = (
+            work.qrels if work.qrels is not None else QrelsSource(work.qrels_path, dict(work.qrels_columns))
+        )
         for _, _, path in work.runs:
             check_exists(path, "run", folder_ok=True)  # a folder of Parquet pieces is a run for the workers
         sources = [RunSource(path, run_name(path), dict(work.run_columns)) for _, _, path in work.runs]
-        done = evaluate_runs(self.client, judgments, sources, evaluator.query_measures, evaluator.conventions, (10,),
-                             evaluator.items, self.spec.partitions, work.progress, evaluator.system_measures,
-                             work.relstring_lengths, scratch=self.scratch)  # fmt: skip
+        done = evaluate_runs(
+            self.client,
+            judgments,
+            sources,
+            evaluator.query_measures,
+            evaluator.conventions,
+            (10,),
+            evaluator.items,
+            self.spec.partitions,
+            work.progress,
+            evaluator.system_measures,
+            work.relstring_lengths,
+            scratch=self.scratch,
+        )
         out = []
         for source, (label, given, _), evaluated in zip(sources, work.runs, done, strict=True):
-            system = {} if evaluated.lists is None else \
-                {m: float(v[0]) for m, v in evaluator.system_values(evaluated.lists).items()}  # fmt: skip
-            out.append(EvaluatedRun(label, given, source.name, evaluated.stats.judged_queries_missing,
-                                    evaluated.per_query, dict(aggregate(evaluated.per_query)) | system, tuple(system),
-                                    evaluated.relstrings))  # fmt: skip
+            system = (
+                {} if evaluated.lists is None else {m: float(v[0]) for m, v in evaluator.system_values(evaluated.lists).items()}
+            )
+            out.append(
+                EvaluatedRun(
+                    label,
+                    given,
+                    source.name,
+                    evaluated.stats.judged_queries_missing,
+                    evaluated.per_query,
+                    dict(aggregate(evaluated.per_query)) | system,
+                    tuple(system),
+                    evaluated.relstrings,
+                )
+            )
         return out

@@ -45,8 +45,19 @@ class LocalEngine:
             counts = None if lists.items is None else recommendation_counts(lists, cutoff)
             cold = None if lists.items is None else lists.items.rows_outside()
             kept = lists if evaluator.system_measures else None  # system measures resample users from the lists
-            return run_result(work.dataset, system, per_query, diagnose(aligned, work.experiment.cutoffs), work.segments,
-                              work.skipped, cold, kept, evaluator.system_measures, counts, cutoff)  # fmt: skip
+            return run_result(
+                work.dataset,
+                system,
+                per_query,
+                diagnose(aligned, work.experiment.cutoffs),
+                work.segments,
+                work.skipped,
+                cold,
+                kept,
+                evaluator.system_measures,
+                counts,
+                cutoff,
+            )
 
         workers = min(self.spec.workers or os.cpu_count() or 1, max(1, len(work.systems)))
         if workers > 1:
@@ -76,6 +87,16 @@ class LocalEngine:
             system = {m: float(v[0]) for m, v in evaluator.system_values(lists).items()}  # one value per run
             aggregates = dict(aggregate(per_query))
             strings = {length: relstrings(aligned.lists, length) for length in work.relstring_lengths}
-            out.append(EvaluatedRun(label, given, name, aligned.stats.judged_queries_missing, per_query,
-                                    aggregates | system, tuple(system), strings))  # fmt: skip
+            out.append(
+                EvaluatedRun(
+                    label,
+                    given,
+                    name,
+                    aligned.stats.judged_queries_missing,
+                    per_query,
+                    aggregates | system,
+                    tuple(system),
+                    strings,
+                )
+            )
         return out

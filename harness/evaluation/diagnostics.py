@@ -56,14 +56,22 @@ class DiagnosticSums:
     @classmethod
     def of(cls, in_run: np.ndarray, parts: dict[str, np.ndarray], cutoffs: tuple[int, ...]) -> DiagnosticSums:
         ks = cutoffs or (10,)
-        return cls(int(in_run.size), int(in_run.sum()), int(parts["n_ret"].sum()),
-                   tuple(int(parts[f"tied_{k}"].sum()) for k in ks),
-                   tuple(float_total(parts[f"judged_{k}"][in_run].astype(np.float64)) for k in ks))  # fmt: skip
+        return cls(
+            int(in_run.size),
+            int(in_run.sum()),
+            int(parts["n_ret"].sum()),
+            tuple(int(parts[f"tied_{k}"].sum()) for k in ks),
+            tuple(float_total(parts[f"judged_{k}"][in_run].astype(np.float64)) for k in ks),
+        )
 
     def __add__(self, other: DiagnosticSums) -> DiagnosticSums:
-        return DiagnosticSums(self.queries + other.queries, self.retrieved + other.retrieved, self.n_ret + other.n_ret,
-                              tuple(a + b for a, b in zip(self.tied, other.tied, strict=True)),
-                              tuple(add_totals(a, b) for a, b in zip(self.judged, other.judged, strict=True)))  # fmt: skip
+        return DiagnosticSums(
+            self.queries + other.queries,
+            self.retrieved + other.retrieved,
+            self.n_ret + other.n_ret,
+            tuple(a + b for a, b in zip(self.tied, other.tied, strict=True)),
+            tuple(add_totals(a, b) for a, b in zip(self.judged, other.judged, strict=True)),
+        )
 
 
 def combine(stats: AlignStats, sums: DiagnosticSums, cutoffs: tuple[int, ...]) -> dict[str, object]:

@@ -146,18 +146,25 @@ class Evaluator:
         lists = aligned.lists if self._item_depth is None else aligned.lists.head(self._item_depth)
         reads = frozenset().union(*(REGISTRY.definition(m).reads(m) for m in self.measures))
         data = self.items.for_run(
-            aligned.run_doc_ids, aligned.query_ids, cooccurrence=self._cooccurrence, pair_depth=self._pair_depth,
+            aligned.run_doc_ids,
+            aligned.query_ids,
+            cooccurrence=self._cooccurrence,
+            pair_depth=self._pair_depth,
             judged_code=self.items.judged_codes(self.prepared.docs, self.prepared.judged_rows_of(aligned.query_ids))
-            if "judged" in reads else None,
+            if "judged" in reads
+            else None,
             score=(aligned.score if rows is None else aligned.scores_at(rows)) if "score" in reads else None,
             query_id_array=aligned.query_id_array,
             item_rows=aligned.source_rows if rows is None else aligned.source_rows[rows],
-        )  # fmt: skip
+        )
         lists = dataclasses.replace(lists, items=data)
         # the per-user terms of the system measures that are sums over users: what a resample or a Dask
         # partition carries of the run instead of its judgments
-        parts = {m: definition.parts(lists, m) for m in self.system_measures
-                 if (definition := REGISTRY.definition(m)).parts is not None}  # fmt: skip
+        parts = {
+            m: definition.parts(lists, m)
+            for m in self.system_measures
+            if (definition := REGISTRY.definition(m)).parts is not None
+        }
         return dataclasses.replace(lists, items=dataclasses.replace(data, user_parts=parts)) if parts else lists
 
     def item_rows(self, aligned: Aligned) -> np.ndarray | None:
@@ -176,12 +183,17 @@ class Evaluator:
             lists = dataclasses.replace(lists, samples=SampleData(aligned.samples, judged.to_pylist()))
         if self._reads_intents:
             assert self.intents is not None
-            lists = dataclasses.replace(lists, intents=intent_data(self.intents, aligned.query_ids, aligned.item_array(),
-                                                                   lists.n_ret, judged, np.diff(lists.judged_offsets)))
+            lists = dataclasses.replace(
+                lists,
+                intents=intent_data(
+                    self.intents, aligned.query_ids, aligned.item_array(), lists.n_ret, judged, np.diff(lists.judged_offsets)
+                ),
+            )
         return lists
 
-    def evaluate_aligned(self, name: str, aligned: Aligned, lists: RankedLists | None = None,
-                         only: Sequence[Measure] | None = None) -> PerQuery:  # fmt: skip
+    def evaluate_aligned(
+        self, name: str, aligned: Aligned, lists: RankedLists | None = None, only: Sequence[Measure] | None = None
+    ) -> PerQuery:
         """Every per-query measure on an aligned run (``lists``: its :meth:`item_lists`, when already built; ``only``:
         these of the evaluator's per-query measures)."""
         measures = self.query_measures if only is None else tuple(only)
@@ -241,8 +253,10 @@ def _user_frame() -> int:
 
 def missing_queries_note(missing: int, run: str) -> str:
     """What a judged query missing from the run means under ``queries: qrels``, for the terminal and for Python."""
-    return (f"{missing} judged queries are not in {run} and count as 0 (trec_eval does so only with -c; without it, "
-            "it averages over the queries the run answered: --queries intersection, or queries='intersection')")  # fmt: skip
+    return (
+        f"{missing} judged queries are not in {run} and count as 0 (trec_eval does so only with -c; without it, "
+        "it averages over the queries the run answered: --queries intersection, or queries='intersection')"
+    )
 
 
 def evaluate(

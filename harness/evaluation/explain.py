@@ -101,17 +101,45 @@ class Explanation:
         """One row per peer and setting: ``measure, peer, tool, setting, value, delta, queries_affected, note``."""
         import pandas as pd
 
-        rows: list[dict[str, object]] = [{"measure": str(self.measure), "peer": "harness", "tool": "harness",
-                                          "setting": "defaults", "value": self.value, "delta": 0.0,
-                                          "queries_affected": 0, "note": ""}]  # fmt: skip
+        rows: list[dict[str, object]] = [
+            {
+                "measure": str(self.measure),
+                "peer": "harness",
+                "tool": "harness",
+                "setting": "defaults",
+                "value": self.value,
+                "delta": 0.0,
+                "queries_affected": 0,
+                "note": "",
+            }
+        ]
         for p in self.peers:
             if p.value is None:
-                rows.append({"measure": str(self.measure), "peer": p.peer.name, "tool": p.peer.tool, "setting": "all",
-                             "value": None, "delta": None, "queries_affected": None, "note": p.note})  # fmt: skip
+                rows.append(
+                    {
+                        "measure": str(self.measure),
+                        "peer": p.peer.name,
+                        "tool": p.peer.tool,
+                        "setting": "all",
+                        "value": None,
+                        "delta": None,
+                        "queries_affected": None,
+                        "note": p.note,
+                    }
+                )
             for e in p.effects:
-                rows.append({"measure": str(self.measure), "peer": p.peer.name, "tool": p.peer.tool,
-                             "setting": e.setting, "value": e.value, "delta": e.delta,
-                             "queries_affected": e.queries_affected, "note": p.note if e.setting == "all" else ""})  # fmt: skip
+                rows.append(
+                    {
+                        "measure": str(self.measure),
+                        "peer": p.peer.name,
+                        "tool": p.peer.tool,
+                        "setting": e.setting,
+                        "value": e.value,
+                        "delta": e.delta,
+                        "queries_affected": e.queries_affected,
+                        "note": p.note if e.setting == "all" else "",
+                    }
+                )
         return pd.DataFrame(rows)
 
 
@@ -131,8 +159,14 @@ class _Values:
     :func:`~harness.data.align.alignment_conventions`) and read under each of the kernels' conventions (ideal, AP
     denominator, short lists, relevance level), as :func:`~harness.data.align.align` would have built them."""
 
-    def __init__(self, qrels: Qrels | Intents, run: Run, measures: Iterable[Measure], keep_values: bool = True,
-                 context: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        qrels: Qrels | Intents,
+        run: Run,
+        measures: Iterable[Measure],
+        keep_values: bool = True,
+        context: Mapping[str, Any] | None = None,
+    ) -> None:
         self.qrels, self.run = qrels, run
         self.context = dict(context or {})  # the Evaluator's train, items and user_groups, as harness eval reads them
         self.measures = tuple(dict.fromkeys(measures))
@@ -187,11 +221,17 @@ def _reading(conventions: Conventions, measure: Measure) -> Conventions:
     without a ``rel`` parameter and with linear or exponential gains (trec_eval's -l leaves them alone) unless it
     decides the universe; the ideal, AP's denominator, short lists and the recall cut where the measure reads none."""
     default = Conventions()
-    changes: dict[str, Any] = {k: getattr(default, k) for k in ("ideal_from", "ap_denominator", "short_lists", "iprec_cut")
-                               if not _can_change(measure, k)}  # fmt: skip
+    changes: dict[str, Any] = {
+        k: getattr(default, k)
+        for k in ("ideal_from", "ap_denominator", "short_lists", "iprec_cut")
+        if not _can_change(measure, k)
+    }
     # a measure reads the level through its `rel` parameter, or through gains that start at it
-    reads_level = _has_param(measure, "rel") or measure.param("gain") in ("binary", "elliot") or (
-        _graded(measure) and conventions.graded_below_level is GradedBelowLevel.ZERO)  # fmt: skip
+    reads_level = (
+        _has_param(measure, "rel")
+        or measure.param("gain") in ("binary", "elliot")
+        or (_graded(measure) and conventions.graded_below_level is GradedBelowLevel.ZERO)
+    )
     if not reads_level and conventions.queries is not Queries.RELEVANT:
         changes["relevance_level"] = default.relevance_level
     return dataclasses.replace(conventions, **changes)
@@ -209,8 +249,13 @@ def _affected(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]
     return changed
 
 
-def _context(qrels: Qrels | Intents, measures: list[Measure], train: Interactions | None, items: Catalog | None,
-             user_groups: Mapping[str, str] | None) -> dict[str, Any]:  # fmt: skip
+def _context(
+    qrels: Qrels | Intents,
+    measures: list[Measure],
+    train: Interactions | None,
+    items: Catalog | None,
+    user_groups: Mapping[str, str] | None,
+) -> dict[str, Any]:
     """What every evaluator of the explanation shares: the items' context, built once from the training data and the
     catalogue (not once per alignment), and the user groups."""
     context: dict[str, Any] = {"user_groups": user_groups}
@@ -237,9 +282,18 @@ def _tie_dependent(values: _Values, conventions: Conventions, measure: Measure) 
     return _affected(best, worst)
 
 
-def explain(qrels: Qrels | Any, run: Run | Any, measures: Iterable[Measure | str], conventions: Conventions | None = None,
-            peers: Iterable[str] | None = None, progress: Progress = SILENT, *, train: Interactions | None = None,
-            items: Catalog | None = None, user_groups: Mapping[str, str] | None = None) -> list[Explanation]:  # fmt: skip
+def explain(
+    qrels: Qrels | Any,
+    run: Run | Any,
+    measures: Iterable[Measure | str],
+    conventions: Conventions | None = None,
+    peers: Iterable[str] | None = None,
+    progress: Progress = SILENT,
+    *,
+    train: Interactions | None = None,
+    items: Catalog | None = None,
+    user_groups: Mapping[str, str] | None = None,
+) -> list[Explanation]:
     """For each measure: harness's value and each peer's (:data:`harness.measures.peers.PEERS`), with what each of the
     peer's settings alone changes. ``conventions``: harness's side (default: its defaults; ``-l`` and the like).
     ``train``, ``items`` and ``user_groups`` feed the recommender measures, as :class:`Evaluator` takes them; subtopic
@@ -270,8 +324,7 @@ def _variants(asked: list[Measure], chosen: list[Peer], base: Conventions) -> li
     return out
 
 
-def _explain_one(values: _Values, base: Conventions, measure: Measure, chosen: list[Peer],
-                 advance: Any) -> Explanation:  # fmt: skip
+def _explain_one(values: _Values, base: Conventions, measure: Measure, chosen: list[Peer], advance: Any) -> Explanation:
     here = values.get(base, measure)
     rows = []
     for peer in chosen:
@@ -329,8 +382,9 @@ def _with_param(measure: Measure, param: str, value: object) -> Measure:
     return definition.make(params, measure.cutoff)
 
 
-def _effect(setting: str, values: _Values, conventions: Conventions, measure: Measure,
-            here: tuple[np.ndarray, np.ndarray]) -> Effect:  # fmt: skip
+def _effect(
+    setting: str, values: _Values, conventions: Conventions, measure: Measure, here: tuple[np.ndarray, np.ndarray]
+) -> Effect:
     there = values.get(conventions, measure)
     value = aggregate_values(measure, there[1])
     whole = SYSTEM in here[0] or SYSTEM in there[0]  # a value of the run: no query moves it alone
@@ -377,9 +431,19 @@ def search_space(measure: Measure, qrels: Qrels) -> dict[str, tuple[object, ...]
     return space
 
 
-def match(qrels: Qrels | Any, run: Run | Any, measure: Measure | str, target: float, tol: float = 5e-5,
-          conventions: Conventions | None = None, progress: Progress = SILENT, *, train: Interactions | None = None,
-          items: Catalog | None = None, user_groups: Mapping[str, str] | None = None) -> list[Match]:  # fmt: skip
+def match(
+    qrels: Qrels | Any,
+    run: Run | Any,
+    measure: Measure | str,
+    target: float,
+    tol: float = 5e-5,
+    conventions: Conventions | None = None,
+    progress: Progress = SILENT,
+    *,
+    train: Interactions | None = None,
+    items: Catalog | None = None,
+    user_groups: Mapping[str, str] | None = None,
+) -> list[Match]:
     """Every combination of settings (:func:`search_space`) whose value is within ``tol`` of ``target`` (as far as a
     printed number tells: the fewest changes from harness's defaults first, then the nearest); when none is that close,
     those of the ten nearest values, nearest first. Each is named by the peer whose settings it is, if one's is."""
@@ -442,8 +506,11 @@ def _profile(measure: Measure, base: Conventions, settings: dict[str, object], v
     """The first peer whose settings, among those searched (the others cannot change this measure), these are."""
     for peer in PEERS.values():
         theirs = peer.conventions_for(measure, base).as_dict()
-        if peer.unreproducible(measure) is None and peer.measure_for(measure) == variant \
-                and all(theirs[k] == v for k, v in settings.items()):  # fmt: skip
+        if (
+            peer.unreproducible(measure) is None
+            and peer.measure_for(measure) == variant
+            and all(theirs[k] == v for k, v in settings.items())
+        ):
             return peer.name
     return None
 

@@ -68,7 +68,16 @@ def evaluate_exposure(qrels: str | Path, run: str | Path, settings: ExposureSett
         docs = judged[query]
         if not s.complete and not any(v > 0 for v in docs.values()):
             continue  # no relevant document: no target to approach (expeval keeps only rel > 0 lines without -C)
-        values = exposure.query_values(docs, rankings.get(query), s.model, s.p, s.u, s.complete, s.normalized,
-                                       s.compat == "expeval", groups[query] if s.groups else None)  # fmt: skip
+        values = exposure.query_values(
+            docs,
+            rankings.get(query),
+            s.model,
+            s.p,
+            s.u,
+            s.complete,
+            s.normalized,
+            s.compat == "expeval",
+            groups[query] if s.groups else None,
+        )
         rows.append({"query_id": query, **values})
     return pd.DataFrame(rows, columns=["query_id", "EE-D", "EE-R", "EE-L"])

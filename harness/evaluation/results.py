@@ -16,7 +16,6 @@ from harness.stats import grid
 from harness.stats.grid import add_totals, float_total, total_over
 
 if TYPE_CHECKING:
-
     import pandas as pd
 
     from harness.kernels._segments import RankedLists
@@ -48,9 +47,11 @@ class PerQuery:
 
         means = "".join(f"<th>{escape(str(m))}</th>" for m in self.measures)
         values = "".join(f"<td>{aggregate_values(m, self.values[:, j]):.4f}</td>" for j, m in enumerate(self.measures))
-        head = (f"<p><b>{escape(self.run)}</b>: {len(self.query_ids)} queries x {len(self.measures)} measures</p>"
-                f"<table><thead><tr><th></th>{means}</tr></thead><tbody><tr><th>aggregate</th>{values}</tr></tbody>"
-                "</table>")  # fmt: skip
+        head = (
+            f"<p><b>{escape(self.run)}</b>: {len(self.query_ids)} queries x {len(self.measures)} measures</p>"
+            f"<table><thead><tr><th></th>{means}</tr></thead><tbody><tr><th>aggregate</th>{values}</tr></tbody>"
+            "</table>"
+        )
         return head + str(self.to_frame(wide=True).head(10).to_html(index=False, float_format="{:.4f}".format))
 
     def column(self, measure: Measure | str) -> np.ndarray:
@@ -159,10 +160,15 @@ class ValuesScan:
 
     def __add__(self, other: ValuesScan) -> ValuesScan:
         mine, theirs = self.value_total, other.value_total
-        return ValuesScan(self.n + other.n, add_totals(self.total, other.total),
-                          None if mine is None or theirs is None else add_totals(mine, theirs),
-                          max(self.largest, other.largest), self.nan or other.nan, self.up or other.up,
-                          self.down or other.down)  # fmt: skip
+        return ValuesScan(
+            self.n + other.n,
+            add_totals(self.total, other.total),
+            None if mine is None or theirs is None else add_totals(mine, theirs),
+            max(self.largest, other.largest),
+            self.nan or other.nan,
+            self.up or other.up,
+            self.down or other.down,
+        )
 
     @property
     def finite(self) -> bool:
@@ -224,8 +230,14 @@ def grid_sums(values: np.ndarray, e: int) -> tuple[int, int]:
 def summary_row(measure: Measure, scan: ValuesScan, sums: tuple[int, int]) -> dict[str, object]:
     """A summary row's numbers: ``value`` (the measure's aggregate), ``mean`` with its 95% t-interval, ``n_queries``."""
     mean, low, high = scan.mean_ci(sums)
-    return {"measure": str(measure), "value": scan.aggregate(measure), "mean": mean, "ci_low": low, "ci_high": high,
-            "n_queries": scan.n}  # fmt: skip
+    return {
+        "measure": str(measure),
+        "value": scan.aggregate(measure),
+        "mean": mean,
+        "ci_low": low,
+        "ci_high": high,
+        "n_queries": scan.n,
+    }
 
 
 class Aggregates(dict[Measure, float]):
@@ -297,8 +309,9 @@ class RunResult:
     def segment_masks(self) -> list[tuple[str, np.ndarray]]:
         """('all', every query), then (segment, its queries) for each segment, sorted by name."""
         segments = self.segments
-        return [(name, np.ones(len(segments), dtype=bool) if name == "all" else segments == name)
-                for name in self.segment_names()]  # fmt: skip
+        return [
+            (name, np.ones(len(segments), dtype=bool) if name == "all" else segments == name) for name in self.segment_names()
+        ]
 
 
 @dataclass(frozen=True)
@@ -322,8 +335,15 @@ class EvaluatedRun:
     relstrings: Mapping[int, list[str]] = field(default_factory=dict)
 
 
-def per_query_rows(dataset: str, system: str, query_ids: np.ndarray, segments: np.ndarray, measures: tuple[Measure, ...],
-                   values: np.ndarray, seed: str | None = None) -> pd.DataFrame:  # fmt: skip
+def per_query_rows(
+    dataset: str,
+    system: str,
+    query_ids: np.ndarray,
+    segments: np.ndarray,
+    measures: tuple[Measure, ...],
+    values: np.ndarray,
+    seed: str | None = None,
+) -> pd.DataFrame:
     """The results' per-query table of one run (or part of it): ``dataset, system, query_id, segment, measure, value``,
     one row per query and measure, in the queries' order, then the measures'; with ``seed`` (a system with several
     runs in the experiment), a ``seed`` column after ``system``: which run.
@@ -335,15 +355,17 @@ def per_query_rows(dataset: str, system: str, query_ids: np.ndarray, segments: n
     import pandas as pd
 
     n_q, n_m = values.shape
-    return pd.DataFrame({
-        "dataset": np.full(n_q * n_m, dataset, dtype=object),
-        "system": np.full(n_q * n_m, system, dtype=object),
-        **({} if seed is None else {"seed": np.full(n_q * n_m, seed, dtype=object)}),
-        "query_id": np.repeat(query_ids.astype(str).astype(object), n_m),
-        "segment": np.repeat(segments, n_m),
-        "measure": np.tile(np.array([str(m) for m in measures], dtype=object), n_q),
-        "value": values.reshape(-1),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "dataset": np.full(n_q * n_m, dataset, dtype=object),
+            "system": np.full(n_q * n_m, system, dtype=object),
+            **({} if seed is None else {"seed": np.full(n_q * n_m, seed, dtype=object)}),
+            "query_id": np.repeat(query_ids.astype(str).astype(object), n_m),
+            "segment": np.repeat(segments, n_m),
+            "measure": np.tile(np.array([str(m) for m in measures], dtype=object), n_q),
+            "value": values.reshape(-1),
+        }
+    )
 
 
 def long_tail_cutoff(measures: tuple[Measure, ...]) -> int | None:
@@ -383,8 +405,17 @@ def group_rows(result: RunResult) -> list[dict[str, object]]:
             continue
         seen.add(key)
         by = "" if measure.param("group") is None else str(measure.param("group"))  # the catalogue column, if any
-        rows += [{"dataset": result.dataset, "system": result.system, "measure": str(key), "by": by, "group": group,
-                  "value": float(value)} for group, value in zip(*named, strict=True)]  # fmt: skip
+        rows += [
+            {
+                "dataset": result.dataset,
+                "system": result.system,
+                "measure": str(key),
+                "by": by,
+                "group": group,
+                "value": float(value),
+            }
+            for group, value in zip(*named, strict=True)
+        ]
     return rows
 
 
@@ -395,9 +426,18 @@ def long_tail_rows(result: RunResult, points: int = 200) -> list[dict[str, objec
     counts = result.item_counts
     ranks = np.unique(np.geomspace(1, counts.size, num=min(points, counts.size)).round().astype(np.int64))
     cumulative = np.cumsum(counts) / counts.sum()
-    return [{"dataset": result.dataset, "system": result.system, "cutoff": result.item_counts_cutoff or 0,
-             "rank": int(r), "recommendations": float(counts[r - 1]), "cumulative_share": float(cumulative[r - 1]),
-             "items_recommended": int(counts.size)} for r in ranks.tolist()]  # fmt: skip
+    return [
+        {
+            "dataset": result.dataset,
+            "system": result.system,
+            "cutoff": result.item_counts_cutoff or 0,
+            "rank": int(r),
+            "recommendations": float(counts[r - 1]),
+            "cumulative_share": float(cumulative[r - 1]),
+            "items_recommended": int(counts.size),
+        }
+        for r in ranks.tolist()
+    ]
 
 
 def summarize(result: RunResult) -> list[dict[str, object]]:
@@ -411,6 +451,12 @@ def summarize(result: RunResult) -> list[dict[str, object]]:
         for j, measure in enumerate(result.per_query.measures):
             values = kept(measure, result.per_query.values[mask, j])
             scan = ValuesScan.of(measure, values)
-            rows.append({"dataset": result.dataset, "system": result.system, "segment": segment,
-                         **summary_row(measure, scan, grid_sums(values, scan.exponent()))})  # fmt: skip
+            rows.append(
+                {
+                    "dataset": result.dataset,
+                    "system": result.system,
+                    "segment": segment,
+                    **summary_row(measure, scan, grid_sums(values, scan.exponent())),
+                }
+            )
     return rows

@@ -48,8 +48,15 @@ def _offsets(array: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(array, dtype=np.int64)
 
 
-def earlier_pair_sums(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, item_users: Any, user_items: Any,
-                    scale: np.ndarray, threads: int | None = None) -> np.ndarray:  # fmt: skip
+def earlier_pair_sums(
+    codes: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    item_users: Any,
+    user_items: Any,
+    scale: np.ndarray,
+    threads: int | None = None,
+) -> np.ndarray:
     """For every listed row r: sum over the rows before it in its list of sim(code[r], code[r2]).
 
     ``starts``/``ends``: each list's row range (its first k rows); codes at or above
@@ -63,9 +70,10 @@ def earlier_pair_sums(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, i
     codes = np.ascontiguousarray(codes, dtype=np.int32 if n_known < 2**31 - 1 else np.int64)
     starts, ends, scale = _offsets(starts), _offsets(ends), np.ascontiguousarray(scale, dtype=np.float64)
     if codes.size >= 2**31:  # rows are packed with their rank into 64 bits
-        raise HarnessError("co-occurrence similarity pairs at most 2^31 list rows in one process",
-                           hint="evaluate on the dask engine (engine: {name: dask}), whose partitions are smaller, or "
-                           "use a smaller cutoff")  # fmt: skip
+        raise HarnessError(
+            "co-occurrence similarity pairs at most 2^31 list rows in one process",
+            hint="evaluate on the dask engine (engine: {name: dask}), whose partitions are smaller, or use a smaller cutoff",
+        )
     by_code, placed = kernels.rows_by_code(codes, starts, ends, n_known)
     out = np.zeros(codes.size)
     weight = np.diff(by_code).astype(np.float64)
@@ -78,9 +86,17 @@ def earlier_pair_sums(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, i
     return out
 
 
-def history_sums(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray, history_offsets: np.ndarray,
-                 history_codes: np.ndarray, item_users: Any, user_items: Any, scale: np.ndarray,
-                 threads: int | None = None) -> np.ndarray:  # fmt: skip
+def history_sums(
+    codes: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    history_offsets: np.ndarray,
+    history_codes: np.ndarray,
+    item_users: Any,
+    user_items: Any,
+    scale: np.ndarray,
+    threads: int | None = None,
+) -> np.ndarray:
     """For every listed row r of user q: sum over q's training items h of sim(code[r], h).
 
     >>> import numpy as np

@@ -88,8 +88,9 @@ class RankedLists:
             tie_group = np.unique(kept, return_inverse=True)[1].astype(np.int64)
         items = None if self.items is None else self.items.subset_rows(keep)
         intents = None if self.intents is None else self.intents.subset_rows(keep)
-        return dataclasses.replace(self, offsets=offsets, label=self.label[keep], tie_group=tie_group, items=items,
-                                   intents=intents)  # fmt: skip
+        return dataclasses.replace(
+            self, offsets=offsets, label=self.label[keep], tie_group=tie_group, items=items, intents=intents
+        )
 
     def head(self, k: int) -> RankedLists:
         """The first k rows of each query, for measures that read no further (these lists when none is longer).
@@ -268,8 +269,12 @@ class RankedLists:
         """Per query, ``values`` (one per row) each times ``per_rank`` at its 0-based rank, added from 0.0 in rank order:
         ``sum(values * per_rank[pos])`` without the rank, product and owner columns (``per_rank`` covers the longest
         list)."""
-        return per_query(self._offsets64, ranked.rank_weighted_sums, np.ascontiguousarray(values, dtype=np.float64),
-                         np.ascontiguousarray(per_rank, dtype=np.float64))  # fmt: skip
+        return per_query(
+            self._offsets64,
+            ranked.rank_weighted_sums,
+            np.ascontiguousarray(values, dtype=np.float64),
+            np.ascontiguousarray(per_rank, dtype=np.float64),
+        )
 
     # ---- tie handling -------------------------------------------------------
     def tie_mean(self, values: np.ndarray) -> np.ndarray:
@@ -355,9 +360,14 @@ def largest_sums(offsets: np.ndarray, values: np.ndarray, keep: np.ndarray, k: i
     >>> largest_sums(np.array([0, 3, 3]), np.array([1.0, 3.0, 2.0]), np.zeros(0, np.uint8), 2, np.zeros(0)).tolist()
     [5.0, 0.0]
     """
-    return per_query(np.ascontiguousarray(offsets, dtype=np.int64), lookup.largest_sums,
-                     np.ascontiguousarray(values, dtype=np.float64), np.ascontiguousarray(keep, dtype=np.uint8), k,
-                     np.ascontiguousarray(per_rank, dtype=np.float64))  # fmt: skip
+    return per_query(
+        np.ascontiguousarray(offsets, dtype=np.int64),
+        lookup.largest_sums,
+        np.ascontiguousarray(values, dtype=np.float64),
+        np.ascontiguousarray(keep, dtype=np.uint8),
+        k,
+        np.ascontiguousarray(per_rank, dtype=np.float64),
+    )
 
 
 def _counts(offsets: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -486,8 +496,10 @@ class RowTerms:
         lengths = np.concatenate([np.diff(c.indptr) for c in chunks] + [np.zeros(zero_rows, dtype=np.int64)])
         indptr = np.zeros(lengths.size + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        blocks = tuple(None if chunks[0].blocks[b] is None else np.concatenate([c.blocks[b] for c in chunks])
-                       for b in range(len(chunks[0].blocks)))  # type: ignore[misc]  # fmt: skip
+        blocks = tuple(
+            None if chunks[0].blocks[b] is None else np.concatenate([c.blocks[b] for c in chunks])
+            for b in range(len(chunks[0].blocks))
+        )  # type: ignore[misc]
         return RowTerms(indptr, np.concatenate([c.columns for c in chunks]), blocks, chunks[0].width)
 
     def _owner(self) -> np.ndarray:
@@ -507,8 +519,12 @@ class RowTerms:
         w = np.atleast_2d(np.asarray(weights, dtype=np.float64))
         if w.shape[0] == 1:
             per_entry = w[0][self._owner()]
-            return np.concatenate([np.bincount(self.columns, weights=per_entry if data is None else data * per_entry,
-                                               minlength=self.width) for data in self.blocks])[None, :]  # fmt: skip
+            return np.concatenate(
+                [
+                    np.bincount(self.columns, weights=per_entry if data is None else data * per_entry, minlength=self.width)
+                    for data in self.blocks
+                ]
+            )[None, :]
         from scipy import sparse
 
         sums = []
@@ -587,12 +603,13 @@ class ItemData:
     def rows_outside(self) -> dict[str, int]:
         """The rows recommending an item outside each item universe a measure can divide by: the training items
         (Coverage's default: such items push it above 1) and the catalogue; and the cold ones, outside both."""
-        return {"cold_recommendations": self.cold_rows(),
-                "recommendations_outside_train": int((~self.in_train[self.code]).sum()),
-                "recommendations_outside_catalogue": int((~self.in_catalog[self.code]).sum())}  # fmt: skip
+        return {
+            "cold_recommendations": self.cold_rows(),
+            "recommendations_outside_train": int((~self.in_train[self.code]).sum()),
+            "recommendations_outside_catalogue": int((~self.in_catalog[self.code]).sum()),
+        }
 
     def subset_rows(self, keep: np.ndarray) -> ItemData:
         """The same items for a subset of the ranked rows (trec_eval -J)."""
         score = None if self.score is None else self.score[keep]
         return dataclasses.replace(self, code=self.code[keep], score=score, _cache={})
-

@@ -72,8 +72,9 @@ class _Cut:
         bit, and what ``np.bincount(qidx, weights)`` adds (one sequential pass, compiled)."""
         return segment_sums(self.offsets, np.ascontiguousarray(values, dtype=np.float64))
 
-    def gathered_sum(self, per_code: np.ndarray, label: np.ndarray | None = None, level: float = 0.0,
-                     per_rank: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    def gathered_sum(
+        self, per_code: np.ndarray, label: np.ndarray | None = None, level: float = 0.0, per_rank: np.ndarray | None = None
+    ) -> np.ndarray:
         """``self.sum(per_rank[rank] * per_code[self.code])`` (without ``per_rank``: of ``per_code[self.code]``), with
         the rows whose ``label`` (a value per row of the whole lists) is below ``level`` at 0.0: the same bits, in one
         compiled pass that builds none of those columns.
@@ -83,10 +84,15 @@ class _Cut:
         [1.0, 1.0]
         """
         none = np.zeros(0)
-        return cut_sums(self.offsets, self.code, np.ascontiguousarray(per_code, dtype=np.float64),
-                        none if label is None else np.ascontiguousarray(label, dtype=np.float64),
-                        np.zeros(0, dtype=np.int64) if self.rows is None else np.ascontiguousarray(self.rows, dtype=np.int64),
-                        float(level), none if per_rank is None else np.ascontiguousarray(per_rank, dtype=np.float64))  # fmt: skip
+        return cut_sums(
+            self.offsets,
+            self.code,
+            np.ascontiguousarray(per_code, dtype=np.float64),
+            none if label is None else np.ascontiguousarray(label, dtype=np.float64),
+            np.zeros(0, dtype=np.int64) if self.rows is None else np.ascontiguousarray(self.rows, dtype=np.int64),
+            float(level),
+            none if per_rank is None else np.ascontiguousarray(per_rank, dtype=np.float64),
+        )
 
     def positions(self) -> np.ndarray:
         """0-based rank of each cut row (the cut rows are each user's first rows, in order)."""
@@ -209,8 +215,10 @@ def _discounted(lists: RankedLists, k: int | None, per_code: np.ndarray, rel: fl
 
     cut = _cut_view(lists, k)
     per_rank = cut.rank_discounts()
-    value = _defined_mean(cut.gathered_sum(per_code, lists.label, lists.level(rel), per_rank),
-                          cut.gathered_sum(np.ones(per_code.size), per_rank=per_rank))  # fmt: skip
+    value = _defined_mean(
+        cut.gathered_sum(per_code, lists.label, lists.level(rel), per_rank),
+        cut.gathered_sum(np.ones(per_code.size), per_rank=per_rank),
+    )
     value = np.where(np.isnan(value), 0.0, value)  # an empty list scores 0 for a user with relevant items
     return np.where(lists.num_rel(rel) > 0, value, np.nan)
 
@@ -263,8 +271,9 @@ def _cooccurrence_rows(lists: RankedLists, kind: str, k: int | None) -> np.ndarr
         values = _cooccurrence.earlier_pair_sums(items.code, starts, ends, *_user_vectors(items))
     else:
         assert items.history_offsets is not None and items.history_codes is not None
-        values = _cooccurrence.history_sums(items.code, starts, ends, items.history_offsets, items.history_codes,
-                                            *_user_vectors(items))  # fmt: skip
+        values = _cooccurrence.history_sums(
+            items.code, starts, ends, items.history_offsets, items.history_codes, *_user_vectors(items)
+        )
     done[depth] = values
     return values
 
@@ -413,13 +422,22 @@ def stack(parts: list[tuple[RankedLists, np.ndarray]]) -> RankedLists:
         return np.concatenate([known, np.zeros((n_cold, *known.shape[1:]), dtype=known.dtype)])
 
     items = dataclasses.replace(
-        first, code=np.concatenate(codes), user_parts=_stacked_parts(parts),
-        count=pad(first.count), users=pad(first.users), in_train=pad(first.in_train),
-        in_catalog=pad(first.in_catalog), features=None if first.features is None else pad(first.features),
-        cold_ids=union, recbole_extra=recbole_extra, n_recbole_items=n_known + len(recbole_extra) + 1,
-        history_offsets=None, history_codes=None, _cache={},
+        first,
+        code=np.concatenate(codes),
+        user_parts=_stacked_parts(parts),
+        count=pad(first.count),
+        users=pad(first.users),
+        in_train=pad(first.in_train),
+        in_catalog=pad(first.in_catalog),
+        features=None if first.features is None else pad(first.features),
+        cold_ids=union,
+        recbole_extra=recbole_extra,
+        n_recbole_items=n_known + len(recbole_extra) + 1,
+        history_offsets=None,
+        history_codes=None,
+        _cache={},
         pair_of_runs=int(counts[0].size) if len(parts) == 2 and counts[0].size == counts[1].size else None,
-    )  # fmt: skip
+    )
     empty = np.zeros(0)
     return RankedLists(offsets, np.zeros(int(offsets[-1])), np.zeros(n_ret.size + 1, dtype=np.int64), empty, items=items)
 
@@ -441,8 +459,7 @@ def _stacked_parts(parts: list[tuple[RankedLists, np.ndarray]]) -> dict[Any, Any
     first = _items(parts[0][0]).user_parts
     if not first:
         return None
-    return {measure: stack_terms([_items(lists).user_parts[measure][queries] for lists, queries in parts])
-            for measure in first}  # fmt: skip
+    return {measure: stack_terms([_items(lists).user_parts[measure][queries] for lists, queries in parts]) for measure in first}
 
 
 # ---- system measures: functions of the (weighted) recommendation counts -----------
@@ -519,6 +536,7 @@ def _weighted(incidence: Any, w: np.ndarray) -> np.ndarray:
 
     def rows(lo: int, hi: int) -> None:  # scipy's sparse product runs without the GIL: the replicates split over cores
         out[lo:hi] = np.asarray(matrix @ np.ascontiguousarray(w[lo:hi].T, dtype=matrix.dtype)).T
+
     # each output sum runs over the same nonzeros in the same order however the replicates are split: the same bits
     if w.shape[0] >= 8:
         over_rows(w.shape[0], rows)
@@ -615,7 +633,23 @@ def gini(counts: np.ndarray, size: int | np.ndarray, form: str) -> np.ndarray:
 
 
 __all__ = [
-    "ItemData", "arp", "coverage", "coverage_counts", "efd", "elliot_long_tail", "entropy", "epc", "gini", "ild",
-    "novelty", "popularity", "recbole_tail", "self_information", "serendipity", "stack_terms", "tail_count", "tail_share",
+    "ItemData",
+    "arp",
+    "coverage",
+    "coverage_counts",
+    "efd",
+    "elliot_long_tail",
+    "entropy",
+    "epc",
+    "gini",
+    "ild",
+    "novelty",
+    "popularity",
+    "recbole_tail",
+    "self_information",
+    "serendipity",
+    "stack_terms",
+    "tail_count",
+    "tail_share",
     "universe_size",
-]  # fmt: skip
+]

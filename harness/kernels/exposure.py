@@ -53,8 +53,9 @@ def target_exposure(judged: Mapping[str, float], model: UserModel, p: float, u: 
     return {doc: per_level[rel] for doc, rel in judged.items()}
 
 
-def expected_exposure(samples: Mapping[str, Sequence[str]], judged: Mapping[str, float], model: UserModel, p: float,
-                      u: float) -> dict[str, float]:  # fmt: skip
+def expected_exposure(
+    samples: Mapping[str, Sequence[str]], judged: Mapping[str, float], model: UserModel, p: float, u: float
+) -> dict[str, float]:
     """ε: each document's exposure averaged over the sampled rankings (each a list of documents, best first)."""
     out: dict[str, float] = {}
     for ranking in samples.values():
@@ -67,8 +68,9 @@ def expected_exposure(samples: Mapping[str, Sequence[str]], judged: Mapping[str,
     return out
 
 
-def by_group(exposure: Mapping[str, float], groups: Mapping[str, Sequence[str]], judged: Mapping[str, float],
-             complete: bool) -> dict[str, float]:  # fmt: skip
+def by_group(
+    exposure: Mapping[str, float], groups: Mapping[str, Sequence[str]], judged: Mapping[str, float], complete: bool
+) -> dict[str, float]:
     """Exposure summed per group over the judged documents (relevant ones only unless ``complete``); a document in
     two groups counts in both."""
     out: dict[str, float] = {}
@@ -89,8 +91,9 @@ def measures(target: Mapping[str, float], run: Mapping[str, float], zero_is_inf:
     return {"EE-D": disparity, "EE-R": relevance, "EE-L": loss}
 
 
-def bounds(target: Mapping[str, float], judged: Mapping[str, float], model: UserModel, p: float, u: float,
-           complete: bool, grouped: bool) -> dict[str, tuple[float, float, float]]:  # fmt: skip
+def bounds(
+    target: Mapping[str, float], judged: Mapping[str, float], model: UserModel, p: float, u: float, complete: bool, grouped: bool
+) -> dict[str, tuple[float, float, float]]:
     """expeval's (lower bound, upper bound, value when they are equal) of each measure, for normalisation.
 
     Kept as expeval has them, its bugs included (docs/fairness.md): the group relevance's upper bound
@@ -129,9 +132,17 @@ def user_model_problem(p: float, u: float) -> str | None:
     return None if 0 < p < 1 and 0 <= u < 1 else f"patience p must lie in (0, 1) and u in [0, 1), got p={p:g}, u={u:g}"
 
 
-def query_values(judged: Mapping[str, float], samples: Mapping[str, Sequence[str]] | None, model: UserModel, p: float,
-                 u: float, complete: bool = False, normalized: bool = False, expeval: bool = False,
-                 groups: Mapping[str, Sequence[str]] | None = None) -> dict[str, float]:  # fmt: skip
+def query_values(
+    judged: Mapping[str, float],
+    samples: Mapping[str, Sequence[str]] | None,
+    model: UserModel,
+    p: float,
+    u: float,
+    complete: bool = False,
+    normalized: bool = False,
+    expeval: bool = False,
+    groups: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, float]:
     """EE-D, EE-R, EE-L of one query: its target from ``judged`` ({doc: grade}, with a relevant one), its exposure
     from ``samples`` (None or empty: the run misses the query; no exposure, or with ``expeval`` expeval's values
     there: EE-D's upper bound, EE-R's lower bound, EE-R's upper bound for EE-L, and its inf for an all-zero
@@ -171,8 +182,9 @@ class SampleData:
 MEASURES = ("EE-D", "EE-R", "EE-L")
 
 
-def per_query(lists: Any, model: UserModel, p: float, u: float, complete: bool, normalized: bool,
-              expeval: bool = False) -> np.ndarray:  # fmt: skip
+def per_query(
+    lists: Any, model: UserModel, p: float, u: float, complete: bool, normalized: bool, expeval: bool = False
+) -> np.ndarray:
     """(queries x 3): EE-D, EE-R, EE-L of each query of the lists (:class:`harness.kernels._segments.RankedLists`
     with ``samples``); NaN for a query without a relevant document (no target to approach). A query the run
     misses has no exposure: EE-D 0, EE-R 0, EE-L = ||target||^2.

@@ -135,8 +135,9 @@ def exposure(lists: RankedLists, k: int | None, weight: str, patience: float, we
     return np.asarray(items._cache[key] @ w.T).T
 
 
-def group_exposure_shares(lists: RankedLists, k: int | None, group: np.ndarray, n_groups: int, weight: str,
-                          patience: float) -> np.ndarray:  # fmt: skip
+def group_exposure_shares(
+    lists: RankedLists, k: int | None, group: np.ndarray, n_groups: int, weight: str, patience: float
+) -> np.ndarray:
     """(G,): each item group's share of all the exposure the lists give in their top k (items in no group count in
     the total only): ExposureShare of every category at once."""
     per_code = exposure(lists, k, weight, patience, np.ones((1, lists.n_queries)))[0]
@@ -145,8 +146,9 @@ def group_exposure_shares(lists: RankedLists, k: int | None, group: np.ndarray, 
     return _defined_mean(totals, np.full(n_groups, per_code.sum()))  # type: ignore[no-any-return]
 
 
-def exposure_share_parts(lists: RankedLists, k: int | None, group: np.ndarray, value: int, weight: str,
-                         patience: float) -> np.ndarray:  # fmt: skip
+def exposure_share_parts(
+    lists: RankedLists, k: int | None, group: np.ndarray, value: int, weight: str, patience: float
+) -> np.ndarray:
     """(queries x 2): per user, the exposure its top k gives the items of group ``value``, and to all its items."""
     cut = _cut_view(lists, k)
     exposure_of_row = rank_weight(cut.positions(), weight, patience)
@@ -195,8 +197,9 @@ def _judged_in_history(lists: RankedLists) -> np.ndarray:
     return items._cache["judged in history"]  # type: ignore[no-any-return]
 
 
-def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups: int, opportunity: bool,
-                 rel: float | None) -> np.ndarray:  # fmt: skip
+def parity_parts(
+    lists: RankedLists, k: int | None, group: np.ndarray, n_groups: int, opportunity: bool, rel: float | None
+) -> np.ndarray:
     """(queries x 2G): per user and group g, the numerator and denominator of P_g (Zhu et al. 2020, as Elliot).
 
     RSP (``opportunity`` False): |top-k in g| and |g minus the user's training items|.
@@ -211,14 +214,23 @@ def parity_parts(lists: RankedLists, k: int | None, group: np.ndarray, n_groups:
     if opportunity:  # the relevant rows of the top k; an unknown judged item (code -1) is in no group
         rows = no_rows if cut.rows is None else _int64(cut.rows)
         num = segment_group_cells(cut.offsets, code, group, n_groups, every, lists.label, rows, level)
-        den = segment_group_cells(_int64(lists.judged_offsets), _int64(_judged_code(lists)), group, n_groups,
-                                  (~_judged_in_history(lists)).view(np.uint8), lists.judged_label, no_rows, level)  # fmt: skip
+        den = segment_group_cells(
+            _int64(lists.judged_offsets),
+            _int64(_judged_code(lists)),
+            group,
+            n_groups,
+            (~_judged_in_history(lists)).view(np.uint8),
+            lists.judged_label,
+            no_rows,
+            level,
+        )
     else:
         num = segment_group_cells(cut.offsets, code, group, n_groups, every, no_label, no_rows, 0.0)
         den = np.zeros((n_q, n_groups)) + np.bincount(group[group >= 0], minlength=n_groups)[None, :]
         if items.history_offsets is not None and items.history_codes is not None:
-            den -= segment_group_cells(_int64(items.history_offsets), _int64(items.history_codes), group, n_groups,
-                                       every, no_label, no_rows, 0.0)  # fmt: skip
+            den -= segment_group_cells(
+                _int64(items.history_offsets), _int64(items.history_codes), group, n_groups, every, no_label, no_rows, 0.0
+            )
     return np.hstack([num, den])
 
 
@@ -246,8 +258,7 @@ def parity_finish(sums: np.ndarray) -> np.ndarray:
         return p.std(axis=1) / p.mean(axis=1)  # type: ignore[no-any-return]
 
 
-def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: str, rel: float | None,
-                   users: str) -> RowTerms:  # fmt: skip
+def item_mad_parts(lists: RankedLists, k: int | None, group: np.ndarray, gain: str, rel: float | None, users: str) -> RowTerms:
     """Sparse (queries x 2 known codes): per user, each grouped item's gain and recommendation count in its top k.
 
     ``gain``: ``ranking`` 2^(r - t + 1) - 1 for a relevant item (t the relevance threshold), else 0;
@@ -335,8 +346,13 @@ def user_mad_parts(lists: RankedLists, k: int | None, gain: str, rel: float | No
         ideal_gain = np.where(judged >= level, 2.0 ** (judged - level + 1.0) - 1.0, 0.0)
         depth = int(np.diff(lists.judged_offsets).max(initial=1)) if k is None else k
         # each user's positive judged gains, largest first, the first `depth` summed with Elliot's weights
-        ideal = largest_sums(_int64(lists.judged_offsets), ideal_gain, (ideal_gain > 0).view(np.uint8), depth,
-                             np.log(2.0) / np.log(np.arange(depth) + 2.0))  # fmt: skip
+        ideal = largest_sums(
+            _int64(lists.judged_offsets),
+            ideal_gain,
+            (ideal_gain > 0).view(np.uint8),
+            depth,
+            np.log(2.0) / np.log(np.arange(depth) + 2.0),
+        )
         score = np.zeros(n_q)
         np.divide(dcg, ideal, out=score, where=dcg > 0)
     else:
@@ -366,8 +382,12 @@ def bias_parts(lists: RankedLists, k: int | None, group: np.ndarray, value: int,
     grouped = member & (row_group >= 0)
     in_category = grouped & (row_group == value)
     n_q = lists.n_queries
-    return np.column_stack([np.bincount(cut.qidx[in_category], minlength=n_q).astype(np.float64),
-                            np.bincount(cut.qidx[grouped], minlength=n_q).astype(np.float64)])  # fmt: skip
+    return np.column_stack(
+        [
+            np.bincount(cut.qidx[in_category], minlength=n_q).astype(np.float64),
+            np.bincount(cut.qidx[grouped], minlength=n_q).astype(np.float64),
+        ]
+    )
 
 
 def bias(items: ItemData, group: np.ndarray, value: int, user_group: int, kind: str, sums: np.ndarray) -> np.ndarray:

@@ -102,8 +102,9 @@ def _per_query(lists: RankedLists, key: tuple[Any, ...], compute: Any) -> np.nda
         for q in np.flatnonzero(intents.n_subtopics > 0):
             rows = slice(lists.offsets[q], lists.offsets[q + 1])
             judged = slice(lists.judged_offsets[q], lists.judged_offsets[q + 1])
-            out[q] = compute(intents.row_mask[rows], intents.judged_mask[judged], intents.judged_order[judged],
-                             int(intents.n_subtopics[q]))  # fmt: skip
+            out[q] = compute(
+                intents.row_mask[rows], intents.judged_mask[judged], intents.judged_order[judged], int(intents.n_subtopics[q])
+            )
         intents._cache[key] = out
     return intents._cache[key]  # type: ignore[no-any-return]
 

@@ -137,8 +137,10 @@ def parse_measure(text: str) -> Measure:
     if "dcg" in raw and any(p.name == "gain" for p in definition.params):  # ir_measures' spelling of the gain
         dcg = raw.pop("dcg")
         if dcg not in ("log2", "exp-log2"):
-            raise MeasureError(f"dcg of {definition.name} must be 'log2' or 'exp-log2', got {dcg!r}",
-                               hint="dcg='exp-log2' is gain 2^rel - 1, as gain='exp'")  # fmt: skip
+            raise MeasureError(
+                f"dcg of {definition.name} must be 'log2' or 'exp-log2', got {dcg!r}",
+                hint="dcg='exp-log2' is gain 2^rel - 1, as gain='exp'",
+            )
         if dcg == "exp-log2":
             raw["gain"] = "exp"
     cutoff: int | None = None

@@ -93,119 +93,240 @@ _TREC_EVAL = TREC_MEASURES
 _INTENT = tuple(d.name for d in REGISTRY if d.intent_aware)
 
 _PEERS = (
-    Peer("trec_eval", "trec_eval -c", measures=_TREC_EVAL,
-         cannot={"*": "trec_eval's measures are its -m names (harness measures lists each one's)"},
-         source="trec_eval 10.0 (trec_format.h: float scores; form_res_rels.c, m_*.c)"),
-    Peer("ir_measures", "ir_measures", {"iprec_cut": "trec_eval9"},
-         measure_conventions={name: {"ties": "docno_ascending"} for name in _INTENT},
-         cutoff_conventions={"RR": {"ties": "docno_ascending", "scores": "float64"}},
-         measures=_RANKING + _INTENT,
-         cannot={"*": "ir_measures' measures are the ranking and intent-aware ones"},
-         caveat="each measure is computed by the first provider that has it: pytrec_eval (trec_eval 9, every judged "
-                "query as -c) for most, MS MARCO's script for RR@k, pyndeval for the intent-aware ones",
-         source="ir_measures/__init__.py (DefaultPipeline: runtime, pytrec_eval, ... msmarco); "
-                "providers/msmarco_provider.py (RR@k: sorted by (-score, doc id) as Python floats); "
-                "docs/advanced.rst (always -c)"),
-    Peer("pytrec_eval", "pytrec_eval (trec_eval 9 inside)", {"queries": "intersection", "iprec_cut": "trec_eval9"},
-         measures=_TREC_EVAL, cannot={"*": "pytrec_eval's measures are trec_eval's"},
-         caveat="trec_eval 10.0 without -c is this profile with iprec_cut: round, and exits with status 4 when a judged "
-                "query is missing from the run",
-         source="pytrec_eval evaluates the queries both dicts have; its trec_eval 9 m_iprec_at_recall.c cuts at "
-                "(long)(r * R + 0.9), where 10.0 rounds"),
-    Peer("ranx", "ranx", {"negative_labels": "nonrelevant", "scores": "float64", "graded_below_level": "zero"},
-         caveat="ranx orders tied scores by an unstable sort, then reverses it: no tie rule gives its order, so a query "
-                "whose tied documents straddle a cutoff can differ",
-         arbitrary_ties=True, measures=_RANKING, cannot={"*": "ranx's metrics are ranking measures"},
-         source="ranx metrics/*.py, data_structures/qrels.py"),
-    Peer("msrec", "Microsoft Recommenders", {"queries": "intersection", "ap_denominator": "min_R_k",
-                                             "ties": "input_order", "scores": "float64"},
-         params={"nDCG": {"gain": "binary"}, "Novelty": {"weight": "recommendation", "cold": "zero"}},
-         measure_conventions={"nDCG": {"queries": "qrels"},  # its outer merge keeps the users without predictions
-                              # its beyond-accuracy metrics read the predictions and the training frame only
-                              **{name: {"queries": "run"} for name in ("Coverage", "Entropy", "Novelty", "ILD",
-                                                                       "Serendipity")}},
-         cannot={"*": "Microsoft Recommenders' metrics are precision, recall, nDCG and MAP at k, catalog_coverage, "
-                      "distributional_coverage, novelty, diversity and serendipity"},
-         measures=("P", "R", "AP", "nDCG", "Coverage", "Entropy", "Novelty", "ILD", "Serendipity"),
-         caveat="every row of the truth frame counts as relevant, rating 0 too: set relevance_level 0 to match a truth "
-                "frame with zero ratings",
-         source="recommenders/evaluation/python_evaluation.py (merge_ranking_true_pred: the users of both frames; "
-                "ndcg_at_k: score_type='binary', an outer merge with the truth, so every truth user)"),
-    Peer("recbole", "RecBole", {"ties": "input_order", "ap_denominator": "min_R_k", "queries": "relevant"},
-         params={"nDCG": {"gain": "binary"}, "Coverage": {"catalog": "recbole"}, "Gini": {"catalog": "recbole"},
-                 "Entropy": {"form": "recbole"}, "TailShare": {"ties": "recbole"}},
-         cannot={"*": "RecBole's top-k metrics are Hit, MRR, MAP, Recall, NDCG, Precision, ItemCoverage, "
-                      "AveragePopularity, GiniIndex, ShannonEntropy and TailPercentage"},
-         measures=("Success", "RR", "AP", "R", "nDCG", "P", "Coverage", "ARP", "Gini", "Entropy", "TailShare"),
-         caveat="RecBole counts every test interaction as positive; harness counts labels at or above the relevance "
-                "level",
-         source="recbole/evaluator/metrics.py (NDCG: binary hits, ideal of min(R, k); MAP: over min(R, k))"),
-    Peer("elliot", "Elliot", {"ties": "input_order", "queries": "relevant", "scores": "float64"},
-         params={"nDCG": {"gain": "elliot"}, "Gini": {"form": "elliot"}, "Entropy": {"form": "elliot"},
-                 "ARP": {"pop": "users"}, "ItemMAD": {"empty_groups": "nan"}, "UserMAD": {"empty_groups": "nan"}},
-         # its test users are those with a relevant item for the accuracy metrics; the others read every list
-         measure_conventions={name: {"queries": "qrels"} for name in (
-             "RecItems", "Gini", "Entropy", "ARP", "APLT", "ACLT", "EFD", "EPC", "REO", "RSP", "PopREO", "PopRSP",
-             "ItemMAD", "UserMAD", "BiasDisparity")},
-         cannot={"AP": "Elliot's MAP@k is the mean of P@1 ... P@k over every rank, relevant or not: a different "
-                       "measure from AP",
-                 "Coverage": "Elliot's ItemCoverage counts the distinct recommended items: harness's RecItems",
-                 "*": "Elliot's metrics in harness's terms are nDCG, P, R, RR, Success, RecItems, Gini, Entropy, ARP, "
-                      "APLT, ACLT, EFD, EPC, REO, RSP, PopREO, PopRSP, ItemMAD, UserMAD and BiasDisparity"},
-         measures=("nDCG", "P", "R", "RR", "Success", "AP", "Coverage", "RecItems", "Gini", "Entropy", "ARP", "APLT",
-                   "ACLT", "EFD", "EPC", "REO", "RSP", "PopREO", "PopRSP", "ItemMAD", "UserMAD", "BiasDisparity"),
-         caveat="Elliot's gain starts at its relevance_threshold: set relevance_level to it",
-         source="elliot/evaluation/metrics/accuracy/{ndcg,map,precision,recall,mrr}; relevance/relevance.py"),
-    Peer("mlflow", "MLflow", {"ties": "input_order", "short_lists": "truncate", "scores": "float64"},
-         params={"nDCG": {"gain": "binary"}},
-         cannot={"*": "MLflow's retrieval metrics are precision_at_k, recall_at_k and ndcg_at_k"},
-         measures=("P", "R", "nDCG"),
-         caveat="MLflow averages over the rows of its evaluation table: a row with no ground truth scores 0, or 1 when "
-                "nothing was retrieved either; a document retrieved twice counts twice",
-         source="mlflow/metrics/metric_definitions.py (_precision_at_k_eval_fn, _recall_at_k_eval_fn, "
-                "_ndcg_at_k_eval_fn: scikit-learn's ndcg_score with k = the number retrieved)"),
-    Peer("spark", "Spark MLlib (RankingMetrics)", {"queries": "run", "ap_denominator": "min_R_k", "ties": "input_order",
-                                                   "scores": "float64"},
-         params={"nDCG": {"gain": "binary"}},
-         cannot={"*": "Spark's RankingMetrics are precisionAt, recallAt, ndcgAt, meanAveragePrecision(At)"},
-         measures=("P", "R", "nDCG", "AP"),
-         caveat="Spark scores each row of predictions (a row without ground truth at 0) in the order given; its graded "
-                "ndcgAt builds the ideal from the relevance values in the order given, so pre-sort them",
-         source="mllib/evaluation/RankingMetrics.scala (read, not run here: no JVM); ../shared/docs/semantics.md"),
-    Peer("sklearn", "scikit-learn", {"ties": "average", "ideal_from": "run", "scores": "float64"},
-         measures=_DCG, cannot={"*": "scikit-learn's ranking scores are ndcg_score and dcg_score"},
-         source="sklearn/metrics/_ranking.py (ndcg_score, _tie_averaged_dcg)"),
-    Peer("torchmetrics", "TorchMetrics", {"queries": "run", "ideal_from": "run"},
-         measure_conventions={name: {"ties": "average"} for name in _DCG},
-         cannot={"AP": "TorchMetrics' RetrievalMAP(top_k) divides by the relevant documents found in the top k, a "
-                       "denominator no tool shares",
-                 "R": "TorchMetrics' RetrievalRecall counts only the relevant documents among the predictions",
-                 "*": "TorchMetrics' retrieval metrics in harness's terms are nDCG, P, RR, Success, AP and R"},
-         measures=("nDCG", "P", "RR", "Success", "AP", "R"),
-         caveat="TorchMetrics orders tied scores of P, RR and Success by torch's unstable argsort, and since 1.7.4 "
-                "treats a document scored <= 0 as not retrieved (nDCG too in later releases): give it positive scores",
-         arbitrary_ties=True,
-         source="torchmetrics/functional/retrieval/*.py"),
-    Peer("lenskit", "LensKit", {"ties": "input_order", "scores": "float64"}, measures=("ExposureGini",),
-         cannot={"*": "LensKit's metrics in harness's terms here are ExposureGini and ListGini"},
-         source="lenskit/metrics (ExposureGini, ListGini over the catalogue)"),
-    Peer("pyxclib", "pyxclib", {"ties": "input_order", "scores": "float32"},
-         params={"PSP": {"norm": "pyxclib"}, "PSnDCG": {"norm": "pyxclib"}, "nDCG": {"gain": "binary"}},
-         measures=("PSP", "PSnDCG", "P", "nDCG"),
-         cannot={"*": "pyxclib's metrics are P, nDCG, PSP and PSnDCG at k"},
-         caveat="pyxclib's precision divides by k and its nDCG gains 1 per relevant label: set relevance_level to "
-                "the rating that counts as a label",
-         source="xclib/evaluation/xc_metrics.py (psprecision, psndcg: over the propensity-ideal list)"),
-    Peer("expeval", "expeval (TREC Fair Ranking)", measures=("EE_L", "EE_D", "EE_R"),
-         params={name: {"norm": "expeval", "compat": "expeval"} for name in ("EE_L", "EE_D", "EE_R")},
-         cannot={"*": "expeval's measures are expected exposure's EE-L, EE-D and EE-R"},
-         caveat="expeval prints per-query values only: the mean is harness's",
-         source="github.com/diazf/expeval (expeval.py: normalised unless -U; metrics.py's bounds and defaults)"),
-    Peer("ndeval", "ndeval (pyndeval, as ir_measures runs it)", {"ties": "docno_ascending"}, measures=_INTENT,
-         params={"alpha_DCG": {"rank1": "ndeval"}, "ERR_IA": {"rank1": "ndeval"}},  # its rank-1 discount, kept
-         cannot={"*": "ndeval's measures are the intent-aware ones (subtopic judgments)"},
-         source="pyndeval (score descending, doc id ascending); ndeval.c"),
-)  # fmt: skip
+    Peer(
+        "trec_eval",
+        "trec_eval -c",
+        measures=_TREC_EVAL,
+        cannot={"*": "trec_eval's measures are its -m names (harness measures lists each one's)"},
+        source="trec_eval 10.0 (trec_format.h: float scores; form_res_rels.c, m_*.c)",
+    ),
+    Peer(
+        "ir_measures",
+        "ir_measures",
+        {"iprec_cut": "trec_eval9"},
+        measure_conventions={name: {"ties": "docno_ascending"} for name in _INTENT},
+        cutoff_conventions={"RR": {"ties": "docno_ascending", "scores": "float64"}},
+        measures=_RANKING + _INTENT,
+        cannot={"*": "ir_measures' measures are the ranking and intent-aware ones"},
+        caveat="each measure is computed by the first provider that has it: pytrec_eval (trec_eval 9, every judged "
+        "query as -c) for most, MS MARCO's script for RR@k, pyndeval for the intent-aware ones",
+        source="ir_measures/__init__.py (DefaultPipeline: runtime, pytrec_eval, ... msmarco); "
+        "providers/msmarco_provider.py (RR@k: sorted by (-score, doc id) as Python floats); "
+        "docs/advanced.rst (always -c)",
+    ),
+    Peer(
+        "pytrec_eval",
+        "pytrec_eval (trec_eval 9 inside)",
+        {"queries": "intersection", "iprec_cut": "trec_eval9"},
+        measures=_TREC_EVAL,
+        cannot={"*": "pytrec_eval's measures are trec_eval's"},
+        caveat="trec_eval 10.0 without -c is this profile with iprec_cut: round, and exits with status 4 when a judged "
+        "query is missing from the run",
+        source="pytrec_eval evaluates the queries both dicts have; its trec_eval 9 m_iprec_at_recall.c cuts at "
+        "(long)(r * R + 0.9), where 10.0 rounds",
+    ),
+    Peer(
+        "ranx",
+        "ranx",
+        {"negative_labels": "nonrelevant", "scores": "float64", "graded_below_level": "zero"},
+        caveat="ranx orders tied scores by an unstable sort, then reverses it: no tie rule gives its order, so a query "
+        "whose tied documents straddle a cutoff can differ",
+        arbitrary_ties=True,
+        measures=_RANKING,
+        cannot={"*": "ranx's metrics are ranking measures"},
+        source="ranx metrics/*.py, data_structures/qrels.py",
+    ),
+    Peer(
+        "msrec",
+        "Microsoft Recommenders",
+        {"queries": "intersection", "ap_denominator": "min_R_k", "ties": "input_order", "scores": "float64"},
+        params={"nDCG": {"gain": "binary"}, "Novelty": {"weight": "recommendation", "cold": "zero"}},
+        measure_conventions={
+            "nDCG": {"queries": "qrels"},  # its outer merge keeps the users without predictions
+            # its beyond-accuracy metrics read the predictions and the training frame only
+            **{name: {"queries": "run"} for name in ("Coverage", "Entropy", "Novelty", "ILD", "Serendipity")},
+        },
+        cannot={
+            "*": "Microsoft Recommenders' metrics are precision, recall, nDCG and MAP at k, catalog_coverage, "
+            "distributional_coverage, novelty, diversity and serendipity"
+        },
+        measures=("P", "R", "AP", "nDCG", "Coverage", "Entropy", "Novelty", "ILD", "Serendipity"),
+        caveat="every row of the truth frame counts as relevant, rating 0 too: set relevance_level 0 to match a truth "
+        "frame with zero ratings",
+        source="recommenders/evaluation/python_evaluation.py (merge_ranking_true_pred: the users of both frames; "
+        "ndcg_at_k: score_type='binary', an outer merge with the truth, so every truth user)",
+    ),
+    Peer(
+        "recbole",
+        "RecBole",
+        {"ties": "input_order", "ap_denominator": "min_R_k", "queries": "relevant"},
+        params={
+            "nDCG": {"gain": "binary"},
+            "Coverage": {"catalog": "recbole"},
+            "Gini": {"catalog": "recbole"},
+            "Entropy": {"form": "recbole"},
+            "TailShare": {"ties": "recbole"},
+        },
+        cannot={
+            "*": "RecBole's top-k metrics are Hit, MRR, MAP, Recall, NDCG, Precision, ItemCoverage, "
+            "AveragePopularity, GiniIndex, ShannonEntropy and TailPercentage"
+        },
+        measures=("Success", "RR", "AP", "R", "nDCG", "P", "Coverage", "ARP", "Gini", "Entropy", "TailShare"),
+        caveat="RecBole counts every test interaction as positive; harness counts labels at or above the relevance level",
+        source="recbole/evaluator/metrics.py (NDCG: binary hits, ideal of min(R, k); MAP: over min(R, k))",
+    ),
+    Peer(
+        "elliot",
+        "Elliot",
+        {"ties": "input_order", "queries": "relevant", "scores": "float64"},
+        params={
+            "nDCG": {"gain": "elliot"},
+            "Gini": {"form": "elliot"},
+            "Entropy": {"form": "elliot"},
+            "ARP": {"pop": "users"},
+            "ItemMAD": {"empty_groups": "nan"},
+            "UserMAD": {"empty_groups": "nan"},
+        },
+        # its test users are those with a relevant item for the accuracy metrics; the others read every list
+        measure_conventions={
+            name: {"queries": "qrels"}
+            for name in (
+                "RecItems",
+                "Gini",
+                "Entropy",
+                "ARP",
+                "APLT",
+                "ACLT",
+                "EFD",
+                "EPC",
+                "REO",
+                "RSP",
+                "PopREO",
+                "PopRSP",
+                "ItemMAD",
+                "UserMAD",
+                "BiasDisparity",
+            )
+        },
+        cannot={
+            "AP": "Elliot's MAP@k is the mean of P@1 ... P@k over every rank, relevant or not: a different measure from AP",
+            "Coverage": "Elliot's ItemCoverage counts the distinct recommended items: harness's RecItems",
+            "*": "Elliot's metrics in harness's terms are nDCG, P, R, RR, Success, RecItems, Gini, Entropy, ARP, "
+            "APLT, ACLT, EFD, EPC, REO, RSP, PopREO, PopRSP, ItemMAD, UserMAD and BiasDisparity",
+        },
+        measures=(
+            "nDCG",
+            "P",
+            "R",
+            "RR",
+            "Success",
+            "AP",
+            "Coverage",
+            "RecItems",
+            "Gini",
+            "Entropy",
+            "ARP",
+            "APLT",
+            "ACLT",
+            "EFD",
+            "EPC",
+            "REO",
+            "RSP",
+            "PopREO",
+            "PopRSP",
+            "ItemMAD",
+            "UserMAD",
+            "BiasDisparity",
+        ),
+        caveat="Elliot's gain starts at its relevance_threshold: set relevance_level to it",
+        source="elliot/evaluation/metrics/accuracy/{ndcg,map,precision,recall,mrr}; relevance/relevance.py",
+    ),
+    Peer(
+        "mlflow",
+        "MLflow",
+        {"ties": "input_order", "short_lists": "truncate", "scores": "float64"},
+        params={"nDCG": {"gain": "binary"}},
+        cannot={"*": "MLflow's retrieval metrics are precision_at_k, recall_at_k and ndcg_at_k"},
+        measures=("P", "R", "nDCG"),
+        caveat="MLflow averages over the rows of its evaluation table: a row with no ground truth scores 0, or 1 when "
+        "nothing was retrieved either; a document retrieved twice counts twice",
+        source="mlflow/metrics/metric_definitions.py (_precision_at_k_eval_fn, _recall_at_k_eval_fn, "
+        "_ndcg_at_k_eval_fn: scikit-learn's ndcg_score with k = the number retrieved)",
+    ),
+    Peer(
+        "spark",
+        "Spark MLlib (RankingMetrics)",
+        {"queries": "run", "ap_denominator": "min_R_k", "ties": "input_order", "scores": "float64"},
+        params={"nDCG": {"gain": "binary"}},
+        cannot={"*": "Spark's RankingMetrics are precisionAt, recallAt, ndcgAt, meanAveragePrecision(At)"},
+        measures=("P", "R", "nDCG", "AP"),
+        caveat="Spark scores each row of predictions (a row without ground truth at 0) in the order given; its graded "
+        "ndcgAt builds the ideal from the relevance values in the order given, so pre-sort them",
+        source="mllib/evaluation/RankingMetrics.scala (read, not run here: no JVM); ../shared/docs/semantics.md",
+    ),
+    Peer(
+        "sklearn",
+        "scikit-learn",
+        {"ties": "average", "ideal_from": "run", "scores": "float64"},
+        measures=_DCG,
+        cannot={"*": "scikit-learn's ranking scores are ndcg_score and dcg_score"},
+        source="sklearn/metrics/_ranking.py (ndcg_score, _tie_averaged_dcg)",
+    ),
+    Peer(
+        "torchmetrics",
+        "TorchMetrics",
+        {"queries": "run", "ideal_from": "run"},
+        measure_conventions={name: {"ties": "average"} for name in _DCG},
+        cannot={
+            "AP": "TorchMetrics' RetrievalMAP(top_k) divides by the relevant documents found in the top k, a "
+            "denominator no tool shares",
+            "R": "TorchMetrics' RetrievalRecall counts only the relevant documents among the predictions",
+            "*": "TorchMetrics' retrieval metrics in harness's terms are nDCG, P, RR, Success, AP and R",
+        },
+        measures=("nDCG", "P", "RR", "Success", "AP", "R"),
+        caveat="TorchMetrics orders tied scores of P, RR and Success by torch's unstable argsort, and since 1.7.4 "
+        "treats a document scored <= 0 as not retrieved (nDCG too in later releases): give it positive scores",
+        arbitrary_ties=True,
+        source="torchmetrics/functional/retrieval/*.py",
+    ),
+    Peer(
+        "lenskit",
+        "LensKit",
+        {"ties": "input_order", "scores": "float64"},
+        measures=("ExposureGini",),
+        cannot={"*": "LensKit's metrics in harness's terms here are ExposureGini and ListGini"},
+        source="lenskit/metrics (ExposureGini, ListGini over the catalogue)",
+    ),
+    Peer(
+        "pyxclib",
+        "pyxclib",
+        {"ties": "input_order", "scores": "float32"},
+        params={"PSP": {"norm": "pyxclib"}, "PSnDCG": {"norm": "pyxclib"}, "nDCG": {"gain": "binary"}},
+        measures=("PSP", "PSnDCG", "P", "nDCG"),
+        cannot={"*": "pyxclib's metrics are P, nDCG, PSP and PSnDCG at k"},
+        caveat="pyxclib's precision divides by k and its nDCG gains 1 per relevant label: set relevance_level to "
+        "the rating that counts as a label",
+        source="xclib/evaluation/xc_metrics.py (psprecision, psndcg: over the propensity-ideal list)",
+    ),
+    Peer(
+        "expeval",
+        "expeval (TREC Fair Ranking)",
+        measures=("EE_L", "EE_D", "EE_R"),
+        params={name: {"norm": "expeval", "compat": "expeval"} for name in ("EE_L", "EE_D", "EE_R")},
+        cannot={"*": "expeval's measures are expected exposure's EE-L, EE-D and EE-R"},
+        caveat="expeval prints per-query values only: the mean is harness's",
+        source="github.com/diazf/expeval (expeval.py: normalised unless -U; metrics.py's bounds and defaults)",
+    ),
+    Peer(
+        "ndeval",
+        "ndeval (pyndeval, as ir_measures runs it)",
+        {"ties": "docno_ascending"},
+        measures=_INTENT,
+        params={"alpha_DCG": {"rank1": "ndeval"}, "ERR_IA": {"rank1": "ndeval"}},  # its rank-1 discount, kept
+        cannot={"*": "ndeval's measures are the intent-aware ones (subtopic judgments)"},
+        source="pyndeval (score descending, doc id ascending); ndeval.c",
+    ),
+)
 PEERS: dict[str, Peer] = {peer.name: peer for peer in _PEERS}
 PROFILES: dict[str, Mapping[str, object]] = {peer.name: peer.conventions for peer in _PEERS}
 
@@ -234,7 +355,7 @@ PEER_NAMES: dict[str, tuple[str, str]] = {
     "RetrievalMAP": ("AP", "torchmetrics"),
     "RetrievalHitRate": ("Success", "torchmetrics"),
     "RetrievalRPrecision": ("Rprec", "torchmetrics"),
-}  # fmt: skip
+}
 
 
 # Which tools use each value of each convention (profile names, and tools without a profile), from
@@ -259,8 +380,7 @@ USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
     ("negative_labels", "unjudged"): ("trec_eval", "pytrec_eval", "ir_measures"),
     ("negative_labels", "nonrelevant"): ("ranx",),
     ("negative_labels", "error"): ("sklearn",),
-    ("ideal_from", "judgments"): ("trec_eval", "pytrec_eval", "ir_measures", "ranx", "msrec", "recbole", "elliot",
-                                  "mlflow"),
+    ("ideal_from", "judgments"): ("trec_eval", "pytrec_eval", "ir_measures", "ranx", "msrec", "recbole", "elliot", "mlflow"),
     ("ideal_from", "run"): ("sklearn", "torchmetrics"),
     ("ap_denominator", "R"): ("trec_eval", "ranx", "ir_measures"),
     ("ap_denominator", "min_R_k"): ("msrec", "recbole", "spark"),

@@ -38,9 +38,14 @@ class ParamInfo:
 
 
 REL = ParamInfo("rel", "number", None, "relevance threshold: relevant iff label >= rel (default: the relevance_level convention)")
-GAIN = ParamInfo("gain", "text", "linear", "gain scheme: 'linear' (label), 'exp' (2^label - 1), 'binary' (1 at or above the "
-                 "relevance level: RecBole, Microsoft Recommenders) or 'elliot' (2^(label - level + 1) - 1 at or above it)",
-                 ("linear", "exp", "binary", "elliot"))  # fmt: skip
+GAIN = ParamInfo(
+    "gain",
+    "text",
+    "linear",
+    "gain scheme: 'linear' (label), 'exp' (2^label - 1), 'binary' (1 at or above the "
+    "relevance level: RecBole, Microsoft Recommenders) or 'elliot' (2^(label - level + 1) - 1 at or above it)",
+    ("linear", "exp", "binary", "elliot"),
+)
 GAINS = ParamInfo("gains", "gains", None, "custom gain per level, e.g. {0:0,1:1,2:3}; unlisted levels keep gain = level")
 
 
@@ -116,8 +121,10 @@ class MeasureDef:
         for key, value in raw.items():
             if key == "judged_only":  # ir_measures: any measure over the judged documents only (trec_eval -J)
                 if not isinstance(value, bool):
-                    raise MeasureError(f"judged_only of {self.name} must be True or False, got {value!r}",
-                                       hint=f"write {self.name}(judged_only=True)")  # fmt: skip
+                    raise MeasureError(
+                        f"judged_only of {self.name} must be True or False, got {value!r}",
+                        hint=f"write {self.name}(judged_only=True)",
+                    )
                 if value:
                     params.append((key, True))
                 continue
@@ -796,22 +803,28 @@ _r(
 from harness.kernels import beyond  # noqa: E402  (grouped with its entries)
 
 _CATALOG = ParamInfo(
-    "catalog", "text", "train",
+    "catalog",
+    "text",
+    "train",
     "item universe: 'train' (distinct training items, msrec/Elliot), 'items' (the catalogue file), "
     "'recbole' (every item of train, qrels and catalogue + 1 for [PAD]: RecBole's num_items)",
     ("train", "items", "recbole"),
-)  # fmt: skip
+)
 _SIM = ParamInfo(
-    "sim", "text", "cooccurrence",
+    "sim",
+    "text",
+    "cooccurrence",
     "item similarity: 'cooccurrence' (cosine of the items' training users, msrec's default) or 'features' "
     "(cosine of the catalogue's numeric columns)",
     ("cooccurrence", "features"),
-)  # fmt: skip
+)
 _COLD = ParamInfo(
-    "cold", "text", "max",
+    "cold",
+    "text",
+    "max",
     "an item absent from training: 'max' novelty -log2(1/T), 'zero' (msrec: 0, still counted), 'skip' it",
     ("max", "zero", "skip"),
-)  # fmt: skip
+)
 _POP = ParamInfo("pop", "text", "rows", "popularity: training 'rows' (RecBole) or distinct 'users' (Elliot)", ("rows", "users"))
 _SER_REL = ParamInfo("rel", "number", None, "relevant iff test label >= rel; default: every recommended item counts as relevant")
 _EL_REL = ParamInfo("rel", "number", None, "relevant iff test label >= rel (default: the relevance_level convention)")
@@ -917,109 +930,216 @@ def _not_per_query(L: RankedLists, m: Measure) -> np.ndarray:
 
 
 _BEYOND = "beyond accuracy: "
-_r(MeasureDef(
-    "Coverage", _not_per_query,
-    _BEYOND + "catalogue coverage: distinct recommended items / items of the universe: the training items by "
-    "default (msrec catalog_coverage; recommended items outside them count, as in msrec, so it can pass 1), "
-    "catalog=items the catalogue's (its items only: at most 1; RecBole ItemCoverage), catalog=recbole RecBole's "
-    "num_items. A system measure.",
-    cutoff="optional", params=(_CATALOG,), system=_always, system_kernel=_coverage, needs=_universe_needs,
-    citation="Ge et al., RecSys 2010",
-))  # fmt: skip
-_r(MeasureDef(
-    "RecItems", _not_per_query,
-    _BEYOND + "number of distinct recommended items (Elliot ItemCoverage). A system measure.",
-    cutoff="optional", system=_always, integer=True,
-    system_kernel=lambda L, m, W: (beyond.coverage_counts(L, m.cutoff, W) > 0).sum(axis=1).astype(np.float64),
-))  # fmt: skip
-_r(MeasureDef(
-    "Entropy", _not_per_query,
-    _BEYOND + "Shannon entropy of the recommendation shares p_i = r_i / N. form=msrec: -sum p log2 p in bits "
-    "(msrec distributional_coverage); form=recbole: the mean of -p ln p over the distinct recommended items "
-    "(RecBole ShannonEntropy's code); form=elliot: each list weighs 1 (Elliot SEntropy). A system measure.",
-    cutoff="optional", system=_always, system_kernel=_entropy,
-    params=(ParamInfo("form", "text", "msrec", "msrec (bits, summed), recbole (ln, mean), elliot (log2, lists weigh 1)",
-                      ("msrec", "recbole", "elliot")),),
-    citation="Shani & Gunawardana, Evaluating Recommendation Systems, 2011",
-))  # fmt: skip
-_r(MeasureDef(
-    "Gini", _not_per_query,
-    _BEYOND + "Gini index of the recommendation counts over the item universe (items never recommended count 0). "
-    "form=recbole: 0 when equal, lower is better (RecBole GiniIndex); form=elliot: 1 - Gini x n/(n-1), "
-    "1 when equal, higher is better (Elliot Gini). A system measure.",
-    cutoff="optional", system=_always, system_kernel=_gini, needs=_universe_needs, higher_is_better=False,
-    direction=lambda m: _text(m, "form", "recbole") == "elliot",
-    params=(_CATALOG, ParamInfo("form", "text", "recbole", "recbole (inequality, n) or elliot (1 - Gini, n - 1)",
-                                ("recbole", "elliot"))),
-))  # fmt: skip
-_r(MeasureDef(
-    "Novelty", lambda L, m: beyond.novelty(L, m.cutoff, _text(m, "cold", "max")),
-    _BEYOND + "mean self-information -log2(c_i / T) of the recommended items, c_i the item's training rows "
-    "(msrec novelty on one user's list). weight=recommendation: the run's value with every recommendation "
-    "weighing the same (msrec novelty): a system measure.",
-    cutoff="optional", needs=_train, undefined_skipped=True, system=_novelty_is_system, system_kernel=_system_novelty,
-    params=(_COLD, ParamInfo("weight", "text", "user", "user: per user (mean of lists); recommendation: msrec's "
-                             "system value", ("user", "recommendation"))),
-    citation="Castells, Vargas & Wang, ECIR 2011",
-))  # fmt: skip
-_r(MeasureDef(
-    "ILD", lambda L, m: beyond.ild(L, m.cutoff, _text(m, "sim", "cooccurrence")),
-    _BEYOND + "intra-list diversity: 1 - mean similarity over the unordered pairs of the list (msrec user_diversity; "
-    "unseen pairs count 0). Undefined below 2 items (left out, as msrec does).",
-    cutoff="optional", params=(_SIM,), needs=_sim_needs, undefined_skipped=True, item_similarity=True,
-    citation="Ziegler et al., WWW 2005",
-))  # fmt: skip
-_r(MeasureDef(
-    "Serendipity", lambda L, m: beyond.serendipity(L, m.cutoff, _text(m, "sim", "cooccurrence"), _rel(m)),
-    _BEYOND + "mean over the list of (1 - mean similarity to the user's training items) x relevance (msrec "
-    "user_serendipity; rel unset: every item counts as relevant). Undefined without training history.",
-    cutoff="optional", params=(_SIM, _SER_REL), needs=_sim_needs, undefined_skipped=True, item_similarity=True,
-    citation="Zhang et al., Auralist, WSDM 2012",
-))  # fmt: skip
-_r(MeasureDef(
-    "ARP", lambda L, m: beyond.arp(L, m.cutoff, _text(m, "pop", "rows")),
-    _BEYOND + "average recommendation popularity of the list: training rows (RecBole AveragePopularity) or "
-    "distinct users with pop=users (Elliot ARP); items absent from training count 0. Lower is less popularity bias.",
-    cutoff="optional", params=(_POP,), needs=_train, undefined_skipped=True, higher_is_better=False,
-    citation="Abdollahpouri et al., FLAIRS 2019",
-))  # fmt: skip
-_r(MeasureDef(
-    "TailShare", lambda L, m: beyond.tail_share(L, m.cutoff, _need_tail(L, m)),
-    _BEYOND + "share of the list in RecBole's tail: the max(int(n x tail), 1) training items with the fewest "
-    "training rows (ties by item id), or with tail_count=t the items with at most t rows (RecBole TailPercentage).",
-    cutoff="optional", needs=_train, undefined_skipped=True, validate=_one_tail_rule,
-    params=(ParamInfo("tail", "number", None, "share of the training items in the tail (default 0.1)"),
+_r(
+    MeasureDef(
+        "Coverage",
+        _not_per_query,
+        _BEYOND + "catalogue coverage: distinct recommended items / items of the universe: the training items by "
+        "default (msrec catalog_coverage; recommended items outside them count, as in msrec, so it can pass 1), "
+        "catalog=items the catalogue's (its items only: at most 1; RecBole ItemCoverage), catalog=recbole RecBole's "
+        "num_items. A system measure.",
+        cutoff="optional",
+        params=(_CATALOG,),
+        system=_always,
+        system_kernel=_coverage,
+        needs=_universe_needs,
+        citation="Ge et al., RecSys 2010",
+    )
+)
+_r(
+    MeasureDef(
+        "RecItems",
+        _not_per_query,
+        _BEYOND + "number of distinct recommended items (Elliot ItemCoverage). A system measure.",
+        cutoff="optional",
+        system=_always,
+        integer=True,
+        system_kernel=lambda L, m, W: (beyond.coverage_counts(L, m.cutoff, W) > 0).sum(axis=1).astype(np.float64),
+    )
+)
+_r(
+    MeasureDef(
+        "Entropy",
+        _not_per_query,
+        _BEYOND + "Shannon entropy of the recommendation shares p_i = r_i / N. form=msrec: -sum p log2 p in bits "
+        "(msrec distributional_coverage); form=recbole: the mean of -p ln p over the distinct recommended items "
+        "(RecBole ShannonEntropy's code); form=elliot: each list weighs 1 (Elliot SEntropy). A system measure.",
+        cutoff="optional",
+        system=_always,
+        system_kernel=_entropy,
+        params=(
+            ParamInfo(
+                "form",
+                "text",
+                "msrec",
+                "msrec (bits, summed), recbole (ln, mean), elliot (log2, lists weigh 1)",
+                ("msrec", "recbole", "elliot"),
+            ),
+        ),
+        citation="Shani & Gunawardana, Evaluating Recommendation Systems, 2011",
+    )
+)
+_r(
+    MeasureDef(
+        "Gini",
+        _not_per_query,
+        _BEYOND + "Gini index of the recommendation counts over the item universe (items never recommended count 0). "
+        "form=recbole: 0 when equal, lower is better (RecBole GiniIndex); form=elliot: 1 - Gini x n/(n-1), "
+        "1 when equal, higher is better (Elliot Gini). A system measure.",
+        cutoff="optional",
+        system=_always,
+        system_kernel=_gini,
+        needs=_universe_needs,
+        higher_is_better=False,
+        direction=lambda m: _text(m, "form", "recbole") == "elliot",
+        params=(
+            _CATALOG,
+            ParamInfo("form", "text", "recbole", "recbole (inequality, n) or elliot (1 - Gini, n - 1)", ("recbole", "elliot")),
+        ),
+    )
+)
+_r(
+    MeasureDef(
+        "Novelty",
+        lambda L, m: beyond.novelty(L, m.cutoff, _text(m, "cold", "max")),
+        _BEYOND + "mean self-information -log2(c_i / T) of the recommended items, c_i the item's training rows "
+        "(msrec novelty on one user's list). weight=recommendation: the run's value with every recommendation "
+        "weighing the same (msrec novelty): a system measure.",
+        cutoff="optional",
+        needs=_train,
+        undefined_skipped=True,
+        system=_novelty_is_system,
+        system_kernel=_system_novelty,
+        params=(
+            _COLD,
+            ParamInfo(
+                "weight",
+                "text",
+                "user",
+                "user: per user (mean of lists); recommendation: msrec's system value",
+                ("user", "recommendation"),
+            ),
+        ),
+        citation="Castells, Vargas & Wang, ECIR 2011",
+    )
+)
+_r(
+    MeasureDef(
+        "ILD",
+        lambda L, m: beyond.ild(L, m.cutoff, _text(m, "sim", "cooccurrence")),
+        _BEYOND + "intra-list diversity: 1 - mean similarity over the unordered pairs of the list (msrec user_diversity; "
+        "unseen pairs count 0). Undefined below 2 items (left out, as msrec does).",
+        cutoff="optional",
+        params=(_SIM,),
+        needs=_sim_needs,
+        undefined_skipped=True,
+        item_similarity=True,
+        citation="Ziegler et al., WWW 2005",
+    )
+)
+_r(
+    MeasureDef(
+        "Serendipity",
+        lambda L, m: beyond.serendipity(L, m.cutoff, _text(m, "sim", "cooccurrence"), _rel(m)),
+        _BEYOND + "mean over the list of (1 - mean similarity to the user's training items) x relevance (msrec "
+        "user_serendipity; rel unset: every item counts as relevant). Undefined without training history.",
+        cutoff="optional",
+        params=(_SIM, _SER_REL),
+        needs=_sim_needs,
+        undefined_skipped=True,
+        item_similarity=True,
+        citation="Zhang et al., Auralist, WSDM 2012",
+    )
+)
+_r(
+    MeasureDef(
+        "ARP",
+        lambda L, m: beyond.arp(L, m.cutoff, _text(m, "pop", "rows")),
+        _BEYOND + "average recommendation popularity of the list: training rows (RecBole AveragePopularity) or "
+        "distinct users with pop=users (Elliot ARP); items absent from training count 0. Lower is less popularity bias.",
+        cutoff="optional",
+        params=(_POP,),
+        needs=_train,
+        undefined_skipped=True,
+        higher_is_better=False,
+        citation="Abdollahpouri et al., FLAIRS 2019",
+    )
+)
+_r(
+    MeasureDef(
+        "TailShare",
+        lambda L, m: beyond.tail_share(L, m.cutoff, _need_tail(L, m)),
+        _BEYOND + "share of the list in RecBole's tail: the max(int(n x tail), 1) training items with the fewest "
+        "training rows (ties by item id), or with tail_count=t the items with at most t rows (RecBole TailPercentage).",
+        cutoff="optional",
+        needs=_train,
+        undefined_skipped=True,
+        validate=_one_tail_rule,
+        params=(
+            ParamInfo("tail", "number", None, "share of the training items in the tail (default 0.1)"),
             ParamInfo("tail_count", "number", None, "instead: items with at most this many training rows"),
-            ParamInfo("ties", "text", "id", "equal training counts at the share's cut: by item id, or by first "
-                      "appearance in the training file (recbole, RecBole's internal ids)", ("id", "recbole"))),
-))  # fmt: skip
+            ParamInfo(
+                "ties",
+                "text",
+                "id",
+                "equal training counts at the share's cut: by item id, or by first "
+                "appearance in the training file (recbole, RecBole's internal ids)",
+                ("id", "recbole"),
+            ),
+        ),
+    )
+)
 _HEAD = ParamInfo("head", "number", 0.8, "the short head holds this share of the training interactions")
-_r(MeasureDef(
-    "APLT", lambda L, m: beyond.tail_share(L, m.cutoff, _long_tail(L, m)),
-    _BEYOND + "average percentage of long-tail items (Elliot APLT): the share of the list outside the short head, "
-    "the most popular items holding 80% of the training interactions.",
-    cutoff="optional", params=(_HEAD,), needs=_train, undefined_skipped=True,
-    citation="Abdollahpouri et al., RecSys 2017",
-))  # fmt: skip
-_r(MeasureDef(
-    "ACLT", lambda L, m: beyond.tail_count(L, m.cutoff, _long_tail(L, m)),
-    _BEYOND + "average coverage of long-tail items (Elliot ACLT): the number of long-tail items in the list.",
-    cutoff="optional", params=(_HEAD,), needs=_train, undefined_skipped=True,
-    citation="Abdollahpouri et al., FLAIRS 2019",
-))  # fmt: skip
-_r(MeasureDef(
-    "EFD", lambda L, m: beyond.efd(L, m.cutoff, _rel(m)),
-    _BEYOND + "expected free discovery (Elliot EFD): rank-discounted (1/log2(r+1)), relevance-weighted "
-    "-log2(pop_i / sum pop), over the sum of the list's discounts. Undefined without a relevant test item.",
-    cutoff="optional", params=(_EL_REL,), needs=_train, undefined_skipped=True,
-    citation="Vargas & Castells, RecSys 2011",
-))  # fmt: skip
-_r(MeasureDef(
-    "EPC", lambda L, m: beyond.epc(L, m.cutoff, _rel(m)),
-    _BEYOND + "expected popularity complement (Elliot EPC): as EFD with 1 - pop_i / training users.",
-    cutoff="optional", params=(_EL_REL,), needs=_train, undefined_skipped=True,
-    citation="Vargas & Castells, RecSys 2011",
-))  # fmt: skip
+_r(
+    MeasureDef(
+        "APLT",
+        lambda L, m: beyond.tail_share(L, m.cutoff, _long_tail(L, m)),
+        _BEYOND + "average percentage of long-tail items (Elliot APLT): the share of the list outside the short head, "
+        "the most popular items holding 80% of the training interactions.",
+        cutoff="optional",
+        params=(_HEAD,),
+        needs=_train,
+        undefined_skipped=True,
+        citation="Abdollahpouri et al., RecSys 2017",
+    )
+)
+_r(
+    MeasureDef(
+        "ACLT",
+        lambda L, m: beyond.tail_count(L, m.cutoff, _long_tail(L, m)),
+        _BEYOND + "average coverage of long-tail items (Elliot ACLT): the number of long-tail items in the list.",
+        cutoff="optional",
+        params=(_HEAD,),
+        needs=_train,
+        undefined_skipped=True,
+        citation="Abdollahpouri et al., FLAIRS 2019",
+    )
+)
+_r(
+    MeasureDef(
+        "EFD",
+        lambda L, m: beyond.efd(L, m.cutoff, _rel(m)),
+        _BEYOND + "expected free discovery (Elliot EFD): rank-discounted (1/log2(r+1)), relevance-weighted "
+        "-log2(pop_i / sum pop), over the sum of the list's discounts. Undefined without a relevant test item.",
+        cutoff="optional",
+        params=(_EL_REL,),
+        needs=_train,
+        undefined_skipped=True,
+        citation="Vargas & Castells, RecSys 2011",
+    )
+)
+_r(
+    MeasureDef(
+        "EPC",
+        lambda L, m: beyond.epc(L, m.cutoff, _rel(m)),
+        _BEYOND + "expected popularity complement (Elliot EPC): as EFD with 1 - pop_i / training users.",
+        cutoff="optional",
+        params=(_EL_REL,),
+        needs=_train,
+        undefined_skipped=True,
+        citation="Vargas & Castells, RecSys 2011",
+    )
+)
 
 
 # Fairness, exposure and propensity (issue 26) --------------------------------------------
@@ -1027,10 +1147,13 @@ _FAIR = "fairness: "
 _A = ParamInfo("A", "number", 0.55, "propensity parameter A (pyxclib's default; 0.5 Wikipedia, 0.6 Amazon)")
 _B = ParamInfo("B", "number", 1.5, "propensity parameter B (pyxclib's default; 0.4 Wikipedia, 2.6 Amazon)")
 _PS_NORM = ParamInfo(
-    "norm", "text", "none",
+    "norm",
+    "text",
+    "none",
     "none: each user's value, the paper's form (per query); pyxclib: divided by the propensity-ideal list's, "
-    "as a ratio of the means over users (a system measure)", ("none", "pyxclib"),
-)  # fmt: skip
+    "as a ratio of the means over users (a system measure)",
+    ("none", "pyxclib"),
+)
 _GROUP = ParamInfo("group", "text", None, "the catalogue column whose values are the item groups", required=True)
 
 
@@ -1058,25 +1181,38 @@ def _ratio(L: RankedLists, m: Measure, sums: np.ndarray) -> np.ndarray:
 def _propensity(name: str, parts: Callable[..., np.ndarray], description: str) -> MeasureDef:
     """PSP and PSnDCG: per user the first of their two terms; with norm=pyxclib the ratio of their sums."""
     return MeasureDef(
-        name, lambda L, m: parts(L, *_ps_args(m))[:, 0], "propensity: " + description,
-        cutoff="required", params=(REL, _A, _B, _PS_NORM), needs=_train, item_reads=_judged,
-        system=_pyxclib, parts=lambda L, m: parts(L, *_ps_args(m)), finish=_ratio,
+        name,
+        lambda L, m: parts(L, *_ps_args(m))[:, 0],
+        "propensity: " + description,
+        cutoff="required",
+        params=(REL, _A, _B, _PS_NORM),
+        needs=_train,
+        item_reads=_judged,
+        system=_pyxclib,
+        parts=lambda L, m: parts(L, *_ps_args(m)),
+        finish=_ratio,
         citation="Jain, Prabhu & Varma, KDD 2016",
-    )  # fmt: skip
+    )
 
 
-_r(_propensity(
-    "PSP", fairness.psp_parts,
-    "propensity-scored precision (Jain et al.): the relevant items' inverse propensities 1 + C (n_i + B)^-A in the "
-    "top k, over k; n_i the item's training users, C = (ln N - 1)(B + 1)^A. norm=pyxclib: over the same for the "
-    "ideal list, a ratio of means over users (pyxclib psprecision).",
-))
-_r(_propensity(
-    "PSnDCG", fairness.psndcg_parts,
-    "propensity-scored nDCG (Jain et al.): the DCG of the relevant items' inverse propensities over the binary "
-    "ideal DCG of min(R, k) items. norm=pyxclib: over the same for the propensity-ideal list, a ratio of means "
-    "over users (pyxclib psndcg).",
-))
+_r(
+    _propensity(
+        "PSP",
+        fairness.psp_parts,
+        "propensity-scored precision (Jain et al.): the relevant items' inverse propensities 1 + C (n_i + B)^-A in the "
+        "top k, over k; n_i the item's training users, C = (ln N - 1)(B + 1)^A. norm=pyxclib: over the same for the "
+        "ideal list, a ratio of means over users (pyxclib psprecision).",
+    )
+)
+_r(
+    _propensity(
+        "PSnDCG",
+        fairness.psndcg_parts,
+        "propensity-scored nDCG (Jain et al.): the DCG of the relevant items' inverse propensities over the binary "
+        "ideal DCG of min(R, k) items. norm=pyxclib: over the same for the propensity-ideal list, a ratio of means "
+        "over users (pyxclib psndcg).",
+    )
+)
 
 
 def _exposure_gini(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
@@ -1086,19 +1222,28 @@ def _exposure_gini(L: RankedLists, m: Measure, W: np.ndarray) -> np.ndarray:
     return np.maximum(beyond.gini(exposures, size, "recbole"), 0.0)
 
 
-_r(MeasureDef(
-    "ExposureGini", _not_per_query,
-    _FAIR + "Gini index of the items' exposure summed over the lists (LensKit ExposureGini), over the catalogue "
-    "(items never shown count 0): weight=geometric patience^(rank-1), log 1/log2(max(rank, 2)), uniform 1 "
-    "(LensKit ListGini). 0 when exposure is equal. A system measure.",
-    cutoff="optional", system=_always, system_kernel=_exposure_gini, higher_is_better=False,
-    needs=lambda m: _universe_needs(m, "items"),
-    params=(ParamInfo("catalog", "text", "items", _CATALOG.doc, _CATALOG.choices),
-            ParamInfo("weight", "text", "geometric", "exposure of a rank: geometric, log or uniform",
-                      ("geometric", "log", "uniform")),
-            ParamInfo("patience", "number", 0.85, "the geometric weight's patience")),
-    citation="Diaz et al., CIKM 2020; LensKit",
-))  # fmt: skip
+_r(
+    MeasureDef(
+        "ExposureGini",
+        _not_per_query,
+        _FAIR + "Gini index of the items' exposure summed over the lists (LensKit ExposureGini), over the catalogue "
+        "(items never shown count 0): weight=geometric patience^(rank-1), log 1/log2(max(rank, 2)), uniform 1 "
+        "(LensKit ListGini). 0 when exposure is equal. A system measure.",
+        cutoff="optional",
+        system=_always,
+        system_kernel=_exposure_gini,
+        higher_is_better=False,
+        needs=lambda m: _universe_needs(m, "items"),
+        params=(
+            ParamInfo("catalog", "text", "items", _CATALOG.doc, _CATALOG.choices),
+            ParamInfo(
+                "weight", "text", "geometric", "exposure of a rank: geometric, log or uniform", ("geometric", "log", "uniform")
+            ),
+            ParamInfo("patience", "number", 0.85, "the geometric weight's patience"),
+        ),
+        citation="Diaz et al., CIKM 2020; LensKit",
+    )
+)
 
 
 def _category_of(L: RankedLists, m: Measure) -> tuple[np.ndarray, int]:
@@ -1115,37 +1260,56 @@ def _category_of(L: RankedLists, m: Measure) -> tuple[np.ndarray, int]:
             raise MeasureError(f"{m}: category {name!r} is not a label of {column}", hint=f"its labels: {', '.join(labels)}")
         value = float(labels.index(name))
     elif isinstance(category, str):
-        raise MeasureError(f"{m}: {column} holds numbers, not labels like {category!r}",
-                           hint=f"its values: {', '.join(format(v, 'g') for v in distinct)}")  # fmt: skip
+        raise MeasureError(
+            f"{m}: {column} holds numbers, not labels like {category!r}",
+            hint=f"its values: {', '.join(format(v, 'g') for v in distinct)}",
+        )
     else:
         value = float(category)  # type: ignore[arg-type]
     if value not in distinct:
-        raise MeasureError(f"{m}: category {value:g} is not a value of {column}",
-                           hint=f"its values: {', '.join(format(v, 'g') for v in distinct)}")  # fmt: skip
+        raise MeasureError(
+            f"{m}: category {value:g} is not a value of {column}",
+            hint=f"its values: {', '.join(format(v, 'g') for v in distinct)}",
+        )
     group, _ = fairness.item_groups(L.items, column)
     return group, int(np.searchsorted(distinct, value))
 
 
 def _share_parts(L: RankedLists, m: Measure) -> np.ndarray:
-    return fairness.exposure_share_parts(L, m.cutoff, *_category_of(L, m), _text(m, "weight", "geometric"),
-                                         _num(m, "patience", 0.85))  # fmt: skip
+    return fairness.exposure_share_parts(
+        L, m.cutoff, *_category_of(L, m), _text(m, "weight", "geometric"), _num(m, "patience", 0.85)
+    )
 
 
-_r(MeasureDef(
-    "ExposureShare", _not_per_query,
-    _FAIR + "the share of the exposure the lists give to one item group (a value of a catalogue column): its items' "
-    "exposure summed over the top k of every list, over all the exposure (weight=geometric patience^(rank-1), log, "
-    "uniform: the share of recommendations). A system measure.",
-    cutoff="required", system=_always, needs=lambda m: frozenset({"items", f"column:{m.param('group')}"}),
-    params=(_GROUP, ParamInfo("category", "label", None, "the group: a value (number or label) of the group column",
-                                      required=True),
-            ParamInfo("weight", "text", "geometric", "exposure of a rank: geometric, log or uniform",
-                      ("geometric", "log", "uniform")),
-            ParamInfo("patience", "number", 0.85, "the geometric weight's patience")),
-    by_group=lambda L, m, sums: (_group_names(L, m), fairness.group_exposure_shares(
-        L, m.cutoff, *_groups_of(L, m), _text(m, "weight", "geometric"), _num(m, "patience", 0.85))),
-    parts=_share_parts, finish=_ratio, citation="Singh & Joachims, KDD 2018",
-))  # fmt: skip
+_r(
+    MeasureDef(
+        "ExposureShare",
+        _not_per_query,
+        _FAIR + "the share of the exposure the lists give to one item group (a value of a catalogue column): its items' "
+        "exposure summed over the top k of every list, over all the exposure (weight=geometric patience^(rank-1), log, "
+        "uniform: the share of recommendations). A system measure.",
+        cutoff="required",
+        system=_always,
+        needs=lambda m: frozenset({"items", f"column:{m.param('group')}"}),
+        params=(
+            _GROUP,
+            ParamInfo("category", "label", None, "the group: a value (number or label) of the group column", required=True),
+            ParamInfo(
+                "weight", "text", "geometric", "exposure of a rank: geometric, log or uniform", ("geometric", "log", "uniform")
+            ),
+            ParamInfo("patience", "number", 0.85, "the geometric weight's patience"),
+        ),
+        by_group=lambda L, m, sums: (
+            _group_names(L, m),
+            fairness.group_exposure_shares(
+                L, m.cutoff, *_groups_of(L, m), _text(m, "weight", "geometric"), _num(m, "patience", 0.85)
+            ),
+        ),
+        parts=_share_parts,
+        finish=_ratio,
+        citation="Singh & Joachims, KDD 2018",
+    )
+)
 
 
 def _groups_of(L: RankedLists, m: Measure) -> tuple[np.ndarray, int]:
@@ -1186,34 +1350,74 @@ _PARITY = (
     "std(P) / mean(P) over the item groups (population std), P_g summed over users (Zhu et al.; Elliot). "
     "0 is parity. A system measure."
 )
-_r(MeasureDef(
-    "RSP", _not_per_query,
-    _FAIR + "ranking-based statistical parity: P_g = top-k items of group g / items of g outside the user's "
-    "training, " + _PARITY,
-    cutoff="required", params=(_GROUP,), needs=_group_needs, system=_always, higher_is_better=False,
-    parts=_parity(False), finish=_parity_finish, by_group=_parity_by_group, citation="Zhu, Wang & Caverlee, SIGIR 2020",
-))  # fmt: skip
-_r(MeasureDef(
-    "REO", _not_per_query,
-    _FAIR + "ranking-based equal opportunity: P_g = relevant top-k items of group g / relevant test items of g "
-    "outside the user's training, " + _PARITY,
-    cutoff="required", params=(_GROUP, _EL_REL), needs=_group_needs, system=_always, higher_is_better=False,
-    item_reads=_judged, parts=_parity(True), finish=_parity_finish, by_group=_parity_by_group,
-    citation="Zhu, Wang & Caverlee, SIGIR 2020",
-))  # fmt: skip
-_r(MeasureDef(
-    "PopRSP", _not_per_query,
-    _FAIR + "RSP over two popularity groups, Elliot's short head and long tail of the training items.",
-    cutoff="required", params=(_HEAD,), needs=_train, system=_always, higher_is_better=False,
-    parts=_parity(False), finish=_parity_finish, by_group=_parity_by_group, citation="Zhu, Wang & Caverlee, SIGIR 2020",
-))  # fmt: skip
-_r(MeasureDef(
-    "PopREO", _not_per_query,
-    _FAIR + "REO over two popularity groups, Elliot's short head and long tail of the training items.",
-    cutoff="required", params=(_HEAD, _EL_REL), needs=_train, system=_always, higher_is_better=False,
-    item_reads=_judged, parts=_parity(True), finish=_parity_finish, by_group=_parity_by_group,
-    citation="Zhu, Wang & Caverlee, SIGIR 2020",
-))  # fmt: skip
+_r(
+    MeasureDef(
+        "RSP",
+        _not_per_query,
+        _FAIR + "ranking-based statistical parity: P_g = top-k items of group g / items of g outside the user's "
+        "training, " + _PARITY,
+        cutoff="required",
+        params=(_GROUP,),
+        needs=_group_needs,
+        system=_always,
+        higher_is_better=False,
+        parts=_parity(False),
+        finish=_parity_finish,
+        by_group=_parity_by_group,
+        citation="Zhu, Wang & Caverlee, SIGIR 2020",
+    )
+)
+_r(
+    MeasureDef(
+        "REO",
+        _not_per_query,
+        _FAIR + "ranking-based equal opportunity: P_g = relevant top-k items of group g / relevant test items of g "
+        "outside the user's training, " + _PARITY,
+        cutoff="required",
+        params=(_GROUP, _EL_REL),
+        needs=_group_needs,
+        system=_always,
+        higher_is_better=False,
+        item_reads=_judged,
+        parts=_parity(True),
+        finish=_parity_finish,
+        by_group=_parity_by_group,
+        citation="Zhu, Wang & Caverlee, SIGIR 2020",
+    )
+)
+_r(
+    MeasureDef(
+        "PopRSP",
+        _not_per_query,
+        _FAIR + "RSP over two popularity groups, Elliot's short head and long tail of the training items.",
+        cutoff="required",
+        params=(_HEAD,),
+        needs=_train,
+        system=_always,
+        higher_is_better=False,
+        parts=_parity(False),
+        finish=_parity_finish,
+        by_group=_parity_by_group,
+        citation="Zhu, Wang & Caverlee, SIGIR 2020",
+    )
+)
+_r(
+    MeasureDef(
+        "PopREO",
+        _not_per_query,
+        _FAIR + "REO over two popularity groups, Elliot's short head and long tail of the training items.",
+        cutoff="required",
+        params=(_HEAD, _EL_REL),
+        needs=_train,
+        system=_always,
+        higher_is_better=False,
+        item_reads=_judged,
+        parts=_parity(True),
+        finish=_parity_finish,
+        by_group=_parity_by_group,
+        citation="Zhu, Wang & Caverlee, SIGIR 2020",
+    )
+)
 
 
 def _mad_parts(L: RankedLists, m: Measure) -> Any:
@@ -1225,47 +1429,88 @@ def _mad_finish(L: RankedLists, m: Measure, sums: np.ndarray) -> np.ndarray:
     return fairness.mad_finish(sums, *_groups_of(L, m), _text(m, "empty_groups", "skip"))
 
 
-_r(MeasureDef(
-    "ItemMAD", _not_per_query,
-    _FAIR + "mean absolute difference between item groups of the recommended items' mean gain (Elliot "
-    "ItemMADranking; gain=rating: the predicted score of a relevant item, ItemMADrating). No rank discount. "
-    "A system measure; 0 is parity.",
-    cutoff="required", system=_always, higher_is_better=False, needs=_group_needs,
-    item_reads=lambda m: frozenset({"score"}) if m.param("gain") == "rating" else frozenset(),
-    params=(_GROUP, _EL_REL,
-            ParamInfo("gain", "text", "ranking", "ranking: 2^(r - t + 1) - 1 for a relevant item; rating: its score",
-                      ("ranking", "rating")),
-            ParamInfo("users", "text", "relevant", "relevant: users with a relevant test item (Elliot); all",
-                      ("relevant", "all")),
-            ParamInfo("empty_groups", "text", "skip", "skip: a group without recommended items leaves the pairs; "
-                      "nan: the value is NaN (Elliot)", ("skip", "nan"))),
-    by_group=lambda L, m, sums: (_group_names(L, m), fairness.item_group_gains(sums, *_groups_of(L, m))[0]),
-    parts=_mad_parts, finish=_mad_finish, citation="Deldjoo et al., UMUAI 2021",
-))  # fmt: skip
+_r(
+    MeasureDef(
+        "ItemMAD",
+        _not_per_query,
+        _FAIR + "mean absolute difference between item groups of the recommended items' mean gain (Elliot "
+        "ItemMADranking; gain=rating: the predicted score of a relevant item, ItemMADrating). No rank discount. "
+        "A system measure; 0 is parity.",
+        cutoff="required",
+        system=_always,
+        higher_is_better=False,
+        needs=_group_needs,
+        item_reads=lambda m: frozenset({"score"}) if m.param("gain") == "rating" else frozenset(),
+        params=(
+            _GROUP,
+            _EL_REL,
+            ParamInfo(
+                "gain",
+                "text",
+                "ranking",
+                "ranking: 2^(r - t + 1) - 1 for a relevant item; rating: its score",
+                ("ranking", "rating"),
+            ),
+            ParamInfo(
+                "users", "text", "relevant", "relevant: users with a relevant test item (Elliot); all", ("relevant", "all")
+            ),
+            ParamInfo(
+                "empty_groups",
+                "text",
+                "skip",
+                "skip: a group without recommended items leaves the pairs; nan: the value is NaN (Elliot)",
+                ("skip", "nan"),
+            ),
+        ),
+        by_group=lambda L, m, sums: (_group_names(L, m), fairness.item_group_gains(sums, *_groups_of(L, m))[0]),
+        parts=_mad_parts,
+        finish=_mad_finish,
+        citation="Deldjoo et al., UMUAI 2021",
+    )
+)
 
 
 def _user_mad_parts(L: RankedLists, m: Measure) -> np.ndarray:
     return fairness.user_mad_parts(L, m.cutoff, _text(m, "gain", "ranking"), _rel(m), _text(m, "users", "relevant"))
 
 
-_r(MeasureDef(
-    "UserMAD", _not_per_query,
-    _FAIR + "mean absolute difference between user groups (the dataset's segments) of the users' nDCG@k with graded "
-    "gains 2^(r - t + 1) - 1 (Elliot UserMADranking; gain=rating: their mean predicted score in the top k, Elliot "
-    "UserMADrating). A system measure; 0 is parity.",
-    cutoff="required", system=_always, higher_is_better=False, needs=lambda m: frozenset({"user_groups"}),
-    item_reads=lambda m: frozenset({"score"}) if m.param("gain") == "rating" else frozenset(),
-    params=(_EL_REL,
-            ParamInfo("gain", "text", "ranking", "ranking: the user's graded nDCG@k; rating: its mean predicted score",
-                      ("ranking", "rating")),
-            ParamInfo("users", "text", "relevant", "relevant: users with a relevant test item (Elliot); all",
-                      ("relevant", "all")),
-            ParamInfo("empty_groups", "text", "skip", "skip: a group without users leaves the pairs; nan: NaN (Elliot)",
-                      ("skip", "nan"))),
-    parts=_user_mad_parts, finish=lambda L, m, sums: fairness.user_mad_finish(sums, _text(m, "empty_groups", "skip")),
-    by_group=lambda L, m, sums: (L.items.user_group_names if L.items is not None else (), fairness.parity_probabilities(sums)[0]),
-    citation="Deldjoo et al., UMUAI 2021",
-))  # fmt: skip
+_r(
+    MeasureDef(
+        "UserMAD",
+        _not_per_query,
+        _FAIR + "mean absolute difference between user groups (the dataset's segments) of the users' nDCG@k with graded "
+        "gains 2^(r - t + 1) - 1 (Elliot UserMADranking; gain=rating: their mean predicted score in the top k, Elliot "
+        "UserMADrating). A system measure; 0 is parity.",
+        cutoff="required",
+        system=_always,
+        higher_is_better=False,
+        needs=lambda m: frozenset({"user_groups"}),
+        item_reads=lambda m: frozenset({"score"}) if m.param("gain") == "rating" else frozenset(),
+        params=(
+            _EL_REL,
+            ParamInfo(
+                "gain",
+                "text",
+                "ranking",
+                "ranking: the user's graded nDCG@k; rating: its mean predicted score",
+                ("ranking", "rating"),
+            ),
+            ParamInfo(
+                "users", "text", "relevant", "relevant: users with a relevant test item (Elliot); all", ("relevant", "all")
+            ),
+            ParamInfo(
+                "empty_groups", "text", "skip", "skip: a group without users leaves the pairs; nan: NaN (Elliot)", ("skip", "nan")
+            ),
+        ),
+        parts=_user_mad_parts,
+        finish=lambda L, m, sums: fairness.user_mad_finish(sums, _text(m, "empty_groups", "skip")),
+        by_group=lambda L, m, sums: (
+            L.items.user_group_names if L.items is not None else (),
+            fairness.parity_probabilities(sums)[0],
+        ),
+        citation="Deldjoo et al., UMUAI 2021",
+    )
+)
 
 
 def _bias_cell(L: RankedLists, m: Measure) -> tuple[np.ndarray, int, int]:
@@ -1274,8 +1519,9 @@ def _bias_cell(L: RankedLists, m: Measure) -> tuple[np.ndarray, int, int]:
     group, category = _category_of(L, m)
     name = str(m.param("user_group"))
     if name not in L.items.user_group_names:
-        raise MeasureError(f"{m}: user group {name!r} is not in the segments",
-                           hint=f"the user groups: {', '.join(L.items.user_group_names)}")  # fmt: skip
+        raise MeasureError(
+            f"{m}: user group {name!r} is not in the segments", hint=f"the user groups: {', '.join(L.items.user_group_names)}"
+        )
     return group, category, L.items.user_group_names.index(name)
 
 
@@ -1289,33 +1535,52 @@ def _bias_finish(L: RankedLists, m: Measure, sums: np.ndarray) -> np.ndarray:
     return fairness.bias(L.items, *_bias_cell(L, m), _text(m, "kind", "BD"), sums)
 
 
-_r(MeasureDef(
-    "BiasDisparity", _not_per_query,
-    _FAIR + "bias disparity of one (user group, item category) cell (Tsintzou et al.; Elliot BiasDisparityBR/BS/BD): "
-    "BR = the category's share of the group's top-k items over its share of the catalogue, BS the same over the "
-    "group's training items, BD = (BR - BS) / BS. A system measure with a target: 0 for BD (no amplified bias, "
-    "signed), 1 for BR and BS (the category's share equals its share of the catalogue); closer is better.",
-    cutoff="required", system=_always, higher_is_better=False,
-    target=lambda m: 0.0 if _text(m, "kind", "BD") == "BD" else 1.0,
-    needs=lambda m: frozenset({"train", "items", "user_groups", f"column:{m.param('group')}"}),
-    params=(_GROUP,
-            ParamInfo("category", "label", None, "the item category: a value (number or label) of the group column",
-                      required=True),
+_r(
+    MeasureDef(
+        "BiasDisparity",
+        _not_per_query,
+        _FAIR + "bias disparity of one (user group, item category) cell (Tsintzou et al.; Elliot BiasDisparityBR/BS/BD): "
+        "BR = the category's share of the group's top-k items over its share of the catalogue, BS the same over the "
+        "group's training items, BD = (BR - BS) / BS. A system measure with a target: 0 for BD (no amplified bias, "
+        "signed), 1 for BR and BS (the category's share equals its share of the catalogue); closer is better.",
+        cutoff="required",
+        system=_always,
+        higher_is_better=False,
+        target=lambda m: 0.0 if _text(m, "kind", "BD") == "BD" else 1.0,
+        needs=lambda m: frozenset({"train", "items", "user_groups", f"column:{m.param('group')}"}),
+        params=(
+            _GROUP,
+            ParamInfo(
+                "category", "label", None, "the item category: a value (number or label) of the group column", required=True
+            ),
             ParamInfo("user_group", "text", None, "the user group: a segment name", required=True),
-            ParamInfo("kind", "text", "BD", "BD (disparity), BR (bias in the recommendations), BS (in the training data)",
-                      ("BD", "BR", "BS"))),
-    parts=_bias_parts, finish=_bias_finish, citation="Tsintzou, Pitoura & Tsaparas, RMSE workshop at RecSys 2019",
-))  # fmt: skip
+            ParamInfo(
+                "kind",
+                "text",
+                "BD",
+                "BD (disparity), BR (bias in the recommendations), BS (in the training data)",
+                ("BD", "BR", "BS"),
+            ),
+        ),
+        parts=_bias_parts,
+        finish=_bias_finish,
+        citation="Tsintzou, Pitoura & Tsaparas, RMSE workshop at RecSys 2019",
+    )
+)
 
 
 # Intent-aware diversity (issue 26): ndeval's measures, spelt as ir_measures spells them ------------------
-_ALPHA = ParamInfo("alpha", "number", 0.5, "redundancy penalty: each earlier document of a subtopic multiplies its "
-                   "gain by 1 - alpha")
+_ALPHA = ParamInfo(
+    "alpha", "number", 0.5, "redundancy penalty: each earlier document of a subtopic multiplies its gain by 1 - alpha"
+)
 _BETA = ParamInfo("beta", "number", 0.5, "patience of NRBP's user: the weight of rank r is beta^(r - 1)")
 _RANK1 = ParamInfo(
-    "rank1", "text", "fixed",
-    "fixed: normalised at rank 1 like every rank; ndeval: ndeval's raw gain at k = 1 (its bug)", ("fixed", "ndeval"),
-)  # fmt: skip
+    "rank1",
+    "text",
+    "fixed",
+    "fixed: normalised at rank 1 like every rank; ndeval: ndeval's raw gain at k = 1 (its bug)",
+    ("fixed", "ndeval"),
+)
 _IA = "intent-aware: "
 _IA_CITE = "Clarke et al., SIGIR 2008; ICTIR 2009; ndeval (TREC Web track)"
 
@@ -1325,76 +1590,148 @@ def _cut(m: Measure) -> int:
     return m.cutoff
 
 
-_r(MeasureDef(
-    "alpha_nDCG", lambda L, m: intent.alpha_ndcg(L, _cut(m), _num(m, "alpha", 0.5)),
-    _IA + "alpha-nDCG@k: the novelty-discounted DCG (gain sum over the document's subtopics of (1 - alpha)^(earlier "
-    "documents of that subtopic), 1/log2(rank + 1)) over that of ndeval's greedy ideal ranking (ndeval alpha-nDCG).",
-    cutoff="required", params=(_ALPHA,), intent_aware=True, citation=_IA_CITE, default_cutoffs=(5, 10, 20),
-))  # fmt: skip
-_r(MeasureDef(
-    "alpha_DCG", lambda L, m: intent.alpha_dcg(L, _cut(m), _num(m, "alpha", 0.5), _text(m, "rank1", "fixed")),
-    _IA + "alpha-DCG@k over the ideal-ideal: every subtopic covered at every rank, S (1 - alpha)^(r - 1) (ndeval "
-    "alpha-DCG, collection-independent).",
-    cutoff="required", params=(_ALPHA, _RANK1), intent_aware=True, citation=_IA_CITE, default_cutoffs=(5, 10, 20),
-))  # fmt: skip
-_r(MeasureDef(
-    "ERR_IA", lambda L, m: intent.err_ia(L, _cut(m), _num(m, "alpha", 0.5), _text(m, "rank1", "fixed")),
-    _IA + "ERR-IA@k: the novelty-discounted gains with discount 1/rank over the ideal-ideal's (ndeval ERR-IA).",
-    cutoff="required", params=(_ALPHA, _RANK1), intent_aware=True, citation="Chapelle et al., CIKM 2009; ndeval",
-    default_cutoffs=(5, 10, 20),
-))  # fmt: skip
-_r(MeasureDef(
-    "nERR_IA", lambda L, m: intent.nerr_ia(L, _cut(m), _num(m, "alpha", 0.5)),
-    _IA + "nERR-IA@k: ERR-IA over that of the greedy ideal ranking (ndeval nERR-IA).",
-    cutoff="required", params=(_ALPHA,), intent_aware=True, citation="Chapelle et al., CIKM 2009; ndeval",
-    default_cutoffs=(5, 10, 20),
-))  # fmt: skip
-_r(MeasureDef(
-    "NRBP", lambda L, m: intent.nrbp(L, _num(m, "alpha", 0.5), _num(m, "beta", 0.5), False),
-    _IA + "novelty- and rank-biased precision over the whole list: (1 - (1 - alpha) beta) / S x sum of gain(r) "
-    "beta^(r - 1) (ndeval NRBP).",
-    params=(_ALPHA, _BETA), intent_aware=True, citation=_IA_CITE,
-))  # fmt: skip
-_r(MeasureDef(
-    "nNRBP", lambda L, m: intent.nrbp(L, _num(m, "alpha", 0.5), _num(m, "beta", 0.5), True, m.param("empty") == "nan"),
-    _IA + "NRBP over that of the greedy ideal ranking (ndeval nNRBP; 0, not ndeval's NaN, without a relevant subtopic: "
-    "empty=nan gives ndeval's, and such a query is left out of the mean).",
-    params=(_ALPHA, _BETA, ParamInfo("empty", "text", "zero", "a query without a relevant subtopic: zero, or nan "
-                                     "(ndeval: 0 / 0)", ("zero", "nan"))),
-    intent_aware=True, undefined_skipped=True, citation=_IA_CITE,
-))  # fmt: skip
-_r(MeasureDef(
-    "P_IA", lambda L, m: intent.precision_ia(L, _cut(m)),
-    _IA + "intent-aware precision@k: (document, subtopic) relevant pairs in the top k over k x S (ndeval P-IA).",
-    cutoff="required", intent_aware=True, citation="Agrawal et al., WSDM 2009; ndeval", default_cutoffs=(5, 10, 20),
-))  # fmt: skip
-_r(MeasureDef(
-    "StRecall", lambda L, m: intent.subtopic_recall(L, _cut(m)),
-    _IA + "subtopic recall@k: the subtopics covered by the top k over S (ndeval strec).",
-    cutoff="required", intent_aware=True, citation="Zhai, Cohen & Lafferty, SIGIR 2003; ndeval",
-    default_cutoffs=(5, 10, 20),
-))  # fmt: skip
-_r(MeasureDef(
-    "AP_IA", lambda L, m: intent.ap_ia(L),
-    _IA + "intent-aware average precision: each subtopic's AP over the whole list, averaged over the S subtopics "
-    "(ndeval MAP-IA).",
-    intent_aware=True, citation="Agrawal et al., WSDM 2009; ndeval",
-))  # fmt: skip
+_r(
+    MeasureDef(
+        "alpha_nDCG",
+        lambda L, m: intent.alpha_ndcg(L, _cut(m), _num(m, "alpha", 0.5)),
+        _IA + "alpha-nDCG@k: the novelty-discounted DCG (gain sum over the document's subtopics of (1 - alpha)^(earlier "
+        "documents of that subtopic), 1/log2(rank + 1)) over that of ndeval's greedy ideal ranking (ndeval alpha-nDCG).",
+        cutoff="required",
+        params=(_ALPHA,),
+        intent_aware=True,
+        citation=_IA_CITE,
+        default_cutoffs=(5, 10, 20),
+    )
+)
+_r(
+    MeasureDef(
+        "alpha_DCG",
+        lambda L, m: intent.alpha_dcg(L, _cut(m), _num(m, "alpha", 0.5), _text(m, "rank1", "fixed")),
+        _IA + "alpha-DCG@k over the ideal-ideal: every subtopic covered at every rank, S (1 - alpha)^(r - 1) (ndeval "
+        "alpha-DCG, collection-independent).",
+        cutoff="required",
+        params=(_ALPHA, _RANK1),
+        intent_aware=True,
+        citation=_IA_CITE,
+        default_cutoffs=(5, 10, 20),
+    )
+)
+_r(
+    MeasureDef(
+        "ERR_IA",
+        lambda L, m: intent.err_ia(L, _cut(m), _num(m, "alpha", 0.5), _text(m, "rank1", "fixed")),
+        _IA + "ERR-IA@k: the novelty-discounted gains with discount 1/rank over the ideal-ideal's (ndeval ERR-IA).",
+        cutoff="required",
+        params=(_ALPHA, _RANK1),
+        intent_aware=True,
+        citation="Chapelle et al., CIKM 2009; ndeval",
+        default_cutoffs=(5, 10, 20),
+    )
+)
+_r(
+    MeasureDef(
+        "nERR_IA",
+        lambda L, m: intent.nerr_ia(L, _cut(m), _num(m, "alpha", 0.5)),
+        _IA + "nERR-IA@k: ERR-IA over that of the greedy ideal ranking (ndeval nERR-IA).",
+        cutoff="required",
+        params=(_ALPHA,),
+        intent_aware=True,
+        citation="Chapelle et al., CIKM 2009; ndeval",
+        default_cutoffs=(5, 10, 20),
+    )
+)
+_r(
+    MeasureDef(
+        "NRBP",
+        lambda L, m: intent.nrbp(L, _num(m, "alpha", 0.5), _num(m, "beta", 0.5), False),
+        _IA + "novelty- and rank-biased precision over the whole list: (1 - (1 - alpha) beta) / S x sum of gain(r) "
+        "beta^(r - 1) (ndeval NRBP).",
+        params=(_ALPHA, _BETA),
+        intent_aware=True,
+        citation=_IA_CITE,
+    )
+)
+_r(
+    MeasureDef(
+        "nNRBP",
+        lambda L, m: intent.nrbp(L, _num(m, "alpha", 0.5), _num(m, "beta", 0.5), True, m.param("empty") == "nan"),
+        _IA + "NRBP over that of the greedy ideal ranking (ndeval nNRBP; 0, not ndeval's NaN, without a relevant subtopic: "
+        "empty=nan gives ndeval's, and such a query is left out of the mean).",
+        params=(
+            _ALPHA,
+            _BETA,
+            ParamInfo(
+                "empty", "text", "zero", "a query without a relevant subtopic: zero, or nan (ndeval: 0 / 0)", ("zero", "nan")
+            ),
+        ),
+        intent_aware=True,
+        undefined_skipped=True,
+        citation=_IA_CITE,
+    )
+)
+_r(
+    MeasureDef(
+        "P_IA",
+        lambda L, m: intent.precision_ia(L, _cut(m)),
+        _IA + "intent-aware precision@k: (document, subtopic) relevant pairs in the top k over k x S (ndeval P-IA).",
+        cutoff="required",
+        intent_aware=True,
+        citation="Agrawal et al., WSDM 2009; ndeval",
+        default_cutoffs=(5, 10, 20),
+    )
+)
+_r(
+    MeasureDef(
+        "StRecall",
+        lambda L, m: intent.subtopic_recall(L, _cut(m)),
+        _IA + "subtopic recall@k: the subtopics covered by the top k over S (ndeval strec).",
+        cutoff="required",
+        intent_aware=True,
+        citation="Zhai, Cohen & Lafferty, SIGIR 2003; ndeval",
+        default_cutoffs=(5, 10, 20),
+    )
+)
+_r(
+    MeasureDef(
+        "AP_IA",
+        lambda L, m: intent.ap_ia(L),
+        _IA + "intent-aware average precision: each subtopic's AP over the whole list, averaged over the S subtopics "
+        "(ndeval MAP-IA).",
+        intent_aware=True,
+        citation="Agrawal et al., WSDM 2009; ndeval",
+    )
+)
 
 
 # ---- expected exposure of stochastic rankings (Diaz et al.; expeval) ---------------------------------------------------
 from harness.kernels import exposure as ee  # noqa: E402  (grouped with its entries)
 
 _EE_PARAMS = (
-    ParamInfo("model", "text", "gerr", "user model: gerr (patience p, a relevant document satisfies with chance u) or "
-              "rbp (patience p)", ("gerr", "rbp")),
+    ParamInfo(
+        "model",
+        "text",
+        "gerr",
+        "user model: gerr (patience p, a relevant document satisfies with chance u) or rbp (patience p)",
+        ("gerr", "rbp"),
+    ),
     ParamInfo("p", "number", 0.5, "the user's patience: the chance to go on to the next rank"),
     ParamInfo("u", "number", 0.5, "gerr: the chance a relevant document satisfies the user"),
-    ParamInfo("target", "text", "relevant", "relevant: the target exposure covers the relevant documents; judged: every "
-              "judged one (expeval -C)", ("relevant", "judged")),
+    ParamInfo(
+        "target",
+        "text",
+        "relevant",
+        "relevant: the target exposure covers the relevant documents; judged: every judged one (expeval -C)",
+        ("relevant", "judged"),
+    ),
     ParamInfo("norm", "text", "raw", "raw, or expeval: (x - lb) / (ub - lb) with expeval's bounds", ("raw", "expeval")),
-    ParamInfo("compat", "text", "harness", "harness: a query the run misses has no exposure; expeval: expeval's values "
-              "there (its bounds) and its inf for an all-zero exposure vector", ("harness", "expeval")),
+    ParamInfo(
+        "compat",
+        "text",
+        "harness",
+        "harness: a query the run misses has no exposure; expeval: expeval's values "
+        "there (its bounds) and its inf for an all-zero exposure vector",
+        ("harness", "expeval"),
+    ),
 )
 
 
@@ -1408,32 +1745,70 @@ def _ee(name: str) -> Callable[[RankedLists, Measure], np.ndarray]:
     """The kernel of one of expeval's measures (``EE-L``, ...): its column of the three, computed together."""
 
     def kernel(L: RankedLists, m: Measure) -> np.ndarray:
-        values = ee.per_query(L, _text(m, "model", "gerr"), _num(m, "p", 0.5), _num(m, "u", 0.5),
-                              m.param("target") == "judged", m.param("norm") == "expeval",
-                              m.param("compat") == "expeval")  # fmt: skip
+        values = ee.per_query(
+            L,
+            _text(m, "model", "gerr"),
+            _num(m, "p", 0.5),
+            _num(m, "u", 0.5),
+            m.param("target") == "judged",
+            m.param("norm") == "expeval",
+            m.param("compat") == "expeval",
+        )
         return values[:, ee.MEASURES.index(name)]
 
     return kernel
 
 
-_EE = ("expected exposure (Diaz et al.): a stochastic run's sampled rankings (its sample column; one ranking per query "
-       "without one) give each document its exposure averaged over the samples, e; the target e* shares each relevance "
-       "level's exposure equally among its documents. ")
+_EE = (
+    "expected exposure (Diaz et al.): a stochastic run's sampled rankings (its sample column; one ranking per query "
+    "without one) give each document its exposure averaged over the samples, e; the target e* shares each relevance "
+    "level's exposure equally among its documents. "
+)
 _EE_CITATION = "Diaz, Mitra, Ekstrand, Biega & Carterette, CIKM 2020; expeval (TREC Fair Ranking)"
 for _name, _higher, _meaning in (
     ("EE_L", False, "EE-L = ||e - e*||^2, the expected exposure loss; 0 when every document gets its deserved exposure."),
     ("EE_D", False, "EE-D = ||e||^2, the disparity: lower when the exposure is spread more equally."),
     ("EE_R", True, "EE-R = e . e*, the relevance: higher when the exposure goes where it is deserved."),
 ):
-    _r(MeasureDef(_name, _ee(_name.replace("_", "-")), _EE + _meaning, params=_EE_PARAMS, validate=_ee_check,
-                  higher_is_better=_higher, undefined_skipped=True, reads_samples=True, citation=_EE_CITATION))
+    _r(
+        MeasureDef(
+            _name,
+            _ee(_name.replace("_", "-")),
+            _EE + _meaning,
+            params=_EE_PARAMS,
+            validate=_ee_check,
+            higher_is_better=_higher,
+            undefined_skipped=True,
+            reads_samples=True,
+            citation=_EE_CITATION,
+        )
+    )
 del _name, _higher, _meaning
 
 
 # Measures whose per-query value is a proportion, in [0, 1] whatever the run and judgments (trec_eval's definitions):
 # the range a release guard's betting bound holds in. Others have no range the registry vouches for.
-UNIT_INTERVAL = ("AP", "P", "R", "Success", "F", "Rprec", "SetP", "SetR", "SetAP", "SetF", "RR", "Bpref", "IPrec",
-                 "IPrecAvg", "nDCG", "ERR", "Judged", "TailShare", "APLT")  # fmt: skip
+UNIT_INTERVAL = (
+    "AP",
+    "P",
+    "R",
+    "Success",
+    "F",
+    "Rprec",
+    "SetP",
+    "SetR",
+    "SetAP",
+    "SetF",
+    "RR",
+    "Bpref",
+    "IPrec",
+    "IPrecAvg",
+    "nDCG",
+    "ERR",
+    "Judged",
+    "TailShare",
+    "APLT",
+)
 for _name in UNIT_INTERVAL:
     REGISTRY.replace(_name, value_range=(0.0, 1.0))
 del _name
@@ -1441,15 +1816,28 @@ del _name
 # [0, 1]; counts, entropies, spreads and mean absolute differences >= 0; Coverage >= 0 only (items recommended outside
 # the catalogue count, so it can pass 1); BiasDisparity's BD = (BR - BS) / BS >= -1
 _INF = float("inf")
+
+
 def _coverage_bounds(m: Measure) -> tuple[float, float]:
     """Over the catalogue only its items count (at most 1); over the training items others count too (no bound)."""
     return (0.0, 1.0) if _text(m, "catalog", "train") == "items" else (0.0, _INF)
 
 
-SYSTEM_BOUNDS = {"Coverage": _coverage_bounds, "Gini": (0.0, 1.0), "ExposureGini": (0.0, 1.0), "ExposureShare": (0.0, 1.0),
-                 "RecItems": (0.0, _INF), "Entropy": (0.0, _INF), "RSP": (0.0, _INF), "REO": (0.0, _INF),
-                 "PopRSP": (0.0, _INF), "PopREO": (0.0, _INF), "ItemMAD": (0.0, _INF), "UserMAD": (0.0, _INF),
-                 "BiasDisparity": (-1.0, _INF)}  # fmt: skip
+SYSTEM_BOUNDS = {
+    "Coverage": _coverage_bounds,
+    "Gini": (0.0, 1.0),
+    "ExposureGini": (0.0, 1.0),
+    "ExposureShare": (0.0, 1.0),
+    "RecItems": (0.0, _INF),
+    "Entropy": (0.0, _INF),
+    "RSP": (0.0, _INF),
+    "REO": (0.0, _INF),
+    "PopRSP": (0.0, _INF),
+    "PopREO": (0.0, _INF),
+    "ItemMAD": (0.0, _INF),
+    "UserMAD": (0.0, _INF),
+    "BiasDisparity": (-1.0, _INF),
+}
 for _name, _bounds in SYSTEM_BOUNDS.items():
     REGISTRY.replace(_name, system_bounds=_bounds if callable(_bounds) else lambda m, b=_bounds: b)
 del _name, _bounds

@@ -18,8 +18,14 @@ if TYPE_CHECKING:
     from harness.pipeline.plan import plan_from_results
 
 # each name from its module, loaded when first asked for: `harness eval` needs files.py, not a config's whole pipeline
-_HOMES = {"Outcome": "experiment", "run_experiment": "experiment", "validate_experiment": "experiment",
-          "FileInputs": "files", "evaluate_files": "files", "plan_from_results": "plan"}  # fmt: skip
+_HOMES = {
+    "Outcome": "experiment",
+    "run_experiment": "experiment",
+    "validate_experiment": "experiment",
+    "FileInputs": "files",
+    "evaluate_files": "files",
+    "plan_from_results": "plan",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -25,8 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._version import __version__
 from harness._atomic import sha256_path, size_of
+from harness._version import __version__
 from harness.comparison.compare import CompareSettings, compare, count_blocks, system_summary
 from harness.comparison.rows import Comparisons
 from harness.comparison.versions import is_seeded, runs_by_system, version_summary, versions
@@ -129,8 +129,9 @@ def _load_segments(dataset: Dataset) -> dict[str, str]:
     return read_table_columns(spec.path, spec.query_column, spec.segment_column)
 
 
-def _evaluator(experiment: Experiment, dataset: Dataset, measures: tuple[Measure, ...], progress: Progress,
-               judgments: bool = True) -> Evaluator:  # fmt: skip
+def _evaluator(
+    experiment: Experiment, dataset: Dataset, measures: tuple[Measure, ...], progress: Progress, judgments: bool = True
+) -> Evaluator:
     """The dataset's judgments (and training data, catalogue), prepared once, under the experiment's conventions.
     ``judgments=False``: without them (the Dask workers read them), unless the items' context needs them."""
 
@@ -185,13 +186,19 @@ def check_guard_segments(experiment: Experiment) -> None:
                 inside = "inside each segment" if guard.segment == "each" else f"inside segment {guard.segment!r}"
                 raise ConfigError(
                     f"{guard.measure} is a measure {between}, and the user groups are the segments: {inside} "
-                    "there is no other group, so it has no value there", path=experiment.source,
-                    line=guard.line, hint="guard it over every user (remove segment:), where it compares the groups",
-                )  # fmt: skip
+                    "there is no other group, so it has no value there",
+                    path=experiment.source,
+                    line=guard.line,
+                    hint="guard it over every user (remove segment:), where it compares the groups",
+                )
         if guard.segment == "each":  # a guard per segment of each dataset: they must have segments
             if not any(d.segments is not None for d in experiment.datasets if guard.dataset in (None, d.name)):
-                raise ConfigError("segment: each needs segments", path=experiment.source, line=guard.line,
-                                  hint="add segments: to the dataset, or name one segment")  # fmt: skip
+                raise ConfigError(
+                    "segment: each needs segments",
+                    path=experiment.source,
+                    line=guard.line,
+                    hint="add segments: to the dataset, or name one segment",
+                )
             continue
         datasets = [experiment.dataset(guard.dataset)] if guard.dataset else list(experiment.datasets)
         known = sorted({s for d in datasets if d.segments is not None for s in _load_segments(d).values()})
@@ -223,8 +230,9 @@ def pin_models(experiment: Experiment, progress: Progress = _quiet) -> Experimen
         if system.previous is not None and system.previous.model is not None:
             uri = destination(system.previous.uri, None, experiment.output).uri
             progress(f"resolving {system.previous.model.uri} (system {system.name}) at {uri}")
-            system = dataclasses.replace(system, previous=dataclasses.replace(
-                system.previous, model=resolve_model(system.previous.model, uri)))  # fmt: skip
+            system = dataclasses.replace(
+                system, previous=dataclasses.replace(system.previous, model=resolve_model(system.previous.model, uri))
+            )
         systems.append(system)
     return dataclasses.replace(experiment, systems=tuple(systems))
 
@@ -242,16 +250,21 @@ def _evaluated(experiment: Experiment, progress: Progress) -> list[RunResult]:
     The config's guards are checked by the callers, before any work (:func:`check_guard_segments`)."""
     results: list[RunResult] = []
     earlier: dict[str, Earlier] = {}
-    total = sum(1 if s.previous is not None else len(s.runs_of(d.name)) for d in experiment.datasets
-                for s in experiment.systems)  # fmt: skip
+    total = sum(1 if s.previous is not None else len(s.runs_of(d.name)) for d in experiment.datasets for s in experiment.systems)
     with open_engine(experiment.engine, progress) as engine, progress.task("evaluating", total) as advance:
         for dataset in experiment.datasets:
             results.extend(_evaluate_dataset(experiment, dataset, earlier, progress, advance, engine))
     return results
 
 
-def _evaluate_dataset(experiment: Experiment, dataset: Dataset, earlier: dict[str, Earlier], progress: Progress,
-                      advance: Callable[[], None], engine: Engine) -> list[RunResult]:  # fmt: skip
+def _evaluate_dataset(
+    experiment: Experiment,
+    dataset: Dataset,
+    earlier: dict[str, Earlier],
+    progress: Progress,
+    advance: Callable[[], None],
+    engine: Engine,
+) -> list[RunResult]:
     """Every system on one dataset, in the config's order: recomputed from its run by the engine, or reused."""
     results: list[RunResult] = []
     with_runs = tuple(run for s in experiment.systems for run in s.each_run(dataset.name))  # a system once per seed
@@ -302,9 +315,14 @@ def resolved_config(experiment: Experiment) -> dict[str, Any]:
     out["measures"] = [str(m) for m in experiment.measures]
     out["conventions"] = experiment.conventions.as_dict()
     out["systems"] = [
-        {"name": s.name, "description": s.description, "tags": dict(s.tags), "runs": {d: str(p) for d, p in s.runs},
-         **({"model": plain(s.model)} if s.model is not None else {}),
-         **({"previous": plain(s.previous)} if s.previous is not None else {})}
+        {
+            "name": s.name,
+            "description": s.description,
+            "tags": dict(s.tags),
+            "runs": {d: str(p) for d, p in s.runs},
+            **({"model": plain(s.model)} if s.model is not None else {}),
+            **({"previous": plain(s.previous)} if s.previous is not None else {}),
+        }
         for s in experiment.systems
     ]
     if experiment.report.release is not None:
@@ -327,8 +345,11 @@ def _input_files(experiment: Experiment) -> list[tuple[str, Path]]:
     for d in experiment.datasets:
         files.extend(compared_inputs(d))
     for s in experiment.systems:
-        files.extend((f"run:{s.name}:{d.name}" + (f":{run.run_label}" if run.run_label else ""), run.runs[0][1])
-                     for d in experiment.datasets for run in s.each_run(d.name))  # fmt: skip
+        files.extend(
+            (f"run:{s.name}:{d.name}" + (f":{run.run_label}" if run.run_label else ""), run.runs[0][1])
+            for d in experiment.datasets
+            for run in s.each_run(d.name)
+        )
         if s.previous is not None and s.previous.results is not None:
             files.append((f"previous:{s.name}", s.previous.results / "per_query.parquet"))
     return files
@@ -351,8 +372,13 @@ def hash_inputs(experiment: Experiment) -> tuple[threading.Thread, dict[Path, st
     return thread, digests
 
 
-def provenance(experiment: Experiment, results: list[RunResult], started: datetime, argv: list[str],
-               digests: Mapping[Path, str] | None = None) -> dict[str, Any]:  # fmt: skip
+def provenance(
+    experiment: Experiment,
+    results: list[RunResult],
+    started: datetime,
+    argv: list[str],
+    digests: Mapping[Path, str] | None = None,
+) -> dict[str, Any]:
     """What the results were computed from and how; ``digests``: the input files' sha256 where already known
     (:func:`hash_inputs`)."""
     files = _input_files(experiment)
@@ -363,8 +389,15 @@ def provenance(experiment: Experiment, results: list[RunResult], started: dateti
         return recorded_path(token, base, absolute) if os.path.isabs(token) else token
 
     return {
-        "inputs": [{"role": role, "path": recorded_path(p, base, absolute), "sha256": known.get(p) or sha256_path(p),
-                    "bytes": size_of(p)} for role, p in files],
+        "inputs": [
+            {
+                "role": role,
+                "path": recorded_path(p, base, absolute),
+                "sha256": known.get(p) or sha256_path(p),
+                "bytes": size_of(p),
+            }
+            for role, p in files
+        ],
         "rows": [
             {
                 "dataset": r.dataset,
@@ -389,8 +422,9 @@ def git_commit(folder: Path) -> str | None:
     """The commit checked out in the config's folder, when it is a git repository (recorded in provenance.json and
     tagged in MLflow)."""
     try:
-        done = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=5, check=False)  # fmt: skip
+        done = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
@@ -400,18 +434,33 @@ def _frames(results: list[RunResult], settings: CompareSettings | None = None) -
     import pandas as pd
 
     seeded = is_seeded(results)  # a system has several runs: the tables say which run (seed) a row is of
-    per_query = [per_query_rows(r.dataset, r.system, r.per_query.query_ids, r.segments, r.per_query.measures,
-                                r.per_query.values, r.seed if seeded else None)
-                 for r in results]  # fmt: skip
+    per_query = [
+        per_query_rows(
+            r.dataset,
+            r.system,
+            r.per_query.query_ids,
+            r.segments,
+            r.per_query.measures,
+            r.per_query.values,
+            r.seed if seeded else None,
+        )
+        for r in results
+    ]
     per_query_frame = pd.concat(per_query, ignore_index=True) if per_query else None
     settings = settings or CompareSettings()
     summary = pd.DataFrame(_summary_rows(results, settings, seeded))
     tail = [row for r in results for row in long_tail_rows(r)]
-    diagnostics = pd.DataFrame([{"dataset": r.dataset, "system": r.system, **({"seed": r.seed} if seeded else {}),
-                                 **r.diagnostics} for r in results])  # fmt: skip
+    diagnostics = pd.DataFrame(
+        [{"dataset": r.dataset, "system": r.system, **({"seed": r.seed} if seeded else {}), **r.diagnostics} for r in results]
+    )
     groups = [row for r in results for row in group_rows(r)]
-    return (per_query_frame, summary, diagnostics, (pd.DataFrame(tail) if tail else None),
-            (pd.DataFrame(groups) if groups else None))  # fmt: skip
+    return (
+        per_query_frame,
+        summary,
+        diagnostics,
+        (pd.DataFrame(tail) if tail else None),
+        (pd.DataFrame(groups) if groups else None),
+    )
 
 
 def _summary_rows(results: list[RunResult], settings: CompareSettings, seeded: bool) -> list[dict[str, Any]]:
@@ -421,8 +470,9 @@ def _summary_rows(results: list[RunResult], settings: CompareSettings, seeded: b
         return [row for r in results for row in (*summarize(r), *system_summary(r, settings))]
     out: list[dict[str, Any]] = []
     for runs in runs_by_system(results).values():
-        each = [{**row, "seed": r.seed or "all", "runs": 1}
-                for r in runs for row in (*summarize(r), *system_summary(r, settings))]  # fmt: skip
+        each = [
+            {**row, "seed": r.seed or "all", "runs": 1} for r in runs for row in (*summarize(r), *system_summary(r, settings))
+        ]
         if len(runs) == 1 and not runs[0].seed:
             out.extend(each)
         else:
@@ -430,8 +480,9 @@ def _summary_rows(results: list[RunResult], settings: CompareSettings, seeded: b
     return out
 
 
-def decide_gate(experiment: Experiment, results: list[RunResult], comparisons: Comparisons | None = None,
-                look: Look | None = None) -> Decision | None:  # fmt: skip
+def decide_gate(
+    experiment: Experiment, results: list[RunResult], comparisons: Comparisons | None = None, look: Look | None = None
+) -> Decision | None:
     """The release decision, from the results in memory; None when no release is configured."""
     if experiment.report.release is None:
         return None
@@ -456,18 +507,22 @@ def gate_look(experiment: Experiment) -> tuple[Look | None, str | None]:
             earlier += 1
             spent += float(gate.get("level") or gate.get("alpha") or experiment.stats.alpha)
     if release.looks == 1:
-        note = (f"this gate was decided {earlier} time(s) before in {_experiment_root(experiment)}, each at alpha: "
-                "re-running a one-look gate as users accrue is many looks at one alpha; release.looks plans them"
-                if earlier else None)  # fmt: skip
+        note = (
+            f"this gate was decided {earlier} time(s) before in {_experiment_root(experiment)}, each at alpha: "
+            "re-running a one-look gate as users accrue is many looks at one alpha; release.looks plans them"
+            if earlier
+            else None
+        )
         return None, note
     look = Look(earlier + 1, release.looks, spent)
     if not look.level(experiment.stats.alpha) > 0:
         raise ConfigError(
             f"the gate's alpha ({experiment.stats.alpha:g}) is spent: {earlier} earlier look(s) of it in "
             f"{_experiment_root(experiment)} used {spent:.3g} of it, and this would be look {look.number} of "
-            f"{release.looks} planned", path=experiment.source,
+            f"{release.looks} planned",
+            path=experiment.source,
             hint="a new decision needs a new gate (another experiment name or other guards); more looks would exceed alpha",
-        )  # fmt: skip
+        )
     return look, None
 
 
@@ -483,8 +538,9 @@ def save_results(
 ) -> SavedResults:
     """The results as one value, written (atomically) under ``<output>/<experiment>/<timestamp>-<id>/``; ``digests``:
     the input files' sha256 where already known (:func:`hash_inputs`)."""
-    per_query, summary, diagnostics, long_tail, groups = frames if frames is not None else \
-        _frames(results, compare_settings(experiment))  # fmt: skip
+    per_query, summary, diagnostics, long_tail, groups = (
+        frames if frames is not None else _frames(results, compare_settings(experiment))
+    )
     saved = SavedResults(
         folder=Path(),
         config=resolved_config(experiment),
@@ -522,9 +578,17 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
                 thread.join()  # never left running while the process exits
 
 
-def _run(experiment: Experiment, progress: Progress, argv: list[str] | None, started: datetime, look: Look | None,
-         look_note: str | None, warming: threading.Thread | None, hashing: threading.Thread,
-         digests: dict[Path, str]) -> Outcome:  # fmt: skip
+def _run(
+    experiment: Experiment,
+    progress: Progress,
+    argv: list[str] | None,
+    started: datetime,
+    look: Look | None,
+    look_note: str | None,
+    warming: threading.Thread | None,
+    hashing: threading.Thread,
+    digests: dict[Path, str],
+) -> Outcome:
     """:func:`run_experiment` once its inputs are checked: the stages in order (``warming`` and ``hashing``: the
     threads importing MLflow and filling ``digests``, joined before their work is used)."""
     t0 = time.perf_counter()
@@ -536,19 +600,29 @@ def _run(experiment: Experiment, progress: Progress, argv: list[str] | None, sta
     progress("writing results")
     hashing.join()
     try:
-        saved: SavedResults | None = save_results(experiment, results, comparisons, started,
-                                                  argv if argv is not None else sys.argv, verdict, frames,
-                                                  digests)  # fmt: skip
+        saved: SavedResults | None = save_results(
+            experiment, results, comparisons, started, argv if argv is not None else sys.argv, verdict, frames, digests
+        )
         written_error = None
     except ResultsNotWritten as exc:  # the verdict was reached: it is still told, and still decides the exit code
         saved, written_error = None, str(exc)
-    outcome = Outcome(results_dir=None if saved is None else saved.folder, results=saved, results_error=written_error,
-                      warnings=(*experiment.notes, *([look_note] if look_note else [])))  # fmt: skip
+    outcome = Outcome(
+        results_dir=None if saved is None else saved.folder,
+        results=saved,
+        results_error=written_error,
+        warnings=(*experiment.notes, *([look_note] if look_note else [])),
+    )
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
-        outcome = replace(outcome, gate=verdict.outcome,  # gate.json's words: PASS, FAIL, INCONCLUSIVE
-                          gate_verdict=verdict.verdict, gate_line=verdict.line(), gate_errors=verdict.errors,
-                          gate_controls=verdict.controls, gate_alpha=verdict.alpha,
-                          gate_approximate=verdict.approximate)  # fmt: skip
+        outcome = replace(
+            outcome,
+            gate=verdict.outcome,  # gate.json's words: PASS, FAIL, INCONCLUSIVE
+            gate_verdict=verdict.verdict,
+            gate_line=verdict.line(),
+            gate_errors=verdict.errors,
+            gate_controls=verdict.controls,
+            gate_alpha=verdict.alpha,
+            gate_approximate=verdict.approximate,
+        )
     if saved is None:
         return outcome
     # Results are on disk: nothing after this point can lose them, and an interruption (Ctrl-C) from here on stops the
@@ -562,9 +636,15 @@ def _run(experiment: Experiment, progress: Progress, argv: list[str] | None, sta
                 tracked = track_results(saved, tracking_destination(experiment), progress=progress)
                 saved = write_tracking(saved, tracked.as_dict())
                 server = tracked.tracking_uri if tracked.url is not None else UI_ADDRESS  # a local store: as mlflow ui serves
-                outcome = replace(outcome, results=saved, tracking_notes=tracked.notes, tracking_uri=tracked.tracking_uri,
-                                  mlflow_run_id=tracked.run_id, mlflow_url=tracked.url,
-                                  mlflow_runs_url=runs_table_url(server, tracked.experiment_id, tracked.view))  # fmt: skip
+                outcome = replace(
+                    outcome,
+                    results=saved,
+                    tracking_notes=tracked.notes,
+                    tracking_uri=tracked.tracking_uri,
+                    mlflow_run_id=tracked.run_id,
+                    mlflow_url=tracked.url,
+                    mlflow_runs_url=runs_table_url(server, tracked.experiment_id, tracked.view),
+                )
             except TrackingError as exc:
                 outcome = replace(outcome, tracking_error=str(exc))
         if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
@@ -577,11 +657,17 @@ def _run(experiment: Experiment, progress: Progress, argv: list[str] | None, sta
     except KeyboardInterrupt:
         outcome = replace(outcome, interrupted=True)
         if experiment.tracking.enabled and outcome.mlflow_run_id is None and outcome.tracking_error is None:
-            outcome = replace(outcome, cut_short=outcome.cut_short | {"tracking"}, tracking_error=(
-                f"interrupted before the results were logged; log them with: harness track {saved.folder}"))
+            outcome = replace(
+                outcome,
+                cut_short=outcome.cut_short | {"tracking"},
+                tracking_error=(f"interrupted before the results were logged; log them with: harness track {saved.folder}"),
+            )
         if experiment.report.enabled and outcome.report is None and outcome.report_error is None:
-            outcome = replace(outcome, cut_short=outcome.cut_short | {"report"}, report_error=(
-                f"interrupted before the report was rendered; render it with: harness report {saved.folder}"))
+            outcome = replace(
+                outcome,
+                cut_short=outcome.cut_short | {"report"},
+                report_error=(f"interrupted before the report was rendered; render it with: harness report {saved.folder}"),
+            )
     return outcome
 
 
@@ -605,8 +691,11 @@ def _report(saved: SavedResults, outcome: Outcome, progress: Progress) -> Outcom
 
 def compare_settings(experiment: Experiment) -> CompareSettings:
     release = experiment.report.release
-    return CompareSettings(**dataclasses.asdict(experiment.stats), baseline=experiment.baseline,
-                           extra_pairs=((release.production, release.candidate),) if release else ())  # fmt: skip
+    return CompareSettings(
+        **dataclasses.asdict(experiment.stats),
+        baseline=experiment.baseline,
+        extra_pairs=((release.production, release.candidate),) if release else (),
+    )
 
 
 def comparison_tables(experiment: Experiment, results: list[RunResult], progress: Progress = _quiet) -> Comparisons:
@@ -660,9 +749,16 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
                 reused = previous_result(experiment, dataset, system, load_previous(experiment, system, earlier), segments)
                 for one in reused:
                     n = len(one.per_query.query_ids)
-                    entry["runs"].append({"system": system.name, **({"seed": one.seed} if one.seed else {}), "rows": 0,
-                                          "queries": n, "judged_queries_retrieved": n,
-                                          "reused_from": describe_previous(system.previous)})  # fmt: skip
+                    entry["runs"].append(
+                        {
+                            "system": system.name,
+                            **({"seed": one.seed} if one.seed else {}),
+                            "rows": 0,
+                            "queries": n,
+                            "judged_queries_retrieved": n,
+                            "reused_from": describe_previous(system.previous),
+                        }
+                    )
         report["datasets"].append(entry)
     return report
 

@@ -54,8 +54,9 @@ class FileInputs:
         return [name or path.name for name, path in self.runs]
 
 
-def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, relstring_lengths: tuple[int, ...] = (),
-                   progress: Progress = SILENT) -> list[EvaluatedRun]:  # fmt: skip
+def evaluate_files(
+    inputs: FileInputs, measures: tuple[Measure, ...], *, relstring_lengths: tuple[int, ...] = (), progress: Progress = SILENT
+) -> list[EvaluatedRun]:
     """Every run of ``inputs`` evaluated on ``measures``, in order, by the engine ``inputs.engine`` names; every input is
     read and checked before any value is computed."""
     labels = inputs.labels()
@@ -65,16 +66,28 @@ def evaluate_files(inputs: FileInputs, measures: tuple[Measure, ...], *, relstri
     for _, path in inputs.runs:
         check_exists(path, "run", folder_ok=True)
     with open_engine(inputs.engine, progress) as engine:
-        needs_judgments = engine.reads_judgments or builds_item_context(measures, inputs.train is not None,
-                                                                         inputs.items is not None)  # fmt: skip
+        needs_judgments = engine.reads_judgments or builds_item_context(
+            measures, inputs.train is not None, inputs.items is not None
+        )
         # without them here, the engine's workers read them
         needs_judgments = needs_judgments or inputs.qrels_format == "ndeval"
-        judgments = load_qrels(inputs.qrels, inputs.qrels_columns, inputs.qrels_format) if needs_judgments \
-            else Qrels.from_records([], str(inputs.qrels))  # fmt: skip
+        judgments = (
+            load_qrels(inputs.qrels, inputs.qrels_columns, inputs.qrels_format)
+            if needs_judgments
+            else Qrels.from_records([], str(inputs.qrels))
+        )
         evaluator = _evaluator(inputs, measures, judgments)
         runs = tuple((label, given, path) for label, (given, path) in zip(labels, inputs.runs, strict=True))
-        work = FilesWork(evaluator, inputs.qrels, inputs.qrels_columns, judgments if needs_judgments else None, runs,
-                         inputs.run_columns, relstring_lengths, progress)  # fmt: skip
+        work = FilesWork(
+            evaluator,
+            inputs.qrels,
+            inputs.qrels_columns,
+            judgments if needs_judgments else None,
+            runs,
+            inputs.run_columns,
+            relstring_lengths,
+            progress,
+        )
         return engine.evaluate_files(work)
 
 
@@ -91,13 +104,17 @@ def _context(inputs: FileInputs) -> dict[str, Any]:
         train = read_train(inputs.train, inputs.train_columns["user"], inputs.train_columns["item"])
     if inputs.items is not None:
         items = read_items(inputs.items, inputs.items_id, groups=inputs.items_groups)
-    user_groups = None if inputs.segments is None else read_table_columns(
-        inputs.segments, inputs.segments_columns["query"], inputs.segments_columns["segment"])  # fmt: skip
+    user_groups = (
+        None
+        if inputs.segments is None
+        else read_table_columns(inputs.segments, inputs.segments_columns["query"], inputs.segments_columns["segment"])
+    )
     return {"train": train, "items": items, "user_groups": user_groups}
 
 
-def explain_files(inputs: FileInputs, measures: tuple[Measure, ...], target: float | None = None, tol: float = 5e-5,
-                  progress: Progress = SILENT) -> Any:  # fmt: skip
+def explain_files(
+    inputs: FileInputs, measures: tuple[Measure, ...], target: float | None = None, tol: float = 5e-5, progress: Progress = SILENT
+) -> Any:
     """``harness explain``: each peer's value of ``measures`` on the one run of ``inputs``
     (:func:`harness.evaluation.explain.explain`), or with ``target`` the settings that give it
     (:func:`~harness.evaluation.explain.match`); every input read and checked first."""

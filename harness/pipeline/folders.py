@@ -32,8 +32,8 @@ def track_folder(folder: str | Path, uri: str | None = None, experiment: str | N
             f"the folder was meant to be logged at {clipped(recorded)}, which harness does not take from a results folder",
             path=results.folder,
             hint=f"if you trust that address, name it: harness track {folder} --uri <URI> (or set MLFLOW_TRACKING_URI); "
-                 f"to log to the local store, --uri {to.uri}",
-        )  # fmt: skip
+            f"to log to the local store, --uri {to.uri}",
+        )
     tracked = track_results(results, to, experiment)
     write_tracking(results, tracked.as_dict())
     return tracked

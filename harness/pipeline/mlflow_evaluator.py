@@ -39,8 +39,21 @@ from harness.errors import ConfigError, InputFormatError
 DEFAULT_MEASURES = ("nDCG@10", "P@10", "R@10", "RR@10", "AP@10")
 MODEL_TYPE = "ranker"
 MODEL, BASELINE, DATASET = "model", "baseline", "data"  # the names the DataFrame's system, baseline and data take
-KEYS = ("config", "set", "query", "measures", "relevance_level", "profile", "conventions", "segments", "stats",
-        "baseline", "baseline_system", "guards", "dataset")  # fmt: skip
+KEYS = (
+    "config",
+    "set",
+    "query",
+    "measures",
+    "relevance_level",
+    "profile",
+    "conventions",
+    "segments",
+    "stats",
+    "baseline",
+    "baseline_system",
+    "guards",
+    "dataset",
+)
 
 
 class HarnessEvaluator(ModelEvaluator):
@@ -53,9 +66,20 @@ class HarnessEvaluator(ModelEvaluator):
         model type is evaluated by harness only when the config says so (``{"config": ...}``)."""
         return model_type == MODEL_TYPE or bool((evaluator_config or {}).get("config"))
 
-    def evaluate(self, *, model_type: str, dataset: Any, run_id: str, evaluator_config: dict[str, Any],
-                 model: Any = None, extra_metrics: Any = None, custom_artifacts: Any = None, predictions: Any = None,
-                 model_id: str | None = None, **kwargs: Any) -> EvaluationResult:  # fmt: skip
+    def evaluate(
+        self,
+        *,
+        model_type: str,
+        dataset: Any,
+        run_id: str,
+        evaluator_config: dict[str, Any],
+        model: Any = None,
+        extra_metrics: Any = None,
+        custom_artifacts: Any = None,
+        predictions: Any = None,
+        model_id: str | None = None,
+        **kwargs: Any,
+    ) -> EvaluationResult:
         import mlflow
 
         from harness.records.track import log_into_run
@@ -106,37 +130,58 @@ def write_experiment(dataset: Any, model: Any, options: Mapping[str, Any], folde
     features = dataset.features_data
     query = options.get("query") or (features.columns[0] if len(features.columns) else None)
     if query is None or query not in features.columns:
-        raise InputFormatError(f"no query column {query!r} in the evaluation data",
-                               hint='name it: evaluator_config={"query": "user_id"}')  # fmt: skip
+        raise InputFormatError(
+            f"no query column {query!r} in the evaluation data", hint='name it: evaluator_config={"query": "user_id"}'
+        )
     lists = dataset.predictions_data if dataset.predictions_data is not None else model.predict(features)
     targets = dataset.labels_data
     if targets is None:
         raise InputFormatError("the evaluation data has no targets", hint="mlflow.models.evaluate(..., targets=COLUMN)")
     queries = [str(q) for q in features[query].tolist()]
     judged = pd.DataFrame(
-        [(q, str(item), grade) for q, target in zip(queries, targets, strict=True)
-         for item, grade in (target.items() if isinstance(target, Mapping) else ((i, 1) for i in target))],
+        [
+            (q, str(item), grade)
+            for q, target in zip(queries, targets, strict=True)
+            for item, grade in (target.items() if isinstance(target, Mapping) else ((i, 1) for i in target))
+        ],
         columns=["query", "doc", "relevance"],
-    ).sort_values(["query", "doc"], kind="stable")  # fmt: skip
-    ranked = pd.DataFrame([(q, str(item), len(items) - rank) for q, items in zip(queries, lists, strict=True)
-                           for rank, item in enumerate(list(items))], columns=["query", "doc", "score"])  # fmt: skip
+    ).sort_values(["query", "doc"], kind="stable")
+    ranked = pd.DataFrame(
+        [
+            (q, str(item), len(items) - rank)
+            for q, items in zip(queries, lists, strict=True)
+            for rank, item in enumerate(list(items))
+        ],
+        columns=["query", "doc", "score"],
+    )
     judged.to_csv(folder / "qrels.csv", index=False)
     ranked.to_csv(folder / "run.csv", index=False)
     name = str(options.get("dataset") or DATASET)
-    spec: dict[str, Any] = {"name": name, "qrels": "qrels.csv", "format": "csv",
-                            "relevance_level": int(options.get("relevance_level", 1))}  # fmt: skip
+    spec: dict[str, Any] = {
+        "name": name,
+        "qrels": "qrels.csv",
+        "format": "csv",
+        "relevance_level": int(options.get("relevance_level", 1)),
+    }
     if options.get("segments"):
         column = str(options["segments"])
         if column not in features.columns:
-            raise InputFormatError(f"no segments column {column!r} in the evaluation data",
-                                   hint=f"name one of {', '.join(map(str, features.columns))}")  # fmt: skip
+            raise InputFormatError(
+                f"no segments column {column!r} in the evaluation data",
+                hint=f"name one of {', '.join(map(str, features.columns))}",
+            )
         segments = pd.DataFrame({"query": queries, "segment": features[column].astype(str).tolist()})
         segments.drop_duplicates().sort_values(["query"], kind="stable").to_csv(folder / "segments.csv", index=False)
         spec["segments"] = {"path": "segments.csv"}
     systems: list[dict[str, Any]] = [{"name": MODEL, "runs": {name: "run.csv"}}]
-    config: dict[str, Any] = {"experiment": "mlflow-evaluate", "datasets": [spec], "systems": systems,
-                              "measures": list(options.get("measures") or DEFAULT_MEASURES),
-                              "tracking": {"enabled": False, "uri": uri}, "report": {"enabled": True}}  # fmt: skip
+    config: dict[str, Any] = {
+        "experiment": "mlflow-evaluate",
+        "datasets": [spec],
+        "systems": systems,
+        "measures": list(options.get("measures") or DEFAULT_MEASURES),
+        "tracking": {"enabled": False, "uri": uri},
+        "report": {"enabled": True},
+    }
     for key in ("profile", "conventions", "stats"):
         if options.get(key) is not None:
             config[key] = options[key]
@@ -146,8 +191,10 @@ def write_experiment(dataset: Any, model: Any, options: Mapping[str, Any], folde
         if options.get("guards"):
             config["report"]["release"] = {"production": BASELINE, "candidate": MODEL, "guards": list(options["guards"])}
     elif options.get("guards"):
-        raise ConfigError("evaluator_config gives guards and no baseline to guard against",
-                          hint='add "baseline": "models:/NAME@ALIAS" (or runs:/RUN_ID, or a results folder)')  # fmt: skip
+        raise ConfigError(
+            "evaluator_config gives guards and no baseline to guard against",
+            hint='add "baseline": "models:/NAME@ALIAS" (or runs:/RUN_ID, or a results folder)',
+        )
     path = folder / "experiment.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path

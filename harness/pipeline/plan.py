@@ -56,22 +56,34 @@ class SeedsPlan:
 
     def lines(self, margin: float, alpha: float, target: float) -> list[str]:
         c = self.components
-        out = [f"components {self.source} ({self.seeds[0]} and {self.seeds[1]} runs, {self.users:,} users): seed sd "
-               f"{c.seed_sd:.3g}, system x user sd {c.interaction_sd:.3g}, residual sd {c.residual_sd:.3g}",
-               f"users to resolve {margin:g} between the versions at alpha {alpha:g} with {target:.0%} power:"]  # fmt: skip
+        out = [
+            f"components {self.source} ({self.seeds[0]} and {self.seeds[1]} runs, {self.users:,} users): seed sd "
+            f"{c.seed_sd:.3g}, system x user sd {c.interaction_sd:.3g}, residual sd {c.residual_sd:.3g}",
+            f"users to resolve {margin:g} between the versions at alpha {alpha:g} with {target:.0%} power:",
+        ]
         for p in self.plans:
-            out.append(f"  {p.seeds} runs each: " + (f"{p.users:,} users" if p.users is not None else
-                       f"no number of users (at most {p.power_at:.0%} power: the seeds' variance alone is too large; "
-                       "more seeds, not more users)"))  # fmt: skip
+            out.append(
+                f"  {p.seeds} runs each: "
+                + (
+                    f"{p.users:,} users"
+                    if p.users is not None
+                    else f"no number of users (at most {p.power_at:.0%} power: the seeds' variance alone is too large; "
+                    "more seeds, not more users)"
+                )
+            )
         return out
 
     def to_dict(self) -> dict[str, object]:
-        return {"components": asdict(self.components), "plans": [asdict(p) for p in self.plans], "source": self.source,
-                "seeds": list(self.seeds), "users": self.users}  # fmt: skip
+        return {
+            "components": asdict(self.components),
+            "plans": [asdict(p) for p in self.plans],
+            "source": self.source,
+            "seeds": list(self.seeds),
+            "users": self.users,
+        }
 
 
-def seeds_of(folder: str | Path | SavedResults, systems: Sequence[str] | None = None,
-             dataset: str | None = None) -> bool:  # fmt: skip
+def seeds_of(folder: str | Path | SavedResults, systems: Sequence[str] | None = None, dataset: str | None = None) -> bool:
     """Whether the folder holds several runs (seeds) of both systems planned (production and candidate by default)."""
     saved = folder if isinstance(folder, SavedResults) else read_results(folder)
     seeds = saved.seed_summary
@@ -82,26 +94,37 @@ def seeds_of(folder: str | Path | SavedResults, systems: Sequence[str] | None = 
     return all(mine[mine["system"] == s]["seed"].nunique() >= 2 for s in pair)
 
 
-def plan_seeds_from_results(folder: str | Path | SavedResults, measure: str, margin: float,
-                            systems: Sequence[str] | None = None, dataset: str | None = None, segment: str = "all",
-                            alpha: float = 0.05, target: float = 0.8,
-                            seeds: Sequence[int] = (2, 3, 5, 10)) -> SeedsPlan:  # fmt: skip
+def plan_seeds_from_results(
+    folder: str | Path | SavedResults,
+    measure: str,
+    margin: float,
+    systems: Sequence[str] | None = None,
+    dataset: str | None = None,
+    segment: str = "all",
+    alpha: float = 0.05,
+    target: float = 0.8,
+    seeds: Sequence[int] = (2, 3, 5, 10),
+) -> SeedsPlan:
     """The seeds and users a version comparison needs, from the components of two systems' runs in a results folder
     (users and seeds both random: :func:`~harness.stats.seeds.components`)."""
     saved = folder if isinstance(folder, SavedResults) else read_results(folder)
     pair = _pair(saved, systems)
     dataset, parsed = _dataset_and_measure(saved, dataset, measure)
     if REGISTRY.definition(parsed).aggregate != "mean" or REGISTRY.definition(parsed).is_system(parsed):
-        raise HarnessError(f"{measure} is not averaged over users: the version plan is for means",
-                           hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
+        raise HarnessError(
+            f"{measure} is not averaged over users: the version plan is for means",
+            hint="plan a measure averaged over users (nDCG, AP, P, R, ...)",
+        )
     tables = []
     for system in pair:
         rows = _rows_of(saved, dataset, system, parsed, segment)
         wide = rows.pivot_table(index="seed", columns="query_id", values="value", sort=True)
         if len(wide) < 2:
-            raise HarnessError(f"{system!r} has {len(wide)} run(s) on {dataset!r} in {saved.folder.name}: a version "
-                               "plan estimates the seeds' spread from 2 or more", hint="give several runs (seeds) of "
-                               "each system, or plan with --seed-sd, --interaction-sd and --residual-sd")  # fmt: skip
+            raise HarnessError(
+                f"{system!r} has {len(wide)} run(s) on {dataset!r} in {saved.folder.name}: a version "
+                "plan estimates the seeds' spread from 2 or more",
+                hint="give several runs (seeds) of each system, or plan with --seed-sd, --interaction-sd and --residual-sd",
+            )
         tables.append(wide)
     shared = tables[0].columns.intersection(tables[1].columns)
     a, b = (t[shared].to_numpy(dtype=np.float64) for t in tables)
@@ -109,8 +132,7 @@ def plan_seeds_from_results(folder: str | Path | SavedResults, measure: str, mar
     if finite.sum() < 2:
         raise HarnessError("fewer than 2 users with values in every run of both systems", hint="check the segment")
     found = components(a[:, finite], b[:, finite])
-    plans = tuple(version_plan(margin, found.seed_sd, found.interaction_sd, found.residual_sd, alpha, target,
-                               tuple(seeds)))  # fmt: skip
+    plans = tuple(version_plan(margin, found.seed_sd, found.interaction_sd, found.residual_sd, alpha, target, tuple(seeds)))
     where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
     return SeedsPlan(found, plans, f"estimated from {where} in {saved.folder.name}", (len(a), len(b)), int(finite.sum()))
 
@@ -121,9 +143,11 @@ def _rows_of(saved: SavedResults, dataset: str, system: str, measure: Measure, s
     if segment != "all":
         rows = rows[rows["segment"] == segment]
     if rows.empty:
-        raise HarnessError(f"no per-query values of {system!r} for {measure} on {dataset!r}"
-                           + ("" if segment == "all" else f" in segment {segment!r}"),
-                           hint="check the system, dataset and segment names")  # fmt: skip
+        raise HarnessError(
+            f"no per-query values of {system!r} for {measure} on {dataset!r}"
+            + ("" if segment == "all" else f" in segment {segment!r}"),
+            hint="check the system, dataset and segment names",
+        )
     return rows
 
 
@@ -131,8 +155,10 @@ def _pair(saved: SavedResults, systems: Sequence[str] | None) -> list[str]:
     release = saved.recorded.release
     pair = list(systems) if systems else [release.production, release.candidate] if release else []
     if len(pair) != 2:
-        raise HarnessError(f"{saved.folder} has no release gate to take production and candidate from",
-                           hint="name the two systems: --systems A B")  # fmt: skip
+        raise HarnessError(
+            f"{saved.folder} has no release gate to take production and candidate from",
+            hint="name the two systems: --systems A B",
+        )
     return pair
 
 
@@ -149,15 +175,24 @@ def _dataset_and_measure(saved: SavedResults, dataset: str | None, measure: str)
     if parsed is None:
         names = list(dict.fromkeys([recorded.label(m) for m in recorded.measures] + [str(m) for m in recorded.measures]))
         close = difflib.get_close_matches(measure, names, n=3, cutoff=0.4)
-        raise HarnessError(f"measure {measure!r} was not computed in {saved.folder}",
-                           hint=f"did you mean {', '.join(map(repr, close))}?" if close else
-                           "harness validate lists them")  # fmt: skip
+        raise HarnessError(
+            f"measure {measure!r} was not computed in {saved.folder}",
+            hint=f"did you mean {', '.join(map(repr, close))}?" if close else "harness validate lists them",
+        )
     return dataset, parsed
 
 
-def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: float, systems: Sequence[str] | None = None,
-                      dataset: str | None = None, segment: str = "all", alpha: float = 0.05, target: float = 0.8,
-                      sided: Sided = "one") -> Plan:  # fmt: skip
+def plan_from_results(
+    folder: str | Path | SavedResults,
+    measure: str,
+    margin: float,
+    systems: Sequence[str] | None = None,
+    dataset: str | None = None,
+    segment: str = "all",
+    alpha: float = 0.05,
+    target: float = 0.8,
+    sided: Sided = "one",
+) -> Plan:
     """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
     (production and candidate of its release gate unless ``systems`` names two)."""
     saved = folder if isinstance(folder, SavedResults) else read_results(folder)
@@ -167,8 +202,10 @@ def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: f
     if definition.is_system(parsed):  # its sd comes from resampling the users' lists, which the gate did
         return _plan_from_gate(saved, parsed, margin, dataset, segment, alpha, target, sided)
     if definition.aggregate != "mean":
-        raise HarnessError(f"{measure} is not averaged over users: a paired t-test plan does not describe it",
-                           hint="plan a measure averaged over users (nDCG, AP, P, R, ...)")  # fmt: skip
+        raise HarnessError(
+            f"{measure} is not averaged over users: a paired t-test plan does not describe it",
+            hint="plan a measure averaged over users (nDCG, AP, P, R, ...)",
+        )
     columns = [_rows_of(saved, dataset, system, parsed, segment).set_index("query_id")["value"] for system in pair]
     joined = columns[0].to_frame("a").join(columns[1].to_frame("b"), how="inner").dropna()
     if len(joined) < 2:
@@ -179,21 +216,27 @@ def plan_from_results(folder: str | Path | SavedResults, measure: str, margin: f
     return Plan.of(sd, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}", len(differences))
 
 
-def _plan_from_gate(saved: SavedResults, measure: Measure, margin: float, dataset: str, segment: str, alpha: float,
-                    target: float, sided: Sided) -> Plan:  # fmt: skip
+def _plan_from_gate(
+    saved: SavedResults, measure: Measure, margin: float, dataset: str, segment: str, alpha: float, target: float, sided: Sided
+) -> Plan:
     """A measure with one value per run: what the gate planned, from the bootstrap sd of its guard on that measure,
     dataset and segment (gate.json); a system measure has no per-user values a t-test plan could read."""
     guards = [] if saved.verdict is None else [*saved.verdict.guards, *saved.verdict.warnings]
-    found = next((g for g in guards if g.measure == str(measure) and g.dataset == dataset and g.segment == segment
-                  and g.sd is not None), None)  # fmt: skip
+    found = next(
+        (g for g in guards if g.measure == str(measure) and g.dataset == dataset and g.segment == segment and g.sd is not None),
+        None,
+    )
     if found is None:
-        raise HarnessError(f"{measure} has one value per run: its per-user sd comes from the gate's bootstrap over "
-                           f"the users' lists, and {saved.folder.name} has no guard on it on {dataset!r}"
-                           + ("" if segment == "all" else f" / {segment!r}"),
-                           hint="guard it in report.release.guards (descriptive: true is enough) and run again; "
-                                "harness plan then plans what the gate plans")  # fmt: skip
+        raise HarnessError(
+            f"{measure} has one value per run: its per-user sd comes from the gate's bootstrap over "
+            f"the users' lists, and {saved.folder.name} has no guard on it on {dataset!r}"
+            + ("" if segment == "all" else f" / {segment!r}"),
+            hint="guard it in report.release.guards (descriptive: true is enough) and run again; "
+            "harness plan then plans what the gate plans",
+        )
     if sided != "one":
         raise HarnessError("the gate's bootstrap plan is one-sided", hint="drop --two-sided")
     where = f"{dataset}" + ("" if segment == "all" else f" / {segment}")
-    return Plan.resampled(found, margin, alpha, target,
-                          f"the bootstrap over users of the gate's guard on {where} in {saved.folder.name}")
+    return Plan.resampled(
+        found, margin, alpha, target, f"the bootstrap over users of the gate's guard on {where} in {saved.folder.name}"
+    )

@@ -99,9 +99,11 @@ def previous_result(
         return []
     labels = list(dict.fromkeys(frame["seed"].fillna("").astype(str))) if "seed" in frame.columns else [""]
     if len(labels) > 1 and experiment.stats.claim == "model":
-        raise refuse(f"it holds {len(labels)} runs (seeds) of {name!r} on {dataset.name!r}, and claim: model decides "
-                     "one trained run of each system", "set stats.claim: version to decide the versions over their "
-                     "seeds, or reuse an evaluation of one run")  # fmt: skip
+        raise refuse(
+            f"it holds {len(labels)} runs (seeds) of {name!r} on {dataset.name!r}, and claim: model decides "
+            "one trained run of each system",
+            "set stats.claim: version to decide the versions over their seeds, or reuse an evaluation of one run",
+        )
     recorded = {i["role"]: i["sha256"] for i in saved.provenance.get("inputs", [])}
     paths = dict(compared_inputs(dataset))
     current = {role: sha256_file(path) for role, path in paths.items()}
@@ -113,11 +115,15 @@ def previous_result(
         if role not in current:
             detail = f"it was evaluated with {kind} for dataset {dataset.name!r}, and this config gives none"
         elif role not in recorded:
-            detail = (f"its values for dataset {dataset.name!r} were computed without {kind} (none recorded there), "
-                      f"and this config gives {kind}")
+            detail = (
+                f"its values for dataset {dataset.name!r} were computed without {kind} (none recorded there), "
+                f"and this config gives {kind}"
+            )
         else:
-            detail = (f"its {kind} for dataset {dataset.name!r} differ from {paths[role]} "
-                      f"(sha256 {str(recorded[role])[:12]}... there, {current[role][:12]}... here)")  # fmt: skip
+            detail = (
+                f"its {kind} for dataset {dataset.name!r} differ from {paths[role]} "
+                f"(sha256 {str(recorded[role])[:12]}... there, {current[role][:12]}... here)"
+            )
         raise refuse(detail, "evaluate the system from its run file on these inputs (runs: instead of previous:)")
     mine = {k: v for k, v in experiment.conventions.as_dict().items() if k != "relevance_level"}
     theirs = {k: v for k, v in (saved.config.get("conventions") or {}).items() if k != "relevance_level"}

@@ -74,11 +74,14 @@ class Recorded:
             conventions=dict(config.get("conventions") or {}),
             cutoffs=tuple(config.get("cutoffs") or ()),
             profile=config.get("profile"),
-            release=None if not release else RecordedRelease(
-                release["production"], release["candidate"],
+            release=None
+            if not release
+            else RecordedRelease(
+                release["production"],
+                release["candidate"],
                 tuple(RecordedGuard(g["measure"], g.get("dataset"), g.get("segment")) for g in release.get("guards") or ()),
             ),
-        )  # fmt: skip
+        )
 
     @property
     def label(self) -> Callable[[Measure | str], str]:

@@ -47,8 +47,11 @@ def resolve_model(model: ModelRef, tracking_uri: str) -> ModelRef:
             assert model.model_id is not None
             logged = client.get_logged_model(model.model_id)
             return dataclasses.replace(model, model_id=logged.model_id)
-        version = (client.get_model_version_by_alias(model.name, model.alias) if model.alias is not None
-                   else client.get_model_version(model.name, model.version))  # fmt: skip
+        version = (
+            client.get_model_version_by_alias(model.name, model.alias)
+            if model.alias is not None
+            else client.get_model_version(model.name, model.version)
+        )
         return dataclasses.replace(model, version=str(version.version), model_id=_logged_model_of(version))
     except Exception as exc:
         raise _failure(exc, f"cannot resolve {model.uri} in the registry at {tracking_uri}") from None
@@ -72,8 +75,9 @@ def _logged_model_of(version: Any) -> str | None:
 def _failure(exc: BaseException, what: str) -> HarnessError:
     text = str(exc)
     if "RESOURCE_DOES_NOT_EXIST" in text or "not found" in text.lower() or "does not exist" in text.lower():
-        return ConfigError(f"{what}: {explain(exc)}",
-                           hint="check the name, version or alias (mlflow models are listed in the UI's Models tab)")  # fmt: skip
+        return ConfigError(
+            f"{what}: {explain(exc)}", hint="check the name, version or alias (mlflow models are listed in the UI's Models tab)"
+        )
     return TrackingError(f"{what}: {explain(exc)}", hint="is the tracking server running at that address?")
 
 
@@ -88,18 +92,25 @@ def latest_evaluation(model: ModelRef, tracking_uri: str) -> tuple[str, str]:
             wanted.append(f"tags.`{MODEL_TAG}` = '{model_tag(model)}'")
         experiments = [e.experiment_id for e in _all_experiments(client)]
         for condition in wanted:
-            runs = client.search_runs(experiments, filter_string=condition, order_by=["attributes.start_time DESC"],
-                                      max_results=SEARCHED) if experiments else []  # fmt: skip
+            runs = (
+                client.search_runs(
+                    experiments, filter_string=condition, order_by=["attributes.start_time DESC"], max_results=SEARCHED
+                )
+                if experiments
+                else []
+            )
             for run in runs:
                 found = _results_run(client, run)
                 if found is not None:
                     return found
     except Exception as exc:
         raise _failure(exc, f"cannot search the evaluations of {model.uri} at {tracking_uri}") from None
-    raise ConfigError(f"no complete harness evaluation of {model.uri} ({model.pinned}) at {tracking_uri}",
-                      hint="evaluate that model first: a harness run whose system says model: "
-                           f"models:/{model.name or model.model_id}/..., or mlflow.models.evaluate(..., "
-                           "evaluators=\"harness\", model_id=...)")  # fmt: skip
+    raise ConfigError(
+        f"no complete harness evaluation of {model.uri} ({model.pinned}) at {tracking_uri}",
+        hint="evaluate that model first: a harness run whose system says model: "
+        f"models:/{model.name or model.model_id}/..., or mlflow.models.evaluate(..., "
+        'evaluators="harness", model_id=...)',
+    )
 
 
 def _all_experiments(client: Any) -> list[Any]:
@@ -145,8 +156,10 @@ def promote(rule: Promote, candidate: ModelRef, production: ModelRef | None, tra
         return f"{where} already names version {now}"
     expected = production.version if production is not None and production.name == rule.model else None
     if now is not None and now != expected:
-        return (f"not moved: {where} names version {now}, not production's "
-                f"({'version ' + expected if expected else 'production is not a version of ' + rule.model})")
+        return (
+            f"not moved: {where} names version {now}, not production's "
+            f"({'version ' + expected if expected else 'production is not a version of ' + rule.model})"
+        )
     client.set_registered_model_alias(rule.model, rule.alias, candidate.version)
     return f"{where} moved from {'version ' + now if now else 'no version'} to version {candidate.version}"
 

@@ -94,8 +94,11 @@ class SavedResults:
         import numpy as np
 
         asked = (dataset, system, measure)
-        parts = [rows for key, rows in self._per_query_rows.items()
-                 if all(want is None or part == want for part, want in zip(key, asked, strict=True))]  # fmt: skip
+        parts = [
+            rows
+            for key, rows in self._per_query_rows.items()
+            if all(want is None or part == want for part, want in zip(key, asked, strict=True))
+        ]
         return self.per_query.iloc[np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)]
 
     @cached_property
@@ -158,14 +161,18 @@ def prepare_output(root: Path) -> None:
     """
     existing = next(p for p in (root, *root.parents) if p.exists())
     if not existing.is_dir():
-        raise HarnessError(f"the output {existing} is a file, not a folder", path=existing,
-                           hint="point output: (or --output) at a folder")  # fmt: skip
+        raise HarnessError(
+            f"the output {existing} is a file, not a folder", path=existing, hint="point output: (or --output) at a folder"
+        )
     try:
         with tempfile.NamedTemporaryFile(dir=existing, prefix=".harness-probe-"):
             pass
     except OSError as exc:
-        raise HarnessError(f"cannot write in the output folder: {exc.strerror or exc}", path=existing,
-                           hint="make it writable, or point output: (or --output) at a writable folder") from None  # fmt: skip
+        raise HarnessError(
+            f"cannot write in the output folder: {exc.strerror or exc}",
+            path=existing,
+            hint="make it writable, or point output: (or --output) at a writable folder",
+        ) from None
 
 
 class ResultsNotWritten(HarnessError):
@@ -185,8 +192,10 @@ def write_results(results: SavedResults, root: Path, stamp: str) -> SavedResults
             frame = getattr(results, stem)
             if frame is not None:
                 atomic_write(staging / f"{stem}.parquet", _table_bytes(frame))
-                atomic_write(staging / f"{stem}.csv", _csv_bytes(for_csv(frame)) if stem == "per_query" else
-                             for_csv(frame).to_csv(index=False))  # Parquet: the raw values  # fmt: skip
+                atomic_write(
+                    staging / f"{stem}.csv",
+                    _csv_bytes(for_csv(frame)) if stem == "per_query" else for_csv(frame).to_csv(index=False),
+                )  # Parquet: the raw values
         atomic_write(staging / "config.resolved.yaml", yaml.safe_dump(results.config, sort_keys=False))
         atomic_write(staging / "provenance.json", json.dumps(results.provenance, indent=2))
         if results.verdict is not None:
@@ -194,8 +203,11 @@ def write_results(results: SavedResults, root: Path, stamp: str) -> SavedResults
         os.replace(staging, final)
     except OSError as exc:  # the environment, not harness: one line, and no half-written folder left
         shutil.rmtree(staging, ignore_errors=True)
-        raise ResultsNotWritten(f"cannot write the results: {exc.strerror or exc}", path=exc.filename or root,
-                                hint="free space or make the output folder writable, then run again") from None  # fmt: skip
+        raise ResultsNotWritten(
+            f"cannot write the results: {exc.strerror or exc}",
+            path=exc.filename or root,
+            hint="free space or make the output folder writable, then run again",
+        ) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -265,8 +277,9 @@ def read_results(folder: str | Path) -> SavedResults:
         frame = _read(path, pd.read_parquet)
         absent = [c for c in columns if c not in frame.columns]
         if absent:
-            raise HarnessError(f"{path.name} is not a table harness wrote: it has no column {absent[0]!r}", path=path,
-                               hint=_UNCHANGED)  # fmt: skip
+            raise HarnessError(
+                f"{path.name} is not a table harness wrote: it has no column {absent[0]!r}", path=path, hint=_UNCHANGED
+            )
         return frame
 
     config = _read(folder / "config.resolved.yaml", _yaml_record)
@@ -302,16 +315,22 @@ def _refuse_links(folder: Path) -> None:
         entries += parts.iterdir()
     for entry in entries:
         if entry.is_symlink():
-            raise HarnessError(f"{entry.relative_to(folder)} is a symbolic link: a results folder holds only its own "
-                               "files, and harness reads or uploads nothing from outside it", path=folder,
-                               hint=f"{_UNCHANGED} (copy it with the files themselves, not links)")  # fmt: skip
+            raise HarnessError(
+                f"{entry.relative_to(folder)} is a symbolic link: a results folder holds only its own "
+                "files, and harness reads or uploads nothing from outside it",
+                path=folder,
+                hint=f"{_UNCHANGED} (copy it with the files themselves, not links)",
+            )
 
 
 def _read(path: Path, read: Callable[[Path], Any]) -> Any:
     """``read(path)``, a user error naming the file if it is too large or malformed."""
     if path.is_file() and path.suffix in (".json", ".yaml") and path.stat().st_size > MAX_RECORD_BYTES:
-        raise HarnessError(f"{path.name} is {path.stat().st_size} bytes, more than a results folder's records hold "
-                           f"({MAX_RECORD_BYTES})", path=path, hint=_UNCHANGED)  # fmt: skip
+        raise HarnessError(
+            f"{path.name} is {path.stat().st_size} bytes, more than a results folder's records hold ({MAX_RECORD_BYTES})",
+            path=path,
+            hint=_UNCHANGED,
+        )
     try:
         return read(path)
     except HarnessError:
@@ -336,8 +355,7 @@ def _check_shape(path: Path, record: Any, fields: dict[str, type]) -> None:
         raise HarnessError(f"{path.name} is not a mapping, as harness writes it", path=path, hint=_UNCHANGED)
     for name, kind in fields.items():
         if not isinstance(record.get(name), kind):
-            raise HarnessError(f"{path.name} has no {name} ({kind.__name__}), as harness writes it", path=path,
-                               hint=_UNCHANGED)  # fmt: skip
+            raise HarnessError(f"{path.name} has no {name} ({kind.__name__}), as harness writes it", path=path, hint=_UNCHANGED)
 
 
 def _with_generic_ci(comparisons: Any) -> Any:
@@ -351,5 +369,8 @@ def previous_folders(root: Path) -> list[Path]:
     """The complete results folders of an experiment, oldest first (their names start with the time stamp)."""
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
-                  and (p / "summary.parquet").exists())  # fmt: skip
+    return sorted(
+        p
+        for p in root.iterdir()
+        if p.is_dir() and not p.is_symlink() and not p.name.startswith(".") and (p / "summary.parquet").exists()
+    )

@@ -67,10 +67,21 @@ from harness.records.registry import MODEL_ID_TAG, MODEL_TAG, SYSTEM_TAG, model_
 from harness.records.store import REQUIRED, SavedResults, read_results
 
 ARTIFACT_FILES = (
-    "config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.parquet", "summary.csv",
-    "diagnostics.parquet", "diagnostics.csv",
-    "comparisons.csv", "anova.csv", "long_tail.csv", "groups.csv", "gate.json", "report.html", "summary.md",
-)  # fmt: skip
+    "config.resolved.yaml",
+    "provenance.json",
+    "per_query.parquet",
+    "summary.parquet",
+    "summary.csv",
+    "diagnostics.parquet",
+    "diagnostics.csv",
+    "comparisons.csv",
+    "anova.csv",
+    "long_tail.csv",
+    "groups.csv",
+    "gate.json",
+    "report.html",
+    "summary.md",
+)
 
 
 # MLflow 3's UI opens an experiment on its GenAI overview (traces) unless the experiment says it holds model runs
@@ -99,8 +110,14 @@ class Tracked:
 
     def as_dict(self) -> dict[str, Any]:
         """What ``tracking.json`` holds."""
-        return {"tracking_uri": self.tracking_uri, "experiment_id": self.experiment_id, "run_id": self.run_id,
-                "child_runs": self.child_runs, "url": self.url, "view": self.view}  # fmt: skip
+        return {
+            "tracking_uri": self.tracking_uri,
+            "experiment_id": self.experiment_id,
+            "run_id": self.run_id,
+            "child_runs": self.child_runs,
+            "url": self.url,
+            "view": self.view,
+        }
 
 
 def results_key(experiment: str, folder: Path) -> str:
@@ -131,8 +148,7 @@ def _parent_of(client: Any, experiment_id: str, key: str) -> Any:
 
 
 def _children_of(client: Any, experiment_id: str, parent_id: str) -> list[Any]:
-    return list(client.search_runs([experiment_id], filter_string=f"tags.mlflow.parentRunId = '{parent_id}'",
-                                   max_results=50_000))  # fmt: skip
+    return list(client.search_runs([experiment_id], filter_string=f"tags.mlflow.parentRunId = '{parent_id}'", max_results=50_000))
 
 
 def _quoted(text: str) -> str:
@@ -162,9 +178,12 @@ def _ready_store(database: Path, artifacts: Path) -> list[str]:
     """
     for path in (database, artifacts):
         if path.is_symlink():
-            raise TrackingError(f"the local MLflow store's {path.name} is a symbolic link ({path} -> {os.readlink(path)}); "
-                                "harness writes only inside the output folder", path=path,
-                                hint="remove the link, or name another store with MLFLOW_TRACKING_URI")  # fmt: skip
+            raise TrackingError(
+                f"the local MLflow store's {path.name} is a symbolic link ({path} -> {os.readlink(path)}); "
+                "harness writes only inside the output folder",
+                path=path,
+                hint="remove the link, or name another store with MLFLOW_TRACKING_URI",
+            )
     notes = []
     if database.exists():
         revision, runs = _store_state(database)
@@ -172,12 +191,17 @@ def _ready_store(database: Path, artifacts: Path) -> list[str]:
         if revision == head:
             return []
         if runs:
-            raise TrackingError(f"the MLflow store {database} is at schema {revision or 'none'}, this MLflow needs {head}",
-                                path=database, hint=f"back it up, then run: mlflow db upgrade sqlite:///{database}")  # fmt: skip
+            raise TrackingError(
+                f"the MLflow store {database} is at schema {revision or 'none'}, this MLflow needs {head}",
+                path=database,
+                hint=f"back it up, then run: mlflow db upgrade sqlite:///{database}",
+            )
         aside = database.with_name(f"{database.name}.incomplete-{time.strftime('%Y%m%d-%H%M%S')}")
         os.replace(database, aside)
-        notes.append(f"the MLflow store {database} was left half-made (its creation was interrupted) and held no run: "
-                     f"set aside as {aside.name} and made again")  # fmt: skip
+        notes.append(
+            f"the MLflow store {database} was left half-made (its creation was interrupted) and held no run: "
+            f"set aside as {aside.name} and made again"
+        )
     _create_store(database)
     return notes
 
@@ -190,8 +214,11 @@ def _store_state(database: Path) -> tuple[str | None, int]:
     connection = sqlite3.connect(database)
     try:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        revision = (connection.execute("SELECT version_num FROM alembic_version").fetchone() or (None,))[0] \
-            if "alembic_version" in tables else None  # fmt: skip
+        revision = (
+            (connection.execute("SELECT version_num FROM alembic_version").fetchone() or (None,))[0]
+            if "alembic_version" in tables
+            else None
+        )
         runs = connection.execute("SELECT COUNT(*) FROM runs").fetchone()[0] if "runs" in tables else 0
     except sqlite3.DatabaseError:  # not a database at all (truncated, overwritten): nothing MLflow could read either
         return None, 0
@@ -316,8 +343,11 @@ def destination(command_line: str | None, configured: str | None, output_root: P
     >>> destination(None, None, Path("/tmp/out")).uri
     'sqlite:////tmp/out/mlflow.db'
     """
-    for uri, source in ((command_line, "command line"), (os.environ.get("MLFLOW_TRACKING_URI"), "MLFLOW_TRACKING_URI"),
-                        (configured, "config")):  # fmt: skip
+    for uri, source in (
+        (command_line, "command line"),
+        (os.environ.get("MLFLOW_TRACKING_URI"), "MLFLOW_TRACKING_URI"),
+        (configured, "config"),
+    ):
         if uri:
             return Destination(uri, source, output_root)
     return Destination(default_uri(output_root), "local store", output_root)
@@ -367,8 +397,6 @@ def key_part(name: str) -> str:
     return f"{safe}_{hashlib.sha1(name.encode()).hexdigest()[:6]}"
 
 
-
-
 def _flatten(prefix: str, value: Any) -> dict[str, str]:
     if isinstance(value, dict):
         out: dict[str, str] = {}
@@ -401,22 +429,23 @@ def _params(config: dict[str, Any]) -> dict[str, str]:
     return {k: v if len(v) <= 6000 else v[:5980] + " ...(truncated)" for k, v in params.items()}
 
 
-def track_results(results: SavedResults, to: Destination, experiment: str | None = None,
-                  progress: Progress = SILENT) -> Tracked:
+def track_results(results: SavedResults, to: Destination, experiment: str | None = None, progress: Progress = SILENT) -> Tracked:
     """Log results (as saved in their folder) to MLflow at ``to``; raises TrackingError (one line) on any failure."""
     folder, config = results.folder, results.config
     tracking_uri = to.uri
     experiment_name = str(experiment or (config.get("tracking") or {}).get("experiment") or config["name"])
     if len(experiment_name) > EXPERIMENT_CHARS or for_terminal(experiment_name) != experiment_name:
-        raise HarnessError(f"the MLflow experiment name {clipped(experiment_name)} is longer than {EXPERIMENT_CHARS} "
-                           "characters or holds control characters", path=folder,
-                           hint="name another with --experiment NAME")  # fmt: skip
+        raise HarnessError(
+            f"the MLflow experiment name {clipped(experiment_name)} is longer than {EXPERIMENT_CHARS} "
+            "characters or holds control characters",
+            path=folder,
+            hint="name another with --experiment NAME",
+        )
     mlflow_defaults()
     try:
         # one process logs a folder at a time, and a local store at a time (see the locks); MLflow prints "View run ..."
         # lines: stdout is harness's (--json)
-        with _folder_lock(folder), _store_lock(tracking_uri, to.output_root) as notes, \
-                contextlib.redirect_stdout(sys.stderr):  # fmt: skip
+        with _folder_lock(folder), _store_lock(tracking_uri, to.output_root) as notes, contextlib.redirect_stdout(sys.stderr):
             logged = _log(results, tracking_uri, experiment_name, to.output_root, progress)
             return dataclasses.replace(logged, notes=tuple(notes))
     except TrackingError:
@@ -472,19 +501,24 @@ def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str
 
     gate = results.verdict.to_dict()
     now = int(time.time() * 1000)
-    tags = [RunTag("release.verdict", gate["verdict"]), RunTag("release.outcome", gate["outcome"]),
-            RunTag("release.candidate", held(gate["candidate"], TAG_CHARS)),
-            RunTag("release.production", held(gate["production"], TAG_CHARS)),
-            RunTag("release.line", gate["line"][:5000]), RunTag("release.errors", gate["errors"][:5000]),
-            RunTag("release.segment_warnings", str(len(results.verdict.warnings))),
-            RunTag("release.claim", gate.get("claim", "model")),  # these trained runs, or the versions over seeds
-            *([RunTag("release.seeds", f"{gate['seeds'][1]} against {gate['seeds'][0]}")]
-              if gate.get("claim") == "version" else []),
-            *([RunTag("release.look", f"{gate['look']} of {gate['looks']}")] if gate.get("looks", 1) > 1 else [])]  # fmt: skip
-    metrics = [Metric("release_gate_passed", 1.0 if gate["outcome"] == "PASS" else 0.0, now, 0),
-               Metric("release_gate_inconclusive", 1.0 if gate["verdict"] == "INCONCLUSIVE" else 0.0, now, 0),
-               Metric("release_segment_warnings", float(len(results.verdict.warnings)), now, 0),
-               Metric("release_gate_level", float(gate.get("level", gate["alpha"])), now, 0)]  # fmt: skip
+    tags = [
+        RunTag("release.verdict", gate["verdict"]),
+        RunTag("release.outcome", gate["outcome"]),
+        RunTag("release.candidate", held(gate["candidate"], TAG_CHARS)),
+        RunTag("release.production", held(gate["production"], TAG_CHARS)),
+        RunTag("release.line", gate["line"][:5000]),
+        RunTag("release.errors", gate["errors"][:5000]),
+        RunTag("release.segment_warnings", str(len(results.verdict.warnings))),
+        RunTag("release.claim", gate.get("claim", "model")),  # these trained runs, or the versions over seeds
+        *([RunTag("release.seeds", f"{gate['seeds'][1]} against {gate['seeds'][0]}")] if gate.get("claim") == "version" else []),
+        *([RunTag("release.look", f"{gate['look']} of {gate['looks']}")] if gate.get("looks", 1) > 1 else []),
+    ]
+    metrics = [
+        Metric("release_gate_passed", 1.0 if gate["outcome"] == "PASS" else 0.0, now, 0),
+        Metric("release_gate_inconclusive", 1.0 if gate["verdict"] == "INCONCLUSIVE" else 0.0, now, 0),
+        Metric("release_segment_warnings", float(len(results.verdict.warnings)), now, 0),
+        Metric("release_gate_level", float(gate.get("level", gate["alpha"])), now, 0),
+    ]
     for guard in gate["guards"]:
         if not guard.get("measure") or not guard.get("dataset"):
             continue
@@ -498,8 +532,13 @@ def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str
                 metrics.append(Metric(f"{base}.{field}", float(guard[field]), now, 0))
     client.log_batch(run_id, metrics=metrics, tags=tags)
     logged = {m.key for m in metrics}
-    return [key for m in metrics if m.key.startswith("guard.") and m.key.endswith(".passed")
-            for key in (m.key.removesuffix("passed") + c for c in GUARD_COLUMNS) if key in logged]  # fmt: skip
+    return [
+        key
+        for m in metrics
+        if m.key.startswith("guard.") and m.key.endswith(".passed")
+        for key in (m.key.removesuffix("passed") + c for c in GUARD_COLUMNS)
+        if key in logged
+    ]
 
 
 def release_view(columns: list[str], earlier: str | None) -> str:
@@ -520,8 +559,11 @@ def release_view(columns: list[str], earlier: str | None) -> str:
 
     def view() -> dict[str, Any]:
         shown = [c for c in selected if not c.startswith("attributes.")]
-        return {"selectedColumns": selected, "columnOrder": ["attributes.`Run Name`", *shown, "runDateAndNestInfo"],
-                "columnWidths": {"attributes.`Run Name`": 320} | {c: 230 for c in shown if c.startswith("metrics.")}}  # fmt: skip
+        return {
+            "selectedColumns": selected,
+            "columnOrder": ["attributes.`Run Name`", *shown, "runDateAndNestInfo"],
+            "columnWidths": {"attributes.`Run Name`": 320} | {c: 230 for c in shown if c.startswith("metrics.")},
+        }
 
     while len(json.dumps(view())) > MAX_VIEW_CHARS:
         selected.pop(1)  # the oldest guard's columns go first; the verdict stays
@@ -583,10 +625,17 @@ def _log_inputs(client: Any, run_id: str, inputs_recorded: list[dict[str, Any]])
 
     inputs = [
         DatasetInput(
-            Dataset(name=held(i["role"], DATASET_NAME_CHARS), digest=i["sha256"][:36], source_type="local",
-                    source=json.dumps({"uri": i["path"]})),
-            tags=[InputTag("mlflow.data.context", i["role"].split(":")[0]), InputTag("sha256", i["sha256"]),
-                  *([InputTag("role", held(i["role"], INPUT_TAG_CHARS))] if len(i["role"]) > DATASET_NAME_CHARS else [])],
+            Dataset(
+                name=held(i["role"], DATASET_NAME_CHARS),
+                digest=i["sha256"][:36],
+                source_type="local",
+                source=json.dumps({"uri": i["path"]}),
+            ),
+            tags=[
+                InputTag("mlflow.data.context", i["role"].split(":")[0]),
+                InputTag("sha256", i["sha256"]),
+                *([InputTag("role", held(i["role"], INPUT_TAG_CHARS))] if len(i["role"]) > DATASET_NAME_CHARS else []),
+            ],
         )
         for i in inputs_recorded
         if i["role"] != "config"
@@ -639,12 +688,20 @@ def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedRe
     return read_results(target)
 
 
-EVALUATION_ARTIFACTS = (*REQUIRED, "comparisons.parquet", "comparisons.csv", "gate.json", "report.html", "summary.md",
-                        "summary.csv")  # fmt: skip
+EVALUATION_ARTIFACTS = (
+    *REQUIRED,
+    "comparisons.parquet",
+    "comparisons.csv",
+    "gate.json",
+    "report.html",
+    "summary.md",
+    "summary.csv",
+)
 
 
-def log_into_run(results: SavedResults, run_id: str, system: str, model_id: str | None = None,
-                 dataset: tuple[str, str] | None = None) -> dict[str, float]:  # fmt: skip
+def log_into_run(
+    results: SavedResults, run_id: str, system: str, model_id: str | None = None, dataset: tuple[str, str] | None = None
+) -> dict[str, float]:
     """A results folder logged into a run someone else made (``mlflow.models.evaluate``'s): ``system``'s measures as
     its MLflow keys with their intervals (``<key>_ci_low``, ``_ci_high``; a segment's as ``<key>.<segment>``), every
     other system's as ``<system>/<key>``, a second dataset's as ``<dataset>/<key>``; the verdict as
@@ -659,8 +716,11 @@ def log_into_run(results: SavedResults, run_id: str, system: str, model_id: str 
     keys = {m: metric_key(m, config.get("gain_schemes") or {}) for m in summary["measure"].unique()}
     datasets = list(dict.fromkeys(summary["dataset"]))
     now = int(time.time() * 1000)
-    link = {"model_id": model_id, "dataset_name": dataset[0] if dataset else None,
-            "dataset_digest": dataset[1] if dataset else None}  # fmt: skip
+    link = {
+        "model_id": model_id,
+        "dataset_name": dataset[0] if dataset else None,
+        "dataset_digest": dataset[1] if dataset else None,
+    }
     mine: dict[str, float] = {}
     metrics = []
     for row in summary.itertuples():
@@ -689,12 +749,17 @@ def log_into_run(results: SavedResults, run_id: str, system: str, model_id: str 
         elif path.is_file():
             client.log_artifact(run_id, str(path))
     # the model the config names for the system, else the one MLflow evaluated; MLflow's model_id wins
-    model = next((s.get("model") for s in config["systems"] if s["name"] == system and s.get("model")), None) or \
-        ({"uri": f"models:/{model_id}", "model_id": model_id} if model_id else None)  # fmt: skip
-    tags = {"harness.kind": "evaluation", SYSTEM_TAG: held(system, TAG_CHARS),
-            "harness.version": results.provenance["versions"]["harness"],
-            "harness.config_hash": results.provenance["config_hash"],
-            **_model_tags(model, system), **({MODEL_ID_TAG: model_id} if model_id else {})}  # fmt: skip
+    model = next((s.get("model") for s in config["systems"] if s["name"] == system and s.get("model")), None) or (
+        {"uri": f"models:/{model_id}", "model_id": model_id} if model_id else None
+    )
+    tags = {
+        "harness.kind": "evaluation",
+        SYSTEM_TAG: held(system, TAG_CHARS),
+        "harness.version": results.provenance["versions"]["harness"],
+        "harness.config_hash": results.provenance["config_hash"],
+        **_model_tags(model, system),
+        **({MODEL_ID_TAG: model_id} if model_id else {}),
+    }
     client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
     client.set_tag(run_id, COMPLETE_TAG, "true")  # the last write: an evaluation without it is not reused
     return mine
@@ -766,8 +831,9 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     if found is None:
         location = (output_root / "mlartifacts").resolve().as_uri() if tracking_uri.startswith("sqlite:") else None
         try:
-            experiment_id = client.create_experiment(experiment_name, artifact_location=location,
-                                                     tags={EXPERIMENT_KIND: MODEL_DEVELOPMENT})  # fmt: skip
+            experiment_id = client.create_experiment(
+                experiment_name, artifact_location=location, tags={EXPERIMENT_KIND: MODEL_DEVELOPMENT}
+            )
         except Exception:  # another process made it meanwhile (a tracking server: no lock of ours spans its clients)
             found = client.get_experiment_by_name(experiment_name)
             if found is None:
@@ -790,30 +856,55 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     earlier = _parent_of(client, experiment_id, key)
     if earlier is not None and earlier.data.tags.get(COMPLETE_TAG) == "true" and earlier.info.status == "FINISHED":
         # this folder is logged already, completely: exactly once, so nothing is added
-        done = {"/".join(x for x in (c.data.tags.get("dataset"), c.data.tags.get("system"), c.data.tags.get("seed")) if x):
-                c.info.run_id for c in _children_of(client, experiment_id, earlier.info.run_id)}  # fmt: skip
+        done = {
+            "/".join(
+                x for x in (c.data.tags.get("dataset"), c.data.tags.get("system"), c.data.tags.get("seed")) if x
+            ): c.info.run_id
+            for c in _children_of(client, experiment_id, earlier.info.run_id)
+        }
         _attach_rendered(client, earlier.info.run_id, folder)  # a report rendered after an interruption joins it
-        return Tracked(tracking_uri, experiment_id, earlier.info.run_id, done,
-                       run_url(tracking_uri, experiment_id, earlier.info.run_id), already=True,
-                       view=_has_release_view(client, experiment_id))  # fmt: skip
+        return Tracked(
+            tracking_uri,
+            experiment_id,
+            earlier.info.run_id,
+            done,
+            run_url(tracking_uri, experiment_id, earlier.info.run_id),
+            already=True,
+            view=_has_release_view(client, experiment_id),
+        )
     if earlier is not None:  # a partial copy (killed or failed mid-logging): replaced, never kept beside a new one
         for stale in [*_children_of(client, experiment_id, earlier.info.run_id), earlier]:
             client.delete_run(stale.info.run_id)
     parent = client.create_run(
-        experiment_id, run_name=held(_parent_name(config["name"], folder, results.verdict), RUN_NAME_CHARS),
+        experiment_id,
+        run_name=held(_parent_name(config["name"], folder, results.verdict), RUN_NAME_CHARS),
         tags={**common_tags, "harness.kind": "experiment", RESULTS_TAG: key},
-    )  # fmt: skip
+    )
     parent_id = parent.info.run_id
     children: dict[str, str] = {}
     pairs = summary[[c for c in ("dataset", "system", "seed") if c in summary.columns]].drop_duplicates()
     with progress.task("logging to MLflow (runs)", len(pairs) + 1) as advance:
         _log_runs(client, tracking_uri, results, experiment_id, parent_id, common_tags, children, advance)
-    return Tracked(tracking_uri, experiment_id, parent_id, children, run_url(tracking_uri, experiment_id, parent_id),
-                   view=_has_release_view(client, experiment_id))  # fmt: skip
+    return Tracked(
+        tracking_uri,
+        experiment_id,
+        parent_id,
+        children,
+        run_url(tracking_uri, experiment_id, parent_id),
+        view=_has_release_view(client, experiment_id),
+    )
 
 
-def _log_runs(client: Any, tracking_uri: str, results: SavedResults, experiment_id: str, parent_id: str,
-              common_tags: dict[str, str], children: dict[str, str], advance: Callable[[], None]) -> None:  # fmt: skip
+def _log_runs(
+    client: Any,
+    tracking_uri: str,
+    results: SavedResults,
+    experiment_id: str,
+    parent_id: str,
+    common_tags: dict[str, str],
+    children: dict[str, str],
+    advance: Callable[[], None],
+) -> None:
     """The parent's params, each child run, then the parent's artifacts, verdict, inputs and completion tag; a
     failure marks every run FAILED (a later ``harness track`` replaces them)."""
     from mlflow.entities import Metric, Param
@@ -860,8 +951,11 @@ def _log_runs(client: Any, tracking_uri: str, results: SavedResults, experiment_
             # each value linked to the model it is about and the judgments it is measured on (MLflow 3's model page)
             model_id = (models.get(str(system)) or {}).get("model_id")
             qrels = f"qrels:{dataset}"
-            link = {"model_id": model_id, "dataset_name": held(qrels, DATASET_NAME_CHARS) if qrels in digests else None,
-                    "dataset_digest": digests.get(qrels)}  # fmt: skip
+            link = {
+                "model_id": model_id,
+                "dataset_name": held(qrels, DATASET_NAME_CHARS) if qrels in digests else None,
+                "dataset_digest": digests.get(qrels),
+            }
             metrics = []
             for row in rows.itertuples():
                 key = _summary_key(keys, row.measure, row.segment)
@@ -871,7 +965,8 @@ def _log_runs(client: Any, tracking_uri: str, results: SavedResults, experiment_
                     child_id,
                     metrics=metrics[start : start + 1000],
                     params=[Param("dataset", held(str(dataset), PARAM_CHARS)), Param("system", held(str(system), PARAM_CHARS))]
-                    if start == 0 else (),
+                    if start == 0
+                    else (),
                 )
             wide = wide_of(str(dataset), str(system))
             if one_run:  # the run's rows of its version's table, and the measures it has values for
@@ -881,10 +976,12 @@ def _log_runs(client: Any, tracking_uri: str, results: SavedResults, experiment_
                 wide.to_parquet(path, index=False)
                 client.log_artifact(child_id, str(path))
             role = f"run:{system}:{dataset}"
-            mine_inputs = [i for i in provenance["inputs"]
-                           if (i["role"] == f"{role}:{seed}" if one_run
-                               else i["role"] == role or i["role"].startswith(f"{role}:"))
-                           or (not i["role"].startswith("run:") and i["role"].endswith(f":{dataset}"))]  # fmt: skip
+            mine_inputs = [
+                i
+                for i in provenance["inputs"]
+                if (i["role"] == f"{role}:{seed}" if one_run else i["role"] == role or i["role"].startswith(f"{role}:"))
+                or (not i["role"].startswith("run:") and i["role"].endswith(f":{dataset}"))
+            ]
             _log_inputs(client, child_id, mine_inputs)
             client.set_terminated(child_id, "FINISHED")
             advance()

@@ -78,8 +78,9 @@ def _axes(
     parts = [f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" class="plot-bg"/>']
     for v in ticks:
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" class="grid"/>')
-        parts.append(f'<text x="{LEFT - 6}" y="{y(v) + 4:.1f}" class="tick y-tick" text-anchor="end">'
-                     f'{tick_label(v, decimals)}</text>')
+        parts.append(
+            f'<text x="{LEFT - 6}" y="{y(v) + 4:.1f}" class="tick y-tick" text-anchor="end">{tick_label(v, decimals)}</text>'
+        )
     for x, label in x_labels:
         parts.append(f'<text x="{x:.1f}" y="{H - BOTTOM + 16}" class="tick" text-anchor="middle">{escape(label)}</text>')
     parts.append(
@@ -242,9 +243,11 @@ def group_bars(groups: list[str], series: dict[str, list[float]], title: str, y_
             if not np.isfinite(value):
                 parts.append(f'<text x="{x + width / 2:.1f}" y="{y(0.0) - 4:.1f}" class="tick" text-anchor="middle">n/a</text>')
                 continue
-            parts.append(f'<rect class="bar" x="{x:.1f}" y="{y(value):.1f}" width="{width:.1f}" '
-                         f'height="{y(0.0) - y(value):.1f}" fill="{color}"><title>{escape(system)}, '
-                         f"{escape(groups[g])}: {value:.4g}</title></rect>")  # fmt: skip
+            parts.append(
+                f'<rect class="bar" x="{x:.1f}" y="{y(value):.1f}" width="{width:.1f}" '
+                f'height="{y(0.0) - y(value):.1f}" fill="{color}"><title>{escape(system)}, '
+                f"{escape(groups[g])}: {value:.4g}</title></rect>"
+            )
     parts.extend(_legend(list(series)))
     return _frame(title, parts, f"{title}: one bar per system and group")
 
@@ -264,8 +267,9 @@ def long_tail(series: dict[str, list[tuple[int, float]]], title: str) -> Markup:
         return LEFT + plot_w * float(np.log10(max(rank, 1))) / span
 
     decades = [10**i for i in range(int(np.floor(span)) + 1)]
-    parts, y = _axes(0.0, 1.0, [(x(d), f"{d:,}") for d in decades], "item rank (most recommended first, log scale)",
-                     "share of recommendations")  # fmt: skip
+    parts, y = _axes(
+        0.0, 1.0, [(x(d), f"{d:,}") for d in decades], "item rank (most recommended first, log scale)", "share of recommendations"
+    )
     for i, points in enumerate(series.values()):
         color = PALETTE[i % len(PALETTE)]
         coords = " ".join(f"{x(r):.1f},{y(v):.1f}" for r, v in sorted(points))

@@ -124,12 +124,18 @@ def what_changed(comparisons: Comparisons, diagnostics: Any, baseline: str | Non
                 parts["better" if r.better else "worse"].append(
                     f"{label(r.measure)} {r.delta:+.4f} [95% CI {r.ci_low:+.4f}, {r.ci_high:+.4f}], "
                     f"p {p if p.startswith('<') else '= ' + p}, "
-                    + ("bootstrap over users and seeds" if r.aggregate == "system" and r.primary_test == "bootstrap"
-                       else "bootstrap over users" if r.aggregate == "system"  # a system measure: no per-query differences
-                       else "t over users and seeds" if r.primary_test == "version"
-                       else "d_z undefined (constant difference)" if r.effect_size != r.effect_size
-                       else f"d_z {r.effect_size:+.2f}")
-                )  # fmt: skip
+                    + (
+                        "bootstrap over users and seeds"
+                        if r.aggregate == "system" and r.primary_test == "bootstrap"
+                        else "bootstrap over users"
+                        if r.aggregate == "system"  # a system measure: no per-query differences
+                        else "t over users and seeds"
+                        if r.primary_test == "version"
+                        else "d_z undefined (constant difference)"
+                        if r.effect_size != r.effect_size
+                        else f"d_z {r.effect_size:+.2f}"
+                    )
+                )
             where = f"{dataset}" + ("" if segment == "all" else f" / {segment}")
             for kind in ("worse", "better"):
                 if parts[kind]:
@@ -181,8 +187,10 @@ def _earlier_summaries(results: SavedResults) -> tuple[list[Path], list[Any], li
             if not {"dataset", "system", "segment", "measure", "value"} <= set(summary.columns):
                 raise ValueError("not a summary table")
         except Exception as exc:  # any damage: the trend is drawn without it, and the report says so
-            skipped.append(f"The earlier results folder {folder.name} was left out of the run-after-run charts: its "
-                           f"summary.parquet cannot be read ({' '.join(str(exc).split())[:160]}).")  # fmt: skip
+            skipped.append(
+                f"The earlier results folder {folder.name} was left out of the run-after-run charts: its "
+                f"summary.parquet cannot be read ({' '.join(str(exc).split())[:160]})."
+            )
             continue
         folders.append(folder)
         summaries.append(summary)
@@ -196,8 +204,10 @@ def trend_charts(results: SavedResults, label: Label, earlier: tuple[list[Path],
     folders, earlier_summaries = earlier
     if release is None or not folders:
         return []
-    summaries = [*(s[s["seed"] == "all"] if "seed" in s.columns else s for s in earlier_summaries),
-                 results.system_summary]  # a system with seeds: its version over them
+    summaries = [
+        *(s[s["seed"] == "all"] if "seed" in s.columns else s for s in earlier_summaries),
+        results.system_summary,
+    ]  # a system with seeds: its version over them
     stamps = [f.name[4:8] + "-" + f.name[9:13] if len(f.name) > 13 else f.name for f in [*folders, results.folder]]
     systems = (release.production, release.candidate)
     out = []
@@ -235,8 +245,13 @@ def _long_tail_chart(long_tail: Any, dataset: str, systems: list[str]) -> Markup
     if long_tail is None or not (long_tail["dataset"] == dataset).any():
         return None
     mine = long_tail[long_tail["dataset"] == dataset]
-    series = {s: list(zip(mine[mine["system"] == s]["rank"].tolist(), mine[mine["system"] == s]["cumulative_share"].tolist(),
-                          strict=True)) for s in systems if (mine["system"] == s).any()}  # fmt: skip
+    series = {
+        s: list(
+            zip(mine[mine["system"] == s]["rank"].tolist(), mine[mine["system"] == s]["cumulative_share"].tolist(), strict=True)
+        )
+        for s in systems
+        if (mine["system"] == s).any()
+    }
     cutoff = int(mine["cutoff"].iloc[0])
     at = f" (top {cutoff})" if cutoff else ""
     return charts.long_tail(series, f"Recommendations per item{at}: the long tail")
@@ -256,8 +271,9 @@ def _group_charts(groups: Any, dataset: str, systems: list[str]) -> list[Markup]
         table = rows.assign(group=rows["group"].astype(str)).pivot(index="group", columns="system", values="value")
         series = {s: table[s].reindex(names).astype(float).tolist() for s in systems if s in table.columns}
         by = str(rows["by"].iloc[0]) if "by" in rows and isinstance(rows["by"].iloc[0], str) else ""
-        out.append(charts.group_bars(names, series, f"{measure}: each group", "value per group",
-                                     f"item group ({by})" if by else "group"))  # fmt: skip
+        out.append(
+            charts.group_bars(names, series, f"{measure}: each group", "value per group", f"item group ({by})" if by else "group")
+        )
     return out
 
 
@@ -273,8 +289,9 @@ def _num(value: float | None) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else repr(float(value))
 
 
-def _significance(comparisons: Comparisons, dataset: str, segment: str,
-                  baseline: str | None) -> dict[tuple[str, str], tuple[str, str]]:  # fmt: skip
+def _significance(
+    comparisons: Comparisons, dataset: str, segment: str, baseline: str | None
+) -> dict[tuple[str, str], tuple[str, str]]:
     """(system, measure) -> (mark, tooltip) against the baseline after correction."""
     marks: dict[tuple[str, str], tuple[str, str]] = {}
     if baseline is None:
@@ -347,23 +364,35 @@ def _main_table(
             runs = (spread or {}).get((dataset, segment, s, m))
             if runs is not None:
                 n, low, high = runs
-                note += (f" · {n} seeds {format_value(low, integer=_integer(measure))}–"
-                         f"{format_value(high, integer=_integer(measure))}")  # fmt: skip
+                note += (
+                    f" · {n} seeds {format_value(low, integer=_integer(measure))}–{format_value(high, integer=_integer(measure))}"
+                )
             row.append(Cell(text, _num(float(r.value)), classes, note, tip))
         table_rows.append(row)
     heads = [(s + (" (baseline)" if s == baseline else ""), "num") for s in systems]
     return Table([("measure", "text"), *heads], table_rows)
 
 
-def _comparison_table(comparisons: Comparisons, dataset: str, label: Label, anchor: str,
-                      by_name: Mapping[str, Measure]) -> Table | None:  # fmt: skip
+def _comparison_table(
+    comparisons: Comparisons, dataset: str, label: Label, anchor: str, by_name: Mapping[str, Measure]
+) -> Table | None:
     """Every tested pair x measure x segment in one sortable, filterable table (replaces mirrored matrices)."""
     mine = [r for r in comparisons if r.dataset == dataset]
     if not mine:
         return None
     has_tukey = any(r.p_tukey_hsd == r.p_tukey_hsd for r in mine)
-    columns = [("segment", "text"), ("measure", "text"), ("b vs a", "text"), ("mean a", "num"), ("mean b", "num"),
-               ("b − a", "num"), ("95% CI", "num"), ("p (corrected)", "num"), ("d_z", "num"), ("W / T / L", "num")]  # fmt: skip
+    columns = [
+        ("segment", "text"),
+        ("measure", "text"),
+        ("b vs a", "text"),
+        ("mean a", "num"),
+        ("mean b", "num"),
+        ("b − a", "num"),
+        ("95% CI", "num"),
+        ("p (corrected)", "num"),
+        ("d_z", "num"),
+        ("W / T / L", "num"),
+    ]
     if has_tukey:
         columns.append(("Tukey HSD p", "num"))
     rows = []
@@ -378,14 +407,23 @@ def _comparison_table(comparisons: Comparisons, dataset: str, label: Label, anch
             Cell(format_value(r.mean_a, integer=_integer(by_name[r.measure])), _num(r.mean_a)),
             Cell(format_value(r.mean_b, integer=_integer(by_name[r.measure])), _num(r.mean_b)),
             Cell(format_delta(r.delta), _num(r.delta), classes),
-            Cell(format_ci(r.ci_low, r.ci_high), _num(r.ci_low),
-                 title="bootstrap over users (a system measure)" if r.aggregate == "system"
-                 else "t interval; bootstrap-t: " + format_ci(r.ci_low_bootstrap, r.ci_high_bootstrap)),
-            Cell(p_text, _num(r.p_adj), classes, note=_undetected(r),
-                 title=f"{r.primary_test}, {r.correction}-corrected ({r.family})" + _needed(r)),
+            Cell(
+                format_ci(r.ci_low, r.ci_high),
+                _num(r.ci_low),
+                title="bootstrap over users (a system measure)"
+                if r.aggregate == "system"
+                else "t interval; bootstrap-t: " + format_ci(r.ci_low_bootstrap, r.ci_high_bootstrap),
+            ),
+            Cell(
+                p_text,
+                _num(r.p_adj),
+                classes,
+                note=_undetected(r),
+                title=f"{r.primary_test}, {r.correction}-corrected ({r.family})" + _needed(r),
+            ),
             Cell(format_value(r.effect_size, digits=2), _num(r.effect_size), note=_effect_interval(r)),
             Cell("–" if r.aggregate == "system" else f"{r.wins} / {r.ties} / {r.losses}", _num(float(r.wins))),
-        ]  # fmt: skip
+        ]
         if has_tukey:
             row.append(Cell(format_p(r.p_tukey_hsd), _num(r.p_tukey_hsd), title=f"over {r.n_queries_tukey} shared queries"))
         rows.append(row)
@@ -452,23 +490,36 @@ def release_changes(comparisons: Comparisons, production: str, candidate: str, l
         kind = 4 if not math.isfinite(delta) else 2 if not r.significant or delta == 0 else (3 if r.better else 1)
         mde, needed, prod, cand = r.mde, r.n_needed, r.mean_a, r.mean_b
         cells = [
-            Cell(str(r.dataset)), Cell(str(r.segment)), Cell(label(r.measure)),
-            Cell(format_value(prod), _num(prod)), Cell(format_value(cand), _num(cand)),
-            Cell("undefined here", "", title="either value is undefined on these users: nothing to compare") if kind == 4 else
-            Cell(format_delta(delta), _num(delta), {1: "sig-down", 3: "sig-up"}.get(kind, ""), note=format_ci(low, high)),
+            Cell(str(r.dataset)),
+            Cell(str(r.segment)),
+            Cell(label(r.measure)),
+            Cell(format_value(prod), _num(prod)),
+            Cell(format_value(cand), _num(cand)),
+            Cell("undefined here", "", title="either value is undefined on these users: nothing to compare")
+            if kind == 4
+            else Cell(format_delta(delta), _num(delta), {1: "sig-down", 3: "sig-up"}.get(kind, ""), note=format_ci(low, high)),
             Cell(format_p(r.p_adj), _num(r.p_adj)),
             Cell("" if kind != 2 or mde != mde else format_value(mde), _num(mde)),
             Cell("" if kind != 2 or needed != needed else f"{int(needed):,}", _num(needed)),
-        ]  # fmt: skip
+        ]
         ranked.append(((kind, -abs(delta) if kind in (1, 3) else 0.0), cells))  # losses and gains: largest first
     if not ranked:
         return None
     ranked.sort(key=lambda pair: pair[0])
-    columns = [("dataset", "text"), ("segment", "text"), ("measure", "text"), (production, "num"), (candidate, "num"),
-               ("difference (95% CI)", "num"), ("p (corrected)", "num"), ("MDE (80% power)", "num"),
-               ("users to detect it", "num")]  # fmt: skip
-    return Table(columns, [cells for _, cells in ranked], id="release-changes",
-                 kinds=tuple(RELEASE_KINDS[kind] for (kind, _), _ in ranked))
+    columns = [
+        ("dataset", "text"),
+        ("segment", "text"),
+        ("measure", "text"),
+        (production, "num"),
+        (candidate, "num"),
+        ("difference (95% CI)", "num"),
+        ("p (corrected)", "num"),
+        ("MDE (80% power)", "num"),
+        ("users to detect it", "num"),
+    ]
+    return Table(
+        columns, [cells for _, cells in ranked], id="release-changes", kinds=tuple(RELEASE_KINDS[kind] for (kind, _), _ in ranked)
+    )
 
 
 RELEASE_KINDS = {1: "loss", 2: "none", 3: "gain", 4: "undefined"}  # a release row: a significant loss, no detectable
@@ -490,8 +541,10 @@ def _seed_spread(seeds: Any) -> dict[tuple[str, str, str, str], tuple[int, float
     if seeds is None or not len(seeds):
         return {}
     grouped = seeds.groupby(["dataset", "segment", "system", "measure"], sort=False)["value"].agg(["count", "min", "max"])
-    return {tuple(str(k) for k in key): (int(row["count"]), float(row["min"]), float(row["max"]))  # type: ignore[misc]
-            for key, row in grouped.iterrows()}  # fmt: skip
+    return {
+        tuple(str(k) for k in key): (int(row["count"]), float(row["min"]), float(row["max"]))  # type: ignore[misc]
+        for key, row in grouped.iterrows()
+    }
 
 
 def _wide(rows: Any) -> Any:
@@ -499,11 +552,19 @@ def _wide(rows: Any) -> Any:
     return rows.pivot_table(index=["query_id", "segment"], columns="system", values="value", sort=False)
 
 
-def _top_changes(wides: Mapping[Measure, Any], systems: list[str], baseline: str, measures: Sequence[Measure], label: Label,
-                 anchor: str) -> Table:  # fmt: skip
+def _top_changes(
+    wides: Mapping[Measure, Any], systems: list[str], baseline: str, measures: Sequence[Measure], label: Label, anchor: str
+) -> Table:
     """The queries that changed most against the baseline, per measure and system (bounded: TOP_QUERIES each)."""
-    columns = [("measure", "text"), ("system", "text"), ("query", "text"), ("segment", "text"),
-               (f"{baseline}", "num"), ("system value", "num"), ("difference", "num")]  # fmt: skip
+    columns = [
+        ("measure", "text"),
+        ("system", "text"),
+        ("query", "text"),
+        ("segment", "text"),
+        (f"{baseline}", "num"),
+        ("system value", "num"),
+        ("difference", "num"),
+    ]
     rows = []
     for m in measures:
         wide = wides[m]
@@ -518,11 +579,17 @@ def _top_changes(wides: Mapping[Measure, Any], systems: list[str], baseline: str
                 qid, segment = delta.index[i]
                 b, v, d = float(wide[baseline].loc[(qid, segment)]), float(wide[s].loc[(qid, segment)]), float(delta.iloc[i])
                 better = REGISTRY.definition(m).goodness(m, v) > REGISTRY.definition(m).goodness(m, b)
-                rows.append([
-                    Cell(label(m), label(m)), Cell(s, s), Cell(str(qid), str(qid)), Cell(str(segment), str(segment)),
-                    Cell(format_value(b, integer=_integer(m)), _num(b)), Cell(format_value(v, integer=_integer(m)), _num(v)),
-                    Cell(format_delta(d), _num(d), ("sig-up" if better else "sig-down") if d else ""),
-                ])  # fmt: skip
+                rows.append(
+                    [
+                        Cell(label(m), label(m)),
+                        Cell(s, s),
+                        Cell(str(qid), str(qid)),
+                        Cell(str(segment), str(segment)),
+                        Cell(format_value(b, integer=_integer(m)), _num(b)),
+                        Cell(format_value(v, integer=_integer(m)), _num(v)),
+                        Cell(format_delta(d), _num(d), ("sig-up" if better else "sig-down") if d else ""),
+                    ]
+                )
     return Table(columns, rows, id=f"{anchor}-top-changes")
 
 
@@ -565,8 +632,11 @@ def _diagnostics_table(diagnostics: Any, dataset: str, systems: list[str]) -> Ta
         for s in present:
             values = mine[mine["system"] == s][name].tolist()
             v = values[0]
-            numeric = [float(x) for x in values if isinstance(x, (int, float, np.integer, np.floating))
-                       and not isinstance(x, bool) and not math.isnan(float(x))]  # fmt: skip
+            numeric = [
+                float(x)
+                for x in values
+                if isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and not math.isnan(float(x))
+            ]
             if len(values) > 1 and len(numeric) == len(values) and min(numeric) != max(numeric):
                 integer = all(x.is_integer() for x in numeric) and "fraction" not in name
                 low, high = (format_value(x, integer=integer) for x in (min(numeric), max(numeric)))
@@ -611,8 +681,11 @@ def build_model(results: SavedResults) -> ReportModel:
     stats = recorded.stats
     version = stats.get("claim") == "version"
     test = "version (t over users and seeds: the training procedures)" if version else stats.get("primary")
-    interval = ("95% interval of the version's mean over users and seeds, and its runs' lowest and highest"
-                if version else "95% t-interval of the mean")  # fmt: skip
+    interval = (
+        "95% interval of the version's mean over users and seeds, and its runs' lowest and highest"
+        if version
+        else "95% t-interval of the mean"
+    )
     legend = (
         f"▲ / ▼: significantly better / worse than the baseline by the {test} test, "
         f"{stats.get('correction')}-corrected, alpha {stats.get('alpha')}; {_controlled(stats)} "
@@ -627,8 +700,9 @@ def build_model(results: SavedResults) -> ReportModel:
     )
     sections = []
     used_by = {(option, value): users for option, value, users in option_users()}
-    conventions = [(k, str(v), ", ".join(used_by.get((k, str(v)), ()))) for k, v in recorded.conventions.items()
-                   if k != "relevance_level"]  # fmt: skip
+    conventions = [
+        (k, str(v), ", ".join(used_by.get((k, str(v)), ()))) for k, v in recorded.conventions.items() if k != "relevance_level"
+    ]
     for dataset in dict.fromkeys(summary["dataset"]):
         present = set(summary[summary["dataset"] == dataset]["system"])
         systems = [s for s in order if s in present]
@@ -655,8 +729,9 @@ def build_model(results: SavedResults) -> ReportModel:
             series = {}
             for s in systems:
                 rows = table[table["system"] == s].set_index("measure")["value"]
-                series[s] = [(k, float(rows[str(m)])) for k, m in sorted(members, key=lambda pair: pair[0])
-                             if str(m) in rows.index]  # fmt: skip
+                series[s] = [
+                    (k, float(rows[str(m)])) for k, m in sorted(members, key=lambda pair: pair[0]) if str(m) in rows.index
+                ]
             cutoff_charts.append(charts.cutoff_curves(series, f"{label(family)} against the cutoff", label(family)))
         anova_table = None
         if anova is not None and len(anova[anova["dataset"] == dataset]):
@@ -665,20 +740,29 @@ def build_model(results: SavedResults) -> ReportModel:
         level = recorded.relevance_levels.get(dataset)
         sections.append(
             DatasetSection(
-                name=dataset, anchor=anchor, baseline=baseline if baseline in systems else None, main_table=main,
+                name=dataset,
+                anchor=anchor,
+                baseline=baseline if baseline in systems else None,
+                main_table=main,
                 comparison_table=_comparison_table(comparisons, dataset, label, anchor, by_name),
-                measure_charts=_measure_charts(wides, systems, baseline, measures, label), cutoff_charts=cutoff_charts,
+                measure_charts=_measure_charts(wides, systems, baseline, measures, label),
+                cutoff_charts=cutoff_charts,
                 wtl_chart=charts.win_tie_loss(wtl_rows, f"Queries won / tied / lost against {baseline}") if wtl_rows else None,
-                segments=segments, diagnostics=_diagnostics_table(diagnostics, dataset, systems),
+                segments=segments,
+                diagnostics=_diagnostics_table(diagnostics, dataset, systems),
                 top_changes=_top_changes(wides, systems, str(baseline), measures, label, anchor) if baseline in systems else None,
-                anova=anova_table, conventions=[("relevance_level", str(level), ""), *conventions],
+                anova=anova_table,
+                conventions=[("relevance_level", str(level), ""), *conventions],
                 against_baseline=_against_baseline(comparisons, dataset, systems, baseline, measures, label),
-                beyond_table=(_main_table(summary, comparisons, dataset, "all", systems, beyond, baseline, label, spread)
-                              if beyond else None),
+                beyond_table=(
+                    _main_table(summary, comparisons, dataset, "all", systems, beyond, baseline, label, spread)
+                    if beyond
+                    else None
+                ),
                 long_tail_chart=_long_tail_chart(results.long_tail, dataset, systems),
                 group_charts=_group_charts(results.groups, dataset, systems),
             )
-        )  # fmt: skip
+        )
     verdict = _relabelled(results.verdict, measures, label)  # decided by the pipeline; shown with the report's names
     mlflow_text = mlflow_href = None
     if tracking:
@@ -687,8 +771,10 @@ def build_model(results: SavedResults) -> ReportModel:
         local = uri.startswith("sqlite:///") and not (results.config.get("tracking") or {}).get("record_paths")
         if local:  # no local absolute path in a report others may read: the store where the results folder sees it
             store = recorded_path(uri.removeprefix("sqlite:///"), results.folder)
-            mlflow_text = (f"run {tracking['run_id']} in the local store {store} (open with: mlflow ui "
-                           f"--backend-store-uri sqlite:///{store}, from this results folder)")  # fmt: skip
+            mlflow_text = (
+                f"run {tracking['run_id']} in the local store {store} (open with: mlflow ui "
+                f"--backend-store-uri sqlite:///{store}, from this results folder)"
+            )
         else:
             mlflow_text = f"run {tracking['run_id']} at {uri}"
             if mlflow_href is None:
@@ -720,17 +806,29 @@ def build_model(results: SavedResults) -> ReportModel:
     release = recorded.release
     release_table = release_changes(comparisons, release.production, release.candidate, label) if release else None
     return ReportModel(
-        changes=changes, trend_charts=trend_charts(results, label, (earlier_folders, earlier_summaries)),
-        release_changes=release_table, over_seeds=version,
-        title=recorded.title or recorded.name, experiment=recorded.name, description=recorded.description,
-        started=provenance["started"], harness_version=provenance["versions"]["harness"], config_hash=provenance["config_hash"],
-        mlflow_text=mlflow_text, mlflow_href=mlflow_href, verdict=verdict, legend=legend, markdown_legend=markdown_legend,
+        changes=changes,
+        trend_charts=trend_charts(results, label, (earlier_folders, earlier_summaries)),
+        release_changes=release_table,
+        over_seeds=version,
+        title=recorded.title or recorded.name,
+        experiment=recorded.name,
+        description=recorded.description,
+        started=provenance["started"],
+        harness_version=provenance["versions"]["harness"],
+        config_hash=provenance["config_hash"],
+        mlflow_text=mlflow_text,
+        mlflow_href=mlflow_href,
+        verdict=verdict,
+        legend=legend,
+        markdown_legend=markdown_legend,
         datasets=sections,
         settings=settings,
         inputs=[(i["role"], i["path"], i["sha256"], str(i["bytes"])) for i in provenance["inputs"]],
-        versions=[(k, str(v)) for k, v in provenance["versions"].items()], command=" ".join(provenance["command"]),
-        finished=provenance["finished"], warnings=warnings,
-    )  # fmt: skip
+        versions=[(k, str(v)) for k, v in provenance["versions"].items()],
+        command=" ".join(provenance["command"]),
+        finished=provenance["finished"],
+        warnings=warnings,
+    )
 
 
 __all__ = ["ReportModel", "build_model"]

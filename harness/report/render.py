@@ -104,8 +104,11 @@ def _release_sections(release: Table, candidate: str, production: str) -> list[s
         out.append("| " + " | ".join(_md(as_ascii(label)) for label, _ in release.columns[:7]) + " |")
         out.append("|" + "---|" * 7)
         for row in rows[:SHOWN_ROWS]:
-            out.append("| " + " | ".join(_md(as_ascii(cell.text) + (f" {as_ascii(cell.note)}" if cell.note else ""))
-                                         for cell in row[:7]) + " |")  # fmt: skip
+            out.append(
+                "| "
+                + " | ".join(_md(as_ascii(cell.text) + (f" {as_ascii(cell.note)}" if cell.note else "")) for cell in row[:7])
+                + " |"
+            )
         if len(rows) > SHOWN_ROWS:
             out.append(f"\nand {len(rows) - SHOWN_ROWS} more in the report.")
         out.append("")
@@ -115,16 +118,17 @@ def _release_sections(release: Table, candidate: str, production: str) -> list[s
         line = f"**No detectable change** in {len(unchanged)} comparison(s)"
         if detectable:
             _, row = max(detectable, key=lambda pair: pair[0])
-            line += (f"; the largest true difference they could miss (their minimum detectable effect at 80% power) is "
-                     f"{_md(as_ascii(row[7].text))}, on {_md(row[2].text)} ({_md(row[0].text)} / {_md(row[1].text)}). "
-                     "Not evidence of no change.")  # fmt: skip
+            line += (
+                f"; the largest true difference they could miss (their minimum detectable effect at 80% power) is "
+                f"{_md(as_ascii(row[7].text))}, on {_md(row[2].text)} ({_md(row[0].text)} / {_md(row[1].text)}). "
+                "Not evidence of no change."
+            )
         else:
             line += ". Not evidence of no change."
         out += [line, ""]
     undefined = sum(1 for k in kinds if k == "undefined")
     if undefined:
-        out += [f"**Undefined here** in {undefined} comparison(s) (the measure has no value on those users): not "
-                "tested.", ""]  # fmt: skip
+        out += [f"**Undefined here** in {undefined} comparison(s) (the measure has no value on those users): not tested.", ""]
     return out
 
 
@@ -140,9 +144,15 @@ def write_report(results: SavedResults) -> tuple[Path, ReportModel]:
         html_path = atomic_write(results.folder / "report.html", render_html(model))
         atomic_write(results.folder / "summary.md", render_markdown(model))
     except OSError as exc:
-        raise ReportError(f"cannot write the report: {exc.strerror or exc}", path=exc.filename or results.folder,
-                          hint="free space or make the folder writable, then: harness report RESULTS_DIR") from exc  # fmt: skip
+        raise ReportError(
+            f"cannot write the report: {exc.strerror or exc}",
+            path=exc.filename or results.folder,
+            hint="free space or make the folder writable, then: harness report RESULTS_DIR",
+        ) from exc
     except Exception as exc:  # a fault of the renderer (a bug): the results and the verdict stand without it
-        raise ReportError(f"the report could not be rendered ({type(exc).__name__}: {exc})", path=results.folder,
-                          hint="please report it (harness report RESULTS_DIR tries again)") from exc  # fmt: skip
+        raise ReportError(
+            f"the report could not be rendered ({type(exc).__name__}: {exc})",
+            path=results.folder,
+            hint="please report it (harness report RESULTS_DIR tries again)",
+        ) from exc
     return html_path, model

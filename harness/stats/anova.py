@@ -88,8 +88,13 @@ class Partial:
 
     def __add__(self, other: Partial) -> Partial:
         slots = None if self.slots is None else self.slots + other.slots
-        return Partial(self.system_sums + other.system_sums, self.squares + other.squares,
-                       self.query_squares + other.query_squares, slots, self.last + other.last)  # fmt: skip
+        return Partial(
+            self.system_sums + other.system_sums,
+            self.squares + other.squares,
+            self.query_squares + other.query_squares,
+            slots,
+            self.last + other.last,
+        )
 
 
 def _indicators(m: int, keys: np.ndarray, first: int, count: int) -> Callable[[int, int], np.ndarray]:
@@ -122,8 +127,13 @@ def partial(x: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None
     n_measures, m, n = data.shape
     if n_measures == 0:  # no per-query measure to analyse (system measures only)
         nothing = np.zeros(0, dtype=object)
-        return Partial(nothing.reshape(0, m), nothing, nothing.copy(), np.zeros((1, plan.trials, m - 1, 0)) if tukey else None,
-                       np.zeros((1, 0)))  # fmt: skip
+        return Partial(
+            nothing.reshape(0, m),
+            nothing,
+            nothing.copy(),
+            np.zeros((1, plan.trials, m - 1, 0)) if tukey else None,
+            np.zeros((1, 0)),
+        )
     on = grid.on_grid(data.reshape(n_measures, -1), plan.e).reshape(n_measures, m, n)
     system_sums = np.array([grid.integer_sums(on[k])[0] for k in range(n_measures)], dtype=object).reshape(n_measures, m)
     squares = grid.integer_sums(on.reshape(n_measures, -1))[1]
@@ -143,8 +153,13 @@ def partial(x: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None
         for i in range(m - 1):
             for j in range(m - 1):
                 slots[done : done + size, i, :] += slot_holds(i, j) @ stacked[j]
-    return Partial(system_sums, squares, query_squares,
-                   slots.reshape(plan.trials, m - 1, count, n_measures).transpose(2, 0, 1, 3).copy(), last)  # fmt: skip
+    return Partial(
+        system_sums,
+        squares,
+        query_squares,
+        slots.reshape(plan.trials, m - 1, count, n_measures).transpose(2, 0, 1, 3).copy(),
+        last,
+    )
 
 
 def anova(plan: Plan, whole: Partial, m: int) -> list[AnovaResult]:
@@ -183,8 +198,12 @@ def tukey(plan: Plan, whole: Partial, m: int) -> np.ndarray:
         return np.ones((0, m, m))
     n = np.maximum(plan.scan.n, 1).astype(np.float64)
     step = np.ldexp(1.0, plan.e - grid.PRECISION)  # (M,)
-    means = np.array([[int(s) / k for s in row] for row, k in zip(whole.system_sums.tolist(), plan.scan.n.tolist(),
-                                                                  strict=True)]).reshape(-1, m) * step[:, None]  # fmt: skip
+    means = (
+        np.array(
+            [[int(s) / k for s in row] for row, k in zip(whole.system_sums.tolist(), plan.scan.n.tolist(), strict=True)]
+        ).reshape(-1, m)
+        * step[:, None]
+    )
     observed = np.abs(means[:, :, None] - means[:, None, :])  # (M, m, m)
     bits = grid.limb_bits(plan.most)
     slot = grid.combine(whole.slots, bits) + grid.combine(whole.last, bits)[None, None, :]  # (trials, m - 1, M)
@@ -203,8 +222,9 @@ def tukey(plan: Plan, whole: Partial, m: int) -> np.ndarray:
     return p
 
 
-def run(x: np.ndarray, keys: np.ndarray | None, trials: int = 10_000, mask: np.ndarray | None = None,
-        tukey_hsd: bool = True) -> tuple[list[AnovaResult], np.ndarray | None]:  # fmt: skip
+def run(
+    x: np.ndarray, keys: np.ndarray | None, trials: int = 10_000, mask: np.ndarray | None = None, tukey_hsd: bool = True
+) -> tuple[list[AnovaResult], np.ndarray | None]:
     """The three passes in one process: (ANOVA per measure, Tukey p-values (M, m, m) or None)."""
     data, mask = _masked(x, mask)
     plan = Plan.of(scan(data, mask), trials)
@@ -236,4 +256,3 @@ def randomized_tukey_hsd(x: np.ndarray, keys: np.ndarray, trials: int = 10_000) 
     p = run(x, keys, trials)[1]
     assert p is not None
     return np.asarray(p[0] if x.ndim == 2 else p)
-

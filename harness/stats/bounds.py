@@ -103,13 +103,22 @@ def t_bound(values: np.ndarray, alpha: float) -> MeanBound:
     sd = float(x.std(ddof=1)) if n > 1 else math.nan
     changed = changed_count(x)
     if n < 2 or not sd > 0:
-        return MeanBound(n, mean, sd, math.nan, math.nan, 1.0, 1.0, "none", changed, math.nan,
-                         no_spread(n, changed))  # fmt: skip
+        return MeanBound(n, mean, sd, math.nan, math.nan, 1.0, 1.0, "none", changed, math.nan, no_spread(n, changed))
     se = sd / math.sqrt(n)
     reach = float(special.stdtrit(n - 1, 1 - alpha)) * se
     statistic = mean / se
-    return MeanBound(n, mean, sd, mean - reach, mean + reach, float(special.stdtr(n - 1, statistic)),
-                     float(special.stdtr(n - 1, -statistic)), "t", changed, t_excess(x, alpha))  # fmt: skip
+    return MeanBound(
+        n,
+        mean,
+        sd,
+        mean - reach,
+        mean + reach,
+        float(special.stdtr(n - 1, statistic)),
+        float(special.stdtr(n - 1, -statistic)),
+        "t",
+        changed,
+        t_excess(x, alpha),
+    )
 
 
 def t_excess(values: np.ndarray, alpha: float) -> float:
@@ -169,12 +178,28 @@ def betting_bound(values: np.ndarray, low: float, high: float, alpha: float) -> 
     # 0 at or past an end of the range: the side it lies on is certain (0 at the end itself: p = 1, nothing shown)
     p_below = min(1.0, math.exp(-_log_wealth(bets, zero - y, 1 - zero))) if 0 < zero < 1 else float(zero <= 1)
     p_above = min(1.0, math.exp(-_log_wealth(bets, y - zero, zero))) if 0 < zero < 1 else float(zero >= 0)
-    return MeanBound(n, mean, float(x.std(ddof=1)) if n > 1 else math.nan, low + lower * width, low + upper * width,
-                     p_below, p_above, "betting", changed, math.nan)  # fmt: skip
+    return MeanBound(
+        n,
+        mean,
+        float(x.std(ddof=1)) if n > 1 else math.nan,
+        low + lower * width,
+        low + upper * width,
+        p_below,
+        p_above,
+        "betting",
+        changed,
+        math.nan,
+    )
 
 
-def mean_bound(values: np.ndarray, low: float | None, high: float | None, alpha: float, choice: BoundChoice = "auto",
-               changed: int | None = None) -> MeanBound:  # fmt: skip
+def mean_bound(
+    values: np.ndarray,
+    low: float | None,
+    high: float | None,
+    alpha: float,
+    choice: BoundChoice = "auto",
+    changed: int | None = None,
+) -> MeanBound:
     """The bound a guard decides by, for the mean of ``values`` (each user's excess drop over the margin).
 
     ``choice``: ``t``; ``betting`` (needs the range ``[low, high]``); or ``auto``: t where it can be trusted (some
@@ -194,8 +219,9 @@ def mean_bound(values: np.ndarray, low: float | None, high: float | None, alpha:
         return t
     if not bounded:
         if t.decided and choice == "auto":
-            return dataclasses.replace(t, low=math.nan, high=math.nan, p_below=1.0, p_above=1.0, method="none",
-                                       reason=_untrusted(t, changed, alpha))  # fmt: skip
+            return dataclasses.replace(
+                t, low=math.nan, high=math.nan, p_below=1.0, p_above=1.0, method="none", reason=_untrusted(t, changed, alpha)
+            )
         return t
     betting = betting_bound(x, low, high, alpha)  # type: ignore[arg-type]  # bounded: both are floats
     return dataclasses.replace(betting, changed=changed, excess=t.excess)
@@ -205,16 +231,26 @@ def _spread_checked(t: MeanBound, x: np.ndarray, changed: int) -> MeanBound:
     """t with no decision where the values are equal up to rounding (sd at most ZERO_SD of the largest |value|, as the
     comparisons' tests treat constant differences)."""
     if t.decided and t.sd <= ZERO_SD * float(np.max(np.abs(x))):
-        return dataclasses.replace(t, low=math.nan, high=math.nan, p_below=1.0, p_above=1.0, method="none",
-                                   excess=math.nan, reason=no_spread(t.n, changed))  # fmt: skip
+        return dataclasses.replace(
+            t,
+            low=math.nan,
+            high=math.nan,
+            p_below=1.0,
+            p_above=1.0,
+            method="none",
+            excess=math.nan,
+            reason=no_spread(t.n, changed),
+        )
     return dataclasses.replace(t, changed=changed, reason=t.reason and no_spread(t.n, changed))
 
 
 def _untrusted(t: MeanBound, changed: int, alpha: float) -> str:
     if changed == 0:
         return f"no user of {t.n:,} changed, and the measure has no known range to bound the users not seen"
-    return (f"{changed:,} of {t.n:,} users changed, so skewed that the t-test could err at about "
-            f"{alpha + t.excess:.2f} instead of {alpha:g}, and the measure has no known range for an exact bound")
+    return (
+        f"{changed:,} of {t.n:,} users changed, so skewed that the t-test could err at about "
+        f"{alpha + t.excess:.2f} instead of {alpha:g}, and the measure has no known range for an exact bound"
+    )
 
 
 def betting_reach(n: int, sd: float, low: float, high: float, alpha: float) -> float:
@@ -243,6 +279,7 @@ def betting_sample_size(distance: float, sd: float, low: float, high: float, alp
     >>> betting_sample_size(0.02, 0.06, -1.02, 0.98, 0.05, 0.8416)
     371
     """
+
     def reach(n: int) -> float:
         return betting_reach(n, sd, low, high, alpha) + z_power * sd / math.sqrt(n)
 
@@ -268,8 +305,10 @@ def changed_count(x: np.ndarray) -> int:
 def no_spread(n: int, changed: int) -> str:
     if n < 2:
         return f"{n} user(s) with values for both systems: a bound needs 2 or more"
-    return (f"no spread: the {n:,} users' differences are all equal ({changed:,} changed), so how far the mean may "
-            "lie from them is unknown")
+    return (
+        f"no spread: the {n:,} users' differences are all equal ({changed:,} changed), so how far the mean may "
+        "lie from them is unknown"
+    )
 
 
 def _bets(y: np.ndarray, alpha: float) -> np.ndarray:

@@ -126,8 +126,11 @@ def numbered_keys(seed: object, n: int) -> np.ndarray:
     >>> numbered_keys(3, 4).tolist() == query_keys(3, ("numbered",), np.array(["0", "1", "2", "3"], dtype=object)).tolist()
     True
     """
-    seed_number = int(seed) if isinstance(seed, int | np.integer) else int.from_bytes(
-        hashlib.blake2b(repr(seed).encode(), digest_size=8).digest(), "little")  # fmt: skip
+    seed_number = (
+        int(seed)
+        if isinstance(seed, int | np.integer)
+        else int.from_bytes(hashlib.blake2b(repr(seed).encode(), digest_size=8).digest(), "little")
+    )
     return query_keys(seed_number, ("numbered",), pa.array(np.arange(n).astype(str)))
 
 

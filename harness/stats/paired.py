@@ -159,8 +159,13 @@ class Scan:
     low: np.ndarray
 
     def __add__(self, other: Scan) -> Scan:
-        return Scan(self.n + other.n, self.nonzero + other.nonzero, self.positive + other.positive,
-                    np.maximum(self.high, other.high), np.minimum(self.low, other.low))  # fmt: skip
+        return Scan(
+            self.n + other.n,
+            self.nonzero + other.nonzero,
+            self.positive + other.positive,
+            np.maximum(self.high, other.high),
+            np.minimum(self.low, other.low),
+        )
 
 
 def _masked(diffs: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -208,8 +213,7 @@ class Plan:
         exact = _enumerable(whole.nonzero, permutations)
         enumerated = exact & (whole.nonzero > 0) if "randomization" in tests else np.zeros_like(exact)
         sampled = np.flatnonzero(~exact) if "randomization" in tests else np.zeros(0, dtype=np.int64)
-        return cls(whole, tests, permutations, resamples, e, centre, spread, grid.exponent(spread * spread), enumerated,
-                   sampled)  # fmt: skip
+        return cls(whole, tests, permutations, resamples, e, centre, spread, grid.exponent(spread * spread), enumerated, sampled)
 
     @property
     def bootstrapped(self) -> np.ndarray:
@@ -223,6 +227,7 @@ class Plan:
 
 
 # ---- pass 2: exact partial sums, one partition at a time ------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Partial:
@@ -241,13 +246,26 @@ class Partial:
         def plus(a: Any, b: Any) -> Any:
             return None if a is None else a + b
 
-        ranks = None if self.ranks is None or other.ranks is None else [
-            _merge_ranks(a, b) for a, b in zip(self.ranks, other.ranks, strict=True)]  # fmt: skip
-        nonzero = None if self.nonzero is None or other.nonzero is None else [
-            np.concatenate([a, b]) for a, b in zip(self.nonzero, other.nonzero, strict=True)]  # fmt: skip
-        return Partial(self.first + other.first, self.second + other.second, ranks, nonzero, plus(self.flips, other.flips),
-                       plus(self.flip_totals, other.flip_totals), plus(self.weight, other.weight),
-                       plus(self.moments, other.moments))  # fmt: skip
+        ranks = (
+            None
+            if self.ranks is None or other.ranks is None
+            else [_merge_ranks(a, b) for a, b in zip(self.ranks, other.ranks, strict=True)]
+        )
+        nonzero = (
+            None
+            if self.nonzero is None or other.nonzero is None
+            else [np.concatenate([a, b]) for a, b in zip(self.nonzero, other.nonzero, strict=True)]
+        )
+        return Partial(
+            self.first + other.first,
+            self.second + other.second,
+            ranks,
+            nonzero,
+            plus(self.flips, other.flips),
+            plus(self.flip_totals, other.flip_totals),
+            plus(self.weight, other.weight),
+            plus(self.moments, other.moments),
+        )
 
 
 def _merge_ranks(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -310,8 +328,9 @@ def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | 
     d_int = grid.on_grid(d, plan.e)
     first, second = grid.integer_sums(d_int)
     ranks = [_rank_counts(row) for row in d] if "wilcoxon" in plan.tests else None
-    nonzero = [d_int[i][d_int[i] != 0] if plan.enumerated[i] else d_int[i, :0] for i in range(f)] \
-        if plan.enumerated.any() else None  # fmt: skip
+    nonzero = (
+        [d_int[i][d_int[i] != 0] if plan.enumerated[i] else d_int[i, :0] for i in range(f)] if plan.enumerated.any() else None
+    )
     flips = flip_totals = weight = moments = None
     whole_n = plan.most
     if plan.sampled.size:
@@ -372,8 +391,12 @@ def finish(plan: Plan, whole: Partial, confidence: float = 0.95) -> Tested:
     counts = n.tolist()
     mean = np.array([float(s) / k if k else np.nan for s, k in zip(whole.first.tolist(), counts, strict=True)]) * scale
     # the variance from exact sums: n * S2 - S1^2 is an exact integer, divided once
-    var = np.array([(k * s2 - s1 * s1) / (k * (k - 1)) if k >= 2 else np.nan
-                    for s1, s2, k in zip(whole.first.tolist(), whole.second.tolist(), counts, strict=True)])  # fmt: skip
+    var = np.array(
+        [
+            (k * s2 - s1 * s1) / (k * (k - 1)) if k >= 2 else np.nan
+            for s1, s2, k in zip(whole.first.tolist(), whole.second.tolist(), counts, strict=True)
+        ]
+    )
     var = var * scale * scale
     sd = np.sqrt(var)
     enough = n >= 2
@@ -387,13 +410,21 @@ def finish(plan: Plan, whole: Partial, confidence: float = 0.95) -> Tested:
         half = special.stdtrit(df, 0.5 + confidence / 2) * se
         effect = np.where(zero & (n > 0), 0.0, np.where(constant, np.nan, mean / sd))
     nan = np.full(f, np.nan)
-    t_result = TResult(np.where(enough, t, nan), np.where(enough, p_t, nan), np.where(enough, mean - half, nan),
-                       np.where(enough, mean + half, nan), np.where(enough, exact_mean, nan),
-                       np.where(enough, np.where(constant, 0.0, sd), nan))  # fmt: skip
+    t_result = TResult(
+        np.where(enough, t, nan),
+        np.where(enough, p_t, nan),
+        np.where(enough, mean - half, nan),
+        np.where(enough, mean + half, nan),
+        np.where(enough, exact_mean, nan),
+        np.where(enough, np.where(constant, 0.0, sd), nan),
+    )
     p_wilcoxon = np.array([_wilcoxon_from_counts(*r) for r in whole.ranks]) if whole.ranks is not None else nan
     p_random = _randomization(plan, whole, mean, n) if "randomization" in plan.tests else nan
-    boot = _bootstrap(plan, whole, mean, sd, se, scale, largest, confidence) if plan.bootstrapped.any() else \
-        BootstrapResult(nan, nan.copy(), nan.copy())  # fmt: skip
+    boot = (
+        _bootstrap(plan, whole, mean, sd, se, scale, largest, confidence)
+        if plan.bootstrapped.any()
+        else BootstrapResult(nan, nan.copy(), nan.copy())
+    )
     return Tested(t_result, p_wilcoxon, p_random, boot, effect, plan.scan.nonzero, plan.scan.positive, plan.scan.n)
 
 
@@ -445,16 +476,31 @@ def _randomization(plan: Plan, whole: Partial, mean: np.ndarray, n: np.ndarray) 
     return p
 
 
-def _bootstrap(plan: Plan, whole: Partial, mean: np.ndarray, sd: np.ndarray, se: np.ndarray, scale: np.ndarray,
-               largest: np.ndarray, confidence: float) -> BootstrapResult:  # fmt: skip
+def _bootstrap(
+    plan: Plan,
+    whole: Partial,
+    mean: np.ndarray,
+    sd: np.ndarray,
+    se: np.ndarray,
+    scale: np.ndarray,
+    largest: np.ndarray,
+    confidence: float,
+) -> BootstrapResult:
     assert whole.moments is not None and whole.weight is not None
     n = plan.scan.n
     bits = grid.limb_bits(keyed.MAX_WEIGHT * plan.most)
     drawn = whole.weight  # (B, F): each row's resample size, Poisson(n)
     first = grid.combine(whole.moments[0], bits) * scale  # sum of w * (d - centre)
     second = grid.combine(whole.moments[1], bits) * np.ldexp(1.0, plan.e_square - grid.PRECISION) * scale * scale
-    centred_mean = np.array([float(s - k * int(c)) / max(k, 1) for s, c, k in zip(whole.first.tolist(), plan.centre.tolist(),
-                                                                                 n.tolist(), strict=True)]) * scale  # fmt: skip
+    centred_mean = (
+        np.array(
+            [
+                float(s - k * int(c)) / max(k, 1)
+                for s, c, k in zip(whole.first.tolist(), plan.centre.tolist(), n.tolist(), strict=True)
+            ]
+        )
+        * scale
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         resampled = first / drawn  # mean* - centre
         shift = resampled - centred_mean
@@ -480,8 +526,15 @@ def _bootstrap(plan: Plan, whole: Partial, mean: np.ndarray, sd: np.ndarray, se:
     return BootstrapResult(np.where(kept, p, np.nan), np.where(kept, mean - half, np.nan), np.where(kept, mean + half, np.nan))
 
 
-def run_tests(diffs: np.ndarray, keys: np.ndarray | None = None, tests: tuple[str, ...] = TESTS, permutations: int = 10_000,
-              resamples: int = 10_000, confidence: float = 0.95, mask: np.ndarray | None = None) -> Tested:  # fmt: skip
+def run_tests(
+    diffs: np.ndarray,
+    keys: np.ndarray | None = None,
+    tests: tuple[str, ...] = TESTS,
+    permutations: int = 10_000,
+    resamples: int = 10_000,
+    confidence: float = 0.95,
+    mask: np.ndarray | None = None,
+) -> Tested:
     """Every test over (F, n) differences whose queries have ``keys``, in one process: the three passes in turn.
 
     ``mask`` (F, n): the queries each row is tested on (default: all); a row's result is

@@ -93,8 +93,9 @@ def mean_squares(table: np.ndarray) -> tuple[float, float]:
     return ms_seed, ms_residual
 
 
-def crossed_difference(a: np.ndarray, b: np.ndarray, weight_a: float, weight_b: float,
-                       constant: float = 0.0) -> CrossedDifference:  # fmt: skip
+def crossed_difference(
+    a: np.ndarray, b: np.ndarray, weight_a: float, weight_b: float, constant: float = 0.0
+) -> CrossedDifference:
     """``weight_a mean_a + weight_b mean_b + constant`` for two systems' seeds x users tables (users in the same
     order, at least 2 seeds and 2 users each)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
@@ -150,8 +151,7 @@ def mean_interval(table: np.ndarray, confidence: float = 0.95) -> tuple[float, f
     ms_user = r * float(table.mean(axis=0).var(ddof=1))
     c = 1.0 / (r * n)
     variance = max(c * (ms_user + ms_seed - ms_residual), c * ms_user)
-    df = satterthwaite(variance, [(c * ms_user, n - 1), (c * ms_seed, r - 1), (c * ms_residual, (r - 1) * (n - 1))],
-                       float(n - 1))  # fmt: skip
+    df = satterthwaite(variance, [(c * ms_user, n - 1), (c * ms_seed, r - 1), (c * ms_residual, (r - 1) * (n - 1))], float(n - 1))
     reach = float(stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(variance)
     return mean, mean - reach, mean + reach
 
@@ -199,8 +199,9 @@ class VersionPlan:
     power_at: float  # the power those users give (the target, or the most any number of users reaches)
 
 
-def version_power(n: int, r: int, distance: float, seed_sd: float, interaction_sd: float, residual_sd: float,
-                  alpha: float = 0.05) -> float:  # fmt: skip
+def version_power(
+    n: int, r: int, distance: float, seed_sd: float, interaction_sd: float, residual_sd: float, alpha: float = 0.05
+) -> float:
     """The power of the one-sided version test to resolve ``distance`` with ``r`` runs of each system and ``n`` users,
     from the components: the seeds' sd (a run's offset), the system x user sd and the residual sd. Its degrees of
     freedom are Satterthwaite's from the expected mean squares, so few seeds cost what they cost.
@@ -214,14 +215,22 @@ def version_power(n: int, r: int, distance: float, seed_sd: float, interaction_s
 
     ms_su, ms_seed, ms_e = residual_sd**2 + r * interaction_sd**2, residual_sd**2 + n * seed_sd**2, residual_sd**2
     variance = 2 * (ms_su + ms_seed - ms_e) / (r * n)
-    df = satterthwaite(ms_su + ms_seed - ms_e, [(ms_su, n - 1), (ms_seed, 2 * (r - 1)), (ms_e, 2 * (r - 1) * (n - 1))],
-                       float(n - 1))  # fmt: skip
+    df = satterthwaite(
+        ms_su + ms_seed - ms_e, [(ms_su, n - 1), (ms_seed, 2 * (r - 1)), (ms_e, 2 * (r - 1) * (n - 1))], float(n - 1)
+    )
     critical = float(stats.t.ppf(1 - alpha, df))
     return float(stats.t.sf(critical - distance / math.sqrt(variance), df))
 
 
-def version_plan(distance: float, seed_sd: float, interaction_sd: float, residual_sd: float, alpha: float = 0.05,
-                 power: float = 0.8, seeds: tuple[int, ...] = (2, 3, 5, 10)) -> list[VersionPlan]:  # fmt: skip
+def version_plan(
+    distance: float,
+    seed_sd: float,
+    interaction_sd: float,
+    residual_sd: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    seeds: tuple[int, ...] = (2, 3, 5, 10),
+) -> list[VersionPlan]:
     """For each number of runs per system, the fewest users whose version test resolves ``distance`` with ``power``
     (``harness plan`` for seeds and users): Var = 2 (s2_seed / r + s2_su / n + s2_e / (r n)).
 

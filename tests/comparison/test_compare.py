@@ -89,8 +89,12 @@ def test_segments_are_compared_apart_and_results_reproduce() -> None:
 def test_too_few_permutations_for_the_family_are_flagged() -> None:
     rng = np.random.default_rng(4)
     results = [_result(s, {f"P@{k}": list(rng.random(10)) for k in range(1, 11)}) for s in "ab"]
-    rows = [r.to_record() for r in compare(results, results[0].per_query.measures,
-                                           CompareSettings(permutations=100, family="grid", mode="all_pairs"))]
+    rows = [
+        r.to_record()
+        for r in compare(
+            results, results[0].per_query.measures, CompareSettings(permutations=100, family="grid", mode="all_pairs")
+        )
+    ]
     assert all(r["resolution_limited"] for r in rows)  # 10 x 1/101 >= 0.05
 
 
@@ -104,11 +108,23 @@ def test_the_union_of_the_systems_queries_is_in_pythons_order_whatever_the_ids()
     rng = np.random.default_rng(4)
     a = _result("a", {"AP": list(rng.random(len(ids)))})
     b = _result("b", {"AP": list(rng.random(len(ids)))})
-    a = RunResult("d", "a", PerQuery("a", np.array(ids, dtype=object), a.per_query.measures, a.per_query.values,
-                                     np.ones(len(ids), bool)), np.array([""] * len(ids), dtype=object), {})  # fmt: skip
+    a = RunResult(
+        "d",
+        "a",
+        PerQuery("a", np.array(ids, dtype=object), a.per_query.measures, a.per_query.values, np.ones(len(ids), bool)),
+        np.array([""] * len(ids), dtype=object),
+        {},
+    )
     kept = [i for i in ids if i not in ("9", "🙂")]
-    b = RunResult("d", "b", PerQuery("b", np.array(kept, dtype=object), b.per_query.measures, b.per_query.values[: len(kept)],
-                                     np.ones(len(kept), bool)), np.array([""] * len(kept), dtype=object), {})  # fmt: skip
+    b = RunResult(
+        "d",
+        "b",
+        PerQuery(
+            "b", np.array(kept, dtype=object), b.per_query.measures, b.per_query.values[: len(kept)], np.ones(len(kept), bool)
+        ),
+        np.array([""] * len(kept), dtype=object),
+        {},
+    )
     union, values, evaluated = _on_union({"a": a, "b": b}, {"a": set(ids), "b": set(kept)}, ["a", "b"], a.per_query.measures)
     assert union.tolist() == sorted(ids)
     assert evaluated["b"].tolist() == [i in kept for i in sorted(ids)] and evaluated["a"].all()

@@ -35,9 +35,24 @@ def test_every_measure_with_a_target_names_it(kind: str, target: float) -> None:
 
 
 def _row(mean_a: float, mean_b: float, target: float) -> Comparison:
-    return Comparison(dataset="d", segment="all", measure=BD, system_a="production", system_b="candidate",
-                      aggregate="system", mean_a=mean_a, mean_b=mean_b, delta=mean_b - mean_a, ci_low=0.1, ci_high=0.12,
-                      higher_is_better=False, target=target, n_queries=154, p_adj=0.004, significant=True)  # fmt: skip
+    return Comparison(
+        dataset="d",
+        segment="all",
+        measure=BD,
+        system_a="production",
+        system_b="candidate",
+        aggregate="system",
+        mean_a=mean_a,
+        mean_b=mean_b,
+        delta=mean_b - mean_a,
+        ci_low=0.1,
+        ci_high=0.12,
+        higher_is_better=False,
+        target=target,
+        n_queries=154,
+        p_adj=0.004,
+        significant=True,
+    )
 
 
 def test_a_move_towards_the_target_is_a_gain_from_either_side() -> None:
@@ -72,7 +87,7 @@ def _fairness_experiment(root: Path, guard: str) -> Path:
         "     train: {path: train.csv, columns: {query: user, doc: item}},\n"
         "     items: {path: items.csv, id: item, groups: [provider]}}\n"
         "systems:\n  - {name: production, runs: {golden: run.csv}}\n  - {name: candidate, runs: {golden: rerank.csv}}\n"
-        f"measures: [nDCG@10, \"{BD}\", \"{BR}\"]\n"
+        f'measures: [nDCG@10, "{BD}", "{BR}"]\n'
         "baseline: production\nstats: {permutations: 200, system_resamples: 200, seed: 5}\n"
         f"report:\n  release:\n    production: production\n    candidate: candidate\n    guards: [{guard}]\n"
         "tracking: {enabled: false}\noutput: out\n"
@@ -81,7 +96,7 @@ def _fairness_experiment(root: Path, guard: str) -> Path:
 
 
 def test_the_pipeline_reads_the_target_everywhere(tmp_path: Path) -> None:
-    config = _fairness_experiment(tmp_path, f"{{measure: \"{BD}\", max_drop: 0.01}}")
+    config = _fairness_experiment(tmp_path, f'{{measure: "{BD}", max_drop: 0.01}}')
     out, err = io.StringIO(), io.StringIO()
     main(["run", str(config), "--json", "--quiet"], out, err)
     outcome = json.loads(out.getvalue())
@@ -138,9 +153,15 @@ def test_system_measure_intervals_stay_within_the_values_the_measure_can_take(tm
     measure's interval in summary.parquet lies within its registry bounds, and touches them only where clipped."""
     from harness.comparison.compare import _centred_interval  # noqa: F401 - the interval being clipped
 
-    measures = ["REO(group=provider)@10", "RSP(group=provider)@10", "ItemMAD(group=provider)@10", "Gini@10",
-                "Coverage@10", "ExposureGini@10"]  # fmt: skip
-    config = _fairness_experiment(tmp_path, f"{{measure: \"{BD}\", max_drop: 0.01}}")
+    measures = [
+        "REO(group=provider)@10",
+        "RSP(group=provider)@10",
+        "ItemMAD(group=provider)@10",
+        "Gini@10",
+        "Coverage@10",
+        "ExposureGini@10",
+    ]
+    config = _fairness_experiment(tmp_path, f'{{measure: "{BD}", max_drop: 0.01}}')
     config.write_text(config.read_text().replace(f'"{BR}"]', f'"{BR}", ' + ", ".join(f'"{m}"' for m in measures) + "]"))
     out, err = io.StringIO(), io.StringIO()
     main(["run", str(config), "--json", "--quiet"], out, err)

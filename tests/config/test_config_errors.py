@@ -218,18 +218,22 @@ def test_an_environment_variable_gets_a_note_never_its_value(tmp_path: Path, mon
     (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n")
     (tmp_path / "a.run").write_text("q1 Q0 d1 1 1.0 a\nq2 Q0 d2 1 1.0 a\n")
     config = tmp_path / "exp.yaml"
-    config.write_text("experiment: env\n"
-                      "description: owned by ${TEAM}\n"
-                      "datasets: [{name: d, qrels: qrels.txt}]\n"
-                      "systems: [{name: a, runs: {d: a.run}}]\n"
-                      "measures: [P@1]  # ${NOT_READ}\n"
-                      "tracking: {enabled: false}\nreport: {enabled: false}\noutput: out\n")  # fmt: skip
+    config.write_text(
+        "experiment: env\n"
+        "description: owned by ${TEAM}\n"
+        "datasets: [{name: d, qrels: qrels.txt}]\n"
+        "systems: [{name: a, runs: {d: a.run}}]\n"
+        "measures: [P@1]  # ${NOT_READ}\n"
+        "tracking: {enabled: false}\nreport: {enabled: false}\noutput: out\n"
+    )
     monkeypatch.setenv("TEAM", "s3cr3t-team")
     out, err = io.StringIO(), io.StringIO()
     assert main(["run", str(config), "--json", "--quiet"], out, err) == 0, err.getvalue()
     notes = [line for line in err.getvalue().splitlines() if line.startswith("harness: note: ")]
-    assert notes == [f"harness: note: {config}: line 2: ${{TEAM}} is expanded into the config the results, the report "
-                     "and MLflow show: keep secrets out of it"]  # fmt: skip
+    assert notes == [
+        f"harness: note: {config}: line 2: ${{TEAM}} is expanded into the config the results, the report "
+        "and MLflow show: keep secrets out of it"
+    ]
     assert "s3cr3t-team" not in err.getvalue()
     recorded = (Path(json.loads(out.getvalue())["results_dir"]) / "config.resolved.yaml").read_text()
     assert "description: owned by s3cr3t-team" in recorded and "notes" not in recorded

@@ -61,8 +61,7 @@ def test_every_key_has_an_example_that_is_yaml_setting_it() -> None:
             out += [(path, key), *walk(path, key.keys)]
         return out
 
-    kinds = {"string": str, "path": str, "integer": int, "number": (int, float), "boolean": bool, "list": list,
-             "mapping": dict}  # fmt: skip
+    kinds = {"string": str, "path": str, "integer": int, "number": (int, float), "boolean": bool, "list": list, "mapping": dict}
     checked = 0
     for path, key in walk("", TOP):
         parsed = yaml.safe_load(example(path, key))

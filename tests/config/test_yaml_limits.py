@@ -40,8 +40,7 @@ def _laughs(levels: int = 9) -> str:
 def test_a_yaml_bomb_is_refused_in_bounded_time_and_memory(tmp_path: Path, text: str, says: str) -> None:
     config = tmp_path / "bomb.yaml"
     config.write_text(text)
-    done = subprocess.run([sys.executable, "-c", _BOUNDED, str(config)], capture_output=True, text=True, timeout=60,
-                          check=False)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", _BOUNDED, str(config)], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2, done.stderr[-2000:]
     assert says in done.stderr and str(config) in done.stderr and "line " in done.stderr
     assert len(done.stderr) < 2000  # the value is never formatted in full
@@ -53,8 +52,7 @@ def test_a_config_larger_than_the_limit_is_not_read(tmp_path: Path) -> None:
     config = tmp_path / "huge.yaml"
     with config.open("wb") as out:  # sparse: its size is there, its bytes need not be
         out.truncate(MAX_BYTES + 1)
-    done = subprocess.run([sys.executable, "-c", _BOUNDED, str(config)], capture_output=True, text=True, timeout=60,
-                          check=False)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", _BOUNDED, str(config)], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and f"more than the {MAX_BYTES} harness reads" in done.stderr, done.stderr
 
 

@@ -20,10 +20,34 @@ from tests.generated import adversarial, to_harness
 #  pytrec_eval under its profile below, and to trec_eval 10.0 by its golden files;
 #  rbp, rbp_resid, unj, dcg, ideal_dcg: new in v10. These are covered by the golden files instead.
 PYTREC = [
-    "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "P", "recall", "infAP",
-    "Rprec_mult", "utility", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P",
-    "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
-]  # fmt: skip
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "P",
+    "recall",
+    "infAP",
+    "Rprec_mult",
+    "utility",
+    "binG",
+    "G",
+    "ndcg",
+    "ndcg_rel",
+    "Rndcg",
+    "ndcg_cut",
+    "map_cut",
+    "relative_P",
+    "success",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+]
 
 
 @pytest.mark.parametrize("judged_only", [False, True], ids=["all-docs", "judged-only(-J)"])
@@ -128,9 +152,15 @@ def test_float_ties_agree_with_pytrec_eval_and_doubles_do_not(seed: int) -> None
         evaluator = Evaluator(qrels, [i.measure for i in items if i.measure], Conventions(scores=scores))
         per_query = evaluator.evaluate(run)
         row = {q: i for i, q in enumerate(per_query.query_ids.tolist())}
-        off = [(q, item.display) for q, values in peer.items() for item in items if item.measure is not None
-               and not np.isclose(per_query.values[row[q], per_query.measures.index(item.measure)], values[item.display],
-                                  rtol=0, atol=1e-12)]  # fmt: skip
+        off = [
+            (q, item.display)
+            for q, values in peer.items()
+            for item in items
+            if item.measure is not None
+            and not np.isclose(
+                per_query.values[row[q], per_query.measures.index(item.measure)], values[item.display], rtol=0, atol=1e-12
+            )
+        ]
         if scores == "float32":
             assert off == []
         else:
@@ -155,8 +185,13 @@ def test_interpolated_precision_under_the_pytrec_eval_profile_is_pytrec_evals(se
         conventions = Conventions.from_mapping(PROFILES[profile])
         per_query = Evaluator(qrels, [i.measure for i in items if i.measure], conventions).evaluate(run)
         row = {q: i for i, q in enumerate(per_query.query_ids.tolist())}
-        off[profile] = sum(not np.isclose(per_query.values[row[q], per_query.measures.index(item.measure)],
-                                          values[item.display], rtol=0, atol=1e-12)
-                           for q, values in peer.items() for item in items if item.measure is not None)  # fmt: skip
+        off[profile] = sum(
+            not np.isclose(
+                per_query.values[row[q], per_query.measures.index(item.measure)], values[item.display], rtol=0, atol=1e-12
+            )
+            for q, values in peer.items()
+            for item in items
+            if item.measure is not None
+        )
     assert off["pytrec_eval"] == 0
     assert off["trec_eval"] > 0  # trec_eval 10.0's cut differs on these queries: the profile is what matches

@@ -118,7 +118,8 @@ def test_eval_takes_a_profile_and_flags_over_it(trec_eval_dir: Path) -> None:
     qrels, run = trec_eval_dir / "qrels.test", trec_eval_dir / "results.test"
     with qrels.open() as q_file, run.open() as r_file:
         peer = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(q_file), {"11pt_avg", "iprec_at_recall"}).evaluate(
-            pytrec_eval.parse_run(r_file))  # fmt: skip
+            pytrec_eval.parse_run(r_file)
+        )
     argv = ["-q", "-m", "11pt_avg", "-m", "iprec_at_recall", str(qrels), str(run)]
     got = _rows(_run(trec_eval_dir, " ".join(["--profile", "pytrec_eval", *argv])))
     per_query = [(name, qid, value) for name, qid, value in got if qid != "all"]

@@ -98,8 +98,11 @@ def _reference(q_rows: list[Row], r_rows: list[Row], c: Conventions) -> dict[str
 
         # doc id descending in byte order (trec_eval's strcmp; ascending for pyndeval's) first; the stable sort on the
         # key keeps it for ties
-        by_doc = rows if c.ties.value == "input_order" else sorted(rows, key=lambda row: row[0].encode(),
-                                                                   reverse=c.ties.value != "docno_ascending")  # fmt: skip
+        by_doc = (
+            rows
+            if c.ties.value == "input_order"
+            else sorted(rows, key=lambda row: row[0].encode(), reverse=c.ties.value != "docno_ascending")
+        )
         ranked = sorted(by_doc, key=key)[: c.depth] if c.depth else sorted(by_doc, key=key)
         if c.judged_only:
             ranked = [r for r in ranked if r[3] >= 0]
@@ -109,8 +112,15 @@ def _reference(q_rows: list[Row], r_rows: list[Row], c: Conventions) -> dict[str
 
 CONVENTIONS = [
     Conventions.from_mapping(
-        {"ties": ties, "queries": queries, "duplicates": dup, "negative_labels": neg, "depth": depth,
-         "judged_only": judged, "scores": scores}
+        {
+            "ties": ties,
+            "queries": queries,
+            "duplicates": dup,
+            "negative_labels": neg,
+            "depth": depth,
+            "judged_only": judged,
+            "scores": scores,
+        }
     )
     for ties, queries, dup, neg, depth, (judged, scores) in itertools.product(
         ("trec_eval", "input_order", "optimistic", "pessimistic", "average", "docno_ascending"),
@@ -134,8 +144,10 @@ def _read_as(ids: str, q_rows: list[tuple[str, str, float]], r_rows: list[tuple[
     qrels, run = Qrels.from_records(q_rows), Run.from_records(r_rows)
     if ids == "columns":
         return qrels, run
-    return (Qrels.from_blocks(_blocks(q_rows), qrels.doc_id, qrels.relevance),
-            Run.from_blocks(_blocks(r_rows), run.doc_id, run.score))  # fmt: skip
+    return (
+        Qrels.from_blocks(_blocks(q_rows), qrels.doc_id, qrels.relevance),
+        Run.from_blocks(_blocks(r_rows), run.doc_id, run.score),
+    )
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))

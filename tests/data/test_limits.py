@@ -30,8 +30,14 @@ def _eval(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, floa
     """(exit code, stderr, peak resident memory in GB) of `harness eval ARGS`."""
     import os
 
-    done = subprocess.run([sys.executable, "-c", _MEASURE_PEAK, sys.executable, "-m", "harness", "eval", *args],
-                          capture_output=True, text=True, timeout=120, check=False, env=os.environ | (env or {}))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE_PEAK, sys.executable, "-m", "harness", "eval", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=os.environ | (env or {}),
+    )
     return done.returncode, done.stderr, int(done.stdout.strip() or 0) / 2**20
 
 

@@ -63,8 +63,30 @@ def test_numbers_are_read_as_python_reads_them(text: str) -> None:
         assert _bits([got]) == _bits([expected]), text
 
 
-@pytest.mark.parametrize("text", ["", ".", "+", "-", "e5", "1e", "1e+", "1,5", "1_0", "0x10", "inf", "nan", "--1", "1..2",
-                                  "1e5.5", "1e999", "1e-999", "١", "1 "])  # fmt: skip
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        ".",
+        "+",
+        "-",
+        "e5",
+        "1e",
+        "1e+",
+        "1,5",
+        "1_0",
+        "0x10",
+        "inf",
+        "nan",
+        "--1",
+        "1..2",
+        "1e5.5",
+        "1e999",
+        "1e-999",
+        "١",
+        "1 ",
+    ],
+)
 def test_what_is_not_a_plain_decimal_is_refused(text: str) -> None:
     assert kernels.parse_number(text.encode()) is None
 
@@ -121,8 +143,11 @@ def test_plain_runs_are_read_as_python_splits_them(
 def test_a_large_run_over_threads_is_arrows_read(tmp_path: Path) -> None:
     """Four megabytes of an ordinary run, cut over the cores as read_run cuts it: Arrow's columns, bit for bit."""
     rng = random.Random(7)
-    lines = [f"q{q} Q0 D{rng.randrange(10**7)} {r} {rng.uniform(-50, 50):.{rng.choice([3, 6, 17])}g} tag"
-             for q in range(1000) for r in range(100)]  # fmt: skip
+    lines = [
+        f"q{q} Q0 D{rng.randrange(10**7)} {r} {rng.uniform(-50, 50):.{rng.choice([3, 6, 17])}g} tag"
+        for q in range(1000)
+        for r in range(100)
+    ]
     path = tmp_path / "run.trec"
     path.write_text("\n".join(lines) + "\n")
     types = {"qid": pa.string(), "docid": pa.string(), "score": pa.float64()}
@@ -153,9 +178,23 @@ def test_a_large_run_over_threads_is_arrows_read(tmp_path: Path) -> None:
         "",
         " \n\t\n",
     ],
-    ids=["comment-first", "comment-later", "5-fields", "7-fields", "comma", "nan", "overflow", "utf8", "nul", "vtab",
-         "lone-cr", "del", "empty", "blank"],
-)  # fmt: skip
+    ids=[
+        "comment-first",
+        "comment-later",
+        "5-fields",
+        "7-fields",
+        "comma",
+        "nan",
+        "overflow",
+        "utf8",
+        "nul",
+        "vtab",
+        "lone-cr",
+        "del",
+        "empty",
+        "blank",
+    ],
+)
 def test_what_is_not_plain_is_left_to_the_other_readers(tmp_path: Path, text: str) -> None:
     path = tmp_path / "run.trec"
     path.write_bytes(text.encode())
@@ -203,8 +242,32 @@ def test_both_offset_widths(tmp_path: Path, wide: bool) -> None:
     a_off, b_off = np.zeros(3, width), np.zeros(3, width)
     a_data, b_data, numbers, result = np.zeros(5, np.uint8), np.zeros(5, np.uint8), np.zeros(2), np.zeros(6, np.int64)
     size = path.stat().st_size
-    kernels.read_part(str(path).encode(), 0, size, 6, 0, 2, 4, a_off, a_data, b_off, b_data, numbers, 0, 2, 0, 5, 0, 5,
-                      False, np.zeros(1, np.int64), 0, 0, True, result)  # fmt: skip
+    kernels.read_part(
+        str(path).encode(),
+        0,
+        size,
+        6,
+        0,
+        2,
+        4,
+        a_off,
+        a_data,
+        b_off,
+        b_data,
+        numbers,
+        0,
+        2,
+        0,
+        5,
+        0,
+        5,
+        False,
+        np.zeros(1, np.int64),
+        0,
+        0,
+        True,
+        result,
+    )
     assert result.tolist() == [kernels.OK, 2, 5, 5, 2, 0]
     assert a_off.tolist() == [0, 2, 5] and bytes(a_data) == b"q1q22" and b_off.tolist() == [0, 3, 5]
     assert numbers.tolist() == [2.5, 1.5]
@@ -221,13 +284,61 @@ def test_blocks_keep_one_id_per_run_of_equal_ids(tmp_path: Path, wide: bool) -> 
     a_off, b_off, starts = np.zeros(5, width), np.zeros(6, width), np.zeros(4, np.int64)
     a_data, b_data, numbers, result = np.zeros(9, np.uint8), np.zeros(5, np.uint8), np.zeros(5), np.zeros(6, np.int64)
     size = path.stat().st_size
-    kernels.read_part(str(path).encode(), 0, size, 6, 0, 2, 4, a_off, a_data, b_off, b_data, numbers, 0, 5, 0, 9, 0, 5,
-                      True, starts, 0, 4, True, result)  # fmt: skip
+    kernels.read_part(
+        str(path).encode(),
+        0,
+        size,
+        6,
+        0,
+        2,
+        4,
+        a_off,
+        a_data,
+        b_off,
+        b_data,
+        numbers,
+        0,
+        5,
+        0,
+        9,
+        0,
+        5,
+        True,
+        starts,
+        0,
+        4,
+        True,
+        result,
+    )
     assert result.tolist() == [kernels.OK, 5, 9, 5, 5, 4]
     assert a_off.tolist() == [0, 2, 5, 7, 9] and bytes(a_data) == b"q1q22q2q1" and starts.tolist() == [0, 2, 3, 4]
     counted = np.zeros(6, np.int64)
-    kernels.read_part(str(path).encode(), 0, size, 6, 0, 2, 4, a_off, a_data, b_off, b_data, numbers, 0, 0, 0, 0, 0, 0,
-                      True, starts, 0, 0, False, counted)  # fmt: skip
+    kernels.read_part(
+        str(path).encode(),
+        0,
+        size,
+        6,
+        0,
+        2,
+        4,
+        a_off,
+        a_data,
+        b_off,
+        b_data,
+        numbers,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        True,
+        starts,
+        0,
+        0,
+        False,
+        counted,
+    )
     assert counted.tolist() == result.tolist()
 
 
@@ -245,8 +356,9 @@ def test_blocks_across_the_cuts_between_parts_are_joined(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("blocks", [False, True])
-def test_parts_placed_from_a_sample_and_parts_that_outgrow_their_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                        blocks: bool) -> None:  # fmt: skip
+def test_parts_placed_from_a_sample_and_parts_that_outgrow_their_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, blocks: bool
+) -> None:
     """Each part after the first is written where the file's first bytes (SAMPLE) say it will start, and the gaps are
     then closed; where the lines after the sample are longer than it says (ids ten times as long in the file's middle),
     a part outgrows its place and the file is read again where exact counts place its parts. Both give the columns of

@@ -113,8 +113,23 @@ def test_cli_reads_tables_with_a_column_mapping(tmp_path: Path) -> None:
     pd.DataFrame(QRELS, columns=["user", "item", "rating"]).to_csv(tmp_path / "q.csv", index=False)
     pd.DataFrame(RUN, columns=["user", "item", "score"]).to_parquet(tmp_path / "r.parquet", index=False)
     out, err = io.StringIO(), io.StringIO()
-    code = main(["eval", "--qrels-columns", "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item",
-                 "-m", "RR", "--format", "csv", str(tmp_path / "q.csv"), str(tmp_path / "r.parquet")], out, err)  # fmt: skip
+    code = main(
+        [
+            "eval",
+            "--qrels-columns",
+            "query=user,doc=item,relevance=rating",
+            "--run-columns",
+            "query=user,doc=item",
+            "-m",
+            "RR",
+            "--format",
+            "csv",
+            str(tmp_path / "q.csv"),
+            str(tmp_path / "r.parquet"),
+        ],
+        out,
+        err,
+    )
     assert code == 0, err.getvalue()
     # labelled by the file's name; an ir_measures name prints as written (trec_eval's names print as trec_eval's)
     assert out.getvalue().splitlines()[-1] == f"r.parquet,all,RR,{_expected()['RR']}"

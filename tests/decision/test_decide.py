@@ -51,11 +51,14 @@ def test_harness_plan_without_a_folder() -> None:
     assert json.loads(out.getvalue())["n_queries"] == expected
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["plan", "--margin", "0.01"], "give either a results folder or --sd"),
-    (["plan", "--sd", "0.2", "--margin", "0"], "the margin must be a number above 0"),
-    (["plan", "--sd", "-1", "--margin", "0.01"], "the standard deviation must be a finite number >= 0"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["plan", "--margin", "0.01"], "give either a results folder or --sd"),
+        (["plan", "--sd", "0.2", "--margin", "0"], "the margin must be a number above 0"),
+        (["plan", "--sd", "-1", "--margin", "0.01"], "the standard deviation must be a finite number >= 0"),
+    ],
+)
 def test_harness_plan_mistakes(argv: list[str], message: str) -> None:
     err = io.StringIO()
     assert main(argv, io.StringIO(), err) == 2
@@ -124,9 +127,27 @@ def test_run_compare_and_the_api_give_one_p_for_one_seed(tmp_path: Path) -> None
     ran = pd.read_parquet(Path(json.loads(out.getvalue())["results_dir"]) / "comparisons.parquet")
     ran = ran[ran["segment"] == "all"].set_index("measure")
     out = io.StringIO()
-    assert main(["compare", str(tmp_path / "qrels.txt"), f"a={tmp_path / 'a.run'}", f"b={tmp_path / 'b.run'}",
-                 "-m", "AP@10,nDCG@10", "--permutations", "1000", "--seed", "7", "--format", "json"],
-                out, io.StringIO()) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "compare",
+                str(tmp_path / "qrels.txt"),
+                f"a={tmp_path / 'a.run'}",
+                f"b={tmp_path / 'b.run'}",
+                "-m",
+                "AP@10,nDCG@10",
+                "--permutations",
+                "1000",
+                "--seed",
+                "7",
+                "--format",
+                "json",
+            ],
+            out,
+            io.StringIO(),
+        )
+        == 0
+    )
     compared = {r["measure"]: r for r in json.loads(out.getvalue())}
     qrels_api = harness.read_qrels(tmp_path / "qrels.txt")
     tables = [harness.evaluate(qrels_api, harness.read_run(tmp_path / f"{n}.run", name=n), ["AP@10", "nDCG@10"]) for n in "ab"]
@@ -196,8 +217,10 @@ def test_the_fail_side_is_holm_corrected_across_the_guards() -> None:
     ids = np.array([f"u{i:03d}" for i in range(n)], dtype=object)
     production = rng.uniform(0.3, 0.7, size=(n, 3))
     candidate = production - np.array([0.008, 0.006, 0.06]) + rng.normal(0, 0.1, size=(n, 3))
-    tables = {name: harness.PerQuery(name, ids, measures, values, np.ones(n, dtype=bool))
-              for name, values in (("prod", production), ("cand", candidate))}  # fmt: skip
+    tables = {
+        name: harness.PerQuery(name, ids, measures, values, np.ones(n, dtype=bool))
+        for name, values in (("prod", production), ("cand", candidate))
+    }
     guards = [{"measure": m, "max_drop": 0.01} for m in ("AP", "RR", "P@10")]
     decision = harness.decide(tables, "prod", "cand", guards, bound="t")
     raw = [g.p_fail for g in decision.guards]

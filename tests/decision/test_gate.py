@@ -25,8 +25,15 @@ pytestmark = pytest.mark.filterwarnings(
 GUARD_LINE = 17  # the line of the first guard in the config below
 
 
-def _config(tmp_path: Path, guards: str, tracking: str = "{enabled: false}", report: str = "off", candidate: str = "b",
-            extra_system: bool = False, release_extra: str = "") -> Path:  # fmt: skip
+def _config(
+    tmp_path: Path,
+    guards: str,
+    tracking: str = "{enabled: false}",
+    report: str = "off",
+    candidate: str = "b",
+    extra_system: bool = False,
+    release_extra: str = "",
+) -> Path:
     rng = np.random.default_rng(5)
     qrels, runs = [], {"a": [], "b": [], "c": []}
     for q in range(50):
@@ -34,8 +41,11 @@ def _config(tmp_path: Path, guards: str, tracking: str = "{enabled: false}", rep
         labels[0] = 1
         qrels += [f"q{q:02d} 0 d{i} {rel}\n" for i, rel in enumerate(labels)]
         order = [int(d) for d in rng.permutation(10)]
-        ranked = {"a": order, "b": [order[1], order[0], *order[2:]] if q % 7 == 0 else order,
-                  "c": sorted(range(10), key=lambda d: (labels[d], d))}  # fmt: skip
+        ranked = {
+            "a": order,
+            "b": [order[1], order[0], *order[2:]] if q % 7 == 0 else order,
+            "c": sorted(range(10), key=lambda d: (labels[d], d)),
+        }
         for name, docs in ranked.items():
             runs[name] += [f"q{q:02d} Q0 d{d} {rank + 1} {10 - rank} {name}\n" for rank, d in enumerate(docs)]
     (tmp_path / "qrels.txt").write_text("".join(qrels))
@@ -59,9 +69,7 @@ def _config(tmp_path: Path, guards: str, tracking: str = "{enabled: false}", rep
         "  release:\n"
         "    production: a\n"
         f"    candidate: {candidate}{release_extra}\n"
-        "    guards:\n"
-        + "".join(f"      - {g}\n" for g in guards.split(" ; "))
-        + "output: out\n"
+        "    guards:\n" + "".join(f"      - {g}\n" for g in guards.split(" ; ")) + "output: out\n"
     )
     moved = release_extra or extra_system  # a line more above the guards
     assert moved or path.read_text().splitlines()[GUARD_LINE - 1].startswith("      - "), "GUARD_LINE moved"
@@ -153,22 +161,34 @@ def test_verdict_and_the_errors_it_controls_are_on_the_parent_run(tmp_path: Path
 L = GUARD_LINE
 GUARD_MISTAKES = [
     # (guard, message pattern): each found by validate and by run before anything is computed
-    ("{measure: nDCG@20, max_drop: 0.01}", rf"exp\.yaml: line {L}: guard measure 'nDCG@20' is not among the measures "
-                                          r"this experiment computes\. Fix: did you mean 'nDCG@5'"),
+    (
+        "{measure: nDCG@20, max_drop: 0.01}",
+        rf"exp\.yaml: line {L}: guard measure 'nDCG@20' is not among the measures "
+        r"this experiment computes\. Fix: did you mean 'nDCG@5'",
+    ),
     ("{measure: nDGC@5, max_drop: 0.01}", rf"line {L}: guard measure: unknown measure 'nDGC'\. Fix: did you mean"),
-    ("{measure: nDCG@5, max_drop: 0.01, segment: tial}", rf"exp\.yaml: line {L}: guard segment 'tial' is not a segment of "
-                                                        r"any dataset\. Fix: did you mean 'tail'\?"),
+    (
+        "{measure: nDCG@5, max_drop: 0.01, segment: tial}",
+        rf"exp\.yaml: line {L}: guard segment 'tial' is not a segment of "
+        r"any dataset\. Fix: did you mean 'tail'\?",
+    ),
     ("{measure: nDCG@5, max_drop: 0.01, dataset: e}", rf"line {L}: guard dataset 'e' is not a dataset\. Fix: use one of d"),
     # earlier spellings: refused with the new one, never silently reinterpreted
-    ("{measure: nDCG@5, max_drop: 0.01, significant: true}", rf"line {L}: 'significant' was removed: every guard is now a "
-                                                            r"one-sided test.*Fix: delete significant:"),
+    (
+        "{measure: nDCG@5, max_drop: 0.01, significant: true}",
+        rf"line {L}: 'significant' was removed: every guard is now a "
+        r"one-sided test.*Fix: delete significant:",
+    ),
     ("{measure: nDCG@5, non_inferiority: 0.01}", rf"line {L}: 'non_inferiority' was renamed.*Fix: write max_drop: 0\.01"),
     ("{measure: nDCG@5}", rf"line {L}: the guard on nDCG@5 states no margin\. Fix: add max_drop: 0\.01"),
-    ("{measure: nDCG@5, max_drop: 0.01, min_gain: 0.0}", rf"line {L}: the guard on nDCG@5 states max_drop and min_gain: a "
-                                                        r"guard is one test\. Fix: write one guard per condition"),
+    (
+        "{measure: nDCG@5, max_drop: 0.01, min_gain: 0.0}",
+        rf"line {L}: the guard on nDCG@5 states max_drop and min_gain: a "
+        r"guard is one test\. Fix: write one guard per condition",
+    ),
     ("{measure: nDCG@5, max_drop: -0.01}", rf"line {L}: max_drop must be 0 or more, got -0\.01"),
     ("{measure: nDCG@5, max_drop_pct: 100}", rf"line {L}: max_drop_pct must be below 100"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("guard", "pattern"), GUARD_MISTAKES)
@@ -184,10 +204,13 @@ def test_guard_mistakes_are_found_before_anything_runs(tmp_path: Path, guard: st
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize(("setting", "message"), [
-    ("on_inconclusive: maybe", "line 16: release.on_inconclusive must be one of inconclusive, fail, pass, got 'maybe'"),
-    ("power: 0.3", "line 16: report.release.power must lie in [0.5, 1), got 0.3. Fix: write power: 0.8"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("on_inconclusive: maybe", "line 16: release.on_inconclusive must be one of inconclusive, fail, pass, got 'maybe'"),
+        ("power: 0.3", "line 16: report.release.power must lie in [0.5, 1), got 0.3. Fix: write power: 0.8"),
+    ],
+)
 def test_release_settings_are_checked_where_they_are_written(tmp_path: Path, setting: str, message: str) -> None:
     config = _config(tmp_path, GATES["pass"][1], release_extra=f"\n    {setting}")
     err = io.StringIO()
@@ -217,8 +240,9 @@ CONDITIONS = [  # (guard condition, candidate, the per-user excess drop, from a'
 
 
 @pytest.mark.parametrize(("condition", "candidate", "excess"), CONDITIONS, ids=[c[0] for c in CONDITIONS])
-def test_a_guard_is_a_one_sided_paired_t_test_against_its_margin(tmp_path: Path, condition: str, candidate: str,
-                                                                 excess: Any) -> None:  # fmt: skip
+def test_a_guard_is_a_one_sided_paired_t_test_against_its_margin(
+    tmp_path: Path, condition: str, candidate: str, excess: Any
+) -> None:
     from scipy import stats
 
     code, outcome, err = _run(_config(tmp_path, f"{{measure: AP, {condition}}}", candidate=candidate))
@@ -247,18 +271,21 @@ def test_fail_is_holm_corrected_across_guards_and_other_systems_change_nothing(t
         decided.append(json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())["guards"])
     alone, crowded = decided
     for one, two in zip(alone, crowded, strict=True):  # another system (and its comparisons) changes nothing
-        assert {k: one[k] for k in ("p_pass", "p_fail", "p_fail_adj", "verdict")} == \
-            {k: two[k] for k in ("p_pass", "p_fail", "p_fail_adj", "verdict")}  # fmt: skip
+        assert {k: one[k] for k in ("p_pass", "p_fail", "p_fail_adj", "verdict")} == {
+            k: two[k] for k in ("p_pass", "p_fail", "p_fail_adj", "verdict")
+        }
     p = np.array([g["p_fail"] for g in alone])  # Holm over the three guards, by hand
     order = np.argsort(p)
     holm = np.minimum(1, np.maximum.accumulate(p[order] * np.arange(3, 0, -1)))
     assert [alone[i]["p_fail_adj"] for i in order] == pytest.approx(holm.tolist(), rel=1e-12)
 
 
-@pytest.mark.parametrize(("policy", "code", "words"), [("fail", 3, "Treated as FAIL"),
-                                                       ("pass", 0, "false-PASS rate is then NOT controlled")])  # fmt: skip
-def test_inconclusive_says_how_many_users_would_decide_and_can_be_mapped(tmp_path: Path, policy: str, code: int,
-                                                                         words: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("policy", "code", "words"), [("fail", 3, "Treated as FAIL"), ("pass", 0, "false-PASS rate is then NOT controlled")]
+)
+def test_inconclusive_says_how_many_users_would_decide_and_can_be_mapped(
+    tmp_path: Path, policy: str, code: int, words: str
+) -> None:
     from statsmodels.stats.power import TTestPower
 
     (tmp_path / "default").mkdir()
@@ -269,20 +296,23 @@ def test_inconclusive_says_how_many_users_would_decide_and_can_be_mapped(tmp_pat
     d = 0.005 / result["sd"]
     assert result["n_needed"] == int(np.ceil(TTestPower().solve_power(d, alpha=0.05, power=0.8, alternative="larger")))
     assert result["mde"] == pytest.approx(
-        result["sd"] * TTestPower().solve_power(nobs=50, alpha=0.05, power=0.8, alternative="larger"), rel=1e-5)
+        result["sd"] * TTestPower().solve_power(nobs=50, alpha=0.05, power=0.8, alternative="larger"), rel=1e-5
+    )
     assert f"about {result['n_needed']:,} users would decide it for an equal candidate to pass" in result["reason"]
     mapped = tmp_path / policy
     mapped.mkdir()
-    got, outcome, err = _run(_config(mapped, "{measure: nDCG@5, max_drop: 0.005}",
-                                     release_extra=f"\n    on_inconclusive: {policy}"))  # fmt: skip
+    got, outcome, err = _run(
+        _config(mapped, "{measure: nDCG@5, max_drop: 0.005}", release_extra=f"\n    on_inconclusive: {policy}")
+    )
     assert got == code, err
     saved = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())
     assert saved["verdict"] == "INCONCLUSIVE" and saved["outcome"] == policy.upper() and words in saved["errors"]
 
 
 def test_a_descriptive_guard_is_shown_but_never_decides(tmp_path: Path) -> None:
-    code, outcome, err = _run(_config(tmp_path, "{measure: nDCG@5, max_drop: 0.05} ; {measure: AP, max_drop: 0.0, "
-                                                "descriptive: true}"))  # fmt: skip
+    code, outcome, err = _run(
+        _config(tmp_path, "{measure: nDCG@5, max_drop: 0.05} ; {measure: AP, max_drop: 0.0, descriptive: true}")
+    )
     assert code == 0, err
     _, descriptive = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())["guards"]
     assert descriptive["verdict"] == "DESCRIPTIVE" and "does not decide the gate" in descriptive["reason"]
@@ -304,8 +334,9 @@ def test_report_shows_guarded_measures_run_after_run(tmp_path: Path) -> None:
 
 def test_every_guard_shows_its_bounds_margin_and_users_in_the_report_and_summary(tmp_path: Path) -> None:
     config = _config(tmp_path, "{measure: 'nDCG@5 [graded]', max_drop: 0.02}", report="on", candidate="c")
-    config.write_text(config.read_text().replace("measures: [nDCG@5, AP, P@5]",
-                                                 "measures: [nDCG@5, AP]\ngains: {graded: {1: 1, 2: 3}}"))  # fmt: skip
+    config.write_text(
+        config.read_text().replace("measures: [nDCG@5, AP, P@5]", "measures: [nDCG@5, AP]\ngains: {graded: {1: 1, 2: 3}}")
+    )
     code, outcome, err = _run(config)
     folder = Path(str(outcome["results_dir"]))
     (guard,) = json.loads((folder / "gate.json").read_text())["guards"]
@@ -393,21 +424,36 @@ def test_a_candidate_identical_to_production_is_never_passed(tmp_path: Path) -> 
         code, outcome, err = _run(config, "--set", f"report.release.bound={bound}")
         gate = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())
         assert code == 6 and gate["verdict"] == "INCONCLUSIVE" and gate["bound"] == bound, (bound, err)
-        assert [g["n_changed"] for g in gate["guards"]] == [0, 0] and all("(0 of 50 users changed)" in g["reason"]
-                                                                          for g in gate["guards"]), gate["guards"]
+        assert [g["n_changed"] for g in gate["guards"]] == [0, 0] and all(
+            "(0 of 50 users changed)" in g["reason"] for g in gate["guards"]
+        ), gate["guards"]
 
 
-@pytest.mark.parametrize(("conditions", "says"), [
-    (("min_gain",), "not evidence of no gain"),
-    (("max_drop",), "not evidence of no drop,"),
-    (("max_drop", "min_gain"), "of no drop (nor, for a min_gain guard, of no gain)"),
-])
+@pytest.mark.parametrize(
+    ("conditions", "says"),
+    [
+        (("min_gain",), "not evidence of no gain"),
+        (("max_drop",), "not evidence of no drop,"),
+        (("max_drop", "min_gain"), "of no drop (nor, for a min_gain guard, of no gain)"),
+    ],
+)
 def test_an_inconclusive_verdict_names_what_it_is_not_evidence_of(conditions: tuple[str, ...], says: str) -> None:
     """A min_gain guard left undecided is not evidence of no gain (before: "not evidence of no drop" for every gate)."""
     from harness.decision.release import Decision, GuardResult
 
-    guards = tuple(GuardResult(guard=f"AP: {c}", verdict="INCONCLUSIVE", reason="", measure="AP", dataset="d",
-                               segment="all", condition=c, threshold=0.01) for c in conditions)  # fmt: skip
+    guards = tuple(
+        GuardResult(
+            guard=f"AP: {c}",
+            verdict="INCONCLUSIVE",
+            reason="",
+            measure="AP",
+            dataset="d",
+            segment="all",
+            condition=c,
+            threshold=0.01,
+        )
+        for c in conditions
+    )
     decision = Decision("production", "candidate", guards)
     assert decision.verdict == "INCONCLUSIVE" and says in decision.errors
     assert decision.controls == "none" and decision.to_dict()["controls"] == "none"

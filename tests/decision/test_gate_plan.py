@@ -33,12 +33,14 @@ def test_the_gate_plan_is_each_guards_users_at_its_share_of_the_power() -> None:
     ids = np.array([f"u{i:04d}" for i in range(n)], dtype=object)
     production = rng.uniform(0.2, 0.6, size=(n, 2))
     candidate = production + rng.normal(0.0, [0.08, 0.12], size=(n, 2))
-    tables = [harness.PerQuery(name, ids, measures, values, np.ones(n, dtype=bool))
-              for name, values in (("prod", production), ("cand", candidate))]  # fmt: skip
+    tables = [
+        harness.PerQuery(name, ids, measures, values, np.ones(n, dtype=bool))
+        for name, values in (("prod", production), ("cand", candidate))
+    ]
     guards = [{"measure": "AP", "max_drop": 0.02}, {"measure": "RR", "max_drop": 0.03}]
     decision = harness.decide(tables, "prod", "cand", guards, power=0.8)
     sds = (candidate - production).std(axis=0, ddof=1)
-    share = 0.8 ** 0.5  # both guards pass with 0.8 when each passes with sqrt(0.8), independently
+    share = 0.8**0.5  # both guards pass with 0.8 when each passes with sqrt(0.8), independently
     expected = [_users_for(0.02, sds[0], 0.05, share), _users_for(0.03, sds[1], 0.05, share)]
     assert [g.n_needed_gate for g in decision.guards] == expected
     assert decision.n_needed_gate == max(expected)

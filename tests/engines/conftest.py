@@ -12,6 +12,8 @@ import pytest
 def client() -> Iterator[Any]:
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
-                      dashboard_address=":0") as cluster, Client(cluster) as active:  # fmt: skip
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB", dashboard_address=":0") as cluster,
+        Client(cluster) as active,
+    ):
         yield active  # harness's dask engine finds the active client

@@ -45,8 +45,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         _, run = adversarial(seed, 60)  # the same query ids; other documents and scores
         lines = [f"{q} Q0 {d} {rank} {s} {name}\n" for q, docs in run.items() for rank, (d, s) in enumerate(docs.items())]
         (root / f"{name}.run").write_text("".join(lines))
-    (root / "segments.csv").write_text("query,segment\n" + "".join(f"q{i:03d},{'head' if i % 3 else 'tail'}\n"
-                                                                   for i in range(60)))  # fmt: skip
+    (root / "segments.csv").write_text(
+        "query,segment\n" + "".join(f"q{i:03d},{'head' if i % 3 else 'tail'}\n" for i in range(60))
+    )
     systems = "\n".join(f"  - {{name: {s}, runs: {{trec: {s}.run}}}}" for s in SYSTEMS)
     (root / "config.yaml").write_text(
         f"experiment: contract\ndatasets:\n  - name: trec\n    qrels: qrels.txt\n"
@@ -54,8 +55,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         f"systems:\n{systems}\nmeasures: [{', '.join(str(m) for m in MEASURES)}]\nbaseline: bm25\n"
         f"stats: {{permutations: 500, resamples: 500}}\ntracking: {{enabled: false}}\noutput: out\n"
     )
-    return {"root": root, "qrels": root / "qrels.txt", "config": root / "config.yaml",
-            **{s: root / f"{s}.run" for s in SYSTEMS}}  # fmt: skip
+    return {"root": root, "qrels": root / "qrels.txt", "config": root / "config.yaml", **{s: root / f"{s}.run" for s in SYSTEMS}}
 
 
 def _spec(engine: str) -> EngineSpec:
@@ -71,15 +71,18 @@ def _reference(files: dict[str, Path]) -> dict[str, PerQuery]:
     return out
 
 
-def _experiment_reference(experiment: Any, files: dict[str, Path]) -> tuple[Any, Any, dict[str, str], dict[str, PerQuery],
-                                                                             list[RunResult], list[dict[str, Any]]]:  # fmt: skip
+def _experiment_reference(
+    experiment: Any, files: dict[str, Path]
+) -> tuple[Any, Any, dict[str, str], dict[str, PerQuery], list[RunResult], list[dict[str, Any]]]:
     """(settings, dataset, segments, per-query tables, results, comparison rows) of the config, without any engine."""
     settings = compare_settings(experiment)
     dataset = experiment.datasets[0]
     segments = _load_segments(dataset)
     reference = _reference(files)
-    results = [RunResult("trec", s, t, np.array([segments.get(q, "") for q in t.query_ids], dtype=object), {})
-               for s, t in reference.items()]  # fmt: skip
+    results = [
+        RunResult("trec", s, t, np.array([segments.get(q, "") for q in t.query_ids], dtype=object), {})
+        for s, t in reference.items()
+    ]
     return settings, dataset, segments, reference, results, [r.to_record() for r in compare(results, MEASURES, settings)]
 
 
@@ -117,8 +120,9 @@ def test_dataset_work_summaries_and_comparisons_are_the_reference(engine: str, f
     results = _dataset_work(experiment, dataset, segments)
     rows = [r.to_record() for r in compare(results, MEASURES, settings)]
     for result, ref in zip(results, ref_results, strict=True):
-        assert [_same_record(a, b) for a, b in zip(summarize(result), summarize(ref), strict=True)] == \
-            [True] * len(summarize(ref))  # fmt: skip
+        assert [_same_record(a, b) for a, b in zip(summarize(result), summarize(ref), strict=True)] == [True] * len(
+            summarize(ref)
+        )
         assert _same_values(result.per_query.values, ref.per_query.values)
         assert list(result.segments) == list(ref.segments)
     assert len(rows) == len(ref_rows) and all(_same_record(a, b) for a, b in zip(rows, ref_rows, strict=True))
@@ -128,8 +132,9 @@ def _dataset_work(experiment: Any, dataset: Any, segments: dict[str, str]) -> li
     """The dataset's runs through the engine the experiment names, in SYSTEMS' order."""
     with open_engine(experiment.engine, SILENT) as opened:
         evaluator = _evaluator(experiment, dataset, experiment.measures, SILENT, judgments=opened.reads_judgments)
-        done = opened.evaluate(DatasetWork(experiment, dataset, evaluator, experiment.systems, segments, "", SILENT,
-                                           lambda: None))  # fmt: skip
+        done = opened.evaluate(
+            DatasetWork(experiment, dataset, evaluator, experiment.systems, segments, "", SILENT, lambda: None)
+        )
     return [next(r for r in done if r.system == s) for s in SYSTEMS]
 
 
@@ -161,8 +166,9 @@ def test_a_worker_lost_while_evaluating_changes_nothing(files: dict[str, Path], 
     experiment = load_config(files["config"])
     settings, dataset, segments, _, ref_results, ref_rows = _experiment_reference(experiment, files)
     flag = tmp_path / "killed"
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB",
-                      dashboard_address=":0") as cluster:  # fmt: skip  (its own: a worker of it is killed)
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, memory_limit="768MiB", dashboard_address=":0"
+    ) as cluster:  # its own: a worker of it is killed
         with Client(cluster) as watcher:
             watcher.register_plugin(_kill_once_at("evaluate_piece", flag))
         spec = EngineSpec(name="dask", scheduler=cluster.scheduler_address, partitions=4)

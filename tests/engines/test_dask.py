@@ -62,13 +62,23 @@ def test_two_million_rows_evaluate_to_the_same_bits(client: Any) -> None:
     assert dask.stats.duplicates_dropped > 0 and dask.stats.run_queries_unjudged == 2_000  # the cases are exercised
 
 
-@pytest.mark.parametrize("conventions", [
-    {"ties": "input_order", "duplicates": "first", "queries": "run"},
-    {"ties": "pessimistic", "duplicates": "max", "queries": "intersection", "depth": 30, "judged_only": True},
-    {"ties": "average", "duplicates": "first", "negative_labels": "nonrelevant"},
-    {"queries": "relevant", "relevance_level": 2, "short_lists": "truncate", "ap_denominator": "min_R_k", "depth": 3,
-     "ideal_from": "run", "duplicates": "first"},  # the peers' conventions (harness explain's profiles)
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "conventions",
+    [
+        {"ties": "input_order", "duplicates": "first", "queries": "run"},
+        {"ties": "pessimistic", "duplicates": "max", "queries": "intersection", "depth": 30, "judged_only": True},
+        {"ties": "average", "duplicates": "first", "negative_labels": "nonrelevant"},
+        {
+            "queries": "relevant",
+            "relevance_level": 2,
+            "short_lists": "truncate",
+            "ap_denominator": "min_R_k",
+            "depth": 3,
+            "ideal_from": "run",
+            "duplicates": "first",
+        },  # the peers' conventions (harness explain's profiles)
+    ],
+)
 def test_file_order_conventions_survive_the_shuffle(client: Any, conventions: dict[str, object]) -> None:
     """input_order ties and duplicates: first read the file order, which the shuffle destroys and the engine restores."""
     from harness.engines.dask import evaluate_runs
@@ -110,9 +120,17 @@ def _tables(experiment: Any) -> dict[str, pd.DataFrame]:
     comparisons = comparison_tables(experiment, results)
     saved = read_results(save_results(experiment, results, comparisons, datetime.now(UTC), []).folder)
     per_query = saved.per_query_of()
-    return {"per_query": per_query, "summary": saved.summary, "diagnostics": saved.diagnostics,
-            "long_tail": saved.long_tail, **{k: v for k, v in (("comparisons", saved.comparisons), ("anova", saved.anova),
-                                                               ("groups", saved.groups)) if v is not None}}  # fmt: skip
+    return {
+        "per_query": per_query,
+        "summary": saved.summary,
+        "diagnostics": saved.diagnostics,
+        "long_tail": saved.long_tail,
+        **{
+            k: v
+            for k, v in (("comparisons", saved.comparisons), ("anova", saved.anova), ("groups", saved.groups))
+            if v is not None
+        },
+    }
 
 
 def _judgments_read_by_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -133,14 +151,16 @@ def _one_run_demo(folder: Path) -> None:
 
     generate(folder)
     (folder / "configs").mkdir()
-    one_run = re.sub(r'"\.\./runs/(demo|trec-demo)/seeds/([a-z0-9-]+)-seed\*\.(csv|run)"', r"../runs/\1/\2.\3",
-                     (ROOT / "configs" / "demo.yaml").read_text()).replace("claim: version, ", "")  # fmt: skip
+    one_run = re.sub(
+        r'"\.\./runs/(demo|trec-demo)/seeds/([a-z0-9-]+)-seed\*\.(csv|run)"',
+        r"../runs/\1/\2.\3",
+        (ROOT / "configs" / "demo.yaml").read_text(),
+    ).replace("claim: version, ", "")
     assert "seed*" not in one_run and "claim" not in one_run
     (folder / "configs" / "demo.yaml").write_text(one_run)
 
 
-def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_the_demo_config_gives_the_same_tables_and_p_values(client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The demo on the cluster (3 partitions a run): per-query values, system measures (Coverage, Gini, Entropy: from
     the gathered lists), summaries, diagnostics, the long tail, every p-value of every comparison and the ANOVA, equal
     to one process's exactly, in the same row order."""
@@ -166,8 +186,11 @@ def test_many_small_partitions_give_the_same_bits(client: Any, tmp_path: Path, m
     """Every run cut into 16 partitions (a few users each), without system measures, segments and all: every per-query
     value, summary row (NaN-skipping measures included), diagnostic and p-value as on one machine."""
     _one_run_demo(tmp_path)
-    overrides = {"stats.permutations": 500, "measures": ["nDCG", "AP", "R@20", "RR@10", "Novelty@10", "ILD(sim=features)@10"],
-                 "report.release.guards.2.measure": "Novelty@10"}  # fmt: skip
+    overrides = {
+        "stats.permutations": 500,
+        "measures": ["nDCG", "AP", "R@20", "RR@10", "Novelty@10", "ILD(sim=features)@10"],
+        "report.release.guards.2.measure": "Novelty@10",
+    }
     local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
     expected = _tables(local)
     _judgments_read_by_the_workers(monkeypatch)
@@ -189,8 +212,15 @@ def test_engine_config_errors_are_located(tmp_path: Path) -> None:
     config = tmp_path / "configs" / "demo.yaml"
     shutil.copy(ROOT / "configs" / "demo.yaml", config)
     with pytest.raises(ConfigError) as raised:  # uncut, a system measure would gather every row
-        load_config(config, {"engine.name": "dask", "cutoffs": [], "measures": ["nDCG@10", "Coverage"],
-                             "report.release.guards": [{"measure": "nDCG@10", "max_drop": 0.01}]})
+        load_config(
+            config,
+            {
+                "engine.name": "dask",
+                "cutoffs": [],
+                "measures": ["nDCG@10", "Coverage"],
+                "report.release.guards": [{"measure": "nDCG@10", "max_drop": 0.01}],
+            },
+        )
     assert "Coverage counts every recommended item of every list: on the dask engine give it a cutoff" in str(raised.value)
     with pytest.raises(ConfigError) as raised:
         load_config(config, {"engine.name": "spark"})
@@ -285,9 +315,13 @@ def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tm
     evaluator = Evaluator(qrels, MEASURES, conventions)
     local = evaluator.evaluate(load_run(text))
     columns = {"query": "user", "doc": "item", "score": "s"}
-    sources = [RunSource(text, "t"), RunSource(tmp_path / "run.parquet", "p", columns),
-               RunSource(tmp_path / "pieces", "f", columns), RunSource(tmp_path / "run.csv", "c", columns),
-               RunSource(tmp_path / "run.jsonl", "j", columns)]  # fmt: skip
+    sources = [
+        RunSource(text, "t"),
+        RunSource(tmp_path / "run.parquet", "p", columns),
+        RunSource(tmp_path / "pieces", "f", columns),
+        RunSource(tmp_path / "run.csv", "c", columns),
+        RunSource(tmp_path / "run.jsonl", "j", columns),
+    ]
     for evaluated in evaluate_runs(client, qrels, sources, MEASURES, conventions, (10,), partitions=3):
         assert np.array_equal(evaluated.per_query.values, local.values, equal_nan=True)
 
@@ -326,8 +360,14 @@ def test_a_bad_value_in_a_streamed_csv_run_is_reported_by_the_table_reader(clien
     qrels, _ = _generated(20, 5)
     (tmp_path / "run.csv").write_text("user,item,score\nq2,a,2.0\nq2,b,\nq3,c,1.0\n")
     with pytest.raises(InputFormatError) as raised:
-        evaluate_runs(client, qrels, [RunSource(tmp_path / "run.csv", "r", {"query": "user", "doc": "item", "score": "score"})],
-                      MEASURES[:1], Conventions(), (10,))  # fmt: skip
+        evaluate_runs(
+            client,
+            qrels,
+            [RunSource(tmp_path / "run.csv", "r", {"query": "user", "doc": "item", "score": "score"})],
+            MEASURES[:1],
+            Conventions(),
+            (10,),
+        )
     assert "score missing or NaN in data row 2" in str(raised.value) and str(raised.value.path).endswith("run.csv")
 
 
@@ -353,8 +393,12 @@ def test_judgments_streamed_or_read_by_the_workers(client: Any, tmp_path: Path) 
     conventions = Conventions.from_mapping({"duplicates": "first"})
     local = Evaluator(qrels, MEASURES, conventions).evaluate(run)
     columns = {"query": "user", "doc": "item", "relevance": "rating"}
-    sources = [QrelsSource(text), QrelsSource(tmp_path / "qrels.csv", columns), QrelsSource(tmp_path / "qrels.parquet", columns),
-               QrelsSource(tmp_path / "pieces", columns, "parquet")]  # fmt: skip
+    sources = [
+        QrelsSource(text),
+        QrelsSource(tmp_path / "qrels.csv", columns),
+        QrelsSource(tmp_path / "qrels.parquet", columns),
+        QrelsSource(tmp_path / "pieces", columns, "parquet"),
+    ]
     for source in sources:
         (evaluated,) = evaluate_runs(client, source, [run], MEASURES, conventions, (10,), partitions=3)
         assert np.array_equal(evaluated.per_query.values, local.values, equal_nan=True), source
@@ -368,8 +412,9 @@ def test_judgments_streamed_or_read_by_the_workers(client: Any, tmp_path: Path) 
     assert str(raised.value.path).endswith("twice.txt") and raised.value.line == 3, str(raised.value)
 
 
-def test_a_reused_system_is_compared_beside_the_clusters_runs(client: Any, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_reused_system_is_compared_beside_the_clusters_runs(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A system reused from an earlier results folder (``previous:``) beside one evaluated on the cluster: the
     comparisons and summaries equal the first (one-process) run's exactly."""
     from tests.records.test_previous import _first_release, _reuse, _run
@@ -382,13 +427,25 @@ def test_a_reused_system_is_compared_beside_the_clusters_runs(client: Any, tmp_p
     assert code == first["exit_code"], err
     after = Path(str(second["results_dir"]))
     for name in ("comparisons", "summary"):
-        pd.testing.assert_frame_equal(pd.read_parquet(after / f"{name}.parquet"), pd.read_parquet(before / f"{name}.parquet"),
-                                      check_exact=True, obj=name)  # fmt: skip
+        pd.testing.assert_frame_equal(
+            pd.read_parquet(after / f"{name}.parquet"), pd.read_parquet(before / f"{name}.parquet"), check_exact=True, obj=name
+        )
 
 
-FAIRNESS_MEASURES = ["nDCG@10", "PSP@5", "PSnDCG@10", "PSP(norm=pyxclib)@5", "PSnDCG(norm=pyxclib)@10",
-                     "REO(group=provider)@10", "RSP(group=provider)@5", "PopREO@10", "PopRSP@10",
-                     "ItemMAD(group=provider)@10", "ItemMAD(group=popgroup,gain=rating)@5", "ExposureGini@10"]
+FAIRNESS_MEASURES = [
+    "nDCG@10",
+    "PSP@5",
+    "PSnDCG@10",
+    "PSP(norm=pyxclib)@5",
+    "PSnDCG(norm=pyxclib)@10",
+    "REO(group=provider)@10",
+    "RSP(group=provider)@5",
+    "PopREO@10",
+    "PopRSP@10",
+    "ItemMAD(group=provider)@10",
+    "ItemMAD(group=popgroup,gain=rating)@5",
+    "ExposureGini@10",
+]
 
 
 def _fairness_config(root: Path) -> Path:
@@ -430,8 +487,11 @@ def test_fairness_measures_give_the_same_tables_on_the_cluster(client: Any, tmp_
     rows = expected["comparisons"].set_index("measure")
     system = rows[rows["aggregate"] == "system"]
     assert len(expected["groups"]) == 2 * (3 + 3 + 2 + 2 + 3 + 2)  # REO, RSP, PopREO, PopRSP, both ItemMADs; 2 systems
-    assert set(system.index) == {str(parse_measure(m)) for m in FAIRNESS_MEASURES
-                                 if "norm" in m or m.startswith(("REO", "RSP", "Pop", "ItemMAD", "Exposure"))}  # fmt: skip
+    assert set(system.index) == {
+        str(parse_measure(m))
+        for m in FAIRNESS_MEASURES
+        if "norm" in m or m.startswith(("REO", "RSP", "Pop", "ItemMAD", "Exposure"))
+    }
     assert system["p_randomization"].notna().all() and (system["ci_high"] > system["ci_low"]).sum() >= 4
     assert (system["delta"] != 0).sum() >= 3  # the rerank moves items within the top 10: set measures at 10 stay
 
@@ -443,8 +503,9 @@ def test_intent_aware_measures_give_the_same_tables_on_the_cluster(client: Any, 
     from harness.cli import main
     from tests.conftest import FAIRNESS
 
-    run = pd.read_csv(FAIRNESS / "div_run.txt", sep=" ", header=None, names=["q", "it", "doc", "rank", "score", "tag"],
-                      dtype={"q": str})  # fmt: skip
+    run = pd.read_csv(
+        FAIRNESS / "div_run.txt", sep=" ", header=None, names=["q", "it", "doc", "rank", "score", "tag"], dtype={"q": str}
+    )
     run["score"] = np.random.default_rng(8).permutation(run["score"].to_numpy())
     run.assign(tag="shuffled").to_csv(tmp_path / "shuffled.txt", sep=" ", header=False, index=False)
     measures = ["alpha_nDCG@20", "ERR_IA@10", "nERR_IA@20", "NRBP", "P_IA@10", "StRecall@10", "AP_IA", "nDCG@10"]
@@ -464,8 +525,17 @@ def test_intent_aware_measures_give_the_same_tables_on_the_cluster(client: Any, 
         if name != "long_tail":
             pd.testing.assert_frame_equal(got[name], table, check_exact=True, obj=name)
     assert (expected["comparisons"]["delta"] != 0).sum() >= 5  # the shuffle changes the rankings: a real comparison
-    args = ["eval", "--qrels-format", "ndeval", "--format", "json", "-m", ",".join(measures),
-            str(FAIRNESS / "div_qrels.txt"), str(FAIRNESS / "div_run.txt")]  # fmt: skip
+    args = [
+        "eval",
+        "--qrels-format",
+        "ndeval",
+        "--format",
+        "json",
+        "-m",
+        ",".join(measures),
+        str(FAIRNESS / "div_qrels.txt"),
+        str(FAIRNESS / "div_run.txt"),
+    ]
     printed = {}
     for engine in ([], ["--engine", "dask"]):  # the active client's cluster
         out, err = io.StringIO(), io.StringIO()
@@ -480,8 +550,9 @@ def _exposure_config(root: Path) -> Path:
     each run's first sample; a release guard on EE_L (lower is better)."""
     from tests.conftest import FAIRNESS
 
-    run = pd.read_csv(FAIRNESS / "ee_run.txt", sep=" ", header=None, names=["q", "s", "d", "r", "score", "tag"],
-                      dtype={"q": str, "s": str})  # fmt: skip
+    run = pd.read_csv(
+        FAIRNESS / "ee_run.txt", sep=" ", header=None, names=["q", "s", "d", "r", "score", "tag"], dtype={"q": str, "s": str}
+    )
     rng, rows = np.random.default_rng(4), []
     for (query, sample), group in run.groupby(["q", "s"], sort=False):
         docs = group["d"].tolist()

@@ -45,8 +45,9 @@ def test_each_run_is_released_before_its_measures(tmp_path: Path) -> None:
     for name in ("a", "b"):
         (tmp_path / name).write_text(f"q1 Q0 d1 1 2.0 {name}\nq1 Q0 d2 2 1.0 {name}\nq2 Q0 d3 1 1.0 {name}\n")
     evaluator = _Watching(load_qrels(tmp_path / "qrels"), (parse_measure("nDCG@10"), parse_measure("P@5")))
-    work = FilesWork(evaluator, tmp_path / "qrels", {}, None, (("a", None, tmp_path / "a"), ("b", None, tmp_path / "b")),
-                     {}, (), SILENT)  # fmt: skip
+    work = FilesWork(
+        evaluator, tmp_path / "qrels", {}, None, (("a", None, tmp_path / "a"), ("b", None, tmp_path / "b")), {}, (), SILENT
+    )
     evaluated = LocalEngine(EngineSpec(name="local")).evaluate_files(work)
     assert [r.label for r in evaluated] == ["a", "b"] and evaluated[1].aggregates[parse_measure("nDCG@10")] == 1.0
     # when run a's lists are built, run a is gone; when run b's are, both are (b was read before a was evaluated)
@@ -67,7 +68,8 @@ def test_each_run_is_released_before_its_measures_from_a_config(tmp_path: Path) 
     experiment = load_config(tmp_path / "config.yaml")
     dataset = experiment.datasets[0]
     evaluator = _Watching(load_qrels(tmp_path / "qrels"), (parse_measure("nDCG@10"), parse_measure("P@5")))
-    done = LocalEngine(experiment.engine).evaluate(DatasetWork(experiment, dataset, evaluator, experiment.systems, {}, "",
-                                                               SILENT, lambda: None))  # fmt: skip
+    done = LocalEngine(experiment.engine).evaluate(
+        DatasetWork(experiment, dataset, evaluator, experiment.systems, {}, "", SILENT, lambda: None)
+    )
     assert sorted(r.system for r in done) == ["a", "b"]
     assert evaluator.alive_at_item_lists == [[False], [False, False]]

@@ -14,11 +14,15 @@ def test_ties_and_judged_fraction() -> None:
         [
             # q1: scores 3, 2, 2, 1 -> ranks 2 and 3 tie: straddles k=2, not k=1 or k=3;
             # trec_eval order a, c, b, d (ties by docno descending): judged a; a, b
-            ("q1", "a", 3.0), ("q1", "b", 2.0), ("q1", "c", 2.0), ("q1", "d", 1.0),
+            ("q1", "a", 3.0),
+            ("q1", "b", 2.0),
+            ("q1", "c", 2.0),
+            ("q1", "d", 1.0),
             # q2: one document, judged; q3 is judged but not retrieved; q9 is not judged
-            ("q2", "x", 1.0), ("q9", "y", 1.0),
+            ("q2", "x", 1.0),
+            ("q9", "y", 1.0),
         ]
-    )  # fmt: skip
+    )
     aligned = Evaluator(qrels, ["P@1"]).align(run)
     found = diagnose(aligned, (1, 2, 3))
     assert [found[f"ties_straddling_at_{k}"] for k in (1, 2, 3)] == [0, 1, 0]

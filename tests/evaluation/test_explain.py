@@ -124,8 +124,9 @@ def _msrec(truth: dict[str, dict[str, int]], lists: dict[str, list[str]]) -> dic
 
 
 def _peer_values(qrels: list[Any], run: list[Any], peer: str, names: list[str], level: int = 1) -> dict[str, float]:
-    found = explain_measures(Qrels.from_records(qrels), Run.from_records(run), [f"{n}@{K}" for n in names],
-                             Conv(relevance_level=level), peers=[peer])  # fmt: skip
+    found = explain_measures(
+        Qrels.from_records(qrels), Run.from_records(run), [f"{n}@{K}" for n in names], Conv(relevance_level=level), peers=[peer]
+    )
     out = {}
     for explanation in found:
         (value,) = explanation.peers
@@ -168,8 +169,7 @@ def test_msrec_profile_gives_microsoft_recommenders_formulas(seed: int) -> None:
 
 def test_elliot_map_and_sklearn_precision_are_said_to_be_out_of_reach() -> None:
     qrels, run = _recsys_case(0)
-    found = explain_measures(Qrels.from_records(qrels), Run.from_records(run), [f"AP@{K}", f"P@{K}"],
-                             peers=["elliot", "sklearn"])  # fmt: skip
+    found = explain_measures(Qrels.from_records(qrels), Run.from_records(run), [f"AP@{K}", f"P@{K}"], peers=["elliot", "sklearn"])
     notes = {(e.measure.name, p.peer.name): (p.value, p.note) for e in found for p in e.peers}
     assert notes["AP", "elliot"][0] is None and "mean of P@1" in notes["AP", "elliot"][1]
     assert notes["P", "sklearn"][0] is None and "ndcg_score" in notes["P", "sklearn"][1]
@@ -250,8 +250,11 @@ def test_match_finds_the_settings_that_made_a_value(draw: int) -> None:
     space = search_space(measure, qrels)
     chosen = {key: options[int(rng.integers(len(options)))] for key, options in space.items()}
     gain = chosen.pop("gain", None)
-    asked = measure if gain in (None, "linear") else parse_measure(f"{measure.name}(gain={gain})" + (
-        f"@{measure.cutoff}" if measure.cutoff else ""))  # fmt: skip
+    asked = (
+        measure
+        if gain in (None, "linear")
+        else parse_measure(f"{measure.name}(gain={gain})" + (f"@{measure.cutoff}" if measure.cutoff else ""))
+    )
     conventions = Conv.from_mapping(chosen)
     values = Evaluator(qrels, [asked], conventions).evaluate(run).values[:, 0]
     target = aggregate_values(asked, values)
@@ -261,8 +264,11 @@ def test_match_finds_the_settings_that_made_a_value(draw: int) -> None:
     for m in found[:: max(1, len(found) // 5)]:  # a sample of the others, evaluated again
         settings = dict(m.settings)
         g = settings.pop("gain", None)
-        again = measure if g in (None, "linear") else parse_measure(f"{measure.name}(gain={g})" + (
-            f"@{measure.cutoff}" if measure.cutoff else ""))  # fmt: skip
+        again = (
+            measure
+            if g in (None, "linear")
+            else parse_measure(f"{measure.name}(gain={g})" + (f"@{measure.cutoff}" if measure.cutoff else ""))
+        )
         value = aggregate_values(again, Evaluator(qrels, [again], Conv.from_mapping(settings)).evaluate(run).values[:, 0])
         assert value == target
 
@@ -320,8 +326,10 @@ def test_cli_explain_prints_each_peer_and_matches_as_json(tmp_path: Any, capsys:
     theirs = _recbole(*_lists(*_recsys_case(0)))["AP"]
     assert "RecBole" in text and f"{theirs:8.4f}" in text and "ap_denominator=min_R_k alone" in text
     assert "Elliot" in text and "not reproduced" in text
-    assert main(["explain", qrels_path, run_path, "-m", f"AP@{K}", "--match", repr(theirs), "--tol", "1e-12",
-                 "--format", "json"]) == 0  # fmt: skip
+    assert (
+        main(["explain", qrels_path, run_path, "-m", f"AP@{K}", "--match", repr(theirs), "--tol", "1e-12", "--format", "json"])
+        == 0
+    )
     record = json.loads(capsys.readouterr().out)
     assert record["within_tol"] and record["matches"][0]["distance"] <= 1e-12
     assert "recbole" in {m["profile"] for m in record["matches"]}
@@ -330,14 +338,17 @@ def test_cli_explain_prints_each_peer_and_matches_as_json(tmp_path: Any, capsys:
     assert recbole["note"] == PEERS["recbole"].caveat  # the note explain's table prints beside RecBole's row
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["-m", "P@5", "--match", "0.5", "--tol", "-1"], "--tol must be 0 or more"),
-    (["-m", "P@5,R@5", "--match", "0.5"], "--match searches for one measure"),
-    (["-m", "Coverage@5"], "Coverage@5 needs training interactions"),
-    ([], "explain needs a measure"),
-    (["-m", "nDGC@5"], "unknown measure"),
-    (["-m", "P@5", "--train", "missing.csv"], "missing.csv: table file not found"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["-m", "P@5", "--match", "0.5", "--tol", "-1"], "--tol must be 0 or more"),
+        (["-m", "P@5,R@5", "--match", "0.5"], "--match searches for one measure"),
+        (["-m", "Coverage@5"], "Coverage@5 needs training interactions"),
+        ([], "explain needs a measure"),
+        (["-m", "nDGC@5"], "unknown measure"),
+        (["-m", "P@5", "--train", "missing.csv"], "missing.csv: table file not found"),
+    ],
+)
 def test_cli_explain_bad_input_is_one_clear_line(tmp_path: Any, capsys: Any, extra: list[str], message: str) -> None:
     qrels_path, run_path = _files(tmp_path)
     assert main(["explain", qrels_path, run_path, *extra]) == 2
@@ -365,12 +376,19 @@ def test_mlflow_profile_gives_mlflows_own_values(seed: int) -> None:
         targets.append([d for d, r in zip(docs[:8], labels, strict=True) if r >= 1])
     found = _peer_values(qrels, run, "mlflow", ["P", "R", "nDCG"])
     preds, truth = pd.Series(predictions), pd.Series(targets)
-    for name, fn in (("P", mlflow_metrics._precision_at_k_eval_fn), ("R", mlflow_metrics._recall_at_k_eval_fn),
-                     ("nDCG", mlflow_metrics._ndcg_at_k_eval_fn)):  # fmt: skip
+    for name, fn in (
+        ("P", mlflow_metrics._precision_at_k_eval_fn),
+        ("R", mlflow_metrics._recall_at_k_eval_fn),
+        ("nDCG", mlflow_metrics._ndcg_at_k_eval_fn),
+    ):
         theirs = fn(K)(preds, truth).aggregate_results["mean"]
         assert found[name] == pytest.approx(theirs, abs=1e-6), name  # MLflow's nDCG reads float32 scores
-    assert found["P"] != pytest.approx(aggregate_values(parse_measure(f"P@{K}"), Evaluator(
-        Qrels.from_records(qrels), [f"P@{K}"]).evaluate(Run.from_records(run)).values[:, 0]), abs=1e-3)  # fmt: skip
+    assert found["P"] != pytest.approx(
+        aggregate_values(
+            parse_measure(f"P@{K}"), Evaluator(Qrels.from_records(qrels), [f"P@{K}"]).evaluate(Run.from_records(run)).values[:, 0]
+        ),
+        abs=1e-3,
+    )
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -408,7 +426,7 @@ def test_torchmetrics_profile_gives_its_ndcg_and_precision(seed: int) -> None:
 def test_harness_measures_names_the_tools_behind_each_conventions_value(capsys: Any) -> None:
     assert main(["measures"]) == 0
     text = capsys.readouterr().out
-    tail = text[text.index("Conventions (the first value is harness's default"):]
+    tail = text[text.index("Conventions (the first value is harness's default") :]
     assert "ap_denominator\n    R (trec_eval, ranx, ir_measures) | min_R_k (msrec, recbole, spark)" in tail
     assert "short_lists\n    pad (" in tail and "truncate (mlflow, RecList)" in tail
 
@@ -419,18 +437,28 @@ def test_ranx_profile_gives_ranxs_own_values() -> None:
     case = json.loads((Path(__file__).parents[1] / "fixtures" / "peers" / "ranx.json").read_text())
     qrels = Qrels.from_records([(q, d, r) for q, docs in case["qrels"].items() for d, r in docs.items()])
     run = Run.from_records([(q, d, s) for q, docs in case["run"].items() for d, s in docs.items()])
-    names = {"nDCG@10": "ndcg@10", "nDCG(gain=exp)@10": "ndcg_burges@10", "AP@10": "map@10", "AP": "map",
-             "P@5": "precision@5", "R@10": "recall@10", "RR": "mrr", "Success@5": "hit_rate@5"}  # fmt: skip
+    names = {
+        "nDCG@10": "ndcg@10",
+        "nDCG(gain=exp)@10": "ndcg_burges@10",
+        "AP@10": "map@10",
+        "AP": "map",
+        "P@5": "precision@5",
+        "R@10": "recall@10",
+        "RR": "mrr",
+        "Success@5": "hit_rate@5",
+    }
     found = explain_measures(qrels, run, list(names), peers=["ranx"])
     for explanation, name in zip(found, names.values(), strict=True):
         assert explanation.peers[0].value == pytest.approx(case["values"][name], abs=1e-12), name
     # ranx's own metric names are read as the measures that reproduce them
     assert {ours: str(parse_measure(theirs)) for ours, theirs in names.items()} == {
-        ours: str(parse_measure(ours)) for ours in names}
+        ours: str(parse_measure(ours)) for ours in names
+    }
     # at a relevance level, ranx drops the judgments below it: graded gains start there (graded_below_level: zero)
-    for level, leveled in ((2, {"nDCG@10": "ndcg@10-l2", "nDCG(gain=exp)@10": "ndcg_burges@10-l2", "AP@10": "map@10-l2",
-                                "P@5": "precision@5-l2"}),
-                           (3, {"nDCG@10": "ndcg@10-l3", "RR": "mrr-l3"})):  # fmt: skip
+    for level, leveled in (
+        (2, {"nDCG@10": "ndcg@10-l2", "nDCG(gain=exp)@10": "ndcg_burges@10-l2", "AP@10": "map@10-l2", "P@5": "precision@5-l2"}),
+        (3, {"nDCG@10": "ndcg@10-l3", "RR": "mrr-l3"}),
+    ):
         found = explain_measures(qrels, run, list(leveled), Conv(relevance_level=level), peers=["ranx"])
         for explanation, name in zip(found, leveled.values(), strict=True):
             assert explanation.peers[0].value == pytest.approx(case["values"][name], abs=1e-12), name
@@ -468,10 +496,13 @@ def test_spark_profile_gives_rankingmetrics_formulas(seed: int) -> None:
     assert _peer_values(qrels, run, "spark", list(theirs)) == pytest.approx(theirs, abs=1e-12)
 
 
-@pytest.mark.parametrize(("measure", "settings"), [
-    ("F@10", {"short_lists": "truncate"}),  # F@k divides by P@k's k too
-    ("RnDCG", {"relevance_level": 2}),  # RnDCG reads the level (queries without a relevant document score 0)
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("measure", "settings"),
+    [
+        ("F@10", {"short_lists": "truncate"}),  # F@k divides by P@k's k too
+        ("RnDCG", {"relevance_level": 2}),  # RnDCG reads the level (queries without a relevant document score 0)
+    ],
+)
 def test_match_reads_each_convention_a_measure_reads(measure: str, settings: dict[str, object]) -> None:
     """The conventions the registry says a measure reads are searched, and evaluated, for it: a value made under one
     of them is found, and every match gives it again. q2 has no document at level 2, so RnDCG scores it 0 there."""
@@ -488,8 +519,11 @@ def test_match_reads_each_convention_a_measure_reads(measure: str, settings: dic
     assert any(all(m.settings[k] == v for k, v in settings.items()) for m in found)
     for m in found[:: max(1, len(found) // 4)]:
         conventions = {k: v for k, v in m.settings.items() if k != "gain"}
-        variant = asked if m.settings.get("gain", "linear") == "linear" else parse_measure(
-            f"{asked.name}(gain={m.settings['gain']})" + (f"@{asked.cutoff}" if asked.cutoff else ""))  # fmt: skip
+        variant = (
+            asked
+            if m.settings.get("gain", "linear") == "linear"
+            else parse_measure(f"{asked.name}(gain={m.settings['gain']})" + (f"@{asked.cutoff}" if asked.cutoff else ""))
+        )
         again = Evaluator(qrels, [variant], Conv.from_mapping(conventions)).evaluate(run).values[:, 0]
         assert aggregate_values(variant, again) == target, m.settings
 

@@ -56,24 +56,43 @@ def test_the_beyond_accuracy_peers_rows_are_their_golden_values() -> None:
     asked = sorted({_bare(m) for _, m, _ in entries})
     qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     run = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"})
-    explained = explain(qrels, run, asked, peers=["msrec", "recbole", "elliot"],
-                        train=read_train(BEYOND_ACCURACY / "train.csv"), items=read_items(BEYOND_ACCURACY / "items.csv"))
+    explained = explain(
+        qrels,
+        run,
+        asked,
+        peers=["msrec", "recbole", "elliot"],
+        train=read_train(BEYOND_ACCURACY / "train.csv"),
+        items=read_items(BEYOND_ACCURACY / "items.csv"),
+    )
     assert _rows(entries, explained) >= 25
 
 
 def test_the_fairness_peers_rows_are_their_golden_values() -> None:
     """Elliot's REO, RSP and MADs, LensKit's exposure Gini and pyxclib's propensity-scored measures, at the relevance
     level the case uses: the REO gap between harness's tie order and Elliot's list order is Elliot's ties setting."""
-    entries = [(str(e["peer"]), str(parse_measure(f"{FAIR_MAP['measures'][str(e['id']).partition('@')[0]]}@{e['k']}")),
-                float(e["value"]), 1e-6 if "dtype" in e else 1e-9) for e in FAIR["values"]
-               if e["ties"] == "input_order" and str(e["id"]).partition("@")[0] in FAIR_MAP["measures"]]  # fmt: skip
+    entries = [
+        (
+            str(e["peer"]),
+            str(parse_measure(f"{FAIR_MAP['measures'][str(e['id']).partition('@')[0]]}@{e['k']}")),
+            float(e["value"]),
+            1e-6 if "dtype" in e else 1e-9,
+        )
+        for e in FAIR["values"]
+        if e["ties"] == "input_order" and str(e["id"]).partition("@")[0] in FAIR_MAP["measures"]
+    ]
     asked = sorted({f"{parse_measure(m).name}{_params_kept(m)}@{parse_measure(m).cutoff}" for _, m, _, _ in entries})
     qrels = load_qrels(FAIRNESS / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     run = load_run(FAIRNESS / "run.csv", {"query": "user", "doc": "item", "score": "score"})
-    explained = explain(qrels, run, asked, Conventions(relevance_level=FAIR_MAP["conventions"]["relevance_level"]),
-                        peers=["elliot", "lenskit", "pyxclib"], train=read_train(FAIRNESS / "train.csv"),
-                        items=read_items(FAIRNESS / "items.csv"),
-                        user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"))  # fmt: skip
+    explained = explain(
+        qrels,
+        run,
+        asked,
+        Conventions(relevance_level=FAIR_MAP["conventions"]["relevance_level"]),
+        peers=["elliot", "lenskit", "pyxclib"],
+        train=read_train(FAIRNESS / "train.csv"),
+        items=read_items(FAIRNESS / "items.csv"),
+        user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"),
+    )
     assert _rows_by_asked(entries, explained) >= 40  # Elliot 24, pyxclib 12, LensKit 6
 
 
@@ -101,8 +120,9 @@ def _rows_by_asked(entries: list[tuple[str, str, float, float]], explained: list
     return checked
 
 
-@pytest.mark.parametrize("name", ["alpha_nDCG@10", "alpha_DCG@5", "ERR_IA@20", "nERR_IA@10", "NRBP", "P_IA@10",
-                                  "StRecall@20", "AP_IA"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name", ["alpha_nDCG@10", "alpha_DCG@5", "ERR_IA@20", "nERR_IA@10", "NRBP", "P_IA@10", "StRecall@20", "AP_IA"]
+)
 def test_the_ndeval_row_is_pyndevals_value(name: str) -> None:
     """pyndeval's values (docno ascending among ties, ndeval's rank-1 discount): the ndeval row, from subtopic
     judgments read as harness eval --qrels-format ndeval reads them."""
@@ -112,11 +132,13 @@ def test_the_ndeval_row_is_pyndevals_value(name: str) -> None:
         base = FAIR_MAP["intent_measures"][str(entry["id"]).partition("@")[0]]
         return str(parse_measure(f"{base}@{entry['k']}" if entry["k"] else base))
 
-    wanted = [e for e in FAIR["values"] if str(e["id"]).startswith("ndeval.") and e["ties"] == "pyndeval"
-              and mapped(e) == variant]  # fmt: skip
+    wanted = [
+        e for e in FAIR["values"] if str(e["id"]).startswith("ndeval.") and e["ties"] == "pyndeval" and mapped(e) == variant
+    ]
     assert len(wanted) == 1, name
-    (explained,) = explain(read_subtopic_qrels(FAIRNESS / "div_qrels.txt"), load_run(FAIRNESS / "div_run.txt"), [name],
-                           peers=["ndeval", "trec_eval"])  # fmt: skip
+    (explained,) = explain(
+        read_subtopic_qrels(FAIRNESS / "div_qrels.txt"), load_run(FAIRNESS / "div_run.txt"), [name], peers=["ndeval", "trec_eval"]
+    )
     rows = {p.peer.name: p for p in explained.peers}
     assert rows["ndeval"].value == pytest.approx(wanted[0]["value"], abs=1e-9)
     assert rows["trec_eval"].absent  # trec_eval has no intent-aware measure
@@ -148,5 +170,6 @@ def test_the_expeval_row_is_expevals_normalised_mean() -> None:
         rows = {p.peer.name: p for p in explained.peers}
         want = golden[f"expeval.{explained.measure.name.replace('_', '-')}.gerr.doc.incomplete.norm"]
         assert rows["expeval"].value == pytest.approx(want, abs=1e-9) and rows["trec_eval"].absent
-        assert explained.value == pytest.approx(golden[f"expeval.{explained.measure.name.replace('_', '-')}.gerr.doc"
-                                                       ".incomplete.raw"], abs=1e-9)  # harness's default: raw  # fmt: skip
+        assert explained.value == pytest.approx(
+            golden[f"expeval.{explained.measure.name.replace('_', '-')}.gerr.doc.incomplete.raw"], abs=1e-9
+        )  # harness's default: raw

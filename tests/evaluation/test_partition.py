@@ -82,10 +82,23 @@ def test_every_measure_is_partition_invariant_under_every_convention(seed: int) 
                 assert not differ, f"{raw}: query {q} differs in {differ}"
 
 
-BEYOND = [parse_measure(m) for m in (
-    "ILD@3", "ILD(sim=features)@5", "Serendipity@4", "Serendipity(sim=features,rel=2)", "ARP(pop=users)@5", "Novelty@5",
-    "Novelty(cold=skip)", "TailShare(tail=0.3)@5", "APLT@5", "ACLT", "EFD(rel=1)@5", "EPC@5",
-)]  # fmt: skip
+BEYOND = [
+    parse_measure(m)
+    for m in (
+        "ILD@3",
+        "ILD(sim=features)@5",
+        "Serendipity@4",
+        "Serendipity(sim=features,rel=2)",
+        "ARP(pop=users)@5",
+        "Novelty@5",
+        "Novelty(cold=skip)",
+        "TailShare(tail=0.3)@5",
+        "APLT@5",
+        "ACLT",
+        "EFD(rel=1)@5",
+        "EPC@5",
+    )
+]
 
 
 @pytest.mark.parametrize("ties", ["trec_eval", "input_order"])
@@ -103,8 +116,13 @@ def test_beyond_accuracy_measures_are_partition_invariant(ties: str) -> None:
     features = rng.random((len(items), 6)) * (rng.random((len(items), 6)) < 0.6)  # some all-zero rows
     catalog = Catalog(Qrels.from_records([(i, i, 0) for i in items]).query_id, features, tuple("abcdef"))
     qrels = {u: {str(i): int(rng.integers(0, 4)) for i in rng.choice(items, size=3, replace=False)} for u in users[:40]}
-    run = {u: {str(i): float(rng.integers(0, 6)) for i in rng.choice([*items, "cold1", "cold2"], size=int(rng.integers(0, 9)),
-                                                                      replace=False)} for u in users[:45]}  # fmt: skip
+    run = {
+        u: {
+            str(i): float(rng.integers(0, 6))
+            for i in rng.choice([*items, "cold1", "cold2"], size=int(rng.integers(0, 9)), replace=False)
+        }
+        for u in users[:45]
+    }
     conventions = Conventions.from_mapping({"ties": ties})
     every = sorted(set(qrels) | set(run))
     q_rows, r_rows = _rows(qrels, run, every)

@@ -50,8 +50,10 @@ def _values(folder: Path, measures: list[str]) -> tuple[dict[str, list[float]], 
 
 
 def _close(got: list[float], expected: list[float]) -> bool:
-    return all((math.isnan(g) and math.isnan(e)) or math.isclose(g, e, rel_tol=1e-12, abs_tol=1e-12)
-               for g, e in zip(got, expected, strict=True))  # fmt: skip
+    return all(
+        (math.isnan(g) and math.isnan(e)) or math.isclose(g, e, rel_tol=1e-12, abs_tol=1e-12)
+        for g, e in zip(got, expected, strict=True)
+    )
 
 
 NAN = float("nan")
@@ -127,8 +129,7 @@ def test_undefined_users_are_left_out_of_the_mean(folder: Path) -> None:
     from harness.evaluation.results import aggregate_values
     from harness.measures.parse import parse_measure
 
-    assert math.isclose(aggregate_values(parse_measure("ILD@3"), np.array(PER_USER["ILD@3"])),
-                        (PER_USER["ILD@3"][0] + 1.0) / 2)  # fmt: skip
+    assert math.isclose(aggregate_values(parse_measure("ILD@3"), np.array(PER_USER["ILD@3"])), (PER_USER["ILD@3"][0] + 1.0) / 2)
     assert math.isnan(aggregate_values(parse_measure("ILD@3"), np.array([NAN, NAN])))
 
 
@@ -267,8 +268,10 @@ def test_beyond_accuracy_reaches_mlflow_the_gate_and_the_report(folder: Path, tm
     config = _config(folder, tmp_path, "[nDCG@2, Coverage@2, ARP@2]")
     text = config.read_text().replace("tracking: {enabled: false}\n", "")
     text = text.replace("measures:", f"  - name: popular\n    runs: {{d: {tmp_path / 'popular.csv'}}}\nmeasures:")
-    text += ("baseline: a\nreport:\n  release:\n    production: a\n    candidate: popular\n"
-             "    guards: [{measure: Coverage@2, max_drop: 0.1, descriptive: true}]\n")  # fmt: skip
+    text += (
+        "baseline: a\nreport:\n  release:\n    production: a\n    candidate: popular\n"
+        "    guards: [{measure: Coverage@2, max_drop: 0.1, descriptive: true}]\n"
+    )
     config.write_text(text)
     code, err = _run(config)
     assert code == 6 and "tracking" not in err, err  # a descriptive guard alone decides nothing: INCONCLUSIVE
@@ -302,8 +305,16 @@ def _random_cooccurrence_case(seed: int) -> dict[str, Any]:
     h_off = np.concatenate([[0], np.cumsum([len(h) for h in history])]).astype(np.int64)
     h_codes = np.array([c for h in history for c in h], dtype=np.int64)
     scale = np.where(users > 0, 1 / np.sqrt(np.maximum(users, 1)), 0.0)
-    return dict(item_users=item_users, codes=codes, offsets=offsets, history=history, h_off=h_off, h_codes=h_codes,
-                scale=scale, n_known=n_known)  # fmt: skip
+    return dict(
+        item_users=item_users,
+        codes=codes,
+        offsets=offsets,
+        history=history,
+        h_off=h_off,
+        h_codes=h_codes,
+        scale=scale,
+        n_known=n_known,
+    )
 
 
 def _reference_cosine(case: dict[str, Any], a: int, b: int) -> float:
@@ -396,13 +407,16 @@ def test_two_stacked_runs_count_by_algebra_what_the_product_counts() -> None:
     coin = rng.integers(0, 2, (6, users.size)).astype(np.float64)
     drawn = rng.integers(0, 3, (6, users.size)).astype(np.float64)
     for k in (2, 5):
-        for weights in (np.hstack([1 - coin, coin]), np.hstack([coin, 1 - coin]), np.hstack([drawn, 0 * drawn]),
-                        np.hstack([0 * drawn, drawn])):  # fmt: skip
+        for weights in (
+            np.hstack([1 - coin, coin]),
+            np.hstack([coin, 1 - coin]),
+            np.hstack([drawn, 0 * drawn]),
+            np.hstack([0 * drawn, drawn]),
+        ):
             expected = np.asarray((_incidence(plain, k) @ weights.T).T)
             assert np.array_equal(coverage_counts(joined, k, weights), expected)
         fractional = np.hstack([coin * 0.3, coin / 7])
-        np.testing.assert_allclose(coverage_counts(joined, k, fractional), (_incidence(plain, k) @ fractional.T).T,
-                                   rtol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(coverage_counts(joined, k, fractional), (_incidence(plain, k) @ fractional.T).T, rtol=1e-12)
 
 
 def test_each_training_users_items_are_the_item_user_matrix_transposed() -> None:
@@ -421,17 +435,45 @@ def test_harness_eval_prints_beyond_accuracy_values(folder: Path) -> None:
     from harness.cli import main
 
     out, err = io.StringIO(), io.StringIO()
-    code = main(["eval", "-q", str(folder / "test.csv"), str(folder / "run.csv"), "--qrels-columns",
-                 "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score",
-                 "--train", str(folder / "train.csv"), "--items", str(folder / "items.csv"), "-m", "ARP@2,Coverage@2"],
-                out, err)  # fmt: skip
+    code = main(
+        [
+            "eval",
+            "-q",
+            str(folder / "test.csv"),
+            str(folder / "run.csv"),
+            "--qrels-columns",
+            "query=user,doc=item,relevance=rating",
+            "--run-columns",
+            "query=user,doc=item,score=score",
+            "--train",
+            str(folder / "train.csv"),
+            "--items",
+            str(folder / "items.csv"),
+            "-m",
+            "ARP@2,Coverage@2",
+        ],
+        out,
+        err,
+    )
     assert code == 0, err.getvalue()
     lines = [line.split("\t") for line in out.getvalue().splitlines()]
     assert [x.strip() for x in lines[0]] == ["ARP@2", "a", "1.0000"]  # per user: ARP only (coverage is one per run)
     assert [x.strip() for x in lines[-1]] == ["Coverage@2", "all", "1.6667"] and len(lines) == 5
-    code = main(["eval", str(folder / "test.csv"), str(folder / "run.csv"), "--qrels-columns",
-                 "query=user,doc=item,relevance=rating", "--run-columns", "query=user,doc=item,score=score", "-m", "ILD@10"],
-                out, err)  # fmt: skip
+    code = main(
+        [
+            "eval",
+            str(folder / "test.csv"),
+            str(folder / "run.csv"),
+            "--qrels-columns",
+            "query=user,doc=item,relevance=rating",
+            "--run-columns",
+            "query=user,doc=item,score=score",
+            "-m",
+            "ILD@10",
+        ],
+        out,
+        err,
+    )
     assert code == 2 and "ILD@10 needs training interactions" in err.getvalue() and "--train" in err.getvalue()
 
 
@@ -471,8 +513,12 @@ def test_the_beyond_accuracy_section_in_chromium(tmp_path: Path) -> None:
         import pandas as pd
 
         summary = pd.read_csv(report.parent / "summary.csv")
-        mine = summary[(summary["dataset"] == "ratings") & (summary["segment"] == "all")
-                       & (summary["system"] == "candidate-v2") & (summary["measure"] == "Coverage@10")]  # fmt: skip
+        mine = summary[
+            (summary["dataset"] == "ratings")
+            & (summary["segment"] == "all")
+            & (summary["system"] == "candidate-v2")
+            & (summary["measure"] == "Coverage@10")
+        ]
         runs = mine[mine["seed"] != "all"]["value"]
         assert len(runs) == 3 and mine[mine["seed"] == "all"]["value"].item() == pytest.approx(runs.mean(), rel=1e-12)
         assert coverage[2].startswith(f"{runs.mean():.4f} ▼") and f"3 seeds {runs.min():.4f}–{runs.max():.4f}" in coverage[2]

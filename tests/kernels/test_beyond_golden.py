@@ -66,15 +66,23 @@ def _measure(entry: dict[str, object], per_user: bool = False) -> str:
     return str(parse_measure(f"{name}@{k}"))  # canonical: Coverage(catalog='items')@5
 
 
-def _evaluate(ties: str, conventions: Conventions | None = None, extra: tuple[str, ...] = ()) -> tuple[
-        Evaluator, dict[str, dict[str, float]], dict[str, float]]:  # fmt: skip
+def _evaluate(
+    ties: str, conventions: Conventions | None = None, extra: tuple[str, ...] = ()
+) -> tuple[Evaluator, dict[str, dict[str, float]], dict[str, float]]:
     qrels = load_qrels(BEYOND_ACCURACY / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     run = load_run(BEYOND_ACCURACY / "run.csv", {"query": "user", "doc": "item", "score": "score"}, name="golden")
-    measures = sorted({_measure(e) for e in EXPECTED["values"]} | {_measure(e, True) for e in EXPECTED["values"]}
-                      | {str(parse_measure(m)) for m in extra})  # fmt: skip
-    evaluator = Evaluator(qrels, measures, conventions or Conventions(ties=Ties(ties)),
-                          train=read_train(BEYOND_ACCURACY / "train.csv"),
-                          items=read_items(BEYOND_ACCURACY / "items.csv"))  # fmt: skip
+    measures = sorted(
+        {_measure(e) for e in EXPECTED["values"]}
+        | {_measure(e, True) for e in EXPECTED["values"]}
+        | {str(parse_measure(m)) for m in extra}
+    )
+    evaluator = Evaluator(
+        qrels,
+        measures,
+        conventions or Conventions(ties=Ties(ties)),
+        train=read_train(BEYOND_ACCURACY / "train.csv"),
+        items=read_items(BEYOND_ACCURACY / "items.csv"),
+    )
     aligned = evaluator.align(run)
     lists = evaluator.item_lists(aligned)
     per_query = evaluator.evaluate_aligned("golden", aligned, lists)
@@ -154,28 +162,36 @@ def test_tie_order_changes_what_the_readme_says() -> None:
             differs.add(entry["id"])
     other = {e["id"]: e["value"] for e in EXPECTED["values"] if e["ties"] == "input_order"}
     expected_differs = {
-        e["id"] for e in EXPECTED["values"]
+        e["id"]
+        for e in EXPECTED["values"]
         if e["ties"] == "trec_eval" and not math.isclose(e["value"], other[e["id"]], rel_tol=1e-12, abs_tol=1e-12)
-    }  # fmt: skip
+    }
     assert differs == expected_differs
     assert len(expected_differs) == 22
 
 
 # the peers' own names for the golden measures, as their users write them in a config or a script
 OWN_NAME = {
-    "recbole.itemcoverage.native": "itemcoverage", "recbole.giniindex.native": "GiniIndex",
-    "recbole.shannonentropy": "shannonentropy", "recbole.averagepopularity": "AveragePopularity",
-    "recbole.tailpercentage.ratio0.1": "tailpercentage", "msrec.catalog_coverage": "catalog_coverage",
-    "msrec.distributional_coverage": "distributional_coverage", "msrec.diversity.cooccurrence": "diversity",
-}  # fmt: skip
+    "recbole.itemcoverage.native": "itemcoverage",
+    "recbole.giniindex.native": "GiniIndex",
+    "recbole.shannonentropy": "shannonentropy",
+    "recbole.averagepopularity": "AveragePopularity",
+    "recbole.tailpercentage.ratio0.1": "tailpercentage",
+    "msrec.catalog_coverage": "catalog_coverage",
+    "msrec.distributional_coverage": "distributional_coverage",
+    "msrec.diversity.cooccurrence": "diversity",
+}
 
 
 @pytest.mark.parametrize("peer", ["msrec", "recbole"])
 def test_a_peers_own_name_gives_its_golden_value(peer: str) -> None:
     """RecBole's ``itemcoverage@10`` and Microsoft Recommenders' ``catalog_coverage`` are read as harness's measure
     that reproduces them: under the peer's profile, the value the peer's own code computed."""
-    entries = [e for e in EXPECTED["values"] if e["peer"] == peer and e["ties"] == "input_order"
-               and str(e["id"]).partition("@")[0] in OWN_NAME]  # fmt: skip
+    entries = [
+        e
+        for e in EXPECTED["values"]
+        if e["peer"] == peer and e["ties"] == "input_order" and str(e["id"]).partition("@")[0] in OWN_NAME
+    ]
     own = tuple(f"{OWN_NAME[str(e['id']).partition('@')[0]]}@{str(e['id']).partition('@')[2]}" for e in entries)
     _, per_user, system = _evaluate("", Conventions.from_mapping(dict(PROFILES[peer])), own)
     for entry in entries:

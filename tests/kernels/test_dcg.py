@@ -19,12 +19,16 @@ def ranked_lists(draw: st.DrawFn) -> RankedLists:
     run_counts = draw(st.lists(st.integers(0, 15), min_size=n_queries, max_size=n_queries))
     level = st.sampled_from([-1.0, 0.0, 1.0, 2.0, 3.0, 0.5, 7.25])  # repeated gains, fractions, negatives
     judged = draw(st.lists(level, min_size=sum(judged_counts), max_size=sum(judged_counts)))
-    retrieved = draw(st.lists(st.one_of(level, st.just(float("nan"))), min_size=sum(run_counts),
-                              max_size=sum(run_counts)))  # fmt: skip
+    retrieved = draw(st.lists(st.one_of(level, st.just(float("nan"))), min_size=sum(run_counts), max_size=sum(run_counts)))
     offsets = np.concatenate(([0], np.cumsum(run_counts))).astype(np.int64)
     judged_offsets = np.concatenate(([0], np.cumsum(judged_counts))).astype(np.int64)
-    return RankedLists(offsets=offsets, label=np.array(retrieved, dtype=np.float64), judged_offsets=judged_offsets,
-                       judged_label=np.array(judged, dtype=np.float64), ideal_from_run=draw(st.booleans()))  # fmt: skip
+    return RankedLists(
+        offsets=offsets,
+        label=np.array(retrieved, dtype=np.float64),
+        judged_offsets=judged_offsets,
+        judged_label=np.array(judged, dtype=np.float64),
+        ideal_from_run=draw(st.booleans()),
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -39,7 +43,11 @@ def test_ideal_dcg_is_the_running_sum_at_k_bit_for_bit(lists: RankedLists, k: in
 
 def test_ideal_dcg_by_hand() -> None:
     """Gains 3, 2, 1 and a 0 (left out): IDCG@2 = 3 + 2/log2(3); the whole ideal adds 1/log2(4) = 1/2."""
-    lists = RankedLists(offsets=np.array([0, 1]), label=np.array([0.0]), judged_offsets=np.array([0, 4]),
-                        judged_label=np.array([1.0, 0.0, 3.0, 2.0]))  # fmt: skip
+    lists = RankedLists(
+        offsets=np.array([0, 1]),
+        label=np.array([0.0]),
+        judged_offsets=np.array([0, 4]),
+        judged_label=np.array([1.0, 0.0, 3.0, 2.0]),
+    )
     assert dcg.ideal_dcg(lists, 2, GainScheme.linear())[0] == 3 + 2 / np.log2(3)
     assert dcg.ideal_dcg(lists, None, GainScheme.linear())[0] == 3 + 2 / np.log2(3) + 0.5

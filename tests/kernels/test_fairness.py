@@ -15,8 +15,10 @@ def test_exposure_share_by_hand() -> None:
     items = Catalog.from_frame(pd.DataFrame({"item": ["a", "b", "c"], "provider": [0, 0, 1]}))
     qrels = Qrels.from_records([("u1", "a", 1), ("u2", "b", 1)])
     run = Run.from_records([("u1", "a", 2.0), ("u1", "c", 1.0), ("u2", "c", 2.0), ("u2", "b", 1.0)])
-    measures = ["ExposureShare(group=provider,category=0,patience=0.5)@2",
-                "ExposureShare(group=provider,category=1,weight=uniform)@2"]  # fmt: skip
+    measures = [
+        "ExposureShare(group=provider,category=0,patience=0.5)@2",
+        "ExposureShare(group=provider,category=1,weight=uniform)@2",
+    ]
     evaluator = Evaluator(qrels, measures, train=Interactions.from_records([("u3", "a")]), items=items)
     values = {str(m): v.tolist() for m, v in evaluator.system_values(evaluator.item_lists(evaluator.align(run))).items()}
     assert math.isclose(values["ExposureShare(category=0,group='provider',patience=0.5)@2"][0], 1.5 / 3)
@@ -54,14 +56,19 @@ def test_text_labels_group_items_as_their_codes_do(tmp_path) -> None:  # type: i
     qrels = Qrels.from_records([("u1", "a", 1), ("u2", "b", 1), ("u2", "c", 1)])
     run = Run.from_records([("u1", "a", 2.0), ("u1", "c", 1.0), ("u2", "c", 2.0), ("u2", "b", 1.0), ("u2", "d", 0.5)])
     train = Interactions.from_records([("u3", "a"), ("u1", "b")])
-    named = Catalog.from_frame(pd.DataFrame({"item": ["a", "b", "c", "d"], "provider": ["zeta", "acme", "zeta", ""],
-                                             "year": [1999, 2004, 2011, 2020]}))  # fmt: skip
+    named = Catalog.from_frame(
+        pd.DataFrame({"item": ["a", "b", "c", "d"], "provider": ["zeta", "acme", "zeta", ""], "year": [1999, 2004, 2011, 2020]})
+    )
     numbered = Catalog.from_frame(pd.DataFrame({"item": ["a", "b", "c"], "provider": [1, 0, 1], "year": [1999, 2004, 2011]}))
     assert named.feature_names == ("year",) and named.groups["provider"][1] == ("acme", "zeta")
     values = {}
     for items, category in ((named, "acme"), (numbered, 0)):
-        measures = [f"ExposureShare(group=provider,category={category!r})@2", "REO(group=provider)@2",
-                    "RSP(group=provider)@3", "ItemMAD(group=provider)@3"]  # fmt: skip
+        measures = [
+            f"ExposureShare(group=provider,category={category!r})@2",
+            "REO(group=provider)@2",
+            "RSP(group=provider)@3",
+            "ItemMAD(group=provider)@3",
+        ]
         evaluator = Evaluator(qrels, measures, train=train, items=items)
         got = evaluator.system_values(evaluator.item_lists(evaluator.align(run)))
         values[category] = [float(v[0]) for v in got.values()]
@@ -72,9 +79,21 @@ def test_text_labels_group_items_as_their_codes_do(tmp_path) -> None:  # type: i
     (tmp_path / "t.csv").write_text("user,item\nu3,a\nu1,b\n")
     (tmp_path / "i.csv").write_text("item,provider\na,1984\nb,acme\nc,1984\nd,\n")  # 1984: a name here, not a number
     out, err = io.StringIO(), io.StringIO()
-    argv = ["eval", "--format", "json", "-m", "ExposureShare(group=provider,category=acme)@2", "--train",
-            str(tmp_path / "t.csv"), "--items", str(tmp_path / "i.csv"), "--items-groups", "provider",
-            str(tmp_path / "q.txt"), str(tmp_path / "r.txt")]  # fmt: skip
+    argv = [
+        "eval",
+        "--format",
+        "json",
+        "-m",
+        "ExposureShare(group=provider,category=acme)@2",
+        "--train",
+        str(tmp_path / "t.csv"),
+        "--items",
+        str(tmp_path / "i.csv"),
+        "--items-groups",
+        "provider",
+        str(tmp_path / "q.txt"),
+        str(tmp_path / "r.txt"),
+    ]
     assert main(argv, out, err) == 0, err.getvalue()
     (row,) = [r for r in json.loads(out.getvalue())["results"] if r["query_id"] == "all"]
     assert math.isclose(row["value"], 0.85 / 3.7, rel_tol=1e-12)

@@ -45,9 +45,14 @@ def _evaluate(ties: str) -> tuple[Evaluator, Any, dict[str, float]]:
     qrels = load_qrels(FAIRNESS / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     run = load_run(FAIRNESS / "run.csv", {"query": "user", "doc": "item", "score": "score"}, name="golden")
     measures = sorted({_measure(e) for e in EXPECTED["values"] if _mapped(e)})
-    evaluator = Evaluator(qrels, measures, Conventions(ties=Ties(ties), relevance_level=LEVEL),
-                          train=read_train(FAIRNESS / "train.csv"), items=read_items(FAIRNESS / "items.csv"),
-                          user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"))  # fmt: skip
+    evaluator = Evaluator(
+        qrels,
+        measures,
+        Conventions(ties=Ties(ties), relevance_level=LEVEL),
+        train=read_train(FAIRNESS / "train.csv"),
+        items=read_items(FAIRNESS / "items.csv"),
+        user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"),
+    )
     aligned = evaluator.align(run)
     lists = evaluator.item_lists(aligned)
     per_query = evaluator.evaluate_aligned("golden", aligned, lists)
@@ -122,9 +127,14 @@ def test_the_per_user_terms_depend_on_each_users_rows_only(tmp_path: Path) -> No
     qrels = load_qrels(tmp_path / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     run = load_run(tmp_path / "run.csv", {"query": "user", "doc": "item", "score": "score"}, name="golden")
     measures = sorted({_measure(e) for e in EXPECTED["values"] if _mapped(e)})
-    evaluator = Evaluator(qrels, measures, Conventions(relevance_level=LEVEL), train=read_train(FAIRNESS / "train.csv"),
-                          items=read_items(FAIRNESS / "items.csv"),
-                          user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"))  # fmt: skip
+    evaluator = Evaluator(
+        qrels,
+        measures,
+        Conventions(relevance_level=LEVEL),
+        train=read_train(FAIRNESS / "train.csv"),
+        items=read_items(FAIRNESS / "items.csv"),
+        user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"),
+    )
     aligned = evaluator.align(run)
     part = evaluator.item_lists(aligned)
     rows = np.array([int(q[1:]) - 1 for q in aligned.query_ids])  # u01.. are the whole run's rows 0..
@@ -156,8 +166,9 @@ def test_each_value_of_ndeval_per_query(ties: str) -> None:
 
     entries = _intent_entries(ties)
     measures = sorted({_intent_measure(e) for e in entries})
-    evaluator = Evaluator(read_subtopic_qrels(FAIRNESS / "div_qrels.txt"), measures,
-                          Conventions(ties=Ties(MAP["intent_ties"][ties])))  # fmt: skip
+    evaluator = Evaluator(
+        read_subtopic_qrels(FAIRNESS / "div_qrels.txt"), measures, Conventions(ties=Ties(MAP["intent_ties"][ties]))
+    )
     per_query = evaluator.evaluate(load_run(FAIRNESS / "div_run.txt"))
     column = {str(m): j for j, m in enumerate(per_query.measures)}
     row = {q: i for i, q in enumerate(per_query.query_ids.tolist())}
@@ -175,10 +186,8 @@ def test_a_querys_intent_aware_values_depend_on_its_rows_only(tmp_path: Path) ->
     """Every other query of the diversity case alone, its lines shuffled: the same values, bit for bit."""
     from harness.data.trec import read_subtopic_qrels
 
-    measures = ["alpha_nDCG@5", "alpha_DCG@10", "ERR_IA@20", "nERR_IA@3", "NRBP", "nNRBP", "P_IA@5", "StRecall@10",
-                "AP_IA"]  # fmt: skip
-    whole = Evaluator(read_subtopic_qrels(FAIRNESS / "div_qrels.txt"), measures).evaluate(
-        load_run(FAIRNESS / "div_run.txt"))
+    measures = ["alpha_nDCG@5", "alpha_DCG@10", "ERR_IA@20", "nERR_IA@3", "NRBP", "nNRBP", "P_IA@5", "StRecall@10", "AP_IA"]
+    whole = Evaluator(read_subtopic_qrels(FAIRNESS / "div_qrels.txt"), measures).evaluate(load_run(FAIRNESS / "div_run.txt"))
     rng = np.random.default_rng(4)
     for name in ("div_qrels.txt", "div_run.txt"):
         lines = [line for line in (FAIRNESS / name).read_text().splitlines() if int(line.split()[0]) % 2]
@@ -201,9 +210,15 @@ def test_each_value_of_expeval_per_query() -> None:
         _, measure, model, grouping, judged, scale = str(entry["id"]).split(".")
         key = (model, grouping, judged, scale)
         if key not in frames:
-            settings = ExposureSettings(model=model, p=MAP["exposure"]["p"], u=MAP["exposure"]["u"],  # type: ignore[arg-type]
-                                        groups=grouping == "group", complete=judged == "complete",
-                                        normalized=scale == "norm", compat="expeval")  # fmt: skip
+            settings = ExposureSettings(
+                model=model,
+                p=MAP["exposure"]["p"],
+                u=MAP["exposure"]["u"],  # type: ignore[arg-type]
+                groups=grouping == "group",
+                complete=judged == "complete",
+                normalized=scale == "norm",
+                compat="expeval",
+            )
             frames[key] = evaluate_exposure(FAIRNESS / "ee_qrels.txt", FAIRNESS / "ee_run.txt", settings).set_index("query_id")
         got = frames[key][measure]
         assert set(got.index) == set(entry["per_query"]), entry["id"]
@@ -222,8 +237,9 @@ def test_expected_exposure_defaults_differ_from_expeval_only_where_named(tmp_pat
     (tmp_path / "qrels").write_text("q1 0 a 1\nq2 0 c 1\nq2 1 d 2\n")
     (tmp_path / "run").write_text("q2 0 c 1 1 r\nq2 0 d 2 1 r\n")
     ours = evaluate_exposure(tmp_path / "qrels", tmp_path / "run", ExposureSettings(model="rbp")).set_index("query_id")
-    theirs = evaluate_exposure(tmp_path / "qrels", tmp_path / "run",
-                               ExposureSettings(model="rbp", compat="expeval")).set_index("query_id")  # fmt: skip
+    theirs = evaluate_exposure(tmp_path / "qrels", tmp_path / "run", ExposureSettings(model="rbp", compat="expeval")).set_index(
+        "query_id"
+    )
     assert ours.loc["q1"].tolist() == [0.0, 0.0, 1.0]
     assert theirs.loc["q1", "EE-L"] == 0.0 and theirs.loc["q1", "EE-D"] == 1 / (1 - 0.25)  # one level: relevance ub 0
     assert ours.loc["q2"].tolist() == theirs.loc["q2"].tolist()
@@ -254,8 +270,9 @@ def test_harness_exposure_prints_the_means() -> None:
     out, err = io.StringIO(), io.StringIO()
     assert main(["exposure", str(FAIRNESS / "ee_qrels.txt"), str(FAIRNESS / "ee_run.txt"), "--format", "json"], out, err) == 0
     printed = json_module.loads(out.getvalue())["mean"]
-    expected = {str(e["id"]).split(".")[1]: e["value"] for e in EXPECTED["values"]
-                if str(e["id"]).endswith(".gerr.doc.incomplete.raw")}  # fmt: skip
+    expected = {
+        str(e["id"]).split(".")[1]: e["value"] for e in EXPECTED["values"] if str(e["id"]).endswith(".gerr.doc.incomplete.raw")
+    }
     assert printed.keys() == expected.keys()
     for m, want in expected.items():
         assert math.isclose(printed[m], want, rel_tol=0, abs_tol=1e-12), m
@@ -274,9 +291,14 @@ def test_each_cell_of_elliots_bias_disparity(ties: str) -> None:
             cells[str(parse_measure(name))] = want
     qrels = load_qrels(FAIRNESS / "test.csv", {"query": "user", "doc": "item", "relevance": "rating"})
     run = load_run(FAIRNESS / "run.csv", {"query": "user", "doc": "item", "score": "score"}, name="golden")
-    evaluator = Evaluator(qrels, sorted(cells), Conventions(ties=Ties(ties), relevance_level=LEVEL),
-                          train=read_train(FAIRNESS / "train.csv"), items=read_items(FAIRNESS / "items.csv"),
-                          user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"))  # fmt: skip
+    evaluator = Evaluator(
+        qrels,
+        sorted(cells),
+        Conventions(ties=Ties(ties), relevance_level=LEVEL),
+        train=read_train(FAIRNESS / "train.csv"),
+        items=read_items(FAIRNESS / "items.csv"),
+        user_groups=read_table_columns(FAIRNESS / "users.csv", "user", "activity"),
+    )
     values = {str(m): float(v[0]) for m, v in evaluator.system_values(evaluator.item_lists(evaluator.align(run))).items()}
     for name, want in cells.items():
         assert math.isclose(values[name], want, rel_tol=0, abs_tol=1e-9), (name, values[name], want)
@@ -297,9 +319,13 @@ def test_the_exposure_measures_of_the_registry_give_expevals_values() -> None:
         if entry["peer"] != "expeval" or ".doc." not in str(entry["id"]):
             continue
         _, measure, model, _, judged, scale = str(entry["id"]).split(".")
-        settings = {"model": model, "p": MAP["exposure"]["p"], "u": MAP["exposure"]["u"],
-                    "target": "judged" if judged == "complete" else "relevant",
-                    "norm": "expeval" if scale == "norm" else "raw"}  # fmt: skip
+        settings = {
+            "model": model,
+            "p": MAP["exposure"]["p"],
+            "u": MAP["exposure"]["u"],
+            "target": "judged" if judged == "complete" else "relevant",
+            "norm": "expeval" if scale == "norm" else "raw",
+        }
         name = f"{measure.replace('-', '_')}({','.join(f'{k}={v}' for k, v in settings.items())})"
         per_query = Evaluator(qrels, [name]).evaluate(run)
         got = dict(zip(per_query.query_ids.tolist(), per_query.values[:, 0].tolist(), strict=True))
@@ -320,15 +346,24 @@ def test_harness_eval_reads_a_stochastic_run_as_text_or_as_a_table(tmp_path: Pat
     from harness.cli import main
 
     lines = [line.split() for line in (FAIRNESS / "ee_run.txt").read_text().splitlines()]
-    pd.DataFrame({"user": [f[0] for f in lines], "draw": [f[1] for f in lines], "item": [f[2] for f in lines],
-                  "score": [float(f[4]) for f in lines]}).to_csv(tmp_path / "run.csv", index=False)  # fmt: skip
+    pd.DataFrame(
+        {
+            "user": [f[0] for f in lines],
+            "draw": [f[1] for f in lines],
+            "item": [f[2] for f in lines],
+            "score": [float(f[4]) for f in lines],
+        }
+    ).to_csv(tmp_path / "run.csv", index=False)
     golden = {e["id"]: e["value"] for e in EXPECTED["values"] if e["peer"] == "expeval"}
     printed = []
-    for run in ([str(FAIRNESS / "ee_run.txt")], ["--run-columns", "query=user,doc=item,score=score,sample=draw",
-                                                  str(tmp_path / "run.csv")]):  # fmt: skip
+    for run in (
+        [str(FAIRNESS / "ee_run.txt")],
+        ["--run-columns", "query=user,doc=item,score=score,sample=draw", str(tmp_path / "run.csv")],
+    ):
         out, err = io.StringIO(), io.StringIO()
-        assert main(["eval", "--format", "json", "-m", "EE_L,EE_R", str(FAIRNESS / "ee_qrels.txt"), *run], out, err) == 0, \
-            err.getvalue()  # fmt: skip
+        assert main(["eval", "--format", "json", "-m", "EE_L,EE_R", str(FAIRNESS / "ee_qrels.txt"), *run], out, err) == 0, (
+            err.getvalue()
+        )
         means = {r["measure"]: r["value"] for r in json_module.loads(out.getvalue())["results"] if r["query_id"] == "all"}
         assert math.isclose(means["EE_L"], golden["expeval.EE-L.gerr.doc.incomplete.raw"], abs_tol=1e-9)
         assert math.isclose(means["EE_R"], golden["expeval.EE-R.gerr.doc.incomplete.raw"], abs_tol=1e-9)
@@ -337,9 +372,13 @@ def test_harness_eval_reads_a_stochastic_run_as_text_or_as_a_table(tmp_path: Pat
 
 
 # expeval's flags -> harness exposure's (expeval normalises unless -U; harness is raw unless --normalized)
-EXPEVAL_FLAGS = {"": ["--normalized"], "-C": ["--complete", "--normalized"], "-C -U": ["--complete"],
-                 "-C -u rbp": ["--complete", "--normalized", "--model", "rbp"],
-                 "-C -G": ["--complete", "--normalized", "--groups"]}  # fmt: skip
+EXPEVAL_FLAGS = {
+    "": ["--normalized"],
+    "-C": ["--complete", "--normalized"],
+    "-C -U": ["--complete"],
+    "-C -u rbp": ["--complete", "--normalized", "--model", "rbp"],
+    "-C -G": ["--complete", "--normalized", "--groups"],
+}
 
 
 @pytest.mark.parametrize("flags", list(EXPEVAL_FLAGS))

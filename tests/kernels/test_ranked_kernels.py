@@ -44,8 +44,9 @@ def _numpy_ap_numerator(offsets: np.ndarray, label: np.ndarray, level: float, k:
 
 @settings(max_examples=300, deadline=None)
 @given(lists_of_labels(), _LEVELS, _CUTOFFS)
-def test_precision_sums_are_aps_weighted_bincount_bit_for_bit(case: tuple[np.ndarray, np.ndarray], level: float,
-                                                              k: int | None) -> None:  # fmt: skip
+def test_precision_sums_are_aps_weighted_bincount_bit_for_bit(
+    case: tuple[np.ndarray, np.ndarray], level: float, k: int | None
+) -> None:
     offsets, label = case
     expected = _numpy_ap_numerator(offsets, label, level, k)
     for ranges in _splits(offsets.size - 1):
@@ -75,8 +76,9 @@ def test_head_counts_are_the_heads_counted(case: tuple[np.ndarray, np.ndarray], 
     lengths = np.diff(offsets)
     rank = np.arange(label.size) - np.repeat(offsets[:-1], lengths)
     in_head = (label >= level) & (rank < (k if k is not None else label.size + 1))
-    expected = np.bincount(np.repeat(np.arange(lengths.size), lengths), weights=in_head.astype(np.float64),
-                           minlength=lengths.size)  # fmt: skip
+    expected = np.bincount(
+        np.repeat(np.arange(lengths.size), lengths), weights=in_head.astype(np.float64), minlength=lengths.size
+    )
     got = np.full(lengths.size, np.nan)
     ranked.head_counts(offsets, label, level, -1 if k is None else k, got, 0, lengths.size)
     assert got.tolist() == expected.tolist()
@@ -84,15 +86,15 @@ def test_head_counts_are_the_heads_counted(case: tuple[np.ndarray, np.ndarray], 
 
 @settings(max_examples=300, deadline=None)
 @given(lists_of_labels(), st.sampled_from(["linear", "exp"]))
-def test_rank_weighted_sums_are_dcgs_product_bincounted_bit_for_bit(case: tuple[np.ndarray, np.ndarray],
-                                                                   gain: str) -> None:  # fmt: skip
+def test_rank_weighted_sums_are_dcgs_product_bincounted_bit_for_bit(case: tuple[np.ndarray, np.ndarray], gain: str) -> None:
     """DCG as numpy formed it: each gain times discount(its rank), summed per query by a weighted bincount."""
     offsets, label = case
     values = np.where(label >= 0, label if gain == "linear" else np.exp2(np.nan_to_num(label)) - 1.0, 0.0)
     lengths = np.diff(offsets)
     rank = np.arange(label.size) - np.repeat(offsets[:-1], lengths)
-    expected = np.bincount(np.repeat(np.arange(lengths.size), lengths), weights=values * discount(rank),
-                           minlength=lengths.size).astype(np.float64)  # fmt: skip
+    expected = np.bincount(
+        np.repeat(np.arange(lengths.size), lengths), weights=values * discount(rank), minlength=lengths.size
+    ).astype(np.float64)
     per_rank = discount(np.arange(int(lengths.max(initial=0))))
     for ranges in _splits(lengths.size):
         got = np.full(lengths.size, np.nan)

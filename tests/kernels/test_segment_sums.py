@@ -61,8 +61,7 @@ def cut_lists(draw: st.DrawFn) -> dict[str, object]:
 
 @settings(max_examples=300, deadline=None)
 @given(cut_lists(), st.booleans(), st.booleans(), st.sampled_from([1.0, 2.0]))
-def test_cut_sums_are_the_gathered_weighted_masked_column_summed(case: dict, masked: bool, weighted: bool,
-                                                                 level: float) -> None:  # fmt: skip
+def test_cut_sums_are_the_gathered_weighted_masked_column_summed(case: dict, masked: bool, weighted: bool, level: float) -> None:
     """What numpy builds column by column (the row's label, its rank's weight times its code's value, 0.0 where the
     label is below the level), summed per user: the kernel gives its bits without building it."""
     offsets, rows, code, table = case["offsets"], case["rows"], case["code"], case["table"]
@@ -73,9 +72,15 @@ def test_cut_sums_are_the_gathered_weighted_masked_column_summed(case: dict, mas
     if masked:
         column = np.where((labels[rows] if case["gathered"] else labels) >= level, column, 0.0)
     expected = segment_sums(offsets, column)
-    got = cut_sums(offsets, code, table, labels if masked else np.zeros(0),
-                   rows if case["gathered"] else np.zeros(0, dtype=np.int64), level,
-                   case["per_rank"] if weighted else np.zeros(0))  # fmt: skip
+    got = cut_sums(
+        offsets,
+        code,
+        table,
+        labels if masked else np.zeros(0),
+        rows if case["gathered"] else np.zeros(0, dtype=np.int64),
+        level,
+        case["per_rank"] if weighted else np.zeros(0),
+    )
     assert got.tobytes() == expected.tobytes()
 
 
@@ -86,8 +91,7 @@ def test_segment_counts_are_bincounts(segments: list[list[bool]]) -> None:
     lengths = np.array([len(s) for s in segments], dtype=np.int64)
     mask = np.array([v for s in segments for v in s], dtype=bool)
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    expected = np.bincount(np.repeat(np.arange(lengths.size), lengths), weights=mask.astype(np.float64),
-                           minlength=lengths.size)  # fmt: skip
+    expected = np.bincount(np.repeat(np.arange(lengths.size), lengths), weights=mask.astype(np.float64), minlength=lengths.size)
     assert segment_counts(offsets, mask.view(np.uint8)).tolist() == expected.tolist()
 
 
@@ -106,8 +110,10 @@ def test_code_weights_are_weighted_bincounts_bit_for_bit(users: list[tuple[float
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 3), max_size=6), max_size=6),
-       st.lists(st.lists(_VALUES, min_size=3, max_size=3), min_size=4, max_size=4))  # fmt: skip
+@given(
+    st.lists(st.lists(st.integers(0, 3), max_size=6), max_size=6),
+    st.lists(st.lists(_VALUES, min_size=3, max_size=3), min_size=4, max_size=4),
+)
 def test_feature_sums_are_the_list_matrix_product_bit_for_bit(lists: list[list[int]], features: list[list[float]]) -> None:
     """ILD's and Serendipity's summed feature vectors as scipy formed them: each user's list as a CSR row of ones, times
     the (items x features) matrix."""
@@ -130,11 +136,20 @@ _SIMILARITY = st.floats(0.0, 50.0, allow_nan=False) | st.sampled_from([0.0, 1.0,
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.lists(st.tuples(_SIMILARITY, st.sampled_from([0.0, 1.0, 2.0, float("nan")])), max_size=6),
-                          st.integers(0, 5)), max_size=8),
-       st.sampled_from([None, 1.0, 2.0]), st.booleans(), st.integers(0, 8))  # fmt: skip
-def test_unexpected_sums_are_serendipitys_numpy(users: list[tuple[list[tuple[float, float]], int]], level: float | None,
-                                                gathered: bool, cut: int) -> None:  # fmt: skip
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.tuples(_SIMILARITY, st.sampled_from([0.0, 1.0, 2.0, float("nan")])), max_size=6), st.integers(0, 5)
+        ),
+        max_size=8,
+    ),
+    st.sampled_from([None, 1.0, 2.0]),
+    st.booleans(),
+    st.integers(0, 8),
+)
+def test_unexpected_sums_are_serendipitys_numpy(
+    users: list[tuple[list[tuple[float, float]], int]], level: float | None, gathered: bool, cut: int
+) -> None:
     """Serendipity's per-user sums of 1 - similarity / |H| (0 where not relevant), as numpy built them over the cut rows;
     users without history (a division by zero, discarded later), a cut deeper or shallower than the lists, and any
     split of the users between two ranges."""
@@ -159,6 +174,15 @@ def test_unexpected_sums_are_serendipitys_numpy(users: list[tuple[list[tuple[flo
     for cuts in ([0, len(users)], [0, len(users) // 2, len(users)]):
         got = np.zeros(len(users))
         for lo, hi in itertools.pairwise(cuts):
-            unexpected_sums(cut_offsets, rows, similarity, h_len, np.zeros(0) if level is None else label,
-                            0.0 if level is None else level, got, lo, hi)  # fmt: skip
+            unexpected_sums(
+                cut_offsets,
+                rows,
+                similarity,
+                h_len,
+                np.zeros(0) if level is None else label,
+                0.0 if level is None else level,
+                got,
+                lo,
+                hi,
+            )
         assert got.tobytes() == expected.tobytes()

@@ -49,8 +49,9 @@ def test_distinct_pairs_are_the_sorted_unique_keys(case: tuple[np.ndarray, np.nd
 
 def test_distinct_pairs_by_hand() -> None:
     """User 0 rated item b twice and a once; user 1 nothing; user 2 a. Codes: a 5, b 3."""
-    indptr, codes, rows, users = distinct_pairs(np.array([0, 0, 2, 0], np.int32), np.array([1, 0, 0, 1], np.int32),
-                                                np.array([5, 3], np.int64), 3, 6)  # fmt: skip
+    indptr, codes, rows, users = distinct_pairs(
+        np.array([0, 0, 2, 0], np.int32), np.array([1, 0, 0, 1], np.int32), np.array([5, 3], np.int64), 3, 6
+    )
     assert indptr.tolist() == [0, 2, 2, 3] and codes.tolist() == [3, 5, 5]
     assert rows.tolist() == [0, 0, 0, 2, 0, 2] and users.tolist() == [0, 0, 0, 1, 0, 2]
 
@@ -73,8 +74,9 @@ def grouped_lists(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_codes = draw(st.integers(1, 6))
     lengths = draw(st.lists(st.integers(0, 6), min_size=1, max_size=6))
     offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-    code = np.array(draw(st.lists(st.integers(0, n_codes - 1), min_size=int(offsets[-1]), max_size=int(offsets[-1]))),
-                    dtype=np.int64)  # fmt: skip
+    code = np.array(
+        draw(st.lists(st.integers(0, n_codes - 1), min_size=int(offsets[-1]), max_size=int(offsets[-1]))), dtype=np.int64
+    )
     group = np.array(draw(st.lists(st.integers(-1, 2), min_size=n_codes, max_size=n_codes)), dtype=np.int64)
     return offsets, code, group
 
@@ -98,8 +100,9 @@ def test_grouped_rows_are_the_masked_rows(case: tuple[np.ndarray, np.ndarray, np
 
 @settings(max_examples=300, deadline=None)
 @given(grouped_lists(), st.data())
-def test_segment_group_cells_are_the_masked_bincount(case: tuple[np.ndarray, np.ndarray, np.ndarray],
-                                                     data: st.DataObject) -> None:  # fmt: skip
+def test_segment_group_cells_are_the_masked_bincount(
+    case: tuple[np.ndarray, np.ndarray, np.ndarray], data: st.DataObject
+) -> None:
     """REO's and RSP's counts as numpy formed them: each kept row with a relevant label (read through ``rows`` when
     given, NaN never relevant) and a grouped item (unknown items, code -1, in none) at (its user, its item's group)."""
     offsets, code, group = case
@@ -118,9 +121,12 @@ def test_segment_group_cells_are_the_masked_bincount(case: tuple[np.ndarray, np.
 
     every = np.ones(n, dtype=bool)
     assert segment_group_cells(offsets, code, group, n_groups, no_keep, no_label, no_rows, 0.0).tolist() == expected(every)
-    assert segment_group_cells(offsets, code, group, n_groups, keep.view(np.uint8), no_label, no_rows, 0.0).tolist() \
-        == expected(keep)  # fmt: skip
-    assert segment_group_cells(offsets, code, group, n_groups, no_keep, labels[:n], no_rows, 1.0).tolist() \
-        == expected(labels[:n] >= 1.0)  # fmt: skip
-    assert segment_group_cells(offsets, code, group, n_groups, keep.view(np.uint8), labels, rows, 2.0).tolist() \
-        == expected(keep & (labels[rows] >= 2.0))  # fmt: skip
+    assert segment_group_cells(offsets, code, group, n_groups, keep.view(np.uint8), no_label, no_rows, 0.0).tolist() == expected(
+        keep
+    )
+    assert segment_group_cells(offsets, code, group, n_groups, no_keep, labels[:n], no_rows, 1.0).tolist() == expected(
+        labels[:n] >= 1.0
+    )
+    assert segment_group_cells(offsets, code, group, n_groups, keep.view(np.uint8), labels, rows, 2.0).tolist() == expected(
+        keep & (labels[rows] >= 2.0)
+    )

@@ -29,11 +29,52 @@ def _every_measure() -> list[Measure]:
 
 
 MEASURES = _every_measure()
-NORMALISED = {"AP", "GMAP", "P", "R", "RelP", "Success", "F", "Rprec", "RprecMult", "SetP", "SetR", "SetRelP", "SetAP",
-              "SetF", "RR", "Bpref", "GMBpref", "IPrec", "IPrecAvg", "binG", "nDCG", "nDCGRel", "RnDCG", "G", "RBP",
-              "RBPResid", "ERR", "Judged", "Unj", "infAP"}  # fmt: skip
-ORDER_FREE = {"NumQ", "NumRet", "NumRel", "NumRelRet", "NumNonRelJudgedRet", "SetP", "SetR", "SetRelP", "SetAP", "SetF",
-              "Utility", "IDCG"}  # fmt: skip
+NORMALISED = {
+    "AP",
+    "GMAP",
+    "P",
+    "R",
+    "RelP",
+    "Success",
+    "F",
+    "Rprec",
+    "RprecMult",
+    "SetP",
+    "SetR",
+    "SetRelP",
+    "SetAP",
+    "SetF",
+    "RR",
+    "Bpref",
+    "GMBpref",
+    "IPrec",
+    "IPrecAvg",
+    "binG",
+    "nDCG",
+    "nDCGRel",
+    "RnDCG",
+    "G",
+    "RBP",
+    "RBPResid",
+    "ERR",
+    "Judged",
+    "Unj",
+    "infAP",
+}
+ORDER_FREE = {
+    "NumQ",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "NumNonRelJudgedRet",
+    "SetP",
+    "SetR",
+    "SetRelP",
+    "SetAP",
+    "SetF",
+    "Utility",
+    "IDCG",
+}
 
 
 @st.composite

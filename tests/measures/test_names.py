@@ -26,22 +26,25 @@ def test_every_mlflow_key_harness_logs_reads_back_as_its_measure() -> None:
     assert checked > 80
 
 
-@pytest.mark.parametrize(("theirs", "ours"), [
-    ("itemcoverage@10", "Coverage(catalog=recbole)@10"),  # RecBole, by its metric names in a config
-    ("GiniIndex@10", "Gini(catalog=recbole)@10"),
-    ("ShannonEntropy@10", "Entropy(form=recbole)@10"),
-    ("AveragePopularity@10", "ARP@10"),
-    ("TailPercentage@10", "TailShare(tail=0.1,ties=recbole)@10"),
-    ("catalog_coverage", "Coverage"),  # Microsoft Recommenders' functions
-    ("distributional_coverage", "Entropy"),
-    ("precision_at_10", "P@10"),
-    ("recall_at_5", "R@5"),
-    ("ndcg_burges@10", "nDCG(gain=exp)@10"),  # ranx
-    ("hit_rate@5", "Success@5"),
-    ("r-precision", "Rprec"),
-    ("RetrievalNormalizedDCG@10", "nDCG@10"),  # TorchMetrics' classes, top_k as @k
-    ("RetrievalMRR", "RR"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("theirs", "ours"),
+    [
+        ("itemcoverage@10", "Coverage(catalog=recbole)@10"),  # RecBole, by its metric names in a config
+        ("GiniIndex@10", "Gini(catalog=recbole)@10"),
+        ("ShannonEntropy@10", "Entropy(form=recbole)@10"),
+        ("AveragePopularity@10", "ARP@10"),
+        ("TailPercentage@10", "TailShare(tail=0.1,ties=recbole)@10"),
+        ("catalog_coverage", "Coverage"),  # Microsoft Recommenders' functions
+        ("distributional_coverage", "Entropy"),
+        ("precision_at_10", "P@10"),
+        ("recall_at_5", "R@5"),
+        ("ndcg_burges@10", "nDCG(gain=exp)@10"),  # ranx
+        ("hit_rate@5", "Success@5"),
+        ("r-precision", "Rprec"),
+        ("RetrievalNormalizedDCG@10", "nDCG@10"),  # TorchMetrics' classes, top_k as @k
+        ("RetrievalMRR", "RR"),
+    ],
+)
 def test_a_peers_name_is_the_measure_that_reproduces_it(theirs: str, ours: str) -> None:
     assert parse_measure(theirs) == parse_measure(ours)
 
@@ -54,8 +57,17 @@ def test_harness_measures_lists_the_peers_names() -> None:
     assert "catalog_coverage (msrec) = Coverage" in text
 
 
-@pytest.mark.parametrize("written", ["P(rel=2)@5", "RBP(p=0.8)", "Novelty(weight=recommendation,cold=zero)@10",
-                                     "TailShare(tail_count=3)@10", "nDCG(gain=exp)@10", "ILD(sim=features)@10"])
+@pytest.mark.parametrize(
+    "written",
+    [
+        "P(rel=2)@5",
+        "RBP(p=0.8)",
+        "Novelty(weight=recommendation,cold=zero)@10",
+        "TailShare(tail_count=3)@10",
+        "nDCG(gain=exp)@10",
+        "ILD(sim=features)@10",
+    ],
+)
 def test_an_mlflow_key_with_parameters_reads_back(written: str) -> None:
     measure = parse_measure(written)
     assert parse_measure(measure.mlflow_key()) == measure

@@ -18,8 +18,12 @@ from harness.measures.parse import parse_measure
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
 
-GUARDS = [{"measure": "RR", "max_drop": 0.05}, {"measure": "nDCG@10", "max_drop_pct": 5},
-          {"measure": "P@5", "min_gain": 0.01}, {"measure": "AP", "max_drop": 0.02, "segment": "new"}]  # fmt: skip
+GUARDS = [
+    {"measure": "RR", "max_drop": 0.05},
+    {"measure": "nDCG@10", "max_drop_pct": 5},
+    {"measure": "P@5", "min_gain": 0.01},
+    {"measure": "AP", "max_drop": 0.02, "segment": "new"},
+]
 USERS, DOCS = 60, 20
 
 
@@ -51,8 +55,12 @@ def _write(folder: Path, shape: str, seed: int) -> Path:
                 moved.insert(int(rng.integers(0, reach)), doc)
         for lines, ranking in ((production, order), (candidate, moved)):
             lines += [f"{user} Q0 d{doc} {r + 1} {DOCS - r} run\n" for r, doc in enumerate(ranking)]
-    for name, lines in (("qrels", qrels), ("production.run", production), ("candidate.run", candidate),
-                        ("segments.csv", segments)):  # fmt: skip
+    for name, lines in (
+        ("qrels", qrels),
+        ("production.run", production),
+        ("candidate.run", candidate),
+        ("segments.csv", segments),
+    ):
         (folder / name).write_text("".join(lines))
     config = folder / "gate.yaml"
     config.write_text(
@@ -61,7 +69,7 @@ def _write(folder: Path, shape: str, seed: int) -> Path:
         "measures: [RR, nDCG@10, P@5, AP]\nstats: {permutations: 200, resamples: 200}\ntracking: {enabled: false}\n"
         f"report:\n  enabled: false\n  release: {{production: production, candidate: candidate, guards: {json.dumps(GUARDS)}}}\n"
         "output: out\n"
-    )  # fmt: skip
+    )
     return config
 
 
@@ -78,8 +86,13 @@ def test_harness_run_decides_as_harness_decide(tmp_path: Path, shape: str, bound
     for system, rows in values.groupby("system"):
         wide = rows.pivot_table(index="query_id", columns="measure", values="value").sort_index()
         measures = tuple(parse_measure(m) for m in wide.columns)
-        tables[system] = harness.PerQuery(str(system), wide.index.to_numpy(dtype=object), measures,
-                                          wide.to_numpy(dtype=np.float64), np.ones(len(wide), dtype=bool))  # fmt: skip
+        tables[system] = harness.PerQuery(
+            str(system),
+            wide.index.to_numpy(dtype=object),
+            measures,
+            wide.to_numpy(dtype=np.float64),
+            np.ones(len(wide), dtype=bool),
+        )
     segments = dict(line.split(",") for line in (tmp_path / "segments.csv").read_text().split()[1:])
     decision = harness.decide(tables, "production", "candidate", GUARDS, segments=segments, bound=bound, dataset="d")
     assert gate["verdict"] == decision.verdict
@@ -89,8 +102,9 @@ def test_harness_run_decides_as_harness_decide(tmp_path: Path, shape: str, bound
         assert logged["verdict"] == decided.verdict, (logged["reason"], decided.reason)
         for field in ("drop", "drop_low", "drop_high", "p_pass", "p_fail_adj", "n_needed", "n_needed_gate"):
             expected = getattr(decided, field)
-            assert logged[field] == (expected if expected is None else
-                                     pytest.approx(expected, rel=1e-12, abs=1e-15, nan_ok=True)), field  # fmt: skip
+            assert logged[field] == (
+                expected if expected is None else pytest.approx(expected, rel=1e-12, abs=1e-15, nan_ok=True)
+            ), field
         # under bound t an absolute margin is decided from the comparison's moments (a cluster keeps the values),
         # which do not count the changed users; elsewhere the count is the same
         assert logged["n_changed"] in (decided.n_changed, None if bound == "t" else decided.n_changed)

@@ -312,14 +312,17 @@ def test_subtopic_judgments_in_a_config_and_on_the_command_line(tmp_path: Path) 
 
     qrels, run = FAIRNESS / "div_qrels.txt", FAIRNESS / "div_run.txt"
     measures = ["alpha_nDCG@20", "ERR_IA@10", "nNRBP", "StRecall@10", "nDCG@10"]
-    config = _write(tmp_path / "config.yaml", f"""\
+    config = _write(
+        tmp_path / "config.yaml",
+        f"""\
         experiment: diversity
         datasets: [{{name: web, qrels: {qrels}, format: ndeval}}]
         systems: [{{name: divrun, runs: {{web: {run}}}}}]
         measures: [{", ".join(repr(m) for m in measures)}]
         tracking: {{enabled: false}}
         output: {tmp_path / "out"}
-    """)
+    """,
+    )
     folder = Path(str(_run_config(config)["results_dir"]))
     summary = pd.read_csv(folder / "summary.csv")
     overall = summary[summary["segment"] == "all"].set_index("measure")["value"]
@@ -327,8 +330,10 @@ def test_subtopic_judgments_in_a_config_and_on_the_command_line(tmp_path: Path) 
     for j, m in enumerate(expected.measures):
         assert math.isclose(overall[str(m)], float(expected.values[:, j].mean()), rel_tol=1e-12), m
     out, err = io.StringIO(), io.StringIO()
-    assert main(["eval", "--qrels-format", "ndeval", "--format", "json", "-m", ",".join(measures), str(qrels), str(run)],
-                out, err) == 0, err.getvalue()  # fmt: skip
+    assert (
+        main(["eval", "--qrels-format", "ndeval", "--format", "json", "-m", ",".join(measures), str(qrels), str(run)], out, err)
+        == 0
+    ), err.getvalue()
     printed = {r["measure"]: r["value"] for r in json.loads(out.getvalue())["results"] if r["query_id"] == "all"}
     assert printed.keys() == set(measures)
     for m in measures:
@@ -344,7 +349,8 @@ def test_a_release_gate_on_a_fairness_measure(tmp_path: Path) -> None:
     config = _fairness_config(tmp_path)
     text = config.read_text().replace(
         "guards: [{measure: 'REO(group=provider)@10', max_drop: 0.05}, {measure: 'PSP@5', max_drop: 0.1}]",
-        "guards: [{measure: 'REO(group=provider)@10', max_drop: 0.05}]")  # fmt: skip
+        "guards: [{measure: 'REO(group=provider)@10', max_drop: 0.05}]",
+    )
     assert text != config.read_text()
     config.write_text(text.replace("output: out", f"output: {tmp_path / 'out'}"))
     outcome = _run_config(config)
@@ -357,8 +363,11 @@ def test_a_release_gate_on_a_fairness_measure(tmp_path: Path) -> None:
     from tests.conftest import FAIRNESS
 
     folder = Path(str(outcome["results_dir"]))
-    elliot = next(e for e in json.loads((FAIRNESS / "expected.json").read_text())["values"]
-                  if e["id"] == "elliot.REO.provider@10" and e["ties"] == "trec_eval")  # fmt: skip
+    elliot = next(
+        e
+        for e in json.loads((FAIRNESS / "expected.json").read_text())["values"]
+        if e["id"] == "elliot.REO.provider@10" and e["ties"] == "trec_eval"
+    )
     groups = pd.read_csv(folder / "groups.csv", dtype={"group": str})
     reo = groups[groups["measure"] == "REO(group='provider')@10"]
     for system in ("peers", "rerank"):

@@ -36,8 +36,9 @@ def _write(folder: Path, seeds: int = SEEDS, candidate_gain: float = 0.0) -> Non
     rng = np.random.default_rng(42)
     grades = rng.choice([0, 0, 0, 1, 2], size=(USERS, DOCS))
     (folder / "qrels").write_text("".join(f"u{u:03d} 0 d{d} {grades[u, d]}\n" for u in range(USERS) for d in range(DOCS)))
-    (folder / "segments.csv").write_text("query,segment\n" + "".join(f"u{u:03d},{'new' if u < 30 else 'old'}\n"
-                                                                      for u in range(USERS)))  # fmt: skip
+    (folder / "segments.csv").write_text(
+        "query,segment\n" + "".join(f"u{u:03d},{'new' if u < 30 else 'old'}\n" for u in range(USERS))
+    )
     for system, noise in (("prod", 1.2), ("cand", 1.2 - candidate_gain)):
         for k in range(seeds):
             seed_shift = rng.normal(0, 1.5, DOCS)  # this training's taste: the same for every user
@@ -49,8 +50,14 @@ def _write(folder: Path, seeds: int = SEEDS, candidate_gain: float = 0.0) -> Non
             (folder / f"{system}-s{k + 1}.run").write_text("".join(lines))
 
 
-def _config(folder: Path, runs: dict[str, str], stats_extra: str = "", systems_extra: str = "",
-            guards: list[dict[str, object]] | None = None, tracking: bool = False) -> Path:  # fmt: skip
+def _config(
+    folder: Path,
+    runs: dict[str, str],
+    stats_extra: str = "",
+    systems_extra: str = "",
+    guards: list[dict[str, object]] | None = None,
+    tracking: bool = False,
+) -> Path:
     config = folder / "exp.yaml"
     config.write_text(
         "experiment: seeds\ndatasets: [{name: d, qrels: qrels, segments: {path: segments.csv}}]\n"
@@ -60,7 +67,7 @@ def _config(folder: Path, runs: dict[str, str], stats_extra: str = "", systems_e
         f"tracking: {{enabled: {str(tracking).lower()}}}\n"
         f"report:\n  enabled: false\n  release: {{production: prod, candidate: cand, guards: {json.dumps(guards or GUARDS)}}}\n"
         "output: out\n"
-    )  # fmt: skip
+    )
     return config
 
 
@@ -117,22 +124,35 @@ def test_a_list_a_glob_and_the_claim_they_imply(tmp_path: Path) -> None:
     assert [p.name for _, p in listed.system("prod").runs_of("d")] == ["prod-s1.run", "prod-s2.run", "prod-s3.run"]
     single = load_config(_config(tmp_path, {"prod": "prod-s1.run", "cand": "cand-s1.run"}))
     assert single.stats.claim == "model" and single.system("prod").runs_of("d")[0][0] == ""
-    picked = load_config(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": "cand-s2.run"}, ", claim: model",
-                                 ", seed: prod-s3"))  # fmt: skip
+    picked = load_config(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": "cand-s2.run"}, ", claim: model", ", seed: prod-s3"))
     assert [p.name for _, p in picked.system("prod").runs_of("d")] == ["prod-s3.run"]
 
 
-@pytest.mark.parametrize(("runs", "stats_extra", "systems_extra", "expected", "line"), [
-    ({"prod": '"prod-s*.run"', "cand": "cand-s1.run"}, ", claim: model", "",
-     "claim: model decides one trained run of each system, and 'prod' has several (prod-s1, prod-s2, prod-s3)", 4),
-    ({"prod": '"prod-s*.run"', "cand": '"cand-s*.run"'}, "", ", seed: prod-s3", "claim: version decides over every run", 4),
-    ({"prod": '"prod-s*.run"', "cand": "cand-s1.run"}, ", claim: model", ", seed: prod-s9",
-     "system 'prod' has no run 'prod-s9' (its runs: prod-s1, prod-s2, prod-s3)", 4),
-    ({"prod": '"nothing-*.run"', "cand": "cand-s1.run"}, "", "", "no file matches", 4),
-    ({"prod": "[prod-s1.run, missing.run]", "cand": "cand-s1.run"}, "", "", "runs.d[1]: file not found", 4),
-])  # fmt: skip
-def test_a_config_with_seeds_is_refused_where_it_is_wrong(tmp_path: Path, runs: dict[str, str], stats_extra: str,
-                                                          systems_extra: str, expected: str, line: int) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("runs", "stats_extra", "systems_extra", "expected", "line"),
+    [
+        (
+            {"prod": '"prod-s*.run"', "cand": "cand-s1.run"},
+            ", claim: model",
+            "",
+            "claim: model decides one trained run of each system, and 'prod' has several (prod-s1, prod-s2, prod-s3)",
+            4,
+        ),
+        ({"prod": '"prod-s*.run"', "cand": '"cand-s*.run"'}, "", ", seed: prod-s3", "claim: version decides over every run", 4),
+        (
+            {"prod": '"prod-s*.run"', "cand": "cand-s1.run"},
+            ", claim: model",
+            ", seed: prod-s9",
+            "system 'prod' has no run 'prod-s9' (its runs: prod-s1, prod-s2, prod-s3)",
+            4,
+        ),
+        ({"prod": '"nothing-*.run"', "cand": "cand-s1.run"}, "", "", "no file matches", 4),
+        ({"prod": "[prod-s1.run, missing.run]", "cand": "cand-s1.run"}, "", "", "runs.d[1]: file not found", 4),
+    ],
+)
+def test_a_config_with_seeds_is_refused_where_it_is_wrong(
+    tmp_path: Path, runs: dict[str, str], stats_extra: str, systems_extra: str, expected: str, line: int
+) -> None:
     _write(tmp_path)
     with pytest.raises(ConfigError) as raised:
         load_config(_config(tmp_path, runs, stats_extra, systems_extra))
@@ -142,8 +162,7 @@ def test_a_config_with_seeds_is_refused_where_it_is_wrong(tmp_path: Path, runs: 
 def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _write(tmp_path)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
-    folder = _run(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": "[cand-s1.run, cand-s2.run, cand-s3.run]"},
-                          tracking=True))  # fmt: skip
+    folder = _run(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": "[cand-s1.run, cand-s2.run, cand-s3.run]"}, tracking=True))
     per_query = pd.read_parquet(folder / "per_query.parquet")
     assert list(per_query.columns[:3]) == ["dataset", "system", "seed"]
     # each run's values are pytrec_eval's for its own file
@@ -159,9 +178,15 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
                 expected = np.array([reference[q][measure] for q in wide.index])
                 np.testing.assert_allclose(wide[measure].to_numpy(), expected, rtol=0, atol=1e-12)
                 arrays[(label, measure)] = expected
-            tables[system].append(harness.PerQuery(system, wide.index.to_numpy(dtype=object),
-                                                   tuple(parse_measure(m) for m in wide.columns),
-                                                   wide.to_numpy(dtype=np.float64), np.ones(len(wide), dtype=bool)))  # fmt: skip
+            tables[system].append(
+                harness.PerQuery(
+                    system,
+                    wide.index.to_numpy(dtype=object),
+                    tuple(parse_measure(m) for m in wide.columns),
+                    wide.to_numpy(dtype=np.float64),
+                    np.ones(len(wide), dtype=bool),
+                )
+            )
     # the version's value is the mean over its runs; each run's row is its own mean
     summary = pd.read_csv(folder / "summary.csv", keep_default_na=False)
     for system in ("prod", "cand"):
@@ -183,8 +208,7 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         df = total**2 / sum(ms * ms / f for ms, f in parts)
         reach = stats.t.ppf(0.975, df) * math.sqrt(total / (r * n))
         version = mine[mine["seed"] == "all"]
-        assert (version["ci_low"].item(), version["ci_high"].item()) == pytest.approx((grand - reach, grand + reach),
-                                                                                        abs=1e-12)  # fmt: skip
+        assert (version["ci_low"].item(), version["ci_high"].item()) == pytest.approx((grand - reach, grand + reach), abs=1e-12)
     # a comparison of versions: the crossed t from the sums of squares, two-sided, and its 95% interval
     comparisons = pd.read_csv(folder / "comparisons.csv")
     row = comparisons[(comparisons["segment"] == "all") & (comparisons["measure"] == "nDCG@10")].iloc[0]
@@ -218,8 +242,12 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     # harness plan: the components of these runs (REML's, tests/stats/test_seeds.py) and the users each number of
     # seeds needs at them
     out = io.StringIO()
-    assert main(["plan", str(folder), "--measure", "nDCG@10", "--margin", "0.05", "--seeds", "3", "10", "--json"], out,
-                io.StringIO()) == 0  # fmt: skip
+    assert (
+        main(
+            ["plan", str(folder), "--measure", "nDCG@10", "--margin", "0.05", "--seeds", "3", "10", "--json"], out, io.StringIO()
+        )
+        == 0
+    )
     planned = json.loads(out.getvalue())
     found = components(a, b)
     assert planned["components"] == pytest.approx(dataclasses.asdict(found), rel=1e-9)
@@ -237,8 +265,7 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_claim_model_picks_one_run_and_is_todays_test(tmp_path: Path) -> None:
     _write(tmp_path)
-    picked = _run(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": "cand-s2.run"}, ", claim: model",
-                          ", seed: prod-s3"))  # fmt: skip
+    picked = _run(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": "cand-s2.run"}, ", claim: model", ", seed: prod-s3"))
     alone = _run(_config(tmp_path, {"prod": "prod-s3.run", "cand": "cand-s2.run"}))
     for table in ("per_query", "comparisons"):
         assert pd.read_parquet(picked / f"{table}.parquet").equals(pd.read_parquet(alone / f"{table}.parquet")), table
@@ -273,8 +300,11 @@ def test_a_previous_folders_seeds_are_reused_as_runs(tmp_path: Path) -> None:
     _write(tmp_path)
     earlier = _run(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": '"cand-s*.run"'}))
     again = tmp_path / "again.yaml"
-    again.write_text(_config(tmp_path, {"prod": '"prod-s*.run"', "cand": '"cand-s*.run"'}).read_text().replace(
-        '{name: prod, runs: {d: "prod-s*.run"}}', f"{{name: prod, previous: {{results: {earlier}}}}}"))  # fmt: skip
+    again.write_text(
+        _config(tmp_path, {"prod": '"prod-s*.run"', "cand": '"cand-s*.run"'})
+        .read_text()
+        .replace('{name: prod, runs: {d: "prod-s*.run"}}', f"{{name: prod, previous: {{results: {earlier}}}}}")
+    )
     assert "previous" in again.read_text()
     reused = _run(again)
     for table in ("comparisons", "summary"):

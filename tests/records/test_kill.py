@@ -36,8 +36,9 @@ def _parents(uri: str) -> list[object]:
 def test_kill_9_at_a_stage_leaves_nothing_half_done(tmp_path: Path, stage: str) -> None:
     candidate, guard = GATES["fail"]
     config = _config(tmp_path, guard, tracking="{enabled: true}", report="on", candidate=candidate)
-    with subprocess.Popen([sys.executable, "-m", "harness", "run", str(config)], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True) as process:  # fmt: skip
+    with subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ) as process:
         assert process.stderr is not None
         for line in process.stderr:  # the progress lines name each stage as it starts
             if stage in line:
@@ -53,14 +54,16 @@ def test_kill_9_at_a_stage_leaves_nothing_half_done(tmp_path: Path, stage: str) 
         assert (root / "latest").resolve() in [f.resolve() for f in folders]
     uri = f"sqlite:///{(tmp_path / 'out' / 'mlflow.db').resolve()}"
     for folder in folders:  # whatever the kill cut short, harness track completes it: one parent, finished
-        done = subprocess.run([sys.executable, "-m", "harness", "track", str(folder), "--json"], capture_output=True,
-                              text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "track", str(folder), "--json"], capture_output=True, text=True, check=False
+        )
         assert done.returncode == 0, done.stderr
         run_id = json.loads(done.stdout)["mlflow_run_id"]
         mine = [p for p in _parents(uri) if p.data.tags.get("harness.results_id") == f"gated/{folder.name}"]
         assert [p.info.run_id for p in mine] == [run_id] and mine[0].info.status == "FINISHED"
-    again = subprocess.run([sys.executable, "-m", "harness", "run", str(config), "--quiet"], capture_output=True,
-                           text=True, check=False)  # fmt: skip
+    again = subprocess.run(
+        [sys.executable, "-m", "harness", "run", str(config), "--quiet"], capture_output=True, text=True, check=False
+    )
     assert again.returncode == 3, again.stderr  # the next run works, its gate as before
     assert not list(root.glob(".incomplete-*"))  # what the killed writer staged is gone
 
@@ -76,8 +79,12 @@ def test_a_server_killed_mid_logging_then_back_gets_one_complete_copy(tmp_path: 
     candidate, guard = GATES["fail"]
     with mlflow_server(tmp_path, port) as url:
         config = _config(tmp_path, guard, tracking=f"{{uri: '{url}'}}", candidate=candidate)
-        with subprocess.Popen([sys.executable, "-m", "harness", "run", str(config), "--json"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) as process:  # fmt: skip
+        with subprocess.Popen(
+            [sys.executable, "-m", "harness", "run", str(config), "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as process:
             assert process.stderr is not None and process.stdout is not None
             for line in process.stderr:
                 if "logging to MLflow" in line:
@@ -95,8 +102,12 @@ def test_a_server_killed_mid_logging_then_back_gets_one_complete_copy(tmp_path: 
         folder = Path(outcome["results_dir"])
         assert all((folder / name).exists() for name in REQUIRED)
     with mlflow_server(tmp_path, port) as url:  # back, on the same store
-        done = subprocess.run([sys.executable, "-m", "harness", "track", str(folder), "--uri", url, "--json"],
-                              capture_output=True, text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "track", str(folder), "--uri", url, "--json"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         run_id = json.loads(done.stdout)["mlflow_run_id"]
         client = MlflowClient(url)

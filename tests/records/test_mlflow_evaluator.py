@@ -28,18 +28,30 @@ def _frame(seed: int) -> pd.DataFrame:
     for query in sorted(qrels):
         ranked = sorted(run.get(query, {}).items(), key=lambda kv: kv[0].encode(), reverse=True)
         ranked = sorted(ranked, key=lambda kv: -kv[1])  # trec_eval's order: score down, ties by id descending
-        rows.append({"user": query, "ranked": [doc for doc, _ in ranked],
-                     "relevant": {doc: grade for doc, grade in qrels[query].items() if grade > 0}})  # fmt: skip
+        rows.append(
+            {
+                "user": query,
+                "ranked": [doc for doc, _ in ranked],
+                "relevant": {doc: grade for doc, grade in qrels[query].items() if grade > 0},
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def _files(frame: pd.DataFrame, folder: Path) -> tuple[Path, Path]:
     """The same data as TREC files, for harness eval."""
     qrels, run = folder / "qrels", folder / "run"
-    qrels.write_text("".join(f"{u} 0 {d} {g}\n" for u, rel in zip(frame.user, frame.relevant, strict=True)
-                             for d, g in rel.items()) or "x 0 y 1\n")  # fmt: skip
-    run.write_text("".join(f"{u} Q0 {d} {r} {len(items) - r} t\n" for u, items in zip(frame.user, frame.ranked, strict=True)
-                           for r, d in enumerate(items)))  # fmt: skip
+    qrels.write_text(
+        "".join(f"{u} 0 {d} {g}\n" for u, rel in zip(frame.user, frame.relevant, strict=True) for d, g in rel.items())
+        or "x 0 y 1\n"
+    )
+    run.write_text(
+        "".join(
+            f"{u} Q0 {d} {r} {len(items) - r} t\n"
+            for u, items in zip(frame.user, frame.ranked, strict=True)
+            for r, d in enumerate(items)
+        )
+    )
     return qrels, run
 
 
@@ -55,8 +67,14 @@ def test_mlflow_evaluate_with_harness_gives_harness_eval_values(tmp_path: Path, 
         experiment = mlflow.MlflowClient(url).create_experiment("ranker")
         with mlflow.start_run(experiment_id=experiment) as run:
             config = {"query": "user", "measures": ["nDCG@10", "AP", "RR"]}
-            result = mlflow.models.evaluate(data=frame, model_type="ranker", evaluators="harness", predictions="ranked",
-                                            targets="relevant", evaluator_config=config)  # fmt: skip
+            result = mlflow.models.evaluate(
+                data=frame,
+                model_type="ranker",
+                evaluators="harness",
+                predictions="ranked",
+                targets="relevant",
+                evaluator_config=config,
+            )
         logged = mlflow.get_run(run.info.run_id).data.metrics
         artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(run.info.run_id)}
         # the same data through harness eval: the same numbers
@@ -73,12 +91,15 @@ def test_mlflow_evaluate_with_harness_gives_harness_eval_values(tmp_path: Path, 
         assert logged["ndcg_at_10_ci_low"] < logged["ndcg_at_10"] < logged["ndcg_at_10_ci_high"]
         assert {"per_query.parquet", "summary.parquet", "config.resolved.yaml", "provenance.json", "report.html"} <= artifacts
         # a release check on the interval's lower bound, MLflow's own: fails where the bound is below the threshold
-        threshold = {"ndcg_at_10_ci_low": MetricThreshold(threshold=result.metrics["ndcg_at_10_ci_low"] + 0.01,
-                                                          greater_is_better=True)}  # fmt: skip
+        threshold = {
+            "ndcg_at_10_ci_low": MetricThreshold(threshold=result.metrics["ndcg_at_10_ci_low"] + 0.01, greater_is_better=True)
+        }
         with pytest.raises(mlflow.exceptions.MlflowException, match="ndcg_at_10_ci_low"):
             mlflow.validate_evaluation_results(threshold, result)
-        mlflow.validate_evaluation_results({"ndcg_at_10_ci_low": MetricThreshold(
-            threshold=result.metrics["ndcg_at_10_ci_low"] - 0.01, greater_is_better=True)}, result)  # passes
+        mlflow.validate_evaluation_results(
+            {"ndcg_at_10_ci_low": MetricThreshold(threshold=result.metrics["ndcg_at_10_ci_low"] - 0.01, greater_is_better=True)},
+            result,
+        )  # passes
 
 
 def _worse(frame: pd.DataFrame, every: int) -> pd.DataFrame:
@@ -90,8 +111,13 @@ def _worse(frame: pd.DataFrame, every: int) -> pd.DataFrame:
 
 def _run_files(frame: pd.DataFrame, folder: Path, name: str) -> Path:
     path = folder / name
-    path.write_text("".join(f"{u} Q0 {d} {r} {len(items) - r} t\n" for u, items in zip(frame.user, frame.ranked, strict=True)
-                            for r, d in enumerate(items)))  # fmt: skip
+    path.write_text(
+        "".join(
+            f"{u} Q0 {d} {r} {len(items) - r} t\n"
+            for u, items in zip(frame.user, frame.ranked, strict=True)
+            for r, d in enumerate(items)
+        )
+    )
     return path
 
 
@@ -120,12 +146,25 @@ def test_a_baseline_from_the_registry_decides_the_gate_as_harness_run(tmp_path: 
         client.set_registered_model_alias("recsys", "champion", "1")
         # production's evaluation, linked to its logged model: the registry finds it by the alias
         with mlflow.start_run(experiment_id=experiment):
-            mlflow.models.evaluate(data=frame, model_type="ranker", evaluators="harness", predictions="ranked",
-                                   targets="relevant", evaluator_config=options, model_id=models[0])  # fmt: skip
+            mlflow.models.evaluate(
+                data=frame,
+                model_type="ranker",
+                evaluators="harness",
+                predictions="ranked",
+                targets="relevant",
+                evaluator_config=options,
+                model_id=models[0],
+            )
         with mlflow.start_run(experiment_id=experiment) as run:
             result = mlflow.models.evaluate(
-                data=candidate, model_type="ranker", evaluators="harness", predictions="ranked", targets="relevant",
-                model_id=models[1], evaluator_config={**options, "baseline": "models:/recsys@champion", "guards": guards})
+                data=candidate,
+                model_type="ranker",
+                evaluators="harness",
+                predictions="ranked",
+                targets="relevant",
+                model_id=models[1],
+                evaluator_config={**options, "baseline": "models:/recsys@champion", "guards": guards},
+            )
         logged_run = client.get_run(run.info.run_id)
         gate = json.loads((Path(client.download_artifacts(run.info.run_id, "gate.json", str(tmp_path)))).read_text())
         # the same two lists and guards through harness run: the same verdict and numbers
@@ -137,7 +176,8 @@ def test_a_baseline_from_the_registry_decides_the_gate_as_harness_run(tmp_path: 
             f"  - {{name: model, runs: {{data: {_run_files(candidate, tmp_path, 'b.run')}}}}}\n"
             "measures: [nDCG@10, AP, RR]\nbaseline: baseline\nstats: {permutations: 1000, seed: 7}\n"
             f"tracking: {{enabled: false}}\nreport:\n  enabled: false\n  release: {{production: baseline, candidate: model, "
-            f"guards: {json.dumps(guards)}}}\noutput: {tmp_path / 'out'}\n")  # fmt: skip
+            f"guards: {json.dumps(guards)}}}\noutput: {tmp_path / 'out'}\n"
+        )
         out = io.StringIO()
         main(["run", str(config), "--json", "--quiet"], out, io.StringIO())
         expected = json.loads((Path(json.loads(out.getvalue())["results_dir"]) / "gate.json").read_text())
@@ -159,8 +199,12 @@ def test_a_config_is_evaluated_as_harness_run_evaluates_it(tmp_path: Path, monke
     with mlflow_server(tmp_path) as url:
         monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
         with mlflow.start_run(experiment_id=mlflow.MlflowClient(url).create_experiment("configured")) as run:
-            result = mlflow.models.evaluate(data=pd.DataFrame({"user": ["q00"]}), model_type="ranker",
-                                            evaluators="harness", evaluator_config={"config": str(config)})  # fmt: skip
+            result = mlflow.models.evaluate(
+                data=pd.DataFrame({"user": ["q00"]}),
+                model_type="ranker",
+                evaluators="harness",
+                evaluator_config={"config": str(config)},
+            )
         artifacts = {a.path for a in mlflow.MlflowClient().list_artifacts(run.info.run_id)}
     out = io.StringIO()
     main(["run", str(config), "--json", "--quiet"], out, io.StringIO())
@@ -185,13 +229,18 @@ def test_a_baseline_on_other_judgments_is_refused(tmp_path: Path, monkeypatch: p
     with mlflow_server(tmp_path) as url:
         monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
         experiment = mlflow.MlflowClient(url).create_experiment("ranker")
-        evaluate: dict[str, Any] = {"model_type": "ranker", "evaluators": "harness", "predictions": "ranked",
-                                    "targets": "relevant"}  # fmt: skip
+        evaluate: dict[str, Any] = {
+            "model_type": "ranker",
+            "evaluators": "harness",
+            "predictions": "ranked",
+            "targets": "relevant",
+        }
         with mlflow.start_run(experiment_id=experiment) as first:
             mlflow.models.evaluate(data=frame, evaluator_config={"query": "user"}, **evaluate)
         refused = pytest.raises(ConfigError, match="its judgments for dataset 'data' differ")
         with mlflow.start_run(experiment_id=experiment), refused:
-            mlflow.models.evaluate(data=other, evaluator_config={"query": "user", "baseline": f"runs:/{first.info.run_id}"},
-                                   **evaluate)  # fmt: skip
+            mlflow.models.evaluate(
+                data=other, evaluator_config={"query": "user", "baseline": f"runs:/{first.info.run_id}"}, **evaluate
+            )
         with mlflow.start_run(experiment_id=experiment), pytest.raises(ConfigError, match="unknown key 'baselin'"):
             mlflow.models.evaluate(data=frame, evaluator_config={"query": "user", "baselin": "x"}, **evaluate)

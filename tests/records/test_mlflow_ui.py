@@ -35,8 +35,9 @@ def test_the_printed_address_shows_the_runs_table_with_the_verdict(tmp_path: Pat
         experiment = client.get_experiment(run.info.experiment_id)
         assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
         assert run.info.run_name.startswith(f"FAIL {candidate} vs a · gated ")  # first: the column is cut short
-        assert outcome["mlflow_runs_url"] == (f"{url}/#/experiments/{run.info.experiment_id}/runs"
-                                              "?workflowType=machine_learning&viewStateShareKey=harness-release")
+        assert outcome["mlflow_runs_url"] == (
+            f"{url}/#/experiments/{run.info.experiment_id}/runs?workflowType=machine_learning&viewStateShareKey=harness-release"
+        )
         view = json.loads(experiment.tags["mlflow.sharedViewState.harness-release"])
         guard_columns = [c.split("`")[1] for c in view["selectedColumns"] if c.startswith("metrics.")]
         assert guard_columns and all(key in run.data.metrics for key in guard_columns)

@@ -34,8 +34,9 @@ def test_output_that_is_a_file_is_refused_before_any_work(tmp_path: Path) -> Non
 def _small_disk(folder: Path, size: str) -> Iterator[Path]:
     """A real filesystem of ``size`` (tmpfs), when this process may mount one."""
     folder.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True,
-                             check=False)  # fmt: skip
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True, check=False
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here ({mounted.stderr.decode().strip() or 'not permitted'})")
     try:
@@ -131,10 +132,13 @@ def test_ctrl_c_while_tracking_keeps_the_failed_verdicts_exit_code(tmp_path: Pat
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         candidate, guard = GATES["fail"]
-        config = _config(tmp_path, guard, candidate=candidate,
-                         tracking=f"{{uri: 'http://127.0.0.1:{silent.getsockname()[1]}'}}")  # fmt: skip
-        process = subprocess.Popen([sys.executable, "-m", "harness", "run", str(config), "--json"], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
+        config = _config(tmp_path, guard, candidate=candidate, tracking=f"{{uri: 'http://127.0.0.1:{silent.getsockname()[1]}'}}")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harness", "run", str(config), "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert process.stderr is not None
         seen = ""
         deadline = time.monotonic() + 120

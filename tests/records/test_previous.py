@@ -103,25 +103,42 @@ def test_reused_values_from_an_mlflow_run(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda tmp: (tmp / "qrels.txt").write_text((tmp / "qrels.txt").read_text().replace("q00 0 d0 1", "q00 0 d0 2")),
-         r"system 'a' reuses results .*: its judgments for dataset 'd' differ from .*qrels\.txt "
-         r"\(sha256 [0-9a-f]{12}\.\.\. there"),
-        (lambda tmp: (tmp / "exp.yaml").write_text((tmp / "exp.yaml").read_text() + "conventions: {queries: intersection}\n"),
-         r"it was evaluated under other conventions: queries\. Fix: use the same conventions"),
-        (lambda tmp: (tmp / "exp.yaml").write_text((tmp / "exp.yaml").read_text().replace("P@5]", "P@5, RR]")),
-         r"it has no values for RR\. Fix: keep to the measures the earlier run computed"),
-        (lambda tmp: (tmp / "train.csv").write_text("".join((tmp / "train.csv").read_text().splitlines(True)[:101])),
-         r"its training interactions for dataset 'd' differ from .*train\.csv \(sha256 .*Fix: evaluate the system from its "
-         r"run file on these inputs"),
-        (lambda tmp: (tmp / "exp.yaml").write_text((tmp / "exp.yaml").read_text().replace(", train: {path: train.csv}", "")),
-         r"it was evaluated with training interactions for dataset 'd', and this config gives none"),
-        (lambda tmp: ((tmp / "seg.csv").write_text("query,segment\nq00,x\n"), (tmp / "exp.yaml").write_text(
-            (tmp / "exp.yaml").read_text().replace("train: {path: train.csv}",
-                                                   "train: {path: train.csv}, segments: {path: seg.csv}"))),
-         r"computed without segments \(none recorded there\), and this config gives segments"),
+        (
+            lambda tmp: (tmp / "qrels.txt").write_text((tmp / "qrels.txt").read_text().replace("q00 0 d0 1", "q00 0 d0 2")),
+            r"system 'a' reuses results .*: its judgments for dataset 'd' differ from .*qrels\.txt "
+            r"\(sha256 [0-9a-f]{12}\.\.\. there",
+        ),
+        (
+            lambda tmp: (tmp / "exp.yaml").write_text((tmp / "exp.yaml").read_text() + "conventions: {queries: intersection}\n"),
+            r"it was evaluated under other conventions: queries\. Fix: use the same conventions",
+        ),
+        (
+            lambda tmp: (tmp / "exp.yaml").write_text((tmp / "exp.yaml").read_text().replace("P@5]", "P@5, RR]")),
+            r"it has no values for RR\. Fix: keep to the measures the earlier run computed",
+        ),
+        (
+            lambda tmp: (tmp / "train.csv").write_text("".join((tmp / "train.csv").read_text().splitlines(True)[:101])),
+            r"its training interactions for dataset 'd' differ from .*train\.csv \(sha256 .*Fix: evaluate the system from its "
+            r"run file on these inputs",
+        ),
+        (
+            lambda tmp: (tmp / "exp.yaml").write_text((tmp / "exp.yaml").read_text().replace(", train: {path: train.csv}", "")),
+            r"it was evaluated with training interactions for dataset 'd', and this config gives none",
+        ),
+        (
+            lambda tmp: (
+                (tmp / "seg.csv").write_text("query,segment\nq00,x\n"),
+                (tmp / "exp.yaml").write_text(
+                    (tmp / "exp.yaml")
+                    .read_text()
+                    .replace("train: {path: train.csv}", "train: {path: train.csv}, segments: {path: seg.csv}")
+                ),
+            ),
+            r"computed without segments \(none recorded there\), and this config gives segments",
+        ),
     ],
     ids=["other-qrels", "other-conventions", "missing-measure", "training-lost-a-third", "training-dropped", "segments-added"],
-)  # fmt: skip
+)
 def test_incomparable_previous_values_are_refused(tmp_path: Path, change, message: str) -> None:  # type: ignore[no-untyped-def]
     import re
 

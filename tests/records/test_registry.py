@@ -16,8 +16,10 @@ from harness.cli import main
 from tests.mlflow_server import mlflow_server
 from tests.records.test_previous import _many_queries
 
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings(
-    "ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning")]  # fmt: skip
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"),
+]
 
 
 def _run(config: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
@@ -66,10 +68,16 @@ def test_production_from_the_registry_and_promotion_on_pass(tmp_path: Path, monk
         assert code == 0 and first["gate"] == "PASS", err
         folder = Path(first["results_dir"])
         resolved = {s["name"]: s for s in __import__("yaml").safe_load((folder / "config.resolved.yaml").read_text())["systems"]}
-        assert resolved["a"]["model"] == {"uri": "models:/recsys@champion", "name": "recsys", "version": "1",
-                                          "alias": "champion", "model_id": models[0]}  # fmt: skip
-        children = client.search_runs([client.get_run(first["mlflow_run_id"]).info.experiment_id],
-                                      f"tags.mlflow.parentRunId = '{first['mlflow_run_id']}'")  # fmt: skip
+        assert resolved["a"]["model"] == {
+            "uri": "models:/recsys@champion",
+            "name": "recsys",
+            "version": "1",
+            "alias": "champion",
+            "model_id": models[0],
+        }
+        children = client.search_runs(
+            [client.get_run(first["mlflow_run_id"]).info.experiment_id], f"tags.mlflow.parentRunId = '{first['mlflow_run_id']}'"
+        )
         child_a = next(r for r in children if r.data.tags["system"] == "a")
         assert child_a.data.tags["harness.model_id"] == models[0] and child_a.data.tags["harness.model"] == "recsys/1"
         linked = {m.key: m for m in client.get_logged_model(models[0]).metrics or []}
@@ -78,15 +86,18 @@ def test_production_from_the_registry_and_promotion_on_pass(tmp_path: Path, monk
         assert linked["ap"].value == pytest.approx(expected, abs=1e-12) and linked["ap"].dataset_name == "qrels:d"
         # 2. on PASS the alias moved from production's version to the candidate's, and the parent run says so
         assert client.get_model_version_by_alias("recsys", "champion").version == "2"
-        assert client.get_run(first["mlflow_run_id"]).data.tags["release.promotion"] == \
-            "recsys@champion moved from version 1 to version 2"  # fmt: skip
+        assert (
+            client.get_run(first["mlflow_run_id"]).data.tags["release.promotion"]
+            == "recsys@champion moved from version 1 to version 2"
+        )
         assert "/" not in client.get_run(first["mlflow_run_id"]).data.tags["harness.results_dir"].split("/", 1)[1]
         assert str(tmp_path) not in (folder / "provenance.json").read_text()  # no local absolute path recorded
 
         # 3. champion (now version 2, b's evaluation) reused as production: the same comparisons as from the folder
         client.set_registered_model_alias("recsys", "champion", "1")
-        reuse = config.read_text().replace("{name: a, runs: {d: a.run}, model: models:/recsys@champion}",
-                                           "{name: a, previous: models:/recsys@champion}")  # fmt: skip
+        reuse = config.read_text().replace(
+            "{name: a, runs: {d: a.run}, model: models:/recsys@champion}", "{name: a, previous: models:/recsys@champion}"
+        )
         config.write_text(reuse.replace("promote: {model: recsys, alias: champion}, ", ""))
         code, second, err = _run(config, "--no-tracking")
         assert code == 0, err
@@ -119,8 +130,10 @@ def test_promotion_never_moves_an_alias_someone_moved_meanwhile(tmp_path: Path, 
         code, outcome, err = _run(config)
         assert code == 0 and outcome["gate"] == "PASS", err
         assert client.get_model_version_by_alias("recsys", "champion").version == "3"
-        assert client.get_run(outcome["mlflow_run_id"]).data.tags["release.promotion"] == \
-            "not moved: recsys@champion names version 3, not production's (version 1)"  # fmt: skip
+        assert (
+            client.get_run(outcome["mlflow_run_id"]).data.tags["release.promotion"]
+            == "not moved: recsys@champion names version 3, not production's (version 1)"
+        )
         # a gate that does not pass never moves it either
         client.set_registered_model_alias("recsys", "champion", "1")
         config.write_text(config.read_text().replace("max_drop: 0.2", "min_gain: 0.2"))
@@ -130,13 +143,20 @@ def test_promotion_never_moves_an_alias_someone_moved_meanwhile(tmp_path: Path, 
         assert client.get_run(outcome["mlflow_run_id"]).data.tags["release.promotion"].startswith("not moved: the gate did")
 
 
-@pytest.mark.parametrize(("system", "message"), [
-    ("{name: b, runs: {d: b.run}, model: recsys}", "'recsys' is not a model reference: write models:/NAME/VERSION"),
-    ("{name: b, runs: {d: b.run}}", "release.promote moves recsys@champion to the candidate's version, and candidate 'b' "
-                                    "names none"),
-    ("{name: b, runs: {d: b.run}, model: models:/other/2}", "release.promote names model 'recsys', and candidate 'b' is "
-                                                            "a version of 'other'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("system", "message"),
+    [
+        ("{name: b, runs: {d: b.run}, model: recsys}", "'recsys' is not a model reference: write models:/NAME/VERSION"),
+        (
+            "{name: b, runs: {d: b.run}}",
+            "release.promote moves recsys@champion to the candidate's version, and candidate 'b' names none",
+        ),
+        (
+            "{name: b, runs: {d: b.run}, model: models:/other/2}",
+            "release.promote names model 'recsys', and candidate 'b' is a version of 'other'",
+        ),
+    ],
+)
 def test_model_references_are_checked_when_the_config_is_read(tmp_path: Path, system: str, message: str) -> None:
     config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}")
     text = config.read_text().replace("{name: b, runs: {d: b.run}}", system)
@@ -154,8 +174,11 @@ def test_previous_as_one_string(tmp_path: Path) -> None:
     code, first, err = _run(config, "--no-tracking")
     assert code in (0, 3, 6), err
     folder = Path(first["results_dir"])
-    for text, field, expected in (("runs:/8c1f2a", "mlflow_run", "8c1f2a"), (str(folder), "results", folder.resolve()),
-                                  ("models:/recsys@champion", "model", None)):  # fmt: skip
+    for text, field, expected in (
+        ("runs:/8c1f2a", "mlflow_run", "8c1f2a"),
+        (str(folder), "results", folder.resolve()),
+        ("models:/recsys@champion", "model", None),
+    ):
         config.write_text(config.read_text().replace("{name: a, runs: {d: a.run}}", f"{{name: a, previous: '{text}'}}"))
         previous = load_config(config).systems[0].previous
         assert previous is not None and previous.line == 4

@@ -108,8 +108,13 @@ def test_a_new_store_is_made_without_mlflows_info_lines_on_stderr(tmp_path: Path
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "harness", "run", str(_config(tmp_path))], capture_output=True, text=True,
-                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "MLFLOW_LOGGING_LEVEL"})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", str(_config(tmp_path))],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if k != "MLFLOW_LOGGING_LEVEL"},
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "mlflow.db").is_file()
     assert "INFO" not in done.stderr and "mlflow.store" not in done.stderr, done.stderr
@@ -228,13 +233,21 @@ def test_json_is_all_that_reaches_stdout_with_a_tracking_server(tmp_path: Path) 
 
     with mlflow_server(tmp_path) as url:
         config = _config(tmp_path, f"tracking: {{uri: '{url}'}}")
-        done = subprocess.run([sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet"],
-                              capture_output=True, text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         outcome = json.loads(done.stdout)  # one JSON document, nothing else
         assert outcome["tracking"] == "ok" and outcome["mlflow_run_id"]
-        again = subprocess.run([sys.executable, "-m", "harness", "track", str(outcome["results_dir"]), "--json",
-                                "--uri", url], capture_output=True, text=True, check=False)  # fmt: skip
+        again = subprocess.run(
+            [sys.executable, "-m", "harness", "track", str(outcome["results_dir"]), "--json", "--uri", url],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["mlflow_run_id"] == outcome["mlflow_run_id"]
 
@@ -250,8 +263,15 @@ def test_four_first_runs_at_once_all_land(tmp_path: Path, store: str) -> None:
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(mlflow_server(tmp_path)) if store == "server" else None
         config = _config(tmp_path, f"tracking: {{uri: '{url}'}}" if url else "")
-        runs = [subprocess.Popen([sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]  # fmt: skip
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(4)
+        ]
         outcomes = []
         for run in runs:
             out, err = run.communicate(timeout=300)
@@ -309,8 +329,15 @@ def test_two_tracks_of_one_folder_at_once_make_one_parent(tmp_path: Path, store:
         folder = str(outcome["results_dir"])
         for attempt in range(2):  # twice: a race lost once in a while would still show
             to = ["--uri", uri] if uri else []
-            tracks = [subprocess.Popen([sys.executable, "-m", "harness", "track", folder, "--json", *to],
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]  # fmt: skip
+            tracks = [
+                subprocess.Popen(
+                    [sys.executable, "-m", "harness", "track", folder, "--json", *to],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+                for _ in range(2)
+            ]
             logged = []
             for track in tracks:
                 out, err = track.communicate(timeout=300)
@@ -331,8 +358,11 @@ def test_the_release_view_keeps_earlier_guards_and_fits_a_tag() -> None:
     metrics = [c for c in second["selectedColumns"] if c.startswith("metrics.")]
     assert metrics == ["metrics.`guard.AP.d.difference`", "metrics.`guard.RR.d.difference`"]
     assert second["columnOrder"][:2] == ["attributes.`Run Name`", "tags.`release.verdict`"]
-    assert json.loads(release_view(["guard.RR.d.difference"], "not json"))["selectedColumns"] == \
-        ["tags.`release.verdict`", "metrics.`guard.RR.d.difference`", "attributes.`Dataset`"]  # fmt: skip
+    assert json.loads(release_view(["guard.RR.d.difference"], "not json"))["selectedColumns"] == [
+        "tags.`release.verdict`",
+        "metrics.`guard.RR.d.difference`",
+        "attributes.`Dataset`",
+    ]
     many = release_view([f"guard.m{i}.d.difference" for i in range(500)], None)
     view = json.loads(many)
     assert len(many) <= MAX_VIEW_CHARS and view["selectedColumns"][0] == "tags.`release.verdict`"

@@ -61,8 +61,14 @@ def _untracked_folder(tmp_path: Path) -> Path:
 
 def _track(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    return subprocess.run([sys.executable, "-m", "harness", "track", *args], capture_output=True, text=True,
-                          check=False, env=clean | (env or {}), timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "track", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=clean | (env or {}),
+        timeout=300,
+    )
 
 
 def _rewrite_config(folder: Path, **changes: object) -> None:
@@ -102,10 +108,19 @@ def test_precedence_command_line_then_environment_then_config(tmp_path: Path) ->
     in_config, in_env, on_line = (f"sqlite:///{tmp_path / name}.db" for name in ("config", "env", "line"))
     config = _config(tmp_path, f"tracking: {{uri: '{in_config}'}}")
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    for extra, env, expected in (([], {}, in_config), ([], {"MLFLOW_TRACKING_URI": in_env}, in_env),
-                                 (["--set", f"tracking.uri={on_line}"], {"MLFLOW_TRACKING_URI": in_env}, on_line)):  # fmt: skip
-        done = subprocess.run([sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet", *extra],
-                              capture_output=True, text=True, check=False, env=clean | env, timeout=300)  # fmt: skip
+    for extra, env, expected in (
+        ([], {}, in_config),
+        ([], {"MLFLOW_TRACKING_URI": in_env}, in_env),
+        (["--set", f"tracking.uri={on_line}"], {"MLFLOW_TRACKING_URI": in_env}, on_line),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "harness", "run", str(config), "--json", "--quiet", *extra],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=clean | env,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["tracking_uri"] == expected
 
@@ -178,8 +193,9 @@ _HALF_MADE = textwrap.dedent(
 
 
 def _statements_to_make_a_store(tmp_path: Path) -> int:
-    done = subprocess.run([sys.executable, "-c", _HALF_MADE, str(tmp_path / "whole.db"), str(10**9)],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _HALF_MADE, str(tmp_path / "whole.db"), str(10**9)], capture_output=True, text=True, check=True
+    )
     return int(done.stdout)
 
 
@@ -194,8 +210,7 @@ def test_a_store_interrupted_at_any_step_of_its_creation_recovers(tmp_path: Path
         case.mkdir()
         folder = _untracked_folder(case)
         store = case / "out" / "mlflow.db"
-        stopped = subprocess.run([sys.executable, "-c", _HALF_MADE, str(store), str(step)], capture_output=True,
-                                 check=False)  # fmt: skip
+        stopped = subprocess.run([sys.executable, "-c", _HALF_MADE, str(store), str(step)], capture_output=True, check=False)
         assert stopped.returncode == 9 and store.exists()
         done = _track(str(folder), "--json")
         assert done.returncode == 0, (step, done.stderr)
@@ -226,8 +241,7 @@ def test_harness_makes_a_store_whole_or_not_at_all(tmp_path: Path) -> None:
         track._create_store(Path(sys.argv[1]))
         """
     )
-    stopped = subprocess.run([sys.executable, "-c", killed, str(store), str(statements // 2)], capture_output=True,
-                             check=False)  # fmt: skip
+    stopped = subprocess.run([sys.executable, "-c", killed, str(store), str(statements // 2)], capture_output=True, check=False)
     assert stopped.returncode == 9, stopped.stderr
     assert not store.exists() and list(store.parent.glob(".mlflow.db.creating-*"))
     done = _track(str(folder), "--json")
@@ -291,11 +305,17 @@ def _two_gated_runs(tmp_path: Path) -> tuple[Path, list[Path]]:
 
 def _previous_config(tmp_path: Path, results: Path) -> Path:
     path = tmp_path / "prev.yaml"  # the gated runs' data: b's values are reused, a is evaluated again
-    path.write_text(yaml.safe_dump({"experiment": "again", "datasets": [{"name": "d", "qrels": "qrels.txt",
-                                                                      "segments": {"path": "seg.csv"}}],
-                                    "systems": [{"name": "b", "previous": {"results": str(results)}},
-                                                {"name": "new", "runs": {"d": "a.run"}}],
-                                    "measures": ["AP"], "output": "out2"}))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "experiment": "again",
+                "datasets": [{"name": "d", "qrels": "qrels.txt", "segments": {"path": "seg.csv"}}],
+                "systems": [{"name": "b", "previous": {"results": str(results)}}, {"name": "new", "runs": {"d": "a.run"}}],
+                "measures": ["AP"],
+                "output": "out2",
+            }
+        )
+    )
     return path
 
 

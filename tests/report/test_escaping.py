@@ -45,8 +45,9 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Hostile:
     (folder / "qrels.txt").write_text("".join(qrels))
     (folder / "prod.run").write_text("".join(production))
     (folder / "cand.run").write_text("".join(candidate))
-    (folder / "seg.csv").write_text("query,segment\n" + "".join(
-        f"{query},{'=SUM(1+1)' if q < 20 else '@cmd'}\n" for q, query in enumerate(queries)))  # fmt: skip
+    (folder / "seg.csv").write_text(
+        "query,segment\n" + "".join(f"{query},{'=SUM(1+1)' if q < 20 else '@cmd'}\n" for q, query in enumerate(queries))
+    )
     config = {
         "experiment": "hostile",
         "datasets": [{"name": "d", "qrels": "qrels.txt", "segments": {"path": "seg.csv"}}],
@@ -54,13 +55,20 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Hostile:
         "measures": ["nDCG@5", "AP"],
         "stats": {"permutations": 200, "resamples": 200},
         "tracking": {"enabled": False},
-        "report": {"title": TITLE, "release": {"production": PRODUCTION, "candidate": CANDIDATE,
-                                               "guards": [{"measure": "nDCG@5", "max_drop": 0.0}]}},
+        "report": {
+            "title": TITLE,
+            "release": {"production": PRODUCTION, "candidate": CANDIDATE, "guards": [{"measure": "nDCG@5", "max_drop": 0.0}]},
+        },
         "output": "out",
     }
     (folder / "exp.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
-    done = subprocess.run([sys.executable, "-m", "harness", "run", str(folder / "exp.yaml"), "--quiet"],
-                          capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", str(folder / "exp.yaml"), "--quiet"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
     assert done.returncode in (3, 6), done.stderr  # a drop on half the queries: the gate does not PASS
     return done, next(p for p in (folder / "out" / "hostile").iterdir() if not p.is_symlink())
 

@@ -201,8 +201,11 @@ def test_report_in_chromium(report: Path) -> None:
         comparisons = page.locator("#ds-main-comparisons")
         assert comparisons.is_visible() and comparisons.locator("tbody tr").count() == 4 * 5 * 3  # pairs x measures x segments
         heads = comparisons.locator("thead th").all_inner_texts()
-        assert heads[:10] == ["segment", "measure", "b vs a", "mean a", "mean b", "b − a", "95% CI", "p (corrected)", "d_z",
-                              "W / T / L"] and heads[10] == "Tukey HSD p"  # fmt: skip
+        assert (
+            heads[:10]
+            == ["segment", "measure", "b vs a", "mean a", "mean b", "b − a", "95% CI", "p (corrected)", "d_z", "W / T / L"]
+            and heads[10] == "Tukey HSD p"
+        )
         assert page.locator("table.pairwise").count() == 0
         # every visible chart is rendered with a size, with axis titles
         charts = page.locator("svg.chart:visible")

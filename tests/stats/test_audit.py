@@ -163,11 +163,15 @@ def test_p_values_do_not_depend_on_other_systems_or_datasets() -> None:
     b = {"AP": list(base + rng.normal(0.02, 0.1, 40)), "P@5": list(rng.random(40))}
     alone = _compare([_result("a", a), _result("b", b)], mode="all_pairs")
     crowded = _compare(
-        [_result("z", {"AP": list(other), "P@5": list(other)}, dataset="first"),
-         _result("y", {"AP": list(base), "P@5": list(other)}, dataset="first"),
-         _result("c", {"AP": list(other), "P@5": list(other)}), _result("a", a), _result("b", b)],
+        [
+            _result("z", {"AP": list(other), "P@5": list(other)}, dataset="first"),
+            _result("y", {"AP": list(base), "P@5": list(other)}, dataset="first"),
+            _result("c", {"AP": list(other), "P@5": list(other)}),
+            _result("a", a),
+            _result("b", b),
+        ],
         mode="all_pairs",
-    )  # fmt: skip
+    )
     crowded = [r for r in crowded if (r["dataset"], r["system_a"], r["system_b"]) == ("d", "a", "b")]
     for one, two in zip(alone, crowded, strict=True):
         for key in ("p_randomization", "p_bootstrap", "ci_low_bootstrap", "ci_high_bootstrap", "p_wilcoxon", "p_t"):

@@ -44,16 +44,19 @@ def _tables(rng: np.random.Generator, n: int, drops: list[float], relative: bool
     noise = rng.normal(0.0, SD, size=(n, len(drops)))
     candidate = (1 - np.array(drops)) * production + noise if relative else production - np.array(drops) + noise
     measures = MEASURES[: len(drops)]
-    return {name: harness.PerQuery(name, ids, measures, values, np.ones(n, dtype=bool))
-            for name, values in (("production", production), ("candidate", candidate))}  # fmt: skip
+    return {
+        name: harness.PerQuery(name, ids, measures, values, np.ones(n, dtype=bool))
+        for name, values in (("production", production), ("candidate", candidate))
+    }
 
 
 def _verdicts(trials: int, n: int, drop: float, guard: dict[str, object], seed: int, relative: bool = False) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     counts = {"PASS": 0, "FAIL": 0, "INCONCLUSIVE": 0}
     for _ in range(trials):
-        decision = harness.decide(_tables(rng, n, [drop], relative), "production", "candidate", [{"measure": "AP", **guard}],
-                                  alpha=ALPHA, power=POWER)  # fmt: skip
+        decision = harness.decide(
+            _tables(rng, n, [drop], relative), "production", "candidate", [{"measure": "AP", **guard}], alpha=ALPHA, power=POWER
+        )
         counts[decision.verdict] += 1
     return {k: v / trials for k, v in counts.items()}
 
@@ -66,8 +69,9 @@ GUARDS = [  # (guard, the true drop at its margin, relative)
 
 
 @pytest.mark.parametrize(("guard", "at_margin", "relative"), GUARDS, ids=[next(iter(g[0])) for g in GUARDS])
-def test_a_candidate_at_the_margin_passes_and_fails_at_most_alpha_of_the_time(guard: dict[str, object], at_margin: float,
-                                                                             relative: bool) -> None:  # fmt: skip
+def test_a_candidate_at_the_margin_passes_and_fails_at_most_alpha_of_the_time(
+    guard: dict[str, object], at_margin: float, relative: bool
+) -> None:
     trials = 2000
     rates = _verdicts(trials, 60, at_margin, guard, seed=11, relative=relative)
     assert rates["PASS"] <= ALPHA + _mc(ALPHA, trials), rates
@@ -76,8 +80,9 @@ def test_a_candidate_at_the_margin_passes_and_fails_at_most_alpha_of_the_time(gu
 
 
 @pytest.mark.parametrize(("guard", "verdict"), [({"max_drop": 0.02}, "PASS"), ({"min_gain": 0.02}, "FAIL")])
-def test_an_equal_candidate_at_the_planned_number_of_users_is_decided_with_the_planned_power(guard: dict[str, object],
-                                                                                            verdict: str) -> None:  # fmt: skip
+def test_an_equal_candidate_at_the_planned_number_of_users_is_decided_with_the_planned_power(
+    guard: dict[str, object], verdict: str
+) -> None:
     n = Plan.of(sd=SD, margin=0.02, alpha=ALPHA, target=POWER).n_queries  # harness plan --sd 0.1 --margin 0.02
     assert n is not None
     trials = 1500
@@ -147,25 +152,28 @@ def _shaped(rng: np.random.Generator, n: int, shape: str, delta: float) -> dict[
     ids = np.array([f"u{i:05d}" for i in range(n)], dtype=object)
     production = rng.uniform(0.3, 0.7, n)
     candidate = production - SHAPES[shape](rng, n, delta)
-    return {name: harness.PerQuery(name, ids, (Measure("AP"),), values[:, None], np.ones(n, dtype=bool))
-            for name, values in (("production", production), ("candidate", candidate))}  # fmt: skip
+    return {
+        name: harness.PerQuery(name, ids, (Measure("AP"),), values[:, None], np.ones(n, dtype=bool))
+        for name, values in (("production", production), ("candidate", candidate))
+    }
 
 
-def _shaped_rates(trials: int, n: int, shape: str, guard: dict[str, object], delta: float, seed: int,
-                  bound: str = "auto") -> dict[str, float]:  # fmt: skip
+def _shaped_rates(
+    trials: int, n: int, shape: str, guard: dict[str, object], delta: float, seed: int, bound: str = "auto"
+) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     counts = {"PASS": 0, "FAIL": 0, "INCONCLUSIVE": 0}
     for _ in range(trials):
-        decision = harness.decide(_shaped(rng, n, shape, delta), "production", "candidate", [{"measure": "AP", **guard}],
-                                  alpha=ALPHA, bound=bound)  # fmt: skip
+        decision = harness.decide(
+            _shaped(rng, n, shape, delta), "production", "candidate", [{"measure": "AP", **guard}], alpha=ALPHA, bound=bound
+        )
         counts[decision.verdict] += 1
     return {k: v / trials for k, v in counts.items()}
 
 
 @pytest.mark.parametrize("n", [30, 100, 1000])
 @pytest.mark.parametrize("shape", SHOWN)
-def test_a_candidate_at_the_margin_passes_and_fails_at_most_alpha_whatever_the_shape_of_the_change(shape: str,
-                                                                                                  n: int) -> None:  # fmt: skip
+def test_a_candidate_at_the_margin_passes_and_fails_at_most_alpha_whatever_the_shape_of_the_change(shape: str, n: int) -> None:
     trials = 400
     for number, (guard, delta) in enumerate(AT_MARGIN):
         rates = _shaped_rates(trials, n, shape, guard, delta, seed=100 + n + number)
@@ -200,16 +208,19 @@ def test_a_spread_change_keeps_the_t_tests_power() -> None:
     """auto decides a spread change by the t-test: its verdicts equal bound: t's, trial for trial."""
     for seed in range(40):
         tables = _shaped(np.random.default_rng(seed), 200, "spread", 0.0)
-        auto, t = (harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}], bound=b)
-                   for b in ("auto", "t"))  # fmt: skip
+        auto, t = (
+            harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}], bound=b)
+            for b in ("auto", "t")
+        )
         assert auto.guards[0].p_pass == t.guards[0].p_pass and auto.guards[0].method == t.guards[0].method
 
 
 def test_identical_users_never_pass() -> None:
     ids = np.array(["a", "b"], dtype=object)
     same = np.array([[0.5], [0.5]])
-    tables = {name: harness.PerQuery(name, ids, (Measure("AP"),), same, np.ones(2, dtype=bool))
-              for name in ("production", "candidate")}  # fmt: skip
+    tables = {
+        name: harness.PerQuery(name, ids, (Measure("AP"),), same, np.ones(2, dtype=bool)) for name in ("production", "candidate")
+    }
     for bound in ("auto", "t", "betting"):
         decision = harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}], bound=bound)
         assert decision.verdict == "INCONCLUSIVE" and decision.guards[0].n_changed == 0, (bound, decision.guards[0])
@@ -223,8 +234,10 @@ def test_one_user_in_twenty_broken_by_twice_the_margin_passes_at_most_alpha_of_t
         production = rng.uniform(0.3, 0.7, 40)
         candidate = production - np.where(rng.random(40) < 0.05, 0.8, 0.0)  # mean drop 0.04, clipped nowhere
         candidate = np.maximum(candidate, 0.0)
-        tables = {name: harness.PerQuery(name, ids, (Measure("AP"),), v[:, None], np.ones(40, dtype=bool))
-                  for name, v in (("production", production), ("candidate", candidate))}  # fmt: skip
+        tables = {
+            name: harness.PerQuery(name, ids, (Measure("AP"),), v[:, None], np.ones(40, dtype=bool))
+            for name, v in (("production", production), ("candidate", candidate))
+        }
         passed += harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}]).verdict == "PASS"
     assert passed / trials <= ALPHA, passed / trials
 
@@ -233,8 +246,10 @@ def test_the_verdict_says_what_its_rate_rests_on_under_each_bound() -> None:
     """A spread change decided by the t-test: the stated rate names the approximation as each bound uses it (under t
     it does not claim auto's skewness check); the betting bound alone is stated as exact."""
     tables = _shaped(np.random.default_rng(3), 400, "spread", 0.0)
-    errors = {bound: harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}],
-                                    bound=bound).errors for bound in ("auto", "t", "betting")}  # fmt: skip
+    errors = {
+        bound: harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}], bound=bound).errors
+        for bound in ("auto", "t", "betting")
+    }
     assert "used only where the users' skewness puts its error within a tenth of alpha" in errors["auto"]
     assert "as release.bound: t asks" in errors["t"] and "skewness" not in errors["t"]
     assert "exactly: every guard is decided by the betting bound" in errors["betting"] and "t-tests" not in errors["betting"]
@@ -248,8 +263,10 @@ def test_a_guard_on_a_sum_is_held_to_the_same_trust_in_t() -> None:
     production = np.full((100, 1), 10.0)
     candidate = production.copy()
     candidate[[7, 40, 91]] = 0.0
-    tables = {name: harness.PerQuery(name, ids, (Measure("NumRelRet"),), values, np.ones(100, dtype=bool))
-              for name, values in (("production", production), ("candidate", candidate))}  # fmt: skip
+    tables = {
+        name: harness.PerQuery(name, ids, (Measure("NumRelRet"),), values, np.ones(100, dtype=bool))
+        for name, values in (("production", production), ("candidate", candidate))
+    }
     guard = [{"measure": "NumRelRet", "max_drop": 80}]
     t = harness.decide(tables, "production", "candidate", guard, bound="t").guards[0]
     assert t.verdict == "PASS" and t.drop == pytest.approx(30.0) and t.drop_high == pytest.approx(58.47, abs=0.01)
@@ -274,8 +291,15 @@ def test_a_gate_run_at_each_of_20_planned_looks_keeps_its_false_pass_rate() -> N
         tables = _tables(rng, 1000, [0.02])
         for planned, label in ((20, "spent over 20 looks"), (1, "20 looks at alpha each")):
             for look in range(1, 21):
-                decision = harness.decide(_first(tables, 50 * look), "production", "candidate", guard, alpha=ALPHA,
-                                          looks=planned, look=look if planned > 1 else 1)  # fmt: skip
+                decision = harness.decide(
+                    _first(tables, 50 * look),
+                    "production",
+                    "candidate",
+                    guard,
+                    alpha=ALPHA,
+                    looks=planned,
+                    look=look if planned > 1 else 1,
+                )
                 if decision.verdict == "PASS":
                     shipped[label] += 1
                     break
@@ -295,8 +319,14 @@ def test_the_gate_plan_gives_an_equal_candidate_the_planned_power_to_pass_every_
     assert gate is not None and gate > each and "PASS all 5 guards" in pilot.gate_planned_for
 
     def passing(n: int) -> float:
-        return sum(harness.decide(_tables(rng, n, [0.0] * 5), "production", "candidate", guards, alpha=ALPHA,
-                                  power=POWER).verdict == "PASS" for _ in range(trials)) / trials  # fmt: skip
+        return (
+            sum(
+                harness.decide(_tables(rng, n, [0.0] * 5), "production", "candidate", guards, alpha=ALPHA, power=POWER).verdict
+                == "PASS"
+                for _ in range(trials)
+            )
+            / trials
+        )
 
     at_gate, at_each = passing(gate), passing(each)
     assert at_gate >= POWER - _mc(POWER, trials), (gate, at_gate)

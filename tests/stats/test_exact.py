@@ -28,8 +28,9 @@ def _same(one: paired.Tested, two: paired.Tested) -> None:
         np.testing.assert_array_equal(getattr(one, name), getattr(two, name), strict=True)
 
 
-def _split(d: np.ndarray, keys: np.ndarray, parts: list[np.ndarray], permutations: int, resamples: int,
-           mask: np.ndarray | None = None) -> paired.Tested:  # fmt: skip
+def _split(
+    d: np.ndarray, keys: np.ndarray, parts: list[np.ndarray], permutations: int, resamples: int, mask: np.ndarray | None = None
+) -> paired.Tested:
     """What the Dask engine does: scan every part, plan from their sum, add the parts' partials (in the given order)."""
     mask = np.ones(d.shape, dtype=bool) if mask is None else mask
     scans = [paired.scan(d[:, p], mask[:, p]) for p in parts]
@@ -68,12 +69,18 @@ def test_any_partitioning_and_order_gives_the_same_bits(n: int) -> None:
 
 def _row(tested: paired.Tested, i: int) -> paired.Tested:
     t, b = tested.t, tested.bootstrap
-    return paired.Tested(paired.TResult(t.statistic[i : i + 1], t.p[i : i + 1], t.ci_low[i : i + 1], t.ci_high[i : i + 1],
-                                         t.mean[i : i + 1], t.sd[i : i + 1]),
-                         tested.wilcoxon[i : i + 1], tested.randomization[i : i + 1],
-                         paired.BootstrapResult(b.p[i : i + 1], b.ci_low[i : i + 1], b.ci_high[i : i + 1]),
-                         tested.effect_size[i : i + 1], tested.nonzero[i : i + 1], tested.positive[i : i + 1],
-                         tested.n[i : i + 1])  # fmt: skip
+    return paired.Tested(
+        paired.TResult(
+            t.statistic[i : i + 1], t.p[i : i + 1], t.ci_low[i : i + 1], t.ci_high[i : i + 1], t.mean[i : i + 1], t.sd[i : i + 1]
+        ),
+        tested.wilcoxon[i : i + 1],
+        tested.randomization[i : i + 1],
+        paired.BootstrapResult(b.p[i : i + 1], b.ci_low[i : i + 1], b.ci_high[i : i + 1]),
+        tested.effect_size[i : i + 1],
+        tested.nonzero[i : i + 1],
+        tested.positive[i : i + 1],
+        tested.n[i : i + 1],
+    )
 
 
 def test_a_masked_row_is_its_own_queries_alone_in_any_partitioning() -> None:
@@ -122,11 +129,13 @@ def test_sign_products_equal_the_sign_matrix_times_the_limbs(n: int) -> None:
         product = keyed.sign_matrix(keys, first, count) @ stacked
         np.testing.assert_array_equal(keyed.sign_products(keys, stacked, count, first), product, strict=True)
         # a thread's share of the replicates alone gives the same rows
-        np.testing.assert_array_equal(keyed.sign_products(keys, stacked, count - count // 3, first + count // 3),
-                                      product[count // 3 :], strict=True)  # fmt: skip
+        np.testing.assert_array_equal(
+            keyed.sign_products(keys, stacked, count - count // 3, first + count // 3), product[count // 3 :], strict=True
+        )
     # the sums are those of Python integers
-    exact = [[sum(int(v) for v in np.asarray(stacked[:, c])[keyed.sign_matrix(keys, 5, 1)[0] == 1])
-              for c in range(stacked.shape[1])]]  # fmt: skip
+    exact = [
+        [sum(int(v) for v in np.asarray(stacked[:, c])[keyed.sign_matrix(keys, 5, 1)[0] == 1]) for c in range(stacked.shape[1])]
+    ]
     assert keyed.sign_products(keys, stacked, 1, 5).astype(object).tolist() == exact
 
 
@@ -195,8 +204,12 @@ def test_summary_rows_from_parts_are_the_rows_of_the_whole(measure: str, special
     rng = np.random.default_rng(7)
     values = rng.random(500) * np.exp(rng.normal(0, 6, 500))
     values[rng.random(500) < 0.1] = 0.0
-    for value, where in {"nan": [(np.nan, 3)], "inf": [(np.inf, 10)], "-inf": [(-np.inf, 400)],
-                         "both": [(np.inf, 5), (-np.inf, 6)]}.get(special, []):  # fmt: skip
+    for value, where in {
+        "nan": [(np.nan, 3)],
+        "inf": [(np.inf, 10)],
+        "-inf": [(-np.inf, 400)],
+        "both": [(np.inf, 5), (-np.inf, 6)],
+    }.get(special, []):
         values[where] = value
     values[[20, 30]] = np.nan if "ILD" in measure else values[[20, 30]]  # undefined for two users: left out
     whole = kept(m, values)
@@ -224,8 +237,11 @@ def test_diagnostic_sums_of_parts_are_the_whole_runs() -> None:
     whole = DiagnosticSums.of(in_run, parts, (10,))
     order = rng.permutation(n)
     pieces = [order[s] for s in (slice(0, 10), slice(10, 500), slice(500, 500), slice(500, n))]
-    added = reduce(lambda a, b: a + b, [DiagnosticSums.of(in_run[p], {k: v[p] for k, v in parts.items()}, (10,))
-                                        for p in pieces], DiagnosticSums.empty((10,)))  # fmt: skip
+    added = reduce(
+        lambda a, b: a + b,
+        [DiagnosticSums.of(in_run[p], {k: v[p] for k, v in parts.items()}, (10,)) for p in pieces],
+        DiagnosticSums.empty((10,)),
+    )
     assert added == whole and whole.retrieved == int(in_run.sum()) and whole.tied == (int(parts["tied_10"].sum()),)
 
 

@@ -44,10 +44,19 @@ def test_the_closed_form_is_the_reml_fit_of_the_crossed_model() -> None:
     rng = np.random.default_rng(5)
     n, r = 40, 4
     a, b = _tables(rng, n, r, 0.03)
-    rows = [{"y": v, "system": s, "user": u, "su": f"{s}{u}", "seed": f"{s}{k}"}
-            for s, table in (("a", a), ("b", b)) for k in range(r) for u, v in enumerate(table[k])]  # fmt: skip
-    model = smf.mixedlm("y ~ system", pd.DataFrame(rows), groups=np.ones(2 * r * n), re_formula="0",
-                        vc_formula={"user": "0 + C(user)", "su": "0 + C(su)", "seed": "0 + C(seed)"})  # fmt: skip
+    rows = [
+        {"y": v, "system": s, "user": u, "su": f"{s}{u}", "seed": f"{s}{k}"}
+        for s, table in (("a", a), ("b", b))
+        for k in range(r)
+        for u, v in enumerate(table[k])
+    ]
+    model = smf.mixedlm(
+        "y ~ system",
+        pd.DataFrame(rows),
+        groups=np.ones(2 * r * n),
+        re_formula="0",
+        vc_formula={"user": "0 + C(user)", "su": "0 + C(su)", "seed": "0 + C(seed)"},
+    )
     # the closed form's components: the mean squares of the seeds x users tables and of the users' differences
     (seed_a, residual_a), (seed_b, residual_b) = mean_squares(a), mean_squares(b)
     ms_seed, ms_residual = (seed_a + seed_b) / 2, (residual_a + residual_b) / 2
@@ -55,8 +64,10 @@ def test_the_closed_form_is_the_reml_fit_of_the_crossed_model() -> None:
     ms_user = 2 * r * float(((a.mean(axis=0) + b.mean(axis=0)) / 2).var(ddof=1))
     ours = {"seed": (ms_seed - ms_residual) / n, "su": (ms_su - ms_residual) / r, "user": (ms_user - ms_su) / (2 * r)}
     start = MixedLMParams.from_components(
-        fe_params=np.array([a.mean(), b.mean() - a.mean()]), cov_re=np.zeros((0, 0)),
-        vcomp=np.array([ours[name] for name in model.exog_vc.names]) / ms_residual)  # fmt: skip
+        fe_params=np.array([a.mean(), b.mean() - a.mean()]),
+        cov_re=np.zeros((0, 0)),
+        vcomp=np.array([ours[name] for name in model.exog_vc.names]) / ms_residual,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # MixedLM's notes on its optimizer
         fitted = model.fit(reml=True, method="lbfgs", maxiter=5000)
@@ -101,8 +112,9 @@ def _versions(rng: np.random.Generator, n: int, r: int, seed_sd: float, drop: fl
     for name, shift in (("v1", 0.0), ("v2", -drop)):
         own = users + shift + rng.normal(0, 0.075, n)
         runs = own + rng.normal(0, seed_sd, (r, 1)) + rng.normal(0, 0.05, (r, n))
-        out[name] = [harness.PerQuery(f"{name}-seed{k}", ids, (Measure("AP"),), runs[k][:, None], np.ones(n, dtype=bool))
-                     for k in range(r)]  # fmt: skip
+        out[name] = [
+            harness.PerQuery(f"{name}-seed{k}", ids, (Measure("AP"),), runs[k][:, None], np.ones(n, dtype=bool)) for k in range(r)
+        ]
     return out
 
 
@@ -114,10 +126,14 @@ def test_the_version_claim_keeps_its_errors_at_the_margin(n: int, r: int, seed_s
     trials, rng = 300, np.random.default_rng(int(n * r + 1000 * seed_sd))
     passed = failed = 0
     for _ in range(trials):
-        passed += harness.decide(_versions(rng, n, r, seed_sd, 0.01), "v1", "v2",
-                                 [{"measure": "AP", "max_drop": 0.01}]).verdict == "PASS"  # fmt: skip
-        failed += harness.decide(_versions(rng, n, r, seed_sd, -0.01), "v1", "v2",
-                                 [{"measure": "AP", "min_gain": 0.01}]).verdict == "FAIL"  # fmt: skip
+        passed += (
+            harness.decide(_versions(rng, n, r, seed_sd, 0.01), "v1", "v2", [{"measure": "AP", "max_drop": 0.01}]).verdict
+            == "PASS"
+        )
+        failed += (
+            harness.decide(_versions(rng, n, r, seed_sd, -0.01), "v1", "v2", [{"measure": "AP", "min_gain": 0.01}]).verdict
+            == "FAIL"
+        )
     limit = 0.05 + 3 * math.sqrt(0.05 * 0.95 / trials)
     assert passed / trials <= limit and failed / trials <= limit, (passed / trials, failed / trials)
 
@@ -171,8 +187,16 @@ def test_the_version_plan_gives_its_power() -> None:
         found = 0
         for _ in range(trials):
             users = rng.uniform(0.2, 0.8, n)
-            a, b = ((users + shift + rng.normal(0, interaction_sd, n) + rng.normal(0, seed_sd, (r, 1))
-                     + rng.normal(0, residual_sd, (r, n))) for shift in (0.0, distance))  # fmt: skip
+            a, b = (
+                (
+                    users
+                    + shift
+                    + rng.normal(0, interaction_sd, n)
+                    + rng.normal(0, seed_sd, (r, 1))
+                    + rng.normal(0, residual_sd, (r, n))
+                )
+                for shift in (0.0, distance)
+            )
             found += crossed_difference(a, b, -1.0, 1.0).bounds(0.05)[0] > 0
         return found / trials
 
@@ -187,8 +211,20 @@ def test_harness_plan_prints_the_seeds_and_users_trade_off() -> None:
     from harness.stats.seeds import version_plan
 
     out = io.StringIO()
-    argv = ["plan", "--margin", "0.01", "--seed-sd", "0.005", "--interaction-sd", "0.08", "--residual-sd", "0.05",
-            "--seeds", "3", "5"]  # fmt: skip
+    argv = [
+        "plan",
+        "--margin",
+        "0.01",
+        "--seed-sd",
+        "0.005",
+        "--interaction-sd",
+        "0.08",
+        "--residual-sd",
+        "0.05",
+        "--seeds",
+        "3",
+        "5",
+    ]
     assert main(argv, out, io.StringIO()) == 0
     lines = out.getvalue().splitlines()
     five = next(p for p in version_plan(0.01, 0.005, 0.08, 0.05, seeds=(5,)))

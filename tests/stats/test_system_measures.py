@@ -87,8 +87,11 @@ def test_a_pair_does_not_depend_on_other_systems() -> None:
     settings = CompareSettings(system_resamples=200, mode="all_pairs", correction="none")
     two = [r.to_record() for r in compare([a, b], evaluator.measures, settings)]
     three = [r.to_record() for r in compare([c, a, b], evaluator.measures, settings)]
-    pick = lambda rows: {r["measure"]: (r["p_randomization"], r["ci_low"], r["ci_high"])
-                         for r in rows if {r["system_a"], r["system_b"]} == {"a", "b"}}  # fmt: skip
+    pick = lambda rows: {
+        r["measure"]: (r["p_randomization"], r["ci_low"], r["ci_high"])
+        for r in rows
+        if {r["system_a"], r["system_b"]} == {"a", "b"}
+    }
     assert pick(two) == pick(three)
 
 
@@ -97,7 +100,6 @@ def test_the_summary_interval_contains_the_value() -> None:
     evaluator = _evaluator(users)
     for row in system_summary(_result(evaluator, users, 9, "a"), CompareSettings(system_resamples=300)):
         assert row["ci_low"] < row["value"] < row["ci_high"], row
-
 
 
 def _hand_gini(lists: dict[str, list[str]], universe: set[str]) -> float:
@@ -122,16 +124,26 @@ def test_a_systems_gini_is_one_value_alone_and_beside_any_other() -> None:
     rng = np.random.default_rng(4)
     lists = {
         "a": {u: [ITEMS[i] for i in rng.choice(30, K, replace=False)] for u in users},
-        "b": {u: [f"new{i:02d}" for i in rng.choice(12, 3, replace=False)]
-              + [ITEMS[i] for i in rng.choice(30, K - 3, replace=False)] for u in users},
-    }  # fmt: skip
+        "b": {
+            u: [f"new{i:02d}" for i in rng.choice(12, 3, replace=False)]
+            + [ITEMS[i] for i in rng.choice(30, K - 3, replace=False)]
+            for u in users
+        },
+    }
     results = {}
     for name, by_user in lists.items():
         rows = [(u, item, float(K - r)) for u, items in by_user.items() for r, item in enumerate(items)]
         aligned = evaluator.align(Run.from_records(rows, name=name))
         item_lists = evaluator.item_lists(aligned)
-        results[name] = RunResult("d", name, evaluator.evaluate_aligned(name, aligned, item_lists),
-                                  np.full(len(users), "", dtype=object), {}, item_lists, evaluator.system_measures)  # fmt: skip
+        results[name] = RunResult(
+            "d",
+            name,
+            evaluator.evaluate_aligned(name, aligned, item_lists),
+            np.full(len(users), "", dtype=object),
+            {},
+            item_lists,
+            evaluator.system_measures,
+        )
     settings = CompareSettings(system_resamples=50)
     (row,) = _system_rows("d", "all", results["a"], results["b"], np.array(users, dtype=object), settings)
     hand = {name: _hand_gini(by_user, trained) for name, by_user in lists.items()}
