@@ -118,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             f"  - {{name: candidate, runs: {{recsys: {folder / 'candidate.trec'}}}}}\n"
             f"measures: [nDCG@10, P@10, R@100, AP, RR@10{beyond_measures}]\nbaseline: production\n"
             f"stats: {{permutations: {args.permutations}, resamples: {args.permutations}}}\n"
-            f"report:\n  release:\n    production: production\n    candidate: candidate\n"
-            f"    guards: [{{measure: nDCG@10, max_drop: 0.005}}, {{measure: R@100, segment: new, max_drop: 0.01}}]\n"
+            f"release:\n  production: production\n  candidate: candidate\n"
+            f"  guards: [{{measure: nDCG@10, max_drop: 0.005}}, {{measure: R@100, segment: new, max_drop: 0.01}}]\n"
             f"output: {args.output or Path(scratch) / 'out'}\n"
             + ("engine: {name: dask, n_workers: 2, memory_limit: 1.5GiB}\n" if args.engine == "dask" else "")
         )

@@ -70,8 +70,8 @@ def movielens_1m_like(folder: Path, seed: int = 1) -> Path:
         "systems:\n"
         + "".join(f"  - {{name: {n}, runs: {{ratings: {n}.csv}}}}\n" for n in ("production", "candidate", "popular"))
         + f"measures: [{MEASURES}]\nbaseline: production\nstats: {{permutations: 10000, seed: 42}}\n"
-        "report:\n  release:\n    production: production\n    candidate: candidate\n"
-        "    guards: [{measure: nDCG@10, max_drop: 0.005}, {measure: R@20, segment: a0, max_drop: 0.01}]\n"
+        "release:\n  production: production\n  candidate: candidate\n"
+        "  guards: [{measure: nDCG@10, max_drop: 0.005}, {measure: R@20, segment: a0, max_drop: 0.01}]\n"
     )
     return config
 

@@ -134,7 +134,7 @@ def _retired(key: str, values: Mapping[str, object]) -> GuardSpecError:
 def release_power(value: float) -> float:
     """``release.power``: the power "users needed" plans for, in [0.5, 1)."""
     if not 0.5 <= value < 1:
-        raise GuardSpecError("power", f"report.release.power must lie in [0.5, 1), got {value:g}", "write power: 0.8")
+        raise GuardSpecError("power", f"release.power must lie in [0.5, 1), got {value:g}", "write power: 0.8")
     return value
 
 
@@ -144,7 +144,7 @@ def release_looks(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LOOKS:
         raise GuardSpecError(
             "looks",
-            f"report.release.looks must be a whole number from 1 to {MAX_LOOKS:,}, got {value!r}",
+            f"release.looks must be a whole number from 1 to {MAX_LOOKS:,}, got {value!r}",
             "write looks: 20 (the gate is run at most 20 times as users accrue)",
         )
     return value

@@ -812,105 +812,114 @@ def _guard_measure(g: _Section, text: str, measures: tuple[Measure, ...], scheme
     )
 
 
-def _report(
+def _report(root: _Section) -> ReportSpec:
+    section = root.section("report")
+    if section is None:
+        return ReportSpec()
+    if section.has("release"):  # the gate's own key since it decides the exit code, not only what the report shows
+        raise ConfigError(
+            "the release gate is configured at the top level, not under report:",
+            path=root.source,
+            line=_line(section.items["release"][0]),
+            hint="move release: (with the same keys) out of report: to the top level of the config",
+        )
+    section.check_keys(keys_of("report"))
+    return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None))
+
+
+def _release(
     root: _Section,
     systems: tuple[System, ...],
     datasets: tuple[Dataset, ...],
     measures: tuple[Measure, ...],
     schemes: tuple[tuple[str, str], ...],
-) -> ReportSpec:
-    section = root.section("report")
-    if section is None:
-        return ReportSpec()
-    section.check_keys(keys_of("report"))
-    release = None
-    rel = section.section("release")
+) -> Release | None:
+    """``release:``, the release gate: production, candidate, guards and how they are decided."""
+    rel = root.section("release")
+    if rel is None:
+        return None
     names = [s.name for s in systems]
-    if rel is not None:
-        rel.check_keys(keys_of("report.release"))
-        production = rel.value("production", str, required=True)
-        candidate = rel.value("candidate", str, required=True)
-        for key, value in (("production", production), ("candidate", candidate)):
-            if value not in names:
-                close = difflib.get_close_matches(value, names, n=1)
-                raise rel.error(
-                    key,
-                    f"report.release.{key} {value!r} is not a system",
-                    hint=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(names)}",
+    rel.check_keys(keys_of("release"))
+    production = rel.value("production", str, required=True)
+    candidate = rel.value("candidate", str, required=True)
+    for key, value in (("production", production), ("candidate", candidate)):
+        if value not in names:
+            close = difflib.get_close_matches(value, names, n=1)
+            raise rel.error(
+                key,
+                f"release.{key} {value!r} is not a system",
+                hint=f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(names)}",
+            )
+    if production == candidate:
+        raise rel.error("candidate", "release.candidate is production itself", hint="name the system to release")
+    try:
+        when_inconclusive = on_inconclusive(rel.value("on_inconclusive", str, "inconclusive"))
+    except GuardSpecError as exc:
+        raise rel.error("on_inconclusive", exc.message, hint=exc.hint) from None
+    try:
+        power = release_power(rel.value("power", float, DEFAULT_POWER))
+    except GuardSpecError as exc:
+        raise rel.error("power", exc.message, hint=exc.hint) from None
+    try:
+        bound = release_bound(rel.value("bound", str, "auto"))
+    except GuardSpecError as exc:
+        raise rel.error("bound", exc.message, hint=exc.hint) from None
+    try:
+        looks = release_looks(rel.value("looks", int, 1))
+    except GuardSpecError as exc:
+        raise rel.error("looks", exc.message, hint=exc.hint) from None
+    guards: list[Guard] = []
+    if rel.has("guards"):
+        node = rel.raw("guards")
+        if not isinstance(node, yaml.SequenceNode):
+            raise rel.error("guards", "release.guards must be a list", hint="write guards: [{measure: nDCG@10, max_drop: 0.005}]")
+        for item in node.value:
+            g = _Section(item, root.source, "release.guards[]")
+            g.check_keys((*GUARD_KEYS, *RETIRED))
+            measure = _guard_measure(g, g.value("measure", str, required=True), measures, schemes)
+            dataset = g.value("dataset", str, None)
+            if dataset is not None and dataset not in [d.name for d in datasets]:
+                raise g.error(
+                    "dataset",
+                    f"guard dataset {dataset!r} is not a dataset",
+                    hint=f"use one of {', '.join(d.name for d in datasets)}",
                 )
-        if production == candidate:
-            raise rel.error("candidate", "report.release.candidate is production itself", hint="name the system to release")
-        try:
-            when_inconclusive = on_inconclusive(rel.value("on_inconclusive", str, "inconclusive"))
-        except GuardSpecError as exc:
-            raise rel.error("on_inconclusive", exc.message, hint=exc.hint) from None
-        try:
-            power = release_power(rel.value("power", float, DEFAULT_POWER))
-        except GuardSpecError as exc:
-            raise rel.error("power", exc.message, hint=exc.hint) from None
-        try:
-            bound = release_bound(rel.value("bound", str, "auto"))
-        except GuardSpecError as exc:
-            raise rel.error("bound", exc.message, hint=exc.hint) from None
-        try:
-            looks = release_looks(rel.value("looks", int, 1))
-        except GuardSpecError as exc:
-            raise rel.error("looks", exc.message, hint=exc.hint) from None
-        guards: list[Guard] = []
-        if rel.has("guards"):
-            node = rel.raw("guards")
-            if not isinstance(node, yaml.SequenceNode):
-                raise rel.error(
-                    "guards", "report.release.guards must be a list", hint="write guards: [{measure: nDCG@10, max_drop: 0.005}]"
+            definition = REGISTRY.definition(measure)
+            aggregate = definition.guard_aggregate(measure)
+            values = {key: _construct(g.raw(key), root.source) for key in g.items}
+            try:
+                condition, threshold = guard_condition(values, measure, aggregate)
+            except GuardSpecError as exc:
+                raise g.error(exc.key, exc.message, hint=exc.hint) from None
+            reused = any(s.previous is not None for s in systems if s.name in (production, candidate))
+            if aggregate in ("system", "catalogue") and reused:
+                raise g.error(
+                    "measure",
+                    f"{measure} has one value per run, resampled from the runs' lists; a system reused with previous: "
+                    "has only per-query values",
+                    hint="guard a per-query measure, or evaluate both systems from their run files",
                 )
-            for item in node.value:
-                g = _Section(item, root.source, "report.release.guards[]")
-                g.check_keys((*GUARD_KEYS, *RETIRED))
-                measure = _guard_measure(g, g.value("measure", str, required=True), measures, schemes)
-                dataset = g.value("dataset", str, None)
-                if dataset is not None and dataset not in [d.name for d in datasets]:
-                    raise g.error(
-                        "dataset",
-                        f"guard dataset {dataset!r} is not a dataset",
-                        hint=f"use one of {', '.join(d.name for d in datasets)}",
-                    )
-                definition = REGISTRY.definition(measure)
-                aggregate = definition.guard_aggregate(measure)
-                values = {key: _construct(g.raw(key), root.source) for key in g.items}
-                try:
-                    condition, threshold = guard_condition(values, measure, aggregate)
-                except GuardSpecError as exc:
-                    raise g.error(exc.key, exc.message, hint=exc.hint) from None
-                reused = any(s.previous is not None for s in systems if s.name in (production, candidate))
-                if aggregate in ("system", "catalogue") and reused:
-                    raise g.error(
-                        "measure",
-                        f"{measure} has one value per run, resampled from the runs' lists; a system reused with previous: "
-                        "has only per-query values",
-                        hint="guard a per-query measure, or evaluate both systems from their run files",
-                    )
-                guards.append(
-                    Guard(
-                        measure,
-                        condition,
-                        threshold,
-                        dataset,
-                        g.value("segment", str, None),
-                        descriptive=g.value("descriptive", bool, False),
-                        line=_line(item),
-                    )
+            guards.append(
+                Guard(
+                    measure,
+                    condition,
+                    threshold,
+                    dataset,
+                    g.value("segment", str, None),
+                    descriptive=g.value("descriptive", bool, False),
+                    line=_line(item),
                 )
-        release = Release(
-            production,
-            candidate,
-            tuple(guards),
-            when_inconclusive,
-            power,
-            bound,
-            _promote(rel, next(s for s in systems if s.name == candidate)),
-            looks,
-        )
-    return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None), release)
+            )
+    return Release(
+        production,
+        candidate,
+        tuple(guards),
+        when_inconclusive,
+        power,
+        bound,
+        _promote(rel, next(s for s in systems if s.name == candidate)),
+        looks,
+    )
 
 
 def _promote(release: _Section, candidate: System) -> Promote | None:
@@ -918,7 +927,7 @@ def _promote(release: _Section, candidate: System) -> Promote | None:
     node = release.section("promote")
     if node is None:
         return None
-    node.check_keys(keys_of("report.release.promote"))
+    node.check_keys(keys_of("release.promote"))
     promote = Promote(node.value("model", str, required=True), node.value("alias", str, required=True))
     model = candidate.model
     if model is None or model.name is None:
@@ -1156,7 +1165,8 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         baseline=baseline,
         stats=_stats(root, baseline, systems, datasets),
         tracking=tracking,
-        report=_report(root, systems, datasets, measures, schemes),
+        report=_report(root),
+        release=_release(root, systems, datasets, measures, schemes),
         engine=engine,
         notes=_env_notes(text, source),
     )

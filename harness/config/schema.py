@@ -291,7 +291,6 @@ class Promote:
 class ReportSpec:
     enabled: bool = True
     title: str | None = None
-    release: Release | None = None
 
 
 @dataclass(frozen=True)
@@ -311,6 +310,7 @@ class Experiment:
     stats: Stats = field(default_factory=Stats)
     tracking: Tracking = field(default_factory=Tracking)
     report: ReportSpec = field(default_factory=ReportSpec)
+    release: Release | None = None  # the release gate
     engine: Engine = field(default_factory=Engine)
     # for the user, once: e.g. the ${VAR}s whose values the results, the report and MLflow will show (not recorded)
     notes: tuple[str, ...] = ()

@@ -171,7 +171,7 @@ def _runs(
 def check_guard_segments(experiment: Experiment) -> None:
     """Every guard's segment exists in a segments file of its dataset(s): checked before anything is computed."""
 
-    release = experiment.report.release
+    release = experiment.release
     if release is None:
         return
     for guard in release.guards:
@@ -325,10 +325,9 @@ def resolved_config(experiment: Experiment) -> dict[str, Any]:
         }
         for s in experiment.systems
     ]
-    if experiment.report.release is not None:
-        out["report"]["release"]["guards"] = [
-            {**{k: v for k, v in plain(g).items() if k != "line"}, "measure": str(g.measure)}
-            for g in experiment.report.release.guards
+    if experiment.release is not None:
+        out["release"]["guards"] = [
+            {**{k: v for k, v in plain(g).items() if k != "line"}, "measure": str(g.measure)} for g in experiment.release.guards
         ]
     out["gain_schemes"] = {name: text or "linear" for name, text in experiment.gain_schemes}
     return out
@@ -484,9 +483,9 @@ def decide_gate(
     experiment: Experiment, results: list[RunResult], comparisons: Comparisons | None = None, look: Look | None = None
 ) -> Decision | None:
     """The release decision, from the results in memory; None when no release is configured."""
-    if experiment.report.release is None:
+    if experiment.release is None:
         return None
-    return decide_release(experiment.report.release, results, compare_settings(experiment), comparisons, look)
+    return decide_release(experiment.release, results, compare_settings(experiment), comparisons, look)
 
 
 def gate_look(experiment: Experiment) -> tuple[Look | None, str | None]:
@@ -494,7 +493,7 @@ def gate_look(experiment: Experiment) -> tuple[Look | None, str | None]:
     the same gate (:func:`~harness.decision.release.gate_key`), and what they spent; with one planned look, a note when
     the gate was decided before (re-running a one-look gate is many looks at one alpha). Refuses a look when the
     plan has nothing left to spend, before any work."""
-    release = experiment.report.release
+    release = experiment.release
     if release is None:
         return None, None
     key, spent, earlier = gate_key(release, experiment.stats.claim), 0.0, 0
@@ -690,7 +689,7 @@ def _report(saved: SavedResults, outcome: Outcome, progress: Progress) -> Outcom
 
 
 def compare_settings(experiment: Experiment) -> CompareSettings:
-    release = experiment.report.release
+    release = experiment.release
     return CompareSettings(
         **dataclasses.asdict(experiment.stats),
         baseline=experiment.baseline,

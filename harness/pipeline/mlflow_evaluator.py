@@ -82,6 +82,7 @@ class HarnessEvaluator(ModelEvaluator):
     ) -> EvaluationResult:
         import mlflow
 
+        from harness.records.recorded import release_section
         from harness.records.track import log_into_run
 
         options = dict(evaluator_config or {})
@@ -99,7 +100,7 @@ class HarnessEvaluator(ModelEvaluator):
             if outcome.results is None:
                 raise ConfigError(f"the evaluation's results could not be written: {outcome.results_error}")
             results = outcome.results
-            release = (results.config.get("report") or {}).get("release") or {}
+            release = release_section(results.config)
             names = [s["name"] for s in results.config["systems"]]
             system = release.get("candidate") or (MODEL if MODEL in names else names[0])
             digest = getattr(dataset, "digest", None)
@@ -189,7 +190,7 @@ def write_experiment(dataset: Any, model: Any, options: Mapping[str, Any], folde
         systems.insert(0, {"name": BASELINE, "previous": _previous(str(options["baseline"]), options, uri)})
         config["baseline"] = BASELINE
         if options.get("guards"):
-            config["report"]["release"] = {"production": BASELINE, "candidate": MODEL, "guards": list(options["guards"])}
+            config["release"] = {"production": BASELINE, "candidate": MODEL, "guards": list(options["guards"])}
     elif options.get("guards"):
         raise ConfigError(
             "evaluator_config gives guards and no baseline to guard against",

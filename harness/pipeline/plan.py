@@ -26,7 +26,7 @@ def gate_plan_lines(folder: str | Path | SavedResults) -> list[str]:
     saved = folder if isinstance(folder, SavedResults) else read_results(folder)
     decision = saved.verdict
     if decision is None:
-        raise HarnessError(f"{saved.folder} has no release gate", hint="give a folder of a run with report.release")
+        raise HarnessError(f"{saved.folder} has no release gate", hint="give a folder of a run with a release: gate")
     deciding = decision.deciding
     if decision.n_needed_gate is not None:
         lines = [f"the whole gate: {decision.n_needed_gate:,} users {decision.gate_planned_for}"]
@@ -231,7 +231,7 @@ def _plan_from_gate(
             f"{measure} has one value per run: its per-user sd comes from the gate's bootstrap over "
             f"the users' lists, and {saved.folder.name} has no guard on it on {dataset!r}"
             + ("" if segment == "all" else f" / {segment!r}"),
-            hint="guard it in report.release.guards (descriptive: true is enough) and run again; "
+            hint="guard it in release.guards (descriptive: true is enough) and run again; "
             "harness plan then plans what the gate plans",
         )
     if sided != "one":

@@ -35,6 +35,16 @@ class RecordedRelease:
     guards: tuple[RecordedGuard, ...] = ()
 
 
+def release_section(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The release gate's section of a resolved config as written (``{}``: none); a folder written before the gate had
+    its own top-level key holds it under ``report``.
+
+    >>> release_section({"release": {"production": "a"}}), release_section({"report": {"release": {"production": "b"}}})
+    ({'production': 'a'}, {'production': 'b'})
+    """
+    return config.get("release") or (config.get("report") or {}).get("release") or {}
+
+
 @dataclass(frozen=True)
 class Recorded:
     """The experiment as its results folder records it."""
@@ -58,7 +68,7 @@ class Recorded:
     def of(cls, config: Mapping[str, Any]) -> Recorded:
         """From the resolved config as written (``config.resolved.yaml``)."""
         report = config.get("report") or {}
-        release = report.get("release")
+        release = release_section(config)
         datasets = config.get("datasets") or []
         return cls(
             name=str(config["name"]),

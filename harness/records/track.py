@@ -63,6 +63,7 @@ from harness.errors import HarnessError, TrackingError
 from harness.measures.parse import parse_measure
 from harness.progress import SILENT, Progress
 from harness.records.connection import explain, mlflow_defaults
+from harness.records.recorded import release_section
 from harness.records.registry import MODEL_ID_TAG, MODEL_TAG, SYSTEM_TAG, model_tag, promote
 from harness.records.store import REQUIRED, SavedResults, read_results
 
@@ -600,7 +601,7 @@ def _recorded_model(recorded: dict[str, Any]) -> ModelRef:
 
 def _promote(client: Any, run_id: str, results: SavedResults, tracking_uri: str) -> None:
     """``release.promote`` on PASS: the alias moved (or why not), recorded on the parent run."""
-    release = (results.config.get("report") or {}).get("release") or {}
+    release = release_section(results.config)
     rule = release.get("promote")
     if not rule or results.verdict is None:
         return

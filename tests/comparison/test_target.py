@@ -89,7 +89,7 @@ def _fairness_experiment(root: Path, guard: str) -> Path:
         "systems:\n  - {name: production, runs: {golden: run.csv}}\n  - {name: candidate, runs: {golden: rerank.csv}}\n"
         f'measures: [nDCG@10, "{BD}", "{BR}"]\n'
         "baseline: production\nstats: {permutations: 200, system_resamples: 200, seed: 5}\n"
-        f"report:\n  release:\n    production: production\n    candidate: candidate\n    guards: [{guard}]\n"
+        f"release:\n  production: production\n  candidate: candidate\n  guards: [{guard}]\n"
         "tracking: {enabled: false}\noutput: out\n"
     )
     return root / "config.yaml"

@@ -28,7 +28,7 @@ def test_the_docs_page_and_the_schema_file_are_the_table_written_out() -> None:
 
 
 def test_the_table_has_what_the_guards_and_the_conventions_take() -> None:
-    assert keys_of("report.release.guards") == GUARD_KEYS
+    assert keys_of("release.guards") == GUARD_KEYS
     assert keys_of("conventions") == tuple(f.name for f in dataclasses.fields(Conventions))
 
 

@@ -85,7 +85,7 @@ API_MISTAKES = [
     ({"guards": [{"measure": "AP", "max_drop": 0.1, "segment": "new"}]}, "guard 1: segment 'new' is not a segment"),
     ({"alpha": 1.5}, "alpha must lie between 0 and 1"),
     ({"on_inconclusive": "shrug"}, "release.on_inconclusive must be one of"),
-    ({"power": 0.3}, "report.release.power must lie in [0.5, 1), got 0.3"),
+    ({"power": 0.3}, "release.power must lie in [0.5, 1), got 0.3"),
 ]
 
 

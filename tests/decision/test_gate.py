@@ -66,13 +66,13 @@ def _config(
         f"tracking: {tracking}\n"
         "report:\n"
         f"  enabled: {report != 'off'}\n"
-        "  release:\n"
-        "    production: a\n"
-        f"    candidate: {candidate}{release_extra}\n"
-        "    guards:\n" + "".join(f"      - {g}\n" for g in guards.split(" ; ")) + "output: out\n"
+        "release:\n"
+        "  production: a\n"
+        f"  candidate: {candidate}{release_extra}\n"
+        "  guards:\n" + "".join(f"    - {g}\n" for g in guards.split(" ; ")) + "output: out\n"
     )
     moved = release_extra or extra_system  # a line more above the guards
-    assert moved or path.read_text().splitlines()[GUARD_LINE - 1].startswith("      - "), "GUARD_LINE moved"
+    assert moved or path.read_text().splitlines()[GUARD_LINE - 1].startswith("    - "), "GUARD_LINE moved"
     return path
 
 
@@ -208,14 +208,30 @@ def test_guard_mistakes_are_found_before_anything_runs(tmp_path: Path, guard: st
     ("setting", "message"),
     [
         ("on_inconclusive: maybe", "line 16: release.on_inconclusive must be one of inconclusive, fail, pass, got 'maybe'"),
-        ("power: 0.3", "line 16: report.release.power must lie in [0.5, 1), got 0.3. Fix: write power: 0.8"),
+        ("power: 0.3", "line 16: release.power must lie in [0.5, 1), got 0.3. Fix: write power: 0.8"),
     ],
 )
 def test_release_settings_are_checked_where_they_are_written(tmp_path: Path, setting: str, message: str) -> None:
-    config = _config(tmp_path, GATES["pass"][1], release_extra=f"\n    {setting}")
+    config = _config(tmp_path, GATES["pass"][1], release_extra=f"\n  {setting}")
     err = io.StringIO()
     assert main(["validate", str(config), "--quiet"], io.StringIO(), err) == 2
     assert message in err.getvalue()
+
+
+def test_the_gate_under_report_is_refused_with_where_it_goes(tmp_path: Path) -> None:
+    """The gate's own key is ``release:``; written under ``report:`` it is refused at its line, with the move to make."""
+    config = _config(tmp_path, GATES["pass"][1])
+    text = config.read_text()
+    nested = text.replace("release:\n", "  release:\n").replace("\n  production", "\n    production")
+    nested = nested.replace("\n  candidate", "\n    candidate").replace("\n  guards:", "\n    guards:")
+    nested = nested.replace("\n    - {", "\n      - {")
+    assert nested.count("\n  release:\n    production: a\n") == 1
+    config.write_text(nested)
+    err = io.StringIO()
+    assert main(["validate", str(config), "--quiet"], io.StringIO(), err) == 2
+    line = nested.splitlines().index("  release:") + 1
+    assert f"line {line}: the release gate is configured at the top level, not under report:" in err.getvalue()
+    assert "move release: (with the same keys) out of report: to the top level" in err.getvalue()
 
 
 @pytest.mark.parametrize("label", ["'nDCG@5 [graded]'", "'nDCG@5 [linear]'", "nDCG@5"])
@@ -302,7 +318,7 @@ def test_inconclusive_says_how_many_users_would_decide_and_can_be_mapped(
     mapped = tmp_path / policy
     mapped.mkdir()
     got, outcome, err = _run(
-        _config(mapped, "{measure: nDCG@5, max_drop: 0.005}", release_extra=f"\n    on_inconclusive: {policy}")
+        _config(mapped, "{measure: nDCG@5, max_drop: 0.005}", release_extra=f"\n  on_inconclusive: {policy}")
     )
     assert got == code, err
     saved = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())
@@ -377,8 +393,8 @@ def _system_guard_config(tmp_path: Path, measure: str, guard: str) -> Path:
         f"  - {{name: candidate, runs: {{default: {demo / 'candidate-v2.csv'}}}}}\n"
         f"measures: ['{measure}']\nbaseline: production\n"
         "stats: {alpha: 0.025, permutations: 200, resamples: 200, system_resamples: 200}\ntracking: {enabled: false}\n"
-        "report:\n  enabled: false\n  release:\n    production: production\n    candidate: candidate\n"
-        f"    guards: [{{measure: '{measure}', {guard}}}]\noutput: out\n"
+        "report:\n  enabled: false\nrelease:\n  production: production\n  candidate: candidate\n"
+        f"  guards: [{{measure: '{measure}', {guard}}}]\noutput: out\n"
     )
     return config
 
@@ -421,7 +437,7 @@ def test_a_candidate_identical_to_production_is_never_passed(tmp_path: Path) -> 
     config = _config(tmp_path, "{measure: nDCG@5, max_drop: 0.05} ; {measure: AP, max_drop_pct: 5}", candidate="c")
     config.write_text(config.read_text().replace("{name: c, runs: {d: c.run}}", "{name: c, runs: {d: a.run}}"))
     for bound in ("auto", "t", "betting"):
-        code, outcome, err = _run(config, "--set", f"report.release.bound={bound}")
+        code, outcome, err = _run(config, "--set", f"release.bound={bound}")
         gate = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())
         assert code == 6 and gate["verdict"] == "INCONCLUSIVE" and gate["bound"] == bound, (bound, err)
         assert [g["n_changed"] for g in gate["guards"]] == [0, 0] and all(

@@ -36,7 +36,7 @@ def _experiment(tmp_path: Path, guard: str) -> Path:
         "datasets: [{name: d, qrels: qrels.txt, segments: {path: seg.csv}}]\n"
         "systems: [{name: production, runs: {d: prod.run}}, {name: candidate, runs: {d: cand.run}}]\n"
         "measures: [RR, P@1]\nstats: {permutations: 200, resamples: 200}\n"
-        f"report:\n  release: {{production: production, candidate: candidate, guards: [{guard}]}}\n"
+        f"release: {{production: production, candidate: candidate, guards: [{guard}]}}\n"
         "tracking: {enabled: false}\noutput: out\n"
     )
     return path

@@ -189,7 +189,7 @@ def test_many_small_partitions_give_the_same_bits(client: Any, tmp_path: Path, m
     overrides = {
         "stats.permutations": 500,
         "measures": ["nDCG", "AP", "R@20", "RR@10", "Novelty@10", "ILD(sim=features)@10"],
-        "report.release.guards.2.measure": "Novelty@10",
+        "release.guards.2.measure": "Novelty@10",
     }
     local = load_config(tmp_path / "configs" / "demo.yaml", overrides)
     expected = _tables(local)
@@ -218,7 +218,7 @@ def test_engine_config_errors_are_located(tmp_path: Path) -> None:
                 "engine.name": "dask",
                 "cutoffs": [],
                 "measures": ["nDCG@10", "Coverage"],
-                "report.release.guards": [{"measure": "nDCG@10", "max_drop": 0.01}],
+                "release.guards": [{"measure": "nDCG@10", "max_drop": 0.01}],
             },
         )
     assert "Coverage counts every recommended item of every list: on the dask engine give it a cutoff" in str(raised.value)
@@ -468,8 +468,8 @@ def _fairness_config(root: Path) -> Path:
         "systems:\n  - {name: peers, runs: {golden: run.csv}}\n  - {name: rerank, runs: {golden: rerank.csv}}\n"
         f"measures: [{', '.join(repr(m) for m in FAIRNESS_MEASURES)}]\n"
         "baseline: peers\nstats: {permutations: 400, system_resamples: 200, seed: 5}\n"
-        "report:\n  release:\n    production: peers\n    candidate: rerank\n"
-        "    guards: [{measure: 'REO(group=provider)@10', max_drop: 0.05}, {measure: 'PSP@5', max_drop: 0.1}]\n"
+        "release:\n  production: peers\n  candidate: rerank\n"
+        "  guards: [{measure: 'REO(group=provider)@10', max_drop: 0.05}, {measure: 'PSP@5', max_drop: 0.1}]\n"
         "tracking: {enabled: false}\noutput: out\n"
     )
     return root / "config.yaml"
@@ -566,7 +566,7 @@ def _exposure_config(root: Path) -> Path:
         f"          {{name: rot, runs: {{fair: {root / 'rotated.txt'}}}}}]\n"
         "measures: [EE_L, EE_R, EE_D, 'EE_L(model=rbp,target=judged)', 'EE_R(norm=expeval)', nDCG@10]\n"
         "baseline: ppl\nstats: {permutations: 400, seed: 5}\n"
-        "report:\n  release:\n    production: ppl\n    candidate: rot\n    guards: [{measure: EE_L, max_drop: 0.05}]\n"
+        "release:\n  production: ppl\n  candidate: rot\n  guards: [{measure: EE_L, max_drop: 0.05}]\n"
         "tracking: {enabled: false}\noutput: out\n"
     )
     return root / "config.yaml"

@@ -569,7 +569,7 @@ CONFIGS = [
         "guard-unknown-measure",
         _cfg_replace(
             "report: {enabled: false}\n",
-            "report:\n  enabled: false\n  release: {production: a, candidate: b, guards: [{measure: P@3, max_drop: 0.01}]}\n",
+            "report:\n  enabled: false\nrelease: {production: a, candidate: b, guards: [{measure: P@3, max_drop: 0.01}]}\n",
         ),
         RUN_ARGV,
         "P@3",
@@ -580,7 +580,7 @@ CONFIGS = [
         "guard-no-margin",
         _cfg_replace(
             "report: {enabled: false}\n",
-            "report:\n  enabled: false\n  release: {production: a, candidate: b, guards: [{measure: AP}]}\n",
+            "report:\n  enabled: false\nrelease: {production: a, candidate: b, guards: [{measure: AP}]}\n",
         ),
         RUN_ARGV,
         "margin",
@@ -591,7 +591,7 @@ CONFIGS = [
         "guard-unknown-system",
         _cfg_replace(
             "report: {enabled: false}\n",
-            "report:\n  enabled: false\n  release: {production: a, candidate: c, guards: [{measure: AP, max_drop: 0.01}]}\n",
+            "report:\n  enabled: false\nrelease: {production: a, candidate: c, guards: [{measure: AP, max_drop: 0.01}]}\n",
         ),
         RUN_ARGV,
         "'c'",

@@ -269,8 +269,8 @@ def test_beyond_accuracy_reaches_mlflow_the_gate_and_the_report(folder: Path, tm
     text = config.read_text().replace("tracking: {enabled: false}\n", "")
     text = text.replace("measures:", f"  - name: popular\n    runs: {{d: {tmp_path / 'popular.csv'}}}\nmeasures:")
     text += (
-        "baseline: a\nreport:\n  release:\n    production: a\n    candidate: popular\n"
-        "    guards: [{measure: Coverage@2, max_drop: 0.1, descriptive: true}]\n"
+        "baseline: a\nrelease:\n  production: a\n  candidate: popular\n"
+        "  guards: [{measure: Coverage@2, max_drop: 0.1, descriptive: true}]\n"
     )
     config.write_text(text)
     code, err = _run(config)

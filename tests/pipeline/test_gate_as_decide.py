@@ -67,7 +67,7 @@ def _write(folder: Path, shape: str, seed: int) -> Path:
         "experiment: gate\ndatasets: [{name: d, qrels: qrels, segments: {path: segments.csv}}]\n"
         "systems:\n  - {name: production, runs: {d: production.run}}\n  - {name: candidate, runs: {d: candidate.run}}\n"
         "measures: [RR, nDCG@10, P@5, AP]\nstats: {permutations: 200, resamples: 200}\ntracking: {enabled: false}\n"
-        f"report:\n  enabled: false\n  release: {{production: production, candidate: candidate, guards: {json.dumps(GUARDS)}}}\n"
+        f"report:\n  enabled: false\nrelease: {{production: production, candidate: candidate, guards: {json.dumps(GUARDS)}}}\n"
         "output: out\n"
     )
     return config
@@ -78,7 +78,7 @@ def _write(folder: Path, shape: str, seed: int) -> Path:
 def test_harness_run_decides_as_harness_decide(tmp_path: Path, shape: str, bound: str) -> None:
     config = _write(tmp_path, shape, seed=len(shape))
     out = io.StringIO()
-    main(["run", str(config), "--json", "--quiet", "--set", f"report.release.bound={bound}"], out, io.StringIO())
+    main(["run", str(config), "--json", "--quiet", "--set", f"release.bound={bound}"], out, io.StringIO())
     folder = Path(json.loads(out.getvalue())["results_dir"])
     gate = json.loads((folder / "gate.json").read_text())
     values = pd.read_parquet(folder / "per_query.parquet")

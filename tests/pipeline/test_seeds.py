@@ -65,7 +65,7 @@ def _config(
         f"  - {{name: cand, runs: {{d: {runs['cand']}}}}}\n"
         f"measures: [nDCG@10, P@5]\nbaseline: prod\nstats: {{permutations: 200, resamples: 200{stats_extra}}}\n"
         f"tracking: {{enabled: {str(tracking).lower()}}}\n"
-        f"report:\n  enabled: false\n  release: {{production: prod, candidate: cand, guards: {json.dumps(guards or GUARDS)}}}\n"
+        f"report:\n  enabled: false\nrelease: {{production: prod, candidate: cand, guards: {json.dumps(guards or GUARDS)}}}\n"
         "output: out\n"
     )
     return config

@@ -175,7 +175,7 @@ def test_a_baseline_from_the_registry_decides_the_gate_as_harness_run(tmp_path: 
             f"systems:\n  - {{name: baseline, runs: {{data: {_run_files(frame, tmp_path, 'a.run')}}}}}\n"
             f"  - {{name: model, runs: {{data: {_run_files(candidate, tmp_path, 'b.run')}}}}}\n"
             "measures: [nDCG@10, AP, RR]\nbaseline: baseline\nstats: {permutations: 1000, seed: 7}\n"
-            f"tracking: {{enabled: false}}\nreport:\n  enabled: false\n  release: {{production: baseline, candidate: model, "
+            f"tracking: {{enabled: false}}\nreport:\n  enabled: false\nrelease: {{production: baseline, candidate: model, "
             f"guards: {json.dumps(guards)}}}\noutput: {tmp_path / 'out'}\n"
         )
         out = io.StringIO()

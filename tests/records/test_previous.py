@@ -43,7 +43,7 @@ def _many_queries(tmp_path: Path, guard: str, extra_system: bool = False, train:
         "systems:\n  - {name: a, runs: {d: a.run}}\n"
         f"  - {{name: b, runs: {{d: b.run}}}}{third}\nmeasures: [nDCG@5, AP, P@5]\nbaseline: a\n"
         "stats: {permutations: 500, resamples: 500}\ntracking: {enabled: false}\nreport:\n  enabled: false\n"
-        f"  release: {{production: a, candidate: b, guards: [{guard}]}}\noutput: out\n"
+        f"release: {{production: a, candidate: b, guards: [{guard}]}}\noutput: out\n"
     )
     return path
 

@@ -55,10 +55,8 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Hostile:
         "measures": ["nDCG@5", "AP"],
         "stats": {"permutations": 200, "resamples": 200},
         "tracking": {"enabled": False},
-        "report": {
-            "title": TITLE,
-            "release": {"production": PRODUCTION, "candidate": CANDIDATE, "guards": [{"measure": "nDCG@5", "max_drop": 0.0}]},
-        },
+        "report": {"title": TITLE},
+        "release": {"production": PRODUCTION, "candidate": CANDIDATE, "guards": [{"measure": "nDCG@5", "max_drop": 0.0}]},
         "output": "out",
     }
     (folder / "exp.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))

@@ -72,10 +72,10 @@ def _experiment(tmp_path: Path, guards: str, candidate: str, extra: str = "") ->
             tracking: {{enabled: false}}
             report:
               title: Gate check
-              release:
-                production: prod
-                candidate: {candidate}
-                guards: [{guards}]
+            release:
+              production: prod
+              candidate: {candidate}
+              guards: [{guards}]
             output: out
             {extra}
             """
