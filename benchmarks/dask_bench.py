@@ -1,6 +1,6 @@
 """The dask engine on a run larger than its workers' memory, beside one process.
 
-    python benchmarks/dask_bench.py                          # 50M run rows, 15M judgments, 2 workers x 768 MiB
+    python benchmarks/dask_bench.py                          # 100M run rows, 30M judgments, 2 workers x 768 MiB
     python benchmarks/dask_bench.py --rows 2000000 --no-single   # a quick look
 
 Generates (once, deterministically) a TREC run of --rows lines (100 per query, shuffled within
@@ -96,7 +96,7 @@ def _generate(folder: Path, rows: int) -> tuple[Path, Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=50_000_000)
+    parser.add_argument("--rows", type=int, default=100_000_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--memory-limit", default="768MiB")
     parser.add_argument("--data", type=Path, default=HERE / "data")
