@@ -5,9 +5,9 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint docs bench clean distclean chromium wheel
+.PHONY: demo test lint docs bench clean distclean chromium wheel kernel-checks
 
-KERNELS := $(wildcard harness/*/*.pyx harness/*/*.h)
+KERNELS := $(wildcard harness/*/*.pyx harness/*/*.pxd harness/*/*.h)
 
 # the package and its run-time dependencies, installed editable with its compiled kernels (rebuilt when a kernel's
 # source changes): all the demo needs
@@ -42,8 +42,26 @@ chromium:
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-test: lint docs chromium
+test: lint docs chromium kernel-checks
 	$(BIN)/pytest -q
+
+# The kernels run without bounds checks and check their arguments at their boundary. Here they are built again with
+# Cython's checks on every access (HARNESS_KERNEL_CHECKS=1, setup.py), from a copy of the sources (never beside the
+# ordinary build's generated C), and the kernel and reader tests run on that build: an access past an array fails.
+CHECKED := $(VENV)/checked
+CHECKED_TESTS := tests/kernels tests/stats/test_exact.py tests/data/test_align.py tests/data/test_align_engines.py \
+	tests/data/test_plain_reader.py tests/data/test_positions.py
+
+$(CHECKED)/.built: $(STAMP) $(KERNELS) setup.py pyproject.toml
+	rm -rf $(CHECKED) && mkdir -p $(CHECKED)/src $(CHECKED)/run
+	cp -r harness setup.py pyproject.toml MANIFEST.in README.md $(CHECKED)/src/
+	find $(CHECKED)/src \( -name '*.so' -o -name '*.c' -o -name __pycache__ \) -prune -exec rm -rf {} +
+	cd $(CHECKED)/src && HARNESS_KERNEL_CHECKS=1 ../../bin/python -m pip wheel --quiet --no-deps --wheel-dir ../wheel .
+	cd $(CHECKED)/run && ../../bin/python -m zipfile -e ../wheel/*.whl . && cp -r ../../../tests ../../../configs ../../../pyproject.toml .
+	touch $@
+
+kernel-checks: $(CHECKED)/.built
+	cd $(CHECKED)/run && HARNESS_KERNEL_CHECKS=1 PYTHONPATH=. ../../bin/pytest -q -p no:cacheprovider $(CHECKED_TESTS)
 
 # a wheel with the compiled kernels for this machine (cibuildwheel builds the others: pyproject.toml)
 wheel: $(STAMP)

@@ -4,8 +4,13 @@ Everything else about the package is in pyproject.toml. Cython translates the ``
 to C at build time; an installed harness never compiles anything. Floating point stays strict
 (no fast-math, no fused multiply-add contraction), so every value is the same bit for bit on
 every machine and equal to the pure-Python reference the tests hold it to.
+
+The kernels' loops run without bounds checks; each kernel checks its arguments once, at its boundary.
+``HARNESS_KERNEL_CHECKS=1`` builds them with Cython's bounds and initialisation checks on every access instead
+(``make kernel-checks`` runs the kernel tests on such a build): an access past an array is then an IndexError.
 """
 
+import os
 import sys
 
 from Cython.Build import cythonize
@@ -26,6 +31,8 @@ DEPENDS = {
     "harness.stats._keyed_compiled": ["harness/stats/_keyed_sums.h"],
 }
 
+CHECKED = os.environ.get("HARNESS_KERNEL_CHECKS") == "1"
+
 if sys.platform == "win32":
     FLAGS = ["/O2", "/fp:strict"]
 else:
@@ -33,7 +40,22 @@ else:
 
 setup(
     ext_modules=cythonize(
-        [Extension(name, [source], extra_compile_args=FLAGS, depends=DEPENDS.get(name, [])) for name, source in KERNELS.items()],
-        compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False, "cdivision": True},
+        [
+            Extension(
+                name,
+                [source],
+                extra_compile_args=FLAGS,
+                depends=DEPENDS.get(name, []),
+                define_macros=[("HARNESS_KERNEL_CHECKS", "1")] if CHECKED else [],
+            )
+            for name, source in KERNELS.items()
+        ],
+        compiler_directives={
+            "language_level": "3",
+            "boundscheck": CHECKED,
+            "wraparound": False,  # a negative index is out of bounds, never counted from the end
+            "initializedcheck": CHECKED,
+            "cdivision": True,
+        },
     ),
 )

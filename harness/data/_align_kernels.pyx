@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, cdivision=True
 """The compiled kernels of the alignment engine (:mod:`harness.data._align_compiled`), built ahead of time (Cython).
 
 Strings are Arrow string columns read in place: int32 or int64 offsets into one byte buffer.
@@ -11,6 +11,8 @@ import numpy as np
 from libc.math cimport INFINITY, NAN, isnan
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy
+
+from harness.kernels._checks cimport check_all_offsets, check_indices, check_length, check_offsets
 
 ctypedef fused offset_t:  # the run's (or the one column's) string offsets
     int32_t
@@ -120,6 +122,7 @@ cdef inline const int64_t *block_rows(const int64_t[::1] order, bint grouped, in
 
 def block_starts(const offset_t[::1] offsets, const uint8_t[::1] data, Py_ssize_t n):
     """Where the id changes: the first row of every run of equal ids, then n."""
+    check_length(offsets.shape[0], n + 1, "block_starts: offsets")
     bounds_array = np.empty(n + 1, np.int64)
     cdef int64_t[::1] bounds = bounds_array
     cdef Py_ssize_t m = 0, i
@@ -154,6 +157,7 @@ cdef void counting_sort(const int64_t *codes, Py_ssize_t n, Py_ssize_t n_codes, 
 
 def group_rows(const int64_t[::1] codes, Py_ssize_t n_codes):
     """A stable counting sort: (rows grouped by code, each code's bounds)."""
+    check_indices(codes, 0, codes.shape[0], n_codes, False, "group_rows: codes")
     order_array = np.empty(codes.shape[0], np.int64)
     bounds_array = np.zeros(n_codes + 1, np.int64)
     cdef int64_t[::1] order = order_array, bounds = bounds_array, position = np.empty(max(n_codes, 1), np.int64)
@@ -168,6 +172,8 @@ def hash_rows(const int64_t[::1] rows, const offset_t[::1] offsets, const uint8_
     """``hashes[k]`` for ``lo <= k < hi``: the hash of string ``rows[k]`` (the judged documents, grouped by query, as
     the join looks them up)."""
     cdef Py_ssize_t k
+    check_length(hashes.shape[0], hi, "hash_rows: hashes")
+    check_indices(rows, lo, hi, offsets.shape[0] - 1, False, "hash_rows: rows")
     with nogil:
         for k in range(lo, hi):
             hashes[k] = hash_of(&offsets[0], &data[0], rows[k], data.shape[0])
@@ -208,6 +214,16 @@ cdef int64_t find_repeats(const int64_t *rows, int64_t n, const offset_t *o, con
     return n_dropped
 
 
+cdef int check_block_rows(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, const int64_t[::1] order,
+                          bint grouped, Py_ssize_t n_rows, str what) except -1:
+    """Blocks ``b_lo .. b_hi`` have their bounds, and every row they name (``order[s:e]``, or ``s .. e`` itself when
+    the rows are grouped already) is one of the ``n_rows`` the kernel reads."""
+    check_offsets(bounds, b_lo, b_hi, n_rows if grouped else order.shape[0], what + ": bounds")
+    if not grouped and b_hi > b_lo:
+        check_indices(order, bounds[b_lo], bounds[b_hi], n_rows, False, what + ": order")
+    return 0
+
+
 def duplicate_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, const int64_t[::1] order,
                      bint grouped, const offset_t[::1] o, const uint8_t[::1] d, const double[::1] prefer,
                      bint use_prefer, uint8_t[::1] drop):
@@ -215,6 +231,9 @@ def duplicate_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds
     cdef Py_ssize_t b, k, n, s, e
     cdef uint64_t mask
     cdef const int64_t *rows
+    check_block_rows(b_lo, b_hi, bounds, order, grouped, min(drop.shape[0], o.shape[0] - 1), "duplicate_blocks")
+    if use_prefer:
+        check_length(prefer.shape[0], drop.shape[0], "duplicate_blocks: prefer")
     # working space for the longest block, reused by every block (numpy's: a MemoryError, not a crash, when short)
     cdef int64_t longest = longest_block(bounds, b_lo, b_hi)
     cdef int64_t[::1] slots = np.empty(table_size(longest), np.int64), local_rows = np.empty(longest, np.int64)
@@ -399,6 +418,20 @@ def rank_blocks(Py_ssize_t b_lo, Py_ssize_t b_hi, const int64_t[::1] bounds, con
     cdef uint64_t *keys_tmp
     cdef int64_t *counts
     cdef int64_t *slots
+    check_block_rows(b_lo, b_hi, bounds, order, grouped, min(run_score.shape[0], ro.shape[0] - 1), "rank_blocks")
+    for name, length in (("judged", judged.shape[0]), ("active", active.shape[0]), ("start", start.shape[0]),
+                         ("kept", kept.shape[0]), ("dropped", dropped.shape[0]), ("beyond", beyond.shape[0]),
+                         ("first_dropped", first_dropped.shape[0])):
+        check_length(length, b_hi, "rank_blocks: " + name)
+    check_indices(judged, b_lo, b_hi, j_bounds.shape[0] - 1, True, "rank_blocks: judged")
+    check_all_offsets(j_bounds, j_rows.shape[0], "rank_blocks: j_bounds")
+    check_indices(j_rows, 0, j_rows.shape[0], min(q_labels.shape[0], qo.shape[0] - 1), False, "rank_blocks: j_rows")
+    check_length(j_hashes.shape[0], j_rows.shape[0], "rank_blocks: j_hashes")
+    check_length(out_labels.shape[0], out_rows.shape[0], "rank_blocks: out_labels")
+    for b in range(b_lo, b_hi):  # each active block's place in the outputs holds its rows, down to depth
+        n = bounds[b + 1] - bounds[b]
+        if active[b] and (start[b] < 0 or start[b] + (n if depth < 0 else min(n, depth)) > out_rows.shape[0]):
+            raise ValueError(f"rank_blocks: block {b}'s {n} rows at {start[b]} of {out_rows.shape[0]} outputs")
     # working space for the longest block, reused by every block (numpy's: a MemoryError, not a crash, when short)
     longest = longest_block(bounds, b_lo, b_hi)
     cdef int64_t[::1] int64_space = np.empty(3 * longest + 256 + table_size(longest), np.int64)
@@ -531,6 +564,14 @@ def find_strings(const offset_t[::1] offsets, const uint8_t[::1] data, const out
     cdef uint64_t mask = <uint64_t>(table.shape[0] - 1), slot
     cdef const uint8_t *tdata = &t_data[0] if t_data.shape[0] > 0 else NULL
     cdef const uint8_t *cdata = &data[0] if data.shape[0] > 0 else NULL
+    check_length(out.shape[0], hi, "find_strings: out")
+    if gathered:
+        check_indices(rows, lo, hi, offsets.shape[0] - 1, False, "find_strings: rows")
+    elif hi > offsets.shape[0] - 1:
+        raise ValueError(f"find_strings: strings {lo}..{hi} of {offsets.shape[0] - 1}")
+    check_indices(table, 0, table.shape[0], t_offsets.shape[0] - 1, True, "find_strings: table")
+    if table.shape[0] < 1 or table.shape[0] & (table.shape[0] - 1):
+        raise ValueError(f"find_strings: a table of {table.shape[0]} slots (a power of two)")
     with nogil:
         for i in range(lo, hi):
             r = rows[i] if gathered else i

@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, cdivision=True
 """The compiled TREC reader (:mod:`harness.data._reader`): a part of a whitespace-separated file, read in one pass
 into two string columns and one number column, built ahead of time (Cython over ``_reader_scan.h``).
 
@@ -69,6 +69,31 @@ cdef int64_t BLOCK = 1 << 20  # bytes read at a time
 cdef int64_t LONGEST_LINE = 1 << 20  # a longer line stops the part (TOO_LONG)
 
 
+cdef int check_room(bint fill, bint blocks, Py_ssize_t a_offsets, Py_ssize_t a_data, Py_ssize_t b_offsets,
+                    Py_ssize_t b_data, Py_ssize_t numbers, Py_ssize_t starts, Py_ssize_t result, int64_t start,
+                    int64_t stop, int64_t first_row, int64_t row_limit, int64_t a_start, int64_t a_limit,
+                    int64_t b_start, int64_t b_limit, int64_t first_block, int64_t block_limit) except -1:
+    """The columns (their lengths given) hold every place :func:`read_part` may write: the scanner stops at the
+    limits, so the limits must lie within the columns (a part's rows, bytes and blocks); a count writes nothing."""
+    if result < 6 or min(a_offsets, a_data, b_offsets, b_data, numbers, starts) < 1:
+        raise ValueError("read_part: the result needs 6 places and every column at least one")
+    if start < 0 or stop < start:
+        raise ValueError(f"read_part: bytes {start}..{stop}")
+    if not fill:
+        return 0
+    if not (0 <= first_row <= row_limit and 0 <= a_start <= a_limit and 0 <= b_start <= b_limit
+            and 0 <= first_block <= block_limit):
+        raise ValueError(f"read_part: rows {first_row}..{row_limit}, bytes {a_start}..{a_limit} and {b_start}..{b_limit}, "
+                         f"blocks {first_block}..{block_limit}")
+    if a_offsets < (block_limit if blocks else row_limit) + 1 or b_offsets < row_limit + 1 or numbers < row_limit:
+        raise ValueError(f"read_part: rows up to {row_limit} (blocks up to {block_limit}) in columns of {a_offsets} and "
+                         f"{b_offsets} offsets and {numbers} numbers")
+    if a_data < a_limit or b_data < b_limit or (blocks and starts < block_limit):
+        raise ValueError(f"read_part: bytes up to {a_limit} and {b_limit} in columns of {a_data} and {b_data}, blocks up "
+                         f"to {block_limit} in {starts} starts")
+    return 0
+
+
 def read_part(bytes path, int64_t start, int64_t stop, int n_fields, int field_a, int field_b, int field_number,
               offset_t[::1] a_offsets, uint8_t[::1] a_data, offset_t[::1] b_offsets, uint8_t[::1] b_data,
               double[::1] numbers, int64_t first_row, int64_t row_limit, int64_t a_start, int64_t a_limit,
@@ -84,6 +109,9 @@ def read_part(bytes path, int64_t start, int64_t stop, int n_fields, int field_a
     Without ``fill``, only count: the rows, blocks and id fields' bytes of a plain part, what the columns need room for
     (the columns are not touched, and the numbers are not read).
     """
+    check_room(fill, blocks, a_offsets.shape[0], a_data.shape[0], b_offsets.shape[0], b_data.shape[0], numbers.shape[0],
+               starts.shape[0], result.shape[0], start, stop, first_row, row_limit, a_start, a_limit, b_start, b_limit,
+               first_block, block_limit)
     cdef const char *name = path
     cdef FILE *handle = NULL
     cdef uint8_t *buffer = NULL
@@ -151,6 +179,8 @@ def read_part(bytes path, int64_t start, int64_t stop, int n_fields, int field_a
 
 def move_bytes(uint8_t[::1] column, int64_t source, int64_t to, int64_t n):
     """``column[to:to + n] = column[source:source + n]``, in place, the two ranges overlapping or not."""
+    if n > 0 and (source < 0 or to < 0 or source + n > column.shape[0] or to + n > column.shape[0]):
+        raise ValueError(f"move_bytes: {n} bytes from {source} to {to} in a column of {column.shape[0]}")
     if n > 0:
         with nogil:
             memmove(&column[to], &column[source], <size_t>n)

@@ -1,14 +1,19 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, cdivision=True
 """The compiled kernels behind :mod:`harness.kernels._cooccurrence` (Cython, built ahead of time).
 
 Each kernel walks items ``c_lo .. c_hi`` (or users ``q_lo .. q_hi``) without the GIL and writes
 only the output rows those own, so threads split the work; every sum runs in an order fixed
 by its own user's rows.
+
+The loops run without bounds checks. The Python functions of :mod:`harness.kernels._cooccurrence` check every row
+range, code and CSR index once per call; each kernel here checks the ranges and lengths of its own call.
 """
 
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t
+
+from harness.kernels._checks cimport check_length
 
 cdef extern from *:
     """
@@ -47,9 +52,13 @@ def rows_by_code(const code_t[::1] codes, const int64_t[::1] starts, const int64
 
     Cold codes (>= n_known) are left out: they pair with nothing.
     """
+    cdef Py_ssize_t q, r, c
+    check_length(ends.shape[0], starts.shape[0], "rows_by_code: ends")
+    for q in range(starts.shape[0]):
+        if starts[q] < 0 or ends[q] < starts[q] or ends[q] > codes.shape[0]:
+            raise ValueError(f"rows_by_code: list {q}'s rows {starts[q]}..{ends[q]} are not within {codes.shape[0]}")
     by_code_array = np.zeros(n_known + 1, np.int64)
     cdef int64_t[::1] by_code = by_code_array
-    cdef Py_ssize_t q, r, c
     with nogil:
         for q in range(ends.shape[0]):
             for r in range(starts[q], ends[q]):
@@ -97,6 +106,13 @@ def earlier_pairs(const code_t[::1] codes, const int64_t[::1] by_code, const int
                   const index_t[::1] ui_idx, double[::1] out):
     """out[r] for the listed rows of items c_lo .. c_hi: sim(code[r], each earlier row of its list), summed."""
     cdef Py_ssize_t n_known = by_code.shape[0] - 1
+    if c_lo < 0 or c_hi < c_lo or c_hi > n_known:
+        raise ValueError(f"earlier_pairs: items {c_lo}..{c_hi} of {n_known}")
+    check_length(iu_ptr.shape[0], n_known + 1, "earlier_pairs: iu_ptr")
+    check_length(scale.shape[0], n_known, "earlier_pairs: scale")
+    check_length(out.shape[0], codes.shape[0], "earlier_pairs: out")
+    if n_known > 0 and (by_code[0] < 0 or by_code[n_known] > placed.shape[0]):
+        raise ValueError(f"earlier_pairs: by_code spans {by_code[0]}..{by_code[n_known]} of {placed.shape[0]} placed rows")
     cdef int32_t[::1] count = np.zeros(n_known, np.int32)
     cdef double[::1] scaled = np.zeros(n_known + 1)  # |U_c & U_j| / sqrt(|U_j|); the last cell: every cold item, 0
     cdef int64_t[::1] touched = np.empty(max(n_known, 1), np.int64)
@@ -134,6 +150,12 @@ def history_pairs(const code_t[::1] codes, const int64_t[::1] starts, const int6
                   Py_ssize_t n_known, const double[::1] scale, const index_t[::1] iu_ptr, const index_t[::1] iu_idx,
                   const index_t[::1] ui_ptr, const index_t[::1] ui_idx, double[::1] out):
     """out[r] for the listed rows of users q_lo .. q_hi: sim(code[r], each training item of the user), summed."""
+    if q_lo < 0 or q_hi < q_lo or q_hi > starts.shape[0] or ends.shape[0] != starts.shape[0]:
+        raise ValueError(f"history_pairs: users {q_lo}..{q_hi} of {starts.shape[0]} (and {ends.shape[0]} ends)")
+    check_length(h_off.shape[0], q_hi + 1, "history_pairs: h_off")
+    check_length(iu_ptr.shape[0], n_known + 1, "history_pairs: iu_ptr")
+    check_length(scale.shape[0], n_known, "history_pairs: scale")
+    check_length(out.shape[0], codes.shape[0], "history_pairs: out")
     # users q_lo..q_hi grouped by training item (counting sort): each item's row is built once for all of them
     cdef int64_t[::1] by_item = np.zeros(n_known + 1, np.int64)
     cdef Py_ssize_t a, c, q, h, lo, hi, n, e, r, x, code

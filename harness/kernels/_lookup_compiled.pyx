@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, cdivision=True
 """Per-user lookups and counts of the fairness kernels (Cython, built ahead of time).
 
 ``in_sorted_lists``: is item ``value[i]`` among user ``owner[i]``'s? One binary search in that
@@ -9,12 +9,24 @@ counts of REO and RSP in one pass, without the gathered, masked and flattened co
 by one small sort per user instead of one sort of every judgment. ``segment_sums``: each user's rows summed in order
 (the beyond-accuracy measures' per-user sums), one sequential pass; ``cut_sums``: the same over a value gathered
 per item, weighted per rank and masked by relevance, without building that column.
+
+Each kernel checks what its loops index at its boundary, once per call (:mod:`harness.kernels._checks`): a
+too-short array or an index out of range is a ValueError, never a read past an array.
+
+>>> import numpy as np
+>>> segment_sums(np.array([0, 2, 3]), np.array([0.5, 0.25, 1.0])).tolist()
+[0.75, 1.0]
+>>> segment_sums(np.array([0, 4]), np.array([0.5, 0.25, 1.0]))
+Traceback (most recent call last):
+ValueError: segment_sums: segments 0..1 span rows 0..4 of 3
 """
 
 import numpy as np
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport qsort
+
+from harness.kernels._checks cimport check_all_offsets, check_indices, check_length, check_offsets
 
 
 cdef int _descending(const void* a, const void* b) noexcept nogil:
@@ -27,6 +39,9 @@ def in_sorted_lists(const int64_t[::1] owner, const int64_t[::1] value, const in
     """uint8 per i: 1 when ``value[i]`` is in ``lists[offsets[owner[i]]:offsets[owner[i] + 1]]`` (sorted ascending)."""
     cdef Py_ssize_t n = owner.shape[0], i
     cdef int64_t lo, hi, mid, want
+    check_all_offsets(offsets, lists.shape[0], "in_sorted_lists: offsets")
+    check_length(value.shape[0], n, "in_sorted_lists: value")
+    check_indices(owner, 0, n, max(offsets.shape[0] - 1, 0), False, "in_sorted_lists: owner")
     out = np.zeros(n, dtype=np.uint8)
     cdef uint8_t[::1] found = out
     with nogil:
@@ -54,8 +69,14 @@ def largest_sums(const int64_t[::1] offsets, const double[::1] values, const uin
     cdef Py_ssize_t s, i, j, m, longest = 0
     cdef bint every = keep.shape[0] == 0, weighted = per_rank.shape[0] > 0
     cdef double total, v
+    check_offsets(offsets, lo, hi, values.shape[0], "largest_sums: offsets")
+    check_length(out.shape[0], hi, "largest_sums: out")
     for s in range(lo, hi):
         longest = max(longest, offsets[s + 1] - offsets[s])
+    if not every and hi > lo:
+        check_length(keep.shape[0], offsets[hi], "largest_sums: keep")
+    if weighted:
+        check_length(per_rank.shape[0], min(max(k, 0), longest), "largest_sums: per_rank")
     scratch = np.empty(max(longest, 1), dtype=np.float64)  # numpy's memory: a shortage is a MemoryError, not a crash
     cdef double[::1] buffer = scratch
     with nogil:
@@ -97,6 +118,7 @@ def segment_sums(const int64_t[::1] offsets, const double[::1] values):
     scatter through a weighted histogram (20M rows: 0.01 s, not 0.07 s)."""
     cdef Py_ssize_t n_segments = offsets.shape[0] - 1, s, i
     cdef double total
+    check_all_offsets(offsets, values.shape[0], "segment_sums")
     out = np.zeros(max(n_segments, 0), dtype=np.float64)
     cdef double[::1] sums = out
     with nogil:
@@ -119,6 +141,20 @@ def cut_sums(const int64_t[::1] offsets, const int64_t[::1] code, const double[:
     cdef Py_ssize_t n_users = offsets.shape[0] - 1, s, i
     cdef bint masked = label.shape[0] > 0, gathered = rows.shape[0] > 0, weighted = per_rank.shape[0] > 0
     cdef double total, value, row_label
+    cdef Py_ssize_t first, last, longest = 0
+    check_all_offsets(offsets, code.shape[0], "cut_sums: offsets")
+    first, last = 0, 0
+    if n_users > 0:
+        first, last = offsets[0], offsets[n_users]
+    check_indices(code, first, last, table.shape[0], False, "cut_sums: code")
+    for s in range(max(n_users, 0)):
+        longest = max(longest, offsets[s + 1] - offsets[s])
+    if weighted:
+        check_length(per_rank.shape[0], longest, "cut_sums: per_rank")
+    if masked and gathered:
+        check_indices(rows, first, last, label.shape[0], False, "cut_sums: rows")
+    elif masked:
+        check_length(label.shape[0], last, "cut_sums: label")
     out = np.zeros(max(n_users, 0), dtype=np.float64)
     cdef double[::1] sums = out
     with nogil:
@@ -164,6 +200,14 @@ def distinct_pairs(const int32_t[::1] user, const int32_t[::1] item, const int64
     ``rows``: each code's training rows; ``users``: its distinct users. Whole numbers: exact."""
     cdef Py_ssize_t n = user.shape[0], i, u, start, end, j, write = 0
     cdef int32_t last = 0
+    check_length(item.shape[0], n, "distinct_pairs: item")
+    check_indices(user, 0, n, n_users, False, "distinct_pairs: user")
+    check_indices(item, 0, n, code_of_item.shape[0], False, "distinct_pairs: item")
+    cdef int64_t code
+    for i in range(n):  # the codes the rows name (an item no row names may have none)
+        code = code_of_item[item[i]]
+        if code < 0 or code >= n_codes or code > 2**31 - 1:
+            raise ValueError(f"distinct_pairs: item {item[i]}'s code {code} is out of 0..{n_codes - 1}")
     indptr_array = np.zeros(n_users + 1, dtype=np.int64)
     codes_array = np.empty(n, dtype=np.int32)
     rows_array = np.zeros(n_codes, dtype=np.float64)
@@ -184,7 +228,8 @@ def distinct_pairs(const int32_t[::1] user, const int32_t[::1] item, const int64
             rows[code_of_item[item[i]]] += 1.0
         for u in range(n_users):  # sorted and deduplicated in place: the write position never passes the read one
             start, end = indptr[u], indptr[u + 1]
-            _sort_small(&codes[start], end - start)
+            if end > start:  # (a user without rows has no first code to point at)
+                _sort_small(&codes[start], end - start)
             indptr[u] = write
             for j in range(start, end):
                 if j == start or codes[j] != last:
@@ -201,6 +246,8 @@ def gather_segments(const int64_t[::1] indptr, const int32_t[::1] values, const 
     negative w) laid end to end, and where each starts; what numpy's concatenation of the slices gives, without the
     index arrays it would build."""
     cdef Py_ssize_t n = which.shape[0], s, i, w = 0
+    check_all_offsets(indptr, values.shape[0], "gather_segments: indptr")
+    check_indices(which, 0, n, max(indptr.shape[0] - 1, 0), True, "gather_segments: which")
     offsets_array = np.zeros(n + 1, dtype=np.int64)
     cdef int64_t[::1] offsets = offsets_array
     with nogil:
@@ -224,6 +271,11 @@ def grouped_rows(const int64_t[::1] offsets, const int64_t[::1] code, const int6
     start among them. What numpy's mask, ``flatnonzero`` and ``bincount`` give, in one pass."""
     cdef Py_ssize_t n_users = offsets.shape[0] - 1, s, i, w = 0
     cdef bint every = user_ok.shape[0] == 0
+    check_all_offsets(offsets, code.shape[0], "grouped_rows: offsets")
+    if n_users > 0:
+        check_indices(code, offsets[0], offsets[n_users], group.shape[0], False, "grouped_rows: code")
+    if not every:
+        check_length(user_ok.shape[0], n_users, "grouped_rows: user_ok")
     indptr_array = np.zeros(n_users + 1, dtype=np.int64)
     kept_array = np.empty(offsets[n_users] - offsets[0] if n_users > 0 else 0, dtype=np.int64)
     cdef int64_t[::1] indptr = indptr_array, kept = kept_array
@@ -250,6 +302,19 @@ def segment_group_cells(const int64_t[::1] offsets, const int64_t[::1] code, con
     cdef int64_t g
     cdef bint every = keep.shape[0] == 0, masked = label.shape[0] > 0, gathered = rows.shape[0] > 0
     cdef double row_label
+    cdef Py_ssize_t first, last
+    check_all_offsets(offsets, code.shape[0], "segment_group_cells: offsets")
+    first, last = 0, 0
+    if n_segments > 0:
+        first, last = offsets[0], offsets[n_segments]
+    check_indices(code, first, last, group.shape[0], True, "segment_group_cells: code")
+    check_indices(group, 0, group.shape[0], n_groups, True, "segment_group_cells: group")
+    if not every:
+        check_length(keep.shape[0], last, "segment_group_cells: keep")
+    if masked and gathered:
+        check_indices(rows, first, last, label.shape[0], False, "segment_group_cells: rows")
+    elif masked:
+        check_length(label.shape[0], last, "segment_group_cells: label")
     out = np.zeros((max(n_segments, 0), n_groups), dtype=np.float64)
     cdef double[:, ::1] cells = out
     with nogil:
@@ -272,6 +337,7 @@ def segment_counts(const int64_t[::1] offsets, const uint8_t[::1] mask):
     pass, without the float column and owner index a weighted ``np.bincount`` reads."""
     cdef Py_ssize_t n_segments = offsets.shape[0] - 1, s, i
     cdef int64_t total
+    check_all_offsets(offsets, mask.shape[0], "segment_counts")
     out = np.zeros(max(n_segments, 0), dtype=np.float64)
     cdef double[::1] counts = out
     with nogil:
@@ -292,6 +358,11 @@ def code_weights(const int64_t[::1] offsets, const int64_t[::1] code, const doub
     cdef Py_ssize_t n_users = offsets.shape[0] - 1, s, i
     cdef bint weighted = user_weight.shape[0] > 0
     cdef double w
+    check_all_offsets(offsets, code.shape[0], "code_weights: offsets")
+    if n_users > 0:
+        check_indices(code, offsets[0], offsets[n_users], n_codes, False, "code_weights: code")
+    if weighted:
+        check_length(user_weight.shape[0], n_users, "code_weights: user_weight")
     out = np.zeros(n_codes, dtype=np.float64)
     cdef double[::1] sums = out
     with nogil:
@@ -310,6 +381,12 @@ def feature_sums(const int64_t[::1] offsets, const int64_t[::1] code, const doub
     Each row is one range's, so threads over ranges of segments give the same bits."""
     cdef Py_ssize_t n_features = features.shape[1], s, i, f
     cdef int64_t c
+    check_offsets(offsets, s_lo, s_hi, code.shape[0], "feature_sums: offsets")
+    if s_hi > s_lo:
+        check_indices(code, offsets[s_lo], offsets[s_hi], features.shape[0], False, "feature_sums: code")
+    check_length(sums.shape[0], s_hi, "feature_sums: sums")
+    if sums.shape[1] != n_features:
+        raise ValueError(f"feature_sums: sums has {sums.shape[1]} columns for {n_features} features")
     with nogil:
         for s in range(s_lo, s_hi):
             for i in range(offsets[s], offsets[s + 1]):
@@ -329,6 +406,13 @@ def unexpected_sums(const int64_t[::1] offsets, const int64_t[::1] rows, const d
     cdef Py_ssize_t s, j, r
     cdef bint gathered = rows.shape[0] > 0, labelled = label.shape[0] > 0
     cdef double total, h, u
+    check_offsets(offsets, s_lo, s_hi, rows.shape[0] if gathered else similarity.shape[0], "unexpected_sums: offsets")
+    if gathered and s_hi > s_lo:
+        check_indices(rows, offsets[s_lo], offsets[s_hi], similarity.shape[0], False, "unexpected_sums: rows")
+    if labelled:
+        check_length(label.shape[0], similarity.shape[0], "unexpected_sums: label")
+    check_length(history_length.shape[0], s_hi, "unexpected_sums: history_length")
+    check_length(sums.shape[0], s_hi, "unexpected_sums: sums")
     with nogil:
         for s in range(s_lo, s_hi):
             total = 0.0

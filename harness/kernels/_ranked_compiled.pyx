@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, cdivision=True
 """Per-query passes of the accuracy measures over the ranked lists (Cython, built ahead of time).
 
 Query s's rows are ``offsets[s]:offsets[s + 1]``, best first. Each kernel writes ``out[s]`` for the
@@ -16,6 +16,20 @@ array is an error, never a number read from memory it does not own.
 """
 
 from libc.stdint cimport int64_t
+
+cdef extern from *:
+    """
+    #ifdef HARNESS_KERNEL_CHECKS
+    #define HARNESS_BOUNDS_CHECKED 1
+    #else
+    #define HARNESS_BOUNDS_CHECKED 0
+    #endif
+    """
+    const int HARNESS_BOUNDS_CHECKED
+
+# whether this build checks every array access (HARNESS_KERNEL_CHECKS=1 at build time: setup.py), as the kernel tests
+# run under make kernel-checks; an ordinary build checks at each kernel's boundary only
+BOUNDS_CHECKED = bool(HARNESS_BOUNDS_CHECKED)
 
 
 cdef int check_spans(const int64_t[::1] offsets, Py_ssize_t rows, Py_ssize_t written, Py_ssize_t lo,

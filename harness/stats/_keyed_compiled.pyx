@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# cython: language_level=3, cdivision=True
 """The compiled kernels behind :mod:`harness.stats.keyed` (Cython, built ahead of time by the package's build).
 
 Every draw is a pure function of a query's 64-bit key and the replicate's number:
