@@ -17,6 +17,8 @@ array is an error, never a number read from memory it does not own.
 
 from libc.stdint cimport int64_t
 
+from harness.kernels._checks cimport check_length, check_offsets
+
 cdef extern from *:
     """
     #ifdef HARNESS_KERNEL_CHECKS
@@ -36,15 +38,8 @@ cdef int check_spans(const int64_t[::1] offsets, Py_ssize_t rows, Py_ssize_t wri
                      Py_ssize_t hi) except -1:
     """Queries ``lo .. hi`` have their offsets, their rows lie in ``0 .. rows`` in order, and ``written`` outputs
     hold ``out[s]`` for each."""
-    cdef Py_ssize_t s
-    if lo < 0 or hi < lo or offsets.shape[0] < hi + 1 or written < hi:
-        raise ValueError(f"queries {lo}..{hi} need {hi + 1} offsets and {hi} outputs; got {offsets.shape[0]} offsets "
-                         f"and {written} outputs")
-    if hi > lo and (offsets[lo] < 0 or offsets[hi] > rows):
-        raise ValueError(f"queries {lo}..{hi} span rows {offsets[lo]}..{offsets[hi]}, and the array holds {rows}")
-    for s in range(lo, hi):
-        if offsets[s + 1] < offsets[s]:
-            raise ValueError(f"offsets decrease at query {s}: {offsets[s]} then {offsets[s + 1]}")
+    check_offsets(offsets, lo, hi, rows, "queries")
+    check_length(written, hi, "out")
     return 0
 
 
