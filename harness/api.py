@@ -34,17 +34,15 @@ from harness.config.defaults import (
     DEFAULT_TESTS,
 )
 from harness.config.guards import (
-    GUARD_KEYS,
-    RETIRED,
     GuardSpecError,
-    guard_condition,
+    guard_of,
     release_bound,
     release_looks,
     release_power,
 )
 from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
-from harness.config.schema import Claim, Correction, Family, Guard, NanPolicy, Test
+from harness.config.schema import Claim, Correction, Family, NanPolicy, Test
 from harness.decision.release import decide_arrays, paired_values
 from harness.errors import HarnessError
 from harness.evaluation.results import PerQuery, RunResult
@@ -212,9 +210,6 @@ def decide(
         where = f"guard {number + 1}"
         if not isinstance(spec, Mapping):
             raise HarnessError(f"{where} must be a mapping, got {spec!r}", hint='{"measure": "nDCG@10", "max_drop": 0.01}')
-        unknown = sorted(set(spec) - set(GUARD_KEYS) - set(RETIRED))
-        if unknown:
-            raise HarnessError(f"{where}: unknown key {unknown[0]!r}", hint=f"valid keys: {', '.join(GUARD_KEYS)}")
         text = spec.get("measure")
         if not isinstance(text, str):
             raise HarnessError(f"{where} names no measure", hint='{"measure": "nDCG@10", "max_drop": 0.01}')
@@ -225,12 +220,13 @@ def decide(
             )
         if spec.get("dataset") not in (None, dataset):
             raise HarnessError(f"{where}: dataset {spec['dataset']!r} is not {dataset!r}", hint="leave dataset out")
-        definition = REGISTRY.definition(measure)
         try:
-            condition, threshold = guard_condition(spec, measure, definition.guard_aggregate(measure))
+            guard = dataclasses.replace(
+                guard_of(spec, measure, REGISTRY.definition(measure).guard_aggregate(measure)), dataset=None
+            )
         except GuardSpecError as exc:
             raise HarnessError(f"{where}: {exc.message}", hint=exc.hint) from None
-        segment = spec.get("segment")
+        segment = guard.segment
         if segment is not None and (segments is None or segment not in set(segments.values())):
             raise HarnessError(
                 f"{where}: segment {segment!r} is not a segment",
@@ -238,7 +234,6 @@ def decide(
                 if segments is None
                 else f"use one of {', '.join(sorted(set(segments.values())))}",
             )
-        guard = Guard(measure, condition, threshold, None, segment, bool(spec.get("descriptive", False)))
         if claim == "version":
             values: Any = seeded_pair(runs[production], runs[candidate], measure, segment, segments)
         else:

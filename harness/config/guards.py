@@ -32,16 +32,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Literal
 
+from harness.config.schema import Condition, Guard, OnInconclusive
 from harness.errors import ConfigError
 from harness.measures.spec import Measure
 from harness.stats.bounds import BOUND_CHOICES, BoundChoice
 from harness.stats.looks import MAX_LOOKS
 
-Condition = Literal["max_drop", "max_drop_pct", "min_gain"]
 CONDITIONS: tuple[Condition, ...] = ("max_drop", "max_drop_pct", "min_gain")
-OnInconclusive = Literal["inconclusive", "fail", "pass"]
 ON_INCONCLUSIVE: tuple[OnInconclusive, ...] = ("inconclusive", "fail", "pass")
 GUARD_KEYS = ("measure", "dataset", "segment", *CONDITIONS, "descriptive")
 RETIRED = ("significant", "non_inferiority")
@@ -53,6 +51,34 @@ class GuardSpecError(ConfigError):
     def __init__(self, key: str, message: str, hint: str) -> None:
         super().__init__(message, hint=hint)
         self.key = key
+
+
+def guard_of(values: Mapping[str, object], measure: Measure, aggregate: str, line: int | None = None) -> Guard:
+    """A guard as written, in a config or to ``harness.decide`` (its measure found by the caller, which also checks
+    that its dataset and segment exist): its keys, its one condition and what it says; raises
+    :class:`GuardSpecError` naming the key and the fix.
+
+    >>> guard = guard_of({"measure": "AP", "segment": "new", "min_gain": 0.01}, Measure("AP"), "mean")
+    >>> guard.condition, guard.threshold, guard.segment, guard.descriptive
+    ('min_gain', 0.01, 'new', False)
+    """
+    unknown = sorted(set(values) - set(GUARD_KEYS) - set(RETIRED))
+    if unknown:
+        raise GuardSpecError(unknown[0], f"unknown key {unknown[0]!r}", f"valid keys: {', '.join(GUARD_KEYS)}")
+    condition, threshold = guard_condition(values, measure, aggregate)
+    names = {key: values.get(key) for key in ("dataset", "segment")}
+    for key, name in names.items():
+        if name is not None and not isinstance(name, str):
+            raise GuardSpecError(key, f"{key} must be a name, got {name!r}", f"write {key}: NAME")
+    return Guard(
+        measure,
+        condition,
+        threshold,
+        names["dataset"],  # type: ignore[arg-type]  # a name or None: checked above
+        names["segment"],  # type: ignore[arg-type]
+        descriptive=bool(values.get("descriptive", False)),
+        line=line,
+    )
 
 
 def guard_condition(values: Mapping[str, object], measure: Measure, aggregate: str) -> tuple[Condition, float]:

@@ -30,7 +30,7 @@ from harness.config.guards import (
     GUARD_KEYS,
     RETIRED,
     GuardSpecError,
-    guard_condition,
+    guard_of,
     on_inconclusive,
     release_bound,
     release_looks,
@@ -886,9 +886,10 @@ def _release(
                 )
             definition = REGISTRY.definition(measure)
             aggregate = definition.guard_aggregate(measure)
+            g.value("segment", str, None)  # a name, said at its line as any config value is
             values = {key: _construct(g.raw(key), root.source) for key in g.items}
             try:
-                condition, threshold = guard_condition(values, measure, aggregate)
+                guard = guard_of(values, measure, aggregate, line=_line(item))
             except GuardSpecError as exc:
                 raise g.error(exc.key, exc.message, hint=exc.hint) from None
             reused = any(s.previous is not None for s in systems if s.name in (production, candidate))
@@ -899,17 +900,7 @@ def _release(
                     "has only per-query values",
                     hint="guard a per-query measure, or evaluate both systems from their run files",
                 )
-            guards.append(
-                Guard(
-                    measure,
-                    condition,
-                    threshold,
-                    dataset,
-                    g.value("segment", str, None),
-                    descriptive=g.value("descriptive", bool, False),
-                    line=_line(item),
-                )
-            )
+            guards.append(guard)
     return Release(
         production,
         candidate,

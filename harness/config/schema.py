@@ -17,7 +17,6 @@ from harness.config.defaults import (
     DEFAULT_SEED,
     DEFAULT_TESTS,
 )
-from harness.config.guards import Condition, OnInconclusive
 from harness.measures.conventions import Conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
@@ -250,6 +249,10 @@ class Engine:
     n_workers: int | None = None  # dask LocalCluster: None = one per core
     memory_limit: str | None = None  # dask LocalCluster, per worker: "768MiB"; None = the machine's memory shared
     partitions: int | None = None  # dask: None = one per ~200,000 run rows
+
+
+Condition = Literal["max_drop", "max_drop_pct", "min_gain"]  # a guard's test (harness.config.guards)
+OnInconclusive = Literal["inconclusive", "fail", "pass"]  # what an INCONCLUSIVE gate exits as
 
 
 @dataclass(frozen=True)
