@@ -33,10 +33,28 @@ MEASURES = (
 
 
 def movielens_1m_like(folder: Path, seed: int = 1) -> Path:
-    """A config over MovieLens-1M's shape (users, items, ratings per user), written once into ``folder``."""
+    """A config over MovieLens-1M's shape (users, items, ratings per user) in ``folder``: the data generated once, the
+    config written every time (so that it is always in the config format of the harness it runs)."""
     config = folder / "ml1m.yaml"
-    if config.exists():
-        return config
+    if not (folder / "popular.csv").exists():
+        _movielens_1m_data(folder, seed)
+    config.write_text(
+        "experiment: ml1m-record\n"
+        "datasets:\n  - name: ratings\n    qrels: test.csv\n    columns: {query: user, doc: item, relevance: rating}\n"
+        "    run_columns: {query: user, doc: item, score: score}\n    relevance_level: 4\n"
+        "    segments: {path: segments.csv, query: user, segment: segment}\n"
+        "    train: {path: train.csv, columns: {query: user, doc: item}}\n    items: {path: items.csv, id: item}\n"
+        "systems:\n"
+        + "".join(f"  - {{name: {n}, runs: {{ratings: {n}.csv}}}}\n" for n in ("production", "candidate", "popular"))
+        + f"measures: [{MEASURES}]\nbaseline: production\nstats: {{permutations: 10000, seed: 42}}\n"
+        "release:\n  production: production\n  candidate: candidate\n"
+        "  guards: [{measure: nDCG@10, max_drop: 0.005}, {measure: R@20, segment: a0, max_drop: 0.01}]\n"
+    )
+    return config
+
+
+def _movielens_1m_data(folder: Path, seed: int) -> None:
+    """Training data, test ratings, segments, a catalogue and three 100-item runs for 6,040 users over 3,706 items."""
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     users, items = 6040, 3706
@@ -61,19 +79,6 @@ def movielens_1m_like(folder: Path, seed: int = 1) -> Path:
             ranked = rng.choice(items, size=100, replace=False, p=popularity if s == 2 else None)
             lines.extend(f"u{u},i{i},{100 - r}\n" for r, i in enumerate(ranked))
         (folder / f"{name}.csv").write_text("".join(lines))
-    config.write_text(
-        "experiment: ml1m-record\n"
-        "datasets:\n  - name: ratings\n    qrels: test.csv\n    columns: {query: user, doc: item, relevance: rating}\n"
-        "    run_columns: {query: user, doc: item, score: score}\n    relevance_level: 4\n"
-        "    segments: {path: segments.csv, query: user, segment: segment}\n"
-        "    train: {path: train.csv, columns: {query: user, doc: item}}\n    items: {path: items.csv, id: item}\n"
-        "systems:\n"
-        + "".join(f"  - {{name: {n}, runs: {{ratings: {n}.csv}}}}\n" for n in ("production", "candidate", "popular"))
-        + f"measures: [{MEASURES}]\nbaseline: production\nstats: {{permutations: 10000, seed: 42}}\n"
-        "release:\n  production: production\n  candidate: candidate\n"
-        "  guards: [{measure: nDCG@10, max_drop: 0.005}, {measure: R@20, segment: a0, max_drop: 0.01}]\n"
-    )
-    return config
 
 
 def stages(stderr: str, total: float) -> dict[str, float]:
