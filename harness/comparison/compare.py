@@ -31,8 +31,8 @@ replicate of the pairs' tests are hashes of (seed, dataset, segment, query id, r
 (:mod:`harness.stats.keyed`), and the tests' sums are exact (:mod:`harness.stats.grid`).
 A comparison's p-value therefore depends on its own per-query differences and ids only:
 adding a system, a measure or a dataset never changes an untouched comparison, and
-neither does the order of the queries or how they are split over partitions (the Dask
-engine adds its partitions' sums). Comparisons over the same queries share one matrix
+neither does the order of the queries or how they are split into parts (the sums of any
+parts add up to the whole's: ``tests/stats/test_exact.py``). Comparisons over the same queries share one matrix
 product. The randomised Tukey HSD (permutations of the systems within each query) and the
 system measures' resampling over users (a coin and a Poisson(1) weight per user) are keyed
 the same way.
@@ -96,12 +96,12 @@ def _pairs(systems: list[str], settings: CompareSettings) -> list[tuple[str, str
 
 def _segment_queries(result: RunResult, segment: str) -> set[str]:
     mask = dict(result.segment_masks()).get(segment)
-    return set() if mask is None else set(result.query_ids()[mask].tolist())
+    return set() if mask is None else set(result.per_query.query_ids[mask].tolist())
 
 
 def _rows(result: RunResult, queries: np.ndarray) -> np.ndarray:
     """Row of each of ``queries`` (ids all evaluated by the run) in the run's per-query table."""
-    ids = result.query_ids().astype(str)
+    ids = result.per_query.query_ids.astype(str)
     order = np.argsort(ids)
     return order[np.searchsorted(ids[order], queries.astype(str))]
 
@@ -258,7 +258,7 @@ def system_summary(result: RunResult, settings: CompareSettings) -> list[dict[st
         return []
     out = []
     for segment, mask in result.segment_masks():
-        queries = np.sort(result.query_ids()[mask].astype(str)).astype(object)
+        queries = np.sort(result.per_query.query_ids[mask].astype(str)).astype(object)
         keys = _user_keys(settings, result.dataset, segment, queries, "resample")
         full, samples = _resampled(result, result.system_measures, queries, keys, settings.system_resamples)
         for m in result.system_measures:
@@ -482,7 +482,7 @@ def version_replicates(
         values: dict[Measure, list[float]] = {m: [] for m in measures}
         replicates: dict[Measure, list[np.ndarray]] = {m: [] for m in measures}
         for run in runs:  # each run once, every measure in the same pass (system_summary's resamples)
-            queries = np.sort(run.query_ids()[dict(run.segment_masks())[segment]].astype(str)).astype(object)
+            queries = np.sort(run.per_query.query_ids[dict(run.segment_masks())[segment]].astype(str)).astype(object)
             keys = _user_keys(settings, run.dataset, segment, queries, "resample")
             full, samples = _resampled(run, measures, queries, keys, settings.system_resamples)
             for m in measures:
@@ -585,7 +585,7 @@ class PairedBlock:
 
 @dataclass(frozen=True)
 class BlockArrays:
-    """A paired block's rows over some queries (all of them here, one partition's on a cluster).
+    """A paired block's rows over its queries.
 
     ``diffs`` (F, n): b - a on the tests' scale, 0 where ``mask`` leaves a query out (one of the
     two systems lacks it, or the measure is NaN for it); ``side_a``, ``side_b``: each row's
@@ -725,7 +725,7 @@ def _paired_block(
 
 
 def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: CompareSettings) -> list[dict[str, Any]]:
-    """The comparison rows of a tested block (however it was computed: here, or from a cluster's partial sums)."""
+    """The comparison rows of a tested block."""
     specs, tested, mean_a, mean_b, dropped = block.specs, block.tested, block.mean_a, block.mean_b, block.dropped
     t, boot = tested.t, tested.bootstrap
     p: dict[str, np.ndarray] = {"t": t.p, "bootstrap": boot.p, "wilcoxon": tested.wilcoxon, "randomization": tested.randomization}

@@ -83,7 +83,7 @@ def aggregate_values(measure: Measure, values: np.ndarray) -> float:
     """Aggregate one measure's per-query values the way its registry entry says.
 
     Sums are exact and rounded once (the mean is the correctly rounded mean), so an aggregate
-    never depends on the queries' order, nor on how a cluster split them.
+    never depends on the queries' order, nor on how they are split into parts.
 
     >>> aggregate_values(Measure("AP"), np.array([0.5, 0.25]))
     0.375
@@ -297,10 +297,6 @@ class RunResult:
     def resamples_lists(self) -> bool:
         """Its system measures are resampled over its lists (not when reused from an earlier evaluation)."""
         return bool(self.system_measures) and self.lists is not None
-
-    def query_ids(self) -> np.ndarray:
-        """The run's queries, in the universe's order."""
-        return self.per_query.query_ids
 
     def segment_names(self) -> list[str]:
         """'all', then each segment that has queries, sorted."""

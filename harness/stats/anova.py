@@ -10,8 +10,9 @@ Both are functions of the per-query values and query ids only, as the paired tes
 are (:mod:`harness.stats.paired`): the sums of squares are exact integer sums on a
 grid (:mod:`harness.stats.grid`), and each query's permutation in each trial is keyed
 by its id (:mod:`harness.stats.keyed`), so neither the queries' order nor their
-partitioning changes a bit. Like the paired tests they run in passes a cluster can
-split: :func:`scan` (order-free facts), :func:`partial` (exact sums), :func:`finish`.
+partitioning changes a bit. Like the paired tests they run in passes whose parts add up
+(``+``) to the whole's: :func:`scan` (order-free facts), :func:`partial` (exact sums),
+:func:`finish`.
 """
 
 from __future__ import annotations

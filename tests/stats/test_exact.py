@@ -1,7 +1,7 @@
 """The paired tests are functions of the per-query differences and ids only: any order, any partitioning, same bits.
 
-A Dask run computes each partition's scan and partial sums and adds them; these tests do
-the same by hand and compare with the one-process result with ``==`` (NaN equal to NaN).
+These tests compute each part's scan and partial sums, add them, and compare with the
+result over all the queries at once with ``==`` (NaN equal to NaN).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def _same(one: paired.Tested, two: paired.Tested) -> None:
 def _split(
     d: np.ndarray, keys: np.ndarray, parts: list[np.ndarray], permutations: int, resamples: int, mask: np.ndarray | None = None
 ) -> paired.Tested:
-    """What the Dask engine does: scan every part, plan from their sum, add the parts' partials (in the given order)."""
+    """Scan every part, plan from their sum, add the parts' partials (in the given order)."""
     mask = np.ones(d.shape, dtype=bool) if mask is None else mask
     scans = [paired.scan(d[:, p], mask[:, p]) for p in parts]
     plan = paired.Plan.of(reduce(lambda a, b: a + b, scans), TESTS, permutations, resamples)
@@ -195,7 +195,7 @@ def test_anova_sums_of_squares_are_exact_where_floats_cancel() -> None:
 @pytest.mark.parametrize("measure", ["AP", "GMAP", "NumRet", "ILD(sim=features)@10"])  # mean, gmean, sum, NaN skipped
 @pytest.mark.parametrize("special", ["", "nan", "inf", "-inf", "both"])
 def test_summary_rows_from_parts_are_the_rows_of_the_whole(measure: str, special: str) -> None:
-    """What the Dask engine does for a summary row (scan each part, add; sum each part on the whole's grid, add) gives
+    """A summary row made from parts (scan each part, add; sum each part on the whole's grid, add) is
     ``summarize``'s row exactly: with values spanning magnitudes, non-finite values, and parts that are empty."""
     from harness.evaluation.results import ValuesScan, grid_sums, kept, summary_row
     from harness.measures.parse import parse_measure
