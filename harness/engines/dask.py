@@ -575,8 +575,12 @@ def _gathered_parts(done: list[_Piece], query_ids: np.ndarray) -> dict[Any, Any]
     pieces = [(p.user_parts, p.per_query.query_ids) for p in done if p.user_parts and p.per_query is not None]
     if not pieces:
         return None
-    position = {q: i for i, q in enumerate(query_ids.tolist())}
-    rows = np.array([position[q] for _, queries in pieces for q in queries.tolist()], dtype=np.int64)
+    import pyarrow.compute as pc
+
+    # each piece's queries found among the universe's, as _system_lists finds the listed rows' (Arrow, not a dict)
+    universe = pa.array(query_ids, pa.string())
+    found = [pc.index_in(pa.array(queries, pa.string()), value_set=universe) for _, queries in pieces]
+    rows = np.concatenate([f.to_numpy(zero_copy_only=False) for f in found]).astype(np.int64)
     # each universe query's row among the stacked ones; a query of no partition: the zero row after them
     source = np.full(len(query_ids), rows.size, dtype=np.int64)
     source[rows] = np.arange(rows.size)
