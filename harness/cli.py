@@ -809,9 +809,10 @@ def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         trec = definition.trec_cut_name or definition.trec_name or "-"
         aliases = f" (also {', '.join(definition.aliases)})" if definition.aliases else ""
         aggregate = definition.aggregate + (" over the users it is defined for" if definition.undefined_skipped else "")
-        if definition.system is not None:
+        if definition.system is True:
             aggregate = "one value per run (bootstrap over users)"
-            aggregate += " unless weight=user" if definition.name == "Novelty" else ""
+        elif definition.system:
+            aggregate += f"; one value per run (bootstrap over users) with {definition.system}"
         out.write(
             f"{definition.name}{cut}{aliases}\n    {definition.description}\n    params: {params or '-'}; "
             f"aggregate: {aggregate}; trec_eval: {trec}\n"

@@ -33,10 +33,6 @@ from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, deepest_cutoff
 
-# Defined for a judged query that the run did not answer; everything else scores 0
-# there, as with trec_eval -c (which also zeroes utility, unj and rbp_resid).
-_DEFINED_WITHOUT_RUN = frozenset({"NumQ", "NumRel"})
-
 
 def _as_measures(measures: Iterable[Measure | str]) -> tuple[Measure, ...]:
     """Parsed, in the given order, each once."""
@@ -210,8 +206,10 @@ class Evaluator:
                 lists = judged[id(lists)]
             definition = REGISTRY.definition(measure)
             column = definition.compute(lists, measure)
-            # beyond-accuracy values of a user without a list are undefined (NaN), not 0
-            if measure.name not in _DEFINED_WITHOUT_RUN and not definition.undefined_skipped:
+            # a judged query the run did not answer scores 0, as with trec_eval -c (which also zeroes utility, unj and
+            # rbp_resid), but for the counts defined without a run; beyond-accuracy values of a user without a list
+            # are undefined (NaN), not 0
+            if not definition.defined_without_run and not definition.undefined_skipped:
                 column = np.where(missing, 0.0, column)
             values[:, j] = column
         return PerQuery(name, aligned.query_ids, measures, values, aligned.in_run)

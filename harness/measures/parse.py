@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 
 from harness.errors import MeasureError
-from harness.measures.registry import REGISTRY, MeasureDef
+from harness.measures.registry import PEER_NAMES, REGISTRY, MeasureDef
 from harness.measures.spec import Measure, ParamValue
 
 _SHAPE = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<params>\(.*\))?\s*(?:@\s*(?P<cutoff>[^\s@()]+))?\s*$", re.S)
@@ -52,7 +52,7 @@ _PEER_SHAPE = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_\-]*?)\s*(?:@\s*(?P<
 
 
 def _peer_spelling(text: str) -> str | None:
-    """harness's spelling of another tool's name for a measure (:data:`~harness.measures.peers.PEER_NAMES`) or of
+    """harness's spelling of another tool's name for a measure (:data:`~harness.measures.registry.PEER_NAMES`) or of
     an MLflow metric key harness logs (``ndcg_at_10``, ``p_at_5``: a measure without parameters); None for others.
 
     >>> _peer_spelling("ItemCoverage@10"), _peer_spelling("precision_at_5"), _peer_spelling("ndcg_at_10")
@@ -60,8 +60,6 @@ def _peer_spelling(text: str) -> str | None:
     >>> _peer_spelling("nDCG@10") is None  # harness's own names are read as they are
     True
     """
-    from harness.measures.peers import PEER_NAMES
-
     match = _PEER_SHAPE.match(text)
     if match is None:
         return None
@@ -148,9 +146,9 @@ def parse_measure(text: str) -> Measure:
         try:
             cutoff = int(match["cutoff"])
         except ValueError:
-            if definition.name == "IPrec":  # ir_measures: IPrec@0.5 is the interpolated precision at recall 0.5
+            if definition.cutoff_param is not None:  # ir_measures: IPrec@0.5 is the interpolated precision at recall 0.5
                 try:
-                    raw["recall"] = float(match["cutoff"])
+                    raw[definition.cutoff_param] = float(match["cutoff"])
                 except ValueError:
                     pass
                 else:

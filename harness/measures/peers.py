@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from harness.measures.conventions import Conventions
-from harness.measures.registry import REGISTRY
+from harness.measures.registry import PEER_NAMES, REGISTRY
 from harness.measures.spec import Measure
 from harness.measures.trec_names import TREC_MEASURES
 
@@ -329,33 +329,6 @@ _PEERS = (
 )
 PEERS: dict[str, Peer] = {peer.name: peer for peer in _PEERS}
 PROFILES: dict[str, Mapping[str, object]] = {peer.name: peer.conventions for peer in _PEERS}
-
-
-# Other tools' names for harness's measures, as the tools spell them (matched without regard to case): the name ->
-# (harness's spelling, the tool). A name takes the tool's cutoff as @k (RecBole's ``ItemCoverage@10``) or as _at_k
-# (Microsoft Recommenders' and MLflow's ``precision_at_10``, and the keys harness logs to MLflow: ``ndcg_at_10``).
-# The name gives the measure; the tool's profile gives its conventions (RecBole's AP@k divides by min(R, k)).
-# Names harness has already (RecBole's ``MAP``, ``MRR``, ``Hit``; ranx's ``ndcg``) keep harness's meaning.
-PEER_NAMES: dict[str, tuple[str, str]] = {
-    "ItemCoverage": ("Coverage(catalog=recbole)", "recbole"),
-    "AveragePopularity": ("ARP", "recbole"),
-    "GiniIndex": ("Gini(catalog=recbole)", "recbole"),
-    "ShannonEntropy": ("Entropy(form=recbole)", "recbole"),
-    "TailPercentage": ("TailShare(tail=0.1,ties=recbole)", "recbole"),
-    "catalog_coverage": ("Coverage", "msrec"),
-    "distributional_coverage": ("Entropy", "msrec"),
-    "diversity": ("ILD", "msrec"),
-    "ndcg_burges": ("nDCG(gain=exp)", "ranx"),
-    "hit_rate": ("Success", "ranx"),
-    "r-precision": ("Rprec", "ranx"),
-    "RetrievalNormalizedDCG": ("nDCG", "torchmetrics"),
-    "RetrievalPrecision": ("P", "torchmetrics"),
-    "RetrievalRecall": ("R", "torchmetrics"),
-    "RetrievalMRR": ("RR", "torchmetrics"),
-    "RetrievalMAP": ("AP", "torchmetrics"),
-    "RetrievalHitRate": ("Success", "torchmetrics"),
-    "RetrievalRPrecision": ("Rprec", "torchmetrics"),
-}
 
 
 # Which tools use each value of each convention (profile names, and tools without a profile), from
