@@ -32,6 +32,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check harness tests benchmarks setup.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/python -m harness.config.reference --check
+	$(BIN)/python -m harness.measures.reference --check
 
 # The report is tested in Debian's chromium (a real browser, never a download).
 chromium:

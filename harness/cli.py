@@ -656,12 +656,6 @@ def _plan_versions(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _param_text(info: Any) -> str:
-    """``name=default`` (``name`` when unset), with the choices: catalog=train (train|items|recbole)."""
-    text = info.name if info.default is None else f"{info.name}={info.default}"
-    return text + (f" ({'|'.join(info.choices)})" if info.choices else "")
-
-
 def _cmd_exposure(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Expected exposure of a stochastic run (TREC Fair Ranking): per query with -q, and the mean."""
     from harness.evaluation.exposure import ExposureSettings
@@ -799,24 +793,24 @@ def _delta(value: float) -> str:
 
 
 def _cmd_measures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.measures.definition import FAMILIES
     from harness.measures.parse import lookup
     from harness.measures.peers import PEER_NAMES, PROFILES, option_users
+    from harness.measures.reference import aggregate_text, better_text, elsewhere_text, name_text, param_text
     from harness.measures.registry import REGISTRY
 
-    for definition in REGISTRY:
-        cut = {"none": "", "optional": "[@k]", "required": "@k"}[definition.cutoff]
-        params = ", ".join(_param_text(p) for p in definition.params)
-        trec = definition.trec_cut_name or definition.trec_name or "-"
-        aliases = f" (also {', '.join(definition.aliases)})" if definition.aliases else ""
-        aggregate = definition.aggregate + (" over the users it is defined for" if definition.undefined_skipped else "")
-        if definition.system is True:
-            aggregate = "one value per run (bootstrap over users)"
-        elif definition.system:
-            aggregate += f"; one value per run (bootstrap over users) with {definition.system}"
-        out.write(
-            f"{definition.name}{cut}{aliases}\n    {definition.description}\n    params: {params or '-'}; "
-            f"aggregate: {aggregate}; trec_eval: {trec}\n"
-        )
+    for family in FAMILIES:
+        out.write(f"{family.upper()}\n")
+        for definition in (d for d in REGISTRY if d.family == family):
+            params = ", ".join(param_text(p) for p in definition.params) or "-"
+            lines = (
+                f"{name_text(definition)}",
+                f"    {definition.description}",
+                f"    params: {params}; aggregate: {aggregate_text(definition)}; better: {better_text(definition)}",
+                f"    elsewhere: {elsewhere_text(definition)}" if elsewhere_text(definition) else "",
+            )
+            out.write("".join(line.replace("`", "") + "\n" for line in lines if line))
+        out.write("\n")
     out.write(
         "\nConventions (the first value is harness's default; in brackets, the tools that use each value; "
         "profile: NAME or harness explain applies a tool's):\n"

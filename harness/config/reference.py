@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -493,15 +494,31 @@ def markdown() -> str:
     return "\n".join(lines)
 
 
+def _files(root: Path) -> dict[Path, str]:
+    return {
+        root / "docs" / "config.md": markdown() + "\n",
+        root / "configs" / "harness.schema.json": json.dumps(json_schema(), indent=1) + "\n",
+    }
+
+
 def write(root: Path) -> None:
     """Write ``docs/config.md`` and ``configs/harness.schema.json`` under ``root`` from the table:
     ``python -m harness.config.reference`` in the repository after a key changes (the tests compare them)."""
-    (root / "docs" / "config.md").write_text(markdown() + "\n")
-    (root / "configs" / "harness.schema.json").write_text(json.dumps(json_schema(), indent=1) + "\n")
+    for path, text in _files(root).items():
+        path.write_text(text)
+
+
+def stale(root: Path) -> list[Path]:
+    """The generated files under ``root`` that are not the table written out (``--check``, in ``make lint``)."""
+    return [path for path, text in _files(root).items() if not path.exists() or path.read_text() != text]
 
 
 if __name__ == "__main__":
+    if "--check" in sys.argv[1:]:
+        for path in stale(Path.cwd()):
+            print(f"{path} is not the configuration reference written out: run python -m harness.config.reference")
+        sys.exit(1 if stale(Path.cwd()) else 0)
     write(Path.cwd())
 
 
-__all__ = ["TOP", "Key", "example", "json_schema", "keys_of", "markdown", "write"]
+__all__ = ["TOP", "Key", "example", "json_schema", "keys_of", "markdown", "stale", "write"]
