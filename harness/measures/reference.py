@@ -5,8 +5,13 @@ The page's prose (what the measures are for, where the peers disagree, golden ca
 family, so no fact of a measure is written twice. ``python -m harness.measures.reference`` rewrites the blocks in
 place; ``--check`` fails when the page is not what the definitions say (``make lint`` runs it).
 
->>> print(table("expected exposure").splitlines()[2][:60])
-| `EE_L` | expected exposure (Diaz et al.): a stochastic run
+>>> for cell in table("accuracy").splitlines()[7].split(" | "):
+...     print(cell.replace("<br>", "\n"))
+| `AP[@k]` (also `MAP`)
+mean; better higher
+Average precision: mean of P@i over the ranks i of relevant documents, over R (map, map_cut.k). *Harman, TREC-1 (1992)*
+parameters: `rel`, `denominator` (R, min_R_k)
+trec_eval `map` / `map_cut_k`; TorchMetrics `RetrievalMAP` |
 """
 
 from __future__ import annotations
