@@ -5,13 +5,13 @@ The page's prose (what the measures are for, where the peers disagree, golden ca
 family, so no fact of a measure is written twice. ``python -m harness.measures.reference`` rewrites the blocks in
 place; ``--check`` fails when the page is not what the definitions say (``make lint`` runs it).
 
->>> for cell in table("accuracy").splitlines()[7].split(" | "):
-...     print(cell.replace("<br>", "\n"))
-| `AP[@k]` (also `MAP`)
-mean; better higher
-Average precision: mean of P@i over the ranks i of relevant documents, over R (map, map_cut.k). *Harman, TREC-1 (1992)*
-parameters: `rel`, `denominator` (R, min_R_k)
-trec_eval `map` / `map_cut_k`; TorchMetrics `RetrievalMAP` |
+>>> ap = REGISTRY["AP"]
+>>> name_text(ap), aggregate_text(ap), better_text(ap), param_text(ap.params[1])
+('`AP[@k]` (also `MAP`)', 'mean', 'higher', '`denominator` (R, min_R_k)')
+>>> elsewhere_text(ap)
+'trec_eval `map` / `map_cut_k`; TorchMetrics `RetrievalMAP`'
+>>> better_text(REGISTRY["Gini"])
+'lower (higher with `form=elliot`)'
 """
 
 from __future__ import annotations
