@@ -775,9 +775,7 @@ def _bounded(guard: Guard, terms: _Terms, changed: int, alpha: float, target: fl
     if found.method == "none":
         return _Tested.nothing_decided(p_value, c_value, drop, scale(mean_margin), n, found.sd, changed, found.reason)
     distance, planned_for = _planned(guard, mean_margin, found.mean)
-    z_power = _ndtri(target)
-    mde = bounds.betting_reach(n, found.sd, low, high, alpha) + z_power * found.sd / math.sqrt(n)  # type: ignore[arg-type]
-    n_needed = bounds.betting_sample_size(abs(distance), found.sd, low, high, alpha, z_power)  # type: ignore[arg-type]
+    mde, n_needed = bounds.betting_plan(n, found.sd, low, high, alpha, target, distance)  # type: ignore[arg-type]
     return _Tested(
         p_value,
         c_value,
@@ -814,16 +812,6 @@ def _excess_range(guard: Guard, sign: float, value_range: tuple[float, float]) -
             margin = {"max_drop": guard.threshold, "min_gain": -guard.threshold}.get(guard.condition, r * prod)
             corners.append(sign * (prod - cand) - margin)
     return min(corners), max(corners)
-
-
-def _normal_cdf(x: float) -> float:
-    return 0.5 * math.erfc(-x / math.sqrt(2))
-
-
-def _ndtri(p: float) -> float:
-    from scipy import special
-
-    return float(special.ndtri(p))
 
 
 def shifts_only(guard: Guard) -> bool:
@@ -891,27 +879,23 @@ def _one_sided(
     target: float,
 ) -> _Tested:
     """Both one-sided t-tests of a guard from the mean excess drop over its margin and the per-user sd (the tests'
-    scale), with the bounds, the minimum detectable effect and the users needed carried to the aggregate's by ``scale``."""
-    from scipy import special
-
+    scale, :func:`~harness.stats.bounds.t_moments`), with the bounds, the minimum detectable effect and the users needed
+    (:mod:`harness.stats.power`) carried to the aggregate's by ``scale``."""
     if not sd > 0:  # equal differences (up to rounding): no spread to bound the mean by, so nothing is decided
         return _Tested.nothing_decided(
             production, candidate, sign * (production - candidate), scale(margin), n, sd, None, "no spread"
         )
-    df = n - 1
-    se = sd / math.sqrt(n)
-    statistic = excess / se
-    reach = float(special.stdtrit(df, 1 - alpha)) * se  # the one-sided bounds' distance from the estimate
+    drop_low, drop_high, p_pass, p_fail = bounds.t_moments(n, excess, sd, alpha, offset=margin)
     distance, planned_for = _planned(guard, margin, excess)
     return _Tested(
         production,
         candidate,
         sign * (production - candidate),
         scale(margin),
-        scale(margin + excess - reach),
-        scale(margin + excess + reach),
-        float(special.stdtr(df, statistic)),
-        float(special.stdtr(df, -statistic)),
+        scale(drop_low),
+        scale(drop_high),
+        p_pass,
+        p_fail,
         n,
         sd,
         scale(power.minimum_detectable_effect(n, sd, alpha, target, "one")) - scale(0.0),
@@ -942,7 +926,6 @@ def _planned(guard: Guard, margin: float, excess: float) -> tuple[float, str]:
 def _test_version(guard: Guard, values: SeededValues, alpha: float, target: float) -> _Tested | str:
     """A guard on a mean for the version claim: the excess drop of the procedures' means, users and seeds both
     random (:mod:`harness.stats.seeds`). One run of a system leaves the seed variance unknown: nothing is decided."""
-    from scipy import stats
 
     from harness.stats.seeds import crossed_difference
 
@@ -981,16 +964,12 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
     found = crossed_difference(prod, cand, weight_p, -sign, constant)
     low, high = found.bounds(alpha)
     p_pass = found.p_below()
-    quantile = float(stats.t.ppf(1 - alpha, found.df)) + float(stats.t.ppf(target, found.df))
     distance, planned_for = _planned(guard, margin, found.estimate)
-    wanted = (abs(distance) / quantile) ** 2 if distance else 0.0
-    if wanted > found.seed_variance and found.user_variance > 0:
-        n_needed: int | None = math.ceil(found.user_variance * n / (wanted - found.seed_variance))
-    else:
-        n_needed = None
+    mde, n_needed, allowed = found.plan(distance, alpha, target)
+    if n_needed is None:
         planned_for = (
             f"{planned_for}: none at these seeds, whose variance alone ({found.seed_variance:.3g}) exceeds "
-            f"what the distance allows ({wanted:.3g}); more seeds, not more users"
+            f"what the distance allows ({allowed:.3g}); more seeds, not more users"
         )
     goodness = sign * (cand.mean(axis=1)[:, None] - prod.mean(axis=1)[None, :])  # every seed pair: candidate better?
     note = (
@@ -1008,7 +987,7 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
         1.0 - p_pass,
         n,
         math.sqrt(found.variance * n),
-        quantile * math.sqrt(found.variance),
+        mde,
         n_needed,
         planned_for,
         VERSION,
@@ -1046,21 +1025,16 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
         )
     if values.n < 2 or replicates.size < 2:
         return f"{values.n} user(s): too few to resample"
-    shifted = observed + replicates - replicates.mean()  # the excess's sampling distribution, centred on the estimate
-    b = shifted.size
-    p_pass = float((1 + np.sum(shifted >= 0)) / (b + 1))
-    p_fail = float((1 + np.sum(shifted <= 0)) / (b + 1))
-    low, high = np.quantile(shifted, [alpha, 1 - alpha])
-    se = float(replicates.std(ddof=1))
+    low, high, p_pass, p_fail, se = bounds.bootstrap_bound(observed, replicates, alpha)
     distance, planned_for = _planned(guard, margin, observed)
-    mde, n_needed = _bootstrap_plan(values.n, se, distance, alpha, target)
+    mde, n_needed = power.bootstrap_plan(values.n, se, distance, alpha, target)
     return _Tested(
         values.production,
         values.candidate,
         float(drop(values.production, values.candidate)),
         margin,
-        margin + float(low),
-        margin + float(high),
+        margin + low,
+        margin + high,
         p_pass,
         p_fail,
         values.n,
@@ -1070,18 +1044,6 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
         planned_for,
         BOOTSTRAP,
     )
-
-
-def _bootstrap_plan(n: int, se: float, distance: float, alpha: float, target: float) -> tuple[float, int | None]:
-    """(the minimum detectable effect, the users that resolve ``distance``) of a guard decided by the bootstrap over
-    ``n`` users with standard error ``se``: its bound's reach (z_alpha + z_power) se, shrinking as 1 / sqrt(n). The
-    gate's plan and harness plan's (:meth:`Plan.resampled`) are this one computation.
-
-    >>> _bootstrap_plan(100, 0.05, 0.1, 0.05, 0.8)[1]
-    155
-    """
-    z = _ndtri(1 - alpha) + _ndtri(target)
-    return z * se, (math.ceil(n * (z * se / distance) ** 2) if distance and se > 0 else None)
 
 
 def _result(
@@ -1475,9 +1437,7 @@ class Plan:
             }
         )
         if n_now is not None and n_now > 1 and sd > 0:
-            from scipy import stats
-
-            upper = sd * math.sqrt((n_now - 1) / float(stats.chi2.ppf(1 - SD_CONFIDENCE, n_now - 1)))
+            upper = power.sd_upper_limit(sd, n_now, SD_CONFIDENCE)
             now |= {"sd_upper": upper, "n_queries_upper": power.sample_size(margin, upper, alpha, target, sided)}
         return cls(n, sd, margin, alpha, target, sided, source, **now)  # type: ignore[arg-type]
 
@@ -1501,8 +1461,8 @@ class Plan:
         if not math.isfinite(margin) or margin <= 0:
             raise HarnessError(f"the margin must be a number above 0, got {margin}", hint="--margin 0.01")
         n, se = guard.n_queries, guard.sd / math.sqrt(guard.n_queries)
-        mde, needed = _bootstrap_plan(n, se, margin, alpha, target)
-        power_now = float(_normal_cdf(margin / se - _ndtri(1 - alpha))) if se > 0 else 1.0
+        mde, needed = power.bootstrap_plan(n, se, margin, alpha, target)
+        power_now = power.bootstrap_power(margin, se, alpha)
         return cls(needed, guard.sd, margin, alpha, target, "one", source, n, power_now, mde, BOOTSTRAP)
 
     def __repr__(self) -> str:

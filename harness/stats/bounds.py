@@ -95,7 +95,6 @@ def t_bound(values: np.ndarray, alpha: float) -> MeanBound:
     >>> round(b.low, 4), round(b.high, 4)
     (0.0981, 0.4019)
     """
-    from scipy import special
 
     x = np.asarray(values, dtype=np.float64)
     n = int(x.size)
@@ -104,21 +103,48 @@ def t_bound(values: np.ndarray, alpha: float) -> MeanBound:
     changed = changed_count(x)
     if n < 2 or not sd > 0:
         return MeanBound(n, mean, sd, math.nan, math.nan, 1.0, 1.0, "none", changed, math.nan, no_spread(n, changed))
+    low, high, p_below, p_above = t_moments(n, mean, sd, alpha)
+    return MeanBound(n, mean, sd, low, high, p_below, p_above, "t", changed, t_excess(x, alpha))
+
+
+def t_moments(n: int, mean: float, sd: float, alpha: float, offset: float = 0.0) -> tuple[float, float, float, float]:
+    """Student's one-sided (1 - alpha) lower and upper bounds of ``offset + mean``, and the p-values of "mean >= 0"
+    (small when the mean is shown below 0) and "mean <= 0", from ``n`` values' mean and sd (n >= 2, sd > 0). A release
+    guard's t-test: ``mean`` the users' mean drop beyond the margin, ``offset`` the margin, so the bounds are the
+    drop's; its moments come from exact sums (:mod:`harness.stats.paired`).
+
+    >>> [round(x, 4) for x in t_moments(4, 0.25, 0.1291, 0.05, offset=0.01)]
+    [0.1081, 0.4119, 0.9848, 0.0152]
+    """
+    from scipy import special
+
     se = sd / math.sqrt(n)
-    reach = float(special.stdtrit(n - 1, 1 - alpha)) * se
+    reach = float(special.stdtrit(n - 1, 1 - alpha)) * se  # the one-sided bounds' distance from the estimate
     statistic = mean / se
-    return MeanBound(
-        n,
-        mean,
-        sd,
-        mean - reach,
-        mean + reach,
+    return (
+        offset + mean - reach,
+        offset + mean + reach,
         float(special.stdtr(n - 1, statistic)),
         float(special.stdtr(n - 1, -statistic)),
-        "t",
-        changed,
-        t_excess(x, alpha),
     )
+
+
+def bootstrap_bound(observed: float, replicates: np.ndarray, alpha: float) -> tuple[float, float, float, float, float]:
+    """One-sided (1 - alpha) bounds of a statistic from its bootstrap replicates, centred on the ``observed`` value
+    (the replicates' spread around their mean is the statistic's sampling spread), the p-values of "it is >= 0" and
+    "it is <= 0" with the resampling test's +1 (never below 1 / (B + 1)), and the replicates' sd, the statistic's
+    standard error. A release guard on a measure with one value per run: the statistic its drop beyond the margin.
+
+    >>> low, high, p_below, p_above, se = bootstrap_bound(-0.2, np.array([-0.1, 0.0, 0.1, 0.0]), 0.05)
+    >>> round(low, 3), round(high, 3), p_below, p_above, round(se, 4)
+    (-0.285, -0.115, 0.2, 1.0, 0.0816)
+    """
+    shifted = observed + replicates - replicates.mean()  # the sampling distribution, centred on the estimate
+    b = shifted.size
+    p_below = float((1 + np.sum(shifted >= 0)) / (b + 1))
+    p_above = float((1 + np.sum(shifted <= 0)) / (b + 1))
+    low, high = np.quantile(shifted, [alpha, 1 - alpha])
+    return float(low), float(high), p_below, p_above, float(replicates.std(ddof=1))
 
 
 def t_excess(values: np.ndarray, alpha: float) -> float:
@@ -292,6 +318,23 @@ def betting_sample_size(distance: float, sd: float, low: float, high: float, alp
         middle = (low_n + high_n) // 2
         low_n, high_n = (low_n, middle) if reach(middle) <= distance else (middle, high_n)
     return high_n
+
+
+def betting_plan(
+    n: int, sd: float, low: float, high: float, alpha: float, power: float, distance: float
+) -> tuple[float, int | None]:
+    """(the minimum detectable effect of the betting bound over ``n`` users, the users that would resolve ``distance``
+    with ``power``), approximately: its reach plus the power's standard errors.
+
+    >>> mde, users = betting_plan(30, 0.06, -1.02, 0.98, 0.05, 0.8, 0.02)
+    >>> round(mde, 3), users
+    (0.214, 371)
+    """
+    from scipy import special
+
+    z_power = float(special.ndtri(power))
+    mde = betting_reach(n, sd, low, high, alpha) + z_power * sd / math.sqrt(n)
+    return mde, betting_sample_size(abs(distance), sd, low, high, alpha, z_power)
 
 
 def changed_count(x: np.ndarray) -> int:

@@ -166,3 +166,46 @@ def effect_size_interval(n: int, statistic: float, confidence: float = 0.95) -> 
 
         bounds.append(float(optimize.brentq(lambda c, t=target: below(c) - t, low, high, xtol=1e-12)) / math.sqrt(n))
     return bounds[0], bounds[1]
+
+
+def bootstrap_plan(n: int, se: float, distance: float, alpha: float, power: float) -> tuple[float, int | None]:
+    """(the minimum detectable effect, the users that resolve ``distance``) of a one-sided bound from the bootstrap
+    over ``n`` users with standard error ``se``: the normal bound's reach ``(z_alpha + z_power) se``, shrinking as
+    1 / sqrt(n). A release guard on a measure with one value per run, and harness plan's for it, are this one
+    computation.
+
+    >>> mde, users = bootstrap_plan(100, 0.05, 0.1, 0.05, 0.8)  # (1.645 + 0.842) 0.05 = 0.1243; 100 (1.243)^2 = 154.6
+    >>> round(mde, 4), users
+    (0.1243, 155)
+    """
+    from scipy import special
+
+    z = float(special.ndtri(1 - alpha)) + float(special.ndtri(power))
+    return z * se, (math.ceil(n * (z * se / distance) ** 2) if distance and se > 0 else None)
+
+
+def bootstrap_power(distance: float, se: float, alpha: float) -> float:
+    """The power of that bound to resolve a true ``distance`` when the statistic's standard error is ``se``.
+
+    >>> round(bootstrap_power(0.12437, 0.05, 0.05), 3)
+    0.8
+    """
+    from scipy import special
+
+    if not se > 0:
+        return 1.0
+    x = distance / se - float(special.ndtri(1 - alpha))
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def sd_upper_limit(sd: float, n: int, confidence: float) -> float:
+    """The one-sided ``confidence`` upper limit of a standard deviation ``sd`` estimated from ``n`` values (chi-square,
+    n - 1 df): a plan from it reaches its power with probability at least ``confidence`` over such estimates (Browne,
+    "On the use of a pilot sample for sample size determination", Statistics in Medicine 14, 1995).
+
+    >>> round(sd_upper_limit(0.2, 30, 0.9), 4)   # 0.2 sqrt(29 / 19.768), chi-square's 10% quantile at 29 df
+    0.2422
+    """
+    from scipy import stats
+
+    return sd * math.sqrt((n - 1) / float(stats.chi2.ppf(1 - confidence, n - 1)))

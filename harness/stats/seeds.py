@@ -58,6 +58,25 @@ class CrossedDifference:
         reach = float(stats.t.ppf(1 - alpha, self.df)) * math.sqrt(self.variance)
         return self.estimate - reach, self.estimate + reach
 
+    def plan(self, distance: float, alpha: float, power: float) -> tuple[float, int | None, float]:
+        """(the minimum detectable effect, the users that resolve ``distance`` with ``power`` at these seeds, the
+        variance that resolving it allows): None users where the seeds' variance alone exceeds that allowance (more
+        seeds, not more users, would resolve it). Users shrink only the user part of the variance.
+
+        >>> d = CrossedDifference(0.0, 0.0004, 30.0, 0.0003, 0.0001, (0.01, 0.01), 1000, (5, 5))  # t quantiles 1.697 + 0.854
+        >>> mde, users, allowed = d.plan(0.05, 0.05, 0.8)
+        >>> round(mde, 4), users, round(allowed, 6)
+        (0.051, 1056, 0.000384)
+        """
+        from scipy import stats
+
+        quantile = float(stats.t.ppf(1 - alpha, self.df)) + float(stats.t.ppf(power, self.df))
+        allowed = (abs(distance) / quantile) ** 2 if distance else 0.0
+        users = None
+        if allowed > self.seed_variance and self.user_variance > 0:
+            users = math.ceil(self.user_variance * self.n / (allowed - self.seed_variance))
+        return quantile * math.sqrt(self.variance), users, allowed
+
     def p_below(self) -> float:
         """p of "the functional >= 0": small when it is shown below 0."""
         from scipy import stats
