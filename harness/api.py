@@ -57,7 +57,7 @@ from harness.stats.looks import Look
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.decision.release import Decision
+    from harness.decision.verdict import Decision
     from harness.pipeline import Outcome
 
 

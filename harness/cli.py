@@ -568,7 +568,7 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from harness.decision.release import Plan
+    from harness.decision.plan import Plan
     from harness.pipeline import plan_from_results
 
     sided: Literal["one", "two"] = "two" if args.two_sided else "one"

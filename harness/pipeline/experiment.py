@@ -35,7 +35,8 @@ from harness.data.items import read_items, read_train
 from harness.data.load import judged_query_ids, load_qrels
 from harness.data.model import Intents, Qrels, Run
 from harness.data.tables import read_table_columns
-from harness.decision.release import Decision, decide_release, gate_key
+from harness.decision.release import decide_release, gate_key
+from harness.decision.verdict import Decision
 from harness.engines import DatasetWork, Engine, open_engine
 from harness.engines._common import checked_run, judgments_of
 from harness.errors import ConfigError, ReportError, TrackingError

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness._text import clipped
-from harness.decision.release import Decision
+from harness.decision.verdict import Decision
 from harness.errors import HarnessError
 from harness.records.store import read_results, write_tracking
 from harness.records.track import Tracked, destination, track_results

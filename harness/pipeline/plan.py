@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.decision.release import Plan
+from harness.decision.plan import Plan
 from harness.errors import HarnessError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from harness._atomic import atomic_write
 from harness._text import for_csv
 from harness.comparison.rows import Comparisons
-from harness.decision.release import Decision
+from harness.decision.verdict import Decision
 from harness.errors import HarnessError
 from harness.records.recorded import Recorded
 

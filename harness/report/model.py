@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from harness.comparison.compare import FEW_QUERIES
 from harness.comparison.rows import Comparison, Comparisons
-from harness.decision.release import Decision
+from harness.decision.verdict import Decision
 from harness.measures.peers import option_users
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure

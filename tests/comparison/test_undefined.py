@@ -61,7 +61,7 @@ def test_an_undefined_guard_value_is_named_as_undefined() -> None:
     import numpy as np
 
     from harness.config.schema import Guard
-    from harness.decision.release import ResampledValues, _test_resampled
+    from harness.decision.guard import ResampledValues, _test_resampled
     from harness.measures.parse import parse_measure
 
     nan = float("nan")

@@ -455,7 +455,7 @@ def test_a_candidate_identical_to_production_is_never_passed(tmp_path: Path) -> 
 )
 def test_an_inconclusive_verdict_names_what_it_is_not_evidence_of(conditions: tuple[str, ...], says: str) -> None:
     """A min_gain guard left undecided is not evidence of no gain (before: "not evidence of no drop" for every gate)."""
-    from harness.decision.release import Decision, GuardResult
+    from harness.decision.verdict import Decision, GuardResult
 
     guards = tuple(
         GuardResult(

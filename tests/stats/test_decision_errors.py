@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import harness
-from harness.decision.release import Plan
+from harness.decision.plan import Plan
 from harness.measures.spec import Measure
 
 pytestmark = pytest.mark.slow

@@ -1,0 +1,145 @@
+"""How many users a decision needs: :class:`Plan`, from a given or estimated sd, or from a gate's bootstrap guard.
+
+>>> Plan.of(sd=0.23, margin=0.01).n_queries   # one-sided t at 0.05, 80% power; (1.645 + 0.842)^2 (0.23 / 0.01)^2 = 3271
+3272
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from harness.config.defaults import DEFAULT_POWER
+from harness.decision.verdict import BOOTSTRAP, T_TEST, GuardResult
+from harness.errors import HarnessError
+from harness.stats import power
+from harness.stats.power import Sided
+
+SD_CONFIDENCE = 0.9  # how sure a plan from a pilot's sd is of reaching its power (Plan.sd_upper)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many users a paired t-test needs (Sakai's topic-set-size design): ``n_queries`` for ``power`` to resolve a
+    true distance ``margin`` from the tested value, when the per-user differences have standard deviation ``sd``.
+
+    For a ``max_drop: m`` guard (one-sided) that is the users an equal candidate needs to PASS
+    with that probability; two-sided, the users a comparison needs to detect a difference of m.
+
+    >>> Plan.of(sd=0.23, margin=0.01, sided="two").n_queries
+    4154
+    """
+
+    n_queries: int | None
+    sd: float
+    margin: float
+    alpha: float = 0.05
+    power: float = DEFAULT_POWER
+    sided: str = "one"
+    source: str = "given"
+    n_now: int | None = None
+    power_now: float | None = None
+    mde_now: float | None = None
+    method: str = T_TEST  # the test planned for: the paired t-test, or the gate's bootstrap over users (BOOTSTRAP)
+    # an sd estimated from the n_now users of a pilot is itself uncertain: its one-sided upper confidence limit at
+    # SD_CONFIDENCE (chi-square, n_now - 1 df), and the users planned with it; a plan from that limit reaches the
+    # power with probability at least SD_CONFIDENCE over pilots (Browne 1995, on pilot samples for sample sizes)
+    sd_upper: float | None = None
+    n_queries_upper: int | None = None
+
+    @classmethod
+    def of(
+        cls,
+        sd: float,
+        margin: float,
+        alpha: float = 0.05,
+        target: float = 0.8,
+        sided: Sided = "one",
+        source: str = "given",
+        n_now: int | None = None,
+    ) -> Plan:
+        if not math.isfinite(sd) or sd < 0:
+            raise HarnessError(f"the standard deviation must be a finite number >= 0, got {sd}", hint="--sd 0.23")
+        if not math.isfinite(margin) or margin <= 0:
+            raise HarnessError(f"the margin must be a number above 0, got {margin}", hint="--margin 0.01")
+        if not 0 < alpha < 1 or not 0 < target < 1:
+            raise HarnessError("alpha and power must lie between 0 and 1", hint="--alpha 0.05 --power 0.8")
+        n = power.sample_size(margin, sd, alpha, target, sided)
+        now: dict[str, Any] = (
+            {}
+            if n_now is None
+            else {
+                "n_now": n_now,
+                "power_now": power.power(n_now, margin, sd, alpha, sided),
+                "mde_now": power.minimum_detectable_effect(n_now, sd, alpha, target, sided),
+            }
+        )
+        if n_now is not None and n_now > 1 and sd > 0:
+            upper = power.sd_upper_limit(sd, n_now, SD_CONFIDENCE)
+            now |= {"sd_upper": upper, "n_queries_upper": power.sample_size(margin, upper, alpha, target, sided)}
+        return cls(n, sd, margin, alpha, target, sided, source, **now)  # type: ignore[arg-type]
+
+    @classmethod
+    def resampled(
+        cls, guard: GuardResult, margin: float, alpha: float = 0.05, target: float = 0.8, source: str = "the gate"
+    ) -> Plan:
+        """What the gate plans for a guard on a measure with one value per run (decided by the bootstrap over users):
+        the users that bring the normal bound's half-width ``(z_alpha + z_power) se`` down to ``margin``, with the
+        guard's own bootstrap sd; the gate's "users needed" for that margin, to the user.
+
+        >>> g = GuardResult("REO@10", "INCONCLUSIVE", "", "REO@10", "d", "all", sd=0.5, n_queries=100)
+        >>> Plan.resampled(g, 0.1).n_queries
+        155
+        """
+        if guard.sd is None or not guard.n_queries or not math.isfinite(guard.sd):
+            raise HarnessError(
+                f"the gate's guard on {guard.measure} has no bootstrap sd to plan from",
+                hint="a guard that was evaluated has one: check the dataset and segment",
+            )
+        if not math.isfinite(margin) or margin <= 0:
+            raise HarnessError(f"the margin must be a number above 0, got {margin}", hint="--margin 0.01")
+        n, se = guard.n_queries, guard.sd / math.sqrt(guard.n_queries)
+        mde, needed = power.bootstrap_plan(n, se, margin, alpha, target)
+        power_now = power.bootstrap_power(margin, se, alpha)
+        return cls(needed, guard.sd, margin, alpha, target, "one", source, n, power_now, mde, BOOTSTRAP)
+
+    def __repr__(self) -> str:
+        return f"Plan({self.line()})"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the plan's sentence."""
+        return f"<p>{escape(self.line())}</p>"
+
+    def line(self) -> str:
+        if self.method == BOOTSTRAP:  # Plan.resampled: the gate's bound on a measure with one value per run
+            needed = f"{self.n_queries:,} users" if self.n_queries else "any number of users"
+            test, spread = "the gate's bootstrap bound", "the per-user sd is"
+        else:
+            needed = f"{self.n_queries:,} users" if self.n_queries else "more than 10^9 users"
+            test = "a one-sided paired t-test (a max_drop guard)" if self.sided == "one" else "a two-sided paired t-test"
+            spread = "the per-user differences have sd"
+        text = (
+            f"{needed}: {test} at alpha {self.alpha:g} has {self.power:.0%} power to resolve a true distance of "
+            f"{self.margin:g} when {spread} {self.sd:.4f} ({self.source})"
+        )
+        if self.n_now is not None:
+            text += (
+                f". With the {self.n_now:,} users there: power {self.power_now:.0%}, minimum detectable effect {self.mde_now:.4f}"
+            )
+        if self.sd_upper is not None:
+            upper = f"{self.n_queries_upper:,} users" if self.n_queries_upper else "more than 10^9 users"
+            text += (
+                f". That sd is estimated from {self.n_now:,} users: at its one-sided {SD_CONFIDENCE:.0%} upper "
+                f"confidence limit, {self.sd_upper:.4f}, the plan is {upper}, which reaches {self.power:.0%} power "
+                f"in at least {SD_CONFIDENCE:.0%} of such estimates"
+            )
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+__all__ = ["SD_CONFIDENCE", "Plan"]
