@@ -1131,10 +1131,19 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
             uri_on_command_line="tracking.uri" in overrides,
             record_paths=tracking_section.value("record_paths", bool, False),
         )
+    per_query_csv = False
+    configured = None
+    if root.has("output") and isinstance(root.raw("output"), yaml.MappingNode):
+        spec = root.section("output")
+        assert spec is not None
+        spec.check_keys(keys_of("output"))
+        configured = spec.value("path", str, None)
+        per_query_csv = spec.value("csv", bool, False)
+    elif root.has("output"):
+        configured = root.value("output", str, None)
     if output is not None:
         out_dir = Path(output)
     else:
-        configured = root.value("output", str, None)
         out_dir = (
             (base / configured)
             if configured is not None and not Path(configured).is_absolute()
@@ -1152,6 +1161,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         profile=profile,
         gain_schemes=schemes,
         output=out_dir,
+        per_query_csv=per_query_csv,
         description=root.value("description", str, ""),
         baseline=baseline,
         stats=_stats(root, baseline, systems, datasets),

@@ -274,7 +274,22 @@ TOP = (
             Key("title", "string", "the report's title (default: experiment)"),
         ),
     ),
-    Key("output", "path", "the results root (default: results/ beside the config)"),
+    Key(
+        "output",
+        "mapping",
+        "where the results folders go: the results root (default: reports/ in the working directory), as a path or {path, csv}",
+        also="string",
+        keys=(
+            Key("path", "path", "the results root (default: reports/ in the working directory)"),
+            Key(
+                "csv",
+                "boolean",
+                "also write per_query.csv, the per-query table as CSV (per_query.parquet is the record; every other "
+                "table has its CSV twin always)",
+                False,
+            ),
+        ),
+    ),
     Key(
         "engine",
         "mapping",
@@ -303,6 +318,7 @@ _EXAMPLES = {
     "conventions": "conventions: {ties: trec_eval, queries: qrels}",
     "baseline": "baseline: bm25",
     "output": "output: ../reports",
+    "output.path": "path: ../reports",
     "datasets.name": "name: trec",
     "datasets.qrels": "qrels: ${QRELS:-qrels.txt}",
     "datasets.format": "format: csv",

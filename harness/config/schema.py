@@ -309,6 +309,8 @@ class Experiment:
     gain_schemes: tuple[tuple[str, str], ...]  # (name, canonical gain parameter text)
     output: Path
     description: str = ""
+    # per_query.csv beside per_query.parquet (output: {csv: true}); the other tables always get their CSV twin
+    per_query_csv: bool = False
     baseline: str | None = None
     stats: Stats = field(default_factory=Stats)
     tracking: Tracking = field(default_factory=Tracking)

@@ -313,6 +313,8 @@ def resolved_config(experiment: Experiment) -> dict[str, Any]:
 
     out = plain(experiment)
     del out["notes"]  # said to the user once, not part of what ran
+    if not experiment.per_query_csv:  # a file format, not what ran: recorded where a config asks for the CSV
+        del out["per_query_csv"]
     out["measures"] = [str(m) for m in experiment.measures]
     out["conventions"] = experiment.conventions.as_dict()
     out["systems"] = [
@@ -554,7 +556,7 @@ def save_results(
         groups=groups,
         verdict=verdict,
     )
-    return write_results(saved, _experiment_root(experiment), started.strftime("%Y%m%d-%H%M%S"))
+    return write_results(saved, _experiment_root(experiment), started.strftime("%Y%m%d-%H%M%S"), experiment.per_query_csv)
 
 
 def _experiment_root(experiment: Experiment) -> Path:

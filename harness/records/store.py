@@ -179,8 +179,9 @@ class ResultsNotWritten(HarnessError):
     """The results folder could not be written (a full disk, a folder removed meanwhile): nothing of it is left."""
 
 
-def write_results(results: SavedResults, root: Path, stamp: str) -> SavedResults:
-    """Write ``results`` as ``root/<stamp>-<id>/`` (atomically, as a whole) and point ``root/latest`` at it."""
+def write_results(results: SavedResults, root: Path, stamp: str, per_query_csv: bool = False) -> SavedResults:
+    """Write ``results`` as ``root/<stamp>-<id>/`` (atomically, as a whole) and point ``root/latest`` at it. Every table
+    is Parquet (the record) with a CSV twin, but the per-query table, whose CSV is written when ``per_query_csv``."""
     import yaml
 
     final = root / f"{stamp}-{secrets.token_hex(3)}"
@@ -190,12 +191,13 @@ def write_results(results: SavedResults, root: Path, stamp: str) -> SavedResults
         staging.mkdir(parents=True, exist_ok=False)
         for stem in TABLES:
             frame = getattr(results, stem)
-            if frame is not None:
-                atomic_write(staging / f"{stem}.parquet", _table_bytes(frame))
-                atomic_write(
-                    staging / f"{stem}.csv",
-                    _csv_bytes(for_csv(frame)) if stem == "per_query" else for_csv(frame).to_csv(index=False),
-                )  # Parquet: the raw values
+            if frame is None:
+                continue
+            atomic_write(staging / f"{stem}.parquet", _table_bytes(frame))  # the raw values
+            if stem != "per_query":
+                atomic_write(staging / f"{stem}.csv", for_csv(frame).to_csv(index=False))
+            elif per_query_csv:
+                atomic_write(staging / f"{stem}.csv", _csv_bytes(for_csv(frame)))
         atomic_write(staging / "config.resolved.yaml", yaml.safe_dump(results.config, sort_keys=False))
         atomic_write(staging / "provenance.json", json.dumps(results.provenance, indent=2))
         if results.verdict is not None:

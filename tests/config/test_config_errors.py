@@ -93,6 +93,8 @@ CASES = [
         12,
     ),
     ("baseline: a", "baseline: a\nevil: !!python/object/apply:os.system ['true']", r"line 12: unknown key 'evil'", 12),
+    ("output: out", "output: {path: out, csv: maybe}", r"line 14: output\.csv must be a bool", 14),
+    ("output: out", "output: {path: out, cvs: true}", r"line 14: unknown key 'output\.cvs'\. Fix: did you mean 'csv'", 14),
 ]
 
 

@@ -241,7 +241,7 @@ def test_a_config_with_beyond_accuracy_measures_runs(folder: Path, tmp_path: Pat
     value = dict(zip(summary["measure"], summary["value"], strict=True))
     assert math.isclose(value["Coverage@2"], SYSTEM["Coverage@2"])
     assert math.isclose(value["ILD@3"], (PER_USER["ILD@3"][0] + 1) / 2)
-    per_query = pd.read_csv(folder_out / "per_query.csv")
+    per_query = pd.read_parquet(folder_out / "per_query.parquet")
     assert set(per_query["measure"]) == {"nDCG@2", "ILD@3", "Novelty@2"}  # a system measure has no per-query value
     diagnostics = json.loads(pd.read_csv(folder_out / "diagnostics.csv").to_json(orient="records"))[0]
     assert diagnostics["cold_recommendations"] == 1  # z

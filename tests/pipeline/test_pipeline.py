@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from harness import Qrels, Run, aggregate, evaluate
 from harness.cli import main
@@ -62,12 +63,24 @@ def recsys(tmp_path: Path) -> Path:
     )
 
 
+def test_output_csv_writes_the_per_query_table_as_csv_too(recsys: Path) -> None:
+    recsys.write_text(recsys.read_text().replace("output: out", "output: {path: out, csv: true}"))
+    folder = Path(str(_run_config(recsys)["results_dir"]))
+    written = pd.read_csv(folder / "per_query.csv", dtype={"query_id": str})
+    record = pd.read_parquet(folder / "per_query.parquet")
+    assert len(written) == len(record) == 2 * 3 * 3  # systems x measures x judged users
+    assert written["query_id"].tolist() == record["query_id"].astype(str).tolist()
+    assert written["value"].tolist() == record["value"].tolist()
+    assert yaml.safe_load((folder / "config.resolved.yaml").read_text())["per_query_csv"] is True
+
+
 def test_values_are_hand_computed_and_match_the_core(recsys: Path) -> None:
     outcome = _run_config(recsys)
     folder = Path(str(outcome["results_dir"]))
     assert folder.parent == recsys.parent / "out" / "rec"
-    expected_files = {"per_query.parquet", "per_query.csv", "summary.parquet", "summary.csv", "diagnostics.csv"}
+    expected_files = {"per_query.parquet", "summary.parquet", "summary.csv", "diagnostics.csv"}
     assert {p.name for p in folder.iterdir()} >= expected_files | {"config.resolved.yaml", "provenance.json"}
+    assert not (folder / "per_query.csv").exists()  # the per-query table's CSV only when asked (output: {csv: true})
     assert (folder.parent / "latest").resolve() == folder.resolve()
     summary = pd.read_parquet(folder / "summary.parquet")
     value = lambda system, segment, measure: float(

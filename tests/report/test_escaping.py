@@ -57,7 +57,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Hostile:
         "tracking": {"enabled": False},
         "report": {"title": TITLE},
         "release": {"production": PRODUCTION, "candidate": CANDIDATE, "guards": [{"measure": "nDCG@5", "max_drop": 0.0}]},
-        "output": "out",
+        "output": {"path": "out", "csv": True},  # per_query.csv too: every CSV cell is checked
     }
     (folder / "exp.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
     done = subprocess.run(
