@@ -69,7 +69,16 @@ kernel-checks: $(CHECKED)/.built
 wheel: $(STAMP)
 	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
 
-bench: $(STAMP)
+# Microsoft Recommenders' own evaluation code, with its pins (numpy<2, pandas<3), beside harness's virtualenv: the peer
+# of the beyond-accuracy benchmark (its other dependencies are for its models, not its metrics)
+PEERS := $(VENV)/peers
+$(PEERS)/.installed:
+	$(PYTHON) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet 'numpy<2' 'pandas<3' scikit-learn
+	$(PEERS)/bin/python -m pip install --quiet --no-deps 'recommenders==1.2.0'
+	touch $@
+
+bench: $(STAMP) $(PEERS)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx
@@ -77,6 +86,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/record_bench.py
 	$(BIN)/python benchmarks/beyond_bench.py
 	$(BIN)/python benchmarks/beyond_bench.py --fairness
+	$(BIN)/python benchmarks/beyond_peers.py
 	$(BIN)/python benchmarks/dask_bench.py
 
 # clean keeps reports/ and the generated runs; distclean removes those too

@@ -182,3 +182,44 @@ def test_record_benchmark_runs_the_demo(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     rows = [line.split() for line in done.stdout.splitlines()[1:]]
     assert [row[0] for row in rows] == ["demo", "demo"] and all(row[-1] in ("met", "MISSED") for row in rows)
+
+
+def test_recbole_s_own_metrics_and_harness_as_the_peers_benchmark_runs_them_give_the_golden_values() -> None:
+    """benchmarks/peers/beyond_recbole.py (RecBole's metric classes, copied unchanged) on the beyond-accuracy golden
+    case gives the values RecBole computed on it (tests/fixtures/beyond_accuracy/expected.json), and the harness eval
+    that benchmarks/beyond_peers.py times against it gives the same."""
+    import io
+
+    from harness.cli import main
+
+    golden = ROOT / "tests" / "fixtures" / "beyond_accuracy"
+    files = [str(golden / name) for name in ("train.csv", "test.csv", "items.csv", "run.csv")]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "peers" / "beyond_recbole.py"), *files, "--metric", "all", "--k", "10"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    printed = {line.split()[0]: float(line.split()[1]) for line in done.stdout.splitlines()}
+    ids = {
+        "ItemCoverage": "recbole.itemcoverage.native@10",
+        "AveragePopularity": "recbole.averagepopularity@10",
+        "ShannonEntropy": "recbole.shannonentropy@10",
+        "GiniIndex": "recbole.giniindex.native@10",
+        "TailPercentage": "recbole.tailpercentage.ratio0.1@10",
+    }
+    values = json.loads((golden / "expected.json").read_text())["values"]
+    expected = {v["id"]: v["value"] for v in values if v["peer"] == "recbole" and v["ties"] == "input_order"}
+    assert printed == pytest.approx({name: expected[ids[name]] for name in ids}, rel=1e-12)
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from beyond_peers import CASES, harness_command
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    command = harness_command("recbole", CASES["recbole"], golden, golden / "run.csv")
+    out = io.StringIO()
+    assert main(command[3:], out, io.StringIO()) == 0  # after "python -m harness"
+    ours = [float(r["value"]) for r in json.loads(out.getvalue())["results"]]
+    assert ours == pytest.approx([printed[name] for name in CASES["recbole"]], rel=1e-12)

@@ -297,7 +297,7 @@ NOVELTY = MeasureDef(
             ("user", "recommendation"),
         ),
     ),
-    peer_names=(PeerName("msrec", "novelty", "Novelty(weight=recommendation, cold=zero)"),),
+    peer_names=(PeerName("msrec", "novelty", "Novelty(weight=recommendation,cold=zero)"),),
     citation="Castells, Vargas & Wang, ECIR 2011",
 )
 ILD = MeasureDef(
@@ -325,7 +325,7 @@ SERENDIPITY = MeasureDef(
     needs=_similarity_needs,
     undefined_skipped=True,
     item_similarity=True,
-    peer_names=(PeerName("msrec", "user_serendipity", "Serendipity"),),
+    peer_names=(PeerName("msrec", "serendipity", "Serendipity"), PeerName("msrec", "user_serendipity", "Serendipity")),
     citation="Zhang et al., Auralist, WSDM 2012",
 )
 ARP = MeasureDef(

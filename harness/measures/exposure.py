@@ -84,7 +84,7 @@ def ee_r(lists: RankedLists, m: Measure) -> np.ndarray:
 
 
 def _expeval_name(name: str) -> tuple[PeerName, ...]:
-    return (PeerName("expeval", name.replace("_", "-"), f"{name}(norm=expeval, compat=expeval)"),)
+    return (PeerName("expeval", name.replace("_", "-"), f"{name}(norm=expeval,compat=expeval)"),)
 
 
 EE_L = MeasureDef(

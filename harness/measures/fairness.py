@@ -422,7 +422,7 @@ ITEMMAD = MeasureDef(
     finish=item_mad_finish,
     peer_names=(
         PeerName("elliot", "ItemMADranking", "ItemMAD(empty_groups=nan)"),
-        PeerName("elliot", "ItemMADrating", "ItemMAD(gain=rating, empty_groups=nan)"),
+        PeerName("elliot", "ItemMADrating", "ItemMAD(gain=rating,empty_groups=nan)"),
     ),
     citation=_DELDJOO,
 )
@@ -458,7 +458,7 @@ USERMAD = MeasureDef(
     by_group=user_group_values,
     peer_names=(
         PeerName("elliot", "UserMADranking", "UserMAD(empty_groups=nan)"),
-        PeerName("elliot", "UserMADrating", "UserMAD(gain=rating, empty_groups=nan)"),
+        PeerName("elliot", "UserMADrating", "UserMAD(gain=rating,empty_groups=nan)"),
     ),
     citation=_DELDJOO,
 )

@@ -118,7 +118,10 @@ def test_monotone_score_transform_changes_nothing(data) -> None:  # type: ignore
 @given(judged_runs())
 def test_renaming_documents_changes_nothing_without_ties(data) -> None:  # type: ignore[no-untyped-def]
     qrels, run = data  # scores are unique within a query
-    rename = lambda d: "zz" + d[::-1]
+
+    def rename(d):
+        return "zz" + d[::-1]
+
     renamed_q = [(q, rename(d), r) for q, d, r in qrels]
     renamed_r = [(q, rename(d), s) for q, d, s in run]
     np.testing.assert_allclose(_values(qrels, run), _values(renamed_q, renamed_r), rtol=0, atol=1e-12)

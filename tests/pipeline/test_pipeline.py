@@ -83,9 +83,10 @@ def test_values_are_hand_computed_and_match_the_core(recsys: Path) -> None:
     assert not (folder / "per_query.csv").exists()  # the per-query table's CSV only when asked (output: {csv: true})
     assert (folder.parent / "latest").resolve() == folder.resolve()
     summary = pd.read_parquet(folder / "summary.parquet")
-    value = lambda system, segment, measure: float(
-        summary.query("system == @system and segment == @segment and measure == @measure")["value"].iloc[0]
-    )
+
+    def value(system, segment, measure):
+        return float(summary.query("system == @system and segment == @segment and measure == @measure")["value"].iloc[0])
+
     # a: u1 ranks i2 (4), i5, i1 (5) -> P@2 1/2, RR 1; u2: i7, i3 (5) -> P@2 1/2, RR 1/2; u3: nothing -> 0
     assert value("a", "all", "P@2") == pytest.approx((0.5 + 0.5 + 0) / 3)
     assert value("a", "all", "RR@2") == pytest.approx((1 + 0.5 + 0) / 3)

@@ -87,11 +87,14 @@ def test_a_pair_does_not_depend_on_other_systems() -> None:
     settings = CompareSettings(system_resamples=200, mode="all_pairs", correction="none")
     two = [r.to_record() for r in compare([a, b], evaluator.measures, settings)]
     three = [r.to_record() for r in compare([c, a, b], evaluator.measures, settings)]
-    pick = lambda rows: {
-        r["measure"]: (r["p_randomization"], r["ci_low"], r["ci_high"])
-        for r in rows
-        if {r["system_a"], r["system_b"]} == {"a", "b"}
-    }
+
+    def pick(rows):
+        return {
+            r["measure"]: (r["p_randomization"], r["ci_low"], r["ci_high"])
+            for r in rows
+            if {r["system_a"], r["system_b"]} == {"a", "b"}
+        }
+
     assert pick(two) == pick(three)
 
 

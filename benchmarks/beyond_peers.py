@@ -1,0 +1,157 @@
+"""The beyond-accuracy measures at MovieLens-1M size, side by side with the peers' own code, as whole processes.
+
+    python benchmarks/beyond_peers.py            # 6,040 users x 10 of 100 recommended items, 3,706 items, ~1M training rows
+    python benchmarks/beyond_peers.py --rounds 1
+
+The data is record_bench's MovieLens-1M-shaped set (benchmarks/data/ml1m-like), with the production run's items the
+user trained on removed (Microsoft Recommenders refuses a recommendation already in the training data, as a
+recommender would not make it). Each peer runs its own code on it:
+
+* Microsoft Recommenders: ``recommenders.evaluation.python_evaluation`` 1.2.0, in a virtualenv of its own with its
+  pins (``numpy<2``, ``pandas<3``: its diversity fails under pandas 3), made by ``make bench`` in .venv/peers
+  (``benchmarks/peers/beyond_msrec.py``);
+* RecBole: its metric classes, copied unchanged (``benchmarks/peers/recbole_metrics.py``; RecBole itself needs
+  torch), called as its evaluator calls them (``benchmarks/peers/beyond_recbole.py``).
+
+For each measure: the peer's process and ``harness eval`` of the measure that reproduces it (the tool's profile),
+alternating, --rounds rounds (a process over 20 s runs once); the medians of wall time and peak memory, the ratio,
+and whether the two values agree to 1e-9. Then each tool's measures all in one process against all in one
+``harness eval``: what a user of the tool runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import pandas as pd
+from _process import measure_process  # benchmarks/, this script's folder
+from record_bench import movielens_1m_like
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SLOW = 20.0  # seconds: a process slower than this is timed once
+# each tool's names, timed in this order; harness's measure for each is the one its definition names for it
+# (harness.measures: PeerName), at k = 10
+CASES = {
+    "msrec": ["catalog_coverage", "distributional_coverage", "novelty", "diversity", "serendipity"],
+    "recbole": ["ItemCoverage", "AveragePopularity", "ShannonEntropy", "GiniIndex", "TailPercentage"],
+}
+
+
+def harness_measure(tool: str, name: str, k: int = 10) -> str:
+    """The measure whose definition names ``tool``'s ``name`` (its parameters reproduce the tool's), at ``k``.
+
+    >>> harness_measure("msrec", "novelty"), harness_measure("recbole", "GiniIndex")
+    ('Novelty(weight=recommendation,cold=zero)@10', 'Gini(catalog=recbole)@10')
+    """
+    from harness.measures.registry import REGISTRY
+
+    spelling = next(p.spelling for d in REGISTRY for p in d.peer_names if (p.tool, p.name) == (tool, name))
+    return f"{spelling}@{k}"
+
+
+def _unseen_run(folder: Path) -> Path:
+    """The production run without the items each user trained on (written once)."""
+    path = folder / "production-unseen.csv"
+    if not path.exists():
+        train = pd.read_csv(folder / "train.csv", dtype=str)
+        run = pd.read_csv(folder / "production.csv", dtype={"user": str, "item": str})
+        seen = run.merge(train.assign(seen=True), on=["user", "item"], how="left")["seen"].notna().to_numpy()
+        run[~seen].to_csv(path, index=False)
+    return path
+
+
+def _peer_command(tool: str, name: str, folder: Path, run: Path, python: str) -> list[str]:
+    if tool == "msrec":
+        return [python, str(HERE / "peers" / "beyond_msrec.py"), str(folder / "train.csv"), str(run), "--measure", name]
+    files = [str(folder / f) for f in ("train.csv", "test.csv", "items.csv")]
+    return [sys.executable, str(HERE / "peers" / "beyond_recbole.py"), *files, str(run), "--metric", name]
+
+
+def harness_command(tool: str, names: list[str], folder: Path, run: Path) -> list[str]:
+    """``harness eval`` of the measures that reproduce ``tool``'s ``names``, under its profile, printing JSON."""
+    return [
+        sys.executable,
+        "-m",
+        "harness",
+        "eval",
+        str(folder / "test.csv"),
+        str(run),
+        "--qrels-columns",
+        "query=user,doc=item,relevance=rating",
+        "--run-columns",
+        "query=user,doc=item,score=score",
+        "--train",
+        str(folder / "train.csv"),
+        "--train-columns",
+        "query=user,doc=item",
+        "--items",
+        str(folder / "items.csv"),
+        "--profile",
+        tool,
+        "-m",
+        ",".join(harness_measure(tool, name) for name in names),
+        "--quiet",
+        "--format",
+        "json",
+    ]
+
+
+def _timed(command: list[str], rounds: int) -> tuple[float, float, str]:
+    """Medians of wall time and peak memory over the rounds (one round for a slow process), and its output."""
+    times, peaks, out = [], [], ""
+    for _ in range(rounds):
+        seconds, peak, out = measure_process(command)
+        times.append(seconds)
+        peaks.append(peak)
+        if seconds > SLOW:
+            break
+    return statistics.median(times), statistics.median(peaks), out
+
+
+def _values(out: str, harness: bool) -> list[float]:
+    if harness:
+        return [float(r["value"]) for r in json.loads(out)["results"]]
+    return [float(line.split()[-1]) for line in out.splitlines() if line.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=HERE / "data" / "ml1m-like")
+    parser.add_argument(
+        "--msrec-python", default=str(ROOT / ".venv" / "peers" / "bin" / "python"), help="a Python with msrec's pins"
+    )
+    args = parser.parse_args(argv)
+    movielens_1m_like(args.data)
+    run = _unseen_run(args.data)
+    if not Path(args.msrec_python).exists():
+        print(f"no {args.msrec_python}: make bench makes it (Microsoft Recommenders with its pins)", file=sys.stderr)
+        return 2
+    print(f"beyond accuracy at MovieLens-1M size ({run}), whole processes, medians of {args.rounds} rounds:")
+    header = f"{'peer':<9}{'its measure':<25}{'harness measure':<44}{'peer s':>8}{'harness s':>10}{'ratio':>7}"
+    print(header + f"{'peer MB':>9}{'harness MB':>11}  values")
+    for tool, names in CASES.items():
+        for name in [*names, "all"]:
+            ours = "all five, one process" if name == "all" else harness_measure(tool, name)
+            peer_s, peer_mb, peer_out = _timed(_peer_command(tool, name, args.data, run, args.msrec_python), args.rounds)
+            asked = names if name == "all" else [name]
+            ours_s, ours_mb, ours_out = _timed(harness_command(tool, asked, args.data, run), args.rounds)
+            theirs, mine = _values(peer_out, False), _values(ours_out, True)
+            agree = len(theirs) == len(mine) and all(
+                abs(a - b) <= 1e-9 * max(1.0, abs(a)) for a, b in zip(theirs, mine, strict=True)
+            )
+            print(
+                f"{tool:<9}{name:<25}{ours:<44}{peer_s:>8.2f}{ours_s:>10.2f}{peer_s / ours_s:>6.1f}x"
+                f"{peer_mb:>9.0f}{ours_mb:>11.0f}  {'equal' if agree else f'DIFFER {theirs} {mine}'}",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
