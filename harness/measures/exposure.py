@@ -8,6 +8,8 @@ sampled rankings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from harness.errors import MeasureError
@@ -83,47 +85,33 @@ def ee_r(lists: RankedLists, m: Measure) -> np.ndarray:
     return _expected_exposure(lists, m)[:, exposure.MEASURES.index("EE-R")]
 
 
-def _expeval_name(name: str) -> tuple[PeerName, ...]:
-    return (PeerName("expeval", name.replace("_", "-"), f"{name}(norm=expeval,compat=expeval)"),)
+def _expected_exposure_measure(
+    name: str, kernel: Callable[[RankedLists, Measure], np.ndarray], meaning: str, higher: bool
+) -> MeasureDef:
+    """One of expeval's three measures (``EE_L`` is its EE-L): per query, undefined without a relevant document."""
+    return MeasureDef(
+        name,
+        kernel,
+        _ABOUT + meaning,
+        _FAMILY,
+        params=_PARAMS,
+        validate=_check_user_model,
+        higher_is_better=higher,
+        undefined_skipped=True,
+        reads_samples=True,
+        peer_names=(PeerName("expeval", name.replace("_", "-"), f"{name}(norm=expeval,compat=expeval)"),),
+        citation=_CITATION,
+    )
 
 
-EE_L = MeasureDef(
-    "EE_L",
-    ee_l,
-    _ABOUT + "EE-L = ||e - e*||^2, the expected exposure loss; 0 when every document gets its deserved exposure.",
-    _FAMILY,
-    params=_PARAMS,
-    validate=_check_user_model,
-    higher_is_better=False,
-    undefined_skipped=True,
-    reads_samples=True,
-    peer_names=_expeval_name("EE_L"),
-    citation=_CITATION,
+EE_L = _expected_exposure_measure(
+    "EE_L", ee_l, "EE-L = ||e - e*||^2, the expected exposure loss; 0 when every document gets its deserved exposure.", False
 )
-EE_D = MeasureDef(
-    "EE_D",
-    ee_d,
-    _ABOUT + "EE-D = ||e||^2, the disparity: lower when the exposure is spread more equally.",
-    _FAMILY,
-    params=_PARAMS,
-    validate=_check_user_model,
-    higher_is_better=False,
-    undefined_skipped=True,
-    reads_samples=True,
-    peer_names=_expeval_name("EE_D"),
-    citation=_CITATION,
+EE_D = _expected_exposure_measure(
+    "EE_D", ee_d, "EE-D = ||e||^2, the disparity: lower when the exposure is spread more equally.", False
 )
-EE_R = MeasureDef(
-    "EE_R",
-    ee_r,
-    _ABOUT + "EE-R = e . e*, the relevance: higher when the exposure goes where it is deserved.",
-    _FAMILY,
-    params=_PARAMS,
-    validate=_check_user_model,
-    undefined_skipped=True,
-    reads_samples=True,
-    peer_names=_expeval_name("EE_R"),
-    citation=_CITATION,
+EE_R = _expected_exposure_measure(
+    "EE_R", ee_r, "EE-R = e . e*, the relevance: higher when the exposure goes where it is deserved.", True
 )
 
 MEASURES = (EE_L, EE_D, EE_R)

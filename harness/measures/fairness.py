@@ -286,76 +286,61 @@ _PARITY = (
     "0 is parity. A system measure."
 )
 _ZHU = "Zhu, Wang & Caverlee, SIGIR 2020"
-RSP = MeasureDef(
+
+
+def _parity_measure(
+    name: str, description: str, opportunity: bool, params: tuple[ParamInfo, ...], needs: Callable[[Measure], frozenset[str]]
+) -> MeasureDef:
+    """RSP and REO, over the catalogue's groups or Elliot's two popularity groups: one value per run from each group's
+    P_g summed over users; REO reads which items are relevant."""
+    return MeasureDef(
+        name,
+        not_per_query,
+        description,
+        _FAMILY,
+        cutoff="required",
+        params=params,
+        needs=needs,
+        system=True,
+        system_bounds=(0.0, _INF),
+        higher_is_better=False,
+        item_reads=_judged if opportunity else None,
+        parts=_parity(opportunity),
+        finish=parity_finish,
+        by_group=parity_by_group,
+        peer_names=(PeerName("elliot", name, name),),
+        citation=_ZHU,
+    )
+
+
+RSP = _parity_measure(
     "RSP",
-    not_per_query,
     "ranking-based statistical parity: P_g = top-k items of group g / items of g outside the user's training, " + _PARITY,
-    _FAMILY,
-    cutoff="required",
-    params=(_GROUP,),
-    needs=_group_needs,
-    system=True,
-    system_bounds=(0.0, _INF),
-    higher_is_better=False,
-    parts=_parity(False),
-    finish=parity_finish,
-    by_group=parity_by_group,
-    peer_names=(PeerName("elliot", "RSP", "RSP"),),
-    citation=_ZHU,
+    False,
+    (_GROUP,),
+    _group_needs,
 )
-REO = MeasureDef(
+REO = _parity_measure(
     "REO",
-    not_per_query,
     "ranking-based equal opportunity: P_g = relevant top-k items of group g / relevant test items of g outside the "
     "user's training, " + _PARITY,
-    _FAMILY,
-    cutoff="required",
-    params=(_GROUP, ELLIOT_REL),
-    needs=_group_needs,
-    system=True,
-    system_bounds=(0.0, _INF),
-    higher_is_better=False,
-    item_reads=_judged,
-    parts=_parity(True),
-    finish=parity_finish,
-    by_group=parity_by_group,
-    peer_names=(PeerName("elliot", "REO", "REO"),),
-    citation=_ZHU,
+    True,
+    (_GROUP, ELLIOT_REL),
+    _group_needs,
 )
-POPRSP = MeasureDef(
+POPRSP = _parity_measure(
     "PopRSP",
-    not_per_query,
     "RSP over two popularity groups, Elliot's short head and long tail of the training items.",
-    _FAMILY,
-    cutoff="required",
-    params=(HEAD,),
-    needs=needs_train,
-    system=True,
-    system_bounds=(0.0, _INF),
-    higher_is_better=False,
-    parts=_parity(False),
-    finish=parity_finish,
-    by_group=parity_by_group,
-    peer_names=(PeerName("elliot", "PopRSP", "PopRSP"),),
-    citation=_ZHU,
+    False,
+    (HEAD,),
+    needs_train,
 )
-POPREO = MeasureDef(
+POPREO = _parity_measure(
     "PopREO",
-    not_per_query,
     "REO over two popularity groups, Elliot's short head and long tail of the training items.",
-    _FAMILY,
-    cutoff="required",
-    params=(HEAD, ELLIOT_REL),
-    needs=needs_train,
-    system=True,
-    system_bounds=(0.0, _INF),
-    higher_is_better=False,
-    item_reads=_judged,
-    parts=_parity(True),
-    finish=parity_finish,
-    by_group=parity_by_group,
-    peer_names=(PeerName("elliot", "PopREO", "PopREO"),),
-    citation=_ZHU,
+    True,
+    (HEAD, ELLIOT_REL),
+    needs_train,
 )
 
 
