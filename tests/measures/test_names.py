@@ -55,6 +55,17 @@ def test_harness_measures_lists_the_peers_names() -> None:
     text = out.getvalue()
     assert "ItemCoverage@k (recbole) = Coverage(catalog=recbole)@k" in text
     assert "catalog_coverage (msrec) = Coverage" in text
+    # facts a parameter decides, read from the definitions (When), not from a measure's name
+    novelty = text[text.index("\nNovelty[@k]") :].split("\n")[3]
+    assert "one value per run with weight=recommendation" in novelty and "better: higher" in novelty
+    gini = text[text.index("\nGini[@k]") :].split("\n")[3]
+    assert "better: lower (higher with form=elliot)" in gini
+
+
+def test_a_number_after_the_at_sign_sets_the_parameter_its_definition_names() -> None:
+    assert parse_measure("IPrec@0.5") == parse_measure("IPrec(recall=0.5)")
+    with pytest.raises(MeasureError, match=r"cutoff of 'P@0\.5' must be a whole number"):
+        parse_measure("P@0.5")
 
 
 @pytest.mark.parametrize(
