@@ -78,7 +78,18 @@ $(PEERS)/.installed:
 	$(PEERS)/bin/python -m pip install --quiet --no-deps 'recommenders==1.2.0'
 	touch $@
 
-bench: $(STAMP) $(PEERS)/.installed
+# LensKit's list metrics: lenskit without its torch requirement (they never call it; benchmarks/peers/torch_stub stands
+# in), with the rest of its requirements
+$(PEERS)-lenskit/.installed:
+	$(PYTHON) -m venv $(PEERS)-lenskit
+	$(PEERS)-lenskit/bin/python -m pip install --quiet 'numpy>=2' 'pandas~=2.0' 'pyarrow>=20,!=21.*' scipy more-itertools \
+	  structlog threadpoolctl 'pydantic~=2.7' 'pydantic-settings~=2.8' rich 'humanize~=4.2' 'prettytable~=3.14' \
+	  typing-extensions 'click~=8.1' 'requests~=2.28' packaging psutil py-cpuinfo pyzmq lazy-loader xopen deepmerge \
+	  'setuptools>=80'
+	$(PEERS)-lenskit/bin/python -m pip install --quiet --no-deps 'lenskit==2025.8.1'
+	touch $@
+
+bench: $(STAMP) $(PEERS)/.installed $(PEERS)-lenskit/.installed
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx

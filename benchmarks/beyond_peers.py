@@ -1,4 +1,4 @@
-"""The beyond-accuracy measures at MovieLens-1M size, side by side with the peers' own code, as whole processes.
+"""The beyond-accuracy and fairness measures at MovieLens-1M size, beside the peers' own code, as whole processes.
 
     python benchmarks/beyond_peers.py            # 6,040 users x 10 of 100 recommended items, 3,706 items, ~1M training rows
     python benchmarks/beyond_peers.py --rounds 1
@@ -11,7 +11,12 @@ recommender would not make it). Each peer runs its own code on it:
   pins (``numpy<2``, ``pandas<3``: its diversity fails under pandas 3), made by ``make bench`` in .venv/peers
   (``benchmarks/peers/beyond_msrec.py``);
 * RecBole: its metric classes, copied unchanged (``benchmarks/peers/recbole_metrics.py``; RecBole itself needs
-  torch), called as its evaluator calls them (``benchmarks/peers/beyond_recbole.py``).
+  torch), called as its evaluator calls them (``benchmarks/peers/beyond_recbole.py``);
+* LensKit: its ExposureGini and ListGini (lenskit 2025.8.1 with ``--no-deps`` in .venv/peers-lenskit, made by
+  ``make bench``; a stand-in for torch, which these metrics never call), as its RunAnalysis calls them
+  (``benchmarks/peers/fairness_lenskit.py``).
+
+Elliot needs TensorFlow and pyxclib is not on PyPI: their measures are checked on the golden cases only.
 
 For each measure: the peer's process and ``harness eval`` of the measure that reproduces it (the tool's profile),
 alternating, --rounds rounds (a process over 20 s runs once); the medians of wall time and peak memory, the ratio,
@@ -39,7 +44,9 @@ SLOW = 20.0  # seconds: a process slower than this is timed once
 CASES = {
     "msrec": ["catalog_coverage", "distributional_coverage", "novelty", "diversity", "serendipity"],
     "recbole": ["ItemCoverage", "AveragePopularity", "ShannonEntropy", "GiniIndex", "TailPercentage"],
+    "lenskit": ["ExposureGini", "ListGini"],
 }
+TOLERANCE = {"lenskit": 1e-6}  # LensKit sums exposure in float32; the others agree to 1e-9
 
 
 def harness_measure(tool: str, name: str, k: int = 10) -> str:
@@ -65,9 +72,11 @@ def _unseen_run(folder: Path) -> Path:
     return path
 
 
-def _peer_command(tool: str, name: str, folder: Path, run: Path, python: str) -> list[str]:
+def _peer_command(tool: str, name: str, folder: Path, run: Path, python: dict[str, str]) -> list[str]:
     if tool == "msrec":
-        return [python, str(HERE / "peers" / "beyond_msrec.py"), str(folder / "train.csv"), str(run), "--measure", name]
+        return [python[tool], str(HERE / "peers" / "beyond_msrec.py"), str(folder / "train.csv"), str(run), "--measure", name]
+    if tool == "lenskit":
+        return [python[tool], str(HERE / "peers" / "fairness_lenskit.py"), str(folder / "items.csv"), str(run), "--metric", name]
     files = [str(folder / f) for f in ("train.csv", "test.csv", "items.csv")]
     return [sys.executable, str(HERE / "peers" / "beyond_recbole.py"), *files, str(run), "--metric", name]
 
@@ -122,28 +131,34 @@ def _values(out: str, harness: bool) -> list[float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tools", nargs="+", choices=list(CASES), default=list(CASES), help="the peers to run")
     parser.add_argument("--data", type=Path, default=HERE / "data" / "ml1m-like")
     parser.add_argument(
         "--msrec-python", default=str(ROOT / ".venv" / "peers" / "bin" / "python"), help="a Python with msrec's pins"
     )
+    parser.add_argument(
+        "--lenskit-python", default=str(ROOT / ".venv" / "peers-lenskit" / "bin" / "python"), help="a Python with LensKit"
+    )
     args = parser.parse_args(argv)
     movielens_1m_like(args.data)
     run = _unseen_run(args.data)
-    if not Path(args.msrec_python).exists():
-        print(f"no {args.msrec_python}: make bench makes it (Microsoft Recommenders with its pins)", file=sys.stderr)
-        return 2
-    print(f"beyond accuracy at MovieLens-1M size ({run}), whole processes, medians of {args.rounds} rounds:")
+    python = {"msrec": args.msrec_python, "lenskit": args.lenskit_python}
+    for tool, path in python.items():
+        if not Path(path).exists():
+            print(f"no {path}: make bench makes it (the peer {tool} with its requirements)", file=sys.stderr)
+            return 2
+    print(f"beyond accuracy and fairness at MovieLens-1M size ({run}), whole processes, medians of {args.rounds} rounds:")
     header = f"{'peer':<9}{'its measure':<25}{'harness measure':<44}{'peer s':>8}{'harness s':>10}{'ratio':>7}"
     print(header + f"{'peer MB':>9}{'harness MB':>11}  values")
-    for tool, names in CASES.items():
+    for tool, names in ((tool, CASES[tool]) for tool in args.tools):
         for name in [*names, "all"]:
-            ours = "all five, one process" if name == "all" else harness_measure(tool, name)
-            peer_s, peer_mb, peer_out = _timed(_peer_command(tool, name, args.data, run, args.msrec_python), args.rounds)
+            ours = f"all {len(names)}, one process" if name == "all" else harness_measure(tool, name)
+            peer_s, peer_mb, peer_out = _timed(_peer_command(tool, name, args.data, run, python), args.rounds)
             asked = names if name == "all" else [name]
             ours_s, ours_mb, ours_out = _timed(harness_command(tool, asked, args.data, run), args.rounds)
             theirs, mine = _values(peer_out, False), _values(ours_out, True)
             agree = len(theirs) == len(mine) and all(
-                abs(a - b) <= 1e-9 * max(1.0, abs(a)) for a, b in zip(theirs, mine, strict=True)
+                abs(a - b) <= TOLERANCE.get(tool, 1e-9) * max(1.0, abs(a)) for a, b in zip(theirs, mine, strict=True)
             )
             print(
                 f"{tool:<9}{name:<25}{ours:<44}{peer_s:>8.2f}{ours_s:>10.2f}{peer_s / ours_s:>6.1f}x"
