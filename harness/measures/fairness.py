@@ -118,40 +118,49 @@ def psndcg(lists: RankedLists, m: Measure) -> np.ndarray:
     return psndcg_parts(lists, m)[:, 0]
 
 
-_JAIN = "Jain, Prabhu & Varma, KDD 2016"
-PSP = MeasureDef(
+def _propensity_measure(
+    name: str,
+    kernel: Callable[[RankedLists, Measure], np.ndarray],
+    parts: Callable[[RankedLists, Measure], np.ndarray],
+    description: str,
+    pyxclib_name: str,
+) -> MeasureDef:
+    """PSP and PSnDCG: per user the first of their two terms; with norm=pyxclib one value per run, the ratio of their
+    sums over users (pyxclib's)."""
+    return MeasureDef(
+        name,
+        kernel,
+        description,
+        _FAMILY,
+        cutoff="required",
+        params=(REL, _A, _B, _PS_NORM),
+        needs=needs_train,
+        item_reads=_judged,
+        system=When("norm", "pyxclib"),
+        parts=parts,
+        finish=ratio_finish,
+        peer_names=(PeerName("pyxclib", pyxclib_name, f"{name}(norm=pyxclib)"),),
+        citation="Jain, Prabhu & Varma, KDD 2016",
+    )
+
+
+PSP = _propensity_measure(
     "PSP",
     psp,
+    psp_parts,
     "propensity-scored precision (Jain et al.): the relevant items' inverse propensities 1 + C (n_i + B)^-A in the "
     "top k, over k; n_i the item's training users, C = (ln N - 1)(B + 1)^A. norm=pyxclib: over the same for the "
     "ideal list, a ratio of means over users (pyxclib psprecision).",
-    _FAMILY,
-    cutoff="required",
-    params=(REL, _A, _B, _PS_NORM),
-    needs=needs_train,
-    item_reads=_judged,
-    system=When("norm", "pyxclib"),
-    parts=psp_parts,
-    finish=ratio_finish,
-    peer_names=(PeerName("pyxclib", "psprecision", "PSP(norm=pyxclib)"),),
-    citation=_JAIN,
+    "psprecision",
 )
-PSNDCG = MeasureDef(
+PSNDCG = _propensity_measure(
     "PSnDCG",
     psndcg,
+    psndcg_parts,
     "propensity-scored nDCG (Jain et al.): the DCG of the relevant items' inverse propensities over the binary ideal "
     "DCG of min(R, k) items. norm=pyxclib: over the same for the propensity-ideal list, a ratio of means over users "
     "(pyxclib psndcg).",
-    _FAMILY,
-    cutoff="required",
-    params=(REL, _A, _B, _PS_NORM),
-    needs=needs_train,
-    item_reads=_judged,
-    system=When("norm", "pyxclib"),
-    parts=psndcg_parts,
-    finish=ratio_finish,
-    peer_names=(PeerName("pyxclib", "psndcg", "PSnDCG(norm=pyxclib)"),),
-    citation=_JAIN,
+    "psndcg",
 )
 
 
