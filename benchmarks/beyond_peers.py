@@ -16,7 +16,11 @@ recommender would not make it). Each peer runs its own code on it:
   ``make bench``; a stand-in for torch, which these metrics never call), as its RunAnalysis calls them
   (``benchmarks/peers/fairness_lenskit.py``).
 
-Elliot needs TensorFlow and pyxclib is not on PyPI: their measures are checked on the golden cases only.
+* Elliot: its REO and RSP modules, copied unchanged (``benchmarks/peers/elliot``; Elliot's package needs
+  TensorFlow and is not on PyPI), with the evaluation objects its evaluator builds
+  (``benchmarks/peers/fairness_elliot.py``), over a provider column of 5 groups.
+
+pyxclib is not on PyPI and its metrics import a compiled module: PSP and PSnDCG are checked on the golden case only.
 
 For each measure: the peer's process and ``harness eval`` of the measure that reproduces it (the tool's profile),
 alternating, --rounds rounds (a process over 20 s runs once); the medians of wall time and peak memory, the ratio,
@@ -36,6 +40,10 @@ import pandas as pd
 from _process import measure_process  # benchmarks/, this script's folder
 from record_bench import movielens_1m_like
 
+from harness.measures.parse import parse_measure
+from harness.measures.peers import PEERS
+from harness.measures.registry import REGISTRY
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SLOW = 20.0  # seconds: a process slower than this is timed once
@@ -45,20 +53,33 @@ CASES = {
     "msrec": ["catalog_coverage", "distributional_coverage", "novelty", "diversity", "serendipity"],
     "recbole": ["ItemCoverage", "AveragePopularity", "ShannonEntropy", "GiniIndex", "TailPercentage"],
     "lenskit": ["ExposureGini", "ListGini"],
+    "elliot": ["REO", "RSP"],
 }
+GROUPS = 5  # the item groups of the fairness measures: a provider column, by item number
 TOLERANCE = {"lenskit": 1e-6}  # LensKit sums exposure in float32; the others agree to 1e-9
 
 
 def harness_measure(tool: str, name: str, k: int = 10) -> str:
     """The measure whose definition names ``tool``'s ``name`` (its parameters reproduce the tool's), at ``k``.
 
-    >>> harness_measure("msrec", "novelty"), harness_measure("recbole", "GiniIndex")
-    ('Novelty(weight=recommendation,cold=zero)@10', 'Gini(catalog=recbole)@10')
+    >>> harness_measure("msrec", "novelty"), harness_measure("recbole", "GiniIndex"), harness_measure("elliot", "REO")
+    ('Novelty(weight=recommendation,cold=zero)@10', 'Gini(catalog=recbole)@10', 'REO(group=provider)@10')
     """
-    from harness.measures.registry import REGISTRY
-
-    spelling = next(p.spelling for d in REGISTRY for p in d.peer_names if (p.tool, p.name) == (tool, name))
+    definition, spelling = next((d, p.spelling) for d in REGISTRY for p in d.peer_names if (p.tool, p.name) == (tool, name))
+    if any(p.name == "group" and p.required for p in definition.params):  # the catalogue column the tool is given
+        spelling = spelling.replace("(", "(group=provider,", 1) if "(" in spelling else f"{spelling}(group=provider)"
     return f"{spelling}@{k}"
+
+
+def _provider_catalogue(folder: Path) -> tuple[Path, Path]:
+    """The catalogue with a provider column (item number mod GROUPS), and the same as Elliot's clustering TSV."""
+    catalogue, clustering = folder / "items-provider.csv", folder / "providers.tsv"
+    if not catalogue.exists():
+        items = pd.read_csv(folder / "items.csv", dtype={"item": str})
+        items["provider"] = items["item"].str[1:].astype(int) % GROUPS
+        items.to_csv(catalogue, index=False)
+        items[["item", "provider"]].to_csv(clustering, sep="\t", header=False, index=False)
+    return catalogue, clustering
 
 
 def _unseen_run(folder: Path) -> Path:
@@ -77,12 +98,25 @@ def _peer_command(tool: str, name: str, folder: Path, run: Path, python: dict[st
         return [python[tool], str(HERE / "peers" / "beyond_msrec.py"), str(folder / "train.csv"), str(run), "--measure", name]
     if tool == "lenskit":
         return [python[tool], str(HERE / "peers" / "fairness_lenskit.py"), str(folder / "items.csv"), str(run), "--metric", name]
+    if tool == "elliot":
+        files = [str(folder / f) for f in ("train.csv", "test.csv", "providers.tsv")]
+        return [sys.executable, str(HERE / "peers" / "fairness_elliot.py"), *files, str(run), "--metric", name]
     files = [str(folder / f) for f in ("train.csv", "test.csv", "items.csv")]
     return [sys.executable, str(HERE / "peers" / "beyond_recbole.py"), *files, str(run), "--metric", name]
 
 
-def harness_command(tool: str, names: list[str], folder: Path, run: Path) -> list[str]:
-    """``harness eval`` of the measures that reproduce ``tool``'s ``names``, under its profile, printing JSON."""
+def harness_command(tool: str, names: list[str], folder: Path, run: Path, catalogue: Path | None = None) -> list[str]:
+    """``harness eval`` of the measures that reproduce ``tool``'s ``names``, under its profile, printing JSON; the
+    catalogue (default: the folder's items.csv) has a provider column for Elliot's fairness measures."""
+    # Elliot's relevance threshold (a rating of 4 or more) and groups; the other tools' measures read neither, and a
+    # level above 1 would leave out the users without a rating that high (queries: relevant, RecBole's)
+    extra = ["--items-groups", "provider", "-l", "4"] if tool == "elliot" else []
+    # the users the tool evaluates these measures over, where its profile names them per measure (harness.measures.peers:
+    # Elliot's fairness metrics read every test user's list, its accuracy metrics the users with a relevant item)
+    queries = {PEERS[tool].conventions_for(parse_measure(harness_measure(tool, n))).queries.value for n in names}
+    if len(queries) != 1:
+        raise SystemExit(f"{tool}'s {', '.join(names)} are evaluated over different users: time them apart")
+    extra += ["--queries", queries.pop()]
     return [
         sys.executable,
         "-m",
@@ -99,7 +133,8 @@ def harness_command(tool: str, names: list[str], folder: Path, run: Path) -> lis
         "--train-columns",
         "query=user,doc=item",
         "--items",
-        str(folder / "items.csv"),
+        str(catalogue or folder / "items.csv"),
+        *extra,
         "--profile",
         tool,
         "-m",
@@ -141,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     movielens_1m_like(args.data)
+    catalogue, _ = _provider_catalogue(args.data)
     run = _unseen_run(args.data)
     python = {"msrec": args.msrec_python, "lenskit": args.lenskit_python}
     for tool, path in python.items():
@@ -155,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             ours = f"all {len(names)}, one process" if name == "all" else harness_measure(tool, name)
             peer_s, peer_mb, peer_out = _timed(_peer_command(tool, name, args.data, run, python), args.rounds)
             asked = names if name == "all" else [name]
-            ours_s, ours_mb, ours_out = _timed(harness_command(tool, asked, args.data, run), args.rounds)
+            ours_s, ours_mb, ours_out = _timed(harness_command(tool, asked, args.data, run, catalogue), args.rounds)
             theirs, mine = _values(peer_out, False), _values(ours_out, True)
             agree = len(theirs) == len(mine) and all(
                 abs(a - b) <= TOLERANCE.get(tool, 1e-9) * max(1.0, abs(a)) for a, b in zip(theirs, mine, strict=True)

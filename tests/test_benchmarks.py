@@ -223,3 +223,43 @@ def test_recbole_s_own_metrics_and_harness_as_the_peers_benchmark_runs_them_give
     assert main(command[3:], out, io.StringIO()) == 0  # after "python -m harness"
     ours = [float(r["value"]) for r in json.loads(out.getvalue())["results"]]
     assert ours == pytest.approx([printed[name] for name in CASES["recbole"]], rel=1e-12)
+
+
+def test_elliot_s_own_reo_and_rsp_and_harness_as_the_peers_benchmark_runs_them_give_the_golden_values(
+    tmp_path: Path,
+) -> None:
+    """benchmarks/peers/fairness_elliot.py (Elliot's REO and RSP modules, copied unchanged) on the fairness golden
+    case gives the values Elliot computed on it, and the harness eval that benchmarks/beyond_peers.py times against
+    it (with the profile's users for these measures) gives the same."""
+    import io
+
+    import pandas as pd
+
+    from harness.cli import main
+
+    golden = ROOT / "tests" / "fixtures" / "fairness"
+    items = pd.read_csv(golden / "items.csv", dtype={"item": str})
+    items[["item", "provider"]].to_csv(tmp_path / "providers.tsv", sep="\t", header=False, index=False)
+    files = [str(golden / "train.csv"), str(golden / "test.csv"), str(tmp_path / "providers.tsv"), str(golden / "run.csv")]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "peers" / "fairness_elliot.py"), *files, "--metric", "all", "--k", "10"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    printed = {line.split()[0]: float(line.split()[1]) for line in done.stdout.splitlines()}
+    values = json.loads((golden / "expected.json").read_text())["values"]
+    expected = {v["id"]: v["value"] for v in values if v["peer"] == "elliot" and v["ties"] == "input_order"}
+    assert printed == pytest.approx({m: expected[f"elliot.{m}.provider@10"] for m in ("REO", "RSP")}, rel=1e-12)
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from beyond_peers import harness_command
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    command = harness_command("elliot", ["REO", "RSP"], golden, golden / "run.csv")
+    out = io.StringIO()
+    assert main(command[3:], out, io.StringIO()) == 0  # after "python -m harness"
+    ours = [float(r["value"]) for r in json.loads(out.getvalue())["results"]]
+    assert ours == pytest.approx([printed["REO"], printed["RSP"]], rel=1e-12)
