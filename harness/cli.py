@@ -25,7 +25,7 @@ import dataclasses
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
@@ -46,6 +46,7 @@ from harness.errors import HarnessError, ReportError, TrackingError
 
 if TYPE_CHECKING:
     from harness.config.schema import Experiment
+    from harness.measures.spec import Measure
     from harness.pipeline import Outcome
     from harness.pipeline.files import FileInputs
 
@@ -211,6 +212,14 @@ def _file_inputs(args: argparse.Namespace) -> FileInputs:
     )
 
 
+def _profile_notes(args: argparse.Namespace, measures: Iterable[Measure], inputs: FileInputs, err: TextIO) -> None:
+    """A note for each measure whose value under the run's conventions is not the one the --profile's tool gives."""
+    from harness.measures.peers import profile_notes
+
+    for note in profile_notes(args.profile, measures, inputs.conventions):
+        err.write(f"harness: note: {note}\n")
+
+
 def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Evaluate the runs, then test every run against the first (or every pair) and print one row per pair x measure."""
     from harness.api import compare
@@ -229,7 +238,9 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             f"{system[0]} has one value per run, not per query: compare tests it in a config",
             hint="put the measure in a config and use harness run (it resamples users), or use harness eval for its value",
         )
-    evaluated = evaluate_files(_file_inputs(args), tuple(measures), progress=_progress(args, err))
+    inputs = _file_inputs(args)
+    _profile_notes(args, measures, inputs, err)
+    evaluated = evaluate_files(inputs, tuple(measures), progress=_progress(args, err))
     tables = {run.label: run.per_query for run in evaluated}
     baseline = None if args.all_pairs else (args.baseline or evaluated[0].label)
     table = compare(
@@ -302,6 +313,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     items = _eval_items(args.m)
     measures = tuple(i.measure for i in items if i.measure is not None)
     inputs = _file_inputs(args)
+    _profile_notes(args, measures, inputs, err)
     lengths = tuple(sorted({i.relstring_length for i in items if i.display.startswith("relstring")}))
     evaluated = evaluate_files(inputs, measures, relstring_lengths=lengths, progress=_progress(args, err))
     lines: list[str] = []

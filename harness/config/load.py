@@ -64,7 +64,7 @@ from harness.config.yaml_limits import MAX_BYTES, compose_bounded
 from harness.errors import ConfigError, ConventionError, HarnessError
 from harness.measures.conventions import Conventions
 from harness.measures.parse import labeller, lookup, parse_measure
-from harness.measures.peers import PROFILES
+from harness.measures.peers import PROFILES, profile_notes
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, format_param
 
@@ -1169,7 +1169,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         report=_report(root),
         release=_release(root, systems, datasets, measures, schemes),
         engine=engine,
-        notes=_env_notes(text, source),
+        notes=(*_env_notes(text, source), *(f"{source}: {n}" for n in profile_notes(profile, measures, conventions))),
     )
 
 

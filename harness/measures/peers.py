@@ -17,7 +17,7 @@ Measure(name='nDCG', params=(('gain', 'binary'),), cutoff=10)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -362,6 +362,39 @@ USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
+def profile_notes(profile: str, measures: Iterable[Measure], conventions: Conventions) -> tuple[str, ...]:
+    """One note per measure the tool of ``profile`` computes under conventions of its own (its per-measure ones)
+    that ``conventions``, shared by every measure of a run, do not have: that measure's value is then not the tool's.
+    Flags the user gave stay theirs: only the tool's per-measure conventions are compared.
+
+    >>> from harness.measures.parse import parse_measure
+    >>> base = Conventions.from_mapping(PROFILES["elliot"])
+    >>> notes = profile_notes("elliot", [parse_measure("RSP(group=provider)@10"), parse_measure("P@10")], base)
+    >>> len(notes), notes[0].split("; ")[0]
+    (1, "Elliot computes RSP(group='provider')@10 with queries: qrels")
+    """
+    peer = PEERS.get(profile)
+    if peer is None:
+        return ()
+    ours = conventions.as_dict()
+    notes = []
+    for measure in measures:
+        own = dict(peer.measure_conventions.get(measure.name, {}))
+        if measure.cutoff is not None:
+            own |= peer.cutoff_conventions.get(measure.name, {})
+        theirs = Conventions.from_mapping({**ours, **own}).as_dict()
+        differ = {key: value for key, value in theirs.items() if ours[key] != value}
+        if differ:
+            wanted = ", ".join(f"{key}: {value}" for key, value in differ.items())
+            used = ", ".join(f"{key}: {ours[key]}" for key in differ)
+            flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in differ.items())
+            notes.append(
+                f"{peer.tool} computes {measure} with {wanted}; this run uses {used} for every measure, so its value is "
+                f"not the one {peer.tool} gives: evaluate it apart with {flags} (in a config: conventions: {{{wanted}}})"
+            )
+    return tuple(notes)
+
+
 def option_users() -> list[tuple[str, str, tuple[str, ...]]]:
     """(option, value, the tools using it) for every value of every named convention, in declaration order.
 
@@ -376,4 +409,4 @@ def option_users() -> list[tuple[str, str, tuple[str, ...]]]:
     return rows
 
 
-__all__ = ["PEERS", "PEER_NAMES", "PROFILES", "USED_BY", "Peer", "option_users"]
+__all__ = ["PEERS", "PEER_NAMES", "PROFILES", "USED_BY", "Peer", "option_users", "profile_notes"]
