@@ -385,11 +385,6 @@ def not_per_query(lists: RankedLists, m: Measure) -> np.ndarray:
     raise TypeError(f"{m} is a system measure: use compute_system")
 
 
-def ratio_finish(lists: RankedLists, m: Measure, sums: np.ndarray) -> np.ndarray:
-    """A system value that is the ratio of two sums over users (pyxclib's PSP, an exposure share)."""
-    return fairness.ratio_finish(sums)
-
-
 class Registry:
     """Name (and alias) -> definition, in the order given; a name given twice is a bug and fails.
 

@@ -43,7 +43,6 @@ from harness.measures.definition import (
     cutoff_of,
     not_per_query,
     number_of,
-    ratio_finish,
     rel_of,
     text_of,
 )
@@ -95,6 +94,11 @@ def _bias_needs(m: Measure) -> frozenset[str]:
 
 def _catalogue_needs(m: Measure) -> frozenset[str]:
     return universe_needs(m, "items")
+
+
+def ratio_finish(lists: RankedLists, m: Measure, sums: np.ndarray) -> np.ndarray:
+    """A system value that is the ratio of two sums over users (pyxclib's PSP, an exposure share)."""
+    return kernels.ratio_finish(sums)
 
 
 # Propensity -----------------------------------------------------------------------------------------------------------

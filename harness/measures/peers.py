@@ -59,10 +59,15 @@ class Peer:
         """``base`` (default: harness's) with this peer's conventions for ``measure``."""
         values = (base or Conventions()).as_dict()
         values.update(self.conventions)
-        values.update(self.measure_conventions.get(measure.name, {}))
-        if measure.cutoff is not None:
-            values.update(self.cutoff_conventions.get(measure.name, {}))
+        values.update(self.own_conventions(measure))
         return Conventions.from_mapping(values)
+
+    def own_conventions(self, measure: Measure) -> dict[str, object]:
+        """The conventions this peer uses for ``measure`` beyond its profile's (per measure, and with a cutoff)."""
+        own = dict(self.measure_conventions.get(measure.name, {}))
+        if measure.cutoff is not None:
+            own.update(self.cutoff_conventions.get(measure.name, {}))
+        return own
 
     def measure_for(self, measure: Measure) -> Measure:
         """``measure`` with this peer's variant's parameters (those the measure has)."""
@@ -379,10 +384,7 @@ def profile_notes(profile: str, measures: Iterable[Measure], conventions: Conven
     ours = conventions.as_dict()
     notes = []
     for measure in measures:
-        own = dict(peer.measure_conventions.get(measure.name, {}))
-        if measure.cutoff is not None:
-            own |= peer.cutoff_conventions.get(measure.name, {})
-        theirs = Conventions.from_mapping({**ours, **own}).as_dict()
+        theirs = Conventions.from_mapping({**ours, **peer.own_conventions(measure)}).as_dict()
         differ = {key: value for key, value in theirs.items() if ours[key] != value}
         if differ:
             wanted = ", ".join(f"{key}: {value}" for key, value in differ.items())
