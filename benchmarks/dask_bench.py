@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     from dask.utils import format_bytes, parse_bytes
     from distributed import Client, LocalCluster
 
-    from harness.engines.dask import QrelsSource, RunSource, evaluate_runs
+    from harness.data.pieces import QrelsSource, RunSource
+    from harness.engines.dask import evaluate_runs
     from harness.evaluation.results import aggregate
     from harness.measures.conventions import Conventions
     from harness.measures.parse import parse_measure

@@ -21,42 +21,30 @@ Dask is an optional extra (``pip install 'harness[dask]'``), imported only here.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import math
-import operator
 import secrets
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from harness.config.extras import missing_dask
-from harness.config.formats import table_format_of
 from harness.config.schema import Engine
-from harness.data._arrow import contiguous
-from harness.data.align import AlignStats
 from harness.data.items import ItemContext
-from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run, run_name
+from harness.data.load import run_name
 from harness.data.model import Intents, Qrels, Run
-from harness.data.tables import stream_table_run
-from harness.data.trec import NotStreamable, check_exists, stream_qrels, stream_run
+from harness.data.pieces import QRELS, RUN, QrelsSource, RunSource, Source, to_pieces
+from harness.data.trec import check_exists
 from harness.engines._common import DatasetWork, FilesWork, run_columns, run_result
 from harness.errors import HarnessError, InputFormatError
-from harness.evaluation.diagnostics import DiagnosticSums, combine, per_query_parts
-from harness.evaluation.evaluator import Evaluator
-from harness.evaluation.results import EvaluatedRun, PerQuery, RunResult, aggregate, long_tail_cutoff
-from harness.kernels._segments import RankedLists
-from harness.kernels.beyond import stack_terms
-from harness.kernels.relstring import relstrings
-from harness.measures.conventions import Conventions, Queries
+from harness.evaluation.partial import Combined, Part, combine, evaluate_part
+from harness.evaluation.results import EvaluatedRun, RunResult, aggregate, long_tail_cutoff
+from harness.measures.conventions import Conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import deepest_cutoff
 
@@ -64,24 +52,6 @@ if TYPE_CHECKING:
     from harness.measures.spec import Measure
 
 ROWS_PER_PARTITION = 200_000  # about what a 768 MiB worker evaluates comfortably
-# the Parquet pieces written for a text run, each one input partition: 1M-row pieces killed 768 MiB workers while
-# the shuffle stacked them (50M rows); 200,000 rows (~8 MB of text) keep a piece well inside
-ROWS_PER_FILE = 200_000
-QRELS, RUN = 0, 1
-
-
-@dataclass(frozen=True)
-class Evaluated:
-    """One run evaluated on the cluster: its per-query values, alignment counts and diagnostics."""
-
-    per_query: PerQuery
-    stats: AlignStats
-    diagnostics: dict[str, object]
-    item_rows: dict[str, int] | None = None  # rows recommending items outside training, the catalogue, or both
-    item_counts: np.ndarray | None = None  # the long tail: recommendations per recommended item, descending
-    item_counts_cutoff: int | None = None
-    lists: RankedLists | None = None  # down to the system measures' cutoff, with items: what system measures read
-    relstrings: dict[int, list[str]] = dataclasses.field(default_factory=dict)  # length -> each query's, as per_query
 
 
 @contextmanager
@@ -124,151 +94,31 @@ def client_for(engine: Engine, progress: Any = None) -> Iterator[Any]:
             thing.close()
 
 
-def _table(
-    query: Any,
-    doc: Any,
-    value: np.ndarray,
-    kind: int,
-    file_rows: np.ndarray | None = None,
-    subtopic: pa.Array | None = None,
-    sample: Any = None,
-) -> pa.Table:
-    rows = np.arange(len(value), dtype=np.int64) if file_rows is None else file_rows
-    columns = {
-        "query": pa.chunked_array([query]) if isinstance(query, pa.Array) else query,
-        "doc": pa.chunked_array([doc]) if isinstance(doc, pa.Array) else doc,
-        "value": pa.array(np.asarray(value, dtype=np.float64)),
-        "line": pa.array(rows),
-        "kind": pa.array(np.full(len(value), kind, dtype=np.int8)),
-    }
-    if subtopic is not None:  # subtopic judgments (ndeval's): each judgment's subtopic
-        columns["subtopic"] = subtopic
-    if sample is not None:  # a stochastic run: each row's sampled ranking
-        columns["sample"] = pa.chunked_array([sample]) if isinstance(sample, pa.Array) else sample
-    return pa.table(columns)
-
-
-@dataclass(frozen=True)
-class RunSource:
-    """A run file for the cluster, not read whole here: TREC text, CSV, TSV and JSONL are converted to Parquet block by
-    block (a block that does not check out, or JSONL ids written as numbers, send the file to harness's reader, which
-    names the line at fault or reads it whole), Parquet files and folders are read by the workers as they are.
-    ``columns``: query, doc, score -> column (tables)."""
-
-    path: Path
-    name: str
-    columns: dict[str, str] | None = None
-
-
-@dataclass(frozen=True)
-class QrelsSource:
-    """A judgments file for the cluster, not read whole here: as :class:`RunSource`. ``columns``: query, doc, relevance
-    -> column (tables); ``fmt``: the format when the file name does not say it ("trec" for TREC text)."""
-
-    path: Path
-    columns: dict[str, str] | None = None
-    fmt: str | None = None
-
-    @property
-    def source(self) -> str:
-        return str(self.path)
-
-
-def _frame(source: Run | RunSource | Qrels | Intents | QrelsSource, folder: Path, samples: bool = False) -> tuple[Any, int]:
-    """(a Dask frame of a run's or the judgments' rows: query, doc, value, line, kind; its number of rows).
-
-    ``samples``: a measure reads stochastic runs: a run is read whole here with its samples (a TREC run's second
-    column), as is a table run that names a sample column; they go to the partitions with each row's sample."""
+def _frame(source: Source, folder: Path, samples: bool = False) -> tuple[Any, int]:
+    """(a Dask frame of a run's or the judgments' rows: query, doc, value, line, kind; its number of rows)."""
     import dask.dataframe as dd
 
-    if isinstance(source, RunSource) and (samples or (source.columns or {}).get("sample")):
-        return _frame(load_run(source.path, source.columns, name=source.name, samples=True), folder)
-
-    if isinstance(source, Intents):  # read whole here (diversity judgments are small), sent in pieces with the subtopics
-        table = _table(source.query_id, source.doc_id, source.judgment, QRELS, subtopic=source.subtopic)
-        return dd.read_parquet(write_pieces(folder, [table])), len(source)
-    if isinstance(source, (Run, Qrels)):
-        kind, value = (RUN, source.score) if isinstance(source, Run) else (QRELS, source.relevance)
-        sample = source.sample if isinstance(source, Run) else None
-        table = _table(source.query_id, source.doc_id, value, kind, sample=sample)
-        return dd.read_parquet(write_pieces(folder, [table])), len(source)
-    path = Path(source.path)
-    is_run = isinstance(source, RunSource)
-    kind, role = (RUN, "score") if is_run else (QRELS, "relevance")
-    fmt = "parquet" if path.is_dir() else (None if is_run else source.fmt) or table_format_of(path)  # type: ignore[union-attr]
-    text = fmt in (None, "trec")
-    names = {**(RUN_COLUMNS if is_run else QRELS_COLUMNS), **(source.columns or {})}
-    if fmt == "parquet":
-        return _parquet_frame(path, names, role, kind)
-    if text or fmt in ("csv", "tsv", "jsonl"):  # text and CSV/TSV/JSONL tables: streamed, never whole in memory here
-        if text:
-            blocks = stream_run(path, ROWS_PER_FILE) if is_run else stream_qrels(path, ROWS_PER_FILE)
-        else:
-            blocks = stream_table_run(path, names, str(fmt), ROWS_PER_FILE, value=role)
-        written = 0
-
-        def numbered(block: pa.Table) -> pa.Table:  # each row keeps its place in the file
-            nonlocal written
-            rows = np.arange(written, written + len(block), dtype=np.int64)
-            written += len(block)
-            return _table(block["qid"], block["docid"], block[block.column_names[2]].to_numpy(), kind, rows)
-
-        try:
-            write_pieces(folder, map(numbered, blocks))
-            if written:
-                return dd.read_parquet(folder), written
-        except NotStreamable:
-            for stale in folder.glob("*.parquet"):
-                stale.unlink()
-    # harness's reader names the line at fault, or reads what streaming could not
-    whole = (
-        load_run(path, source.columns, name=source.name)
-        if isinstance(source, RunSource)
-        else load_qrels(path, source.columns, source.fmt)
-    )
-    return _frame(whole, folder)
-
-
-def _parquet_frame(path: Path, names: dict[str, str], role: str, kind: int) -> tuple[Any, int]:
-    """A Parquet run or judgments (file or folder) as the workers read them; ``line`` counts rows in Dask's order of the
-    pieces."""
-    import dask.dataframe as dd
-
-    frame = dd.read_parquet(path, columns=[names["query"], names["doc"], names[role]])
-    frame = frame.rename(columns={names["query"]: "query", names["doc"]: "doc", names[role]: "value"})
+    pieces = to_pieces(source, folder, samples)
+    if pieces.parquet is None:
+        return dd.read_parquet(list(map(str, pieces.paths))), pieces.rows
+    # the user's own Parquet, read by the workers as it is; ``line`` counts rows in Dask's order of the pieces
+    query, doc, value = pieces.columns
+    frame = dd.read_parquet(pieces.parquet, columns=[query, doc, value])
+    frame = frame.rename(columns={query: "query", doc: "doc", value: "value"})
     lengths = frame.map_partitions(len).compute().tolist()
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64).tolist()
 
     def numbered(part: Any, start: int) -> Any:
         out = part.astype({"query": str, "doc": str, "value": "float64"})
         out["line"] = np.arange(start, start + len(part), dtype=np.int64)
-        out["kind"] = np.int8(kind)
+        out["kind"] = np.int8(pieces.kind)
         return out[["query", "doc", "value", "line", "kind"]]
 
     from dask.delayed import delayed
 
-    pieces = frame.to_delayed()
     meta = numbered(frame._meta, 0)  # the columns and types of a piece, from the empty frame
-    numbered_parts = [delayed(numbered)(piece, start) for piece, start in zip(pieces, starts, strict=True)]
+    numbered_parts = [delayed(numbered)(piece, start) for piece, start in zip(frame.to_delayed(), starts, strict=True)]
     return dd.from_delayed(numbered_parts, meta=meta), int(sum(lengths))
-
-
-def write_pieces(folder: Path, tables: Iterable[pa.Table]) -> Path:
-    """The rows as Parquet files of at most ROWS_PER_FILE rows in ``folder`` (each an input partition of the workers)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    number = 0
-    for table in tables:
-        for start in range(0, max(len(table), 1), ROWS_PER_FILE):
-            # a dictionary for the query ids only (each repeats along its list; document ids rarely do), lz4: half the
-            # time of the defaults to write (0.9 against 1.85 s for 5M rows), and a third less to read, at the same size
-            pq.write_table(
-                table.slice(start, ROWS_PER_FILE),
-                folder / f"part-{number:05d}.parquet",
-                use_dictionary=["query"],
-                compression="lz4",
-            )
-            number += 1
-    return folder
 
 
 def evaluate_runs(
@@ -284,7 +134,7 @@ def evaluate_runs(
     system_measures: tuple[Measure, ...] = (),
     relstring_lengths: tuple[int, ...] = (),
     scratch: Path | None = None,
-) -> list[Evaluated]:
+) -> list[Combined]:
     """Each run evaluated on the cluster; the per-query values of one process, bit for bit.
 
     ``scratch``: where the inputs' Parquet pieces go; they must outlive every future computed from them (a lost
@@ -294,7 +144,7 @@ def evaluate_runs(
     ``context``: the dataset's items (training data, catalogue), prepared once and sent to
     every worker once, for beyond-accuracy measures. ``relstring_lengths``: trec_eval's
     relstring of each query at each length comes back too (a few characters a query). With ``system_measures`` (all cut at
-    some k), each run's lists down to the deepest k come back too (``Evaluated.lists``): one
+    some k), each run's lists down to the deepest k come back too (``Combined.lists``): one
     value per run needs every user's list, so these are gathered here.
 
     The inputs are written as Parquet pieces (in a temporary folder the workers read: on a
@@ -358,10 +208,8 @@ def evaluate_runs(
             futures = client.compute(work)
             _wait(futures, progress, f"dask: {run.name}, {n_parts} partitions")
             done = client.gather(futures)  # the values and counts, and the lists system measures read
-            evaluated = _assemble(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths)
-            if list_depth is not None and context is not None:
-                ids = evaluated.per_query.query_ids
-                evaluated = dataclasses.replace(evaluated, lists=_system_lists(done, ids, context))
+            lists_of = context if list_depth is not None else None
+            evaluated = combine(run.name, measures, done, cutoffs, tail_cutoff, relstring_lengths, lists_of)
             del futures, done  # the pieces' lists and counts are here now; the workers let them go
             if evaluated.stats.run_rows and evaluated.stats.run_queries_unjudged == evaluated.stats.run_queries:
                 raise InputFormatError(
@@ -384,22 +232,6 @@ def _wait(futures: list[Any], progress: Any, what: str) -> None:
             advance()
 
 
-@dataclass
-class _Piece:
-    """What one partition sends back: never its documents, except the items of the lists that system measures read."""
-
-    per_query: PerQuery | None  # None when the partition has no query
-    stats: AlignStats
-    sums: DiagnosticSums  # the diagnostics' sums over its queries
-    relstrings: dict[int, list[str]] = dataclasses.field(default_factory=dict)  # length -> each query's
-    known_counts: np.ndarray | None = None  # recommendations per known item code within the long-tail cutoff
-    cold_counts: dict[str, int] | None = None  # the same per cold item id
-    item_rows: dict[str, int] | None = None  # rows recommending items outside each universe (the diagnostics')
-    listed: pa.Table | None = None  # query, pos, item of the rows above the system measures' cutoff
-    cold_first: pa.Table | None = None  # each cold item's first (query, pos) here, for the run's cold numbering
-    user_parts: dict[Any, Any] | None = None  # the system measures' per-user terms of its queries, in their order
-
-
 def _evaluate_piece(
     frame: Any,
     measures: list[str],
@@ -409,41 +241,26 @@ def _evaluate_piece(
     qrels_source: str,
     run_source: str,
     item_context: Any,
-    cutoff: int | None,
+    tail_cutoff: int | None,
     list_depth: int | None,
     relstring_lengths: tuple[int, ...] = (),
-) -> _Piece:
-    """One partition: its queries' judgments and rows, back in file order, through the single-machine evaluator."""
+) -> Part:
+    """One partition: its queries' judgments and rows, back in file order, evaluated as one part of the run."""
 
     frame = frame.sort_values(["kind", "line"], kind="stable")
     kind = frame["kind"].to_numpy()
     judged, ranked = frame[kind == QRELS], frame[kind == RUN]
-    if not len(judged) and (conventions.queries is not Queries.RUN or not len(ranked)):
-        # no judged query here: under queries=qrels/intersection nothing to evaluate; the rows still count
-        n_queries = int(ranked["query"].nunique())
-        return _Piece(None, AlignStats(len(ranked), n_queries, n_queries, 0, 0, 0), DiagnosticSums.empty(cutoffs))
 
     def strings(column: Any) -> pa.Array:  # Arrow-backed columns as they are, not through Python strings
         array = pa.array(column)
         return array if array.type == pa.string() else array.cast(pa.string())
 
     qrels: Qrels | Intents
+    query, doc, value = strings(judged["query"]), strings(judged["doc"]), judged["value"].to_numpy(dtype=np.float64)
     if "subtopic" in judged.columns:  # subtopic judgments: the intent-aware measures read them, as on one machine
-        qrels = Intents(
-            strings(judged["query"]),
-            strings(judged["subtopic"]),
-            strings(judged["doc"]),
-            judged["value"].to_numpy(dtype=np.float64),
-            qrels_source,
-        )
+        qrels = Intents(query, strings(judged["subtopic"]), doc, value, qrels_source)
     else:
-        qrels = Qrels(
-            strings(judged["query"]),
-            strings(judged["doc"]),
-            judged["value"].to_numpy(),
-            qrels_source,
-            file_rows=judged["line"].to_numpy(),
-        )
+        qrels = Qrels(query, doc, judged["value"].to_numpy(), qrels_source, file_rows=judged["line"].to_numpy())
     stochastic = "sample" in ranked.columns and len(ranked) and ranked["sample"].notna().all()
     run = Run(
         strings(ranked["query"]),
@@ -454,137 +271,7 @@ def _evaluate_piece(
         file_rows=ranked["line"].to_numpy(),
         sample=strings(ranked["sample"]) if stochastic else None,
     )
-    evaluator = Evaluator(qrels, measures, conventions, item_context=item_context)
-    aligned = evaluator.align(run)
-    lists = evaluator.item_lists(aligned)
-    per_query = evaluator.evaluate_aligned(name, aligned, lists)
-    parts = per_query_parts(aligned, cutoffs)  # summed here: only their sums go back
-    piece = _Piece(
-        per_query,
-        aligned.stats,
-        DiagnosticSums.of(per_query.in_run, parts, cutoffs),
-        {length: relstrings(aligned.lists, length) for length in relstring_lengths},
-    )
-    if lists.items is not None:  # the long tail's counts: by code for known items (the same codes everywhere), by id for cold
-        data = lists.items
-        codes = data.code if cutoff is None else data.code[lists.pos < cutoff]
-        counts = np.bincount(codes, minlength=data.n_codes)
-        cold_ids = [] if data.cold_ids is None else data.cold_ids.to_pylist()
-        piece.known_counts = counts[: data.n_known]
-        piece.cold_counts = dict(zip(cold_ids, counts[data.n_known :].tolist(), strict=True))
-        piece.item_rows = data.rows_outside()  # every row, as the diagnostics count
-        piece.user_parts = data.user_parts
-        if list_depth is not None:
-            query = np.repeat(per_query.query_ids, lists.n_ret)
-            shown = np.flatnonzero(lists.pos < list_depth)
-            item = aligned.item_array(evaluator.item_rows(aligned))
-            piece.listed = pa.table(
-                {
-                    "query": pa.array(query[shown], pa.string()),
-                    "pos": pa.array(lists.pos[shown]),
-                    "item": item.take(pa.array(shown)),
-                }
-            )
-            cold = np.flatnonzero(data.code >= data.n_known)
-            first = cold[np.unique(data.code[cold], return_index=True)[1]] if cold.size else cold
-            piece.cold_first = pa.table(
-                {
-                    "query": pa.array(query[first], pa.string()),
-                    "pos": pa.array(lists.pos[first]),
-                    "item": item.take(pa.array(first)),
-                }
-            )
-    return piece
-
-
-def _assemble(
-    name: str,
-    measures: tuple[Measure, ...],
-    done: list[_Piece],
-    cutoffs: tuple[int, ...],
-    cutoff: int | None,
-    relstring_lengths: tuple[int, ...] = (),
-) -> Evaluated:
-    """The partitions' counts summed, and their values in the universe's query order (strcmp order, as on one machine:
-    Python's str order is code point order, which is UTF-8 byte order)."""
-    item_counts: np.ndarray | None = None
-    item_rows: dict[str, int] | None = None
-    counted = [p for p in done if p.known_counts is not None]
-    if counted:  # integer counts: summed exactly, whatever the partitioning
-        known = np.sum([p.known_counts for p in counted if p.known_counts is not None], axis=0)
-        cold: dict[str, int] = {}
-        item_rows = {
-            key: sum((p.item_rows or {}).get(key, 0) for p in counted)
-            for key in ("cold_recommendations", "recommendations_outside_train", "recommendations_outside_catalogue")
-        }
-        for p in counted:
-            for item, count in (p.cold_counts or {}).items():
-                cold[item] = cold.get(item, 0) + count
-        every = np.concatenate([known, np.array(list(cold.values()), dtype=known.dtype)])
-        item_counts = np.sort(every[every > 0])[::-1].astype(np.float64)
-    total = AlignStats(*(sum(getattr(p.stats, f.name) for p in done) for f in dataclasses.fields(AlignStats)))
-    diagnostics = combine(total, reduce(operator.add, (p.sums for p in done), DiagnosticSums.empty(cutoffs)), cutoffs)
-    tables = [p.per_query for p in done if p.per_query is not None]
-    ids = np.concatenate([t.query_ids.astype(object, copy=False) for t in tables]) if tables else np.zeros(0, dtype=object)
-    order = np.argsort(ids, kind="stable")
-    values = np.concatenate([t.values for t in tables]) if tables else np.zeros((0, len(measures)))
-    in_run = np.concatenate([t.in_run for t in tables]) if tables else np.zeros(0, dtype=bool)
-    strings = {k: [s for p in done if p.per_query is not None for s in p.relstrings[k]] for k in relstring_lengths}
-    per_query = PerQuery(name, ids[order], tuple(measures), values[order], in_run[order])
-    return Evaluated(
-        per_query,
-        total,
-        diagnostics,
-        item_rows,
-        item_counts,
-        cutoff,
-        relstrings={k: [v[i] for i in order.tolist()] for k, v in strings.items()},
-    )
-
-
-def _system_lists(done: list[_Piece], query_ids: np.ndarray, context: ItemContext) -> RankedLists:
-    """The run's lists down to the system measures' cutoff, in the universe's order, with the item codes one process
-    gives them: known items by the dataset's codes, cold items numbered by first appearance over the whole run."""
-    import pyarrow.compute as pc
-
-    def ordered(tables: list[pa.Table]) -> pa.Table:
-        table = (
-            pa.concat_tables(tables)
-            if tables
-            else pa.table(
-                {"query": pa.array([], pa.string()), "pos": pa.array([], pa.int64()), "item": pa.array([], pa.string())}
-            )
-        )
-        return table.take(pc.sort_indices(table, sort_keys=[("query", "ascending"), ("pos", "ascending")]))
-
-    listed = ordered([p.listed for p in done if p.listed is not None])
-    cold_order = contiguous(pc.unique(ordered([p.cold_first for p in done if p.cold_first is not None])["item"]))
-    where = pc.index_in(listed["query"], value_set=pa.array(query_ids.tolist(), pa.string()))
-    counts = np.bincount(where.to_numpy(zero_copy_only=False).astype(np.int64), minlength=len(query_ids))
-    offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    items = context.for_run(listed["item"].combine_chunks(), query_ids, cold_order=cold_order)
-    items = dataclasses.replace(items, user_parts=_gathered_parts(done, query_ids))
-    n = int(offsets[-1])
-    return RankedLists(offsets, np.zeros(n), np.zeros(len(query_ids) + 1, dtype=np.int64), np.zeros(0), items=items)
-
-
-def _gathered_parts(done: list[_Piece], query_ids: np.ndarray) -> dict[Any, Any] | None:
-    """The partitions' per-user terms of the system measures, as rows in the universe's query order (a query no
-    partition evaluated has none: zeros)."""
-    pieces = [(p.user_parts, p.per_query.query_ids) for p in done if p.user_parts and p.per_query is not None]
-    if not pieces:
-        return None
-    import pyarrow.compute as pc
-
-    # each piece's queries found among the universe's, as _system_lists finds the listed rows' (Arrow, not a dict)
-    universe = pa.array(query_ids, pa.string())
-    found = [pc.index_in(pa.array(queries, pa.string()), value_set=universe) for _, queries in pieces]
-    rows = np.concatenate([f.to_numpy(zero_copy_only=False) for f in found]).astype(np.int64)
-    # each universe query's row among the stacked ones; a query of no partition: the zero row after them
-    source = np.full(len(query_ids), rows.size, dtype=np.int64)
-    source[rows] = np.arange(rows.size)
-    return {measure: stack_terms([parts[measure] for parts, _ in pieces], zero_rows=1)[source] for measure in pieces[0][0]}
+    return evaluate_part(qrels, run, measures, conventions, cutoffs, item_context, tail_cutoff, list_depth, relstring_lengths)
 
 
 def _same(value: Any) -> Any:

@@ -283,8 +283,9 @@ def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tm
     import pyarrow.parquet as pq
 
     from harness.data.load import load_run
+    from harness.data.pieces import RunSource
     from harness.data.trec import stream_run
-    from harness.engines.dask import RunSource, evaluate_runs
+    from harness.engines.dask import evaluate_runs
 
     qrels, run = _generated(600, 30, seed=3)
     text = tmp_path / "run.txt"
@@ -327,7 +328,8 @@ def test_run_files_text_streamed_and_parquet_read_by_the_workers(client: Any, tm
 
 
 def test_a_bad_line_in_a_streamed_run_is_named(client: Any, tmp_path: Path) -> None:
-    from harness.engines.dask import RunSource, evaluate_runs
+    from harness.data.pieces import RunSource
+    from harness.engines.dask import evaluate_runs
 
     qrels, _ = _generated(20, 5)
     (tmp_path / "run.txt").write_text("q2 Q0 a 1 2.0 r\nq2 Q0 b 2 1.5 r\nq3 Q0 c 1 high r\n")
@@ -340,7 +342,8 @@ def test_jsonl_runs_with_numeric_ids_or_a_missing_score_go_to_the_whole_file_rea
     """Ids written as numbers do not stream (Arrow's JSON reader holds a column to one type): the file is read whole,
     as on one machine; a missing score is reported with its row by that reader."""
     from harness.data.load import load_run
-    from harness.engines.dask import RunSource, evaluate_runs
+    from harness.data.pieces import RunSource
+    from harness.engines.dask import evaluate_runs
 
     qrels = Qrels.from_records([("2", "7", 1.0), ("3", "8", 2.0)])
     (tmp_path / "run.jsonl").write_text('{"query": 2, "doc": 7, "score": 2.0}\n{"query": 3, "doc": 8, "score": 1}\n')
@@ -355,7 +358,8 @@ def test_jsonl_runs_with_numeric_ids_or_a_missing_score_go_to_the_whole_file_rea
 
 
 def test_a_bad_value_in_a_streamed_csv_run_is_reported_by_the_table_reader(client: Any, tmp_path: Path) -> None:
-    from harness.engines.dask import RunSource, evaluate_runs
+    from harness.data.pieces import RunSource
+    from harness.engines.dask import evaluate_runs
 
     qrels, _ = _generated(20, 5)
     (tmp_path / "run.csv").write_text("user,item,score\nq2,a,2.0\nq2,b,\nq3,c,1.0\n")
@@ -378,7 +382,8 @@ def test_judgments_streamed_or_read_by_the_workers(client: Any, tmp_path: Path) 
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    from harness.engines.dask import QrelsSource, evaluate_runs
+    from harness.data.pieces import QrelsSource
+    from harness.engines.dask import evaluate_runs
 
     qrels, run = _generated(600, 30, seed=4)
     q, d, rel = qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.astype(int).tolist()
