@@ -25,7 +25,7 @@ import dataclasses
 import json
 import math
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
@@ -46,7 +46,6 @@ from harness.errors import HarnessError, ReportError, TrackingError
 
 if TYPE_CHECKING:
     from harness.config.schema import Experiment
-    from harness.measures.spec import Measure
     from harness.pipeline import Outcome
     from harness.pipeline.files import FileInputs
 
@@ -190,7 +189,8 @@ def _file_inputs(args: argparse.Namespace) -> FileInputs:
     if args.profile not in PROFILES:
         raise HarnessError(f"unknown profile {args.profile!r}", hint=f"use one of {', '.join(PROFILES)}")
     values: dict[str, object] = dict(PROFILES[args.profile])
-    values.update({key: getattr(args, key) for key in _CONVENTION_FLAGS if getattr(args, key) is not None})
+    given = {key: getattr(args, key) for key in _CONVENTION_FLAGS if getattr(args, key) is not None}
+    values.update(given)
     values.update({"relevance_level": args.l, "depth": args.M, "judged_only": args.J, "collection_size": args.N})
     conventions = Conventions.from_mapping(values)
     engine = Engine(name="dask", scheduler=args.scheduler) if getattr(args, "engine", None) == "dask" else Engine()
@@ -209,15 +209,9 @@ def _file_inputs(args: argparse.Namespace) -> FileInputs:
         qrels_format=args.qrels_format,
         segments=None if args.segments is None else Path(args.segments),
         segments_columns=_column_map(args.segments_columns, {"query": "query", "segment": "segment"}),
+        profile=args.profile,
+        given=frozenset(given),
     )
-
-
-def _profile_notes(args: argparse.Namespace, measures: Iterable[Measure], inputs: FileInputs, err: TextIO) -> None:
-    """A note for each measure whose value under the run's conventions is not the one the --profile's tool gives."""
-    from harness.measures.peers import profile_notes
-
-    for note in profile_notes(args.profile, measures, inputs.conventions):
-        err.write(f"harness: note: {note}\n")
 
 
 def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -239,7 +233,6 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             hint="put the measure in a config and use harness run (it resamples users), or use harness eval for its value",
         )
     inputs = _file_inputs(args)
-    _profile_notes(args, measures, inputs, err)
     evaluated = evaluate_files(inputs, tuple(measures), progress=_progress(args, err))
     tables = {run.label: run.per_query for run in evaluated}
     baseline = None if args.all_pairs else (args.baseline or evaluated[0].label)
@@ -313,7 +306,6 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     items = _eval_items(args.m)
     measures = tuple(i.measure for i in items if i.measure is not None)
     inputs = _file_inputs(args)
-    _profile_notes(args, measures, inputs, err)
     lengths = tuple(sorted({i.relstring_length for i in items if i.display.startswith("relstring")}))
     evaluated = evaluate_files(inputs, measures, relstring_lengths=lengths, progress=_progress(args, err))
     lines: list[str] = []
@@ -329,6 +321,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         per_query = run.per_query
         strings = run.relstrings
         index = {m: j for j, m in enumerate(per_query.measures)}
+        counted = [per_query.queries_of(j) for j in range(len(per_query.measures))]  # each measure's own queries
         summary = {i.display: run.aggregates[i.measure] for i in items if i.measure is not None}
         if args.format == "trec":
             if args.q:
@@ -337,8 +330,10 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                         if not item.per_query or item.measure in system:
                             continue
                         if item.measure is None:
-                            lines.append(f"{item.display:<22}\t{qid}\t'{strings[item.relstring_length][qi]}'\n")
-                        else:
+                            relstring = strings[item.relstring_length][qi]
+                            if relstring is not None:
+                                lines.append(f"{item.display:<22}\t{qid}\t'{relstring}'\n")
+                        elif counted[index[item.measure]][qi]:
                             value = per_query.values[qi, index[item.measure]]
                             lines.append(
                                 f"{item.display:<22}\t{qid}\t{_format_value(value, REGISTRY.definition(item.measure).integer)}\n"
@@ -356,15 +351,21 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if item.measure is None:
                     continue
                 if args.q and item.measure not in system:
-                    column = per_query.values[:, index[item.measure]]
-                    for qid, value in zip(per_query.query_ids.tolist(), column.tolist(), strict=True):
+                    j = index[item.measure]
+                    column, ids = per_query.values[counted[j], j], per_query.query_ids[counted[j]]
+                    for qid, value in zip(ids.tolist(), column.tolist(), strict=True):
                         records.append({"run": label, "query_id": qid, "measure": item.display, "value": value})
                 if not args.n:
                     records.append({"run": label, "query_id": "all", "measure": item.display, "value": summary[item.display]})
     if args.format == "json":
-        lines.append(
-            json.dumps({"harness": __version__, "conventions": inputs.conventions.as_dict(), "results": records}, indent=1) + "\n"
-        )
+        base = inputs.conventions.as_dict()
+        own = {  # the measures the profile's tool computes under conventions of their own, and those
+            item.display: {k: v for k, v in inputs.conventions_for(item.measure).as_dict().items() if base[k] != v}
+            for item in items
+            if item.measure is not None and inputs.conventions_for(item.measure) != inputs.conventions
+        }
+        head = {"harness": __version__, "conventions": base, **({"measure_conventions": own} if own else {})}
+        lines.append(json.dumps({**head, "results": records}, indent=1) + "\n")
     elif args.format == "csv":
         import csv
         import io

@@ -560,6 +560,15 @@ def _version_system_rows(
     return out
 
 
+def _evaluated(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
+    """(M, n): whether each measure counts each of ``queries`` (its own queries: :attr:`PerQuery.evaluated`)."""
+    per_query = result.per_query
+    if per_query.evaluated is None:
+        return np.ones((len(measures), queries.size), dtype=bool)
+    columns = [per_query.measures.index(m) for m in measures]
+    return np.ascontiguousarray(per_query.evaluated[_rows(result, queries)][:, columns].T)
+
+
 def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
     """(M, n): the run's value of each measure on each of ``queries``."""
     per_query = result.per_query
@@ -610,24 +619,25 @@ def block_arrays(
     pairs: list[tuple[str, str]],
     measures: tuple[Measure, ...],
 ) -> BlockArrays:
-    """``values[s]`` (M, n): system s's values on ``union`` (sorted query ids), NaN where ``evaluated[s]`` is False."""
+    """``values[s]`` (M, n): system s's values on ``union`` (sorted query ids), NaN where ``evaluated[s]`` (M, n) is
+    False (the system has not the query, or the measure does not count it)."""
     strict = np.array([not REGISTRY.definition(m).undefined_skipped for m in measures], dtype=bool)
     specs, diffs, masks, side_a, side_b, dropped = [], [], [], [], [], []
     nan: dict[tuple[int, int, int], tuple[str, int]] = {}
     for number, (a, b) in enumerate(pairs):
         both = evaluated[a] & evaluated[b]
         for side, system in enumerate((a, b)):
-            missing = np.isnan(values[system]) & both[None, :] & strict[:, None]
+            missing = np.isnan(values[system]) & both & strict[:, None]
             for j in np.flatnonzero(missing.any(axis=1)).tolist():
                 nan[(number, side, j)] = (str(union[np.argmax(missing[j])]), int(missing[j].sum()))
         for j, measure in enumerate(measures):
-            defined = both & ~np.isnan(values[a][j]) & ~np.isnan(values[b][j])  # nan: drop tests on the rest
+            defined = both[j] & ~np.isnan(values[a][j]) & ~np.isnan(values[b][j])  # nan: drop tests on the rest
             specs.append(((a, b), measure))
             diffs.append(np.where(defined, _test_scale(measure, values[b][j]) - _test_scale(measure, values[a][j]), 0.0))
             masks.append(defined)
             side_a.append(values[a][j])
             side_b.append(values[b][j])
-            dropped.append(int(both.sum() - defined.sum()))
+            dropped.append(int(both[j].sum() - defined.sum()))
     shape = (len(specs), union.size)
     return BlockArrays(
         specs,
@@ -667,7 +677,7 @@ def tests_of(settings: CompareSettings) -> tuple[str, ...]:
     return tuple(dict.fromkeys(("t", "bootstrap", *settings.tests)))
 
 
-# (the sorted union of the systems' queries, each system's (M, n) values on it, where it has them): see _on_union
+# (the sorted union of the systems' queries, each system's (M, n) values on it, where it has them (M, n)): see _on_union
 OnUnion = tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]
 
 
@@ -675,7 +685,7 @@ def _on_union(
     by_system: dict[str, RunResult], shared: dict[str, set[str]], systems: list[str], measures: tuple[Measure, ...]
 ) -> OnUnion:
     """(the sorted union of the systems' queries, each system's (M, n) values on it (NaN where it has none), and
-    where it has them)."""
+    where it has them (M, n): its queries, each measure's own among them)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -690,7 +700,9 @@ def _on_union(
         present = pc.is_in(sorted_ids, value_set=ids[system]).to_numpy(zero_copy_only=False).astype(bool)
         grid_values = np.full((len(measures), union.size), np.nan)
         grid_values[:, present] = _values(by_system[system], union[present], measures)
-        values[system], evaluated[system] = grid_values, present
+        where = np.zeros((len(measures), union.size), dtype=bool)
+        where[:, present] = _evaluated(by_system[system], union[present], measures)
+        values[system], evaluated[system] = grid_values, where
     return union, values, evaluated
 
 
@@ -826,9 +838,10 @@ def group_arrays(
     measures: tuple[Measure, ...],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(the queries every system has, (M, m, n) values on the tests' scale, (M, n) where every system's is defined)."""
-    every = np.logical_and.reduce([evaluated[s] for s in systems])
+    every = np.logical_and.reduce([evaluated[s].any(axis=0) for s in systems])
     data = np.stack([_on_test_scale(measures, values[s][:, every]) for s in systems], axis=1)  # (M, m, n)
-    return union[every], data, ~np.isnan(data).any(axis=1)
+    counted = np.logical_and.reduce([evaluated[s][:, every] for s in systems])  # by each measure, for every system
+    return union[every], data, ~np.isnan(data).any(axis=1) & counted
 
 
 def tukey_identity(dataset: str, segment: str, systems: list[str]) -> tuple[str, ...]:

@@ -64,7 +64,7 @@ from harness.config.yaml_limits import MAX_BYTES, compose_bounded
 from harness.errors import ConfigError, ConventionError, HarnessError
 from harness.measures.conventions import Conventions
 from harness.measures.parse import labeller, lookup, parse_measure
-from harness.measures.peers import PROFILES, profile_notes
+from harness.measures.peers import PEERS, PROFILES, measure_conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, format_param
 
@@ -675,7 +675,9 @@ def _check_inputs(root: _Section, measures: tuple[Measure, ...], datasets: tuple
             )
 
 
-def _conventions(root: _Section, overrides: Mapping[str, object]) -> tuple[Conventions, str]:
+def _conventions(root: _Section, overrides: Mapping[str, object]) -> tuple[Conventions, str, frozenset[str]]:
+    """(the conventions: the profile's, then the file's ``conventions``, then ``overrides``; the profile; the
+    conventions set over the profile's, which stay the user's for every measure)."""
     profile = root.value("profile", str, "trec_eval")
     if profile not in PROFILES:
         raise root.error("profile", f"unknown profile {profile!r}", hint=f"use one of {', '.join(PROFILES)}")
@@ -685,8 +687,9 @@ def _conventions(root: _Section, overrides: Mapping[str, object]) -> tuple[Conve
         for key in section.items:
             values[key] = _construct(section.raw(key), root.source)
     values.update(overrides)
+    given = frozenset((section.items if section is not None else {}).keys() | overrides.keys())
     try:
-        return Conventions.from_mapping(values), profile
+        return Conventions.from_mapping(values), profile, given
     except ConventionError as exc:
         bad = next((k for k in (section.items if section else {}) if k in exc.message), None)
         line = section.line(bad) if section is not None and bad else root.line("conventions")
@@ -1093,7 +1096,8 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     schemes = _gain_schemes(root)
     measures = _measures(root, cutoffs, schemes)
     _check_inputs(root, measures, datasets)
-    conventions, profile = _conventions(root, {})
+    conventions, profile, given = _conventions(root, {})
+    _check_system_conventions(root, measures, profile, conventions, given)
     baseline = root.value("baseline", str, None)
     names = [s.name for s in systems]
     if baseline is not None and baseline not in names:
@@ -1159,6 +1163,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         cutoffs=cutoffs,
         conventions=conventions,
         profile=profile,
+        conventions_given=given,
         gain_schemes=schemes,
         output=out_dir,
         per_query_csv=per_query_csv,
@@ -1169,8 +1174,29 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         report=_report(root),
         release=_release(root, systems, datasets, measures, schemes),
         engine=engine,
-        notes=(*_env_notes(text, source), *(f"{source}: {n}" for n in profile_notes(profile, measures, conventions))),
+        notes=_env_notes(text, source),
     )
+
+
+def _check_system_conventions(
+    root: _Section, measures: tuple[Measure, ...], profile: str, conventions: Conventions, given: frozenset[str]
+) -> None:
+    """The system measures (one value per run, from every user's list) share one set of conventions: a profile whose
+    tool computes some under conventions of its own and others not cannot be followed in one run."""
+    apart: dict[Conventions, list[Measure]] = {}
+    for measure in measures:
+        if REGISTRY.definition(measure).is_system(measure):
+            apart.setdefault(measure_conventions(profile, measure, conventions, given), []).append(measure)
+    if len(apart) > 1:
+        first, second = (group[0] for group in apart.values())
+        own = PEERS[profile].own_conventions(first) or PEERS[profile].own_conventions(second)
+        raise root.error(
+            "measures",
+            f"{PEERS[profile].tool} computes {first} and {second} over different users ({profile} profile): one run "
+            "gathers the lists of its system measures once",
+            hint=f"evaluate them in two configs, or set conventions: {{{', '.join(f'{k}: {v}' for k, v in own.items())}}} "
+            "for both",
+        )
 
 
 def _engine(section: _Section) -> Engine:

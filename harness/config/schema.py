@@ -18,6 +18,7 @@ from harness.config.defaults import (
     DEFAULT_TESTS,
 )
 from harness.measures.conventions import Conventions
+from harness.measures.peers import measure_conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.stats.bounds import BoundChoice
@@ -319,9 +320,29 @@ class Experiment:
     engine: Engine = field(default_factory=Engine)
     # for the user, once: e.g. the ${VAR}s whose values the results, the report and MLflow will show (not recorded)
     notes: tuple[str, ...] = ()
+    # the conventions the config sets over the profile's: the user's for every measure, where the profile's tool
+    # computes some measures under conventions of their own
+    conventions_given: frozenset[str] = frozenset()
 
     def dataset(self, name: str) -> Dataset:
         return next(d for d in self.datasets if d.name == name)
+
+    def conventions_for(self, measure: Measure, dataset: Dataset | None = None) -> Conventions:
+        """The conventions ``measure`` is evaluated under (on ``dataset``: at its relevance level): the experiment's,
+        with those the profile's tool uses for this measure (:func:`~harness.measures.peers.measure_conventions`)."""
+        own = measure_conventions(self.profile, measure, self.conventions, self.conventions_given)
+        return own if dataset is None else dataclasses.replace(own, relevance_level=dataset.relevance_level)
+
+    def measure_conventions(self) -> dict[str, dict[str, object]]:
+        """Each measure evaluated under conventions other than the experiment's: measure -> the conventions that
+        differ (the profile's tool computes it over other users, say)."""
+        base = self.conventions.as_dict()
+        out = {}
+        for measure in self.measures:
+            differ = {k: v for k, v in self.conventions_for(measure).as_dict().items() if base[k] != v}
+            if differ:
+                out[str(measure)] = differ
+        return out
 
     def measures_for(self, dataset: Dataset) -> tuple[Measure, ...]:
         """The measures computed on a dataset.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,9 @@ class PerQuery:
 
     ``query_ids`` are in trec_eval's order (byte order of the ids); ``in_run``
     tells which queries the run retrieved anything for (the others are zero-filled).
+    ``evaluated[i, j]``: whether query i is among measure j's queries, when measures were
+    evaluated under conventions of their own (a profile's tool counts other users for some
+    measures: :func:`joined`); NaN where it is not. None: every query for every measure.
     """
 
     run: str
@@ -36,6 +39,11 @@ class PerQuery:
     measures: tuple[Measure, ...]
     values: np.ndarray
     in_run: np.ndarray
+    evaluated: np.ndarray | None = None
+
+    def queries_of(self, j: int) -> np.ndarray:
+        """Which queries measure j is evaluated on (a mask over ``query_ids``)."""
+        return np.ones(len(self.query_ids), dtype=bool) if self.evaluated is None else self.evaluated[:, j]
 
     def __repr__(self) -> str:
         names = ", ".join(str(m) for m in self.measures[:4]) + (", ..." if len(self.measures) > 4 else "")
@@ -46,7 +54,9 @@ class PerQuery:
         from html import escape
 
         means = "".join(f"<th>{escape(str(m))}</th>" for m in self.measures)
-        values = "".join(f"<td>{aggregate_values(m, self.values[:, j]):.4f}</td>" for j, m in enumerate(self.measures))
+        values = "".join(
+            f"<td>{aggregate_values(m, self.values[self.queries_of(j), j]):.4f}</td>" for j, m in enumerate(self.measures)
+        )
         head = (
             f"<p><b>{escape(self.run)}</b>: {len(self.query_ids)} queries x {len(self.measures)} measures</p>"
             f"<table><thead><tr><th></th>{means}</tr></thead><tbody><tr><th>aggregate</th>{values}</tr></tbody>"
@@ -69,7 +79,7 @@ class PerQuery:
             frame.insert(0, "run", self.run)
             return frame
         n_q, n_m = self.values.shape
-        return pd.DataFrame(
+        frame = pd.DataFrame(
             {
                 "run": np.full(n_q * n_m, self.run, dtype=object),
                 "query_id": np.repeat(self.query_ids.astype(str), n_m),
@@ -77,6 +87,56 @@ class PerQuery:
                 "value": self.values.reshape(-1),
             }
         )
+        return frame if self.evaluated is None else frame[self.evaluated.reshape(-1)].reset_index(drop=True)
+
+
+def joined(run: str, tables: list[PerQuery], measures: tuple[Measure, ...]) -> PerQuery:
+    """One run's tables of measures evaluated apart (each under its own conventions), as one table over the union of
+    their queries, with each measure's own queries (``evaluated``), in the order of ``measures``.
+
+    >>> p10, arp10, both_in_run = (Measure("P", cutoff=10),), (Measure("ARP", cutoff=10),), np.array([True, True])
+    >>> a = PerQuery("r", np.array(["q1", "q2"], dtype=object), p10, np.array([[0.25], [0.5]]), both_in_run)
+    >>> b = PerQuery("r", np.array(["q0", "q2"], dtype=object), arp10, np.array([[3.0], [4.0]]), both_in_run)
+    >>> both = joined("r", [a, b], arp10 + p10)
+    >>> both.query_ids.tolist(), both.evaluated.tolist()
+    (['q0', 'q1', 'q2'], [[True, False], [False, True], [True, True]])
+    >>> aggregate(both).to_dict()
+    {'ARP@10': 3.5, 'P@10': 0.375}
+    """
+    union = np.array(sorted({q for table in tables for q in table.query_ids.tolist()}), dtype=object)
+    values = np.full((union.size, len(measures)), np.nan)
+    evaluated = np.zeros((union.size, len(measures)), dtype=bool)
+    in_run = np.zeros(union.size, dtype=bool)
+    position = {m: j for j, m in enumerate(measures)}
+    for table in tables:
+        rows = np.searchsorted(union, table.query_ids) if union.size else np.zeros(0, dtype=np.int64)
+        in_run[rows] |= table.in_run
+        for k, measure in enumerate(table.measures):
+            values[rows, position[measure]] = table.values[:, k]
+            evaluated[rows, position[measure]] = table.queries_of(k)
+    return PerQuery(run, union, measures, values, in_run, None if evaluated.all() else evaluated)
+
+
+def joined_result(parts: tuple[RunResult, ...], measures: tuple[Measure, ...]) -> RunResult:
+    """One run's results under each group's conventions (:func:`joined`) as one: its diagnostics those of the first
+    part (the experiment's own conventions), its lists those of the part with its system measures (one run gathers
+    them under one set of conventions), and its long tail that of the first part that counts one."""
+    first = parts[0]
+    query_measures = tuple(m for m in measures if any(m in p.per_query.measures for p in parts))
+    per_query = joined(first.per_query.run, [p.per_query for p in parts], query_measures)
+    segment_of = {q: g for p in parts for q, g in zip(p.per_query.query_ids.tolist(), p.segments.tolist(), strict=True)}
+    segments = np.array([segment_of[q] for q in per_query.query_ids.tolist()], dtype=object)
+    system = next((p for p in parts if p.system_measures), first)
+    tail = next((p for p in parts if p.item_counts is not None), first)
+    return replace(
+        first,
+        per_query=per_query,
+        segments=segments,
+        lists=system.lists,
+        system_measures=system.system_measures,
+        item_counts=tail.item_counts,
+        item_counts_cutoff=tail.item_counts_cutoff,
+    )
 
 
 def aggregate_values(measure: Measure, values: np.ndarray) -> float:
@@ -270,7 +330,9 @@ class Aggregates(dict[Measure, float]):
 
 def aggregate(per_query: PerQuery) -> Aggregates:
     """The summary of a run: one number per measure (its mean, sum or geometric mean, as the registry says)."""
-    return Aggregates({m: aggregate_values(m, per_query.values[:, j]) for j, m in enumerate(per_query.measures)})
+    return Aggregates(
+        {m: aggregate_values(m, per_query.values[per_query.queries_of(j), j]) for j, m in enumerate(per_query.measures)}
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -318,7 +380,7 @@ class EvaluatedRun:
     given, if any, and ``name`` the run's own name (a TREC run's tag). ``aggregates`` holds every
     measure's value for the run: the aggregate of the per-query ones, and the system measures'
     (``system_measures``) single values. ``relstrings``: trec_eval's relstring of each query,
-    per length asked for.
+    per length asked for (None for a query only a measure under conventions of its own counts).
     """
 
     label: str
@@ -328,7 +390,7 @@ class EvaluatedRun:
     per_query: PerQuery
     aggregates: Mapping[Measure, float]
     system_measures: tuple[Measure, ...] = ()
-    relstrings: Mapping[int, list[str]] = field(default_factory=dict)
+    relstrings: Mapping[int, Sequence[str | None]] = field(default_factory=dict)  # None: not a query of its own
 
 
 def per_query_rows(
@@ -339,10 +401,12 @@ def per_query_rows(
     measures: tuple[Measure, ...],
     values: np.ndarray,
     seed: str | None = None,
+    evaluated: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """The results' per-query table of one run (or part of it): ``dataset, system, query_id, segment, measure, value``,
     one row per query and measure, in the queries' order, then the measures'; with ``seed`` (a system with several
-    runs in the experiment), a ``seed`` column after ``system``: which run.
+    runs in the experiment), a ``seed`` column after ``system``: which run. ``evaluated``: each measure's own queries
+    (:attr:`PerQuery.evaluated`); the others have no row.
 
     >>> per_query_rows("d", "s", np.array(["q1"], dtype=object), np.array([""], dtype=object), (Measure("AP"),),
     ...                np.array([[0.5]])).values.tolist()
@@ -351,7 +415,7 @@ def per_query_rows(
     import pandas as pd
 
     n_q, n_m = values.shape
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "dataset": np.full(n_q * n_m, dataset, dtype=object),
             "system": np.full(n_q * n_m, system, dtype=object),
@@ -362,6 +426,7 @@ def per_query_rows(
             "value": values.reshape(-1),
         }
     )
+    return frame if evaluated is None else frame[evaluated.reshape(-1)].reset_index(drop=True)
 
 
 def long_tail_cutoff(measures: tuple[Measure, ...]) -> int | None:
@@ -445,7 +510,7 @@ def summarize(result: RunResult) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for segment, mask in result.segment_masks():
         for j, measure in enumerate(result.per_query.measures):
-            values = kept(measure, result.per_query.values[mask, j])
+            values = kept(measure, result.per_query.values[mask & result.per_query.queries_of(j), j])
             scan = ValuesScan.of(measure, values)
             rows.append(
                 {

@@ -367,34 +367,26 @@ USED_BY: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-def profile_notes(profile: str, measures: Iterable[Measure], conventions: Conventions) -> tuple[str, ...]:
-    """One note per measure the tool of ``profile`` computes under conventions of its own (its per-measure ones)
-    that ``conventions``, shared by every measure of a run, do not have: that measure's value is then not the tool's.
-    Flags the user gave stay theirs: only the tool's per-measure conventions are compared.
+def measure_conventions(
+    profile: str | None, measure: Measure, conventions: Conventions, given: Iterable[str] = ()
+) -> Conventions:
+    """The conventions ``measure`` is evaluated under in a run under ``profile``: the run's ``conventions`` (the
+    profile's, then the settings the user gave) with the tool's own for this measure, but for the settings named in
+    ``given``, which stay the user's.
 
     >>> from harness.measures.parse import parse_measure
-    >>> base = Conventions.from_mapping(PROFILES["elliot"])
-    >>> notes = profile_notes("elliot", [parse_measure("RSP(group=provider)@10"), parse_measure("P@10")], base)
-    >>> len(notes), notes[0].split("; ")[0]
-    (1, "Elliot computes RSP(group='provider')@10 with queries: qrels")
+    >>> run = Conventions.from_mapping(PROFILES["elliot"])
+    >>> measure_conventions("elliot", parse_measure("RSP(group=provider)@10"), run).queries.value
+    'qrels'
+    >>> measure_conventions("elliot", parse_measure("P@10"), run).queries.value
+    'relevant'
+    >>> measure_conventions("elliot", parse_measure("RSP(group=provider)@10"), run, given=["queries"]).queries.value
+    'relevant'
     """
-    peer = PEERS.get(profile)
-    if peer is None:
-        return ()
-    ours = conventions.as_dict()
-    notes = []
-    for measure in measures:
-        theirs = Conventions.from_mapping({**ours, **peer.own_conventions(measure)}).as_dict()
-        differ = {key: value for key, value in theirs.items() if ours[key] != value}
-        if differ:
-            wanted = ", ".join(f"{key}: {value}" for key, value in differ.items())
-            used = ", ".join(f"{key}: {ours[key]}" for key in differ)
-            flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in differ.items())
-            notes.append(
-                f"{peer.tool} computes {measure} with {wanted}; this run uses {used} for every measure, so its value is "
-                f"not the one {peer.tool} gives: evaluate it apart with {flags} (in a config: conventions: {{{wanted}}})"
-            )
-    return tuple(notes)
+    peer = PEERS.get(profile or "")
+    own = {} if peer is None else peer.own_conventions(measure)
+    kept = {key: value for key, value in own.items() if key not in set(given)}
+    return Conventions.from_mapping({**conventions.as_dict(), **kept}) if kept else conventions
 
 
 def option_users() -> list[tuple[str, str, tuple[str, ...]]]:
@@ -411,4 +403,4 @@ def option_users() -> list[tuple[str, str, tuple[str, ...]]]:
     return rows
 
 
-__all__ = ["PEERS", "PEER_NAMES", "PROFILES", "USED_BY", "Peer", "option_users", "profile_notes"]
+__all__ = ["PEERS", "PEER_NAMES", "PROFILES", "USED_BY", "Peer", "measure_conventions", "option_users"]

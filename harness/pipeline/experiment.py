@@ -44,10 +44,12 @@ from harness.evaluation.evaluator import Evaluator, builds_item_context
 from harness.evaluation.results import (
     RunResult,
     group_rows,
+    joined_result,
     long_tail_rows,
     per_query_rows,
     summarize,
 )
+from harness.measures.conventions import Conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
@@ -68,6 +70,11 @@ from harness.report.render import write_report
 from harness.stats.looks import Look
 
 _quiet = SILENT
+
+
+def _quiet_advance() -> None:
+    """Counts nothing: a run evaluated again for measures under conventions of their own is one run to the bar."""
+
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -135,16 +142,36 @@ def _evaluator(
 ) -> Evaluator:
     """The dataset's judgments (and training data, catalogue), prepared once, under the experiment's conventions.
     ``judgments=False``: without them (the Dask workers read them), unless the items' context needs them."""
+    (evaluator,) = _evaluators(experiment, dataset, measures, progress, judgments, apart=False).values()
+    return evaluator
+
+
+def _evaluators(
+    experiment: Experiment,
+    dataset: Dataset,
+    measures: tuple[Measure, ...],
+    progress: Progress,
+    judgments: bool = True,
+    apart: bool = True,
+) -> dict[Conventions, Evaluator]:
+    """An evaluator per set of conventions the measures are evaluated under (``apart``: the profile's tool computes
+    some under conventions of their own, :meth:`Experiment.conventions_for`), the experiment's first; the judgments,
+    training data and catalogue read once, the items' context prepared once and shared."""
 
     computed = experiment.measures_for(dataset)
     measures = tuple(m for m in measures if m in computed)
+    conventions = dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)
+    groups: dict[Conventions, list[Measure]] = {conventions: []}
+    for measure in measures:
+        groups.setdefault(experiment.conventions_for(measure, dataset) if apart else conventions, []).append(measure)
+    if not groups[conventions] and len(groups) > 1:
+        del groups[conventions]  # every measure under conventions of its own
     if judgments or builds_item_context(measures, dataset.train is not None, dataset.items is not None):
         progress(f"loading qrels {dataset.qrels}")
         qrels = _load_qrels(dataset)
     else:  # of the right kind: the intent-aware measures check that subtopic judgments come
         empty = Intents if dataset.qrels_format == "ndeval" else Qrels
         qrels = empty.from_records([], str(dataset.qrels))
-    conventions = dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)
     train = items = None
     if dataset.train is not None:
         progress(f"loading training interactions {dataset.train.path}")
@@ -153,7 +180,15 @@ def _evaluator(
         progress(f"loading items {dataset.items.path}")
         items = read_items(dataset.items.path, dataset.items.id, groups=dataset.items.groups)
     user_groups = _load_segments(dataset) if dataset.segments is not None else None  # UserMAD's groups
-    return Evaluator(qrels, measures, conventions, train=train, items=items, user_groups=user_groups)
+    out: dict[Conventions, Evaluator] = {}
+    context = None
+    for group_conventions, group in groups.items():
+        evaluator = Evaluator(
+            qrels, group, group_conventions, train=train, items=items, user_groups=user_groups, item_context=context
+        )
+        context = context or evaluator.items
+        out[group_conventions] = evaluator
+    return out
 
 
 def _runs(
@@ -269,12 +304,19 @@ def _evaluate_dataset(
     """Every system on one dataset, in the config's order: recomputed from its run by the engine, or reused."""
     results: list[RunResult] = []
     with_runs = tuple(run for s in experiment.systems for run in s.each_run(dataset.name))  # a system once per seed
-    evaluator = _evaluator(experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments)
-    skipped = ", ".join(str(m) for m in experiment.measures if m not in evaluator.measures)
+    evaluators = _evaluators(experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments)
+    computed = {m for e in evaluators.values() for m in e.measures}
+    skipped = ", ".join(str(m) for m in experiment.measures if m not in computed)
     if skipped:
         progress(f"not computed on {dataset.name} (no training data or catalogue there): {skipped}")
     segments = _load_segments(dataset) if dataset.segments is not None else {}
-    evaluated = engine.evaluate(DatasetWork(experiment, dataset, evaluator, with_runs, segments, skipped, progress, advance))
+    parts = []
+    for number, evaluator in enumerate(evaluators.values()):
+        counted = advance if number == 0 else _quiet_advance  # a run counts once, however many groups evaluate it
+        work = DatasetWork(experiment, dataset, evaluator, with_runs, segments, skipped, progress, counted)
+        parts.append(engine.evaluate(work))
+    order = tuple(m for m in experiment.measures if m in computed)
+    evaluated = parts[0] if len(parts) == 1 else [joined_result(group, order) for group in zip(*parts, strict=True)]
     for system in experiment.systems:  # in the config's order, reused values beside recomputed ones
         if system.previous is not None:
             progress(f"reusing {system.name} on {dataset.name} from {describe_previous(system.previous)}")
@@ -317,6 +359,10 @@ def resolved_config(experiment: Experiment) -> dict[str, Any]:
         del out["per_query_csv"]
     out["measures"] = [str(m) for m in experiment.measures]
     out["conventions"] = experiment.conventions.as_dict()
+    del out["conventions_given"]  # what they give is recorded: each measure's own conventions, below
+    own = experiment.measure_conventions()
+    if own:  # the measures the profile's tool computes under conventions of their own
+        out["measure_conventions"] = own
     out["systems"] = [
         {
             "name": s.name,
@@ -445,6 +491,7 @@ def _frames(results: list[RunResult], settings: CompareSettings | None = None) -
             r.per_query.measures,
             r.per_query.values,
             r.seed if seeded else None,
+            r.per_query.evaluated,
         )
         for r in results
     ]

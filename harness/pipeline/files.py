@@ -7,6 +7,7 @@ arguments instead of a config. The command line parses the arguments into
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +22,9 @@ from harness.data.trec import check_exists
 from harness.engines import FilesWork, open_engine
 from harness.errors import HarnessError
 from harness.evaluation.evaluator import Evaluator, builds_item_context
-from harness.evaluation.results import EvaluatedRun
+from harness.evaluation.results import EvaluatedRun, joined
 from harness.measures.conventions import Conventions
+from harness.measures.peers import measure_conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
@@ -49,22 +51,39 @@ class FileInputs:
     qrels_format: str | None = None  # None: by the file name; "ndeval": subtopic judgments
     segments: Path | None = None  # each user's group (UserMAD)
     segments_columns: Mapping[str, str] = field(default_factory=lambda: {"query": "query", "segment": "segment"})
+    profile: str | None = None  # the tool whose conventions ``conventions`` starts from: its per-measure ones apply
+    given: frozenset[str] = frozenset()  # the conventions the user set over the profile's: theirs for every measure
 
     def labels(self) -> list[str]:
         return [name or path.name for name, path in self.runs]
+
+    def conventions_for(self, measure: Measure) -> Conventions:
+        """The conventions ``measure`` is evaluated under: the profile's tool may compute it under its own
+        (:func:`~harness.measures.peers.measure_conventions`)."""
+        return measure_conventions(self.profile, measure, self.conventions, self.given)
 
 
 def evaluate_files(
     inputs: FileInputs, measures: tuple[Measure, ...], *, relstring_lengths: tuple[int, ...] = (), progress: Progress = SILENT
 ) -> list[EvaluatedRun]:
     """Every run of ``inputs`` evaluated on ``measures``, in order, by the engine ``inputs.engine`` names; every input is
-    read and checked before any value is computed."""
+    read and checked before any value is computed.
+
+    Measures the profile's tool computes under conventions of their own (Elliot's fairness measures over every test
+    user) are evaluated apart under those, and each keeps its own queries (:func:`~harness.evaluation.results.joined`).
+    """
     labels = inputs.labels()
     if len(set(labels)) < len(labels):
         raise HarnessError("two runs have the same label", hint="name them: QRELS a=run1.txt b=run2.txt")
     check_exists(inputs.qrels, "qrels", folder_ok=True)
     for _, path in inputs.runs:
         check_exists(path, "run", folder_ok=True)
+    groups: dict[Conventions, list[Measure]] = {}
+    for measure in measures:
+        groups.setdefault(inputs.conventions_for(measure), []).append(measure)
+    # relstrings (trec_eval's) under the run's own conventions, in their group or one of their own
+    relstrings_in = inputs.conventions if relstring_lengths or not groups else next(iter(groups))
+    groups.setdefault(relstrings_in, [])
     with open_engine(inputs.engine, progress) as engine:
         needs_judgments = engine.reads_judgments or builds_item_context(
             measures, inputs.train is not None, inputs.items is not None
@@ -76,25 +95,61 @@ def evaluate_files(
             if needs_judgments
             else Qrels.from_records([], str(inputs.qrels))
         )
-        evaluator = _evaluator(inputs, measures, judgments)
         runs = tuple((label, given, path) for label, (given, path) in zip(labels, inputs.runs, strict=True))
-        work = FilesWork(
-            evaluator,
-            inputs.qrels,
-            inputs.qrels_columns,
-            judgments if needs_judgments else None,
-            runs,
-            inputs.run_columns,
-            relstring_lengths,
-            progress,
-        )
-        return engine.evaluate_files(work)
+        evaluators = _evaluators(inputs, groups, judgments)
+        done = []
+        for conventions, evaluator in evaluators.items():
+            lengths = relstring_lengths if conventions == relstrings_in else ()
+            work = FilesWork(
+                evaluator,
+                inputs.qrels,
+                inputs.qrels_columns,
+                judgments if needs_judgments else None,
+                runs,
+                inputs.run_columns,
+                lengths,
+                progress,
+            )
+            done.append(engine.evaluate_files(work))
+    if len(done) == 1:
+        return done[0]
+    return [_joined(parts, measures, list(groups).index(relstrings_in)) for parts in zip(*done, strict=True)]
 
 
-def _evaluator(inputs: FileInputs, measures: tuple[Measure, ...], judgments: Qrels | Intents) -> Evaluator:
-    """The evaluator of ``measures``, with the training data, catalogue and segments ``inputs`` name read: the
-    training rows live only while its item context summarises them, so the runs are read into their memory."""
-    return Evaluator(judgments, measures, inputs.conventions, **_context(inputs))
+def _joined(parts: tuple[EvaluatedRun, ...], measures: tuple[Measure, ...], first: int) -> EvaluatedRun:
+    """One run's evaluations under each group's conventions as one; ``first``: the group under the run's own
+    conventions (its missing judged queries and relstrings are the run's)."""
+    run = parts[first]
+    per_query = joined(run.name, [p.per_query for p in parts], tuple(m for m in measures if not _system(m)))
+    position = {q: i for i, q in enumerate(run.per_query.query_ids.tolist())}
+    at = [position.get(q) for q in per_query.query_ids.tolist()]
+    relstrings = {k: [None if i is None else v[i] for i in at] for k, v in run.relstrings.items()}
+    aggregates = {m: value for p in parts for m, value in p.aggregates.items()}
+    system = {m for p in parts for m in p.system_measures}
+    return dataclasses.replace(
+        run,
+        per_query=per_query,
+        aggregates={m: aggregates[m] for m in measures},
+        system_measures=tuple(m for m in measures if m in system),
+        relstrings=relstrings,
+    )
+
+
+def _system(measure: Measure) -> bool:
+    return REGISTRY.definition(measure).is_system(measure)
+
+
+def _evaluators(
+    inputs: FileInputs, groups: dict[Conventions, list[Measure]], judgments: Qrels | Intents
+) -> dict[Conventions, Evaluator]:
+    """Each group's evaluator, with the training data, catalogue and segments ``inputs`` name read: the training rows
+    live only while the items' context summarises them (it depends on the judgments only: one, shared), so the runs
+    are read into their memory."""
+    context, items, out = _context(inputs), None, {}
+    for conventions, group in groups.items():
+        out[conventions] = Evaluator(judgments, group, conventions, item_context=items, **context)
+        items = items or out[conventions].items
+    return out
 
 
 def _context(inputs: FileInputs) -> dict[str, Any]:

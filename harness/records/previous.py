@@ -131,6 +131,11 @@ def previous_result(
     level = next((d.get("relevance_level") for d in saved.config.get("datasets", []) if d["name"] == dataset.name), None)
     if level != dataset.relevance_level:
         differ.append(f"relevance_level ({level} there, {dataset.relevance_level} here)")
+    own = (saved.config.get("measure_conventions") or {}, experiment.measure_conventions())
+    for measure in experiment.query_measures_for(dataset):  # those the profile's tool computes under its own
+        saved_own, this_own = (str(m.get(str(measure), {})) for m in own)
+        if saved_own != this_own:
+            differ.append(f"{measure}'s own ({saved_own} there, {this_own} here)")
     if differ:
         raise refuse(
             f"it was evaluated under other conventions: {', '.join(differ)}",
@@ -149,7 +154,12 @@ def previous_result(
             )
         query_ids = np.array(sorted(wide.index.astype(str)), dtype=object)  # trec_eval's order: byte order of the ids
         values = wide.loc[query_ids, [str(m) for m in measures]].to_numpy(dtype=np.float64)
-        per_query = PerQuery(system.name, query_ids, measures, values, np.ones(len(query_ids), dtype=bool))
+        evaluated = None
+        if saved.config.get("measure_conventions"):  # some measures have rows for their own queries only
+            rows = rows_of_run.groupby(["query_id", "measure"], sort=False).size().unstack()
+            present = rows.reindex(index=query_ids, columns=[str(m) for m in measures]).notna().to_numpy()
+            evaluated = None if present.all() else present
+        per_query = PerQuery(system.name, query_ids, measures, values, np.ones(len(query_ids), dtype=bool), evaluated)
         seg = np.array([segments.get(q, "") for q in query_ids.tolist()], dtype=object)
         diagnostics: dict[str, Any] = {}
         if saved.diagnostics is not None:

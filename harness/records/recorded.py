@@ -60,6 +60,8 @@ class Recorded:
     baseline: str | None = None
     stats: Mapping[str, Any] = field(default_factory=dict)  # the stats section as run (for the settings shown)
     conventions: Mapping[str, Any] = field(default_factory=dict)
+    # measure -> the conventions it was evaluated under that differ from ``conventions`` (the profile's tool's own)
+    measure_conventions: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     cutoffs: tuple[int, ...] = ()
     profile: str | None = None
     release: RecordedRelease | None = None
@@ -82,6 +84,7 @@ class Recorded:
             baseline=config.get("baseline"),
             stats=dict(config.get("stats") or {}),
             conventions=dict(config.get("conventions") or {}),
+            measure_conventions=dict(config.get("measure_conventions") or {}),
             cutoffs=tuple(config.get("cutoffs") or ()),
             profile=config.get("profile"),
             release=None

@@ -16,7 +16,7 @@ from markupsafe import Markup
 from harness.comparison.compare import FEW_QUERIES
 from harness.comparison.rows import Comparison, Comparisons
 from harness.decision.verdict import Decision
-from harness.measures.peers import option_users
+from harness.measures.peers import PEERS, option_users
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.records.store import SavedResults, previous_folders, recorded_path
@@ -702,6 +702,11 @@ def build_model(results: SavedResults) -> ReportModel:
     used_by = {(option, value): users for option, value, users in option_users()}
     conventions = [
         (k, str(v), ", ".join(used_by.get((k, str(v)), ()))) for k, v in recorded.conventions.items() if k != "relevance_level"
+    ]
+    tool = PEERS[recorded.profile].tool if recorded.profile in PEERS else ""
+    conventions += [  # the measures the profile's tool computes under conventions of their own
+        (label(measure), ", ".join(f"{k}: {v}" for k, v in own.items()), tool)
+        for measure, own in recorded.measure_conventions.items()
     ]
     for dataset in dict.fromkeys(summary["dataset"]):
         present = set(summary[summary["dataset"] == dataset]["system"])

@@ -127,7 +127,36 @@ def test_the_union_of_the_systems_queries_is_in_pythons_order_whatever_the_ids()
     )
     union, values, evaluated = _on_union({"a": a, "b": b}, {"a": set(ids), "b": set(kept)}, ["a", "b"], a.per_query.measures)
     assert union.tolist() == sorted(ids)
-    assert evaluated["b"].tolist() == [i in kept for i in sorted(ids)] and evaluated["a"].all()
+    assert evaluated["b"].tolist() == [[i in kept for i in sorted(ids)]] and evaluated["a"].all()  # (measures, queries)
     by_id = dict(zip(ids, a.per_query.values[:, 0], strict=True))
     assert values["a"][0].tolist() == [by_id[i] for i in sorted(ids)]
-    assert np.isnan(values["b"][0][~evaluated["b"]]).all()
+    assert np.isnan(values["b"][~evaluated["b"]]).all()
+
+
+def test_each_measure_is_tested_over_its_own_queries() -> None:
+    """A measure evaluated under conventions of its own counts its own queries (``PerQuery.evaluated``): its row's
+    means, differences and tests are over those, as if the others were not there, and the NaN outside are no error."""
+    rng = np.random.default_rng(3)
+    a, b = rng.random((30, 2)), rng.random((30, 2))
+    counted = np.ones((30, 2), dtype=bool)
+    counted[:8, 1] = False  # the second measure counts the last 22 queries only
+    for values in (a, b):
+        values[:8, 1] = np.nan
+
+    def result(system: str, values: np.ndarray, evaluated: np.ndarray | None, rows: slice) -> RunResult:
+        ids = np.array([f"q{i:02d}" for i in range(30)], dtype=object)[rows]
+        measures = (parse_measure("AP"), parse_measure("P@10"))
+        return RunResult(
+            "d",
+            system,
+            PerQuery(system, ids, measures, values[rows], np.ones(len(ids), bool), evaluated),
+            np.array([""] * len(ids), dtype=object),
+            {},
+        )
+
+    rows = _rows([result("a", a, counted, slice(None)), result("b", b, counted, slice(None))], nan="error")
+    alone = _rows([result("a", a, None, slice(8, None)), result("b", b, None, slice(8, None))])
+    ap, p10 = rows
+    assert ap["n_queries"] == 30 and p10["n_queries"] == 22 and p10["n_dropped_nan"] == 0
+    keys = ("mean_a", "mean_b", "delta", "ci_low", "ci_high", "p_t", "p_randomization", "n_queries")
+    assert {k: p10[k] for k in keys} == {k: alone[1][k] for k in keys}

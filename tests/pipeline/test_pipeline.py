@@ -223,11 +223,13 @@ def test_sklearn_profile_matches_ndcg_score(tmp_path: Path) -> None:
 def _msrec_reference(truth: pd.DataFrame, pred: pd.DataFrame, k: int) -> dict[str, dict[str, float]]:
     """Microsoft Recommenders' formulas (semantics.md section 2 and 4), written out slowly.
 
-    Users in both frames only; the top k by prediction, ties kept in input order
-    (pandas nlargest keep='first'); every truth row is relevant; nDCG with the raw
-    rating as gain and IDCG from the user's best k ratings; MAP@k over min(R, k).
+    Users in both frames only, but for nDCG every truth user (ndcg_at_k's outer merge
+    with the truth keeps those without predictions, at 0, in its mean); the top k by
+    prediction, ties kept in input order (pandas nlargest keep='first'); every truth
+    row is relevant; nDCG with the raw rating as gain and IDCG from the user's best k
+    ratings; MAP@k over min(R, k).
     """
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, float]] = {user: {f"nDCG@{k}": 0.0} for user in sorted(set(truth.user) - set(pred.user))}
     for user in sorted(set(truth.user) & set(pred.user)):
         t = truth[truth.user == user].set_index("item")["rating"]
         p = pred[pred.user == user].nlargest(k, "score", keep="first")
@@ -287,6 +289,7 @@ def test_msrec_profile_matches_microsoft_recommenders_formulas(tmp_path: Path) -
     ours = pd.read_parquet(folder / "per_query.parquet").set_index(["query_id", "measure"])["value"]
     expected = _msrec_reference(truth, pred, 5)
     assert sorted({q for q, _ in ours.index}) == sorted(expected)
+    assert {q for q, m in ours.index if m == "P@5"} == set(truth.user) & set(pred.user)  # the others: both frames
     for user, values in expected.items():
         for name, value in values.items():
             assert ours[(user, name)] == pytest.approx(value, abs=1e-12), (user, name)
