@@ -89,11 +89,21 @@ $(PEERS)-lenskit/.installed:
 	$(PEERS)-lenskit/bin/python -m pip install --quiet --no-deps 'lenskit==2025.8.1'
 	touch $@
 
-bench: $(STAMP) $(PEERS)/.installed $(PEERS)-lenskit/.installed
+# pyxclib's evaluation code (benchmarks/peers/pyxclib: copied from its commit, not on PyPI), built with its Cython
+# module, and numba, which its metrics use
+$(PEERS)-pyxclib/.installed: benchmarks/peers/pyxclib/setup.py benchmarks/peers/pyxclib/xclib/evaluation/xc_metrics.py
+	$(PYTHON) -m venv $(PEERS)-pyxclib
+	$(PEERS)-pyxclib/bin/python -m pip install --quiet numpy scipy scikit-learn pandas numba six cython setuptools wheel
+	rm -rf $(PEERS)-pyxclib/src && cp -r benchmarks/peers/pyxclib $(PEERS)-pyxclib/src  # built there: the tree stays clean
+	$(PEERS)-pyxclib/bin/python -m pip install --quiet --no-build-isolation $(PEERS)-pyxclib/src
+	touch $@
+
+bench: $(STAMP) $(PEERS)/.installed $(PEERS)-lenskit/.installed $(PEERS)-pyxclib/.installed
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx
 	$(BIN)/python benchmarks/pipeline_bench.py --whole
+	$(BIN)/python benchmarks/pipeline_bench.py --whole --scenario ml100k
 	$(BIN)/python benchmarks/record_bench.py
 	$(BIN)/python benchmarks/beyond_bench.py
 	$(BIN)/python benchmarks/beyond_bench.py --fairness

@@ -16,11 +16,15 @@ recommender would not make it). Each peer runs its own code on it:
   ``make bench``; a stand-in for torch, which these metrics never call), as its RunAnalysis calls them
   (``benchmarks/peers/fairness_lenskit.py``).
 
-* Elliot: its REO and RSP modules, copied unchanged (``benchmarks/peers/elliot``; Elliot's package needs
-  TensorFlow and is not on PyPI), with the evaluation objects its evaluator builds
-  (``benchmarks/peers/fairness_elliot.py``), over a provider column of 5 groups.
+* Elliot: its fairness and popularity-bias modules (REO, RSP, ItemMAD, PopREO, PopRSP, UserMAD, BiasDisparity BR
+  and BD), copied unchanged (``benchmarks/peers/elliot``; Elliot's package needs TensorFlow and is not on PyPI), with
+  the evaluation objects its evaluator builds (``benchmarks/peers/fairness_elliot.py``), over a provider column of 5
+  item groups and the 5 user segments; bias disparity is one value per (user group, item category) cell, 25 measures
+  in harness.
 
-pyxclib is not on PyPI and its metrics import a compiled module: PSP and PSnDCG are checked on the golden case only.
+* pyxclib: its psprecision and psndcg (pyxclib is not on PyPI: its evaluation code copied from its commit into
+  ``benchmarks/peers/pyxclib`` and built with its Cython module and numba in .venv/peers-pyxclib by ``make bench``),
+  as the golden case's runner called them (``benchmarks/peers/propensity_pyxclib.py``).
 
 For each measure: the peer's process and ``harness eval`` of the measure that reproduces it (the tool's profile),
 alternating, --rounds rounds (a process over 20 s runs once); the medians of wall time and peak memory, the ratio,
@@ -40,8 +44,6 @@ import pandas as pd
 from _process import measure_process  # benchmarks/, this script's folder
 from record_bench import movielens_1m_like
 
-from harness.measures.parse import parse_measure
-from harness.measures.peers import PEERS
 from harness.measures.registry import REGISTRY
 
 HERE = Path(__file__).resolve().parent
@@ -53,10 +55,23 @@ CASES = {
     "msrec": ["catalog_coverage", "distributional_coverage", "novelty", "diversity", "serendipity"],
     "recbole": ["ItemCoverage", "AveragePopularity", "ShannonEntropy", "GiniIndex", "TailPercentage"],
     "lenskit": ["ExposureGini", "ListGini"],
-    "elliot": ["REO", "RSP"],
+    "elliot": [
+        "REO",
+        "RSP",
+        "ItemMADranking",
+        "ItemMADrating",
+        "PopREO",
+        "PopRSP",
+        "UserMADranking",
+        "UserMADrating",
+        "BiasDisparityBR",
+        "BiasDisparityBD",
+    ],
+    "pyxclib": ["psprecision", "psndcg"],
 }
 GROUPS = 5  # the item groups of the fairness measures: a provider column, by item number
-TOLERANCE = {"lenskit": 1e-6}  # LensKit sums exposure in float32; the others agree to 1e-9
+TOLERANCE = {"lenskit": 1e-6, "pyxclib": 1e-6}  # LensKit's exposure and pyxclib's DCG in float32; the others to 1e-9
+RATED = ("elliot", "pyxclib")  # the tools given a relevance threshold: a rating of 4 or more is relevant
 
 
 def harness_measure(tool: str, name: str, k: int = 10) -> str:
@@ -69,6 +84,28 @@ def harness_measure(tool: str, name: str, k: int = 10) -> str:
     if any(p.name == "group" and p.required for p in definition.params):  # the catalogue column the tool is given
         spelling = spelling.replace("(", "(group=provider,", 1) if "(" in spelling else f"{spelling}(group=provider)"
     return f"{spelling}@{k}"
+
+
+def harness_measures(tool: str, name: str, users: Path, catalogue: Path, k: int = 10) -> list[str]:
+    """:func:`harness_measure`, and for bias disparity (one value per user group and item category, as Elliot gives
+    them) one measure per cell: the groups of ``users`` (a CSV ``user,GROUP``) by name, the catalogue's providers."""
+    measure = harness_measure(tool, name, k)
+    if not measure.startswith("BiasDisparity("):
+        return [measure]
+    groups = sorted(pd.read_csv(users, dtype=str).iloc[:, 1].unique())
+    categories = sorted(pd.read_csv(catalogue)["provider"].unique())
+    return [measure.replace("(", f"(user_group='{g}',category={c},", 1) for g in groups for c in categories]
+
+
+def user_clustering(users: Path, folder: Path) -> Path:
+    """The users' groups (a CSV ``user,GROUP``) as Elliot's clustering TSV: each group numbered by its name's order."""
+    frame = pd.read_csv(users, dtype=str)
+    number = {g: i for i, g in enumerate(sorted(frame.iloc[:, 1].unique()))}
+    path = folder / f"{users.stem}-clusters.tsv"
+    pd.DataFrame({"user": frame.iloc[:, 0], "group": frame.iloc[:, 1].map(number)}).to_csv(
+        path, sep="\t", header=False, index=False
+    )
+    return path
 
 
 def _provider_catalogue(folder: Path) -> tuple[Path, Path]:
@@ -100,23 +137,29 @@ def _peer_command(tool: str, name: str, folder: Path, run: Path, python: dict[st
         return [python[tool], str(HERE / "peers" / "fairness_lenskit.py"), str(folder / "items.csv"), str(run), "--metric", name]
     if tool == "elliot":
         files = [str(folder / f) for f in ("train.csv", "test.csv", "providers.tsv")]
-        return [sys.executable, str(HERE / "peers" / "fairness_elliot.py"), *files, str(run), "--metric", name]
+        users = ["--users", str(user_clustering(folder / "segments.csv", folder))]
+        return [sys.executable, str(HERE / "peers" / "fairness_elliot.py"), *files, str(run), *users, "--metric", name]
+    if tool == "pyxclib":
+        files = [str(folder / f) for f in ("items.csv", "train.csv", "test.csv")]
+        return [python[tool], str(HERE / "peers" / "propensity_pyxclib.py"), *files, str(run), "--metric", name]
     files = [str(folder / f) for f in ("train.csv", "test.csv", "items.csv")]
     return [sys.executable, str(HERE / "peers" / "beyond_recbole.py"), *files, str(run), "--metric", name]
 
 
-def harness_command(tool: str, names: list[str], folder: Path, run: Path, catalogue: Path | None = None) -> list[str]:
+def harness_command(
+    tool: str, names: list[str], folder: Path, run: Path, catalogue: Path | None = None, users: Path | None = None
+) -> list[str]:
     """``harness eval`` of the measures that reproduce ``tool``'s ``names``, under its profile, printing JSON; the
-    catalogue (default: the folder's items.csv) has a provider column for Elliot's fairness measures."""
-    # Elliot's relevance threshold (a rating of 4 or more) and groups; the other tools' measures read neither, and a
-    # level above 1 would leave out the users without a rating that high (queries: relevant, RecBole's)
-    extra = ["--items-groups", "provider", "-l", "4"] if tool == "elliot" else []
-    # the users the tool evaluates these measures over, where its profile names them per measure (harness.measures.peers:
-    # Elliot's fairness metrics read every test user's list, its accuracy metrics the users with a relevant item)
-    queries = {PEERS[tool].conventions_for(parse_measure(harness_measure(tool, n))).queries.value for n in names}
-    if len(queries) != 1:
-        raise SystemExit(f"{tool}'s {', '.join(names)} are evaluated over different users: time them apart")
-    extra += ["--queries", queries.pop()]
+    catalogue (default: the folder's items.csv) has a provider column for Elliot's fairness measures, and ``users``
+    (default: the folder's segments.csv; a CSV ``user,GROUP``) the users' groups."""
+    catalogue, users = catalogue or folder / "items.csv", users or folder / "segments.csv"
+    # Elliot's and pyxclib's relevance threshold (a rating of 4 or more), Elliot's groups; the other tools' measures
+    # read neither, and a level above 1 would leave out the users without a rating that high (queries: relevant,
+    # RecBole's). The profile does the rest: each measure over the users the tool evaluates it over
+    extra = ["-l", "4"] if tool in RATED else []
+    if tool == "elliot":
+        group = pd.read_csv(users, nrows=0).columns[1]
+        extra += ["--items-groups", "provider", "--segments", str(users), "--segments-columns", f"query=user,segment={group}"]
     return [
         sys.executable,
         "-m",
@@ -133,12 +176,12 @@ def harness_command(tool: str, names: list[str], folder: Path, run: Path, catalo
         "--train-columns",
         "query=user,doc=item",
         "--items",
-        str(catalogue or folder / "items.csv"),
+        str(catalogue),
         *extra,
         "--profile",
         tool,
         "-m",
-        ",".join(harness_measure(tool, name) for name in names),
+        ",".join(m for name in names for m in harness_measures(tool, name, users, catalogue)),
         "--quiet",
         "--format",
         "json",
@@ -174,21 +217,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--lenskit-python", default=str(ROOT / ".venv" / "peers-lenskit" / "bin" / "python"), help="a Python with LensKit"
     )
+    parser.add_argument(
+        "--pyxclib-python", default=str(ROOT / ".venv" / "peers-pyxclib" / "bin" / "python"), help="a Python with pyxclib"
+    )
     args = parser.parse_args(argv)
     movielens_1m_like(args.data)
     catalogue, _ = _provider_catalogue(args.data)
     run = _unseen_run(args.data)
-    python = {"msrec": args.msrec_python, "lenskit": args.lenskit_python}
+    python = {"msrec": args.msrec_python, "lenskit": args.lenskit_python, "pyxclib": args.pyxclib_python}
     for tool, path in python.items():
-        if not Path(path).exists():
+        if tool in args.tools and not Path(path).exists():
             print(f"no {path}: make bench makes it (the peer {tool} with its requirements)", file=sys.stderr)
             return 2
     print(f"beyond accuracy and fairness at MovieLens-1M size ({run}), whole processes, medians of {args.rounds} rounds:")
-    header = f"{'peer':<9}{'its measure':<25}{'harness measure':<44}{'peer s':>8}{'harness s':>10}{'ratio':>7}"
+    header = f"{'peer':<9}{'its measure':<25}{'harness measure':<58}{'peer s':>8}{'harness s':>10}{'ratio':>7}"
     print(header + f"{'peer MB':>9}{'harness MB':>11}  values")
     for tool, names in ((tool, CASES[tool]) for tool in args.tools):
         for name in [*names, "all"]:
             ours = f"all {len(names)}, one process" if name == "all" else harness_measure(tool, name)
+            cells = 1 if name == "all" else len(harness_measures(tool, name, args.data / "segments.csv", catalogue))
+            ours = ours if cells == 1 else f"{ours.replace('(group=provider,', '(')}, {cells} cells"  # one a cell
             peer_s, peer_mb, peer_out = _timed(_peer_command(tool, name, args.data, run, python), args.rounds)
             asked = names if name == "all" else [name]
             ours_s, ours_mb, ours_out = _timed(harness_command(tool, asked, args.data, run, catalogue), args.rounds)
@@ -197,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
                 abs(a - b) <= TOLERANCE.get(tool, 1e-9) * max(1.0, abs(a)) for a, b in zip(theirs, mine, strict=True)
             )
             print(
-                f"{tool:<9}{name:<25}{ours:<44}{peer_s:>8.2f}{ours_s:>10.2f}{peer_s / ours_s:>6.1f}x"
+                f"{tool:<9}{name:<25}{ours:<58}{peer_s:>8.2f}{ours_s:>10.2f}{peer_s / ours_s:>6.1f}x"
                 f"{peer_mb:>9.0f}{ours_mb:>11.0f}  {'equal' if agree else f'DIFFER {theirs} {mine}'}",
                 flush=True,
             )

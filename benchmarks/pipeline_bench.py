@@ -1,6 +1,7 @@
 """The whole of `harness run` at recommender scale, stage by stage: evaluate, compare, gate, write, track, report.
 
     python benchmarks/pipeline_bench.py                      # 200,000 users x 100 items, 2 systems, 5 measures
+    python benchmarks/pipeline_bench.py --scenario ml100k    # MovieLens-100k's size: 943 users x 100 items
     python benchmarks/pipeline_bench.py --scenario tiny      # seconds; used by the smoke test
     python benchmarks/pipeline_bench.py --engine dask        # on a LocalCluster of 2 workers (paired tests on it)
     python benchmarks/pipeline_bench.py --output DIR         # keep the results folder (default: a temporary one)
@@ -62,7 +63,7 @@ def _prepare(scenario: str, data: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scenario", choices=("recsys", "tiny"), default="recsys")
+    parser.add_argument("--scenario", choices=("recsys", "ml100k", "tiny"), default="recsys")
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--permutations", type=int, default=10_000)
     parser.add_argument(

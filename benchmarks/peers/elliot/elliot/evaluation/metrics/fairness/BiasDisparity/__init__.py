@@ -1,0 +1,3 @@
+from .BiasDisparityBR import BiasDisparityBR
+from .BiasDisparityBS import BiasDisparityBS
+from .BiasDisparityBD import BiasDisparityBD

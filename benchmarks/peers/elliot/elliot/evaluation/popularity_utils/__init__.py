@@ -1,0 +1,1 @@
+from .popularity import Popularity
