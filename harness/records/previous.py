@@ -133,9 +133,11 @@ def previous_result(
         differ.append(f"relevance_level ({level} there, {dataset.relevance_level} here)")
     own = (saved.config.get("measure_conventions") or {}, experiment.measure_conventions())
     for measure in experiment.query_measures_for(dataset):  # those the profile's tool computes under its own
-        saved_own, this_own = (str(m.get(str(measure), {})) for m in own)
+        saved_own, this_own = (
+            ", ".join(f"{k}: {v}" for k, v in m.get(str(measure), {}).items()) or "the experiment's conventions" for m in own
+        )
         if saved_own != this_own:
-            differ.append(f"{measure}'s own ({saved_own} there, {this_own} here)")
+            differ.append(f"{measure} under {saved_own} there, {this_own} here")
     if differ:
         raise refuse(
             f"it was evaluated under other conventions: {', '.join(differ)}",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -199,3 +200,28 @@ def test_system_measures_a_tool_computes_over_different_users_are_refused_at_the
     assert "Coverage@10 and Gini@10 over different users" in error.message
     assert error.line == next(i for i, line in enumerate(path.read_text().splitlines(), 1) if line.startswith("measures"))
     assert "queries: run" in (error.hint or "")
+
+
+def test_a_system_reused_from_a_folder_keeps_each_measures_own_users(tmp_path: Path) -> None:
+    """previous: reads back a folder evaluated under the profile with each measure over its own users (its per-query
+    rows say which), so the comparisons equal the folder's; a config whose conventions would count other users for a
+    measure refuses the reuse."""
+    measures = "[P@5, ARP@5]"
+    first = run_experiment(load_config(_config(tmp_path, measures))).results_dir
+    assert first is not None
+    again = tmp_path / "again"
+    again.mkdir()
+    config = _config(again, measures).read_text()
+    reuse = config.replace(f"{{name: a, runs: {{d: {GOLDEN / 'run.csv'}}}}}", f"{{name: a, previous: {{results: {first}}}}}")
+    assert reuse != config
+    (again / "exp.yaml").write_text(reuse)
+    reused = run_experiment(load_config(again / "exp.yaml")).results_dir
+    assert reused is not None
+    keys = ["measure", "n_queries", "mean_a", "mean_b", "delta", "p_t", "p_randomization"]
+    expected = pd.read_parquet(first / "comparisons.parquet")[keys]
+    pd.testing.assert_frame_equal(pd.read_parquet(reused / "comparisons.parquet")[keys], expected, check_exact=True)
+    assert list(expected["n_queries"]) == [len(_precision_at(5, GOLDEN / "run.csv")), len(_judged())]
+
+    (again / "exp.yaml").write_text(reuse.replace("profile: elliot", "profile: elliot\nconventions: {queries: relevant}"))
+    with pytest.raises(ConfigError, match=re.escape("ARP@5 under queries: qrels there, the experiment's conventions here")):
+        run_experiment(load_config(again / "exp.yaml"))
