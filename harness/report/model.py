@@ -600,6 +600,8 @@ def _measure_charts(
     out = []
     for m in measures:
         wide = wides[m]
+        if not any(s in wide for s in systems):  # a system measure: one value per run, no per-query chart to draw
+            continue
         charts_of_m = []
         if baseline in wide:
             for s in systems:

@@ -10,6 +10,7 @@ computed here from the CSV files with the csv module.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -179,6 +180,11 @@ def test_a_run_under_a_profile_records_each_measure_over_its_own_users(tmp_path:
     assert comparisons.loc["P@5", "n_queries"] == len(a) and comparisons.loc["ARP@5", "n_queries"] == len(_judged())
     recorded = yaml.safe_load((folder / "config.resolved.yaml").read_text())
     assert recorded["measure_conventions"] == {"RSP(group='provider')@10": {"queries": "qrels"}, "ARP@5": {"queries": "qrels"}}
+    report = html.unescape((folder / "report.html").read_text())
+    # the report lists each measure's own conventions, and draws per-query charts of the per-query measures only
+    assert '<dt>ARP@5</dt><dd>queries: qrels <span class="muted">(as in Elliot)</span>' in report
+    select = re.search(r'<select class="measure-select"[^>]*>(.*?)</select>', report, re.S)
+    assert select is not None and re.findall(r"<option[^>]*>(.*?)</option>", select.group(1)) == ["P@5", "ARP@5"]
 
 
 def test_a_config_that_sets_the_convention_evaluates_every_measure_under_it(tmp_path: Path) -> None:
