@@ -358,13 +358,13 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 if not args.n:
                     records.append({"run": label, "query_id": "all", "measure": item.display, "value": summary[item.display]})
     if args.format == "json":
-        base = inputs.conventions.as_dict()
-        own = {  # the measures the profile's tool computes under conventions of their own, and those
-            item.display: {k: v for k, v in inputs.conventions_for(item.measure).as_dict().items() if base[k] != v}
-            for item in items
-            if item.measure is not None and inputs.conventions_for(item.measure) != inputs.conventions
+        apart = inputs.conventions_apart(measures)  # the measures the profile's tool computes under its own
+        own = {item.display: apart[item.measure] for item in items if item.measure in apart}
+        head = {
+            "harness": __version__,
+            "conventions": inputs.conventions.as_dict(),
+            **({"measure_conventions": own} if own else {}),
         }
-        head = {"harness": __version__, "conventions": base, **({"measure_conventions": own} if own else {})}
         lines.append(json.dumps({**head, "results": records}, indent=1) + "\n")
     elif args.format == "csv":
         import csv

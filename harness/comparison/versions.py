@@ -106,7 +106,7 @@ def pooled(runs: Sequence[RunResult]) -> RunResult:
     # a measure under conventions of its own counts a user where every run's does (the same users: the same judgments)
     evaluated: np.ndarray | None = None
     if any(t.evaluated is not None for t in tables):
-        counted = [np.stack([t.queries_of(j) for j in range(len(t.measures))], axis=1) for t in tables]
+        counted = [np.ones(t.values.shape, dtype=bool) if t.evaluated is None else t.evaluated for t in tables]
         evaluated = np.asarray(np.stack([c[at[keep]] for c, at in zip(counted, rows, strict=True)]).all(axis=0))
     per_query = PerQuery(first.system, ids[keep], tables[0].measures, stacked.mean(axis=0), np.asarray(in_run), evaluated)
     segments = first.segments[keep]

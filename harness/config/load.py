@@ -64,7 +64,7 @@ from harness.config.yaml_limits import MAX_BYTES, compose_bounded
 from harness.errors import ConfigError, ConventionError, HarnessError
 from harness.measures.conventions import Conventions
 from harness.measures.parse import labeller, lookup, parse_measure
-from harness.measures.peers import PEERS, PROFILES, measure_conventions
+from harness.measures.peers import PEERS, PROFILES, by_conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure, format_param
 
@@ -1183,10 +1183,8 @@ def _check_system_conventions(
 ) -> None:
     """The system measures (one value per run, from every user's list) share one set of conventions: a profile whose
     tool computes some under conventions of its own and others not cannot be followed in one run."""
-    apart: dict[Conventions, list[Measure]] = {}
-    for measure in measures:
-        if REGISTRY.definition(measure).is_system(measure):
-            apart.setdefault(measure_conventions(profile, measure, conventions, given), []).append(measure)
+    system = [m for m in measures if REGISTRY.definition(m).is_system(m)]
+    apart = by_conventions(profile, system, conventions, given)
     if len(apart) > 1:
         first, second = (group[0] for group in apart.values())
         own = PEERS[profile].own_conventions(first) or PEERS[profile].own_conventions(second)

@@ -18,7 +18,7 @@ from harness.config.defaults import (
     DEFAULT_TESTS,
 )
 from harness.measures.conventions import Conventions
-from harness.measures.peers import measure_conventions
+from harness.measures.peers import by_conventions, conventions_apart
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.stats.bounds import BoundChoice
@@ -327,22 +327,17 @@ class Experiment:
     def dataset(self, name: str) -> Dataset:
         return next(d for d in self.datasets if d.name == name)
 
-    def conventions_for(self, measure: Measure, dataset: Dataset | None = None) -> Conventions:
-        """The conventions ``measure`` is evaluated under (on ``dataset``: at its relevance level): the experiment's,
-        with those the profile's tool uses for this measure (:func:`~harness.measures.peers.measure_conventions`)."""
-        own = measure_conventions(self.profile, measure, self.conventions, self.conventions_given)
-        return own if dataset is None else dataclasses.replace(own, relevance_level=dataset.relevance_level)
+    def by_conventions(self, measures: tuple[Measure, ...], dataset: Dataset) -> dict[Conventions, list[Measure]]:
+        """``measures`` grouped by the conventions each is evaluated under on ``dataset`` (at its relevance level):
+        the experiment's, or those the profile's tool uses for it (:func:`~harness.measures.peers.by_conventions`)."""
+        here = dataclasses.replace(self.conventions, relevance_level=dataset.relevance_level)
+        return by_conventions(self.profile, measures, here, self.conventions_given)
 
     def measure_conventions(self) -> dict[str, dict[str, object]]:
         """Each measure evaluated under conventions other than the experiment's: measure -> the conventions that
         differ (the profile's tool computes it over other users, say)."""
-        base = self.conventions.as_dict()
-        out = {}
-        for measure in self.measures:
-            differ = {k: v for k, v in self.conventions_for(measure).as_dict().items() if base[k] != v}
-            if differ:
-                out[str(measure)] = differ
-        return out
+        apart = conventions_apart(self.profile, self.measures, self.conventions, self.conventions_given)
+        return {str(measure): differ for measure, differ in apart.items()}
 
     def measures_for(self, dataset: Dataset) -> tuple[Measure, ...]:
         """The measures computed on a dataset.

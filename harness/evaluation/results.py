@@ -92,7 +92,8 @@ class PerQuery:
 
 def joined(run: str, tables: list[PerQuery], measures: tuple[Measure, ...]) -> PerQuery:
     """One run's tables of measures evaluated apart (each under its own conventions), as one table over the union of
-    their queries, with each measure's own queries (``evaluated``), in the order of ``measures``.
+    their queries, with each measure's own queries (``evaluated``): the tables' measures, in the order of ``measures``
+    (a measure no table has, one value per run, has no column).
 
     >>> p10, arp10, both_in_run = (Measure("P", cutoff=10),), (Measure("ARP", cutoff=10),), np.array([True, True])
     >>> a = PerQuery("r", np.array(["q1", "q2"], dtype=object), p10, np.array([[0.25], [0.5]]), both_in_run)
@@ -103,6 +104,7 @@ def joined(run: str, tables: list[PerQuery], measures: tuple[Measure, ...]) -> P
     >>> aggregate(both).to_dict()
     {'ARP@10': 3.5, 'P@10': 0.375}
     """
+    measures = tuple(m for m in measures if any(m in table.measures for table in tables))
     union = np.array(sorted({q for table in tables for q in table.query_ids.tolist()}), dtype=object)
     values = np.full((union.size, len(measures)), np.nan)
     evaluated = np.zeros((union.size, len(measures)), dtype=bool)
@@ -122,8 +124,7 @@ def joined_result(parts: tuple[RunResult, ...], measures: tuple[Measure, ...]) -
     part (the experiment's own conventions), its lists those of the part with its system measures (one run gathers
     them under one set of conventions), and its long tail that of the first part that counts one."""
     first = parts[0]
-    query_measures = tuple(m for m in measures if any(m in p.per_query.measures for p in parts))
-    per_query = joined(first.per_query.run, [p.per_query for p in parts], query_measures)
+    per_query = joined(first.per_query.run, [p.per_query for p in parts], measures)
     segment_of = {q: g for p in parts for q, g in zip(p.per_query.query_ids.tolist(), p.segments.tolist(), strict=True)}
     segments = np.array([segment_of[q] for q in per_query.query_ids.tolist()], dtype=object)
     system = next((p for p in parts if p.system_measures), first)

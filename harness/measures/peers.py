@@ -385,8 +385,47 @@ def measure_conventions(
     """
     peer = PEERS.get(profile or "")
     own = {} if peer is None else peer.own_conventions(measure)
-    kept = {key: value for key, value in own.items() if key not in set(given)}
+    kept = {key: value for key, value in own.items() if key not in given}
     return Conventions.from_mapping({**conventions.as_dict(), **kept}) if kept else conventions
+
+
+def by_conventions(
+    profile: str | None, measures: Iterable[Measure], conventions: Conventions, given: Iterable[str] = ()
+) -> dict[Conventions, list[Measure]]:
+    """``measures`` grouped by the conventions each is evaluated under in a run under ``profile``
+    (:func:`measure_conventions`), groups and measures in the order of ``measures``: one evaluation a group.
+
+    >>> from harness.measures.parse import parse_measures
+    >>> run = Conventions.from_mapping(PROFILES["elliot"])
+    >>> groups = by_conventions("elliot", parse_measures(["P@10", "RSP(group=provider)@10", "nDCG@10"]), run)
+    >>> [(c.queries.value, [str(m) for m in ms]) for c, ms in groups.items()]
+    [('relevant', ['P@10', 'nDCG@10']), ('qrels', ["RSP(group='provider')@10"])]
+    """
+    given = frozenset(given)
+    groups: dict[Conventions, list[Measure]] = {}
+    for measure in measures:
+        groups.setdefault(measure_conventions(profile, measure, conventions, given), []).append(measure)
+    return groups
+
+
+def conventions_apart(
+    profile: str | None, measures: Iterable[Measure], conventions: Conventions, given: Iterable[str] = ()
+) -> dict[Measure, dict[str, object]]:
+    """Each of ``measures`` evaluated under other conventions than the run's ``conventions`` (the profile's tool's
+    own): the settings that differ, as recorded beside the run's.
+
+    >>> from harness.measures.parse import parse_measures
+    >>> run = Conventions.from_mapping(PROFILES["elliot"])
+    >>> conventions_apart("elliot", parse_measures(["P@10", "RSP(group=provider)@10"]), run)
+    {Measure(name='RSP', params=(('group', 'provider'),), cutoff=10): {'queries': 'qrels'}}
+    """
+    measures, base = tuple(measures), conventions.as_dict()
+    out: dict[Measure, dict[str, object]] = {}
+    for group, members in by_conventions(profile, measures, conventions, given).items():
+        differ = {key: value for key, value in group.as_dict().items() if base[key] != value}
+        for measure in members if differ else ():
+            out[measure] = dict(differ)  # one mapping each: YAML would write a shared one as an anchor and aliases
+    return {m: out[m] for m in measures if m in out}
 
 
 def option_users() -> list[tuple[str, str, tuple[str, ...]]]:
@@ -403,4 +442,14 @@ def option_users() -> list[tuple[str, str, tuple[str, ...]]]:
     return rows
 
 
-__all__ = ["PEERS", "PEER_NAMES", "PROFILES", "USED_BY", "Peer", "measure_conventions", "option_users"]
+__all__ = [
+    "PEERS",
+    "PEER_NAMES",
+    "PROFILES",
+    "USED_BY",
+    "Peer",
+    "by_conventions",
+    "conventions_apart",
+    "measure_conventions",
+    "option_users",
+]

@@ -161,11 +161,10 @@ def _evaluators(
     computed = experiment.measures_for(dataset)
     measures = tuple(m for m in measures if m in computed)
     conventions = dataclasses.replace(experiment.conventions, relevance_level=dataset.relevance_level)
-    groups: dict[Conventions, list[Measure]] = {conventions: []}
-    for measure in measures:
-        groups.setdefault(experiment.conventions_for(measure, dataset) if apart else conventions, []).append(measure)
+    # the experiment's own conventions first (its diagnostics are the run's), unless no measure is under them
+    groups = {conventions: [], **experiment.by_conventions(measures, dataset)} if apart else {conventions: list(measures)}
     if not groups[conventions] and len(groups) > 1:
-        del groups[conventions]  # every measure under conventions of its own
+        del groups[conventions]
     if judgments or builds_item_context(measures, dataset.train is not None, dataset.items is not None):
         progress(f"loading qrels {dataset.qrels}")
         qrels = _load_qrels(dataset)

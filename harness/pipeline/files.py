@@ -24,7 +24,7 @@ from harness.errors import HarnessError
 from harness.evaluation.evaluator import Evaluator, builds_item_context
 from harness.evaluation.results import EvaluatedRun, joined
 from harness.measures.conventions import Conventions
-from harness.measures.peers import measure_conventions
+from harness.measures.peers import by_conventions, conventions_apart
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
@@ -57,10 +57,14 @@ class FileInputs:
     def labels(self) -> list[str]:
         return [name or path.name for name, path in self.runs]
 
-    def conventions_for(self, measure: Measure) -> Conventions:
-        """The conventions ``measure`` is evaluated under: the profile's tool may compute it under its own
-        (:func:`~harness.measures.peers.measure_conventions`)."""
-        return measure_conventions(self.profile, measure, self.conventions, self.given)
+    def by_conventions(self, measures: tuple[Measure, ...]) -> dict[Conventions, list[Measure]]:
+        """``measures`` grouped by the conventions each is evaluated under: the profile's tool may compute some
+        under its own (:func:`~harness.measures.peers.by_conventions`)."""
+        return by_conventions(self.profile, measures, self.conventions, self.given)
+
+    def conventions_apart(self, measures: tuple[Measure, ...]) -> dict[Measure, dict[str, object]]:
+        """Each of ``measures`` evaluated under conventions other than ``conventions``: the settings that differ."""
+        return conventions_apart(self.profile, measures, self.conventions, self.given)
 
 
 def evaluate_files(
@@ -78,9 +82,7 @@ def evaluate_files(
     check_exists(inputs.qrels, "qrels", folder_ok=True)
     for _, path in inputs.runs:
         check_exists(path, "run", folder_ok=True)
-    groups: dict[Conventions, list[Measure]] = {}
-    for measure in measures:
-        groups.setdefault(inputs.conventions_for(measure), []).append(measure)
+    groups = inputs.by_conventions(measures)
     # relstrings (trec_eval's) under the run's own conventions, in their group or one of their own
     relstrings_in = inputs.conventions if relstring_lengths or not groups else next(iter(groups))
     groups.setdefault(relstrings_in, [])
@@ -120,7 +122,7 @@ def _joined(parts: tuple[EvaluatedRun, ...], measures: tuple[Measure, ...], firs
     """One run's evaluations under each group's conventions as one; ``first``: the group under the run's own
     conventions (its missing judged queries and relstrings are the run's)."""
     run = parts[first]
-    per_query = joined(run.name, [p.per_query for p in parts], tuple(m for m in measures if not _system(m)))
+    per_query = joined(run.name, [p.per_query for p in parts], measures)
     position = {q: i for i, q in enumerate(run.per_query.query_ids.tolist())}
     at = [position.get(q) for q in per_query.query_ids.tolist()]
     relstrings = {k: [None if i is None else v[i] for i in at] for k, v in run.relstrings.items()}
@@ -133,10 +135,6 @@ def _joined(parts: tuple[EvaluatedRun, ...], measures: tuple[Measure, ...], firs
         system_measures=tuple(m for m in measures if m in system),
         relstrings=relstrings,
     )
-
-
-def _system(measure: Measure) -> bool:
-    return REGISTRY.definition(measure).is_system(measure)
 
 
 def _evaluators(
