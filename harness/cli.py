@@ -462,6 +462,7 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
                     "report": None if outcome.report is None else str(outcome.report),
                     "report_status": _stage("report", experiment.report.enabled, outcome, outcome.report_error),
                     "report_error": outcome.report_error,
+                    "promotion": outcome.promotion,
                     "exit_code": code,
                 }
             )
@@ -486,6 +487,8 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
             out.write(f"{for_terminal(outcome.gate_line)}\n")
         if outcome.gate_errors is not None:
             out.write(f"  {for_terminal(outcome.gate_errors)}\n")
+        if outcome.promotion is not None:
+            out.write(f"promotion: {for_terminal(outcome.promotion)}\n")
 
 
 def _stage(name: str, enabled: bool, outcome: Outcome, error: str | None) -> str:

@@ -53,7 +53,7 @@ from harness.measures.conventions import Conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
-from harness.records.previous import Earlier, compared_inputs, load_previous, previous_result
+from harness.records.previous import Earlier, compared_inputs, evaluation_store, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
 from harness.records.registry import resolve_model
 from harness.records.store import (
@@ -65,7 +65,16 @@ from harness.records.store import (
     write_results,
     write_tracking,
 )
-from harness.records.track import UI_ADDRESS, Destination, destination, log_report, runs_table_url, track_results, warm
+from harness.records.track import (
+    UI_ADDRESS,
+    Destination,
+    destination,
+    log_report,
+    promote_release,
+    runs_table_url,
+    track_results,
+    warm,
+)
 from harness.report.render import write_report
 from harness.stats.looks import Look
 
@@ -106,6 +115,7 @@ class Outcome:
     results_error: str | None = None
     gate_line: str | None = None
     results: SavedResults | None = None  # everything written, as values
+    promotion: str | None = None  # what release.promote did (the alias moved, or why not); None without it
 
     @property
     def per_query(self) -> pd.DataFrame | None:
@@ -263,7 +273,7 @@ def pin_models(experiment: Experiment, progress: Progress = _quiet) -> Experimen
             progress(f"resolving {system.model.uri} (system {system.name}) at {default}")
             system = dataclasses.replace(system, model=resolve_model(system.model, default))
         if system.previous is not None and system.previous.model is not None:
-            uri = destination(system.previous.uri, None, experiment.output).uri
+            uri = evaluation_store(experiment, system.previous)
             progress(f"resolving {system.previous.model.uri} (system {system.name}) at {uri}")
             system = dataclasses.replace(
                 system, previous=dataclasses.replace(system.previous, model=resolve_model(system.previous.model, uri))
@@ -693,8 +703,18 @@ def _run(
                     mlflow_url=tracked.url,
                     mlflow_runs_url=runs_table_url(server, tracked.experiment_id, tracked.view),
                 )
+                if verdict is not None:  # only the verdict this process computed acts on the registry
+                    promoted = promote_release(saved, verdict, tracked)
+                    outcome = replace(outcome, promotion=None if promoted is None else promoted.line)
             except TrackingError as exc:
                 outcome = replace(outcome, tracking_error=str(exc))
+        if outcome.promotion is None and experiment.release is not None and experiment.release.promote is not None:
+            rule = experiment.release.promote
+            outcome = replace(
+                outcome,
+                promotion=f"not moved: {rule.model}@{rule.alias} is promoted only once the results are logged in MLflow"
+                f"; after harness track {saved.folder}, run harness promote {saved.folder}",
+            )
         if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
             outcome = _report(saved, outcome, progress)
             if outcome.report is not None and outcome.mlflow_run_id is not None:

@@ -90,12 +90,14 @@ class HarnessEvaluator(ModelEvaluator):
         if unknown:
             raise ConfigError(f"evaluator_config has an unknown key {unknown[0]!r}", hint=f"valid keys: {', '.join(KEYS)}")
         uri = mlflow.get_tracking_uri()
+        # the experiment the evaluation is logged to: where a baseline from the registry is looked for
+        logged_to = mlflow.get_experiment(mlflow.get_run(run_id).info.experiment_id).name
         with tempfile.TemporaryDirectory(prefix="harness-mlflow-") as scratch:
             if options.get("config"):
-                overrides = {**dict(options.get("set") or {}), "tracking.uri": uri}
+                overrides = {**dict(options.get("set") or {}), "tracking.uri": uri, "tracking.experiment": logged_to}
                 outcome = _run(options["config"], overrides, None)
             else:
-                config = write_experiment(dataset, model, options, Path(scratch), uri)
+                config = write_experiment(dataset, model, options, Path(scratch), uri, logged_to)
                 outcome = _run(config, {}, Path(scratch) / "out")
             if outcome.results is None:
                 raise ConfigError(f"the evaluation's results could not be written: {outcome.results_error}")
@@ -121,7 +123,9 @@ def _run(config: str | Path, overrides: Mapping[str, object], output: Path | Non
     return run_experiment(experiment, argv=["mlflow.models.evaluate", str(config)])
 
 
-def write_experiment(dataset: Any, model: Any, options: Mapping[str, Any], folder: Path, uri: str) -> Path:
+def write_experiment(
+    dataset: Any, model: Any, options: Mapping[str, Any], folder: Path, uri: str, logged_to: str | None = None
+) -> Path:
     """MLflow's evaluation data as a harness experiment in ``folder``: the judgments and the ranked lists as CSV
     files (sorted, so the same data has the same sha256 and a baseline on it is recognised), a segments file, and a
     config naming them, the measures, conventions and, with a baseline, the release gate. Returns the config's path."""
@@ -180,7 +184,7 @@ def write_experiment(dataset: Any, model: Any, options: Mapping[str, Any], folde
         "datasets": [spec],
         "systems": systems,
         "measures": list(options.get("measures") or DEFAULT_MEASURES),
-        "tracking": {"enabled": False, "uri": uri},
+        "tracking": {"enabled": False, "uri": uri, **({"experiment": logged_to} if logged_to else {})},
         "report": {"enabled": True},
     }
     for key in ("profile", "conventions", "stats"):

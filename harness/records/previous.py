@@ -15,11 +15,13 @@ error (exit 2), never a silent comparison of different things:
 'MLflow run 4f2a'
 
 A registered model (``previous: models:/recsys@champion``) is pinned when the run starts (its alias resolved to a
-version) and its latest complete harness evaluation is reused (:func:`harness.records.registry.latest_evaluation`).
+version) and its harness evaluation is reused once shown to be harness's own
+(:func:`harness.records.registry.production_evidence`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,12 +29,12 @@ from typing import Any
 import numpy as np
 
 from harness._atomic import sha256_file
-from harness.config.schema import Dataset, Experiment, Previous, System
+from harness.config.schema import Dataset, Experiment, ModelRef, Previous, System
 from harness.errors import ConfigError
 from harness.evaluation.results import PerQuery, RunResult
-from harness.records.registry import latest_evaluation
+from harness.records.registry import Evidence, production_evidence
 from harness.records.store import SavedResults, read_results
-from harness.records.track import destination, download_results
+from harness.records.track import destination, download_results, expected_links, linked_metrics
 
 KINDS = {"qrels": "judgments", "train": "training interactions", "items": "item catalogue", "segments": "segments"}
 
@@ -55,28 +57,86 @@ def describe(previous: Previous) -> str:
 
 @dataclass(frozen=True)
 class Earlier:
-    """An earlier evaluation a system reuses: its results, and the system's name there."""
+    """An earlier evaluation a system reuses: its results, the system's name there, and which MLflow run stood for
+    it (``previous: models:/...``, ``runs:/...``), as the verdict names it."""
 
     saved: SavedResults
     system: str
+    evidence: str | None = None
+
+
+def evaluation_store(experiment: Experiment, previous: Previous) -> str:
+    """Where a reused evaluation (and the registry that pins its model) is read: ``previous``'s own ``uri``, else the
+    destination this experiment logs to (the command line, ``MLFLOW_TRACKING_URI``, the config's ``tracking.uri``,
+    the local store), so that production is found where the gate records."""
+    if previous.uri is not None:
+        return destination(previous.uri, None, experiment.output).uri
+    tracking = experiment.tracking
+    return destination(tracking.uri if tracking.uri_on_command_line else None, tracking.uri, experiment.output).uri
 
 
 def load_previous(experiment: Experiment, system: System, cache: dict[str, Earlier]) -> Earlier:
-    """The earlier results a system names (read once per experiment run)."""
+    """The earlier results a system names (read once per experiment run), shown to be harness's own first: a
+    registered model's evaluation is found by :func:`~harness.records.registry.production_evidence` and its values
+    are checked against the digests recorded with it and against the metrics MLflow links to the model."""
     previous = system.previous
     assert previous is not None
     if system.name not in cache:
         name = previous.system or system.name
         if previous.results is not None:
-            saved = read_results(previous.results)
+            cache[system.name] = Earlier(read_results(previous.results), name)
         elif previous.model is not None:
-            run_id, found = latest_evaluation(previous.model, destination(previous.uri, None, experiment.output).uri)
-            saved, name = download_results(run_id, previous.uri, experiment.output), previous.system or found
+            store = evaluation_store(experiment, previous)
+            judgments = {d.name: sha256_file(d.qrels) for d in experiment.datasets}
+            evidence = production_evidence(previous.model, store, experiment.tracking.experiment or experiment.name, judgments)
+            saved = download_results(evidence.run_id, store, evidence.per_query)
+            _check_evidence(saved, evidence, previous.model, store)
+            cache[system.name] = Earlier(saved, previous.system or evidence.system, evidence.describe())
         else:
             assert previous.mlflow_run is not None
-            saved = download_results(previous.mlflow_run, previous.uri, experiment.output)
-        cache[system.name] = Earlier(saved, name)
+            saved = download_results(previous.mlflow_run, evaluation_store(experiment, previous))
+            cache[system.name] = Earlier(saved, name, f"MLflow run {previous.mlflow_run}")
     return cache[system.name]
+
+
+def _check_evidence(saved: SavedResults, evidence: Evidence, model: ModelRef, store: str) -> None:
+    """The downloaded values are the ones recorded when the evaluation was logged (their digest), and, where MLflow
+    links the evaluation's metrics to the logged model, equal to those metrics: a tag can be written by anyone with
+    access to the experiment, a model's linked metrics only by logging them against it."""
+
+    def refuse(why: str) -> ConfigError:
+        return ConfigError(
+            f"{evidence.describe()} cannot stand for {model.uri} ({model.pinned}): {why}",
+            hint="evaluate production from its run files (runs: instead of previous:)",
+        )
+
+    if saved.values_digest(evidence.system) != evidence.values:
+        raise refuse("its per-query values are not the ones recorded when it was logged")
+    if model.model_id is not None:
+        linked = linked_metrics(model.model_id, tuple(run for run, _ in evidence.linked), store)
+        expected = expected_links(saved, evidence.system, evidence.evaluator)
+        for run, dataset in evidence.linked:
+            for key, value in expected.get(dataset, {}).items():
+                if linked.get(run, {}).get(key) != value:
+                    raise refuse(
+                        f"its {key}{'' if dataset is None else f' on {dataset!r}'} ({value!r}) is not the metric MLflow "
+                        f"links to the logged model {model.model_id} from run {run} "
+                        f"({linked.get(run, {}).get(key, 'none')!r})"
+                    )
+    rows = saved.system_summary[saved.system_summary["system"] == evidence.system]
+    overall = rows[rows["segment"] == "all"]
+    means = (
+        dict(zip(zip(overall["dataset"], overall["measure"], strict=True), overall["mean"], strict=True))
+        if "mean" in overall.columns
+        else {}
+    )
+    mine = saved.per_query_of(system=evidence.system)
+    if "seed" not in mine.columns or mine["seed"].isna().all():
+        for (dataset_name, measure), group in mine.groupby(["dataset", "measure"], sort=False):
+            recorded = float(means.get((dataset_name, measure), math.nan))
+            mean = float(np.nanmean(group["value"].to_numpy(dtype=np.float64)))
+            if math.isfinite(recorded) and not math.isclose(mean, recorded, rel_tol=1e-9, abs_tol=1e-12):
+                raise refuse(f"the mean of its per-query {measure} is not its summary's ({recorded!r})")
 
 
 def previous_result(
@@ -171,6 +231,6 @@ def previous_result(
             if len(rows):
                 diagnostics = {str(k): v for k, v in rows.iloc[0].to_dict().items() if k not in ("dataset", "system", "seed")}
         diagnostics["queries_without_segment"] = int((seg == "").sum()) if segments else None
-        diagnostics["source"] = source
+        diagnostics["source"] = source if earlier.evidence is None else f"{source}: {earlier.evidence}"
         out.append(RunResult(dataset.name, system.name, per_query, seg, diagnostics, seed=label if len(labels) > 1 else ""))
     return out

@@ -101,6 +101,26 @@ class SavedResults:
         ]
         return self.per_query.iloc[np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)]
 
+    def values_digest(self, system: str) -> str:
+        """The sha256 of a system's per-query values in this folder, whatever the rows' order or the file's format:
+        of each row's dataset, seed, query, segment and measure, then of the values' bits in that order. Two
+        evaluations of a model agree on its values exactly when their digests are equal; a reused evaluation's
+        values are checked against the digest recorded when it was logged."""
+        import hashlib
+
+        import numpy as np
+
+        rows = self.per_query_of(system=system)
+        keys = [c for c in ("dataset", "seed", "query_id", "segment", "measure") if c in rows.columns]
+        text = rows[keys].astype(str).reset_index(drop=True)
+        order = text.sort_values(keys, kind="stable").index.to_numpy()
+        digest = hashlib.sha256()
+        for column in keys:
+            digest.update("\0".join(text[column].to_numpy()[order].tolist()).encode() + b"\1")
+        values = rows["value"].to_numpy(dtype=np.float64)[order]
+        digest.update(np.where(np.isnan(values), np.nan, values).tobytes())  # one NaN, whatever its payload
+        return digest.hexdigest()
+
     @cached_property
     def _per_query_rows(self) -> dict[tuple[str, str, str], Any]:
         """Where each (dataset, system, measure)'s rows are in the per-query table in memory, found in one pass: the

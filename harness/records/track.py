@@ -57,14 +57,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness._atomic import sha256_path
 from harness._text import clipped, for_terminal
 from harness.config.schema import ModelRef, Promote
+from harness.decision.verdict import Decision
 from harness.errors import HarnessError, TrackingError
 from harness.measures.parse import parse_measure
 from harness.progress import SILENT, Progress
 from harness.records.connection import explain, mlflow_defaults
 from harness.records.recorded import release_section
-from harness.records.registry import MODEL_ID_TAG, MODEL_TAG, SYSTEM_TAG, model_tag, promote
+from harness.records.registry import (
+    EVALUATION_RUN_TAG,
+    EVALUATION_SYSTEM_TAG,
+    MODEL_ID_TAG,
+    MODEL_TAG,
+    SYSTEM_TAG,
+    VALUES_TAG,
+    Promotion,
+    model_tag,
+    promote,
+)
 from harness.records.store import REQUIRED, SavedResults, read_results
 
 ARTIFACT_FILES = (
@@ -91,6 +103,7 @@ EXPERIMENT_KIND, MODEL_DEVELOPMENT = "mlflow.experimentKind", "custom_model_deve
 # the completion tag is written last, so a parent without it was cut short and is replaced.
 RESULTS_TAG = "harness.results_id"
 COMPLETE_TAG = "harness.complete"
+PER_QUERY_TAG = "harness.per_query_sha256"  # of the per_query.parquet logged with the parent (or evaluator) run
 # The MLflow UI's shared views: an experiment tag holding a view's JSON (its columns), opened by an address that names
 # it (``viewStateShareKey``). harness keeps one, with the verdict and the guards' numbers as columns.
 SHARED_VIEW_PREFIX, RELEASE_VIEW = "mlflow.sharedViewState.", "harness-release"
@@ -477,10 +490,10 @@ def metric_key(measure: str, gain_schemes: dict[str, str]) -> str:
     return parsed.mlflow_key()
 
 
-def _summary_key(keys: dict[str, str], measure: Any, segment: Any) -> str:
+def summary_key(keys: dict[str, str], measure: Any, segment: Any) -> str:
     """A summary row's MLflow key: its measure's key, and ``.<segment>`` for a segment.
 
-    >>> _summary_key({"AP": "ap"}, "AP", "all"), _summary_key({"AP": "ap"}, "AP", "new users")
+    >>> summary_key({"AP": "ap"}, "AP", "all"), summary_key({"AP": "ap"}, "AP", "new users")
     ('ap', 'ap.new_users_cb6df8')
     """
     return keys[measure] if segment == "all" else f"{keys[measure]}.{key_part(str(segment))}"
@@ -594,30 +607,71 @@ def _model_tags(model: dict[str, Any] | None, system: str) -> dict[str, str]:
     return tags
 
 
+def _evidence_tags(results: SavedResults, system: str, dataset: str) -> dict[str, str]:
+    """The tags a reused evaluation is verified by (:mod:`harness.records.previous`): the digest of the system's
+    values and the sha256 of the judgments they were computed on."""
+    qrels = next((i["sha256"] for i in results.provenance.get("inputs", []) if i["role"] == f"qrels:{dataset}"), None)
+    return {VALUES_TAG: results.values_digest(system), **({qrels_tag(dataset): qrels} if qrels else {})}
+
+
+def qrels_tag(dataset: str) -> str:
+    """The tag holding the sha256 of a dataset's judgments on a run that evaluated it.
+
+    >>> qrels_tag("trec")
+    'harness.qrels_sha256.trec'
+    """
+    return f"harness.qrels_sha256.{key_part(dataset)}"
+
+
 def _recorded_model(recorded: dict[str, Any]) -> ModelRef:
     """A pinned model as config.resolved.yaml records it."""
     return ModelRef(str(recorded["uri"]), *(recorded.get(k) for k in ("name", "version", "alias", "model_id")))
 
 
-def _promote(client: Any, run_id: str, results: SavedResults, tracking_uri: str) -> None:
-    """``release.promote`` on PASS: the alias moved (or why not), recorded on the parent run."""
-    release = release_section(results.config)
-    rule = release.get("promote")
-    if not rule or results.verdict is None:
-        return
-    if results.verdict.outcome != "PASS":
-        client.set_tag(run_id, "release.promotion", f"not moved: the gate did not pass ({results.verdict.verdict})")
-        return
-    systems = {s["name"]: s for s in results.config["systems"]}
+def promote_release(results: SavedResults, decision: Decision, tracked: Tracked) -> Promotion | None:
+    """``release.promote`` after the ``harness run`` that decided ``decision`` logged its results (``tracked``): the
+    alias moved to the candidate's version only when the verdict itself is PASS (an INCONCLUSIVE one that
+    ``on_inconclusive: pass`` lets through never moves it), with the evaluation named on the version
+    (:func:`~harness.records.registry.promote`); what was done is recorded on the parent run. Never called for a
+    folder read back from disk: a verdict harness did not compute in this process never acts on the registry."""
+    rule = release_section(results.config).get("promote")
+    if not rule:
+        return None
+    if decision.verdict != "PASS":
+        done = Promotion(False, f"not moved: the gate's verdict is {decision.verdict}, and only PASS promotes")
+    else:
+        systems = {s["name"]: s for s in results.config["systems"]}
 
-    def ref(name: str) -> ModelRef | None:
-        model = systems.get(name, {}).get("model") or (systems.get(name, {}).get("previous") or {}).get("model")
-        return _recorded_model(model) if model else None
+        def ref(name: str) -> ModelRef | None:
+            model = systems.get(name, {}).get("model") or (systems.get(name, {}).get("previous") or {}).get("model")
+            return _recorded_model(model) if model else None
 
-    candidate = ref(release["candidate"])
-    assert candidate is not None  # the config loader refuses promote without the candidate's model
-    done = promote(Promote(rule["model"], rule["alias"]), candidate, ref(release["production"]), tracking_uri)
-    client.set_tag(run_id, "release.promotion", done)
+        candidate = ref(decision.candidate)
+        if candidate is None:
+            raise TrackingError(
+                f"candidate {decision.candidate!r} names no registered model", hint="give it model: models:/NAME/VERSION"
+            )
+        evidence = {
+            EVALUATION_RUN_TAG: tracked.run_id,
+            EVALUATION_SYSTEM_TAG: held(decision.candidate, TAG_CHARS),
+            VALUES_TAG: results.values_digest(decision.candidate),
+        }
+        try:
+            done = promote(
+                Promote(rule["model"], rule["alias"]), candidate, ref(decision.production), tracked.tracking_uri, evidence
+            )
+        except HarnessError:
+            raise
+        except Exception as exc:
+            raise TrackingError(
+                f"promoting {rule['model']}@{rule['alias']} at {tracked.tracking_uri} failed: {explain(exc)}",
+                hint=f"the results are logged (run {tracked.run_id}); promote them with: harness promote {results.folder}",
+            ) from None
+    mlflow_defaults()
+    from mlflow import MlflowClient
+
+    MlflowClient(tracking_uri=tracked.tracking_uri).set_tag(tracked.run_id, "release.promotion", held(done.line, TAG_CHARS))
+    return done
 
 
 def _log_inputs(client: Any, run_id: str, inputs_recorded: list[dict[str, Any]]) -> None:
@@ -659,34 +713,92 @@ def _log_inputs(client: Any, run_id: str, inputs_recorded: list[dict[str, Any]])
 INPUT_ATTEMPTS = 3
 
 
-def download_results(run_id: str, uri: str | None, output_root: Path) -> SavedResults:
-    """The results harness logged to an MLflow run, downloaded and read back (a baseline from the last release)."""
-
-    tracking_uri = destination(uri, None, output_root).uri
+def download_results(run_id: str, tracking_uri: str, per_query_sha256: str | None = None) -> SavedResults:
+    """The results harness logged to an MLflow run, downloaded and read back (a baseline from the last release). The
+    per-query table must hash to ``per_query_sha256`` when given, else to the sha256 the run recorded when it was
+    logged (:data:`PER_QUERY_TAG`), if it did. The download lives only as long as the read: the values are in memory."""
     mlflow_defaults()
-    target = Path(tempfile.mkdtemp(prefix=f"harness-run-{run_id[:12]}-"))
+    with tempfile.TemporaryDirectory(prefix=f"harness-run-{run_id[:12]}-") as scratch:
+        target = Path(scratch)
+        try:
+            from mlflow import MlflowClient
+
+            client = MlflowClient(tracking_uri=tracking_uri)
+            logged = {a.path for a in client.list_artifacts(run_id)}
+            missing = [name for name in REQUIRED if name not in logged]
+            if missing:
+                raise HarnessError(
+                    f"MLflow run {run_id} at {tracking_uri} holds no harness results ({missing[0]} is not among its artifacts)",
+                    hint="name the parent run that harness run or harness track logged (runs logged before this version lack it)",
+                )
+            for name in (*REQUIRED, "comparisons.parquet", "gate.json"):
+                if name in logged:
+                    client.download_artifacts(run_id, name, str(target))
+            expected = per_query_sha256 or client.get_run(run_id).data.tags.get(PER_QUERY_TAG)
+        except HarnessError:
+            raise
+        except Exception as exc:
+            raise TrackingError(
+                f"cannot read the results of MLflow run {run_id} at {tracking_uri}: {explain(exc)}",
+                hint="check the run id and tracking uri (the run must have been logged by harness run or harness track)",
+            ) from None
+        if expected is not None and sha256_path(target / "per_query.parquet") != expected:
+            raise HarnessError(
+                f"MLflow run {run_id} at {tracking_uri}: its per_query.parquet is not the one logged with it "
+                f"(sha256 {expected[:12]}... recorded, {sha256_path(target / 'per_query.parquet')[:12]}... now)",
+                hint="the run's artifacts were changed after harness logged them: evaluate from the run files instead",
+            )
+        saved = read_results(target)
+        return dataclasses.replace(saved, folder=Path(f"mlflow-run-{run_id}"))
+
+
+def evaluator_key(keys: dict[str, str], row: Any, first_dataset: str, system: str) -> str:
+    """A summary row's metric key in a run the MLflow evaluator made (:func:`log_into_run`): a second dataset's as
+    ``<dataset>/<key>``, another system's as ``<system>/<key>``.
+
+    >>> from types import SimpleNamespace
+    >>> row = SimpleNamespace(measure="AP", segment="all", dataset="d2", system="v1")
+    >>> evaluator_key({"AP": "ap"}, row, "d1", "v2")
+    'v1/d2/ap'
+    """
+    key = summary_key(keys, row.measure, row.segment)
+    if row.dataset != first_dataset:
+        key = f"{key_part(str(row.dataset))}/{key}"
+    return key if row.system == system else f"{key_part(str(row.system))}/{key}"
+
+
+def expected_links(results: SavedResults, system: str, evaluator: bool) -> dict[str | None, dict[str, float]]:
+    """The values a system's evaluation links to its logged model, by the dataset of the run that logs them (None: the
+    evaluator's one run, which logs every dataset): what :func:`_log_runs` and :func:`log_into_run` log."""
+    summary = results.system_summary
+    keys = {m: metric_key(m, results.config.get("gain_schemes") or {}) for m in summary["measure"].unique()}
+    first = next(iter(summary["dataset"]), "")
+    out: dict[str | None, dict[str, float]] = {}
+    for row in summary[summary["system"] == system].itertuples():
+        value = float(row.value)  # type: ignore[arg-type]
+        if math.isfinite(value):
+            key = evaluator_key(keys, row, first, system) if evaluator else summary_key(keys, row.measure, row.segment)
+            out.setdefault(None if evaluator else str(row.dataset), {})[key] = value
+    return out
+
+
+def linked_metrics(model_id: str, run_ids: tuple[str, ...], tracking_uri: str) -> dict[str, dict[str, float]]:
+    """The metrics MLflow links to a logged model (``log_metric(model_id=...)``) from the given runs: by run, by key."""
+    mlflow_defaults()
     try:
         from mlflow import MlflowClient
 
-        client = MlflowClient(tracking_uri=tracking_uri)
-        logged = {a.path for a in client.list_artifacts(run_id)}
-        missing = [name for name in REQUIRED if name not in logged]
-        if missing:
-            raise HarnessError(
-                f"MLflow run {run_id} at {tracking_uri} holds no harness results ({missing[0]} is not among its artifacts)",
-                hint="name the parent run that harness run or harness track logged (runs logged before this version lack it)",
-            )
-        for name in (*REQUIRED, "comparisons.parquet", "gate.json"):
-            if name in logged:
-                client.download_artifacts(run_id, name, str(target))
-    except HarnessError:
-        raise
+        logged = MlflowClient(tracking_uri=tracking_uri).get_logged_model(model_id)
     except Exception as exc:
         raise TrackingError(
-            f"cannot read the results of MLflow run {run_id} at {tracking_uri}: {explain(exc)}",
-            hint="check the run id and tracking uri (the run must have been logged by harness run or harness track)",
+            f"cannot read the logged model {model_id} at {tracking_uri}: {explain(exc)}",
+            hint="is the tracking server running at that address?",
         ) from None
-    return read_results(target)
+    out: dict[str, dict[str, float]] = {}
+    for metric in logged.metrics or []:
+        if metric.run_id in run_ids:
+            out.setdefault(metric.run_id, {})[metric.key] = float(metric.value)
+    return out
 
 
 EVALUATION_ARTIFACTS = (
@@ -725,12 +837,8 @@ def log_into_run(
     mine: dict[str, float] = {}
     metrics = []
     for row in summary.itertuples():
-        key = _summary_key(keys, row.measure, row.segment)
-        if row.dataset != datasets[0]:
-            key = f"{key_part(str(row.dataset))}/{key}"
         own = row.system == system
-        if not own:
-            key = f"{key_part(str(row.system))}/{key}"
+        key = evaluator_key(keys, row, datasets[0], system)
         values = {key: row.value, f"{key}_ci_low": row.ci_low, f"{key}_ci_high": row.ci_high}
         for name, value in values.items():
             number = float(value)  # type: ignore[arg-type]
@@ -760,6 +868,8 @@ def log_into_run(
         "harness.config_hash": results.provenance["config_hash"],
         **_model_tags(model, system),
         **({MODEL_ID_TAG: model_id} if model_id else {}),
+        PER_QUERY_TAG: sha256_path(results.folder / "per_query.parquet"),
+        **{k: v for d in datasets for k, v in _evidence_tags(results, system, str(d)).items()},
     }
     client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
     client.set_tag(run_id, COMPLETE_TAG, "true")  # the last write: an evaluation without it is not reused
@@ -879,7 +989,12 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
     parent = client.create_run(
         experiment_id,
         run_name=held(_parent_name(config["name"], folder, results.verdict), RUN_NAME_CHARS),
-        tags={**common_tags, "harness.kind": "experiment", RESULTS_TAG: key},
+        tags={
+            **common_tags,
+            "harness.kind": "experiment",
+            RESULTS_TAG: key,
+            PER_QUERY_TAG: sha256_path(folder / "per_query.parquet"),
+        },
     )
     parent_id = parent.info.run_id
     children: dict[str, str] = {}
@@ -942,6 +1057,7 @@ def _log_runs(
                 "dataset": held(str(dataset), TAG_CHARS),
                 **({"seed": held(str(seed), TAG_CHARS)} if one_run else {}),
                 **_model_tags(models.get(str(system)), str(system)),
+                **({} if one_run else _evidence_tags(results, str(system), str(dataset))),
             }
             if descriptions.get(system):
                 tags["mlflow.note.content"] = descriptions[system]
@@ -959,7 +1075,7 @@ def _log_runs(
             }
             metrics = []
             for row in rows.itertuples():
-                key = _summary_key(keys, row.measure, row.segment)
+                key = summary_key(keys, row.measure, row.segment)
                 metrics.append(Metric(key, float(row.value), now, 0, **link))  # type: ignore[arg-type]
             for start in range(0, len(metrics), 1000):
                 client.log_batch(
@@ -997,7 +1113,6 @@ def _log_runs(
         guard_columns = _log_verdict(client, parent_id, results, keys)
         if results.verdict is not None:
             _share_release_view(client, experiment_id, guard_columns)
-            _promote(client, parent_id, results, tracking_uri)
         _log_inputs(client, parent_id, provenance["inputs"])
         note = _description(config)
         if note:
