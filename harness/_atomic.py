@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -59,3 +61,20 @@ def size_of(path: str | Path) -> int:
     """A file's bytes, or those of a folder's files."""
     target = Path(path)
     return sum(p.stat().st_size for p in target.rglob("*") if p.is_file()) if target.is_dir() else target.stat().st_size
+
+
+@contextlib.contextmanager
+def exclusive(path: str, flags: int) -> Iterator[None]:
+    """``flock`` on ``path`` for the block (POSIX; on Windows, which has none, the block runs unlocked: concurrent
+    first runs or tracks there may still race). Released by the kernel if the process dies."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    descriptor = os.open(path, flags, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock

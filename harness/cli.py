@@ -462,6 +462,7 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
                     "report": None if outcome.report is None else str(outcome.report),
                     "report_status": _stage("report", experiment.report.enabled, outcome, outcome.report_error),
                     "report_error": outcome.report_error,
+                    "gate_production": outcome.gate_production,
                     "promotion": outcome.promotion,
                     "exit_code": code,
                 }
@@ -487,6 +488,8 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
             out.write(f"{for_terminal(outcome.gate_line)}\n")
         if outcome.gate_errors is not None:
             out.write(f"  {for_terminal(outcome.gate_errors)}\n")
+        if outcome.gate_production is not None:
+            out.write(f"  production's values reused from {for_terminal(outcome.gate_production)}\n")
         if outcome.promotion is not None:
             out.write(f"promotion: {for_terminal(outcome.promotion)}\n")
 

@@ -318,7 +318,7 @@ def decide_release(
         max((len(runs[k]) for k in runs if k[1] == release.production), default=1),
         max((len(runs[k]) for k in runs if k[1] == release.candidate), default=1),
     )
-    return decide_arrays(
+    decision = decide_arrays(
         checks,
         release.production,
         release.candidate,
@@ -332,6 +332,8 @@ def decide_release(
         claim=settings.claim,
         seeds=seeds,
     )
+    reused = [str(r.diagnostics["source"]) for r in results if r.system == release.production and r.diagnostics.get("source")]
+    return dataclasses.replace(decision, production_evidence="; ".join(dict.fromkeys(reused)))
 
 
 def _pair_row(

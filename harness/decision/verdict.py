@@ -122,6 +122,10 @@ class Decision:
     # training procedures, over their runs: users and seeds both random); seeds: (production's runs, candidate's)
     claim: str = "model"
     seeds: tuple[int, int] = (1, 1)
+    # where production's values came from when they were reused rather than evaluated (previous:): the evaluation that
+    # stood for it, as the terminal, gate.json, summary.md and the report name it
+    production_evidence: str = ""
+    look_id: str = ""  # the look's id in the gate's records (harness.records.looks): each look is counted once
 
     @property
     def claim_text(self) -> str:
@@ -358,6 +362,8 @@ class Decision:
             "bound": self.bound,
             "production": self.production,
             "candidate": self.candidate,
+            "production_evidence": self.production_evidence,
+            "look_id": self.look_id,
             "line": self.line(),
             "guards": [dataclasses.asdict(g) for g in self.guards],
             "segment_warnings": [dataclasses.asdict(g) for g in self.warnings],
@@ -402,6 +408,8 @@ class Decision:
             data.get("gate_planned_for", ""),
             data.get("claim", "model"),
             tuple(data.get("seeds", (1, 1))),
+            str(data.get("production_evidence") or ""),
+            str(data.get("look_id") or ""),
         )
 
 

@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import hashlib
 import json
+import math
 import os
 import platform
 import subprocess
@@ -53,6 +54,7 @@ from harness.measures.conventions import Conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
+from harness.records.looks import LEDGER, LookRecord, earlier_looks, new_look_id, record_look
 from harness.records.previous import Earlier, compared_inputs, evaluation_store, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
 from harness.records.registry import resolve_model
@@ -60,7 +62,6 @@ from harness.records.store import (
     ResultsNotWritten,
     SavedResults,
     prepare_output,
-    previous_folders,
     recorded_path,
     write_results,
     write_tracking,
@@ -115,6 +116,7 @@ class Outcome:
     results_error: str | None = None
     gate_line: str | None = None
     results: SavedResults | None = None  # everything written, as values
+    gate_production: str | None = None  # the evaluation production's values were reused from, if they were
     promotion: str | None = None  # what release.promote did (the alias moved, or why not); None without it
 
     @property
@@ -547,41 +549,50 @@ def decide_gate(
     return decide_release(experiment.release, results, compare_settings(experiment), comparisons, look)
 
 
-def gate_look(experiment: Experiment) -> tuple[Look | None, str | None]:
-    """Which look of its gate this run is, from the earlier results folders of the experiment whose gate.json names
-    the same gate (:func:`~harness.decision.release.gate_key`), and what they spent; with one planned look, a note when
-    the gate was decided before (re-running a one-look gate is many looks at one alpha). Refuses a look when the
-    plan has nothing left to spend, before any work."""
+@dataclass(frozen=True)
+class GateLook:
+    """Which look of its gate a run is: ``look`` (None for a gate planned for one look), a ``note`` when a one-look
+    gate was decided before, the look's ``id``, and the earlier looks it was planned from (``before``)."""
+
+    look: Look | None
+    note: str | None
+    id: str
+    before: tuple[LookRecord, ...]
+
+
+def gate_look(experiment: Experiment) -> GateLook | None:
+    """Which look of its gate this run is, from every record of the gate's earlier looks (:mod:`harness.records.looks`:
+    the experiment's ledger, its results folders and, for a gate planned for several looks, its MLflow runs), and what
+    they spent; with one planned look, a note when the gate was decided before (re-running a one-look gate is many
+    looks at one alpha). Refuses a look when the plan has nothing left to spend, before any work."""
     release = experiment.release
     if release is None:
-        return None, None
-    key, spent, earlier = gate_key(release, experiment.stats.claim), 0.0, 0
-    for folder in previous_folders(_experiment_root(experiment)):
-        try:
-            gate = json.loads((folder / "gate.json").read_text())
-        except (OSError, ValueError):  # no gate there, or unreadable: not a look of this gate that can be counted
-            continue
-        if isinstance(gate, dict) and gate.get("key") == key:
-            earlier += 1
-            spent += float(gate.get("level") or gate.get("alpha") or experiment.stats.alpha)
+        return None
+    key, alpha = gate_key(release, experiment.stats.claim), experiment.stats.alpha
+    root = _experiment_root(experiment)
+    tracking = None
+    if release.looks > 1 and experiment.tracking.enabled:
+        tracking = (tracking_destination(experiment).uri, experiment.tracking.experiment or experiment.name)
+    before = earlier_looks(root, key, alpha, tracking)
+    earlier, spent = len(before), math.fsum(r.level for r in before)
     if release.looks == 1:
         note = (
-            f"this gate was decided {earlier} time(s) before in {_experiment_root(experiment)}, each at alpha: "
+            f"this gate was decided {earlier} time(s) before in {root}, each at alpha: "
             "re-running a one-look gate as users accrue is many looks at one alpha; release.looks plans them"
             if earlier
             else None
         )
-        return None, note
+        return GateLook(None, note, new_look_id(), tuple(before))
     look = Look(earlier + 1, release.looks, spent)
-    if not look.level(experiment.stats.alpha) > 0:
+    if not look.level(alpha) > 0:
         raise ConfigError(
-            f"the gate's alpha ({experiment.stats.alpha:g}) is spent: {earlier} earlier look(s) of it in "
-            f"{_experiment_root(experiment)} used {spent:.3g} of it, and this would be look {look.number} of "
-            f"{release.looks} planned",
+            f"the gate's alpha ({alpha:g}) is spent: {earlier} earlier look(s) of it in "
+            f"{root}{' and its MLflow experiment' if tracking else ''} used {spent:.3g} of it, and this would be look "
+            f"{look.number} of {release.looks} planned",
             path=experiment.source,
             hint="a new decision needs a new gate (another experiment name or other guards); more looks would exceed alpha",
         )
-    return look, None
+    return GateLook(look, None, new_look_id(), tuple(before))
 
 
 def save_results(
@@ -625,11 +636,11 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     check_guard_segments(experiment)  # the config's mistakes first, then the output, then the registry, before any work
     prepare_output(_experiment_root(experiment))
     experiment = pin_models(experiment, progress)
-    look, look_note = gate_look(experiment)
+    planned = gate_look(experiment)
     warming = warm(tracking_destination(experiment)) if experiment.tracking.enabled else None
     hashing, digests = hash_inputs(experiment)
     try:
-        return _run(experiment, progress, argv, started, look, look_note, warming, hashing, digests)
+        return _run(experiment, progress, argv, started, planned, warming, hashing, digests)
     finally:
         for thread in (hashing, warming):
             if thread is not None:
@@ -641,8 +652,7 @@ def _run(
     progress: Progress,
     argv: list[str] | None,
     started: datetime,
-    look: Look | None,
-    look_note: str | None,
+    planned: GateLook | None,
     warming: threading.Thread | None,
     hashing: threading.Thread,
     digests: dict[Path, str],
@@ -654,7 +664,15 @@ def _run(
     progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
     comparisons = comparison_tables(experiment, results, progress)
     frames = _frames(results, compare_settings(experiment))
-    verdict = decide_gate(experiment, results, comparisons, look)
+    verdict = decide_gate(experiment, results, comparisons, None if planned is None else planned.look)
+    if verdict is not None and planned is not None:  # the look recorded before its verdict is shown or saved
+        verdict = replace(verdict, look_id=planned.id)
+        record_look(
+            _experiment_root(experiment),
+            LookRecord(planned.id, verdict.key, verdict.look, verdict.looks, verdict.tested_at, LEDGER),
+            list(planned.before),
+            experiment.stats.alpha,
+        )
     progress("writing results")
     hashing.join()
     try:
@@ -668,7 +686,7 @@ def _run(
         results_dir=None if saved is None else saved.folder,
         results=saved,
         results_error=written_error,
-        warnings=(*experiment.notes, *([look_note] if look_note else [])),
+        warnings=(*experiment.notes, *([planned.note] if planned is not None and planned.note else [])),
     )
     if verdict is not None:  # decided and saved before anything is sent or rendered: nothing later can hide it
         outcome = replace(
@@ -680,6 +698,7 @@ def _run(
             gate_controls=verdict.controls,
             gate_alpha=verdict.alpha,
             gate_approximate=verdict.approximate,
+            gate_production=verdict.production_evidence or None,
         )
     if saved is None:
         return outcome

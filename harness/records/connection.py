@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 
 # Fail fast when a server is down instead of MLflow's long default retry schedule;
 # a user's own settings win.
@@ -39,3 +41,16 @@ def explain(exc: BaseException) -> str:
 
 
 __all__ = ["HTTP_DEFAULTS", "explain", "mlflow_defaults"]
+
+
+def key_part(name: str) -> str:
+    """A user's name (dataset, segment, gain scheme) as part of an MLflow param or metric key: unchanged when MLflow
+    takes it as it is, else its safe characters and a digest of the original, so distinct names stay distinct keys.
+
+    >>> key_part("returning"), key_part("a_b"), key_part("a b"), key_part("<b>x</b>")
+    ('returning', 'a_b', 'a_b_7dbde9', '_b_x__b__e7fec2')
+    """
+    safe = re.sub(r"[^A-Za-z0-9_\-]", "_", name)[:60]
+    if safe == name:
+        return name
+    return f"{safe}_{hashlib.sha1(name.encode()).hexdigest()[:6]}"

@@ -23,16 +23,26 @@ from typing import Any
 
 from harness.config.schema import ModelRef, Promote
 from harness.errors import ConfigError, HarnessError, TrackingError
-from harness.records.connection import explain, mlflow_defaults
+from harness.records.connection import explain, key_part, mlflow_defaults
 
 MODEL_ID_TAG, MODEL_TAG, SYSTEM_TAG = "harness.model_id", "harness.model", "harness.system"
 KIND_TAG, COMPLETE_TAG = "harness.kind", "harness.complete"
+PER_QUERY_TAG = "harness.per_query_sha256"  # of the per_query.parquet logged with a parent (or evaluator) run
 SEARCHED = 200  # the latest evaluations of a model looked at for a complete one
 
 
 def model_tag(model: ModelRef) -> str | None:
     """The tag value that names a registered model's version (``NAME/VERSION``), when the reference has both."""
     return f"{model.name}/{model.version}" if model.name and model.version else None
+
+
+def qrels_tag(dataset: str) -> str:
+    """The tag holding the sha256 of a dataset's judgments on a run that evaluated it.
+
+    >>> qrels_tag("trec")
+    'harness.qrels_sha256.trec'
+    """
+    return f"harness.qrels_sha256.{key_part(dataset)}"
 
 
 def _client(tracking_uri: str) -> Any:
@@ -186,8 +196,6 @@ def _searched(client: Any, model: ModelRef, experiment: str, judgments: dict[str
 def _evaluation(client: Any, run_id: str, system: str | None, judgments: dict[str, str]) -> Evidence | str:
     """The evaluation a run holds, or why it cannot stand for a model: not a complete, finished run harness logged,
     no values of the system, or values on other judgments than ``judgments``."""
-    from harness.records.track import PER_QUERY_TAG, qrels_tag
-
     run = client.get_run(run_id)
     tags, kind = run.data.tags, run.data.tags.get(KIND_TAG)
     finished = run.info.status == "FINISHED" and run.info.lifecycle_stage == "active"

@@ -57,25 +57,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness._atomic import sha256_path
+from harness._atomic import exclusive, sha256_path
 from harness._text import clipped, for_terminal
 from harness.config.schema import ModelRef, Promote
 from harness.decision.verdict import Decision
 from harness.errors import HarnessError, TrackingError
 from harness.measures.parse import parse_measure
 from harness.progress import SILENT, Progress
-from harness.records.connection import explain, mlflow_defaults
+from harness.records.connection import explain, key_part, mlflow_defaults
+from harness.records.looks import GATE_KEY_TAG, LOOK_ID_TAG
 from harness.records.recorded import release_section
 from harness.records.registry import (
     EVALUATION_RUN_TAG,
     EVALUATION_SYSTEM_TAG,
     MODEL_ID_TAG,
     MODEL_TAG,
+    PER_QUERY_TAG,
     SYSTEM_TAG,
     VALUES_TAG,
     Promotion,
     model_tag,
     promote,
+    qrels_tag,
 )
 from harness.records.store import REQUIRED, SavedResults, read_results
 
@@ -103,7 +106,6 @@ EXPERIMENT_KIND, MODEL_DEVELOPMENT = "mlflow.experimentKind", "custom_model_deve
 # the completion tag is written last, so a parent without it was cut short and is replaced.
 RESULTS_TAG = "harness.results_id"
 COMPLETE_TAG = "harness.complete"
-PER_QUERY_TAG = "harness.per_query_sha256"  # of the per_query.parquet logged with the parent (or evaluator) run
 # The MLflow UI's shared views: an experiment tag holding a view's JSON (its columns), opened by an address that names
 # it (``viewStateShareKey``). harness keeps one, with the verdict and the guards' numbers as columns.
 SHARED_VIEW_PREFIX, RELEASE_VIEW = "mlflow.sharedViewState.", "harness-release"
@@ -178,7 +180,7 @@ def _store_lock(tracking_uri: str, output_root: Path) -> Iterator[list[str]]:
         return
     database = Path(tracking_uri.removeprefix("sqlite:///"))
     database.parent.mkdir(parents=True, exist_ok=True)
-    with _exclusive(str(database.with_name(database.name + ".lock")), os.O_RDWR | os.O_CREAT):
+    with exclusive(str(database.with_name(database.name + ".lock")), os.O_RDWR | os.O_CREAT):
         yield _ready_store(database, output_root / "mlartifacts")
 
 
@@ -286,25 +288,8 @@ def _folder_lock(folder: Path) -> Iterator[None]:
     """An exclusive lock on the results folder itself (its directory, so nothing is written into it) while it is
     logged: finding or making its parent run must be one step, or two ``harness track`` of one folder at once, to a
     local store or a tracking server alike, would both find none and log it twice."""
-    with _exclusive(str(folder), os.O_RDONLY):
+    with exclusive(str(folder), os.O_RDONLY):
         yield
-
-
-@contextlib.contextmanager
-def _exclusive(path: str, flags: int) -> Iterator[None]:
-    """``flock`` on ``path`` for the block (POSIX; on Windows, which has none, the block runs unlocked: concurrent
-    first runs or tracks there may still race). Released by the kernel if the process dies."""
-    try:
-        import fcntl
-    except ImportError:
-        yield
-        return
-    descriptor = os.open(path, flags, 0o644)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)  # closing releases the lock
 
 
 def default_uri(output_root: Path) -> str:
@@ -396,19 +381,6 @@ def held(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[: limit - 11]}…{hashlib.sha1(text.encode()).hexdigest()[:10]}"
-
-
-def key_part(name: str) -> str:
-    """A user's name (dataset, segment, gain scheme) as part of an MLflow param or metric key: unchanged when MLflow
-    takes it as it is, else its safe characters and a digest of the original, so distinct names stay distinct keys.
-
-    >>> key_part("returning"), key_part("a_b"), key_part("a b"), key_part("<b>x</b>")
-    ('returning', 'a_b', 'a_b_7dbde9', '_b_x__b__e7fec2')
-    """
-    safe = re.sub(r"[^A-Za-z0-9_\-]", "_", name)[:60]
-    if safe == name:
-        return name
-    return f"{safe}_{hashlib.sha1(name.encode()).hexdigest()[:6]}"
 
 
 def _flatten(prefix: str, value: Any) -> dict[str, str]:
@@ -526,6 +498,8 @@ def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str
         RunTag("release.claim", gate.get("claim", "model")),  # these trained runs, or the versions over seeds
         *([RunTag("release.seeds", f"{gate['seeds'][1]} against {gate['seeds'][0]}")] if gate.get("claim") == "version" else []),
         *([RunTag("release.look", f"{gate['look']} of {gate['looks']}")] if gate.get("looks", 1) > 1 else []),
+        *([RunTag(GATE_KEY_TAG, gate["key"])] if gate.get("key") else []),
+        *([RunTag(LOOK_ID_TAG, gate["look_id"])] if gate.get("look_id") else []),
     ]
     metrics = [
         Metric("release_gate_passed", 1.0 if gate["outcome"] == "PASS" else 0.0, now, 0),
@@ -612,15 +586,6 @@ def _evidence_tags(results: SavedResults, system: str, dataset: str) -> dict[str
     values and the sha256 of the judgments they were computed on."""
     qrels = next((i["sha256"] for i in results.provenance.get("inputs", []) if i["role"] == f"qrels:{dataset}"), None)
     return {VALUES_TAG: results.values_digest(system), **({qrels_tag(dataset): qrels} if qrels else {})}
-
-
-def qrels_tag(dataset: str) -> str:
-    """The tag holding the sha256 of a dataset's judgments on a run that evaluated it.
-
-    >>> qrels_tag("trec")
-    'harness.qrels_sha256.trec'
-    """
-    return f"harness.qrels_sha256.{key_part(dataset)}"
 
 
 def _recorded_model(recorded: dict[str, Any]) -> ModelRef:

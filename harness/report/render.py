@@ -55,6 +55,8 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
         treated = "" if v.outcome == v.verdict else f", treated as {v.outcome}"
         lines += [f"**Release gate: {v.verdict}{treated}** ({_md(v.candidate)} against {_md(v.production)})", ""]
         lines += [f"_{_md(v.errors)}._", ""]
+        if v.production_evidence:
+            lines += [f"Production's values ({_md(v.production)}) were reused from {_md(v.production_evidence)}.", ""]
         marks = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "❔", "DESCRIPTIVE": "ℹ️"}
         lines += [f"- {marks[g.verdict]} {g.verdict} {_md(g.guard)}: {_md(g.reason)}" for g in v.guards]
         lines.append("")

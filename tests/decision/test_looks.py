@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,111 @@ def test_a_one_look_gate_decided_before_says_so(tmp_path: Path) -> None:
     _run(config)
     *_, err = _run(config)
     assert "this gate was decided 1 time(s) before" in err and "release.looks plans them" in err, err
+
+
+def _looks(config: Path) -> None:
+    config.write_text(config.read_text().replace("release: {", "release: {looks: 3, "))
+
+
+def _gate(outcome: dict[str, object]) -> dict[str, object]:
+    return json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())  # type: ignore[no-any-return]
+
+
+def test_deleted_folders_do_not_start_the_count_again(tmp_path: Path) -> None:
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
+    _looks(config)
+    code, first, err = _run(config)
+    assert code in (0, 3, 6), err
+    shutil.rmtree(Path(str(first["results_dir"])))  # a trimmed output folder: the ledger still holds the look
+    code, second, err = _run(config)
+    gate = _gate(second)
+    assert (gate["look"], gate["level"]) == (2, pytest.approx(0.05 * 7 / 27, rel=1e-12)), err
+    ledger = [json.loads(line) for line in (tmp_path / "out" / "ni" / "looks.jsonl").read_text().splitlines()]
+    assert [e["look"] for e in ledger] == [1, 2] and ledger[1]["id"] == gate["look_id"]
+
+
+def test_a_look_whose_folder_could_not_be_written_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.pipeline import experiment as pipeline
+    from harness.records.store import ResultsNotWritten
+
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
+    _looks(config)
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise ResultsNotWritten("no space left on device")
+
+    with monkeypatch.context() as disk:
+        disk.setattr(pipeline, "save_results", full)
+        code, outcome, err = _run(config)
+    assert code == 7 and outcome["gate_verdict"] in ("PASS", "FAIL", "INCONCLUSIVE"), err  # the verdict was shown
+    code, outcome, err = _run(config)
+    assert _gate(outcome)["look"] == 2, err
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ("gate.json level", "was tested at level 0.9, outside (0, 0.05]"),
+        ("ledger level", "the records of the gate's look"),
+        ("ledger line", "looks.jsonl line 1 is not a look harness recorded"),
+    ],
+)
+def test_edited_records_are_refused_by_name(tmp_path: Path, edit: str, message: str) -> None:
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
+    _looks(config)
+    code, first, err = _run(config)
+    folder, ledger = Path(str(first["results_dir"])), tmp_path / "out" / "ni" / "looks.jsonl"
+    if edit == "gate.json level":
+        gate = _gate(first)
+        (folder / "gate.json").write_text(json.dumps({**gate, "level": 0.9}))
+    elif edit == "ledger level":
+        entry = json.loads(ledger.read_text())
+        ledger.write_text(json.dumps({**entry, "level": entry["level"] / 2}) + "\n")
+    else:
+        ledger.write_text("{not json}\n" + ledger.read_text())
+    code, _, err = _run(config)
+    assert code == 2 and message in err and err.count("\n") == 1, err
+    assert str(folder / "gate.json") in err or str(ledger) in err, err
+
+
+def test_no_verdict_is_shown_before_its_look_is_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    from harness.records import looks
+
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
+    _looks(config)
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as disk:
+        disk.setattr(looks.os, "fsync", full)
+        code, outcome, err = _run(config)
+    assert code == 2 and outcome == {} and "the gate's look could not be recorded" in err, (outcome, err)
+    last = err.strip().splitlines()[-1]
+    assert "No space left on device" in last and "the verdict is not shown" in last and "release gate" not in err, err
+    assert [p.name for p in (tmp_path / "out" / "ni").iterdir()] == ["looks.jsonl"]  # no results folder
+    assert os.fsync is not full
+
+
+@pytest.mark.slow
+def test_a_fresh_workspace_counts_the_looks_mlflow_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI in a new clone: no results folder and no ledger, the looks logged to a tracking server."""
+    from tests.mlflow_server import mlflow_server
+
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
+    _looks(config)
+    config.write_text(config.read_text().replace("tracking: {enabled: false}", "tracking: {enabled: true}"))
+    with mlflow_server(tmp_path) as url:
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
+        for look in (1, 2):
+            code, outcome, err = _run(config)
+            assert code in (0, 3, 6) and _gate(outcome)["look"] == look, err
+            shutil.rmtree(tmp_path / "out")  # make distclean, or the next CI job's workspace
+        code, outcome, err = _run(config)
+        assert _gate(outcome)["look"] == 3 and _gate(outcome)["level"] == pytest.approx(0.05 * 19 / 27, rel=1e-12), err
+        shutil.rmtree(tmp_path / "out")
+        code, _, err = _run(config)
+        assert code == 2 and "3 earlier look(s) of it" in err and "and its MLflow experiment" in err, err

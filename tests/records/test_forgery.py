@@ -7,6 +7,7 @@ alias once."""
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import threading
 import time
@@ -20,8 +21,8 @@ from harness._atomic import sha256_path
 from harness.cli import main
 from harness.config.schema import ModelRef, Promote
 from harness.records import registry
+from harness.records.registry import PER_QUERY_TAG, qrels_tag
 from harness.records.store import read_results
-from harness.records.track import PER_QUERY_TAG, qrels_tag
 from tests.mlflow_server import mlflow_server
 from tests.records.test_previous import _many_queries
 from tests.records.test_registry import _name_models, _register, _run
@@ -97,6 +98,9 @@ def test_forged_evaluations_never_stand_for_production(tmp_path: Path, monkeypat
         assert _production_mean(Path(second["results_dir"])) == pytest.approx(_production_mean(genuine), abs=0)
         source = pd.read_parquet(Path(second["results_dir"]) / "diagnostics.parquet").set_index("system").loc["a", "source"]
         assert f"MLflow run {genuine_run} (system 'a' in experiment 'ni', the only evaluation" in source, source
+        gate = json.loads((Path(second["results_dir"]) / "gate.json").read_text())
+        assert gate["production_evidence"] == source == second["gate_production"]
+        assert source.startswith("models:/recsys@champion (recsys v1 (")
 
         # 2. the same forgery in the gate's own experiment: two evaluations of version 1 disagree, refused by name
         forged = _forge(client, experiment_id, genuine, models[0], tmp_path / "f2")
