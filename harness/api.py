@@ -32,6 +32,7 @@ from harness.config.defaults import (
     DEFAULT_PRIMARY,
     DEFAULT_SEED,
     DEFAULT_TESTS,
+    MAX_ALPHA,
 )
 from harness.config.guards import (
     GuardSpecError,
@@ -311,8 +312,8 @@ def explain(
 
 
 def _check_alpha(alpha: float) -> None:
-    if not 0 < alpha < 1:
-        raise HarnessError(f"alpha must lie between 0 and 1, got {alpha}", hint="alpha=0.05")
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha <= MAX_ALPHA:
+        raise HarnessError(f"alpha must be above 0 and at most {MAX_ALPHA:g}, got {alpha!r}", hint="alpha=0.05")
 
 
 def _choice(name: str, value: object, options: Any) -> Any:

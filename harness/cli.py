@@ -41,6 +41,7 @@ from harness.config.defaults import (
     DEFAULT_PRIMARY,
     DEFAULT_SEED,
     DEFAULT_TESTS,
+    MAX_ALPHA,
 )
 from harness.errors import HarnessError, ReportError, TrackingError
 
@@ -159,6 +160,17 @@ def _eval_items(specs: list[str]):  # type: ignore[no-untyped-def]
     for item in items:
         unique[item.display] = item
     return sorted(unique.values(), key=lambda i: i.order)
+
+
+def _alpha(text: str) -> float:
+    """``--alpha``: a level above 0 and at most :data:`~harness.config.defaults.MAX_ALPHA`."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= MAX_ALPHA:
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_ALPHA:g}, got {text}")
+    return value
 
 
 def _run_arguments(values: list[str]) -> list[tuple[str | None, str]]:
@@ -1010,7 +1022,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--primary", default=DEFAULT_PRIMARY, help="the test whose corrected p decides significance")
     cp.add_argument("--correction", default=DEFAULT_CORRECTION, choices=("holm", "bonferroni", "bh", "none"))
     cp.add_argument("--family", default=DEFAULT_FAMILY, choices=("per_measure", "grid"))
-    cp.add_argument("--alpha", type=float, default=DEFAULT_ALPHA)
+    cp.add_argument("--alpha", type=_alpha, default=DEFAULT_ALPHA)
     cp.add_argument(
         "--permutations",
         type=int,
@@ -1101,7 +1113,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pl.add_argument("--sd", type=float, default=None, help="the per-user sd of the differences (instead of a folder)")
     pl.add_argument("--power", type=float, default=DEFAULT_POWER)
-    pl.add_argument("--alpha", type=float, default=0.05)
+    pl.add_argument("--alpha", type=_alpha, default=DEFAULT_ALPHA)
     pl.add_argument("--systems", nargs=2, metavar=("A", "B"), default=None, help="two systems (default: the gate's)")
     pl.add_argument("--dataset", default=None)
     pl.add_argument("--segment", default="all")

@@ -17,4 +17,5 @@ DEFAULT_PRIMARY: Final = "randomization"  # the test whose corrected p decides s
 DEFAULT_CORRECTION: Final = "holm"
 DEFAULT_FAMILY: Final = "per_measure"
 DEFAULT_ALPHA = 0.05
+MAX_ALPHA = 0.5  # above it a one-sided (1 - alpha) bound lies on the wrong side of its estimate
 DEFAULT_PERMUTATIONS = 10_000  # permutations of the randomization test, and resamples of the bootstrap

@@ -22,8 +22,9 @@ from typing import Any, Literal, get_args
 
 import yaml
 
+from harness._atomic import sha256_file
 from harness._text import clipped
-from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER
+from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, MAX_ALPHA
 from harness.config.extras import missing_dask
 from harness.config.formats import FORMATS, QRELS_FORMATS, table_format_of
 from harness.config.guards import (
@@ -63,6 +64,7 @@ from harness.config.schema import (
 from harness.config.yaml_limits import MAX_BYTES, compose_bounded
 from harness.errors import ConfigError, ConventionError, HarnessError
 from harness.measures.conventions import Conventions
+from harness.measures.definition import MAX_CUTOFF
 from harness.measures.parse import labeller, lookup, parse_measure
 from harness.measures.peers import PEERS, PROFILES, by_conventions
 from harness.measures.registry import REGISTRY
@@ -412,16 +414,50 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
 
 
 _GLOB = re.compile(r"[*?[]")
+# what a run's seed label drops from its file name: a compression suffix, then the format's
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
+_FORMATS = (".run", ".txt", ".trec", ".csv", ".tsv", ".parquet", ".jsonl", ".json")
+
+
+def seed_label(path: Path) -> str:
+    """A seed's label: its run file's name without its compression and format suffixes (``x.run.gz`` and ``x.run``
+    are both ``x``, so that one run given twice is caught), other dots kept.
+
+    >>> seed_label(Path("runs/v2-seed1.run.gz")), seed_label(Path("v2.seed1.csv")), seed_label(Path("v2-s3"))
+    ('v2-seed1', 'v2.seed1', 'v2-s3')
+    """
+    name = path.name
+    for suffixes in (_COMPRESSED, _FORMATS):
+        lower = name.lower()
+        name = next((name[: -len(x)] for x in suffixes if lower.endswith(x) and len(name) > len(x)), name)
+    return name
+
+
+def _run_file(path: Path, what: str, runs: _Section, line: int | None) -> Path:
+    """A seed's run as a regular file (or a table's folder, as a single path may be); a dangling link, a FIFO, a
+    socket or a device is refused, not dropped."""
+    if path.is_file() or path.is_dir():
+        return path
+    kind = "a link to nothing" if path.is_symlink() else "not a regular file (a pipe, socket or device)"
+    raise ConfigError(
+        f"{what}: {path} is {kind}" if path.is_symlink() or path.exists() else f"{what}: file not found: {path}",
+        path=runs.source,
+        line=line,
+        hint="name each seed's run file; it is relative to the config file",
+    )
 
 
 def _seed_runs(runs: _Section, dataset: str, base: Path) -> list[tuple[str, Path]]:
     """A dataset's runs of one system as (seed label, file): one file (label ""), or a list or glob of them, one per
-    training seed, each labelled by its file name without suffix."""
+    training seed, each labelled by :func:`seed_label`. A path that exists is taken as it is, ``[`` and all."""
     node = runs.raw(dataset)
-    if isinstance(node, yaml.ScalarNode) and not _GLOB.search(str(runs.value(dataset, str, ""))):
-        path = _path(runs, dataset, base)
-        assert path is not None
-        return [("", path)]
+    line = _line(node)
+    if isinstance(node, yaml.ScalarNode):
+        text = str(runs.value(dataset, str, ""))
+        if not _GLOB.search(text) or _resolved(text, base).exists():
+            path = _path(runs, dataset, base)
+            assert path is not None
+            return [("", path)]
     if isinstance(node, yaml.SequenceNode):
         entries = runs.value(dataset, list)
         if not entries:
@@ -436,35 +472,64 @@ def _seed_runs(runs: _Section, dataset: str, base: Path) -> list[tuple[str, Path
                     line=_line(item),
                     hint="write one run file per line: - runs/v2-seed1.csv",
                 )
-            path = _resolved(text, base)
-            if not path.is_file():
-                raise ConfigError(
-                    f"{runs._name(dataset)}[{i}]: file not found: {path}",
-                    path=runs.source,
-                    line=_line(item),
-                    hint="check the path; it is relative to the config file",
-                )
-            paths.append(path)
+            paths.append(_run_file(_resolved(text, base), f"{runs._name(dataset)}[{i}]", runs, _line(item)))
     else:
         full = str(_resolved(str(runs.value(dataset, str)), base))
-        paths = sorted(Path(p) for p in glob.glob(full) if Path(p).is_file())
-        if not paths:
+        matched = sorted(Path(p) for p in glob.glob(full))
+        if not matched:
             raise runs.error(
                 dataset,
                 f"{runs._name(dataset)}: no file matches {full}",
                 hint="check the pattern; it is relative to the config file",
             )
+        paths = [_run_file(path, f"{runs._name(dataset)} matches", runs, line) for path in matched]
     if len(paths) == 1:
         return [("", paths[0])]
-    labels = [p.stem for p in paths]
+    labels = [seed_label(p) for p in paths]
     twice = next((label for label in labels if labels.count(label) > 1), None)
     if twice is not None:
         raise runs.error(
             dataset,
-            f"{runs._name(dataset)}: two runs are labelled {twice!r} (a run's seed is its file name without suffix)",
+            f"{runs._name(dataset)}: two runs are labelled {twice!r} (a run's seed is its file name without its "
+            "format and compression suffixes)",
             hint="give each seed's run its own file name",
         )
+    _refuse_same_runs(runs, dataset, paths, line)
     return list(zip(labels, paths, strict=True))
+
+
+def _refuse_same_runs(runs: _Section, dataset: str, paths: list[Path], line: int | None) -> None:
+    """Two seeds' runs that are one file (the same path once links are resolved) or the same bytes (the same
+    sha256): one run counted twice would shrink the seed variance a version's verdict rests on. Only files of equal
+    size are hashed."""
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        real = path.resolve()
+        if real in seen:
+            raise ConfigError(
+                f"{runs._name(dataset)}: {seen[real]} and {path} are one file ({real}): one run counted as two seeds",
+                path=runs.source,
+                line=line,
+                hint="name each seed's own run file once",
+            )
+        seen[real] = path
+    by_size: dict[int, list[Path]] = {}
+    for path in paths:
+        if path.is_file():
+            by_size.setdefault(path.stat().st_size, []).append(path)
+    for group in (g for g in by_size.values() if len(g) > 1):
+        digests: dict[str, Path] = {}
+        for path in group:
+            digest = sha256_file(path)
+            if digest in digests:
+                raise ConfigError(
+                    f"{runs._name(dataset)}: {digests[digest]} and {path} hold the same run (sha256 {digest[:12]}...): "
+                    "one run counted as two seeds",
+                    path=runs.source,
+                    line=line,
+                    hint="each seed's run must come from its own training; remove the copy",
+                )
+            digests[digest] = path
 
 
 def _tags(section: _Section) -> tuple[tuple[str, str], ...]:
@@ -652,7 +717,17 @@ def _measures(root: _Section, cutoffs: tuple[int, ...], schemes: tuple[tuple[str
                     raise ConfigError(f"measures: {exc.message}", path=root.source, line=_line(item), hint=exc.hint) from None
                 if m not in out:
                     out.append(m)
+                if len(out) > MAX_MEASURES:
+                    raise ConfigError(
+                        f"measures expand to more than {MAX_MEASURES:,} measures (with the cutoffs and gain schemes)",
+                        path=root.source,
+                        line=_line(node),
+                        hint="list fewer measures or cutoffs; several configs can share the same data",
+                    )
     return tuple(out)
+
+
+MAX_MEASURES = 1_000  # expanded measures in one experiment: each is a column of every table and a test of every pair
 
 
 def _check_inputs(root: _Section, measures: tuple[Measure, ...], datasets: tuple[Dataset, ...]) -> None:
@@ -754,8 +829,13 @@ def _stats(root: _Section, baseline: str | None, systems: tuple[System, ...], da
             "mode", "stats.mode is baseline but no baseline system is set", hint="add baseline: <system> or use mode: all_pairs"
         )
     alpha = section.value("alpha", float, defaults.alpha)
-    if not 0 < alpha < 1:
-        raise section.error("alpha", f"alpha must lie between 0 and 1, got {alpha}", hint="write alpha: 0.05")
+    if not 0 < alpha <= MAX_ALPHA:
+        raise section.error(
+            "alpha",
+            f"alpha must be above 0 and at most {MAX_ALPHA:g}, got {alpha} (a one-sided bound at a higher level lies "
+            "on the wrong side of the estimate)",
+            hint="write alpha: 0.05",
+        )
     permutations = section.value("permutations", int, defaults.permutations)
     resamples = section.value("resamples", int, defaults.resamples)
     system_resamples = section.value("system_resamples", int, defaults.system_resamples)
@@ -1090,8 +1170,8 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     datasets = _datasets(root, base)
     systems = _systems(root, base, datasets)
     cutoffs_raw = root.value("cutoffs", list, [])
-    if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in cutoffs_raw):
-        raise root.error("cutoffs", "cutoffs must be positive whole numbers", hint="write cutoffs: [5, 10, 20]")
+    if any(isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_CUTOFF for c in cutoffs_raw):
+        raise root.error("cutoffs", f"cutoffs must be whole numbers from 1 to {MAX_CUTOFF:,}", hint="write cutoffs: [5, 10, 20]")
     cutoffs = tuple(dict.fromkeys(cutoffs_raw))
     schemes = _gain_schemes(root)
     measures = _measures(root, cutoffs, schemes)

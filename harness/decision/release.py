@@ -243,11 +243,19 @@ def gate_key(release: Release, claim: str = "model") -> str:
     (True, 16)
     >>> gate_key(Release("v1", "v2")) == gate_key(Release("v1", "v2"), claim="version")
     False
+    >>> from harness.config.schema import Guard
+    >>> from harness.measures.spec import Measure
+    >>> everyone, new = Guard(Measure("AP"), "max_drop", 0.01), Guard(Measure("AP"), "max_drop", 0.01, segment="new")
+    >>> gate_key(Release("v1", "v2", guards=(everyone, new))) == gate_key(Release("v1", "v2", guards=(new, everyone)))
+    True
     """
+    guards = [[str(g.measure), g.condition, g.threshold, g.dataset, g.segment, g.descriptive] for g in release.guards]
     identity = [
         release.production,
         release.candidate,
-        sorted([str(g.measure), g.condition, g.threshold, g.dataset, g.segment, g.descriptive] for g in release.guards),
+        # a field left out (None: every dataset, all users) sorts after any value; with none left out, the order (and
+        # so every key written before) is the fields' own
+        sorted(guards, key=lambda fields: [(x is None, "" if x is None else x) for x in fields]),
         *(["version"] if claim == "version" else []),
     ]
     return hashlib.sha256(json.dumps(identity, default=str).encode()).hexdigest()[:16]
@@ -333,7 +341,40 @@ def decide_release(
         seeds=seeds,
     )
     reused = [str(r.diagnostics["source"]) for r in results if r.system == release.production and r.diagnostics.get("source")]
-    return dataclasses.replace(decision, production_evidence="; ".join(dict.fromkeys(reused)))
+    by_dataset = tuple((d, len(runs[(d, release.production)]), len(runs[(d, release.candidate)])) for d in both)
+    return dataclasses.replace(
+        decision,
+        production_evidence="; ".join(dict.fromkeys(reused)),
+        seeds_by_dataset=by_dataset if settings.claim == "version" else (),
+        seed_warnings=missing_seeds(runs, (release.production, release.candidate), both),
+    )
+
+
+def missing_seeds(
+    runs: dict[tuple[str, str], list[RunResult]], systems: Sequence[str], datasets: Sequence[str]
+) -> tuple[str, ...]:
+    """A sentence for each system that lacks, on a dataset, a run (seed) it has on another: its version is then
+    decided there over fewer seeds than elsewhere.
+
+    >>> from types import SimpleNamespace as R
+    >>> runs = {("a", "v2"): [R(seed="s1"), R(seed="s2")], ("b", "v2"): [R(seed="s1")]}
+    >>> missing_seeds(runs, ["v2"], ["a", "b"])
+    ("v2 has no run s2 on dataset 'b' (1 of its 2 seeds there)",)
+    """
+    out = []
+    for system in systems:
+        labels = {d: [r.seed for r in runs.get((d, system), [])] for d in datasets}
+        every = list(dict.fromkeys(label for d in datasets for label in labels[d]))
+        if len(every) < 2:
+            continue
+        for dataset in datasets:
+            lacking = [label for label in every if label not in labels[dataset]]
+            if lacking:
+                out.append(
+                    f"{system} has no run {', '.join(lacking)} on dataset {dataset!r} "
+                    f"({len(labels[dataset])} of its {len(every)} seeds there)"
+                )
+    return tuple(out)
 
 
 def _pair_row(
@@ -378,4 +419,4 @@ def paired_values(
     return PairedValues(prod[defined], cand[defined])
 
 
-__all__ = ["EACH", "decide_arrays", "decide_release", "expand", "gate_key", "paired_values", "sweep_of"]
+__all__ = ["EACH", "decide_arrays", "decide_release", "expand", "gate_key", "missing_seeds", "paired_values", "sweep_of"]

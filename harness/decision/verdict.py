@@ -126,6 +126,9 @@ class Decision:
     # stood for it, as the terminal, gate.json, summary.md and the report name it
     production_evidence: str = ""
     look_id: str = ""  # the look's id in the gate's records (harness.records.looks): each look is counted once
+    # each dataset's runs (production's, candidate's), and a sentence per seed a system lacks on some dataset
+    seeds_by_dataset: tuple[tuple[str, int, int], ...] = ()
+    seed_warnings: tuple[str, ...] = ()
 
     @property
     def claim_text(self) -> str:
@@ -334,11 +337,12 @@ class Decision:
         )
 
     def warning_text(self) -> str:
-        """The segment sweep's warnings as a sentence (empty without any)."""
+        """The segment sweep's warnings and the seeds a system lacks on a dataset, as sentences (empty without any)."""
+        text = "".join(f". WARNING: {w}" for w in self.seed_warnings)
         if not self.warnings:
-            return ""
+            return text
         what, basis = self.warning_heading
-        return f". WARNING: {what} ({basis}): " + "; ".join(g.reason for g in self.warnings)
+        return f"{text}. WARNING: {what} ({basis}): " + "; ".join(g.reason for g in self.warnings)
 
     def to_dict(self) -> dict[str, Any]:
         """What ``gate.json`` holds: the verdict, the errors it controls, then every guard's result."""
@@ -364,6 +368,8 @@ class Decision:
             "candidate": self.candidate,
             "production_evidence": self.production_evidence,
             "look_id": self.look_id,
+            "seeds_by_dataset": {d: [p, c] for d, p, c in self.seeds_by_dataset},
+            "seed_warnings": list(self.seed_warnings),
             "line": self.line(),
             "guards": [dataclasses.asdict(g) for g in self.guards],
             "segment_warnings": [dataclasses.asdict(g) for g in self.warnings],
@@ -410,6 +416,8 @@ class Decision:
             tuple(data.get("seeds", (1, 1))),
             str(data.get("production_evidence") or ""),
             str(data.get("look_id") or ""),
+            tuple((str(d), int(pc[0]), int(pc[1])) for d, pc in (data.get("seeds_by_dataset") or {}).items()),
+            tuple(str(w) for w in data.get("seed_warnings") or ()),
         )
 
 

@@ -31,6 +31,9 @@ from harness.measures.spec import Measure, ParamValue
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 FAMILIES = ("accuracy", "beyond accuracy", "fairness", "intent-aware", "expected exposure")
 
+# the deepest cutoff a measure takes: deeper than any ranking evaluated, and within every kernel's arrays
+MAX_CUTOFF = 1_000_000
+
 
 @dataclass(frozen=True)
 class ParamInfo:
@@ -160,6 +163,11 @@ class MeasureDef:
             raise MeasureError(f"{self.name} needs a cutoff", hint=f"write {self.name}@10")
         if cutoff is not None and cutoff < 1:
             raise MeasureError(f"cutoff of {self.name} must be at least 1, got {cutoff}", hint=f"write {self.name}@10")
+        if cutoff is not None and cutoff > MAX_CUTOFF:
+            raise MeasureError(
+                f"cutoff of {self.name} must be at most {MAX_CUTOFF:,} (a ranking that deep is not evaluated), got {cutoff}",
+                hint=f"write {self.name}@1000, or leave the cutoff out to evaluate the whole list",
+            )
         for info in self.params:
             if info.required and info.name not in raw:
                 raise MeasureError(

@@ -71,6 +71,13 @@ def _config(
     return config
 
 
+def _decided(folder: Path) -> dict[str, object]:
+    """A folder's gate.json without what differs between two runs of one decision: the look's random id, and where
+    production's values came from."""
+    gate = json.loads((folder / "gate.json").read_text())
+    return {k: v for k, v in gate.items() if k not in ("look_id", "production_evidence")}
+
+
 def _run(config: Path, *extra: str) -> Path:
     out = io.StringIO()
     main(["run", str(config), "--json", "--quiet", *extra], out, io.StringIO())
@@ -270,7 +277,7 @@ def test_claim_model_picks_one_run_and_is_todays_test(tmp_path: Path) -> None:
     for table in ("per_query", "comparisons"):
         assert pd.read_parquet(picked / f"{table}.parquet").equals(pd.read_parquet(alone / f"{table}.parquet")), table
     gate = json.loads((picked / "gate.json").read_text())
-    assert gate["claim"] == "model" and gate == json.loads((alone / "gate.json").read_text())
+    assert gate["claim"] == "model" and _decided(picked) == _decided(alone)
 
 
 def test_the_version_claim_with_one_run_each_decides_nothing(tmp_path: Path) -> None:
@@ -293,7 +300,7 @@ def test_seeds_on_a_dask_cluster_are_the_local_numbers(tmp_path: Path) -> None:
     for table in ("per_query", "summary", "comparisons", "diagnostics"):
         expected, found = pd.read_parquet(local / f"{table}.parquet"), pd.read_parquet(cluster / f"{table}.parquet")
         pd.testing.assert_frame_equal(found, expected, check_exact=True, obj=table)
-    assert json.loads((local / "gate.json").read_text()) == json.loads((cluster / "gate.json").read_text())
+    assert _decided(local) == _decided(cluster)
 
 
 def test_a_previous_folders_seeds_are_reused_as_runs(tmp_path: Path) -> None:
@@ -313,10 +320,64 @@ def test_a_previous_folders_seeds_are_reused_as_runs(tmp_path: Path) -> None:
     per_query = pd.read_parquet(reused / "per_query.parquet")
     assert sorted(per_query[per_query["system"] == "prod"]["seed"].unique()) == ["prod-s1", "prod-s2", "prod-s3"]
     gate = json.loads((reused / "gate.json").read_text())
-    assert gate == json.loads((earlier / "gate.json").read_text()) and gate["seeds"] == [SEEDS, SEEDS]
+    assert _decided(reused) == _decided(earlier) and gate["seeds"] == [SEEDS, SEEDS]
     # claim: model cannot take one of three reused runs for the system
     out, err = io.StringIO(), io.StringIO()
     one = tmp_path / "one.yaml"
     one.write_text(again.read_text().replace('"cand-s*.run"', "cand-s1.run"))
     assert main(["run", str(one), "--quiet"], out, err) == 2
     assert "it holds 3 runs (seeds) of 'prod' on 'd', and claim: model decides one trained run" in err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("make", "runs", "expected"),
+    [
+        (lambda f: (f / "prod-s4.run").symlink_to(f / "gone.run"), '"prod-s*.run"', "prod-s4.run is a link to nothing"),
+        (lambda f: __import__("os").mkfifo(f / "prod-s4.run"), '"prod-s*.run"', "prod-s4.run is not a regular file"),
+        (lambda f: (f / "prod-s4.run").symlink_to(f / "prod-s2.run"), '"prod-s*.run"', "are one file"),
+        (
+            lambda f: (f / "prod-s4.run").write_bytes((f / "prod-s1.run").read_bytes()),
+            '"prod-s*.run"',
+            "prod-s1.run and",
+        ),
+        (
+            lambda f: (f / "prod-s1.run.gz").write_bytes(__import__("gzip").compress((f / "prod-s1.run").read_bytes())),
+            '"prod-s1.run*"',
+            "two runs are labelled 'prod-s1'",
+        ),
+    ],
+)
+def test_seeds_that_vanish_or_double_are_refused(tmp_path: Path, make: object, runs: str, expected: str) -> None:
+    """A match that is not a run file is refused, not dropped; one run given twice (a link, a copy, the same run
+    compressed) is refused, not counted as two seeds."""
+    _write(tmp_path)
+    make(tmp_path)  # type: ignore[operator]
+    with pytest.raises(ConfigError) as raised:
+        load_config(_config(tmp_path, {"prod": runs, "cand": '"cand-s*.run"'}))
+    assert expected in str(raised.value) and raised.value.line == 4, str(raised.value)
+    if "same run" in str(raised.value):
+        assert "sha256" in str(raised.value)
+
+
+def test_a_path_that_exists_is_taken_as_it_is(tmp_path: Path) -> None:
+    _write(tmp_path)
+    (tmp_path / "prod-s1.run").rename(tmp_path / "prod[1].run")
+    config = load_config(_config(tmp_path, {"prod": '"prod[1].run"', "cand": "cand-s1.run"}))
+    assert [p.name for _, p in config.system("prod").runs_of("d")] == ["prod[1].run"]
+
+
+def test_a_seed_missing_on_one_dataset_is_a_warning_in_the_verdict(tmp_path: Path) -> None:
+    _write(tmp_path)
+    config = _config(tmp_path, {"prod": '"prod-s*.run"', "cand": '"cand-s*.run"'})
+    text = config.read_text().replace(
+        "datasets: [{name: d, qrels: qrels, segments: {path: segments.csv}}]",
+        "datasets: [{name: d, qrels: qrels, segments: {path: segments.csv}}, {name: e, qrels: qrels}]",
+    )
+    text = text.replace('runs: {d: "cand-s*.run"}', 'runs: {d: "cand-s*.run", e: [cand-s1.run, cand-s2.run]}')
+    text = text.replace('runs: {d: "prod-s*.run"}', 'runs: {d: "prod-s*.run", e: "prod-s*.run"}')
+    config.write_text(text)
+    folder = _run(config)
+    gate = json.loads((folder / "gate.json").read_text())
+    assert gate["seeds_by_dataset"] == {"d": [3, 3], "e": [3, 2]}
+    assert gate["seed_warnings"] == ["cand has no run cand-s3 on dataset 'e' (2 of its 3 seeds there)"]
+    assert "WARNING: cand has no run cand-s3 on dataset 'e'" in gate["line"]
