@@ -572,8 +572,9 @@ def _previous(section: _Section, base: Path) -> Previous | None:
 
 def _previous_folder(node: _Section, key: str, results: Path | None) -> Path:
     assert results is not None
-    if results.name == "latest":
-        _check_latest(node, results)
+    for hop in _links(results):  # a link of another name may lead through "latest": each hop named so is checked
+        if hop.name == "latest":
+            _check_latest(node, hop)
     results = results.resolve()  # pin "latest" to the folder it names now
     if not (results / "per_query.parquet").exists():
         raise node.error(
@@ -582,6 +583,19 @@ def _previous_folder(node: _Section, key: str, results: Path | None) -> Path:
             hint="give a folder harness run wrote, runs:/RUN_ID or models:/NAME@ALIAS",
         )
     return results
+
+
+def _links(path: Path, most: int = 40) -> list[Path]:
+    """``path`` and each path its chain of symbolic links leads through, in order (at most ``most`` hops).
+
+    >>> _links(Path("/no/such/latest"))
+    [PosixPath('/no/such/latest')]
+    """
+    chain = [path]
+    while chain[-1].is_symlink() and len(chain) <= most:
+        target = Path(os.readlink(chain[-1]))
+        chain.append(target if target.is_absolute() else chain[-1].parent / target)
+    return chain
 
 
 def _model_ref(section: _Section, key: str, text: str) -> ModelRef:

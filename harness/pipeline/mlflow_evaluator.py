@@ -27,10 +27,11 @@ an item listed twice is an error, and a query with relevant items and no list sc
 
 from __future__ import annotations
 
+import math
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from mlflow.models.evaluation.base import EvaluationResult, ModelEvaluator
 
@@ -142,20 +143,24 @@ def write_experiment(
     targets = dataset.labels_data
     if targets is None:
         raise InputFormatError("the evaluation data has no targets", hint="mlflow.models.evaluate(..., targets=COLUMN)")
-    queries = [str(q) for q in features[query].tolist()]
+    rows = list(features.index)
+    queries = [_query_id(q, rows[i], query) for i, q in enumerate(features[query].tolist())]
+    target_column = str(getattr(dataset, "targets_name", None) or "targets")
+    list_column = str(getattr(dataset, "predictions_name", None) or "predictions")
     judged = pd.DataFrame(
         [
-            (q, str(item), grade)
-            for q, target in zip(queries, targets, strict=True)
-            for item, grade in (target.items() if isinstance(target, Mapping) else ((i, 1) for i in target))
+            (q, item, grade)
+            for i, (q, target) in enumerate(zip(queries, targets, strict=True))
+            for item, grade in _judged(target, rows[i], target_column)
         ],
         columns=["query", "doc", "relevance"],
     ).sort_values(["query", "doc"], kind="stable")
     ranked = pd.DataFrame(
         [
-            (q, str(item), len(items) - rank)
-            for q, items in zip(queries, lists, strict=True)
-            for rank, item in enumerate(list(items))
+            (q, item, len(items) - rank)
+            for i, (q, cell) in enumerate(zip(queries, lists, strict=True))
+            for items in [_ranked(cell, rows[i], list_column)]
+            for rank, item in enumerate(items)
         ],
         columns=["query", "doc", "score"],
     )
@@ -205,6 +210,54 @@ def write_experiment(
     return path
 
 
+def _cell_error(row: object, column: str, what: str, hint: str) -> InputFormatError:
+    return InputFormatError(f"the evaluation data's row {row!r}, column {column!r}: {what}", hint=hint)
+
+
+def _query_id(value: object, row: object, column: str) -> str:
+    """A query (user) id: any value but a missing one (None, NaN), which would become the query "nan"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        raise _cell_error(row, column, "the query id is missing", "give every row its query (user) id, or drop the row")
+    return str(value)
+
+
+def _items(values: Iterable[object], row: object, column: str) -> list[str]:
+    out = []
+    for item in values:
+        if item is None or (isinstance(item, float) and math.isnan(item)) or isinstance(item, (list, tuple, dict)):
+            raise _cell_error(row, column, f"an item id is {item!r}", "list item ids (strings or numbers) only")
+        out.append(str(item))
+    return out
+
+
+def _ranked(cell: object, row: object, column: str) -> list[str]:
+    """A ranked list: a list, tuple or array of item ids, best first. A string is one id, not its characters; a
+    mapping has no order to rank by."""
+    if isinstance(cell, Mapping):
+        raise _cell_error(
+            row, column, "a mapping is not a ranking (its order is only the order it was built in)", "give a list, best first"
+        )
+    if isinstance(cell, (str, bytes)) or (not isinstance(cell, (list, tuple)) and not hasattr(cell, "tolist")):
+        raise _cell_error(
+            row, column, f"{type(cell).__name__} {str(cell)[:40]!r} is not a list of items", "give a list: ['i10', 'i3']"
+        )
+    values = cell.tolist() if hasattr(cell, "tolist") else list(cast(Iterable[object], cell))
+    return _items(values if isinstance(values, list) else [values], row, column)
+
+
+def _judged(cell: object, row: object, column: str) -> list[tuple[str, int]]:
+    """A row's judgments: a list (tuple, array) of relevant items (grade 1) or a mapping of items to whole grades."""
+    if isinstance(cell, Mapping):
+        items = _items(cell.keys(), row, column)
+        grades = []
+        for item, grade in zip(items, cell.values(), strict=True):
+            if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not float(grade).is_integer():
+                raise _cell_error(row, column, f"item {item!r} has grade {grade!r}", "grades are whole numbers: {'i10': 2}")
+            grades.append(int(grade))
+        return list(zip(items, grades, strict=True))
+    return [(item, 1) for item in _ranked(cell, row, column)]
+
+
 def _previous(baseline: str, options: Mapping[str, Any], uri: str) -> dict[str, Any]:
     """A baseline as a config's ``previous:``: the system there is the one its evaluation names."""
     system = options.get("baseline_system")
@@ -212,7 +265,7 @@ def _previous(baseline: str, options: Mapping[str, Any], uri: str) -> dict[str, 
         return {"model": baseline, "uri": uri, **({"system": system} if system else {})}
     if baseline.startswith("runs:/"):
         return {"mlflow_run": baseline.removeprefix("runs:/").strip("/"), "uri": uri, "system": system or MODEL}
-    return {"results": str(Path(baseline).resolve()), "system": system or MODEL}
+    return {"results": str(Path(baseline).absolute()), "system": system or MODEL}  # links kept: "latest" is checked
 
 
 __all__ = ["DEFAULT_MEASURES", "HarnessEvaluator", "write_experiment"]

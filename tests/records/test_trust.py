@@ -334,6 +334,26 @@ def test_latest_that_is_a_copy_or_left_behind_is_refused(tmp_path: Path) -> None
     out, err = io.StringIO(), io.StringIO()
     assert main(["validate", str(_previous_config(tmp_path, latest))], out, err) == 2
     assert f"links {first.name}, but {second.name} beside it is newer" in err.getvalue()
+    production = tmp_path / "production"  # a link of its own name, through the stale latest: checked all the same
+    production.symlink_to(latest)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["validate", str(_previous_config(tmp_path, production))], out, err) == 2
+    assert f"links {first.name}, but {second.name} beside it is newer" in err.getvalue()
+    # the MLflow evaluator's baseline: the config it writes keeps the link, so the loader checks it too
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from harness.config.load import load_config
+    from harness.errors import ConfigError
+    from harness.pipeline.mlflow_evaluator import write_experiment
+
+    scratch = tmp_path / "evaluator"
+    scratch.mkdir()
+    data = SimpleNamespace(features_data=pd.DataFrame({"user": ["u1"]}), predictions_data=[["a"]], labels_data=[["a"]])
+    written = write_experiment(data, None, {"query": "user", "baseline": str(production)}, scratch, "sqlite:///x.db")
+    with pytest.raises(ConfigError, match="beside it is newer"):
+        load_config(written)
     latest.unlink()
     shutil.copytree(first, latest)  # what rsync -L makes of the link
     out, err = io.StringIO(), io.StringIO()
