@@ -587,6 +587,17 @@ def _cmd_track(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_promote(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from harness.pipeline.folders import promote_folder
+
+    tracked, promotion = promote_folder(args.results_dir, args.uri, args.experiment)
+    if args.format == "json":
+        out.write(json.dumps({"mlflow_run_id": tracked.run_id, "moved": promotion.moved, "promotion": promotion.line}) + "\n")
+    else:
+        out.write(f"promotion: {for_terminal(promotion.line)} (decided by MLflow run {tracked.run_id})\n")
+    return EXIT_OK if promotion.moved else 1
+
+
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.pipeline.folders import report_folder
 
@@ -1078,6 +1089,20 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--experiment", default=None, help="MLflow experiment name (default: the config's)")
     _machine_output(tr)
     tr.set_defaults(handler=_cmd_track)
+    pr = sub.add_parser(
+        "promote",
+        help="promote a gated results folder's candidate: its gate computed again from its per-query values first",
+        description="Compute the folder's release gate again from its per-query values; refuse when gate.json says "
+        "otherwise or its look is not among the gate's recorded looks; log the folder (once) and, on PASS, move "
+        "release.promote's alias under the store's lock. Exit 0 when the alias moved, 1 when it did not (the line says "
+        "why), 2 when the folder is refused.",
+        epilog=EXIT_CODES,
+    )
+    pr.add_argument("results_dir")
+    pr.add_argument("--uri", default=None, help="tracking URI and registry (default: MLFLOW_TRACKING_URI, else the local store)")
+    pr.add_argument("--experiment", default=None, help="MLflow experiment name (default: the config's)")
+    _machine_output(pr)
+    pr.set_defaults(handler=_cmd_promote)
 
     rp = sub.add_parser(
         "report", help="render (again) the HTML report and Markdown summary of a results folder", epilog=EXIT_CODES

@@ -132,7 +132,7 @@ def test_read_qrels_and_read_run_take_tables_too(tmp_path) -> None:  # type: ign
         ({"nan": "skip"}, "unknown nan 'skip'. Fix: use one of error, drop"),
         ({"tests": ("t", "sign")}, "unknown test 'sign'. Fix: use one of t, wilcoxon, randomization, bootstrap"),
         ({"primary": "bootstrap", "tests": ("t",)}, "the primary test 'bootstrap' is not among tests=('t',)"),
-        ({"alpha": 1.5}, "alpha must lie between 0 and 1, got 1.5"),
+        ({"alpha": 1.5}, "alpha must be above 0 and at most 0.5, got 1.5"),
         ({"permutations": 0}, "permutations must be a whole number of at least 1, got 0"),
     ],
 )

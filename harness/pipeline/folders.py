@@ -1,19 +1,36 @@
-"""The later stages again, on a results folder already written: ``harness track`` and ``harness report``.
+"""The later stages again, on a results folder already written: ``harness track``, ``harness report`` and
+``harness promote``.
 
 A folder holds everything the record and report stages read, so they run on it exactly as
-they ran at the end of ``harness run``.
+they ran at the end of ``harness run``. A folder is data that may come from anyone: ``harness track`` never acts on
+the registry, and ``harness promote`` acts only on a verdict it computed again from the folder's per-query values.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from pathlib import Path
 
+import numpy as np
+
 from harness._text import clipped
+from harness.comparison.compare import CompareSettings
+from harness.config.schema import Guard, Release, Stats
+from harness.decision.release import decide_release
 from harness.decision.verdict import Decision
 from harness.errors import HarnessError
-from harness.records.store import read_results, write_tracking
-from harness.records.track import Tracked, destination, track_results
+from harness.evaluation.results import RunResult
+from harness.measures.parse import parse_measure
+from harness.measures.registry import REGISTRY
+from harness.records.looks import earlier_looks
+from harness.records.previous import per_query_of_rows
+from harness.records.recorded import release_section
+from harness.records.registry import Promotion
+from harness.records.store import SavedResults, read_results, write_tracking
+from harness.records.track import Tracked, destination, promote_release, track_results
 from harness.report.render import write_report
+from harness.stats.looks import Look, spent_by
 
 
 def track_folder(folder: str | Path, uri: str | None = None, experiment: str | None = None) -> Tracked:
@@ -45,4 +62,127 @@ def report_folder(folder: str | Path) -> tuple[Path, Decision | None]:
     return path, model.verdict
 
 
-__all__ = ["report_folder", "track_folder"]
+def recompute_gate(results: SavedResults) -> Decision:
+    """The folder's release decision computed again from its per-query values, as ``harness run`` decided it (the
+    guards, alpha, bound, claim and look its config and gate.json record). Raises HarnessError where the folder has no
+    gate, or a guard whose values are not per query (a system measure needs the runs' lists, which a folder does not
+    keep)."""
+    recorded, gate = release_section(results.config), results.verdict
+    if not recorded or gate is None:
+        raise HarnessError("the folder holds no release gate to promote by", path=results.folder, hint="promote a gated run")
+    guards = tuple(
+        Guard(
+            parse_measure(str(g["measure"])),
+            g["condition"],
+            float(g["threshold"]),
+            g.get("dataset"),
+            g.get("segment"),
+            bool(g.get("descriptive")),
+        )
+        for g in recorded.get("guards") or []
+    )
+    system = [g for g in guards if REGISTRY.definition(g.measure).is_system(g.measure)]
+    if system:
+        raise HarnessError(
+            f"the guard on {system[0].measure} is decided from the runs' lists, which a results folder does not keep: "
+            "its verdict cannot be computed again here",
+            path=results.folder,
+            hint="promote from the harness run that decides the gate (release.promote in its config)",
+        )
+    release = Release(
+        str(recorded["production"]),
+        str(recorded["candidate"]),
+        guards,
+        recorded.get("on_inconclusive", "inconclusive"),
+        float(recorded.get("power", gate.power)),
+        recorded.get("bound", gate.bound),
+        None,
+        int(recorded.get("looks", 1)),
+    )
+    stats = {k: v for k, v in (results.config.get("stats") or {}).items() if k in {f.name for f in dataclasses.fields(Stats)}}
+    stats["tests"] = tuple(stats.get("tests") or Stats.tests)
+    settings = CompareSettings(**stats, extra_pairs=((release.production, release.candidate),))
+    measures = tuple(dict.fromkeys(g.measure for g in guards))
+    own = bool(results.config.get("measure_conventions"))
+    runs: list[RunResult] = []
+    for dataset in dict.fromkeys(results.per_query["dataset"].astype(str)):
+        for name in (release.production, release.candidate):
+            frame = results.per_query_of(dataset, name)
+            frame = frame[frame["measure"].isin([str(m) for m in measures])]
+            labels = list(dict.fromkeys(frame["seed"].fillna("").astype(str))) if "seed" in frame.columns else [""]
+            for label in labels if len(frame) else []:
+                rows = frame if len(labels) == 1 else frame[frame["seed"] == label]
+                per_query = per_query_of_rows(rows, name, measures, own)
+                if isinstance(per_query, list):
+                    continue  # a measure another dataset has: this dataset's guards say so when decided
+                segment_of = dict(zip(rows["query_id"].astype(str), rows["segment"].fillna("").astype(str), strict=False))
+                segments = np.array([segment_of.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
+                runs.append(RunResult(dataset, name, per_query, segments, {}, seed=label if len(labels) > 1 else ""))
+    look = None
+    if release.looks > 1:  # the look as recorded: its level is checked against the gate's records by promote_folder
+        look = Look(gate.look, gate.looks, max(spent_by(gate.alpha, gate.look, gate.looks) - gate.tested_at, 0.0))
+    decision = decide_release(release, runs, settings, None, look)
+    return dataclasses.replace(decision, look_id=gate.look_id, production_evidence=gate.production_evidence)
+
+
+DISAGREE_TOLERANCE = 1e-9  # a guard's numbers recomputed from the same values, by sums in another order
+
+
+def _disagreement(recomputed: Decision, recorded: Decision) -> str | None:
+    """Where a folder's gate.json says other than its per-query values decide, in words (None: they agree)."""
+    if recomputed.verdict != recorded.verdict:
+        return f"its values decide {recomputed.verdict}, and its gate.json says {recorded.verdict}"
+    if len(recomputed.guards) != len(recorded.guards):
+        return f"its values decide {len(recomputed.guards)} guards, and its gate.json lists {len(recorded.guards)}"
+    for mine, theirs in zip(recomputed.guards, recorded.guards, strict=True):
+        if (mine.guard, mine.verdict) != (theirs.guard, theirs.verdict):
+            return f"guard {theirs.guard}: its values decide {mine.verdict}, and its gate.json says {theirs.verdict}"
+        for field in ("difference", "drop_low", "drop_high", "margin"):
+            a, b = getattr(mine, field), getattr(theirs, field)
+            if (a is None) != (b is None) or (
+                a is not None and not math.isclose(float(a), float(b), rel_tol=DISAGREE_TOLERANCE, abs_tol=1e-12)
+            ):
+                return f"guard {theirs.guard}: its values give {field} {a!r}, and its gate.json says {b!r}"
+    return None
+
+
+def promote_folder(folder: str | Path, uri: str | None = None, experiment: str | None = None) -> tuple[Tracked, Promotion]:
+    """``harness promote FOLDER``: the folder's gate computed again from its per-query values, refused when it
+    disagrees with gate.json or when its look is not among the gate's recorded looks; then the folder logged (once:
+    :func:`track_folder`) and the alias moved as :func:`~harness.records.track.promote_release` moves it (PASS only,
+    under the store's lock)."""
+    results = read_results(folder)
+    recomputed = recompute_gate(results)
+    assert results.verdict is not None
+    differ = _disagreement(recomputed, results.verdict)
+    if differ is not None:
+        raise HarnessError(
+            f"the folder's release gate is not the one its values decide: {differ}",
+            path=results.folder,
+            hint="nothing was promoted; run the gate again (harness run) and promote that",
+        )
+    if not release_section(results.config).get("promote"):
+        raise HarnessError(
+            "the folder's config names no release.promote", path=results.folder, hint="add release.promote and run the gate again"
+        )
+    tracked = track_folder(folder, uri, experiment)
+    if recomputed.looks > 1:
+        seen = earlier_looks(
+            results.folder.parent, recomputed.key, recomputed.alpha, (tracked.tracking_uri, experiment or _experiment_of(results))
+        )
+        if not any(r.id == recomputed.look_id and math.isclose(r.level, recomputed.tested_at) for r in seen):
+            raise HarnessError(
+                f"look {recomputed.look} of the gate ({recomputed.look_id or 'no id'}) is not among its recorded looks",
+                path=results.folder,
+                hint="promote from the folder harness run wrote for that look, beside its experiment's looks.jsonl",
+            )
+    promoted = promote_release(results, recomputed, tracked)
+    assert promoted is not None
+    return tracked, promoted
+
+
+def _experiment_of(results: SavedResults) -> str:
+    return str((results.config.get("tracking") or {}).get("experiment") or results.config["name"])
+
+
+__all__ = ["promote_folder", "recompute_gate", "report_folder", "track_folder"]

@@ -22,6 +22,7 @@ version) and its harness evaluation is reused once shown to be harness's own
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from harness._atomic import sha256_file
 from harness.config.schema import Dataset, Experiment, ModelRef, Previous, System
 from harness.errors import ConfigError
 from harness.evaluation.results import PerQuery, RunResult
+from harness.measures.spec import Measure
 from harness.records.registry import Evidence, production_evidence
 from harness.records.store import SavedResults, read_results
 from harness.records.track import destination, download_results, expected_links, linked_metrics
@@ -207,21 +209,13 @@ def previous_result(
     out = []
     for label in labels:
         rows_of_run = frame if len(labels) == 1 else frame[frame["seed"] == label]
-        wide = rows_of_run.pivot_table(index="query_id", columns="measure", values="value", sort=False)
-        missing = [str(m) for m in measures if str(m) not in wide.columns]
-        if missing:
+        per_query = per_query_of_rows(rows_of_run, system.name, measures, bool(saved.config.get("measure_conventions")))
+        if isinstance(per_query, list):
             raise refuse(
-                f"it has no values for {', '.join(missing[:5])}{' and more' if len(missing) > 5 else ''}",
+                f"it has no values for {', '.join(per_query[:5])}{' and more' if len(per_query) > 5 else ''}",
                 "keep to the measures the earlier run computed, or re-evaluate from the run file",
             )
-        query_ids = np.array(sorted(wide.index.astype(str)), dtype=object)  # trec_eval's order: byte order of the ids
-        values = wide.loc[query_ids, [str(m) for m in measures]].to_numpy(dtype=np.float64)
-        evaluated = None
-        if saved.config.get("measure_conventions"):  # some measures have rows for their own queries only
-            rows = rows_of_run.groupby(["query_id", "measure"], sort=False).size().unstack()
-            present = rows.reindex(index=query_ids, columns=[str(m) for m in measures]).notna().to_numpy()
-            evaluated = None if present.all() else present
-        per_query = PerQuery(system.name, query_ids, measures, values, np.ones(len(query_ids), dtype=bool), evaluated)
+        query_ids = per_query.query_ids
         seg = np.array([segments.get(q, "") for q in query_ids.tolist()], dtype=object)
         diagnostics: dict[str, Any] = {}
         if saved.diagnostics is not None:
@@ -234,3 +228,30 @@ def previous_result(
         diagnostics["source"] = source if earlier.evidence is None else f"{source}: {earlier.evidence}"
         out.append(RunResult(dataset.name, system.name, per_query, seg, diagnostics, seed=label if len(labels) > 1 else ""))
     return out
+
+
+def per_query_of_rows(rows: Any, system: str, measures: Sequence[Measure], own_queries: bool) -> PerQuery | list[str]:
+    """A run's per-query values as a results folder's rows hold them (one per query and measure), in trec_eval's
+    query order (the ids' bytes), or the measures they lack. ``own_queries``: some measures were evaluated on their
+    own queries (a profile's conventions), and have rows for those only.
+
+    >>> import pandas as pd
+    >>> from harness.measures.spec import Measure
+    >>> rows = pd.DataFrame({"query_id": ["u2", "u1"], "measure": ["AP", "AP"], "value": [0.5, 0.25]})
+    >>> per_query_of_rows(rows, "v1", [Measure("AP")], False).values.tolist()
+    [[0.25], [0.5]]
+    >>> per_query_of_rows(rows, "v1", [Measure("AP"), Measure("RR")], False)
+    ['RR']
+    """
+    wide = rows.pivot_table(index="query_id", columns="measure", values="value", sort=False)
+    missing = [str(m) for m in measures if str(m) not in wide.columns]
+    if missing:
+        return missing
+    query_ids = np.array(sorted(wide.index.astype(str)), dtype=object)  # trec_eval's order: byte order of the ids
+    values = wide.loc[query_ids, [str(m) for m in measures]].to_numpy(dtype=np.float64)
+    evaluated = None
+    if own_queries:
+        counted = rows.groupby(["query_id", "measure"], sort=False).size().unstack()
+        present = counted.reindex(index=query_ids, columns=[str(m) for m in measures]).notna().to_numpy()
+        evaluated = None if present.all() else present
+    return PerQuery(system, query_ids, tuple(measures), values, np.ones(len(query_ids), dtype=bool), evaluated)

@@ -85,7 +85,7 @@ CASES = [
     ("qrels: qrels.txt", "qrels: ${NO_SUCH_VARIABLE_XYZ}", r"line 4: environment variable NO_SUCH_VARIABLE_XYZ is not set", 4),
     ("baseline: a", "baseline: a\nbaseline: b", r"line 12: key 'baseline' appears twice", 12),
     ("experiment: t", "experiment: t\n  bad: [", r"invalid YAML", None),
-    ("baseline: a", "baseline: a\nstats: {alpha: 2}", r"line 12: alpha must lie between 0 and 1", 12),
+    ("baseline: a", "baseline: a\nstats: {alpha: 2}", r"line 12: alpha must be above 0 and at most 0.5", 12),
     (
         "baseline: a",
         "baseline: a\nstats: {nan: ignore}",

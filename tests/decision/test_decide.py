@@ -83,7 +83,7 @@ API_MISTAKES = [
     ({"guards": [{"measure": "AP", "max_dorp": 0.1}]}, "guard 1: unknown key 'max_dorp'"),
     ({"guards": [{"measure": "AP", "max_drop": "a lot"}]}, "guard 1: max_drop must be a finite number"),
     ({"guards": [{"measure": "AP", "max_drop": 0.1, "segment": "new"}]}, "guard 1: segment 'new' is not a segment"),
-    ({"alpha": 1.5}, "alpha must lie between 0 and 1"),
+    ({"alpha": 1.5}, "alpha must be above 0 and at most 0.5"),
     ({"on_inconclusive": "shrug"}, "release.on_inconclusive must be one of"),
     ({"power": 0.3}, "release.power must lie in [0.5, 1), got 0.3"),
 ]

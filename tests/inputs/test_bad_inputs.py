@@ -534,7 +534,7 @@ CONFIGS = [
         "alpha-out-of-range",
         _cfg_replace("baseline: a\n", "baseline: a\nstats: {alpha: 2}\n"),
         RUN_ARGV,
-        "alpha must lie between 0 and 1",
+        "alpha must be above 0 and at most 0.5",
         "exp.yaml",
         10,
     ),

@@ -261,3 +261,53 @@ def test_two_promotions_at_once_move_the_alias_once(tmp_path: Path, monkeypatch:
         with registry.promotion_lock(client, "recsys", "champion", wait=0.5):
             assert registry.lock_name("recsys", "champion") in [m.name for m in client.search_registered_models()]
         assert registry.lock_name("recsys", "champion") not in [m.name for m in client.search_registered_models()]
+
+
+def _promote(folder: Path) -> tuple[int, str, str]:
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    return main(["promote", str(folder)], out, err), out.getvalue(), err.getvalue()
+
+
+def test_harness_promote_acts_only_on_a_verdict_it_computes_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlflow import MlflowClient
+
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}, {measure: AP, max_drop: 0.2}")
+    with mlflow_server(tmp_path) as url:
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
+        client = MlflowClient(url, registry_uri=url)
+        _register(client, client.create_experiment("models"), 2)
+        client.set_registered_model_alias("recsys", "champion", "1")
+        _name_models(config, "models:/recsys@champion", "models:/recsys/2")
+        code, outcome, err = _run(config, "--no-tracking")
+        assert code == 0 and outcome["gate"] == "PASS", err
+        genuine = Path(outcome["results_dir"])
+
+        # a copy whose candidate values were lowered, gate.json left saying PASS: its values decide otherwise
+        edited = tmp_path / "out" / "ni" / "20990101-000000-aaaaaa"
+        shutil.copytree(genuine, edited)
+        table = pd.read_parquet(edited / "per_query.parquet")
+        table.loc[(table["system"] == "b") & (table["measure"] == "nDCG@5"), "value"] = 0.0
+        table.to_parquet(edited / "per_query.parquet", index=False)
+        code, out, err = _promote(edited)
+        assert code == 2 and "its values decide FAIL, and its gate.json says PASS" in err and err.count("\n") == 1, err
+        # a gate.json whose guard's numbers were changed: refused by the number
+        numbers = tmp_path / "out" / "ni" / "20990101-000001-bbbbbb"
+        shutil.copytree(genuine, numbers)
+        gate = json.loads((numbers / "gate.json").read_text())
+        gate["guards"][1]["drop_high"] = gate["guards"][1]["drop_high"] - 0.01
+        (numbers / "gate.json").write_text(json.dumps(gate))
+        code, out, err = _promote(numbers)
+        assert code == 2 and "guard AP" in err and "drop_high" in err, err
+        assert client.get_model_version_by_alias("recsys", "champion").version == "1"
+        for folder in (edited, numbers):
+            shutil.rmtree(folder)
+
+        # the genuine folder: recomputed, logged once, promoted, naming the run
+        code, out, err = _promote(genuine)
+        assert code == 0 and "promotion: recsys@champion moved from version 1 to version 2 (decided by MLflow run" in out, err
+        run_id = json.loads((genuine / "tracking.json").read_text())["run_id"]
+        assert client.get_model_version("recsys", "2").tags[registry.EVALUATION_RUN_TAG] == run_id
+        code, out, err = _promote(genuine)  # again: nothing moves, and it says why
+        assert code == 1 and "not moved: recsys@champion already names version 2" in out, (out, err)
