@@ -138,7 +138,12 @@ TOP = (
                 also="string",
                 open=True,
             ),
-            Key("seed", "string", "with several runs and claim: model, the one evaluated (its file name without suffix)"),
+            Key(
+                "seed",
+                "string",
+                "with several runs and claim: model, the one evaluated (its file name without its format and "
+                "compression suffixes)",
+            ),
             Key("description", "string", "a note shown in the report", ""),
             Key("tags", "mapping", "MLflow tags of the system's runs", open=True),
             Key("model", "string", "the registered model these runs are of (models:/NAME/VERSION, @ALIAS or m-...)"),

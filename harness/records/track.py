@@ -20,8 +20,11 @@ are the same code and log the same things:
   experiment's and systems' descriptions as the run's note;
 * a system that names its registered model (``model: models:/recsys/4``): its child's metrics linked to the logged
   model and the judgments (MLflow 3's ``model_id``, ``dataset``), and the tags ``harness.model`` and
-  ``harness.model_id`` by which ``previous: models:/...`` finds the evaluation again; with ``release.promote``, the
-  alias moved on PASS (tag ``release.promotion``); a gate planned for several looks: ``release.look``;
+  ``harness.model_id`` by which ``previous: models:/...`` finds the evaluation again, with the digests it is verified
+  by (``harness.values_sha256``, ``harness.qrels_sha256.<dataset>``; the parent's ``harness.per_query_sha256``);
+  with ``release.promote``, :func:`promote_release` (called by the ``harness run`` that decided, never by
+  ``harness track``) moves the alias on PASS (tag ``release.promotion``); a gate's look: ``release.look``,
+  ``release.gate_key`` and ``release.look_id`` (:mod:`harness.records.looks`);
 * inputs: every qrels, run and segments file as an MLflow dataset, its sha256 the digest (paths relative to the
   config unless ``tracking.record_paths``), on the parent and on each child its own;
 * experiment tags: ``mlflow.experimentKind`` (the UI shows runs, not traces) and, once a gated
