@@ -25,7 +25,7 @@ from harness.records.registry import PER_QUERY_TAG, qrels_tag
 from harness.records.store import read_results
 from tests.mlflow_server import mlflow_server
 from tests.records.test_previous import _many_queries
-from tests.records.test_registry import _name_models, _register, _run
+from tests.records.test_registry import _champion, _register, _run
 
 pytestmark = [
     pytest.mark.slow,
@@ -71,15 +71,9 @@ def _production_mean(folder: Path) -> float:
 
 
 def test_forged_evaluations_never_stand_for_production(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mlflow import MlflowClient
 
     config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}")
-    with mlflow_server(tmp_path) as url:
-        monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
-        client = MlflowClient(url, registry_uri=url)
-        models = _register(client, client.create_experiment("models"), 3)
-        client.set_registered_model_alias("recsys", "champion", "1")
-        _name_models(config, "models:/recsys@champion", "models:/recsys/2")
+    with _champion(tmp_path, monkeypatch, config, 3) as (client, models):
         config.write_text(config.read_text().replace("promote: {model: recsys, alias: champion}, ", ""))
         code, first, err = _run(config)  # the genuine evaluation of version 1, in experiment ni
         assert code == 0 and first["gate"] == "PASS", err
@@ -124,16 +118,9 @@ def test_forged_evaluations_never_stand_for_production(tmp_path: Path, monkeypat
 
 
 def test_promotion_names_its_evidence_and_never_comes_from_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mlflow import MlflowClient
 
     config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}")
-    with mlflow_server(tmp_path) as url:
-        monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
-        client = MlflowClient(url, registry_uri=url)
-        _register(client, client.create_experiment("models"), 3)
-        client.set_registered_model_alias("recsys", "champion", "1")
-        _name_models(config, "models:/recsys@champion", "models:/recsys/2")
-
+    with _champion(tmp_path, monkeypatch, config, 3) as (client, _):
         # 1. a PASS decided without tracking is not promoted; harness track of its folder (gate.json says PASS, the
         # config names release.promote) logs it and never moves the alias
         code, outcome, err = _run(config, "--no-tracking")
@@ -171,15 +158,9 @@ def test_promotion_names_its_evidence_and_never_comes_from_a_folder(tmp_path: Pa
 
 
 def test_an_inconclusive_verdict_treated_as_pass_never_promotes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mlflow import MlflowClient
 
     config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.001}")
-    with mlflow_server(tmp_path) as url:
-        monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
-        client = MlflowClient(url, registry_uri=url)
-        _register(client, client.create_experiment("models"), 2)
-        client.set_registered_model_alias("recsys", "champion", "1")
-        _name_models(config, "models:/recsys@champion", "models:/recsys/2")
+    with _champion(tmp_path, monkeypatch, config, 2) as (client, _):
         config.write_text(config.read_text().replace("release: {", "release: {on_inconclusive: pass, "))
         code, outcome, err = _run(config)
         assert outcome["gate_verdict"] == "INCONCLUSIVE" and outcome["gate"] == "PASS" and code == 0, (outcome, err)
@@ -271,15 +252,9 @@ def _promote(folder: Path) -> tuple[int, str, str]:
 
 
 def test_harness_promote_acts_only_on_a_verdict_it_computes_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mlflow import MlflowClient
 
     config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}, {measure: AP, max_drop: 0.2}")
-    with mlflow_server(tmp_path) as url:
-        monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
-        client = MlflowClient(url, registry_uri=url)
-        _register(client, client.create_experiment("models"), 2)
-        client.set_registered_model_alias("recsys", "champion", "1")
-        _name_models(config, "models:/recsys@champion", "models:/recsys/2")
+    with _champion(tmp_path, monkeypatch, config, 2) as (client, _):
         code, outcome, err = _run(config, "--no-tracking")
         assert code == 0 and outcome["gate"] == "PASS", err
         genuine = Path(outcome["results_dir"])

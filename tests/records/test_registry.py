@@ -4,8 +4,10 @@ judgments, as a folder is), and ``release.promote`` moves the alias only on PASS
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,22 +49,32 @@ def _name_models(config: Path, production: str, candidate: str) -> None:
     config.write_text(text.replace("guards: [", "promote: {model: recsys, alias: champion}, guards: ["))
 
 
+@contextlib.contextmanager
+def _champion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Path, versions: int = 3, production: str = "models:/recsys@champion"
+) -> Iterator[tuple[Any, list[str]]]:
+    """A real `mlflow server` whose registry has ``recsys`` versions 1..n with champion at version 1, the config's
+    systems a and b naming production's and version 2's model (and promote): (its client, the logged models' ids)."""
+    from mlflow import MlflowClient
+
+    with mlflow_server(tmp_path) as url:
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", url)  # never mlflow.set_tracking_uri: no state outlives the test
+        client = MlflowClient(url, registry_uri=url)
+        models = _register(client, client.create_experiment("models"), versions)
+        client.set_registered_model_alias("recsys", "champion", "1")
+        _name_models(config, production, "models:/recsys/2")
+        yield client, models
+
+
 def _comparisons(folder: Path) -> pd.DataFrame:
     keys = ["measure", "system_a", "system_b", "delta", "p_t", "p_randomization", "p_bootstrap", "p_adj", "significant"]
     return pd.read_parquet(folder / "comparisons.parquet")[keys]
 
 
 def test_production_from_the_registry_and_promotion_on_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mlflow import MlflowClient
 
     config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}")
-    with mlflow_server(tmp_path) as url:
-        monkeypatch.setenv("MLFLOW_TRACKING_URI", url)  # never mlflow.set_tracking_uri: no state outlives the test
-        client = MlflowClient(url, registry_uri=url)
-        models = _register(client, client.create_experiment("models"), 3)
-        client.set_registered_model_alias("recsys", "champion", "1")
-        _name_models(config, "models:/recsys@champion", "models:/recsys/2")
-
+    with _champion(tmp_path, monkeypatch, config) as (client, models):
         # 1. production (champion, version 1) and candidate (version 2) evaluated from their runs: linked, pinned
         code, first, err = _run(config)
         assert code == 0 and first["gate"] == "PASS", err
@@ -120,15 +132,10 @@ def test_production_from_the_registry_and_promotion_on_pass(tmp_path: Path, monk
 
 
 def test_promotion_never_moves_an_alias_someone_moved_meanwhile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mlflow import MlflowClient
 
     config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}")
-    with mlflow_server(tmp_path) as url:
-        monkeypatch.setenv("MLFLOW_TRACKING_URI", url)
-        client = MlflowClient(url, registry_uri=url)
-        _register(client, client.create_experiment("models"), 3)
+    with _champion(tmp_path, monkeypatch, config, production="models:/recsys/1") as (client, _):
         client.set_registered_model_alias("recsys", "champion", "3")  # production here is version 1: not champion
-        _name_models(config, "models:/recsys/1", "models:/recsys/2")
         code, outcome, err = _run(config)
         assert code == 0 and outcome["gate"] == "PASS", err
         assert client.get_model_version_by_alias("recsys", "champion").version == "3"
