@@ -174,7 +174,7 @@ def promote_folder(folder: str | Path, uri: str | None = None, experiment: str |
             raise HarnessError(
                 f"look {recomputed.look} of the gate ({recomputed.look_id or 'no id'}) is not among its recorded looks",
                 path=results.folder,
-                hint="promote from the folder harness run wrote for that look, beside its experiment's looks.jsonl",
+                hint="promote from the folder harness run wrote for that look, beside its experiment's .looks.jsonl",
             )
     promoted = promote_release(results, recomputed, tracked)
     assert promoted is not None

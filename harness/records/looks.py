@@ -4,7 +4,7 @@ A gate planned for several looks (``release.looks``) tests each at its share of 
 less what the earlier looks of the same gate (:func:`~harness.decision.release.gate_key`) spent. Those are read from
 three records, each of which alone could be lost:
 
-* the ledger ``<output>/<experiment>/looks.jsonl``: one line per look, appended and synced to disk *before* its
+* the ledger ``<output>/<experiment>/.looks.jsonl``: one line per look, appended and synced to disk *before* its
   verdict is shown, so a look whose results folder could not be written (a full disk) still counts;
 * the ``gate.json`` of the results folders still there;
 * the parent runs MLflow holds for the experiment (``release.gate_key``, ``release.look_id``; deleted runs too), so
@@ -16,7 +16,7 @@ level outside (0, alpha], are refused, naming where they are: a hand-edited reco
 that no record holds was never shown. What starts a plan again is a new gate: other guards or systems, a new
 experiment name, or a new ``--output`` folder with a new tracking experiment.
 
->>> LookRecord("4f2a", "k", 2, 4, 0.0054, "looks.jsonl line 2").as_line()
+>>> LookRecord("4f2a", "k", 2, 4, 0.0054, ".looks.jsonl line 2").as_line()
 '{"id": "4f2a", "key": "k", "look": 2, "looks": 4, "level": 0.0054}'
 """
 
@@ -35,7 +35,7 @@ from harness.errors import ConfigError, HarnessError, TrackingError
 from harness.records.connection import explain, mlflow_defaults
 from harness.records.store import previous_folders
 
-LEDGER = "looks.jsonl"
+LEDGER = ".looks.jsonl"  # a dot-name, as the staging folders: the folder's other entries are results folders
 GATE_KEY_TAG, LOOK_ID_TAG = "release.gate_key", "release.look_id"
 MAX_LEDGER_BYTES = 16 * 2**20
 

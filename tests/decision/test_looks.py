@@ -80,7 +80,7 @@ def test_deleted_folders_do_not_start_the_count_again(tmp_path: Path) -> None:
     code, second, err = _run(config)
     gate = _gate(second)
     assert (gate["look"], gate["level"]) == (2, pytest.approx(0.05 * 7 / 27, rel=1e-12)), err
-    ledger = [json.loads(line) for line in (tmp_path / "out" / "ni" / "looks.jsonl").read_text().splitlines()]
+    ledger = [json.loads(line) for line in (tmp_path / "out" / "ni" / ".looks.jsonl").read_text().splitlines()]
     assert [e["look"] for e in ledger] == [1, 2] and ledger[1]["id"] == gate["look_id"]
 
 
@@ -107,14 +107,14 @@ def test_a_look_whose_folder_could_not_be_written_is_counted(tmp_path: Path, mon
     [
         ("gate.json level", "was tested at level 0.9, outside (0, 0.05]"),
         ("ledger level", "the records of the gate's look"),
-        ("ledger line", "looks.jsonl line 1 is not a look harness recorded"),
+        ("ledger line", ".looks.jsonl line 1 is not a look harness recorded"),
     ],
 )
 def test_edited_records_are_refused_by_name(tmp_path: Path, edit: str, message: str) -> None:
     config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
     _looks(config)
     code, first, err = _run(config)
-    folder, ledger = Path(str(first["results_dir"])), tmp_path / "out" / "ni" / "looks.jsonl"
+    folder, ledger = Path(str(first["results_dir"])), tmp_path / "out" / "ni" / ".looks.jsonl"
     if edit == "gate.json level":
         gate = _gate(first)
         (folder / "gate.json").write_text(json.dumps({**gate, "level": 0.9}))
@@ -146,7 +146,7 @@ def test_no_verdict_is_shown_before_its_look_is_recorded(tmp_path: Path, monkeyp
     assert code == 2 and outcome == {} and "the gate's look could not be recorded" in err, (outcome, err)
     last = err.strip().splitlines()[-1]
     assert "No space left on device" in last and "the verdict is not shown" in last and "release gate" not in err, err
-    assert [p.name for p in (tmp_path / "out" / "ni").iterdir()] == ["looks.jsonl"]  # no results folder
+    assert [p.name for p in (tmp_path / "out" / "ni").iterdir()] == [".looks.jsonl"]  # no results folder
     assert os.fsync is not full
 
 

@@ -46,7 +46,8 @@ def _small_disk(folder: Path, size: str) -> Iterator[Path]:
 
 
 def test_a_full_disk_while_writing_keeps_the_failed_verdict_and_leaves_nothing(tmp_path: Path) -> None:
-    """The results do not fit: one line says so, the FAIL is still printed and still exits 3, no folder is left."""
+    """The results do not fit: one line says so, the FAIL is still printed and still exits 3, no folder is left (the
+    look's line in the ledger, written before the verdict was shown, stays)."""
     candidate, guard = GATES["fail"]
     config = _config(tmp_path, guard, candidate=candidate)
     with _small_disk(tmp_path / "disk", "96k") as disk:
@@ -57,7 +58,8 @@ def test_a_full_disk_while_writing_keeps_the_failed_verdict_and_leaves_nothing(t
     assert outcome["results_dir"] is None and outcome["gate"] == "FAIL" and "FAIL" in outcome["gate_line"]
     assert "cannot write the results: No space left on device" in outcome["results_error"]
     assert done.stderr.startswith("harness: error: ") and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
-    assert left == []  # no half-written folder, no stale staging folder, no latest link
+    # no half-written folder, no stale staging folder, no latest link: only the gate's look, recorded before it was shown
+    assert left == [".looks.jsonl"]
 
 
 def test_a_staging_folder_left_by_a_killed_writer_is_removed_by_the_next_run(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Hostile:
         timeout=600,
     )
     assert done.returncode in (3, 6), done.stderr  # a drop on half the queries: the gate does not PASS
-    return done, next(p for p in (folder / "out" / "hostile").iterdir() if not p.is_symlink())
+    return done, next(p for p in (folder / "out" / "hostile").iterdir() if p.is_dir() and not p.is_symlink())
 
 
 def test_summary_md_has_one_verdict_and_no_markup_from_names(hostile_run: Hostile) -> None:
