@@ -12,10 +12,13 @@ KERNELS := $(wildcard harness/*/*.pyx harness/*/*.pxd harness/*/*.h)
 # the package and its run-time dependencies, installed editable with its compiled kernels (rebuilt when a kernel's
 # source changes): all the demo needs
 $(RUN_STAMP): pyproject.toml setup.py $(KERNELS)
+	@echo "harness: creating $(VENV) and installing the dependencies (numpy, pandas, pyarrow, scipy, mlflow, ...)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "harness: installing harness and compiling its kernels with the C compiler (about a minute on 2 cores)"
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUN_STAMP)
+	@echo "harness: installed; run it as $(BIN)/harness (or: source $(BIN)/activate)"
 
 # the test extra on top (pytest, the linters, the peers, dask, playwright): its requirements only, so the kernels
 # are not built twice
@@ -25,6 +28,7 @@ $(STAMP): $(RUN_STAMP) pyproject.toml
 	touch $(STAMP)
 
 demo: $(RUN_STAMP)
+	@echo "harness: generating the bundled data and running configs/demo.yaml (about 30 s)"
 	$(BIN)/python -m harness.demo
 
 lint: $(STAMP)

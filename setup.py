@@ -8,6 +8,9 @@ every machine and equal to the pure-Python reference the tests hold it to.
 The kernels' loops run without bounds checks; each kernel checks its arguments once, at its boundary.
 ``HARNESS_KERNEL_CHECKS=1`` builds them with Cython's bounds and initialisation checks on every access instead
 (``make kernel-checks`` runs the kernel tests on such a build): an access past an array is then an IndexError.
+
+The kernels are translated and compiled on every core at once (Cython's threads, build_ext's parallel jobs):
+``HARNESS_BUILD_JOBS=N`` sets how many.
 """
 
 import os
@@ -15,6 +18,7 @@ import sys
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 KERNELS = {
     "harness.data._align_kernels": "harness/data/_align_kernels.pyx",
@@ -32,6 +36,17 @@ DEPENDS = {
 }
 
 CHECKED = os.environ.get("HARNESS_KERNEL_CHECKS") == "1"
+JOBS = int(os.environ.get("HARNESS_BUILD_JOBS") or os.cpu_count() or 1)
+
+
+class ParallelBuild(build_ext):
+    """build_ext compiling the kernels on ``JOBS`` cores at once, unless ``--parallel`` says otherwise."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = JOBS
+
 
 if sys.platform == "win32":
     FLAGS = ["/O2", "/fp:strict"]
@@ -39,6 +54,7 @@ else:
     FLAGS = ["-O3", "-g0", "-ffp-contract=off", "-fno-fast-math", "-fno-strict-aliasing"]
 
 setup(
+    cmdclass={"build_ext": ParallelBuild},
     ext_modules=cythonize(
         [
             Extension(
@@ -57,5 +73,6 @@ setup(
             "initializedcheck": CHECKED,
             "cdivision": True,
         },
+        nthreads=JOBS if sys.platform != "win32" else 0,  # Cython's translation, one process per kernel
     ),
 )

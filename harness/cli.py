@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import itertools
 import json
 import math
 import sys
@@ -1195,6 +1196,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _wants_json(argv: Sequence[str] | None) -> bool:
+    """Whether the command line asks for JSON on stdout (``--json``, ``--format json``), read from the words
+    themselves: an error may come before they are parsed.
+
+    >>> _wants_json(["run", "x.yaml", "--format=json"]), _wants_json(["run", "x.yaml", "--format", "text"])
+    (True, False)
+    """
+    words = list(argv or [])
+    return (
+        "--json" in words
+        or "--format=json" in words
+        or any(a == "--format" and b == "json" for a, b in itertools.pairwise(words))
+    )
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -1208,15 +1224,19 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
             return EXIT_USER_ERROR
         code: int = args.handler(args, out, err)
         return code
-    except TrackingError as exc:
-        err.write(f"harness: error: {for_terminal(str(exc))}\n")
-        return EXIT_TRACKING_FAILED
-    except ReportError as exc:  # harness report on a folder: the results stand, the report did not render
-        err.write(f"harness: error: {for_terminal(str(exc))}\n")
-        return EXIT_REPORT_FAILED
     except HarnessError as exc:
+        code = (
+            EXIT_TRACKING_FAILED
+            if isinstance(exc, TrackingError)
+            else EXIT_REPORT_FAILED  # harness report on a folder: the results stand, the report did not render
+            if isinstance(exc, ReportError)
+            else EXIT_USER_ERROR
+        )
         err.write(f"harness: error: {for_terminal(str(exc))}\n")
-        return EXIT_USER_ERROR
+        if _wants_json(argv):  # a script reading stdout gets one JSON document whatever happened
+            record = {"exit_code": code, "error": str(exc), "message": exc.message, "hint": exc.hint}
+            out.write(json.dumps({**record, "file": exc.path, "line": exc.line}) + "\n")
+        return code
     except BrokenPipeError:
         return EXIT_OK
     except KeyboardInterrupt:
