@@ -129,6 +129,7 @@ class Decision:
     # each dataset's runs (production's, candidate's), and a sentence per seed a system lacks on some dataset
     seeds_by_dataset: tuple[tuple[str, int, int], ...] = ()
     seed_warnings: tuple[str, ...] = ()
+    promotion: str = ""  # what release.promote did once the results were logged ("" before, or without it)
 
     @property
     def claim_text(self) -> str:
@@ -370,6 +371,7 @@ class Decision:
             "look_id": self.look_id,
             "seeds_by_dataset": {d: [p, c] for d, p, c in self.seeds_by_dataset},
             "seed_warnings": list(self.seed_warnings),
+            "promotion": self.promotion,
             "line": self.line(),
             "guards": [dataclasses.asdict(g) for g in self.guards],
             "segment_warnings": [dataclasses.asdict(g) for g in self.warnings],
@@ -418,6 +420,7 @@ class Decision:
             str(data.get("look_id") or ""),
             tuple((str(d), int(pc[0]), int(pc[1])) for d, pc in (data.get("seeds_by_dataset") or {}).items()),
             tuple(str(w) for w in data.get("seed_warnings") or ()),
+            str(data.get("promotion") or ""),
         )
 
 

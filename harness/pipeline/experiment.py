@@ -63,6 +63,7 @@ from harness.records.store import (
     SavedResults,
     prepare_output,
     recorded_path,
+    write_promotion,
     write_results,
     write_tracking,
 )
@@ -724,16 +725,19 @@ def _run(
                 )
                 if verdict is not None:  # only the verdict this process computed acts on the registry
                     promoted = promote_release(saved, verdict, tracked)
-                    outcome = replace(outcome, promotion=None if promoted is None else promoted.line)
+                    if promoted is not None and saved.verdict is not None:  # gate.json says it: so do the report
+                        saved = replace(saved, verdict=replace(saved.verdict, promotion=promoted.line))  # and summary
+                        outcome = replace(outcome, results=saved, promotion=promoted.line)
             except TrackingError as exc:
                 outcome = replace(outcome, tracking_error=str(exc))
         if outcome.promotion is None and experiment.release is not None and experiment.release.promote is not None:
             rule = experiment.release.promote
-            outcome = replace(
-                outcome,
-                promotion=f"not moved: {rule.model}@{rule.alias} is promoted only once the results are logged in MLflow"
-                f"; after harness track {saved.folder}, run harness promote {saved.folder}",
+            line = (
+                f"not moved: {rule.model}@{rule.alias} is promoted only once the results are logged in MLflow; "
+                f"after harness track {saved.folder}, run harness promote {saved.folder}"
             )
+            saved = write_promotion(saved, line)
+            outcome = replace(outcome, results=saved, promotion=line)
         if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
             outcome = _report(saved, outcome, progress)
             if outcome.report is not None and outcome.mlflow_run_id is not None:

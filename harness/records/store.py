@@ -262,6 +262,15 @@ def write_tracking(results: SavedResults, tracking: dict[str, Any]) -> SavedResu
     return results.with_tracking(tracking)
 
 
+def write_promotion(results: SavedResults, line: str) -> SavedResults:
+    """Record what ``release.promote`` did in the folder's gate.json (its ``promotion``), once it is done: the
+    promotion follows the logging of the results it rests on."""
+    assert results.verdict is not None
+    verdict = replace(results.verdict, promotion=line)
+    atomic_write(results.folder / "gate.json", json.dumps(verdict.to_dict(), indent=2))
+    return replace(results, verdict=verdict)
+
+
 def _point_latest(root: Path, final: Path) -> None:
     link = root / "latest"
     tmp = root / f".latest-{secrets.token_hex(3)}"

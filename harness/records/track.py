@@ -83,7 +83,7 @@ from harness.records.registry import (
     promote,
     qrels_tag,
 )
-from harness.records.store import REQUIRED, SavedResults, read_results
+from harness.records.store import REQUIRED, SavedResults, read_results, write_promotion
 
 ARTIFACT_FILES = (
     "config.resolved.yaml",
@@ -638,7 +638,12 @@ def promote_release(results: SavedResults, decision: Decision, tracked: Tracked)
     mlflow_defaults()
     from mlflow import MlflowClient
 
-    MlflowClient(tracking_uri=tracked.tracking_uri).set_tag(tracked.run_id, "release.promotion", held(done.line, TAG_CHARS))
+    client = MlflowClient(tracking_uri=tracked.tracking_uri)
+    client.set_tag(tracked.run_id, "release.promotion", held(done.line, TAG_CHARS))
+    if results.folder.is_dir():  # gate.json says it too, in the folder and in the run
+        written = write_promotion(results, done.line)
+        with contextlib.redirect_stdout(sys.stderr):
+            client.log_artifact(tracked.run_id, str(written.folder / "gate.json"))
     return done
 
 

@@ -57,6 +57,8 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
         lines += [f"_{_md(v.errors)}._", ""]
         if v.production_evidence:
             lines += [f"Production's values ({_md(v.production)}) were reused from {_md(v.production_evidence)}.", ""]
+        if v.promotion:
+            lines += [f"**Promotion:** {_md(v.promotion)}", ""]
         marks = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "❔", "DESCRIPTIVE": "ℹ️"}
         lines += [f"- {marks[g.verdict]} {g.verdict} {_md(g.guard)}: {_md(g.reason)}" for g in v.guards]
         lines.append("")

@@ -126,6 +126,7 @@ def test_promotion_names_its_evidence_and_never_comes_from_a_folder(tmp_path: Pa
         code, outcome, err = _run(config, "--no-tracking")
         assert code == 0 and outcome["gate"] == "PASS", err
         assert str(outcome["promotion"]).startswith("not moved: recsys@champion is promoted only once the results are logged")
+        assert json.loads((Path(outcome["results_dir"]) / "gate.json").read_text())["promotion"] == outcome["promotion"]
         copied = tmp_path / "copied"
         shutil.copytree(Path(outcome["results_dir"]), copied / "ni" / "20260101-000000-abcdef")
         import io
@@ -139,6 +140,9 @@ def test_promotion_names_its_evidence_and_never_comes_from_a_folder(tmp_path: Pa
         # 2. the harness run that decides PASS promotes, says so, and names itself on the version it promoted
         code, outcome, err = _run(config)
         assert code == 0 and outcome["promotion"] == "recsys@champion moved from version 1 to version 2", outcome
+        said = json.loads((Path(outcome["results_dir"]) / "gate.json").read_text())["promotion"]
+        logged = Path(client.download_artifacts(outcome["mlflow_run_id"], "gate.json", str(tmp_path)))
+        assert said == json.loads(logged.read_text())["promotion"] == outcome["promotion"]
         version = client.get_model_version("recsys", "2")
         assert version.tags[registry.EVALUATION_RUN_TAG] == outcome["mlflow_run_id"]
         assert version.tags[registry.VALUES_TAG] == read_results(Path(outcome["results_dir"])).values_digest("b")
@@ -286,3 +290,22 @@ def test_harness_promote_acts_only_on_a_verdict_it_computes_again(tmp_path: Path
         assert client.get_model_version("recsys", "2").tags[registry.EVALUATION_RUN_TAG] == run_id
         code, out, err = _promote(genuine)  # again: nothing moves, and it says why
         assert code == 1 and "not moved: recsys@champion already names version 2" in out, (out, err)
+
+
+def test_the_registry_workflow_with_the_destination_only_in_the_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No MLFLOW_TRACKING_URI: the model pinned, production found and the alias moved where the config logs."""
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}")
+    with _champion(tmp_path, monkeypatch, config, 2) as (client, _):
+        url = client.tracking_uri
+        monkeypatch.delenv("MLFLOW_TRACKING_URI")
+        config.write_text(config.read_text().replace("tracking: {enabled: true}", f"tracking: {{enabled: true, uri: '{url}'}}"))
+        code, outcome, err = _run(config)
+        assert code == 0 and outcome["promotion"] == "recsys@champion moved from version 1 to version 2", (outcome, err)
+        assert outcome["tracking_uri"] == url and not (tmp_path / "out" / "mlflow.db").exists()
+        config.write_text(
+            config.read_text().replace(
+                "{name: a, runs: {d: a.run}, model: models:/recsys@champion}", "{name: a, previous: models:/recsys@champion}"
+            )
+        )
+        code, reuse, err = _run(config)
+        assert code == 0 and "the harness run that promoted it" in str(reuse["gate_production"]), err
