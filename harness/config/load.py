@@ -254,14 +254,20 @@ def _resolved(text: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
+_SYNONYMS = {"query": "user", "doc": "item"}
+
+
 def _columns(section: _Section | None, value_name: str) -> TableColumns:
     if section is None:
         return TableColumns(value=value_name)
     runs = value_name == "score"
     section.check_keys(keys_of("datasets.run_columns" if runs else "datasets.columns"))
+    for role, alias in _SYNONYMS.items():  # a query is a user and a document an item, as on the command line
+        if section.has(role) and section.has(alias):
+            raise section.error(alias, f"{section._name(alias)} and {role} name the same column", hint="keep one of them")
     return TableColumns(
-        query=section.value("query", str, "query"),
-        doc=section.value("doc", str, "doc"),
+        query=section.value("query", str, None) or section.value("user", str, "query"),
+        doc=section.value("doc", str, None) or section.value("item", str, "doc"),
         value=section.value(value_name, str, value_name),
         sample=section.value("sample", str, None) if runs else None,  # a stochastic run's sample column
     )
@@ -352,6 +358,28 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
     return tuple(out)
 
 
+def _runs_section(section: _Section, datasets: list[str]) -> _Section | None:
+    """A system's ``runs:``: a mapping of dataset name to its run (a file, a list or a glob of them); with one dataset,
+    a path (a list, a glob) alone stands for that dataset's."""
+    if not section.has("runs") or isinstance(section.raw("runs"), yaml.MappingNode):
+        return section.section("runs")
+    node = section.raw("runs")
+    if _construct(node, section.source) is None:
+        return None
+    if len(datasets) != 1:
+        raise section.error(
+            "runs",
+            f"{section._name('runs')} is a path alone, and there are {len(datasets)} datasets: whose run is it?",
+            hint=f"key each run by its dataset's name: runs: {{{datasets[0]}: {_construct(node, section.source)!s}, ...}}",
+        )
+    key = yaml.ScalarNode("tag:yaml.org,2002:str", datasets[0], node.start_mark, node.end_mark)
+    return _Section(
+        yaml.MappingNode("tag:yaml.org,2002:map", [(key, node)], node.start_mark, node.end_mark),
+        section.source,
+        section._name("runs"),
+    )
+
+
 def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple[System, ...]:
     nodes = _items(root, "systems", "[{name: ..., runs: {dataset: path}}]")
     names = [d.name for d in datasets]
@@ -362,7 +390,7 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
         name = section.value("name", str, required=True)
         if any(s.name == name for s in out):
             raise section.error("name", f"system name {name!r} is used twice", hint="give each system its own name")
-        runs_section = section.section("runs")
+        runs_section = _runs_section(section, names)
         previous = _previous(section, base)
         if previous is not None and runs_section is not None:
             raise section.error(

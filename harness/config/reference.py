@@ -44,11 +44,15 @@ class Key:
 _COLUMNS_QRELS = (
     Key("query", "string", "the query (user) id column", "query"),
     Key("doc", "string", "the document (item) id column", "doc"),
+    Key("user", "string", "the same as query"),
+    Key("item", "string", "the same as doc"),
     Key("relevance", "string", "the label column", "relevance"),
 )
 _COLUMNS_RUN = (
     Key("query", "string", "the query (user) id column", "query"),
     Key("doc", "string", "the document (item) id column", "doc"),
+    Key("user", "string", "the same as query"),
+    Key("item", "string", "the same as doc"),
     Key("score", "string", "the score column", "score"),
     Key("sample", "string", "a stochastic run's sample column (expected exposure)"),
 )

@@ -65,3 +65,38 @@ def test_the_api_and_the_command_line_take_the_same_alpha(tmp_path: Path) -> Non
     out, err = io.StringIO(), io.StringIO()
     assert main(["plan", "--sd", "0.2", "--margin", "0.01", "--alpha", "0.6"], out, err) == 2
     assert "--alpha: must be above 0 and at most 0.5, got 0.6" in err.getvalue()
+
+
+def test_runs_as_a_path_alone_with_one_dataset(tmp_path: Path) -> None:
+    from harness.config.load import load_config
+    from harness.errors import ConfigError
+
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
+    config.write_text(config.read_text().replace("{name: a, runs: {d: a.run}}", "{name: a, runs: a.run}"))
+    assert load_config(config).system("a").runs == (("d", tmp_path / "a.run"),)
+    config.write_text(config.read_text().replace("{name: a, runs: a.run}", "{name: a, runs: [a.run, c.run]}"))
+    assert [label for label, _ in load_config(config).system("a").runs_of("d")] == ["a", "c"]
+    two = config.read_text().replace(
+        "datasets: [{name: d, qrels: qrels.txt}]", "datasets: [{name: d, qrels: qrels.txt}, {name: e, qrels: qrels.txt}]"
+    )
+    config.write_text(two.replace("{name: a, runs: [a.run, c.run]}", "{name: a, runs: a.run}"))
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert "is a path alone, and there are 2 datasets" in str(raised.value) and "runs: {d: a.run, ...}" in str(raised.value)
+    assert raised.value.line == 4
+
+
+def test_user_and_item_name_the_columns_of_a_table(tmp_path: Path) -> None:
+    from harness.config.load import load_config
+    from harness.errors import ConfigError
+
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
+    text = config.read_text().replace(
+        "{name: d, qrels: qrels.txt}", "{name: d, qrels: qrels.txt, run_columns: {user: u, item: i}, columns: {user: u2}}"
+    )
+    config.write_text(text)
+    dataset = load_config(config).datasets[0]
+    assert (dataset.run_columns.query, dataset.run_columns.doc, dataset.qrels_columns.query) == ("u", "i", "u2")
+    config.write_text(text.replace("{user: u, item: i}", "{user: u, query: q}"))
+    with pytest.raises(ConfigError, match=r"run_columns\.user' and query name the same column|user and query"):
+        load_config(config)
