@@ -44,8 +44,14 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the report tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-# the documentation site (docs/ -> site/), warnings as errors
-docs: $(STAMP)
+# the documentation site (docs/ -> site/, opened from disk), warnings as errors: the docs extra only
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(RUN_STAMP) pyproject.toml
+	$(BIN)/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs']))" > $(VENV)/docs-requirements.txt
+	$(BIN)/python -m pip install --quiet -r $(VENV)/docs-requirements.txt
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 test: lint docs chromium kernel-checks
