@@ -106,6 +106,13 @@ def guard_condition(values: Mapping[str, object], measure: Measure, aggregate: s
         )
     condition = given[0]
     raw = values[condition]
+    if isinstance(raw, str) and raw.strip().endswith("%") and condition == "max_drop":
+        number = raw.strip().removesuffix("%").strip()
+        raise GuardSpecError(
+            condition,
+            f"max_drop must be a number in the measure's units, got {raw!r}",
+            f"for {number}% of production's value write max_drop_pct: {number}; for an absolute drop, max_drop: 0.01",
+        )
     if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(float(raw)):
         raise GuardSpecError(condition, f"{condition} must be a finite number, got {raw!r}", f"write {condition}: 0.01")
     threshold = float(raw)

@@ -933,7 +933,8 @@ def _guard_measure(g: _Section, text: str, measures: tuple[Measure, ...], scheme
         "measure",
         f"guard measure {text!r} is not among the measures this experiment computes",
         hint=(f"did you mean {', '.join(repr(c) for c in close)}? " if close else "")
-        + "guards name an expanded measure, listed by 'harness validate' (with gains, a graded measure is computed per scheme)",
+        + f"or add {text.strip()} to measures: (guards name an expanded measure, listed by 'harness validate'; with "
+        "gains, a graded measure is computed per scheme)",
     )
 
 

@@ -17,8 +17,10 @@ HTTP_DEFAULTS = {
 
 def mlflow_defaults() -> None:
     """harness's MLflow settings where the user set none, before MLflow is imported (it reads them then): fail fast
-    on a server that is down (:data:`HTTP_DEFAULTS`), and no INFO lines on stderr (a new store's migrations)."""
-    for key, value in (HTTP_DEFAULTS | {"MLFLOW_LOGGING_LEVEL": "WARNING"}).items():
+    on a server that is down (:data:`HTTP_DEFAULTS`), and no INFO lines or download bars on stderr (a new store's
+    migrations, a baseline's artifacts): harness's progress says what is under way."""
+    quiet = {"MLFLOW_LOGGING_LEVEL": "WARNING", "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR": "false"}  # harness shows its own
+    for key, value in (HTTP_DEFAULTS | quiet).items():
         os.environ.setdefault(key, value)
 
 

@@ -866,10 +866,10 @@ def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str | None:
     """The run's page in the MLflow UI, for a server URI.
 
     >>> run_url("http://127.0.0.1:5000/", "1", "abc")
-    'http://127.0.0.1:5000/#/experiments/1/runs/abc'
+    'http://127.0.0.1:5000/#/experiments/1/runs/abc?workflowType=machine_learning'
     """
-    if tracking_uri.startswith(("http://", "https://")):
-        return f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
+    if tracking_uri.startswith(("http://", "https://")):  # the model-training view, not MLflow 3's GenAI one
+        return f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning"
     return None
 
 

@@ -100,3 +100,16 @@ def test_user_and_item_name_the_columns_of_a_table(tmp_path: Path) -> None:
     config.write_text(text.replace("{user: u, item: i}", "{user: u, query: q}"))
     with pytest.raises(ConfigError, match=r"run_columns\.user' and query name the same column|user and query"):
         load_config(config)
+
+
+@pytest.mark.parametrize(
+    ("guard", "says"),
+    [
+        ("{measure: nDCG@5, max_drop: 1%}", "for 1% of production's value write max_drop_pct: 1"),
+        ("{measure: nDCG@20, max_drop: 0.05}", "or add nDCG@20 to measures:"),
+    ],
+)
+def test_a_guard_written_as_people_write_it_gets_its_fix(tmp_path: Path, guard: str, says: str) -> None:
+    config = _many_queries(tmp_path, guard)
+    code, err = _validate(config)
+    assert code == 2 and says in err and err.count("\n") == 1, err

@@ -129,7 +129,10 @@ def test_real_server_then_outage_then_track_later(tmp_path: Path) -> None:
         from mlflow import MlflowClient
 
         experiment_id = MlflowClient(url).get_run(str(outcome["mlflow_run_id"])).info.experiment_id
-        assert outcome["mlflow_url"] == f"{url}/#/experiments/{experiment_id}/runs/{outcome['mlflow_run_id']}"
+        assert (
+            outcome["mlflow_url"]
+            == f"{url}/#/experiments/{experiment_id}/runs/{outcome['mlflow_run_id']}?workflowType=machine_learning"
+        )
         _check_logged(url, Path(str(outcome["results_dir"])), str(outcome["mlflow_run_id"]))
 
     # the server is gone: results are complete on disk, one line, exit code 4
