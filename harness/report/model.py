@@ -360,7 +360,7 @@ def _main_table(
                 if c
             )
             text = format_value(float(r.value), integer=_integer(measure)) + (f" {mark}" if mark else "")
-            note = format_ci(r.ci_low, r.ci_high)
+            note = format_ci(*_within(r.ci_low, r.ci_high, REGISTRY.definition(measure).range_of(measure)))
             runs = (spread or {}).get((dataset, segment, s, m))
             if runs is not None:
                 n, low, high = runs
@@ -381,6 +381,7 @@ def _comparison_table(
     if not mine:
         return None
     has_tukey = any(r.p_tukey_hsd == r.p_tukey_hsd for r in mine)
+    has_dz = any(r.effect_size == r.effect_size for r in mine)  # none for system measures: no column of dashes
     columns = [
         ("segment", "text"),
         ("measure", "text"),
@@ -390,7 +391,7 @@ def _comparison_table(
         ("b − a", "num"),
         ("95% CI", "num"),
         ("p (corrected)", "num"),
-        ("d_z", "num"),
+        *([("d_z", "num")] if has_dz else []),
         ("W / T / L", "num"),
     ]
     if has_tukey:
@@ -408,7 +409,7 @@ def _comparison_table(
             Cell(format_value(r.mean_b, integer=_integer(by_name[r.measure])), _num(r.mean_b)),
             Cell(format_delta(r.delta), _num(r.delta), classes),
             Cell(
-                format_ci(r.ci_low, r.ci_high),
+                format_ci(*_within(r.ci_low, r.ci_high, _spread(by_name[r.measure]))),
                 _num(r.ci_low),
                 title="bootstrap over users (a system measure)"
                 if r.aggregate == "system"
@@ -421,13 +422,31 @@ def _comparison_table(
                 note=_undetected(r),
                 title=f"{r.primary_test}, {r.correction}-corrected ({r.family})" + _needed(r),
             ),
-            Cell(format_value(r.effect_size, digits=2), _num(r.effect_size), note=_effect_interval(r)),
+            *([Cell(format_value(r.effect_size, digits=2), _num(r.effect_size), note=_effect_interval(r))] if has_dz else []),
             Cell("–" if r.aggregate == "system" else f"{r.wins} / {r.ties} / {r.losses}", _num(float(r.wins))),
         ]
         if has_tukey:
             row.append(Cell(format_p(r.p_tukey_hsd), _num(r.p_tukey_hsd), title=f"over {r.n_queries_tukey} shared queries"))
         rows.append(row)
     return Table(columns, rows, id=f"{anchor}-comparisons")
+
+
+def _within(low: float | None, high: float | None, bounds: tuple[float, float] | None) -> tuple[float | None, float | None]:
+    """An interval as shown: within the values its quantity can take (a t interval of a mean of [0, 1] values can
+    reach past 1; the mean cannot), the interval as computed otherwise (the tables keep it as computed).
+
+    >>> _within(0.93, 1.04, (0.0, 1.0)), _within(-0.2, 0.1, None)
+    ((0.93, 1.0), (-0.2, 0.1))
+    """
+    if bounds is None or low is None or high is None or low != low or high != high:
+        return low, high
+    return max(low, bounds[0]), min(high, bounds[1])
+
+
+def _spread(measure: Measure) -> tuple[float, float] | None:
+    """The values a difference of two means of ``measure`` can take: within the width of its range."""
+    bounds = REGISTRY.definition(measure).range_of(measure)
+    return None if bounds is None else (bounds[0] - bounds[1], bounds[1] - bounds[0])
 
 
 def _effect_interval(row: Comparison) -> str:

@@ -16,7 +16,9 @@ import shutil
 import textwrap
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from scipy import stats
 
 from harness.cli import main
 from harness.report.format import format_p
@@ -276,3 +278,28 @@ def test_hostile_names_are_text(report: Path) -> None:
     finally:
         browser.close()
         manager.stop()
+
+
+def test_intervals_are_shown_within_the_values_a_measure_takes(tmp_path: Path) -> None:
+    """RR 1, 1, 1, 1, 0.5: its t interval 0.9 +- 2.776 x 0.1 reaches 1.178, which no mean of RR can; the report shows
+    it ending at 1, the summary table keeps it as computed."""
+    (tmp_path / "qrels").write_text("".join(f"q{i} 0 d0 1\n" for i in range(5)))
+    for name, second in (("a", {4}), ("b", {3, 4})):
+        lines = [
+            f"q{i} Q0 {d} {r} {2 - r} {name}\n"
+            for i in range(5)
+            for r, d in enumerate(("d1", "d0") if i in second else ("d0", "d1"), start=1)
+        ]
+        (tmp_path / f"{name}.run").write_text("".join(lines))
+    (tmp_path / "exp.yaml").write_text(
+        "experiment: edge\ndatasets: [{name: d, qrels: qrels}]\n"
+        "systems: [{name: a, runs: {d: a.run}}, {name: b, runs: {d: b.run}}]\n"
+        "measures: [RR]\nbaseline: a\nstats: {permutations: 100, resamples: 100}\ntracking: {enabled: false}\noutput: out\n"
+    )
+    out = io.StringIO()
+    assert main(["run", str(tmp_path / "exp.yaml"), "--json", "--quiet"], out, io.StringIO()) == 0
+    folder = Path(json.loads(out.getvalue())["results_dir"])
+    summary = pd.read_parquet(folder / "summary.parquet").set_index("system")
+    assert summary.loc["a", "ci_high"] == pytest.approx(0.9 + stats.t.ppf(0.975, 4) * 0.1, abs=1e-12)  # as computed
+    html = (folder / "report.html").read_text()
+    assert "[0.6224, 1.0000]" in html and "1.1776" not in html
