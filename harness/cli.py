@@ -497,10 +497,19 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
 
                 out.write(f"mlflow:  start the UI with: {for_terminal(ui_command(outcome.tracking_uri))}\n")
             out.write(f"mlflow:  runs and verdicts: {for_terminal(outcome.mlflow_runs_url)}\n")
-        if outcome.gate_line is not None:
-            out.write(f"{for_terminal(outcome.gate_line)}\n")
-        if outcome.gate_errors is not None:
-            out.write(f"  {for_terminal(outcome.gate_errors)}\n")
+        decision = outcome.decision
+        if decision is not None:  # the headline first, then each guard's numbers; the reasoning on --verbose
+            out.write(f"{for_terminal(decision.headline())}\n")
+            for row in decision.guard_table():
+                out.write(f"  {for_terminal(row)}\n")
+            for warning in (*decision.seed_warnings, *(f"{g.guard}: {g.reason}" for g in decision.warnings)):
+                out.write(f"  WARNING: {for_terminal(warning)}\n")
+            if args.verbose:
+                for g in decision.guards:
+                    out.write(f"  {g.verdict} {for_terminal(g.guard)}: {for_terminal(g.reason)}\n")
+                out.write(f"  {for_terminal(decision.errors)}\n")
+            else:
+                out.write("  why, and the error the verdict controls: harness run --verbose, gate.json or the report\n")
         if outcome.gate_production is not None:
             out.write(f"  production's values reused from {for_terminal(outcome.gate_production)}\n")
         if outcome.promotion is not None:
@@ -1064,6 +1073,9 @@ def build_parser() -> argparse.ArgumentParser:
     _machine_output(rn)
     rn.add_argument("--output", default=None, help="results root (overrides the config's output)")
     rn.add_argument("--no-tracking", action="store_true", help="do not log to MLflow")
+    rn.add_argument(
+        "--verbose", action="store_true", help="each guard's reasoning and the error the verdict controls, after its table"
+    )
     rn.add_argument(
         "--set",
         action="append",

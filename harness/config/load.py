@@ -190,20 +190,28 @@ def _expand_env(text: str, source: Path, line: int) -> str:
 
 
 def _env_notes(text: str, source: Path) -> tuple[str, ...]:
-    """One note per environment variable the config reads: its value goes into config.resolved.yaml, the report and
-    MLflow, where a secret would be shown to everyone who reads them (the value itself is never printed).
+    """One note per environment variable the config reads that the environment sets: its value goes into
+    config.resolved.yaml, the report and MLflow, where a secret would be shown to everyone who reads them (the value
+    itself is never printed). A variable left unset gives the config's own default, and no note.
 
-    >>> [note.split(": ")[1:3] for note in _env_notes("output: ${OUT:-out}  # ${NOT_THIS}\\n", Path("c.yaml"))]
-    [['line 1', '${OUT} is expanded into the config the results, the report and MLflow show']]
+    >>> import os
+    >>> os.environ["HARNESS_DOCTEST_OUT"] = "out"
+    >>> [n.split(": ")[1:3] for n in _env_notes("output: ${HARNESS_DOCTEST_OUT}  # ${NOT_THIS}\\n", Path("c.yaml"))]
+    [['line 1', 'the value of ${HARNESS_DOCTEST_OUT} is written into config.resolved.yaml, the report and MLflow']]
+    >>> _env_notes("output: ${HARNESS_DOCTEST_UNSET:-out}\\n", Path("c.yaml"))
+    ()
+    >>> del os.environ["HARNESS_DOCTEST_OUT"]
     """
     notes: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         code = line.split(" #", 1)[0] if not line.lstrip().startswith("#") else ""
         for match in _ENV.finditer(code):
+            if match.group(1) not in os.environ:
+                continue
             notes.setdefault(
                 match.group(1),
-                f"{source}: line {number}: ${{{match.group(1)}}} is expanded into the config "
-                "the results, the report and MLflow show: keep secrets out of it",
+                f"{source}: line {number}: the value of ${{{match.group(1)}}} is written into config.resolved.yaml, "
+                "the report and MLflow: keep secrets out of it",
             )
     return tuple(notes.values())
 

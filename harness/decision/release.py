@@ -353,26 +353,26 @@ def decide_release(
 def missing_seeds(
     runs: dict[tuple[str, str], list[RunResult]], systems: Sequence[str], datasets: Sequence[str]
 ) -> tuple[str, ...]:
-    """A sentence for each system that lacks, on a dataset, a run (seed) it has on another: its version is then
-    decided there over fewer seeds than elsewhere.
+    """A sentence for each system with fewer runs (seeds) on a dataset than on another: its version is then decided
+    there over fewer seeds. Counted, not matched by label: a dataset's run files may be named its own way.
 
     >>> from types import SimpleNamespace as R
     >>> runs = {("a", "v2"): [R(seed="s1"), R(seed="s2")], ("b", "v2"): [R(seed="s1")]}
     >>> missing_seeds(runs, ["v2"], ["a", "b"])
-    ("v2 has no run s2 on dataset 'b' (1 of its 2 seeds there)",)
+    ("v2 has 1 run on dataset 'b' (s1) and 2 on 'a'",)
     """
     out = []
     for system in systems:
-        labels = {d: [r.seed for r in runs.get((d, system), [])] for d in datasets}
-        every = list(dict.fromkeys(label for d in datasets for label in labels[d]))
-        if len(every) < 2:
-            continue
+        counts = {d: len(runs.get((d, system), [])) for d in datasets}
+        most = max(counts.values(), default=0)
+        fullest = next((d for d in datasets if counts[d] == most), "")
         for dataset in datasets:
-            lacking = [label for label in every if label not in labels[dataset]]
-            if lacking:
+            if 0 < counts[dataset] < most:
+                labels = ", ".join(r.seed for r in runs[(dataset, system)] if r.seed)
+                noun = "run" if counts[dataset] == 1 else "runs"
                 out.append(
-                    f"{system} has no run {', '.join(lacking)} on dataset {dataset!r} "
-                    f"({len(labels[dataset])} of its {len(every)} seeds there)"
+                    f"{system} has {counts[dataset]} {noun} on dataset {dataset!r}{f' ({labels})' if labels else ''} "
+                    f"and {most} on {fullest!r}"
                 )
     return tuple(out)
 

@@ -292,6 +292,64 @@ class Decision:
             + f"</div>{_guards_html(self.guards)}"
         )
 
+    def headline(self) -> str:
+        """The verdict in one short line, first in a terminal or CI log: what decided it, the error it controls and,
+        when undecided, the users that would decide it (each guard's numbers follow in :meth:`guard_table`; the
+        reasoning in :meth:`line` and :attr:`errors`).
+
+        >>> g = GuardResult("AP on d: drop <= 0.01", "INCONCLUSIVE", "...", n_needed=1200)
+        >>> Decision("v1", "v2", (g, dataclasses.replace(g, guard="RR on d", verdict="PASS", n_needed=None))).headline()
+        'release gate INCONCLUSIVE: v2 against v1: 1 of 2 guards undecided (AP on d); about 1,200 users would decide it'
+        """
+        head = f"release gate {self.verdict}" + (f" (treated as {self.outcome})" if self.outcome != self.verdict else "")
+        k = len(self.deciding)
+        if self.verdict == "PASS":
+            what = f"all {k} guard(s) within their margins (false-PASS rate <= {self.alpha:g}{self._looks_short()})"
+        elif self.verdict == "FAIL":
+            failed = list(dict.fromkeys(g.guard.split(":")[0] for g in self.deciding if g.verdict == "FAIL"))
+            what = f"{', '.join(failed)} worse than the margin (false-FAIL rate <= {self.alpha:g}{self._looks_short()})"
+        else:
+            open_ = [g for g in self.deciding if g.verdict != "PASS"]
+            names = list(dict.fromkeys(g.guard.split(":")[0] for g in open_))
+            named = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            what = f"{len(open_)} of {k} guards undecided ({named})"
+            needed = self.n_needed_gate or max((g.n_needed or 0 for g in open_), default=0)
+            planned = self.gate_planned_for if self.n_needed_gate else next((g.planned_for for g in open_ if g.n_needed), "")
+            if needed:
+                what += f"; about {needed:,} users would decide it" + (f" ({planned})" if planned else "")
+        notes = len(self.warnings) + len(self.seed_warnings)
+        return f"{head}: {self.candidate} against {self.production}: {what}" + (f"; {notes} WARNING(s) below" if notes else "")
+
+    def guard_table(self) -> list[str]:
+        """Each guard's numbers as an aligned text table: verdict, values, drop, the bound that decided it, the allowed
+        drop, users and users needed."""
+
+        def number(value: float | None, signed: bool = False) -> str:
+            return "" if value is None or value != value else (f"{value:+.4f}" if signed else f"{value:.4f}")
+
+        rows = [("guard", "verdict", "production -> candidate", "drop", "bound", "allowed", "users", "needed")]
+        for g in self.guards:
+            bound = (
+                (f">= {number(g.drop_low, True)}" if g.verdict == "FAIL" else f"<= {number(g.drop_high, True)}")
+                if g.drop_low is not None
+                else ""
+            )
+            values = f"{number(g.production)} -> {number(g.candidate)}" if g.production is not None else ""
+            rows.append(
+                (
+                    g.guard,
+                    g.verdict,
+                    values,
+                    number(g.drop, True),
+                    bound,
+                    number(g.margin, True),
+                    f"{g.n_queries:,}",
+                    f"{g.n_needed:,}" if g.verdict == "INCONCLUSIVE" and g.n_needed else "",
+                )
+            )
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+
     def line(self) -> str:
         """One line for a terminal or a CI log."""
         head = f"release gate {self.verdict}"

@@ -118,6 +118,7 @@ class Outcome:
     gate_line: str | None = None
     results: SavedResults | None = None  # everything written, as values
     gate_production: str | None = None  # the evaluation production's values were reused from, if they were
+    decision: Decision | None = None  # the release decision itself (its guards' numbers), as this run computed it
     promotion: str | None = None  # what release.promote did (the alias moved, or why not); None without it
 
     @property
@@ -577,10 +578,10 @@ def gate_look(experiment: Experiment) -> GateLook | None:
     before = earlier_looks(root, key, alpha, tracking)
     earlier, spent = len(before), math.fsum(r.level for r in before)
     if release.looks == 1:
-        note = (
-            f"this gate was decided {earlier} time(s) before in {root}, each at alpha: "
-            "re-running a one-look gate as users accrue is many looks at one alpha; release.looks plans them"
-            if earlier
+        note = (  # said the first time the gate is decided again, not on every run after
+            f"this gate was decided before in {root}, at alpha: re-running a one-look gate as users accrue is many "
+            "looks at one alpha; release.looks plans them"
+            if earlier == 1
             else None
         )
         return GateLook(None, note, new_look_id(), tuple(before))
@@ -700,6 +701,7 @@ def _run(
             gate_alpha=verdict.alpha,
             gate_approximate=verdict.approximate,
             gate_production=verdict.production_evidence or None,
+            decision=verdict,
         )
     if saved is None:
         return outcome

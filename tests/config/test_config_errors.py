@@ -233,8 +233,8 @@ def test_an_environment_variable_gets_a_note_never_its_value(tmp_path: Path, mon
     assert main(["run", str(config), "--json", "--quiet"], out, err) == 0, err.getvalue()
     notes = [line for line in err.getvalue().splitlines() if line.startswith("harness: note: ")]
     assert notes == [
-        f"harness: note: {config}: line 2: ${{TEAM}} is expanded into the config the results, the report "
-        "and MLflow show: keep secrets out of it"
+        f"harness: note: {config}: line 2: the value of ${{TEAM}} is written into config.resolved.yaml, the report "
+        "and MLflow: keep secrets out of it"
     ]
     assert "s3cr3t-team" not in err.getvalue()
     recorded = (Path(json.loads(out.getvalue())["results_dir"]) / "config.resolved.yaml").read_text()

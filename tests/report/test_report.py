@@ -88,7 +88,7 @@ def _experiment(tmp_path: Path, guards: str, candidate: str, extra: str = "") ->
 
 def _run(config: Path) -> tuple[int, str, dict[str, object]]:
     out, err = io.StringIO(), io.StringIO()
-    code = main(["run", str(config), "--quiet"], out, err)
+    code = main(["run", str(config), "--quiet", "--verbose"], out, err)  # each guard's reasoning too
     assert code in (0, 3, 6), err.getvalue()
     folder = next(line.split(None, 1)[1] for line in out.getvalue().splitlines() if line.startswith("results:"))
     return code, out.getvalue(), {"folder": Path(folder), "err": err.getvalue()}
@@ -303,3 +303,41 @@ def test_intervals_are_shown_within_the_values_a_measure_takes(tmp_path: Path) -
     assert summary.loc["a", "ci_high"] == pytest.approx(0.9 + stats.t.ppf(0.975, 4) * 0.1, abs=1e-12)  # as computed
     html = (folder / "report.html").read_text()
     assert "[0.6224, 1.0000]" in html and "1.1776" not in html
+
+
+def test_the_verdict_is_a_headline_then_the_guards_table(tmp_path: Path) -> None:
+    """A terminal or CI log shows the verdict in one short line, each guard's numbers under it, and the reasoning
+    only with --verbose (it is always in gate.json and the report)."""
+    config = _experiment(tmp_path, "{measure: AP, max_drop: 0.01}, {measure: AP, max_drop: 0.05}", "tiny_drop")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["run", str(config), "--quiet"], out, err) == 6, err.getvalue()
+    lines = out.getvalue().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("release gate"))
+    gate = json.loads((Path(lines[0].split(None, 1)[1]) / "gate.json").read_text())
+    undecided = [g for g in gate["guards"] if g["verdict"] != "PASS" and not g["descriptive"]]
+    names = ", ".join(dict.fromkeys(g["guard"].split(":")[0] for g in undecided))
+    needed = gate["n_needed_gate"] or max(g["n_needed"] for g in undecided)
+    planned = gate["gate_planned_for"] if gate["n_needed_gate"] else undecided[0]["planned_for"]
+    assert lines[head] == (
+        f"release gate INCONCLUSIVE: tiny_drop against prod: {len(undecided)} of {len(gate['guards'])} guards undecided "
+        f"({names}); about {needed:,} users would decide it ({planned})"
+    )
+    assert len(lines[head]) < 240 < len(gate["line"])
+    assert lines[head + 1].split() == [
+        "guard",
+        "verdict",
+        "production",
+        "->",
+        "candidate",
+        "drop",
+        "bound",
+        "allowed",
+        "users",
+        "needed",
+    ]
+    rows = lines[head + 2 : head + 2 + len(gate["guards"])]
+    assert [row.strip().split("  ")[0] for row in rows] == [g["guard"] for g in gate["guards"]]
+    assert gate["guards"][0]["reason"] not in out.getvalue() and "--verbose" in lines[head + 2 + len(rows)]
+    verbose = io.StringIO()
+    assert main(["run", str(config), "--quiet", "--verbose"], verbose, io.StringIO()) == 6
+    assert gate["guards"][0]["reason"] in verbose.getvalue() and gate["errors"] in verbose.getvalue()
