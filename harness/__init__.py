@@ -27,6 +27,7 @@ _LAZY = {
     "compare": "harness.api",
     "decide": "harness.api",
     "explain": "harness.api",
+    "plan": "harness.api",
     "run_experiment": "harness.api",
     "evaluate": "harness.evaluation.evaluator",
     "parse_measure": "harness.measures.parse",
@@ -41,7 +42,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from harness.api import compare, decide, explain, run_experiment
+    from harness.api import compare, decide, explain, plan, run_experiment
     from harness.data.items import Catalog, Interactions, read_items, read_train
     from harness.data.load import read_qrels, read_run
     from harness.data.model import Intents, Qrels, Run
@@ -83,6 +84,7 @@ __all__ = [
     "evaluate",
     "explain",
     "parse_measure",
+    "plan",
     "read_items",
     "read_qrels",
     "read_run",

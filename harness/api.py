@@ -15,7 +15,7 @@ import dataclasses
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -58,6 +58,7 @@ from harness.stats.looks import Look
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.decision.plan import Plan
     from harness.decision.verdict import Decision
     from harness.pipeline import Outcome
 
@@ -138,7 +139,9 @@ def compare(
         for name, listed in runs.items()
         for k, t in enumerate(listed)
     ]
-    return compare_results(versions(every), measures, settings, seeds=every).frame().drop(columns=["dataset"])
+    from harness.comparison.table import ComparisonTable
+
+    return ComparisonTable(compare_results(versions(every), measures, settings, seeds=every).frame().drop(columns=["dataset"]))
 
 
 def decide(
@@ -370,6 +373,61 @@ def _tables(per_query: Sequence[PerQuery] | Mapping[str, PerQuery]) -> dict[str,
     return tables
 
 
+def plan(
+    source: str | Path | Outcome | None = None,
+    *,
+    margin: float,
+    sd: float | None = None,
+    measure: str | None = None,
+    systems: Sequence[str] | None = None,
+    dataset: str | None = None,
+    segment: str = "all",
+    alpha: float = DEFAULT_ALPHA,
+    power: float = DEFAULT_POWER,
+    sided: Literal["one", "two"] = "one",
+) -> Plan:
+    """How many users a decision needs, as ``harness plan`` says: to resolve a true distance ``margin`` with
+    ``power`` by a paired t-test at ``alpha``.
+
+    Parameters
+    ----------
+    source : a results folder or :func:`run_experiment`'s outcome, whose per-user differences give the sd
+        (``measure`` names which; ``systems`` the pair, by default the gate's production and candidate); None with
+        ``sd`` given.
+    margin : the distance to resolve (a guard's allowed drop, or the difference a comparison must detect).
+    sd : the per-user standard deviation of the differences, when there is no ``source``.
+    sided : ``one`` for a guard, ``two`` for a comparison.
+
+    Returns
+    -------
+    Plan
+        ``.n_queries`` the users needed; from a folder, also the power and MDE of the users it has, and the users
+        planned from the sd's 90% upper limit. A notebook shows it as a sentence.
+
+    Examples
+    --------
+    >>> plan(sd=0.23, margin=0.01).n_queries
+    3272
+    """
+    from harness.decision.plan import Plan
+    from harness.pipeline.plan import plan_from_results
+
+    _check_alpha(alpha)
+    if (source is None) == (sd is None):
+        raise HarnessError(
+            "give either a results folder (or an outcome) or sd=, not both or neither", hint="plan(sd=0.2, margin=0.01)"
+        )
+    if sd is not None:
+        return Plan.of(sd, margin, alpha, power, sided)
+    assert source is not None  # one of source and sd, checked above
+    folder: str | Path | None = source if isinstance(source, str | Path) else source.results_dir
+    if folder is None:
+        raise HarnessError("the outcome has no results folder (they could not be written)", hint="run the experiment again")
+    if measure is None:
+        raise HarnessError("name the measure whose differences give the sd", hint='plan(folder, measure="nDCG@10", margin=0.01)')
+    return plan_from_results(folder, measure, margin, systems, dataset, segment, alpha, power, sided)
+
+
 def run_experiment(
     config: str | Path,
     *,
@@ -393,4 +451,4 @@ def run_experiment(
     return run_pipeline(experiment, reporter, argv=["harness.run_experiment", str(config)])
 
 
-__all__ = ["compare", "decide", "run_experiment"]
+__all__ = ["compare", "decide", "plan", "run_experiment"]

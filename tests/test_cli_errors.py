@@ -268,9 +268,7 @@ def test_progress_in_a_log_and_on_a_terminal(tmp_path: Path) -> None:
     assert all(line.startswith("[") and "s] " in line for line in lines)
     quiet = io.StringIO()  # no progress; the one note is what the run found: the gate was decided once before
     assert main(["run", str(config), "--quiet"], io.StringIO(), quiet) == 0
-    assert (
-        quiet.getvalue().startswith("harness: note: this gate was decided before") and quiet.getvalue().count("\n") == 1
-    )
+    assert quiet.getvalue().startswith("harness: note: this gate was decided before") and quiet.getvalue().count("\n") == 1
     terminal = io.StringIO()
     with Progress(terminal, bars=True).task("comparing", total=3) as advance:  # a tqdm bar, as on a terminal
         for _ in range(3):

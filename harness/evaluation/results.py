@@ -328,6 +328,14 @@ class Aggregates(dict[Measure, float]):
         """Plain ``{measure name: value}``."""
         return {str(m): v for m, v in self.items()}
 
+    def __repr__(self) -> str:
+        """Shown by name, as it is indexed.
+
+        >>> Aggregates({Measure("AP"): 0.5, Measure("nDCG", (), 10): 0.25})
+        {'AP': 0.5, 'nDCG@10': 0.25}
+        """
+        return repr(self.to_dict())
+
 
 def aggregate(per_query: PerQuery) -> Aggregates:
     """The summary of a run: one number per measure (its mean, sum or geometric mean, as the registry says)."""

@@ -91,7 +91,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Outcome:
     """What ``harness run`` reports: where the results went and what happened after (each stage's outcome a new
     value)."""
@@ -120,6 +120,48 @@ class Outcome:
     gate_production: str | None = None  # the evaluation production's values were reused from, if they were
     decision: Decision | None = None  # the release decision itself (its guards' numbers), as this run computed it
     promotion: str | None = None  # what release.promote did (the alias moved, or why not); None without it
+
+    def __repr__(self) -> str:
+        """One line: where the results went and what the gate decided (the tables are attributes: ``.summary``, ...).
+
+        >>> Outcome(Path("out/demo/20261128-101500-ab12cd"), gate="PASS", gate_verdict="PASS")
+        Outcome(results_dir='out/demo/20261128-101500-ab12cd', gate=PASS)
+        """
+        parts = [f"results_dir={None if self.results_dir is None else str(self.results_dir)!r}"]
+        if self.gate != "none":
+            parts.append(f"gate={self.gate}" + (f" (verdict {self.gate_verdict})" if self.gate != self.gate_verdict else ""))
+        for name in ("mlflow_run_id", "promotion", "results_error", "tracking_error", "report_error"):
+            if getattr(self, name):
+                parts.append(f"{name}={getattr(self, name)!r}")
+        return f"Outcome({', '.join(parts)})"
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the verdict box and the guards' table, then links to the results, the report and the
+        MLflow run, and anything that failed after the results were written."""
+        from html import escape
+
+        def link(label: str, target: str, href: str | None) -> str:
+            shown = escape(target)
+            return f"<li>{label}: " + (f'<a href="{escape(href)}">{shown}</a>' if href else f"<code>{shown}</code>") + "</li>"
+
+        items = []
+        if self.results_dir is not None:
+            items.append(link("results", str(self.results_dir), self.results_dir.resolve().as_uri()))
+        if self.report is not None:
+            items.append(link("report", str(self.report), self.report.resolve().as_uri()))
+        if self.mlflow_run_id is not None:
+            items.append(link("MLflow run", self.mlflow_run_id, self.mlflow_url or self.mlflow_runs_url))
+        for label, text in (
+            ("production's values reused from", self.gate_production),
+            ("promotion", self.promotion),
+            ("results not written", self.results_error),
+            ("tracking failed", self.tracking_error),
+            ("report failed", self.report_error),
+        ):
+            if text:
+                items.append(f"<li>{label}: {escape(text)}</li>")
+        box = self.decision._repr_html_() if self.decision is not None else "<p>No release gate is configured.</p>"
+        return f"{box}<ul>{''.join(items)}</ul>"
 
     @property
     def per_query(self) -> pd.DataFrame | None:

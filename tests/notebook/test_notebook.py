@@ -40,3 +40,48 @@ def test_the_notebook_shows_the_verdict_box_and_tables(tmp_path: Path) -> None:
     assert "<table>" in verdict and "RR on default" in verdict and "<th>one-sided bounds</th>" in guard
     text = outputs[4][0]["data"]["text/plain"]
     assert text.startswith("'Decision(") and "GuardResult(" not in text and len(text) < 200  # one line, not a dump
+
+
+EXPERIMENT = [
+    """import harness, numpy as np, pathlib
+rng = np.random.default_rng(1)
+pathlib.Path("qrels.txt").write_text("".join(f"u{i} 0 d{d} {int(d < 2)}\\n" for i in range(40) for d in range(5)))
+for name, shift in (("prod", 0.0), ("cand", 0.4)):
+    pathlib.Path(f"{name}.run").write_text("".join(
+        f"u{i} Q0 d{d} 0 {rng.random() + (shift if d == 0 else 0):.6f} {name}\\n" for i in range(40) for d in range(5)))
+pathlib.Path("exp.yaml").write_text(
+    "experiment: nb\\ndatasets: [{name: d, qrels: qrels.txt}]\\n"
+    "systems: [{name: prod, runs: {d: prod.run}}, {name: cand, runs: {d: cand.run}}]\\n"
+    "measures: [RR, P@2]\\nbaseline: prod\\nstats: {permutations: 500, resamples: 500}\\noutput: out\\n"
+    "release: {production: prod, candidate: cand, guards: [{measure: RR, max_drop: 0.05}]}\\n")
+outcome = harness.run_experiment("exp.yaml", tracking=False)""",
+    "outcome",
+    "repr(outcome)",
+    """qrels = harness.read_qrels("qrels.txt")
+runs = {name: harness.evaluate(qrels, harness.read_run(f"{name}.run"), ["RR"]) for name in ("prod", "cand")}
+table = harness.compare(runs, baseline="prod", seed=1)
+table""",
+    "harness.plan(outcome, measure='RR', margin=0.05)",
+    "harness.aggregate(harness.evaluate(qrels, harness.read_run('cand.run'), ['RR', 'P@2']))",
+]
+
+
+@pytest.mark.slow
+def test_an_experiment_reads_at_a_glance(tmp_path: Path) -> None:
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in EXPERIMENT])
+    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [cell.outputs for cell in notebook.cells]
+    assert all(o.get("output_type") != "error" for out in outputs for o in out), outputs
+    streams = "".join(o.get("text", "") for out in outputs for o in out if o.get("output_type") == "stream")
+    assert "IProgress" not in streams and "tqdm" not in streams, streams  # no widget warning, no download bars
+    html = [next((o["data"].get("text/html", "") for o in out if "data" in o), "") for out in outputs]
+    text = [next((o["data"].get("text/plain", "") for o in out if "data" in o), "") for out in outputs]
+    folder = next((tmp_path / "out" / "nb").glob("2*"))
+    gate = __import__("json").loads((folder / "gate.json").read_text())
+    # the outcome: the verdict box, then links to the folder and the report, not a dump of every DataFrame
+    assert f"Release gate: {gate['verdict']}" in html[1] and folder.resolve().as_uri() in html[1] and "report.html" in html[1]
+    assert text[2] == repr(f"Outcome(results_dir='{folder}', gate={gate['outcome']})")  # one line, no tables
+    # compare(): the compact columns, everything else one attribute away
+    assert "<th>p_adj</th>" in html[3] and "<th>p_t</th>" not in html[3] and ".full</code> shows every one" in html[3]
+    assert "users" in html[4] and "sd" in html[4]  # harness.plan from the outcome's folder
+    assert text[5].startswith("{'RR': ") and "Measure(" not in text[5]
