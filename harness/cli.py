@@ -549,6 +549,8 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from harness.pipeline import validate_experiment
 
     experiment = load_config(args.config, _overrides(args))
+    for note in experiment.notes:
+        err.write(f"harness: note: {for_terminal(note)}\n")
     report = validate_experiment(experiment, _progress(args, err))
     if args.format == "json":
         out.write(json.dumps(report, indent=1) + "\n")

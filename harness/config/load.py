@@ -11,6 +11,7 @@ profile, then the file's ``conventions``, then overrides given by the caller (CL
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import glob
 import math
@@ -714,6 +715,28 @@ def _with_params(text: str, extra: str) -> str:
     return f"{name}({extra})" + (f"@{cutoff}" if at else "")
 
 
+def _alias_notes(root: _Section) -> tuple[str, ...]:
+    """A note for each measure the config names by another tool's name (``map@100``, ``recall@10``): said once, with
+    the name harness reads it as, so that nobody wonders which measure ran."""
+    node = root.raw("measures")
+    notes = []
+    for item in node.value if isinstance(node, yaml.SequenceNode) else []:
+        value = _construct(item.value[0][1] if isinstance(item, yaml.MappingNode) and item.value else item, root.source)
+        if not isinstance(value, str):
+            continue
+        written = re.split(r"[(@]", value.strip(), maxsplit=1)[0].strip()
+        try:
+            canonical = lookup(written).name
+        except HarnessError:
+            continue
+        if canonical.lower() != written.lower():
+            with contextlib.suppress(HarnessError):  # with its cutoff and parameters where written: map@100 is AP@100
+                canonical = str(parse_measure(value)) if "@" in value or "(" in value else canonical
+            said = f"{value.strip()} is read as {canonical} ({written} is another tool's name for it)"
+            notes.append(f"{root.source}: line {_line(item)}: {said}")
+    return tuple(notes)
+
+
 def _measures(root: _Section, cutoffs: tuple[int, ...], schemes: tuple[tuple[str, str], ...]) -> tuple[Measure, ...]:
     if not root.has("measures"):
         raise root.error("measures", "missing key 'measures'", hint="add measures: [nDCG, AP, RR@10]")
@@ -1305,7 +1328,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         report=_report(root),
         release=_release(root, systems, datasets, measures, schemes),
         engine=engine,
-        notes=_env_notes(text, source),
+        notes=(*_env_notes(text, source), *_alias_notes(root)),
     )
 
 

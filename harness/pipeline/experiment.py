@@ -617,7 +617,7 @@ def gate_look(experiment: Experiment) -> GateLook | None:
     tracking = None
     if release.looks > 1 and experiment.tracking.enabled:
         tracking = (tracking_destination(experiment).uri, experiment.tracking.experiment or experiment.name)
-    before = earlier_looks(root, key, alpha, tracking)
+    before = earlier_looks(root, key, alpha, tracking, spent=release.looks > 1)  # one look: counted for a note only
     earlier, spent = len(before), math.fsum(r.level for r in before)
     if release.looks == 1:
         note = (  # said the first time the gate is decided again, not on every run after

@@ -62,18 +62,22 @@ def new_look_id() -> str:
     return secrets.token_hex(8)
 
 
-def earlier_looks(root: Path, key: str, alpha: float, tracking: tuple[str, str] | None = None) -> list[LookRecord]:
+def earlier_looks(
+    root: Path, key: str, alpha: float, tracking: tuple[str, str] | None = None, spent: bool = True
+) -> list[LookRecord]:
     """The earlier looks of gate ``key`` in the experiment's folder ``root`` and, with ``tracking`` (tracking URI,
     experiment name), in MLflow: one record per look, in look order. Raises ConfigError, naming the record, when two
-    records of a look disagree or a level is not in (0, alpha]; TrackingError when MLflow cannot be read."""
+    records of a look disagree or, where the looks are ``spent`` (a gate planned for several), a level is not in
+    (0, alpha]; TrackingError when MLflow cannot be read."""
     found = [*_ledger(root, key), *_folders(root, key), *(_mlflow(*tracking, key) if tracking else [])]
     by_id: dict[str, LookRecord] = {}
     for record in found:
-        if not (math.isfinite(record.level) and 0 < record.level <= alpha) or record.look < 1:
+        if spent and (not (math.isfinite(record.level) and 0 < record.level <= alpha) or record.look < 1):
             raise ConfigError(
                 f"the gate's earlier look recorded in {record.where} was tested at level {record.level!r}, outside "
                 f"(0, {alpha:g}], or numbered {record.look!r}",
-                hint="restore the record harness wrote; a record edited by hand cannot lower what the looks spent",
+                hint="restore the record harness wrote (a record edited by hand cannot lower what the looks spent); "
+                "if alpha was changed since, that is a new plan: name a new experiment",
             )
         seen = by_id.setdefault(record.id, record)
         if (seen.look, seen.level) != (record.look, record.level):
@@ -93,7 +97,7 @@ def record_look(root: Path, record: LookRecord, before: list[LookRecord], alpha:
     try:
         root.mkdir(parents=True, exist_ok=True)
         with exclusive(str(ledger), os.O_RDWR | os.O_CREAT):
-            now = {r.id for r in earlier_looks(root, record.key, alpha)}
+            now = {r.id for r in earlier_looks(root, record.key, alpha, spent=record.looks > 1)}
             new = now - {r.id for r in before}
             if new:
                 raise ConfigError(

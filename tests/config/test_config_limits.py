@@ -113,3 +113,17 @@ def test_a_guard_written_as_people_write_it_gets_its_fix(tmp_path: Path, guard: 
     config = _many_queries(tmp_path, guard)
     code, err = _validate(config)
     assert code == 2 and says in err and err.count("\n") == 1, err
+
+
+def test_another_tools_measure_name_is_said_as_harness_reads_it(tmp_path: Path) -> None:
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
+    text = config.read_text().replace(
+        "measures: [nDCG@5, AP, P@5]", "measures: [nDCG@5, map@100, {measure: recall, cutoffs: [10]}, ndcg@10]"
+    )
+    config.write_text(text)
+    line = next(n for n, row in enumerate(text.splitlines(), start=1) if row.startswith("measures:"))
+    code, err = _validate(config)
+    assert code == 0 and err.splitlines() == [
+        f"harness: note: {config}: line {line}: map@100 is read as AP@100 (map is another tool's name for it)",
+        f"harness: note: {config}: line {line}: recall is read as R (recall is another tool's name for it)",
+    ], err  # nDCG and ndcg differ in case only: no note
