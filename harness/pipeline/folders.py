@@ -165,17 +165,19 @@ def promote_folder(folder: str | Path, uri: str | None = None, experiment: str |
         raise HarnessError(
             "the folder's config names no release.promote", path=results.folder, hint="add release.promote and run the gate again"
         )
-    tracked = track_folder(folder, uri, experiment)
-    if recomputed.looks > 1:
+    if recomputed.looks > 1:  # checked before anything is logged: the folder's own gate.json does not vouch for it
+        to = destination(uri, None, results.folder.parent.parent)
         seen = earlier_looks(
-            results.folder.parent, recomputed.key, recomputed.alpha, (tracked.tracking_uri, experiment or _experiment_of(results))
+            results.folder.parent, recomputed.key, recomputed.alpha, (to.uri, experiment or _experiment_of(results))
         )
-        if not any(r.id == recomputed.look_id and math.isclose(r.level, recomputed.tested_at) for r in seen):
+        own = str(results.folder / "gate.json")
+        if not any(r.id == recomputed.look_id and r.where != own and math.isclose(r.level, recomputed.tested_at) for r in seen):
             raise HarnessError(
                 f"look {recomputed.look} of the gate ({recomputed.look_id or 'no id'}) is not among its recorded looks",
                 path=results.folder,
                 hint="promote from the folder harness run wrote for that look, beside its experiment's .looks.jsonl",
             )
+    tracked = track_folder(folder, uri, experiment)
     promoted = promote_release(results, recomputed, tracked)
     assert promoted is not None
     return tracked, promoted

@@ -309,3 +309,29 @@ def test_the_registry_workflow_with_the_destination_only_in_the_config(tmp_path:
         )
         code, reuse, err = _run(config)
         assert code == 0 and "the harness run that promoted it" in str(reuse["gate_production"]), err
+
+
+def test_harness_promote_checks_the_look_against_the_gates_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}")
+    with _champion(tmp_path, monkeypatch, config, 2) as (client, _):
+        config.write_text(config.read_text().replace("release: {", "release: {looks: 2, "))
+        code, outcome, err = _run(config, "--no-tracking")
+        assert code == 0 and outcome["gate"] == "PASS", err
+        folder = Path(outcome["results_dir"])
+        gate = json.loads((folder / "gate.json").read_text())
+        assert (gate["look"], gate["looks"]) == (1, 2)
+        # a gate.json whose level was raised (a later look's, say): its recomputed numbers may agree, its look does not
+        edited = dict(gate, level=gate["level"] * 2)
+        (folder / "gate.json").write_text(json.dumps(edited))
+        code, out, err = _promote(folder)
+        assert code == 2 and client.get_model_version_by_alias("recsys", "champion").version == "1", (out, err)
+        assert "the records of the gate's look" in err and "disagree" in err and err.count("\n") == 1, err
+        assert not (folder / "tracking.json").exists()  # refused before anything was logged
+        copied = tmp_path / "elsewhere" / "ni" / folder.name  # the folder alone, away from its gate's records
+        shutil.copytree(folder, copied)
+        (copied / "gate.json").write_text(json.dumps(gate))
+        code, out, err = _promote(copied)
+        assert code == 2 and "is not among its recorded looks" in err, err
+        (folder / "gate.json").write_text(json.dumps(gate))
+        code, out, err = _promote(folder)
+        assert code == 0 and "moved from version 1 to version 2" in out, (out, err)
