@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -25,12 +26,18 @@ decision""",
 ]
 
 
-@pytest.mark.slow
-def test_the_notebook_shows_the_verdict_box_and_tables(tmp_path: Path) -> None:
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in CELLS])
-    NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+def _executed(cells: list[str], folder: Path) -> list[list[dict[str, Any]]]:
+    """Each cell's outputs once a real kernel has run them in ``folder``; no cell may fail."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in cells])
+    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
     outputs = [cell.outputs for cell in notebook.cells]
     assert all(o.get("output_type") != "error" for out in outputs for o in out), outputs
+    return outputs
+
+
+@pytest.mark.slow
+def test_the_notebook_shows_the_verdict_box_and_tables(tmp_path: Path) -> None:
+    outputs = _executed(CELLS, tmp_path)
     html = [next((o["data"]["text/html"] for o in out if "text/html" in o.get("data", {})), "") for out in outputs]
     per_query, verdict, guard = html[1], html[2], html[3]
     assert "60 queries x 2 measures" in per_query and "<th>aggregate</th>" in per_query and "u0" in per_query
@@ -68,10 +75,7 @@ table""",
 
 @pytest.mark.slow
 def test_an_experiment_reads_at_a_glance(tmp_path: Path) -> None:
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in EXPERIMENT])
-    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    outputs = [cell.outputs for cell in notebook.cells]
-    assert all(o.get("output_type") != "error" for out in outputs for o in out), outputs
+    outputs = _executed(EXPERIMENT, tmp_path)
     streams = "".join(o.get("text", "") for out in outputs for o in out if o.get("output_type") == "stream")
     assert "IProgress" not in streams and "tqdm" not in streams, streams  # no widget warning, no download bars
     html = [next((o["data"].get("text/html", "") for o in out if "data" in o), "") for out in outputs]
