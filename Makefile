@@ -12,10 +12,10 @@ KERNELS := $(wildcard harness/*/*.pyx harness/*/*.pxd harness/*/*.h)
 # the package and its run-time dependencies, installed editable with its compiled kernels (rebuilt when a kernel's
 # source changes): all the demo needs
 $(RUN_STAMP): pyproject.toml setup.py $(KERNELS)
-	@echo "harness: creating $(VENV) and installing the dependencies (numpy, pandas, pyarrow, scipy, mlflow, ...)"
+	@echo "harness: creating $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	@echo "harness: installing harness and compiling its kernels with the C compiler (about a minute on 2 cores)"
+	@echo "harness: installing harness and its dependencies (numpy, pandas, pyarrow, scipy, mlflow, ...) and compiling its kernels (about 1.5 minutes on 2 cores)"
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUN_STAMP)
 	@echo "harness: installed; run it as $(BIN)/harness (or: source $(BIN)/activate)"
