@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from harness._text import for_csv, for_csv_cell, for_terminal
 from harness._version import __version__
 from harness.config.defaults import (
+    COLUMN_SYNONYMS,
     DEFAULT_ALPHA,
     DEFAULT_CORRECTION,
     DEFAULT_DATASET,
@@ -111,10 +112,6 @@ def _machine_output(parser: argparse.ArgumentParser, choices: tuple[str, ...] = 
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
-# one spelling for every column option: a query is a user and a document an item, wherever a role is named
-_SYNONYMS = {"user": "query", "item": "doc"}
-
-
 def _column_map(text: str | None, defaults: dict[str, str], optional: tuple[str, ...] = ()) -> dict[str, str]:
     """role=column pairs over ``defaults``; ``optional`` roles (a stochastic run's sample) only when given. ``query``
     and ``user`` name one role, as do ``doc`` and ``item``, whichever the defaults spell.
@@ -123,7 +120,10 @@ def _column_map(text: str | None, defaults: dict[str, str], optional: tuple[str,
     {'user': 'uid', 'item': 'iid'}
     """
     mapping = dict(defaults)
-    spelled = {**{k: v for k, v in _SYNONYMS.items() if v in defaults}, **{v: k for k, v in _SYNONYMS.items() if k in defaults}}
+    spelled = {
+        **{k: v for k, v in COLUMN_SYNONYMS.items() if v in defaults},
+        **{v: k for k, v in COLUMN_SYNONYMS.items() if k in defaults},
+    }
     if text:
         for part in text.split(","):
             role, sep, column = part.partition("=")

@@ -19,3 +19,5 @@ DEFAULT_FAMILY: Final = "per_measure"
 DEFAULT_ALPHA = 0.05
 MAX_ALPHA = 0.5  # above it a one-sided (1 - alpha) bound lies on the wrong side of its estimate
 DEFAULT_PERMUTATIONS = 10_000  # permutations of the randomization test, and resamples of the bootstrap
+# one spelling for every column option, in a config as on the command line: a query is a user, a document an item
+COLUMN_SYNONYMS: Final = {"user": "query", "item": "doc"}

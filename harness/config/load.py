@@ -25,7 +25,7 @@ import yaml
 
 from harness._atomic import sha256_file
 from harness._text import clipped
-from harness.config.defaults import DEFAULT_DATASET, DEFAULT_POWER, MAX_ALPHA
+from harness.config.defaults import COLUMN_SYNONYMS, DEFAULT_DATASET, DEFAULT_POWER, MAX_ALPHA
 from harness.config.extras import missing_dask
 from harness.config.formats import FORMATS, QRELS_FORMATS, table_format_of
 from harness.config.guards import (
@@ -263,15 +263,12 @@ def _resolved(text: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-_SYNONYMS = {"query": "user", "doc": "item"}
-
-
 def _columns(section: _Section | None, value_name: str) -> TableColumns:
     if section is None:
         return TableColumns(value=value_name)
     runs = value_name == "score"
     section.check_keys(keys_of("datasets.run_columns" if runs else "datasets.columns"))
-    for role, alias in _SYNONYMS.items():  # a query is a user and a document an item, as on the command line
+    for alias, role in COLUMN_SYNONYMS.items():  # a query is a user and a document an item, as on the command line
         if section.has(role) and section.has(alias):
             raise section.error(alias, f"{section._name(alias)} and {role} name the same column", hint="keep one of them")
     return TableColumns(
