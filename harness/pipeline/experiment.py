@@ -117,9 +117,14 @@ class Outcome:
     results_error: str | None = None
     gate_line: str | None = None
     results: SavedResults | None = None  # everything written, as values
-    gate_production: str | None = None  # the evaluation production's values were reused from, if they were
     decision: Decision | None = None  # the release decision itself (its guards' numbers), as this run computed it
     promotion: str | None = None  # what release.promote did (the alias moved, or why not); None without it
+
+    @property
+    def gate_production(self) -> str | None:
+        """The evaluation production's values were reused from, if they were (the decision's
+        ``production_evidence``)."""
+        return None if self.decision is None else self.decision.production_evidence or None
 
     def __repr__(self) -> str:
         """One line: where the results went and what the gate decided (the tables are attributes: ``.summary``, ...).
@@ -742,7 +747,6 @@ def _run(
             gate_controls=verdict.controls,
             gate_alpha=verdict.alpha,
             gate_approximate=verdict.approximate,
-            gate_production=verdict.production_evidence or None,
             decision=verdict,
         )
     if saved is None:

@@ -11,9 +11,10 @@ three records, each of which alone could be lost:
   that a fresh CI workspace or a trimmed output folder does not start the count again.
 
 Each look has an id, written to all three: a look is counted once however many records hold it, and the earlier
-looks are the union of the records. Records that contradict each other about one look (its number, its level), or a
-level outside (0, alpha], are refused, naming where they are: a hand-edited record is never trusted to lower the spending. A look
-that no record holds was never shown. What starts a plan again is a new gate: other guards or systems, a new
+looks are the union of the records. Records that contradict each other about one look (its number, its level), or,
+for a gate planned for several looks, a level outside (0, alpha], are refused, naming where they are: a hand-edited
+record is never trusted to lower the spending (a one-look gate's records are only counted, for a note). A look that no
+record holds was never shown. What starts a plan again is a new gate: other guards or systems, a new
 experiment name, or a new ``--output`` folder with a new tracking experiment.
 
 >>> LookRecord("4f2a", "k", 2, 4, 0.0054, ".looks.jsonl line 2").as_line()

@@ -172,7 +172,7 @@ def _searched(client: Any, model: ModelRef, experiment: str, judgments: dict[str
         found = _evaluation(client, run_id, system, judgments)
         if isinstance(found, str):
             skipped.append(f"run {run_id}: {found}")
-        elif found.experiment == experiment:
+        else:
             chosen.append(found)
     if not chosen:
         raise ConfigError(

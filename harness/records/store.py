@@ -105,7 +105,17 @@ class SavedResults:
         """The sha256 of a system's per-query values in this folder, whatever the rows' order or the file's format:
         of each row's dataset, seed, query, segment and measure, then of the values' bits in that order. Two
         evaluations of a model agree on its values exactly when their digests are equal; a reused evaluation's
-        values are checked against the digest recorded when it was logged."""
+        values are checked against the digest recorded when it was logged. Computed once per system (every child
+        run of the system and its promotion record the same digest)."""
+        if system not in self._digests:
+            self._digests[system] = self._values_digest(system)
+        return self._digests[system]
+
+    @cached_property
+    def _digests(self) -> dict[str, str]:
+        return {}
+
+    def _values_digest(self, system: str) -> str:
         import hashlib
 
         import numpy as np

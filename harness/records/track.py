@@ -715,10 +715,11 @@ def download_results(run_id: str, tracking_uri: str, per_query_sha256: str | Non
                 f"cannot read the results of MLflow run {run_id} at {tracking_uri}: {explain(exc)}",
                 hint="check the run id and tracking uri (the run must have been logged by harness run or harness track)",
             ) from None
-        if expected is not None and sha256_path(target / "per_query.parquet") != expected:
+        found = sha256_path(target / "per_query.parquet") if expected is not None else None
+        if expected is not None and found != expected:
             raise HarnessError(
                 f"MLflow run {run_id} at {tracking_uri}: its per_query.parquet is not the one logged with it "
-                f"(sha256 {expected[:12]}... recorded, {sha256_path(target / 'per_query.parquet')[:12]}... now)",
+                f"(sha256 {expected[:12]}... recorded, {str(found)[:12]}... now)",
                 hint="the run's artifacts were changed after harness logged them: evaluate from the run files instead",
             )
         saved = read_results(target)
