@@ -165,6 +165,18 @@ class _Section:
             return None
         return _Section(self.items[key][1], self.source, self._name(key))
 
+    def table(self, key: str) -> _Section | None:
+        """``key: {path: FILE, ...}``, or the file alone (``segments: segments.csv``), read as ``{path: FILE}``."""
+        node = self.items.get(key, (None, None))[1]
+        if isinstance(node, yaml.ScalarNode) and _construct(node, self.source) is not None:
+            name = yaml.ScalarNode("tag:yaml.org,2002:str", "path", node.start_mark, node.end_mark)
+            return _Section(
+                yaml.MappingNode("tag:yaml.org,2002:map", [(name, node)], node.start_mark, node.end_mark),
+                self.source,
+                self._name(key),
+            )
+        return self.section(key)
+
     def error(self, key: str, message: str, hint: str | None = None) -> ConfigError:
         return ConfigError(message, path=self.source, line=self.line(key), hint=hint)
 
@@ -316,7 +328,7 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
         qrels = _path(section, "qrels", base)
         assert qrels is not None
         segments = None
-        seg = section.section("segments")
+        seg = section.table("segments")
         if seg is not None:
             seg.check_keys(keys_of("datasets.segments"))
             seg_path = _path(seg, "path", base)
@@ -324,7 +336,7 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
             segments = Segments(seg_path, seg.value("query", str, "query"), seg.value("segment", str, "segment"))
         level = section.value("relevance_level", int, 1)
         train = None
-        if (spec := section.section("train")) is not None:
+        if (spec := section.table("train")) is not None:
             spec.check_keys(keys_of("datasets.train"))
             train_path = _path(spec, "path", base)
             assert train_path is not None
@@ -336,7 +348,7 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
             item_column = "item" if cols is None else cols.value("doc", str, None) or cols.value("item", str, "item")
             train = TrainSpec(train_path, user_column, item_column)
         items = None
-        if (spec := section.section("items")) is not None:
+        if (spec := section.table("items")) is not None:
             spec.check_keys(keys_of("datasets.items"))
             items_path = _path(spec, "path", base)
             assert items_path is not None

@@ -326,7 +326,7 @@ _EXAMPLES = {
     "gains": "gains: {linear: linear, graded: {1: 1, 2: 3, 3: 7}}",
     "conventions": "conventions: {ties: trec_eval, queries: qrels}",
     "baseline": "baseline: bm25",
-    "output": "output: ../reports",
+    "output": "output: {path: ../reports, csv: true}",
     "output.path": "path: ../reports",
     "datasets.name": "name: trec",
     "datasets.qrels": "qrels: ${QRELS:-qrels.txt}",
@@ -378,6 +378,11 @@ _EXAMPLES = {
     "report": "report: {title: Release check}",
     "engine": "engine: {name: dask, n_workers: 4}",
     "datasets.run_columns.sample": "sample: draw",
+    "datasets.columns.user": "user: user",
+    "datasets.columns.item": "item: item",
+    "datasets.run_columns.user": "user: user",
+    "datasets.run_columns.item": "item: item",
+    "engine.name": "name: dask",
     "engine.workers": "workers: 2",
     "engine.scheduler": "scheduler: tcp://10.0.0.5:8786",
     "conventions.depth": "depth: 100",
@@ -385,6 +390,26 @@ _EXAMPLES = {
     "engine.memory_limit": "memory_limit: 4GB",
     "engine.partitions": "partitions: 16",
 }
+
+
+# the other forms a key takes (a path alone for a mapping, a string for a list's mapping), each a line of a config
+_OTHER_FORMS = {
+    "datasets.segments": ("segments: segments.csv",),
+    "datasets.train": ("train: train.csv",),
+    "datasets.items": ("items: items.csv",),
+    "systems.runs": ("runs: dense.run",),
+    "systems.previous": ("previous: models:/recsys@champion", "previous: runs:/8c1f...", "previous: ../reports/exp/latest"),
+    "output": ("output: ../reports",),
+}
+
+
+def other_forms(path: str) -> tuple[str, ...]:
+    """The other forms of a key, each a line of a config (``systems.runs``: a path alone, for one dataset).
+
+    >>> other_forms("datasets.train")
+    ('train: train.csv',)
+    """
+    return _OTHER_FORMS.get(path, ())
 
 
 def example(path: str, key: Key) -> str:
@@ -509,7 +534,8 @@ def markdown() -> str:
                 else ("" if k.default is None else f"`{k.default!r}`" if k.default == "" else f"`{k.default}`")
             )
             path = f"{title}.{k.name}".lstrip(".").replace("[]", "")
-            lines.append(f"| `{k.name}` | {kind} | {default} | {k.doc} | `{example(path, k)}` |")
+            examples = " or ".join(f"`{line}`" for line in (example(path, k), *other_forms(path)))
+            lines.append(f"| `{k.name}` | {kind} | {default} | {k.doc} | {examples} |")
         lines.append("")
         for k in keys:
             if k.keys:
@@ -546,4 +572,4 @@ if __name__ == "__main__":
     write(Path.cwd())
 
 
-__all__ = ["TOP", "Key", "example", "json_schema", "keys_of", "markdown", "stale", "write"]
+__all__ = ["TOP", "Key", "example", "json_schema", "keys_of", "markdown", "other_forms", "stale", "write"]

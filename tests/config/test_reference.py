@@ -70,3 +70,30 @@ def test_every_key_has_an_example_that_is_yaml_setting_it() -> None:
         assert isinstance(value, kinds[key.kind]) or (key.also and isinstance(value, str)), (path, value)
         checked += 1
     assert checked > 80
+
+
+def _without_required(schema: object) -> object:
+    """The schema of a part of a config: what a docs snippet shows, without the keys it leaves out."""
+    if isinstance(schema, dict):
+        return {k: _without_required(v) for k, v in schema.items() if k != "required"}
+    if isinstance(schema, list):
+        return [_without_required(v) for v in schema]
+    return schema
+
+
+# a config's snippets: the YAML blocks of the README and the docs with a key of a config (not CI files' YAML)
+SNIPPETS = [
+    (page.name, i, snippet)
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for i, block in enumerate(page.read_text().split("```yaml\n")[1:])
+    if set(snippet := yaml.safe_load(block.split("```")[0])) & set(keys_of(""))
+]
+
+
+def test_the_docs_have_config_snippets() -> None:
+    assert len(SNIPPETS) >= 8
+
+
+@pytest.mark.parametrize(("page", "index", "snippet"), SNIPPETS, ids=[f"{p}-{i}" for p, i, _ in SNIPPETS])
+def test_every_config_snippet_in_the_docs_is_valid_against_the_schema(page: str, index: int, snippet: dict[str, object]) -> None:
+    jsonschema.validate(snippet, _without_required(json_schema()))
