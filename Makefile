@@ -99,16 +99,28 @@ $(PEERS)-lenskit/.installed:
 	$(PEERS)-lenskit/bin/python -m pip install --quiet --no-deps 'lenskit==2025.8.1'
 	touch $@
 
-# pyxclib's evaluation code (benchmarks/peers/pyxclib: copied from its commit, not on PyPI), built with its Cython
-# module, and numba, which its metrics use
-$(PEERS)-pyxclib/.installed: benchmarks/peers/pyxclib/setup.py benchmarks/peers/pyxclib/xclib/evaluation/xc_metrics.py
-	$(PYTHON) -m venv $(PEERS)-pyxclib
-	$(PEERS)-pyxclib/bin/python -m pip install --quiet numpy scipy scikit-learn pandas numba six cython setuptools wheel
-	rm -rf $(PEERS)-pyxclib/src && cp -r benchmarks/peers/pyxclib $(PEERS)-pyxclib/src  # built there: the tree stays clean
-	$(PEERS)-pyxclib/bin/python -m pip install --quiet --no-build-isolation $(PEERS)-pyxclib/src
+# RecBole 1.2.1's metric classes, from PyPI without its requirements: torch and its models, which the metrics never
+# call (benchmarks/peers/beyond_recbole.py loads them without RecBole's package __init__ modules)
+$(PEERS)-recbole/.installed:
+	$(PYTHON) -m venv $(PEERS)-recbole
+	$(PEERS)-recbole/bin/python -m pip install --quiet numpy pandas scipy scikit-learn
+	$(PEERS)-recbole/bin/python -m pip install --quiet --no-deps 'recbole==1.2.1'
 	touch $@
 
-bench: $(STAMP) $(PEERS)/.installed $(PEERS)-lenskit/.installed $(PEERS)-pyxclib/.installed
+# pyxclib's evaluation code, not on PyPI: built from a checkout of kunaldahiya/pyxclib (PYXCLIB_SRC=DIR; the golden
+# case's values are from commit 5d130862df91a06d03b296ad264c89b037c33db7) with its own setup.py, without the
+# requirements of its classifiers and embeddings (nmslib, fasttext), which its metrics never import. Elliot's metrics
+# run from a checkout too (ELLIOT_SRC=DIR): benchmarks/peers/fairness_elliot.py. Without one, make bench skips that
+# peer's rows with a line saying so.
+$(PEERS)-pyxclib/.installed:
+	$(PYTHON) -m venv $(PEERS)-pyxclib
+	$(PEERS)-pyxclib/bin/python -m pip install --quiet numpy scipy scikit-learn pandas numba six cython setuptools wheel
+	rm -rf $(PEERS)-pyxclib/src && mkdir -p $(PEERS)-pyxclib/src
+	cp -r "$(PYXCLIB_SRC)/." $(PEERS)-pyxclib/src && rm -rf $(PEERS)-pyxclib/src/.git  # built there: the checkout stays clean
+	$(PEERS)-pyxclib/bin/python -m pip install --quiet --no-deps --no-build-isolation $(PEERS)-pyxclib/src
+	touch $@
+
+bench: $(STAMP) $(PEERS)/.installed $(PEERS)-lenskit/.installed $(PEERS)-recbole/.installed $(if $(PYXCLIB_SRC),$(PEERS)-pyxclib/.installed)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx

@@ -10,21 +10,25 @@ recommender would not make it). Each peer runs its own code on it:
 * Microsoft Recommenders: ``recommenders.evaluation.python_evaluation`` 1.2.0, in a virtualenv of its own with its
   pins (``numpy<2``, ``pandas<3``: its diversity fails under pandas 3), made by ``make bench`` in .venv/peers
   (``benchmarks/peers/beyond_msrec.py``);
-* RecBole: its metric classes, copied unchanged (``benchmarks/peers/recbole_metrics.py``; RecBole itself needs
-  torch), called as its evaluator calls them (``benchmarks/peers/beyond_recbole.py``);
+* RecBole: its metric classes, from RecBole 1.2.1 on PyPI with ``--no-deps`` in .venv/peers-recbole (made by
+  ``make bench``; its package's ``__init__`` modules, which import torch, not run), called as its evaluator calls
+  them (``benchmarks/peers/beyond_recbole.py``);
 * LensKit: its ExposureGini and ListGini (lenskit 2025.8.1 with ``--no-deps`` in .venv/peers-lenskit, made by
   ``make bench``; a stand-in for torch, which these metrics never call), as its RunAnalysis calls them
   (``benchmarks/peers/fairness_lenskit.py``).
 
 * Elliot: its fairness and popularity-bias modules (REO, RSP, ItemMAD, PopREO, PopRSP, UserMAD, BiasDisparity BR
-  and BD), copied unchanged (``benchmarks/peers/elliot``; Elliot's package needs TensorFlow and is not on PyPI), with
-  the evaluation objects its evaluator builds (``benchmarks/peers/fairness_elliot.py``), over a provider column of 5
+  and BD), from a checkout of sisinflab/elliot named by ``ELLIOT_SRC`` (Elliot is not on PyPI), with the evaluation
+  objects its evaluator builds (``benchmarks/peers/fairness_elliot.py``), over a provider column of 5
   item groups and the 5 user segments; bias disparity is one value per (user group, item category) cell, 25 measures
   in harness.
 
-* pyxclib: its psprecision and psndcg (pyxclib is not on PyPI: its evaluation code copied from its commit into
-  ``benchmarks/peers/pyxclib`` and built with its Cython module and numba in .venv/peers-pyxclib by ``make bench``),
-  as the golden case's runner called them (``benchmarks/peers/propensity_pyxclib.py``).
+* pyxclib: its psprecision and psndcg (pyxclib is not on PyPI: ``make bench PYXCLIB_SRC=DIR`` builds a checkout of
+  kunaldahiya/pyxclib with its Cython module and numba in .venv/peers-pyxclib), as the golden case's runner called
+  them (``benchmarks/peers/propensity_pyxclib.py``).
+
+A peer that is not there (no checkout named, no virtualenv made) is skipped, with a line saying how to get it; the
+figures measured with it are in docs/speed.md.
 
 For each measure: the peer's process and ``harness eval`` of the measure that reproduces it (the tool's profile),
 alternating, --rounds rounds (a process over 20 s runs once); the medians of wall time and peak memory, the ratio,
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -143,7 +148,7 @@ def _peer_command(tool: str, name: str, folder: Path, run: Path, python: dict[st
         files = [str(folder / f) for f in ("items.csv", "train.csv", "test.csv")]
         return [python[tool], str(HERE / "peers" / "propensity_pyxclib.py"), *files, str(run), "--metric", name]
     files = [str(folder / f) for f in ("train.csv", "test.csv", "items.csv")]
-    return [sys.executable, str(HERE / "peers" / "beyond_recbole.py"), *files, str(run), "--metric", name]
+    return [python[tool], str(HERE / "peers" / "beyond_recbole.py"), *files, str(run), "--metric", name]
 
 
 def harness_command(
@@ -188,6 +193,31 @@ def harness_command(
     ]
 
 
+_HOW = {
+    "msrec": "make bench makes it",
+    "lenskit": "make bench makes it",
+    "recbole": "make bench makes it",
+    "pyxclib": "git clone https://github.com/kunaldahiya/pyxclib and run make bench PYXCLIB_SRC=that folder",
+}
+
+
+def _missing(tool: str, python: dict[str, str]) -> bool:
+    """Whether the peer cannot run here; if so, one line says why and how to get it."""
+    if tool == "elliot":
+        source = Path(os.environ.get("ELLIOT_SRC", "")).expanduser()
+        if os.environ.get("ELLIOT_SRC") and (source / "elliot" / "evaluation").is_dir():
+            return False
+        print(
+            "elliot: skipped, no checkout: git clone https://github.com/sisinflab/elliot and set ELLIOT_SRC to it",
+            file=sys.stderr,
+        )
+        return True
+    if Path(python[tool]).exists():
+        return False
+    print(f"{tool}: skipped, no {python[tool]}: {_HOW[tool]}", file=sys.stderr)
+    return True
+
+
 def _timed(command: list[str], rounds: int) -> tuple[float, float, str]:
     """Medians of wall time and peak memory over the rounds (one round for a slow process), and its output."""
     times, peaks, out = [], [], ""
@@ -220,19 +250,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pyxclib-python", default=str(ROOT / ".venv" / "peers-pyxclib" / "bin" / "python"), help="a Python with pyxclib"
     )
+    parser.add_argument(
+        "--recbole-python", default=str(ROOT / ".venv" / "peers-recbole" / "bin" / "python"), help="a Python with RecBole"
+    )
     args = parser.parse_args(argv)
     movielens_1m_like(args.data)
     catalogue, _ = _provider_catalogue(args.data)
     run = _unseen_run(args.data)
-    python = {"msrec": args.msrec_python, "lenskit": args.lenskit_python, "pyxclib": args.pyxclib_python}
-    for tool, path in python.items():
-        if tool in args.tools and not Path(path).exists():
-            print(f"no {path}: make bench makes it (the peer {tool} with its requirements)", file=sys.stderr)
-            return 2
+    python = {
+        "msrec": args.msrec_python,
+        "lenskit": args.lenskit_python,
+        "pyxclib": args.pyxclib_python,
+        "recbole": args.recbole_python,
+    }
+    tools = [tool for tool in args.tools if not _missing(tool, python)]
     print(f"beyond accuracy and fairness at MovieLens-1M size ({run}), whole processes, medians of {args.rounds} rounds:")
     header = f"{'peer':<9}{'its measure':<25}{'harness measure':<58}{'peer s':>8}{'harness s':>10}{'ratio':>7}"
     print(header + f"{'peer MB':>9}{'harness MB':>11}  values")
-    for tool, names in ((tool, CASES[tool]) for tool in args.tools):
+    for tool, names in ((tool, CASES[tool]) for tool in tools):
         for name in [*names, "all"]:
             ours = f"all {len(names)}, one process" if name == "all" else harness_measure(tool, name)
             cells = 1 if name == "all" else len(harness_measures(tool, name, args.data / "segments.csv", catalogue))

@@ -184,24 +184,15 @@ def test_record_benchmark_runs_the_demo(tmp_path: Path) -> None:
     assert [row[0] for row in rows] == ["demo", "demo"] and all(row[-1] in ("met", "MISSED") for row in rows)
 
 
-def test_recbole_s_own_metrics_and_harness_as_the_peers_benchmark_runs_them_give_the_golden_values() -> None:
-    """benchmarks/peers/beyond_recbole.py (RecBole's metric classes, copied unchanged) on the beyond-accuracy golden
-    case gives the values RecBole computed on it (tests/fixtures/beyond_accuracy/expected.json), and the harness eval
-    that benchmarks/beyond_peers.py times against it gives the same."""
+def test_harness_as_the_peers_benchmark_runs_it_gives_recbole_s_golden_values() -> None:
+    """The harness eval that benchmarks/beyond_peers.py times against RecBole's metric classes gives the values RecBole
+    computed on the beyond-accuracy golden case (tests/fixtures/beyond_accuracy/expected.json); the benchmark runs
+    RecBole itself, from its package (make bench)."""
     import io
 
     from harness.cli import main
 
     golden = ROOT / "tests" / "fixtures" / "beyond_accuracy"
-    files = [str(golden / name) for name in ("train.csv", "test.csv", "items.csv", "run.csv")]
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "peers" / "beyond_recbole.py"), *files, "--metric", "all", "--k", "10"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    printed = {line.split()[0]: float(line.split()[1]) for line in done.stdout.splitlines()}
     ids = {
         "ItemCoverage": "recbole.itemcoverage.native@10",
         "AveragePopularity": "recbole.averagepopularity@10",
@@ -211,50 +202,34 @@ def test_recbole_s_own_metrics_and_harness_as_the_peers_benchmark_runs_them_give
     }
     values = json.loads((golden / "expected.json").read_text())["values"]
     expected = {v["id"]: v["value"] for v in values if v["peer"] == "recbole" and v["ties"] == "input_order"}
-    assert printed == pytest.approx({name: expected[ids[name]] for name in ids}, rel=1e-12)
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         from beyond_peers import CASES, harness_command
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
+    assert CASES["recbole"] == list(ids)
     command = harness_command("recbole", CASES["recbole"], golden, golden / "run.csv")
     out = io.StringIO()
     assert main(command[3:], out, io.StringIO()) == 0  # after "python -m harness"
     ours = [float(r["value"]) for r in json.loads(out.getvalue())["results"]]
-    assert ours == pytest.approx([printed[name] for name in CASES["recbole"]], rel=1e-12)
+    assert ours == pytest.approx([expected[ids[name]] for name in CASES["recbole"]], rel=1e-12)
 
 
-def test_elliot_s_own_fairness_metrics_and_harness_as_the_peers_benchmark_runs_them_give_the_golden_values(
-    tmp_path: Path,
-) -> None:
-    """benchmarks/peers/fairness_elliot.py (Elliot's fairness and popularity-bias modules, copied unchanged) on the
-    fairness golden case gives the values Elliot computed on it, every bias disparity cell included, and the one
-    harness eval under --profile elliot that benchmarks/beyond_peers.py times against it gives the same."""
+def test_harness_as_the_peers_benchmark_runs_it_gives_elliot_s_golden_values() -> None:
+    """The one harness eval under --profile elliot that benchmarks/beyond_peers.py times against Elliot's fairness and
+    popularity-bias modules gives the values Elliot computed on the fairness golden case, every bias disparity cell
+    included; the benchmark runs Elliot itself, from a checkout (ELLIOT_SRC)."""
     import io
-
-    import pandas as pd
 
     from harness.cli import main
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        from beyond_peers import CASES, harness_command, user_clustering
+        from beyond_peers import CASES, harness_command
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     golden = ROOT / "tests" / "fixtures" / "fairness"
-    items = pd.read_csv(golden / "items.csv", dtype={"item": str})
-    items[["item", "provider"]].to_csv(tmp_path / "providers.tsv", sep="\t", header=False, index=False)
-    files = [str(golden / "train.csv"), str(golden / "test.csv"), str(tmp_path / "providers.tsv"), str(golden / "run.csv")]
-    users = ["--users", str(user_clustering(golden / "users.csv", tmp_path))]
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "peers" / "fairness_elliot.py"), *files, *users, "--metric", "all"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    printed = [(line.split()[0], float(line.split()[1])) for line in done.stdout.splitlines()]
     golden_values = json.loads((golden / "expected.json").read_text())["values"]
     entries = {v["id"]: v for v in golden_values if v["peer"] == "elliot" and v["ties"] == "input_order"}
     expected = []
@@ -262,12 +237,11 @@ def test_elliot_s_own_fairness_metrics_and_harness_as_the_peers_benchmark_runs_t
         group = "" if name.startswith("Pop") else ".activity" if name.startswith("UserMAD") else ".provider"
         entry = entries[f"elliot.{name}{'.activity' if name.startswith('Bias') else ''}{group}@10"]
         cells = entry["per_group"] if name.startswith("Bias") else {"": entry["value"]}
-        expected += [(name, value) for _, value in sorted(cells.items())]  # user group, then category
-    assert len(expected) == 20 and [n for n, _ in printed] == [n for n, _ in expected]
-    assert [v for _, v in printed] == pytest.approx([v for _, v in expected], rel=1e-12)
+        expected += [value for _, value in sorted(cells.items())]  # user group, then category
+    assert len(expected) == 20
 
     command = harness_command("elliot", CASES["elliot"], golden, golden / "run.csv", users=golden / "users.csv")
     out = io.StringIO()
     assert main(command[3:], out, io.StringIO()) == 0  # after "python -m harness"
     ours = [float(r["value"]) for r in json.loads(out.getvalue())["results"]]
-    assert ours == pytest.approx([v for _, v in printed], rel=1e-12)
+    assert ours == pytest.approx(expected, rel=1e-12)

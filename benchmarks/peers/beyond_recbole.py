@@ -1,7 +1,12 @@
-"""RecBole's own beyond-accuracy metric classes (benchmarks/peers/recbole_metrics.py) on a recommender run, as
-RecBole's evaluator calls them.
+"""RecBole's own beyond-accuracy metric classes on a recommender run, as RecBole's evaluator calls them.
 
-    python benchmarks/peers/beyond_recbole.py TRAIN TEST ITEMS RUN --metric GiniIndex --k 10
+    .venv/peers-recbole/bin/python benchmarks/peers/beyond_recbole.py TRAIN TEST ITEMS RUN --metric GiniIndex --k 10
+
+The classes are RecBole 1.2.1's, from its package on PyPI (``make bench`` installs it with ``--no-deps`` into
+.venv/peers-recbole): ``recbole/evaluator/metrics.py`` with its base classes. Its package's ``__init__`` modules
+import torch and all of RecBole's models, which these metrics never call; they are not run: ``recbole.utils`` is
+stood in for by its ``enum_type`` module (the one name the metrics take from it), and benchmarks/peers/torch_stub
+by torch, which ``base_metric`` imports.
 
 RecBole numbers the items 1.. by first appearance in the training, test and catalogue files (0 is its ``[PAD]``;
 ``num_items`` counts it), ranks each user's items into a users x k matrix of those ids, and counts the training
@@ -13,11 +18,15 @@ interactions per item (``data.count_items``); the metric object is built with ``
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
+import sys
+import types
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import recbole_metrics  # benchmarks/peers/, this script's folder
 
 METRICS = ("ItemCoverage", "AveragePopularity", "ShannonEntropy", "GiniIndex", "TailPercentage")
 
@@ -30,6 +39,25 @@ class _Matrix:
 
     def numpy(self) -> np.ndarray:
         return self.array
+
+
+def recbole_metrics() -> types.ModuleType:
+    """``recbole.evaluator.metrics`` from RecBole's installed package, without its packages' ``__init__`` modules."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "torch_stub"))
+    spec = importlib.util.find_spec("recbole")
+    if spec is None or spec.origin is None:
+        raise SystemExit("RecBole is not installed here: make bench installs it into .venv/peers-recbole")
+    root = Path(spec.origin).parent
+    for name, folder in (("recbole", root), ("recbole.evaluator", root / "evaluator")):
+        package = types.ModuleType(name)
+        package.__path__ = [str(folder)]
+        sys.modules[name] = package
+    enum_type = importlib.util.spec_from_file_location("recbole.utils.enum_type", root / "utils" / "enum_type.py")
+    assert enum_type is not None and enum_type.loader is not None
+    utils = importlib.util.module_from_spec(enum_type)
+    enum_type.loader.exec_module(utils)
+    sys.modules["recbole.utils"] = utils  # the metrics import EvaluatorType from it
+    return importlib.import_module("recbole.evaluator.metrics")
 
 
 def main() -> None:
@@ -54,8 +82,9 @@ def main() -> None:
     }
     config = {"topk": [args.k], "metric_decimal_place": 17, "tail_ratio": 0.1}
     dataobject = type("DataStruct", (), {"get": staticmethod(data.__getitem__)})()
+    metrics = recbole_metrics()
     for name in METRICS if args.metric == "all" else (args.metric,):
-        values = getattr(recbole_metrics, name)(config).calculate_metric(dataobject)
+        values = getattr(metrics, name)(config).calculate_metric(dataobject)
         print(name, repr(float(next(iter(values.values())))))
 
 

@@ -1,8 +1,11 @@
 """Elliot's own fairness and popularity-bias metrics on a recommender run, as its evaluator calls them.
 
-    python benchmarks/peers/fairness_elliot.py TRAIN TEST CLUSTERING RUN --users USERS --metric REO --k 10
+    ELLIOT_SRC=~/src/elliot python benchmarks/peers/fairness_elliot.py TRAIN TEST CLUSTERING RUN --users USERS --metric REO
 
-The metric modules are Elliot's, copied unchanged (benchmarks/peers/elliot, with its licence); the evaluation
+The metric modules are Elliot's, from a checkout of sisinflab/elliot (``ELLIOT_SRC``; Elliot is not on PyPI, and the
+golden case's values were computed at its commit fc27efedaddf4a57294db14b4bcaa5553a0015d2). Its packages'
+``__init__`` modules above the metrics import TensorFlow and every model; they are not run (the metrics need only
+numpy, pandas and scipy): those packages are stood in for by empty ones over the checkout's folders. The evaluation
 objects are built as ``elliot/evaluation/evaluator.py`` builds them: ``cutoff`` = k, ``Relevance(test, 4)`` (a
 rating of 4 or more is relevant), ``data`` with the training dictionary, matrix, item ids (in id order) and
 transactions, ``Popularity(data)`` (its short head: 80 % of the training rows), the recommendations {user: [(item,
@@ -15,24 +18,49 @@ line per (user group, item category) cell, user groups first.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import types
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "elliot"))  # Elliot's metric modules, as a package
 
-import numpy as np
-import pandas as pd
-import scipy.sparse as sp
-from elliot.evaluation.metrics.bias.pop_reo.pop_reo import PopREO
-from elliot.evaluation.metrics.bias.pop_rsp.pop_rsp import PopRSP
-from elliot.evaluation.metrics.fairness.BiasDisparity import BiasDisparityBD, BiasDisparityBR
-from elliot.evaluation.metrics.fairness.MAD import ItemMADranking, ItemMADrating, UserMADranking, UserMADrating
-from elliot.evaluation.metrics.fairness.reo.reo import REO
-from elliot.evaluation.metrics.fairness.rsp.rsp import RSP
-from elliot.evaluation.popularity_utils import Popularity
-from elliot.evaluation.relevance.relevance import Relevance
+def _elliot_packages() -> None:
+    """Elliot's packages above its metric modules as empty ones over ELLIOT_SRC's folders, so that importing a
+    metric does not run the ``__init__`` modules that import the rest of Elliot."""
+    source = Path(os.environ.get("ELLIOT_SRC", "")).expanduser()
+    if not (source / "elliot" / "evaluation" / "metrics" / "fairness").is_dir():
+        raise SystemExit(f"ELLIOT_SRC={source} is not a checkout of sisinflab/elliot: git clone it and set ELLIOT_SRC")
+    for package in (
+        "elliot",
+        "elliot/evaluation",
+        "elliot/evaluation/metrics",
+        "elliot/evaluation/metrics/bias",
+        "elliot/evaluation/metrics/bias/pop_reo",
+        "elliot/evaluation/metrics/bias/pop_rsp",
+        "elliot/evaluation/metrics/fairness/reo",
+        "elliot/evaluation/metrics/fairness/rsp",
+        "elliot/evaluation/relevance",
+    ):
+        module = types.ModuleType(package.replace("/", "."))
+        module.__path__ = [str(source / package)]
+        sys.modules[module.__name__] = module
+
+
+_elliot_packages()
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from elliot.evaluation.metrics.bias.pop_reo.pop_reo import PopREO  # noqa: E402
+from elliot.evaluation.metrics.bias.pop_rsp.pop_rsp import PopRSP  # noqa: E402
+from elliot.evaluation.metrics.fairness.BiasDisparity import BiasDisparityBD, BiasDisparityBR  # noqa: E402
+from elliot.evaluation.metrics.fairness.MAD import ItemMADranking, ItemMADrating, UserMADranking, UserMADrating  # noqa: E402
+from elliot.evaluation.metrics.fairness.reo.reo import REO  # noqa: E402
+from elliot.evaluation.metrics.fairness.rsp.rsp import RSP  # noqa: E402
+from elliot.evaluation.popularity_utils import Popularity  # noqa: E402
+from elliot.evaluation.relevance.relevance import Relevance  # noqa: E402
 
 ITEM_GROUPS = {"REO": REO, "RSP": RSP, "ItemMADranking": ItemMADranking, "ItemMADrating": ItemMADrating}
 USER_GROUPS = {"UserMADranking": UserMADranking, "UserMADrating": UserMADrating}

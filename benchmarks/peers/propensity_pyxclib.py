@@ -2,7 +2,7 @@
 
     .venv/peers-pyxclib/bin/python benchmarks/peers/propensity_pyxclib.py ITEMS TRAIN TEST RUN --metric psprecision
 
-pyxclib's evaluation code is its own, built from its commit (benchmarks/peers/pyxclib, made by ``make bench``). As the
+pyxclib's evaluation code is its own, built from a checkout (``make bench PYXCLIB_SRC=DIR``). As the
 golden case's runner called it (tests/fixtures/fairness/expected.json, ``peers.pyxclib``): the labels are the
 catalogue's items and the instances the users with test rows; ``Y[u, i] = 1`` for a rating of ``--level`` or more;
 ``inv_psp = compute_inv_propesity(the training matrix of every training user, A, B)``; the predictions a dict of

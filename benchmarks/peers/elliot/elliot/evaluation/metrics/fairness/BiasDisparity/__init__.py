@@ -1,3 +1,0 @@
-from .BiasDisparityBR import BiasDisparityBR
-from .BiasDisparityBS import BiasDisparityBS
-from .BiasDisparityBD import BiasDisparityBD

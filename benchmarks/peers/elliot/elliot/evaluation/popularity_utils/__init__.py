@@ -1,1 +1,0 @@
-from .popularity import Popularity
