@@ -35,7 +35,6 @@ from harness.config.defaults import (
     MAX_ALPHA,
 )
 from harness.config.guards import (
-    GuardSpecError,
     guard_of,
     release_bound,
     release_looks,
@@ -45,7 +44,7 @@ from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
 from harness.config.schema import Claim, Correction, Family, NanPolicy, Test
 from harness.decision.release import decide_arrays, paired_values
-from harness.errors import HarnessError
+from harness.errors import GuardSpecError, HarnessError
 from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.conventions import Conventions
 from harness.measures.parse import parse_measure

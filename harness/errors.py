@@ -86,6 +86,14 @@ class ConfigError(HarnessError):
     """A mistake in an experiment config."""
 
 
+class GuardSpecError(ConfigError):
+    """A guard that cannot be decided as written; ``key`` is the key at fault (for the config's line)."""
+
+    def __init__(self, key: str, message: str, hint: str) -> None:
+        super().__init__(message, hint=hint)
+        self.key = key
+
+
 class ComparisonError(HarnessError):
     """Per-query values that a paired test cannot use (NaN)."""
 
@@ -96,3 +104,12 @@ class TrackingError(HarnessError):
 
 class ReportError(HarnessError):
     """The report could not be rendered."""
+
+
+class ResultsNotWritten(HarnessError):
+    """The results folder could not be written (a full disk, a folder removed meanwhile): nothing of it is left."""
+
+
+class NotStreamable(Exception):
+    """A file not plain enough for the streaming reader (not a user's error): it is read whole instead, which names
+    any error's line."""

@@ -34,7 +34,7 @@ import math
 from collections.abc import Mapping
 
 from harness.config.schema import Condition, Guard, OnInconclusive
-from harness.errors import ConfigError
+from harness.errors import GuardSpecError
 from harness.measures.spec import Measure
 from harness.stats.bounds import BOUND_CHOICES, BoundChoice
 from harness.stats.looks import MAX_LOOKS
@@ -43,14 +43,6 @@ CONDITIONS: tuple[Condition, ...] = ("max_drop", "max_drop_pct", "min_gain")
 ON_INCONCLUSIVE: tuple[OnInconclusive, ...] = ("inconclusive", "fail", "pass")
 GUARD_KEYS = ("measure", "dataset", "segment", *CONDITIONS, "descriptive")
 RETIRED = ("significant", "non_inferiority")
-
-
-class GuardSpecError(ConfigError):
-    """A guard that cannot be decided as written; ``key`` is the key at fault (for the config's line)."""
-
-    def __init__(self, key: str, message: str, hint: str) -> None:
-        super().__init__(message, hint=hint)
-        self.key = key
 
 
 def guard_of(values: Mapping[str, object], measure: Measure, aggregate: str, line: int | None = None) -> Guard:

@@ -31,7 +31,6 @@ from harness.config.formats import FORMATS, QRELS_FORMATS, table_format_of
 from harness.config.guards import (
     GUARD_KEYS,
     RETIRED,
-    GuardSpecError,
     guard_of,
     on_inconclusive,
     release_bound,
@@ -63,7 +62,7 @@ from harness.config.schema import (
     TrainSpec,
 )
 from harness.config.yaml_limits import MAX_BYTES, compose_bounded
-from harness.errors import ConfigError, ConventionError, HarnessError
+from harness.errors import ConfigError, ConventionError, GuardSpecError, HarnessError
 from harness.measures.conventions import Conventions
 from harness.measures.definition import MAX_CUTOFF
 from harness.measures.parse import labeller, lookup, parse_measure

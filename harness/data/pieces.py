@@ -30,7 +30,8 @@ from harness.config.formats import table_format_of
 from harness.data.load import QRELS_COLUMNS, RUN_COLUMNS, load_qrels, load_run
 from harness.data.model import Intents, Qrels, Run
 from harness.data.tables import stream_table_run
-from harness.data.trec import NotStreamable, stream_qrels, stream_run
+from harness.data.trec import stream_qrels, stream_run
+from harness.errors import NotStreamable
 
 # rows per piece, each an input partition of the workers: 1M-row pieces killed 768 MiB workers while a shuffle
 # stacked them (50M rows); 200,000 rows (~8 MB of text) keep a piece well inside

@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 from harness.config.formats import TABLE_FORMATS, table_format_of
 from harness.data.limits import arrow_source, bounded_lines, open_binary
 from harness.data.model import Qrels, Run, control_character_row, table_column, table_ids, table_qrels, table_run
-from harness.data.trec import NotStreamable, check_exists, line_of_row, not_utf8, regroup, stream_block_size
-from harness.errors import InputFormatError
+from harness.data.trec import check_exists, line_of_row, not_utf8, regroup, stream_block_size
+from harness.errors import InputFormatError, NotStreamable
 
 TEXT_TABLES = ("csv", "tsv", "jsonl")  # formats whose rows are lines a user can open and point at
 

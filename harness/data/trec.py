@@ -34,7 +34,7 @@ from harness.data.model import (
     first_control_character,
     largest_magnitude,
 )
-from harness.errors import InputFormatError
+from harness.errors import InputFormatError, NotStreamable
 
 QRELS_COLUMNS = ("qid", "iter", "docid", "rel")
 RUN_COLUMNS = ("qid", "Q0", "docid", "rank", "score", "tag")
@@ -116,10 +116,6 @@ def _fast_read(path: Path, columns: tuple[str, ...], types: dict[str, pa.DataTyp
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
         return None
     return table if _fits(table, types, delimiter) else None
-
-
-class NotStreamable(Exception):
-    """The file is not plain enough for the streaming reader: read it whole (which names any error's line)."""
 
 
 def stream_block_size(rows_per_block: int) -> int:

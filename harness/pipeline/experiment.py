@@ -40,7 +40,7 @@ from harness.decision.release import decide_release, gate_key
 from harness.decision.verdict import Decision
 from harness.engines import DatasetWork, Engine, open_engine
 from harness.engines._common import checked_run, judgments_of
-from harness.errors import ConfigError, ReportError, TrackingError
+from harness.errors import ConfigError, ReportError, ResultsNotWritten, TrackingError
 from harness.evaluation.evaluator import Evaluator, builds_item_context
 from harness.evaluation.results import (
     RunResult,
@@ -59,7 +59,6 @@ from harness.records.previous import Earlier, compared_inputs, evaluation_store,
 from harness.records.previous import describe as describe_previous
 from harness.records.registry import resolve_model
 from harness.records.store import (
-    ResultsNotWritten,
     SavedResults,
     prepare_output,
     recorded_path,

@@ -34,7 +34,7 @@ from harness._atomic import atomic_write
 from harness._text import for_csv
 from harness.comparison.rows import Comparisons
 from harness.decision.verdict import Decision
-from harness.errors import HarnessError
+from harness.errors import HarnessError, ResultsNotWritten
 from harness.records.recorded import Recorded
 
 if TYPE_CHECKING:
@@ -203,10 +203,6 @@ def prepare_output(root: Path) -> None:
             path=existing,
             hint="make it writable, or point output: (or --output) at a writable folder",
         ) from None
-
-
-class ResultsNotWritten(HarnessError):
-    """The results folder could not be written (a full disk, a folder removed meanwhile): nothing of it is left."""
 
 
 def write_results(results: SavedResults, root: Path, stamp: str, per_query_csv: bool = False) -> SavedResults:

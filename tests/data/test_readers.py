@@ -200,8 +200,8 @@ def test_control_characters_are_found_in_any_chunk_at_their_row(character: str) 
 
 def test_streaming_refuses_a_block_with_a_control_character(tmp_path: Path) -> None:
     """The Dask engine's streaming reader hands such a file to the whole-file reader, which names the line."""
-    from harness.data.trec import NotStreamable, read_run, stream_run
-    from harness.errors import InputFormatError
+    from harness.data.trec import read_run, stream_run
+    from harness.errors import InputFormatError, NotStreamable
 
     run = tmp_path / "run.txt"
     run.write_bytes(b"q1 Q0 d1 1 1.0 t\nq1 Q0 d\x1b2 2 0.5 t\n")
