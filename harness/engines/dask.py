@@ -121,6 +121,19 @@ def _frame(source: Source, folder: Path, samples: bool = False) -> tuple[Any, in
     return dd.from_delayed(numbered_parts, meta=meta), int(sum(lengths))
 
 
+@contextlib.contextmanager
+def _quiet_shuffle() -> Iterator[None]:
+    """The p2p shuffle logs each shuffle's start and end as warnings, noise in a harness log: quiet while harness
+    evaluates, and the process's own level again after (the caller's logging is the caller's)."""
+    logger = logging.getLogger("distributed.shuffle")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def evaluate_runs(
     client: Any,
     qrels: Qrels | Intents | QrelsSource,
@@ -161,12 +174,11 @@ def evaluate_runs(
             hint=f"write {uncut[0]}@10 (the lists down to the cutoff are gathered to compute it)",
         )
 
-    # the p2p shuffle logs each shuffle's start and end as warnings: noise in a harness log
-    logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     with (
+        _quiet_shuffle(),
         contextlib.nullcontext(str(scratch))
         if scratch is not None
-        else tempfile.TemporaryDirectory(prefix="harness-dask-") as folder
+        else tempfile.TemporaryDirectory(prefix="harness-dask-") as folder,
     ):
         scratch = Path(folder)
         if progress is not None and isinstance(qrels, QrelsSource):
