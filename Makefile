@@ -54,8 +54,9 @@ $(DOCS_STAMP): $(RUN_STAMP) pyproject.toml
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
+# every tier (plain pytest is the fast one: tests/tiers.py), the slowest tests listed at the end
 test: lint docs chromium kernel-checks
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -m "" --durations=15
 
 # The kernels run without bounds checks and check their arguments at their boundary. Here they are built again with
 # Cython's checks on every access (HARNESS_KERNEL_CHECKS=1, setup.py), from a copy of the sources (never beside the
@@ -73,7 +74,7 @@ $(CHECKED)/.built: $(STAMP) $(KERNELS) setup.py pyproject.toml
 	touch $@
 
 kernel-checks: $(CHECKED)/.built
-	cd $(CHECKED)/run && HARNESS_KERNEL_CHECKS=1 PYTHONPATH=. ../../bin/pytest -q -p no:cacheprovider $(CHECKED_TESTS)
+	cd $(CHECKED)/run && HARNESS_KERNEL_CHECKS=1 PYTHONPATH=. ../../bin/pytest -q -p no:cacheprovider -m "" $(CHECKED_TESTS)
 
 # a wheel with the compiled kernels for this machine (cibuildwheel builds the others: pyproject.toml)
 wheel: $(STAMP)

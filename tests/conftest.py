@@ -18,6 +18,13 @@ BEYOND_ACCURACY = DATA / "beyond_accuracy"
 FAIRNESS = DATA / "fairness"
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the test's fixtures: its markers, which tests/tiers.py's ``require`` reads."""
+    from tests import tiers
+
+    tiers.current = frozenset(mark.name for mark in item.iter_markers())
+
+
 @pytest.fixture(scope="session")
 def trec_eval_dir() -> Path:
     return TREC_EVAL

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.tiers import require
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -22,6 +24,7 @@ def free_port() -> int:
 
 @contextmanager
 def mlflow_server(folder: Path, port: int | None = None) -> Iterator[str]:
+    require("server", "an mlflow server")
     port = port or free_port()
     mlflow = Path(sys.executable).parent / "mlflow"
     command = [

@@ -399,6 +399,7 @@ def _system_guard_config(tmp_path: Path, measure: str, guard: str) -> Path:
     return config
 
 
+@pytest.mark.slow
 def test_a_catalogue_measure_cannot_decide_a_guard(tmp_path: Path) -> None:
     """Coverage counts distinct items: no resampling of users gives its error, so a deciding guard on it is refused
     before anything runs (exit 2, the line, the fix), and a descriptive one is shown."""

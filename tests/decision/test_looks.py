@@ -87,8 +87,8 @@ def test_deleted_folders_do_not_start_the_count_again(tmp_path: Path) -> None:
 
 
 def test_a_look_whose_folder_could_not_be_written_is_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.errors import ResultsNotWritten
     from harness.pipeline import experiment as pipeline
-    from harness.records.store import ResultsNotWritten
 
     config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
     _looks(config)
@@ -153,6 +153,7 @@ def test_no_verdict_is_shown_before_its_look_is_recorded(tmp_path: Path, monkeyp
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_a_fresh_workspace_counts_the_looks_mlflow_holds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """CI in a new clone: no results folder and no ledger, the looks logged to a tracking server."""
     from tests.mlflow_server import mlflow_server

@@ -28,8 +28,9 @@ from harness.pipeline.experiment import _evaluator, _load_segments, compare_sett
 from harness.pipeline.files import FileInputs, evaluate_files
 from harness.progress import SILENT
 from tests.generated import adversarial
+from tests.tiers import require
 
-ENGINES = ("local", "dask")
+ENGINES = ("local", pytest.param("dask", marks=pytest.mark.cluster))  # dask: on the package's LocalCluster
 MEASURES = tuple(parse_measure(m) for m in ("nDCG@10", "AP", "RR", "P@5", "bpref", "GMAP", "NumRet"))
 SYSTEMS = ("bm25", "dense", "hybrid")
 
@@ -98,7 +99,9 @@ def _same_record(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_evaluate_files_gives_the_reference_values(engine: str, files: dict[str, Path], client: Any) -> None:
+def test_evaluate_files_gives_the_reference_values(engine: str, files: dict[str, Path], request: pytest.FixtureRequest) -> None:
+    if engine == "dask":
+        request.getfixturevalue("client")
     reference = _reference(files)
     inputs = FileInputs(files["qrels"], tuple((s, files[s]) for s in SYSTEMS), engine=_spec(engine))
     runs = evaluate_files(inputs, MEASURES)
@@ -114,7 +117,11 @@ def test_evaluate_files_gives_the_reference_values(engine: str, files: dict[str,
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_dataset_work_summaries_and_comparisons_are_the_reference(engine: str, files: dict[str, Path], client: Any) -> None:
+def test_dataset_work_summaries_and_comparisons_are_the_reference(
+    engine: str, files: dict[str, Path], request: pytest.FixtureRequest
+) -> None:
+    if engine == "dask":
+        request.getfixturevalue("client")
     experiment = dataclasses.replace(load_config(files["config"]), engine=_spec(engine))
     settings, dataset, segments, _, ref_results, ref_rows = _experiment_reference(experiment, files)
     results = _dataset_work(experiment, dataset, segments)
@@ -158,10 +165,13 @@ def _kill_once_at(task: str, flag: Path) -> Any:
     return KillOnce()
 
 
+@pytest.mark.cluster
 def test_a_worker_lost_while_evaluating_changes_nothing(files: dict[str, Path], tmp_path: Path) -> None:
     """A worker process killed as it starts evaluating a partition: Dask recomputes what it held from the inputs'
     pieces (kept while the engine is open), and every per-query value and comparison row is the reference's."""
     from distributed import Client, LocalCluster
+
+    require("cluster", "a Dask LocalCluster")
 
     experiment = load_config(files["config"])
     settings, dataset, segments, _, ref_results, ref_rows = _experiment_reference(experiment, files)

@@ -23,6 +23,8 @@ from harness.evaluation.evaluator import Evaluator
 from harness.measures.conventions import Conventions
 from harness.measures.parse import parse_measure
 
+pytestmark = pytest.mark.cluster  # the package's LocalCluster, or one harness starts
+
 MEASURES = tuple(parse_measure(m) for m in ("nDCG@10", "AP", "P@5", "RR", "R@100", "bpref", "Success@3"))
 
 
@@ -246,6 +248,25 @@ def test_harness_eval_on_dask_prints_what_it_prints_here(client: Any, tmp_path: 
     # relstring (each query's top labels, one character each) as trec_eval prints it: held to trec_eval's own
     # expected output on one machine by tests/conformance, here to one machine
     assert outputs[0] == outputs[1] and outputs[0].count(f"\n{'relstring':<22}\t") > 20
+
+
+def test_the_shuffle_s_log_level_is_the_process_s_again_after_an_evaluation(client: Any, tmp_path: Path) -> None:
+    """The engine quiets the p2p shuffle's warnings while it evaluates, and leaves the caller's logging as it was."""
+    import logging
+
+    from harness.cli import main
+    from harness.demo import generate
+
+    generate(tmp_path)
+    qrels, run = tmp_path / "runs" / "trec-demo" / "qrels.txt", tmp_path / "runs" / "trec-demo" / "bm25.run"
+    logger = logging.getLogger("distributed.shuffle")
+    before = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        assert main(["eval", "-q", "-m", "map", "--engine", "dask", str(qrels), str(run)], io.StringIO(), io.StringIO()) == 0
+        assert logger.level == logging.INFO
+    finally:
+        logger.setLevel(before)
 
 
 def test_harness_eval_on_dask_never_reads_a_run_whole_in_the_client(

@@ -239,6 +239,7 @@ def test_each_settings_effect_alone_by_hand() -> None:
     assert effects["all"].value == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("draw", range(6))
 def test_match_finds_the_settings_that_made_a_value(draw: int) -> None:
     """A value computed under settings drawn at random is found by match among its exact matches, and every match
@@ -431,6 +432,7 @@ def test_harness_measures_names_the_tools_behind_each_conventions_value(capsys: 
     assert "short_lists\n    pad (" in tail and "truncate (mlflow, RecList)" in tail
 
 
+@pytest.mark.slow
 def test_ranx_profile_gives_ranxs_own_values() -> None:
     """ranx's values, computed by ranx itself (tests/fixtures/peers/make_ranx.py, scores without ties: its tie order
     is no rule), on judgments with -1 labels and judged queries missing from the run."""
@@ -503,6 +505,7 @@ def test_spark_profile_gives_rankingmetrics_formulas(seed: int) -> None:
         ("RnDCG", {"relevance_level": 2}),  # RnDCG reads the level (queries without a relevant document score 0)
     ],
 )
+@pytest.mark.slow
 def test_match_reads_each_convention_a_measure_reads(measure: str, settings: dict[str, object]) -> None:
     """The conventions the registry says a measure reads are searched, and evaluated, for it: a value made under one
     of them is found, and every match gives it again. q2 has no document at level 2, so RnDCG scores it 0 there."""

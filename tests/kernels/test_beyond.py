@@ -478,6 +478,7 @@ def test_harness_eval_prints_beyond_accuracy_values(folder: Path) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning")
+@pytest.mark.browser
 def test_the_beyond_accuracy_section_in_chromium(tmp_path: Path) -> None:
     """The demo's report, in Debian's chromium: the section, its table and the long-tail chart, nothing too wide."""
     import io

@@ -10,6 +10,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.tiers import require
+
 CELLS = [
     """import harness, numpy as np
 rng = np.random.default_rng(0)
@@ -28,6 +30,7 @@ decision""",
 
 def _executed(cells: list[str], folder: Path) -> list[list[dict[str, Any]]]:
     """Each cell's outputs once a real kernel has run them in ``folder``; no cell may fail."""
+    require("server", "a notebook kernel")
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code) for code in cells])
     NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
     outputs = [cell.outputs for cell in notebook.cells]
@@ -35,7 +38,7 @@ def _executed(cells: list[str], folder: Path) -> list[list[dict[str, Any]]]:
     return outputs
 
 
-@pytest.mark.slow
+@pytest.mark.server
 def test_the_notebook_shows_the_verdict_box_and_tables(tmp_path: Path) -> None:
     outputs = _executed(CELLS, tmp_path)
     html = [next((o["data"]["text/html"] for o in out if "text/html" in o.get("data", {})), "") for out in outputs]
@@ -73,7 +76,7 @@ table""",
 ]
 
 
-@pytest.mark.slow
+@pytest.mark.server
 def test_an_experiment_reads_at_a_glance(tmp_path: Path) -> None:
     outputs = _executed(EXPERIMENT, tmp_path)
     streams = "".join(o.get("text", "") for out in outputs for o in out if o.get("output_type") == "stream")

@@ -29,6 +29,7 @@ from tests.records.test_registry import _champion, _register, _run
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.server,
     pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"),
 ]
 

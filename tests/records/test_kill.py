@@ -32,6 +32,7 @@ def _parents(uri: str) -> list[object]:
     return [r for r in client.search_runs([experiment.experiment_id]) if r.data.tags.get("harness.kind") == "experiment"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", STAGES)
 def test_kill_9_at_a_stage_leaves_nothing_half_done(tmp_path: Path, stage: str) -> None:
     candidate, guard = GATES["fail"]
@@ -68,6 +69,7 @@ def test_kill_9_at_a_stage_leaves_nothing_half_done(tmp_path: Path, stage: str) 
     assert not list(root.glob(".incomplete-*"))  # what the killed writer staged is gone
 
 
+@pytest.mark.server
 def test_a_server_killed_mid_logging_then_back_gets_one_complete_copy(tmp_path: Path) -> None:
     """The tracking server dies while harness logs (kill -9): harness run keeps the results and the verdict (exit 3),
     and once the server is back on the same store, harness track replaces the partial parent with one complete copy."""

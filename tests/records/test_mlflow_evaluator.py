@@ -56,6 +56,7 @@ def _files(frame: pd.DataFrame, folder: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 @pytest.mark.filterwarnings("ignore::UserWarning:mlflow.*")  # MLflow's own notes on its dataset's type hints
 @pytest.mark.filterwarnings("ignore::pandas.errors.Pandas4Warning")  # pandas 3's deprecations, inside MLflow's code
 def test_mlflow_evaluate_with_harness_gives_harness_eval_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,6 +123,7 @@ def _run_files(frame: pd.DataFrame, folder: Path, name: str) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 @pytest.mark.filterwarnings("ignore::UserWarning:mlflow.*")
 @pytest.mark.filterwarnings("ignore::pandas.errors.Pandas4Warning")
 @pytest.mark.filterwarnings("ignore::FutureWarning")
@@ -189,6 +191,7 @@ def test_a_baseline_from_the_registry_decides_the_gate_as_harness_run(tmp_path: 
 
 
 @pytest.mark.slow
+@pytest.mark.server
 @pytest.mark.filterwarnings("ignore::UserWarning:mlflow.*")
 @pytest.mark.filterwarnings("ignore::pandas.errors.Pandas4Warning")
 @pytest.mark.filterwarnings("ignore::FutureWarning")
@@ -217,6 +220,7 @@ def test_a_config_is_evaluated_as_harness_run_evaluates_it(tmp_path: Path, monke
 
 
 @pytest.mark.slow
+@pytest.mark.server
 @pytest.mark.filterwarnings("ignore::UserWarning:mlflow.*")
 @pytest.mark.filterwarnings("ignore::pandas.errors.Pandas4Warning")
 def test_a_baseline_on_other_judgments_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

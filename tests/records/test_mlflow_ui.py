@@ -13,9 +13,11 @@ from tests.decision.test_gate import GATES, _config
 from tests.mlflow_server import mlflow_server
 from tests.report.test_report import _browser
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"
-)
+pytestmark = [
+    pytest.mark.server,
+    pytest.mark.browser,
+    pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"),
+]
 
 
 def test_the_printed_address_shows_the_runs_table_with_the_verdict(tmp_path: Path) -> None:

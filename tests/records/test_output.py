@@ -103,6 +103,7 @@ def test_with_results_unwritten_tracking_is_skipped_not_ok(tmp_path: Path) -> No
     assert outcome["results_dir"] is None and outcome["tracking"] == "skipped" and outcome["mlflow_run_id"] is None
 
 
+@pytest.mark.slow
 def test_a_store_whose_creation_filled_the_disk_recovers_once_there_is_room(tmp_path: Path) -> None:
     """The issue's repro: a 4 MB disk with about 600 KB free; harness run writes its results but the MLflow store does
     not fit (exit 4, the results kept). Once space is freed, harness track logs them (before: exit 4 for good, "table

@@ -20,6 +20,7 @@ from tests.records.test_previous import _many_queries
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.server,
     pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"),
 ]
 

@@ -121,6 +121,7 @@ def test_a_new_store_is_made_without_mlflows_info_lines_on_stderr(tmp_path: Path
     assert "INFO" not in done.stderr and "mlflow.store" not in done.stderr, done.stderr
 
 
+@pytest.mark.server
 def test_real_server_then_outage_then_track_later(tmp_path: Path) -> None:
     with mlflow_server(tmp_path) as url:
         code, outcome, err = _run(_config(tmp_path, f"tracking: {{uri: '{url}'}}"))
@@ -230,6 +231,7 @@ def test_a_results_folder_is_one_parent_run_however_often_it_is_tracked(tmp_path
     assert client.get_run(first).info.lifecycle_stage == "deleted"
 
 
+@pytest.mark.server
 def test_json_is_all_that_reaches_stdout_with_a_tracking_server(tmp_path: Path) -> None:
     """A real process against a real server: MLflow's own lines ("View run ...") go to stderr, so stdout parses."""
     import subprocess
@@ -256,7 +258,8 @@ def test_json_is_all_that_reaches_stdout_with_a_tracking_server(tmp_path: Path) 
         assert json.loads(again.stdout)["mlflow_run_id"] == outcome["mlflow_run_id"]
 
 
-@pytest.mark.parametrize("store", ["sqlite", "server"])
+@pytest.mark.slow
+@pytest.mark.parametrize("store", ["sqlite", pytest.param("server", marks=pytest.mark.server)])
 def test_four_first_runs_at_once_all_land(tmp_path: Path, store: str) -> None:
     """Four processes start at once on a store that does not exist yet, or a fresh server whose experiment does not:
     the local store's creation is serialised, and against a server each process creates the experiment or finds it
@@ -318,7 +321,8 @@ def test_hostile_names_are_tracked_distinct_and_kept(tmp_path: Path) -> None:
     assert child.data.tags["dataset"] == "<b>ds</b>"
 
 
-@pytest.mark.parametrize("store", ["sqlite", "server"])
+@pytest.mark.slow
+@pytest.mark.parametrize("store", ["sqlite", pytest.param("server", marks=pytest.mark.server)])
 def test_two_tracks_of_one_folder_at_once_make_one_parent(tmp_path: Path, store: str) -> None:
     """harness track on the same folder from two processes at the same moment logs it once, to a local store and to
     a real tracking server alike (the lock is on the folder, not the store)."""

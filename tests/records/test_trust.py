@@ -103,6 +103,7 @@ def test_the_store_is_where_the_folder_sits_not_where_it_says(tmp_path: Path) ->
     assert (folder.parent.parent / "mlflow.db").is_file() and not elsewhere.exists()
 
 
+@pytest.mark.slow
 def test_precedence_command_line_then_environment_then_config(tmp_path: Path) -> None:
     """harness run: --set tracking.uri wins over MLFLOW_TRACKING_URI, which wins over the config's tracking.uri."""
     in_config, in_env, on_line = (f"sqlite:///{tmp_path / name}.db" for name in ("config", "env", "line"))
@@ -199,6 +200,7 @@ def _statements_to_make_a_store(tmp_path: Path) -> int:
     return int(done.stdout)
 
 
+@pytest.mark.slow
 def test_a_store_interrupted_at_any_step_of_its_creation_recovers(tmp_path: Path) -> None:
     """A store whose creation stopped after 1, a quarter, half, or all but one of its SQL statements (before this
     fix: exit 4 on every later run, "table ... already exists"): the next harness track sets it aside, with a note,
@@ -220,6 +222,7 @@ def test_a_store_interrupted_at_any_step_of_its_creation_recovers(tmp_path: Path
         assert again.returncode == 0 and json.loads(again.stdout)["already_logged"] is True, again.stderr
 
 
+@pytest.mark.slow
 def test_harness_makes_a_store_whole_or_not_at_all(tmp_path: Path) -> None:
     """harness's own creation, stopped after the n-th statement, leaves no mlflow.db (only a temporary file, removed
     by the next creation), and the next track makes it and logs."""

@@ -17,6 +17,8 @@ from harness.demo import generate
 from tests.repo import ROOT
 from tests.report.test_report import SCREENSHOTS, _browser
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture(scope="module")
 def demo_report(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -22,6 +22,7 @@ from scipy import stats
 
 from harness.cli import main
 from harness.report.format import format_p
+from tests.tiers import require
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / ".test-output"
@@ -152,6 +153,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _browser():  # type: ignore[no-untyped-def]
+    require("browser", "chromium")
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.fail("Debian's chromium is not installed: run `make test` (it installs it) or `apt-get install chromium`")
@@ -172,6 +174,7 @@ def _browser():  # type: ignore[no-untyped-def]
     return manager, browser
 
 
+@pytest.mark.browser
 def test_report_in_chromium(report: Path) -> None:
     manager, browser = _browser()
     try:
@@ -260,6 +263,7 @@ def test_report_in_chromium(report: Path) -> None:
         manager.stop()
 
 
+@pytest.mark.browser
 def test_hostile_names_are_text(report: Path) -> None:
     manager, browser = _browser()
     try:
