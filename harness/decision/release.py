@@ -234,9 +234,10 @@ def sweep_of(
 
 
 def gate_key(release: Release, claim: str = "model") -> str:
-    """A gate's identity across runs: the two systems, the guards and the claim (not the data, which grows between
-    looks, nor alpha or the plan). The earlier looks of a gate are the results folders whose gate.json carries the
-    same key; a gate on the versions is another gate than one on two trained runs.
+    """A gate's identity across runs: the two systems, the deciding guards and the claim (not the data, which grows
+    between looks, nor alpha or the plan, nor a descriptive guard, which decides nothing). The earlier looks of a gate
+    are the records that carry the same key (:func:`gate_keys`); a gate on the versions is another gate than one on
+    two trained runs.
 
     >>> from harness.config.schema import Release
     >>> gate_key(Release("v1", "v2")) == gate_key(Release("v1", "v2", looks=20)), len(gate_key(Release("v1", "v2")))
@@ -248,8 +249,35 @@ def gate_key(release: Release, claim: str = "model") -> str:
     >>> everyone, new = Guard(Measure("AP"), "max_drop", 0.01), Guard(Measure("AP"), "max_drop", 0.01, segment="new")
     >>> gate_key(Release("v1", "v2", guards=(everyone, new))) == gate_key(Release("v1", "v2", guards=(new, everyone)))
     True
+    >>> shown = Guard(Measure("Coverage", cutoff=10), "max_drop_pct", 40.0, descriptive=True)
+    >>> gate_key(Release("v1", "v2", guards=(everyone, shown))) == gate_key(Release("v1", "v2", guards=(everyone,)))
+    True
     """
-    guards = [[str(g.measure), g.condition, g.threshold, g.dataset, g.segment, g.descriptive] for g in release.guards]
+    return _key(release, claim, [g for g in release.guards if not g.descriptive])
+
+
+def gate_keys(release: Release, claim: str = "model") -> tuple[str, ...]:
+    """The keys a gate's looks are recorded under: :func:`gate_key`, then, for a gate with descriptive guards, the key
+    harness wrote for it while they were part of the key (every guard in), so that the looks recorded then count.
+
+    >>> from harness.config.schema import Guard
+    >>> from harness.measures.spec import Measure
+    >>> everyone = Guard(Measure("AP"), "max_drop", 0.01)
+    >>> len(gate_keys(Release("v1", "v2", guards=(everyone,))))
+    1
+    >>> shown = Guard(Measure("Coverage", cutoff=10), "max_drop_pct", 40.0, descriptive=True)
+    >>> key, before = gate_keys(Release("v1", "v2", guards=(everyone, shown)))
+    >>> key == gate_key(Release("v1", "v2", guards=(everyone,))), before == key
+    (True, False)
+    """
+    key, every_guard = gate_key(release, claim), _key(release, claim, list(release.guards))
+    return (key,) if every_guard == key else (key, every_guard)
+
+
+def _key(release: Release, claim: str, chosen: list[Guard]) -> str:
+    # a deciding guard's fields, its descriptive flag (False) included: the keys of gates without a descriptive guard
+    # are the ones harness always wrote
+    guards = [[str(g.measure), g.condition, g.threshold, g.dataset, g.segment, g.descriptive] for g in chosen]
     identity = [
         release.production,
         release.candidate,
@@ -419,4 +447,14 @@ def paired_values(
     return PairedValues(prod[defined], cand[defined])
 
 
-__all__ = ["EACH", "decide_arrays", "decide_release", "expand", "gate_key", "missing_seeds", "paired_values", "sweep_of"]
+__all__ = [
+    "EACH",
+    "decide_arrays",
+    "decide_release",
+    "expand",
+    "gate_key",
+    "gate_keys",
+    "missing_seeds",
+    "paired_values",
+    "sweep_of",
+]

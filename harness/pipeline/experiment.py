@@ -36,7 +36,7 @@ from harness.data.items import read_items, read_train
 from harness.data.load import judged_query_ids, load_qrels
 from harness.data.model import Intents, Qrels, Run
 from harness.data.tables import read_table_columns
-from harness.decision.release import decide_release, gate_key
+from harness.decision.release import decide_release, gate_keys
 from harness.decision.verdict import Decision
 from harness.engines import DatasetWork, Engine, open_engine
 from harness.engines._common import checked_run, judgments_of
@@ -616,12 +616,13 @@ def gate_look(experiment: Experiment) -> GateLook | None:
     release = experiment.release
     if release is None:
         return None
-    key, alpha = gate_key(release, experiment.stats.claim), experiment.stats.alpha
+    (key, *earlier_keys), alpha = gate_keys(release, experiment.stats.claim), experiment.stats.alpha
     root = _experiment_root(experiment)
     tracking = None
     if release.looks > 1 and experiment.tracking.enabled:
         tracking = (tracking_destination(experiment).uri, experiment.tracking.experiment or experiment.name)
-    before = earlier_looks(root, key, alpha, tracking, spent=release.looks > 1)  # one look: counted for a note only
+    # one look: counted for a note only
+    before = earlier_looks(root, key, alpha, tracking, spent=release.looks > 1, also=tuple(earlier_keys))
     earlier, spent = len(before), math.fsum(r.level for r in before)
     if release.looks == 1:
         note = (  # said the first time the gate is decided again, not on every run after

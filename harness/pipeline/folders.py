@@ -168,7 +168,11 @@ def promote_folder(folder: str | Path, uri: str | None = None, experiment: str |
     if recomputed.looks > 1:  # checked before anything is logged: the folder's own gate.json does not vouch for it
         to = destination(uri, None, results.folder.parent.parent)
         seen = earlier_looks(
-            results.folder.parent, recomputed.key, recomputed.alpha, (to.uri, experiment or _experiment_of(results))
+            results.folder.parent,
+            recomputed.key,
+            recomputed.alpha,
+            (to.uri, experiment or _experiment_of(results)),
+            also=(results.verdict.key,),  # the key the folder was decided under (before descriptive guards left it)
         )
         own = str(results.folder / "gate.json")
         if not any(r.id == recomputed.look_id and r.where != own and math.isclose(r.level, recomputed.tested_at) for r in seen):

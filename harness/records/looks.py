@@ -64,13 +64,23 @@ def new_look_id() -> str:
 
 
 def earlier_looks(
-    root: Path, key: str, alpha: float, tracking: tuple[str, str] | None = None, spent: bool = True
+    root: Path,
+    key: str,
+    alpha: float,
+    tracking: tuple[str, str] | None = None,
+    spent: bool = True,
+    also: tuple[str, ...] = (),
 ) -> list[LookRecord]:
-    """The earlier looks of gate ``key`` in the experiment's folder ``root`` and, with ``tracking`` (tracking URI,
-    experiment name), in MLflow: one record per look, in look order. Raises ConfigError, naming the record, when two
-    records of a look disagree or, where the looks are ``spent`` (a gate planned for several), a level is not in
-    (0, alpha]; TrackingError when MLflow cannot be read."""
-    found = [*_ledger(root, key), *_folders(root, key), *(_mlflow(*tracking, key) if tracking else [])]
+    """The earlier looks of gate ``key`` (or of its earlier keys, ``also``: :func:`~harness.decision.release.gate_keys`)
+    in the experiment's folder ``root`` and, with ``tracking`` (tracking URI, experiment name), in MLflow: one record
+    per look, in look order. Raises ConfigError, naming the record, when two records of a look disagree or, where the
+    looks are ``spent`` (a gate planned for several), a level is not in (0, alpha]; TrackingError when MLflow cannot
+    be read."""
+    found = [
+        record
+        for each in dict.fromkeys((key, *also))
+        for record in (*_ledger(root, each), *_folders(root, each), *(_mlflow(*tracking, each) if tracking else []))
+    ]
     by_id: dict[str, LookRecord] = {}
     for record in found:
         if spent and (not (math.isfinite(record.level) and 0 < record.level <= alpha) or record.look < 1):

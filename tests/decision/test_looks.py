@@ -172,3 +172,40 @@ def test_a_fresh_workspace_counts_the_looks_mlflow_holds(tmp_path: Path, monkeyp
         shutil.rmtree(tmp_path / "out")
         code, _, err = _run(config)
         assert code == 2 and "3 earlier look(s) of it" in err and "and its MLflow experiment" in err, err
+
+
+def test_a_descriptive_guard_added_between_looks_is_the_same_gate(tmp_path: Path) -> None:
+    """A descriptive guard decides nothing: adding one between looks leaves the gate's key, and its spending, as they
+    were (it had started the count again)."""
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}")
+    _looks(config)
+    code, first, err = _run(config)
+    assert code in (0, 3, 6), err
+    config.write_text(
+        config.read_text().replace("max_drop: 0.05}", "max_drop: 0.05}, {measure: P@5, max_drop: 0.0, descriptive: true}")
+    )
+    code, second, err = _run(config)
+    assert code in (0, 3, 6), err
+    assert (_gate(second)["key"], _gate(second)["look"]) == (_gate(first)["key"], 2)
+    assert _gate(second)["level"] == pytest.approx(0.05 * 7 / 27, rel=1e-12)
+
+
+def test_looks_recorded_under_the_key_that_held_descriptive_guards_still_count(tmp_path: Path) -> None:
+    """A gate with a descriptive guard was keyed with it in (harness before the key left such guards out): the looks
+    recorded under that key are this gate's, and are counted."""
+    from harness.config.load import load_config
+    from harness.decision.release import gate_keys
+
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.05}, {measure: P@5, max_drop: 0.0, descriptive: true}")
+    _looks(config)
+    release = load_config(config).release
+    assert release is not None
+    key, before = gate_keys(release)
+    root = tmp_path / "out" / "ni"
+    root.mkdir(parents=True)
+    earlier = {"id": "look-recorded-before", "key": before, "look": 1, "looks": 3, "level": 0.05 / 27}
+    (root / ".looks.jsonl").write_text(json.dumps(earlier) + "\n")
+    code, outcome, err = _run(config)
+    assert code in (0, 3, 6), err
+    gate = _gate(outcome)
+    assert (gate["key"], gate["look"], gate["level"]) == (key, 2, pytest.approx(0.05 * 7 / 27, rel=1e-12))
