@@ -211,8 +211,9 @@ def expand(release: Release, available: Sequence[tuple[str, str]]) -> list[tuple
 def sweep_of(
     release: Release, guarded: Sequence[tuple[Guard, str, str]], available: Sequence[tuple[str, str]]
 ) -> list[tuple[Guard, str, str]]:
-    """The segment sweep: every deciding guard over all users, on every other segment of its dataset that no guard
-    of that measure covers, as that guard would test it there (its margin, its condition).
+    """The segment sweep: for every deciding guard, whether over all users or on a segment, each segment of its
+    dataset (all users included) that no guard of that measure covers, tested as the first such guard would test it
+    there (its margin, its condition).
 
     >>> from harness.config.schema import Release
     >>> from harness.measures.spec import Measure
@@ -220,16 +221,20 @@ def sweep_of(
     >>> [(d, s) for _, d, s in sweep_of(Release("p", "c", (guard,)), [(guard, "d", "all")],
     ...                                  [("d", "all"), ("d", "new"), ("d", "old")])]
     [('d', 'new'), ('d', 'old')]
+    >>> new = Guard(Measure("AP"), "max_drop", 0.01, segment="new")
+    >>> [(d, s) for _, d, s in sweep_of(Release("p", "c", (new,)), [(new, "d", "new")],
+    ...                                  [("d", "all"), ("d", "new"), ("d", "old")])]
+    [('d', 'all'), ('d', 'old')]
     """
     covered = {(str(g.measure), d, s) for g, d, s in guarded}
     out = []
-    for guard, dataset, segment in guarded:
-        if guard.descriptive or segment != "all" or not dataset:
+    for guard, dataset, _ in guarded:
+        if guard.descriptive or not dataset:
             continue
         for d, s in available:
-            if d == dataset and s != "all" and (str(guard.measure), d, s) not in covered:
+            if d == dataset and (str(guard.measure), d, s) not in covered:
                 covered.add((str(guard.measure), d, s))
-                out.append((dataclasses.replace(guard, dataset=d, segment=s), d, s))
+                out.append((dataclasses.replace(guard, dataset=d, segment=None if s == "all" else s), d, s))
     return out
 
 

@@ -65,6 +65,18 @@ def test_a_pass_names_the_segment_that_loses_beyond_the_margin(tmp_path: Path) -
     assert 'id="segment-warnings"' in (folder / "report.html").read_text()
 
 
+def test_a_guard_on_one_segment_sweeps_the_others(tmp_path: Path) -> None:
+    """The sweep is not only under a guard over all users: a guard on the small queries (which gain) PASSes, and the
+    big ones, guarded by nothing, are named for their loss; all users (a gain) are swept too, and not named."""
+    code, outcome, err = _run(_experiment(tmp_path, "{measure: RR, segment: small, max_drop: 0.01}"))
+    assert code == 0 and outcome["gate"] == "PASS", err
+    gate = json.loads((Path(str(outcome["results_dir"])) / "gate.json").read_text())
+    (warning,) = gate["segment_warnings"]
+    big_drop = 0.5 - np.mean([1 / 3 if q % 10 < 6 else 0.5 for q in range(160)])
+    assert warning["segment"] == "big" and warning["drop"] == pytest.approx(big_drop, abs=1e-12)
+    assert warning["margin"] == 0.01 and "(segment sweep)" in warning["guard"]
+
+
 def test_segment_each_makes_a_guard_per_segment(tmp_path: Path) -> None:
     code, outcome, err = _run(_experiment(tmp_path, "{measure: RR, max_drop: 0.01, segment: each}"))
     assert code == 3 and outcome["gate"] == "FAIL", err
@@ -72,7 +84,7 @@ def test_segment_each_makes_a_guard_per_segment(tmp_path: Path) -> None:
     verdicts = {g["segment"]: g["verdict"] for g in gate["guards"]}
     assert verdicts == {"big": "FAIL", "small": "PASS"}
     assert len({g["guard"] for g in gate["guards"]}) == 2  # each copy labelled with its segment
-    assert gate["segment_warnings"] == []  # every segment is guarded: nothing left to sweep
+    assert gate["segment_warnings"] == []  # every segment is guarded; all users, swept, gain
 
 
 def test_segment_each_without_segments_is_refused(tmp_path: Path) -> None:
