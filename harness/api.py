@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -42,8 +43,8 @@ from harness.config.guards import (
 )
 from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
-from harness.config.schema import Claim, Correction, Family, NanPolicy, Test
-from harness.decision.release import decide_arrays, paired_values
+from harness.config.schema import Claim, Correction, Family, NanPolicy, Release, Test
+from harness.decision.release import decide_arrays, gate_keys, paired_values
 from harness.errors import GuardSpecError, HarnessError
 from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.conventions import Conventions
@@ -52,6 +53,7 @@ from harness.measures.peers import PEERS
 from harness.measures.registry import REGISTRY
 from harness.pipeline import run_experiment as run_pipeline
 from harness.progress import SILENT, Progress
+from harness.records.looks import LEDGER, LookRecord, earlier_looks, new_look_id, record_look
 from harness.stats.looks import Look
 
 if TYPE_CHECKING:
@@ -156,8 +158,9 @@ def decide(
     dataset: str = DEFAULT_DATASET,
     bound: str = "auto",
     looks: int = 1,
-    look: int = 1,
+    look: int | None = None,
     claim: str | None = None,
+    ledger: str | Path | None = None,
 ) -> Decision:
     """The release decision between two runs' per-query tables, as ``harness run`` decides it.
 
@@ -169,8 +172,10 @@ def decide(
     ``.p_pass``, ``.p_fail_adj``, ``.mde`` and ``.n_needed``. ``bound`` (``release.bound``): how a guard on a
     mean is bounded: ``auto`` (t where its normal approximation holds, the exact betting bound elsewhere), ``t`` or
     ``betting`` (:mod:`harness.stats.bounds`). ``looks`` (``release.looks``): the gate is planned to be run that many
-    times as users accrue, and this is look ``look``: its guards are tested at the look's share of ``alpha`` (the
-    earlier looks having spent theirs, :mod:`harness.stats.looks`), and ``alpha`` bounds the errors over all of them.
+    times as users accrue; its looks are counted in the folder ``ledger`` (its ``.looks.jsonl``, as ``harness run``
+    counts them in the experiment's folder), and each is recorded there before it is returned. A look is tested at
+    its share of ``alpha`` less what the recorded looks spent (:mod:`harness.stats.looks`), so ``alpha`` bounds the
+    errors over all of them; ``look``, when given, must be the look the record makes this one.
     A system may be given as a list of tables, one per training run (seed): ``{"v1": [t1, t2, t3], "v2": [...]}``.
     ``claim``: ``model`` decides these trained runs (one per system) on these users; ``version`` the training
     procedures over their runs, users and seeds both random (:mod:`harness.stats.seeds`); by default ``version``
@@ -202,10 +207,17 @@ def decide(
         planned = release_looks(looks)
     except GuardSpecError as exc:
         raise HarnessError(exc.message, hint=exc.hint) from None
-    if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= planned:
+    if look is not None and (isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= planned):
         raise HarnessError(
             f"look must be a whole number from 1 to looks ({planned}), got {look!r}",
-            hint="look=3 for the third of the planned looks",
+            hint="leave look out: the ledger counts the looks",
+        )
+    if planned > 1 and ledger is None:
+        raise HarnessError(
+            f"a gate planned for {planned} looks needs the record of its earlier looks: a look given by number alone "
+            "could be repeated or miscounted, and spend alpha again unseen",
+            hint="pass ledger='reports/my-gate': each look is recorded in its .looks.jsonl and counted from there, "
+            "as harness run counts them",
         )
     known = {str(m): m for m in tables[production].measures}
     checks = []
@@ -245,7 +257,11 @@ def decide(
                 prod, cand, measure, segment_mask(prod, segment, segments), segment_mask(cand, segment, segments)
             )
         checks.append((guard, dataset, segment or "all", values))
-    return decide_arrays(
+    release = Release(production, candidate, tuple(g for g, *_ in checks), policy, power, chosen, None, planned)
+    key, *also = gate_keys(release, claim)
+    root = None if ledger is None or planned == 1 else Path(ledger)  # one look: nothing spent before it
+    recorded = None if root is None else _recorded_looks(root, key, tuple(also), alpha, planned, look)
+    decision = decide_arrays(
         checks,
         production,
         candidate,
@@ -253,10 +269,36 @@ def decide(
         power,
         policy,
         chosen,
-        look=Look.as_planned(look, planned, alpha) if planned > 1 else None,
+        look=None if recorded is None else recorded[0],
+        key=key,
         claim=claim,
         seeds=(len(runs[production]), len(runs[candidate])),
     )
+    if root is None or recorded is None:
+        return decision
+    record = LookRecord(new_look_id(), key, decision.look, decision.looks, decision.tested_at, LEDGER)
+    record_look(root, record, list(recorded[1]), alpha)
+    return dataclasses.replace(decision, look_id=record.id)
+
+
+def _recorded_looks(
+    root: Path, key: str, also: tuple[str, ...], alpha: float, planned: int, given: int | None
+) -> tuple[Look, tuple[LookRecord, ...]]:
+    """This look of the gate by the ledger in ``root``: the number after its recorded looks, and what they spent."""
+    before = earlier_looks(root, key, alpha, spent=planned > 1, also=also)
+    number = len(before) + 1
+    if given is not None and given != number:
+        raise HarnessError(
+            f"this is look {number} of the gate by its record in {root / LEDGER} ({len(before)} earlier), not look "
+            f"{given}: a look decided again spends alpha again",
+            hint="leave look out: the ledger counts the looks",
+        )
+    if number > planned:
+        raise HarnessError(
+            f"the gate's {planned} planned looks are all recorded in {root / LEDGER}: its alpha ({alpha:g}) is spent",
+            hint="a new decision needs a new gate (other guards, or another ledger for another experiment)",
+        )
+    return Look(number, planned, math.fsum(r.level for r in before)), tuple(before)
 
 
 def explain(

@@ -209,3 +209,41 @@ def test_looks_recorded_under_the_key_that_held_descriptive_guards_still_count(t
     assert code in (0, 3, 6), err
     gate = _gate(outcome)
     assert (gate["key"], gate["look"], gate["level"]) == (key, 2, pytest.approx(0.05 * 7 / 27, rel=1e-12))
+
+
+def _api_tables() -> dict[str, object]:
+    import harness
+
+    qrels = harness.Qrels.from_dict({f"q{i}": {"a": 1, "b": 0} for i in range(60)})
+    prod = harness.evaluate(qrels, harness.Run.from_dict({f"q{i}": {"a": 2.0, "b": 1.0} for i in range(60)}, name="p"), ["RR"])
+    scores = {f"q{i}": {"a": 1.0 + (i % 9 != 0), "b": 1.5} for i in range(60)}
+    return {"p": prod, "c": harness.evaluate(qrels, harness.Run.from_dict(scores, name="c"), ["RR"])}
+
+
+def test_the_api_counts_a_gate_s_looks_in_its_ledger_and_refuses_a_repeated_one(tmp_path: Path) -> None:
+    """harness.decide with looks= records each look in the ledger folder it is given and counts them from there, as
+    harness run does: look k is tested at alpha (k/3)^3 less what the recorded looks spent; a look given again by its
+    number, or a look beyond the plan, is refused; without a ledger a planned gate is refused."""
+    import harness
+    from harness.errors import HarnessError
+
+    tables, guards = _api_tables(), [{"measure": "RR", "max_drop": 0.05}]
+    with pytest.raises(HarnessError, match="needs the record of its earlier looks"):
+        harness.decide(tables, "p", "c", guards, looks=3, look=1)
+    levels = []
+    for look in (1, 2):
+        decision = harness.decide(tables, "p", "c", guards, looks=3, ledger=tmp_path)
+        assert (decision.look, decision.looks) == (look, 3) and decision.look_id
+        levels.append(decision.tested_at)
+    assert levels == [pytest.approx(0.05 / 27, rel=1e-12), pytest.approx(0.05 * 7 / 27, rel=1e-12)]
+    ledger = [json.loads(line) for line in (tmp_path / ".looks.jsonl").read_text().splitlines()]
+    assert [(e["look"], e["level"]) for e in ledger] == [(1, levels[0]), (2, levels[1])]
+    with pytest.raises(HarnessError, match=r"this is look 3 of the gate by its record .* not look 2"):
+        harness.decide(tables, "p", "c", guards, looks=3, look=2, ledger=tmp_path)
+    last = harness.decide(tables, "p", "c", guards, looks=3, look=3, ledger=tmp_path)
+    assert last.tested_at == pytest.approx(0.05 * 19 / 27, rel=1e-12)
+    with pytest.raises(HarnessError, match="all recorded"):
+        harness.decide(tables, "p", "c", guards, looks=3, ledger=tmp_path)
+    # another gate (other guards) in the same ledger starts its own count
+    other = harness.decide(tables, "p", "c", [{"measure": "RR", "max_drop": 0.04}], looks=3, ledger=tmp_path)
+    assert other.look == 1
