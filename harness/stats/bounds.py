@@ -228,9 +228,10 @@ def mean_bound(
 ) -> MeanBound:
     """The bound a guard decides by, for the mean of ``values`` (each user's excess drop over the margin).
 
-    ``choice``: ``t``; ``betting`` (needs the range ``[low, high]``); or ``auto``: t where it can be trusted (some
-    user ``changed``, the values spread beyond rounding, and t's estimated excess error is at most
-    ``EXCESS_TOLERANCE * alpha``), else the betting bound when the range is known, else nothing. ``changed``: how many
+    ``choice``: ``t``; ``betting`` (needs the range ``[low, high]``: without it nothing decides, and the reason says
+    so); or ``auto``: t where it can be trusted (some user ``changed``, the values spread beyond rounding, and t's
+    estimated excess error is at most ``EXCESS_TOLERANCE * alpha``), else the betting bound when the range is known,
+    else nothing. ``changed``: how many
     users' changes (without the margin) are not 0, by :func:`changed_count` (default: the values' own count). A
     relative margin spreads the excess even when no user changed, and a sample with no changed user says nothing of
     the users it missed.
@@ -244,6 +245,10 @@ def mean_bound(
     if choice == "auto" and t.decided and changed > 0 and t.excess <= EXCESS_TOLERANCE * alpha:
         return t
     if not bounded:
+        if choice == "betting":  # asked for, and impossible: never t in its place without a word
+            return dataclasses.replace(
+                t, low=math.nan, high=math.nan, p_below=1.0, p_above=1.0, method="none", reason=NO_RANGE_FOR_BETTING
+            )
         if t.decided and choice == "auto":
             return dataclasses.replace(
                 t, low=math.nan, high=math.nan, p_below=1.0, p_above=1.0, method="none", reason=_untrusted(t, changed, alpha)
@@ -251,6 +256,12 @@ def mean_bound(
         return t
     betting = betting_bound(x, low, high, alpha)  # type: ignore[arg-type]  # bounded: both are floats
     return dataclasses.replace(betting, changed=changed, excess=t.excess)
+
+
+NO_RANGE_FOR_BETTING = (
+    "bound: betting needs the range of the measure's values, and this measure has none here (none is known, or the "
+    "values fall outside it): nothing decides it; bound: auto lets the t-test decide where it can be trusted"
+)
 
 
 def _spread_checked(t: MeanBound, x: np.ndarray, changed: int) -> MeanBound:

@@ -474,3 +474,23 @@ def test_an_inconclusive_verdict_names_what_it_is_not_evidence_of(conditions: tu
     decision = Decision("production", "candidate", guards)
     assert decision.verdict == "INCONCLUSIVE" and says in decision.errors
     assert decision.controls == "none" and decision.to_dict()["controls"] == "none"
+
+
+def test_bound_betting_on_a_measure_with_no_range_decides_nothing_and_says_why() -> None:
+    """The betting bound needs the values' range; a count (NumRet) has none. Under bound: betting the guard was
+    decided by t without a word; it is INCONCLUSIVE, saying that betting needs a range and auto lets t decide. The
+    same values under auto are decided (t is trusted: every user changed by about the same)."""
+    import harness
+    from harness.stats.bounds import NO_RANGE_FOR_BETTING
+
+    qrels = harness.Qrels.from_dict({f"q{i}": {"a": 1} for i in range(80)})
+    prod = harness.Run.from_dict({f"q{i}": {f"d{j}": float(j) for j in range(10)} for i in range(80)}, name="p")
+    cand = harness.Run.from_dict({f"q{i}": {f"d{j}": float(j) for j in range(10 + i % 2)} for i in range(80)}, name="c")
+    tables = [harness.evaluate(qrels, prod, ["NumRet"]), harness.evaluate(qrels, cand, ["NumRet"])]
+    guard = [{"measure": "NumRet", "max_drop": 0.5}]
+    betting = harness.decide(tables, "p", "c", guard, bound="betting")
+    (result,) = betting.guards
+    assert betting.verdict == "INCONCLUSIVE" and NO_RANGE_FOR_BETTING in result.reason, result.reason
+    # NumRet is a sum over users: 40 of the 80 retrieve one more document (a drop of -40)
+    assert result.p_pass == 1.0 and result.drop == pytest.approx(-40.0, abs=1e-12)
+    assert harness.decide(tables, "p", "c", guard, bound="auto").verdict == "PASS"
