@@ -43,7 +43,7 @@ from harness.config.guards import (
 )
 from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
-from harness.config.schema import Claim, Correction, Family, NanPolicy, Release, Test
+from harness.config.schema import Claim, Correction, Family, NanPolicy, OnInconclusive, Release, Test
 from harness.decision.release import decide_arrays, gate_keys, paired_values
 from harness.errors import GuardSpecError, HarnessError
 from harness.evaluation.results import PerQuery, RunResult
@@ -54,6 +54,7 @@ from harness.measures.registry import REGISTRY
 from harness.pipeline import run_experiment as run_pipeline
 from harness.progress import SILENT, Progress
 from harness.records.looks import LEDGER, LookRecord, earlier_looks, new_look_id, record_look
+from harness.stats.bounds import BoundChoice
 from harness.stats.looks import Look
 
 if TYPE_CHECKING:
@@ -68,17 +69,17 @@ def compare(
     per_query: Sequence[PerQuery] | Mapping[str, PerQuery | Sequence[PerQuery]],
     baseline: str | None = None,
     *,
-    tests: Sequence[str] = DEFAULT_TESTS,
-    primary: str = DEFAULT_PRIMARY,
-    correction: str = DEFAULT_CORRECTION,
-    family: str = DEFAULT_FAMILY,
+    tests: Sequence[Test] = DEFAULT_TESTS,
+    primary: Test = DEFAULT_PRIMARY,
+    correction: Correction = DEFAULT_CORRECTION,
+    family: Family = DEFAULT_FAMILY,
     alpha: float = DEFAULT_ALPHA,
     permutations: int = DEFAULT_PERMUTATIONS,
     resamples: int = DEFAULT_PERMUTATIONS,
     seed: int = DEFAULT_SEED,
-    nan: str = "error",
+    nan: NanPolicy = "error",
     dataset: str = DEFAULT_DATASET,
-    claim: str | None = None,
+    claim: Claim | None = None,
 ) -> pd.DataFrame:
     """Paired tests between runs evaluated on the same judgments: one row per pair x measure.
 
@@ -154,12 +155,12 @@ def decide(
     alpha: float = 0.05,
     power: float = DEFAULT_POWER,
     segments: Mapping[str, str] | None = None,
-    on_inconclusive: str = "inconclusive",
+    on_inconclusive: OnInconclusive = "inconclusive",
     dataset: str = DEFAULT_DATASET,
-    bound: str = "auto",
+    bound: BoundChoice = "auto",
     looks: int = 1,
     look: int | None = None,
-    claim: str | None = None,
+    claim: Claim | None = None,
     ledger: str | Path | None = None,
 ) -> Decision:
     """The release decision between two runs' per-query tables, as ``harness run`` decides it.

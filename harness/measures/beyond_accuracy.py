@@ -84,7 +84,8 @@ def outside_universe(lists: RankedLists, m: Measure, shown: np.ndarray, default:
     member = {"train": items.in_train, "items": items.in_catalog}.get(text_of(m, "catalog", default))
     if member is None:
         return np.zeros(shown.shape[0], dtype=np.int64)
-    return ((shown > 0) & ~member).sum(axis=1)
+    counts: np.ndarray = ((shown > 0) & ~member).sum(axis=1)
+    return counts
 
 
 def long_tail(lists: RankedLists, m: Measure) -> np.ndarray:
@@ -118,7 +119,8 @@ def _coverage_bounds(m: Measure) -> tuple[float, float]:
 
 
 def recommended_items(lists: RankedLists, m: Measure, weights: np.ndarray) -> np.ndarray:
-    return (beyond.coverage_counts(lists, m.cutoff, weights) > 0).sum(axis=1).astype(np.float64)
+    counts: np.ndarray = (beyond.coverage_counts(lists, m.cutoff, weights) > 0).sum(axis=1).astype(np.float64)
+    return counts
 
 
 def entropy(lists: RankedLists, m: Measure, weights: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from harness.kernels import fairness
 from harness.kernels._segments import RankedLists
 from harness.kernels.gains import GainScheme
 from harness.measures.spec import Measure, ParamValue
+
+CutoffRule = Literal["none", "optional", "required"]  # whether the measure takes @k
+Aggregate = Literal["mean", "sum", "gmean", "count"]  # how the per-query values make the run's value
 
 ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 FAMILIES = ("accuracy", "beyond accuracy", "fairness", "intent-aware", "expected exposure")
@@ -94,11 +97,11 @@ class MeasureDef:
     kernel: Callable[[RankedLists, Measure], np.ndarray]
     description: str
     family: str  # one of FAMILIES: the section of `harness measures` and docs/measures.md it is listed in
-    cutoff: str = "none"  # none | optional | required
+    cutoff: CutoffRule = "none"
     params: tuple[ParamInfo, ...] = ()
     # IPrec@0.5 (ir_measures' spelling): a number after @ that is not a whole number sets this parameter
     cutoff_param: str | None = None
-    aggregate: str = "mean"  # mean | sum | gmean | count
+    aggregate: Aggregate = "mean"
     higher_is_better: bool = True
     higher_when: When | None = None  # a parameter's value decides the direction (Gini's form=elliot: higher)
     # a measure best at a value inside its range (a signed disparity at 0, a ratio at 1): closer is better, whichever

@@ -173,7 +173,8 @@ def exposure_gini(lists: RankedLists, m: Measure, weights: np.ndarray) -> np.nda
     exposures = kernels.exposure(lists, m.cutoff, text_of(m, "weight", "geometric"), number_of(m, "patience", 0.85), weights)
     catalog = text_of(m, "catalog", "items")
     size = beyond.universe_size(items_of(lists), catalog) + outside_universe(lists, m, exposures, "items")
-    return np.maximum(beyond.gini(exposures, size, "recbole"), 0.0)
+    values: np.ndarray = np.maximum(beyond.gini(exposures, size, "recbole"), 0.0)
+    return values
 
 
 def _category_of(lists: RankedLists, m: Measure) -> tuple[np.ndarray, int]:

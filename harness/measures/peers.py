@@ -438,7 +438,7 @@ def option_users() -> list[tuple[str, str, tuple[str, ...]]]:
     for option in Conventions().as_dict():
         kind = type(getattr(Conventions(), option))
         if issubclass(kind, Enum):
-            rows += [(option, str(m.value), USED_BY.get((option, str(m.value)), ())) for m in kind]  # type: ignore[attr-defined]
+            rows += [(option, str(m.value), USED_BY.get((option, str(m.value)), ())) for m in kind]
     return rows
 
 

@@ -32,7 +32,7 @@ def format_param(value: ParamValue) -> str:
         return repr(value)
     if isinstance(value, tuple):
         if value and isinstance(value[0], tuple):
-            pairs = ",".join(f"{format_number(k)}:{format_number(v)}" for k, v in value)  # type: ignore[misc]
+            pairs = ",".join(f"{format_number(k)}:{format_number(v)}" for k, v in value)
             return "{" + pairs + "}"
         return "(" + ",".join(format_number(v) for v in value) + ("," if len(value) == 1 else "") + ")"  # type: ignore[arg-type]
     return format_number(value)
