@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from harness.config.defaults import (
     DEFAULT_ALPHA,
@@ -267,6 +267,30 @@ class Guard:
     segment: str | None = None
     descriptive: bool = False  # point estimates only: shown, never deciding the gate
     line: int | None = None  # where the config declares it, for errors found when the data is read
+
+    @property
+    def sign(self) -> float:
+        """1 where a larger value of the measure is better, -1 where a smaller one is: the drop from production to
+        the candidate is ``sign * (production - candidate)``.
+
+        >>> Guard(Measure("AP"), "max_drop", 0.01).sign, Guard(Measure("ARP", cutoff=10), "max_drop", 0.01).sign
+        (1.0, -1.0)
+        """
+        return 1.0 if REGISTRY.definition(self.measure).higher(self.measure) else -1.0
+
+    def margin(self, production: Any = 0.0) -> Any:
+        """The drop the guard allows, in the measure's units (a negative one: the gain it requires): ``max_drop``'s
+        threshold, ``min_gain``'s negated, or ``max_drop_pct``'s share of ``production`` (a value, or an array of
+        them).
+
+        >>> Guard(Measure("AP"), "max_drop", 0.01).margin(), Guard(Measure("AP"), "min_gain", 0.01).margin()
+        (0.01, -0.01)
+        >>> Guard(Measure("AP"), "max_drop_pct", 5.0).margin(0.5)
+        0.025
+        """
+        if self.condition == "max_drop_pct":
+            return self.threshold / 100 * production
+        return self.threshold if self.condition == "max_drop" else -self.threshold
 
 
 @dataclass(frozen=True)

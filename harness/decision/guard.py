@@ -140,10 +140,6 @@ class GuardNumbers:
         )
 
 
-def _higher(guard: Guard) -> bool:
-    return REGISTRY.definition(guard.measure).higher(guard.measure)
-
-
 def _aggregate(guard: Guard) -> str:
     aggregate = REGISTRY.definition(guard.measure).guard_aggregate(guard.measure)
     return "system" if aggregate == "catalogue" else aggregate
@@ -207,21 +203,17 @@ class _Terms(NamedTuple):
 def _excess_terms(guard: Guard, values: PairedValues) -> _Terms | str:
     """The users' values, drops and margins, or why there are too few users: the margin each user is allowed is ``r *
     production_i`` for a relative one, and a sum's margin spread over its n users."""
-    aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
+    aggregate, sign = _aggregate(guard), guard.sign
     prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
     n = int(prod.size)
     if n < 2:
         return f"{n} user(s) with values for both systems: a paired test needs 2 or more"
-    r = guard.threshold / 100
     if aggregate == "gmean":  # ratios of geometric means: differences of logs (relative margins only, see guards.py)
+        r = guard.threshold / 100
         lp, lc = np.log(np.maximum(prod, MIN_GEO_MEAN)), np.log(np.maximum(cand, MIN_GEO_MEAN))
         return _Terms(prod, cand, sign * (lp - lc), np.full(n, -math.log1p(-r) if sign > 0 else math.log1p(r)))
     per_user = n if aggregate in ("sum", "count") else 1  # a margin on a sum is n times a margin on the mean
-    margins = {
-        "max_drop": np.full(n, guard.threshold / per_user),
-        "min_gain": np.full(n, -guard.threshold / per_user),
-        "max_drop_pct": r * prod,
-    }[guard.condition]
+    margins = guard.margin(prod) if guard.condition == "max_drop_pct" else np.full(n, guard.margin() / per_user)
     return _Terms(prod, cand, sign * (prod - cand), margins)
 
 
@@ -229,7 +221,7 @@ def _bounded(guard: Guard, terms: _Terms, changed: int, alpha: float, target: fl
     """A guard on a mean (or geometric mean) bounded as ``bound`` says: None where that is the t-test (decided by the
     exact sums, as the comparisons decide it), else the betting bound's test or why nothing decides. ``changed``: the
     users whose drop is not 0."""
-    aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
+    aggregate, sign = _aggregate(guard), guard.sign
     prod, cand, drops, margins = terms
     n = int(prod.size)
     # a geometric mean is tested on log ratios, which have no range
@@ -279,12 +271,10 @@ def _excess_range(guard: Guard, sign: float, value_range: tuple[float, float]) -
     >>> _excess_range(Guard(Measure("AP"), "max_drop_pct", 10.0), 1.0, (0.0, 1.0))
     (-1.0, 0.9)
     """
-    r = guard.threshold / 100
     corners = []
     for prod in value_range:
         for cand in value_range:
-            margin = {"max_drop": guard.threshold, "min_gain": -guard.threshold}.get(guard.condition, r * prod)
-            corners.append(sign * (prod - cand) - margin)
+            corners.append(sign * (prod - cand) - guard.margin(prod))
     return min(corners), max(corners)
 
 
@@ -308,15 +298,15 @@ def _test_interval(guard: Guard, values: PairedMoments, alpha: float, target: fl
     n = values.n
     if n < 2 or not (math.isfinite(values.mean) and math.isfinite(values.sd)):
         return f"{n} user(s) with values for both systems: a paired test needs 2 or more"
-    sign = 1.0 if _higher(guard) else -1.0
-    margin = guard.threshold if guard.condition == "max_drop" else -guard.threshold
+    sign = guard.sign
+    margin = guard.margin()  # an absolute one (shifts_only)
     excess = -sign * values.mean - margin  # the mean drop beyond the margin
     return _one_sided(guard, n, excess, values.sd, margin, values.production, values.candidate, sign, lambda x: x, alpha, target)
 
 
 def _test_paired(guard: Guard, terms: _Terms, alpha: float, target: float) -> GuardNumbers:
     """The one-sided paired t-test of a measure with a value per user, on the per-user excess drop."""
-    aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
+    aggregate, sign = _aggregate(guard), guard.sign
     prod, cand, drops, margins = terms
     n = int(prod.size)
     t = paired.run_tests(drops - margins, None, ("t",)).t  # the excess's mean and sd, from exact sums
@@ -403,7 +393,7 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
 
     from harness.stats.seeds import crossed_difference
 
-    aggregate, sign = _aggregate(guard), 1.0 if _higher(guard) else -1.0
+    aggregate, sign = _aggregate(guard), guard.sign
     if aggregate != "mean":
         return f"the version claim is tested on means, and {guard.measure} is a {aggregate}: decide it with claim: model"
     prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
@@ -411,11 +401,7 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
     p_value, c_value = float(prod.mean()), float(cand.mean())
     drop = sign * (p_value - c_value)
     relative = guard.condition == "max_drop_pct"
-    margin = (
-        guard.threshold / 100 * p_value
-        if relative
-        else {"max_drop": guard.threshold, "min_gain": -guard.threshold}[guard.condition]
-    )
+    margin = guard.margin(p_value)
     seeds = f"{r_cand} run(s) of the candidate against {r_prod} of production"
     if n < 2:
         return f"{n} user(s) in every run of both systems: a test needs 2 or more"
@@ -473,8 +459,7 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
 
 def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target: float) -> GuardNumbers | str:
     """A measure with one value per run: the centred bootstrap over users (the comparisons' resamples)."""
-    sign = 1.0 if _higher(guard) else -1.0
-    r = guard.threshold / 100
+    sign = guard.sign
     # a measure with a target (BiasDisparity's BD at 0): the drop is how much farther from it the candidate is, from
     # either side, and a max_drop_pct margin is a share of production's distance from it
     best_at = REGISTRY.definition(guard.measure).target_of(guard.measure)
@@ -483,9 +468,8 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
         return np.abs(cand - best_at) - np.abs(prod - best_at) if best_at is not None else sign * (prod - cand)
 
     def excess(prod: np.ndarray | float, cand: np.ndarray | float) -> np.ndarray | float:
-        margin = {"max_drop": guard.threshold, "min_gain": -guard.threshold}.get(guard.condition)
         scale = np.abs(prod - best_at) if best_at is not None else prod
-        return drop(prod, cand) - (r * scale if margin is None else margin)
+        return drop(prod, cand) - guard.margin(scale)
 
     observed = float(excess(values.production, values.candidate))
     margin = float(drop(values.production, values.candidate)) - observed
