@@ -87,6 +87,27 @@ def test_eval_never_imports_pandas(tmp_path: Path, qrels: Path, compiled_from_ro
     assert done.stdout.strip() == "0 False False False", done.stdout + done.stderr
 
 
+def test_eval_of_csv_tables_never_imports_pandas(tmp_path: Path) -> None:
+    """A recommender's CSV files, as small users start with, read without pandas: the check for scores that overflow
+    a double converted the column to numpy, which imports pandas (0.5 s of a 1.3 s eval, issue 64)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "ratings.csv").write_text("user,item,rating\nu1,i1,5\nu1,i2,1\nu2,i3,4\n")
+    (tmp_path / "run.csv").write_text("user,item,score\nu1,i1,0.9\nu1,i2,0.5\nu2,i3,inf\n")
+    probe = (
+        "import sys, contextlib, io\n"
+        "from harness.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['eval', '-m', 'nDCG@10', '--qrels-columns', 'query=user,doc=item,relevance=rating', "
+        f"'--run-columns', 'query=user,doc=item,score=score', {str(tmp_path / 'ratings.csv')!r}, "
+        f"{str(tmp_path / 'run.csv')!r}])\n"
+        "print(code, 'pandas' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "0 False", done.stdout + done.stderr
+
+
 def test_fairness_measures_import_no_pandas(tmp_path: Path, qrels: Path) -> None:
     """The fairness, exposure and propensity measures need no pandas either (issue 26's cost: 0.2 s of a 2.5 s
     budget); pyarrow imports it when a compute function is given a Python scalar, as ``pc.less(codes, 0)`` was."""
