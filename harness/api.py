@@ -83,13 +83,58 @@ def compare(
 ) -> pd.DataFrame:
     """Paired tests between runs evaluated on the same judgments: one row per pair x measure.
 
-    ``per_query``: the runs' per-query tables (named by their run, or by the mapping's
-    keys). With a ``baseline``, every other run is compared with it; without, every pair.
-    The columns and their definitions are those of ``comparisons.csv`` (README,
-    "Comparing systems"); the same seed gives the same p-values. A system may be a list of
-    tables, one per training run (seed): ``claim`` is then ``version`` (the default with
-    several runs), and its means are compared by the crossed t over users and seeds
-    (``p_version``), as ``harness run`` compares versions.
+    Parameters
+    ----------
+    per_query : sequence of PerQuery, or mapping of name to PerQuery or to a list of them
+        The runs' per-query tables (named by their run, or by the mapping's keys). A system may be a list of
+        tables, one per training run (seed).
+    baseline : str, optional
+        Every other run is compared with it; without one, every pair.
+    tests : sequence of {"t", "wilcoxon", "randomization", "bootstrap"}
+        The paired tests to run.
+    primary : {"t", "wilcoxon", "randomization", "bootstrap"}
+        The test whose corrected p decides significance.
+    correction : {"holm", "bonferroni", "bh", "none"}
+        Across the family of comparisons.
+    family : {"per_measure", "grid"}
+        The family a correction runs over: each measure's pairs, or every pair x measure.
+    alpha : float
+        The significance level.
+    permutations, resamples : int
+        The randomization test's and the bootstrap's draws.
+    seed : int
+        Keys every draw: the same seed gives the same p-values, in any order or subset of the rows.
+    nan : {"error", "drop"}
+        A per-query value that is NaN stops, or drops that query from that comparison.
+    dataset : str
+        The dataset name the draws are keyed by (as ``harness compare`` keys them).
+    claim : {"model", "version"}, optional
+        ``version`` compares the systems' training procedures over their runs, by the crossed t over users and
+        seeds (``p_version``), as ``harness run`` compares versions; the default when a system has several runs.
+
+    Returns
+    -------
+    ComparisonTable
+        A DataFrame with the columns of ``comparisons.csv`` (README, "Comparing systems"); a notebook shows the
+        compact view (measure, pair, means, difference, interval, corrected p, significant), ``.full`` every
+        column.
+
+    Raises
+    ------
+    HarnessError
+        A baseline that is not among the runs, runs on other measures, an unknown test or a bad count.
+
+    Examples
+    --------
+    >>> from harness import Qrels, Run, evaluate
+    >>> qrels = Qrels.from_dict({f"q{i}": {"a": 1, "b": 0} for i in range(30)})
+    >>> first = evaluate(qrels, Run.from_dict({f"q{i}": {"a": 2.0, "b": 1.0} for i in range(30)}, name="first"), ["RR"])
+    >>> second = evaluate(
+    ...     qrels, Run.from_dict({f"q{i}": {"a": 1.0, "b": 2.0 - 2 * (i % 3 == 0)} for i in range(30)}, name="second"), ["RR"]
+    ... )
+    >>> row = compare([first, second], baseline="first").full.iloc[0]
+    >>> row.system_a, row.system_b, round(float(row.delta), 4), bool(row.significant)
+    ('first', 'second', -0.3333, True)
     """
 
     runs = _seeded(per_query)
@@ -165,23 +210,57 @@ def decide(
 ) -> Decision:
     """The release decision between two runs' per-query tables, as ``harness run`` decides it.
 
-    ``guards`` are written as in a config: ``{"measure": "nDCG@10", "max_drop": 0.01}``,
-    ``max_drop_pct``, ``min_gain``, optionally ``segment`` (with ``segments``: query id ->
-    segment) and ``descriptive``. The result has ``.verdict`` (PASS, FAIL or INCONCLUSIVE),
-    ``.errors`` (the error it controls, at what rate) and ``.guards``, each with its
-    ``.verdict``, ``.drop``, one-sided bounds ``.drop_low``/``.drop_high``, ``.margin``,
-    ``.p_pass``, ``.p_fail_adj``, ``.mde`` and ``.n_needed``. ``bound`` (``release.bound``): how a guard on a
-    mean is bounded: ``auto`` (t where its normal approximation holds, the exact betting bound elsewhere), ``t`` or
-    ``betting`` (:mod:`harness.stats.bounds`). ``looks`` (``release.looks``): the gate is planned to be run that many
-    times as users accrue; its looks are counted in the folder ``ledger`` (its ``.looks.jsonl``, as ``harness run``
-    counts them in the experiment's folder), and each is recorded there before it is returned. A look is tested at
-    its share of ``alpha`` less what the recorded looks spent (:mod:`harness.stats.looks`), so ``alpha`` bounds the
-    errors over all of them; ``look``, when given, must be the look the record makes this one.
-    A system may be given as a list of tables, one per training run (seed): ``{"v1": [t1, t2, t3], "v2": [...]}``.
-    ``claim``: ``model`` decides these trained runs (one per system) on these users; ``version`` the training
-    procedures over their runs, users and seeds both random (:mod:`harness.stats.seeds`); by default ``version``
-    when either system has several runs, else ``model``. With one run of a system the version claim decides nothing.
+    Parameters
+    ----------
+    per_query : sequence of PerQuery, or mapping of name to PerQuery or to a list of them
+        The runs' per-query tables. A system may be a list of tables, one per training run (seed):
+        ``{"v1": [t1, t2, t3], "v2": [...]}``.
+    production, candidate : str
+        The two systems the gate compares.
+    guards : sequence of mappings
+        Written as in a config: ``{"measure": "nDCG@10", "max_drop": 0.01}``, ``max_drop_pct``, ``min_gain``,
+        optionally ``segment`` and ``descriptive``.
+    alpha : float
+        The rate of the error the verdict controls (over all the looks of a planned gate).
+    power : float
+        The power "users needed" is planned for.
+    segments : mapping of query id to segment, optional
+        Each query's segment, for guards on a segment.
+    on_inconclusive : {"inconclusive", "fail", "pass"}
+        What an INCONCLUSIVE gate reads as.
+    dataset : str
+        The dataset name the guards are decided on.
+    bound : {"auto", "t", "betting"}
+        How a guard on a mean is bounded: ``auto`` (t where its normal approximation holds, the exact betting
+        bound elsewhere), ``t`` or ``betting`` (:mod:`harness.stats.bounds`).
+    looks : int
+        The gate is planned to be run that many times as users accrue (``release.looks``): each look is tested at
+        its share of ``alpha`` less what the recorded looks spent (:mod:`harness.stats.looks`).
+    look : int, optional
+        When given, the look the ledger must make this one.
+    claim : {"model", "version"}, optional
+        ``model`` decides these trained runs on these users; ``version`` the training procedures over their runs,
+        users and seeds both random (:mod:`harness.stats.seeds`); by default ``version`` when either system has
+        several runs. With one run of a system the version claim decides nothing.
+    ledger : str or Path, optional
+        With ``looks`` > 1, required: the folder whose ``.looks.jsonl`` counts the gate's looks (as ``harness run``
+        counts them in the experiment's folder); each look is recorded there before it is returned.
 
+    Returns
+    -------
+    Decision
+        ``.verdict`` (PASS, FAIL or INCONCLUSIVE), ``.errors`` (the error it controls, at what rate) and
+        ``.guards``, each with its ``.verdict``, ``.drop``, one-sided bounds ``.drop_low``/``.drop_high``,
+        ``.margin``, ``.p_pass``, ``.p_fail_adj``, ``.mde`` and ``.n_needed``.
+
+    Raises
+    ------
+    HarnessError
+        A system that is not among the runs, a guard that cannot be decided as written, a planned gate without a
+        ledger, or a look given again.
+
+    Examples
+    --------
     >>> from harness import Qrels, Run, evaluate
     >>> qrels = Qrels.from_dict({f"q{i}": {"a": 1, "b": 0} for i in range(40)})
     >>> prod = evaluate(qrels, Run.from_dict({f"q{i}": {"a": 2.0, "b": 1.0} for i in range(40)}, name="prod"), ["RR"])
@@ -314,11 +393,31 @@ def explain(
 ) -> pd.DataFrame:
     """Why a number differs from another tool's, as ``harness explain`` prints it.
 
-    Without ``match``: one row per measure, peer and setting (``measure, peer, tool, setting, value, delta,
-    queries_affected, note``): each peer's value on these inputs (``setting == "all"``), then what each of its
-    conventions alone changes. With ``match``: every combination of conventions whose value is within ``tol`` of
-    it, nearest first (``value, distance, profile, changes`` and one column per setting).
+    Parameters
+    ----------
+    qrels, run : Qrels and Run, DataFrames or dicts
+        The inputs, as :func:`harness.evaluate` takes them.
+    measures : str or sequence of str
+        The measures to explain.
+    conventions : Conventions, optional
+        The conventions harness's own value is computed under (default: trec_eval's).
+    peers : sequence of str, optional
+        The tools to compare with (default: every profile).
+    match : float, optional
+        Another tool's value: search the combinations of conventions for those that give it.
+    tol : float
+        How near ``match`` a value must be.
 
+    Returns
+    -------
+    DataFrame
+        Without ``match``: one row per measure, peer and setting (``measure, peer, tool, setting, value, delta,
+        queries_affected, note``): each peer's value on these inputs (``setting == "all"``), then what each of its
+        conventions alone changes. With ``match``: every combination of conventions whose value is within ``tol``
+        of it, nearest first (``value, distance, profile, changes`` and one column per setting).
+
+    Examples
+    --------
     >>> from harness import Qrels, Run, explain
     >>> qrels = Qrels.from_records([("q1", "a", 2), ("q1", "b", 1), ("q2", "d", 1)])
     >>> run = Run.from_records([("q1", "b", 1.0), ("q1", "a", 0.5)])
@@ -480,9 +579,45 @@ def run_experiment(
 ) -> Outcome:
     """Run an experiment config as ``harness run`` does; the outcome carries the results as DataFrames.
 
-    ``outcome.per_query``, ``.summary``, ``.comparisons``, ``.diagnostics`` are pandas
-    DataFrames; ``outcome.gate`` is PASS / FAIL / INCONCLUSIVE / none (as gate.json says); ``outcome.results_dir`` the folder.
-    ``progress=True`` shows the stages on stderr.
+    Parameters
+    ----------
+    config : str or Path
+        The experiment config (YAML; docs/config.md).
+    output : str or Path, optional
+        The results root, over the config's ``output``.
+    overrides : mapping, optional
+        Dotted keys over the config's values, as ``--set``: ``{"stats.alpha": 0.01}``.
+    tracking : bool
+        Log to MLflow as the config says; False leaves MLflow out.
+    progress : bool
+        Show the stages on stderr.
+
+    Returns
+    -------
+    Outcome
+        ``.per_query``, ``.summary``, ``.comparisons``, ``.diagnostics`` as pandas DataFrames; ``.gate``: PASS,
+        FAIL, INCONCLUSIVE or none (as gate.json says); ``.results_dir``: the folder. A notebook shows the verdict
+        box and the links.
+
+    Raises
+    ------
+    ConfigError
+        The config's file and line, what is wrong and the fix.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "qrels.txt").write_text("".join(f"q{i} 0 d1 1\\nq{i} 0 d2 0\\n" for i in range(20)))
+    >>> _ = (folder / "a.run").write_text("".join(f"q{i} Q0 d2 1 2 a\\nq{i} Q0 d1 2 1 a\\n" for i in range(20)))
+    >>> _ = (folder / "b.run").write_text("".join(f"q{i} Q0 d1 1 2 b\\nq{i} Q0 d2 2 1 b\\n" for i in range(20)))
+    >>> _ = (folder / "exp.yaml").write_text(
+    ...     "experiment: ab\\ndatasets: [{qrels: qrels.txt}]\\nsystems: [{name: a, runs: a.run}, {name: b, runs: b.run}]\\n"
+    ...     "measures: [RR]\\nbaseline: a\\nreport: {enabled: false}\\noutput: out\\n"
+    ... )
+    >>> outcome = run_experiment(folder / "exp.yaml", tracking=False)
+    >>> outcome.summary[["system", "measure", "value"]].values.tolist()
+    [['a', 'RR', 0.5], ['b', 'RR', 1.0]]
     """
 
     experiment = load_config(config, overrides, output)

@@ -33,7 +33,24 @@ from harness.kernels._segments import ItemData
 
 @dataclass(frozen=True, eq=False)
 class Interactions:
-    """Training interactions: one (user, item) row each; repeats count as rows (popularity) once per user (history)."""
+    """Training interactions: one (user, item) row each; repeats count as rows (popularity) once per user (history).
+
+    Made by :func:`harness.read_train` from a file, or by ``from_records``; the beyond-accuracy measures read them
+    (popularity, novelty, a user's history).
+
+    Attributes
+    ----------
+    user_id, item_id : pyarrow array of str
+        Each interaction's user and item.
+    source : str
+        Where the rows came from, for messages.
+
+    Examples
+    --------
+    >>> train = Interactions.from_records([("u1", "i1"), ("u1", "i2"), ("u2", "i1")])
+    >>> len(train), train.item_id.to_pylist()
+    (3, ['i1', 'i2', 'i1'])
+    """
 
     user_id: pa.Array
     item_id: pa.Array
@@ -66,8 +83,21 @@ class Catalog:
     """The item catalogue: its ids, per item the numeric feature columns (None when it has none), and its group
     columns: text labels (a provider's name, a genre) that group items for the fairness measures, never features.
 
-    ``groups[name]`` is (each item's label as an index into ``names``, NaN for an empty cell; ``names`` sorted).
+    Attributes
+    ----------
+    item_id : pyarrow array of str
+        The items.
+    features : numpy array of float64, optional
+        Items x numeric feature columns (None when there are none): what ILD's feature similarity reads.
+    feature_names : tuple of str
+        The feature columns' names.
+    source : str
+        Where the rows came from, for messages.
+    groups : mapping
+        ``groups[name]`` is (each item's label as an index into ``names``, NaN for an empty cell; ``names`` sorted).
 
+    Examples
+    --------
     >>> import pandas as pd
     >>> catalog = Catalog.from_frame(pd.DataFrame({"item": ["a", "b", "c"], "provider": ["zeta", "acme", "zeta"],
     ...                                            "year": [1999, 2004, 2011]}))
@@ -97,7 +127,35 @@ class Catalog:
 
 
 def read_train(path: str | Path, user: str = "user", item: str = "item", fmt: str | None = None) -> Interactions:
-    """Training interactions from a table file (CSV, TSV, Parquet, JSONL); ``user``/``item`` name the columns."""
+    """Training interactions from a table file (CSV, TSV, Parquet, JSONL).
+
+    Parameters
+    ----------
+    path : str or Path
+        The table.
+    user, item : str
+        Its user and item columns.
+    fmt : {"csv", "tsv", "parquet", "jsonl"}, optional
+        The format, over the file's name.
+
+    Returns
+    -------
+    Interactions
+        One row per (user, item) interaction.
+
+    Raises
+    ------
+    InputFormatError
+        The file, the line and what is wrong there (an empty file too).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.csv"
+    >>> _ = path.write_text("uid,iid\\nu1,i1\\nu2,i1\\n")
+    >>> read_train(path, user="uid", item="iid").user_id.to_pylist()
+    ['u1', 'u2']
+    """
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
     table = read_table(path, fmt, [user, item])
@@ -113,7 +171,38 @@ def read_train(path: str | Path, user: str = "user", item: str = "item", fmt: st
 
 def read_items(path: str | Path, id: str = "item", fmt: str | None = None, groups: Iterable[str] = ()) -> Catalog:
     """The catalogue from a table file: the ``id`` column; every other column a numeric feature, or a group column
-    (``groups`` names them; a column of text only is one too)."""
+    (``groups`` names them; a column of text only is one too).
+
+    Parameters
+    ----------
+    path : str or Path
+        The table.
+    id : str
+        Its item id column.
+    fmt : {"csv", "tsv", "parquet", "jsonl"}, optional
+        The format, over the file's name.
+    groups : iterable of str
+        Columns read as labels that group items (a provider, a genre), even when they hold numbers.
+
+    Returns
+    -------
+    Catalog
+        The items, their numeric features and their groups.
+
+    Raises
+    ------
+    InputFormatError
+        The file, the line and what is wrong there.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "items.csv"
+    >>> _ = path.write_text("item,provider,year\\ni1,acme,1999\\ni2,zeta,2004\\n")
+    >>> catalog = read_items(path)
+    >>> catalog.feature_names, catalog.groups["provider"][1]
+    (('year',), ('acme', 'zeta'))
+    """
     path = Path(path)
     fmt = fmt or table_format_of(path) or "csv"
     table = read_table(path, fmt, [id, *groups])

@@ -23,8 +23,38 @@ RUN_COLUMNS = {"query": "query", "doc": "doc", "score": "score"}
 
 
 def load_qrels(path: str | Path, columns: Mapping[str, str] | None = None, fmt: str | None = None) -> Qrels | Intents:
-    """Qrels from TREC text or a table; ``columns`` maps query, doc, relevance to column names. ``fmt="ndeval"``:
-    subtopic judgments (``query subtopic doc judgment``), for the intent-aware measures."""
+    """Relevance judgments from TREC text or a table (``harness.read_qrels``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file: TREC qrels (``query iteration doc label``), or a CSV, TSV, Parquet or JSONL table (by its name),
+        optionally compressed.
+    columns : mapping, optional
+        A table's column names for ``query``, ``doc`` and ``relevance`` (default: those names).
+    fmt : {"trec", "csv", "tsv", "parquet", "jsonl", "ndeval"}, optional
+        The format, over the file's name; ``ndeval``: subtopic judgments (``query subtopic doc judgment``), for
+        the intent-aware measures.
+
+    Returns
+    -------
+    Qrels or Intents
+        The judgments (Intents for ``fmt="ndeval"``).
+
+    Raises
+    ------
+    InputFormatError
+        The file, the line and what is wrong there.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ratings.csv"
+    >>> _ = path.write_text("user,item,rating\\nu1,i1,5\\nu1,i2,1\\n")
+    >>> qrels = load_qrels(path, {"query": "user", "doc": "item", "relevance": "rating"})
+    >>> qrels.query_id.to_pylist(), qrels.relevance.tolist()
+    (['u1', 'u1'], [5.0, 1.0])
+    """
     fmt = fmt or table_format_of(Path(path)) or "trec"
     if fmt == "trec":
         return read_trec_qrels(path)
@@ -34,8 +64,39 @@ def load_qrels(path: str | Path, columns: Mapping[str, str] | None = None, fmt: 
 
 
 def load_run(path: str | Path, columns: Mapping[str, str] | None = None, name: str | None = None, samples: bool = False) -> Run:
-    """A run from TREC text or a table; ``columns`` maps query, doc, score (and a stochastic run's sample) to column
-    names. ``samples``: a TREC run's second column is each line's sample (expeval's stochastic runs)."""
+    """A run from TREC text or a table (``harness.read_run``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file: a TREC run (``query Q0 doc rank score tag``), or a CSV, TSV, Parquet or JSONL table (by its
+        name), optionally compressed.
+    columns : mapping, optional
+        A table's column names for ``query``, ``doc``, ``score`` (and a stochastic run's ``sample``).
+    name : str, optional
+        The run's name (default: a TREC run's tag, a table's file name).
+    samples : bool
+        A TREC run's second column is each line's sample (expeval's stochastic runs).
+
+    Returns
+    -------
+    Run
+        The ranked lists, in file order.
+
+    Raises
+    ------
+    InputFormatError
+        The file, the line and what is wrong there.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "bm25.run"
+    >>> _ = path.write_text("q1 Q0 d1 1 2.5 bm25\\nq1 Q0 d2 2 1.5 bm25\\n")
+    >>> run = load_run(path)
+    >>> run.name, run.doc_id.to_pylist(), run.score.tolist()
+    ('bm25', ['d1', 'd2'], [2.5, 1.5])
+    """
     fmt = table_format_of(Path(path))
     if fmt is None:
         return read_trec_run(path, name=name, samples=samples)

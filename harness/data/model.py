@@ -197,7 +197,27 @@ def _table(frame: pd.DataFrame, columns: dict[str, str], source: str) -> pa.Tabl
 
 @dataclass(frozen=True, eq=False)
 class Qrels:
-    """Relevance judgments: one row per (query, document, label)."""
+    """Relevance judgments: one row per (query, document, label).
+
+    Made by :func:`harness.read_qrels` from a file, or by ``from_dict``, ``from_records`` and ``from_frame``.
+
+    Attributes
+    ----------
+    query_id, doc_id : pyarrow array of str
+        Each row's query and document.
+    relevance : numpy array of float64
+        Each row's label (graded; below 1 is not relevant unless a measure's level says otherwise).
+    source : str
+        Where the rows came from (a file's path), for messages.
+    file_rows : numpy array of int, optional
+        Each row's line in its file, for errors that name it.
+
+    Examples
+    --------
+    >>> qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}})
+    >>> qrels.query_id.to_pylist(), qrels.doc_id.to_pylist(), qrels.relevance.tolist()
+    (['q1', 'q1', 'q2'], ['d1', 'd2', 'd3'], [2.0, 0.0, 1.0])
+    """
 
     query_id: pa.Array | pa.ChunkedArray
     if not TYPE_CHECKING:  # given as a column or as QueryBlocks (the reader's, through from_blocks); read as a column
@@ -275,6 +295,17 @@ class Intents:
     document is relevant to, for the intent-aware measures. ``judgments()`` are the per-document labels the other
     measures read: each document's largest judgment over the query's subtopics.
 
+    Attributes
+    ----------
+    query_id, subtopic, doc_id : pyarrow array of str
+        Each row's query, subtopic and document.
+    judgment : numpy array of float64
+        Each row's judgment: 1 or more is relevant to that subtopic.
+    source : str
+        Where the rows came from, for messages.
+
+    Examples
+    --------
     >>> intents = Intents.from_records([("q1", "1", "d1", 1), ("q1", "2", "d1", 0), ("q1", "2", "d2", 2)])
     >>> judged = intents.judgments()
     >>> judged.doc_id.to_pylist(), judged.relevance.tolist()
@@ -317,7 +348,32 @@ class Intents:
 
 @dataclass(frozen=True, eq=False)
 class Run:
-    """A system's ranked lists: one row per (query, document, score); row order is file order."""
+    """A system's ranked lists: one row per (query, document, score); row order is file order.
+
+    Made by :func:`harness.read_run` from a file, or by ``from_dict``, ``from_records`` and ``from_frame``. Each
+    query's documents are ranked by score, descending, ties broken by the conventions in force.
+
+    Attributes
+    ----------
+    query_id, doc_id : pyarrow array of str
+        Each row's query and document.
+    score : numpy array of float64
+        Each row's score.
+    name : str
+        The run's name (a TREC run's tag, or the file's name).
+    source : str
+        Where the rows came from (a file's path), for messages.
+    file_rows : numpy array of int, optional
+        Each row's line in its file, for errors that name it.
+    sample : pyarrow array, optional
+        A stochastic run's sample of each row (expected exposure).
+
+    Examples
+    --------
+    >>> run = Run.from_dict({"q1": {"d1": 0.5, "d2": 1.5}}, name="bm25")
+    >>> run.name, run.doc_id.to_pylist(), run.score.tolist()
+    ('bm25', ['d1', 'd2'], [0.5, 1.5])
+    """
 
     query_id: pa.Array | pa.ChunkedArray
     if not TYPE_CHECKING:  # given as a column or as QueryBlocks (the reader's, through from_blocks); read as a column

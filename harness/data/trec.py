@@ -317,7 +317,31 @@ def read_qrels(path: str | Path) -> Qrels:
 
 def read_subtopic_qrels(path: str | Path) -> Intents:
     """Read subtopic judgments in ndeval's format, ``qid subtopic docno judgment`` per line (the TREC Web track's
-    diversity qrels); a judgment of 1 or more is relevant to that subtopic."""
+    diversity qrels); a judgment of 1 or more is relevant to that subtopic.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    Intents
+        The judgments, for the intent-aware measures (alpha-nDCG, ERR-IA, ...).
+
+    Raises
+    ------
+    InputFormatError
+        The file, the line and what is wrong there.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "subtopics.txt"
+    >>> _ = path.write_text("q1 1 d1 1\\nq1 2 d2 1\\n")
+    >>> read_subtopic_qrels(path).subtopic.to_pylist()
+    ['1', '2']
+    """
     path = Path(path)
     check_exists(path, "subtopic qrels")
     qids: list[str] = []

@@ -52,7 +52,32 @@ def builds_item_context(measures: Iterable[Measure], train: bool, items: bool) -
 
 
 class Evaluator:
-    """Prepare judgments and measures once; ``evaluate(run)`` for each run."""
+    """Prepare judgments and measures once; ``evaluate(run)`` for each run.
+
+    Parameters
+    ----------
+    qrels : Qrels or Intents
+        The judgments.
+    measures : iterable of Measure or str
+        The measures (names as :func:`harness.parse_measure` reads them).
+    conventions : Conventions, optional
+        The conventions in force (default: trec_eval's).
+    query_ids : sequence of str, optional
+        The queries to evaluate (default: as ``conventions.queries`` says).
+    train : Interactions, optional
+        Training interactions, for the beyond-accuracy measures.
+    items : Catalog, optional
+        The item catalogue, for feature similarity and item groups.
+    item_context, user_groups : optional
+        Prepared item statistics, and each user's group for the user-fairness measures.
+
+    Examples
+    --------
+    >>> from harness import Qrels, Run
+    >>> evaluator = Evaluator(Qrels.from_dict({"q1": {"a": 1, "b": 1}}), ["P@2", "R@1"])
+    >>> evaluator.evaluate(Run.from_dict({"q1": {"a": 2.0, "c": 1.0}})).values.tolist()
+    [[0.5, 0.5]]
+    """
 
     def __init__(
         self,
@@ -268,14 +293,39 @@ def evaluate(
     *,
     relevance_level: int | None = None,
 ) -> PerQuery:
-    """Evaluate one run: a per-query table (aggregate it with :func:`harness.evaluation.results.aggregate`).
+    """Evaluate one run: a per-query table (aggregate it with :func:`harness.aggregate`).
 
-    ``qrels`` and ``run`` may be Qrels and Run, DataFrames (columns query, doc, relevance /
-    score; use ``Qrels.from_frame`` for other names) or pytrec_eval-style dicts. ``train``
-    and ``items`` feed the beyond-accuracy measures; system measures (Coverage, Entropy,
-    Gini, ...) have one value per run: use :class:`Evaluator` and ``system_values``.
-    ``relevance_level``: relevant iff label >= it (the command line's ``-l``, pytrec_eval's ``relevance_level``).
+    Parameters
+    ----------
+    qrels : Qrels, DataFrame or dict
+        The judgments: Qrels, a DataFrame (columns query, doc, relevance; ``Qrels.from_frame`` for other names) or
+        a pytrec_eval-style dict ``{query: {doc: label}}``.
+    run : Run, DataFrame or dict
+        The ranked lists, likewise (column score; ``{query: {doc: score}}``).
+    measures : iterable of Measure or str
+        The measures (names as :func:`harness.parse_measure` reads them).
+    conventions : Conventions, optional
+        The conventions in force (default: trec_eval's).
+    query_ids : sequence of str, optional
+        The queries to evaluate (default: as ``conventions.queries`` says).
+    train, items : Interactions, Catalog, optional
+        For the beyond-accuracy measures; system measures (Coverage, Entropy, Gini, ...) have one value per run:
+        use :class:`Evaluator` and ``system_values``.
+    relevance_level : int, optional
+        Relevant iff label >= it (the command line's ``-l``, pytrec_eval's ``relevance_level``).
 
+    Returns
+    -------
+    PerQuery
+        ``values[i, j]``: measure j on query i.
+
+    Raises
+    ------
+    MeasureError, InputFormatError
+        An unknown measure; inputs that cannot be evaluated (a run sharing no query with the judgments).
+
+    Examples
+    --------
     >>> evaluate({"q": {"a": 1, "b": 2}}, {"q": {"a": 2.0, "b": 1.0}}, ["RR"], relevance_level=2).values.tolist()
     [[0.5]]
     """

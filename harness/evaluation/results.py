@@ -27,11 +27,29 @@ MIN_GEO_MEAN = 0.00001  # trec_eval.h: the floor of a value in a geometric mean
 class PerQuery:
     """One run's values: ``values[i, j]`` is measure j on query i.
 
-    ``query_ids`` are in trec_eval's order (byte order of the ids); ``in_run``
-    tells which queries the run retrieved anything for (the others are zero-filled).
-    ``evaluated[i, j]``: whether query i is among measure j's queries, when measures were
-    evaluated under conventions of their own (a profile's tool counts other users for some
-    measures: :func:`joined`); NaN where it is not. None: every query for every measure.
+    Attributes
+    ----------
+    run : str
+        The run's name.
+    query_ids : numpy array of str
+        The queries, in trec_eval's order (byte order of the ids).
+    measures : tuple of Measure
+        The measures, in the order asked.
+    values : numpy array of float64
+        Queries x measures.
+    in_run : numpy array of bool
+        Which queries the run retrieved anything for (the others are zero-filled).
+    evaluated : numpy array of bool, optional
+        ``evaluated[i, j]``: whether query i is among measure j's queries, when measures were evaluated under
+        conventions of their own (a profile's tool counts other users for some measures: :func:`joined`); NaN
+        where it is not. None: every query for every measure.
+
+    Examples
+    --------
+    >>> from harness import evaluate
+    >>> table = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0, "b": 0.5}, "q2": {"a": 1.0}}, ["RR", "P@1"])
+    >>> table.query_ids.tolist(), [str(m) for m in table.measures], table.values.tolist()
+    (['q1', 'q2'], ['RR', 'P@1'], [[1.0, 1.0], [0.0, 0.0]])
     """
 
     run: str
@@ -338,7 +356,26 @@ class Aggregates(dict[Measure, float]):
 
 
 def aggregate(per_query: PerQuery) -> Aggregates:
-    """The summary of a run: one number per measure (its mean, sum or geometric mean, as the registry says)."""
+    """The summary of a run: one number per measure (its mean, sum or geometric mean, as the registry says).
+
+    Parameters
+    ----------
+    per_query : PerQuery
+        A run's per-query table (:func:`harness.evaluate`).
+
+    Returns
+    -------
+    Aggregates
+        A mapping of measure to value, indexed by a measure or its name; exact sums rounded once, so the value
+        never depends on the queries' order or on how they were split.
+
+    Examples
+    --------
+    >>> from harness import evaluate
+    >>> table = evaluate({"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1.0, "b": 0.5}, "q2": {"a": 1.0}}, ["RR"])
+    >>> aggregate(table)["RR"]
+    0.5
+    """
     return Aggregates(
         {m: aggregate_values(m, per_query.values[per_query.queries_of(j), j]) for j, m in enumerate(per_query.measures)}
     )

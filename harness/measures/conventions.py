@@ -98,6 +98,30 @@ class ShortLists(StrEnum):
 class Conventions:
     """The conventions in force for one evaluation; defaults follow trec_eval.
 
+    Each is a setting tools disagree on, named (docs/conventions.md gives every option and the tools that use it);
+    a profile (``harness measures`` lists them) sets a tool's at once.
+
+    Parameters
+    ----------
+    ties : Ties or str
+        How documents with equal scores are ordered (trec_eval: by document id, descending).
+    scores : Scores or str
+        The scores' precision (trec_eval keeps a C float: 0.1234567891 and 0.1234567892 tie).
+    queries : Queries or str
+        Which queries a run is evaluated on (the judged ones; trec_eval's -c).
+    duplicates, negative_labels, ideal_from, ap_denominator, short_lists, graded_below_level, iprec_cut : str
+        The other named conventions (docs/conventions.md).
+    relevance_level : int
+        Relevant iff label >= it (trec_eval's -l).
+    depth : int, optional
+        Only the first ``depth`` retrieved count (trec_eval's -M).
+    judged_only : bool
+        Keep only retrieved documents that are judged (trec_eval's -J).
+    collection_size : int
+        Documents in the collection (trec_eval's -N).
+
+    Examples
+    --------
     >>> Conventions().ties
     <Ties.TREC_EVAL: 'trec_eval'>
     >>> Conventions.from_mapping({"ties": "average"}).ties

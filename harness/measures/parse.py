@@ -113,7 +113,28 @@ def _from_key(body: str, cutoff: str | None) -> str | None:
 
 def parse_measure(text: str) -> Measure:
     """Parse one measure name into its canonical, validated value; other tools' names for harness's measures too
-    (RecBole's ``giniindex@10``, Microsoft Recommenders' ``catalog_coverage``, MLflow keys like ``ndcg_at_10``)."""
+    (RecBole's ``giniindex@10``, Microsoft Recommenders' ``catalog_coverage``, MLflow keys like ``ndcg_at_10``).
+
+    Parameters
+    ----------
+    text : str
+        The name: ``nDCG@10``, ``P(rel=2)@5``, or a peer's spelling (``ndcg_at_10``, ``giniindex@10``).
+
+    Returns
+    -------
+    Measure
+        The measure, its parameters checked against the registry.
+
+    Raises
+    ------
+    MeasureError
+        An unknown name or parameter, with the names it may have meant.
+
+    Examples
+    --------
+    >>> str(parse_measure("nDCG@10")), str(parse_measure("ndcg_at_10")), str(parse_measure("P(rel=2)@5"))
+    ('nDCG@10', 'nDCG@10', 'P(rel=2)@5')
+    """
     text = _peer_spelling(text) or text
     match = _SHAPE.match(text)
     if match is None:

@@ -40,7 +40,24 @@ def format_param(value: ParamValue) -> str:
 
 @dataclass(frozen=True, order=True)
 class Measure:
-    """A measure with its parameters (non-default only, sorted by name) and cutoff."""
+    """A measure with its parameters (non-default only, sorted by name) and cutoff.
+
+    Made by :func:`harness.parse_measure` from its name; its text is its canonical name.
+
+    Parameters
+    ----------
+    name : str
+        The registry's name (``nDCG``, ``P``, ``AP``, ``Gini``...).
+    params : tuple of (str, value) pairs
+        Its parameters other than their defaults, sorted by name.
+    cutoff : int, optional
+        Its @k.
+
+    Examples
+    --------
+    >>> str(Measure("nDCG", cutoff=10)), str(Measure("P", (("rel", 2),), 5))
+    ('nDCG@10', 'P(rel=2)@5')
+    """
 
     name: str
     params: tuple[tuple[str, ParamValue], ...] = ()
