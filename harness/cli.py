@@ -996,11 +996,8 @@ def _engine_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="harness", description="Evaluation harness for ranking and recommender systems.", epilog=EXIT_CODES)
-    parser.add_argument("--version", action="version", version=f"harness {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
-
+def _eval_command(sub: Any) -> None:
+    """``harness eval``: evaluate runs against judgments, as trec_eval does."""
     ev = sub.add_parser("eval", help="evaluate runs against qrels, trec_eval style")
     ev.add_argument("qrels", help="qrels file (TREC, or CSV/TSV/Parquet/JSONL with --qrels-columns)")
     ev.add_argument("runs", nargs="+", metavar="run", help="run file(s), each labelled by its file name or as NAME=path")
@@ -1029,6 +1026,9 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_arguments(ev)
     ev.set_defaults(handler=_cmd_eval)
 
+
+def _compare_command(sub: Any) -> None:
+    """``harness compare``: paired tests between runs."""
     cp = sub.add_parser("compare", help="paired significance tests between runs, from the command line")
     cp.add_argument("qrels", help="qrels file (TREC, or CSV/TSV/Parquet/JSONL with --qrels-columns)")
     cp.add_argument(
@@ -1063,6 +1063,9 @@ def build_parser() -> argparse.ArgumentParser:
     _input_arguments(cp)
     cp.set_defaults(handler=_cmd_compare)
 
+
+def _run_command(sub: Any) -> None:
+    """``harness run``: run an experiment config."""
     rn = sub.add_parser(
         "run",
         help="run an experiment config: evaluate, compare, track, report",
@@ -1087,12 +1090,18 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_arguments(rn)
     rn.set_defaults(handler=_cmd_run)
 
+
+def _validate_command(sub: Any) -> None:
+    """``harness validate``: check a config without computing."""
     va = sub.add_parser("validate", help="check a config and its files without computing", epilog=EXIT_CODES)
     va.add_argument("config")
     _machine_output(va)
     va.add_argument("--set", action="append", metavar="KEY=VALUE", help="override any config key, as for run")
     va.set_defaults(handler=_cmd_validate)
 
+
+def _track_command(sub: Any) -> None:
+    """``harness track``: log a results folder to MLflow."""
     tr = sub.add_parser("track", help="log a saved results folder to MLflow (e.g. after a server outage)", epilog=EXIT_CODES)
     tr.add_argument("results_dir")
     tr.add_argument(
@@ -1104,6 +1113,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--experiment", default=None, help="MLflow experiment name (default: the config's)")
     _machine_output(tr)
     tr.set_defaults(handler=_cmd_track)
+
+
+def _promote_command(sub: Any) -> None:
+    """``harness promote``: promote a gated folder's candidate."""
     pr = sub.add_parser(
         "promote",
         help="promote a gated results folder's candidate: its gate computed again from its per-query values first",
@@ -1119,6 +1132,9 @@ def build_parser() -> argparse.ArgumentParser:
     _machine_output(pr)
     pr.set_defaults(handler=_cmd_promote)
 
+
+def _report_command(sub: Any) -> None:
+    """``harness report``: render a folder's report again."""
     rp = sub.add_parser(
         "report", help="render (again) the HTML report and Markdown summary of a results folder", epilog=EXIT_CODES
     )
@@ -1126,6 +1142,9 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--quiet", action="store_true", help="no progress on stderr")
     rp.set_defaults(handler=_cmd_report)
 
+
+def _plan_command(sub: Any) -> None:
+    """``harness plan``: the users a decision needs."""
     pl = sub.add_parser(
         "plan",
         help="how many users a guard or comparison needs (Sakai's topic-set-size design)",
@@ -1161,6 +1180,9 @@ def build_parser() -> argparse.ArgumentParser:
     _machine_output(pl, ("text", "json"))
     pl.set_defaults(handler=_cmd_plan)
 
+
+def _exposure_command(sub: Any) -> None:
+    """``harness exposure``: expected exposure of a stochastic run."""
     ex = sub.add_parser("exposure", help="expected exposure of a stochastic run (EE-L, EE-D, EE-R; TREC Fair Ranking)")
     ex.add_argument("qrels", help="expeval judgments: 'query groups doc relevance' lines (groups as g1|g2)")
     ex.add_argument("run", help="stochastic run: 'query sample doc rank score tag' lines, one ranking per sample")
@@ -1180,6 +1202,9 @@ def build_parser() -> argparse.ArgumentParser:
     _machine_output(ex, ("text", "json"))
     ex.set_defaults(handler=_cmd_exposure)
 
+
+def _explain_command(sub: Any) -> None:
+    """``harness explain``: why a number differs from another tool's."""
     xp = sub.add_parser(
         "explain",
         help="why a number differs from another tool's: each peer's value, and what each of "
@@ -1204,9 +1229,31 @@ def build_parser() -> argparse.ArgumentParser:
     _input_arguments(xp)
     xp.set_defaults(handler=_cmd_explain)
 
+
+def _measures_command(sub: Any) -> None:
+    """``harness measures``: list the measures."""
     ms = sub.add_parser("measures", help="list every measure the registry knows")
     ms.add_argument("--quiet", action="store_true", help="accepted as by every command: measures prints no progress")
     ms.set_defaults(handler=_cmd_measures)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: each subcommand's arguments are made by its own function above."""
+    parser = _Parser(prog="harness", description="Evaluation harness for ranking and recommender systems.", epilog=EXIT_CODES)
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    _eval_command(sub)
+    _compare_command(sub)
+    _run_command(sub)
+    _validate_command(sub)
+    _track_command(sub)
+    _promote_command(sub)
+    _report_command(sub)
+    _plan_command(sub)
+    _exposure_command(sub)
+    _explain_command(sub)
+    _measures_command(sub)
     return parser
 
 
