@@ -52,18 +52,12 @@ def test_a_wrong_key_fails_the_schema_as_it_fails_the_loader(tmp_path) -> None: 
 
 def test_every_key_has_an_example_that_is_yaml_setting_it() -> None:
     """Each example is one YAML line that sets its key (to a value the key's type takes)."""
-    from harness.config.reference import TOP, Key, example
-
-    def walk(prefix: str, keys: tuple[Key, ...]) -> list[tuple[str, Key]]:
-        out = []
-        for key in keys:
-            path = f"{prefix}.{key.name}".lstrip(".")
-            out += [(path, key), *walk(path, key.keys)]
-        return out
+    from harness.config.reference import example
+    from tests.config.test_reference_examples import KEYS
 
     kinds = {"string": str, "path": str, "integer": int, "number": (int, float), "boolean": bool, "list": list, "mapping": dict}
     checked = 0
-    for path, key in walk("", TOP):
+    for path, key in KEYS:
         parsed = yaml.safe_load(example(path, key))
         assert list(parsed) == [key.name], path
         value = parsed[key.name]
