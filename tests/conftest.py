@@ -18,6 +18,15 @@ BEYOND_ACCURACY = DATA / "beyond_accuracy"
 FAIRNESS = DATA / "fairness"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The two xdist workers' shares (``--dist loadgroup``): a file's tests on one worker, as ``loadfile`` would, but
+    every test that starts an mlflow server on the same one, so that two servers (about 0.5 GB each) never run at
+    once beside the workers: make test stays within 4 GB."""
+    for item in items:
+        group = "mlflow-server" if item.get_closest_marker("server") else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before the test's fixtures: its markers, which tests/tiers.py's ``require`` reads."""
     from tests import tiers
