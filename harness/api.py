@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -53,7 +52,7 @@ from harness.measures.peers import PEERS
 from harness.measures.registry import REGISTRY
 from harness.pipeline import run_experiment as run_pipeline
 from harness.progress import SILENT, Progress
-from harness.records.looks import LEDGER, LookRecord, earlier_looks, new_look_id, record_look
+from harness.records.looks import LEDGER, LookRecord, new_look_id, next_look, record_look
 from harness.stats.bounds import BoundChoice
 from harness.stats.looks import Look
 
@@ -354,7 +353,7 @@ def decide(
         claim=claim,
         seeds=(len(runs[production]), len(runs[candidate])),
     )
-    if root is None or recorded is None:
+    if root is None or recorded is None:  # (one is None exactly when the other is)
         return decision
     record = LookRecord(new_look_id(), key, decision.look, decision.looks, decision.tested_at, LEDGER)
     record_look(root, record, list(recorded[1]), alpha)
@@ -365,8 +364,8 @@ def _recorded_looks(
     root: Path, key: str, also: tuple[str, ...], alpha: float, planned: int, given: int | None
 ) -> tuple[Look, tuple[LookRecord, ...]]:
     """This look of the gate by the ledger in ``root``: the number after its recorded looks, and what they spent."""
-    before = earlier_looks(root, key, alpha, spent=planned > 1, also=also)
-    number = len(before) + 1
+    look, before = next_look(root, key, alpha, planned, also=also)
+    number = look.number
     if given is not None and given != number:
         raise HarnessError(
             f"this is look {number} of the gate by its record in {root / LEDGER} ({len(before)} earlier), not look "
@@ -378,7 +377,7 @@ def _recorded_looks(
             f"the gate's {planned} planned looks are all recorded in {root / LEDGER}: its alpha ({alpha:g}) is spent",
             hint="a new decision needs a new gate (other guards, or another ledger for another experiment)",
         )
-    return Look(number, planned, math.fsum(r.level for r in before)), tuple(before)
+    return look, tuple(before)
 
 
 def explain(

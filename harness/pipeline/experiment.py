@@ -11,7 +11,6 @@ import dataclasses
 import difflib
 import hashlib
 import json
-import math
 import os
 import platform
 import subprocess
@@ -54,7 +53,7 @@ from harness.measures.conventions import Conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
-from harness.records.looks import LEDGER, LookRecord, earlier_looks, new_look_id, record_look
+from harness.records.looks import LEDGER, LookRecord, earlier_looks, new_look_id, next_look, record_look
 from harness.records.previous import Earlier, compared_inputs, evaluation_store, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
 from harness.records.registry import resolve_model
@@ -621,22 +620,20 @@ def gate_look(experiment: Experiment) -> GateLook | None:
     tracking = None
     if release.looks > 1 and experiment.tracking.enabled:
         tracking = (tracking_destination(experiment).uri, experiment.tracking.experiment or experiment.name)
-    # one look: counted for a note only
-    before = earlier_looks(root, key, alpha, tracking, spent=release.looks > 1, also=tuple(earlier_keys))
-    earlier, spent = len(before), math.fsum(r.level for r in before)
-    if release.looks == 1:
+    if release.looks == 1:  # the earlier records counted for a note only: nothing is spent
+        before = earlier_looks(root, key, alpha, tracking, spent=False, also=tuple(earlier_keys))
         note = (  # said the first time the gate is decided again, not on every run after
             f"this gate was decided before in {root}, at alpha: re-running a one-look gate as users accrue is many "
             "looks at one alpha; release.looks plans them"
-            if earlier == 1
+            if len(before) == 1
             else None
         )
         return GateLook(None, note, new_look_id(), tuple(before))
-    look = Look(earlier + 1, release.looks, spent)
+    look, before = next_look(root, key, alpha, release.looks, tracking, tuple(earlier_keys))
     if not look.level(alpha) > 0:
         raise ConfigError(
-            f"the gate's alpha ({alpha:g}) is spent: {earlier} earlier look(s) of it in "
-            f"{root}{' and its MLflow experiment' if tracking else ''} used {spent:.3g} of it, and this would be look "
+            f"the gate's alpha ({alpha:g}) is spent: {len(before)} earlier look(s) of it in "
+            f"{root}{' and its MLflow experiment' if tracking else ''} used {look.spent:.3g} of it, and this would be look "
             f"{look.number} of {release.looks} planned",
             path=experiment.source,
             hint="a new decision needs a new gate (another experiment name or other guards); more looks would exceed alpha",

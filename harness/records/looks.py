@@ -35,6 +35,7 @@ from harness._atomic import exclusive
 from harness.errors import ConfigError, HarnessError, TrackingError
 from harness.records.connection import explain, mlflow_defaults
 from harness.records.store import previous_folders
+from harness.stats.looks import Look
 
 LEDGER = ".looks.jsonl"  # a dot-name, as the staging folders: the folder's other entries are results folders
 GATE_KEY_TAG, LOOK_ID_TAG = "release.gate_key", "release.look_id"
@@ -98,6 +99,20 @@ def earlier_looks(
                 hint="restore the record harness wrote; a record edited by hand cannot lower what the looks spent",
             )
     return sorted(by_id.values(), key=lambda r: (r.look, r.id))
+
+
+def next_look(
+    root: Path,
+    key: str,
+    alpha: float,
+    planned: int,
+    tracking: tuple[str, str] | None = None,
+    also: tuple[str, ...] = (),
+) -> tuple[Look, list[LookRecord]]:
+    """This look of a gate planned for ``planned`` looks, by its records (:func:`earlier_looks`): the number after
+    them and what they spent, with the records themselves (for :func:`record_look`)."""
+    before = earlier_looks(root, key, alpha, tracking, spent=True, also=also)
+    return Look(len(before) + 1, planned, math.fsum(r.level for r in before)), before
 
 
 def record_look(root: Path, record: LookRecord, before: list[LookRecord], alpha: float) -> None:
@@ -224,4 +239,4 @@ def _mlflow(tracking_uri: str, experiment: str, key: str) -> list[LookRecord]:
     return out
 
 
-__all__ = ["LEDGER", "LookRecord", "earlier_looks", "new_look_id", "record_look"]
+__all__ = ["LEDGER", "LookRecord", "earlier_looks", "new_look_id", "next_look", "record_look"]

@@ -246,13 +246,9 @@ def mean_bound(
         return t
     if not bounded:
         if choice == "betting":  # asked for, and impossible: never t in its place without a word
-            return dataclasses.replace(
-                t, low=math.nan, high=math.nan, p_below=1.0, p_above=1.0, method="none", reason=NO_RANGE_FOR_BETTING
-            )
+            return _undecided(t, NO_RANGE_FOR_BETTING)
         if t.decided and choice == "auto":
-            return dataclasses.replace(
-                t, low=math.nan, high=math.nan, p_below=1.0, p_above=1.0, method="none", reason=_untrusted(t, changed, alpha)
-            )
+            return _undecided(t, _untrusted(t, changed, alpha))
         return t
     betting = betting_bound(x, low, high, alpha)  # type: ignore[arg-type]  # bounded: both are floats
     return dataclasses.replace(betting, changed=changed, excess=t.excess)
@@ -268,17 +264,13 @@ def _spread_checked(t: MeanBound, x: np.ndarray, changed: int) -> MeanBound:
     """t with no decision where the values are equal up to rounding (sd at most ZERO_SD of the largest |value|, as the
     comparisons' tests treat constant differences)."""
     if t.decided and t.sd <= ZERO_SD * float(np.max(np.abs(x))):
-        return dataclasses.replace(
-            t,
-            low=math.nan,
-            high=math.nan,
-            p_below=1.0,
-            p_above=1.0,
-            method="none",
-            excess=math.nan,
-            reason=no_spread(t.n, changed),
-        )
+        return dataclasses.replace(_undecided(t, no_spread(t.n, changed)), excess=math.nan)
     return dataclasses.replace(t, changed=changed, reason=t.reason and no_spread(t.n, changed))
+
+
+def _undecided(t: MeanBound, reason: str) -> MeanBound:
+    """``t`` deciding nothing, for ``reason``: no bounds, p = 1 both ways."""
+    return dataclasses.replace(t, low=math.nan, high=math.nan, p_below=1.0, p_above=1.0, method="none", reason=reason)
 
 
 def _untrusted(t: MeanBound, changed: int, alpha: float) -> str:

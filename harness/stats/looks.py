@@ -39,11 +39,6 @@ class Look:
         """The level this look tests its guards at (:func:`look_level`)."""
         return look_level(alpha, self.number, self.planned, self.spent)
 
-    @classmethod
-    def as_planned(cls, number: int, planned: int, alpha: float) -> Look:
-        """Look ``number``, the earlier looks having spent what the plan gave them."""
-        return cls(number, planned, spent_before(alpha, number, planned))
-
 
 def spent_by(alpha: float, look: int, looks: int) -> float:
     """The alpha the plan has spent once look ``look`` of ``looks`` is done (0 before the first, alpha after the last)."""
