@@ -17,7 +17,7 @@ import numpy as np
 from harness._text import clipped
 from harness.comparison.compare import CompareSettings
 from harness.config.schema import Guard, Release, Stats
-from harness.decision.release import decide_release
+from harness.decision.release import decide_release, gate_keys
 from harness.decision.verdict import Decision
 from harness.errors import HarnessError
 from harness.evaluation.results import RunResult
@@ -62,11 +62,9 @@ def report_folder(folder: str | Path) -> tuple[Path, Decision | None]:
     return path, model.verdict
 
 
-def recompute_gate(results: SavedResults) -> Decision:
-    """The folder's release decision computed again from its per-query values, as ``harness run`` decided it (the
-    guards, alpha, bound, claim and look its config and gate.json record). Raises HarnessError where the folder has no
-    gate, or a guard whose values are not per query (a system measure needs the runs' lists, which a folder does not
-    keep)."""
+def _recorded_release(results: SavedResults) -> Release:
+    """The release gate as the folder's config records it; HarnessError where it has none, or a guard whose values
+    are not per query (a system measure needs the runs' lists, which a folder does not keep)."""
     recorded, gate = release_section(results.config), results.verdict
     if not recorded or gate is None:
         raise HarnessError("the folder holds no release gate to promote by", path=results.folder, hint="promote a gated run")
@@ -89,7 +87,7 @@ def recompute_gate(results: SavedResults) -> Decision:
             path=results.folder,
             hint="promote from the harness run that decides the gate (release.promote in its config)",
         )
-    release = Release(
+    return Release(
         str(recorded["production"]),
         str(recorded["candidate"]),
         guards,
@@ -99,6 +97,16 @@ def recompute_gate(results: SavedResults) -> Decision:
         None,
         int(recorded.get("looks", 1)),
     )
+
+
+def recompute_gate(results: SavedResults) -> Decision:
+    """The folder's release decision computed again from its per-query values, as ``harness run`` decided it (the
+    guards, alpha, bound, claim and look its config and gate.json record). Raises HarnessError where the folder has no
+    gate, or a guard whose values are not per query (a system measure needs the runs' lists, which a folder does not
+    keep)."""
+    release, gate = _recorded_release(results), results.verdict
+    guards = release.guards
+    assert gate is not None  # _recorded_release refuses a folder without one
     stats = {k: v for k, v in (results.config.get("stats") or {}).items() if k in {f.name for f in dataclasses.fields(Stats)}}
     stats["tests"] = tuple(stats.get("tests") or Stats.tests)
     settings = CompareSettings(**stats, extra_pairs=((release.production, release.candidate),))
@@ -172,7 +180,9 @@ def promote_folder(folder: str | Path, uri: str | None = None, experiment: str |
             recomputed.key,
             recomputed.alpha,
             (to.uri, experiment or _experiment_of(results)),
-            also=(results.verdict.key,),  # the key the folder was decided under (before descriptive guards left it)
+            # the key such a gate was recorded under while descriptive guards were part of it: derived from the
+            # folder's guards, never taken from its gate.json
+            also=tuple(gate_keys(_recorded_release(results), recomputed.claim)[1:]),
         )
         own = str(results.folder / "gate.json")
         if not any(r.id == recomputed.look_id and r.where != own and math.isclose(r.level, recomputed.tested_at) for r in seen):
