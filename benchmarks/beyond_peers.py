@@ -205,7 +205,8 @@ def _missing(tool: str, python: dict[str, str]) -> bool:
     """Whether the peer cannot run here; if so, one line says why and how to get it."""
     if tool == "elliot":
         source = Path(os.environ.get("ELLIOT_SRC", "")).expanduser()
-        if os.environ.get("ELLIOT_SRC") and (source / "elliot" / "evaluation").is_dir():
+        # the folder fairness_elliot.py needs: a checkout of sisinflab/elliot
+        if os.environ.get("ELLIOT_SRC") and (source / "elliot" / "evaluation" / "metrics" / "fairness").is_dir():
             return False
         print(
             "elliot: skipped, no checkout: git clone https://github.com/sisinflab/elliot and set ELLIOT_SRC to it",
