@@ -17,12 +17,32 @@ from typing import TypeVar
 
 import numpy as np
 
+from harness.errors import InputFormatError
+
 T = TypeVar("T")
 
 
+THREADS_VARIABLE = "HARNESS_THREADS"
+
+
 def threads() -> int:
-    """How many threads compiled kernels split their work over (the cores, at most 8)."""
-    return max(1, min(os.cpu_count() or 1, 8))
+    """How many threads compiled kernels split their work over: ``HARNESS_THREADS`` when set (a positive integer),
+    else the cores, at most 8. No result depends on it.
+
+    >>> import os; os.environ["HARNESS_THREADS"] = "3"
+    >>> threads()
+    3
+    >>> del os.environ["HARNESS_THREADS"]
+    """
+    text = os.environ.get(THREADS_VARIABLE)
+    if text is None:
+        return max(1, min(os.cpu_count() or 1, 8))
+    if not text.strip().isdigit() or int(text) < 1:
+        raise InputFormatError(
+            f"{THREADS_VARIABLE}={text[:40]!r} is not a positive number of threads",
+            hint=f"unset it or write {THREADS_VARIABLE}=N",
+        )
+    return int(text)
 
 
 def split(weight: np.ndarray, parts: int) -> list[tuple[int, int]]:

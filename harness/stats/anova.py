@@ -18,12 +18,14 @@ partitioning changes a bit. Like the paired tests they run in passes whose parts
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import permutations
 
 import numpy as np
 
 from harness.stats import grid, keyed
+
+MEASURES_BUDGET = 256 << 20  # bytes: run analyses as many measures at a time as their Tukey trials' arrays fit in
 
 
 @dataclass(frozen=True)
@@ -67,14 +69,23 @@ class Plan:
     trials: int
     e: np.ndarray  # the grid of each measure
 
+    most: int  # the most queries of any measure of the whole: what bounds every sum, so what sizes the limbs
+
     @classmethod
     def of(cls, whole: Scan, trials: int = 10_000) -> Plan:
-        return cls(whole, trials, grid.exponent(whole.largest))
+        return cls(whole, trials, grid.exponent(whole.largest), int(whole.n.max(initial=0)))
 
-    @property
-    def most(self) -> int:
-        """The most queries of any measure: what bounds every sum."""
-        return int(self.scan.n.max(initial=0))
+    def measures(self, lo: int, hi: int) -> Plan:
+        """The plan of measures lo .. hi alone, with the whole's bound on the sums: their limbs, and every bit of
+        their results, are the whole's."""
+        return replace(self, scan=Scan(self.scan.n[lo:hi], self.scan.largest[lo:hi]), e=self.e[lo:hi])
+
+    def measures_at_a_time(self, systems: int, queries: int) -> int:
+        """How many measures :func:`run` takes at a time within :data:`MEASURES_BUDGET`: a measure costs about 8
+        float64 arrays of trials x systems (the slots' limb sums, the shuffled means, their ranges and sort) and 6 of
+        systems x queries (the grid and the limbs)."""
+        per_measure = 8 * systems * (8 * self.trials + 6 * queries) + 1
+        return max(1, MEASURES_BUDGET // per_measure)
 
 
 @dataclass(frozen=True)
@@ -230,9 +241,20 @@ def run(
     data, mask = _masked(x, mask)
     plan = Plan.of(scan(data, mask), trials)
     keys = np.zeros(data.shape[2], dtype=np.uint64) if keys is None else keys
-    whole = partial(data, keys, plan, mask, tukey_hsd)
     m = data.shape[1]
-    return anova(plan, whole, m), tukey(plan, whole, m) if tukey_hsd else None
+    step = plan.measures_at_a_time(m, data.shape[2])
+    results: list[AnovaResult] = []
+    p: list[np.ndarray] = []
+    # measures a block at a time: a measure's results depend on its own values, the keys and the whole's bound only,
+    # so they are the whole call's bit for bit, and memory is a block's, whatever the measures
+    for lo in range(0, max(data.shape[0], 1), step):
+        hi = min(lo + step, data.shape[0])
+        part = plan.measures(lo, hi)
+        whole = partial(data[lo:hi], keys, part, mask[lo:hi], tukey_hsd)
+        results += anova(part, whole, m)
+        if tukey_hsd:
+            p.append(tukey(part, whole, m))
+    return results, np.concatenate(p) if tukey_hsd else None
 
 
 def two_way_anova(x: np.ndarray) -> AnovaResult:

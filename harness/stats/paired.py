@@ -9,9 +9,10 @@ weight in replicate r is a hash of its key and r), summed exactly on a grid
 (:mod:`harness.stats.grid`). Resampling p-values are (b + 1) / (B + 1), never 0.
 
 The tests run in three passes: :func:`scan` (order-free facts), :func:`partial` (exact
-sums) and :func:`finish`; :func:`run_tests` runs them over all the queries at once. The
-scans and partial sums of any parts of the queries add up (``+``) to the whole's, which is
-how ``tests/stats/test_exact.py`` shows that neither order nor partitioning changes a bit.
+sums) and :func:`finish`; :func:`run_tests` runs them over all the queries at once, as many
+rows at a time as ``ROWS_BUDGET`` bytes hold. The scans and partial sums of any parts of
+the queries add up (``+``) to the whole's, which is how ``tests/stats/test_exact.py`` shows
+that neither order nor partitioning changes a bit.
 
 Definitions and degenerate cases, decided once:
 
@@ -47,7 +48,7 @@ Definitions and degenerate cases, decided once:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from functools import cache
 from itertools import product
 from typing import Any
@@ -58,6 +59,7 @@ from harness.kernels._parallel import over_rows
 from harness.stats import grid, keyed
 
 TILE_REPLICATES, TILE_QUERIES = 1024, 4096  # the bootstrap's weights drawn and multiplied a tile at a time (32 MiB)
+ROWS_BUDGET = 256 << 20  # bytes: run_tests tests as many rows at a time as their resampling's arrays fit in
 
 RESOLUTION = 2.0**-44  # a bootstrap resample's variance below this fraction of the largest centred square is rounding
 ZERO_SD = 1e-12  # sd below this fraction of max |d| is rounding: the differences are constant
@@ -202,6 +204,7 @@ class Plan:
     e_square: np.ndarray  # the grid of the centred squares
     enumerated: np.ndarray  # rows whose randomisation test enumerates every sign assignment
     sampled: np.ndarray  # rows whose randomisation test samples B of them (indexes)
+    most: int  # the most queries of any row of the whole: what bounds every sum, so what sizes the limbs
 
     @classmethod
     def of(cls, whole: Scan, tests: tuple[str, ...] = TESTS, permutations: int = 10_000, resamples: int = 10_000) -> Plan:
@@ -214,17 +217,42 @@ class Plan:
         exact = _enumerable(whole.nonzero, permutations)
         enumerated = exact & (whole.nonzero > 0) if "randomization" in tests else np.zeros_like(exact)
         sampled = np.flatnonzero(~exact) if "randomization" in tests else np.zeros(0, dtype=np.int64)
-        return cls(whole, tests, permutations, resamples, e, centre, spread, grid.exponent(spread * spread), enumerated, sampled)
+        most = int(whole.n.max(initial=0))
+        return cls(
+            whole, tests, permutations, resamples, e, centre, spread, grid.exponent(spread * spread), enumerated, sampled, most
+        )
+
+    def rows(self, lo: int, hi: int) -> Plan:
+        """The plan of rows lo .. hi alone. It keeps the whole's bound on the sums (:attr:`most`), so their limbs, and
+        every bit of their results, are those of the whole."""
+        part, s = slice(lo, hi), self.scan
+        return replace(
+            self,
+            scan=Scan(s.n[part], s.nonzero[part], s.positive[part], s.high[part], s.low[part]),
+            e=self.e[part],
+            centre=self.centre[part],
+            spread=self.spread[part],
+            e_square=self.e_square[part],
+            enumerated=self.enumerated[part],
+            sampled=self.sampled[(self.sampled >= lo) & (self.sampled < hi)] - lo,
+        )
 
     @property
     def bootstrapped(self) -> np.ndarray:
         """The rows the bootstrap is computed for (enough queries)."""
         return ("bootstrap" in self.tests) & (self.scan.n >= BOOTSTRAP_MIN_QUERIES)
 
-    @property
-    def most(self) -> int:
-        """The most queries of any row: what bounds every sum."""
-        return int(self.scan.n.max(initial=0))
+    def rows_at_a_time(self, queries: int) -> int:
+        """How many rows of ``queries`` columns pass 2 and 3 take at a time within :data:`ROWS_BUDGET`.
+
+        A row costs about 22 float64 arrays of its bootstrap's resamples (the replicates' limb sums, mean*, se*, t*
+        and their temporaries), 10 of its randomisation's permutations (the flips' limb sums and statistics) and 14
+        of its queries (the grid, the limbs, the stacked product operand).
+        """
+        boot = self.resamples if self.bootstrapped.any() else 0
+        flip = self.permutations if self.sampled.size else 0
+        per_row = 8 * (22 * boot + 10 * flip + 14 * queries) + 1
+        return max(1, ROWS_BUDGET // per_row)
 
 
 # ---- pass 2: exact partial sums, one partition at a time ------------------------------------------------------
@@ -379,6 +407,18 @@ class Tested:
     nonzero: np.ndarray
     positive: np.ndarray  # differences > 0
     n: np.ndarray  # queries tested
+
+    @staticmethod
+    def concatenate(blocks: list[Tested]) -> Tested:
+        """The blocks' rows, one after the other."""
+
+        def joined(parts: list[Any]) -> Any:
+            if isinstance(parts[0], np.ndarray):
+                return np.concatenate(parts)
+            return type(parts[0])(*(joined([getattr(p, f.name) for p in parts]) for f in fields(parts[0])))
+
+        joined_blocks: Tested = joined(blocks)
+        return joined_blocks
 
 
 def finish(plan: Plan, whole: Partial, confidence: float = 0.95) -> Tested:
@@ -554,7 +594,17 @@ def run_tests(
     if keys.shape != (d.shape[1],):
         raise ValueError(f"{keys.size} keys for {d.shape[1]} queries")
     plan = Plan.of(scan(d, mask), tests, permutations, resamples)
-    return finish(plan, partial(d, keys, plan, mask), confidence)
+    step = plan.rows_at_a_time(d.shape[1])
+    if d.shape[0] <= step:
+        return finish(plan, partial(d, keys, plan, mask), confidence)
+    # rows a block at a time: a row's result depends on its own differences, the keys and the whole's bound only, so
+    # the blocks' results are the whole call's bit for bit, and memory is a block's, whatever the rows
+    blocks = []
+    for lo in range(0, d.shape[0], step):
+        hi = min(lo + step, d.shape[0])
+        part = plan.rows(lo, hi)
+        blocks.append(finish(part, partial(d[lo:hi], keys, part, mask[lo:hi]), confidence))
+    return Tested.concatenate(blocks)
 
 
 def interval_sd(n: int, low: float, high: float, confidence: float = 0.95) -> float:
