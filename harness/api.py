@@ -27,6 +27,7 @@ from harness.config.defaults import (
     DEFAULT_CORRECTION,
     DEFAULT_DATASET,
     DEFAULT_FAMILY,
+    DEFAULT_MIN_AFFECTED,
     DEFAULT_PERMUTATIONS,
     DEFAULT_POWER,
     DEFAULT_PRIMARY,
@@ -38,6 +39,7 @@ from harness.config.guards import (
     guard_of,
     release_bound,
     release_looks,
+    release_min_affected,
     release_power,
 )
 from harness.config.guards import on_inconclusive as inconclusive_policy
@@ -206,6 +208,7 @@ def decide(
     look: int | None = None,
     claim: Claim | None = None,
     ledger: str | Path | None = None,
+    min_affected: float = DEFAULT_MIN_AFFECTED,
 ) -> Decision:
     """The release decision between two runs' per-query tables, as ``harness run`` decides it.
 
@@ -244,6 +247,11 @@ def decide(
     ledger : str or Path, optional
         With ``looks`` > 1, required: the folder whose ``.looks.jsonl`` counts the gate's looks (as ``harness run``
         counts them in the experiment's folder); each look is recorded there before it is returned.
+    min_affected : float
+        The rarest harm, as a share of users in [0, 1), that ``bound="auto"``'s t-test must not miss
+        (``release.min_affected``): t decides a measure with a known range only from the users at which a sample
+        holds none of such a share with a chance of at most alpha / 10 (528 users for 1% at alpha 0.05); below, the
+        betting bound decides. 0: t never decides such a measure.
 
     Returns
     -------
@@ -284,6 +292,9 @@ def decide(
     try:
         policy, power, chosen = inconclusive_policy(on_inconclusive), release_power(power), release_bound(bound)
         planned = release_looks(looks)
+        if isinstance(min_affected, bool) or not isinstance(min_affected, int | float):
+            raise GuardSpecError("min_affected", f"min_affected must be a number, got {min_affected!r}", "min_affected=0.01")
+        rarest = release_min_affected(float(min_affected))
     except GuardSpecError as exc:
         raise HarnessError(exc.message, hint=exc.hint) from None
     if look is not None and (isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= planned):
@@ -336,7 +347,7 @@ def decide(
                 prod, cand, measure, segment_mask(prod, segment, segments), segment_mask(cand, segment, segments)
             )
         checks.append((guard, dataset, segment or "all", values))
-    release = Release(production, candidate, tuple(g for g, *_ in checks), policy, power, chosen, None, planned)
+    release = Release(production, candidate, tuple(g for g, *_ in checks), policy, power, chosen, None, planned, rarest)
     key, *also = gate_keys(release, claim)
     root = None if ledger is None or planned == 1 else Path(ledger)  # one look: nothing spent before it
     recorded = None if root is None else _recorded_looks(root, key, tuple(also), alpha, planned, look)
@@ -352,6 +363,7 @@ def decide(
         key=key,
         claim=claim,
         seeds=(len(runs[production]), len(runs[candidate])),
+        min_affected=rarest,
     )
     if root is None or recorded is None:  # (one is None exactly when the other is)
         return decision

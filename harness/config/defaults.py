@@ -8,6 +8,7 @@ shows them).
 from typing import Final
 
 DEFAULT_SEED = 20261121  # the paired tests' seed unless stats.seed, --seed or seed= says otherwise
+DEFAULT_MIN_AFFECTED = 0.01  # release.min_affected: the rarest harm (a share of users) auto's t-test must not miss
 DEFAULT_POWER = 0.8  # what "users needed" and the minimum detectable effect plan for, unless release.power says otherwise
 DEFAULT_DATASET = "default"  # the name of a config's one unnamed dataset, and of the API's and harness compare's data:
 # the tests' random draws are keyed by (seed, dataset, segment, query), so one name gives one p-value everywhere

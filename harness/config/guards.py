@@ -186,6 +186,18 @@ def release_bound(value: object) -> BoundChoice:
     return value  # type: ignore[return-value]  # checked against BOUND_CHOICES above
 
 
+def release_min_affected(value: float) -> float:
+    """``release.min_affected``: the rarest harm, as a share of users in [0, 1), that ``bound: auto``'s t-test must not
+    miss (:func:`harness.stats.bounds.t_trusted_from`)."""
+    if not 0 <= value < 1:
+        raise GuardSpecError(
+            "min_affected",
+            f"release.min_affected must be a share of users in [0, 1), got {value:g}",
+            "write min_affected: 0.01 (t decides only where a harm to 1% of users cannot all be missing from the sample)",
+        )
+    return value
+
+
 def on_inconclusive(value: object) -> OnInconclusive:
     """``release.on_inconclusive``: what an INCONCLUSIVE gate exits as (its own code by default)."""
     _one_of(

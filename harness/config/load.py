@@ -25,7 +25,7 @@ import yaml
 
 from harness._atomic import sha256_file
 from harness._text import clipped
-from harness.config.defaults import COLUMN_SYNONYMS, DEFAULT_DATASET, DEFAULT_POWER, MAX_ALPHA
+from harness.config.defaults import COLUMN_SYNONYMS, DEFAULT_DATASET, DEFAULT_MIN_AFFECTED, DEFAULT_POWER, MAX_ALPHA
 from harness.config.extras import missing_dask
 from harness.config.formats import FORMATS, QRELS_FORMATS, table_format_of
 from harness.config.guards import (
@@ -35,6 +35,7 @@ from harness.config.guards import (
     on_inconclusive,
     release_bound,
     release_looks,
+    release_min_affected,
     release_power,
 )
 from harness.config.reference import keys_of
@@ -1033,6 +1034,10 @@ def _release(
         looks = release_looks(rel.value("looks", int, 1))
     except GuardSpecError as exc:
         raise rel.error("looks", exc.message, hint=exc.hint) from None
+    try:
+        min_affected = release_min_affected(rel.value("min_affected", float, DEFAULT_MIN_AFFECTED))
+    except GuardSpecError as exc:
+        raise rel.error("min_affected", exc.message, hint=exc.hint) from None
     guards: list[Guard] = []
     if rel.has("guards"):
         node = rel.raw("guards")
@@ -1075,6 +1080,7 @@ def _release(
         bound,
         _promote(rel, next(s for s in systems if s.name == candidate)),
         looks,
+        min_affected,
     )
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.config.defaults import DEFAULT_POWER
+from harness.config.defaults import DEFAULT_MIN_AFFECTED, DEFAULT_POWER
 from harness.config.schema import Stats
 from harness.measures.conventions import Conventions
 
@@ -252,6 +252,13 @@ TOP = (
             Key("power", "number", "the power the users needed are planned for", DEFAULT_POWER),
             Key("bound", "string", "how each guard's bound is made", "auto", ("auto", "t", "betting")),
             Key("looks", "integer", "the gate's planned runs as users accrue: alpha is spent over them", 1),
+            Key(
+                "min_affected",
+                "number",
+                "the rarest harm, as a share of users, that bound: auto's t-test must not miss (0: t never decides a "
+                "measure with a known range)",
+                DEFAULT_MIN_AFFECTED,
+            ),
             Key(
                 "promote",
                 "mapping",

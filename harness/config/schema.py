@@ -11,6 +11,7 @@ from harness.config.defaults import (
     DEFAULT_ALPHA,
     DEFAULT_CORRECTION,
     DEFAULT_FAMILY,
+    DEFAULT_MIN_AFFECTED,
     DEFAULT_PERMUTATIONS,
     DEFAULT_POWER,
     DEFAULT_PRIMARY,
@@ -303,6 +304,9 @@ class Release:
     bound: BoundChoice = "auto"  # how a guard on a mean is bounded (harness.stats.bounds): auto, t or betting
     promote: Promote | None = None  # on PASS, move a registry alias to the candidate's model version
     looks: int = 1  # the gate's planned looks as users accrue: alpha is spent over them (harness.stats.looks)
+    # the rarest harm (a share of users) auto's t must not miss: t decides a measure with a known range only from
+    # harness.stats.bounds.t_trusted_from(min_affected, alpha) users on; None: no such rule (a folder decided before it)
+    min_affected: float | None = DEFAULT_MIN_AFFECTED
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -26,6 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from harness.comparison.versions import SeededValues
+from harness.config.defaults import DEFAULT_MIN_AFFECTED
 from harness.config.schema import Guard
 from harness.decision.verdict import BETTING, BOOTSTRAP, T_TEST, UNDECIDED, VERSION, GuardLabel, GuardResult
 from harness.evaluation.results import MIN_GEO_MEAN, aggregate_values
@@ -151,7 +153,11 @@ def one_sided(
     alpha: float,
     target: float,
     bound: BoundChoice,
+    min_affected: float | None = DEFAULT_MIN_AFFECTED,
 ) -> GuardNumbers | str:
+    """A guard's one-sided test at ``alpha`` and its plan for ``target`` power, by the bound ``bound`` names; under
+    ``auto``, t decides a measure with a known range only from :func:`~harness.stats.bounds.t_trusted_from` users
+    for ``min_affected`` (``release.min_affected``; None: no such rule)."""
     if isinstance(values, ResampledValues):
         return _test_resampled(guard, values, alpha, target)
     if isinstance(values, SeededValues):
@@ -167,7 +173,7 @@ def one_sided(
         return terms
     changed = bounds.changed_count(terms.drops)
     if bound != "t":
-        chosen = _bounded(guard, terms, changed, alpha, target, bound)
+        chosen = _bounded(guard, terms, changed, alpha, target, bound, min_affected)
         if chosen is not None:
             return chosen
     tested = (
@@ -181,7 +187,13 @@ def one_sided(
         return _settle(tested, changed, bounds.no_spread(tested.n, changed))
     if changed == 0:  # spread by a relative margin alone: t must not decide on it
         return _settle(tested, 0, "no user changed, and a sample that missed every changed user says nothing of them")
-    return dataclasses.replace(tested, changed=changed)
+    tested = dataclasses.replace(tested, changed=changed)
+    low, _ = _range(guard, terms)
+    if bound != "auto" or low is None or tested.n_needed is None:
+        return tested
+    # the users needed, by the bound that will decide there: t only from t_trusted_from users on, betting below
+    distance, _ = _planned(guard, float(terms.margins.mean()), float((terms.drops - terms.margins).mean()))
+    return _auto_planned(guard, terms, tested, tested.n_needed, alpha, target, distance, min_affected)
 
 
 def _settle(tested: GuardNumbers, changed: int, reason: str) -> GuardNumbers:
@@ -217,21 +229,63 @@ def _excess_terms(guard: Guard, values: PairedValues) -> _Terms | str:
     return _Terms(prod, cand, sign * (prod - cand), margins)
 
 
-def _bounded(guard: Guard, terms: _Terms, changed: int, alpha: float, target: float, bound: BoundChoice) -> GuardNumbers | None:
-    """A guard on a mean (or geometric mean) bounded as ``bound`` says: None where that is the t-test (decided by the
-    exact sums, as the comparisons decide it), else the betting bound's test or why nothing decides. ``changed``: the
-    users whose drop is not 0."""
-    aggregate, sign = _aggregate(guard), guard.sign
-    prod, cand, drops, margins = terms
-    n = int(prod.size)
+def _range(guard: Guard, terms: _Terms) -> tuple[float, float] | tuple[None, None]:
+    """The interval each user's excess drop lies in, from the measure's range, or (None, None) where it has none."""
+    prod, cand = terms.production, terms.candidate
+    aggregate = _aggregate(guard)
     # a geometric mean is tested on log ratios, which have no range
     value_range = None if aggregate == "gmean" else REGISTRY.definition(guard.measure).range_of(guard.measure)
     if value_range is not None and not (
         value_range[0] <= min(prod.min(), cand.min()) and max(prod.max(), cand.max()) <= value_range[1]
     ):
         value_range = None  # values outside the registry's range (custom gains, a judgment beyond the scale)
-    low, high = _excess_range(guard, sign, value_range) if value_range is not None else (None, None)
-    found = bounds.mean_bound(drops - margins, low, high, alpha, bound, changed=changed)
+    return _excess_range(guard, guard.sign, value_range) if value_range is not None else (None, None)
+
+
+def _auto_planned(
+    guard: Guard,
+    terms: _Terms,
+    tested: GuardNumbers,
+    n_t: int | None,
+    alpha: float,
+    target: float,
+    distance: float,
+    min_affected: float | None,
+) -> GuardNumbers:
+    """``tested`` with the users needed under ``auto`` for a measure with a known range: the fewer of the betting
+    bound's users and t's, t's raised to :func:`~harness.stats.bounds.t_trusted_from` (below it t does not decide), and
+    which plan that is."""
+    from scipy import special
+
+    low, high = _range(guard, terms)
+    assert low is not None and high is not None
+    n_min = bounds.t_trusted_from(min_affected, alpha)
+    sd = tested.sd
+    n_bet = bounds.betting_sample_size(abs(distance), sd, low, high, alpha, float(special.ndtri(target))) if sd > 0 else None
+    t_side = None if n_t is None or n_min == sys.maxsize else max(n_t, n_min)
+    choices = [n for n in (t_side, n_bet) if n is not None]
+    if not choices:
+        return dataclasses.replace(tested, n_needed=None)
+    needed = min(choices)
+    base = tested.planned_for.split(" (")[0]
+    if needed == t_side and t_side != n_bet:
+        label = base if n_t == t_side else f"{base} (by t, which decides from {n_min:,} users: release.min_affected)"
+    else:
+        label = f"{base} ({_BETTING_PLAN})"
+    return dataclasses.replace(tested, n_needed=needed, planned_for=label)
+
+
+def _bounded(
+    guard: Guard, terms: _Terms, changed: int, alpha: float, target: float, bound: BoundChoice, min_affected: float | None
+) -> GuardNumbers | None:
+    """A guard on a mean (or geometric mean) bounded as ``bound`` says: None where that is the t-test (decided by the
+    exact sums, as the comparisons decide it), else the betting bound's test or why nothing decides. ``changed``: the
+    users whose drop is not 0."""
+    aggregate, sign = _aggregate(guard), guard.sign
+    prod, cand, drops, margins = terms
+    n = int(prod.size)
+    low, high = _range(guard, terms)
+    found = bounds.mean_bound(drops - margins, low, high, alpha, bound, changed=changed, min_affected=min_affected)
     if found.method == "t":
         return None
     p_value, c_value = aggregate_values(guard.measure, prod), aggregate_values(guard.measure, cand)
@@ -242,7 +296,7 @@ def _bounded(guard: Guard, terms: _Terms, changed: int, alpha: float, target: fl
         return GuardNumbers.nothing_decided(p_value, c_value, drop, scale(mean_margin), n, found.sd, changed, found.reason)
     distance, planned_for = _planned(guard, mean_margin, found.mean)
     mde, n_needed = bounds.betting_plan(n, found.sd, low, high, alpha, target, distance)  # type: ignore[arg-type]
-    return GuardNumbers(
+    betting = GuardNumbers(
         p_value,
         c_value,
         drop,
@@ -259,6 +313,12 @@ def _bounded(guard: Guard, terms: _Terms, changed: int, alpha: float, target: fl
         BETTING,
         changed,
     )
+    trusted_but_few = changed > 0 and found.excess <= bounds.EXCESS_TOLERANCE * alpha and found.sd > 0
+    if bound != "auto" or not trusted_but_few:  # betting for the skew, or asked for: its own plan
+        return betting
+    # betting only for want of users: t decides from t_trusted_from users on, and may need fewer than betting
+    n_t = power.sample_size(distance, found.sd, alpha, target, "one") if distance else None
+    return _auto_planned(guard, terms, betting, n_t, alpha, target, distance, min_affected)
 
 
 def _excess_range(guard: Guard, sign: float, value_range: tuple[float, float]) -> tuple[float, float]:

@@ -54,7 +54,7 @@ import numpy as np
 from harness.comparison.compare import CompareSettings, system_replicates, version_replicates
 from harness.comparison.rows import Comparisons
 from harness.comparison.versions import runs_by_system, seeded_pair, segment_map, tables_of
-from harness.config.defaults import DEFAULT_POWER
+from harness.config.defaults import DEFAULT_MIN_AFFECTED, DEFAULT_POWER
 from harness.config.schema import Guard, Release
 from harness.decision.guard import (
     GuardNumbers,
@@ -89,10 +89,12 @@ def decide_arrays(
     key: str = "",
     claim: str = "model",
     seeds: tuple[int, int] = (1, 1),
+    min_affected: float | None = DEFAULT_MIN_AFFECTED,
 ) -> Decision:
     """The decision from each guard's values on each dataset and segment it applies to: ``(guard, dataset, segment,
     values)``, values as :class:`PairedValues`, :class:`ResampledValues`, or the reason they could not be had;
-    ``bound`` says how a guard on a mean is bounded (:mod:`harness.stats.bounds`). ``sweep``: the same for the
+    ``bound`` says how a guard on a mean is bounded (:mod:`harness.stats.bounds`), and ``min_affected`` from how many
+    users ``auto`` lets t decide (:func:`~harness.stats.bounds.t_trusted_from`; None: no such rule). ``sweep``: the same for the
     unguarded segments of each guarded measure; those whose drop is significantly beyond the guard's margin (Holm
     within the sweep) are the decision's warnings. ``look``: which of the gate's planned looks this is; its guards are
     tested at its share of alpha (:mod:`harness.stats.looks`), and alpha is the rate over all the looks."""
@@ -104,12 +106,14 @@ def decide_arrays(
             f"{look.planned} planned, and the earlier looks spent {look.spent:.3g}",
             hint="a new decision needs a new gate (another experiment name, or other guards)",
         )
-    decision = _decide(checks, production, candidate, level, power_target, on_inconclusive, bound)
-    decision = _gate_plan(decision, checks, level, power_target, bound)
+    decision = _decide(checks, production, candidate, level, power_target, on_inconclusive, bound, min_affected)
+    decision = _gate_plan(decision, checks, level, power_target, bound, min_affected)
     if look is not None and look.planned > 1:
         decision = dataclasses.replace(decision, alpha=alpha, look=look.number, looks=look.planned, level=level)
     decision = dataclasses.replace(decision, key=key, claim=claim, seeds=seeds)
-    swept = [(g, d, s, one_sided(g, v, alpha, power_target, bound)) for g, d, s, v in sweep if not isinstance(v, str)]
+    swept = [
+        (g, d, s, one_sided(g, v, alpha, power_target, bound, min_affected)) for g, d, s, v in sweep if not isinstance(v, str)
+    ]
     tested = [(g, d, s, t) for g, d, s, t in swept if isinstance(t, GuardNumbers)]
     adjusted = correct(np.array([t.p_fail for *_, t in tested], dtype=np.float64), "holm")
     warnings = []
@@ -121,7 +125,12 @@ def decide_arrays(
 
 
 def _gate_plan(
-    decision: Decision, checks: Sequence[tuple[Guard, str, str, Values]], level: float, target: float, bound: BoundChoice
+    decision: Decision,
+    checks: Sequence[tuple[Guard, str, str, Values]],
+    level: float,
+    target: float,
+    bound: BoundChoice,
+    min_affected: float | None,
 ) -> Decision:
     """The decision with the users the whole gate needs to decide an equal candidate with ``target`` power: each
     deciding guard's share (``GuardResult.n_needed_gate``, users of its own dataset and segment) and, when every guard
@@ -150,7 +159,7 @@ def _gate_plan(
             f"for an equal candidate to PASS all {k} guards with {target:.0%} power (each planned at "
             f"{power_each:.1%}; the guards taken as independent, conservative when they are positively related)"
         )
-    tested = {i: one_sided(checks[i][0], checks[i][3], at, power_each, bound) for i in planned}  # type: ignore[arg-type]
+    tested = {i: one_sided(checks[i][0], checks[i][3], at, power_each, bound, min_affected) for i in planned}  # type: ignore[arg-type]
     if any(
         not isinstance(t, GuardNumbers) or t.n_needed is None or not t.planned_for.startswith("for an equal")
         for t in tested.values()
@@ -171,9 +180,10 @@ def _decide(
     power_target: float,
     on_inconclusive: str,
     bound: BoundChoice,
+    min_affected: float | None,
 ) -> Decision:
     tested = [
-        one_sided(guard, values, alpha, power_target, bound) if not isinstance(values, str) else values
+        one_sided(guard, values, alpha, power_target, bound, min_affected) if not isinstance(values, str) else values
         for guard, _, _, values in checks
     ]
     deciding = [i for i, t in enumerate(tested) if isinstance(t, GuardNumbers) and not checks[i][0].descriptive]
@@ -182,7 +192,7 @@ def _decide(
     results = []
     for i, ((guard, dataset, segment, _), t) in enumerate(zip(checks, tested, strict=True)):
         results.append(guard_result(guard, dataset, segment, t, p_fail_adj.get(i), alpha, power_target, len(deciding)))
-    return Decision(production, candidate, tuple(results), alpha, power_target, on_inconclusive, bound)
+    return Decision(production, candidate, tuple(results), alpha, power_target, on_inconclusive, bound, min_affected=min_affected)
 
 
 EACH = "each"  # segment: each: a guard per segment
@@ -372,6 +382,7 @@ def decide_release(
         gate_key(release, settings.claim),
         claim=settings.claim,
         seeds=seeds,
+        min_affected=release.min_affected,
     )
     reused = [str(r.diagnostics["source"]) for r in results if r.system == release.production and r.diagnostics.get("source")]
     by_dataset = tuple((d, len(runs[(d, release.production)]), len(runs[(d, release.candidate)])) for d in both)

@@ -130,6 +130,9 @@ class Decision:
     seeds_by_dataset: tuple[tuple[str, int, int], ...] = ()
     seed_warnings: tuple[str, ...] = ()
     promotion: str = ""  # what release.promote did once the results were logged ("" before, or without it)
+    # release.min_affected: auto's t decides a measure with a known range only from t_trusted_from(it) users on (None:
+    # no such rule, as gates were decided before it)
+    min_affected: float | None = None
 
     @property
     def claim_text(self) -> str:
@@ -250,7 +253,7 @@ class Decision:
         notes = []
         if T_TEST in methods:
             where = {
-                "auto": ", used only where the users' skewness puts its error within a tenth of alpha of it",
+                "auto": ", used only where the users' skewness puts its error within a tenth of alpha of it" + self._t_from(),
                 "t": ", used wherever the users' differences spread, as release.bound: t asks",
                 "betting": ", used for the measures with no known range",
             }.get(self.bound, "")
@@ -269,6 +272,21 @@ class Decision:
             f" (up to {' and '.join(notes)}; exactly for the guards decided by the betting bound)"
             if BETTING in methods
             else f" (up to {' and '.join(notes)})"
+        )
+
+    def _t_from(self) -> str:
+        """Under auto, from how many users t decides a measure with a known range, and why."""
+        from harness.stats import bounds
+
+        if self.min_affected is None:
+            return ""
+        if not self.min_affected > 0:
+            return " and never for a measure with a known range (release.min_affected: 0)"
+        n_min = bounds.t_trusted_from(self.min_affected, self.tested_at)
+        return (
+            f" and, for a measure with a known range, from {n_min:,} users on, where a harm to "
+            f"{self.min_affected * 100:g}% of the users is missing from the sample with a chance of at most "
+            f"{bounds.EXCESS_TOLERANCE * self.tested_at:.2g} (release.min_affected)"
         )
 
     def __repr__(self) -> str:
@@ -423,6 +441,7 @@ class Decision:
             "power": self.power,
             "on_inconclusive": self.on_inconclusive,
             "bound": self.bound,
+            "min_affected": self.min_affected,
             "production": self.production,
             "candidate": self.candidate,
             "production_evidence": self.production_evidence,
@@ -479,6 +498,7 @@ class Decision:
             tuple((str(d), int(pc[0]), int(pc[1])) for d, pc in (data.get("seeds_by_dataset") or {}).items()),
             tuple(str(w) for w in data.get("seed_warnings") or ()),
             str(data.get("promotion") or ""),
+            data.get("min_affected"),
         )
 
 

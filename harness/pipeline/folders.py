@@ -96,6 +96,7 @@ def _recorded_release(results: SavedResults) -> Release:
         recorded.get("bound", gate.bound),
         None,
         int(recorded.get("looks", 1)),
+        recorded.get("min_affected", gate.min_affected),
     )
 
 

@@ -23,13 +23,17 @@ is below 0 (PASS) or above it (FAIL). Two bounds answer it here:
 
 :func:`mean_bound` uses t where its estimated excess error is at most a tenth of alpha, and the
 betting bound elsewhere when the range is known. The test of a spread change keeps its power, and a change that
-touches few users is decided by a bound whose error holds whatever its shape. t never decides without spread, nor
+touches few users is decided by a bound whose error holds whatever its shape. A change can also touch so few users
+that the sample holds none of them: then the sample shows no harm and no skew, and t's error is about the chance
+of that miss, (1 - p)^n for a harmed share p. So for a measure with a known range t decides only from
+:func:`t_trusted_from` users on, where that chance is at most a tenth of alpha for the rarest harm the release
+states (``release.min_affected``, 1% by default: 528 users at alpha 0.05). t never decides without spread, nor
 when no user changed (a sample that missed every changed user says nothing of them): there the betting bound
 decides if the range is known (its width then holds the users not seen), and nothing does if it is not.
 
 >>> import numpy as np
->>> spread = np.random.default_rng(1).normal(-0.02, 0.1, 400)
->>> b = mean_bound(spread, -2.0, 2.0, 0.05)
+>>> spread = np.random.default_rng(1).normal(-0.02, 0.1, 1000)
+>>> b = mean_bound(spread, -2.0, 2.0, 0.05, min_affected=0.01)
 >>> b.method, b.high < 0
 ('t', True)
 >>> few = np.r_[np.full(59, -0.02), 0.38]   # 1 user in 20 broken by 0.4 (a true mean of 0): this sample drew 1 of 60
@@ -49,6 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -218,6 +223,23 @@ def betting_bound(values: np.ndarray, low: float, high: float, alpha: float) -> 
     )
 
 
+def t_trusted_from(min_affected: float | None, alpha: float) -> int:
+    """The fewest users from which ``auto`` lets t decide a measure with a known range: the least n with
+    ``(1 - min_affected)^n <= EXCESS_TOLERANCE * alpha``, so that a change hurting a ``min_affected`` share of the users
+    leaves the sample without any of them with probability at most a tenth of alpha. A sample that holds none of them
+    looks like no harm at all, and no check on it can tell; below this n the exact betting bound decides. 0 for
+    ``None`` (no such rule: how gates decided before it); never (the largest int) for ``min_affected`` 0.
+
+    >>> t_trusted_from(0.01, 0.05), t_trusted_from(0.05, 0.05), t_trusted_from(None, 0.05)
+    (528, 104, 0)
+    """
+    if min_affected is None:
+        return 0
+    if not min_affected > 0:
+        return sys.maxsize
+    return math.ceil(math.log(EXCESS_TOLERANCE * alpha) / math.log1p(-min_affected))
+
+
 def mean_bound(
     values: np.ndarray,
     low: float | None,
@@ -225,16 +247,22 @@ def mean_bound(
     alpha: float,
     choice: BoundChoice = "auto",
     changed: int | None = None,
+    min_affected: float | None = None,
 ) -> MeanBound:
     """The bound a guard decides by, for the mean of ``values`` (each user's excess drop over the margin).
 
     ``choice``: ``t``; ``betting`` (needs the range ``[low, high]``: without it nothing decides, and the reason says
-    so); or ``auto``: t where it can be trusted (some user ``changed``, the values spread beyond rounding, and t's
-    estimated excess error is at most ``EXCESS_TOLERANCE * alpha``), else the betting bound when the range is known,
-    else nothing. ``changed``: how many
-    users' changes (without the margin) are not 0, by :func:`changed_count` (default: the values' own count). A
-    relative margin spreads the excess even when no user changed, and a sample with no changed user says nothing of
-    the users it missed.
+    so); or ``auto``: t where it can be trusted (some user ``changed``, the values spread beyond rounding, t's
+    estimated excess error is at most ``EXCESS_TOLERANCE * alpha``, and, when the range is known, at least
+    :func:`t_trusted_from` users for ``min_affected``, the rarest harm (a share of the users) t must not miss; None:
+    no such rule), else the betting bound when the range is known, else
+    nothing. ``changed``: how many users' changes (without the margin) are not 0, by :func:`changed_count` (default:
+    the values' own count). A relative margin spreads the excess even when no user changed, and a sample with no
+    changed user says nothing of the users it missed.
+
+    >>> gains = np.random.default_rng(2).normal(-0.02, 0.05, 100)   # 100 users, none of a broken 2% among them
+    >>> mean_bound(gains, -2.0, 2.0, 0.05).method, mean_bound(gains, -2.0, 2.0, 0.05, min_affected=0.01).method
+    ('t', 'betting')
     """
     x = np.asarray(values, dtype=np.float64)
     changed = changed_count(x) if changed is None else changed
@@ -242,7 +270,8 @@ def mean_bound(
     t = _spread_checked(t_bound(x, alpha), x, changed)
     if choice == "t":
         return t
-    if choice == "auto" and t.decided and changed > 0 and t.excess <= EXCESS_TOLERANCE * alpha:
+    enough = not bounded or t.n >= t_trusted_from(min_affected, alpha)
+    if choice == "auto" and t.decided and changed > 0 and t.excess <= EXCESS_TOLERANCE * alpha and enough:
         return t
     if not bounded:
         if choice == "betting":  # asked for, and impossible: never t in its place without a word

@@ -21,8 +21,10 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 # 50 queries. b is a: production, with its top two documents swapped on every 7th query (nearly equal);
-# c ranks the least relevant documents first (clearly worse).
-GUARD_LINE = 17  # the line of the first guard in the config below
+# c ranks the least relevant documents first (clearly worse). The gate's mechanics are under test here: with
+# min_affected 0.2 auto's t decides from 24 queries on (each segment has 25), as t decided before that rule; the
+# rule itself is tested in tests/decision/test_min_affected.py.
+GUARD_LINE = 18  # the line of the first guard in the config below
 
 
 def _config(
@@ -69,6 +71,7 @@ def _config(
         "release:\n"
         "  production: a\n"
         f"  candidate: {candidate}{release_extra}\n"
+        "  min_affected: 0.2\n"
         "  guards:\n" + "".join(f"    - {g}\n" for g in guards.split(" ; ")) + "output: out\n"
     )
     moved = release_extra or extra_system  # a line more above the guards
@@ -224,6 +227,7 @@ def test_the_gate_under_report_is_refused_with_where_it_goes(tmp_path: Path) -> 
     text = config.read_text()
     nested = text.replace("release:\n", "  release:\n").replace("\n  production", "\n    production")
     nested = nested.replace("\n  candidate", "\n    candidate").replace("\n  guards:", "\n    guards:")
+    nested = nested.replace("\n  min_affected", "\n    min_affected")
     nested = nested.replace("\n    - {", "\n      - {")
     assert nested.count("\n  release:\n    production: a\n") == 1
     config.write_text(nested)

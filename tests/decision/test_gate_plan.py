@@ -38,7 +38,8 @@ def test_the_gate_plan_is_each_guards_users_at_its_share_of_the_power() -> None:
         for name, values in (("prod", production), ("cand", candidate))
     ]
     guards = [{"measure": "AP", "max_drop": 0.02}, {"measure": "RR", "max_drop": 0.03}]
-    decision = harness.decide(tables, "prod", "cand", guards, power=0.8)
+    # min_affected 0.05: t decides from 104 users on, below both guards' plans (the rule's plans: test_min_affected.py)
+    decision = harness.decide(tables, "prod", "cand", guards, power=0.8, min_affected=0.05)
     sds = (candidate - production).std(axis=0, ddof=1)
     share = 0.8**0.5  # both guards pass with 0.8 when each passes with sqrt(0.8), independently
     expected = [_users_for(0.02, sds[0], 0.05, share), _users_for(0.03, sds[1], 0.05, share)]

@@ -4,7 +4,8 @@ margin; the gate names that segment as a warning (the verdict, summary.md, gate.
 
 The data: 400 queries, one relevant document each; production ranks it second everywhere (RR 0.5). The candidate
 ranks it third on 60% of the 160 "big" queries (RR 1/3: a drop of 0.1 there, ten times the margin) and first on 40%
-of the 240 "small" ones (a gain of 0.2): over all users a gain of 0.08."""
+of the 240 "small" ones (a gain of 0.2): over all users a gain of 0.08. The gate's min_affected 0.05 lets auto's t
+decide from 104 queries on, so that the sweep is tested as t decides it (the rule: test_min_affected.py)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def _experiment(tmp_path: Path, guard: str) -> Path:
         "datasets: [{name: d, qrels: qrels.txt, segments: {path: seg.csv}}]\n"
         "systems: [{name: production, runs: {d: prod.run}}, {name: candidate, runs: {d: cand.run}}]\n"
         "measures: [RR, P@1]\nstats: {permutations: 200, resamples: 200}\n"
-        f"release: {{production: production, candidate: candidate, guards: [{guard}]}}\n"
+        f"release: {{production: production, candidate: candidate, min_affected: 0.05, guards: [{guard}]}}\n"
         "tracking: {enabled: false}\noutput: out\n"
     )
     return path

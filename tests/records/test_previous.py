@@ -18,7 +18,8 @@ pytestmark = pytest.mark.filterwarnings(
 
 def _many_queries(tmp_path: Path, guard: str, extra_system: bool = False, train: bool = False) -> Path:
     """50 queries; b is a slightly changed copy of a (query q swaps its top two documents when q % 7 == 0); with
-    ``train`` the dataset names training interactions (train.csv: 3 per query)."""
+    ``train`` the dataset names training interactions (train.csv: 3 per query). The gate's min_affected 0.2 lets auto's
+    t decide from 24 queries on, as t decided these gates before that rule (tested in test_min_affected.py)."""
     rng = __import__("numpy").random.default_rng(5)
     qrels, run_a, run_b, run_c = [], [], [], []
     for q in range(50):
@@ -43,7 +44,7 @@ def _many_queries(tmp_path: Path, guard: str, extra_system: bool = False, train:
         "systems:\n  - {name: a, runs: {d: a.run}}\n"
         f"  - {{name: b, runs: {{d: b.run}}}}{third}\nmeasures: [nDCG@5, AP, P@5]\nbaseline: a\n"
         "stats: {permutations: 500, resamples: 500}\ntracking: {enabled: false}\nreport:\n  enabled: false\n"
-        f"release: {{production: a, candidate: b, guards: [{guard}]}}\noutput: out\n"
+        f"release: {{production: a, candidate: b, min_affected: 0.2, guards: [{guard}]}}\noutput: out\n"
     )
     return path
 

@@ -13,6 +13,10 @@ and asks ``harness.decide``. Over many trials:
   of the time (Holm across guards; uncorrected it would be about 1 - 0.95^5 = 0.23).
 
 Rates are checked against alpha plus three Monte Carlo standard errors.
+
+The spread changes here (every user moves) are decided as t decides them: ``min_affected=0.2`` lets auto's t decide
+from 24 users on (``BROAD``). The default's rule for rare harms, and its plans, are tested in
+``tests/decision/test_min_affected.py``; the shapes below that a sample can miss run under the default.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ pytestmark = pytest.mark.slow
 
 ALPHA, POWER, SD = 0.05, 0.8, 0.1  # SD: of the per-user differences
 MEASURES = tuple(Measure(name) for name in ("AP", "RR", "Rprec", "Bpref", "infAP"))
+
+
+BROAD = 0.2  # release.min_affected for spread changes: t from 24 users on at alpha 0.05
 
 
 def _mc(rate: float, trials: int) -> float:
@@ -56,7 +63,13 @@ def _verdicts(trials: int, n: int, drop: float, guard: dict[str, object], seed: 
     counts = {"PASS": 0, "FAIL": 0, "INCONCLUSIVE": 0}
     for _ in range(trials):
         decision = harness.decide(
-            _tables(rng, n, [drop], relative), "production", "candidate", [{"measure": "AP", **guard}], alpha=ALPHA, power=POWER
+            _tables(rng, n, [drop], relative),
+            "production",
+            "candidate",
+            [{"measure": "AP", **guard}],
+            alpha=ALPHA,
+            power=POWER,
+            min_affected=BROAD,
         )
         counts[decision.verdict] += 1
     return {k: v / trials for k, v in counts.items()}
@@ -103,7 +116,8 @@ def _gate(trials: int, drops: list[float], margins: list[float], seed: int) -> d
     guards = [{"measure": str(m), "max_drop": margin} for m, margin in zip(MEASURES, margins, strict=True)]
     counts = {"PASS": 0, "FAIL": 0, "INCONCLUSIVE": 0}
     for _ in range(trials):
-        counts[harness.decide(_tables(rng, 80, drops), "production", "candidate", guards, alpha=ALPHA).verdict] += 1
+        tables = _tables(rng, 80, drops)
+        counts[harness.decide(tables, "production", "candidate", guards, alpha=ALPHA, min_affected=BROAD).verdict] += 1
     return {k: v / trials for k, v in counts.items()}
 
 
@@ -210,7 +224,7 @@ def test_a_spread_change_keeps_the_t_tests_power() -> None:
     for seed in range(40):
         tables = _shaped(np.random.default_rng(seed), 200, "spread", 0.0)
         auto, t = (
-            harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}], bound=b)
+            harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}], bound=b, min_affected=BROAD)
             for b in ("auto", "t")
         )
         assert auto.guards[0].p_pass == t.guards[0].p_pass and auto.guards[0].method == t.guards[0].method
@@ -248,10 +262,13 @@ def test_the_verdict_says_what_its_rate_rests_on_under_each_bound() -> None:
     it does not claim auto's skewness check); the betting bound alone is stated as exact."""
     tables = _shaped(np.random.default_rng(3), 400, "spread", 0.0)
     errors = {
-        bound: harness.decide(tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}], bound=bound).errors
+        bound: harness.decide(
+            tables, "production", "candidate", [{"measure": "AP", "max_drop": 0.02}], bound=bound, min_affected=BROAD
+        ).errors
         for bound in ("auto", "t", "betting")
     }
     assert "used only where the users' skewness puts its error within a tenth of alpha" in errors["auto"]
+    assert "from 24 users on, where a harm to 20% of the users is missing from the sample" in errors["auto"]
     assert "as release.bound: t asks" in errors["t"] and "skewness" not in errors["t"]
     assert "exactly: every guard is decided by the betting bound" in errors["betting"] and "t-tests" not in errors["betting"]
 
@@ -316,7 +333,8 @@ def test_the_gate_plan_gives_an_equal_candidate_the_planned_power_to_pass_every_
     the users the gate's own plan gives (``n_needed_gate``), it PASSes with the planned power."""
     trials, guards = 600, [{"measure": str(m), "max_drop": 0.02} for m in MEASURES]
     rng = np.random.default_rng(43)
-    pilot = harness.decide(_tables(rng, 4000, [0.0] * 5), "production", "candidate", guards, alpha=ALPHA, power=POWER)
+    settings = {"alpha": ALPHA, "power": POWER, "min_affected": BROAD}
+    pilot = harness.decide(_tables(rng, 4000, [0.0] * 5), "production", "candidate", guards, **settings)
     each = max(g.n_needed for g in pilot.guards if g.n_needed is not None)
     gate = pilot.n_needed_gate
     assert gate is not None and gate > each and "PASS all 5 guards" in pilot.gate_planned_for
@@ -324,8 +342,7 @@ def test_the_gate_plan_gives_an_equal_candidate_the_planned_power_to_pass_every_
     def passing(n: int) -> float:
         return (
             sum(
-                harness.decide(_tables(rng, n, [0.0] * 5), "production", "candidate", guards, alpha=ALPHA, power=POWER).verdict
-                == "PASS"
+                harness.decide(_tables(rng, n, [0.0] * 5), "production", "candidate", guards, **settings).verdict == "PASS"
                 for _ in range(trials)
             )
             / trials
@@ -351,3 +368,19 @@ def test_a_plan_from_a_pilots_sd_states_how_sure_it_is() -> None:
         assert plan.n_queries_upper is not None and plan.n_queries is not None and plan.n_queries_upper >= plan.n_queries
         covered += plan.sd_upper >= true_sd
     assert abs(covered / trials - 0.9) <= _mc(0.9, trials)
+
+
+def test_an_equal_candidate_at_the_users_the_default_plans_passes_with_at_least_the_planned_power() -> None:
+    """Under the default (min_affected 0.01) t decides AP only from 528 users: the plan an INCONCLUSIVE names is that
+    of the bound that will decide there, so at those users an equal candidate PASSes with the planned power or more."""
+    rng = np.random.default_rng(44)
+    guard = [{"measure": "AP", "max_drop": 0.02}]
+    pilot = harness.decide(_tables(rng, 200, [0.0]), "production", "candidate", guard, alpha=ALPHA, power=POWER)
+    planned = pilot.guards[0].n_needed
+    assert planned is not None and planned >= 200, pilot.guards[0]
+    trials = 600
+    passed = sum(
+        harness.decide(_tables(rng, planned, [0.0]), "production", "candidate", guard, alpha=ALPHA, power=POWER).verdict == "PASS"
+        for _ in range(trials)
+    )
+    assert passed / trials >= POWER - _mc(POWER, trials), (planned, passed / trials)
