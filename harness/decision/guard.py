@@ -116,6 +116,7 @@ class GuardNumbers:
     changed: int | None = None
     undecided: str = ""  # why no bound decides (then both p are 1)
     note: str = ""  # what else the reader should know of the values (a version's seeds)
+    t_from: int | None = None  # under auto, the users from which t decides this bounded measure (release.min_affected)
 
     @classmethod
     def nothing_decided(
@@ -272,7 +273,7 @@ def _auto_planned(
         label = base if n_t == t_side else f"{base} (by t, which decides from {n_min:,} users: release.min_affected)"
     else:
         label = f"{base} ({_BETTING_PLAN})"
-    return dataclasses.replace(tested, n_needed=needed, planned_for=label)
+    return dataclasses.replace(tested, n_needed=needed, planned_for=label, t_from=None if t_side is None else n_min)
 
 
 def _bounded(
@@ -650,7 +651,7 @@ def guard_result(
             if t.n_needed
             else "no number of users would decide it at the observed difference"
         )
-        observed = _needed_at_observed(t)
+        observed = _needed_at_observed(t, alpha, target)
         if observed is not None:
             base = dataclasses.replace(base, n_needed_observed=observed)
             needed = (
@@ -677,10 +678,11 @@ def guard_result(
     return dataclasses.replace(base, verdict=verdict, reason=reason)
 
 
-def _needed_at_observed(t: GuardNumbers) -> int | None:
+def _needed_at_observed(t: GuardNumbers, alpha: float, target: float) -> int | None:
     """The users that would decide a guard if the true difference were the observed one: the minimum detectable
-    effect shrinks as 1 / sqrt(n), so ``n (mde / distance)^2``. None where the observed distance from the margin is
-    0, nothing was planned, or that is already what ``n_needed`` plans for."""
+    effect shrinks as 1 / sqrt(n), so ``n (mde / distance)^2``; under auto's t threshold (``t_from``) no more than t's
+    users there, raised to that threshold. None where the observed distance from the margin is 0, nothing was
+    planned, or that is already what ``n_needed`` plans for."""
     distance = abs(t.margin - t.drop)
     if (
         t.planned_for == "if the true difference is the one observed"
@@ -689,7 +691,11 @@ def _needed_at_observed(t: GuardNumbers) -> int | None:
         or not t.n_needed
     ):
         return None
-    return math.ceil(t.n * (t.mde / distance) ** 2)
+    scaled = math.ceil(t.n * (t.mde / distance) ** 2)
+    if t.t_from is None or not t.sd > 0:
+        return scaled
+    by_t = power.sample_size(distance, t.sd, alpha, target, "one")
+    return scaled if by_t is None else min(scaled, max(by_t, t.t_from))
 
 
 def _by(method: str) -> str:

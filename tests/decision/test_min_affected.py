@@ -145,3 +145,23 @@ def test_a_config_gives_min_affected_and_a_bad_one_is_refused_at_its_line(tmp_pa
     config.write_text(text.replace("SHARE", "1.5"))
     with pytest.raises(ConfigError, match=r"line 8: release.min_affected must be a share of users in \[0, 1\)"):
         load_config(config)
+
+
+def test_users_needed_at_the_observed_difference_follow_the_same_rule() -> None:
+    """An INCONCLUSIVE decided by the betting bound for want of users: at the observed difference t's users (scipy),
+    raised to 528, where the betting bound's scaled plan would be more."""
+    n = 300
+    rng = np.random.default_rng(1)
+    ids = np.array([f"u{i}" for i in range(n)], dtype=object)
+    production = rng.uniform(0.3, 0.7, n)
+    tables = [
+        harness.PerQuery(name, ids, (Measure("AP"),), values[:, None], np.ones((n, 1), dtype=bool))
+        for name, values in (("prod", production), ("cand", production + rng.normal(0, 0.05, n)))
+    ]
+    (guard,) = harness.decide(tables, "prod", "cand", [{"measure": "AP", "max_drop": 0.01}]).guards
+    assert guard.verdict == "INCONCLUSIVE" and guard.method.startswith("one-sided betting")
+    distance = abs(guard.margin - guard.drop)
+    betting_scaled = math.ceil(n * (guard.mde / distance) ** 2)
+    expected = max(_t_users(distance, guard.sd, 0.05, 0.8), 528)
+    assert expected < betting_scaled and guard.n_needed_observed == expected, (guard.n_needed_observed, expected)
+    assert f"at the observed difference ({distance:.4f} from it) about {expected:,} users" in guard.reason
