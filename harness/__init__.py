@@ -24,6 +24,7 @@ _LAZY = {
     "Qrels": "harness.data.model",
     "Run": "harness.data.model",
     "aggregate": "harness.evaluation.results",
+    "agree": "harness.api",
     "compare": "harness.api",
     "decide": "harness.api",
     "explain": "harness.api",
@@ -42,7 +43,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from harness.api import compare, decide, explain, plan, run_experiment
+    from harness.api import agree, compare, decide, explain, plan, run_experiment
     from harness.data.items import Catalog, Interactions, read_items, read_train
     from harness.data.load import read_qrels, read_run
     from harness.data.model import Intents, Qrels, Run
@@ -79,6 +80,7 @@ __all__ = [
     "Run",
     "__version__",
     "aggregate",
+    "agree",
     "compare",
     "decide",
     "evaluate",

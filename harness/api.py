@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
     from harness.decision.plan import Plan
     from harness.decision.verdict import Decision
+    from harness.evaluation.agreement import Agreement
     from harness.pipeline import Outcome
 
 
@@ -464,6 +465,74 @@ def explain(
         for m in match_value(qrels, run, names[0], match, tol, conventions)
     ]
     return pd.DataFrame(rows)
+
+
+def agree(
+    human: Any,
+    judge: Any,
+    runs: Sequence[Any] = (),
+    measures: Sequence[str] | str = (),
+    *,
+    judge_grades: Mapping[float, float] | None = None,
+    relevance_level: int = 1,
+    alpha: float = 0.05,
+) -> Agreement:
+    """How far a model judge's labels agree with people's, and what that does to the systems' numbers, as
+    ``harness agree`` prints it: the audit a team runs before it trusts a judge.
+
+    Parameters
+    ----------
+    human, judge : Qrels, DataFrames or dicts
+        People's judgments and the judge's, as :func:`harness.evaluate` takes qrels. People may have judged some of
+        the queries; the judge must label every query people judged.
+    runs : sequence of Run, DataFrames or dicts, optional
+        The systems whose measures are compared under each labelling, on the queries people judged.
+    measures : str or sequence of str
+        The measures (with ``runs``).
+    judge_grades : mapping, optional
+        The judge's grades on people's scale (``{3: 2}``: the judge's 3 is people's 2); without it a grade people
+        never give is refused.
+    relevance_level : int
+        Relevant iff label >= it: the rates of relevant labels, and the binary measures.
+    alpha : float
+        The level of the bias intervals (two-sided, 1 - alpha) and of the pairwise tests.
+
+    Returns
+    -------
+    Agreement
+        ``.labels`` (``cohen_kappa``, ``weighted_kappa``, ``krippendorff_alpha``, ``confusion``, ``per_query``),
+        ``.systems`` (each run's ``human`` and ``judge`` value, its ``bias`` with ``bias_low``/``bias_high``, and
+        whether the judge ``favoured`` it) and ``.rankings`` (``kendall_tau``, ``tau_ap``, ``swaps``);
+        ``.to_dict()`` is ``harness agree --format json``.
+
+    Raises
+    ------
+    HarnessError
+        No document judged by both; a document labelled twice; a grade of the judge's that people never give; a
+        query people judged that the judge did not.
+
+    Examples
+    --------
+    >>> from harness import agree
+    >>> human = {"q1": {"a": 1, "b": 0}, "q2": {"c": 1, "d": 0}}
+    >>> judge = {"q1": {"a": 1, "b": 1}, "q2": {"c": 1, "d": 0}}
+    >>> found = agree(human, judge, [{"q1": {"b": 2.0, "a": 1.0}, "q2": {"c": 2.0, "d": 1.0}}], "P@1")
+    >>> found.labels.pairs, found.labels.confusion.tolist(), round(found.systems[0].bias, 2)
+    (4, [[1, 1], [0, 2]], 0.5)
+    """
+    from harness.evaluation.agreement import agreement, map_grades
+    from harness.evaluation.evaluator import as_qrels, as_run
+
+    _check_alpha(alpha)
+    names = [measures] if isinstance(measures, str) else list(measures)
+    if runs and not names:
+        raise HarnessError("runs are compared on measures: name them", hint='agree(human, judge, runs, "nDCG@10")')
+    people, model = as_qrels(human), as_qrels(judge)
+    if judge_grades:
+        model = map_grades(model, judge_grades)
+    read = [as_run(r) for r in runs]
+    conventions = Conventions(relevance_level=relevance_level)
+    return agreement(people, model, read, tuple(parse_measure(m) for m in names), conventions, alpha)
 
 
 def _check_alpha(alpha: float) -> None:

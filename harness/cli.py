@@ -1230,6 +1230,102 @@ def _explain_command(sub: Any) -> None:
     xp.set_defaults(handler=_cmd_explain)
 
 
+def _agree_command(sub: Any) -> None:
+    """``harness agree``: a judge's labels against people's, before the judge is trusted."""
+    ag = sub.add_parser(
+        "agree",
+        help="how far a model judge's labels agree with people's (kappa, alpha, confusion), and with runs each "
+        "system's bias under the judge and the ranking each labelling gives",
+    )
+    ag.add_argument("human", help="people's qrels (TREC, or CSV/TSV/Parquet/JSONL)")
+    ag.add_argument("judge", help="the judge's qrels: every query people judged, labelled")
+    ag.add_argument("runs", nargs="*", metavar="run", help="runs to compare under each labelling (NAME=path or path)")
+    ag.add_argument("-m", action="append", default=[], metavar="MEASURES", help="measures for the runs, comma lists")
+    ag.add_argument("-l", type=int, default=1, metavar="N", help="relevant iff label >= N (default 1)")
+    ag.add_argument(
+        "--judge-grades",
+        default=None,
+        metavar="J=H,...",
+        help="the judge's grades on people's scale (3=2: the judge's 3 is people's 2)",
+    )
+    ag.add_argument("--alpha", type=_alpha, default=DEFAULT_ALPHA, help="the bias intervals' and pairwise tests' level")
+    _machine_output(ag, ("table", "json"))
+    ag.set_defaults(handler=_cmd_agree)
+
+
+def _grade_map(text: str | None) -> dict[float, float]:
+    """``3=2,2=1``: the judge's grade = people's.
+
+    >>> _grade_map("3=2, 2=1")
+    {3.0: 2.0, 2.0: 1.0}
+    """
+    out: dict[float, float] = {}
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        left, sep, right = item.partition("=")
+        try:
+            out[float(left)] = float(right)
+        except ValueError:
+            raise HarnessError(f"--judge-grades {item.strip()!r} is not JUDGE=HUMAN", hint="--judge-grades 3=2,2=1") from None
+        if not sep:
+            raise HarnessError(f"--judge-grades {item.strip()!r} is not JUDGE=HUMAN", hint="--judge-grades 3=2,2=1")
+    return out
+
+
+def _cmd_agree(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """The audit: labels, then with runs the systems' biases and the rankings."""
+    from harness.measures.conventions import Conventions
+    from harness.measures.parse import parse_measure, split_measures
+    from harness.pipeline.files import agree_files
+
+    measures = tuple(parse_measure(m) for raw in args.m for m in split_measures(raw))
+    if args.runs and not measures:
+        raise HarnessError("runs are compared on measures: name them", hint="harness agree HUMAN JUDGE RUN ... -m nDCG@10")
+    found = agree_files(
+        Path(args.human),
+        Path(args.judge),
+        tuple((name, Path(path)) for name, path in _run_arguments(args.runs)),
+        measures,
+        Conventions(relevance_level=args.l),
+        _grade_map(args.judge_grades),
+        args.alpha,
+    )
+    if args.format == "json":
+        out.write(json.dumps(found.to_dict(), indent=1) + "\n")
+        return EXIT_OK
+    labels = found.labels
+    level = f"{1 - args.alpha:.0%}"
+    out.write(
+        f"labels: {labels.pairs:,} documents judged by both ({found.human_queries:,} queries judged by people)\n"
+        f"  Cohen's kappa {labels.cohen_kappa:.3f}, quadratic-weighted kappa {labels.weighted_kappa:.3f}, "
+        f"Krippendorff's alpha (ordinal) {labels.krippendorff_alpha:.3f}\n"
+        f"  relevant (label >= {args.l}): people {labels.human_relevant:.1%}, the judge {labels.judge_relevant:.1%}\n"
+        "  confusion (rows people's grade, columns the judge's):\n"
+    )
+    width = max(6, *(len(f"{g:g}") for g in labels.grades))
+    out.write("    " + " " * width + "".join(f"{g:>{width}g}" for g in labels.grades) + "\n")
+    for grade, row in zip(labels.grades, labels.confusion.tolist(), strict=True):
+        out.write(f"    {grade:>{width}g}" + "".join(f"{v:>{width},}" for v in row) + "\n")
+    if found.systems:
+        out.write(f"systems, on the queries people judged (bias = judge - people, {level} paired t interval):\n")
+        out.write(f"  {'system':<20} {'measure':<12} {'people':>8} {'judge':>8} {'bias':>9} {'interval':>21}\n")
+        for s in found.systems:
+            note = f"  the judge {s.favoured} it" if s.favoured else ""
+            out.write(
+                f"  {for_terminal(s.name)[:20]:<20} {s.measure[:12]:<12} {s.human:8.4f} {s.judge:8.4f} {s.bias:+9.4f} "
+                f"[{s.bias_low:+.4f}, {s.bias_high:+.4f}]{note}\n"
+            )
+        for r in found.rankings:
+            swaps = ", ".join(f"{for_terminal(a)} > {for_terminal(b)}" for a, b in r.swaps) or "none"
+            out.write(
+                f"ranking by {r.measure}: Kendall's tau {r.kendall_tau:.3f}, tau_AP {r.tau_ap:.3f}; "
+                f"pairs people order otherwise than the judge: {swaps}; "
+                f"t-test verdicts the same for {r.significance_agreement:.0%} of pairs\n"
+            )
+    return EXIT_OK
+
+
 def _measures_command(sub: Any) -> None:
     """``harness measures``: list the measures."""
     ms = sub.add_parser("measures", help="list every measure the registry knows")
@@ -1253,6 +1349,7 @@ def build_parser() -> argparse.ArgumentParser:
     _plan_command(sub)
     _exposure_command(sub)
     _explain_command(sub)
+    _agree_command(sub)
     _measures_command(sub)
     return parser
 

@@ -200,3 +200,34 @@ def exposure_files(qrels: Path, run: Path, settings: Any) -> Any:
 
 
 __all__ = ["FileInputs", "evaluate_files", "explain_files", "exposure_files"]
+
+
+def agree_files(
+    human: Path,
+    judge: Path,
+    runs: tuple[tuple[str | None, Path], ...] = (),
+    measures: tuple[Measure, ...] = (),
+    conventions: Conventions | None = None,
+    judge_grades: Mapping[float, float] | None = None,
+    alpha: float = 0.05,
+) -> Any:
+    """``harness agree``: the audit of a judge's labels against people's (:func:`harness.evaluation.agreement.
+    agreement`); every input read and checked before anything is computed."""
+    from harness.data.load import load_run
+    from harness.evaluation.agreement import agreement, map_grades
+
+    loaded = []
+    for path, role in ((human, "qrels"), (judge, "qrels")):
+        check_exists(path, role)
+        qrels = load_qrels(path)
+        if not isinstance(qrels, Qrels):
+            raise HarnessError(f"{path}: subtopic judgments cannot be compared label by label", hint="give graded qrels")
+        loaded.append(qrels)
+    people, model = loaded
+    if judge_grades:
+        model = map_grades(model, judge_grades)
+    read = []
+    for label, path in runs:
+        check_exists(path, "run")
+        read.append(load_run(path, dict(RUN_COLUMNS), name=label or path.name))
+    return agreement(people, model, read, measures, conventions, alpha)

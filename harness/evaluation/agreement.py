@@ -1,0 +1,379 @@
+"""How far a model judge's labels agree with people's, and what that does to the systems' numbers: the audit a team
+runs before it trusts a judge (``harness agree``, :func:`harness.agree`).
+
+Three views, each on what both sides judged:
+
+* **labels**, on the documents both judged: Cohen's kappa, quadratic-weighted kappa (the grades' places on the
+  scale, as scikit-learn's ``cohen_kappa_score`` weighs them), Krippendorff's alpha with the ordinal metric, the
+  confusion matrix (rows people's grades, columns the judge's), each side's rate of relevant labels and the
+  agreement per query;
+* **systems**, on the queries people judged: each run's measure under people's labels and under the judge's, the
+  judge's bias (judge - people) with its paired t interval over those queries, and the bias relative to the other
+  systems' (the judge *favours* a system whose bias is shown above the mean of the systems' biases: a uniform bias
+  moves every system alike and reorders none);
+* **rankings**: the systems ordered by each labelling, Kendall's tau (tau-b, as scipy's ``kendalltau``) and
+  Yilmaz, Aslam and Robertson's tau_AP (SIGIR 2008: people's order is the truth, swaps near the top weigh more),
+  the pairs that swap, and how often the paired t-test's verdict on a pair (better, worse or neither, at alpha) is
+  the same under both labellings.
+
+Krippendorff's alpha for two coders and no missing label: with the coincidence matrix o (each pair counted both
+ways), its margins n_c and n = 2 x pairs, alpha = 1 - (n - 1) sum o_ck d_ck / sum n_c n_k d_ck, where the ordinal
+d_ck = (sum of n_g for g from c to k - (n_c + n_k) / 2)^2.
+
+>>> from harness import Qrels
+>>> human = Qrels.from_dict({"q1": {"a": 2, "b": 0, "c": 1}, "q2": {"d": 1, "e": 0}})
+>>> judge = Qrels.from_dict({"q1": {"a": 2, "b": 1, "c": 1}, "q2": {"d": 1, "e": 0}})
+>>> found = label_agreement(human, judge)
+>>> found.pairs, round(found.cohen_kappa, 4), found.confusion.tolist()
+(5, 0.6875, [[1, 1, 0], [0, 2, 0], [0, 0, 1]])
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.data.model import Qrels, Run
+from harness.errors import HarnessError
+from harness.evaluation.evaluator import evaluate
+from harness.measures.conventions import Conventions
+from harness.measures.spec import Measure
+
+MIN_QUERIES = 2  # a paired interval over the queries people judged needs 2 or more
+
+
+@dataclass(frozen=True)
+class QueryAgreement:
+    """One query's documents both judged: how many, the share with equal grades, each side's share relevant."""
+
+    query: str
+    pairs: int
+    agree: float
+    human_relevant: float
+    judge_relevant: float
+
+
+@dataclass(frozen=True)
+class LabelAgreement:
+    """The labels on the documents both judged (see the module docstring)."""
+
+    pairs: int
+    grades: tuple[float, ...]  # the scale: every grade either side gave, ascending
+    confusion: np.ndarray  # (grades x grades) counts: rows people's grade, columns the judge's
+    cohen_kappa: float
+    weighted_kappa: float
+    krippendorff_alpha: float
+    human_relevant: float  # the share of the pairs people call relevant (grade >= the relevance level)
+    judge_relevant: float
+    per_query: tuple[QueryAgreement, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pairs": self.pairs,
+            "grades": list(self.grades),
+            "cohen_kappa": self.cohen_kappa,
+            "weighted_kappa": self.weighted_kappa,
+            "krippendorff_alpha": self.krippendorff_alpha,
+            "human_relevant": self.human_relevant,
+            "judge_relevant": self.judge_relevant,
+            "confusion": self.confusion.tolist(),
+            "per_query": [q.__dict__ for q in self.per_query],
+        }
+
+
+@dataclass(frozen=True)
+class SystemBias:
+    """One run's measure under each labelling on the queries people judged, and the judge's bias on it."""
+
+    name: str
+    measure: str
+    human: float
+    judge: float
+    bias: float  # judge - human, the mean over the queries
+    bias_low: float  # its two-sided (1 - alpha) paired t interval
+    bias_high: float
+    relative: float  # the bias less the mean of every system's bias (per query, then averaged)
+    relative_low: float
+    relative_high: float
+
+    @property
+    def favoured(self) -> str:
+        """ "favoured" when the judge's bias for this system is shown above the systems' mean bias, "disfavoured"
+        when below, else ""."""
+        return "favoured" if self.relative_low > 0 else "disfavoured" if self.relative_high < 0 else ""
+
+
+@dataclass(frozen=True)
+class RankingAgreement:
+    """The systems ordered by one measure under each labelling."""
+
+    measure: str
+    human_order: tuple[str, ...]  # best first
+    judge_order: tuple[str, ...]
+    kendall_tau: float
+    tau_ap: float
+    swaps: tuple[tuple[str, str], ...]  # (a, b): people rank a above b, the judge b above a
+    significance_agreement: float  # the share of pairs whose t-test verdict is the same under both labellings
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """``harness agree``'s audit: the labels, and with runs the systems' biases and the rankings."""
+
+    labels: LabelAgreement
+    systems: tuple[SystemBias, ...]
+    rankings: tuple[RankingAgreement, ...]
+    human_queries: int
+    judge_queries: int
+    alpha: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "labels": self.labels.to_dict(),
+            "systems": [{**s.__dict__, "favoured": s.favoured} for s in self.systems],
+            "ranking": [
+                {
+                    "measure": r.measure,
+                    "human_order": list(r.human_order),
+                    "judge_order": list(r.judge_order),
+                    "kendall_tau": r.kendall_tau,
+                    "tau_ap": r.tau_ap,
+                    "swaps": [list(s) for s in r.swaps],
+                    "significance_agreement": r.significance_agreement,
+                }
+                for r in self.rankings
+            ],
+            "human_queries": self.human_queries,
+            "judge_queries": self.judge_queries,
+            "alpha": self.alpha,
+        }
+
+
+def _table(qrels: Qrels) -> pa.Table:
+    return pa.table(
+        {
+            "query": pc.cast(qrels.query_id, pa.string()),
+            "doc": pc.cast(qrels.doc_id, pa.string()),
+            "grade": pa.array(qrels.relevance, pa.float64()),
+        }
+    )
+
+
+def _check_unique(table: pa.Table, source: str) -> None:
+    counts = table.group_by(["query", "doc"]).aggregate([("grade", "count")])
+    repeated = counts.filter(pc.greater(counts["grade_count"], 1))
+    if len(repeated):
+        query, doc = repeated["query"][0].as_py(), repeated["doc"][0].as_py()
+        raise HarnessError(
+            f"{source}: query {query!r} labels document {doc!r} more than once: which label is meant is unknown",
+            hint="keep one label per query and document",
+        )
+
+
+def map_grades(judge: Qrels, grades: Mapping[float, float]) -> Qrels:
+    """The judge's labels on people's scale: each grade ``g`` of ``grades`` becomes ``grades[g]``, the others stay.
+
+    >>> from harness import Qrels
+    >>> map_grades(Qrels.from_dict({"q": {"a": 3, "b": 1}}), {3: 2}).relevance.tolist()
+    [2.0, 1.0]
+    """
+    mapped = judge.relevance.copy()
+    for old, new in grades.items():
+        mapped[judge.relevance == old] = new
+    return Qrels(judge.query_id, judge.doc_id, mapped, judge.source, judge.file_rows)
+
+
+def label_agreement(human: Qrels, judge: Qrels, relevance_level: float = 1) -> LabelAgreement:
+    """The agreement of the labels on the documents both judged (see the module docstring).
+
+    Raises HarnessError when no document was judged by both, when either side labels a document twice, or when the
+    judge gives a grade people never gave (different scales: map them first, :func:`map_grades`)."""
+    people, model = _table(human), _table(judge)
+    _check_unique(people, human.source)
+    _check_unique(model, judge.source)
+    foreign = pc.filter(model, pc.invert(pc.is_in(model["grade"], value_set=pc.unique(people["grade"]))))
+    if len(foreign):
+        grade, query = foreign["grade"][0].as_py(), foreign["query"][0].as_py()
+        scale = ", ".join(f"{g:g}" for g in sorted(pc.unique(people["grade"]).to_pylist()))
+        raise HarnessError(
+            f"{judge.source}: the judge gives query {query!r} a grade of {grade:g}, which people never give (their "
+            f"grades: {scale}): the two scales differ, so their labels cannot be compared",
+            hint=f"map the judge's grades onto people's: --judge-grades {grade:g}=G (judge_grades={{{grade:g}: G}})",
+        )
+    both = people.join(model, ["query", "doc"], join_type="inner", left_suffix="_human", right_suffix="_judge")
+    if not len(both):
+        raise HarnessError(
+            f"no document is labelled both in {human.source} and in {judge.source}",
+            hint="give the judge the documents people judged (the same query and document ids)",
+        )
+    both = both.sort_by([("query", "ascending"), ("doc", "ascending")])
+    h, j = both["grade_human"].to_numpy(), both["grade_judge"].to_numpy()
+    grades = tuple(float(g) for g in np.unique(np.concatenate([h, j])))
+    index = {g: i for i, g in enumerate(grades)}
+    hi, ji = np.array([index[float(g)] for g in h]), np.array([index[float(g)] for g in j])
+    k = len(grades)
+    confusion = np.zeros((k, k), dtype=np.int64)
+    np.add.at(confusion, (hi, ji), 1)
+    queries = both["query"].to_numpy(zero_copy_only=False)
+    per_query = []
+    for query in dict.fromkeys(queries.tolist()):
+        rows = queries == query
+        per_query.append(
+            QueryAgreement(
+                str(query),
+                int(rows.sum()),
+                float(np.mean(h[rows] == j[rows])),
+                float(np.mean(h[rows] >= relevance_level)),
+                float(np.mean(j[rows] >= relevance_level)),
+            )
+        )
+    return LabelAgreement(
+        int(h.size),
+        grades,
+        confusion,
+        _kappa(confusion, quadratic=False),
+        _kappa(confusion, quadratic=True),
+        _ordinal_alpha(confusion),
+        float(np.mean(h >= relevance_level)),
+        float(np.mean(j >= relevance_level)),
+        tuple(per_query),
+    )
+
+
+def _kappa(confusion: np.ndarray, quadratic: bool) -> float:
+    """Cohen's kappa from the confusion matrix: 1 - sum w O / sum w E, w the disagreement weights (0/1, or the
+    squared distance of the grades' places on the scale), E the margins' product over N."""
+    k = confusion.shape[0]
+    observed = confusion / confusion.sum()
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    places = np.arange(k)
+    weights = (places[:, None] - places[None, :]) ** 2 if quadratic else (places[:, None] != places[None, :])
+    chance = float((weights * expected).sum())
+    if chance == 0:  # one grade on both sides: agreement is perfect and chance explains all of it
+        return math.nan
+    return 1.0 - float((weights * observed).sum()) / chance
+
+
+def _ordinal_alpha(confusion: np.ndarray) -> float:
+    """Krippendorff's alpha, ordinal metric, two coders, no missing label (the module docstring's formula)."""
+    coincidence = (confusion + confusion.T).astype(np.float64)  # each pair counted both ways
+    margins = coincidence.sum(axis=1)
+    n = margins.sum()
+    k = len(margins)
+    distance = np.zeros((k, k))
+    for c, e in itertools.combinations(range(k), 2):
+        distance[c, e] = distance[e, c] = (margins[c : e + 1].sum() - (margins[c] + margins[e]) / 2) ** 2
+    expected = float((np.outer(margins, margins) * distance).sum())
+    if expected == 0:
+        return math.nan
+    return 1.0 - (n - 1) * float((coincidence * distance).sum()) / expected
+
+
+def _paired_interval(differences: np.ndarray, alpha: float) -> tuple[float, float, float]:
+    """(mean, low, high): the two-sided (1 - alpha) t interval of the mean of paired differences."""
+    from scipy import special
+
+    n = differences.size
+    mean = float(differences.mean())
+    if n < MIN_QUERIES:
+        return mean, math.nan, math.nan
+    half = float(special.stdtrit(n - 1, 1 - alpha / 2)) * float(differences.std(ddof=1)) / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def tau_ap(truth: Sequence[str], other: Sequence[str]) -> float:
+    """Yilmaz, Aslam and Robertson's tau_AP of ``other`` against ``truth`` (both best first, the same items):
+    2 / (N - 1) sum over ranks i >= 2 of ``other`` of C(i) / (i - 1), less 1, C(i) the items above rank i in
+    ``other`` that ``truth`` also ranks above it.
+
+    >>> truth = ["a", "b", "c", "d"]
+    >>> tau_ap(truth, truth), round(tau_ap(truth, ["b", "a", "c", "d"]), 4)   # the top pair swapped: (0 + 1 + 1) 2/3 - 1
+    (1.0, 0.3333)
+    """
+    place = {item: i for i, item in enumerate(truth)}
+    n = len(other)
+    if n < 2:
+        return math.nan
+    total = 0.0
+    for i in range(1, n):
+        total += sum(place[other[j]] < place[other[i]] for j in range(i)) / i
+    return 2 * total / (n - 1) - 1
+
+
+def _verdict(differences: np.ndarray, alpha: float) -> int:
+    """The paired t-test's verdict on b - a: 1 better, -1 worse, 0 neither (or no spread)."""
+    _, low, high = _paired_interval(differences, alpha)
+    return 1 if low > 0 else -1 if high < 0 else 0
+
+
+def agreement(
+    human: Qrels,
+    judge: Qrels,
+    runs: Sequence[Run] = (),
+    measures: Sequence[Measure] = (),
+    conventions: Conventions | None = None,
+    alpha: float = 0.05,
+) -> Agreement:
+    """The audit of a judge: :func:`label_agreement`, and with ``runs`` each system's bias and the rankings under
+    each labelling, on the queries people judged (see the module docstring).
+
+    Raises HarnessError where a query people judged has no label of the judge's (the judge must label every query),
+    or fewer than 2 queries were judged by people."""
+    from scipy import stats
+
+    conventions = conventions or Conventions()
+    labels = label_agreement(human, judge, conventions.relevance_level)
+    human_queries = sorted(set(pc.unique(pc.cast(human.query_id, pa.string())).to_pylist()))
+    judge_queries = set(pc.unique(pc.cast(judge.query_id, pa.string())).to_pylist())
+    missing = [q for q in human_queries if q not in judge_queries]
+    if missing:
+        raise HarnessError(
+            f"{judge.source}: query {missing[0]!r} is judged by people and not by the judge"
+            + (f" ({len(missing):,} such queries)" if len(missing) > 1 else ""),
+            hint="the judge must label every query people judged (and every query evaluated)",
+        )
+    systems: list[SystemBias] = []
+    rankings: list[RankingAgreement] = []
+    if runs and measures:
+        if len(human_queries) < MIN_QUERIES:
+            raise HarnessError(
+                f"people judged {len(human_queries)} query: a bias needs 2 or more", hint="judge more queries by people"
+            )
+        by_human = [evaluate(human, run, measures, conventions, query_ids=human_queries) for run in runs]
+        by_judge = [evaluate(judge, run, measures, conventions, query_ids=human_queries) for run in runs]
+        for m, measure in enumerate(measures):
+            h = np.array([t.values[:, m] for t in by_human])  # systems x queries
+            j = np.array([t.values[:, m] for t in by_judge])
+            bias = j - h
+            centred = bias - bias.mean(axis=0)
+            for s, run in enumerate(runs):
+                b = _paired_interval(bias[s], alpha)
+                r = _paired_interval(centred[s], alpha)
+                systems.append(SystemBias(run.name, str(measure), float(h[s].mean()), float(j[s].mean()), *b, *r))
+            names = [run.name for run in runs]
+            human_order = tuple(names[i] for i in np.argsort(-h.mean(axis=1), kind="stable"))
+            judge_order = tuple(names[i] for i in np.argsort(-j.mean(axis=1), kind="stable"))
+            tau = float(stats.kendalltau(h.mean(axis=1), j.mean(axis=1)).statistic) if len(runs) > 1 else math.nan
+            place = {name: i for i, name in enumerate(judge_order)}
+            swaps = tuple((a, b) for a, b in itertools.combinations(human_order, 2) if place[a] > place[b])
+            pairs = list(itertools.combinations(range(len(runs)), 2))
+            same = [_verdict(h[b] - h[a], alpha) == _verdict(j[b] - j[a], alpha) for a, b in pairs]
+            rankings.append(
+                RankingAgreement(
+                    str(measure),
+                    human_order,
+                    judge_order,
+                    tau,
+                    tau_ap(human_order, judge_order),
+                    swaps,
+                    float(np.mean(same)) if same else math.nan,
+                )
+            )
+    return Agreement(labels, tuple(systems), tuple(rankings), len(human_queries), len(judge_queries), alpha)

@@ -1,0 +1,152 @@
+"""``harness agree`` (issue 61): a judge's labels against people's, checked against scikit-learn's kappas, the
+``krippendorff`` package's alpha, scipy's Kendall tau and t interval, and a confusion matrix counted by hand."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+
+import harness
+from harness import Qrels
+from harness.cli import main
+from harness.errors import HarnessError
+from harness.evaluation.agreement import label_agreement, tau_ap
+
+
+def _labels(seed: int, queries: int = 30, docs: int = 12) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """People's grades 0-3, and a judge that agrees often, is one grade too generous sometimes, and labels a few
+    documents people did not judge (relevant to it 4 times in 5)."""
+    rng = np.random.default_rng(seed)
+    human: dict[str, dict[str, int]] = {}
+    judge: dict[str, dict[str, int]] = {}
+    for q in range(queries):
+        grades = rng.integers(0, 4, docs)
+        human[f"q{q}"] = {f"d{d}": int(g) for d, g in enumerate(grades)}
+        noisy = np.clip(grades + rng.choice([0, 0, 0, 1, -1], docs), 0, 3)
+        judge[f"q{q}"] = {f"d{d}": int(g) for d, g in enumerate(noisy)} | {f"x{q}": int(rng.random() < 0.8)}
+    return human, judge
+
+
+def test_the_agreement_numbers_are_scikit_learns_and_krippendorffs() -> None:
+    human, judge = _labels(1)
+    found = label_agreement(Qrels.from_dict(human), Qrels.from_dict(judge))
+    pairs = [(human[q][d], judge[q][d]) for q in human for d in human[q]]
+    h, j = np.array(pairs).T
+    assert found.pairs == len(pairs)
+    assert found.cohen_kappa == pytest.approx(cohen_kappa_score(h, j), rel=1e-12)
+    assert found.weighted_kappa == pytest.approx(cohen_kappa_score(h, j, weights="quadratic"), rel=1e-12)
+    alpha = krippendorff.alpha(reliability_data=np.array([h, j], dtype=float), level_of_measurement="ordinal")
+    assert found.krippendorff_alpha == pytest.approx(alpha, rel=1e-9)
+    by_hand = [[sum(1 for a, b in pairs if (a, b) == (r, c)) for c in range(4)] for r in range(4)]
+    assert found.confusion.tolist() == by_hand
+    assert found.human_relevant == pytest.approx(np.mean(h >= 1)) and found.judge_relevant == pytest.approx(np.mean(j >= 1))
+    first = found.per_query[0]
+    assert first.query == "q0" and first.pairs == 12
+    assert first.agree == pytest.approx(np.mean([human["q0"][d] == judge["q0"][d] for d in human["q0"]]))
+
+
+def test_tau_ap_weighs_a_swap_at_the_top_more_than_one_at_the_bottom() -> None:
+    truth = ["a", "b", "c", "d", "e"]
+    top, bottom = ["b", "a", "c", "d", "e"], ["a", "b", "c", "e", "d"]
+    # by hand: C(i)/(i-1) over ranks 2..5; top swap: 0 + 1 + 1 + 1 = 3; bottom swap: 1 + 1 + 1 + 3/4
+    assert tau_ap(truth, top) == pytest.approx(2 * 3 / 4 - 1)
+    assert tau_ap(truth, bottom) == pytest.approx(2 * 3.75 / 4 - 1)
+    both = stats.kendalltau([5, 4, 3, 2, 1], [4, 5, 3, 2, 1]).statistic
+    assert both == pytest.approx(stats.kendalltau([5, 4, 3, 2, 1], [5, 4, 3, 1, 2]).statistic)  # tau cannot tell
+
+
+def _runs(seed: int, human: dict[str, dict[str, int]], judge: dict[str, dict[str, int]]) -> list[dict[str, dict[str, float]]]:
+    """Three systems: one ranks people's relevant documents first, one the judge's extra document first (which the
+    judge calls relevant and people never judged), one at random."""
+    rng = np.random.default_rng(seed)
+    good = {q: {d: float(g) + rng.random() for d, g in docs.items()} for q, docs in human.items()}
+    pleasing = {q: {**{d: rng.random() for d in docs}, f"x{q[1:]}": 5.0} for q, docs in human.items()}
+    noise = {q: {d: rng.random() for d in docs} for q, docs in human.items()}
+    return [good, pleasing, noise]
+
+
+def test_a_judge_that_favours_one_systems_documents_is_named() -> None:
+    human, judge = _labels(2)
+    runs = [harness.Run.from_dict(r, name=n) for r, n in zip(_runs(3, human, judge), ["good", "pleasing", "noise"], strict=True)]
+    found = harness.agree(human, judge, runs, "P@1")
+    by_name = {s.name: s for s in found.systems}
+    pleasing = by_name["pleasing"]
+    assert pleasing.favoured == "favoured" and pleasing.bias > 0.5  # its first document: relevant to the judge only
+    # the bias interval is scipy's t interval of the per-query differences
+    h = harness.evaluate(human, runs[1], ["P@1"], query_ids=sorted(human)).values[:, 0]
+    j = harness.evaluate(judge, runs[1], ["P@1"], query_ids=sorted(human)).values[:, 0]
+    low, high = stats.t.interval(0.95, len(h) - 1, loc=np.mean(j - h), scale=stats.sem(j - h))
+    assert (pleasing.bias_low, pleasing.bias_high) == pytest.approx((low, high), rel=1e-9)
+    (ranking,) = found.rankings
+    means_h = [by_name[n].human for n in ("good", "pleasing", "noise")]
+    means_j = [by_name[n].judge for n in ("good", "pleasing", "noise")]
+    assert ranking.kendall_tau == pytest.approx(stats.kendalltau(means_h, means_j).statistic)
+    assert ranking.human_order == tuple(sorted(by_name, key=lambda n: -by_name[n].human))
+    assert ranking.judge_order == tuple(sorted(by_name, key=lambda n: -by_name[n].judge))
+    people_above = {(a, b) for i, a in enumerate(ranking.human_order) for b in ranking.human_order[i + 1 :]}
+    judge_above = {(a, b) for i, a in enumerate(ranking.judge_order) for b in ranking.judge_order[i + 1 :]}
+    assert set(ranking.swaps) == people_above - judge_above
+
+
+def _files(tmp_path: Path, human: dict[str, dict[str, int]], judge: dict[str, dict[str, int]]) -> tuple[Path, Path]:
+    paths = []
+    for name, labels in (("human.qrels", human), ("judge.qrels", judge)):
+        path = tmp_path / name
+        path.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in labels.items() for d, g in docs.items()))
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def test_harness_agree_prints_the_audit_and_its_json(tmp_path: Path) -> None:
+    human, judge = _labels(4)
+    people, model = _files(tmp_path, human, judge)
+    runs = []
+    for name, run in zip(("good", "pleasing", "noise"), _runs(5, human, judge), strict=True):
+        path = tmp_path / f"{name}.run"
+        lines = []
+        for q, docs in run.items():
+            ranked = sorted(docs.items(), key=lambda kv: -kv[1])
+            lines += [f"{q} Q0 {d} {i + 1} {s:.6f} {name}\n" for i, (d, s) in enumerate(ranked)]
+        path.write_text("".join(lines))
+        runs.append(f"{name}={path}")
+    out = io.StringIO()
+    assert main(["agree", str(people), str(model), *runs, "-m", "P@1,nDCG@5", "--format", "json"], out, io.StringIO()) == 0
+    record = json.loads(out.getvalue())
+    assert set(record) >= {"labels", "systems", "ranking"}
+    assert set(record["labels"]) >= {"pairs", "cohen_kappa", "weighted_kappa", "krippendorff_alpha", "confusion"}
+    assert {"name", "measure", "human", "judge", "bias", "bias_low", "bias_high"} <= set(record["systems"][0])
+    assert [r["measure"] for r in record["ranking"]] == ["P@1", "nDCG@5"]
+    api = harness.agree(human, judge).labels
+    assert record["labels"]["cohen_kappa"] == pytest.approx(api.cohen_kappa, rel=1e-12)
+    out = io.StringIO()
+    assert main(["agree", str(people), str(model), *runs, "-m", "P@1"], out, io.StringIO()) == 0
+    text = out.getvalue()
+    assert "Cohen's kappa" in text and "Krippendorff's alpha (ordinal)" in text and "the judge favoured it" in text
+    assert "ranking by P@1: Kendall's tau" in text
+
+
+def test_what_cannot_be_compared_is_refused_with_the_query_and_the_fix(tmp_path: Path) -> None:
+    human, judge = _labels(6, queries=4)
+    wider = {q: {d: (4 if g == 3 else g) for d, g in docs.items()} for q, docs in judge.items()}  # a 0-4 scale
+    people, model = _files(tmp_path, human, wider)
+    err = io.StringIO()
+    assert main(["agree", str(people), str(model)], io.StringIO(), err) == 2
+    assert "the judge gives query" in err.getvalue() and "which people never give" in err.getvalue()
+    assert "--judge-grades 4=G" in err.getvalue()
+    assert main(["agree", str(people), str(model), "--judge-grades", "4=3"], io.StringIO(), io.StringIO()) == 0
+    missing = {q: docs for q, docs in judge.items() if q != "q2"}
+    with pytest.raises(HarnessError, match="query 'q2' is judged by people and not by the judge"):
+        harness.agree(human, missing)
+    with pytest.raises(HarnessError, match="no document is labelled both"):
+        harness.agree({"q1": {"a": 1}}, {"q1": {"b": 1}})
+    assert main(["agree", str(people), str(model), "--judge-grades", "4"], io.StringIO(), err) == 2
+    assert "is not JUDGE=HUMAN" in err.getvalue()
+    assert math.isnan(harness.agree({"q1": {"a": 1}}, {"q1": {"a": 1}}).labels.cohen_kappa)  # one grade: no chance model
