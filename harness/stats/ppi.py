@@ -1,0 +1,102 @@
+"""Prediction-powered inference for a mean over queries: people's labels on a random sample correct a judge's.
+
+A model judge labels every query, people a random sample of them. For a measure (or a paired difference of two
+systems' measures) let ``y`` be its value under people's labels and ``f`` under the judge's: both are known on the
+``n`` queries people judged, only ``f`` on the ``N`` others. The PPI++ estimate of the mean over all queries
+(Angelopoulos, Duchi and Zrnic, arXiv 2311.01453) is
+
+    theta = lambda mean_N(f) + mean_n(y - lambda f)
+
+unbiased for every lambda, since the judge's bias cancels between its two means. Its variance is
+
+    se^2 = var_n(y - lambda f) / n + lambda^2 var_N(f) / N
+
+(sample variances with n - 1 and N - 1 degrees of freedom), least at lambda = cov_n(y, f) / ((1 + n / N) var(f)),
+the judge's values' variance taken over all n + N queries; lambda is clipped to [0, 1]: 0 is people's sample
+alone, 1 is plain PPI. The interval is theta +- t_{n-1} se and the two-sided p of "mean = 0" uses the same t and the
+same lambda. Student's t with n - 1 degrees of freedom (where ``ppi_py`` uses normal quantiles and variances with
+n degrees of freedom) because people's sample is usually small and its term dominates the variance.
+
+>>> y = np.array([1.0, 0.0, 1.0, 1.0])             # people's values on the 4 queries they judged
+>>> f = np.array([1.0, 0.5, 1.0, 0.5])             # the judge's on the same queries
+>>> rest = np.array([1.0, 0.5, 0.5, 1.0, 1.0, 0.0])  # the judge's on the 6 queries people did not judge
+>>> found = ppi_mean(y, f, rest, lam=1.0)
+>>> round(found.estimate, 6)                         # plain PPI: mean(rest) + mean(y - f) = 4/6 + 0
+0.666667
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+MIN_HUMAN = 2  # people's sample needs 2 or more queries for a variance
+
+
+@dataclass(frozen=True)
+class PPIEstimate:
+    """A prediction-powered mean: its estimate, standard error, two-sided (1 - alpha) interval, the p of "mean = 0",
+    the lambda used, people's sample size ``n`` and the judge-only queries ``N``, and the t's degrees of freedom."""
+
+    estimate: float
+    se: float
+    low: float
+    high: float
+    p: float
+    lam: float
+    n: int
+    N: int
+    df: int
+
+    def one_sided(self, alpha: float) -> tuple[float, float]:
+        """The one-sided (1 - alpha) lower and upper bounds, with the same t and lambda."""
+        from scipy import special
+
+        reach = float(special.stdtrit(self.df, 1 - alpha)) * self.se
+        return self.estimate - reach, self.estimate + reach
+
+
+def tuned_lambda(y: np.ndarray, f: np.ndarray, f_rest: np.ndarray) -> float:
+    """PPI++'s variance-minimising lambda for a mean, clipped to [0, 1]: cov_n(y, f) / ((1 + n / N) var(f)), the
+    judge's variance over every query (n + N); 0 where the judge's values do not vary.
+
+    >>> same = np.array([0.0, 1.0, 2.0])   # cov 1; the judge's variance over all 6 queries 0.8; n / N = 1
+    >>> tuned_lambda(same, same, np.array([0.0, 2.0, 1.0]))   # 1 / ((1 + 1) 0.8)
+    0.625
+    """
+    n, big = y.size, f_rest.size
+    every = np.concatenate([f, f_rest])
+    variance = float(every.var(ddof=1)) if every.size > 1 else 0.0
+    if not variance > 0 or n < MIN_HUMAN or big == 0:
+        return 0.0
+    covariance = float(np.cov(y, f, ddof=1)[0, 1])
+    return min(1.0, max(0.0, covariance / ((1 + n / big) * variance)))
+
+
+def ppi_mean(y: np.ndarray, f: np.ndarray, f_rest: np.ndarray, alpha: float = 0.05, lam: float | None = None) -> PPIEstimate:
+    """The prediction-powered mean (see the module docstring): ``y`` and ``f`` people's and the judge's values on the
+    queries people judged, ``f_rest`` the judge's on the others; ``lam`` None tunes it (:func:`tuned_lambda`).
+
+    Raises ValueError for fewer than 2 human-judged queries, unpaired ``y`` and ``f``, or NaN.
+    """
+    from scipy import special
+
+    y, f, rest = (np.asarray(v, dtype=np.float64) for v in (y, f, f_rest))
+    if y.shape != f.shape or y.ndim != 1:
+        raise ValueError(f"people's and the judge's values on the judged queries must pair up, got {y.shape} and {f.shape}")
+    if np.isnan(y).any() or np.isnan(f).any() or np.isnan(rest).any():
+        raise ValueError("a NaN value: prediction-powered inference needs every query's value")
+    n, big = y.size, rest.size
+    if n < MIN_HUMAN:
+        raise ValueError(f"people judged {n} quer{'y' if n == 1 else 'ies'}: a corrected mean needs {MIN_HUMAN} or more")
+    chosen = tuned_lambda(y, f, rest) if lam is None else float(lam)
+    residual = y - chosen * f
+    estimate = (chosen * float(rest.mean()) if big else 0.0) + float(residual.mean())
+    variance = float(residual.var(ddof=1)) / n + (chosen**2 * float(rest.var(ddof=1)) / big if big > 1 else 0.0)
+    se = math.sqrt(variance)
+    df = n - 1
+    half = float(special.stdtrit(df, 1 - alpha / 2)) * se
+    p = 2 * float(special.stdtr(df, -abs(estimate) / se)) if se > 0 else float(estimate == 0)
+    return PPIEstimate(estimate, se, estimate - half, estimate + half, min(1.0, p), chosen, n, big, df)
