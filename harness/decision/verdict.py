@@ -217,7 +217,7 @@ class Decision:
                 text += (
                     "Decide that number before collecting them and run the gate once then: re-running it as users "
                     "accrue until it passes is many looks at one alpha (20 daily looks pass a candidate at its margin "
-                    "about 0.22 of the time, not 0.05); release.looks plans several looks"
+                    "about 0.21 of the time, not 0.05); release.looks plans several looks"
                 )
             elif self.look < self.looks:
                 text += (

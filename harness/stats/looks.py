@@ -1,7 +1,7 @@
 """Alpha spending over a gate's planned looks: the same gate re-run as users accrue keeps its stated error.
 
 A one-look guard tested at alpha errs with probability alpha at that look; a team that re-runs it daily and ships on
-the first PASS takes that chance at every look (20 looks at a candidate exactly at its margin: false PASS about 0.22,
+the first PASS takes that chance at every look (20 looks at a candidate exactly at its margin: false PASS about 0.21,
 not 0.05). With ``release.looks: N`` the gate's alpha is spent over the N planned looks: look ``k`` tests its guards
 at ``alpha_k = alpha (k/N)^3 - spent``, where ``spent`` is what the earlier looks of the same gate used (read from
 their gate.json). By the union bound, the chance that any look errs is at most the sum of the levels it was tested

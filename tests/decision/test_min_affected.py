@@ -10,6 +10,7 @@ any values in the range, decides.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,15 +103,19 @@ def test_users_needed_are_those_of_the_bound_that_will_decide_there(n: int, sd: 
         assert "decides from 528 users" in tested.planned_for
 
 
-def test_the_verdict_states_the_rule_and_the_api_and_config_take_it(tmp_path: object) -> None:
-    n = 600
-    rng = np.random.default_rng(11)
+def ap_tables(n: int, seed: int, shift: float, sd: float) -> list[harness.PerQuery]:
+    """AP of n users: production ~ U(0.3, 0.7), the candidate production + N(shift, sd)."""
+    rng = np.random.default_rng(seed)
     ids = np.array([f"u{i:04d}" for i in range(n)], dtype=object)
     production = rng.uniform(0.3, 0.7, n)
-    tables = [
+    return [
         harness.PerQuery(name, ids, (Measure("AP"),), values[:, None], np.ones((n, 1), dtype=bool))
-        for name, values in (("prod", production), ("cand", production + rng.normal(0.01, 0.05, n)))
+        for name, values in (("prod", production), ("cand", production + rng.normal(shift, sd, n)))
     ]
+
+
+def test_the_verdict_states_the_rule_and_the_api_and_config_take_it() -> None:
+    tables = ap_tables(600, 11, 0.01, 0.05)
     guards = [{"measure": "AP", "max_drop": 0.01}]
     decision = harness.decide(tables, "prod", "cand", guards)
     assert decision.guards[0].method.startswith("one-sided paired t")
@@ -124,10 +129,8 @@ def test_the_verdict_states_the_rule_and_the_api_and_config_take_it(tmp_path: ob
         harness.decide(tables, "prod", "cand", guards, min_affected="1%")  # type: ignore[arg-type]
 
 
-def test_a_config_gives_min_affected_and_a_bad_one_is_refused_at_its_line(tmp_path: object) -> None:
-    from pathlib import Path
-
-    folder = Path(str(tmp_path))
+def test_a_config_gives_min_affected_and_a_bad_one_is_refused_at_its_line(tmp_path: Path) -> None:
+    folder = tmp_path
     (folder / "q.txt").write_text("q1 0 d1 1\n")
     (folder / "a.run").write_text("q1 Q0 d1 1 1 a\n")
     text = (
@@ -151,13 +154,7 @@ def test_users_needed_at_the_observed_difference_follow_the_same_rule() -> None:
     """An INCONCLUSIVE decided by the betting bound for want of users: at the observed difference t's users (scipy),
     raised to 528, where the betting bound's scaled plan would be more."""
     n = 300
-    rng = np.random.default_rng(1)
-    ids = np.array([f"u{i}" for i in range(n)], dtype=object)
-    production = rng.uniform(0.3, 0.7, n)
-    tables = [
-        harness.PerQuery(name, ids, (Measure("AP"),), values[:, None], np.ones((n, 1), dtype=bool))
-        for name, values in (("prod", production), ("cand", production + rng.normal(0, 0.05, n)))
-    ]
+    tables = ap_tables(n, 1, 0.0, 0.05)
     (guard,) = harness.decide(tables, "prod", "cand", [{"measure": "AP", "max_drop": 0.01}]).guards
     assert guard.verdict == "INCONCLUSIVE" and guard.method.startswith("one-sided betting")
     distance = abs(guard.margin - guard.drop)

@@ -29,6 +29,7 @@ from harness.errors import HarnessError
 from harness.measures.spec import Measure
 from harness.stats import bounds, seeds
 from harness.stats.looks import Look
+from tests.decision.test_min_affected import ap_tables
 
 
 def _wsr_log_wealth(y: list[float], m: float, alpha: float, upper: bool) -> float:
@@ -117,14 +118,7 @@ def test_a_looks_level_is_the_plans_spending_less_what_the_earlier_looks_spent()
 def test_a_gate_replanned_for_more_looks_spends_only_what_is_left(tmp_path: Path) -> None:
     """Look 1 of a gate planned for 2 spent 0.05 (1/2)^3; planned again for 4, look 2 has 0.05 (2/4)^3 less that: 0,
     and is refused, where the plan's own spending (0.05/64 before it) would have tested it at 0.0055."""
-    n = 300
-    rng = np.random.default_rng(5)
-    ids = np.array([f"u{i}" for i in range(n)], dtype=object)
-    production = rng.uniform(0.3, 0.7, n)
-    tables = [
-        harness.PerQuery(name, ids, (Measure("AP"),), values[:, None], np.ones((n, 1), dtype=bool))
-        for name, values in (("prod", production), ("cand", production + rng.normal(0, 0.05, n)))
-    ]
+    tables = ap_tables(300, 5, 0.0, 0.05)
     guards = [{"measure": "AP", "max_drop": 0.01}]
     first = harness.decide(tables, "prod", "cand", guards, looks=2, ledger=tmp_path)
     assert first.tested_at == pytest.approx(0.05 / 8, rel=1e-12)
