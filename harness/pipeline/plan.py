@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from harness.decision.plan import Plan
+from harness.decision.plan import SD_CONFIDENCE, Plan
 from harness.errors import HarnessError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.records.store import SavedResults, read_results
 from harness.stats import paired
 from harness.stats.power import Sided
-from harness.stats.seeds import Components, VersionPlan, components, version_plan
+from harness.stats.seeds import Components, VersionPlan, components, seed_sd_upper, version_plan
 
 
 def gate_plan_lines(folder: str | Path | SavedResults) -> list[str]:
@@ -43,6 +43,17 @@ def gate_plan_lines(folder: str | Path | SavedResults) -> list[str]:
     return lines
 
 
+def _users(plan: VersionPlan, short: bool = False) -> str:
+    if plan.users is not None:
+        return f"{plan.users:,} users"
+    if short:
+        return f"none (at most {plan.power_at:.0%} power)"
+    return (
+        f"no number of users (at most {plan.power_at:.0%} power: the seeds' variance alone is too large; "
+        "more seeds, not more users)"
+    )
+
+
 @dataclass(frozen=True)
 class SeedsPlan:
     """``harness plan FOLDER`` where both systems have several runs: the components estimated there, and the users
@@ -53,6 +64,9 @@ class SeedsPlan:
     source: str  # what the components were estimated from
     seeds: tuple[int, int]
     users: int
+    # the seed sd's one-sided SD_CONFIDENCE upper limit (few runs estimate it loosely), and the plans with it
+    seed_sd_upper: float | None = None
+    plans_upper: tuple[VersionPlan, ...] = ()
 
     def lines(self, margin: float, alpha: float, target: float) -> list[str]:
         c = self.components
@@ -61,22 +75,26 @@ class SeedsPlan:
             f"{c.seed_sd:.3g}, system x user sd {c.interaction_sd:.3g}, residual sd {c.residual_sd:.3g}",
             f"users to resolve {margin:g} between the versions at alpha {alpha:g} with {target:.0%} power:",
         ]
-        for p in self.plans:
-            out.append(
-                f"  {p.seeds} runs each: "
-                + (
-                    f"{p.users:,} users"
-                    if p.users is not None
-                    else f"no number of users (at most {p.power_at:.0%} power: the seeds' variance alone is too large; "
-                    "more seeds, not more users)"
-                )
+        if self.seed_sd_upper is not None:
+            out[0] += (
+                f"; the seed sd's {SD_CONFIDENCE:.0%} upper confidence limit {self.seed_sd_upper:.3g} "
+                f"({self.seeds[0] + self.seeds[1] - 2} degrees of freedom)"
             )
+        upper = {p.seeds: p for p in self.plans_upper}
+        for p in self.plans:
+            line = f"  {p.seeds} runs each: " + _users(p)
+            if p.seeds in upper:
+                line += f"; at the seed sd's upper limit, {_users(upper[p.seeds], short=True)}"
+            out.append(line)
         return out
 
     def to_dict(self) -> dict[str, object]:
         return {
             "components": asdict(self.components),
             "plans": [asdict(p) for p in self.plans],
+            "seed_sd_upper": self.seed_sd_upper,
+            "seed_sd_confidence": SD_CONFIDENCE,
+            "plans_upper": [asdict(p) for p in self.plans_upper],
             "source": self.source,
             "seeds": list(self.seeds),
             "users": self.users,
@@ -133,8 +151,11 @@ def plan_seeds_from_results(
         raise HarnessError("fewer than 2 users with values in every run of both systems", hint="check the segment")
     found = components(a[:, finite], b[:, finite])
     plans = tuple(version_plan(margin, found.seed_sd, found.interaction_sd, found.residual_sd, alpha, target, tuple(seeds)))
+    upper = seed_sd_upper(a[:, finite], b[:, finite], SD_CONFIDENCE)
+    plans_upper = tuple(version_plan(margin, upper, found.interaction_sd, found.residual_sd, alpha, target, tuple(seeds)))
     where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
-    return SeedsPlan(found, plans, f"estimated from {where} in {saved.folder.name}", (len(a), len(b)), int(finite.sum()))
+    source = f"estimated from {where} in {saved.folder.name}"
+    return SeedsPlan(found, plans, source, (len(a), len(b)), int(finite.sum()), upper, plans_upper)
 
 
 def _rows_of(saved: SavedResults, dataset: str, system: str, measure: Measure, segment: str) -> Any:

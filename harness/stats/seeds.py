@@ -208,6 +208,29 @@ def components(a: np.ndarray, b: np.ndarray) -> Components:
     return Components(math.sqrt(max(0.0, seed)), math.sqrt(max(0.0, interaction)), math.sqrt(max(0.0, residual)))
 
 
+def seed_sd_upper(a: np.ndarray, b: np.ndarray, confidence: float = 0.9) -> float:
+    """The one-sided ``confidence`` upper limit of the seed sd :func:`components` estimates: the seeds' pooled mean
+    square M (with (r_a - 1) + (r_b - 1) degrees of freedom) estimates s2_e + n s2_seed, whose upper limit is
+    M df / chi2_{1 - confidence}(df); less the residual mean square, over n. Few runs leave it wide: a plan from it
+    reaches its power with at least that confidence over the runs the seed sd was estimated from.
+
+    >>> rng = np.random.default_rng(5)
+    >>> a = rng.normal(0.5, 0.1, (1, 500)) + rng.normal(0, 0.02, (3, 1)) + rng.normal(0, 0.05, (3, 500))
+    >>> b = a.mean(axis=0) + rng.normal(0, 0.02, (3, 1)) + rng.normal(0, 0.05, (3, 500))
+    >>> round(components(a, b).seed_sd, 4), round(seed_sd_upper(a, b), 4)   # 4 degrees of freedom: about 2x
+    (0.0168, 0.0327)
+    """
+    from scipy import stats
+
+    (ra, n), rb = a.shape, b.shape[0]
+    squares = [mean_squares(t) for t in (a, b)]
+    df = ra + rb - 2
+    pooled_seed = (squares[0][0] * (ra - 1) + squares[1][0] * (rb - 1)) / df
+    residual = (squares[0][1] * (ra - 1) + squares[1][1] * (rb - 1)) / df
+    upper = pooled_seed * df / float(stats.chi2.ppf(1 - confidence, df))
+    return math.sqrt(max(0.0, (upper - residual) / n))
+
+
 @dataclass(frozen=True)
 class VersionPlan:
     """Users needed for a version comparison with ``seeds`` runs of each system: None when no number of users

@@ -260,6 +260,18 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert planned["components"] == pytest.approx(dataclasses.asdict(found), rel=1e-9)
     expected = version_plan(0.05, found.seed_sd, found.interaction_sd, found.residual_sd, seeds=(3, 10))
     assert [(p["seeds"], p["users"]) for p in planned["plans"]] == [(p.seeds, p.users) for p in expected]
+    # and the seed sd's 90% upper limit: the pooled seed mean square over its chi-square, less the residual one
+    r, n = a.shape
+    seed_ms = [n * float(((t.mean(axis=1) - t.mean()) ** 2).sum()) / (r - 1) for t in (a, b)]
+    resid = [
+        float(((t - t.mean(axis=1)[:, None] - t.mean(axis=0)[None, :] + t.mean()) ** 2).sum()) / ((r - 1) * (n - 1))
+        for t in (a, b)
+    ]
+    df = 2 * (r - 1)
+    upper = math.sqrt(max(0.0, (sum(seed_ms) / 2 * df / stats.chi2.ppf(0.1, df) - sum(resid) / 2) / n))
+    assert planned["seed_sd_upper"] == pytest.approx(upper, rel=1e-9)
+    at_limit = version_plan(0.05, upper, found.interaction_sd, found.residual_sd, seeds=(3, 10))
+    assert [(p["seeds"], p["users"]) for p in planned["plans_upper"]] == [(p.seeds, p.users) for p in at_limit]
     # MLflow: a child run per system (its version) and one per run, tagged with its seed
     children = mlflow.search_runs(search_all_experiments=True, filter_string="tags.`harness.kind` = 'run'")
     assert sorted(children["tags.seed"]) == sorted(f"{s}-s{k}" for s in ("prod", "cand") for k in range(1, SEEDS + 1))
