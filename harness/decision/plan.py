@@ -129,6 +129,11 @@ class Plan:
             text += (
                 f". With the {self.n_now:,} users there: power {self.power_now:.0%}, minimum detectable effect {self.mde_now:.4f}"
             )
+        if self.method != BOOTSTRAP and self.sided == "one":
+            text += (
+                ". This is the t-test's plan; a guard's own users needed (gate.json's n_needed) are planned for the "
+                "bound that decides it, which under bound: auto can be the betting bound (release.min_affected)"
+            )
         if self.sd_upper is not None:
             upper = f"{self.n_queries_upper:,} users" if self.n_queries_upper else "more than 10^9 users"
             text += (
