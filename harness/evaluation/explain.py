@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from harness.data.align import Aligned, alignment_conventions, kernel_settings
 from harness.data.items import Catalog, Interactions, ItemContext
@@ -171,6 +173,9 @@ class _Values:
         self.context = dict(context or {})  # the Evaluator's train, items and user_groups, as harness eval reads them
         self.measures = tuple(dict.fromkeys(measures))
         self.keep_values = keep_values  # False: only the means are kept (match: a thousand settings x every query)
+        # whether reading the scores as C floats can reorder anything: not when it makes no two scores of a query equal
+        # that were not (rounding is monotone), so a search need not evaluate both precisions
+        self.scores_matter = run.sample is not None or _equal_neighbours(run, np.float32) != _equal_neighbours(run, np.float64)
         self._means: dict[tuple[Conventions, Measure], float] = {}
         self._aligned: OrderedDict[Conventions, tuple[Evaluator, Aligned]] = OrderedDict()
         self._cache: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}
@@ -187,9 +192,13 @@ class _Values:
         self._aligned.move_to_end(key)
         return self._aligned[key]
 
+    def _reading(self, conventions: Conventions, measure: Measure) -> Conventions:
+        reading = _reading(conventions, measure)
+        return reading if self.scores_matter else dataclasses.replace(reading, scores=Conventions().scores)
+
     def get(self, conventions: Conventions, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
         """(query ids, values) of ``measure``; conventions that cannot change it are not evaluated twice."""
-        reading = _reading(conventions, measure)
+        reading = self._reading(conventions, measure)
         if (reading, measure) in self._cache:
             return self._cache[reading, measure]
         evaluator, aligned = self._evaluator(reading)
@@ -210,10 +219,25 @@ class _Values:
         return found
 
     def mean(self, conventions: Conventions, measure: Measure) -> float:
-        reading = _reading(conventions, measure)
+        reading = self._reading(conventions, measure)
         if (reading, measure) not in self._means:
             self.get(conventions, measure)
         return self._means[reading, measure]
+
+
+def _equal_neighbours(run: Run, precision: type[np.floating[Any]]) -> int:
+    """How many pairs of a query's scores, sorted, are equal once read at ``precision``.
+
+    >>> run = Run.from_records([("q", "a", 1.0), ("q", "b", 1.00000001), ("q", "c", 2.0)])
+    >>> _equal_neighbours(run, np.float64), _equal_neighbours(run, np.float32)   # a C float merges a and b
+    (0, 1)
+    """
+    ids = run.query_id.combine_chunks() if isinstance(run.query_id, pa.ChunkedArray) else run.query_id
+    codes = pc.dictionary_encode(pc.cast(ids, pa.string())).indices.to_numpy(zero_copy_only=False)
+    scores = run.score.astype(precision)
+    order = np.lexsort((scores, codes))
+    codes, scores = codes[order], scores[order]
+    return int(np.count_nonzero((codes[1:] == codes[:-1]) & (scores[1:] == scores[:-1])))
 
 
 def _reading(conventions: Conventions, measure: Measure) -> Conventions:
@@ -469,6 +493,7 @@ def match(
     context = _context(qrels, list(variants.values()), train, items, user_groups)
     values = _Values(qrels, run, variants.values(), keep_values=False, context=context)
     found = []
+    peers = _peer_settings(asked, base)
     with progress.task("matching", len(combos)) as advance:
         for combo in combos:
             advance()
@@ -478,7 +503,7 @@ def match(
                 value = values.mean(conv, variant)
                 full = {**settings, **dict(chosen)}
                 changes = {k: v for k, v in full.items() if defaults.get(k) != v}
-                found.append(Match(full, value, abs(value - target), _profile(asked, base, settings, variant), changes))
+                found.append(Match(full, value, abs(value - target), _profile(peers, settings, variant), changes))
     found.sort(key=lambda m: (m.distance if not np.isnan(m.distance) else np.inf, len(m.changes)))
     close = [m for m in found if m.distance <= tol]
     if close:  # all agree with the number as far as it was printed: the simplest explanation first
@@ -502,16 +527,21 @@ def _available(measure: Measure, train: Interactions | None, items: Catalog | No
     return REGISTRY.definition(measure).inputs(measure) <= given
 
 
-def _profile(measure: Measure, base: Conventions, settings: dict[str, object], variant: Measure) -> str | None:
+def _peer_settings(measure: Measure, base: Conventions) -> list[tuple[str, Measure, dict[str, object]]]:
+    """Each peer that can reproduce ``measure``: its name, its form of the measure and its conventions over ``base``,
+    worked out once for a search (a search asks them for every combination)."""
+    return [
+        (peer.name, peer.measure_for(measure), peer.conventions_for(measure, base).as_dict())
+        for peer in PEERS.values()
+        if peer.unreproducible(measure) is None
+    ]
+
+
+def _profile(peers: list[tuple[str, Measure, dict[str, object]]], settings: dict[str, object], variant: Measure) -> str | None:
     """The first peer whose settings, among those searched (the others cannot change this measure), these are."""
-    for peer in PEERS.values():
-        theirs = peer.conventions_for(measure, base).as_dict()
-        if (
-            peer.unreproducible(measure) is None
-            and peer.measure_for(measure) == variant
-            and all(theirs[k] == v for k, v in settings.items())
-        ):
-            return peer.name
+    for name, form, theirs in peers:
+        if form == variant and all(theirs[k] == v for k, v in settings.items()):
+            return name
     return None
 
 
