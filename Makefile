@@ -126,6 +126,7 @@ bench: $(STAMP) $(PEERS)/.installed $(PEERS)-lenskit/.installed $(PEERS)-recbole
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx
 	$(BIN)/python benchmarks/compare_memory.py
+	$(BIN)/python benchmarks/explain_bench.py
 	$(BIN)/python benchmarks/pipeline_bench.py --whole
 	$(BIN)/python benchmarks/pipeline_bench.py --whole --scenario ml100k
 	$(BIN)/python benchmarks/record_bench.py

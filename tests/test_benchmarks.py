@@ -77,6 +77,15 @@ def test_statistics_benchmark_times_the_tests_scipy_computes(tmp_path: Path) -> 
     np.testing.assert_allclose(timed["p_wilcoxon"], scipy_wilcoxon, rtol=1e-9)
 
 
+def test_the_memory_benchmark_runs_the_4500_row_comparison() -> None:
+    """45 pairs x 20 measures x 5 segments (all users and 4) are the 4,500 rows it says it measures."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "compare_memory.py"), "--users", "20", "--resamples", "200"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "harness run: 4,500 comparison rows, 20 users, 200 resamples" in done.stdout, done.stdout
+    assert "peak" in done.stdout
+
+
 @pytest.mark.parametrize("engine", ["local", "dask"])
 def test_pipeline_benchmark_computes_pytrec_evals_values(tmp_path: Path, engine: str) -> None:
     """Every stage runs, and the results folder it times holds pytrec_eval's nDCG@10 of both runs, and the guard's drop."""
