@@ -177,6 +177,9 @@ class _Values:
         # that were not (rounding is monotone), so a search need not evaluate both precisions
         self.scores_matter = run.sample is not None or _equal_neighbours(run, np.float32) != _equal_neighbours(run, np.float64)
         self._means: dict[tuple[Conventions, Measure], float] = {}
+        self._union: OrderedDict[Conventions, tuple[Evaluator, Aligned]] = OrderedDict()  # over every query
+        self._union_values: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}  # their values
+        self._universes: dict[tuple[Conventions, Queries, int | None], np.ndarray] = {}  # each universe's queries
         self._aligned: OrderedDict[Conventions, tuple[Evaluator, Aligned]] = OrderedDict()
         self._cache: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}
 
@@ -221,8 +224,69 @@ class _Values:
     def mean(self, conventions: Conventions, measure: Measure) -> float:
         reading = self._reading(conventions, measure)
         if (reading, measure) not in self._means:
-            self.get(conventions, measure)
+            shared = self._shared_mean(reading, measure)
+            if shared is None:
+                self.get(conventions, measure)
+            else:
+                self._means[reading, measure] = shared
         return self._means[reading, measure]
+
+    def _shared_mean(self, reading: Conventions, measure: Measure) -> float | None:
+        """The mean under ``reading`` from one evaluation over every query of the judgments and of the run, shared by
+        the four ``queries`` conventions: a query's value is a function of its own rows, so a universe's mean is the
+        mean of its queries' values there (exact sums: the same bits). None where that does not hold or is not
+        worth it: a measure with one value per run, subtopic judgments, a stochastic run, items' context, a universe
+        without queries."""
+        definition = REGISTRY.definition(measure)
+        if (
+            isinstance(self.qrels, Intents)
+            or self.run.sample is not None
+            or definition.is_system(measure)
+            or any(value is not None for value in self.context.values())
+            or (reading.ties is Ties.AVERAGE and not definition.ties_average_ok)
+        ):
+            return None
+        every = self._reading(dataclasses.replace(reading, queries=Queries.QRELS), measure)
+        key = alignment_conventions(every)
+        if key not in self._union:
+            judged = set(pc.unique(pc.cast(self.qrels.query_id, pa.string())).to_pylist())
+            retrieved = set(pc.unique(pc.cast(self.run.query_id, pa.string())).to_pylist())
+            evaluator = Evaluator(self.qrels, [measure], key, query_ids=sorted(judged | retrieved), **self.context)
+            self._union[key] = (evaluator, evaluator.align(self.run))
+            if len(self._union) > _KEPT_ALIGNMENTS:
+                self._union.popitem(last=False)
+        evaluator, aligned = self._union[key]
+        if (every, measure) not in self._union_values:  # one evaluation for the four universes
+            lists = dataclasses.replace(aligned.lists, **kernel_settings(every))
+            per_query = evaluator.evaluate_aligned(self.run.name, dataclasses.replace(aligned, lists=lists), only=[measure])
+            self._union_values[every, measure] = (per_query.query_ids, per_query.values[:, 0])
+        ids, values = self._union_values[every, measure]
+        universe = (key, reading.queries, reading.relevance_level if reading.queries is Queries.RELEVANT else None)
+        if universe not in self._universes:
+            self._universes[universe] = self._universe(reading, evaluator, ids)
+        inside = self._universes[universe]
+        if not inside.any():
+            return None  # the direct evaluation says what is wrong with an empty universe
+        return aggregate_values(measure, values[inside])
+
+    def _universe(self, reading: Conventions, evaluator: Evaluator, ids: np.ndarray) -> np.ndarray:
+        """Which of ``ids`` the ``queries`` convention of ``reading`` evaluates, as the alignment decides its universe
+        (:func:`harness.data.align._universe_ids`): from the judgments as prepared under these conventions."""
+        prepared = evaluator.prepared
+        judged = set(prepared.query_ids.tolist())
+        retrieved = set(pc.unique(pc.cast(self.run.query_id, pa.string())).to_pylist())
+        if reading.queries is Queries.RELEVANT:
+            relevant = np.bincount(
+                prepared.codes, weights=prepared.labels >= reading.relevance_level, minlength=len(prepared.query_ids)
+            )
+            chosen = set(prepared.query_ids[relevant > 0].tolist())
+        elif reading.queries is Queries.INTERSECTION:
+            chosen = judged & retrieved
+        elif reading.queries is Queries.RUN:
+            chosen = retrieved
+        else:
+            chosen = judged
+        return np.array([q in chosen for q in ids.tolist()], dtype=bool)
 
 
 def _equal_neighbours(run: Run, precision: type[np.floating[Any]]) -> int:

@@ -540,3 +540,34 @@ def test_tied_queries_are_counted_only_for_a_peer_that_orders_ties_its_own_way()
     notes = {p.peer.name: p.note for p in explanation.peers}
     assert "(1 queries here have tied scores that change this measure)" in notes["ranx"]
     assert "queries here have tied scores" not in notes["torchmetrics"]
+
+
+@pytest.mark.parametrize("measure", ["nDCG@5", "AP", "RR", "P@3", "R@5", "Bpref", "nDCG(gain=binary)@5", "P(rel=2)@3"])
+def test_a_search_shares_one_evaluation_across_the_query_universes_with_the_same_bits(measure: str) -> None:
+    """match evaluates each setting once over every query of the judgments and the run, and takes each ``queries``
+    universe's mean from it: the same bits as evaluating that universe alone, including queries only the run has,
+    queries only the judgments have, one with only negative labels and one with no label at the level."""
+    from harness.evaluation.explain import _Values
+    from harness.evaluation.results import aggregate_values
+    from harness.measures.parse import parse_measure
+
+    rng = np.random.default_rng(7)
+    judged = {f"q{i}": {f"d{j}": int(rng.integers(0, 4)) for j in range(8)} for i in range(12)}
+    judged["q_negative"] = {"d1": -1, "d2": 0}
+    judged["q_low"] = {"d1": 1, "d2": 0}
+    qrels = Qrels.from_dict(judged)
+    ranked = {f"q{i}": {f"d{j}": float(rng.integers(0, 5)) for j in range(10)} for i in range(2, 14)}
+    ranked["q_negative"] = {"d1": 1.0, "d3": 0.5}
+    run = Run.from_dict(ranked, name="r")
+    parsed = parse_measure(measure)
+    for queries in ("qrels", "intersection", "run", "relevant"):
+        for level in (1, 2):
+            for negative in ("unjudged", "nonrelevant"):
+                conventions = Conventions.from_mapping(
+                    {"queries": queries, "relevance_level": level, "negative_labels": negative, "ties": "input_order"}
+                )
+                searching = _Values(qrels, run, [parsed], keep_values=False)
+                shared = searching.mean(conventions, parsed)
+                assert searching._union, "the shared evaluation is the one under test"
+                direct = _Values(qrels, run, [parsed]).get(conventions, parsed)[1]
+                assert shared == aggregate_values(parsed, direct), (queries, level, negative)
