@@ -1029,7 +1029,14 @@ def _log_runs(
                 "harness.kind": "run" if one_run else "system",
                 "system": held(str(system), TAG_CHARS),
                 "dataset": held(str(dataset), TAG_CHARS),
-                **({"seed": held(str(seed), TAG_CHARS)} if one_run else {}),
+                **(
+                    {
+                        "seed": held(str(seed), TAG_CHARS),
+                        "harness.per_query": held(f"{system} @ {dataset}: per_query.parquet, seed {seed}", TAG_CHARS),
+                    }
+                    if one_run
+                    else {}
+                ),
                 **_model_tags(models.get(str(system)), str(system)),
                 **({} if one_run else _evidence_tags(results, str(system), str(dataset))),
             }
@@ -1059,13 +1066,11 @@ def _log_runs(
                     if start == 0
                     else (),
                 )
-            wide = wide_of(str(dataset), str(system))
-            if one_run:  # the run's rows of its version's table, and the measures it has values for
-                wide = wide[wide["seed"] == seed].drop(columns="seed").dropna(axis=1, how="all").reset_index(drop=True)
-            with tempfile.TemporaryDirectory() as scratch:  # Parquet, not an MLflow JSON table: the UI stays responsive
-                path = Path(scratch) / "per_query.parquet"
-                wide.to_parquet(path, index=False)
-                client.log_artifact(child_id, str(path))
+            if not one_run:  # a run's rows are in its version's per_query.parquet (the seed column): not one file a run
+                with tempfile.TemporaryDirectory() as scratch:  # Parquet, not MLflow's JSON table: the UI stays responsive
+                    path = Path(scratch) / "per_query.parquet"
+                    wide_of(str(dataset), str(system)).to_parquet(path, index=False)
+                    client.log_artifact(child_id, str(path))
             role = f"run:{system}:{dataset}"
             mine_inputs = [
                 i
