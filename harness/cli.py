@@ -1311,10 +1311,28 @@ def _cmd_agree(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"systems, on the queries people judged (bias = judge - people, {level} paired t interval):\n")
         out.write(f"  {'system':<20} {'measure':<12} {'people':>8} {'judge':>8} {'bias':>9} {'interval':>21}\n")
         for s in found.systems:
-            note = f"  the judge {s.favoured} it" if s.favoured else ""
+            note = {
+                "favoured": "  the judge favours it over the others",
+                "disfavoured": "  the judge favours the others over it",
+            }.get(s.favoured, "")
+            spread = f"[{s.bias_low:+.4f}, {s.bias_high:+.4f}]" if math.isfinite(s.bias_low) else "(no spread)"
             out.write(
                 f"  {for_terminal(s.name)[:20]:<20} {s.measure[:12]:<12} {s.human:8.4f} {s.judge:8.4f} {s.bias:+9.4f} "
-                f"[{s.bias_low:+.4f}, {s.bias_high:+.4f}]{note}\n"
+                f"{spread:>21}{note}\n"
+            )
+        out.write(
+            f"the systems over the {found.judge_queries:,} queries the judge labelled: the judge alone, and corrected by "
+            f"people's {found.human_queries:,} (taken as a random sample; prediction-powered, {level} interval):\n"
+        )
+        for s in found.systems:
+            interval = (
+                f"[{s.corrected_low:.4f}, {s.corrected_high:.4f}]"
+                if math.isfinite(s.corrected_low)
+                else "(no interval: people's values do not spread)"
+            )
+            out.write(
+                f"  {for_terminal(s.name)[:20]:<20} {s.measure[:12]:<12} judge {s.judge_all:.4f}  corrected "
+                f"{s.corrected:.4f} {interval}  lambda {s.lam:.2f}\n"
             )
         for r in found.rankings:
             swaps = ", ".join(f"{for_terminal(a)} > {for_terminal(b)}" for a, b in r.swaps) or "none"

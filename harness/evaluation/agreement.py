@@ -45,6 +45,7 @@ from harness.errors import HarnessError
 from harness.evaluation.evaluator import evaluate
 from harness.measures.conventions import Conventions
 from harness.measures.spec import Measure
+from harness.stats.ppi import ppi_mean
 
 MIN_QUERIES = 2  # a paired interval over the queries people judged needs 2 or more
 
@@ -102,6 +103,13 @@ class SystemBias:
     relative: float  # the bias less the mean of every system's bias (per query, then averaged)
     relative_low: float
     relative_high: float
+    # over every query the judge labelled: the judge's value alone, and the prediction-powered one, which people's
+    # queries (taken as a random sample) correct (harness.stats.ppi), with its (1 - alpha) interval and lambda
+    judge_all: float = math.nan
+    corrected: float = math.nan
+    corrected_low: float = math.nan
+    corrected_high: float = math.nan
+    lam: float = math.nan
 
     @property
     def favoured(self) -> str:
@@ -277,14 +285,16 @@ def _ordinal_alpha(confusion: np.ndarray) -> float:
 
 
 def _paired_interval(differences: np.ndarray, alpha: float) -> tuple[float, float, float]:
-    """(mean, low, high): the two-sided (1 - alpha) t interval of the mean of paired differences."""
+    """(mean, low, high): the two-sided (1 - alpha) t interval of the mean of paired differences; NaN bounds where they
+    do not spread (an interval of width 0 from a sample would claim certainty)."""
     from scipy import special
 
     n = differences.size
     mean = float(differences.mean())
-    if n < MIN_QUERIES:
+    sd = float(differences.std(ddof=1)) if n >= MIN_QUERIES else 0.0
+    if not sd > 0:  # fewer than 2 queries, or every difference the same: nothing bounds the mean
         return mean, math.nan, math.nan
-    half = float(special.stdtrit(n - 1, 1 - alpha / 2)) * float(differences.std(ddof=1)) / math.sqrt(n)
+    half = float(special.stdtrit(n - 1, 1 - alpha / 2)) * sd / math.sqrt(n)
     return mean, mean - half, mean + half
 
 
@@ -308,7 +318,7 @@ def tau_ap(truth: Sequence[str], other: Sequence[str]) -> float:
 
 
 def _verdict(differences: np.ndarray, alpha: float) -> int:
-    """The paired t-test's verdict on b - a: 1 better, -1 worse, 0 neither (or no spread)."""
+    """The paired t-test's verdict on b - a: 1 better, -1 worse, 0 neither (or no spread: never significant)."""
     _, low, high = _paired_interval(differences, alpha)
     return 1 if low > 0 else -1 if high < 0 else 0
 
@@ -346,17 +356,36 @@ def agreement(
             raise HarnessError(
                 f"people judged {len(human_queries)} query: a bias needs 2 or more", hint="judge more queries by people"
             )
+        every = sorted(judge_queries)
         by_human = [evaluate(human, run, measures, conventions, query_ids=human_queries) for run in runs]
-        by_judge = [evaluate(judge, run, measures, conventions, query_ids=human_queries) for run in runs]
+        by_judge = [evaluate(judge, run, measures, conventions, query_ids=every) for run in runs]
+        people = np.isin(np.asarray(every, dtype=object), np.asarray(human_queries, dtype=object))
         for m, measure in enumerate(measures):
-            h = np.array([t.values[:, m] for t in by_human])  # systems x queries
-            j = np.array([t.values[:, m] for t in by_judge])
+            h = np.array([t.values[:, m] for t in by_human])  # systems x people's queries
+            j_all = np.array([t.values[:, m] for t in by_judge])  # systems x every query the judge labelled
+            j = j_all[:, people]  # the same queries as h, in the same (sorted) order
             bias = j - h
             centred = bias - bias.mean(axis=0)
             for s, run in enumerate(runs):
                 b = _paired_interval(bias[s], alpha)
                 r = _paired_interval(centred[s], alpha)
-                systems.append(SystemBias(run.name, str(measure), float(h[s].mean()), float(j[s].mean()), *b, *r))
+                corrected = ppi_mean(h[s], j[s], j_all[s, ~people], alpha) if (~people).any() else None
+                systems.append(
+                    SystemBias(
+                        run.name,
+                        str(measure),
+                        float(h[s].mean()),
+                        float(j[s].mean()),
+                        *b,
+                        *r,
+                        float(j_all[s].mean()),
+                        *(
+                            (corrected.estimate, corrected.low, corrected.high, corrected.lam)
+                            if corrected is not None
+                            else (math.nan,) * 4
+                        ),
+                    )
+                )
             names = [run.name for run in runs]
             human_order = tuple(names[i] for i in np.argsort(-h.mean(axis=1), kind="stable"))
             judge_order = tuple(names[i] for i in np.argsort(-j.mean(axis=1), kind="stable"))

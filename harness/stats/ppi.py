@@ -38,7 +38,9 @@ MIN_HUMAN = 2  # people's sample needs 2 or more queries for a variance
 @dataclass(frozen=True)
 class PPIEstimate:
     """A prediction-powered mean: its estimate, standard error, two-sided (1 - alpha) interval, the p of "mean = 0",
-    the lambda used, people's sample size ``n`` and the judge-only queries ``N``, and the t's degrees of freedom."""
+    the lambda used, people's sample size ``n`` and the judge-only queries ``N``, and the t's degrees of freedom.
+    Where the standard error is 0 (every residual equal, e.g. people gave every judged query the same value), the
+    interval and p are NaN: a sample without spread bounds nothing."""
 
     estimate: float
     se: float
@@ -97,6 +99,8 @@ def ppi_mean(y: np.ndarray, f: np.ndarray, f_rest: np.ndarray, alpha: float = 0.
     variance = float(residual.var(ddof=1)) / n + (chosen**2 * float(rest.var(ddof=1)) / big if big > 1 else 0.0)
     se = math.sqrt(variance)
     df = n - 1
+    if not se > 0:  # every residual equal: no spread to bound the mean by, so no interval and no test (never significant)
+        return PPIEstimate(estimate, se, math.nan, math.nan, math.nan, chosen, n, big, df)
     half = float(special.stdtrit(df, 1 - alpha / 2)) * se
-    p = 2 * float(special.stdtr(df, -abs(estimate) / se)) if se > 0 else float(estimate == 0)
+    p = 2 * float(special.stdtr(df, -abs(estimate) / se))
     return PPIEstimate(estimate, se, estimate - half, estimate + half, min(1.0, p), chosen, n, big, df)

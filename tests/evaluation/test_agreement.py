@@ -129,7 +129,7 @@ def test_harness_agree_prints_the_audit_and_its_json(tmp_path: Path) -> None:
     out = io.StringIO()
     assert main(["agree", str(people), str(model), *runs, "-m", "P@1"], out, io.StringIO()) == 0
     text = out.getvalue()
-    assert "Cohen's kappa" in text and "Krippendorff's alpha (ordinal)" in text and "the judge favoured it" in text
+    assert "Cohen's kappa" in text and "Krippendorff's alpha (ordinal)" in text and "the judge favours it over the others" in text
     assert "ranking by P@1: Kendall's tau" in text
 
 
@@ -150,3 +150,31 @@ def test_what_cannot_be_compared_is_refused_with_the_query_and_the_fix(tmp_path:
     assert main(["agree", str(people), str(model), "--judge-grades", "4"], io.StringIO(), err) == 2
     assert "is not JUDGE=HUMAN" in err.getvalue()
     assert math.isnan(harness.agree({"q1": {"a": 1}}, {"q1": {"a": 1}}).labels.cohen_kappa)  # one grade: no chance model
+
+
+def test_the_judges_values_over_every_query_are_corrected_by_peoples_sample() -> None:
+    """People judged 12 of 30 queries (at random); the judge labelled all 30 and favours one system's documents. Each
+    system's corrected value is harness.stats.ppi's mean of its per-query values (people's on their 12, the judge's
+    on all 30), and for the favoured system it lies nearer people's value over all 30 than the judge's does."""
+    from harness.stats.ppi import ppi_mean
+
+    full, judge = _labels(8)
+    rng = np.random.default_rng(9)
+    sample = sorted(rng.choice(sorted(full), size=12, replace=False).tolist())
+    people = {q: full[q] for q in sample}
+    runs = [harness.Run.from_dict(r, name=n) for r, n in zip(_runs(10, full, judge), ["good", "pleasing", "noise"], strict=True)]
+    found = harness.agree(people, judge, runs, "nDCG@5")
+    every = sorted(judge)
+    for run, s in zip(runs, found.systems, strict=True):
+        h = harness.evaluate(people, run, ["nDCG@5"], query_ids=sample).values[:, 0]
+        j_all = harness.evaluate(judge, run, ["nDCG@5"], query_ids=every).values[:, 0]
+        inside = np.isin(np.array(every, dtype=object), np.array(sample, dtype=object))
+        expected = ppi_mean(h, j_all[inside], j_all[~inside])
+        assert (s.corrected, s.corrected_low, s.corrected_high, s.lam) == pytest.approx(
+            (expected.estimate, expected.low, expected.high, expected.lam), rel=1e-12, nan_ok=True
+        )
+        assert s.judge_all == pytest.approx(j_all.mean())
+    pleasing = found.systems[1]
+    truth = harness.evaluate(full, runs[1], ["nDCG@5"], query_ids=every).values[:, 0].mean()
+    assert abs(pleasing.corrected - truth) < abs(pleasing.judge_all - truth)
+    assert pleasing.corrected_low <= truth <= pleasing.corrected_high

@@ -53,6 +53,14 @@ def test_lambda_zero_is_peoples_sample_alone_and_one_is_plain_ppi() -> None:
     assert tuned_lambda(y, np.full(30, 0.5), np.full(200, 0.5)) == 0.0  # a judge that says nothing: people alone
 
 
+def test_a_sample_without_spread_bounds_nothing() -> None:
+    """People gave all 12 judged queries 0 and the judge says nothing useful (lambda 0): the estimate is 0, with no
+    interval and no p, never a significant [0, 0]."""
+    found = ppi_mean(np.zeros(12), np.full(12, 0.5), np.random.default_rng(2).random(30))
+    assert found.estimate == 0.0 and found.lam == 0.0
+    assert math.isnan(found.low) and math.isnan(found.high) and math.isnan(found.p)
+
+
 def test_refused_where_nothing_can_be_corrected() -> None:
     with pytest.raises(ValueError, match="people judged 1 query"):
         ppi_mean(np.array([1.0]), np.array([1.0]), np.ones(5))
