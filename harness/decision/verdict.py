@@ -281,12 +281,12 @@ class Decision:
         if self.min_affected is None:
             return ""
         if not self.min_affected > 0:
-            return " and never for a measure with a known range (release.min_affected: 0)"
+            return " and never for a measure with a known range, as release.min_affected: 0 asks"
         n_min = bounds.t_trusted_from(self.min_affected, self.tested_at)
         return (
             f" and, for a measure with a known range, from {n_min:,} users on, where a harm to "
             f"{self.min_affected * 100:g}% of the users is missing from the sample with a chance of at most "
-            f"{bounds.EXCESS_TOLERANCE * self.tested_at:.2g} (release.min_affected)"
+            f"{bounds.EXCESS_TOLERANCE * self.tested_at:.2g}, as release.min_affected asks"
         )
 
     def __repr__(self) -> str:
