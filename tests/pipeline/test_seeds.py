@@ -101,9 +101,10 @@ def _pytrec(folder: Path, run: str) -> dict[str, dict[str, float]]:
 
 
 def _crossed(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
-    """(mean_b - mean_a, its variance, Satterthwaite's df) from the sums of squares of the crossed design, written
-    from their definitions: seeds nested in systems, both crossed with users; each system's seed and residual mean
-    squares apart (their df: r - 1 and (r - 1)(n - 1)), the users' term from the interaction of system and user."""
+    """(mean_b - mean_a, its variance, its df) from the sums of squares of the crossed design, written from their
+    definitions: seeds nested in systems, both crossed with users; each system's seed and residual mean squares apart
+    (their df: r - 1 and (r - 1)(n - 1)), the users' term from the interaction of system and user. The df is
+    Satterthwaite's over the users' term and each seed term at its 80% upper confidence limit (chi-square)."""
     r_a, n = a.shape
     r_b = b.shape[0]
     d = b.mean(axis=0) - a.mean(axis=0)
@@ -115,10 +116,10 @@ def _crossed(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
         ms_seed = n * float(np.sum((seed_means - grand) ** 2)) / (r - 1)
         ms_residual = float(np.sum((table - seed_means[:, None] - user_means[None, :] + grand) ** 2)) / ((r - 1) * (n - 1))
         seed_part += (ms_seed - ms_residual) / (n * r)
-        terms += [(ms_seed / (n * r), r - 1), (ms_residual / (n * r), (r - 1) * (n - 1))]
+        terms.append((ms_seed * (r - 1) / stats.chi2.ppf(0.2, r - 1) / (n * r), r - 1))
     assert seed_part > 0, "the generated seeds must differ as wholes for this check"
     variance = users + seed_part
-    df = variance**2 / sum(t * t / f for t, f in terms)
+    df = sum(t for t, _ in terms) ** 2 / sum(t * t / f for t, f in terms)
     assert (r_a, r_b) == (SEEDS, SEEDS)
     return float(d.mean()), variance, df
 
