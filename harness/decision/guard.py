@@ -189,12 +189,12 @@ def one_sided(
     if changed == 0:  # spread by a relative margin alone: t must not decide on it
         return _settle(tested, 0, "no user changed, and a sample that missed every changed user says nothing of them")
     tested = dataclasses.replace(tested, changed=changed)
-    low, _ = _range(guard, terms)
-    if bound != "auto" or low is None or tested.n_needed is None:
+    low, high = _range(guard, terms)
+    if bound != "auto" or low is None or high is None or tested.n_needed is None:
         return tested
     # the users needed, by the bound that will decide there: t only from t_trusted_from users on, betting below
-    distance, _ = _planned(guard, float(terms.margins.mean()), float((terms.drops - terms.margins).mean()))
-    return _auto_planned(guard, terms, tested, tested.n_needed, alpha, target, distance, min_affected)
+    distance, planned_for = _planned(guard, float(terms.margins.mean()), float((terms.drops - terms.margins).mean()))
+    return _auto_planned(tested, tested.n_needed, distance, planned_for, (low, high), alpha, target, min_affected)
 
 
 def _settle(tested: GuardNumbers, changed: int, reason: str) -> GuardNumbers:
@@ -244,22 +244,21 @@ def _range(guard: Guard, terms: _Terms) -> tuple[float, float] | tuple[None, Non
 
 
 def _auto_planned(
-    guard: Guard,
-    terms: _Terms,
     tested: GuardNumbers,
     n_t: int | None,
+    distance: float,
+    planned_for: str,
+    excess_range: tuple[float, float],
     alpha: float,
     target: float,
-    distance: float,
     min_affected: float | None,
 ) -> GuardNumbers:
-    """``tested`` with the users needed under ``auto`` for a measure with a known range: the fewer of the betting
-    bound's users and t's, t's raised to :func:`~harness.stats.bounds.t_trusted_from` (below it t does not decide), and
-    which plan that is."""
+    """``tested`` with the users needed under ``auto`` for a measure whose excess lies in ``excess_range``: the fewer
+    of the betting bound's users and t's (``n_t``), t's raised to :func:`~harness.stats.bounds.t_trusted_from` (below
+    it t does not decide), and which plan that is, after ``planned_for`` (the case :func:`_planned` names)."""
     from scipy import special
 
-    low, high = _range(guard, terms)
-    assert low is not None and high is not None
+    low, high = excess_range
     n_min = bounds.t_trusted_from(min_affected, alpha)
     sd = tested.sd
     n_bet = bounds.betting_sample_size(abs(distance), sd, low, high, alpha, float(special.ndtri(target))) if sd > 0 else None
@@ -268,11 +267,12 @@ def _auto_planned(
     if not choices:
         return dataclasses.replace(tested, n_needed=None)
     needed = min(choices)
-    base = tested.planned_for.split(" (")[0]
     if needed == t_side and t_side != n_bet:
-        label = base if n_t == t_side else f"{base} (by t, which decides from {n_min:,} users: release.min_affected)"
+        label = (
+            planned_for if n_t == t_side else f"{planned_for} (by t, which decides from {n_min:,} users: release.min_affected)"
+        )
     else:
-        label = f"{base} ({_BETTING_PLAN})"
+        label = f"{planned_for} ({_BETTING_PLAN})"
     return dataclasses.replace(tested, n_needed=needed, planned_for=label, t_from=None if t_side is None else n_min)
 
 
@@ -319,7 +319,7 @@ def _bounded(
         return betting
     # betting only for want of users: t decides from t_trusted_from users on, and may need fewer than betting
     n_t = power.sample_size(distance, found.sd, alpha, target, "one") if distance else None
-    return _auto_planned(guard, terms, betting, n_t, alpha, target, distance, min_affected)
+    return _auto_planned(betting, n_t, distance, planned_for, (low, high), alpha, target, min_affected)  # type: ignore[arg-type]
 
 
 def _excess_range(guard: Guard, sign: float, value_range: tuple[float, float]) -> tuple[float, float]:
