@@ -240,15 +240,12 @@ def seed_sd_upper(a: np.ndarray, b: np.ndarray, confidence: float = 0.9) -> floa
     >>> round(components(a, b).seed_sd, 4), round(seed_sd_upper(a, b), 4)   # 4 degrees of freedom: about 2x
     (0.0168, 0.0327)
     """
-    from scipy import stats
-
     (ra, n), rb = a.shape, b.shape[0]
     squares = [mean_squares(t) for t in (a, b)]
     df = ra + rb - 2
     pooled_seed = (squares[0][0] * (ra - 1) + squares[1][0] * (rb - 1)) / df
     residual = (squares[0][1] * (ra - 1) + squares[1][1] * (rb - 1)) / df
-    upper = pooled_seed * df / float(stats.chi2.ppf(1 - confidence, df))
-    return math.sqrt(max(0.0, (upper - residual) / n))
+    return math.sqrt(max(0.0, (_upper(pooled_seed, df, confidence) - residual) / n))
 
 
 @dataclass(frozen=True)
