@@ -45,6 +45,7 @@ from harness.errors import HarnessError
 from harness.evaluation.evaluator import evaluate
 from harness.measures.conventions import Conventions
 from harness.measures.spec import Measure
+from harness.stats import paired
 from harness.stats.ppi import ppi_mean
 
 MIN_QUERIES = 2  # a paired interval over the queries people judged needs 2 or more
@@ -285,17 +286,14 @@ def _ordinal_alpha(confusion: np.ndarray) -> float:
 
 
 def _paired_interval(differences: np.ndarray, alpha: float) -> tuple[float, float, float]:
-    """(mean, low, high): the two-sided (1 - alpha) t interval of the mean of paired differences; NaN bounds where they
-    do not spread (an interval of width 0 from a sample would claim certainty)."""
-    from scipy import special
-
-    n = differences.size
-    mean = float(differences.mean())
-    sd = float(differences.std(ddof=1)) if n >= MIN_QUERIES else 0.0
-    if not sd > 0:  # fewer than 2 queries, or every difference the same: nothing bounds the mean
+    """(mean, low, high): the two-sided (1 - alpha) paired t interval of the mean of paired differences, from the
+    comparisons' exact sums (:func:`harness.stats.paired.paired_t`); NaN bounds where they do not spread (an interval
+    of width 0 from a sample would claim certainty) or fewer than 2 queries hold them."""
+    t = paired.paired_t(differences, 1 - alpha)
+    mean = float(t.mean[0]) if differences.size >= MIN_QUERIES else float(differences.mean())
+    if not float(t.sd[0]) > 0:
         return mean, math.nan, math.nan
-    half = float(special.stdtrit(n - 1, 1 - alpha / 2)) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half
+    return mean, float(t.ci_low[0]), float(t.ci_high[0])
 
 
 def tau_ap(truth: Sequence[str], other: Sequence[str]) -> float:
