@@ -32,6 +32,7 @@ import itertools
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -250,8 +251,7 @@ class _Values:
         key = alignment_conventions(every)
         if key not in self._union:
             judged = set(pc.unique(pc.cast(self.qrels.query_id, pa.string())).to_pylist())
-            retrieved = set(pc.unique(pc.cast(self.run.query_id, pa.string())).to_pylist())
-            evaluator = Evaluator(self.qrels, [measure], key, query_ids=sorted(judged | retrieved), **self.context)
+            evaluator = Evaluator(self.qrels, [measure], key, query_ids=sorted(judged | self._retrieved), **self.context)
             self._union[key] = (evaluator, evaluator.align(self.run))
             if len(self._union) > _KEPT_ALIGNMENTS:
                 self._union.popitem(last=False)
@@ -269,12 +269,16 @@ class _Values:
             return None  # the direct evaluation says what is wrong with an empty universe
         return aggregate_values(measure, values[inside])
 
+    @cached_property
+    def _retrieved(self) -> set[str]:
+        """The queries the run answers."""
+        return set(pc.unique(pc.cast(self.run.query_id, pa.string())).to_pylist())
+
     def _universe(self, reading: Conventions, evaluator: Evaluator, ids: np.ndarray) -> np.ndarray:
         """Which of ``ids`` the ``queries`` convention of ``reading`` evaluates, as the alignment decides its universe
         (:func:`harness.data.align._universe_ids`): from the judgments as prepared under these conventions."""
         prepared = evaluator.prepared
-        judged = set(prepared.query_ids.tolist())
-        retrieved = set(pc.unique(pc.cast(self.run.query_id, pa.string())).to_pylist())
+        judged, retrieved = set(prepared.query_ids.tolist()), self._retrieved
         if reading.queries is Queries.RELEVANT:
             relevant = np.bincount(
                 prepared.codes, weights=prepared.labels >= reading.relevance_level, minlength=len(prepared.query_ids)
