@@ -1,7 +1,9 @@
 """YAML -> :class:`~harness.config.schema.Experiment`, validated, with located errors.
 
-Every mistake names the file, the line and the fix: unknown keys come with the
-nearest valid key, types with what was expected. ``${VAR}`` (or ``${VAR:-default}``)
+Each key is read as ``harness/config/reference.py`` declares it: the keys a section
+takes, each one's type, default and whether it is required. Every mistake names the
+file, the line and the fix: unknown keys come with the nearest valid key, types with
+what was expected. ``${VAR}`` (or ``${VAR:-default}``)
 in a string is replaced from the environment; paths resolve relative to the config
 file; only plain YAML (what ``yaml.safe_load`` accepts) is read.
 
@@ -12,6 +14,7 @@ profile, then the file's ``conventions``, then overrides given by the caller (CL
 from __future__ import annotations
 
 import contextlib
+import copy
 import difflib
 import glob
 import math
@@ -19,13 +22,13 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 import yaml
 
 from harness._atomic import sha256_file
 from harness._text import clipped
-from harness.config.defaults import COLUMN_SYNONYMS, DEFAULT_DATASET, DEFAULT_MIN_AFFECTED, DEFAULT_POWER, MAX_ALPHA
+from harness.config.defaults import COLUMN_SYNONYMS, DEFAULT_DATASET, MAX_ALPHA
 from harness.config.extras import missing_dask
 from harness.config.formats import FORMATS, QRELS_FORMATS, table_format_of
 from harness.config.guards import (
@@ -38,7 +41,7 @@ from harness.config.guards import (
     release_min_affected,
     release_power,
 )
-from harness.config.reference import keys_of
+from harness.config.reference import Key, entries_of, keys_of
 from harness.config.schema import (
     Claim,
     Correction,
@@ -48,6 +51,7 @@ from harness.config.schema import (
     Family,
     Guard,
     ItemsSpec,
+    Mode,
     ModelRef,
     NanPolicy,
     Previous,
@@ -74,8 +78,29 @@ from harness.measures.spec import Measure, format_param
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
+# a key's kind in the reference table -> the Python types its value may take
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "path": (str,),
+    "integer": (int,),
+    "number": (float,),
+    "boolean": (bool,),
+    "list": (list,),
+    "mapping": (dict,),
+}
+_FROM_TABLE: Any = object()  # value()'s default: the key's default in the reference table
+
+
+def _table_types(entry: Key) -> tuple[type, ...]:
+    """The types a key's value may take: its kind's, and a string where it takes one as another form."""
+    if entry.name == "memory_limit":  # "4GB" or a count of bytes, as Dask takes it
+        return (str, int)
+    return _TYPES[entry.kind] + ((str,) if entry.also == "string" and entry.kind == "mapping" else ())
+
+
 class _Section:
-    """A YAML mapping with its node, so that every value knows its line."""
+    """A YAML mapping with its node, so that every value knows its line; a section the reference table declares
+    (``where`` without list indices) takes each key's type, default and requiredness from that table."""
 
     def __init__(self, node: yaml.Node, source: Path, where: str) -> None:
         if not isinstance(node, yaml.MappingNode):
@@ -93,6 +118,7 @@ class _Section:
         self.node = node
         self.source = source
         self.where = where
+        self.table_keys = entries_of(re.sub(r"\[\d*\]", "", where))
         self.items: dict[str, tuple[yaml.Node, yaml.Node]] = {}
         for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
@@ -105,7 +131,12 @@ class _Section:
     def _name(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
 
-    def check_keys(self, allowed: tuple[str, ...]) -> None:
+    def check_keys(self, allowed: tuple[str, ...] | None = None) -> None:
+        """Refuse a key that is not ``allowed``: by default the keys the reference table declares here."""
+        if allowed is None:
+            if self.table_keys is None:
+                raise KeyError(f"{self.where!r} is not a section of the reference table (harness/config/reference.py)")
+            allowed = tuple(k.name for k in self.table_keys)
         for key, (key_node, _) in self.items.items():
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.5)
@@ -121,7 +152,29 @@ class _Section:
     def raw(self, key: str) -> yaml.Node:
         return self.items[key][1]
 
-    def value(self, key: str, kind: type | tuple[type, ...], default: Any = None, required: bool = False) -> Any:
+    def value(
+        self,
+        key: str,
+        kind: type | tuple[type, ...] | None = None,
+        default: Any = _FROM_TABLE,
+        required: bool | None = None,
+    ) -> Any:
+        """The key's value, checked: of its type, else its default, else the error naming the key, line and fix.
+
+        ``kind``, ``default`` and ``required`` come from the reference table; a caller gives one only where it
+        depends on the rest of the config (a second dataset makes a name required) or the section is the user's
+        own (tags, runs by dataset)."""
+        if self.table_keys is None:  # the user's own keys (tags, runs by dataset): the caller says what they hold
+            if kind is None:
+                raise KeyError(f"{self._name(key)!r}: a key of the user's own needs its kind")
+            default, required = (None if default is _FROM_TABLE else default), bool(required)
+        else:
+            entry = next((k for k in self.table_keys if k.name == key), None)
+            if entry is None:
+                raise KeyError(f"{self._name(key)!r} is not in the reference table (harness/config/reference.py)")
+            kind = _table_types(entry) if kind is None else kind
+            default = copy.deepcopy(entry.default) if default is _FROM_TABLE else default
+            required = entry.required if required is None else required
         if key not in self.items:
             if required:
                 raise ConfigError(
@@ -252,7 +305,7 @@ def _expand_all(value: Any, source: Path, line: int) -> Any:
 
 
 def _path(section: _Section, key: str, base: Path, required: bool = True, must_exist: bool = True) -> Path | None:
-    text = section.value(key, str, required=required)
+    text = section.value(key, str, required=required)  # a table key of kind path, or a run keyed by its dataset
     if text is None:
         return None
     path = _resolved(text, base)
@@ -279,20 +332,25 @@ def _columns(section: _Section | None, value_name: str) -> TableColumns:
     if section is None:
         return TableColumns(value=value_name)
     runs = value_name == "score"
-    section.check_keys(keys_of("datasets.run_columns" if runs else "datasets.columns"))
+    section.check_keys()
     for alias, role in COLUMN_SYNONYMS.items():  # a query is a user and a document an item, as on the command line
         if section.has(role) and section.has(alias):
             raise section.error(alias, f"{section._name(alias)} and {role} name the same column", hint="keep one of them")
     return TableColumns(
-        query=section.value("query", str, None) or section.value("user", str, "query"),
-        doc=section.value("doc", str, None) or section.value("item", str, "doc"),
-        value=section.value(value_name, str, value_name),
-        sample=section.value("sample", str, None) if runs else None,  # a stochastic run's sample column
+        query=_column(section, "query", "user"),
+        doc=_column(section, "doc", "item"),
+        value=section.value(value_name),
+        sample=section.value("sample") if runs else None,  # a stochastic run's sample column
     )
 
 
+def _column(section: _Section, key: str, synonym: str) -> str:
+    """A column named by its key or by its synonym (``query`` or ``user``), else the key's default."""
+    return str(section.value(key, default=None) or section.value(synonym, default=None) or section.value(key))
+
+
 def _format(section: _Section, key: str, path: Path, allowed: tuple[str, ...] = FORMATS) -> str:
-    fmt = section.value(key, str, None)
+    fmt = section.value(key)
     if fmt is None:
         return table_format_of(path) or "trec"
     if fmt not in allowed:
@@ -319,10 +377,10 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
     out: list[Dataset] = []
     for i, item in enumerate(nodes):
         section = _Section(item, root.source, f"datasets[{i}]")
-        section.check_keys(keys_of("datasets"))
+        section.check_keys()
         # one dataset may go unnamed: it is then "default", the name harness compare and harness.compare key their
         # random draws by, so the three give the same p-values for the same seed
-        name = section.value("name", str, required=len(nodes) > 1) or DEFAULT_DATASET
+        name = section.value("name", default=None, required=len(nodes) > 1) or DEFAULT_DATASET
         if any(d.name == name for d in out):
             raise section.error("name", f"dataset name {name!r} is used twice", hint="give each dataset its own name")
         qrels = _path(section, "qrels", base)
@@ -330,36 +388,36 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
         segments = None
         seg = section.table("segments")
         if seg is not None:
-            seg.check_keys(keys_of("datasets.segments"))
+            seg.check_keys()
             seg_path = _path(seg, "path", base)
             assert seg_path is not None
-            segments = Segments(seg_path, seg.value("query", str, "query"), seg.value("segment", str, "segment"))
-        level = section.value("relevance_level", int, 1)
+            segments = Segments(seg_path, seg.value("query"), seg.value("segment"))
+        level = section.value("relevance_level")
         train = None
         if (spec := section.table("train")) is not None:
-            spec.check_keys(keys_of("datasets.train"))
+            spec.check_keys()
             train_path = _path(spec, "path", base)
             assert train_path is not None
             cols = spec.section("columns")
             if cols is not None:
-                cols.check_keys(keys_of("datasets.train.columns"))
+                cols.check_keys()
             # the user and item columns, spelt like a dataset's (query, doc) or as themselves (user, item)
-            user_column = "user" if cols is None else cols.value("query", str, None) or cols.value("user", str, "user")
-            item_column = "item" if cols is None else cols.value("doc", str, None) or cols.value("item", str, "item")
+            user_column = "user" if cols is None else _column(cols, "query", "user")
+            item_column = "item" if cols is None else _column(cols, "doc", "item")
             train = TrainSpec(train_path, user_column, item_column)
         items = None
         if (spec := section.table("items")) is not None:
-            spec.check_keys(keys_of("datasets.items"))
+            spec.check_keys()
             items_path = _path(spec, "path", base)
             assert items_path is not None
-            groups = spec.value("groups", list, [])
+            groups = spec.value("groups")
             if not all(isinstance(g, str) and g for g in groups):
                 raise spec.error(
                     "groups",
                     f"items.groups must name columns of {items_path.name}, got {clipped(groups)}",
                     hint="write groups: [provider, genre]",
                 )
-            items = ItemsSpec(items_path, spec.value("id", str, "item"), tuple(groups))
+            items = ItemsSpec(items_path, spec.value("id"), tuple(groups))
         out.append(
             Dataset(
                 name=name,
@@ -404,8 +462,8 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
     out: list[System] = []
     for i, item in enumerate(nodes):
         section = _Section(item, root.source, f"systems[{i}]")
-        section.check_keys(keys_of("systems"))
-        name = section.value("name", str, required=True)
+        section.check_keys()
+        name = section.value("name")
         if any(s.name == name for s in out):
             raise section.error("name", f"system name {name!r} is used twice", hint="give each system its own name")
         runs_section = _runs_section(section, names)
@@ -418,7 +476,7 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
             )
         if runs_section is None and previous is None:
             raise section.error("runs", f"system {name!r} has no runs", hint=f"add runs: {{{names[0]}: path/to/run}}")
-        model = _model_ref(section, "model", section.value("model", str)) if section.has("model") else None
+        model = _model_ref(section, "model", section.value("model")) if section.has("model") else None
         if model is not None and previous is not None:
             raise section.error(
                 "model",
@@ -426,7 +484,7 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
                 hint="remove model: here; previous: models:/NAME@ALIAS links it",
             )
         if runs_section is None:
-            out.append(System(name, (), section.value("description", str, ""), _tags(section), previous))
+            out.append(System(name, (), section.value("description"), _tags(section), previous))
             continue
         runs_section.check_keys(tuple(names))
         runs: list[tuple[str, Path]] = []
@@ -436,7 +494,7 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
                 seeds = _seed_runs(runs_section, dataset, base)
                 runs.extend((dataset, path) for _, path in seeds)
                 labels.extend(label for label, _ in seeds)
-        seed = section.value("seed", str, None)
+        seed = section.value("seed")
         if seed is not None and seed not in labels:
             known = sorted({label for label in labels if label})
             raise section.error(
@@ -449,7 +507,7 @@ def _systems(root: _Section, base: Path, datasets: tuple[Dataset, ...]) -> tuple
             System(
                 name,
                 tuple(runs),
-                section.value("description", str, ""),
+                section.value("description"),
                 _tags(section),
                 model=model,
                 seeds=tuple(labels) if any(labels) else (),
@@ -598,10 +656,10 @@ def _previous(section: _Section, base: Path) -> Previous | None:
     node = section.section("previous")
     if node is None:
         return None
-    node.check_keys(keys_of("systems.previous"))
+    node.check_keys()
     results = _path(node, "results", base) if node.has("results") else None
-    mlflow_run = node.value("mlflow_run", str, None)
-    model = _model_ref(node, "model", node.value("model", str)) if node.has("model") else None
+    mlflow_run = node.value("mlflow_run")
+    model = _model_ref(node, "model", node.value("model")) if node.has("model") else None
     if sum(x is not None for x in (results, mlflow_run, model)) != 1:
         raise section.error(
             "previous",
@@ -611,9 +669,7 @@ def _previous(section: _Section, base: Path) -> Previous | None:
         )
     if results is not None:
         results = _previous_folder(node, "results", results)
-    return Previous(
-        results, mlflow_run, node.value("uri", str, None), node.value("system", str, None), section.line("previous"), model
-    )
+    return Previous(results, mlflow_run, node.value("uri"), node.value("system"), section.line("previous"), model)
 
 
 def _previous_folder(node: _Section, key: str, results: Path | None) -> Path:
@@ -757,9 +813,9 @@ def _measures(root: _Section, cutoffs: tuple[int, ...], schemes: tuple[tuple[str
         own_cutoffs: tuple[int, ...] | None = None
         if isinstance(item, yaml.MappingNode):
             section = _Section(item, root.source, "measures[]")
-            section.check_keys(keys_of("measures"))
-            text = section.value("measure", str, required=True)
-            listed = section.value("cutoffs", list, [])
+            section.check_keys()
+            text = section.value("measure")
+            listed = section.value("cutoffs")
             if any(isinstance(c, bool) or not isinstance(c, int) for c in listed):
                 raise section.error("cutoffs", "cutoffs must be whole numbers", hint="write cutoffs: [5, 10]")
             own_cutoffs = tuple(listed)
@@ -835,7 +891,7 @@ def _check_inputs(root: _Section, measures: tuple[Measure, ...], datasets: tuple
 def _conventions(root: _Section, overrides: Mapping[str, object]) -> tuple[Conventions, str, frozenset[str]]:
     """(the conventions: the profile's, then the file's ``conventions``, then ``overrides``; the profile; the
     conventions set over the profile's, which stay the user's for every measure)."""
-    profile = root.value("profile", str, "trec_eval")
+    profile = root.value("profile")
     if profile not in PROFILES:
         raise root.error("profile", f"unknown profile {profile!r}", hint=f"use one of {', '.join(PROFILES)}")
     values: dict[str, object] = dict(PROFILES[profile])
@@ -869,7 +925,7 @@ def _claim(root: _Section, section: _Section | None, systems: tuple[System, ...]
     a system with several runs under ``model`` must pick one (``seed:``), and only ``model`` picks one."""
     seeded = [s for s in systems if any(s.seeded(d.name) for d in datasets)]
     default: Claim = "version" if seeded else "model"
-    claim = default if section is None else _one_of(section, "claim", section.value("claim", str, default), Claim)
+    claim = default if section is None else _one_of(section, "claim", section.value("claim", default=default), Claim)
     for i, system in enumerate(systems):
         node = _Section(root.raw("systems").value[i], root.source, f"systems[{i}]")
         if claim == "model" and system in seeded:
@@ -894,23 +950,21 @@ def _stats(root: _Section, baseline: str | None, systems: tuple[System, ...], da
     claim = _claim(root, section, systems, datasets)
     if section is None:
         return Stats(claim=claim) if baseline is not None else Stats(mode="all_pairs", claim=claim)
-    section.check_keys(keys_of("stats"))
-    tests = tuple(_one_of(section, "tests", test, Test, "test") for test in section.value("tests", list, list(defaults.tests)))
-    primary = section.value("primary", str, defaults.primary if defaults.primary in tests else tests[0])
+    section.check_keys()
+    tests = tuple(_one_of(section, "tests", test, Test, "test") for test in section.value("tests"))
+    primary = section.value("primary", default=defaults.primary if defaults.primary in tests else tests[0])
     if primary not in tests:
         raise section.error(
             "primary", f"primary test {primary!r} is not among stats.tests", hint=f"use one of {', '.join(tests)}"
         )
-    correction = _one_of(section, "correction", section.value("correction", str, defaults.correction), Correction)
-    family = _one_of(section, "family", section.value("family", str, defaults.family), Family)
-    mode = _one_of(
-        section, "mode", section.value("mode", str, "baseline" if baseline else "all_pairs"), Literal["baseline", "all_pairs"]
-    )
+    correction = _one_of(section, "correction", section.value("correction"), Correction)
+    family = _one_of(section, "family", section.value("family"), Family)
+    mode = _one_of(section, "mode", section.value("mode", default="baseline" if baseline else "all_pairs"), Mode)
     if mode == "baseline" and baseline is None:
         raise section.error(
             "mode", "stats.mode is baseline but no baseline system is set", hint="add baseline: <system> or use mode: all_pairs"
         )
-    alpha = section.value("alpha", float, defaults.alpha)
+    alpha = section.value("alpha")
     if not 0 < alpha <= MAX_ALPHA:
         raise section.error(
             "alpha",
@@ -918,9 +972,9 @@ def _stats(root: _Section, baseline: str | None, systems: tuple[System, ...], da
             "on the wrong side of the estimate)",
             hint="write alpha: 0.05",
         )
-    permutations = section.value("permutations", int, defaults.permutations)
-    resamples = section.value("resamples", int, defaults.resamples)
-    system_resamples = section.value("system_resamples", int, defaults.system_resamples)
+    permutations = section.value("permutations")
+    resamples = section.value("resamples")
+    system_resamples = section.value("system_resamples")
     for key, n in (("permutations", permutations), ("resamples", resamples), ("system_resamples", system_resamples)):
         if n < 100:
             raise section.error(key, f"{key} must be at least 100, got {n}", hint=f"write {key}: 10000")
@@ -929,7 +983,7 @@ def _stats(root: _Section, baseline: str | None, systems: tuple[System, ...], da
     nan = _one_of(
         section,
         "nan",
-        section.value("nan", str, defaults.nan),
+        section.value("nan"),
         NanPolicy,
         "NaN policy",
         "use error (stop) or drop (leave the query out of that comparison)",
@@ -943,10 +997,10 @@ def _stats(root: _Section, baseline: str | None, systems: tuple[System, ...], da
         alpha=alpha,
         permutations=permutations,
         resamples=resamples,
-        seed=section.value("seed", int, defaults.seed),
+        seed=section.value("seed"),
         nan=nan,
         system_resamples=system_resamples,
-        enabled=section.value("enabled", bool, True),
+        enabled=section.value("enabled"),
         claim=claim,
     )
 
@@ -989,8 +1043,8 @@ def _report(root: _Section) -> ReportSpec:
             line=_line(section.items["release"][0]),
             hint="move release: (with the same keys) out of report: to the top level of the config",
         )
-    section.check_keys(keys_of("report"))
-    return ReportSpec(section.value("enabled", bool, True), section.value("title", str, None))
+    section.check_keys()
+    return ReportSpec(section.value("enabled"), section.value("title"))
 
 
 def _release(
@@ -1005,9 +1059,9 @@ def _release(
     if rel is None:
         return None
     names = [s.name for s in systems]
-    rel.check_keys(keys_of("release"))
-    production = rel.value("production", str, required=True)
-    candidate = rel.value("candidate", str, required=True)
+    rel.check_keys()
+    production = rel.value("production")
+    candidate = rel.value("candidate")
     for key, value in (("production", production), ("candidate", candidate)):
         if value not in names:
             close = difflib.get_close_matches(value, names, n=1)
@@ -1019,23 +1073,23 @@ def _release(
     if production == candidate:
         raise rel.error("candidate", "release.candidate is production itself", hint="name the system to release")
     try:
-        when_inconclusive = on_inconclusive(rel.value("on_inconclusive", str, "inconclusive"))
+        when_inconclusive = on_inconclusive(rel.value("on_inconclusive"))
     except GuardSpecError as exc:
         raise rel.error("on_inconclusive", exc.message, hint=exc.hint) from None
     try:
-        power = release_power(rel.value("power", float, DEFAULT_POWER))
+        power = release_power(rel.value("power"))
     except GuardSpecError as exc:
         raise rel.error("power", exc.message, hint=exc.hint) from None
     try:
-        bound = release_bound(rel.value("bound", str, "auto"))
+        bound = release_bound(rel.value("bound"))
     except GuardSpecError as exc:
         raise rel.error("bound", exc.message, hint=exc.hint) from None
     try:
-        looks = release_looks(rel.value("looks", int, 1))
+        looks = release_looks(rel.value("looks"))
     except GuardSpecError as exc:
         raise rel.error("looks", exc.message, hint=exc.hint) from None
     try:
-        min_affected = release_min_affected(rel.value("min_affected", float, DEFAULT_MIN_AFFECTED))
+        min_affected = release_min_affected(rel.value("min_affected"))
     except GuardSpecError as exc:
         raise rel.error("min_affected", exc.message, hint=exc.hint) from None
     guards: list[Guard] = []
@@ -1046,8 +1100,8 @@ def _release(
         for item in node.value:
             g = _Section(item, root.source, "release.guards[]")
             g.check_keys((*GUARD_KEYS, *RETIRED))
-            measure = _guard_measure(g, g.value("measure", str, required=True), measures, schemes)
-            dataset = g.value("dataset", str, None)
+            measure = _guard_measure(g, g.value("measure"), measures, schemes)
+            dataset = g.value("dataset")
             if dataset is not None and dataset not in [d.name for d in datasets]:
                 raise g.error(
                     "dataset",
@@ -1056,7 +1110,7 @@ def _release(
                 )
             definition = REGISTRY.definition(measure)
             aggregate = definition.guard_aggregate(measure)
-            g.value("segment", str, None)  # a name, said at its line as any config value is
+            g.value("segment")  # a name, said at its line as any config value is
             values = {key: _construct(g.raw(key), root.source) for key in g.items}
             try:
                 guard = guard_of(values, measure, aggregate, line=_line(item))
@@ -1089,8 +1143,8 @@ def _promote(release: _Section, candidate: System) -> Promote | None:
     node = release.section("promote")
     if node is None:
         return None
-    node.check_keys(keys_of("release.promote"))
-    promote = Promote(node.value("model", str, required=True), node.value("alias", str, required=True))
+    node.check_keys()
+    promote = Promote(node.value("model"), node.value("alias"))
     model = candidate.model
     if model is None or model.name is None:
         raise release.error(
@@ -1108,8 +1162,8 @@ def _promote(release: _Section, candidate: System) -> Promote | None:
     return promote
 
 
-MAX_EXPERIMENT_NAME = 200  # a folder's name (255 bytes) and an MLflow experiment's (a 256-character column)
 TOP_KEYS = keys_of("")  # every top-level key (harness/config/reference.py)
+MAX_EXPERIMENT_NAME = 200  # a folder's name (255 bytes) and an MLflow experiment's (a 256-character column)
 
 
 def _place(node: yaml.Node, mark: Any) -> None:
@@ -1241,8 +1295,8 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     base = source.resolve().parent
     _apply_overrides(node, overrides, source)
     root = _Section(node, source, "")
-    root.check_keys(TOP_KEYS)
-    name = root.value("experiment", str, required=True)
+    root.check_keys()
+    name = root.value("experiment")
     if len(name) > MAX_EXPERIMENT_NAME:
         raise root.error(
             "experiment",
@@ -1257,7 +1311,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         )
     datasets = _datasets(root, base)
     systems = _systems(root, base, datasets)
-    cutoffs_raw = root.value("cutoffs", list, [])
+    cutoffs_raw = root.value("cutoffs")
     if any(isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_CUTOFF for c in cutoffs_raw):
         raise root.error("cutoffs", f"cutoffs must be whole numbers from 1 to {MAX_CUTOFF:,}", hint="write cutoffs: [5, 10, 20]")
     cutoffs = tuple(dict.fromkeys(cutoffs_raw))
@@ -1266,7 +1320,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     _check_inputs(root, measures, datasets)
     conventions, profile, given = _conventions(root, {})
     _check_system_conventions(root, measures, profile, conventions, given)
-    baseline = root.value("baseline", str, None)
+    baseline = root.value("baseline")
     names = [s.name for s in systems]
     if baseline is not None and baseline not in names:
         close = difflib.get_close_matches(baseline, names, n=1)
@@ -1289,30 +1343,30 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
     tracking_section = root.section("tracking")
     tracking = Tracking()
     if tracking_section is not None:
-        tracking_section.check_keys(keys_of("tracking"))
-        if len(tracking_section.value("experiment", str, None) or "") > MAX_EXPERIMENT_NAME:
+        tracking_section.check_keys()
+        if len(tracking_section.value("experiment") or "") > MAX_EXPERIMENT_NAME:
             raise tracking_section.error(
                 "experiment",
                 f"tracking.experiment is longer than {MAX_EXPERIMENT_NAME} characters",
                 hint="a shorter name: MLflow stores an experiment's name in 256 characters",
             )
         tracking = Tracking(
-            tracking_section.value("enabled", bool, True),
-            tracking_section.value("uri", str, None),
-            tracking_section.value("experiment", str, None),
+            tracking_section.value("enabled"),
+            tracking_section.value("uri"),
+            tracking_section.value("experiment"),
             uri_on_command_line="tracking.uri" in overrides,
-            record_paths=tracking_section.value("record_paths", bool, False),
+            record_paths=tracking_section.value("record_paths"),
         )
     per_query_csv = False
     configured = None
     if root.has("output") and isinstance(root.raw("output"), yaml.MappingNode):
         spec = root.section("output")
         assert spec is not None
-        spec.check_keys(keys_of("output"))
-        configured = spec.value("path", str, None)
-        per_query_csv = spec.value("csv", bool, False)
+        spec.check_keys()
+        configured = spec.value("path")
+        per_query_csv = spec.value("csv")
     elif root.has("output"):
-        configured = root.value("output", str, None)
+        configured = root.value("output", str)
     if output is not None:
         out_dir = Path(output)
     else:
@@ -1335,7 +1389,7 @@ def _load_config(path: str | Path, overrides: Mapping[str, object], output: str 
         gain_schemes=schemes,
         output=out_dir,
         per_query_csv=per_query_csv,
-        description=root.value("description", str, ""),
+        description=root.value("description"),
         baseline=baseline,
         stats=_stats(root, baseline, systems, datasets),
         tracking=tracking,
@@ -1367,16 +1421,16 @@ def _check_system_conventions(
 
 def _engine(section: _Section) -> Engine:
     """``engine: {workers}`` (one machine) or ``engine: {name: dask, scheduler, n_workers, memory_limit, partitions}``."""
-    section.check_keys(keys_of("engine"))
-    name = section.value("name", str, "local")
+    section.check_keys()
+    name = section.value("name")
     if name not in ("local", "dask"):
         raise section.error("name", f"unknown engine {name!r}", hint="write name: local (one machine) or name: dask")
-    counts = {key: section.value(key, int, None) for key in ("workers", "n_workers", "partitions")}
+    counts = {key: section.value(key) for key in ("workers", "n_workers", "partitions")}
     for key, count in counts.items():
         if count is not None and count < 1:
             raise section.error(key, f"{key} must be at least 1, got {count}", hint=f"write {key}: 2")
-    memory_limit = section.value("memory_limit", (str, int), None)
-    scheduler = section.value("scheduler", str, None)
+    memory_limit = section.value("memory_limit")
+    scheduler = section.value("scheduler")
     if name == "local":
         given = [key for key in ("scheduler", "n_workers", "memory_limit", "partitions") if key in section.items]
         if given:

@@ -17,11 +17,12 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from harness.config.defaults import DEFAULT_MIN_AFFECTED, DEFAULT_POWER
-from harness.config.schema import Stats
+from harness.config.schema import Claim, Correction, Family, Mode, NanPolicy, OnInconclusive, Stats
 from harness.measures.conventions import Conventions
+from harness.stats.bounds import BoundChoice
 
 _STATS = Stats()
 
@@ -195,10 +196,10 @@ TOP = (
                 "string",
                 "across the family of comparisons",
                 _STATS.correction,
-                ("holm", "bonferroni", "bh", "none"),
+                get_args(Correction),
             ),
-            Key("family", "string", "per_measure, or the whole grid of pairs x measures", _STATS.family, ("per_measure", "grid")),
-            Key("mode", "string", "against the baseline (the default with one), or all pairs", None, ("baseline", "all_pairs")),
+            Key("family", "string", "per_measure, or the whole grid of pairs x measures", _STATS.family, get_args(Family)),
+            Key("mode", "string", "against the baseline (the default with one), or all pairs", None, get_args(Mode)),
             Key("alpha", "number", "the significance level", _STATS.alpha),
             Key("permutations", "integer", "the randomization test's draws (at least 100)", _STATS.permutations),
             Key("resamples", "integer", "the bootstrap's draws", _STATS.resamples),
@@ -209,7 +210,7 @@ TOP = (
                 "string",
                 "a per-query value that is NaN: stop, or drop that query from that comparison",
                 _STATS.nan,
-                ("error", "drop"),
+                get_args(NanPolicy),
             ),
             Key(
                 "claim",
@@ -217,7 +218,7 @@ TOP = (
                 "what comparisons and the gate decide: these trained runs (model), or the training "
                 "procedures over their seeds (version; the default when a system has several runs)",
                 None,
-                ("model", "version"),
+                get_args(Claim),
             ),
         ),
     ),
@@ -247,10 +248,10 @@ TOP = (
                 "string",
                 "what INCONCLUSIVE exits as",
                 "inconclusive",
-                ("inconclusive", "fail", "pass"),
+                get_args(OnInconclusive),
             ),
             Key("power", "number", "the power the users needed are planned for", DEFAULT_POWER),
-            Key("bound", "string", "how each guard's bound is made", "auto", ("auto", "t", "betting")),
+            Key("bound", "string", "how each guard's bound is made", "auto", get_args(BoundChoice)),
             Key("looks", "integer", "the gate's planned runs as users accrue: alpha is spent over them", 1),
             Key(
                 "min_affected",
@@ -449,6 +450,21 @@ def keys_of(section: str) -> tuple[str, ...]:
     return tuple(k.name for k in found.keys)
 
 
+def entries_of(section: str) -> tuple[Key, ...] | None:
+    """The keys a section declares, with their types and defaults (``""``: the top level); None for a section whose
+    keys are the user's (``systems.tags``, ``gains``) or that is not in the table.
+
+    >>> [(k.name, k.kind, k.default) for k in entries_of("report")]
+    [('enabled', 'boolean', True), ('title', 'string', None)]
+    >>> entries_of("systems.tags") is None
+    True
+    """
+    if not section:
+        return TOP
+    found = _find(section)
+    return None if found is None or found.open or not found.keys else found.keys
+
+
 _JSON_TYPES = {
     "string": "string",
     "path": "string",
@@ -579,4 +595,4 @@ if __name__ == "__main__":
     write(Path.cwd())
 
 
-__all__ = ["TOP", "Key", "example", "json_schema", "keys_of", "markdown", "other_forms", "stale", "write"]
+__all__ = ["TOP", "Key", "entries_of", "example", "json_schema", "keys_of", "markdown", "other_forms", "stale", "write"]

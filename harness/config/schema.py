@@ -200,6 +200,7 @@ TESTS: tuple[Test, ...] = DEFAULT_TESTS
 Correction = Literal["holm", "bonferroni", "bh", "none"]
 Family = Literal["per_measure", "grid"]
 NanPolicy = Literal["error", "drop"]
+Mode = Literal["baseline", "all_pairs"]  # against the baseline, or every pair
 Claim = Literal["model", "version"]  # what a comparison is about: these trained runs, or the training procedures
 
 
@@ -211,7 +212,7 @@ class Stats:
     primary: Test = DEFAULT_PRIMARY  # the test whose corrected p decides significance
     correction: Correction = DEFAULT_CORRECTION
     family: Family = DEFAULT_FAMILY
-    mode: Literal["baseline", "all_pairs"] = "baseline"  # baseline needs a baseline system
+    mode: Mode = "baseline"  # baseline needs a baseline system
     alpha: float = DEFAULT_ALPHA
     permutations: int = DEFAULT_PERMUTATIONS
     resamples: int = DEFAULT_PERMUTATIONS

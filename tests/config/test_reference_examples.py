@@ -221,3 +221,42 @@ def test_a_missing_table_named_by_its_path_alone_names_its_line(folder: Path) ->
     line = next(i for i, text in enumerate(file.read_text().splitlines(), 1) if "no-such.csv" in text)
     with pytest.raises(ConfigError, match=rf"line {line}: datasets\[1\]\.segments\.path: file not found: .*no-such\.csv"):
         load_config(file)
+
+
+# the scalar keys the loader reads through the reference table (a guard's keys and the conventions have their own
+# checks, which name the same types: guard_of, Conventions.from_mapping)
+_TYPED = [
+    (path, key)
+    for path, key in KEYS
+    if key.kind in ("string", "path", "integer", "number", "boolean") and not path.startswith(("release.guards.", "conventions."))
+]
+_WRONG = {"string": [1], "path": [1], "integer": "many", "number": "much", "boolean": "maybe"}
+_TYPE_NAMES = {"string": "str", "path": "str", "integer": "int", "number": "float", "boolean": "bool"}
+
+
+@pytest.mark.parametrize(("path", "key"), _TYPED, ids=[p for p, _ in _TYPED])
+def test_every_key_is_read_as_the_type_the_table_gives_it(path: str, key: Key, folder: Path) -> None:
+    """Each key set to a value of another type is refused at its line, naming the table's type: the loader takes
+    its keys' types from the table, so a key whose kind changes there is read as the new kind."""
+    config = _with_example(path, key, 0)
+    target = _example_parent(config, path)
+    target[key.name] = _WRONG[key.kind]
+    file = folder / f"wrong-{path}.yaml"
+    file.write_text(yaml.safe_dump(config, sort_keys=False))
+    with pytest.raises(ConfigError) as raised:
+        load_config(file)
+    message = str(raised.value)
+    assert f"{key.name} must be a {_TYPE_NAMES[key.kind]}" in message or f".{key.name} must be a" in message, message
+    assert f"must be a {_TYPE_NAMES[key.kind]}" in message, message
+
+
+def _example_parent(config: dict[str, Any], path: str) -> dict[str, Any]:
+    """The mapping ``_with_example`` set the key's example in."""
+    node: Any = config
+    parts = path.split(".")
+    for i, part in enumerate(parts[:-1]):
+        node = node[part]
+        if isinstance(node, list):
+            node = _element(node, _TARGET.get(path, _TARGET.get(".".join(parts[: i + 1]))))
+    assert isinstance(node, dict)
+    return node
