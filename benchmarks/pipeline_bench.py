@@ -95,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     from harness.pipeline.experiment import _frames as frames_of
     from harness.progress import SILENT
+    from harness.records.mlflow_store import warm
     from harness.records.store import write_tracking
-    from harness.records.track import log_report, track_results, warm
+    from harness.records.track import log_report, track_results
     from harness.report.render import write_report
 
     beyond_inputs, beyond_measures = "", ""

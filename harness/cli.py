@@ -493,7 +493,7 @@ def _print_run(args: argparse.Namespace, experiment: Experiment, outcome: Outcom
             out.write(f"mlflow:  {for_terminal(outcome.mlflow_url)}\n")
         if outcome.mlflow_runs_url is not None:
             if outcome.mlflow_url is None and outcome.tracking_uri is not None:  # a local store: no server serves it yet
-                from harness.records.track import ui_command
+                from harness.records.mlflow_store import ui_command
 
                 out.write(f"mlflow:  start the UI with: {for_terminal(ui_command(outcome.tracking_uri))}\n")
             out.write(f"mlflow:  runs and verdicts: {for_terminal(outcome.mlflow_runs_url)}\n")

@@ -54,6 +54,8 @@ from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.progress import SILENT, Progress
 from harness.records.looks import LEDGER, LookRecord, earlier_looks, new_look_id, next_look, record_look
+from harness.records.mlflow_names import runs_table_url
+from harness.records.mlflow_store import UI_ADDRESS, Destination, destination, warm
 from harness.records.previous import Earlier, compared_inputs, evaluation_store, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
 from harness.records.registry import resolve_model
@@ -65,16 +67,7 @@ from harness.records.store import (
     write_results,
     write_tracking,
 )
-from harness.records.track import (
-    UI_ADDRESS,
-    Destination,
-    destination,
-    log_report,
-    promote_release,
-    runs_table_url,
-    track_results,
-    warm,
-)
+from harness.records.track import log_report, promote_release, track_results
 from harness.report.render import write_report
 from harness.stats.looks import Look
 

@@ -24,11 +24,12 @@ from harness.evaluation.results import RunResult
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.records.looks import earlier_looks
+from harness.records.mlflow_store import destination
 from harness.records.previous import per_query_of_rows
 from harness.records.recorded import release_section
 from harness.records.registry import Promotion
 from harness.records.store import SavedResults, read_results, write_tracking
-from harness.records.track import Tracked, destination, promote_release, track_results
+from harness.records.track import Tracked, promote_release, track_results
 from harness.report.render import write_report
 from harness.stats.looks import Look, spent_by
 

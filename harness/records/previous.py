@@ -34,9 +34,10 @@ from harness.config.schema import Dataset, Experiment, ModelRef, Previous, Syste
 from harness.errors import ConfigError
 from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.spec import Measure
+from harness.records.mlflow_read import download_results, expected_links, linked_metrics
+from harness.records.mlflow_store import destination
 from harness.records.registry import Evidence, production_evidence
 from harness.records.store import SavedResults, read_results
-from harness.records.track import destination, download_results, expected_links, linked_metrics
 
 KINDS = {"qrels": "judgments", "train": "training interactions", "items": "item catalogue", "segments": "segments"}
 

@@ -1,4 +1,6 @@
-"""MLflow tracking: the only module that imports mlflow, and only when tracking.
+"""MLflow tracking: a results folder logged as one parent run (and what a run someone else made is given), importing
+mlflow only when tracking. What the records are called is :mod:`harness.records.mlflow_names`; where they go,
+:mod:`harness.records.mlflow_store`; reading them back, :mod:`harness.records.mlflow_read`.
 
 Everything is logged from a saved results folder, so ``harness run`` (right after
 writing it) and ``harness track RESULTS_DIR`` (later, e.g. after a server outage)
@@ -45,15 +47,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import hashlib
-import importlib.util
 import json
 import math
 import os
-import re
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -65,10 +63,32 @@ from harness._text import clipped, for_terminal
 from harness.config.schema import ModelRef, Promote
 from harness.decision.verdict import Decision
 from harness.errors import HarnessError, TrackingError
-from harness.measures.parse import parse_measure
 from harness.progress import SILENT, Progress
 from harness.records.connection import explain, key_part, mlflow_defaults
 from harness.records.looks import GATE_KEY_TAG, LOOK_ID_TAG
+from harness.records.mlflow_names import (
+    DATASET_NAME_CHARS,
+    EXPERIMENT_CHARS,
+    GUARD_COLUMNS,
+    INPUT_TAG_CHARS,
+    PARAM_CHARS,
+    RELEASE_VIEW,
+    RUN_NAME_CHARS,
+    SHARED_VIEW_PREFIX,
+    TAG_CHARS,
+    description_of,
+    evaluator_key,
+    held,
+    metric_key,
+    params_of,
+    parent_name,
+    quoted,
+    release_view,
+    results_key,
+    run_url,
+    summary_key,
+)
+from harness.records.mlflow_store import Destination, store_lock
 from harness.records.recorded import release_section
 from harness.records.registry import (
     EVALUATION_RUN_TAG,
@@ -83,7 +103,7 @@ from harness.records.registry import (
     promote,
     qrels_tag,
 )
-from harness.records.store import REQUIRED, SavedResults, read_results, write_promotion
+from harness.records.store import REQUIRED, SavedResults, write_promotion
 
 ARTIFACT_FILES = (
     "config.resolved.yaml",
@@ -109,11 +129,6 @@ EXPERIMENT_KIND, MODEL_DEVELOPMENT = "mlflow.experimentKind", "custom_model_deve
 # the completion tag is written last, so a parent without it was cut short and is replaced.
 RESULTS_TAG = "harness.results_id"
 COMPLETE_TAG = "harness.complete"
-# The MLflow UI's shared views: an experiment tag holding a view's JSON (its columns), opened by an address that names
-# it (``viewStateShareKey``). harness keeps one, with the verdict and the guards' numbers as columns.
-SHARED_VIEW_PREFIX, RELEASE_VIEW = "mlflow.sharedViewState.", "harness-release"
-GUARD_COLUMNS = ("difference", "drop_high", "passed")  # of each guard, in the release view: the delta and its bound
-MAX_VIEW_CHARS = 5000  # an experiment tag's value holds at most this
 
 
 @dataclass(frozen=True)
@@ -139,151 +154,15 @@ class Tracked:
         }
 
 
-def results_key(experiment: str, folder: Path) -> str:
-    """The stable key of a results folder: the experiment's name and the folder's own name (its time and random id).
-
-    >>> results_key("demo", Path("out/demo/20261124-075857-f3983d"))
-    'demo/20261124-075857-f3983d'
-    """
-    return f"{experiment}/{folder.name}"
-
-
-def _parent_name(experiment: str, folder: Path, verdict: Any) -> str:
-    """The parent run's name: the experiment, the folder and, with a gate, its verdict: the one column the MLflow UI's
-    runs table always shows, so a release's verdict reads there without adding columns.
-
-    >>> _parent_name("demo", Path("out/demo/20261124-075857-f3983d"), None)
-    'demo 20261124-075857-f3983d'
-    """
-    name = f"{experiment} {folder.name}"
-    return name if verdict is None else f"{verdict.verdict} {verdict.candidate} vs {verdict.production} · {name}"
-
-
 def _parent_of(client: Any, experiment_id: str, key: str) -> Any:
     """The live parent run logged for a results folder, if any (a deleted one does not count)."""
-    found = client.search_runs([experiment_id], filter_string=f"tags.`{RESULTS_TAG}` = '{_quoted(key)}'", max_results=10)
+    found = client.search_runs([experiment_id], filter_string=f"tags.`{RESULTS_TAG}` = '{quoted(key)}'", max_results=10)
     parents = [r for r in found if r.data.tags.get("harness.kind") == "experiment"]
     return max(parents, key=lambda r: r.info.start_time) if parents else None
 
 
 def _children_of(client: Any, experiment_id: str, parent_id: str) -> list[Any]:
     return list(client.search_runs([experiment_id], filter_string=f"tags.mlflow.parentRunId = '{parent_id}'", max_results=50_000))
-
-
-def _quoted(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("'", "\\'")
-
-
-@contextlib.contextmanager
-def _store_lock(tracking_uri: str, output_root: Path) -> Iterator[list[str]]:
-    """An exclusive lock beside a local SQLite store (``<db>.lock``) while a process logs to it, with the store made
-    ready under it (:func:`_ready_store`). Yields what the reader should know (a store set aside)."""
-    if not tracking_uri.startswith("sqlite:///"):
-        yield []
-        return
-    database = Path(tracking_uri.removeprefix("sqlite:///"))
-    database.parent.mkdir(parents=True, exist_ok=True)
-    with exclusive(str(database.with_name(database.name + ".lock")), os.O_RDWR | os.O_CREAT):
-        yield _ready_store(database, output_root / "mlartifacts")
-
-
-def _ready_store(database: Path, artifacts: Path) -> list[str]:
-    """A local store that MLflow can open, made atomically: MLflow creates a new SQLite store in some thirty DDL steps
-    and migrations, and a kill or a full disk between two of them left a half-made file that failed every later run
-    for good. Here a new store is made in a temporary file beside it and renamed into place when complete, so the
-    store is either absent or whole. A half-made one (left by an older harness, or by MLflow itself) holding no run
-    is set aside under a new name, with a note, and made again; one holding runs at an older schema is left for
-    ``mlflow db upgrade``. Symbolic links are refused: a planted ``mlflow.db`` link would write outside the folder.
-    """
-    for path in (database, artifacts):
-        if path.is_symlink():
-            raise TrackingError(
-                f"the local MLflow store's {path.name} is a symbolic link ({path} -> {os.readlink(path)}); "
-                "harness writes only inside the output folder",
-                path=path,
-                hint="remove the link, or name another store with MLFLOW_TRACKING_URI",
-            )
-    notes = []
-    if database.exists():
-        revision, runs = _store_state(database)
-        head = _schema_head()
-        if revision == head:
-            return []
-        if runs:
-            raise TrackingError(
-                f"the MLflow store {database} is at schema {revision or 'none'}, this MLflow needs {head}",
-                path=database,
-                hint=f"back it up, then run: mlflow db upgrade sqlite:///{database}",
-            )
-        aside = database.with_name(f"{database.name}.incomplete-{time.strftime('%Y%m%d-%H%M%S')}")
-        os.replace(database, aside)
-        notes.append(
-            f"the MLflow store {database} was left half-made (its creation was interrupted) and held no run: "
-            f"set aside as {aside.name} and made again"
-        )
-    _create_store(database)
-    return notes
-
-
-def _store_state(database: Path) -> tuple[str | None, int]:
-    """(the schema revision a SQLite store records, how many runs it holds), read without MLflow. Opened for writing
-    only so that SQLite can roll back a transaction a killed process left in its journal."""
-    import sqlite3
-
-    connection = sqlite3.connect(database)
-    try:
-        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        revision = (
-            (connection.execute("SELECT version_num FROM alembic_version").fetchone() or (None,))[0]
-            if "alembic_version" in tables
-            else None
-        )
-        runs = connection.execute("SELECT COUNT(*) FROM runs").fetchone()[0] if "runs" in tables else 0
-    except sqlite3.DatabaseError:  # not a database at all (truncated, overwritten): nothing MLflow could read either
-        return None, 0
-    finally:
-        connection.close()
-    return revision, int(runs)
-
-
-def _schema_head() -> str:
-    """The schema revision this MLflow's stores are made at: the one revision of its migration scripts that no other
-    revises, read from their text (alembic loads all of them as modules to say the same: 1.8 s in every run). When the
-    text does not name exactly one head, alembic's answer."""
-    spec = importlib.util.find_spec("mlflow")  # where MLflow is, without importing it
-    folders = spec.submodule_search_locations if spec is not None else None
-    named: set[str] = set()
-    revised: set[str] = set()
-    for script in (Path(next(iter(folders))) / "store" / "db_migrations" / "versions").glob("*.py") if folders else ():
-        text = script.read_text(encoding="utf-8")
-        named.update(re.findall(r"^revision\s*=\s*[\"']([0-9a-f]+)[\"']", text, flags=re.MULTILINE))
-        for line in re.findall(r"^down_revision\s*=\s*(.+)$", text, flags=re.MULTILINE):
-            revised.update(re.findall(r"[\"']([0-9a-f]+)[\"']", line))
-    heads = named - revised
-    if len(heads) == 1:
-        return heads.pop()
-    from mlflow.store.db.utils import _get_latest_schema_revision
-
-    return str(_get_latest_schema_revision())  # type: ignore[no-untyped-call]
-
-
-def _create_store(database: Path) -> None:
-    """Make MLflow's tables in a temporary file beside ``database``, then rename it into place (atomic on POSIX)."""
-    import sqlalchemy
-    from mlflow.store.db.utils import _initialize_tables
-
-    for stale in database.parent.glob(f".{database.name}.creating-*"):  # left by a creation that was killed
-        stale.unlink(missing_ok=True)
-    temporary = database.with_name(f".{database.name}.creating-{os.getpid()}")
-    engine = sqlalchemy.create_engine(f"sqlite:///{temporary}", poolclass=sqlalchemy.pool.NullPool)
-    try:
-        _initialize_tables(engine)  # type: ignore[no-untyped-call]
-        engine.dispose()
-        os.replace(temporary, database)
-    except BaseException:
-        engine.dispose()
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 @contextlib.contextmanager
@@ -293,129 +172,6 @@ def _folder_lock(folder: Path) -> Iterator[None]:
     local store or a tracking server alike, would both find none and log it twice."""
     with exclusive(str(folder), os.O_RDONLY):
         yield
-
-
-def default_uri(output_root: Path) -> str:
-    return f"sqlite:///{output_root.resolve() / 'mlflow.db'}"
-
-
-@dataclass(frozen=True)
-class Destination:
-    """Where results are logged, and who said so: the command line, the environment, the user's config, or the
-    default local store beside the results. Never a results folder: a folder is data, and data that chose where it
-    is sent (with the user's credentials) could send them anywhere."""
-
-    uri: str
-    source: str  # "command line" | "MLFLOW_TRACKING_URI" | "config" | "local store"
-    output_root: Path  # a local store's artifacts go in <output_root>/mlartifacts
-
-    @property
-    def is_default(self) -> bool:
-        return self.source == "local store"
-
-
-def warm(to: Destination) -> threading.Thread:
-    """A thread that imports MLflow's client (and, for a local store, its SQL store): 2 s of imports that then overlap
-    the evaluation, whose kernels leave the interpreter free, instead of following it. Join it before logging.
-
-    >>> thread = warm(Destination("sqlite:////tmp/x.db", "local store", Path("/tmp")))
-    >>> thread.join()
-    >>> thread.is_alive()
-    False
-    """
-    modules = ["mlflow.tracking", *(["mlflow.store.tracking.sqlalchemy_store"] if to.uri.startswith("sqlite:") else [])]
-    mlflow_defaults()  # read by MLflow as it is imported
-
-    def load() -> None:
-        for module in modules:
-            with contextlib.suppress(Exception):  # an import that fails here fails again where it is needed, and says so
-                importlib.import_module(module)
-
-    thread = threading.Thread(target=load, name="harness-warm-mlflow")
-    thread.start()
-    return thread
-
-
-def destination(command_line: str | None, configured: str | None, output_root: Path) -> Destination:
-    """The tracking destination. Precedence: the command line, then ``MLFLOW_TRACKING_URI``, then the user's config,
-    then the local store ``<output_root>/mlflow.db``.
-
-    >>> destination("http://127.0.0.1:5000", None, Path("/tmp/out")).source
-    'command line'
-    >>> destination(None, None, Path("/tmp/out")).uri
-    'sqlite:////tmp/out/mlflow.db'
-    """
-    for uri, source in (
-        (command_line, "command line"),
-        (os.environ.get("MLFLOW_TRACKING_URI"), "MLFLOW_TRACKING_URI"),
-        (configured, "config"),
-    ):
-        if uri:
-            return Destination(uri, source, output_root)
-    return Destination(default_uri(output_root), "local store", output_root)
-
-
-UI_ADDRESS = "http://127.0.0.1:5000"  # where ui_command serves the UI
-
-
-def ui_command(uri: str) -> str:
-    """The command that serves the MLflow UI on a store at :data:`UI_ADDRESS`: the ``mlflow`` beside this Python
-    (relative to the working folder when inside it, as ``.venv/bin/mlflow``)."""
-    import shlex
-
-    mlflow = Path(sys.executable).parent / "mlflow"
-    with contextlib.suppress(ValueError):
-        mlflow = mlflow.relative_to(Path.cwd())
-    return f"{shlex.quote(str(mlflow))} ui --backend-store-uri {shlex.quote(uri)} --host 127.0.0.1 --port 5000"
-
-
-# What MLflow holds (a run's name is a 250-character column in its SQL stores; tag and param values 8000 and 6000)
-RUN_NAME_CHARS, TAG_CHARS, PARAM_CHARS, EXPERIMENT_CHARS = 250, 5000, 5000, 250
-DATASET_NAME_CHARS, INPUT_TAG_CHARS = 500, 500  # an input's name, and an input tag's value
-
-
-def held(text: str, limit: int) -> str:
-    """``text`` as MLflow can hold it: unchanged when it fits, else its start and a digest of the whole, so that two
-    long names stay two (the results folder keeps every name whole).
-
-    >>> held("a" * 300, 20)
-    'aaaaaaaaa…003ef1ba9e'
-    """
-    if len(text) <= limit:
-        return text
-    return f"{text[: limit - 11]}…{hashlib.sha1(text.encode()).hexdigest()[:10]}"
-
-
-def _flatten(prefix: str, value: Any) -> dict[str, str]:
-    if isinstance(value, dict):
-        out: dict[str, str] = {}
-        for k, v in value.items():
-            out.update(_flatten(f"{prefix}.{k}" if prefix else str(k), v))
-        return out
-    text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
-    return {prefix: text}
-
-
-def _params(config: dict[str, Any]) -> dict[str, str]:
-    params = {
-        "measures": ", ".join(config["measures"]),
-        "n_measures": str(len(config["measures"])),
-        "cutoffs": ",".join(str(c) for c in config.get("cutoffs", [])),
-        "profile": str(config.get("profile")),
-        "baseline": str(config.get("baseline")),
-        "datasets": ",".join(d["name"] for d in config["datasets"]),
-        "systems": ",".join(s["name"] for s in config["systems"]),
-    }
-    params.update({f"gains.{key_part(name)}": str(text) for name, text in (config.get("gain_schemes") or {}).items()})
-    conventions = {k: v for k, v in config.get("conventions", {}).items() if k != "relevance_level"}
-    params.update(_flatten("conventions", conventions))
-    for d in config["datasets"]:  # evaluated per dataset: the experiment-wide value would mislead
-        params[f"dataset.{key_part(d['name'])}.relevance_level"] = str(d.get("relevance_level"))
-    for name in [*(d["name"] for d in config["datasets"]), *(config.get("gain_schemes") or {})]:
-        if key_part(name) != name:  # the original name, kept as a value beside the key it became
-            params[f"name.{key_part(name)}"] = name
-    params.update(_flatten("stats", config.get("stats", {})))
-    return {k: v if len(v) <= 6000 else v[:5980] + " ...(truncated)" for k, v in params.items()}
 
 
 def track_results(results: SavedResults, to: Destination, experiment: str | None = None, progress: Progress = SILENT) -> Tracked:
@@ -434,7 +190,7 @@ def track_results(results: SavedResults, to: Destination, experiment: str | None
     try:
         # one process logs a folder at a time, and a local store at a time (see the locks); MLflow prints "View run ..."
         # lines: stdout is harness's (--json)
-        with _folder_lock(folder), _store_lock(tracking_uri, to.output_root) as notes, contextlib.redirect_stdout(sys.stderr):
+        with _folder_lock(folder), store_lock(tracking_uri, to.output_root) as notes, contextlib.redirect_stdout(sys.stderr):
             logged = _log(results, tracking_uri, experiment_name, to.output_root, progress)
             return dataclasses.replace(logged, notes=tuple(notes))
     except TrackingError:
@@ -444,41 +200,6 @@ def track_results(results: SavedResults, to: Destination, experiment: str | None
             f"MLflow tracking at {tracking_uri} failed: {explain(exc)}",
             hint=f"the results are saved in {folder}; log them later with: harness track {folder}",
         ) from None
-
-
-def metric_key(measure: str, gain_schemes: dict[str, str]) -> str:
-    """The MLflow metric key of a measure; a named gain scheme gives a readable key.
-
-    >>> metric_key("nDCG(gains={1:0,2:3})@10", {"graded": "gains={1:0,2:3}"})
-    'ndcg_graded_at_10'
-    >>> metric_key("P(rel=2)@5", {})
-    'p_rel_2_at_5'
-    """
-
-    parsed = parse_measure(measure)
-    for name, text in gain_schemes.items():
-        if text and text != "linear" and f"({text})" in measure:
-            plain = parse_measure(measure.replace(f"({text})", ""))
-            key = plain.mlflow_key()
-            scheme = key_part(name.lower())
-            return key.replace("_at_", f"_{scheme}_at_", 1) if plain.cutoff is not None else f"{key}_{scheme}"
-    return parsed.mlflow_key()
-
-
-def summary_key(keys: dict[str, str], measure: Any, segment: Any) -> str:
-    """A summary row's MLflow key: its measure's key, and ``.<segment>`` for a segment.
-
-    >>> summary_key({"AP": "ap"}, "AP", "all"), summary_key({"AP": "ap"}, "AP", "new users")
-    ('ap', 'ap.new_users_cb6df8')
-    """
-    return keys[measure] if segment == "all" else f"{keys[measure]}.{key_part(str(segment))}"
-
-
-def _description(config: dict[str, Any]) -> str:
-    """The experiment's and the systems' descriptions, as the parent run's note."""
-    lines = [config.get("description") or ""]
-    lines += [f"- {s['name']}: {s['description']}" for s in config["systems"] if s.get("description")]
-    return "\n".join(line for line in lines if line)
 
 
 def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str, str]) -> list[str]:
@@ -530,35 +251,6 @@ def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str
         for key in (m.key.removesuffix("passed") + c for c in GUARD_COLUMNS)
         if key in logged
     ]
-
-
-def release_view(columns: list[str], earlier: str | None) -> str:
-    """The release view's JSON (an MLflow UI view state): the verdict, then each guard's columns, those of views
-    logged before first (one experiment's releases usually share their guards), right after the run's name and wide
-    enough to read, within MAX_VIEW_CHARS.
-
-    >>> view = json.loads(release_view(["guard.AP.d.difference"], None))
-    >>> view["columnOrder"][:3]
-    ['attributes.`Run Name`', 'tags.`release.verdict`', 'metrics.`guard.AP.d.difference`']
-    """
-    wanted = ["tags.`release.verdict`", *(f"metrics.`{key}`" for key in columns), "attributes.`Dataset`"]
-    try:
-        kept = list(json.loads(earlier)["selectedColumns"]) if earlier else []
-    except (ValueError, KeyError, TypeError):  # edited by hand: started again
-        kept = []
-    selected = list(dict.fromkeys([*kept, *wanted]))
-
-    def view() -> dict[str, Any]:
-        shown = [c for c in selected if not c.startswith("attributes.")]
-        return {
-            "selectedColumns": selected,
-            "columnOrder": ["attributes.`Run Name`", *shown, "runDateAndNestInfo"],
-            "columnWidths": {"attributes.`Run Name`": 320} | {c: 230 for c in shown if c.startswith("metrics.")},
-        }
-
-    while len(json.dumps(view())) > MAX_VIEW_CHARS:
-        selected.pop(1)  # the oldest guard's columns go first; the verdict stays
-    return json.dumps(view())
 
 
 def _share_release_view(client: Any, experiment_id: str, columns: list[str]) -> None:
@@ -686,95 +378,6 @@ def _log_inputs(client: Any, run_id: str, inputs_recorded: list[dict[str, Any]])
 INPUT_ATTEMPTS = 3
 
 
-def download_results(run_id: str, tracking_uri: str, per_query_sha256: str | None = None) -> SavedResults:
-    """The results harness logged to an MLflow run, downloaded and read back (a baseline from the last release). The
-    per-query table must hash to ``per_query_sha256`` when given, else to the sha256 the run recorded when it was
-    logged (:data:`PER_QUERY_TAG`), if it did. The download lives only as long as the read: the values are in memory."""
-    mlflow_defaults()
-    with tempfile.TemporaryDirectory(prefix=f"harness-run-{run_id[:12]}-") as scratch:
-        target = Path(scratch)
-        try:
-            from mlflow import MlflowClient
-
-            client = MlflowClient(tracking_uri=tracking_uri)
-            logged = {a.path for a in client.list_artifacts(run_id)}
-            missing = [name for name in REQUIRED if name not in logged]
-            if missing:
-                raise HarnessError(
-                    f"MLflow run {run_id} at {tracking_uri} holds no harness results ({missing[0]} is not among its artifacts)",
-                    hint="name the parent run that harness run or harness track logged (runs logged before this version lack it)",
-                )
-            for name in (*REQUIRED, "comparisons.parquet", "gate.json"):
-                if name in logged:
-                    client.download_artifacts(run_id, name, str(target))
-            expected = per_query_sha256 or client.get_run(run_id).data.tags.get(PER_QUERY_TAG)
-        except HarnessError:
-            raise
-        except Exception as exc:
-            raise TrackingError(
-                f"cannot read the results of MLflow run {run_id} at {tracking_uri}: {explain(exc)}",
-                hint="check the run id and tracking uri (the run must have been logged by harness run or harness track)",
-            ) from None
-        found = sha256_path(target / "per_query.parquet") if expected is not None else None
-        if expected is not None and found != expected:
-            raise HarnessError(
-                f"MLflow run {run_id} at {tracking_uri}: its per_query.parquet is not the one logged with it "
-                f"(sha256 {expected[:12]}... recorded, {str(found)[:12]}... now)",
-                hint="the run's artifacts were changed after harness logged them: evaluate from the run files instead",
-            )
-        saved = read_results(target)
-        return dataclasses.replace(saved, folder=Path(f"mlflow-run-{run_id}"))
-
-
-def evaluator_key(keys: dict[str, str], row: Any, first_dataset: str, system: str) -> str:
-    """A summary row's metric key in a run the MLflow evaluator made (:func:`log_into_run`): a second dataset's as
-    ``<dataset>/<key>``, another system's as ``<system>/<key>``.
-
-    >>> from types import SimpleNamespace
-    >>> row = SimpleNamespace(measure="AP", segment="all", dataset="d2", system="v1")
-    >>> evaluator_key({"AP": "ap"}, row, "d1", "v2")
-    'v1/d2/ap'
-    """
-    key = summary_key(keys, row.measure, row.segment)
-    if row.dataset != first_dataset:
-        key = f"{key_part(str(row.dataset))}/{key}"
-    return key if row.system == system else f"{key_part(str(row.system))}/{key}"
-
-
-def expected_links(results: SavedResults, system: str, evaluator: bool) -> dict[str | None, dict[str, float]]:
-    """The values a system's evaluation links to its logged model, by the dataset of the run that logs them (None: the
-    evaluator's one run, which logs every dataset): what :func:`_log_runs` and :func:`log_into_run` log."""
-    summary = results.system_summary
-    keys = {m: metric_key(m, results.config.get("gain_schemes") or {}) for m in summary["measure"].unique()}
-    first = next(iter(summary["dataset"]), "")
-    out: dict[str | None, dict[str, float]] = {}
-    for row in summary[summary["system"] == system].itertuples():
-        value = float(row.value)  # type: ignore[arg-type]
-        if math.isfinite(value):
-            key = evaluator_key(keys, row, first, system) if evaluator else summary_key(keys, row.measure, row.segment)
-            out.setdefault(None if evaluator else str(row.dataset), {})[key] = value
-    return out
-
-
-def linked_metrics(model_id: str, run_ids: tuple[str, ...], tracking_uri: str) -> dict[str, dict[str, float]]:
-    """The metrics MLflow links to a logged model (``log_metric(model_id=...)``) from the given runs: by run, by key."""
-    mlflow_defaults()
-    try:
-        from mlflow import MlflowClient
-
-        logged = MlflowClient(tracking_uri=tracking_uri).get_logged_model(model_id)
-    except Exception as exc:
-        raise TrackingError(
-            f"cannot read the logged model {model_id} at {tracking_uri}: {explain(exc)}",
-            hint="is the tracking server running at that address?",
-        ) from None
-    out: dict[str, dict[str, float]] = {}
-    for metric in logged.metrics or []:
-        if metric.run_id in run_ids:
-            out.setdefault(metric.run_id, {})[metric.key] = float(metric.value)
-    return out
-
-
 EVALUATION_ARTIFACTS = (
     *REQUIRED,
     "comparisons.parquet",
@@ -848,30 +451,6 @@ def log_into_run(
     client.log_batch(run_id, tags=[RunTag(k, v) for k, v in tags.items()])
     client.set_tag(run_id, COMPLETE_TAG, "true")  # the last write: an evaluation without it is not reused
     return mine
-
-
-def runs_table_url(server: str, experiment_id: str, view: str | None = None) -> str:
-    """The MLflow UI's runs table of an experiment, in its model-training mode; with ``view``, as that shared view
-    shows it (the release view: the verdict and the guards' numbers as columns).
-
-    >>> runs_table_url("http://127.0.0.1:5000/", "1")
-    'http://127.0.0.1:5000/#/experiments/1/runs?workflowType=machine_learning'
-    >>> runs_table_url("http://127.0.0.1:5000/", "1", RELEASE_VIEW)
-    'http://127.0.0.1:5000/#/experiments/1/runs?workflowType=machine_learning&viewStateShareKey=harness-release'
-    """
-    address = f"{server.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
-    return address if view is None else f"{address}&viewStateShareKey={view}"
-
-
-def run_url(tracking_uri: str, experiment_id: str, run_id: str) -> str | None:
-    """The run's page in the MLflow UI, for a server URI.
-
-    >>> run_url("http://127.0.0.1:5000/", "1", "abc")
-    'http://127.0.0.1:5000/#/experiments/1/runs/abc?workflowType=machine_learning'
-    """
-    if tracking_uri.startswith(("http://", "https://")):  # the model-training view, not MLflow 3's GenAI one
-        return f"{tracking_uri.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}?workflowType=machine_learning"
-    return None
 
 
 def _attach_rendered(client: Any, run_id: str, folder: Path) -> None:
@@ -962,7 +541,7 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
             client.delete_run(stale.info.run_id)
     parent = client.create_run(
         experiment_id,
-        run_name=held(_parent_name(config["name"], folder, results.verdict), RUN_NAME_CHARS),
+        run_name=held(parent_name(config["name"], folder, results.verdict), RUN_NAME_CHARS),
         tags={
             **common_tags,
             "harness.kind": "experiment",
@@ -1001,7 +580,7 @@ def _log_runs(
 
     folder, config, provenance, summary = results.folder, results.config, results.provenance, results.summary
     try:
-        named = _params(config) | {f"name.{key_part(s)}": s for s in summary["segment"].unique() if key_part(s) != s}
+        named = params_of(config) | {f"name.{key_part(s)}": s for s in summary["segment"].unique() if key_part(s) != s}
         params = [Param(k, v) for k, v in named.items()]
         for start in range(0, len(params), 100):
             client.log_batch(parent_id, params=params[start : start + 100])
@@ -1093,7 +672,7 @@ def _log_runs(
         if results.verdict is not None:
             _share_release_view(client, experiment_id, guard_columns)
         _log_inputs(client, parent_id, provenance["inputs"])
-        note = _description(config)
+        note = description_of(config)
         if note:
             client.set_tag(parent_id, "mlflow.note.content", note)
         client.set_tag(parent_id, COMPLETE_TAG, "true")  # the last write: a parent without it is a partial copy

@@ -19,8 +19,8 @@ from harness.decision.verdict import Decision
 from harness.measures.peers import PEERS, option_users
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
+from harness.records.mlflow_names import run_url
 from harness.records.store import SavedResults, previous_folders, recorded_path
-from harness.records.track import run_url
 from harness.report import charts
 from harness.report.format import format_ci, format_delta, format_p, format_value
 

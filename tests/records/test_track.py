@@ -17,7 +17,7 @@ from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.records.connection import key_part
-from harness.records.track import MAX_VIEW_CHARS, release_view
+from harness.records.mlflow_names import MAX_VIEW_CHARS, release_view
 from tests.mlflow_server import free_port, mlflow_server
 
 pytestmark = pytest.mark.filterwarnings(

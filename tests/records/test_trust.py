@@ -234,14 +234,14 @@ def test_harness_makes_a_store_whole_or_not_at_all(tmp_path: Path) -> None:
         import os, sys, sqlalchemy
         from sqlalchemy import event
         from pathlib import Path
-        from harness.records import track
+        from harness.records import mlflow_store
         count = [0]
         @event.listens_for(sqlalchemy.engine.Engine, "before_cursor_execute")
         def stop(*args):
             count[0] += 1
             if count[0] > int(sys.argv[2]):
                 os._exit(9)
-        track._create_store(Path(sys.argv[1]))
+        mlflow_store._create_store(Path(sys.argv[1]))
         """
     )
     stopped = subprocess.run([sys.executable, "-c", killed, str(store), str(statements // 2)], capture_output=True, check=False)
@@ -273,7 +273,7 @@ def test_the_schema_head_read_from_the_scripts_is_alembics() -> None:
     """The head revision read from the text of MLflow's migration scripts is the one alembic finds by loading them."""
     from mlflow.store.db.utils import _get_latest_schema_revision
 
-    from harness.records.track import _schema_head
+    from harness.records.mlflow_store import _schema_head
 
     assert _schema_head() == _get_latest_schema_revision()
 
