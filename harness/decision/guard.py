@@ -29,6 +29,7 @@ import numpy as np
 from harness.comparison.versions import SeededValues
 from harness.config.defaults import DEFAULT_MIN_AFFECTED
 from harness.config.schema import Guard
+from harness.decision import wording
 from harness.decision.verdict import BETTING, BOOTSTRAP, T_TEST, UNDECIDED, VERSION, GuardLabel, GuardResult
 from harness.evaluation.results import MIN_GEO_MEAN, aggregate_values
 from harness.measures.registry import REGISTRY
@@ -75,24 +76,6 @@ class PairedMoments:
 
 
 Values = PairedValues | PairedMoments | ResampledValues | SeededValues | str  # a str: why it cannot be evaluated
-
-
-def describe(guard: Guard) -> str:
-    """The guard in words.
-
-    >>> from harness.measures.spec import Measure
-    >>> describe(Guard(Measure("nDCG", cutoff=10), "max_drop_pct", 1.0, segment="new"))
-    'nDCG@10 on new: drop <= 1% of production'
-    >>> describe(Guard(Measure("P", cutoff=10), "min_gain", 0.002, descriptive=True))
-    'P@10: gain >= 0.002 (descriptive)'
-    """
-    where = " / ".join(x for x in (guard.dataset, guard.segment) if x)
-    condition = {
-        "max_drop": f"drop <= {guard.threshold:g}",
-        "max_drop_pct": f"drop <= {guard.threshold:g}% of production",
-        "min_gain": f"gain >= {guard.threshold:g}",
-    }[guard.condition]
-    return f"{guard.measure}{' on ' + where if where else ''}: {condition}" + (" (descriptive)" if guard.descriptive else "")
 
 
 @dataclass(frozen=True)
@@ -577,8 +560,8 @@ def guard_result(
 ) -> GuardResult:
     # the label names the dataset (and segment) it was decided on: a guard without dataset: expands over every
     # dataset, and each copy must be told apart in gate.json, MLflow and the report
-    text = describe(dataclasses.replace(guard, dataset=dataset or guard.dataset))
-    where = f"{guard.measure} on {dataset}" + ("" if segment == "all" else f" / {segment}")
+    text = wording.describe(dataclasses.replace(guard, dataset=dataset or guard.dataset))
+    where = wording.where_decided(guard.measure, dataset, segment)
     base = GuardResult(
         guard=text,
         verdict="FAIL",
@@ -591,8 +574,8 @@ def guard_result(
         descriptive=guard.descriptive,
     )
     if isinstance(tested, str):
-        verdict: GuardLabel = "DESCRIPTIVE" if guard.descriptive else "FAIL"
-        return dataclasses.replace(base, verdict=verdict, reason=f"{where}: cannot be evaluated ({tested})", evaluated=False)
+        label: GuardLabel = "DESCRIPTIVE" if guard.descriptive else "FAIL"
+        return dataclasses.replace(base, verdict=label, reason=wording.unevaluated_reason(where, tested), evaluated=False)
     t = tested
     base = dataclasses.replace(
         base,
@@ -614,68 +597,30 @@ def guard_result(
         planned_for=t.planned_for,
         method=t.method,
     )
-    level = f"{1 - alpha:.0%}"
-    gain = guard.condition == "min_gain"
-    # in the guard's own terms: a drop against its allowance, or a gain against the one required
-    value, bound_low, bound_high, limit = (
-        (-t.drop, -t.drop_high, -t.drop_low, -t.margin) if gain else (t.drop, t.drop_low, t.drop_high, t.margin)
-    )
-    noun = "gain" if gain else "drop"
-    values = f"{t.production:.4f} -> {t.candidate:.4f}, {noun} {value:+.4f}"
-    changed = "" if t.changed is None else f" ({t.changed:,} of {t.n:,} users changed)"
-    changed += f" ({t.note})" if t.note else ""
     if t.undecided and not guard.descriptive:
-        reason = (
-            f"{where}: {values}{changed}; not decided: {t.undecided}. A candidate is never passed on a difference it cannot bound"
-        )
-        return dataclasses.replace(base, verdict="INCONCLUSIVE", reason=reason)
-    if guard.descriptive:
-        holds = value >= limit if gain else value <= limit
+        verdict: GuardLabel = "INCONCLUSIVE"
+    elif guard.descriptive:
         verdict = "DESCRIPTIVE"
-        reason = (
-            f"{where}: {values}, {'within' if holds else 'beyond'} the {limit:.4f} it names "
-            "(point estimates only: descriptive, does not decide the gate)"
-        )
     elif t.p_pass < alpha:
         verdict = "PASS"
-        bound = f"lower bound {bound_low:+.4f} > {limit:.4f}" if gain else f"upper bound {bound_high:+.4f} < {limit:.4f}"
-        reason = f"{where}: {values}{changed}; one-sided {level} {bound} (p {_p(t.p_pass)}, {_by(t.method)})"
     elif p_fail_adj is not None and p_fail_adj < alpha:
         verdict = "FAIL"
-        bound = f"upper bound {bound_high:+.4f} < {limit:.4f}" if gain else f"lower bound {bound_low:+.4f} > {limit:.4f}"
-        reason = f"{where}: {values}{changed}; one-sided {level} {bound} (Holm-corrected p {_p(p_fail_adj)}, {_by(t.method)})"
     else:
         verdict = "INCONCLUSIVE"
-        needed = (
-            f"about {t.n_needed:,} users would decide it {t.planned_for}"
-            if t.n_needed
-            else "no number of users would decide it at the observed difference"
-        )
-        observed = _needed_at_observed(t, alpha, target)
-        if observed is not None:
-            base = dataclasses.replace(base, n_needed_observed=observed)
-            needed = (
-                f"at the observed difference ({abs(t.margin - t.drop):.4f} from it) about {observed:,} users "
-                f"would decide it; {needed}"
-            )
-        beyond = (t.p_fail < alpha) if p_fail_adj is not None else False
-        if beyond:  # shown beyond the margin alone, but not after Holm's correction across the guards
-            bound = f"upper bound {bound_high:+.4f} < {limit:.4f}" if gain else f"lower bound {bound_low:+.4f} > {limit:.4f}"
-            shown = (
-                f"one-sided {level} {bound} for this guard alone, but not after Holm's correction across the "
-                f"{family} guards (Holm-corrected p {_p(p_fail_adj or 1.0)})"
-            )
-        else:
-            # each bound is one-sided: written as two statements, never as an interval that reads as two-sided
-            shown = (
-                f"neither one-sided {level} bound ({noun} >= {bound_low:+.4f}, {noun} <= {bound_high:+.4f}) "
-                f"excludes the {limit:.4f} it names"
-            )
-        reason = (
-            f"{where}: {values}{changed}; {shown} ({_by(t.method)}). {t.n:,} users detect a distance of "
-            f"{t.mde:.4f} from it with {target:.0%} power; {needed}"
-        )
-    return dataclasses.replace(base, verdict=verdict, reason=reason)
+        base = dataclasses.replace(base, n_needed_observed=_needed_at_observed(t, alpha, target))
+    base = dataclasses.replace(base, verdict=verdict)
+    reason = wording.guard_reason(
+        base,
+        where,
+        alpha,
+        target,
+        undecided=t.undecided,
+        note=t.note,
+        # shown beyond the margin alone, but not after Holm's correction across the guards
+        beyond_alone=p_fail_adj is not None and t.p_fail < alpha,
+        family=family,
+    )
+    return dataclasses.replace(base, reason=reason)
 
 
 def _needed_at_observed(t: GuardNumbers, alpha: float, target: float) -> int | None:
@@ -698,25 +643,12 @@ def _needed_at_observed(t: GuardNumbers, alpha: float, target: float) -> int | N
     return scaled if by_t is None else min(scaled, max(by_t, t.t_from))
 
 
-def _by(method: str) -> str:
-    """The test in a few words, for a guard's reason."""
-    return {T_TEST: "t-test", BETTING: "betting bound", BOOTSTRAP: "bootstrap", VERSION: "t over users and seeds"}.get(
-        method, method
-    )
-
-
-def _p(p: float) -> str:
-    """``= 0.0123`` or ``< 0.0001``, after "p"."""
-    return f"= {p:.3g}" if p >= 1e-4 else "< 0.0001"
-
-
 __all__ = [
     "GuardNumbers",
     "PairedMoments",
     "PairedValues",
     "ResampledValues",
     "Values",
-    "describe",
     "guard_result",
     "moments_of",
     "one_sided",

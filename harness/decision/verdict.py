@@ -12,21 +12,15 @@ the report and the terminal read them, and :meth:`Decision.from_dict` reads a sa
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 from typing import Any, Literal
 
 from harness.config.defaults import DEFAULT_POWER
+from harness.decision import wording
+from harness.decision.wording import BETTING, BOOTSTRAP, T_TEST, UNDECIDED, VERSION
 
 Label = Literal["PASS", "FAIL", "INCONCLUSIVE"]
 GuardLabel = Literal["PASS", "FAIL", "INCONCLUSIVE", "DESCRIPTIVE"]
-T_TEST = "one-sided paired t-test over users"
-BETTING = "one-sided betting bound over users (exact in the measure's range)"
-UNDECIDED = "no bound could be trusted"
-BOOTSTRAP = "bootstrap over users (approximate)"
-VERSION = "one-sided t over users and seeds (crossed design, Satterthwaite df; approximate)"
 
 
 @dataclass(frozen=True)
@@ -88,7 +82,7 @@ class GuardResult:
         return f"GuardResult({self.guard}: {self.verdict}{numbers}, {self.n_queries} users)"
 
     def _repr_html_(self) -> str:
-        return _guards_html((self,))
+        return wording.guards_html((self,))
 
 
 @dataclass(frozen=True)
@@ -137,30 +131,12 @@ class Decision:
     @property
     def claim_text(self) -> str:
         """The claim the verdict makes, as a sentence."""
-        if self.claim == "version":
-            return (
-                f"The claim: the version (the training procedure) of {self.candidate} against that of "
-                f"{self.production}, over their runs ({self.seeds[1]} and {self.seeds[0]} seeds), with users and "
-                "seeds both random"
-            )
-        return (
-            f"The claim: these trained runs of {self.candidate} and {self.production} (one each), on these users; "
-            "a retrained model may differ by its seed"
-        )
+        return wording.claim_sentence(self)
 
     @property
     def tested_at(self) -> float:
         """The level each guard was tested at: alpha for one look, this look's share of it otherwise."""
         return self.alpha if self.level is None else self.level
-
-    def _over_looks(self) -> str:
-        """Where the stated rate holds over several planned looks, which look this is and at what level it tested."""
-        if self.looks == 1:
-            return ""
-        return (
-            f" over the gate's {self.looks} planned looks (this is look {self.look}; its guards are tested at "
-            f"{self.tested_at:.3g}, its share of {self.alpha:g} by alpha spending)"
-        )
 
     @property
     def deciding(self) -> tuple[GuardResult, ...]:
@@ -182,59 +158,8 @@ class Decision:
 
     @property
     def errors(self) -> str:
-        """Which error this verdict controls, and at what rate."""
-        a, k = f"{self.alpha:g}", len(self.deciding)
-        caveat = self._caveat() + self._over_looks()
-        level = f"{self.tested_at:.3g}"
-        if self.verdict == "PASS":
-            text = (
-                f"PASS controls the false-PASS rate: a candidate worse than any guard's margin passes with probability "
-                f"at most {a}{caveat} (each of the {k} guards is a one-sided test at {level}; the gate passes only when "
-                f"every guard does, so no correction across guards is needed)"
-            )
-        elif self.verdict == "FAIL":
-            unevaluated = any(not g.evaluated for g in self.deciding)
-            text = (
-                f"FAIL controls the false-FAIL rate: a candidate within every margin fails with probability at most {a}"
-                f"{caveat} (each guard's test of exceeding its margin, Holm-corrected across the {k} guards)"
-                + ("; a guard that could not be evaluated fails the gate as well" if unevaluated else "")
-            )
-        else:
-            kinds = {g.condition for g in self.deciding if g.verdict == "INCONCLUSIVE"}
-            evidence = (
-                "of no gain"
-                if kinds == {"min_gain"}
-                else "of no drop (nor, for a min_gain guard, of no gain)"
-                if "min_gain" in kinds
-                else "of no drop"
-            )
-            text = (
-                f"INCONCLUSIVE: no guard is shown worse than its margin, and not every guard is shown within it, at "
-                f"{level}. This is not evidence {evidence}, and neither error is risked; each undecided guard says how "
-                "many users would decide it" + self._gate_plan_text() + ". "
-            )
-            if self.looks == 1:
-                text += (
-                    "Decide that number before collecting them and run the gate once then: re-running it as users "
-                    "accrue until it passes is many looks at one alpha (20 daily looks pass a candidate at its margin "
-                    "about 0.21 of the time, not 0.05); release.looks plans several looks"
-                )
-            elif self.look < self.looks:
-                text += (
-                    f"This was look {self.look} of the {self.looks} planned: the gate may be run again as users "
-                    f"accrue, up to look {self.looks}, with the false-PASS and false-FAIL rates at most {a} over all "
-                    f"of them (this look tested at {level}; alpha spending)"
-                )
-            else:
-                text += (
-                    f"This was the last of the {self.looks} planned looks (tested at {level}): the gate's alpha is "
-                    "spent, and a further look would exceed it; plan a new gate for a new decision"
-                )
-            if self.on_inconclusive == "fail":
-                text += ". Treated as FAIL (release.on_inconclusive: fail)"
-            elif self.on_inconclusive == "pass":
-                text += ". Treated as PASS (release.on_inconclusive: pass): the false-PASS rate is then NOT controlled"
-        return f"{text}. {self.claim_text}"
+        """Which error this verdict controls, and at what rate (:func:`~harness.decision.wording.errors_sentence`)."""
+        return wording.errors_sentence(self)
 
     @property
     def controls(self) -> str:
@@ -247,47 +172,22 @@ class Decision:
         that decided; False where every deciding guard was decided by the exact betting bound (or none decided)."""
         return any(g.method in (T_TEST, BOOTSTRAP, VERSION) for g in self.deciding if g.evaluated)
 
-    def _caveat(self) -> str:
-        """What the stated rate rests on, where a guard was decided by an approximation."""
-        methods = {g.method for g in self.deciding if g.evaluated}
-        notes = []
-        if T_TEST in methods:
-            where = {
-                "auto": ", used only where the users' skewness puts its error within a tenth of alpha of it" + self._t_from(),
-                "t": ", used wherever the users' differences spread, as release.bound: t asks",
-                "betting": ", used for the measures with no known range",
-            }.get(self.bound, "")
-            notes.append(f"the t-tests' normal approximation{where}")
-        if BOOTSTRAP in methods:
-            notes.append("the bootstrap over users, approximate")
-        if VERSION in methods:
-            notes.append("the crossed t over users and seeds, with Satterthwaite's degrees of freedom")
-        if not notes:
-            return (
-                " (exactly: every guard is decided by the betting bound, valid for any values in the measure's range)"
-                if BETTING in methods
-                else ""
-            )
-        return (
-            f" (up to {' and '.join(notes)}; exactly for the guards decided by the betting bound)"
-            if BETTING in methods
-            else f" (up to {' and '.join(notes)})"
-        )
-
-    def _t_from(self) -> str:
-        """Under auto, from how many users t decides a measure with a known range, and why."""
+    @property
+    def t_trusted_from(self) -> int | None:
+        """Under ``bound: auto``, from how many users t decides a measure with a known range (None: never, with
+        ``min_affected: 0``, or no such rule, as gates were decided before it)."""
         from harness.stats import bounds
 
-        if self.min_affected is None:
-            return ""
-        if not self.min_affected > 0:
-            return " and never for a measure with a known range, as release.min_affected: 0 asks"
-        n_min = bounds.t_trusted_from(self.min_affected, self.tested_at)
-        return (
-            f" and, for a measure with a known range, from {n_min:,} users on, where a harm to "
-            f"{self.min_affected * 100:g}% of the users is missing from the sample with a chance of at most "
-            f"{bounds.EXCESS_TOLERANCE * self.tested_at:.2g}, as release.min_affected asks"
-        )
+        if self.min_affected is None or not self.min_affected > 0:
+            return None
+        return bounds.t_trusted_from(self.min_affected, self.tested_at)
+
+    @property
+    def rare_harm_missed(self) -> float:
+        """The chance, at most, that a harm to ``min_affected`` of the users is missing from t's sample."""
+        from harness.stats import bounds
+
+        return bounds.EXCESS_TOLERANCE * self.tested_at
 
     def __repr__(self) -> str:
         """The verdict and its claim, in one line (``line()`` for the whole sentence; ``guards`` for the numbers)."""
@@ -298,17 +198,7 @@ class Decision:
 
     def _repr_html_(self) -> str:
         """A notebook's view: the verdict box (the report's colours), the error it controls, and the guards' table."""
-        colour = {"PASS": "#1a7f37", "FAIL": "#cf222e"}.get(self.verdict, "#9a6700")
-        treated = f" (treated as {self.outcome})" if self.outcome != self.verdict else ""
-        warnings = "".join(f"<li>{escape(w.reason or w.guard)}</li>" for w in self.warnings)
-        return (
-            f'<div style="border-left:6px solid {colour};padding:6px 12px;margin:4px 0">'
-            f'<div style="font-size:1.3em;font-weight:bold;color:{colour}">Release gate: {self.verdict}{treated}</div>'
-            f"<div>{escape(self.candidate)} against {escape(self.production)}</div>"
-            f'<div style="margin-top:4px">{escape(self.errors)}</div>'
-            + (f"<div><b>Segments beyond a margin</b><ul>{warnings}</ul></div>" if warnings else "")
-            + f"</div>{_guards_html(self.guards)}"
-        )
+        return wording.html(self)
 
     def headline(self) -> str:
         """The verdict in one short line, first in a terminal or CI log: what decided it, the error it controls and,
@@ -319,107 +209,26 @@ class Decision:
         >>> Decision("v1", "v2", (g, dataclasses.replace(g, guard="RR on d", verdict="PASS", n_needed=None))).headline()
         'release gate INCONCLUSIVE: v2 against v1: 1 of 2 guards undecided (AP on d); about 1,200 users would decide it'
         """
-        head = f"release gate {self.verdict}" + (f" (treated as {self.outcome})" if self.outcome != self.verdict else "")
-        k = len(self.deciding)
-        if self.verdict == "PASS":
-            what = f"all {k} guard(s) within their margins (false-PASS rate <= {self.alpha:g}{self._looks_short()})"
-        elif self.verdict == "FAIL":
-            failed = list(dict.fromkeys(g.guard.split(":")[0] for g in self.deciding if g.verdict == "FAIL"))
-            what = f"{', '.join(failed)} worse than the margin (false-FAIL rate <= {self.alpha:g}{self._looks_short()})"
-        else:
-            open_ = [g for g in self.deciding if g.verdict != "PASS"]
-            names = list(dict.fromkeys(g.guard.split(":")[0] for g in open_))
-            named = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-            what = f"{len(open_)} of {k} guards undecided ({named})"
-            needed = self.n_needed_gate or max((g.n_needed or 0 for g in open_), default=0)
-            planned = self.gate_planned_for if self.n_needed_gate else next((g.planned_for for g in open_ if g.n_needed), "")
-            if needed:
-                what += f"; about {needed:,} users would decide it" + (f" ({planned})" if planned else "")
-        notes = len(self.warnings) + len(self.seed_warnings)
-        return f"{head}: {self.candidate} against {self.production}: {what}" + (f"; {notes} WARNING(s) below" if notes else "")
+        return wording.headline(self)
 
     def guard_table(self) -> list[str]:
         """Each guard's numbers as an aligned text table: verdict, values, drop, the bound that decided it, the allowed
         drop, users and users needed."""
-
-        def number(value: float | None, signed: bool = False) -> str:
-            return "" if value is None or value != value else (f"{value:+.4f}" if signed else f"{value:.4f}")
-
-        rows = [("guard", "verdict", "production -> candidate", "drop", "bound", "allowed", "users", "needed")]
-        for g in self.guards:
-            bound = (
-                (f">= {number(g.drop_low, True)}" if g.verdict == "FAIL" else f"<= {number(g.drop_high, True)}")
-                if g.drop_low is not None
-                else ""
-            )
-            values = f"{number(g.production)} -> {number(g.candidate)}" if g.production is not None else ""
-            rows.append(
-                (
-                    g.guard,
-                    g.verdict,
-                    values,
-                    number(g.drop, True),
-                    bound,
-                    number(g.margin, True),
-                    f"{g.n_queries:,}",
-                    f"{g.n_needed:,}" if g.verdict == "INCONCLUSIVE" and g.n_needed else "",
-                )
-            )
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+        return wording.guard_table(self)
 
     def line(self) -> str:
         """One line for a terminal or a CI log."""
-        head = f"release gate {self.verdict}"
-        if self.outcome != self.verdict:
-            head += f" (treated as {self.outcome})"
-        if self.verdict == "PASS":
-            return (
-                f"{head}: {self.candidate} is within all {len(self.deciding)} guards' margins against {self.production} "
-                f"(false-PASS rate <= {self.alpha:g}{self._looks_short()})"
-            ) + self.warning_text()
-        shown = (
-            [g for g in self.deciding if g.verdict == self.verdict]
-            if self.verdict == "FAIL"
-            else [g for g in self.deciding if g.verdict != "PASS"]
-        )
-        rate = f" (false-FAIL rate <= {self.alpha:g}{self._looks_short()})" if self.verdict == "FAIL" else ""
-        return (
-            f"{head}: {self.candidate} against {self.production}: "
-            + "; ".join(g.reason for g in shown)
-            + rate
-            + self.warning_text()
-        )
-
-    def _gate_plan_text(self) -> str:
-        """The whole gate's plan, as a clause (empty without one): one number when every guard is on the same users,
-        else each guard's users on its own dataset and segment."""
-        if self.n_needed_gate is not None:
-            return f", and the whole gate about {self.n_needed_gate:,} users {self.gate_planned_for}"
-        shares = [f"{g.guard}: {g.n_needed_gate:,}" for g in self.deciding if g.n_needed_gate is not None]
-        if not shares:
-            return ""
-        return f", and the whole gate, {self.gate_planned_for}, each guard's users ({'; '.join(shares)})"
-
-    def _looks_short(self) -> str:
-        return "" if self.looks == 1 else f" over {self.looks} looks; look {self.look} at {self.tested_at:.3g}"
+        return wording.line(self)
 
     @property
     def warning_heading(self) -> tuple[str, str]:
         """What the segment sweep's warnings are, and on what they rest: the verdict line, summary.md and the report
         each say these two phrases."""
-        return (
-            f"{len(self.warnings)} unguarded segment(s) significantly beyond a guard's margin",
-            f"Holm across the segments swept, at {self.alpha:g}; the verdict does not count them",
-        )
+        return wording.warning_heading(self)
 
     def warning_text(self) -> str:
         """The segment sweep's warnings and the seeds a system lacks on a dataset, as sentences (empty without any)."""
-        text = "".join(f". WARNING: {w}" for w in self.seed_warnings)
-        if not self.warnings:
-            return text
-        what, basis = self.warning_heading
-        return f"{text}. WARNING: {what} ({basis}): " + "; ".join(g.reason for g in self.warnings)
+        return wording.warning_text(self)
 
     def to_dict(self) -> dict[str, Any]:
         """What ``gate.json`` holds: the verdict, the errors it controls, then every guard's result."""
@@ -500,26 +309,6 @@ class Decision:
             str(data.get("promotion") or ""),
             data.get("min_affected"),
         )
-
-
-def _guards_html(guards: Sequence[GuardResult]) -> str:
-    """The guards as an HTML table (a notebook's view): each one's verdict, values, drop, margin, bounds and users."""
-
-    def number(value: float | None) -> str:
-        return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-
-    rows = "".join(
-        f"<tr><td>{escape(g.guard)}</td><td><b>{g.verdict}</b></td><td>{number(g.production)}</td>"
-        f"<td>{number(g.candidate)}</td><td>{number(g.drop)}</td><td>{number(g.margin)}</td>"
-        f"<td>{number(g.drop_low)} .. {number(g.drop_high)}</td><td>{g.n_queries}</td>"
-        f"<td>{escape(g.reason)}</td></tr>"
-        for g in guards
-    )
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("guard", "verdict", "production", "candidate", "drop", "margin", "one-sided bounds", "users", "why")
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
 
 
 __all__ = ["BETTING", "BOOTSTRAP", "T_TEST", "UNDECIDED", "VERSION", "Decision", "GuardLabel", "GuardResult", "Label"]
