@@ -181,11 +181,7 @@ class Evaluator:
         lists = dataclasses.replace(lists, items=data)
         # the per-user terms of the system measures that are sums over users: what a resample or a Dask
         # partition carries of the run instead of its judgments
-        parts = {
-            m: definition.parts(lists, m)
-            for m in self.system_measures
-            if (definition := REGISTRY.definition(m)).parts is not None
-        }
+        parts = {m: terms(lists, m) for m in self.system_measures if (terms := REGISTRY.definition(m).user_terms) is not None}
         return dataclasses.replace(lists, items=dataclasses.replace(data, user_parts=parts)) if parts else lists
 
     def item_rows(self, aligned: Aligned) -> np.ndarray | None:

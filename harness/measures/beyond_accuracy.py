@@ -21,6 +21,7 @@ from harness.measures.definition import (
     MeasureDef,
     ParamInfo,
     PeerName,
+    SystemValue,
     When,
     not_per_query,
     number_of,
@@ -148,9 +149,7 @@ COVERAGE = MeasureDef(
     _FAMILY,
     cutoff="optional",
     params=(CATALOG,),
-    system=True,
-    system_kernel=coverage,
-    system_bounds=_coverage_bounds,
+    system=SystemValue(kernel=coverage, bounds=_coverage_bounds),
     needs=universe_needs,
     peer_names=(
         PeerName("recbole", "ItemCoverage", "Coverage(catalog=recbole)", read=True),
@@ -164,9 +163,7 @@ RECITEMS = MeasureDef(
     "number of distinct recommended items (Elliot ItemCoverage). A system measure.",
     _FAMILY,
     cutoff="optional",
-    system=True,
-    system_kernel=recommended_items,
-    system_bounds=(0.0, _INF),
+    system=SystemValue(kernel=recommended_items, bounds=(0.0, _INF)),
     integer=True,
     peer_names=(PeerName("elliot", "ItemCoverage", "RecItems"),),
 )
@@ -178,9 +175,7 @@ ENTROPY = MeasureDef(
     "ShannonEntropy's code); form=elliot: each list weighs 1 (Elliot SEntropy). A system measure.",
     _FAMILY,
     cutoff="optional",
-    system=True,
-    system_kernel=entropy,
-    system_bounds=(0.0, _INF),
+    system=SystemValue(kernel=entropy, bounds=(0.0, _INF)),
     params=(
         ParamInfo(
             "form",
@@ -205,9 +200,7 @@ GINI = MeasureDef(
     "1 when equal, higher is better (Elliot Gini). A system measure.",
     _FAMILY,
     cutoff="optional",
-    system=True,
-    system_kernel=gini,
-    system_bounds=(0.0, 1.0),
+    system=SystemValue(kernel=gini, bounds=(0.0, 1.0)),
     needs=universe_needs,
     higher_is_better=False,
     higher_when=When("form", "elliot"),
@@ -287,8 +280,7 @@ NOVELTY = MeasureDef(
     cutoff="optional",
     needs=needs_train,
     undefined_skipped=True,
-    system=When("weight", "recommendation"),
-    system_kernel=system_novelty,
+    system=SystemValue(kernel=system_novelty, when=When("weight", "recommendation")),
     params=(
         _COLD,
         ParamInfo(

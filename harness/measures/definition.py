@@ -78,6 +78,32 @@ class When:
 
 
 @dataclass(frozen=True)
+class SystemValue:
+    """How a measure with one value per run, not one per query, gets it, and what is known of that value.
+
+    Either ``kernel``, ``(lists, measure, W) -> (B,)`` under each row of user weights ``W`` (B x queries): a function
+    of the distinct items recommended (Coverage, Gini: a catalogue measure); or ``parts`` and ``finish``: each
+    user's terms (queries x m, from that user's rows only) and the value from their weighted sums (B x m) -> (B,)
+    (REO, RSP, pyxclib's PSP: a function of sums over users, which a partition or a resample carries instead of the
+    run). ``when``: the parameter value that makes the measure one (Novelty's ``weight=recommendation``; None:
+    always). ``bounds``: the interval the value lies in, where one is known (for some, a function of the measure);
+    its bootstrap interval is clipped to it. ``by_group``: each group's value behind it (REO's P_g, each group's
+    share of exposure), from the lists and the summed terms, which the report draws.
+    """
+
+    kernel: Callable[[RankedLists, Measure, np.ndarray], np.ndarray] | None = None
+    parts: Callable[[RankedLists, Measure], Any] | None = None
+    finish: Callable[[RankedLists, Measure, np.ndarray], np.ndarray] | None = None
+    when: When | None = None
+    bounds: tuple[float, float] | Callable[[Measure], tuple[float, float]] | None = None
+    by_group: Callable[[RankedLists, Measure, np.ndarray], tuple[tuple[str, ...], np.ndarray]] | None = None
+
+    def __post_init__(self) -> None:  # a definition that contradicts itself is a bug in its family module
+        if (self.parts is None) != (self.finish is None) or (self.kernel is None) == (self.parts is None):
+            raise ValueError("a system measure has a kernel, or parts and finish")
+
+
+@dataclass(frozen=True)
 class PeerName:
     """Another tool's name for a measure: ``tool``'s ``name`` is harness's ``spelling`` (the measure with the
     parameters that reproduce it). ``read``: harness reads ``name`` as ``spelling`` (``ItemCoverage@10``), for a name
@@ -120,36 +146,20 @@ class MeasureDef:
     integer: bool = False  # printed as a whole number (counts)
     defined_without_run: bool = False  # its value for a query the run misses is computed (NumQ, NumRel), not 0
     citation: str = ""
-    # One value per run (coverage, entropy, Gini), not per query: always (True), or when a parameter says so
-    system: bool | When = False
-    system_kernel: Callable[[RankedLists, Measure, np.ndarray], np.ndarray] | None = None  # (lists, m, W (B x Q)) -> (B,)
+    system: SystemValue | None = None  # one value per run (coverage, entropy, Gini, REO), not per query
     needs: Callable[[Measure], frozenset[str]] | None = None  # inputs beyond qrels and run: train, items, features
     undefined_skipped: bool = False  # NaN = undefined for that user (left out of the mean and of the paired tests)
     item_similarity: bool = False  # compares items pairwise (ILD, Serendipity): its `sim` parameter says how
-    # A system measure that is a function of sums over users (REO, RSP, pyxclib's PSP): each user's terms
-    # (queries x m, from that user's rows only), and the value from their weighted sums (B x m) -> (B,)
-    parts: Callable[[RankedLists, Measure], Any] | None = None
-    finish: Callable[[RankedLists, Measure, np.ndarray], np.ndarray] | None = None
     item_reads: Callable[[Measure], frozenset[str]] | None = None  # lists' extras: 'judged' item codes, 'score'
     intent_aware: bool = False  # reads subtopic judgments (ndeval's measures)
     reads_samples: bool = False  # reads a stochastic run's sampled rankings (expected exposure)
     # the interval every per-query value lies in, where one is known (proportions: [0, 1]); a release guard's betting
     # bound rests on it (harness.stats.bounds)
     value_range: tuple[float, float] | None = None
-    # the interval a measure with one value per run lies in (a share in [0, 1], a disparity >= 0), where one is known
-    # (for some, its parameters decide: a function of the measure): its bootstrap interval is clipped to it
-    system_bounds: tuple[float, float] | Callable[[Measure], tuple[float, float]] | None = None
-    # the run's value of each group behind a system measure (REO's P_g, each group's share of exposure): (the groups'
-    # names, their values), from the lists and the measure's summed terms; the report draws them
-    by_group: Callable[[RankedLists, Measure, np.ndarray], tuple[tuple[str, ...], np.ndarray]] | None = None
 
     def __post_init__(self) -> None:  # a definition that contradicts itself is a bug in its family module
         if self.family not in FAMILIES:
             raise ValueError(f"{self.name}: unknown family {self.family!r}")
-        if (self.parts is None) != (self.finish is None) or (self.system is not False) == (
-            self.system_kernel is None and self.parts is None
-        ):
-            raise ValueError(f"{self.name}: a system measure has a system_kernel, or parts and finish; no other has")
 
     def param_info(self, name: str) -> ParamInfo:
         for info in self.params:
@@ -209,35 +219,44 @@ class MeasureDef:
         >>> REGISTRY.definition(parse_measure("REO(group=g)@10")).bounds_of(parse_measure("REO(group=g)@10"))
         (0.0, inf)
         """
-        if not self.is_system(measure):
+        if self.system is None or not self.is_system(measure):
             return self.range_of(measure)
-        return self.system_bounds(measure) if callable(self.system_bounds) else self.system_bounds
+        bounds = self.system.bounds
+        return bounds(measure) if callable(bounds) else bounds
 
     def is_system(self, measure: Measure) -> bool:
         """One value per run (resampled over users for a CI), not one per query."""
-        return self.system if isinstance(self.system, bool) else self.system(measure)
+        return self.system is not None and (self.system.when is None or self.system.when(measure))
 
     def compute_system(self, lists: RankedLists, measure: Measure, weights: np.ndarray) -> np.ndarray:
         """The run's value under each row of user weights (B x queries): ones for the run itself."""
-        if self.parts is not None and self.finish is not None:
-            return self.finish(lists, measure, self._summed(lists, measure, weights))
-        if self.system_kernel is None:
+        if self.system is None:
             raise TypeError(f"{measure} has a value per query, not per run")  # a caller's bug
-        return self.system_kernel(lists, measure, weights)
+        if self.system.parts is not None and self.system.finish is not None:
+            return self.system.finish(lists, measure, self._summed(lists, measure, weights))
+        assert self.system.kernel is not None  # SystemValue holds a kernel, or parts and finish
+        return self.system.kernel(lists, measure, weights)
 
     def _summed(self, lists: RankedLists, measure: Measure, weights: np.ndarray) -> np.ndarray:
         """(B x m): the users' terms (as the evaluator attached them, else computed) summed under each row of weights."""
-        if self.parts is None:
+        parts = self.user_terms
+        if parts is None:
             raise TypeError(f"{measure} is not a function of sums over users")  # a caller's bug
         stored = None if lists.items is None or lists.items.user_parts is None else lists.items.user_parts.get(measure)
-        return fairness.weighted_sums(weights, stored if stored is not None else self.parts(lists, measure))
+        return fairness.weighted_sums(weights, stored if stored is not None else parts(lists, measure))
+
+    @property
+    def user_terms(self) -> Callable[[RankedLists, Measure], Any] | None:
+        """Each user's terms of a system measure that is a function of sums over users (None for any other)."""
+        return None if self.system is None else self.system.parts
 
     def group_values(self, lists: RankedLists, measure: Measure) -> tuple[tuple[str, ...], np.ndarray] | None:
         """(the groups' names, the run's value of each) behind a system measure; None when it has no groups."""
-        if self.by_group is None:
+        if self.system is None or self.system.by_group is None:
             return None
-        sums = self._summed(lists, measure, np.ones((1, lists.n_queries))) if self.parts is not None else np.zeros((1, 0))
-        return self.by_group(lists, measure, sums)
+        summed = self.user_terms is not None
+        sums = self._summed(lists, measure, np.ones((1, lists.n_queries))) if summed else np.zeros((1, 0))
+        return self.system.by_group(lists, measure, sums)
 
     def reads(self, measure: Measure) -> frozenset[str]:
         """What the kernel reads of a run besides each row's item: 'judged' (the judged items' codes), 'score'."""
@@ -252,7 +271,7 @@ class MeasureDef:
         ('catalogue', 'mean')
         """
         if self.is_system(measure):
-            return "system" if self.parts is not None else "catalogue"
+            return "system" if self.user_terms is not None else "catalogue"
         return self.aggregate
 
     def range_of(self, measure: Measure) -> tuple[float, float] | None:
@@ -299,7 +318,7 @@ class MeasureDef:
     @property
     def beyond_accuracy(self) -> bool:
         """It reads the items of the lists (coverage, diversity, novelty, popularity), not only their labels."""
-        return self.needs is not None or self.system is not False
+        return self.needs is not None or self.system is not None
 
     def inputs(self, measure: Measure) -> frozenset[str]:
         """What the measure reads besides qrels and run: 'train', 'items' (catalogue), 'features'."""

@@ -58,10 +58,10 @@ def aggregate_text(definition: MeasureDef) -> str:
     per_query = {"mean": "mean", "sum": "sum", "gmean": "geometric mean", "count": "count"}[definition.aggregate]
     if definition.undefined_skipped:
         per_query += " over the queries it is defined for"
-    if definition.system is True:
+    if definition.system is not None and definition.system.when is None:
         return "one value per run"
-    if definition.system:
-        return f"{per_query}; one value per run with `{definition.system}`"
+    if definition.system is not None:
+        return f"{per_query}; one value per run with `{definition.system.when}`"
     return per_query
 
 
