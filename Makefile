@@ -125,6 +125,7 @@ bench: $(STAMP) $(PEERS)/.installed $(PEERS)-lenskit/.installed $(PEERS)-recbole
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/stats_bench.py --ranx
+	$(BIN)/python benchmarks/betting_width.py
 	$(BIN)/python benchmarks/compare_memory.py
 	$(BIN)/python benchmarks/explain_bench.py
 	$(BIN)/python benchmarks/pipeline_bench.py --whole

@@ -98,15 +98,15 @@ def _run(config: Path) -> tuple[int, str, dict[str, object]]:
 GATES = [
     # (guard yaml, candidate, expected exit code, text expected in the verdict line). tiny_drop loses the same 0.0001 of
     # AP on every query: a difference without spread, which no guard decides (issue 41): the betting bound's reach with
-    # no spread is the capped bet's 2 log(20) / (n * 0.5 / 0.505) = 0.1513 at 40 users (0.1498 for the 0.00005 margin),
+    # no spread is the capped bet's 2 log(20) / (n * 0.75 / 0.505) = 0.1009 at 40 users (0.0999 for the 0.00005 margin),
     # far wider than either margin. Identical values (copy, head) are "0 of n users changed", likewise undecided.
     ("{measure: AP, max_drop: 0.01}", "tiny_drop", 6, "(40 of 40 users changed); neither one-sided 95% bound (drop >= "),
-    ("{measure: AP, max_drop: 0.00005}", "tiny_drop", 6, "40 users detect a distance of 0.1498 from it"),
+    ("{measure: AP, max_drop: 0.00005}", "tiny_drop", 6, "40 users detect a distance of 0.0999 from it"),
     ("{measure: AP, max_drop: 0.05}", "big_drop", 3, "AP on main: 1.0000 -> "),
     ("{measure: AP, dataset: copy, max_drop: 0.01}", "tail_drop", 6, "(0 of 40 users changed)"),
     ("{measure: AP, dataset: copy, max_drop: 0.0}", "tail_drop", 6, "AP on copy: 1.0000 -> 1.0000, drop +0.0000"),
     ("{measure: AP, dataset: main, max_drop: 0.0}", "tail_drop", 3, "AP on main: 1.0000 -> "),
-    ("{measure: P@10, segment: head, max_drop: 0.01}", "tail_drop", 6, "20 users detect a distance of 0.3026 from it"),
+    ("{measure: P@10, segment: head, max_drop: 0.01}", "tail_drop", 6, "20 users detect a distance of 0.2017 from it"),
     ("{measure: AP, dataset: main, max_drop: 0.9}", "tail_drop", 0, "release gate PASS"),  # a drop of 0.18 with spread
     ("{measure: P@10, segment: tail, max_drop: 0.0}", "tail_drop", 3, "P@10 on main / tail: 1.0000 -> "),
 ]
