@@ -606,9 +606,11 @@ def plan(
     alpha: float = DEFAULT_ALPHA,
     power: float = DEFAULT_POWER,
     sided: Literal["one", "two"] = "one",
+    min_affected: float | None = None,
 ) -> Plan:
     """How many users a decision needs, as ``harness plan`` says: to resolve a true distance ``margin`` with
-    ``power`` by a paired t-test at ``alpha``.
+    ``power`` by a paired t-test at ``alpha``, and, for a guard on a measure with a known range, by the bound
+    ``bound: auto`` decides it with at that many users.
 
     Parameters
     ----------
@@ -618,12 +620,15 @@ def plan(
     margin : the distance to resolve (a guard's allowed drop, or the difference a comparison must detect).
     sd : the per-user standard deviation of the differences, when there is no ``source``.
     sided : ``one`` for a guard, ``two`` for a comparison.
+    min_affected : the gate's ``release.min_affected`` (t decides a measure with a known range only from the users
+        it implies); by default the folder's gate's, else 0.01. With ``sd``, ``measure`` gives the range.
 
     Returns
     -------
     Plan
-        ``.n_queries`` the users needed; from a folder, also the power and MDE of the users it has, and the users
-        planned from the sd's 90% upper limit. A notebook shows it as a sentence.
+        ``.n_queries`` the users the t-test needs; from a folder, also the power and MDE of the users it has, and the
+        users planned from the sd's 90% upper limit; one-sided on a measure with a known range, ``.n_auto`` the users
+        ``bound: auto`` needs and ``.auto_by`` the bound that decides there. A notebook shows it as a sentence.
 
     Examples
     --------
@@ -631,22 +636,26 @@ def plan(
     3272
     """
     from harness.decision.plan import Plan
-    from harness.pipeline.plan import plan_from_results
+    from harness.pipeline.plan import checked_min_affected, plan_from_results, with_auto
 
     _check_alpha(alpha)
+    min_affected = checked_min_affected(min_affected)
     if (source is None) == (sd is None):
         raise HarnessError(
             "give either a results folder (or an outcome) or sd=, not both or neither", hint="plan(sd=0.2, margin=0.01)"
         )
     if sd is not None:
-        return Plan.of(sd, margin, alpha, power, sided)
+        given = Plan.of(sd, margin, alpha, power, sided)
+        if measure is None:
+            return given
+        return with_auto(given, parse_measure(measure), DEFAULT_MIN_AFFECTED if min_affected is None else min_affected)
     assert source is not None  # one of source and sd, checked above
     folder: str | Path | None = source if isinstance(source, str | Path) else source.results_dir
     if folder is None:
         raise HarnessError("the outcome has no results folder (they could not be written)", hint="run the experiment again")
     if measure is None:
         raise HarnessError("name the measure whose differences give the sd", hint='plan(folder, measure="nDCG@10", margin=0.01)')
-    return plan_from_results(folder, measure, margin, systems, dataset, segment, alpha, power, sided)
+    return plan_from_results(folder, measure, margin, systems, dataset, segment, alpha, power, sided, min_affected)
 
 
 def run_experiment(

@@ -622,7 +622,7 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from harness.decision.plan import Plan
+    from harness.api import plan as api_plan
     from harness.pipeline import plan_from_results
 
     sided: Literal["one", "two"] = "two" if args.two_sided else "one"
@@ -666,10 +666,27 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(json.dumps(seeded.to_dict()) + "\n" if args.format == "json" else "\n".join(lines) + "\n")
             return EXIT_OK
         plan = plan_from_results(
-            saved, args.measure, args.margin, args.systems, args.dataset, args.segment, args.alpha, args.power, sided
+            saved,
+            args.measure,
+            args.margin,
+            args.systems,
+            args.dataset,
+            args.segment,
+            args.alpha,
+            args.power,
+            sided,
+            args.min_affected,
         )
     else:
-        plan = Plan.of(args.sd, args.margin, args.alpha, args.power, sided)
+        plan = api_plan(
+            margin=args.margin,
+            sd=args.sd,
+            measure=args.measure,
+            alpha=args.alpha,
+            power=args.power,
+            sided=sided,
+            min_affected=args.min_affected,
+        )
     out.write(json.dumps(plan.to_dict()) + "\n" if args.format == "json" else plan.line() + "\n")
     return EXIT_OK
 
@@ -1171,6 +1188,12 @@ def _plan_command(sub: Any) -> None:
         help="the users the folder's whole gate needs (all its guards) to decide an equal candidate",
     )
     pl.add_argument("--sd", type=float, default=None, help="the per-user sd of the differences (instead of a folder)")
+    pl.add_argument(
+        "--min-affected",
+        type=float,
+        default=None,
+        help="the gate's release.min_affected, for the plan under bound: auto (default: the folder's gate's, else 0.01)",
+    )
     pl.add_argument("--power", type=float, default=DEFAULT_POWER)
     pl.add_argument("--alpha", type=_alpha, default=DEFAULT_ALPHA)
     pl.add_argument("--systems", nargs=2, metavar=("A", "B"), default=None, help="two systems (default: the gate's)")

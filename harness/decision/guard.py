@@ -239,24 +239,20 @@ def _auto_planned(
     """``tested`` with the users needed under ``auto`` for a measure whose excess lies in ``excess_range``: the fewer
     of the betting bound's users and t's (``n_t``), t's raised to :func:`~harness.stats.bounds.t_trusted_from` (below
     it t does not decide), and which plan that is, after ``planned_for`` (the case :func:`_planned` names)."""
-    from scipy import special
-
     low, high = excess_range
-    n_min = bounds.t_trusted_from(min_affected, alpha)
-    sd = tested.sd
-    n_bet = bounds.betting_sample_size(abs(distance), sd, low, high, alpha, float(special.ndtri(target))) if sd > 0 else None
-    t_side = None if n_t is None or n_min == sys.maxsize else max(n_t, n_min)
-    choices = [n for n in (t_side, n_bet) if n is not None]
-    if not choices:
+    plan = bounds.auto_sample_size(n_t, distance, tested.sd, low, high, alpha, target, min_affected)
+    if plan.needed is None:
         return dataclasses.replace(tested, n_needed=None)
-    needed = min(choices)
-    if needed == t_side and t_side != n_bet:
+    if plan.by == "t":
         label = (
-            planned_for if n_t == t_side else f"{planned_for} (by t, which decides from {n_min:,} users: release.min_affected)"
+            planned_for
+            if n_t == plan.needed
+            else f"{planned_for} (by t, which decides from {plan.t_from:,} users: release.min_affected)"
         )
     else:
         label = f"{planned_for} ({_BETTING_PLAN})"
-    return dataclasses.replace(tested, n_needed=needed, planned_for=label, t_from=None if t_side is None else n_min)
+    t_from = None if n_t is None or plan.t_from == sys.maxsize else plan.t_from
+    return dataclasses.replace(tested, n_needed=plan.needed, planned_for=label, t_from=t_from)
 
 
 def _bounded(

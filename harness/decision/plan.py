@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from harness.config.defaults import DEFAULT_POWER
 from harness.decision.verdict import BOOTSTRAP, T_TEST, GuardResult
 from harness.errors import HarnessError
-from harness.stats import power
+from harness.stats import bounds, power
 from harness.stats.power import Sided
 
 SD_CONFIDENCE = 0.9  # how sure a plan from a pilot's sd is of reaching its power (Plan.sd_upper)
@@ -49,6 +50,30 @@ class Plan:
     # power with probability at least SD_CONFIDENCE over pilots (Browne 1995, on pilot samples for sample sizes)
     sd_upper: float | None = None
     n_queries_upper: int | None = None
+    # a one-sided plan on a measure with a known range: the users bound: auto needs (the bound that decides at that
+    # many users: the betting bound, or t from t_from users on, release.min_affected), and which bound that is
+    n_auto: int | None = None
+    auto_by: str = ""
+    t_from: int | None = None
+    min_affected: float | None = None
+
+    def with_auto(self, value_range: tuple[float, float], min_affected: float | None) -> Plan:
+        """The plan with what ``bound: auto`` needs for a ``max_drop`` guard at this margin on a measure whose per-user
+        values lie in ``value_range``: its drop beyond the margin lies in [-(w + margin), w - margin] (w the range's
+        width), and an equal candidate's is -margin.
+
+        >>> plan = Plan.of(sd=0.05, margin=0.01).with_auto((0.0, 1.0), 0.01)
+        >>> plan.n_queries, plan.n_auto, plan.auto_by
+        (156, 528, 't')
+        """
+        if self.sided != "one" or self.method != T_TEST:
+            return self
+        width = value_range[1] - value_range[0]
+        found = bounds.auto_sample_size(
+            self.n_queries, self.margin, self.sd, -width - self.margin, width - self.margin, self.alpha, self.power, min_affected
+        )
+        t_from = None if found.t_from == sys.maxsize else found.t_from
+        return dataclasses.replace(self, n_auto=found.needed, auto_by=found.by or "", t_from=t_from, min_affected=min_affected)
 
     @classmethod
     def of(
@@ -129,7 +154,9 @@ class Plan:
             text += (
                 f". With the {self.n_now:,} users there: power {self.power_now:.0%}, minimum detectable effect {self.mde_now:.4f}"
             )
-        if self.method != BOOTSTRAP and self.sided == "one":
+        if self.auto_by:
+            text += ". " + self._auto_text()
+        elif self.method != BOOTSTRAP and self.sided == "one":
             text += (
                 ". This is the t-test's plan; a guard's own users needed (gate.json's n_needed) are planned for the "
                 "bound that decides it, which under bound: auto can be the betting bound (release.min_affected)"
@@ -142,6 +169,24 @@ class Plan:
                 f"in at least {SD_CONFIDENCE:.0%} of such estimates"
             )
         return text
+
+    def _auto_text(self) -> str:
+        """Which plan a guard under ``bound: auto`` follows, where that is not the t-test's alone."""
+        rule = f"release.min_affected {self.min_affected:g}" if self.min_affected is not None else "no release.min_affected"
+        users = f"{self.n_auto:,} users"
+        if self.auto_by == "betting":
+            when = (
+                f"t never decides a measure with a known range ({rule}): the exact betting bound does"
+                if self.t_from is None
+                else f"t decides only from {self.t_from:,} users on ({rule}), and below that the exact betting bound does"
+            )
+            return f"Under bound: auto {when}: the gate's plan is {users}, approximately, for the betting bound"
+        if self.n_auto == self.n_queries:
+            return f"Under bound: auto t decides from {self.t_from:,} users on ({rule}): the gate's plan is the same"
+        return (
+            f"Under bound: auto t decides from {self.t_from:,} users on ({rule}), and the betting bound would need more: "
+            f"the gate's plan is {users}, by t"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -10,8 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from harness.config.defaults import DEFAULT_MIN_AFFECTED
+from harness.config.guards import release_min_affected
 from harness.decision.plan import SD_CONFIDENCE, Plan
-from harness.errors import HarnessError
+from harness.errors import GuardSpecError, HarnessError
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.records.store import SavedResults, read_results
@@ -213,9 +215,13 @@ def plan_from_results(
     alpha: float = 0.05,
     target: float = 0.8,
     sided: Sided = "one",
+    min_affected: float | None = None,
 ) -> Plan:
     """A :class:`Plan` whose sd is that of the per-user differences between two systems in a results folder
-    (production and candidate of its release gate unless ``systems`` names two)."""
+    (production and candidate of its release gate unless ``systems`` names two); one-sided on a measure with a known
+    range, also the plan of the bound ``bound: auto`` decides by (``min_affected``: by default the folder's gate's,
+    else the default)."""
+    min_affected = checked_min_affected(min_affected)
     saved = folder if isinstance(folder, SavedResults) else read_results(folder)
     pair = _pair(saved, systems)
     dataset, parsed = _dataset_and_measure(saved, dataset, measure)
@@ -234,7 +240,30 @@ def plan_from_results(
     differences = (joined["b"] - joined["a"]).to_numpy(dtype=np.float64)
     sd = float(paired.run_tests(differences, None, ("t",)).t.sd[0])  # from exact sums, as the tests compute it
     where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
-    return Plan.of(sd, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}", len(differences))
+    plan = Plan.of(sd, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}", len(differences))
+    if min_affected is None:
+        recorded = None if saved.verdict is None else saved.verdict.min_affected
+        min_affected = DEFAULT_MIN_AFFECTED if recorded is None else recorded
+    return with_auto(plan, parsed, min_affected)
+
+
+def checked_min_affected(value: object) -> float | None:
+    """A plan's ``min_affected`` (None: the gate's, or the default), checked as ``release.min_affected`` is."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise GuardSpecError("min_affected", f"min_affected must be a number, got {value!r}", "min_affected=0.01")
+        return release_min_affected(float(value))
+    except GuardSpecError as exc:
+        raise HarnessError(exc.message, hint=exc.hint) from None
+
+
+def with_auto(plan: Plan, measure: Measure, min_affected: float) -> Plan:
+    """``plan`` with what ``bound: auto`` needs for a guard on ``measure``, where its per-user values have a known
+    range (the registry's); ``plan`` itself otherwise."""
+    value_range = REGISTRY.definition(measure).range_of(measure)
+    return plan if value_range is None else plan.with_auto(value_range, min_affected)
 
 
 def _plan_from_gate(

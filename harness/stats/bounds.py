@@ -56,7 +56,7 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -383,6 +383,53 @@ def betting_sample_size(distance: float, sd: float, low: float, high: float, alp
         middle = (low_n + high_n) // 2
         low_n, high_n = (low_n, middle) if reach(middle) <= distance else (middle, high_n)
     return high_n
+
+
+class AutoPlan(NamedTuple):
+    """The users ``bound: auto`` needs: ``needed``, the fewer of the betting bound's (``betting``) and t's, t's raised
+    to ``t_from`` (:func:`t_trusted_from`: below it t does not decide a measure with a known range); ``by`` says which
+    bound that is (None where neither would decide)."""
+
+    needed: int | None
+    by: Literal["t", "betting"] | None
+    betting: int | None
+    t_from: int
+
+    @property
+    def raised(self) -> bool:
+        """t's own users were fewer than the threshold it decides from, and the plan is the threshold."""
+        return self.by == "t" and self.needed == self.t_from
+
+
+def auto_sample_size(
+    n_t: int | None,
+    distance: float,
+    sd: float,
+    low: float,
+    high: float,
+    alpha: float,
+    target: float,
+    min_affected: float | None,
+) -> AutoPlan:
+    """The users ``auto`` needs to resolve ``distance`` with power ``target`` for a mean of values in ``[low, high]``
+    with per-user sd ``sd``, given t's own users ``n_t``: the plan of the bound that will decide at that many users.
+
+    >>> plan = auto_sample_size(155, 0.01, 0.05, -1.01, 0.99, 0.05, 0.8, 0.01)   # t's own 155 users, raised to 528
+    >>> plan.needed, plan.by, plan.raised, plan.betting
+    (528, 't', True, 554)
+    >>> auto_sample_size(155, 0.01, 0.05, -1.01, 0.99, 0.05, 0.8, 0.0)[:2]      # t never decides: the betting bound
+    (554, 'betting')
+    """
+    from scipy import special
+
+    n_min = t_trusted_from(min_affected, alpha)
+    n_bet = betting_sample_size(abs(distance), sd, low, high, alpha, float(special.ndtri(target))) if sd > 0 else None
+    t_side = None if n_t is None or n_min == sys.maxsize else max(n_t, n_min)
+    if t_side is None and n_bet is None:
+        return AutoPlan(None, None, None, n_min)
+    if n_bet is None or (t_side is not None and t_side < n_bet):
+        return AutoPlan(t_side, "t", n_bet, n_min)
+    return AutoPlan(n_bet, "betting", n_bet, n_min)
 
 
 def betting_plan(

@@ -11,6 +11,7 @@ import pytest
 from scipy import stats
 
 from harness.cli import main
+from harness.stats import bounds
 from tests.decision.test_gate import GATES, _config, _per_query, _run
 
 
@@ -55,3 +56,33 @@ def test_plan_mistakes_on_a_folder_name_the_fix(folder: Path, argv: list[str], m
     out, err = io.StringIO(), io.StringIO()
     assert main(["plan", str(folder), *argv], out, err) == 2
     assert message in err.getvalue() and "Fix:" in err.getvalue()
+
+
+def _plan_json(*argv: str) -> dict[str, object]:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["plan", *argv, "--format", "json"], out, err) == 0, err.getvalue()
+    return dict(json.loads(out.getvalue()))
+
+
+def test_a_guards_plan_is_the_bound_auto_decides_by_at_that_many_users(folder: Path) -> None:
+    """On a measure with a known range the plan also gives the users bound: auto needs: t's, raised to the users it
+    decides from (the folder's gate's min_affected 0.2: the least n with 0.8^n <= 0.005, 24), or the betting
+    bound's where that is fewer; with min_affected 0, the betting bound's alone."""
+    plan = _plan_json(str(folder), "--measure", "nDCG@5", "--margin", "0.05")
+    assert plan["min_affected"] == 0.2 and plan["t_from"] == 24 == int(np.ceil(np.log(0.005) / np.log(0.8)))
+    width = 1.0  # nDCG's range [0, 1]: the drop beyond a 0.05 margin lies in [-1.05, 0.95]
+    betting = bounds.betting_sample_size(0.05, float(plan["sd"]), -width - 0.05, width - 0.05, 0.05, stats.norm.ppf(0.8))
+    t_side = max(int(plan["n_queries"]), 24)
+    assert plan["n_auto"] == min(t_side, betting) and plan["auto_by"] == ("t" if t_side < betting else "betting")
+    never = _plan_json(str(folder), "--measure", "nDCG@5", "--margin", "0.05", "--min-affected", "0")
+    assert (never["n_auto"], never["auto_by"], never["t_from"]) == (betting, "betting", None)
+
+
+def test_a_plan_from_an_sd_names_the_bound_when_the_measure_is_named() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["plan", "--sd", "0.05", "--margin", "0.01", "--measure", "AP"], out, err) == 0, err.getvalue()
+    assert "156 users: a one-sided paired t-test" in out.getvalue()
+    assert "Under bound: auto t decides from 528 users on (release.min_affected 0.01)" in out.getvalue()
+    assert "the gate's plan is 528 users, by t" in out.getvalue()
+    plain = _plan_json("--sd", "0.05", "--margin", "0.01")
+    assert plain["n_auto"] is None and plain["auto_by"] == ""
