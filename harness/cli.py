@@ -650,33 +650,13 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from harness.records.store import read_results
 
         saved = read_results(args.results_dir)  # read once, for both plans
+        where = (saved, args.measure, args.margin, args.systems, args.dataset, args.segment, args.alpha, args.power)
         if seeds_of(saved, args.systems, args.dataset) and not args.two_sided:  # versions: seeds and users
-            seeded = plan_seeds_from_results(
-                saved,
-                args.measure,
-                args.margin,
-                args.systems,
-                args.dataset,
-                args.segment,
-                args.alpha,
-                args.power,
-                tuple(args.seeds or (2, 3, 5, 10)),
-            )
+            seeded = plan_seeds_from_results(*where, tuple(args.seeds or (2, 3, 5, 10)))
             lines = seeded.lines(args.margin, args.alpha, args.power)
             out.write(json.dumps(seeded.to_dict()) + "\n" if args.format == "json" else "\n".join(lines) + "\n")
             return EXIT_OK
-        plan = plan_from_results(
-            saved,
-            args.measure,
-            args.margin,
-            args.systems,
-            args.dataset,
-            args.segment,
-            args.alpha,
-            args.power,
-            sided,
-            args.min_affected,
-        )
+        plan = plan_from_results(*where, sided, args.min_affected)
     else:
         plan = api_plan(
             margin=args.margin,
