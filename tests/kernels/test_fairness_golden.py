@@ -111,7 +111,9 @@ def test_the_group_probabilities_and_the_ideal_of_pyxclib(evaluated: tuple[str, 
             checked += 1
         if _base(entry) == "pyxclib.PSP.best":
             m = parse_measure(f"PSP(norm=pyxclib)@{entry['k']}")
-            ideal = REGISTRY.definition(m).parts(lists, m)[:, 1].mean()
+            terms = REGISTRY.definition(m).user_terms
+            assert terms is not None
+            ideal = terms(lists, m)[:, 1].mean()
             assert math.isclose(ideal, entry["value"], rel_tol=0, abs_tol=1e-9), entry["id"]
             checked += 1
     assert checked == 12

@@ -129,7 +129,11 @@ def test_feature_sums_are_the_list_matrix_product_bit_for_bit(lists: list[list[i
         got = np.zeros((lengths.size, 3))
         for lo, hi in itertools.pairwise(cuts):
             feature_sums(offsets, code, table, got, lo, hi)
-        assert got.tobytes() == expected.tobytes()
+        # bit for bit, but for which NaN's payload survives where two NaNs meet: IEEE 754 leaves that to the
+        # implementation, and C compilers pick either operand of a commutative add
+        nan = np.isnan(expected)
+        assert np.array_equal(np.isnan(got), nan)
+        assert got[~nan].tobytes() == expected[~nan].tobytes()
 
 
 _SIMILARITY = st.floats(0.0, 50.0, allow_nan=False) | st.sampled_from([0.0, 1.0, 1e-300])
