@@ -5,7 +5,8 @@ judgments), their earlier interactions (train.csv) and the item catalogue with i
 features (items.csv), a production model and two candidate versions (their top-100 items
 per user; candidate-v2 more accurate but pushing popular items), and a segment file marking
 new and returning users. The IR scenario: graded
-TREC judgments and three run files (bm25, dense, hybrid) for configs/trec.yaml.
+TREC judgments and three run files (bm25, dense, hybrid) for configs/trec.yaml, and a model judge's labels of the
+same documents with people's labels of a random sample of the queries (``harness agree``).
 Each system is also trained with three seeds (``seeds/<name>-seed<k>``, the first the run
 above): configs/demo.yaml compares the versions over them.
 Both are drawn from a latent-factor model with a fixed seed: same bytes every time.
@@ -94,10 +95,13 @@ def trec(out: Path, n_queries: int = 150, pool: int = 400) -> None:
     qrels = [f"{100 + q} 0 doc{q:03d}-{d:04d} {grades[q, d]}" for q in range(n_queries) for d in sorted(judged[q])]
 
     atomic_write(out / "qrels.txt", "\n".join(qrels) + "\n")
+    dense_scores = None
     for name, noise in (("bm25", 1.1), ("dense", 0.9), ("hybrid", 0.75)):
         for seed in range(1, SEEDS + 1):  # bm25's "seeds": its parameters tuned on three random splits
             sys_rng = np.random.default_rng([SEED, len(name), 7] if seed == 1 else [SEED, len(name), 7, seed])
             scores = relevance + sys_rng.normal(scale=noise, size=relevance.shape)
+            if name == "dense" and seed == 1:
+                dense_scores = scores
             top = _top(scores, 100)
             lines = []
             for q in range(n_queries):
@@ -108,6 +112,28 @@ def trec(out: Path, n_queries: int = 150, pool: int = 400) -> None:
             for path in [out / "seeds" / f"{name}-seed{seed}.run", *([out / f"{name}.run"] if seed == 1 else [])]:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 atomic_write(path, "\n".join(lines) + "\n")
+
+    assert dense_scores is not None
+    judge(out, relevance, judged, dense_scores)
+
+
+def judge(out: Path, relevance: np.ndarray, judged: np.ndarray, favoured: np.ndarray, sample: int = 40) -> None:
+    """A model judge's labels of every pooled document (``judge.txt``) and people's labels of a random ``sample`` of
+    the queries (``people-sample.txt``, the same grades as qrels.txt): what ``harness agree`` audits. The judge is noisy,
+    labels more documents relevant than people do, and favours what one system (``favoured``'s scores: dense) ranks in
+    its top 10, as a judge gamed by a system built to please it does: a known bias for the audit to find."""
+    rng = np.random.default_rng([SEED, 11])  # its own stream: the other files' bytes do not move
+    n_queries = relevance.shape[0]
+    promoted = np.zeros(relevance.shape, dtype=bool)
+    np.put_along_axis(promoted, _top(favoured, 10), True, axis=1)
+    seen = relevance + 0.3 + np.where(promoted, 0.8, 0.0) + rng.normal(scale=0.5, size=relevance.shape)
+    grades = np.digitize(seen, [0.9, 1.6, 2.2])
+    labels = [f"{100 + q} 0 doc{q:03d}-{d:04d} {grades[q, d]}" for q in range(n_queries) for d in sorted(judged[q])]
+    atomic_write(out / "judge.txt", "\n".join(labels) + "\n")
+    people = np.digitize(relevance, [0.9, 1.6, 2.2])
+    chosen = sorted(rng.choice(n_queries, size=sample, replace=False))  # a simple random sample of the queries
+    rows = [f"{100 + q} 0 doc{q:03d}-{d:04d} {people[q, d]}" for q in chosen for d in sorted(judged[q])]
+    atomic_write(out / "people-sample.txt", "\n".join(rows) + "\n")
 
 
 def generate(root: Path = ROOT) -> None:
