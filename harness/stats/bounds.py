@@ -240,8 +240,8 @@ def betting_bound(values: np.ndarray, low: float, high: float, alpha: float) -> 
     upper = _least(lambda m: _log_wealth(bets, m - y, 1 - m), float(y.mean()), 1.0, threshold)
     lower = 1.0 - _least(lambda m: _log_wealth(bets, y - (1 - m), 1 - m), 1 - float(y.mean()), 1.0, threshold)
     # 0 at or past an end of the range: the side it lies on is certain (0 at the end itself: p = 1, nothing shown)
-    p_below = min(1.0, math.exp(-_log_wealth(bets, zero - y, 1 - zero))) if 0 < zero < 1 else float(zero <= 1)
-    p_above = min(1.0, math.exp(-_log_wealth(bets, y - zero, zero))) if 0 < zero < 1 else float(zero >= 0)
+    p_below = _p_of(_log_wealth(bets, zero - y, 1 - zero)) if 0 < zero < 1 else float(zero <= 1)
+    p_above = _p_of(_log_wealth(bets, y - zero, zero)) if 0 < zero < 1 else float(zero >= 0)
     return MeanBound(
         n,
         mean,
@@ -483,6 +483,16 @@ def _log_wealth(bets: np.ndarray, gains: np.ndarray, room: float) -> float:
     the largest loss per unit bet)."""
     cap = _TRUNCATION / room if room > 0 else math.inf
     return float(np.sum(np.log1p(np.minimum(bets, cap) * gains)))
+
+
+def _p_of(log_wealth: float) -> float:
+    """One over the wealth, at most 1: a bettor who lost (log wealth <= 0, as far as the many users of a large sample
+    drive it, beyond what exp holds) shows nothing.
+
+    >>> _p_of(math.log(40.0)), _p_of(-5000.0)
+    (0.025, 1.0)
+    """
+    return math.exp(-log_wealth) if log_wealth > 0 else 1.0
 
 
 def _least(log_wealth: Callable[[float], float], start: float, stop: float, threshold: float) -> float:

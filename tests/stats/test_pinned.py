@@ -189,3 +189,10 @@ def test_the_betting_bound_sits_near_the_floor_no_exact_bound_can_beat(n: int) -
     found = bounds.betting_bound(np.zeros(n), -1.0, 1.0, 0.05)
     floor = math.log(20) / n
     assert floor < found.high < 1.4 * floor
+
+
+def test_a_bettor_ruined_over_many_users_shows_nothing_rather_than_overflowing() -> None:
+    """200,000 users all well above 0: the bettor against "mean >= 0" loses on every one, her log wealth far below
+    what exp holds (found by make bench's 200,000-user run): that p is 1, and the other side's is 0 to the last bit."""
+    found = bounds.betting_bound(np.full(200_000, 0.5), -1.0, 1.0, 0.05)
+    assert found.p_below == 1.0 and found.p_above == 0.0
