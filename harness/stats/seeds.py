@@ -174,7 +174,11 @@ def detectable(variance: float, df: float, alpha: float = 0.05, power: float = 0
 
 def mean_interval(table: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high): a version's mean over its runs x users ``table`` with its interval, users and seeds both
-    random: ``Var = (MS_user + MS_seed - MS_residual) / (r n)`` (at least the users' part), Satterthwaite's df.
+    random: ``Var = (MS_user + MS_seed - MS_residual) / (r n)`` (at least the users' part), with the degrees of
+    freedom of the crossed test: Satterthwaite's over the users' term and the seed term at its ``SEED_DF_CONFIDENCE``
+    upper limit. With Satterthwaite's own df a 95% interval of 1,000 users covered the version's mean 0.875 of the
+    time with 2 runs of seed sd 0.02 (0.925 with 3); with these, 0.954-0.979 over seed sds 0-0.02 and 2-5 runs
+    (2,000 trials each), at the width the seeds' few degrees of freedom ask.
 
     >>> mean, low, high = mean_interval(np.array([[0.2, 0.4, 0.6], [0.3, 0.5, 0.7]]))
     >>> round(mean, 2), low < mean < high
@@ -190,7 +194,8 @@ def mean_interval(table: np.ndarray, confidence: float = 0.95) -> tuple[float, f
     ms_user = r * float(table.mean(axis=0).var(ddof=1))
     c = 1.0 / (r * n)
     variance = max(c * (ms_user + ms_seed - ms_residual), c * ms_user)
-    df = satterthwaite(variance, [(c * ms_user, n - 1), (c * ms_seed, r - 1), (c * ms_residual, (r - 1) * (n - 1))], float(n - 1))
+    seed_term = c * _upper(ms_seed, r - 1)
+    df = satterthwaite(c * ms_user + seed_term, [(c * ms_user, n - 1), (seed_term, r - 1)], float(n - 1))
     reach = float(stats.t.ppf(0.5 + confidence / 2, df)) * math.sqrt(variance)
     return mean, mean - reach, mean + reach
 

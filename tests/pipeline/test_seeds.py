@@ -203,7 +203,8 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         assert mine[mine["seed"] == "all"]["value"].item() == pytest.approx(float(np.mean(runs)), abs=1e-12)
         assert sorted(mine[mine["seed"] != "all"]["value"]) == pytest.approx(sorted(float(r.mean()) for r in runs), abs=1e-12)
         # the version's interval, users and seeds both random: (MS_user + MS_seed - MS_residual) / (r n), from the sums
-        # of squares of its runs x users table, with Satterthwaite's df over the three mean squares
+        # of squares of its runs x users table, with Satterthwaite's df over the users' term and the seed term at its
+        # 80% upper limit, MS_seed (r - 1) / chi2_0.2(r - 1)
         table = np.array(runs)
         r, n = table.shape
         seed_means, user_means, grand = table.mean(axis=1), table.mean(axis=0), table.mean()
@@ -211,9 +212,9 @@ def test_harness_run_over_seeds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         ms_seed = n * float(np.sum((seed_means - grand) ** 2)) / (r - 1)
         ms_res = float(np.sum((table - seed_means[:, None] - user_means[None, :] + grand) ** 2)) / ((r - 1) * (n - 1))
         assert ms_seed > ms_res, "the generated seeds must differ as wholes for this check"
-        parts = [(ms_user, n - 1), (ms_seed, r - 1), (ms_res, (r - 1) * (n - 1))]
         total = ms_user + ms_seed - ms_res
-        df = total**2 / sum(ms * ms / f for ms, f in parts)
+        seed_upper = ms_seed * (r - 1) / stats.chi2.ppf(0.2, r - 1)
+        df = (ms_user + seed_upper) ** 2 / (ms_user**2 / (n - 1) + seed_upper**2 / (r - 1))
         reach = stats.t.ppf(0.975, df) * math.sqrt(total / (r * n))
         version = mine[mine["seed"] == "all"]
         assert (version["ci_low"].item(), version["ci_high"].item()) == pytest.approx((grand - reach, grand + reach), abs=1e-12)

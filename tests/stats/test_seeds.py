@@ -14,7 +14,7 @@ import pytest
 import harness
 from harness.errors import HarnessError
 from harness.measures.spec import Measure
-from harness.stats.seeds import components, crossed_difference, mean_squares, seed_sd_upper
+from harness.stats.seeds import components, crossed_difference, mean_interval, mean_squares, seed_sd_upper
 
 
 def _tables(rng: np.random.Generator, n: int, r: int, seed_sd: float, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -273,3 +273,38 @@ def test_the_seed_sds_upper_limit_covers_it_in_nine_pilots_of_ten() -> None:
         below += components(a, b).seed_sd < 0.02
     assert abs(covered / trials - 0.9) <= 3 * math.sqrt(0.09 / trials), covered
     assert below / trials > 0.4, below
+
+
+def test_a_versions_mean_interval_takes_the_seed_terms_upper_limit_for_its_df() -> None:
+    """By hand: Var = (MS_user + MS_seed - MS_residual) / (r n), df Satterthwaite's over the users' term and the seed
+    term at its 80% upper limit MS_seed (r - 1) / chi2_0.2(r - 1) (scipy's chi-square, apart from harness's)."""
+    from scipy import stats
+
+    table = np.array([[0.2, 0.4, 0.6, 0.1], [0.3, 0.5, 0.9, 0.2], [0.1, 0.6, 0.7, 0.3]])
+    r, n = table.shape
+    seeds, users, grand = table.mean(axis=1), table.mean(axis=0), table.mean()
+    ms_seed = n * ((seeds - grand) ** 2).sum() / (r - 1)
+    ms_residual = ((table - seeds[:, None] - users[None, :] + grand) ** 2).sum() / ((r - 1) * (n - 1))
+    ms_user = r * users.var(ddof=1)
+    variance = (ms_user + ms_seed - ms_residual) / (r * n)
+    user_term, seed_term = ms_user / (r * n), ms_seed * (r - 1) / stats.chi2.ppf(0.2, r - 1) / (r * n)
+    df = (user_term + seed_term) ** 2 / (user_term**2 / (n - 1) + seed_term**2 / (r - 1))
+    reach = stats.t.ppf(0.975, df) * math.sqrt(variance)
+    mean, low, high = mean_interval(table)
+    assert mean == pytest.approx(grand, rel=1e-12)
+    assert (low, high) == pytest.approx((grand - reach, grand + reach), rel=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("r", "seed_sd"), [(2, 0.02), (3, 0.01), (3, 0.0)])
+def test_a_versions_mean_interval_covers_it(r: int, seed_sd: float) -> None:
+    """95% intervals of a version's mean over 1,000 users and r runs, users and seeds random: covered at least
+    0.95 - 3 MC standard errors of 1,000 trials (Satterthwaite's own df gave 0.875 at 2 runs of seed sd 0.02)."""
+    rng = np.random.default_rng([r, int(seed_sd * 1000)])
+    covered = 0
+    for _ in range(1_000):
+        users = rng.normal(0.5, 0.1, 1_000)
+        table = users[None, :] + rng.normal(0, seed_sd, (r, 1)) + rng.normal(0, 0.05, (r, 1_000))
+        _, low, high = mean_interval(table)
+        covered += low <= 0.5 <= high
+    assert covered / 1_000 >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / 1_000)
