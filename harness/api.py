@@ -476,6 +476,7 @@ def agree(
     judge_grades: Mapping[float, float] | None = None,
     relevance_level: int = 1,
     alpha: float = 0.05,
+    strata: Mapping[str, str] | None = None,
 ) -> Agreement:
     """How far a model judge's labels agree with people's, and what that does to the systems' numbers, as
     ``harness agree`` prints it: the audit a team runs before it trusts a judge.
@@ -496,6 +497,10 @@ def agree(
         Relevant iff label >= it: the rates of relevant labels, and the binary measures.
     alpha : float
         The level of the bias intervals (two-sided, 1 - alpha) and of the pairwise tests.
+    strata : mapping of query id to stratum, optional
+        When people's queries were drawn at random within strata (``{"q1": "rare", ...}``, every query the judge
+        labelled): the corrected values are corrected stratum by stratum, each weighted by its share of the queries.
+        Without it people's queries are taken as a random sample of all of them.
 
     Returns
     -------
@@ -509,7 +514,8 @@ def agree(
     ------
     HarnessError
         No document judged by both; a document labelled twice; a grade of the judge's that people never give; a
-        query people judged that the judge did not.
+        query people judged that the judge did not; with ``strata``, a query without one or a stratum people judged
+        fewer than 2 queries of.
 
     Examples
     --------
@@ -532,7 +538,8 @@ def agree(
         model = map_grades(model, judge_grades)
     read = [as_run(r) for r in runs]
     conventions = Conventions(relevance_level=relevance_level)
-    return agreement(people, model, read, tuple(parse_measure(m) for m in names), conventions, alpha)
+    layers = None if strata is None else {str(q): str(s) for q, s in strata.items()}
+    return agreement(people, model, read, tuple(parse_measure(m) for m in names), conventions, alpha, layers)
 
 
 def _check_alpha(alpha: float) -> None:

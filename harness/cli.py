@@ -1252,6 +1252,13 @@ def _agree_command(sub: Any) -> None:
         help="the judge's grades on people's scale (3=2: the judge's 3 is people's 2)",
     )
     ag.add_argument("--alpha", type=_alpha, default=DEFAULT_ALPHA, help="the bias intervals' and pairwise tests' level")
+    ag.add_argument(
+        "--strata",
+        default=None,
+        metavar="PATH",
+        help="a table of each query's stratum (columns query, stratum), when people's queries were drawn at random "
+        "within strata (default: a random sample of all the queries)",
+    )
     _machine_output(ag, ("table", "json"))
     ag.set_defaults(handler=_cmd_agree)
 
@@ -1293,6 +1300,7 @@ def _cmd_agree(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         Conventions(relevance_level=args.l),
         _grade_map(args.judge_grades),
         args.alpha,
+        None if args.strata is None else Path(args.strata),
     )
     if args.format == "json":
         out.write(json.dumps(found.to_dict(), indent=1) + "\n")
@@ -1325,7 +1333,7 @@ def _cmd_agree(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
         out.write(
             f"the systems over the {found.judge_queries:,} queries the judge labelled: the judge alone, and corrected by "
-            f"people's {found.human_queries:,} (taken as a random sample; prediction-powered, {level} interval):\n"
+            f"people's {found.human_queries:,} ({found.sample_text}; prediction-powered, {level} interval):\n"
         )
         for s in found.systems:
             interval = (
@@ -1335,7 +1343,7 @@ def _cmd_agree(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             )
             out.write(
                 f"  {for_terminal(s.name)[:20]:<20} {s.measure[:12]:<12} judge {s.judge_all:.4f}  corrected "
-                f"{s.corrected:.4f} {interval}  lambda {s.lam:.2f}\n"
+                f"{s.corrected:.4f} {interval}  lambda {s.lam:.2f}{' (the strata weighted)' if found.strata else ''}\n"
             )
         for r in found.rankings:
             swaps = ", ".join(f"{for_terminal(a)} > {for_terminal(b)}" for a, b in r.swaps) or "none"

@@ -46,7 +46,7 @@ from harness.evaluation.evaluator import evaluate
 from harness.measures.conventions import Conventions
 from harness.measures.spec import Measure
 from harness.stats import paired
-from harness.stats.ppi import ppi_mean
+from harness.stats.ppi import PPIEstimate, ppi_mean, ppi_stratified
 
 MIN_QUERIES = 2  # a paired interval over the queries people judged needs 2 or more
 
@@ -142,6 +142,9 @@ class Agreement:
     human_queries: int
     judge_queries: int
     alpha: float
+    # how people's queries were drawn: at random from all of them, or at random within each of these strata (each
+    # weighted by its share of the judge's queries)
+    strata: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,7 +165,16 @@ class Agreement:
             "human_queries": self.human_queries,
             "judge_queries": self.judge_queries,
             "alpha": self.alpha,
+            "sample": "stratified" if self.strata else "random",
+            "strata": list(self.strata),
         }
+
+    @property
+    def sample_text(self) -> str:
+        """How people's queries are taken to have been drawn, as the corrected values assume it."""
+        if not self.strata:
+            return "taken as a random sample"
+        return f"a random sample within each of {len(self.strata)} strata, each weighted by its share of the queries"
 
 
 def _table(qrels: Qrels) -> pa.Table:
@@ -328,12 +340,16 @@ def agreement(
     measures: Sequence[Measure] = (),
     conventions: Conventions | None = None,
     alpha: float = 0.05,
+    strata: Mapping[str, str] | None = None,
 ) -> Agreement:
     """The audit of a judge: :func:`label_agreement`, and with ``runs`` each system's bias and the rankings under
-    each labelling, on the queries people judged (see the module docstring).
+    each labelling, on the queries people judged (see the module docstring). ``strata``: each query's stratum, when
+    people's queries were drawn at random within strata rather than from all of them; the corrected values are then
+    corrected stratum by stratum (:func:`~harness.stats.ppi.ppi_stratified`).
 
     Raises HarnessError where a query people judged has no label of the judge's (the judge must label every query),
-    or fewer than 2 queries were judged by people."""
+    fewer than 2 queries were judged by people, or (with ``strata``) a query the judge labelled has no stratum or a
+    stratum has fewer than 2 queries judged by people."""
     from scipy import stats
 
     conventions = conventions or Conventions()
@@ -355,6 +371,7 @@ def agreement(
                 f"people judged {len(human_queries)} query: a bias needs 2 or more", hint="judge more queries by people"
             )
         every = sorted(judge_queries)
+        layers = _layers(every, set(human_queries), strata, judge.source) if strata is not None else None
         by_human = [evaluate(human, run, measures, conventions, query_ids=human_queries) for run in runs]
         by_judge = [evaluate(judge, run, measures, conventions, query_ids=every) for run in runs]
         people = np.isin(np.asarray(every, dtype=object), np.asarray(human_queries, dtype=object))
@@ -367,7 +384,7 @@ def agreement(
             for s, run in enumerate(runs):
                 b = _paired_interval(bias[s], alpha)
                 r = _paired_interval(centred[s], alpha)
-                corrected = ppi_mean(h[s], j[s], j_all[s, ~people], alpha) if (~people).any() else None
+                corrected = _corrected(h[s], j[s], j_all[s], people, layers, alpha)
                 systems.append(
                     SystemBias(
                         run.name,
@@ -403,4 +420,48 @@ def agreement(
                     float(np.mean(same)) if same else math.nan,
                 )
             )
-    return Agreement(labels, tuple(systems), tuple(rankings), len(human_queries), len(judge_queries), alpha)
+    named = () if strata is None else tuple(sorted({strata[q] for q in judge_queries if q in strata}))
+    return Agreement(labels, tuple(systems), tuple(rankings), len(human_queries), len(judge_queries), alpha, named)
+
+
+def _layers(every: list[str], human: set[str], strata: Mapping[str, str], source: str) -> tuple[tuple[np.ndarray, float], ...]:
+    """Each stratum's queries, as a mask over ``every`` (the judge's queries, sorted), and its weight (its share of
+    them); refused, naming the query or the stratum, where a query has no stratum or people judged fewer than 2 of
+    a stratum's queries."""
+    missing = [q for q in every if q not in strata]
+    if missing:
+        raise HarnessError(
+            f"query {missing[0]!r} is labelled by the judge ({source}) and has no stratum"
+            + (f" ({len(missing):,} such queries)" if len(missing) > 1 else ""),
+            hint="give every query the judge labelled its stratum (the table's query and stratum columns)",
+        )
+    names = np.asarray([strata[q] for q in every], dtype=object)
+    judged = np.asarray([q in human for q in every])
+    out = []
+    for name in sorted(set(names.tolist())):
+        mask = names == name
+        if int((mask & judged).sum()) < MIN_QUERIES:
+            raise HarnessError(
+                f"stratum {name!r}: people judged {int((mask & judged).sum())} of its {int(mask.sum()):,} queries, and a "
+                f"stratum's correction needs {MIN_QUERIES} or more",
+                hint="have people judge more of its queries, or merge it with another stratum",
+            )
+        out.append((mask, float(mask.sum()) / len(every)))
+    return tuple(out)
+
+
+def _corrected(
+    h: np.ndarray,
+    j: np.ndarray,
+    j_all: np.ndarray,
+    people: np.ndarray,
+    layers: tuple[tuple[np.ndarray, float], ...] | None,
+    alpha: float,
+) -> PPIEstimate | None:
+    """One system's value over every query the judge labelled, corrected by people's (``h``, on the ``people``
+    queries; ``j`` the judge's there, ``j_all`` everywhere): as one random sample, or stratum by stratum."""
+    if layers is None:
+        return ppi_mean(h, j, j_all[~people], alpha) if (~people).any() else None
+    position = np.cumsum(people) - 1  # each of people's queries' place in h and j
+    parts = [(h[position[mask & people]], j[position[mask & people]], j_all[mask & ~people]) for mask, _ in layers]
+    return ppi_stratified(parts, [w for _, w in layers], alpha)

@@ -210,6 +210,7 @@ def agree_files(
     conventions: Conventions | None = None,
     judge_grades: Mapping[float, float] | None = None,
     alpha: float = 0.05,
+    strata: Path | None = None,
 ) -> Any:
     """``harness agree``: the audit of a judge's labels against people's (:func:`harness.evaluation.agreement.
     agreement`); every input read and checked before anything is computed."""
@@ -230,4 +231,8 @@ def agree_files(
     for label, path in runs:
         check_exists(path, "run")
         read.append(load_run(path, dict(RUN_COLUMNS), name=label or path.name))
-    return agreement(people, model, read, measures, conventions, alpha)
+    layers = None
+    if strata is not None:
+        check_exists(strata, "strata")
+        layers = read_table_columns(strata, "query", "stratum")
+    return agreement(people, model, read, measures, conventions, alpha, layers)

@@ -28,6 +28,7 @@ n degrees of freedom) because people's sample is usually small and its term domi
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +51,7 @@ class PPIEstimate:
     lam: float
     n: int
     N: int
-    df: int
+    df: float
 
     def one_sided(self, alpha: float) -> tuple[float, float]:
         """The one-sided (1 - alpha) lower and upper bounds, with the same t and lambda."""
@@ -104,3 +105,43 @@ def ppi_mean(y: np.ndarray, f: np.ndarray, f_rest: np.ndarray, alpha: float = 0.
     half = float(special.stdtrit(df, 1 - alpha / 2)) * se
     p = 2 * float(special.stdtr(df, -abs(estimate) / se))
     return PPIEstimate(estimate, se, estimate - half, estimate + half, min(1.0, p), chosen, n, big, df)
+
+
+def ppi_stratified(
+    strata: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], weights: Sequence[float], alpha: float = 0.05
+) -> PPIEstimate:
+    """The prediction-powered mean where people's queries were drawn at random within strata: each stratum's
+    ``(y, f, f_rest)`` corrected on its own (:func:`ppi_mean`, its own lambda), the estimate ``sum_h W_h theta_h``
+    with ``se^2 = sum_h W_h^2 se_h^2``, and Satterthwaite's degrees of freedom over the strata's terms, each with
+    its n_h - 1. ``weights``: each stratum's share of all the queries (they sum to 1). The result's ``lam`` is the
+    strata's lambdas weighted by W_h (for display: each stratum used its own), ``n`` and ``N`` the totals.
+
+    >>> y, f, rest = np.array([1.0, 0.0, 1.0]), np.array([1.0, 0.5, 0.5]), np.array([1.0, 0.0])
+    >>> one, both = ppi_mean(y, f, rest), ppi_stratified([(y, f, rest), (y, f, rest)], [0.5, 0.5])
+    >>> both.estimate == one.estimate, math.isclose(both.se * math.sqrt(2), one.se)   # two halves alike: se / sqrt(2)
+    (True, True)
+
+    Raises ValueError where the weights do not match the strata or do not sum to 1, or a stratum cannot be corrected
+    (:func:`ppi_mean`'s reasons).
+    """
+    from scipy import special
+
+    if len(strata) != len(weights) or not strata:
+        raise ValueError(f"{len(weights)} weights for {len(strata)} strata")
+    w = np.asarray(weights, dtype=np.float64)
+    if (w < 0).any() or not math.isclose(float(w.sum()), 1.0, rel_tol=0, abs_tol=1e-9):
+        raise ValueError(f"the strata's weights must be shares summing to 1, got {w.tolist()}")
+    found = [ppi_mean(y, f, rest, alpha) for y, f, rest in strata]
+    estimate = float(sum(wh * e.estimate for wh, e in zip(w, found, strict=True)))
+    terms = [(wh * e.se) ** 2 for wh, e in zip(w, found, strict=True)]
+    variance = float(sum(terms))
+    se = math.sqrt(variance)
+    n, big = sum(e.n for e in found), sum(e.N for e in found)
+    lam = float(sum(wh * e.lam for wh, e in zip(w, found, strict=True)))
+    denominator = sum(term * term / e.df for term, e in zip(terms, found, strict=True))
+    df = variance * variance / denominator if denominator > 0 else float(n - len(found))
+    if not se > 0:
+        return PPIEstimate(estimate, se, math.nan, math.nan, math.nan, lam, n, big, df)
+    half = float(special.stdtrit(df, 1 - alpha / 2)) * se
+    p = 2 * float(special.stdtr(df, -abs(estimate) / se))
+    return PPIEstimate(estimate, se, estimate - half, estimate + half, min(1.0, p), lam, n, big, df)

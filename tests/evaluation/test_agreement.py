@@ -200,3 +200,58 @@ def test_the_demos_judge_is_caught_favouring_dense_and_corrected_to_peoples_valu
         truth = harness.evaluate(qrels, harness.read_run(tmp_path / f"{name}.run"), ["nDCG@10"]).values.mean()
         assert found["corrected_low"] < truth < found["corrected_high"], name
     assert not systems["dense"]["corrected_low"] < systems["dense"]["judge_all"] < systems["dense"]["corrected_high"]
+
+
+def test_a_stratified_sample_is_corrected_stratum_by_stratum(tmp_path: Path) -> None:
+    """--strata: people's 40 demo queries taken as drawn within two strata (queries 100-129 and the rest): each
+    system's corrected value is ppi_stratified over the strata's own values (each weighted by its share of the 150
+    queries), and the text and JSON say the sample is stratified. A query without a stratum, or a stratum people
+    judged fewer than 2 queries of, is refused naming it."""
+    from harness.demo import trec
+    from harness.stats.ppi import ppi_stratified
+
+    trec(tmp_path)
+    judged = sorted({line.split()[0] for line in (tmp_path / "judge.txt").read_text().splitlines()})
+    people = {line.split()[0] for line in (tmp_path / "people-sample.txt").read_text().splitlines()}
+    stratum = {q: "early" if int(q) < 130 else "late" for q in judged}
+    (tmp_path / "strata.csv").write_text("query,stratum\n" + "".join(f"{q},{s}\n" for q, s in stratum.items()))
+    argv = ["agree", str(tmp_path / "people-sample.txt"), str(tmp_path / "judge.txt"), f"dense={tmp_path / 'dense.run'}"]
+    out = io.StringIO()
+    assert main([*argv, "-m", "nDCG@10", "--strata", str(tmp_path / "strata.csv"), "--json"], out, io.StringIO()) == 0
+    record = json.loads(out.getvalue())
+    assert record["sample"] == "stratified" and record["strata"] == ["early", "late"]
+    qrels_people, qrels_judge = harness.read_qrels(tmp_path / "people-sample.txt"), harness.read_qrels(tmp_path / "judge.txt")
+    run = harness.read_run(tmp_path / "dense.run")
+    y = harness.evaluate(qrels_people, run, ["nDCG@10"], query_ids=sorted(people))
+    f = harness.evaluate(qrels_judge, run, ["nDCG@10"], query_ids=judged)
+    by_query_y = dict(zip(y.query_ids.tolist(), y.values[:, 0], strict=True))
+    by_query_f = dict(zip(f.query_ids.tolist(), f.values[:, 0], strict=True))
+    parts, weights = [], []
+    for name in ("early", "late"):
+        mine = [q for q in judged if stratum[q] == name]
+        sample = [q for q in mine if q in people]
+        parts.append(
+            (
+                np.array([by_query_y[q] for q in sample]),
+                np.array([by_query_f[q] for q in sample]),
+                np.array([by_query_f[q] for q in mine if q not in people]),
+            )
+        )
+        weights.append(len(mine) / len(judged))
+    expected = ppi_stratified(parts, weights)
+    found = record["systems"][0]
+    assert (found["corrected"], found["corrected_low"], found["corrected_high"]) == pytest.approx(
+        (expected.estimate, expected.low, expected.high), rel=1e-12
+    )
+    text = io.StringIO()
+    assert main([*argv, "-m", "nDCG@10", "--strata", str(tmp_path / "strata.csv")], text, io.StringIO()) == 0
+    assert "a random sample within each of 2 strata, each weighted by its share of the queries" in text.getvalue()
+    (tmp_path / "partial.csv").write_text("query,stratum\n" + "".join(f"{q},a\n" for q in judged[1:]))
+    err = io.StringIO()
+    assert main([*argv, "-m", "nDCG@10", "--strata", str(tmp_path / "partial.csv")], io.StringIO(), err) == 2
+    assert f"query '{judged[0]}' is labelled by the judge" in err.getvalue() and "has no stratum" in err.getvalue()
+    lonely = {q: ("one" if q == sorted(people)[0] else "rest") for q in judged}
+    (tmp_path / "lonely.csv").write_text("query,stratum\n" + "".join(f"{q},{s}\n" for q, s in lonely.items()))
+    err = io.StringIO()
+    assert main([*argv, "-m", "nDCG@10", "--strata", str(tmp_path / "lonely.csv")], io.StringIO(), err) == 2
+    assert "stratum 'one': people judged 1 of its 1 queries" in err.getvalue() and "Fix:" in err.getvalue()
