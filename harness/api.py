@@ -507,7 +507,9 @@ def agree(
     Agreement
         ``.labels`` (``cohen_kappa``, ``weighted_kappa``, ``krippendorff_alpha``, ``confusion``, ``per_query``),
         ``.systems`` (each run's ``human`` and ``judge`` value, its ``bias`` with ``bias_low``/``bias_high``, and
-        whether the judge ``favoured`` it) and ``.rankings`` (``kendall_tau``, ``tau_ap``, ``swaps``);
+        whether the judge ``favoured`` it, and its value over every query corrected by people's), ``.pairs`` (each
+        pair's difference corrected, with its interval, p and the queries people would judge to tell them apart) and
+        ``.rankings`` (``kendall_tau``, ``tau_ap``, ``swaps``);
         ``.to_dict()`` is ``harness agree --format json``.
 
     Raises

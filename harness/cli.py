@@ -1345,6 +1345,23 @@ def _cmd_agree(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"  {for_terminal(s.name)[:20]:<20} {s.measure[:12]:<12} judge {s.judge_all:.4f}  corrected "
                 f"{s.corrected:.4f} {interval}  lambda {s.lam:.2f}{' (the strata weighted)' if found.strata else ''}\n"
             )
+        if found.pairs:
+            out.write(
+                f"the pairs over the same queries (b - a): the judge alone, and corrected ({level} t interval, p "
+                "two-sided); the queries people would judge to tell them apart with 80% power at that difference:\n"
+            )
+        for d in found.pairs:
+            pair = f"{for_terminal(d.b)} - {for_terminal(d.a)}"
+            spread = f"[{d.low:+.4f}, {d.high:+.4f}]  p {d.p:.2g}" if math.isfinite(d.low) else "(no spread)"
+            if d.people_needed is None:
+                needed = "" if found.strata else f"  not even all {found.judge_queries:,} judged by people"
+            elif d.people_needed <= found.human_queries:
+                needed = f"  people's {found.human_queries:,} are enough (about {d.people_needed:,})"
+            else:
+                needed = f"  about {d.people_needed:,} judged by people"
+            out.write(
+                f"  {pair[:29]:<29} {d.measure[:12]:<12} judge {d.judge:+.4f}  corrected {d.corrected:+.4f} {spread}{needed}\n"
+            )
         for r in found.rankings:
             swaps = ", ".join(f"{for_terminal(a)} > {for_terminal(b)}" for a, b in r.swaps) or "none"
             out.write(

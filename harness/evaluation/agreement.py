@@ -133,6 +133,26 @@ class RankingAgreement:
 
 
 @dataclass(frozen=True)
+class PairCorrected:
+    """Two systems' difference, ``b - a``, over every query the judge labelled: the judge's alone, and corrected by
+    people's queries (PPI++ on the per-query differences, lambda tuned on them), with its two-sided (1 - alpha) t
+    interval and p. ``people_needed``: about how many of the queries people would judge, the judge's labels kept,
+    for that test to tell the two apart with 80% power if the true difference were the corrected one; None where
+    not even all of them would, there is nothing to tell apart, or the sample is stratified (not planned)."""
+
+    measure: str
+    a: str
+    b: str
+    judge: float
+    corrected: float
+    low: float
+    high: float
+    p: float
+    lam: float
+    people_needed: int | None
+
+
+@dataclass(frozen=True)
 class Agreement:
     """``harness agree``'s audit: the labels, and with runs the systems' biases and the rankings."""
 
@@ -145,6 +165,7 @@ class Agreement:
     # how people's queries were drawn: at random from all of them, or at random within each of these strata (each
     # weighted by its share of the judge's queries)
     strata: tuple[str, ...] = ()
+    pairs: tuple[PairCorrected, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -167,6 +188,7 @@ class Agreement:
             "alpha": self.alpha,
             "sample": "stratified" if self.strata else "random",
             "strata": list(self.strata),
+            "pairs": [p.__dict__ for p in self.pairs],
         }
 
     @property
@@ -365,6 +387,7 @@ def agreement(
         )
     systems: list[SystemBias] = []
     rankings: list[RankingAgreement] = []
+    corrected_pairs: list[PairCorrected] = []
     if runs and measures:
         if len(human_queries) < MIN_QUERIES:
             raise HarnessError(
@@ -402,6 +425,25 @@ def agreement(
                     )
                 )
             names = [run.name for run in runs]
+            for first, second in itertools.combinations(range(len(runs)), 2):
+                d_all = j_all[second] - j_all[first]
+                found = _corrected(h[second] - h[first], j[second] - j[first], d_all, people, layers, alpha)
+                if found is not None:
+                    needed = None if layers is not None else _people_needed(h[second] - h[first], d_all, people, found, alpha)
+                    corrected_pairs.append(
+                        PairCorrected(
+                            str(measure),
+                            names[first],
+                            names[second],
+                            float(d_all.mean()),
+                            found.estimate,
+                            found.low,
+                            found.high,
+                            found.p,
+                            found.lam,
+                            needed,
+                        )
+                    )
             human_order = tuple(names[i] for i in np.argsort(-h.mean(axis=1), kind="stable"))
             judge_order = tuple(names[i] for i in np.argsort(-j.mean(axis=1), kind="stable"))
             tau = float(stats.kendalltau(h.mean(axis=1), j.mean(axis=1)).statistic) if len(runs) > 1 else math.nan
@@ -421,7 +463,36 @@ def agreement(
                 )
             )
     named = () if strata is None else tuple(sorted({strata[q] for q in judge_queries if q in strata}))
-    return Agreement(labels, tuple(systems), tuple(rankings), len(human_queries), len(judge_queries), alpha, named)
+    return Agreement(
+        labels, tuple(systems), tuple(rankings), len(human_queries), len(judge_queries), alpha, named, tuple(corrected_pairs)
+    )
+
+
+PLANNED_POWER = 0.8  # what a pair's people_needed plans for
+
+
+def _people_needed(y: np.ndarray, f_all: np.ndarray, people: np.ndarray, found: PPIEstimate, alpha: float) -> int | None:
+    """The fewest queries people would judge, of the ``Q = f_all.size`` the judge labelled, for the two-sided t at
+    ``alpha`` to tell a true difference of ``found.estimate`` from 0 with ``PLANNED_POWER``, lambda tuned again at each
+    n as PPI++ tunes it: ``se^2(n) = var(y - lambda f) / n + lambda^2 var(f) / (Q - n)`` from the spreads and the
+    covariance people's sample shows, ``(t_{1 - alpha/2} + t_power) se <= |estimate|`` with n - 1 degrees of
+    freedom; at n = Q people's values alone. None where no n up to Q does, or the estimate is 0."""
+    from scipy import stats
+
+    total = f_all.size
+    f = f_all[people]
+    if not abs(found.estimate) > 0 or y.size < 2 or total < 2:
+        return None
+    var_y, var_f, spread = float(np.var(y, ddof=1)), float(np.var(f, ddof=1)), float(np.var(f_all, ddof=1))
+    covariance = float(np.cov(y, f, ddof=1)[0, 1])
+    n = np.arange(2, total + 1, dtype=np.float64)
+    rest = total - n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(rest > 0, np.clip(covariance / ((1 + n / rest) * spread), 0, 1), 0.0) if spread > 0 else 0.0 * n
+        variance = (var_y - 2 * lam * covariance + lam * lam * var_f) / n + np.where(rest > 0, lam * lam * spread / rest, 0.0)
+    reach = (stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(PLANNED_POWER, n - 1)) * np.sqrt(np.maximum(variance, 0.0))
+    enough = np.flatnonzero(reach <= abs(found.estimate))
+    return int(n[enough[0]]) if enough.size else None
 
 
 def _layers(every: list[str], human: set[str], strata: Mapping[str, str], source: str) -> tuple[tuple[np.ndarray, float], ...]:

@@ -255,3 +255,48 @@ def test_a_stratified_sample_is_corrected_stratum_by_stratum(tmp_path: Path) -> 
     err = io.StringIO()
     assert main([*argv, "-m", "nDCG@10", "--strata", str(tmp_path / "lonely.csv")], io.StringIO(), err) == 2
     assert "stratum 'one': people judged 1 of its 1 queries" in err.getvalue() and "Fix:" in err.getvalue()
+
+
+def test_each_pair_is_corrected_on_its_differences_with_the_queries_people_would_judge(tmp_path: Path) -> None:
+    """On the demo's judge: hybrid - dense over the 150 queries is PPI++ on the per-query differences (ppi_mean on
+    them, evaluated apart), its sign the reverse of the judge's alone; people_needed is the least n whose two-sided
+    t with lambda tuned at n reaches 80% power at the corrected difference (the formula written out here)."""
+    from harness.demo import trec
+    from harness.stats.ppi import ppi_mean
+
+    trec(tmp_path)
+    runs = [f"{name}={tmp_path / f'{name}.run'}" for name in ("dense", "hybrid")]
+    out = io.StringIO()
+    argv = ["agree", str(tmp_path / "people-sample.txt"), str(tmp_path / "judge.txt"), *runs, "-m", "nDCG@10", "--json"]
+    assert main(argv, out, io.StringIO()) == 0
+    (pair,) = json.loads(out.getvalue())["pairs"]
+    assert (pair["a"], pair["b"]) == ("dense", "hybrid") and pair["judge"] < 0 < pair["low"]
+    people = sorted({line.split()[0] for line in (tmp_path / "people-sample.txt").read_text().splitlines()})
+    every = sorted({line.split()[0] for line in (tmp_path / "judge.txt").read_text().splitlines()})
+    values = {}
+    for name in ("dense", "hybrid"):
+        run = harness.read_run(tmp_path / f"{name}.run")
+        values[name, "y"] = harness.evaluate(
+            harness.read_qrels(tmp_path / "people-sample.txt"), run, ["nDCG@10"], query_ids=people
+        ).values[:, 0]
+        values[name, "f"] = harness.evaluate(
+            harness.read_qrels(tmp_path / "judge.txt"), run, ["nDCG@10"], query_ids=every
+        ).values[:, 0]
+    y = values["hybrid", "y"] - values["dense", "y"]
+    f_all = values["hybrid", "f"] - values["dense", "f"]
+    judged = np.isin(np.array(every), np.array(people))
+    expected = ppi_mean(y, f_all[judged], f_all[~judged])
+    assert (pair["corrected"], pair["low"], pair["high"], pair["p"]) == pytest.approx(
+        (expected.estimate, expected.low, expected.high, expected.p), rel=1e-12
+    )
+
+    def reaches(n: int) -> bool:
+        total, f = f_all.size, f_all[judged]
+        cov = np.cov(y, f)[0, 1]
+        lam = min(1.0, max(0.0, cov / ((1 + n / (total - n)) * f_all.var(ddof=1)))) if n < total else 0.0
+        variance = (y.var(ddof=1) - 2 * lam * cov + lam**2 * f.var(ddof=1)) / n
+        variance += lam**2 * f_all.var(ddof=1) / (total - n) if n < total else 0.0
+        return bool((stats.t.ppf(0.975, n - 1) + stats.t.ppf(0.8, n - 1)) * math.sqrt(variance) <= abs(expected.estimate))
+
+    needed = pair["people_needed"]
+    assert needed is not None and reaches(needed) and not any(reaches(n) for n in range(2, needed))
