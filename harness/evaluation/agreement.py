@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -378,13 +378,11 @@ def agreement(
     labels = label_agreement(human, judge, conventions.relevance_level)
     human_queries = sorted(set(pc.unique(pc.cast(human.query_id, pa.string())).to_pylist()))
     judge_queries = set(pc.unique(pc.cast(judge.query_id, pa.string())).to_pylist())
-    missing = [q for q in human_queries if q not in judge_queries]
-    if missing:
-        raise HarnessError(
-            f"{judge.source}: query {missing[0]!r} is judged by people and not by the judge"
-            + (f" ({len(missing):,} such queries)" if len(missing) > 1 else ""),
-            hint="the judge must label every query people judged (and every query evaluated)",
-        )
+    _refuse_missing(
+        [q for q in human_queries if q not in judge_queries],
+        lambda q: f"{judge.source}: query {q!r} is judged by people and not by the judge",
+        "the judge must label every query people judged (and every query evaluated)",
+    )
     systems: list[SystemBias] = []
     rankings: list[RankingAgreement] = []
     corrected_pairs: list[PairCorrected] = []
@@ -495,17 +493,22 @@ def _people_needed(y: np.ndarray, f_all: np.ndarray, people: np.ndarray, found: 
     return int(n[enough[0]]) if enough.size else None
 
 
+def _refuse_missing(missing: list[str], message: Callable[[str], str], hint: str) -> None:
+    """The error naming the first of the ``missing`` queries (``message`` of it), and how many there are."""
+    if missing:
+        count = f" ({len(missing):,} such queries)" if len(missing) > 1 else ""
+        raise HarnessError(message(missing[0]) + count, hint=hint)
+
+
 def _layers(every: list[str], human: set[str], strata: Mapping[str, str], source: str) -> tuple[tuple[np.ndarray, float], ...]:
     """Each stratum's queries, as a mask over ``every`` (the judge's queries, sorted), and its weight (its share of
     them); refused, naming the query or the stratum, where a query has no stratum or people judged fewer than 2 of
     a stratum's queries."""
-    missing = [q for q in every if q not in strata]
-    if missing:
-        raise HarnessError(
-            f"query {missing[0]!r} is labelled by the judge ({source}) and has no stratum"
-            + (f" ({len(missing):,} such queries)" if len(missing) > 1 else ""),
-            hint="give every query the judge labelled its stratum (the table's query and stratum columns)",
-        )
+    _refuse_missing(
+        [q for q in every if q not in strata],
+        lambda q: f"query {q!r} is labelled by the judge ({source}) and has no stratum",
+        "give every query the judge labelled its stratum (the table's query and stratum columns)",
+    )
     names = np.asarray([strata[q] for q in every], dtype=object)
     judged = np.asarray([q in human for q in every])
     out = []
