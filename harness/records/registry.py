@@ -264,7 +264,13 @@ def promotion_lock(client: Any, model: str, alias: str, wait: float = LOCK_WAIT)
             client.create_registered_model(name, description=f"harness: a promotion of {model}@{alias} is under way")
             break
         except Exception as exc:
-            if "ALREADY_EXISTS" not in str(exc) and "already exists" not in str(exc).lower():
+            text = str(exc)
+            if "RESOURCE_DOES_NOT_EXIST" in text and time.monotonic() <= deadline:
+                # a tracking server's create met the lock as its holder released it (it looks up the model it
+                # collided with, and finds it gone): free now, so take it
+                time.sleep(0.05)
+                continue
+            if "ALREADY_EXISTS" not in text and "already exists" not in text.lower():
                 raise
         with contextlib.suppress(Exception):  # a holder that died: its lock is taken over once stale
             held = client.get_registered_model(name)

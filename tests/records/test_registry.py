@@ -198,3 +198,28 @@ def test_previous_as_one_string(tmp_path: Path) -> None:
         else:
             assert getattr(previous, field) == expected
         config.write_text(config.read_text().replace(f"{{name: a, previous: '{text}'}}", "{name: a, runs: {d: a.run}}"))
+
+
+class _RacingRegistry:
+    """A registry whose first create of the lock meets it as its holder releases it: a tracking server then answers
+    RESOURCE_DOES_NOT_EXIST (it looks up the model it collided with, and finds it gone), as a CI run caught."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def create_registered_model(self, name: str, description: str = "") -> None:
+        self.calls.append("create")
+        if self.calls.count("create") == 1:
+            raise RuntimeError(f"RESOURCE_DOES_NOT_EXIST: Registered Model with name={name} not found")
+
+    def delete_registered_model(self, name: str) -> None:
+        self.calls.append("delete")
+
+
+def test_a_lock_met_as_its_holder_releases_it_is_taken() -> None:
+    from harness.records.registry import promotion_lock
+
+    client = _RacingRegistry()
+    with promotion_lock(client, "recsys", "champion", wait=5.0):
+        client.calls.append("held")
+    assert client.calls == ["create", "create", "held", "delete"]
