@@ -401,13 +401,16 @@ def _sorted_order(codes: np.ndarray, score: np.ndarray, labels: np.ndarray, docs
     return to_numpy(pc.sort_indices(pa.table(columns), sort_keys=sort_keys))
 
 
-def _universe_ids(prepared: PreparedQrels, run_ids: pa.Array, query_ids: np.ndarray | None) -> tuple[np.ndarray, pa.Array]:
+def evaluated_query_ids(
+    prepared: PreparedQrels, run_ids: pa.Array, query_ids: np.ndarray | None, conventions: Conventions | None = None
+) -> tuple[np.ndarray, pa.Array]:
     """The evaluated queries (by the ``queries`` convention, or ``query_ids``) in strcmp order, also as Arrow.
 
     ``run_ids``: the run's distinct query ids. Arrow sorts strings by their bytes, as
-    trec_eval's strcmp and Python's str order (code points, UTF-8's byte order) do.
+    trec_eval's strcmp and Python's str order (code points, UTF-8's byte order) do. ``conventions``: whose
+    ``queries`` and relevance level decide (default: the judgments' own, as they were prepared).
     """
-    conv = prepared.conventions
+    conv = prepared.conventions if conventions is None else conventions
     if query_ids is not None:
         return np.asarray(query_ids, dtype=object), string_array([str(q) for q in query_ids])
     if conv.queries is Queries.QRELS:
@@ -446,7 +449,7 @@ def _universe(
 ) -> tuple[np.ndarray, pa.Array, pa.Array, _Rows, np.ndarray]:
     """Phase 1: the evaluated queries and the rows that belong to them."""
     encoded = _dictionary(run.query_id)
-    universe, universe_ids = _universe_ids(prepared, encoded[3], query_ids)
+    universe, universe_ids = evaluated_query_ids(prepared, encoded[3], query_ids)
     codes, query_fp = _encode_queries(encoded, {q: i for i, q in enumerate(universe)})
     score = ranked_scores(run.score, prepared.conventions.scores)
     keep = np.flatnonzero(codes >= 0)
@@ -538,7 +541,7 @@ def align_compiled(prepared: PreparedQrels, run: Run, query_ids: np.ndarray | No
 
     conv = prepared.conventions
     order, bounds, run_ids = compiled.query_blocks(_compact_query_ids(run))
-    universe, universe_ids = _universe_ids(prepared, run_ids, query_ids)
+    universe, universe_ids = evaluated_query_ids(prepared, run_ids, query_ids)
     judged = positions_in(run_ids, prepared.query_id_array)
     block_code = judged if universe_ids is prepared.query_id_array else positions_in(run_ids, universe_ids)
     score = np.asarray(run.score, dtype=np.float64)

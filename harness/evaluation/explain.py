@@ -39,7 +39,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.data.align import Aligned, alignment_conventions, kernel_settings
+from harness.data._arrow import string_array
+from harness.data.align import Aligned, alignment_conventions, evaluated_query_ids, kernel_settings
 from harness.data.items import Catalog, Interactions, ItemContext
 from harness.data.model import Intents, Qrels, Run
 from harness.errors import MeasureError
@@ -275,22 +276,11 @@ class _Values:
         return set(pc.unique(pc.cast(self.run.query_id, pa.string())).to_pylist())
 
     def _universe(self, reading: Conventions, evaluator: Evaluator, ids: np.ndarray) -> np.ndarray:
-        """Which of ``ids`` the ``queries`` convention of ``reading`` evaluates, as the alignment decides its universe
-        (:func:`harness.data.align._universe_ids`): from the judgments as prepared under these conventions."""
-        prepared = evaluator.prepared
-        judged, retrieved = set(prepared.query_ids.tolist()), self._retrieved
-        if reading.queries is Queries.RELEVANT:
-            relevant = np.bincount(
-                prepared.codes, weights=prepared.labels >= reading.relevance_level, minlength=len(prepared.query_ids)
-            )
-            chosen = set(prepared.query_ids[relevant > 0].tolist())
-        elif reading.queries is Queries.INTERSECTION:
-            chosen = judged & retrieved
-        elif reading.queries is Queries.RUN:
-            chosen = retrieved
-        else:
-            chosen = judged
-        return np.array([q in chosen for q in ids.tolist()], dtype=bool)
+        """Which of ``ids`` the ``queries`` convention of ``reading`` evaluates: the alignment's own universe
+        (:func:`harness.data.align.evaluated_query_ids`) of the judgments as prepared under these conventions."""
+        chosen, _ = evaluated_query_ids(evaluator.prepared, string_array(sorted(self._retrieved)), None, reading)
+        inside = set(chosen.tolist())
+        return np.array([q in inside for q in ids.tolist()], dtype=bool)
 
 
 def _equal_neighbours(run: Run, precision: type[np.floating[Any]]) -> int:
