@@ -293,9 +293,7 @@ def decide(
     try:
         policy, power, chosen = inconclusive_policy(on_inconclusive), release_power(power), release_bound(bound)
         planned = release_looks(looks)
-        if isinstance(min_affected, bool) or not isinstance(min_affected, int | float):
-            raise GuardSpecError("min_affected", f"min_affected must be a number, got {min_affected!r}", "min_affected=0.01")
-        rarest = release_min_affected(float(min_affected))
+        rarest = release_min_affected(min_affected)
     except GuardSpecError as exc:
         raise HarnessError(exc.message, hint=exc.hint) from None
     if look is not None and (isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= planned):

@@ -186,9 +186,12 @@ def release_bound(value: object) -> BoundChoice:
     return value  # type: ignore[return-value]  # checked against BOUND_CHOICES above
 
 
-def release_min_affected(value: float) -> float:
+def release_min_affected(value: object) -> float:
     """``release.min_affected``: the rarest harm, as a share of users in [0, 1), that ``bound: auto``'s t-test must not
     miss (:func:`harness.stats.bounds.t_trusted_from`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise GuardSpecError("min_affected", f"min_affected must be a number, got {value!r}", "min_affected=0.01")
+    value = float(value)
     if not 0 <= value < 1:
         raise GuardSpecError(
             "min_affected",
