@@ -223,7 +223,7 @@ def _range(guard: Guard, terms: _Terms) -> tuple[float, float] | tuple[None, Non
         value_range[0] <= min(prod.min(), cand.min()) and max(prod.max(), cand.max()) <= value_range[1]
     ):
         value_range = None  # values outside the registry's range (custom gains, a judgment beyond the scale)
-    return _excess_range(guard, guard.sign, value_range) if value_range is not None else (None, None)
+    return excess_range(guard, guard.sign, value_range) if value_range is not None else (None, None)
 
 
 def _auto_planned(
@@ -301,14 +301,14 @@ def _bounded(
     return _auto_planned(betting, n_t, distance, planned_for, (low, high), alpha, target, min_affected)  # type: ignore[arg-type]
 
 
-def _excess_range(guard: Guard, sign: float, value_range: tuple[float, float]) -> tuple[float, float]:
+def excess_range(guard: Guard, sign: float, value_range: tuple[float, float]) -> tuple[float, float]:
     """The interval a user's excess drop (drop - margin) lies in when both values lie in ``value_range``: its extremes
     are at the corners, the excess being linear in both values.
 
     >>> from harness.measures.spec import Measure
-    >>> _excess_range(Guard(Measure("AP"), "max_drop", 0.01), 1.0, (0.0, 1.0))
+    >>> excess_range(Guard(Measure("AP"), "max_drop", 0.01), 1.0, (0.0, 1.0))
     (-1.01, 0.99)
-    >>> _excess_range(Guard(Measure("AP"), "max_drop_pct", 10.0), 1.0, (0.0, 1.0))
+    >>> excess_range(Guard(Measure("AP"), "max_drop_pct", 10.0), 1.0, (0.0, 1.0))
     (-1.0, 0.9)
     """
     corners = []
@@ -645,6 +645,7 @@ __all__ = [
     "PairedValues",
     "ResampledValues",
     "Values",
+    "excess_range",
     "guard_result",
     "moments_of",
     "one_sided",

@@ -57,21 +57,18 @@ class Plan:
     t_from: int | None = None
     min_affected: float | None = None
 
-    def with_auto(self, value_range: tuple[float, float], min_affected: float | None) -> Plan:
-        """The plan with what ``bound: auto`` needs for a ``max_drop`` guard at this margin on a measure whose per-user
-        values lie in ``value_range``: its drop beyond the margin lies in [-(w + margin), w - margin] (w the range's
-        width), and an equal candidate's is -margin.
+    def with_auto(self, excess_range: tuple[float, float], min_affected: float | None) -> Plan:
+        """The plan with what ``bound: auto`` needs for a ``max_drop`` guard at this margin whose users' drops beyond
+        it lie in ``excess_range`` (:func:`~harness.decision.guard.excess_range`), an equal candidate's being -margin.
 
-        >>> plan = Plan.of(sd=0.05, margin=0.01).with_auto((0.0, 1.0), 0.01)
+        >>> plan = Plan.of(sd=0.05, margin=0.01).with_auto((-1.01, 0.99), 0.01)   # AP, in [0, 1]
         >>> plan.n_queries, plan.n_auto, plan.auto_by
         (156, 528, 't')
         """
         if self.sided != "one" or self.method != T_TEST:
             return self
-        width = value_range[1] - value_range[0]
-        found = bounds.auto_sample_size(
-            self.n_queries, self.margin, self.sd, -width - self.margin, width - self.margin, self.alpha, self.power, min_affected
-        )
+        low, high = excess_range
+        found = bounds.auto_sample_size(self.n_queries, self.margin, self.sd, low, high, self.alpha, self.power, min_affected)
         t_from = None if found.t_from == sys.maxsize else found.t_from
         return dataclasses.replace(self, n_auto=found.needed, auto_by=found.by or "", t_from=t_from, min_affected=min_affected)
 

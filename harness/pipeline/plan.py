@@ -12,6 +12,8 @@ import numpy as np
 
 from harness.config.defaults import DEFAULT_MIN_AFFECTED
 from harness.config.guards import release_min_affected
+from harness.config.schema import Guard
+from harness.decision.guard import excess_range
 from harness.decision.plan import SD_CONFIDENCE, Plan
 from harness.errors import GuardSpecError, HarnessError
 from harness.measures.registry import REGISTRY
@@ -261,7 +263,10 @@ def with_auto(plan: Plan, measure: Measure, min_affected: float) -> Plan:
     """``plan`` with what ``bound: auto`` needs for a guard on ``measure``, where its per-user values have a known
     range (the registry's); ``plan`` itself otherwise."""
     value_range = REGISTRY.definition(measure).range_of(measure)
-    return plan if value_range is None else plan.with_auto(value_range, min_affected)
+    if value_range is None:
+        return plan
+    guard = Guard(measure, "max_drop", plan.margin)
+    return plan.with_auto(excess_range(guard, guard.sign, value_range), min_affected)
 
 
 def _plan_from_gate(
