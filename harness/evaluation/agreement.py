@@ -46,7 +46,7 @@ from harness.evaluation.evaluator import evaluate
 from harness.measures.conventions import Conventions
 from harness.measures.spec import Measure
 from harness.stats import paired
-from harness.stats.ppi import PPIEstimate, ppi_mean, ppi_stratified
+from harness.stats.ppi import PPIEstimate, ppi_mean, ppi_stratified, queries_needed
 
 MIN_QUERIES = 2  # a paired interval over the queries people judged needs 2 or more
 
@@ -427,7 +427,11 @@ def agreement(
                 d_all = j_all[second] - j_all[first]
                 found = _corrected(h[second] - h[first], j[second] - j[first], d_all, people, layers, alpha)
                 if found is not None:
-                    needed = None if layers is not None else _people_needed(h[second] - h[first], d_all, people, found, alpha)
+                    needed = (
+                        None
+                        if layers is not None
+                        else queries_needed(h[second] - h[first], d_all[people], d_all, found.estimate, alpha, PLANNED_POWER)
+                    )
                     corrected_pairs.append(
                         PairCorrected(
                             str(measure),
@@ -467,30 +471,6 @@ def agreement(
 
 
 PLANNED_POWER = 0.8  # what a pair's people_needed plans for
-
-
-def _people_needed(y: np.ndarray, f_all: np.ndarray, people: np.ndarray, found: PPIEstimate, alpha: float) -> int | None:
-    """The fewest queries people would judge, of the ``Q = f_all.size`` the judge labelled, for the two-sided t at
-    ``alpha`` to tell a true difference of ``found.estimate`` from 0 with ``PLANNED_POWER``, lambda tuned again at each
-    n as PPI++ tunes it: ``se^2(n) = var(y - lambda f) / n + lambda^2 var(f) / (Q - n)`` from the spreads and the
-    covariance people's sample shows, ``(t_{1 - alpha/2} + t_power) se <= |estimate|`` with n - 1 degrees of
-    freedom; at n = Q people's values alone. None where no n up to Q does, or the estimate is 0."""
-    from scipy import stats
-
-    total = f_all.size
-    f = f_all[people]
-    if not abs(found.estimate) > 0 or y.size < 2 or total < 2:
-        return None
-    var_y, var_f, spread = float(np.var(y, ddof=1)), float(np.var(f, ddof=1)), float(np.var(f_all, ddof=1))
-    covariance = float(np.cov(y, f, ddof=1)[0, 1])
-    n = np.arange(2, total + 1, dtype=np.float64)
-    rest = total - n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = np.where(rest > 0, np.clip(covariance / ((1 + n / rest) * spread), 0, 1), 0.0) if spread > 0 else 0.0 * n
-        variance = (var_y - 2 * lam * covariance + lam * lam * var_f) / n + np.where(rest > 0, lam * lam * spread / rest, 0.0)
-    reach = (stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(PLANNED_POWER, n - 1)) * np.sqrt(np.maximum(variance, 0.0))
-    enough = np.flatnonzero(reach <= abs(found.estimate))
-    return int(n[enough[0]]) if enough.size else None
 
 
 def _refuse_missing(missing: list[str], message: Callable[[str], str], hint: str) -> None:

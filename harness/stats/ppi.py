@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -74,8 +75,41 @@ def tuned_lambda(y: np.ndarray, f: np.ndarray, f_rest: np.ndarray) -> float:
     variance = float(every.var(ddof=1)) if every.size > 1 else 0.0
     if not variance > 0 or n < MIN_HUMAN or big == 0:
         return 0.0
+    return float(_lambda(float(np.cov(y, f, ddof=1)[0, 1]), n, big, variance))
+
+
+def _lambda(covariance: float, n: Any, big: Any, variance: float) -> Any:
+    """cov / ((1 + n / N) var), clipped to [0, 1]: for one ``n``, or an array of them (``big`` N with it)."""
+    return np.clip(covariance / ((1 + n / big) * variance), 0.0, 1.0)
+
+
+def queries_needed(y: np.ndarray, f: np.ndarray, f_all: np.ndarray, estimate: float, alpha: float, power: float) -> int | None:
+    """The fewest queries people would judge, of the ``Q = f_all.size`` the judge labelled, for the two-sided t at
+    ``alpha`` to tell a true mean of ``estimate`` from 0 with ``power``, lambda tuned again at each n as
+    :func:`tuned_lambda` tunes it: ``se^2(n) = var(y - lambda f) / n + lambda^2 var(f_all) / (Q - n)`` from the
+    spreads and the covariance people's sample (``y``, and the judge's ``f`` on the same queries) shows,
+    ``(t_{1 - alpha/2} + t_power) se <= |estimate|`` with n - 1 degrees of freedom; at n = Q people's values alone.
+    None where no n up to Q does, or ``estimate`` is 0.
+
+    >>> y = np.array([0.1, 0.3, 0.2, 0.5]); f = y + 0.05   # a judge off by a constant: people's 3 of 12 would do
+    >>> queries_needed(y, f, np.concatenate([f, f, f]), 0.3, 0.05, 0.8), queries_needed(y, f, f, 0.0, 0.05, 0.8)
+    (3, None)
+    """
+    from scipy import stats
+
+    total = f_all.size
+    if not abs(estimate) > 0 or y.size < MIN_HUMAN or total < MIN_HUMAN:
+        return None
+    var_y, var_f, spread = float(np.var(y, ddof=1)), float(np.var(f, ddof=1)), float(np.var(f_all, ddof=1))
     covariance = float(np.cov(y, f, ddof=1)[0, 1])
-    return min(1.0, max(0.0, covariance / ((1 + n / big) * variance)))
+    n = np.arange(MIN_HUMAN, total + 1, dtype=np.float64)
+    rest = total - n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(rest > 0, _lambda(covariance, n, rest, spread), 0.0) if spread > 0 else np.zeros_like(n)
+        variance = (var_y - 2 * lam * covariance + lam * lam * var_f) / n + np.where(rest > 0, lam * lam * spread / rest, 0.0)
+    reach = (stats.t.ppf(1 - alpha / 2, n - 1) + stats.t.ppf(power, n - 1)) * np.sqrt(np.maximum(variance, 0.0))
+    enough = np.flatnonzero(reach <= abs(estimate))
+    return int(n[enough[0]]) if enough.size else None
 
 
 def ppi_mean(y: np.ndarray, f: np.ndarray, f_rest: np.ndarray, alpha: float = 0.05, lam: float | None = None) -> PPIEstimate:
