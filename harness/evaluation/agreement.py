@@ -258,25 +258,24 @@ def label_agreement(human: Qrels, judge: Qrels, relevance_level: float = 1) -> L
         )
     both = both.sort_by([("query", "ascending"), ("doc", "ascending")])
     h, j = both["grade_human"].to_numpy(), both["grade_judge"].to_numpy()
-    grades = tuple(float(g) for g in np.unique(np.concatenate([h, j])))
-    index = {g: i for i, g in enumerate(grades)}
-    hi, ji = np.array([index[float(g)] for g in h]), np.array([index[float(g)] for g in j])
+    levels = np.unique(np.concatenate([h, j]))
+    grades = tuple(float(g) for g in levels)
     k = len(grades)
     confusion = np.zeros((k, k), dtype=np.int64)
-    np.add.at(confusion, (hi, ji), 1)
+    np.add.at(confusion, (np.searchsorted(levels, h), np.searchsorted(levels, j)), 1)
+    # the pairs are sorted by query: each query's pairs are one run of rows, summed at its start
     queries = both["query"].to_numpy(zero_copy_only=False)
-    per_query = []
-    for query in dict.fromkeys(queries.tolist()):
-        rows = queries == query
-        per_query.append(
-            QueryAgreement(
-                str(query),
-                int(rows.sum()),
-                float(np.mean(h[rows] == j[rows])),
-                float(np.mean(h[rows] >= relevance_level)),
-                float(np.mean(j[rows] >= relevance_level)),
-            )
-        )
+    starts = np.flatnonzero(np.concatenate([[True], queries[1:] != queries[:-1]]))
+    counts = np.diff(np.append(starts, queries.size))
+
+    def share(hits: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(hits.astype(np.float64), starts) / counts
+
+    same, human_relevant, judge_relevant = share(h == j), share(h >= relevance_level), share(j >= relevance_level)
+    per_query = [
+        QueryAgreement(str(queries[start]), int(count), float(a), float(p), float(m))
+        for start, count, a, p, m in zip(starts, counts, same, human_relevant, judge_relevant, strict=True)
+    ]
     return LabelAgreement(
         int(h.size),
         grades,
