@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from harness.comparison.rows import Anova, Comparison, Comparisons
+from harness.comparison import judged
+from harness.comparison.rows import FEW_QUERIES, Anova, Comparison, Comparisons
 from harness.comparison.versions import runs_by_system, version_rows
 from harness.config.defaults import DEFAULT_POWER
 from harness.config.schema import Stats
@@ -70,7 +71,6 @@ if TYPE_CHECKING:
 # than alpha. Measured (4,000 trials, alpha 0.05, tests/stats/test_few_queries.py): exponential differences (skewness 2)
 # 0.099 / 0.091 at 10 queries, 0.091 / 0.090 at 15, 0.080 / 0.082 at 25, 0.065 / 0.067 at 30; normal ones 0.047-0.053
 # throughout. The bootstrap is not computed below paired.BOOTSTRAP_MIN_QUERIES (10).
-FEW_QUERIES = 30
 
 
 @dataclass(frozen=True)
@@ -173,6 +173,9 @@ def compare(
                     rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
                 if any(r.resamples_lists for r in by_system.values()):
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
+            if by_system[systems[0]].people is not None:  # a judged dataset: its means corrected by people's labels
+                judged.correct_pair_rows(rows[start:], by_system, segment, settings.tests, settings.alpha)
+                continue  # the ANOVA and Tukey's test of the judge's values would read as people's: not shown
             if len(systems) >= 3 and settings.claim != "version":  # ANOVA and Tukey over users: not for versions
                 groups = _group_tests(dataset, segment, systems, measures, on_union, settings)
                 anova_rows.extend(_anova_rows(dataset, segment, systems, measures, groups, rows[start:]))
@@ -911,7 +914,8 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
         families.setdefault(family(row), []).append(i)
     system_tests = ("randomization", "bootstrap") if any(r["aggregate"] == "system" for r in rows) else ()
     version = ("version",) if settings.claim == "version" else ()
-    tests = tuple(dict.fromkeys((*version, *(() if version else settings.tests), *system_tests)))
+    corrected = ("ppi",) if any(r.get("estimator") == judged.ESTIMATOR for r in rows) else ()  # judged datasets' rows
+    tests = tuple(dict.fromkeys((*version, *(() if version else settings.tests), *system_tests, *corrected)))
     for members in families.values():
         for test in tests:
             adjusted = correct(np.array([rows[i].get(f"p_{test}", np.nan) for i in members]), settings.correction)
@@ -922,17 +926,14 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
         factor = len(members) if settings.correction in ("holm", "bonferroni") else 1
         for i in members:
             rows[i]["resolution_limited"] = bool(rows[i]["p_floor"] * factor >= settings.alpha)
-    for row in rows:
-        primary = (
-            "bootstrap"
-            if row["aggregate"] == "system" and version  # over users and seeds
-            else "randomization"
-            if row["aggregate"] == "system"  # system measures: swap users' lists
-            else "version"
-            if version
-            else settings.primary
-        )
-        p_adj = row[f"p_{primary}_adj"]
+    primaries = [_primary(row, settings, bool(version)) for row in rows]
+    for members in families.values():  # a family of judged rows and others: their primary p-values corrected together
+        if corrected and len({primaries[i] == "ppi" for i in members}) > 1:
+            joint = correct(np.array([rows[i][f"p_{primaries[i]}"] for i in members]), settings.correction)
+            for i, value in zip(members, joint.tolist(), strict=True):
+                rows[i]["p_joint_adj"] = value
+    for row, primary in zip(rows, primaries, strict=True):
+        p_adj = row.pop("p_joint_adj", row[f"p_{primary}_adj"])
         row["p_adj"] = p_adj
         row["significant"] = bool(p_adj == p_adj and p_adj < settings.alpha and row["n_queries"] >= 2)
         row.update(
@@ -946,3 +947,18 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
                 "seed": settings.seed,
             }
         )
+
+
+def _primary(row: dict[str, Any], settings: CompareSettings, version: bool) -> str:
+    """The test whose corrected p decides a row's significance."""
+    if row.get("estimator") == judged.ESTIMATOR:
+        return "ppi"
+    return (
+        "bootstrap"
+        if row["aggregate"] == "system" and version  # over users and seeds
+        else "randomization"
+        if row["aggregate"] == "system"  # system measures: swap users' lists
+        else "version"
+        if version
+        else settings.primary
+    )

@@ -27,8 +27,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 Aggregate = Literal["mean", "gmean", "sum", "system"]
-TEST_NAMES = (*DEFAULT_TESTS, "version")  # p_<test> and p_<test>_adj columns (version: the claim over seeds)
+TEST_NAMES = (*DEFAULT_TESTS, "version", "ppi")  # p_<test>, p_<test>_adj (version: over seeds; ppi: a judged mean)
 _NAN = float("nan")
+FEW_QUERIES = 30  # a comparison over fewer queries is flagged (few_queries)
 
 # comparisons.csv's columns before the raw p-values, and between them and the corrected ones, in the file's order
 _HEAD = (
@@ -72,6 +73,18 @@ _TAIL = (
     "permutations",
     "resamples",
     "seed",
+)
+# a judged dataset's rows (estimator ppi or judge): people's sample, the judge's queries, lambda, the judge's numbers
+_JUDGED = (
+    "estimator",
+    "n_human",
+    "n_judge",
+    "lambda",
+    "judge_mean_a",
+    "judge_mean_b",
+    "judge_delta",
+    "judge_ci_low",
+    "judge_ci_high",
 )
 
 
@@ -132,6 +145,19 @@ class Comparison:
     mean_difference: float = _NAN
     sd_difference: float = _NAN
     version_note: str = ""  # the version claim: the runs compared and the seeds' share, or why it has no test
+    # a dataset with a model judge (harness.comparison.judged): "ppi" where people's labels correct the judge's (the
+    # values, interval and p above are the corrected ones), "judge" for the judge's values alone, "" without a judge
+    estimator: str = ""
+    n_human: int = 0  # the queries people judged, of the n_judge the judge labelled
+    n_judge: int = 0
+    lam: float = _NAN  # the column lambda: PPI++'s weight of the judge's values
+    judge_mean_a: float = _NAN
+    judge_mean_b: float = _NAN
+    judge_delta: float = _NAN
+    judge_ci_low: float = _NAN
+    judge_ci_high: float = _NAN
+    judge_p: Mapping[str, float] = field(default_factory=dict)  # the tests of the judge's values alone, by test name
+    estimator_note: str = ""  # why a judged row has no corrected value
 
     @property
     def better(self) -> bool:
@@ -150,15 +176,26 @@ class Comparison:
         out.update({name: getattr(self, name) for name in _TAIL})
         if self.version_note:
             out["version_note"] = self.version_note
+        if self.estimator:
+            out.update({name: getattr(self, "lam" if name == "lambda" else name) for name in _JUDGED})
+            out.update({f"judge_p_{test}": value for test, value in self.judge_p.items()})
+            out["estimator_note"] = self.estimator_note
         return out
 
     @classmethod
     def from_record(cls, row: Mapping[str, Any]) -> Comparison:
         """A row as :meth:`to_record` writes it (or as read back from the file); missing columns take the defaults."""
-        names = {f.name for f in dataclasses.fields(cls)} - {"p", "p_corrected", "mean_difference", "sd_difference"}
+        names = {f.name for f in dataclasses.fields(cls)} - {"p", "p_corrected", "mean_difference", "sd_difference", "judge_p"}
         values: dict[str, Any] = {k: _plain(v) for k, v in row.items() if k in names}
-        if not isinstance(values.get("version_note", ""), str):  # read back from a table where other rows have one
-            values["version_note"] = ""
+        for text in ("version_note", "estimator", "estimator_note"):
+            if not isinstance(values.get(text, ""), str):  # read back from a table where other rows have one
+                values[text] = ""
+        for count in ("n_human", "n_judge"):
+            if count in values:
+                values[count] = int(values[count]) if values[count] == values[count] else 0
+        if "lambda" in row:
+            values["lam"] = float(row["lambda"])
+        values["judge_p"] = {k[8:]: float(v) for k, v in row.items() if k.startswith("judge_p_") and k[8:] in TEST_NAMES}
         # in the row's own order of the tests (the config's)
         values["p"] = {k[2:]: float(v) for k, v in row.items() if k.startswith("p_") and k[2:] in TEST_NAMES}
         values["p_corrected"] = {
@@ -191,6 +228,11 @@ class Comparison:
             wins=self.losses,
             losses=self.wins,
             mean_difference=-self.mean_difference,
+            judge_mean_a=self.judge_mean_b,
+            judge_mean_b=self.judge_mean_a,
+            judge_delta=-self.judge_delta,
+            judge_ci_low=-self.judge_ci_high,
+            judge_ci_high=-self.judge_ci_low,
         )
 
 

@@ -51,6 +51,7 @@ from harness.config.schema import (
     Family,
     Guard,
     ItemsSpec,
+    Judge,
     Mode,
     ModelRef,
     NanPolicy,
@@ -218,11 +219,12 @@ class _Section:
             return None
         return _Section(self.items[key][1], self.source, self._name(key))
 
-    def table(self, key: str) -> _Section | None:
-        """``key: {path: FILE, ...}``, or the file alone (``segments: segments.csv``), read as ``{path: FILE}``."""
+    def table(self, key: str, alone: str = "path") -> _Section | None:
+        """``key: {path: FILE, ...}``, or the file alone (``segments: segments.csv``), read as ``{path: FILE}`` (or
+        as the key ``alone`` names: ``judge: judge.txt`` is ``{qrels: judge.txt}``)."""
         node = self.items.get(key, (None, None))[1]
         if isinstance(node, yaml.ScalarNode) and _construct(node, self.source) is not None:
-            name = yaml.ScalarNode("tag:yaml.org,2002:str", "path", node.start_mark, node.end_mark)
+            name = yaml.ScalarNode("tag:yaml.org,2002:str", alone, node.start_mark, node.end_mark)
             return _Section(
                 yaml.MappingNode("tag:yaml.org,2002:map", [(name, node)], node.start_mark, node.end_mark),
                 self.source,
@@ -418,6 +420,7 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
                     hint="write groups: [provider, genre]",
                 )
             items = ItemsSpec(items_path, spec.value("id"), tuple(groups))
+        judge = _judge(section, base, qrels)
         out.append(
             Dataset(
                 name=name,
@@ -429,9 +432,60 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
                 segments=segments,
                 train=train,
                 items=items,
+                judge=judge,
             )
         )
     return tuple(out)
+
+
+def _judge(dataset: _Section, base: Path, people: Path) -> Judge | None:
+    """``judge: {qrels: FILE, ...}`` (or the file alone): a model judge's labels, which people's qrels correct."""
+    section = dataset.table("judge", alone="qrels")
+    if section is None:
+        return None
+    section.check_keys()
+    path = _path(section, "qrels", base)
+    assert path is not None
+    if path.resolve() == people.resolve():
+        raise section.error(
+            "qrels",
+            f"{section._name('qrels')} is the dataset's own qrels: the judge's labels and people's must be two files",
+            hint="qrels: people's judgments (a sample of the queries); judge.qrels: the model's labels of every query",
+        )
+    grades: list[tuple[float, float]] = []
+    if (mapping := section.section("grades")) is not None:
+        for key in mapping.items:
+            try:
+                grade = float(key)
+            except ValueError:
+                raise mapping.error(key, f"{mapping._name(key)}: {key!r} is not a grade", hint="write grades: {3: 2}") from None
+            grades.append((grade, float(mapping.value(key, (int, float), required=True))))
+    sample = section.value("sample")
+    strata = None
+    if (spec := section.table("strata")) is not None:
+        spec.check_keys()
+        strata_path = _path(spec, "path", base)
+        assert strata_path is not None
+        strata = Segments(strata_path, spec.value("query"), spec.value("stratum"))
+    if sample == "stratified" and strata is None:
+        raise section.error(
+            "sample", "sample: stratified needs each query's stratum", hint="add strata: {path: strata.csv, query: query}"
+        )
+    if sample == "random" and strata is not None:
+        raise section.error(
+            "strata",
+            f"{section._name('strata')} is given, and sample is random: which draw was it?",
+            hint="write sample: stratified if people's queries were drawn within the strata, else remove strata",
+        )
+    return Judge(
+        qrels=path,
+        qrels_format=_format(section, "format", path, QRELS_FORMATS),
+        columns=_columns(section.section("columns"), "relevance"),
+        name=section.value("name"),
+        grades=tuple(grades),
+        sample=sample,
+        strata=strata,
+    )
 
 
 def _runs_section(section: _Section, datasets: list[str]) -> _Section | None:
@@ -941,6 +995,23 @@ def _claim(root: _Section, section: _Section | None, systems: tuple[System, ...]
                 f"seed: picks one run of {system.name!r}, and claim: version decides over every run of each system",
                 hint="remove seed:, or set stats.claim: model",
             )
+        with_judge = next((d for d in datasets if d.judge is not None), None)
+        if with_judge is not None and system.previous is not None:
+            raise node.error(
+                "previous",
+                f"{system.name!r} reuses earlier values (previous:), and dataset {with_judge.name!r} has a judge: earlier "
+                "values hold no people's labels to correct the judge's by",
+                hint="give the system's run file, so it is evaluated under both labellings",
+            )
+    judged = next((i for i, d in enumerate(datasets) if d.judge is not None), None)
+    if claim == "version" and judged is not None:
+        raise ConfigError(
+            f"dataset {datasets[judged].name!r} has a judge, and claim: version decides over training seeds: a "
+            "prediction-powered estimate over seeds is not built yet",
+            path=root.source,
+            line=_line(root.raw("datasets").value[judged]),
+            hint="pick one run of each system (seed: <label>, stats.claim: model), or remove judge:",
+        )
     return claim
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from harness.config.defaults import DEFAULT_MIN_AFFECTED, DEFAULT_POWER
-from harness.config.schema import Claim, Correction, Family, Mode, NanPolicy, OnInconclusive, Stats
+from harness.config.schema import Claim, Correction, Family, Mode, NanPolicy, OnInconclusive, Sample, Stats
 from harness.measures.conventions import Conventions
 from harness.stats.bounds import BoundChoice
 
@@ -125,6 +125,31 @@ TOP = (
                     Key("path", "path", "the catalogue table", required=True),
                     Key("id", "string", "its item id column", "item"),
                     Key("groups", "list", "columns that group items (read as labels)", []),
+                ),
+            ),
+            Key(
+                "judge",
+                "mapping",
+                "a model judge's labels of every query: people's qrels (a sample of the queries) correct them",
+                also="string",
+                keys=(
+                    Key("qrels", "path", "the judge's labels: TREC qrels or a table", required=True),
+                    Key("name", "string", "the judge's name, as the tables and the verdict show it", "judge"),
+                    Key("format", "string", "their format (default: by the file's name, else trec)", None, _FORMATS),
+                    Key("columns", "mapping", "a table's columns for the judge's labels", keys=_COLUMNS_QRELS),
+                    Key("grades", "mapping", "the judge's grades on people's scale ({3: 2}: its 3 is people's 2)", open=True),
+                    Key("sample", "string", "how people's queries were drawn", "random", get_args(Sample)),
+                    Key(
+                        "strata",
+                        "mapping",
+                        "sample: stratified: each query's stratum",
+                        also="string",
+                        keys=(
+                            Key("path", "path", "the table of strata", required=True),
+                            Key("query", "string", "its query (user) column", "query"),
+                            Key("stratum", "string", "its stratum column", "stratum"),
+                        ),
+                    ),
                 ),
             ),
         ),
@@ -349,6 +374,13 @@ _EXAMPLES = {
     "datasets.items": "items: {path: items.csv, id: item, groups: [provider]}",
     "datasets.items.path": "path: items.csv",
     "datasets.items.groups": "groups: [provider, era]",
+    "datasets.judge": "judge: {qrels: judge.txt, name: gpt-judge}",
+    "datasets.judge.qrels": "qrels: judge.txt",
+    "datasets.judge.format": "format: csv",
+    "datasets.judge.columns": "columns: {query: query, doc: doc, relevance: label}",
+    "datasets.judge.grades": "grades: {3: 2, 2: 1}",
+    "datasets.judge.strata": "strata: {path: strata.csv, query: query, stratum: stratum}",
+    "datasets.judge.strata.path": "path: strata.csv",
     "systems.name": "name: dense",
     "systems.runs": "runs: {trec: dense.run, ratings: [v2-seed1.csv, v2-seed2.csv]}",
     "systems.description": "description: the dense retriever",
@@ -405,6 +437,8 @@ _OTHER_FORMS = {
     "datasets.segments": ("segments: segments.csv",),
     "datasets.train": ("train: train.csv",),
     "datasets.items": ("items: items.csv",),
+    "datasets.judge": ("judge: judge.txt",),
+    "datasets.judge.strata": ("strata: strata.csv",),
     "systems.runs": ("runs: dense.run",),
     "systems.previous": ("previous: models:/recsys@champion", "previous: runs:/8c1f...", "previous: ../reports/exp/latest"),
     "output": ("output: ../reports",),

@@ -63,6 +63,25 @@ class ItemsSpec:
     groups: tuple[str, ...] = ()
 
 
+Sample = Literal["random", "stratified"]
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A model judge's labels of a dataset's queries (``judge:``): it labels every query evaluated, and people's
+    judgments (the dataset's ``qrels:``) cover a sample of them, drawn at random (``sample: random``) or at random
+    within each stratum of ``strata`` (``sample: stratified``). People's labels then correct the judge's values
+    (:mod:`harness.stats.ppi`). ``grades``: the judge's grades on people's scale, (judge's, people's) pairs."""
+
+    qrels: Path
+    qrels_format: str
+    columns: TableColumns
+    name: str = "judge"
+    grades: tuple[tuple[float, float], ...] = ()
+    sample: Sample = "random"
+    strata: Segments | None = None  # sample: stratified: each query's stratum (its segment_column)
+
+
 @dataclass(frozen=True)
 class Dataset:
     name: str
@@ -74,6 +93,7 @@ class Dataset:
     segments: Segments | None = None
     train: TrainSpec | None = None
     items: ItemsSpec | None = None
+    judge: Judge | None = None
 
     def inputs(self) -> frozenset[str]:
         """What beyond-accuracy measures can read here: 'train', 'items', 'features' (checked when the file is read),

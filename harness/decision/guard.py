@@ -30,11 +30,11 @@ from harness.comparison.versions import SeededValues
 from harness.config.defaults import DEFAULT_MIN_AFFECTED
 from harness.config.schema import Guard
 from harness.decision import wording
-from harness.decision.verdict import BETTING, BOOTSTRAP, T_TEST, UNDECIDED, VERSION, GuardLabel, GuardResult
+from harness.decision.verdict import BETTING, BOOTSTRAP, PPI, T_TEST, UNDECIDED, VERSION, GuardLabel, GuardResult
 from harness.evaluation.results import MIN_GEO_MEAN, aggregate_values
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.stats import bounds, paired, power
+from harness.stats import bounds, paired, power, ppi
 from harness.stats.bounds import BoundChoice
 
 _BETTING_PLAN = "approximately, for the betting bound"
@@ -75,7 +75,23 @@ class PairedMoments:
     sd: float
 
 
-Values = PairedValues | PairedMoments | ResampledValues | SeededValues | str  # a str: why it cannot be evaluated
+@dataclass(frozen=True)
+class CorrectedValues:
+    """A judged dataset's values of a mean per user: both systems' under the judge's labels on every user (aligned),
+    people's on the users they judged (``sampled``, a mask over them; their values in the same order), each user's
+    stratum for a stratified sample, and the judge's name. The guard is decided on the judge's values corrected by
+    people's (:mod:`harness.stats.ppi`)."""
+
+    production: np.ndarray
+    candidate: np.ndarray
+    people_production: np.ndarray
+    people_candidate: np.ndarray
+    sampled: np.ndarray
+    strata: np.ndarray | None = None
+    judge: str = "judge"
+
+
+Values = PairedValues | PairedMoments | ResampledValues | SeededValues | CorrectedValues | str  # a str: why not tested
 
 
 @dataclass(frozen=True)
@@ -133,7 +149,7 @@ def _aggregate(guard: Guard) -> str:
 
 def one_sided(
     guard: Guard,
-    values: PairedValues | PairedMoments | ResampledValues | SeededValues,
+    values: PairedValues | PairedMoments | ResampledValues | SeededValues | CorrectedValues,
     alpha: float,
     target: float,
     bound: BoundChoice,
@@ -146,6 +162,8 @@ def one_sided(
         return _test_resampled(guard, values, alpha, target)
     if isinstance(values, SeededValues):
         return _test_version(guard, values, alpha, target)
+    if isinstance(values, CorrectedValues):
+        return _test_corrected(guard, values, alpha, target)
     if isinstance(values, PairedMoments):  # moments alone: the t-test is all they allow (release.bound: t)
         tested = _test_interval(guard, values, alpha, target)
         if isinstance(tested, GuardNumbers) and tested.undecided:  # sd 0: every user changed by the mean, or none did
@@ -544,6 +562,72 @@ def _test_resampled(guard: Guard, values: ResampledValues, alpha: float, target:
     )
 
 
+def _test_corrected(guard: Guard, values: CorrectedValues, alpha: float, target: float) -> GuardNumbers | str:
+    """A guard on a judged dataset's mean: each user's excess drop (drop - margin, linear in both values, so a
+    relative margin too) under the judge's labels and under people's, its mean over every user corrected by people's
+    (:func:`~harness.stats.ppi.ppi_sampled`) and bounded one-sided by Student's t with the same lambda. The users
+    needed are the queries people would judge (the judge's on every query), planned for the distance from the
+    margin as a t-test plans it."""
+    sign = guard.sign
+    prod, cand = np.asarray(values.production, dtype=np.float64), np.asarray(values.candidate, dtype=np.float64)
+    people_prod = np.asarray(values.people_production, dtype=np.float64)
+    people_cand = np.asarray(values.people_candidate, dtype=np.float64)
+    n = int(prod.size)
+
+    def excess(p: np.ndarray, c: np.ndarray) -> np.ndarray:
+        return sign * (p - c) - (guard.margin(p) if guard.condition == "max_drop_pct" else guard.margin())
+
+    layers = None
+    if values.strata is not None:
+        found = ppi.layers_of(values.strata, values.sampled)
+        if isinstance(found, str):
+            return found
+        layers = found
+    judged = int(values.sampled.sum())
+    if judged < ppi.MIN_HUMAN:
+        return f"people judged {judged} of its {n:,} queries, and a correction needs {ppi.MIN_HUMAN} or more"
+    f_all, y = excess(prod, cand), excess(people_prod, people_cand)
+    found_excess = ppi.ppi_sampled(y, f_all, values.sampled, layers, 2 * alpha)
+    corrected = [ppi.ppi_sampled(p, f, values.sampled, layers, 2 * alpha) for p, f in ((people_prod, prod), (people_cand, cand))]
+    production, candidate = corrected[0].estimate, corrected[1].estimate
+    margin = guard.margin(production) if guard.condition == "max_drop_pct" else guard.margin()
+    drop = sign * (production - candidate)
+    note = f"{judged:,} queries judged by people, {n:,} by the judge {values.judge} (prediction-powered)"
+    if not found_excess.se > 0:
+        return dataclasses.replace(
+            GuardNumbers.nothing_decided(production, candidate, drop, margin, n, 0.0, None, "people's values do not spread"),
+            note=note,
+        )
+    from scipy import special
+
+    t = found_excess.estimate / found_excess.se
+    reach = found_excess.high - found_excess.estimate  # the one-sided (1 - alpha) t reach (a two-sided 1 - 2 alpha)
+    distance, planned_for = _planned(guard, margin, found_excess.estimate)
+    sd = found_excess.se * math.sqrt(judged)  # people's sample's spread, as the corrected se has it
+    needed = None
+    if values.strata is None and distance:
+        sampled = values.sampled
+        needed = ppi.queries_needed(y, f_all[sampled], f_all, distance, 2 * alpha, target)
+    mde = float((special.stdtrit(found_excess.df, 1 - alpha) + special.stdtrit(found_excess.df, target)) * found_excess.se)
+    return GuardNumbers(
+        production,
+        candidate,
+        drop,
+        margin,
+        margin + found_excess.estimate - reach,
+        margin + found_excess.estimate + reach,
+        float(special.stdtr(found_excess.df, t)),
+        float(special.stdtr(found_excess.df, -t)),
+        n,
+        sd,
+        mde,
+        needed,
+        f"{planned_for} (queries judged by people)" if needed else planned_for,
+        PPI,
+        note=note,
+    )
+
+
 def guard_result(
     guard: Guard,
     dataset: str,
@@ -592,6 +676,7 @@ def guard_result(
         n_needed=t.n_needed,
         planned_for=t.planned_for,
         method=t.method,
+        judged=t.note if t.method == PPI else "",
     )
     if t.undecided and not guard.descriptive:
         verdict: GuardLabel = "INCONCLUSIVE"
@@ -640,6 +725,7 @@ def _needed_at_observed(t: GuardNumbers, alpha: float, target: float) -> int | N
 
 
 __all__ = [
+    "CorrectedValues",
     "GuardNumbers",
     "PairedMoments",
     "PairedValues",

@@ -57,6 +57,7 @@ from harness.comparison.versions import runs_by_system, seeded_pair, segment_map
 from harness.config.defaults import DEFAULT_MIN_AFFECTED, DEFAULT_POWER
 from harness.config.schema import Guard, Release
 from harness.decision.guard import (
+    CorrectedValues,
     GuardNumbers,
     PairedMoments,
     PairedValues,
@@ -355,6 +356,8 @@ def decide_release(
                 return f"{measure} was not computed from both runs' lists"
             prod, cand, reps_p, reps_c, n = system_replicates(rp, rc, measure, segment, settings)
             return ResampledValues(prod, cand, reps_p, reps_c, n)
+        if rp.people is not None and rc.people is not None:  # a judged dataset: people's labels correct the judge's
+            return corrected_values(rp, rc, measure, dict(rp.segment_masks()).get(segment), dict(rc.segment_masks()).get(segment))
         row = _pair_row(comparisons, dataset, segment, str(measure), release.production, release.candidate)
         if row is not None and shifts_only(guard) and release.bound == "t":  # the comparison's moments decide it
             return row
@@ -463,8 +466,57 @@ def paired_values(
     return PairedValues(prod[defined], cand[defined])
 
 
+def corrected_values(
+    production: RunResult,
+    candidate: RunResult,
+    measure: Measure,
+    mask_production: np.ndarray | None = None,
+    mask_candidate: np.ndarray | None = None,
+) -> Values:
+    """A judged dataset's values of ``measure`` for both systems (:class:`~harness.decision.guard.CorrectedValues`):
+    the judge's on the users both have (within the masks), people's on those people judged; or why a guard on it
+    cannot be corrected (a measure that is not a mean over users)."""
+    from harness.comparison.judged import corrects
+
+    if not corrects(measure):
+        return (
+            f"{measure} is not a mean over users, so people's labels cannot correct the judge's values of it: make "
+            "this guard descriptive, or guard a mean"
+        )
+    judge = paired_values(production.per_query, candidate.per_query, measure, mask_production, mask_candidate)
+    if not isinstance(judge, PairedValues):
+        return judge
+    assert production.people is not None and candidate.people is not None
+    ids_p, ids_c = production.per_query.query_ids.astype(str), candidate.per_query.query_ids.astype(str)
+    keep_p = np.ones(ids_p.size, dtype=bool) if mask_production is None else mask_production
+    keep_c = np.ones(ids_c.size, dtype=bool) if mask_candidate is None else mask_candidate
+    both, at_p, at_c = np.intersect1d(ids_p[keep_p], ids_c[keep_c], assume_unique=True, return_indices=True)
+    prod_all = production.per_query.column(measure)[np.flatnonzero(keep_p)[at_p]]
+    cand_all = candidate.per_query.column(measure)[np.flatnonzero(keep_c)[at_c]]
+    defined = ~np.isnan(prod_all) & ~np.isnan(cand_all)
+    users = both[defined]  # the users of paired_values' values, in the same (sorted) order
+    people = paired_values(production.people, candidate.people, measure)
+    if isinstance(people, str):
+        return people
+    people_ids = np.intersect1d(production.people.query_ids.astype(str), candidate.people.query_ids.astype(str))
+    side_p = np.isin(production.people.query_ids.astype(str), people_ids)
+    people_p = production.people.column(measure)[side_p]
+    people_c = candidate.people.column(measure)[np.isin(candidate.people.query_ids.astype(str), people_ids)]
+    defined_people = ~np.isnan(people_p) & ~np.isnan(people_c)
+    people_ids, people_p, people_c = people_ids[defined_people], people_p[defined_people], people_c[defined_people]
+    sampled = np.isin(users, people_ids)
+    inside = np.isin(people_ids, users)  # people's users among the guard's (its segment's)
+    strata = None
+    if production.strata is not None:
+        strata = production.strata[np.flatnonzero(keep_p)[at_p]][defined]
+    return CorrectedValues(
+        judge.production, judge.candidate, people_p[inside], people_c[inside], sampled, strata, production.judge or "judge"
+    )
+
+
 __all__ = [
     "EACH",
+    "corrected_values",
     "decide_arrays",
     "decide_release",
     "expand",

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from harness.config.defaults import DEFAULT_POWER
 from harness.decision import wording
-from harness.decision.wording import BETTING, BOOTSTRAP, T_TEST, UNDECIDED, VERSION
+from harness.decision.wording import BETTING, BOOTSTRAP, PPI, T_TEST, UNDECIDED, VERSION
 
 Label = Literal["PASS", "FAIL", "INCONCLUSIVE"]
 GuardLabel = Literal["PASS", "FAIL", "INCONCLUSIVE", "DESCRIPTIVE"]
@@ -67,6 +67,7 @@ class GuardResult:
     # what n_needed already plans for), beside n_needed's equal candidate: two plans, each labelled
     n_needed_observed: int | None = None
     n_needed_gate: int | None = None  # this guard's users for the whole gate's plan (Decision.gate_planned_for)
+    judged: str = ""  # on a judged dataset: the queries people and the judge labelled (gate.json omits it elsewhere)
 
     def __repr__(self) -> str:
         """One line: the guard, its verdict and the numbers that decided it.
@@ -170,7 +171,7 @@ class Decision:
     def approximate(self) -> bool:
         """Whether the stated rate rests on an approximation (a t-test's normal one, the bootstrap's) for some guard
         that decided; False where every deciding guard was decided by the exact betting bound (or none decided)."""
-        return any(g.method in (T_TEST, BOOTSTRAP, VERSION) for g in self.deciding if g.evaluated)
+        return any(g.method in (T_TEST, BOOTSTRAP, VERSION, PPI) for g in self.deciding if g.evaluated)
 
     @property
     def t_trusted_from(self) -> int | None:
@@ -259,8 +260,8 @@ class Decision:
             "seed_warnings": list(self.seed_warnings),
             "promotion": self.promotion,
             "line": self.line(),
-            "guards": [dataclasses.asdict(g) for g in self.guards],
-            "segment_warnings": [dataclasses.asdict(g) for g in self.warnings],
+            "guards": [_record(g) for g in self.guards],
+            "segment_warnings": [_record(g) for g in self.warnings],
         }
 
     @classmethod
@@ -311,4 +312,12 @@ class Decision:
         )
 
 
-__all__ = ["BETTING", "BOOTSTRAP", "T_TEST", "UNDECIDED", "VERSION", "Decision", "GuardLabel", "GuardResult", "Label"]
+def _record(result: GuardResult) -> dict[str, Any]:
+    """A guard's result as gate.json holds it: ``judged`` only on a judged dataset."""
+    out = dataclasses.asdict(result)
+    if not out["judged"]:
+        del out["judged"]
+    return out
+
+
+__all__ = ["BETTING", "BOOTSTRAP", "PPI", "T_TEST", "UNDECIDED", "VERSION", "Decision", "GuardLabel", "GuardResult", "Label"]

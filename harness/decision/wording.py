@@ -24,6 +24,7 @@ BETTING = "one-sided betting bound over users (exact in the measure's range)"
 UNDECIDED = "no bound could be trusted"
 BOOTSTRAP = "bootstrap over users (approximate)"
 VERSION = "one-sided t over users and seeds (crossed design, Satterthwaite df; approximate)"
+PPI = "one-sided prediction-powered t over users (people's labels correct the judge's; approximate)"
 
 
 class GuardView(Protocol):
@@ -71,6 +72,8 @@ class GuardView(Protocol):
     def n_needed_observed(self) -> int | None: ...
     @property
     def n_needed_gate(self) -> int | None: ...
+    @property
+    def judged(self) -> str: ...
 
 
 class GateView(Protocol):
@@ -140,6 +143,9 @@ def headline(gate: GateView) -> str:
         planned = gate.gate_planned_for if gate.n_needed_gate else next((g.planned_for for g in open_ if g.n_needed), "")
         if needed:
             what += f"; about {needed:,} users would decide it" + (f" ({planned})" if planned else "")
+    judged = list(dict.fromkeys(g.judged for g in gate.deciding if g.judged))
+    if judged:
+        what += f"; {'; '.join(judged)}"
     notes = len(gate.warnings) + len(gate.seed_warnings)
     return f"{head}: {gate.candidate} against {gate.production}: {what}" + (f"; {notes} WARNING(s) below" if notes else "")
 
@@ -260,6 +266,8 @@ def _caveat(gate: GateView) -> str:
         notes.append("the bootstrap over users, approximate")
     if VERSION in methods:
         notes.append("the crossed t over users and seeds, with Satterthwaite's degrees of freedom")
+    if PPI in methods:
+        notes.append("the prediction-powered t over the queries people judged, unbiased whatever the judge's bias")
     if not notes:
         return (
             " (exactly: every guard is decided by the betting bound, valid for any values in the measure's range)"
@@ -506,9 +514,13 @@ def by_method(method: str) -> str:
     >>> by_method(T_TEST), by_method(VERSION)
     ('t-test', 't over users and seeds')
     """
-    return {T_TEST: "t-test", BETTING: "betting bound", BOOTSTRAP: "bootstrap", VERSION: "t over users and seeds"}.get(
-        method, method
-    )
+    return {
+        T_TEST: "t-test",
+        BETTING: "betting bound",
+        BOOTSTRAP: "bootstrap",
+        VERSION: "t over users and seeds",
+        PPI: "prediction-powered t",
+    }.get(method, method)
 
 
 def p_text(p: float) -> str:

@@ -46,7 +46,7 @@ from harness.evaluation.evaluator import evaluate
 from harness.measures.conventions import Conventions
 from harness.measures.spec import Measure
 from harness.stats import paired
-from harness.stats.ppi import PPIEstimate, ppi_mean, ppi_stratified, queries_needed
+from harness.stats.ppi import Layers, PPIEstimate, layers_of, ppi_sampled, queries_needed
 
 MIN_QUERIES = 2  # a paired interval over the queries people judged needs 2 or more
 
@@ -391,7 +391,7 @@ def agreement(
                 f"people judged {len(human_queries)} query: a bias needs 2 or more", hint="judge more queries by people"
             )
         every = sorted(judge_queries)
-        layers = _layers(every, set(human_queries), strata, judge.source) if strata is not None else None
+        layers = strata_layers(every, set(human_queries), strata, judge.source) if strata is not None else None
         by_human = [evaluate(human, run, measures, conventions, query_ids=human_queries) for run in runs]
         by_judge = [evaluate(judge, run, measures, conventions, query_ids=every) for run in runs]
         people = np.isin(np.asarray(every, dtype=object), np.asarray(human_queries, dtype=object))
@@ -404,7 +404,7 @@ def agreement(
             for s, run in enumerate(runs):
                 b = _paired_interval(bias[s], alpha)
                 r = _paired_interval(centred[s], alpha)
-                corrected = _corrected(h[s], j[s], j_all[s], people, layers, alpha)
+                corrected = _corrected(h[s], j_all[s], people, layers, alpha)
                 systems.append(
                     SystemBias(
                         run.name,
@@ -424,7 +424,7 @@ def agreement(
             names = [run.name for run in runs]
             for first, second in itertools.combinations(range(len(runs)), 2):
                 d_all = j_all[second] - j_all[first]
-                found = _corrected(h[second] - h[first], j[second] - j[first], d_all, people, layers, alpha)
+                found = _corrected(h[second] - h[first], d_all, people, layers, alpha)
                 if found is not None:
                     needed = (
                         None
@@ -479,7 +479,7 @@ def _refuse_missing(missing: list[str], message: Callable[[str], str], hint: str
         raise HarnessError(message(missing[0]) + count, hint=hint)
 
 
-def _layers(every: list[str], human: set[str], strata: Mapping[str, str], source: str) -> tuple[tuple[np.ndarray, float], ...]:
+def strata_layers(every: list[str], human: set[str], strata: Mapping[str, str], source: str) -> Layers:
     """Each stratum's queries, as a mask over ``every`` (the judge's queries, sorted), and its weight (its share of
     them); refused, naming the query or the stratum, where a query has no stratum or people judged fewer than 2 of
     a stratum's queries."""
@@ -488,33 +488,13 @@ def _layers(every: list[str], human: set[str], strata: Mapping[str, str], source
         lambda q: f"query {q!r} is labelled by the judge ({source}) and has no stratum",
         "give every query the judge labelled its stratum (the table's query and stratum columns)",
     )
-    names = np.asarray([strata[q] for q in every], dtype=object)
-    judged = np.asarray([q in human for q in every])
-    out = []
-    for name in sorted(set(names.tolist())):
-        mask = names == name
-        if int((mask & judged).sum()) < MIN_QUERIES:
-            raise HarnessError(
-                f"stratum {name!r}: people judged {int((mask & judged).sum())} of its {int(mask.sum()):,} queries, and a "
-                f"stratum's correction needs {MIN_QUERIES} or more",
-                hint="have people judge more of its queries, or merge it with another stratum",
-            )
-        out.append((mask, float(mask.sum()) / len(every)))
-    return tuple(out)
+    found = layers_of(np.asarray([strata[q] for q in every], dtype=object), np.asarray([q in human for q in every]))
+    if isinstance(found, str):
+        raise HarnessError(found, hint="have people judge more of its queries, or merge it with another stratum")
+    return found
 
 
-def _corrected(
-    h: np.ndarray,
-    j: np.ndarray,
-    j_all: np.ndarray,
-    people: np.ndarray,
-    layers: tuple[tuple[np.ndarray, float], ...] | None,
-    alpha: float,
-) -> PPIEstimate | None:
-    """One system's value over every query the judge labelled, corrected by people's (``h``, on the ``people``
-    queries; ``j`` the judge's there, ``j_all`` everywhere): as one random sample, or stratum by stratum."""
-    if layers is None:
-        return ppi_mean(h, j, j_all[~people], alpha) if (~people).any() else None
-    position = np.cumsum(people) - 1  # each of people's queries' place in h and j
-    parts = [(h[position[mask & people]], j[position[mask & people]], j_all[mask & ~people]) for mask, _ in layers]
-    return ppi_stratified(parts, [w for _, w in layers], alpha)
+def _corrected(h: np.ndarray, j_all: np.ndarray, people: np.ndarray, layers: Layers | None, alpha: float) -> PPIEstimate | None:
+    """A value over every query the judge labelled, corrected by people's (``h``, on the ``people`` queries): None
+    where people judged every query (nothing is left to correct)."""
+    return None if layers is None and not (~people).any() else ppi_sampled(h, j_all, people, layers, alpha)

@@ -396,6 +396,11 @@ class RunResult:
     item_counts: np.ndarray | None = None  # recommendations of each recommended item, descending (the long tail)
     item_counts_cutoff: int | None = None  # the lists' cutoff they were counted at (None: whole lists)
     seed: str = ""  # which of the system's runs on the dataset (its training seed): "" for its only run
+    # a dataset with a model judge (judge:): per_query holds the judge's values of every query, ``people`` people's
+    # values of the queries they judged, ``strata`` each of per_query's queries' stratum (a stratified sample)
+    people: PerQuery | None = None
+    strata: np.ndarray | None = None
+    judge: str = ""  # the judge's name
 
     @property
     def measures(self) -> tuple[Measure, ...]:

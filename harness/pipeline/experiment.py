@@ -15,6 +15,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness._atomic import sha256_path, size_of
 from harness._version import __version__
+from harness.comparison import judged
 from harness.comparison.compare import CompareSettings, compare, count_blocks, system_summary
 from harness.comparison.rows import Comparisons
 from harness.comparison.versions import is_seeded, runs_by_system, version_summary, versions
@@ -52,6 +54,7 @@ from harness.evaluation.results import (
 from harness.measures.conventions import Conventions
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
+from harness.pipeline.judged import joined, labellings
 from harness.progress import SILENT, Progress
 from harness.records.looks import LEDGER, LookRecord, earlier_looks, new_look_id, next_look, record_look
 from harness.records.mlflow_names import runs_table_url
@@ -352,7 +355,27 @@ def _evaluate_dataset(
     advance: Callable[[], None],
     engine: Engine,
 ) -> list[RunResult]:
-    """Every system on one dataset, in the config's order: recomputed from its run by the engine, or reused."""
+    """Every system on one dataset, in the config's order: recomputed from its run by the engine, or reused; under
+    the judge's labels and under people's where the dataset has a judge (:mod:`harness.pipeline.judged`)."""
+    if dataset.judge is None:
+        return _evaluate_labelled(experiment, dataset, earlier, progress, advance, engine)
+    with tempfile.TemporaryDirectory(prefix="harness-judge-") as scratch:
+        labelled = labellings(dataset, Path(scratch), progress)
+        by_judge = _evaluate_labelled(experiment, labelled.judge, earlier, progress, advance, engine)
+        progress(f"evaluating {dataset.name} under people's labels")
+        by_people = _evaluate_labelled(experiment, labelled.people, earlier, progress, _quiet_advance, engine)
+    return joined(by_judge, by_people, labelled)
+
+
+def _evaluate_labelled(
+    experiment: Experiment,
+    dataset: Dataset,
+    earlier: dict[str, Earlier],
+    progress: Progress,
+    advance: Callable[[], None],
+    engine: Engine,
+) -> list[RunResult]:
+    """Every system on one dataset under its qrels, in the config's order."""
     results: list[RunResult] = []
     with_runs = tuple(run for s in experiment.systems for run in s.each_run(dataset.name))  # a system once per seed
     evaluators = _evaluators(experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments)
@@ -567,7 +590,7 @@ def _summary_rows(results: list[RunResult], settings: CompareSettings, seeded: b
     """summary's rows: each run's, and with seeds (``seeded``) each system's version over its runs first (``seed:
     all``, :func:`~harness.comparison.versions.version_summary`), then each run's under its seed label."""
     if not seeded:
-        return [row for r in results for row in (*summarize(r), *system_summary(r, settings))]
+        return [row for r in results for row in _run_summary(r, settings)]
     out: list[dict[str, Any]] = []
     for runs in runs_by_system(results).values():
         each = [
@@ -578,6 +601,12 @@ def _summary_rows(results: list[RunResult], settings: CompareSettings, seeded: b
         else:
             out.extend([*version_summary(runs, each), *each])
     return out
+
+
+def _run_summary(result: RunResult, settings: CompareSettings) -> list[dict[str, Any]]:
+    """A run's summary rows; on a judged dataset its means corrected by people's labels (:mod:`~harness.comparison.judged`)."""
+    rows = [*summarize(result), *system_summary(result, settings)]
+    return rows if result.people is None else judged.summary_rows(result, rows)
 
 
 def decide_gate(

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup
 
-from harness.comparison.compare import FEW_QUERIES
-from harness.comparison.rows import Comparison, Comparisons
+from harness.comparison.rows import FEW_QUERIES, Comparison, Comparisons
 from harness.decision.verdict import Decision
 from harness.measures.peers import PEERS, option_users
 from harness.measures.registry import REGISTRY

@@ -179,3 +179,48 @@ def ppi_stratified(
     half = float(special.stdtrit(df, 1 - alpha / 2)) * se
     p = 2 * float(special.stdtr(df, -abs(estimate) / se))
     return PPIEstimate(estimate, se, estimate - half, estimate + half, min(1.0, p), lam, n, big, df)
+
+
+Layers = tuple[tuple[np.ndarray, float], ...]  # each stratum's queries (a mask over all of them) and its share
+
+
+def layers_of(strata: np.ndarray, sampled: np.ndarray) -> Layers | str:
+    """Each stratum's queries (a mask over ``strata``, every query's stratum) and its share of them, in the strata's
+    sorted order; or why they cannot be corrected: a stratum people judged fewer than 2 queries of (``sampled``).
+
+    >>> layers_of(np.array(["a", "b", "a", "b", "a"]), np.array([True, True, True, False, False]))
+    "stratum 'b': people judged 1 of its 2 queries, and a stratum's correction needs 2 or more"
+    >>> [(mask.tolist(), share) for mask, share in layers_of(np.array(["a", "a", "a"]), np.array([1, 1, 0], bool))]
+    [([True, True, True], 1.0)]
+    """
+    out = []
+    for name in sorted(set(strata.tolist())):
+        mask = strata == name
+        judged = int((mask & sampled).sum())
+        if judged < MIN_HUMAN:
+            return (
+                f"stratum {name!r}: people judged {judged} of its {int(mask.sum()):,} "
+                f"quer{'y' if mask.sum() == 1 else 'ies'}, and a stratum's correction needs {MIN_HUMAN} or more"
+            )
+        out.append((mask, float(mask.sum()) / strata.size))
+    return tuple(out)
+
+
+def ppi_sampled(
+    y: np.ndarray, f_all: np.ndarray, sampled: np.ndarray, layers: Layers | None = None, alpha: float = 0.05
+) -> PPIEstimate:
+    """The prediction-powered mean over every query: ``f_all`` the judge's values of all of them, ``sampled`` which
+    of them people judged, ``y`` people's values there (in the same order); people's queries drawn at random from all
+    of them (``layers`` None: :func:`ppi_mean`), or within each stratum of ``layers`` (:func:`ppi_stratified`).
+
+    >>> f_all = np.array([1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 0.5, 1.0, 1.0, 0.0])
+    >>> sampled = np.arange(10) < 4
+    >>> ppi_sampled(np.array([1.0, 0.0, 1.0, 1.0]), f_all, sampled, alpha=0.05) == ppi_mean(
+    ...     np.array([1.0, 0.0, 1.0, 1.0]), f_all[:4], f_all[4:])
+    True
+    """
+    if layers is None:
+        return ppi_mean(y, f_all[sampled], f_all[~sampled], alpha)
+    position = np.cumsum(sampled) - 1  # each of people's queries' place in y
+    parts = [(y[position[mask & sampled]], f_all[mask & sampled], f_all[mask & ~sampled]) for mask, _ in layers]
+    return ppi_stratified(parts, [w for _, w in layers], alpha)

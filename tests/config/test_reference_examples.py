@@ -40,6 +40,8 @@ _FILES = {
     "segments.csv": "query,segment,user,kind\nu1,new,u1,new\nu2,old,u2,old\n",
     "train.csv": "user,item,uid,iid\nu1,i2,u1,i2\nu2,i1,u2,i1\n",
     "items.csv": "item,provider,era\ni1,a,old\ni2,b,new\ni3,a,new\n",
+    "judge.txt": "q1 0 d1 1\nq1 0 d2 1\nq2 0 d3 2\n",
+    "strata.csv": "query,stratum\nq1,head\nq2,tail\n",
 }
 
 # a config every example is set into: two datasets (TREC files; a ratings table) and the systems the examples name
@@ -64,8 +66,21 @@ _BASE: dict[str, Any] = {
     "measures": ["nDCG@10"],
 }
 
+def _walk(prefix: str, keys: tuple[Key, ...]) -> list[tuple[str, Key]]:
+    out = []
+    for key in keys:
+        path = f"{prefix}.{key.name}".lstrip(".")
+        out += [(path, key), *_walk(path, key.keys)]
+    return out
+
+
+# a judge's keys: on trec, one run of each system (a judged dataset is decided under claim: model)
+_JUDGE_KEYS = [path for path, _ in _walk("datasets", next(k for k in TOP if k.name == "datasets").keys) if ".judge" in path]
+_ONE_RUN = (("stats.claim", "model"), ("systems[v2].seed", "v2-seed1"))
+
 # which element of a list of mappings a key's example is set in (by its name; else the first mapping)
 _TARGET = {
+    **{path: "trec" for path in _JUDGE_KEYS},
     "datasets": "ratings",
     "datasets.name": "trec",
     "datasets.qrels": "trec",
@@ -76,6 +91,17 @@ _TARGET = {
 # what a key's example needs beside it, as (path, value) set after it; None removes the key
 _TREC_ONLY = ("datasets", [{"name": "trec", "qrels": "qrels.txt"}])
 _BESIDE: dict[str, tuple[tuple[str, Any], ...]] = {
+    **{path: _ONE_RUN for path in _JUDGE_KEYS},
+    "datasets.judge|1": _ONE_RUN,
+    **{
+        f"{path}{form}": (*_ONE_RUN, ("datasets[trec].judge.sample", "stratified"))
+        for path in _JUDGE_KEYS
+        if path.startswith("datasets.judge.strata")
+        for form in ("", "|1")
+        if not form or other_forms(path)
+    },
+    "datasets.judge.columns.user": (*_ONE_RUN, ("datasets[trec].judge.columns.query", None)),
+    "datasets.judge.columns.item": (*_ONE_RUN, ("datasets[trec].judge.columns.doc", None)),
     "datasets": (("systems", [{"name": "bm25", "runs": {"trec": "bm25.run"}}]),),
     "systems": (_TREC_ONLY,),
     "systems.seed": (("stats.claim", "model"),),
@@ -107,14 +133,6 @@ _BESIDE: dict[str, tuple[tuple[str, Any], ...]] = {
     "systems.previous|2": (("systems[v2].runs", None),),
     "systems.previous|3": (("systems[v2].runs", None),),
 }
-
-
-def _walk(prefix: str, keys: tuple[Key, ...]) -> list[tuple[str, Key]]:
-    out = []
-    for key in keys:
-        path = f"{prefix}.{key.name}".lstrip(".")
-        out += [(path, key), *_walk(path, key.keys)]
-    return out
 
 
 KEYS = _walk("", TOP)

@@ -254,7 +254,7 @@ def test_a_stratified_sample_is_corrected_stratum_by_stratum(tmp_path: Path) -> 
     (tmp_path / "lonely.csv").write_text("query,stratum\n" + "".join(f"{q},{s}\n" for q, s in lonely.items()))
     err = io.StringIO()
     assert main([*argv, "-m", "nDCG@10", "--strata", str(tmp_path / "lonely.csv")], io.StringIO(), err) == 2
-    assert "stratum 'one': people judged 1 of its 1 queries" in err.getvalue() and "Fix:" in err.getvalue()
+    assert "stratum 'one': people judged 1 of its 1 query," in err.getvalue() and "Fix:" in err.getvalue()
 
 
 def test_each_pair_is_corrected_on_its_differences_with_the_queries_people_would_judge(tmp_path: Path) -> None:
