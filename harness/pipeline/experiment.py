@@ -26,6 +26,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from harness._atomic import sha256_path, size_of
 from harness._version import __version__
 from harness.comparison import judged
@@ -690,8 +692,28 @@ def save_results(
         long_tail=long_tail,
         groups=groups,
         verdict=verdict,
+        per_query_people=_people_frame(results),
     )
     return write_results(saved, _experiment_root(experiment), started.strftime("%Y%m%d-%H%M%S"), experiment.per_query_csv)
+
+
+def _people_frame(results: list[RunResult]) -> Any:
+    """People's per-query values on the judged datasets (``per_query_people``), as the per-query table holds the
+    judge's; None without a judge."""
+    import pandas as pd
+
+    frames = []
+    for r in results:
+        if r.people is None:
+            continue
+        segment_of = dict(zip(r.per_query.query_ids.astype(str), r.segments, strict=True))
+        segments = np.array([segment_of.get(q, "") for q in r.people.query_ids.astype(str)], dtype=object)
+        frames.append(
+            per_query_rows(
+                r.dataset, r.system, r.people.query_ids, segments, r.people.measures, r.people.values, None, r.people.evaluated
+            )
+        )
+    return pd.concat(frames, ignore_index=True) if frames else None
 
 
 def _experiment_root(experiment: Experiment) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from harness.errors import HarnessError
 from harness.evaluation.results import RunResult
 from harness.measures.parse import parse_measure
 from harness.measures.registry import REGISTRY
+from harness.measures.spec import Measure
 from harness.records.looks import earlier_looks
 from harness.records.mlflow_store import destination
 from harness.records.previous import per_query_of_rows
@@ -127,7 +129,8 @@ def recompute_gate(results: SavedResults) -> Decision:
                     continue  # a measure another dataset has: this dataset's guards say so when decided
                 segment_of = dict(zip(rows["query_id"].astype(str), rows["segment"].fillna("").astype(str), strict=False))
                 segments = np.array([segment_of.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
-                runs.append(RunResult(dataset, name, per_query, segments, {}, seed=label if len(labels) > 1 else ""))
+                judged = _people_of(results, dataset, name, measures, own)
+                runs.append(RunResult(dataset, name, per_query, segments, {}, seed=label if len(labels) > 1 else "", **judged))
     look = None
     if release.looks > 1:  # the look as recorded: its level is checked against the gate's records by promote_folder
         look = Look(gate.look, gate.looks, max(spent_by(gate.alpha, gate.look, gate.looks) - gate.tested_at, 0.0))
@@ -135,6 +138,32 @@ def recompute_gate(results: SavedResults) -> Decision:
     return dataclasses.replace(decision, look_id=gate.look_id, production_evidence=gate.production_evidence)
 
 
+def _people_of(results: SavedResults, dataset: str, system: str, measures: tuple[Measure, ...], own: bool) -> dict[str, Any]:
+    """On a judged dataset, people's values of a system (``per_query_people``) and the judge's name, as RunResult
+    takes them; nothing elsewhere. A stratified sample's strata are not in the folder: refused."""
+    judge = next((d.get("judge") for d in results.config.get("datasets") or [] if d.get("name") == dataset), None)
+    if not judge:
+        return {}
+    if judge.get("sample") == "stratified":
+        raise HarnessError(
+            f"dataset {dataset!r} was judged on a stratified sample, whose strata the folder does not keep: its gate "
+            "cannot be computed again here",
+            path=results.folder,
+            hint="promote from the harness run that decides the gate (release.promote in its config)",
+        )
+    frame = None if results.per_query_people is None else results.per_query_people
+    rows = None if frame is None else frame[(frame["dataset"] == dataset) & (frame["system"] == system)]
+    people = None if rows is None or not len(rows) else per_query_of_rows(rows, system, measures, own)
+    if people is None or isinstance(people, list):
+        raise HarnessError(
+            f"dataset {dataset!r} has a judge, and the folder holds no people's values of {system}",
+            path=results.folder,
+            hint=_UNCHANGED_FOLDER,
+        )
+    return {"people": people, "judge": str(judge.get("name") or "judge")}
+
+
+_UNCHANGED_FOLDER = "give the folder harness run wrote, as it wrote it (per_query_people.parquet beside per_query)"
 DISAGREE_TOLERANCE = 1e-9  # a guard's numbers recomputed from the same values, by sums in another order
 
 

@@ -40,7 +40,7 @@ from harness.records.recorded import Recorded
 if TYPE_CHECKING:
     import pandas as pd
 
-TABLES = ("per_query", "summary", "diagnostics", "comparisons", "anova", "long_tail", "groups")
+TABLES = ("per_query", "summary", "diagnostics", "comparisons", "anova", "long_tail", "groups", "per_query_people")
 REQUIRED = ("config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.parquet", "diagnostics.parquet")
 
 
@@ -60,6 +60,7 @@ class SavedResults:
     groups: pd.DataFrame | None = None  # the value of each group behind a fairness measure (REO's P_g, ...)
     verdict: Decision | None = None
     tracking: dict[str, Any] | None = None
+    per_query_people: pd.DataFrame | None = None  # a judged dataset's people's values (per_query: the judge's)
 
     def with_tracking(self, tracking: dict[str, Any]) -> SavedResults:
         return replace(self, tracking=tracking)
@@ -220,7 +221,7 @@ def write_results(results: SavedResults, root: Path, stamp: str, per_query_csv: 
             if frame is None:
                 continue
             atomic_write(staging / f"{stem}.parquet", _table_bytes(frame))  # the raw values
-            if stem != "per_query":
+            if not stem.startswith("per_query"):
                 atomic_write(staging / f"{stem}.csv", for_csv(frame).to_csv(index=False))
             elif per_query_csv:
                 atomic_write(staging / f"{stem}.csv", _csv_bytes(for_csv(frame)))
@@ -336,6 +337,7 @@ def read_results(folder: str | Path) -> SavedResults:
         anova=table("anova"),
         long_tail=table("long_tail"),
         groups=table("groups"),
+        per_query_people=table("per_query_people", ("dataset", "system", "query_id", "segment", "measure", "value")),
         verdict=_read(gate, lambda p: Decision.from_dict(_json_record(p))) if gate.exists() else None,
         tracking=_read(tracking, _json_record) if tracking.exists() else None,
     )

@@ -109,6 +109,7 @@ ARTIFACT_FILES = (
     "config.resolved.yaml",
     "provenance.json",
     "per_query.parquet",
+    "per_query_people.parquet",
     "summary.parquet",
     "summary.csv",
     "diagnostics.parquet",

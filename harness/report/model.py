@@ -688,6 +688,27 @@ def _simple_table(frame: Any, id: str = "") -> Table:
     return Table(columns, rows, id=id)
 
 
+def _judged_sentence(results: SavedResults) -> str:
+    """What a judged dataset's numbers are (:mod:`harness.comparison.judged`), after the legend; "" without one."""
+    summary = results.summary
+    if "estimator" not in summary.columns:
+        return ""
+    out = []
+    names = {d.get("name"): (d.get("judge") or {}).get("name") or "judge" for d in results.config.get("datasets") or []}
+    for dataset in dict.fromkeys(summary["dataset"]):
+        rows = summary[(summary["dataset"] == dataset) & (summary["estimator"] == "ppi") & (summary["segment"] == "all")]
+        if not len(rows):
+            continue
+        people, judge = int(rows["n_human"].max()), int(rows["n_judge"].max())
+        out.append(
+            f" On {dataset}, means, differences and their intervals are prediction-powered: the judge "
+            f"{names.get(dataset, 'judge')}'s labels of {judge:,} queries corrected by people's labels of {people:,} of "
+            "them (▲ / ▼ there by the prediction-powered t; the judge's numbers alone are the judge_* columns of "
+            "summary.csv and comparisons.csv)."
+        )
+    return "".join(out)
+
+
 def build_model(results: SavedResults) -> ReportModel:
     recorded, provenance, tracking = results.recorded, results.provenance, results.tracking
     summary, comparisons = results.system_summary, results.comparison_rows
@@ -718,6 +739,9 @@ def build_model(results: SavedResults) -> ReportModel:
         f"candidate minus production, with their 95% interval in brackets; GMAP-like measures are compared on their "
         f"geometric means (tests on log values)."
     )
+    judged = _judged_sentence(results)
+    legend += judged
+    markdown_legend += judged
     sections = []
     used_by = {(option, value): users for option, value, users in option_users()}
     conventions = [

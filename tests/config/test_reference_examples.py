@@ -66,6 +66,7 @@ _BASE: dict[str, Any] = {
     "measures": ["nDCG@10"],
 }
 
+
 def _walk(prefix: str, keys: tuple[Key, ...]) -> list[tuple[str, Key]]:
     out = []
     for key in keys:

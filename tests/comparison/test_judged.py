@@ -1,0 +1,224 @@
+"""A dataset with a model judge (``judge:``): its means and differences corrected by people's labels on a sample of
+the queries (prediction-powered), checked by hand; the datasets without a judge unchanged, bit for bit; what cannot
+be corrected refused with the query and the fix; a folder's gate computed again as ``harness run`` decided it."""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from scipy import stats
+
+import harness
+from harness.cli import main
+from harness.config.load import load_config
+from harness.pipeline.experiment import run_experiment
+from harness.pipeline.folders import _disagreement, recompute_gate
+from harness.records.store import read_results
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
+
+QUERIES, DOCS, PEOPLE = 40, 8, 14
+
+
+def _write(folder: Path, seed: int = 3) -> dict[str, Any]:
+    """People's graded labels of every query (``truth.txt``, for reference), people's on the first PEOPLE queries
+    (``people.txt``), a lenient judge's of every query that favours what ``cand`` ranks first (``judge.txt``), the
+    two runs, and a second, unjudged dataset (``other.txt``)."""
+    rng = np.random.default_rng(seed)
+    truth, people, judge, prod, cand, other = [], [], [], [], [], []
+    for q in range(QUERIES):
+        query = f"q{q:02d}"
+        grades = rng.choice([0, 0, 1, 2], DOCS)
+        order_p, order_c = rng.permutation(DOCS), rng.permutation(DOCS)
+        for d in range(DOCS):
+            judged = min(2, grades[d] + (1 if d == order_c[0] or rng.random() < 0.2 else 0))
+            line = f"{query} 0 d{d} {grades[d]}\n"
+            truth.append(line)
+            other.append(line)
+            judge.append(f"{query} 0 d{d} {judged}\n")
+            if q < PEOPLE:
+                people.append(line)
+        prod += [f"{query} Q0 d{d} {r + 1} {DOCS - r} p\n" for r, d in enumerate(order_p)]
+        cand += [f"{query} Q0 d{d} {r + 1} {DOCS - r} c\n" for r, d in enumerate(order_c)]
+    files = {"truth.txt": truth, "people.txt": people, "judge.txt": judge, "prod.run": prod, "cand.run": cand, "other.txt": other}
+    for name, lines in files.items():
+        (folder / name).write_text("".join(lines))
+    return {
+        "experiment": "judged",
+        "datasets": [
+            {"name": "web", "qrels": "people.txt", "judge": {"qrels": "judge.txt", "name": "llm"}},
+            {"name": "other", "qrels": "other.txt"},
+        ],
+        "systems": [
+            {"name": "prod", "runs": {"web": "prod.run", "other": "prod.run"}},
+            {"name": "cand", "runs": {"web": "cand.run", "other": "cand.run"}},
+        ],
+        "measures": ["P@3"],
+        "baseline": "prod",
+        "stats": {"permutations": 500, "resamples": 500},
+        "tracking": {"enabled": False},
+        "report": {"enabled": False},
+        "output": {"path": "out"},
+    }
+
+
+def _run(folder: Path, config: dict[str, Any]) -> Any:
+    path = folder / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return run_experiment(load_config(path))
+
+
+def _by_hand(y: np.ndarray, f: np.ndarray, rest: np.ndarray) -> tuple[float, float, float, float]:
+    """PPI++ as the issue states it, with numpy and scipy alone: (lambda, estimate, 95% half-width, p of 0)."""
+    n, big = y.size, rest.size
+    every = np.concatenate([f, rest])
+    lam = min(1.0, max(0.0, float(np.cov(y, f)[0, 1]) / ((1 + n / big) * float(every.var(ddof=1)))))
+    estimate = lam * rest.mean() + (y - lam * f).mean()
+    se = math.sqrt((y - lam * f).var(ddof=1) / n + lam**2 * rest.var(ddof=1) / big)
+    return lam, estimate, float(stats.t.ppf(0.975, n - 1)) * se, float(2 * stats.t.sf(abs(estimate) / se, n - 1))
+
+
+def _per_query(folder: Path, qrels: str, run: str) -> pd.Series:
+    table = harness.evaluate(harness.read_qrels(folder / qrels), harness.read_run(folder / run), ["P@3"])
+    return pd.Series(table.values[:, 0], index=table.query_ids.astype(str))
+
+
+def test_the_corrected_means_and_difference_by_hand(tmp_path: Path) -> None:
+    outcome = _run(tmp_path, _write(tmp_path))
+    summary, comparisons = outcome.summary, outcome.comparisons
+    people = {s: _per_query(tmp_path, "people.txt", f"{s}.run") for s in ("prod", "cand")}
+    judge = {s: _per_query(tmp_path, "judge.txt", f"{s}.run") for s in ("prod", "cand")}
+    sample = people["prod"].index
+    rest = judge["prod"].index.difference(sample)
+    for system in ("prod", "cand"):
+        lam, estimate, half, _ = _by_hand(
+            people[system].to_numpy(), judge[system][sample].to_numpy(), judge[system][rest].to_numpy()
+        )
+        row = summary[(summary["dataset"] == "web") & (summary["system"] == system)].iloc[0]
+        assert row["estimator"] == "ppi" and (row["n_human"], row["n_judge"]) == (PEOPLE, QUERIES)
+        assert row["lambda"] == pytest.approx(lam, abs=1e-12)
+        assert row["mean"] == pytest.approx(estimate, abs=1e-12)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx((estimate - half, estimate + half), abs=1e-12)
+        assert row["judge_mean"] == pytest.approx(judge[system].mean(), abs=1e-12)
+    diff_people, diff_judge = people["cand"] - people["prod"], judge["cand"] - judge["prod"]
+    lam, estimate, half, p = _by_hand(diff_people.to_numpy(), diff_judge[sample].to_numpy(), diff_judge[rest].to_numpy())
+    row = comparisons[comparisons["dataset"] == "web"].iloc[0]
+    assert (row["estimator"], row["primary_test"]) == ("ppi", "ppi")
+    assert row["lambda"] == pytest.approx(lam, abs=1e-12)  # tuned on the differences, not on either system
+    assert row["delta"] == pytest.approx(estimate, abs=1e-12)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((estimate - half, estimate + half), abs=1e-12)
+    assert row["p_ppi"] == pytest.approx(p, abs=1e-12)
+    assert row["judge_delta"] == pytest.approx(diff_judge.mean(), abs=1e-12)
+    # the tests of the judge's values alone are its own columns, never the row's p
+    assert "p_wilcoxon" not in comparisons.columns or math.isnan(row["p_wilcoxon"])
+    assert row["judge_p_wilcoxon"] == row["judge_p_wilcoxon"]
+    assert row["wins"] + row["ties"] + row["losses"] == PEOPLE  # counted on people's values
+
+
+def test_a_dataset_without_a_judge_is_unchanged_bit_for_bit(tmp_path: Path) -> None:
+    config = _write(tmp_path)
+    both = _run(tmp_path, config)
+    systems = [{**s, "runs": {"other": s["runs"]["other"]}} for s in config["systems"]]
+    alone = _run(tmp_path, {**config, "datasets": config["datasets"][1:], "systems": systems, "output": {"path": "alone"}})
+    for table in ("comparisons", "summary"):
+        theirs = getattr(alone, table).reset_index(drop=True)
+        mine = getattr(both, table)
+        mine = mine[mine["dataset"] == "other"].reset_index(drop=True)[theirs.columns]
+        pd.testing.assert_frame_equal(mine, theirs, check_dtype=False, check_exact=True)
+    assert "estimator" not in alone.comparisons.columns and "estimator" not in alone.summary.columns
+    assert (both.results_dir / "per_query_people.parquet").exists()
+    assert not (alone.results_dir / "per_query_people.parquet").exists()
+
+
+def test_a_folders_gate_is_computed_again_with_peoples_values(tmp_path: Path) -> None:
+    config = _write(tmp_path)
+    config["release"] = {
+        "production": "prod",
+        "candidate": "cand",
+        "guards": [{"measure": "P@3", "max_drop": 0.05, "dataset": "web"}],
+    }
+    outcome = _run(tmp_path, config)
+    assert outcome.decision.guards[0].method.startswith("one-sided prediction-powered t")
+    assert f"{PEOPLE} queries judged by people, {QUERIES} by the judge llm" in outcome.decision.headline()
+    saved = read_results(outcome.results_dir)
+    recomputed = recompute_gate(saved)
+    assert _disagreement(recomputed, saved.verdict) is None
+    assert recomputed.guards[0].drop_high == outcome.decision.guards[0].drop_high
+
+
+def _error(tmp_path: Path, config: dict[str, Any]) -> str:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    err = io.StringIO()
+    assert main(["run", str(path)], io.StringIO(), err) == 2
+    return err.getvalue()
+
+
+def test_what_cannot_be_corrected_is_refused_naming_the_query_and_the_fix(tmp_path: Path) -> None:
+    config = _write(tmp_path)
+    judge = (tmp_path / "judge.txt").read_text().splitlines(keepends=True)
+    (tmp_path / "short-judge.txt").write_text("".join(line for line in judge if not line.startswith("q03 ")))
+    config["datasets"][0]["judge"]["qrels"] = "short-judge.txt"
+    message = _error(tmp_path, config)
+    assert "query 'q03' is judged by people" in message and "not by the judge" in message and "Fix:" in message
+
+    (tmp_path / "wide-judge.txt").write_text(
+        "".join(judge).replace("q05 0 d1 ", "q05 0 d1 3 #").replace(" 3 #2", " 3").replace(" 3 #1", " 3").replace(" 3 #0", " 3")
+    )
+    config["datasets"][0]["judge"]["qrels"] = "wide-judge.txt"
+    message = _error(tmp_path, config)
+    assert "query 'q05', document 'd1': the judge's grade 3 is one people never give" in message
+    assert "grades: {3:" in message
+    config["datasets"][0]["judge"]["grades"] = {3: 2}
+    path = tmp_path / "mapped.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    assert main(["run", str(path)], io.StringIO(), io.StringIO()) == 0  # mapped onto people's scale
+
+    config["datasets"][0]["judge"] = {"qrels": "judge.txt"}
+    (tmp_path / "one.txt").write_text(
+        "".join(line for line in (tmp_path / "people.txt").read_text().splitlines(True) if line.startswith("q00 "))
+    )
+    config["datasets"][0]["qrels"] = "one.txt"
+    message = _error(tmp_path, config)
+    assert "people judged 1 query of dataset 'web'" in message and "Fix:" in message
+
+    config["datasets"][0]["qrels"] = "people.txt"
+    (tmp_path / "strata.csv").write_text(
+        "query,stratum\n" + "".join(f"q{q:02d},{'a' if q % 2 else 'b'}\n" for q in range(QUERIES - 1))
+    )
+    config["datasets"][0]["judge"] = {"qrels": "judge.txt", "sample": "stratified", "strata": "strata.csv"}
+    message = _error(tmp_path, config)
+    assert f"query 'q{QUERIES - 1}' is labelled by the judge" in message and "has no stratum" in message
+
+    config["datasets"][0]["judge"] = {"qrels": "judge.txt", "strata": "strata.csv"}
+    assert "which draw was it?" in _error(tmp_path, config)
+    config["datasets"][0]["judge"] = {"qrels": "judge.txt", "sample": "stratified"}
+    assert "sample: stratified needs each query's stratum" in _error(tmp_path, config)
+    config["datasets"][0]["judge"] = {"qrels": "people.txt"}
+    assert "the judge's labels and people's must be two files" in _error(tmp_path, config)
+
+
+def test_a_segment_people_judged_too_few_queries_of_is_not_decided(tmp_path: Path) -> None:
+    config = _write(tmp_path)
+    (tmp_path / "segments.csv").write_text(
+        "query,segment\n" + "".join(f"q{q:02d},{'rare' if q in (0, 20, 21, 22) else 'common'}\n" for q in range(QUERIES))
+    )
+    config["datasets"][0]["segments"] = "segments.csv"
+    config["release"] = {
+        "production": "prod",
+        "candidate": "cand",
+        "guards": [{"measure": "P@3", "max_drop": 0.05, "dataset": "web", "segment": "rare"}],
+    }
+    outcome = _run(tmp_path, config)
+    guard = outcome.decision.guards[0]
+    assert guard.verdict == "FAIL" and not guard.evaluated  # a guard that cannot be evaluated never passes
+    assert "people judged 1 of its 4 queries, and a correction needs 2 or more" in guard.reason
+    row = outcome.comparisons[(outcome.comparisons["dataset"] == "web") & (outcome.comparisons["segment"] == "rare")].iloc[0]
+    assert math.isnan(row["delta"]) and not row["significant"] and "people judged 1" in row["estimator_note"]
