@@ -149,7 +149,7 @@ def test_a_folders_gate_is_computed_again_with_peoples_values(tmp_path: Path) ->
     assert f"{PEOPLE} queries judged by people, {QUERIES} by the judge llm" in outcome.decision.headline()
     saved = read_results(outcome.results_dir)
     recomputed = recompute_gate(saved)
-    assert _disagreement(recomputed, saved.verdict) is None
+    assert saved.verdict is not None and _disagreement(recomputed, saved.verdict) is None
     assert recomputed.guards[0].drop_high == outcome.decision.guards[0].drop_high
 
 
