@@ -14,10 +14,11 @@ from html import escape
 from typing import Any
 
 from harness.config.defaults import DEFAULT_POWER
-from harness.decision.verdict import BOOTSTRAP, T_TEST, GuardResult
+from harness.decision.verdict import BOOTSTRAP, PPI, T_TEST, GuardResult
 from harness.errors import HarnessError
 from harness.stats import bounds, power
 from harness.stats.power import Sided
+from harness.stats.ppi import PeoplePlan
 
 SD_CONFIDENCE = 0.9  # how sure a plan from a pilot's sd is of reaching its power (Plan.sd_upper)
 
@@ -56,6 +57,7 @@ class Plan:
     auto_by: str = ""
     t_from: int | None = None
     min_affected: float | None = None
+    judge_queries: int | None = None  # a judged dataset (method PPI): n_queries are people's, of these the judge labels
 
     def with_auto(self, excess_range: tuple[float, float], min_affected: float | None) -> Plan:
         """The plan with what ``bound: auto`` needs for a ``max_drop`` guard at this margin whose users' drops beyond
@@ -128,6 +130,32 @@ class Plan:
         power_now = power.bootstrap_power(margin, se, alpha)
         return cls(needed, guard.sd, margin, alpha, target, "one", source, n, power_now, mde, BOOTSTRAP)
 
+    @classmethod
+    def judged(cls, found: PeoplePlan, margin: float, alpha: float, target: float, sided: Sided, source: str) -> Plan:
+        """A judged dataset's plan (:func:`~harness.stats.ppi.people_plan`): the queries people would judge, the judge
+        labelling every query, for the prediction-powered t to resolve ``margin``; ``sd`` is people's residual sd.
+
+        >>> import numpy as np
+        >>> from harness.stats.ppi import people_plan
+        >>> y = np.array([0.1, 0.3, 0.2, 0.5]); f = np.concatenate([y + 0.05] * 3)
+        >>> Plan.judged(people_plan(y, f, np.arange(12) < 4, 0.3, 0.05, 0.8), 0.3, 0.05, 0.8, "one", "given").n_queries
+        3
+        """
+        return cls(
+            found.needed,
+            found.residual_sd,
+            margin,
+            alpha,
+            target,
+            sided,
+            source,
+            found.n,
+            found.power_now,
+            found.mde_now,
+            PPI,
+            judge_queries=found.total,
+        )
+
     def __repr__(self) -> str:
         return f"Plan({self.line()})"
 
@@ -136,6 +164,8 @@ class Plan:
         return f"<p>{escape(self.line())}</p>"
 
     def line(self) -> str:
+        if self.method == PPI:
+            return self._judged_text()
         if self.method == BOOTSTRAP:  # Plan.resampled: the gate's bound on a measure with one value per run
             needed = f"{self.n_queries:,} users" if self.n_queries else "any number of users"
             test, spread = "the gate's bootstrap bound", "the per-user sd is"
@@ -167,6 +197,21 @@ class Plan:
             )
         return text
 
+    def _judged_text(self) -> str:
+        """A judged dataset's plan in words: people's queries, the judge labelling all of them."""
+        needed = (
+            f"{self.n_queries:,} queries judged by people"
+            if self.n_queries
+            else f"more than all {self.judge_queries:,} queries judged by people"
+        )
+        test = "a one-sided" if self.sided == "one" else "a two-sided"
+        return (
+            f"{needed}, the judge labelling all {self.judge_queries:,}: {test} prediction-powered t at alpha "
+            f"{self.alpha:g} has {self.power:.0%} power to resolve a true distance of {self.margin:g} when people's "
+            f"residuals from the judge's values have sd {self.sd:.4f} ({self.source}). With the {self.n_now:,} judged by "
+            f"people now: power {self.power_now:.0%}, minimum detectable effect {self.mde_now:.4f}"
+        )
+
     def _auto_text(self) -> str:
         """Which plan a guard under ``bound: auto`` follows, where that is not the t-test's alone."""
         rule = f"release.min_affected {self.min_affected:g}" if self.min_affected is not None else "no release.min_affected"
@@ -186,7 +231,10 @@ class Plan:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        if out["judge_queries"] is None:  # a judged dataset's plan only
+            del out["judge_queries"]
+        return out
 
 
 __all__ = ["SD_CONFIDENCE", "Plan"]

@@ -142,7 +142,8 @@ def headline(gate: GateView) -> str:
         needed = gate.n_needed_gate or max((g.n_needed or 0 for g in open_), default=0)
         planned = gate.gate_planned_for if gate.n_needed_gate else next((g.planned_for for g in open_ if g.n_needed), "")
         if needed:
-            what += f"; about {needed:,} users would decide it" + (f" ({planned})" if planned else "")
+            unit = "queries judged by people" if any(g.judged for g in open_) else "users"
+            what += f"; about {needed:,} {unit} would decide it" + (f" ({planned})" if planned else "")
     judged = list(dict.fromkeys(g.judged for g in gate.deciding if g.judged))
     if judged:
         what += f"; {'; '.join(judged)}"

@@ -41,9 +41,11 @@ def gate_plan_lines(folder: str | Path | SavedResults) -> list[str]:
     else:
         lines = ["the whole gate: no plan (a guard has none for an equal candidate: see its own below)"]
     for g in deciding:
-        share = f"{g.n_needed_gate:,} users for the gate; " if g.n_needed_gate is not None else ""
-        alone = f"{g.n_needed:,} users" if g.n_needed else "no number of users"
-        lines.append(f"  {g.guard}: {share}alone {alone} {g.planned_for} (now {g.n_queries:,}; {g.verdict})")
+        unit = "queries judged by people" if g.judged else "users"  # a judged dataset: people's queries, judge's on all
+        share = f"{g.n_needed_gate:,} {unit} for the gate; " if g.n_needed_gate is not None else ""
+        alone = f"{g.n_needed:,} {unit}" if g.n_needed else f"no number of {unit}"
+        now = g.judged or f"now {g.n_queries:,}"
+        lines.append(f"  {g.guard}: {share}alone {alone} {g.planned_for} ({now}; {g.verdict})")
     return lines
 
 
@@ -235,6 +237,9 @@ def plan_from_results(
             f"{measure} is not averaged over users: a paired t-test plan does not describe it",
             hint="plan a measure averaged over users (nDCG, AP, P, R, ...)",
         )
+    judge = _judge_name(saved, dataset)
+    if judge is not None:
+        return _judged_plan(saved, pair, dataset, parsed, segment, margin, alpha, target, sided, judge)
     columns = [_rows_of(saved, dataset, system, parsed, segment).set_index("query_id")["value"] for system in pair]
     joined = columns[0].to_frame("a").join(columns[1].to_frame("b"), how="inner").dropna()
     if len(joined) < 2:
@@ -247,6 +252,52 @@ def plan_from_results(
         recorded = None if saved.verdict is None else saved.verdict.min_affected
         min_affected = DEFAULT_MIN_AFFECTED if recorded is None else recorded
     return with_auto(plan, parsed, min_affected)
+
+
+def _judge_name(saved: SavedResults, dataset: str) -> str | None:
+    """The judge's name where ``dataset`` has one, else None."""
+    for entry in saved.config.get("datasets") or []:
+        if entry.get("name") == dataset and entry.get("judge"):
+            return str(entry["judge"].get("name") or "judge")
+    return None
+
+
+def _judged_plan(
+    saved: SavedResults,
+    pair: list[str],
+    dataset: str,
+    measure: Measure,
+    segment: str,
+    margin: float,
+    alpha: float,
+    target: float,
+    sided: Sided,
+    judge: str,
+) -> Plan:
+    """A judged dataset's plan: the queries people would judge for the prediction-powered t (the judge labelling
+    every query), from the two systems' differences under each labelling."""
+    if saved.per_query_people is None:
+        raise HarnessError(f"{saved.folder} has no people's values of {dataset!r}", hint="give the folder harness run wrote")
+    judged = [_rows_of(saved, dataset, system, measure, segment).set_index("query_id")["value"] for system in pair]
+    people = []
+    for system in pair:
+        rows = saved.per_query_people
+        rows = rows[(rows["dataset"] == dataset) & (rows["system"] == system) & (rows["measure"] == str(measure))]
+        people.append((rows if segment == "all" else rows[rows["segment"] == segment]).set_index("query_id")["value"])
+    f_all = (judged[1] - judged[0]).dropna().sort_index()
+    y = (people[1] - people[0]).dropna()
+    y = y[y.index.isin(f_all.index)].sort_index()
+    sampled = f_all.index.isin(y.index)
+    if int(sampled.sum()) < 2:
+        raise HarnessError(
+            f"people judged {int(sampled.sum())} of the {len(f_all):,} queries here: a plan needs 2 or more",
+            hint="check the segment, or have people judge a random sample of the queries",
+        )
+    from harness.stats.ppi import people_plan
+
+    found = people_plan(y.to_numpy(np.float64), f_all.to_numpy(np.float64), sampled, margin, alpha, target, sided)
+    where = f"{pair[1]} against {pair[0]} on {dataset}" + ("" if segment == "all" else f" / {segment}")
+    return Plan.judged(found, margin, alpha, target, sided, f"estimated from {where} in {saved.folder.name}, judge {judge}")
 
 
 def checked_min_affected(value: object) -> float | None:

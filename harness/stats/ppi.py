@@ -224,3 +224,44 @@ def ppi_sampled(
     position = np.cumsum(sampled) - 1  # each of people's queries' place in y
     parts = [(y[position[mask & sampled]], f_all[mask & sampled], f_all[mask & ~sampled]) for mask, _ in layers]
     return ppi_stratified(parts, [w for _, w in layers], alpha)
+
+
+@dataclass(frozen=True)
+class PeoplePlan:
+    """How many queries people would judge (the judge labelling all ``total``) for the prediction-powered t at
+    ``alpha`` (``sided``) to resolve a true distance with the planned power: ``needed`` (None: not even all of them),
+    with the power and the minimum detectable distance of the ``n`` people judged now, people's residual sd (``y -
+    lambda f``) and lambda."""
+
+    needed: int | None
+    n: int
+    total: int
+    power_now: float
+    mde_now: float
+    residual_sd: float
+    lam: float
+
+
+def people_plan(
+    y: np.ndarray, f_all: np.ndarray, sampled: np.ndarray, distance: float, alpha: float, target: float, sided: str = "one"
+) -> PeoplePlan:
+    """The queries people would judge to resolve ``distance`` (:func:`queries_needed`; one-sided at ``alpha`` is
+    two-sided at ``2 alpha``), and what the ones judged now resolve: ``f_all`` the judge's values of every query,
+    ``sampled`` which of them people judged, ``y`` people's values there.
+
+    >>> y = np.array([0.1, 0.3, 0.2, 0.5]); f = y + 0.05
+    >>> found = people_plan(y, np.concatenate([f, f, f]), np.arange(12) < 4, 0.3, 0.05, 0.8)
+    >>> found.needed, found.n, found.total
+    (3, 4, 12)
+    """
+    from scipy import special
+
+    level = 2 * alpha if sided == "one" else alpha
+    f = f_all[sampled]
+    needed = queries_needed(y, f, f_all, distance, level, target)
+    found = ppi_mean(y, f, f_all[~sampled], level)
+    crit = float(special.stdtrit(found.df, 1 - level / 2))
+    power_now = float(special.stdtr(found.df, distance / found.se - crit)) if found.se > 0 else math.nan
+    mde = (crit + float(special.stdtrit(found.df, target))) * found.se
+    residual = y - found.lam * f
+    return PeoplePlan(needed, int(y.size), int(f_all.size), power_now, mde, float(residual.std(ddof=1)), found.lam)

@@ -222,3 +222,61 @@ def test_a_segment_people_judged_too_few_queries_of_is_not_decided(tmp_path: Pat
     assert "people judged 1 of its 4 queries, and a correction needs 2 or more" in guard.reason
     row = outcome.comparisons[(outcome.comparisons["dataset"] == "web") & (outcome.comparisons["segment"] == "rare")].iloc[0]
     assert math.isnan(row["delta"]) and not row["significant"] and "people judged 1" in row["estimator_note"]
+
+
+def test_harness_plan_counts_the_queries_people_would_judge(tmp_path: Path) -> None:
+    """On a judged dataset the plan is people's queries (the judge labelling every one): the fewest n at which the
+    prediction-powered t's reach, lambda tuned again at n, is within the margin, recomputed here by hand."""
+    from harness.pipeline.plan import plan_from_results
+
+    outcome = _run(tmp_path, _write(tmp_path))
+    plan = plan_from_results(outcome.results_dir, "P@3", 0.2, systems=["prod", "cand"], dataset="web")
+    assert (plan.n_now, plan.judge_queries) == (PEOPLE, QUERIES)
+    assert "queries judged by people, the judge labelling all 40" in plan.line()
+    people = {s: _per_query(tmp_path, "people.txt", f"{s}.run") for s in ("prod", "cand")}
+    judge = {s: _per_query(tmp_path, "judge.txt", f"{s}.run") for s in ("prod", "cand")}
+    y = (people["cand"] - people["prod"]).to_numpy()
+    f_all = (judge["cand"] - judge["prod"]).to_numpy()
+    f = f_all[:PEOPLE]  # people judged the first PEOPLE queries, in the same (sorted) order
+
+    def reach(n: int) -> float:  # one-sided 0.05 (two-sided 0.1) + 80% power, at n people's queries
+        rest = QUERIES - n
+        lam = 0.0
+        if rest:
+            lam = min(1.0, max(0.0, np.cov(y, f)[0, 1] / ((1 + n / rest) * f_all.var(ddof=1))))
+        variance = (y.var(ddof=1) - 2 * lam * np.cov(y, f)[0, 1] + lam**2 * f.var(ddof=1)) / n
+        variance += lam**2 * f_all.var(ddof=1) / rest if rest else 0.0
+        return float((stats.t.ppf(0.95, n - 1) + stats.t.ppf(0.8, n - 1)) * math.sqrt(variance))
+
+    assert plan.n_queries is not None
+    assert reach(plan.n_queries) <= 0.2 < reach(plan.n_queries - 1)
+
+
+def test_the_tutorials_judged_gate_on_the_demo_data(tmp_path: Path) -> None:
+    """docs/tutorials.md, tutorial 5: configs/trec-judged.yaml FAILs dense against hybrid on the demo judge's labels
+    corrected by people's 40 queries, as people's labels of every query do; the judge's alone do not FAIL it."""
+    from harness.demo import trec
+
+    trec(tmp_path / "runs" / "trec-demo")
+    (tmp_path / "configs").mkdir()
+    config = tmp_path / "configs" / "trec-judged.yaml"
+    config.write_text((Path(__file__).parents[2] / "configs" / "trec-judged.yaml").read_text())
+    text = " ".join((Path(__file__).parents[2] / "docs" / "tutorials.md").read_text().split())
+    argv = ["run", str(config), "--output", str(tmp_path / "out"), "--set", "tracking.enabled=false"]
+    out = io.StringIO()
+    assert main(argv, out, io.StringIO()) == 3  # FAIL
+    shown = [line for line in out.getvalue().splitlines() if line.startswith(("release gate", "  guard", "  nDCG@10"))]
+    assert shown and all(" ".join(line.split()) in text for line in shown)
+    alone = ["--set", "datasets.0.qrels=../runs/trec-demo/judge.txt", "--set", "datasets.0.judge=null"]
+    out = io.StringIO()
+    assert main([*argv, *alone, "--set", "experiment=trec-judge-only"], out, io.StringIO()) == 6  # INCONCLUSIVE
+    assert "0.6015 -> 0.6213" in out.getvalue() and "0.6015 -> 0.6213" in text
+    people = {
+        name: harness.evaluate(
+            harness.read_qrels(tmp_path / "runs" / "trec-demo" / "qrels.txt"),
+            harness.read_run(tmp_path / "runs" / "trec-demo" / f"{name}.run"),
+            ["nDCG@10"],
+        ).values.mean()
+        for name in ("hybrid", "dense")
+    }
+    assert f"{people['hybrid']:.4f} -> {people['dense']:.4f}" in text
