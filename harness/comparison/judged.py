@@ -23,12 +23,13 @@ a measure of the whole lists) are the judge's values alone: their estimator is `
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from harness.comparison.rows import FEW_QUERIES
+from harness.evaluation.agreement import Agreement, systems_agreement
 from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
@@ -284,3 +285,44 @@ def _people_needed(
     f_all = f_b - f_a
     y = y_b[sampled[in_b]] - y_a[sampled[in_a]]
     return queries_needed(y, f_all[sampled], f_all, found.estimate, alpha, PLANNED_POWER)
+
+
+def agreement_of(results: Sequence[RunResult], alpha: float = 1 - CONFIDENCE) -> Agreement | None:
+    """The audit of a judged dataset's judge (as ``harness agree`` prints it), from its runs' values under each
+    labelling: the labels' agreement, each system's bias, the rankings and the pairs corrected, over the queries every
+    run has; None without a judge or with no labels both judged."""
+    judged = [r for r in results if r.people is not None]
+    if not judged or judged[0].labels is None:
+        return None
+    measures = [m for m in judged[0].per_query.measures if corrects(m) and all(m in r.per_query.measures for r in judged)]
+    every = _common([r.per_query.query_ids.astype(str) for r in judged])
+    human = _common([r.people.query_ids.astype(str) for r in judged if r.people is not None])
+    human = human[np.isin(human, every)]
+    people = np.isin(every, human)
+    systems: tuple[Any, ...] = ((), (), ())
+    layers = None
+    if judged[0].strata is not None:
+        found = layers_of(_aligned(judged[0], every, judged[0].strata), people)
+        layers = None if isinstance(found, str) else found
+    if measures and human.size >= MIN_HUMAN:
+        values_h = np.array([[_on(r.people, human, m)[1] for m in measures] for r in judged])  # type: ignore[arg-type]
+        values_j = np.array([[_on(r.per_query, every, m)[1] for m in measures] for r in judged])
+        if values_h.shape[-1] == human.size and values_j.shape[-1] == every.size:  # a value of every query
+            systems = systems_agreement(
+                [r.system for r in judged], [str(m) for m in measures], values_h, values_j, people, layers, alpha
+            )
+    strata = () if layers is None or judged[0].strata is None else tuple(sorted(set(judged[0].strata.tolist())))
+    biases, rankings, pairs = systems
+    return Agreement(judged[0].labels, biases, rankings, int(human.size), int(every.size), alpha, strata, pairs)
+
+
+def _common(ids: Sequence[np.ndarray]) -> np.ndarray:
+    out = ids[0]
+    for more in ids[1:]:
+        out = np.intersect1d(out, more)
+    return np.sort(out)
+
+
+def _aligned(result: RunResult, queries: np.ndarray, values: np.ndarray) -> np.ndarray:
+    _, _, at = np.intersect1d(queries, result.per_query.query_ids.astype(str), assume_unique=True, return_indices=True)
+    return values[at]

@@ -51,6 +51,11 @@ from harness.stats.ppi import Layers, PPIEstimate, layers_of, ppi_sampled, queri
 MIN_QUERIES = 2  # a paired interval over the queries people judged needs 2 or more
 
 
+class NoSharedLabels(HarnessError):
+    """No document is labelled both by people and by the judge: their labels cannot be compared (their queries'
+    values still can)."""
+
+
 @dataclass(frozen=True)
 class QueryAgreement:
     """One query's documents both judged: how many, the share with equal grades, each side's share relevant."""
@@ -252,7 +257,7 @@ def label_agreement(human: Qrels, judge: Qrels, relevance_level: float = 1) -> L
         )
     both = people.join(model, ["query", "doc"], join_type="inner", left_suffix="_human", right_suffix="_judge")
     if not len(both):
-        raise HarnessError(
+        raise NoSharedLabels(
             f"no document is labelled both in {human.source} and in {judge.source}",
             hint="give the judge the documents people judged (the same query and document ids)",
         )
@@ -371,7 +376,6 @@ def agreement(
     Raises HarnessError where a query people judged has no label of the judge's (the judge must label every query),
     fewer than 2 queries were judged by people, or (with ``strata``) a query the judge labelled has no stratum or a
     stratum has fewer than 2 queries judged by people."""
-    from scipy import stats
 
     conventions = conventions or Conventions()
     labels = label_agreement(human, judge, conventions.relevance_level)
@@ -382,9 +386,7 @@ def agreement(
         lambda q: f"{judge.source}: query {q!r} is judged by people and not by the judge",
         "the judge must label every query people judged (and every query evaluated)",
     )
-    systems: list[SystemBias] = []
-    rankings: list[RankingAgreement] = []
-    corrected_pairs: list[PairCorrected] = []
+    found: tuple[tuple[SystemBias, ...], tuple[RankingAgreement, ...], tuple[PairCorrected, ...]] = ((), (), ())
     if runs and measures:
         if len(human_queries) < MIN_QUERIES:
             raise HarnessError(
@@ -395,78 +397,107 @@ def agreement(
         by_human = [evaluate(human, run, measures, conventions, query_ids=human_queries) for run in runs]
         by_judge = [evaluate(judge, run, measures, conventions, query_ids=every) for run in runs]
         people = np.isin(np.asarray(every, dtype=object), np.asarray(human_queries, dtype=object))
-        for m, measure in enumerate(measures):
-            h = np.array([t.values[:, m] for t in by_human])  # systems x people's queries
-            j_all = np.array([t.values[:, m] for t in by_judge])  # systems x every query the judge labelled
-            j = j_all[:, people]  # the same queries as h, in the same (sorted) order
-            bias = j - h
-            centred = bias - bias.mean(axis=0)
-            for s, run in enumerate(runs):
-                b = _paired_interval(bias[s], alpha)
-                r = _paired_interval(centred[s], alpha)
-                corrected = _corrected(h[s], j_all[s], people, layers, alpha)
-                systems.append(
-                    SystemBias(
-                        run.name,
-                        str(measure),
-                        float(h[s].mean()),
-                        float(j[s].mean()),
-                        *b,
-                        *r,
-                        float(j_all[s].mean()),
-                        *(
-                            (corrected.estimate, corrected.low, corrected.high, corrected.lam)
-                            if corrected is not None
-                            else (math.nan,) * 4
-                        ),
-                    )
-                )
-            names = [run.name for run in runs]
-            for first, second in itertools.combinations(range(len(runs)), 2):
-                d_all = j_all[second] - j_all[first]
-                found = _corrected(h[second] - h[first], d_all, people, layers, alpha)
-                if found is not None:
-                    needed = (
-                        None
-                        if layers is not None
-                        else queries_needed(h[second] - h[first], d_all[people], d_all, found.estimate, alpha, PLANNED_POWER)
-                    )
-                    corrected_pairs.append(
-                        PairCorrected(
-                            str(measure),
-                            names[first],
-                            names[second],
-                            float(d_all.mean()),
-                            found.estimate,
-                            found.low,
-                            found.high,
-                            found.p,
-                            found.lam,
-                            needed,
-                        )
-                    )
-            human_order = tuple(names[i] for i in np.argsort(-h.mean(axis=1), kind="stable"))
-            judge_order = tuple(names[i] for i in np.argsort(-j.mean(axis=1), kind="stable"))
-            tau = float(stats.kendalltau(h.mean(axis=1), j.mean(axis=1)).statistic) if len(runs) > 1 else math.nan
-            place = {name: i for i, name in enumerate(judge_order)}
-            swaps = tuple((a, b) for a, b in itertools.combinations(human_order, 2) if place[a] > place[b])
-            pairs = list(itertools.combinations(range(len(runs)), 2))
-            same = [_verdict(h[b] - h[a], alpha) == _verdict(j[b] - j[a], alpha) for a, b in pairs]
-            rankings.append(
-                RankingAgreement(
-                    str(measure),
-                    human_order,
-                    judge_order,
-                    tau,
-                    tau_ap(human_order, judge_order),
-                    swaps,
-                    float(np.mean(same)) if same else math.nan,
-                )
-            )
+        found = systems_agreement(
+            [run.name for run in runs],
+            [str(m) for m in measures],
+            np.array([t.values.T for t in by_human]),
+            np.array([t.values.T for t in by_judge]),
+            people,
+            layers,
+            alpha,
+        )
+    systems, rankings, corrected_pairs = found
     named = () if strata is None else tuple(sorted({strata[q] for q in judge_queries if q in strata}))
     return Agreement(
         labels, tuple(systems), tuple(rankings), len(human_queries), len(judge_queries), alpha, named, tuple(corrected_pairs)
     )
+
+
+def systems_agreement(
+    names: Sequence[str],
+    measures: Sequence[str],
+    human: np.ndarray,
+    judge: np.ndarray,
+    people: np.ndarray,
+    layers: Layers | None,
+    alpha: float,
+) -> tuple[tuple[SystemBias, ...], tuple[RankingAgreement, ...], tuple[PairCorrected, ...]]:
+    """Each system's bias, the rankings under each labelling and each pair corrected, from the values already had:
+    ``human`` (systems x measures x people's queries) and ``judge`` (systems x measures x every query the judge
+    labelled, sorted), ``people`` the mask of people's queries among the judge's (in the same order as ``human``'s)."""
+    from scipy import stats
+
+    systems: list[SystemBias] = []
+    rankings: list[RankingAgreement] = []
+    corrected_pairs: list[PairCorrected] = []
+    for m, measure in enumerate(measures):
+        h = human[:, m, :]  # systems x people's queries
+        j_all = judge[:, m, :]  # systems x every query the judge labelled
+        j = j_all[:, people]  # the same queries as h, in the same (sorted) order
+        bias = j - h
+        centred = bias - bias.mean(axis=0)
+        for s in range(len(names)):
+            b = _paired_interval(bias[s], alpha)
+            r = _paired_interval(centred[s], alpha)
+            corrected = _corrected(h[s], j_all[s], people, layers, alpha)
+            systems.append(
+                SystemBias(
+                    names[s],
+                    str(measure),
+                    float(h[s].mean()),
+                    float(j[s].mean()),
+                    *b,
+                    *r,
+                    float(j_all[s].mean()),
+                    *(
+                        (corrected.estimate, corrected.low, corrected.high, corrected.lam)
+                        if corrected is not None
+                        else (math.nan,) * 4
+                    ),
+                )
+            )
+        for first, second in itertools.combinations(range(len(names)), 2):
+            d_all = j_all[second] - j_all[first]
+            found = _corrected(h[second] - h[first], d_all, people, layers, alpha)
+            if found is not None:
+                needed = (
+                    None
+                    if layers is not None
+                    else queries_needed(h[second] - h[first], d_all[people], d_all, found.estimate, alpha, PLANNED_POWER)
+                )
+                corrected_pairs.append(
+                    PairCorrected(
+                        str(measure),
+                        names[first],
+                        names[second],
+                        float(d_all.mean()),
+                        found.estimate,
+                        found.low,
+                        found.high,
+                        found.p,
+                        found.lam,
+                        needed,
+                    )
+                )
+        human_order = tuple(names[i] for i in np.argsort(-h.mean(axis=1), kind="stable"))
+        judge_order = tuple(names[i] for i in np.argsort(-j.mean(axis=1), kind="stable"))
+        tau = float(stats.kendalltau(h.mean(axis=1), j.mean(axis=1)).statistic) if len(names) > 1 else math.nan
+        place = {name: i for i, name in enumerate(judge_order)}
+        swaps = tuple((a, b) for a, b in itertools.combinations(human_order, 2) if place[a] > place[b])
+        pairs = list(itertools.combinations(range(len(names)), 2))
+        same = [_verdict(h[b] - h[a], alpha) == _verdict(j[b] - j[a], alpha) for a, b in pairs]
+        rankings.append(
+            RankingAgreement(
+                str(measure),
+                human_order,
+                judge_order,
+                tau,
+                tau_ap(human_order, judge_order),
+                swaps,
+                float(np.mean(same)) if same else math.nan,
+            )
+        )
+    return tuple(systems), tuple(rankings), tuple(corrected_pairs)
 
 
 PLANNED_POWER = 0.8  # what a pair's people_needed plans for

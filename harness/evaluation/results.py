@@ -18,6 +18,7 @@ from harness.stats.grid import add_totals, float_total, total_over
 if TYPE_CHECKING:
     import pandas as pd
 
+    from harness.evaluation.agreement import LabelAgreement
     from harness.kernels._segments import RankedLists
 
 MIN_GEO_MEAN = 0.00001  # trec_eval.h: the floor of a value in a geometric mean
@@ -401,6 +402,7 @@ class RunResult:
     people: PerQuery | None = None
     strata: np.ndarray | None = None
     judge: str = ""  # the judge's name
+    labels: LabelAgreement | None = None  # people's and the judge's labels on the documents both judged (the dataset's)
 
     @property
     def measures(self) -> tuple[Measure, ...]:

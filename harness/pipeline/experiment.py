@@ -693,8 +693,20 @@ def save_results(
         groups=groups,
         verdict=verdict,
         per_query_people=_people_frame(results),
+        agreement=_agreements(results),
     )
     return write_results(saved, _experiment_root(experiment), started.strftime("%Y%m%d-%H%M%S"), experiment.per_query_csv)
+
+
+def _agreements(results: list[RunResult]) -> dict[str, Any] | None:
+    """Each judged dataset's audit of its judge (:func:`~harness.comparison.judged.agreement_of`), as agreement.json
+    holds it; None without a judge."""
+    out = {}
+    for dataset in dict.fromkeys(r.dataset for r in results if r.people is not None):
+        found = judged.agreement_of([r for r in results if r.dataset == dataset])
+        if found is not None:
+            out[dataset] = found.to_dict()
+    return out or None
 
 
 def _people_frame(results: list[RunResult]) -> Any:

@@ -23,6 +23,7 @@ from harness.data.load import load_qrels
 from harness.data.model import Qrels
 from harness.data.tables import read_table_columns
 from harness.errors import HarnessError
+from harness.evaluation.agreement import LabelAgreement, NoSharedLabels, label_agreement
 from harness.evaluation.results import RunResult
 from harness.progress import Progress
 from harness.stats.ppi import MIN_HUMAN
@@ -37,6 +38,7 @@ class Labellings:
     people: Dataset
     strata: Mapping[str, str] | None
     name: str
+    labels: LabelAgreement | None
 
 
 def labellings(dataset: Dataset, scratch: Path, progress: Progress) -> Labellings:
@@ -83,7 +85,11 @@ def labellings(dataset: Dataset, scratch: Path, progress: Progress) -> Labelling
         by_judge = dataclasses.replace(
             dataset, qrels=judge.qrels, qrels_format=judge.qrels_format, qrels_columns=judge.columns, judge=None
         )
-    return Labellings(by_judge, dataclasses.replace(dataset, judge=None), strata, judge.name)
+    try:
+        labels: LabelAgreement | None = label_agreement(people, model, dataset.relevance_level)
+    except NoSharedLabels:  # other documents judged (another pool): the queries' values are still corrected
+        labels = None
+    return Labellings(by_judge, dataclasses.replace(dataset, judge=None), strata, judge.name, labels)
 
 
 def _mapped(model: Qrels, grades: tuple[tuple[float, float], ...]) -> Qrels:
@@ -162,5 +168,9 @@ def joined(by_judge: list[RunResult], by_people: list[RunResult], labelled: Labe
                     "{queries: qrels})",
                 )
             strata = np.asarray([labelled.strata[q] for q in queries], dtype=object)
-        out.append(dataclasses.replace(judge_result, people=people_result.per_query, strata=strata, judge=labelled.name))
+        out.append(
+            dataclasses.replace(
+                judge_result, people=people_result.per_query, strata=strata, judge=labelled.name, labels=labelled.labels
+            )
+        )
     return out

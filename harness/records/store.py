@@ -61,6 +61,7 @@ class SavedResults:
     verdict: Decision | None = None
     tracking: dict[str, Any] | None = None
     per_query_people: pd.DataFrame | None = None  # a judged dataset's people's values (per_query: the judge's)
+    agreement: dict[str, Any] | None = None  # each judged dataset's audit of its judge (harness agree's JSON)
 
     def with_tracking(self, tracking: dict[str, Any]) -> SavedResults:
         return replace(self, tracking=tracking)
@@ -229,6 +230,8 @@ def write_results(results: SavedResults, root: Path, stamp: str, per_query_csv: 
         atomic_write(staging / "provenance.json", json.dumps(results.provenance, indent=2))
         if results.verdict is not None:
             atomic_write(staging / "gate.json", json.dumps(results.verdict.to_dict(), indent=2))
+        if results.agreement is not None:
+            atomic_write(staging / "agreement.json", json.dumps(results.agreement, indent=2))
         os.replace(staging, final)
     except OSError as exc:  # the environment, not harness: one line, and no half-written folder left
         shutil.rmtree(staging, ignore_errors=True)
@@ -326,6 +329,7 @@ def read_results(folder: str | Path) -> SavedResults:
     _check_shape(folder / "provenance.json", provenance, {"versions": dict, "inputs": list})
     gate = folder / "gate.json"
     tracking = folder / "tracking.json"
+    agreement = folder / "agreement.json"
     return SavedResults(
         folder=folder.resolve(),
         config=config,
@@ -340,6 +344,7 @@ def read_results(folder: str | Path) -> SavedResults:
         per_query_people=table("per_query_people", ("dataset", "system", "query_id", "segment", "measure", "value")),
         verdict=_read(gate, lambda p: Decision.from_dict(_json_record(p))) if gate.exists() else None,
         tracking=_read(tracking, _json_record) if tracking.exists() else None,
+        agreement=_read(agreement, _json_record) if agreement.exists() else None,
     )
 
 

@@ -16,6 +16,8 @@ are the same code and log the same things:
 * metrics (parent), with a release gate: ``release_gate_passed``, ``release_gate_inconclusive``
   and, per deciding guard, ``guard.<key>.<dataset>[.<segment>].difference`` / ``.drop_high`` /
   ``.margin`` / ``.p_pass`` / ``.p_fail_adj`` / ``.mde`` / ``.n_needed`` / ``.passed``;
+* metrics (parent), with a judged dataset: its judge's agreement with people (``judge.<dataset>.cohen_kappa``, ...)
+  and each system's bias (``judge.<dataset>.<key>.<system>.bias``; :func:`_log_agreement`);
 * tags: system, dataset, harness version, config hash, git commit of the config's
   folder when it is a git repository; the verdict (``release.verdict``, ``release.outcome``) and
   the errors it controls (``release.errors``); the
@@ -119,6 +121,7 @@ ARTIFACT_FILES = (
     "long_tail.csv",
     "groups.csv",
     "gate.json",
+    "agreement.json",
     "report.html",
     "summary.md",
 )
@@ -201,6 +204,43 @@ def track_results(results: SavedResults, to: Destination, experiment: str | None
             f"MLflow tracking at {tracking_uri} failed: {explain(exc)}",
             hint=f"the results are saved in {folder}; log them later with: harness track {folder}",
         ) from None
+
+
+AGREEMENT_METRICS = ("cohen_kappa", "weighted_kappa", "krippendorff_alpha", "human_relevant", "judge_relevant", "pairs")
+
+
+def _log_agreement(client: Any, run_id: str, results: SavedResults, keys: dict[str, str]) -> None:
+    """A judged dataset's audit of its judge (agreement.json) as metrics of the parent run: the labels' agreement
+    (``judge.<dataset>.cohen_kappa``, ...) and each system's bias (``judge.<dataset>.<key>.<system>.bias``, with
+    ``.bias_low`` / ``.bias_high``, and ``.favoured``: 1, -1 or 0)."""
+    from mlflow.entities import Metric, RunTag
+
+    if not results.agreement:
+        return
+    now = int(time.time() * 1000)
+    metrics = []
+    for dataset, audit in results.agreement.items():
+        base = f"judge.{key_part(dataset)}"
+        labels = audit["labels"]
+        metrics += [Metric(f"{base}.{name}", float(labels[name]), now, 0) for name in AGREEMENT_METRICS]
+        metrics.append(Metric(f"{base}.human_queries", float(audit["human_queries"]), now, 0))
+        for system in audit.get("systems") or []:
+            where = f"{base}.{keys.get(system['measure'], key_part(system['measure']))}.{key_part(system['name'])}"
+            for name in ("bias", "bias_low", "bias_high"):
+                metrics.append(Metric(f"{where}.{name}", float(system[name]), now, 0))
+            favoured = {"favoured": 1.0, "disfavoured": -1.0}.get(system["favoured"], 0.0)
+            metrics.append(Metric(f"{where}.favoured", favoured, now, 0))
+    tags = [
+        RunTag(
+            f"judge.{key_part(dataset)}",
+            f"estimator ppi: {audit['judge_queries']:,} queries labelled by the judge, {audit['human_queries']:,} by "
+            "people; means and differences are the judge's corrected by people's (prediction-powered)",
+        )
+        for dataset, audit in results.agreement.items()
+    ]
+    finite = [m for m in metrics if math.isfinite(m.value)]  # an undefined number is not a metric
+    for start in range(0, max(len(finite), 1), 1000):
+        client.log_batch(run_id, metrics=finite[start : start + 1000], tags=tags if not start else [])
 
 
 def _log_verdict(client: Any, run_id: str, results: SavedResults, keys: dict[str, str]) -> list[str]:
@@ -670,6 +710,7 @@ def _log_runs(
             client.log_table(parent_id, results.comparisons, artifact_file="comparisons.json")
         client.log_table(parent_id, summary, artifact_file="summary.json")
         guard_columns = _log_verdict(client, parent_id, results, keys)
+        _log_agreement(client, parent_id, results, keys)
         if results.verdict is not None:
             _share_release_view(client, experiment_id, guard_columns)
         _log_inputs(client, parent_id, provenance["inputs"])

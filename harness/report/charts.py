@@ -220,6 +220,41 @@ def win_tie_loss(rows: list[tuple[str, int, int, int]], title: str) -> Markup:
     return _frame(title, parts, f"{title}: wins, ties and losses per system and measure", width, height)
 
 
+def confusion(grades: Sequence[float], counts: Sequence[Sequence[int]], title: str) -> Markup:
+    """The confusion matrix as a heatmap: rows people's grades, columns the judge's; each cell's shade its share of
+    its row (where people's grade goes under the judge), with its count written in it."""
+    k = len(grades)
+    cell = 48
+    left, top = 96, TOP + 34
+    width, height = max(left + cell * k + 24, LEFT + int(len(title) * CHAR_W * 1.2)), top + cell * k + 40
+    parts = [
+        f'<text x="{left + cell * k / 2:.0f}" y="{top - 20}" class="axis-title" text-anchor="middle">the judge\'s grade</text>',
+        f'<text x="16" y="{top + cell * k / 2:.0f}" class="axis-title" text-anchor="middle" '
+        f'transform="rotate(-90 16 {top + cell * k / 2:.0f})">people\'s grade</text>',
+    ]
+    for j, grade in enumerate(grades):
+        parts.append(
+            f'<text x="{left + cell * j + cell / 2:.0f}" y="{top - 6}" class="tick" text-anchor="middle">{grade:g}</text>'
+        )
+    for i, (grade, row) in enumerate(zip(grades, counts, strict=True)):
+        total = max(1, sum(row))
+        y = top + cell * i
+        parts.append(f'<text x="{left - 8}" y="{y + cell / 2 + 4:.0f}" class="tick" text-anchor="end">{grade:g}</text>')
+        for j, count in enumerate(row):
+            share = count / total
+            parts.append(
+                f'<rect x="{left + cell * j}" y="{y}" width="{cell - 2}" height="{cell - 2}" class="heat" '
+                f'fill-opacity="{0.08 + 0.92 * share:.3f}"><title>people {grade:g}, judge {grades[j]:g}: {count:,} '
+                f"({share:.0%} of people's {grade:g})</title></rect>"
+            )
+            shade = "heat-dark" if share > 0.55 else "heat-light"
+            parts.append(
+                f'<text x="{left + cell * j + cell / 2 - 1:.0f}" y="{y + cell / 2 + 3:.0f}" class="tick {shade}" '
+                f'text-anchor="middle">{count:,}</text>'
+            )
+    return _frame(title, parts, f"{title}: documents by people's grade (rows) and the judge's (columns)", width, height)
+
+
 def group_bars(groups: list[str], series: dict[str, list[float]], title: str, y_title: str, x_title: str = "group") -> Markup:
     """Each group's value, one bar per system side by side (NaN: no bar, "n/a" on the axis): where a fairness measure's
     disparity comes from, e.g. which provider's items a model stops recommending.

@@ -71,6 +71,21 @@ class DatasetSection:
     beyond_table: Table | None = None  # beyond-accuracy measures: one row each, one column per system
     long_tail_chart: Markup | None = None
     group_charts: list[Markup] = field(default_factory=list)  # fairness measures' values per item or user group
+    labels: LabelsSection | None = None  # a judged dataset: its judge against people
+
+
+@dataclass(frozen=True)
+class LabelsSection:
+    """A judged dataset's judge against people (agreement.json): how far the labels agree, the confusion matrix,
+    each system's bias, the rankings under each labelling, and what a reader must be warned of."""
+
+    judge: str
+    sample: str  # how people's queries are taken to have been drawn
+    agreement: Table
+    confusion: Markup
+    bias: Table | None
+    rankings: list[str]
+    warnings: list[str]
 
 
 @dataclass(frozen=True)
@@ -688,6 +703,104 @@ def _simple_table(frame: Any, id: str = "") -> Table:
     return Table(columns, rows, id=id)
 
 
+LOW_KAPPA = 0.4  # below it Cohen's kappa is "fair" or worse (Landis and Koch 1977): the labels agree little
+
+
+def judge_warnings(audit: Mapping[str, Any], judge: str, candidate: str | None) -> list[str]:
+    """What a reader of a judged dataset's numbers must know of its judge (agreement.json's ``audit``): that it
+    favours the release's candidate, and that its labels agree little with people's.
+
+    >>> judge_warnings({"labels": {"cohen_kappa": 0.31}, "systems": [{"name": "v2", "measure": "nDCG@10",
+    ...     "favoured": "favoured", "relative": 0.05, "relative_low": 0.02, "relative_high": 0.08}]}, "llm", "v2")[0]
+    "the judge llm favours the candidate v2 on nDCG@10: its bias for v2 is 0.0500 above the systems' mean [0.0200, 0.0800] ..."
+    """
+    out = []
+    for system in audit.get("systems") or []:
+        if system["name"] == candidate and system.get("favoured") == "favoured":
+            out.append(
+                f"the judge {judge} favours the candidate {candidate} on {system['measure']}: its bias for {candidate} is "
+                f"{system['relative']:.4f} above the systems' mean [{system['relative_low']:.4f}, "
+                f"{system['relative_high']:.4f}] on the queries people judged; the corrected numbers remove that "
+                "bias, and the judge's numbers alone would overstate the candidate"
+            )
+    kappa = float((audit.get("labels") or {}).get("cohen_kappa", math.nan))
+    if kappa < LOW_KAPPA:
+        out.append(
+            f"the judge {judge}'s labels agree little with people's (Cohen's kappa {kappa:.2f}, below {LOW_KAPPA}: "
+            "fair or worse on Landis and Koch's scale): its numbers alone mean little, and the corrected ones lean on "
+            "people's sample"
+        )
+    return out
+
+
+def _labels_section(results: SavedResults, dataset: str, label: Label) -> LabelsSection | None:
+    """The judge against people on a judged dataset, from agreement.json; None elsewhere."""
+    audit = (results.agreement or {}).get(dataset)
+    if not audit:
+        return None
+    entry: dict[str, Any] = next((d for d in results.config.get("datasets") or [] if d.get("name") == dataset), {})
+    judge = str((entry.get("judge") or {}).get("name") or "judge")
+    labels = audit["labels"]
+    rows = [
+        ("documents both judged", labels["pairs"]),
+        ("queries judged by people", audit["human_queries"]),
+        ("queries labelled by the judge", audit["judge_queries"]),
+        ("Cohen's kappa", labels["cohen_kappa"]),
+        ("quadratic-weighted kappa", labels["weighted_kappa"]),
+        ("Krippendorff's alpha (ordinal)", labels["krippendorff_alpha"]),
+        ("relevant: people", labels["human_relevant"]),
+        ("relevant: the judge", labels["judge_relevant"]),
+    ]
+    agreement = Table(
+        [("", "text"), ("value", "num")],
+        [[Cell(name), Cell(format_value(float(v), integer=float(v).is_integer() and v > 1), _num(float(v)))] for name, v in rows],
+    )
+    bias = None
+    if audit.get("systems"):
+        bias = Table(
+            [
+                ("system", "text"),
+                ("measure", "text"),
+                ("people", "num"),
+                ("the judge", "num"),
+                ("bias", "num"),
+                ("95% interval", "text"),
+                ("", "text"),
+            ],
+            [
+                [
+                    Cell(s["name"]),
+                    Cell(label(s["measure"])),
+                    Cell(format_value(s["human"]), _num(s["human"])),
+                    Cell(format_value(s["judge"]), _num(s["judge"])),
+                    Cell(format_delta(s["bias"]), _num(s["bias"])),
+                    Cell(format_ci(s["bias_low"], s["bias_high"])),
+                    Cell(
+                        {"favoured": "the judge favours it", "disfavoured": "the judge favours the others"}.get(s["favoured"], "")
+                    ),
+                ]
+                for s in audit["systems"]
+            ],
+        )
+    rankings = []
+    for r in audit.get("ranking") or []:
+        swaps = "; ".join(f"{a} > {b}" for a, b in r["swaps"]) or "none"
+        rankings.append(
+            f"{label(r['measure'])}: Kendall's tau {r['kendall_tau']:.3f}, tau_AP {r['tau_ap']:.3f}; people order "
+            f"otherwise than the judge: {swaps}"
+        )
+    release = results.recorded.release
+    return LabelsSection(
+        judge=judge,
+        sample="a random sample within strata" if audit.get("sample") == "stratified" else "a random sample",
+        agreement=agreement,
+        confusion=charts.confusion(labels["grades"], labels["confusion"], f"People's grades against the judge {judge}'s"),
+        bias=bias,
+        rankings=rankings,
+        warnings=judge_warnings(audit, judge, release.candidate if release else None),
+    )
+
+
 def _judged_sentence(results: SavedResults) -> str:
     """What a judged dataset's numbers are (:mod:`harness.comparison.judged`), after the legend; "" without one."""
     summary = results.summary
@@ -704,7 +817,7 @@ def _judged_sentence(results: SavedResults) -> str:
             f" On {dataset}, means, differences and their intervals are prediction-powered: the judge "
             f"{names.get(dataset, 'judge')}'s labels of {judge:,} queries corrected by people's labels of {people:,} of "
             "them (▲ / ▼ there by the prediction-powered t; the judge's numbers alone are the judge_* columns of "
-            "summary.csv and comparisons.csv)."
+            "summary.csv and comparisons.csv, and the per-query charts and tables show the judge's values)."
         )
     return "".join(out)
 
@@ -810,6 +923,7 @@ def build_model(results: SavedResults) -> ReportModel:
                 ),
                 long_tail_chart=_long_tail_chart(results.long_tail, dataset, systems),
                 group_charts=_group_charts(results.groups, dataset, systems),
+                labels=_labels_section(results, dataset, label),
             )
         )
     verdict = _relabelled(results.verdict, measures, label)  # decided by the pipeline; shown with the report's names
@@ -851,6 +965,7 @@ def build_model(results: SavedResults) -> ReportModel:
             "differences the t-test and the randomization test reject a true null more often than alpha there (measured: "
             "about 0.09 at 15 queries for alpha 0.05), and below 10 queries the bootstrap is not computed."
         )
+    warnings += [f"On {d.name}: {w}." for d in sections if d.labels is not None for w in d.labels.warnings]
     changes = what_changed(comparisons, diagnostics, baseline, label)
     release = recorded.release
     release_table = release_changes(comparisons, release.production, release.candidate, label) if release else None

@@ -68,6 +68,10 @@ def render_markdown(model: ReportModel, report_name: str = "report.html") -> str
             lines += [f"- ⚠️ {_md(g.guard)}: {_md(g.reason)}" for g in v.warnings] + [""]
     if model.verdict is None:
         lines += ["No release gate is configured.", ""]
+    for section in model.datasets:  # a judged dataset's judge: what the corrected numbers had to correct
+        if section.labels is not None and section.labels.warnings:
+            lines += [f"**Warning: the judge on {_md(section.name)}**", ""]
+            lines += [f"- ⚠️ {_md(w)}" for w in section.labels.warnings] + [""]
     if model.release_changes is not None and model.verdict is not None:
         lines += _release_sections(model.release_changes, model.verdict.candidate, model.verdict.production)
         if model.changes:

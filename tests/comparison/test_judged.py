@@ -38,7 +38,8 @@ def _write(folder: Path, seed: int = 3) -> dict[str, Any]:
         grades = rng.choice([0, 0, 1, 2], DOCS)
         order_p, order_c = rng.permutation(DOCS), rng.permutation(DOCS)
         for d in range(DOCS):
-            judged = min(2, grades[d] + (1 if d == order_c[0] or rng.random() < 0.2 else 0))
+            favour = d == order_c[0] or (d in order_c[1:3] and rng.random() < 0.5)
+            judged = min(2, grades[d] + (1 if favour or rng.random() < 0.2 else 0))
             line = f"{query} 0 d{d} {grades[d]}\n"
             truth.append(line)
             other.append(line)
@@ -280,3 +281,52 @@ def test_the_tutorials_judged_gate_on_the_demo_data(tmp_path: Path) -> None:
         for name in ("hybrid", "dense")
     }
     assert f"{people['hybrid']:.4f} -> {people['dense']:.4f}" in text
+
+
+def test_the_judge_is_audited_as_harness_agree_audits_it(tmp_path: Path) -> None:
+    """agreement.json holds, for each judged dataset, what ``harness agree`` prints for the same files, from the
+    values the run computed; the report gets a labels section and summary.md warns that the judge favours the
+    candidate; MLflow's parent run has the agreement as metrics."""
+    import json
+
+    from mlflow.tracking import MlflowClient
+
+    config = _write(tmp_path)
+    config["release"] = {
+        "production": "prod",
+        "candidate": "cand",
+        "guards": [{"measure": "P@3", "max_drop": 0.05, "dataset": "web"}],
+    }
+    config["tracking"] = {"enabled": True}
+    config["report"] = {"enabled": True}
+    outcome = _run(tmp_path, config)
+    saved = json.loads((outcome.results_dir / "agreement.json").read_text())
+    assert list(saved) == ["web"]
+    out = io.StringIO()
+    runs = [f"{s}={tmp_path / f'{s}.run'}" for s in ("prod", "cand")]
+    assert (
+        main(
+            ["agree", str(tmp_path / "people.txt"), str(tmp_path / "judge.txt"), *runs, "-m", "P@3", "--json"], out, io.StringIO()
+        )
+        == 0
+    )
+    expected = json.loads(out.getvalue())
+    assert saved["web"]["labels"] == expected["labels"]
+    for mine, theirs in zip(saved["web"]["systems"], expected["systems"], strict=True):
+        assert mine.keys() == theirs.keys()
+        assert all(
+            mine[k] == pytest.approx(theirs[k], abs=1e-12) if isinstance(theirs[k], float) else mine[k] == theirs[k]
+            for k in theirs
+        )
+    cand = next(s for s in saved["web"]["systems"] if s["name"] == "cand")
+    assert cand["favoured"] == "favoured"  # the judge lifts what cand ranks first
+    summary = (outcome.results_dir / "summary.md").read_text()
+    assert "**Warning: the judge on web**" in summary and "the judge llm favours the candidate cand on P@3" in summary
+    report = (outcome.results_dir / "report.html").read_text()
+    assert "Labels: the judge llm against people" in report and "Cohen&#39;s kappa" in report
+    client = MlflowClient(outcome.tracking_uri)
+    metrics = client.get_run(outcome.mlflow_run_id).data.metrics
+    assert metrics["judge.web.cohen_kappa"] == pytest.approx(expected["labels"]["cohen_kappa"], abs=1e-12)
+    assert metrics["judge.web.p_at_3.cand.favoured"] == 1.0
+    assert metrics["judge.web.p_at_3.cand.bias"] == pytest.approx(cand["bias"], abs=1e-12)
+    assert "estimator ppi" in client.get_run(outcome.mlflow_run_id).data.tags["judge.web"]
