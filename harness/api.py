@@ -526,8 +526,9 @@ def agree(
     >>> found.labels.pairs, found.labels.confusion.tolist(), round(found.systems[0].bias, 2)
     (4, [[1, 1], [0, 2]], 0.5)
     """
-    from harness.evaluation.agreement import agreement, map_grades
+    from harness.evaluation.agreement import agreement
     from harness.evaluation.evaluator import as_qrels, as_run
+    from harness.evaluation.labels import map_grades
 
     _check_alpha(alpha)
     names = [measures] if isinstance(measures, str) else list(measures)

@@ -18,7 +18,7 @@ from harness.stats.grid import add_totals, float_total, total_over
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.evaluation.agreement import LabelAgreement
+    from harness.evaluation.labels import LabelAgreement
     from harness.kernels._segments import RankedLists
 
 MIN_GEO_MEAN = 0.00001  # trec_eval.h: the floor of a value in a geometric mean

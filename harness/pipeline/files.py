@@ -215,7 +215,8 @@ def agree_files(
     """``harness agree``: the audit of a judge's labels against people's (:func:`harness.evaluation.agreement.
     agreement`); every input read and checked before anything is computed."""
     from harness.data.load import load_run
-    from harness.evaluation.agreement import agreement, map_grades
+    from harness.evaluation.agreement import agreement
+    from harness.evaluation.labels import map_grades
 
     loaded = []
     for path, role in ((human, "qrels"), (judge, "qrels")):

@@ -23,7 +23,7 @@ from harness.data.load import load_qrels
 from harness.data.model import Qrels
 from harness.data.tables import read_table_columns
 from harness.errors import HarnessError
-from harness.evaluation.agreement import LabelAgreement, NoSharedLabels, label_agreement
+from harness.evaluation.labels import LabelAgreement, NoSharedLabels, label_agreement, map_grades
 from harness.evaluation.results import RunResult
 from harness.progress import Progress
 from harness.stats.ppi import MIN_HUMAN
@@ -63,7 +63,7 @@ def labellings(dataset: Dataset, scratch: Path, progress: Progress) -> Labelling
             hint="remove judge: from this dataset",
         )
     if judge.grades:
-        model = _mapped(model, judge.grades)
+        model = map_grades(model, dict(judge.grades))
     _check(dataset, judge, people, model)
     strata = _strata(judge, model) if judge.strata is not None else None
     if judge.grades:
@@ -90,14 +90,6 @@ def labellings(dataset: Dataset, scratch: Path, progress: Progress) -> Labelling
     except NoSharedLabels:  # other documents judged (another pool): the queries' values are still corrected
         labels = None
     return Labellings(by_judge, dataclasses.replace(dataset, judge=None), strata, judge.name, labels)
-
-
-def _mapped(model: Qrels, grades: tuple[tuple[float, float], ...]) -> Qrels:
-    """The judge's labels on people's scale: each of its grades in ``grades`` becomes people's."""
-    mapped = model.relevance.copy()
-    for old, new in grades:
-        mapped[model.relevance == old] = new
-    return Qrels(model.query_id, model.doc_id, mapped, model.source, model.file_rows)
 
 
 def _queries(qrels: Qrels) -> set[str]:

@@ -18,7 +18,8 @@ import harness
 from harness import Qrels
 from harness.cli import main
 from harness.errors import HarnessError
-from harness.evaluation.agreement import label_agreement, tau_ap
+from harness.evaluation.agreement import tau_ap
+from harness.evaluation.labels import label_agreement
 
 
 def _labels(seed: int, queries: int = 30, docs: int = 12) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
