@@ -563,6 +563,12 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write(f"  measures: {', '.join(report['measure_names'])}\n")
     for dataset in report["datasets"]:
         out.write(f"  dataset {name(dataset['name'])}: {dataset['judgments']} judgments over {dataset['queries']} queries\n")
+        if "judge" in dataset:  # a judged dataset: the judgments are the judge's, and people's correct them
+            judge = dataset["judge"]
+            out.write(
+                f"    the judge {name(judge['name'])} labels them; people judged {judge['people_queries']} of the queries "
+                f"(a {judge['sample']} sample), which correct the judge's values\n"
+            )
         for run in dataset["runs"]:
             judged = run["judged_queries_retrieved"]
             who = name(run["system"]) + (f" [{name(run['seed'])}]" if "seed" in run else "")

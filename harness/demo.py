@@ -87,7 +87,7 @@ def recsys(out: Path, n_users: int = 3000, n_items: int = 1500, dim: int = 8) ->
                 _write_csv(path, "user,item,score", lines)
 
 
-def trec(out: Path, n_queries: int = 150, pool: int = 400) -> None:
+def trec(out: Path, n_queries: int = 150, pool: int = 400, sample: int = 40) -> None:
     rng = np.random.default_rng(SEED + 1)
     relevance = rng.normal(size=(n_queries, pool)) + rng.normal(size=(n_queries, 1)) * 0.5
     grades = np.digitize(relevance, [0.9, 1.6, 2.2])  # 0..3, few highly relevant
@@ -114,7 +114,7 @@ def trec(out: Path, n_queries: int = 150, pool: int = 400) -> None:
                 atomic_write(path, "\n".join(lines) + "\n")
 
     assert dense_scores is not None
-    judge(out, relevance, judged, dense_scores)
+    judge(out, relevance, judged, dense_scores, sample)
 
 
 def judge(out: Path, relevance: np.ndarray, judged: np.ndarray, favoured: np.ndarray, sample: int = 40) -> None:

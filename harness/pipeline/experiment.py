@@ -913,8 +913,16 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
         "measure_names": [str(m) for m in experiment.measures],
         "datasets": [],
     }
-    for dataset in experiment.datasets:
-        evaluator = _evaluator(experiment, dataset, (), progress)
+    for given in experiment.datasets:
+        dataset, people = given, None
+        if given.judge is not None:  # the runs checked against the judge's labels, after checking people's correct them
+            with tempfile.TemporaryDirectory(prefix="harness-judge-") as scratch:
+                labelled = labellings(given, Path(scratch), progress)
+                people = _evaluator(experiment, labelled.people, (), progress).prepared.judged
+                dataset = dataclasses.replace(labelled.judge, qrels=given.judge.qrels)
+                evaluator = _evaluator(experiment, labelled.judge, (), progress)
+        else:
+            evaluator = _evaluator(experiment, dataset, (), progress)
         judged = evaluator.prepared.judged
         entry: dict[str, Any] = {
             "name": dataset.name,
@@ -922,6 +930,8 @@ def validate_experiment(experiment: Experiment, progress: Progress = _quiet) -> 
             "queries": len(judged),
             "runs": [],
         }
+        if people is not None and given.judge is not None:
+            entry["judge"] = {"name": given.judge.name, "people_queries": len(people), "sample": given.judge.sample}
         segments = _load_segments(dataset) if dataset.segments is not None else {}
         if dataset.segments is not None:
             entry["segmented_queries"] = len(judged & set(segments))

@@ -330,3 +330,21 @@ def test_the_judge_is_audited_as_harness_agree_audits_it(tmp_path: Path) -> None
     assert metrics["judge.web.p_at_3.cand.favoured"] == 1.0
     assert metrics["judge.web.p_at_3.cand.bias"] == pytest.approx(cand["bias"], abs=1e-12)
     assert "estimator ppi" in client.get_run(outcome.mlflow_run_id).data.tags["judge.web"]
+
+
+def test_validate_checks_the_judge_as_run_does(tmp_path: Path) -> None:
+    config = _write(tmp_path)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    out = io.StringIO()
+    assert main(["validate", str(path), "--quiet"], out, io.StringIO()) == 0
+    assert f"the judge llm labels them; people judged {PEOPLE} of the queries (a random sample)" in out.getvalue()
+    assert f"dataset web: {QUERIES * DOCS} judgments over {QUERIES} queries" in out.getvalue()
+    (tmp_path / "short-judge.txt").write_text(
+        "".join(line for line in (tmp_path / "judge.txt").read_text().splitlines(True) if not line.startswith("q03 "))
+    )
+    config["datasets"][0]["judge"]["qrels"] = "short-judge.txt"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    err = io.StringIO()
+    assert main(["validate", str(path), "--quiet"], io.StringIO(), err) == 2
+    assert "query 'q03' is judged by people" in err.getvalue()
