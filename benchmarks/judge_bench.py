@@ -60,9 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         found: dict[str, list[tuple[float, float]]] = {name: [] for name in configs}
         for _ in range(args.rounds):
             for name, config in configs.items():
-                seconds, peak, _ = measure_process(
-                    [sys.executable, "-m", "harness", "run", str(config), "--quiet"], ok=(0, 3, 6)
-                )
+                seconds, peak, _ = measure_process([sys.executable, "-m", "harness", "run", str(config), "--quiet"], ok=(0, 3, 6))
                 found[name].append((seconds, peak))
     print(f"harness run, {args.queries:,} queries, 2 systems, 5 measures, a gate, the report ({args.rounds} rounds):")
     medians = {}
