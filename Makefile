@@ -134,6 +134,7 @@ bench: $(STAMP) $(PEERS)/.installed $(PEERS)-lenskit/.installed $(PEERS)-recbole
 	$(BIN)/python benchmarks/beyond_bench.py
 	$(BIN)/python benchmarks/beyond_bench.py --fairness
 	$(BIN)/python benchmarks/beyond_peers.py
+	$(BIN)/python benchmarks/judge_bench.py
 	$(BIN)/python benchmarks/dask_bench.py
 
 # clean keeps reports/ and the generated runs; distclean removes those too

@@ -348,3 +348,35 @@ def test_validate_checks_the_judge_as_run_does(tmp_path: Path) -> None:
     err = io.StringIO()
     assert main(["validate", str(path), "--quiet"], io.StringIO(), err) == 2
     assert "query 'q03' is judged by people" in err.getvalue()
+
+
+def test_a_stratified_sample_is_corrected_stratum_by_stratum(tmp_path: Path) -> None:
+    """sample: stratified: each system's mean is the strata's corrected means weighted by their shares of the queries
+    (ppi_stratified over each stratum's own values), and its gate is decided the same way."""
+    from harness.stats.ppi import ppi_stratified
+
+    config = _write(tmp_path)
+    stratum = {f"q{q:02d}": "head" if q % 2 else "tail" for q in range(QUERIES)}
+    (tmp_path / "strata.csv").write_text("query,stratum\n" + "".join(f"{q},{s}\n" for q, s in stratum.items()))
+    config["datasets"][0]["judge"].update(sample="stratified", strata="strata.csv")
+    config["release"] = {
+        "production": "prod",
+        "candidate": "cand",
+        "guards": [{"measure": "P@3", "max_drop": 0.05, "dataset": "web"}],
+    }
+    outcome = _run(tmp_path, config)
+    people = _per_query(tmp_path, "people.txt", "cand.run")
+    judge = _per_query(tmp_path, "judge.txt", "cand.run")
+    parts, weights = [], []
+    for name in ("head", "tail"):
+        mine = [q for q in judge.index if stratum[q] == name]
+        sample = [q for q in mine if q in people.index]
+        rest = [q for q in mine if q not in people.index]
+        parts.append((people[sample].to_numpy(), judge[sample].to_numpy(), judge[rest].to_numpy()))
+        weights.append(len(mine) / QUERIES)
+    expected = ppi_stratified(parts, weights)
+    row = outcome.summary[(outcome.summary["dataset"] == "web") & (outcome.summary["system"] == "cand")].iloc[0]
+    assert (row["mean"], row["ci_low"], row["ci_high"]) == pytest.approx(
+        (expected.estimate, expected.low, expected.high), abs=1e-12
+    )
+    assert outcome.decision.guards[0].method.startswith("one-sided prediction-powered t")
