@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from harness.data.model import Qrels, Run
 from harness.errors import HarnessError
 from harness.evaluation.evaluator import evaluate
-from harness.evaluation.labels import LabelAgreement, label_agreement
+from harness.evaluation.labels import LabelAgreement, label_agreement, refuse_missing
 from harness.measures.conventions import Conventions
 from harness.measures.spec import Measure
 from harness.stats import paired
@@ -207,7 +207,7 @@ def agreement(
     labels = label_agreement(human, judge, conventions.relevance_level)
     human_queries = sorted(set(pc.unique(pc.cast(human.query_id, pa.string())).to_pylist()))
     judge_queries = set(pc.unique(pc.cast(judge.query_id, pa.string())).to_pylist())
-    _refuse_missing(
+    refuse_missing(
         [q for q in human_queries if q not in judge_queries],
         lambda q: f"{judge.source}: query {q!r} is judged by people and not by the judge",
         "the judge must label every query people judged (and every query evaluated)",
@@ -329,18 +329,11 @@ def systems_agreement(
 PLANNED_POWER = 0.8  # what a pair's people_needed plans for
 
 
-def _refuse_missing(missing: list[str], message: Callable[[str], str], hint: str) -> None:
-    """The error naming the first of the ``missing`` queries (``message`` of it), and how many there are."""
-    if missing:
-        count = f" ({len(missing):,} such queries)" if len(missing) > 1 else ""
-        raise HarnessError(message(missing[0]) + count, hint=hint)
-
-
 def strata_layers(every: list[str], human: set[str], strata: Mapping[str, str], source: str) -> Layers:
     """Each stratum's queries, as a mask over ``every`` (the judge's queries, sorted), and its weight (its share of
     them); refused, naming the query or the stratum, where a query has no stratum or people judged fewer than 2 of
     a stratum's queries."""
-    _refuse_missing(
+    refuse_missing(
         [q for q in every if q not in strata],
         lambda q: f"query {q!r} is labelled by the judge ({source}) and has no stratum",
         "give every query the judge labelled its stratum (the table's query and stratum columns)",

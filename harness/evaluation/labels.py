@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -192,3 +193,17 @@ def _ordinal_alpha(confusion: np.ndarray) -> float:
     if expected == 0:
         return math.nan
     return 1.0 - (n - 1) * float((coincidence * distance).sum()) / expected
+
+
+def refuse_missing(missing: Sequence[str], message: Callable[[str], str], hint: str, path: Path | None = None) -> None:
+    """The error naming the first of the ``missing`` queries (``message`` of it), and how many there are.
+
+    >>> try:
+    ...     refuse_missing(["q2", "q5"], lambda q: f"query {q!r} has no stratum", "give it one")
+    ... except HarnessError as exc:
+    ...     print(exc.message)
+    query 'q2' has no stratum (2 such queries)
+    """
+    if missing:
+        count = f" ({len(missing):,} such queries)" if len(missing) > 1 else ""
+        raise HarnessError(message(missing[0]) + count, path=path, hint=hint)

@@ -23,7 +23,7 @@ from harness.data.load import load_qrels
 from harness.data.model import Qrels
 from harness.data.tables import read_table_columns
 from harness.errors import HarnessError
-from harness.evaluation.labels import LabelAgreement, NoSharedLabels, label_agreement, map_grades
+from harness.evaluation.labels import LabelAgreement, NoSharedLabels, label_agreement, map_grades, refuse_missing
 from harness.evaluation.results import RunResult
 from harness.progress import Progress
 from harness.stats.ppi import MIN_HUMAN
@@ -98,14 +98,12 @@ def _queries(qrels: Qrels) -> set[str]:
 
 def _check(dataset: Dataset, judge: Judge, people: Qrels, model: Qrels) -> None:
     people_queries, judge_queries = _queries(people), _queries(model)
-    missing = sorted(people_queries - judge_queries)
-    if missing:
-        more = f" ({len(missing):,} such queries)" if len(missing) > 1 else ""
-        raise HarnessError(
-            f"query {missing[0]!r} is judged by people ({dataset.qrels}) and not by the judge{more}",
-            path=judge.qrels,
-            hint="the judge must label every query people judged, and every query evaluated",
-        )
+    refuse_missing(
+        sorted(people_queries - judge_queries),
+        lambda q: f"query {q!r} is judged by people ({dataset.qrels}) and not by the judge",
+        "the judge must label every query people judged, and every query evaluated",
+        judge.qrels,
+    )
     if len(people_queries) < MIN_HUMAN:
         raise HarnessError(
             f"people judged {len(people_queries)} quer{'y' if len(people_queries) == 1 else 'ies'} of dataset "
@@ -132,14 +130,12 @@ def _strata(judge: Judge, model: Qrels) -> dict[str, str]:
     assert judge.strata is not None
     spec = judge.strata
     strata = read_table_columns(spec.path, spec.query_column, spec.segment_column)
-    missing = sorted(_queries(model) - strata.keys())
-    if missing:
-        more = f" ({len(missing):,} such queries)" if len(missing) > 1 else ""
-        raise HarnessError(
-            f"query {missing[0]!r} is labelled by the judge ({judge.qrels}) and has no stratum{more}",
-            path=spec.path,
-            hint="give every query the judge labelled its stratum (the table's query and stratum columns)",
-        )
+    refuse_missing(
+        sorted(_queries(model) - strata.keys()),
+        lambda q: f"query {q!r} is labelled by the judge ({judge.qrels}) and has no stratum",
+        "give every query the judge labelled its stratum (the table's query and stratum columns)",
+        spec.path,
+    )
     return strata
 
 

@@ -816,8 +816,9 @@ def _judged_sentence(results: SavedResults) -> str:
         out.append(
             f" On {dataset}, means, differences and their intervals are prediction-powered: the judge "
             f"{names.get(dataset, 'judge')}'s labels of {judge:,} queries corrected by people's labels of {people:,} of "
-            "them (▲ / ▼ there by the prediction-powered t; the judge's numbers alone are the judge_* columns of "
-            "summary.csv and comparisons.csv, and the per-query charts and tables show the judge's values)."
+            "them (▲ / ▼ there by the prediction-powered t; wins, ties and losses count people's queries; the judge's "
+            "numbers alone are the judge_* columns of summary.csv and comparisons.csv, and the per-query charts and "
+            "tables show the judge's values)."
         )
     return "".join(out)
 
