@@ -16,8 +16,8 @@ a measure of the whole lists) are the judge's values alone: their estimator is `
 >>> judge = PerQuery("a", ids, (Measure("AP"),), np.array([[1.0], [0.5], [1.0], [0.5], [1.0], [0.0]]), np.ones(6, bool))
 >>> people = PerQuery("a", ids[:3], (Measure("AP"),), np.array([[1.0], [0.0], [1.0]]), np.ones(3, bool))
 >>> found = corrected_mean(judge, people, None, Measure("AP"), np.ones(6, dtype=bool))
->>> round(found.estimate, 6), found.n, found.N       # lambda tuned: between people's 2/3 and PPI's 1/2 + 1/6
-(0.583333, 3, 3)
+>>> round(found.lam, 12), round(found.estimate, 12), found.n, found.N   # 0.5 mean(rest) + mean(y - 0.5 f)
+(0.5, 0.5, 3, 3)
 """
 
 from __future__ import annotations
