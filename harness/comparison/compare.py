@@ -951,8 +951,8 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
 
 def _primary(row: dict[str, Any], settings: CompareSettings, version: bool) -> str:
     """The test whose corrected p decides a row's significance."""
-    if row.get("estimator") == judged.ESTIMATOR:
-        return "ppi"
+    if row.get("estimator") == judged.ESTIMATOR and not (version and row["aggregate"] != "system"):
+        return "ppi"  # under the version claim a judged mean is tested over users and seeds (p_version), corrected
     return (
         "bootstrap"
         if row["aggregate"] == "system" and version  # over users and seeds

@@ -24,15 +24,27 @@ import numpy as np
 from harness.evaluation.results import PerQuery, RunResult, summarize
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.stats.seeds import CrossedDifference, crossed_difference, detectable, mean_interval
+from harness.stats.ppi import MIN_HUMAN, layers_of
+from harness.stats.seeds import CrossedDifference, crossed_corrected, crossed_difference, detectable, mean_interval
 
 
 @dataclass(frozen=True)
 class SeededValues:
-    """A guard's values for the version claim: each system's runs (seeds) x users, over the users every run has."""
+    """A guard's values for the version claim: each system's runs (seeds) x users, over the users every run has. On a
+    judged dataset these are the judge's, and people's are on the users they judged (``sampled``: a mask over the
+    judge's users), with each user's stratum for a stratified sample."""
 
     production: np.ndarray  # r_production x n
     candidate: np.ndarray  # r_candidate x n
+    people_production: np.ndarray | None = None  # r_production x (people's users)
+    people_candidate: np.ndarray | None = None
+    sampled: np.ndarray | None = None
+    strata: np.ndarray | None = None
+    judge: str = ""
+
+    @property
+    def judged(self) -> bool:
+        return self.sampled is not None
 
 
 def segment_mask(table: PerQuery, segment: str | None, segments: Mapping[str, str] | None) -> np.ndarray | None:
@@ -52,6 +64,14 @@ def seeded_values(
 ) -> np.ndarray | str:
     """The runs x users values of ``measure`` (users in the order of their ids, within the segment, every value
     finite), or why not: a run without the measure, or runs that do not all hold the same users."""
+    found = seeded_users(runs, measure, segment, segments)
+    return found if isinstance(found, str) else found[1]
+
+
+def seeded_users(
+    runs: Sequence[PerQuery], measure: Measure, segment: str | None, segments: Mapping[str, str] | None = None
+) -> tuple[np.ndarray, np.ndarray] | str:
+    """:func:`seeded_values` with the users' ids: (ids, runs x users values)."""
     lacking = [t.run for t in runs if measure not in t.measures]
     if lacking:
         return f"run {lacking[0]!r} has no values of {measure}"
@@ -67,7 +87,8 @@ def seeded_values(
     if odd is not None:
         return f"the runs do not all hold the same users ({odd!r} differs): the crossed design needs every run on every user"
     values = np.array(columns, dtype=np.float64).reshape(len(runs), len(ids[0]))
-    return values[:, np.isfinite(values).all(axis=0)]
+    finite = np.isfinite(values).all(axis=0)
+    return ids[0][finite], values[:, finite]
 
 
 def seeded_pair(
@@ -84,6 +105,40 @@ def seeded_pair(
     return SeededValues(table[: len(production)], table[len(production) :])
 
 
+def seeded_judged(
+    production: Sequence[RunResult],
+    candidate: Sequence[RunResult],
+    measure: Measure,
+    segment: str | None,
+    segments: Mapping[str, str] | None = None,
+) -> SeededValues | str:
+    """On a judged dataset, both systems' runs x users values of ``measure`` under the judge's labels, with people's
+    on the users they judged and the strata (:class:`SeededValues`' ``people_*``, ``sampled``, ``strata``)."""
+    runs = (*production, *candidate)
+    judge = seeded_users(tables_of(runs), measure, segment, segments)
+    people = seeded_users([r.people for r in runs if r.people is not None], measure, segment, segments)
+    if isinstance(judge, str) or isinstance(people, str):
+        return judge if isinstance(judge, str) else str(people)
+    (ids, table), (people_ids, people_table) = judge, people
+    inside = np.isin(people_ids, ids)  # people's users among the judge's (every value finite in both)
+    sampled = np.isin(ids, people_ids[inside])
+    strata = None
+    first = production[0]
+    if first.strata is not None:
+        stratum = dict(zip(first.per_query.query_ids.astype(str).tolist(), first.strata.tolist(), strict=True))
+        strata = np.array([stratum[q] for q in ids.tolist()], dtype=object)
+    r = len(production)
+    return SeededValues(
+        table[:r],
+        table[r:],
+        people_table[:r, inside],
+        people_table[r:, inside],
+        sampled,
+        strata,
+        first.judge or "judge",
+    )
+
+
 def tables_of(runs: Sequence[RunResult]) -> list[PerQuery]:
     """Each run's per-query table."""
     return [r.per_query for r in runs]
@@ -91,8 +146,27 @@ def tables_of(runs: Sequence[RunResult]) -> list[PerQuery]:
 
 def pooled(runs: Sequence[RunResult]) -> RunResult:
     """A system's runs (seeds) on a dataset as one result: on each user every run holds, the mean of the runs'
-    values (NaN where one is NaN); the runs' count in ``diagnostics["runs"]``. The lists stay with each run."""
-    first, tables = runs[0], tables_of(runs)
+    values (NaN where one is NaN); the runs' count in ``diagnostics["runs"]``. The lists stay with each run. On a
+    judged dataset people's values are pooled alike, and the strata and the judge's audit kept."""
+    first = runs[0]
+    per_query, keep = _pooled_table(first.system, tables_of(runs))
+    segments = first.segments[keep]
+    diagnostics: dict[str, object] = {
+        "runs": len(runs),
+        "queries_evaluated": int(keep.sum()),
+        "queries_not_in_every_run": int((~keep).sum()),
+    }
+    judged: dict[str, object] = {}
+    if all(r.people is not None for r in runs):
+        people, _ = _pooled_table(first.system, [r.people for r in runs if r.people is not None])
+        strata = None if first.strata is None else first.strata[keep]
+        judged = {"people": people, "strata": strata, "judge": first.judge, "labels": first.labels}
+    return RunResult(first.dataset, first.system, per_query, segments, diagnostics, **judged)  # type: ignore[arg-type]
+
+
+def _pooled_table(system: str, tables: Sequence[PerQuery]) -> tuple[PerQuery, np.ndarray]:
+    """The runs' tables pooled: on each user every table holds (the first's users, in its order), the mean of their
+    values; and which of the first's users those are."""
     ids = tables[0].query_ids
     keep = np.ones(ids.size, dtype=bool)
     rows = []
@@ -108,14 +182,7 @@ def pooled(runs: Sequence[RunResult]) -> RunResult:
     if any(t.evaluated is not None for t in tables):
         counted = [np.ones(t.values.shape, dtype=bool) if t.evaluated is None else t.evaluated for t in tables]
         evaluated = np.asarray(np.stack([c[at[keep]] for c, at in zip(counted, rows, strict=True)]).all(axis=0))
-    per_query = PerQuery(first.system, ids[keep], tables[0].measures, stacked.mean(axis=0), np.asarray(in_run), evaluated)
-    segments = first.segments[keep]
-    diagnostics: dict[str, object] = {
-        "runs": len(runs),
-        "queries_evaluated": int(keep.sum()),
-        "queries_not_in_every_run": int((~keep).sum()),
-    }
-    return RunResult(first.dataset, first.system, per_query, segments, diagnostics)
+    return PerQuery(system, ids[keep], tables[0].measures, stacked.mean(axis=0), np.asarray(in_run), evaluated), keep
 
 
 def versions(results: Sequence[RunResult]) -> list[RunResult]:
@@ -176,6 +243,39 @@ def version_test(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> Vers
     return VersionTest(min(1.0, p), found.estimate - reach, found.estimate + reach, found)
 
 
+def version_test_corrected(values: SeededValues, confidence: float = 0.95) -> VersionTest | str:
+    """:func:`version_test` on a judged dataset: the crossed test of the candidate against production, each user's
+    seed-averaged difference corrected by people's labels (:func:`~harness.stats.seeds.crossed_corrected`)."""
+    from scipy import stats
+
+    assert values.people_production is not None and values.people_candidate is not None and values.sampled is not None
+    if values.production.shape[0] < 2 or values.candidate.shape[0] < 2:
+        return (
+            f"{values.production.shape[0]} run(s) against {values.candidate.shape[0]}: with one run of a system its "
+            "seed variance cannot be estimated, so the version claim has no test"
+        )
+    layers = None
+    if values.strata is not None:
+        found_layers = layers_of(values.strata, values.sampled)
+        if isinstance(found_layers, str):
+            return found_layers
+        layers = found_layers
+    if int(values.sampled.sum()) < MIN_HUMAN:
+        return f"people judged {int(values.sampled.sum())} of these users: a correction needs {MIN_HUMAN} or more"
+    found = crossed_corrected(
+        [(values.people_production, -1.0), (values.people_candidate, 1.0)],
+        [values.production, values.candidate],
+        values.sampled,
+        layers,
+    )
+    if not found.variance > 0:
+        return VersionTest(1.0 if found.estimate == 0 else 0.0, found.estimate, found.estimate, found)
+    se = math.sqrt(found.variance)
+    reach = float(stats.t.ppf(0.5 + confidence / 2, found.df)) * se
+    p = float(2 * stats.t.sf(abs(found.estimate) / se, found.df))
+    return VersionTest(min(1.0, p), found.estimate - reach, found.estimate + reach, found)
+
+
 def version_rows(rows: list[dict[str, object]], results: Sequence[RunResult], confidence: float = 0.95) -> None:
     """The comparison rows of means between systems with several runs, tested as versions (in place): ``p_version``
     and the interval from :func:`version_test`; the user-paired statistics of the pooled values are left out (they
@@ -214,6 +314,28 @@ def version_rows(rows: list[dict[str, object]], results: Sequence[RunResult], co
             maps[where] = segment_map(a[0])
         measure = next(m for m in a[0].measures if str(m) == row["measure"])
         within = None if segment == "all" else segment
+        if a[0].people is not None and b[0].people is not None:  # a judged dataset: corrected by people's labels
+            judged = seeded_judged(a, b, measure, within, maps[where])
+            tested = judged if isinstance(judged, str) else version_test_corrected(judged, confidence)
+            if isinstance(tested, str):
+                row.update(version_note=tested, delta=math.nan)
+                continue
+            assert not isinstance(judged, str) and judged.sampled is not None
+            row.update(
+                p_version=tested.p,
+                delta=tested.found.estimate,
+                ci_low=tested.ci_low,
+                ci_high=tested.ci_high,
+                n_queries=int(judged.sampled.size),
+                n_human=tested.found.n,
+                mde=detectable(tested.found.variance, tested.found.df) if tested.found.variance > 0 else math.nan,
+                version_note=(
+                    f"{len(a)} runs against {len(b)}; seed noise {tested.found.seed_share:.0%} of the difference's "
+                    f"variance; {tested.found.n:,} users judged by people, {judged.sampled.size:,} by the judge "
+                    "(prediction-powered)"
+                ),
+            )
+            continue
         table = seeded_values(tables_of((*a, *b)), measure, within, maps[where])
         tested = table if isinstance(table, str) else version_test(table[: len(a)], table[len(a) :], confidence)
         if isinstance(tested, str):
@@ -246,8 +368,10 @@ def version_summary(runs: Sequence[RunResult], seed_rows: Sequence[Mapping[str, 
     out: list[dict[str, object]] = []
     for summary in summarize(version):
         measure = next(m for m in version.per_query.measures if str(m) == summary["measure"])
-        if REGISTRY.definition(measure).aggregate == "mean":
-            within = None if summary["segment"] == "all" else str(summary["segment"])
+        within = None if summary["segment"] == "all" else str(summary["segment"])
+        if version.people is not None:  # a judged dataset: the version's mean corrected by people's labels
+            summary = _corrected_version(runs, summary, measure, within, where)
+        elif REGISTRY.definition(measure).aggregate == "mean":
             table = seeded_values(tables, measure, within, where)
             if not isinstance(table, str) and table.size:
                 summary["mean"], summary["ci_low"], summary["ci_high"] = mean_interval(table)
@@ -280,6 +404,67 @@ def version_summary(runs: Sequence[RunResult], seed_rows: Sequence[Mapping[str, 
     return out
 
 
+def _corrected_version(
+    runs: Sequence[RunResult],
+    summary: Mapping[str, object],
+    measure: Measure,
+    segment: str | None,
+    segments: Mapping[str, str],
+) -> dict[str, object]:
+    """A judged version's summary row: its mean over users and seeds, the judge's corrected by people's
+    (:func:`~harness.stats.seeds.crossed_corrected` of the one system), with the judge's alone beside it; a measure
+    that is not a mean over users is the judge's alone."""
+    from scipy import stats
+
+    from harness.comparison.judged import ESTIMATOR, JUDGE_ONLY, corrects
+
+    row: dict[str, object] = dict(summary)
+    if not corrects(measure):
+        return {**row, "estimator": JUDGE_ONLY}
+    judge_only = {f"judge_{k}": row[k] for k in ("value", "mean", "ci_low", "ci_high")}
+    found = seeded_judged(runs, runs, measure, segment, segments)  # the system against itself: its tables, twice
+    why = found if isinstance(found, str) else ""
+    if not why:
+        assert not isinstance(found, str) and found.people_production is not None and found.sampled is not None
+        layers = None if found.strata is None else layers_of(found.strata, found.sampled)
+        why = layers if isinstance(layers, str) else ""
+        n = int(found.sampled.sum())
+        why = why or (f"people judged {n} of these users: a correction needs {MIN_HUMAN} or more" if n < MIN_HUMAN else "")
+    if why:
+        nan = math.nan
+        return {
+            **row,
+            "value": nan,
+            "mean": nan,
+            "ci_low": nan,
+            "ci_high": nan,
+            "estimator": ESTIMATOR,
+            **judge_only,
+            "n_human": 0,
+            "n_judge": row["n_queries"],
+            "lambda": nan,
+            "estimator_note": why,
+        }
+    assert not isinstance(found, str) and found.people_production is not None and found.sampled is not None
+    crossed = crossed_corrected(
+        [(found.people_production, 1.0)], [found.production], found.sampled, None if isinstance(layers, str) else layers
+    )
+    reach = float(stats.t.ppf(0.975, crossed.df)) * math.sqrt(crossed.variance)
+    return {
+        **row,
+        "value": crossed.estimate,
+        "mean": crossed.estimate,
+        "ci_low": crossed.estimate - reach,
+        "ci_high": crossed.estimate + reach,
+        "estimator": ESTIMATOR,
+        **judge_only,
+        "n_human": crossed.n,
+        "n_judge": int(found.sampled.size),
+        "lambda": crossed.lam,
+        "estimator_note": "",
+    }
+
+
 def is_seeded(results: Sequence[RunResult]) -> bool:
     """Whether any system has several runs (seeds) of a dataset."""
     return any(r.seed for r in results)
@@ -291,7 +476,9 @@ __all__ = [
     "is_seeded",
     "pooled",
     "runs_by_system",
+    "seeded_judged",
     "seeded_pair",
+    "seeded_users",
     "seeded_values",
     "segment_map",
     "segment_mask",
@@ -299,5 +486,6 @@ __all__ = [
     "version_rows",
     "version_summary",
     "version_test",
+    "version_test_corrected",
     "versions",
 ]

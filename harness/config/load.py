@@ -1003,15 +1003,6 @@ def _claim(root: _Section, section: _Section | None, systems: tuple[System, ...]
                 "values hold no people's labels to correct the judge's by",
                 hint="give the system's run file, so it is evaluated under both labellings",
             )
-    judged = next((i for i, d in enumerate(datasets) if d.judge is not None), None)
-    if claim == "version" and judged is not None:
-        raise ConfigError(
-            f"dataset {datasets[judged].name!r} has a judge, and claim: version decides over training seeds: a "
-            "prediction-powered estimate over seeds is not built yet",
-            path=root.source,
-            line=_line(root.raw("datasets").value[judged]),
-            hint="pick one run of each system (seed: <label>, stats.claim: model), or remove judge:",
-        )
     return claim
 
 

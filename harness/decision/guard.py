@@ -116,6 +116,7 @@ class GuardNumbers:
     undecided: str = ""  # why no bound decides (then both p are 1)
     note: str = ""  # what else the reader should know of the values (a version's seeds)
     t_from: int | None = None  # under auto, the users from which t decides this bounded measure (release.min_affected)
+    judged: str = ""  # on a judged dataset: the queries people and the judge labelled (prediction-powered)
 
     @classmethod
     def nothing_decided(
@@ -449,7 +450,7 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
     """A guard on a mean for the version claim: the excess drop of the procedures' means, users and seeds both
     random (:mod:`harness.stats.seeds`). One run of a system leaves the seed variance unknown: nothing is decided."""
 
-    from harness.stats.seeds import crossed_difference
+    from harness.stats.seeds import crossed_corrected, crossed_difference
 
     aggregate, sign = _aggregate(guard), guard.sign
     if aggregate != "mean":
@@ -476,10 +477,38 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
             "no bound holds for the version; give several runs (seeds) of each, or claim: "
             "model for these trained runs",
         )
+    judged = ""
+    if values.judged:  # the judge's tables corrected by people's (harness.stats.seeds.crossed_corrected)
+        assert values.sampled is not None and values.people_production is not None and values.people_candidate is not None
+        layers = None
+        if values.strata is not None:
+            found_layers = ppi.layers_of(values.strata, values.sampled)
+            if isinstance(found_layers, str):
+                return found_layers
+            layers = found_layers
+        people = int(values.sampled.sum())
+        if people < ppi.MIN_HUMAN:
+            return f"people judged {people} of its {n:,} queries, and a correction needs {ppi.MIN_HUMAN} or more"
+        p_value, c_value = (
+            crossed_corrected([(t, 1.0)], [f], values.sampled, layers).estimate
+            for t, f in ((values.people_production, prod), (values.people_candidate, cand))
+        )
+        drop, margin = sign * (p_value - c_value), guard.margin(p_value)
+        judged = f"{people:,} queries judged by people, {n:,} by the judge {values.judge} (prediction-powered)"
     # the excess drop, drop - margin, as w_p mean_p + w_c mean_c + constant
     weight_p = sign - guard.threshold / 100 if relative else sign
     constant = 0.0 if relative else -margin
-    found = crossed_difference(prod, cand, weight_p, -sign, constant)
+    if values.judged:
+        assert values.sampled is not None and values.people_production is not None and values.people_candidate is not None
+        found = crossed_corrected(
+            [(values.people_production, weight_p), (values.people_candidate, -sign)],
+            [prod, cand],
+            values.sampled,
+            layers,
+            constant,
+        )
+    else:
+        found = crossed_difference(prod, cand, weight_p, -sign, constant)
     low, high = found.bounds(alpha)
     p_pass = found.p_below()
     distance, planned_for = _planned(guard, margin, found.estimate)
@@ -493,6 +522,7 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
     note = (
         f"{seeds}; seed noise is {found.seed_share:.0%} of the difference's variance; a candidate run beats a "
         f"production run in {int((goodness > 0).sum())} of {goodness.size} pairs"
+        + (f" by the judge's values; {judged}" if judged else "")
     )
     return GuardNumbers(
         p_value,
@@ -512,6 +542,7 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
         None,
         "",
         note,
+        judged=judged,
     )
 
 
@@ -597,6 +628,7 @@ def _test_corrected(guard: Guard, values: CorrectedValues, alpha: float, target:
         return dataclasses.replace(
             GuardNumbers.nothing_decided(production, candidate, drop, margin, n, 0.0, None, "people's values do not spread"),
             note=note,
+            judged=note,
         )
     from scipy import special
 
@@ -625,6 +657,7 @@ def _test_corrected(guard: Guard, values: CorrectedValues, alpha: float, target:
         f"{planned_for} (queries judged by people)" if needed else planned_for,
         PPI,
         note=note,
+        judged=note,
     )
 
 
@@ -676,7 +709,7 @@ def guard_result(
         n_needed=t.n_needed,
         planned_for=t.planned_for,
         method=t.method,
-        judged=t.note if t.method == PPI else "",
+        judged=t.judged,
     )
     if t.undecided and not guard.descriptive:
         verdict: GuardLabel = "INCONCLUSIVE"

@@ -53,7 +53,7 @@ import numpy as np
 
 from harness.comparison.compare import CompareSettings, system_replicates, version_replicates
 from harness.comparison.rows import Comparisons
-from harness.comparison.versions import runs_by_system, seeded_pair, segment_map, tables_of
+from harness.comparison.versions import runs_by_system, seeded_judged, seeded_pair, segment_map, tables_of
 from harness.config.defaults import DEFAULT_MIN_AFFECTED, DEFAULT_POWER
 from harness.config.schema import Guard, Release
 from harness.decision.guard import (
@@ -339,6 +339,13 @@ def decide_release(
         measure = guard.measure
         if version and not REGISTRY.definition(measure).is_system(measure):
             of_production, of_candidate = runs[(dataset, release.production)], runs[(dataset, release.candidate)]
+            if rp.people is not None and rc.people is not None:  # a judged dataset: people's labels correct the judge's
+                from harness.comparison.judged import corrects
+
+                if not corrects(measure):
+                    return f"{measure} is not a mean over users, so people's labels cannot correct the judge's values of it"
+                where = None if segment == "all" else segment
+                return seeded_judged(of_production, of_candidate, measure, where, segment_map(of_production[0]))
             return seeded_pair(
                 tables_of(of_production),
                 tables_of(of_candidate),

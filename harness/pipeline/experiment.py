@@ -595,9 +595,7 @@ def _summary_rows(results: list[RunResult], settings: CompareSettings, seeded: b
         return [row for r in results for row in _run_summary(r, settings)]
     out: list[dict[str, Any]] = []
     for runs in runs_by_system(results).values():
-        each = [
-            {**row, "seed": r.seed or "all", "runs": 1} for r in runs for row in (*summarize(r), *system_summary(r, settings))
-        ]
+        each = [{**row, "seed": r.seed or "all", "runs": 1} for r in runs for row in _run_summary(r, settings)]
         if len(runs) == 1 and not runs[0].seed:
             out.extend(each)
         else:
@@ -703,7 +701,7 @@ def _agreements(results: list[RunResult]) -> dict[str, Any] | None:
     holds it; None without a judge."""
     out = {}
     for dataset in dict.fromkeys(r.dataset for r in results if r.people is not None):
-        found = judged.agreement_of([r for r in results if r.dataset == dataset])
+        found = judged.agreement_of(versions([r for r in results if r.dataset == dataset]))  # seeds pooled
         if found is not None:
             out[dataset] = found.to_dict()
     return out or None
@@ -715,6 +713,7 @@ def _people_frame(results: list[RunResult]) -> Any:
     import pandas as pd
 
     frames = []
+    seeded = is_seeded(results)  # a system has several runs: which run (seed) a row is of, as per_query says
     for r in results:
         if r.people is None:
             continue
@@ -722,7 +721,14 @@ def _people_frame(results: list[RunResult]) -> Any:
         segments = np.array([segment_of.get(q, "") for q in r.people.query_ids.astype(str)], dtype=object)
         frames.append(
             per_query_rows(
-                r.dataset, r.system, r.people.query_ids, segments, r.people.measures, r.people.values, None, r.people.evaluated
+                r.dataset,
+                r.system,
+                r.people.query_ids,
+                segments,
+                r.people.measures,
+                r.people.values,
+                r.seed if seeded else None,
+                r.people.evaluated,
             )
         )
     return pd.concat(frames, ignore_index=True) if frames else None

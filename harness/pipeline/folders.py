@@ -129,7 +129,7 @@ def recompute_gate(results: SavedResults) -> Decision:
                     continue  # a measure another dataset has: this dataset's guards say so when decided
                 segment_of = dict(zip(rows["query_id"].astype(str), rows["segment"].fillna("").astype(str), strict=False))
                 segments = np.array([segment_of.get(q, "") for q in per_query.query_ids.tolist()], dtype=object)
-                judged = _people_of(results, dataset, name, measures, own)
+                judged = _people_of(results, dataset, name, measures, own, label)
                 runs.append(RunResult(dataset, name, per_query, segments, {}, seed=label if len(labels) > 1 else "", **judged))
     look = None
     if release.looks > 1:  # the look as recorded: its level is checked against the gate's records by promote_folder
@@ -138,7 +138,9 @@ def recompute_gate(results: SavedResults) -> Decision:
     return dataclasses.replace(decision, look_id=gate.look_id, production_evidence=gate.production_evidence)
 
 
-def _people_of(results: SavedResults, dataset: str, system: str, measures: tuple[Measure, ...], own: bool) -> dict[str, Any]:
+def _people_of(
+    results: SavedResults, dataset: str, system: str, measures: tuple[Measure, ...], own: bool, seed: str = ""
+) -> dict[str, Any]:
     """On a judged dataset, people's values of a system (``per_query_people``) and the judge's name, as RunResult
     takes them; nothing elsewhere. A stratified sample's strata are not in the folder: refused."""
     judge = next((d.get("judge") for d in results.config.get("datasets") or [] if d.get("name") == dataset), None)
@@ -153,6 +155,8 @@ def _people_of(results: SavedResults, dataset: str, system: str, measures: tuple
         )
     frame = None if results.per_query_people is None else results.per_query_people
     rows = None if frame is None else frame[(frame["dataset"] == dataset) & (frame["system"] == system)]
+    if rows is not None and "seed" in rows.columns:  # one run of several (its seed), as per_query's rows are taken
+        rows = rows[rows["seed"].fillna("").astype(str) == seed]
     people = None if rows is None or not len(rows) else per_query_of_rows(rows, system, measures, own)
     if people is None or isinstance(people, list):
         raise HarnessError(

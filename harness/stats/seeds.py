@@ -36,9 +36,12 @@ The price is power: 0.70 where it was 0.81 with 2 seeds, 0.92 for 0.94 with 3, 0
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from harness.stats.ppi import Layers
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class CrossedDifference:
     seed_sd: tuple[float, float]  # each system's seed sd (of a run's mean over the users), from its mean squares
     n: int
     seeds: tuple[int, int]
+    lam: float = math.nan  # crossed_corrected: PPI++'s weight of the judge's values
 
     @property
     def seed_share(self) -> float:
@@ -108,7 +112,7 @@ def _upper(mean_square: float, df: int, confidence: float = SEED_DF_CONFIDENCE) 
     return mean_square * df / float(special.chdtri(df, confidence))
 
 
-def satterthwaite(total: float, terms: list[tuple[float, int]], otherwise: float) -> float:
+def satterthwaite(total: float, terms: Sequence[tuple[float, float]], otherwise: float) -> float:
     """The degrees of freedom of a sum of mean-square terms, ``total``, each ``(term, its df)``: Satterthwaite's
     ``total^2 / sum(term^2 / df)``; ``otherwise`` when every term is 0.
 
@@ -157,6 +161,68 @@ def crossed_difference(
     df = satterthwaite(sum(term for term, _ in terms), terms, float(n - 1))
     estimate = float(d.mean()) + constant
     return CrossedDifference(estimate, variance, df, user_variance, seed_variance, (seed_sd[0], seed_sd[1]), n, (ra, rb))
+
+
+def crossed_corrected(
+    people: Sequence[tuple[np.ndarray, float]],
+    judge: Sequence[np.ndarray],
+    sampled: np.ndarray,
+    layers: Layers | None = None,
+    constant: float = 0.0,
+) -> CrossedDifference:
+    """:func:`crossed_difference` (or, for one system, its mean) on a dataset with a model judge: ``sum_s w_s
+    mean_s + constant`` where each system's runs x users table is the judge's over every user (``judge``, in the
+    order of ``people``) and people's over the users they judged (``people``: (table, w_s); ``sampled``, a mask over
+    the judge's users, says which, in the same order).
+
+    Each user's seed-averaged functional is corrected by people's (:func:`~harness.stats.ppi.ppi_sampled`): its
+    estimate and variance take the users' part of the crossed design. The seeds' part comes from people's tables
+    (``(MS_seed - MS_residual) / (n r)`` per system, ``n`` people's users), as in :func:`crossed_difference`: a run's
+    seed effect is common to all its users, so it cancels between the judge's two means in the estimate, which
+    keeps people's seed effect alone. The degrees of freedom are Satterthwaite's over the corrected users' term (its
+    own df) and each seed term at its ``SEED_DF_CONFIDENCE`` upper limit. ``n`` of the result is people's users.
+
+    >>> rng = np.random.default_rng(4)
+    >>> users = rng.uniform(0.2, 0.8, 300)
+    >>> a = users + rng.normal(0, 0.02, (3, 1)) + rng.normal(0, 0.05, (3, 300))
+    >>> b = a + 0.03
+    >>> sampled = np.arange(300) < 60
+    >>> found = crossed_corrected([(a[:, :60], -1.0), (b[:, :60], 1.0)], [a + 0.1, b + 0.2], sampled)
+    >>> round(found.estimate, 6), found.n    # the judge's +0.1 of bias for b corrected away
+    (0.03, 60)
+    """
+    from harness.stats.ppi import ppi_sampled
+
+    d_people = sum(w * np.asarray(t, dtype=np.float64).mean(axis=0) for t, w in people)
+    d_judge = sum(w * np.asarray(t, dtype=np.float64).mean(axis=0) for (_, w), t in zip(people, judge, strict=True))
+    found = ppi_sampled(np.asarray(d_people), np.asarray(d_judge), sampled, layers)
+    n = int(sampled.sum())
+    user_variance = found.se**2
+    parts, terms, seed_sd = [], [(user_variance, float(found.df))], []
+    for table, weight in people:
+        r = table.shape[0]
+        if r < 2:
+            seed_sd.append(0.0)
+            continue
+        ms_seed, ms_residual = mean_squares(np.asarray(table, dtype=np.float64))
+        c = weight * weight / (n * r)
+        parts.append(c * (ms_seed - ms_residual))
+        terms.append((c * _upper(ms_seed, r - 1), r - 1))
+        seed_sd.append(math.sqrt(max(0.0, (ms_seed - ms_residual) / n)))
+    seed_variance = max(0.0, sum(parts))
+    df = satterthwaite(sum(term for term, _ in terms), terms, float(found.df))
+    runs = tuple(t.shape[0] for t, _ in people)
+    return CrossedDifference(
+        found.estimate + constant,
+        user_variance + seed_variance,
+        df,
+        user_variance,
+        seed_variance,
+        (seed_sd[0], seed_sd[-1]),
+        n,
+        (runs[0], runs[-1]),
+        found.lam,
+    )
 
 
 def detectable(variance: float, df: float, alpha: float = 0.05, power: float = 0.8) -> float:

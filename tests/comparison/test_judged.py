@@ -86,8 +86,8 @@ def _by_hand(y: np.ndarray, f: np.ndarray, rest: np.ndarray) -> tuple[float, flo
     return lam, estimate, float(stats.t.ppf(0.975, n - 1)) * se, float(2 * stats.t.sf(abs(estimate) / se, n - 1))
 
 
-def _per_query(folder: Path, qrels: str, run: str) -> pd.Series:
-    table = harness.evaluate(harness.read_qrels(folder / qrels), harness.read_run(folder / run), ["P@3"])
+def _per_query(folder: Path, qrels: str, run: str, measure: str = "P@3") -> pd.Series:
+    table = harness.evaluate(harness.read_qrels(folder / qrels), harness.read_run(folder / run), [measure])
     return pd.Series(table.values[:, 0], index=table.query_ids.astype(str))
 
 
@@ -380,3 +380,46 @@ def test_a_stratified_sample_is_corrected_stratum_by_stratum(tmp_path: Path) -> 
         (expected.estimate, expected.low, expected.high), abs=1e-12
     )
     assert outcome.decision.guards[0].method.startswith("one-sided prediction-powered t")
+
+
+def test_versions_over_seeds_on_a_judged_dataset(tmp_path: Path) -> None:
+    """claim: version with a judge: each version's mean and the versions' difference over users and seeds, corrected
+    by people's labels (the crossed test on the seed-averaged values, its seed terms from people's tables); the gate
+    decides on them, and a folder's gate is computed again with people's values of every run."""
+    from harness.demo import trec
+    from harness.stats.seeds import crossed_corrected
+
+    trec(tmp_path, n_queries=60, sample=20)
+    config = {
+        "experiment": "judged-seeds",
+        "datasets": [{"name": "trec", "qrels": "people-sample.txt", "judge": {"qrels": "judge.txt", "name": "llm"}}],
+        "systems": [{"name": s, "runs": f"seeds/{s}-seed*.run"} for s in ("hybrid", "dense")],
+        "measures": ["nDCG@10"],
+        "baseline": "hybrid",
+        "stats": {"permutations": 200, "resamples": 200},
+        "release": {"production": "hybrid", "candidate": "dense", "guards": [{"measure": "nDCG@10", "max_drop": 0.02}]},
+        "tracking": {"enabled": False},
+        "report": {"enabled": False},
+    }
+    outcome = _run(tmp_path, config)
+    row = outcome.comparisons.iloc[0]
+    assert (row["estimator"], row["primary_test"], row["n_human"], row["n_queries"]) == ("ppi", "version", 20, 60)
+    tables = {}
+    for system in ("hybrid", "dense"):
+        runs = sorted((tmp_path / "seeds").glob(f"{system}-seed*.run"))
+        people = [_per_query(tmp_path, "people-sample.txt", str(r.relative_to(tmp_path)), "nDCG@10") for r in runs]
+        judge = [_per_query(tmp_path, "judge.txt", str(r.relative_to(tmp_path)), "nDCG@10") for r in runs]
+        tables[system] = (np.array([p.to_numpy() for p in people]), np.array([j.to_numpy() for j in judge]))
+    sampled = np.isin(judge[0].index, people[0].index)
+    found = crossed_corrected(
+        [(tables["hybrid"][0], -1.0), (tables["dense"][0], 1.0)], [tables["hybrid"][1], tables["dense"][1]], sampled
+    )
+    assert row["delta"] == pytest.approx(found.estimate, abs=1e-12)
+    half = stats.t.ppf(0.975, found.df) * math.sqrt(found.variance)
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((found.estimate - half, found.estimate + half), abs=1e-12)
+    version = outcome.summary[(outcome.summary["seed"] == "all") & (outcome.summary["system"] == "dense")].iloc[0]
+    assert version["estimator"] == "ppi" and version["n_human"] == 20
+    assert outcome.decision.guards[0].method.startswith("one-sided t over users and seeds")
+    assert "20 queries judged by people, 60 by the judge llm" in outcome.decision.headline()
+    saved = read_results(outcome.results_dir)
+    assert saved.verdict is not None and _disagreement(recompute_gate(saved), saved.verdict) is None

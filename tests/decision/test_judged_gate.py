@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from harness.comparison.judged import corrected_difference
+from harness.comparison.versions import SeededValues
 from harness.config.schema import Guard
 from harness.decision.guard import CorrectedValues, PairedValues, guard_result, one_sided
 from harness.evaluation.results import PerQuery, RunResult
@@ -91,3 +92,73 @@ def test_the_intervals_of_a_difference_cover_peoples_truth(sims: int) -> None:
     sd = math.sqrt(0.95 * 0.05 / sims)
     assert covered / sims >= 0.95 - 3 * sd
     assert judge_covered / sims <= 0.2
+
+
+def _seeded_world(rng: np.random.Generator, drop: float, favour: float, runs: int = 3) -> SeededValues:
+    """Two training procedures' runs (seeds) on 300 users, people's labels on 60 of them: a run's mean moves with its
+    seed (sd 0.01), the candidate's procedure is ``drop`` worse for people, and the judge, noisy and lenient, is
+    ``favour`` kinder to the candidate's runs."""
+    users = rng.beta(2, 3, 300)
+    truth_p = users + rng.normal(0, 0.01, (runs, 1)) + rng.normal(0, 0.05, (runs, 300))
+    truth_c = users - drop + rng.normal(0, 0.01, (runs, 1)) + rng.normal(0, 0.05, (runs, 300))
+    judge_p = truth_p + 0.1 + rng.normal(0, 0.1, (runs, 300))
+    judge_c = truth_c + 0.1 + favour + rng.normal(0, 0.1, (runs, 300))
+    sampled = np.zeros(300, dtype=bool)
+    sampled[rng.choice(300, 60, replace=False)] = True
+    return SeededValues(judge_p, judge_c, truth_p[:, sampled], truth_c[:, sampled], sampled, None, "llm")
+
+
+@pytest.mark.parametrize("sims", [pytest.param(300, id="fast"), pytest.param(3000, id="many", marks=pytest.mark.slow)])
+def test_a_version_at_the_margin_passes_at_most_alpha_when_corrected(sims: int) -> None:
+    """The version claim on a judged dataset: the procedures' difference over users and seeds, corrected by people's
+    labels. At the margin (the candidate's procedure 0.02 worse), it PASSes within alpha (+3 Monte Carlo sd); on the
+    judge's values alone, which favour the candidate, almost always."""
+    rng = np.random.default_rng(9)
+    guard = Guard(AP, "max_drop", 0.02)
+    corrected = judge_only = 0
+    for _ in range(sims):
+        values = _seeded_world(rng, 0.02, 0.06)
+        found = one_sided(guard, values, ALPHA, 0.8, "t")
+        assert not isinstance(found, str)
+        corrected += found.p_pass < ALPHA
+        alone = one_sided(guard, SeededValues(values.production, values.candidate), ALPHA, 0.8, "t")
+        judge_only += alone.p_pass < ALPHA  # type: ignore[union-attr]
+    assert corrected / sims <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / sims)
+    assert judge_only / sims >= 0.9
+
+
+def test_a_corrected_version_difference_by_hand() -> None:
+    """crossed_corrected: the estimate is PPI++ on the users' seed-averaged differences, and the variance its squared
+    standard error plus each system's seed term from people's tables, ``(MS_seed - MS_residual) / (n r)``, computed
+    here with numpy alone; the degrees of freedom Satterthwaite's over the terms, the seed terms at their 80% upper
+    limits (scipy's chi-square)."""
+    from scipy import stats
+
+    from harness.stats.seeds import crossed_corrected
+
+    rng = np.random.default_rng(2)
+    values = _seeded_world(rng, 0.01, 0.05)
+    assert values.people_production is not None and values.people_candidate is not None and values.sampled is not None
+    found = crossed_corrected(
+        [(values.people_production, -1.0), (values.people_candidate, 1.0)], [values.production, values.candidate], values.sampled
+    )
+    y = values.people_candidate.mean(axis=0) - values.people_production.mean(axis=0)
+    f_all = values.candidate.mean(axis=0) - values.production.mean(axis=0)
+    f, rest = f_all[values.sampled], f_all[~values.sampled]
+    n, big = y.size, rest.size
+    lam = min(1.0, max(0.0, np.cov(y, f)[0, 1] / ((1 + n / big) * f_all.var(ddof=1))))
+    estimate = lam * rest.mean() + (y - lam * f).mean()
+    user = (y - lam * f).var(ddof=1) / n + lam**2 * rest.var(ddof=1) / big
+    seed_terms, upper = [], []
+    for table in (values.people_production, values.people_candidate):
+        r = table.shape[0]
+        seeds, users, grand = table.mean(axis=1), table.mean(axis=0), table.mean()
+        ms_seed = n * ((seeds - grand) ** 2).sum() / (r - 1)
+        ms_residual = ((table - seeds[:, None] - users[None, :] + grand) ** 2).sum() / ((r - 1) * (n - 1))
+        seed_terms.append((ms_seed - ms_residual) / (n * r))
+        upper.append((ms_seed * (r - 1) / stats.chi2.ppf(0.2, r - 1) / (n * r), r - 1))
+    assert found.estimate == pytest.approx(estimate, abs=1e-12) and found.lam == pytest.approx(lam, abs=1e-12)
+    assert found.variance == pytest.approx(user + max(0.0, sum(seed_terms)), rel=1e-10)
+    total = user + sum(u for u, _ in upper)
+    df = total**2 / (user**2 / (n - 1) + sum(u**2 / k for u, k in upper))
+    assert found.df == pytest.approx(df, rel=1e-10)
