@@ -32,8 +32,9 @@ def gate_plan_lines(folder: str | Path | SavedResults) -> list[str]:
     if decision is None:
         raise HarnessError(f"{saved.folder} has no release gate", hint="give a folder of a run with a release: gate")
     deciding = decision.deciding
+    whole = "queries judged by people" if any(g.judged for g in deciding) else "users"  # a judged dataset's
     if decision.n_needed_gate is not None:
-        lines = [f"the whole gate: {decision.n_needed_gate:,} users {decision.gate_planned_for}"]
+        lines = [f"the whole gate: {decision.n_needed_gate:,} {whole} {decision.gate_planned_for}"]
     elif decision.gate_planned_for:
         lines = [f"the whole gate, {decision.gate_planned_for}: each guard's users on its own dataset and segment"]
     elif len(deciding) == 1:
@@ -134,6 +135,8 @@ def plan_seeds_from_results(
     saved = folder if isinstance(folder, SavedResults) else read_results(folder)
     pair = _pair(saved, systems)
     dataset, parsed = _dataset_and_measure(saved, dataset, measure)
+    if _judge_name(saved, dataset) is not None:
+        raise _SEEDS_JUDGED
     if REGISTRY.definition(parsed).aggregate != "mean" or REGISTRY.definition(parsed).is_system(parsed):
         raise HarnessError(
             f"{measure} is not averaged over users: the version plan is for means",
@@ -254,6 +257,12 @@ def plan_from_results(
     return with_auto(plan, parsed, min_affected)
 
 
+_SEEDS_JUDGED = HarnessError(
+    "a plan of seeds and people's queries for versions on a judged dataset is not built",
+    hint="harness plan FOLDER --gate gives the people's queries each guard needs at these seeds",
+)
+
+
 def _judge_name(saved: SavedResults, dataset: str) -> str | None:
     """The judge's name where ``dataset`` has one, else None."""
     for entry in saved.config.get("datasets") or []:
@@ -278,6 +287,8 @@ def _judged_plan(
     every query), from the two systems' differences under each labelling."""
     if saved.per_query_people is None:
         raise HarnessError(f"{saved.folder} has no people's values of {dataset!r}", hint="give the folder harness run wrote")
+    if "seed" in saved.per_query_people.columns:
+        raise _SEEDS_JUDGED
     judged = [_rows_of(saved, dataset, system, measure, segment).set_index("query_id")["value"] for system in pair]
     people = []
     for system in pair:

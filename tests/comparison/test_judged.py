@@ -423,3 +423,29 @@ def test_versions_over_seeds_on_a_judged_dataset(tmp_path: Path) -> None:
     assert "20 queries judged by people, 60 by the judge llm" in outcome.decision.headline()
     saved = read_results(outcome.results_dir)
     assert saved.verdict is not None and _disagreement(recompute_gate(saved), saved.verdict) is None
+
+
+def test_plans_on_a_judged_dataset_count_peoples_queries(tmp_path: Path) -> None:
+    """harness plan --gate counts a judged gate's needs in queries judged by people; the seeds' plan of versions is
+    refused on a judged dataset, naming what does plan it."""
+    from harness.demo import trec
+
+    trec(tmp_path, n_queries=60, sample=20)
+    config = {
+        "experiment": "judged-seeds",
+        "datasets": [{"name": "trec", "qrels": "people-sample.txt", "judge": {"qrels": "judge.txt", "name": "llm"}}],
+        "systems": [{"name": s, "runs": f"seeds/{s}-seed*.run"} for s in ("hybrid", "dense")],
+        "measures": ["nDCG@10"],
+        "baseline": "hybrid",
+        "release": {"production": "hybrid", "candidate": "dense", "guards": [{"measure": "nDCG@10", "max_drop": 0.02}]},
+        "stats": {"permutations": 200, "resamples": 200},
+        "tracking": {"enabled": False},
+        "report": {"enabled": False},
+    }
+    folder = str(_run(tmp_path, config).results_dir)
+    out = io.StringIO()
+    assert main(["plan", folder, "--gate"], out, io.StringIO()) == 0
+    assert "queries judged by people" in out.getvalue() and "20 queries judged by people, 60 by the judge llm" in out.getvalue()
+    err = io.StringIO()
+    assert main(["plan", folder, "--measure", "nDCG@10", "--margin", "0.02"], io.StringIO(), err) == 2
+    assert "not built" in err.getvalue() and "--gate" in err.getvalue()
