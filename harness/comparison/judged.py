@@ -33,7 +33,7 @@ from harness.evaluation.agreement import Agreement, systems_agreement
 from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.stats.ppi import MIN_HUMAN, PPIEstimate, layers_of, ppi_sampled, queries_needed
+from harness.stats.ppi import MIN_HUMAN, PPIEstimate, layers_of, ppi_sampled, queries_needed, sample_layers
 
 CONFIDENCE = 0.95  # the tables' intervals
 PLANNED_POWER = 0.8
@@ -66,16 +66,8 @@ def _estimate(
 ) -> PPIEstimate | str:
     """The corrected mean of values the judge gave every query (``f_all``) and people the ``sampled`` ones (``y``);
     or why it cannot be corrected."""
-    n = int(sampled.sum())
-    if n < MIN_HUMAN:
-        return f"people judged {n} of its {f_all.size:,} queries, and a correction needs {MIN_HUMAN} or more"
-    layers = None
-    if strata is not None:
-        found = layers_of(strata, sampled)
-        if isinstance(found, str):
-            return found
-        layers = found
-    return ppi_sampled(y, f_all, sampled, layers, alpha)
+    layers = sample_layers(sampled, strata)
+    return layers if isinstance(layers, str) else ppi_sampled(y, f_all, sampled, layers, alpha)
 
 
 def corrected_mean(

@@ -24,7 +24,7 @@ import numpy as np
 from harness.evaluation.results import PerQuery, RunResult, summarize
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
-from harness.stats.ppi import MIN_HUMAN, layers_of
+from harness.stats.ppi import sample_layers
 from harness.stats.seeds import CrossedDifference, crossed_corrected, crossed_difference, detectable, mean_interval
 
 
@@ -254,14 +254,9 @@ def version_test_corrected(values: SeededValues, confidence: float = 0.95) -> Ve
             f"{values.production.shape[0]} run(s) against {values.candidate.shape[0]}: with one run of a system its "
             "seed variance cannot be estimated, so the version claim has no test"
         )
-    layers = None
-    if values.strata is not None:
-        found_layers = layers_of(values.strata, values.sampled)
-        if isinstance(found_layers, str):
-            return found_layers
-        layers = found_layers
-    if int(values.sampled.sum()) < MIN_HUMAN:
-        return f"people judged {int(values.sampled.sum())} of these users: a correction needs {MIN_HUMAN} or more"
+    layers = sample_layers(values.sampled, values.strata)
+    if isinstance(layers, str):
+        return layers
     found = crossed_corrected(
         [(values.people_production, -1.0), (values.people_candidate, 1.0)],
         [values.production, values.candidate],
@@ -426,10 +421,8 @@ def _corrected_version(
     why = found if isinstance(found, str) else ""
     if not why:
         assert not isinstance(found, str) and found.people_production is not None and found.sampled is not None
-        layers = None if found.strata is None else layers_of(found.strata, found.sampled)
+        layers = sample_layers(found.sampled, found.strata)
         why = layers if isinstance(layers, str) else ""
-        n = int(found.sampled.sum())
-        why = why or (f"people judged {n} of these users: a correction needs {MIN_HUMAN} or more" if n < MIN_HUMAN else "")
     if why:
         nan = math.nan
         return {

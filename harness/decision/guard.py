@@ -477,18 +477,13 @@ def _test_version(guard: Guard, values: SeededValues, alpha: float, target: floa
             "no bound holds for the version; give several runs (seeds) of each, or claim: "
             "model for these trained runs",
         )
-    judged = ""
+    judged, layers = "", None
     if values.judged:  # the judge's tables corrected by people's (harness.stats.seeds.crossed_corrected)
         assert values.sampled is not None and values.people_production is not None and values.people_candidate is not None
-        layers = None
-        if values.strata is not None:
-            found_layers = ppi.layers_of(values.strata, values.sampled)
-            if isinstance(found_layers, str):
-                return found_layers
-            layers = found_layers
-        people = int(values.sampled.sum())
-        if people < ppi.MIN_HUMAN:
-            return f"people judged {people} of its {n:,} queries, and a correction needs {ppi.MIN_HUMAN} or more"
+        sample = ppi.sample_layers(values.sampled, values.strata)
+        if isinstance(sample, str):
+            return sample
+        layers, people = sample, int(values.sampled.sum())
         p_value, c_value = (
             crossed_corrected([(t, 1.0)], [f], values.sampled, layers).estimate
             for t, f in ((values.people_production, prod), (values.people_candidate, cand))
@@ -608,15 +603,10 @@ def _test_corrected(guard: Guard, values: CorrectedValues, alpha: float, target:
     def excess(p: np.ndarray, c: np.ndarray) -> np.ndarray:
         return sign * (p - c) - (guard.margin(p) if guard.condition == "max_drop_pct" else guard.margin())
 
-    layers = None
-    if values.strata is not None:
-        found = ppi.layers_of(values.strata, values.sampled)
-        if isinstance(found, str):
-            return found
-        layers = found
+    layers = ppi.sample_layers(values.sampled, values.strata)
+    if isinstance(layers, str):
+        return layers
     judged = int(values.sampled.sum())
-    if judged < ppi.MIN_HUMAN:
-        return f"people judged {judged} of its {n:,} queries, and a correction needs {ppi.MIN_HUMAN} or more"
     f_all, y = excess(prod, cand), excess(people_prod, people_cand)
     found_excess = ppi.ppi_sampled(y, f_all, values.sampled, layers, 2 * alpha)
     corrected = [ppi.ppi_sampled(p, f, values.sampled, layers, 2 * alpha) for p, f in ((people_prod, prod), (people_cand, cand))]

@@ -206,6 +206,20 @@ def layers_of(strata: np.ndarray, sampled: np.ndarray) -> Layers | str:
     return tuple(out)
 
 
+def sample_layers(sampled: np.ndarray, strata: np.ndarray | None = None) -> Layers | str | None:
+    """How people's sample is corrected: None for a random sample of all the queries, the strata's
+    :func:`layers_of` for a stratified one (``strata``: each query's stratum); or why it cannot be corrected (people
+    judged fewer than 2 of the queries, or of a stratum's).
+
+    >>> sample_layers(np.array([True, False, False])), sample_layers(np.array([True, True, False]))
+    ('people judged 1 of the 3 queries, and a correction needs 2 or more', None)
+    """
+    judged = int(sampled.sum())
+    if judged < MIN_HUMAN:
+        return f"people judged {judged} of the {sampled.size:,} queries, and a correction needs {MIN_HUMAN} or more"
+    return None if strata is None else layers_of(strata, sampled)
+
+
 def ppi_sampled(
     y: np.ndarray, f_all: np.ndarray, sampled: np.ndarray, layers: Layers | None = None, alpha: float = 0.05
 ) -> PPIEstimate:

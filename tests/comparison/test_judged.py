@@ -220,7 +220,7 @@ def test_a_segment_people_judged_too_few_queries_of_is_not_decided(tmp_path: Pat
     outcome = _run(tmp_path, config)
     guard = outcome.decision.guards[0]
     assert guard.verdict == "FAIL" and not guard.evaluated  # a guard that cannot be evaluated never passes
-    assert "people judged 1 of its 4 queries, and a correction needs 2 or more" in guard.reason
+    assert "people judged 1 of the 4 queries, and a correction needs 2 or more" in guard.reason
     row = outcome.comparisons[(outcome.comparisons["dataset"] == "web") & (outcome.comparisons["segment"] == "rare")].iloc[0]
     assert math.isnan(row["delta"]) and not row["significant"] and "people judged 1" in row["estimator_note"]
 
