@@ -387,13 +387,7 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
             raise section.error("name", f"dataset name {name!r} is used twice", hint="give each dataset its own name")
         qrels = _path(section, "qrels", base)
         assert qrels is not None
-        segments = None
-        seg = section.table("segments")
-        if seg is not None:
-            seg.check_keys()
-            seg_path = _path(seg, "path", base)
-            assert seg_path is not None
-            segments = Segments(seg_path, seg.value("query"), seg.value("segment"))
+        segments = _query_labels(section, "segments", "segment", base)
         level = section.value("relevance_level")
         train = None
         if (spec := section.table("train")) is not None:
@@ -438,6 +432,18 @@ def _datasets(root: _Section, base: Path) -> tuple[Dataset, ...]:
     return tuple(out)
 
 
+def _query_labels(section: _Section, key: str, column: str, base: Path) -> Segments | None:
+    """``key: {path: FILE, query: COLUMN, <column>: COLUMN}`` (or the file alone): a table of each query's label (its
+    segment, its stratum)."""
+    spec = section.table(key)
+    if spec is None:
+        return None
+    spec.check_keys()
+    path = _path(spec, "path", base)
+    assert path is not None
+    return Segments(path, spec.value("query"), spec.value(column))
+
+
 def _judge(dataset: _Section, base: Path, people: Path) -> Judge | None:
     """``judge: {qrels: FILE, ...}`` (or the file alone): a model judge's labels, which people's qrels correct."""
     section = dataset.table("judge", alone="qrels")
@@ -461,12 +467,7 @@ def _judge(dataset: _Section, base: Path, people: Path) -> Judge | None:
                 raise mapping.error(key, f"{mapping._name(key)}: {key!r} is not a grade", hint="write grades: {3: 2}") from None
             grades.append((grade, float(mapping.value(key, (int, float), required=True))))
     sample = section.value("sample")
-    strata = None
-    if (spec := section.table("strata")) is not None:
-        spec.check_keys()
-        strata_path = _path(spec, "path", base)
-        assert strata_path is not None
-        strata = Segments(strata_path, spec.value("query"), spec.value("stratum"))
+    strata = _query_labels(section, "strata", "stratum", base)
     if sample == "stratified" and strata is None:
         raise section.error(
             "sample", "sample: stratified needs each query's stratum", hint="add strata: {path: strata.csv, query: query}"

@@ -382,15 +382,9 @@ def test_a_stratified_sample_is_corrected_stratum_by_stratum(tmp_path: Path) -> 
     assert outcome.decision.guards[0].method.startswith("one-sided prediction-powered t")
 
 
-def test_versions_over_seeds_on_a_judged_dataset(tmp_path: Path) -> None:
-    """claim: version with a judge: each version's mean and the versions' difference over users and seeds, corrected
-    by people's labels (the crossed test on the seed-averaged values, its seed terms from people's tables); the gate
-    decides on them, and a folder's gate is computed again with people's values of every run."""
-    from harness.demo import trec
-    from harness.stats.seeds import crossed_corrected
-
-    trec(tmp_path, n_queries=60, sample=20)
-    config = {
+def _seeded_config() -> dict[str, Any]:
+    """hybrid against dense over their three runs (seeds) each, on the demo's judge corrected by people's sample."""
+    return {
         "experiment": "judged-seeds",
         "datasets": [{"name": "trec", "qrels": "people-sample.txt", "judge": {"qrels": "judge.txt", "name": "llm"}}],
         "systems": [{"name": s, "runs": f"seeds/{s}-seed*.run"} for s in ("hybrid", "dense")],
@@ -401,6 +395,17 @@ def test_versions_over_seeds_on_a_judged_dataset(tmp_path: Path) -> None:
         "tracking": {"enabled": False},
         "report": {"enabled": False},
     }
+
+
+def test_versions_over_seeds_on_a_judged_dataset(tmp_path: Path) -> None:
+    """claim: version with a judge: each version's mean and the versions' difference over users and seeds, corrected
+    by people's labels (the crossed test on the seed-averaged values, its seed terms from people's tables); the gate
+    decides on them, and a folder's gate is computed again with people's values of every run."""
+    from harness.demo import trec
+    from harness.stats.seeds import crossed_corrected
+
+    trec(tmp_path, n_queries=60, sample=20)
+    config = _seeded_config()
     outcome = _run(tmp_path, config)
     row = outcome.comparisons.iloc[0]
     assert (row["estimator"], row["primary_test"], row["n_human"], row["n_queries"]) == ("ppi", "version", 20, 60)
@@ -431,17 +436,7 @@ def test_plans_on_a_judged_dataset_count_peoples_queries(tmp_path: Path) -> None
     from harness.demo import trec
 
     trec(tmp_path, n_queries=60, sample=20)
-    config = {
-        "experiment": "judged-seeds",
-        "datasets": [{"name": "trec", "qrels": "people-sample.txt", "judge": {"qrels": "judge.txt", "name": "llm"}}],
-        "systems": [{"name": s, "runs": f"seeds/{s}-seed*.run"} for s in ("hybrid", "dense")],
-        "measures": ["nDCG@10"],
-        "baseline": "hybrid",
-        "release": {"production": "hybrid", "candidate": "dense", "guards": [{"measure": "nDCG@10", "max_drop": 0.02}]},
-        "stats": {"permutations": 200, "resamples": 200},
-        "tracking": {"enabled": False},
-        "report": {"enabled": False},
-    }
+    config = _seeded_config()
     folder = str(_run(tmp_path, config).results_dir)
     out = io.StringIO()
     assert main(["plan", folder, "--gate"], out, io.StringIO()) == 0
