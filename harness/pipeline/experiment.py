@@ -745,18 +745,14 @@ def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: li
     prepare_output(_experiment_root(experiment))
     experiment = pin_models(experiment, progress)
     planned = gate_look(experiment)
-    # a new local store is made ahead in a scratch folder, while the evaluation runs, and copied into place when the
-    # results are logged: the scratch folder goes with the run, so a run that fails leaves no store behind
-    with tempfile.TemporaryDirectory(prefix="harness-store-") as scratch:
-        template = Path(scratch) / "mlflow.db"
-        warming = warm(tracking_destination(experiment), template) if experiment.tracking.enabled else None
-        hashing, digests = hash_inputs(experiment)
-        try:
-            return _run(experiment, progress, argv, started, planned, warming, hashing, digests, template)
-        finally:
-            for thread in (hashing, warming):
-                if thread is not None:
-                    thread.join()  # never left running while the process exits
+    warming = warm(tracking_destination(experiment)) if experiment.tracking.enabled else None
+    hashing, digests = hash_inputs(experiment)
+    try:
+        return _run(experiment, progress, argv, started, planned, warming, hashing, digests)
+    finally:
+        for thread in (hashing, warming):
+            if thread is not None:
+                thread.join()  # never left running while the process exits
 
 
 def _run(
@@ -768,7 +764,6 @@ def _run(
     warming: threading.Thread | None,
     hashing: threading.Thread,
     digests: dict[Path, str],
-    template: Path | None = None,
 ) -> Outcome:
     """:func:`run_experiment` once its inputs are checked: the stages in order (``warming`` and ``hashing``: the
     threads importing MLflow and filling ``digests``, joined before their work is used)."""
@@ -823,7 +818,7 @@ def _run(
             if warming is not None:
                 warming.join()
             try:
-                tracked = track_results(saved, tracking_destination(experiment), progress=progress, template=template)
+                tracked = track_results(saved, tracking_destination(experiment), progress=progress)
                 saved = write_tracking(saved, tracked.as_dict())
                 server = tracked.tracking_uri if tracked.url is not None else UI_ADDRESS  # a local store: as mlflow ui serves
                 outcome = replace(

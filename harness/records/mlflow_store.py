@@ -7,7 +7,6 @@ import contextlib
 import importlib.util
 import os
 import re
-import shutil
 import sys
 import threading
 import time
@@ -21,20 +20,19 @@ from harness.records.connection import mlflow_defaults
 
 
 @contextlib.contextmanager
-def store_lock(tracking_uri: str, output_root: Path, template: Path | None = None) -> Iterator[list[str]]:
+def store_lock(tracking_uri: str, output_root: Path) -> Iterator[list[str]]:
     """An exclusive lock beside a local SQLite store (``<db>.lock``) while a process logs to it, with the store made
-    ready under it (:func:`_ready_store`; a new one copied from ``template`` where that is a whole, empty store:
-    :func:`warm` makes it while the evaluation runs). Yields what the reader should know (a store set aside)."""
+    ready under it (:func:`_ready_store`). Yields what the reader should know (a store set aside)."""
     if not tracking_uri.startswith("sqlite:///"):
         yield []
         return
     database = Path(tracking_uri.removeprefix("sqlite:///"))
     database.parent.mkdir(parents=True, exist_ok=True)
     with exclusive(str(database.with_name(database.name + ".lock")), os.O_RDWR | os.O_CREAT):
-        yield _ready_store(database, output_root / "mlartifacts", template)
+        yield _ready_store(database, output_root / "mlartifacts")
 
 
-def _ready_store(database: Path, artifacts: Path, template: Path | None = None) -> list[str]:
+def _ready_store(database: Path, artifacts: Path) -> list[str]:
     """A local store that MLflow can open, made atomically: MLflow creates a new SQLite store in some thirty DDL steps
     and migrations, and a kill or a full disk between two of them left a half-made file that failed every later run
     for good. Here a new store is made in a temporary file beside it and renamed into place when complete, so the
@@ -68,7 +66,7 @@ def _ready_store(database: Path, artifacts: Path, template: Path | None = None) 
             f"the MLflow store {database} was left half-made (its creation was interrupted) and held no run: "
             f"set aside as {aside.name} and made again"
         )
-    _create_store(database, template)
+    _create_store(database)
     return notes
 
 
@@ -114,33 +112,23 @@ def _schema_head() -> str:
     return str(_get_latest_schema_revision())  # type: ignore[no-untyped-call]
 
 
-def _create_store(database: Path, template: Path | None = None) -> None:
-    """Make MLflow's tables in a temporary file beside ``database``, then rename it into place (atomic on POSIX). A
-    ``template`` that is a whole store at this MLflow's schema, holding no run, is copied instead of made again."""
-    for stale in database.parent.glob(f".{database.name}.creating-*"):  # left by a creation that was killed
-        stale.unlink(missing_ok=True)
-    temporary = database.with_name(f".{database.name}.creating-{os.getpid()}")
-    try:
-        if template is not None and template.is_file() and _store_state(template) == (_schema_head(), 0):
-            shutil.copyfile(template, temporary)
-        else:
-            _initialize(temporary)
-        os.replace(temporary, database)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
-def _initialize(path: Path) -> None:
-    """MLflow's tables, made in a new SQLite file at ``path``."""
+def _create_store(database: Path) -> None:
+    """Make MLflow's tables in a temporary file beside ``database``, then rename it into place (atomic on POSIX)."""
     import sqlalchemy
     from mlflow.store.db.utils import _initialize_tables
 
-    engine = sqlalchemy.create_engine(f"sqlite:///{path}", poolclass=sqlalchemy.pool.NullPool)
+    for stale in database.parent.glob(f".{database.name}.creating-*"):  # left by a creation that was killed
+        stale.unlink(missing_ok=True)
+    temporary = database.with_name(f".{database.name}.creating-{os.getpid()}")
+    engine = sqlalchemy.create_engine(f"sqlite:///{temporary}", poolclass=sqlalchemy.pool.NullPool)
     try:
         _initialize_tables(engine)  # type: ignore[no-untyped-call]
-    finally:
         engine.dispose()
+        os.replace(temporary, database)
+    except BaseException:
+        engine.dispose()
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def default_uri(output_root: Path) -> str:
@@ -162,31 +150,22 @@ class Destination:
         return self.source == "local store"
 
 
-def warm(to: Destination, template: Path | None = None) -> threading.Thread:
+def warm(to: Destination) -> threading.Thread:
     """A thread that imports MLflow's client (and, for a local store, its SQL store): 2 s of imports that then overlap
     the evaluation, whose kernels leave the interpreter free, instead of following it. Join it before logging.
-
-    With ``template`` (a path in a scratch folder of the caller's) and a local store not made yet, it also makes an
-    empty store there (MLflow's tables: another second), which :func:`store_lock` copies into place when the results
-    are logged. The store is still made after the results are written, and a run that fails before leaves none.
 
     >>> thread = warm(Destination("sqlite:////tmp/x.db", "local store", Path("/tmp")))
     >>> thread.join()
     >>> thread.is_alive()
     False
     """
-    local = to.uri.startswith("sqlite:///")
-    modules = ["mlflow.tracking", *(["mlflow.store.tracking.sqlalchemy_store"] if local else [])]
+    modules = ["mlflow.tracking", *(["mlflow.store.tracking.sqlalchemy_store"] if to.uri.startswith("sqlite:") else [])]
     mlflow_defaults()  # read by MLflow as it is imported
-    new_store = local and template is not None and not Path(to.uri.removeprefix("sqlite:///")).exists()
 
     def load() -> None:
         for module in modules:
             with contextlib.suppress(Exception):  # an import that fails here fails again where it is needed, and says so
                 importlib.import_module(module)
-        if new_store and template is not None:
-            with contextlib.suppress(Exception):  # a template not made (a full disk): the store is made when logging
-                _initialize(template)
 
     thread = threading.Thread(target=load, name="harness-warm-mlflow")
     thread.start()

@@ -178,16 +178,8 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         yield
 
 
-def track_results(
-    results: SavedResults,
-    to: Destination,
-    experiment: str | None = None,
-    progress: Progress = SILENT,
-    template: Path | None = None,
-) -> Tracked:
-    """Log results (as saved in their folder) to MLflow at ``to``; raises TrackingError (one line) on any failure.
-    ``template``: an empty local store made ahead (:func:`~harness.records.mlflow_store.warm`), copied where ``to`` is
-    a local store not made yet."""
+def track_results(results: SavedResults, to: Destination, experiment: str | None = None, progress: Progress = SILENT) -> Tracked:
+    """Log results (as saved in their folder) to MLflow at ``to``; raises TrackingError (one line) on any failure."""
     folder, config = results.folder, results.config
     tracking_uri = to.uri
     experiment_name = str(experiment or (config.get("tracking") or {}).get("experiment") or config["name"])
@@ -202,11 +194,7 @@ def track_results(
     try:
         # one process logs a folder at a time, and a local store at a time (see the locks); MLflow prints "View run ..."
         # lines: stdout is harness's (--json)
-        with (
-            _folder_lock(folder),
-            store_lock(tracking_uri, to.output_root, template) as notes,
-            contextlib.redirect_stdout(sys.stderr),
-        ):
+        with _folder_lock(folder), store_lock(tracking_uri, to.output_root) as notes, contextlib.redirect_stdout(sys.stderr):
             logged = _log(results, tracking_uri, experiment_name, to.output_root, progress)
             return dataclasses.replace(logged, notes=tuple(notes))
     except TrackingError:

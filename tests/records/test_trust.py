@@ -455,33 +455,3 @@ def test_a_per_query_table_written_in_parts_reads_as_the_whole(tmp_path: Path) -
     one = whole[(whole["system"] == "b") & (whole["measure"] == "AP")]
     pd.testing.assert_frame_equal(read.per_query_of(system="b", measure="AP"), one, check_exact=True)
     assert build_model(read).datasets
-
-
-def test_a_new_local_store_is_made_ahead_and_copied_into_place_whole(tmp_path: Path) -> None:
-    """warm() makes an empty store in the caller's scratch while the evaluation runs; store_lock copies it into place
-    (the same bytes), only when the store is not there yet; a template that is not a whole, empty store at this
-    MLflow's schema is not used: the store is made as before."""
-    from harness.records.mlflow_store import Destination, _schema_head, _store_state, store_lock, warm
-
-    database = tmp_path / "out" / "mlflow.db"
-    to = Destination(f"sqlite:///{database}", "local store", tmp_path / "out")
-    template = tmp_path / "scratch" / "mlflow.db"
-    template.parent.mkdir()
-    warm(to, template).join()
-    assert _store_state(template) == (_schema_head(), 0)
-    with store_lock(to.uri, to.output_root, template) as notes:
-        assert notes == []
-    assert database.read_bytes() == template.read_bytes()  # the template itself, not a store made again
-    assert not list(database.parent.glob(".mlflow.db.creating-*"))
-
-    made_again = tmp_path / "again" / "mlflow.db"
-    broken = tmp_path / "broken.db"
-    broken.write_bytes(b"not a database")
-    with store_lock(f"sqlite:///{made_again}", made_again.parent, broken):
-        pass
-    assert _store_state(made_again) == (_schema_head(), 0)
-
-    existing = tmp_path / "existing"
-    (existing / "scratch").mkdir(parents=True)
-    warm(Destination(to.uri, "local store", to.output_root), existing / "scratch" / "mlflow.db").join()
-    assert not (existing / "scratch" / "mlflow.db").exists()  # the store is there: nothing made ahead
