@@ -444,3 +444,17 @@ def test_plans_on_a_judged_dataset_count_peoples_queries(tmp_path: Path) -> None
     err = io.StringIO()
     assert main(["plan", folder, "--measure", "nDCG@10", "--margin", "0.02"], io.StringIO(), err) == 2
     assert "not built" in err.getvalue() and "--gate" in err.getvalue()
+
+
+def test_a_family_of_judged_and_other_rows_is_corrected_together(tmp_path: Path) -> None:
+    """stats.family: grid puts the judged dataset's row and the other dataset's in one family: each row's p_adj is
+    Holm's over both rows' primary p (the prediction-powered t's, the randomisation test's), by hand."""
+    config = _write(tmp_path)
+    config["stats"] = {**config["stats"], "family": "grid"}
+    rows = _run(tmp_path, config).comparisons.set_index("dataset")
+    p = [rows.loc["web", "p_ppi"], rows.loc["other", "p_randomization"]]
+    low, high = sorted(p)
+    holm = {low: min(1.0, 2 * low), high: max(min(1.0, 2 * low), high)}
+    assert rows.loc["web", "p_adj"] == pytest.approx(holm[p[0]], abs=1e-15)
+    assert rows.loc["other", "p_adj"] == pytest.approx(holm[p[1]], abs=1e-15)
+    assert (rows.loc["web", "primary_test"], rows.loc["other", "primary_test"]) == ("ppi", "randomization")
