@@ -88,6 +88,16 @@ def corrected_difference(
 ) -> tuple[PPIEstimate | str, np.ndarray]:
     """b - a on ``measure`` over ``queries`` (sorted ids, where both have the judge's value), the per-query
     differences corrected by people's, with lambda tuned on them; and people's differences (for wins and losses)."""
+    f_all, sampled, y = _differences(a, b, queries, measure)
+    strata = None
+    if a.strata is not None:
+        _, at, _ = np.intersect1d(a.per_query.query_ids.astype(str), queries, assume_unique=True, return_indices=True)
+        strata = a.strata[at]
+    return _estimate(f_all, sampled, y, strata, alpha), y
+
+
+def _differences(a: RunResult, b: RunResult, queries: np.ndarray, measure: Measure) -> tuple[np.ndarray, ...]:
+    """(the judge's b - a on every one of ``queries``, which of them people judged, people's b - a there)."""
     assert a.people is not None and b.people is not None
     has_a, f_a = _on(a.per_query, queries, measure)
     has_b, f_b = _on(b.per_query, queries, measure)
@@ -95,12 +105,7 @@ def corrected_difference(
     in_a, y_a = _on(a.people, queries, measure)
     in_b, y_b = _on(b.people, queries, measure)
     sampled = in_a & in_b
-    y = y_b[sampled[in_b]] - y_a[sampled[in_a]]
-    strata = None
-    if a.strata is not None:
-        _, at, _ = np.intersect1d(a.per_query.query_ids.astype(str), queries, assume_unique=True, return_indices=True)
-        strata = a.strata[at]
-    return _estimate(f_b - f_a, sampled, y, strata, alpha), y
+    return f_b - f_a, sampled, y_b[sampled[in_b]] - y_a[sampled[in_a]]
 
 
 def summary_rows(result: RunResult, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -268,14 +273,7 @@ def _people_needed(
     strata)."""
     if a.strata is not None:
         return None
-    assert a.people is not None and b.people is not None
-    _, f_a = _on(a.per_query, queries, measure)
-    _, f_b = _on(b.per_query, queries, measure)
-    in_a, y_a = _on(a.people, queries, measure)
-    in_b, y_b = _on(b.people, queries, measure)
-    sampled = in_a & in_b
-    f_all = f_b - f_a
-    y = y_b[sampled[in_b]] - y_a[sampled[in_a]]
+    f_all, sampled, y = _differences(a, b, queries, measure)
     return queries_needed(y, f_all[sampled], f_all, found.estimate, alpha, PLANNED_POWER)
 
 
