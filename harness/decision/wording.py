@@ -229,7 +229,14 @@ def errors_sentence(gate: GateView) -> str:
 
 
 def claim_sentence(gate: GateView) -> str:
-    """The claim the verdict makes, as a sentence."""
+    """The claim the verdict makes, as a sentence: on a judged dataset, about people's labels, which correct the
+    judge's."""
+    judged = list(dict.fromkeys(g.judged for g in gate.deciding if g.judged))
+    labels = f"; about people's labels, estimated as the judge's corrected by theirs: {'; '.join(judged)}" if judged else ""
+    return _claim(gate) + labels
+
+
+def _claim(gate: GateView) -> str:
     if gate.claim == "version":
         return (
             f"The claim: the version (the training procedure) of {gate.candidate} against that of "

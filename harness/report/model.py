@@ -807,16 +807,18 @@ def _judged_sentence(results: SavedResults) -> str:
     if "estimator" not in summary.columns:
         return ""
     out = []
+    version = results.recorded.stats.get("claim") == "version"
     names = {d.get("name"): (d.get("judge") or {}).get("name") or "judge" for d in results.config.get("datasets") or []}
     for dataset in dict.fromkeys(summary["dataset"]):
         rows = summary[(summary["dataset"] == dataset) & (summary["estimator"] == "ppi") & (summary["segment"] == "all")]
         if not len(rows):
             continue
         people, judge = int(rows["n_human"].max()), int(rows["n_judge"].max())
+        test = "the version test on the corrected values" if version else "the prediction-powered t"
         out.append(
             f" On {dataset}, means, differences and their intervals are prediction-powered: the judge "
             f"{names.get(dataset, 'judge')}'s labels of {judge:,} queries corrected by people's labels of {people:,} of "
-            "them (▲ / ▼ there by the prediction-powered t; wins, ties and losses count people's queries; the judge's "
+            f"them (▲ / ▼ there by {test}; wins, ties and losses count people's queries; the judge's "
             "numbers alone are the judge_* columns of summary.csv and comparisons.csv, and the per-query charts and "
             "tables show the judge's values)."
         )

@@ -458,3 +458,22 @@ def test_a_family_of_judged_and_other_rows_is_corrected_together(tmp_path: Path)
     assert rows.loc["web", "p_adj"] == pytest.approx(holm[p[0]], abs=1e-15)
     assert rows.loc["other", "p_adj"] == pytest.approx(holm[p[1]], abs=1e-15)
     assert (rows.loc["web", "primary_test"], rows.loc["other", "primary_test"]) == ("ppi", "randomization")
+
+
+def test_the_verdicts_claim_is_about_peoples_labels(tmp_path: Path) -> None:
+    """A gate on a judged dataset claims people's labels, estimated from the judge's corrected by people's: its
+    claim sentence (the report's verdict box, summary.md, gate.json's errors) says so, with both counts."""
+    config = _write(tmp_path)
+    config["release"] = {
+        "production": "prod",
+        "candidate": "cand",
+        "guards": [{"measure": "P@3", "max_drop": 0.05, "dataset": "web"}],
+    }
+    outcome = _run(tmp_path, config)
+    assert outcome.decision is not None
+    claim = outcome.decision.claim_text
+    assert claim.endswith(
+        f"about people's labels, estimated as the judge's corrected by theirs: {PEOPLE} queries judged by people, "
+        f"{QUERIES} by the judge llm (prediction-powered)"
+    )
+    assert claim in (outcome.results_dir / "gate.json").read_text()
