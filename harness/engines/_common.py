@@ -60,6 +60,11 @@ def judgments_of(dataset: Dataset) -> str:
     return f"dataset {dataset.name!r} ({dataset.qrels})"
 
 
+def qrels_columns(c: TableColumns) -> dict[str, str]:
+    """A table of judgments' columns as the readers take them."""
+    return {"query": c.query, "doc": c.doc, "relevance": c.value}
+
+
 def run_columns(c: TableColumns) -> dict[str, str]:
     """A dataset's run columns as the readers take them (a stochastic run's sample column when it names one)."""
     return {"query": c.query, "doc": c.doc, "score": c.value, **({"sample": c.sample} if c.sample else {})}

@@ -40,7 +40,7 @@ from harness.data.load import run_name
 from harness.data.model import Intents, Qrels, Run
 from harness.data.pieces import QRELS, RUN, QrelsSource, RunSource, Source, to_pieces
 from harness.data.trec import check_exists
-from harness.engines._common import DatasetWork, FilesWork, run_columns, run_result
+from harness.engines._common import DatasetWork, FilesWork, qrels_columns, run_columns, run_result
 from harness.errors import HarnessError, InputFormatError
 from harness.evaluation.partial import Combined, Part, combine, evaluate_part
 from harness.evaluation.results import EvaluatedRun, RunResult, aggregate, long_tail_cutoff
@@ -310,8 +310,7 @@ class DaskEngine:
             path = system.run_for(dataset.name)
             assert path is not None
             runs.append(RunSource(path, system.name, run_columns(dataset.run_columns)))
-        q = dataset.qrels_columns
-        judgments = QrelsSource(dataset.qrels, {"query": q.query, "doc": q.doc, "relevance": q.value}, dataset.qrels_format)
+        judgments = QrelsSource(dataset.qrels, qrels_columns(dataset.qrels_columns), dataset.qrels_format)
         done = evaluate_runs(
             self.client,
             judgments,

@@ -42,7 +42,7 @@ from harness.data.tables import read_table_columns
 from harness.decision.release import decide_release, gate_keys
 from harness.decision.verdict import Decision
 from harness.engines import DatasetWork, Engine, open_engine
-from harness.engines._common import checked_run, judgments_of
+from harness.engines._common import checked_run, judgments_of, qrels_columns
 from harness.errors import ConfigError, ReportError, ResultsNotWritten, TrackingError
 from harness.evaluation.evaluator import Evaluator, builds_item_context
 from harness.evaluation.results import (
@@ -184,8 +184,7 @@ class Outcome:
 
 
 def _load_qrels(dataset: Dataset) -> Qrels | Intents:
-    c = dataset.qrels_columns
-    return load_qrels(dataset.qrels, {"query": c.query, "doc": c.doc, "relevance": c.value}, dataset.qrels_format)
+    return load_qrels(dataset.qrels, qrels_columns(dataset.qrels_columns), dataset.qrels_format)
 
 
 def _load_segments(dataset: Dataset) -> dict[str, str]:

@@ -22,6 +22,7 @@ from harness.config.schema import Dataset, Judge, TableColumns
 from harness.data.load import load_qrels
 from harness.data.model import Qrels
 from harness.data.tables import read_table_columns
+from harness.engines._common import qrels_columns
 from harness.errors import HarnessError
 from harness.evaluation.labels import LabelAgreement, NoSharedLabels, label_agreement, map_grades, refuse_missing
 from harness.evaluation.results import RunResult
@@ -49,13 +50,8 @@ def labellings(dataset: Dataset, scratch: Path, progress: Progress) -> Labelling
     judge = dataset.judge
     assert judge is not None
     progress(f"loading people's qrels {dataset.qrels} and the judge's {judge.qrels}")
-    c = dataset.qrels_columns
-    people = load_qrels(dataset.qrels, {"query": c.query, "doc": c.doc, "relevance": c.value}, dataset.qrels_format)
-    model = load_qrels(
-        judge.qrels,
-        {"query": judge.columns.query, "doc": judge.columns.doc, "relevance": judge.columns.value},
-        judge.qrels_format,
-    )
+    people = load_qrels(dataset.qrels, qrels_columns(dataset.qrels_columns), dataset.qrels_format)
+    model = load_qrels(judge.qrels, qrels_columns(judge.columns), judge.qrels_format)
     if not isinstance(people, Qrels) or not isinstance(model, Qrels):
         raise HarnessError(
             f"dataset {dataset.name!r}: a judge's labels correct graded qrels, not subtopic judgments (format: ndeval)",
