@@ -110,6 +110,22 @@ def map_grades(judge: Qrels, grades: Mapping[float, float]) -> Qrels:
     return Qrels(judge.query_id, judge.doc_id, mapped, judge.source, judge.file_rows)
 
 
+def foreign_grade(human: Qrels, judge: Qrels) -> tuple[str, str, float, tuple[float, ...]] | None:
+    """The judge's first label, in its file's order, with a grade people never give, as (query, document, grade,
+    people's grades ascending); None where every grade of the judge's is on people's scale.
+
+    >>> foreign_grade(Qrels.from_dict({"q": {"a": 0, "b": 1}}), Qrels.from_dict({"q": {"a": 1, "b": 3}}))
+    ('q', 'b', 3.0, (0.0, 1.0))
+    """
+    scale = np.unique(human.relevance)
+    foreign = np.flatnonzero(~np.isin(judge.relevance, scale))
+    if not foreign.size:
+        return None
+    at = int(foreign[0])
+    query, doc = str(judge.query_id[at].as_py()), str(judge.doc_id[at].as_py())
+    return query, doc, float(judge.relevance[at]), tuple(float(g) for g in scale)
+
+
 def label_agreement(human: Qrels, judge: Qrels, relevance_level: float = 1) -> LabelAgreement:
     """The agreement of the labels on the documents both judged (see the module docstring).
 
@@ -118,10 +134,10 @@ def label_agreement(human: Qrels, judge: Qrels, relevance_level: float = 1) -> L
     people, model = _table(human), _table(judge)
     _check_unique(people, human.source)
     _check_unique(model, judge.source)
-    foreign = pc.filter(model, pc.invert(pc.is_in(model["grade"], value_set=pc.unique(people["grade"]))))
-    if len(foreign):
-        grade, query = foreign["grade"][0].as_py(), foreign["query"][0].as_py()
-        scale = ", ".join(f"{g:g}" for g in sorted(pc.unique(people["grade"]).to_pylist()))
+    foreign = foreign_grade(human, judge)
+    if foreign is not None:
+        query, _, grade, grades = foreign
+        scale = ", ".join(f"{g:g}" for g in grades)
         raise HarnessError(
             f"{judge.source}: the judge gives query {query!r} a grade of {grade:g}, which people never give (their "
             f"grades: {scale}): the two scales differ, so their labels cannot be compared",

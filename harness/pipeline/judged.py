@@ -24,7 +24,14 @@ from harness.data.model import Qrels
 from harness.data.tables import read_table_columns
 from harness.engines._common import qrels_columns
 from harness.errors import HarnessError
-from harness.evaluation.labels import LabelAgreement, NoSharedLabels, label_agreement, map_grades, refuse_missing
+from harness.evaluation.labels import (
+    LabelAgreement,
+    NoSharedLabels,
+    foreign_grade,
+    label_agreement,
+    map_grades,
+    refuse_missing,
+)
 from harness.evaluation.results import RunResult
 from harness.progress import Progress
 from harness.stats.ppi import MIN_HUMAN
@@ -107,12 +114,9 @@ def _check(dataset: Dataset, judge: Judge, people: Qrels, model: Qrels) -> None:
             path=dataset.qrels,
             hint="have people judge a random sample of the queries (dozens or more: harness plan says how many)",
         )
-    scale = np.unique(people.relevance)
-    foreign = ~np.isin(model.relevance, scale)
-    if foreign.any():
-        at = int(np.flatnonzero(foreign)[0])
-        query, doc = model.query_id[at].as_py(), model.doc_id[at].as_py()
-        grade = float(model.relevance[at])
+    foreign = foreign_grade(people, model)
+    if foreign is not None:
+        query, doc, grade, scale = foreign
         raise HarnessError(
             f"query {query!r}, document {doc!r}: the judge's grade {grade:g} is one people never give (their grades: "
             f"{', '.join(f'{g:g}' for g in scale)}): the two scales differ",
@@ -140,21 +144,21 @@ def joined(by_judge: list[RunResult], by_people: list[RunResult], labelled: Labe
     out = []
     for judge_result, people_result in zip(by_judge, by_people, strict=True):
         assert (judge_result.system, judge_result.seed) == (people_result.system, people_result.seed)
-        strata = None
-        if labelled.strata is not None:
-            queries = judge_result.per_query.query_ids.astype(str)
-            unplaced = [q for q in queries if q not in labelled.strata]
-            if unplaced:
-                raise HarnessError(
-                    f"query {unplaced[0]!r} of {judge_result.system}'s run is evaluated on dataset "
-                    f"{judge_result.dataset!r} and has no stratum",
-                    hint="give every query evaluated its stratum, or evaluate the judge's queries only (conventions: "
-                    "{queries: qrels})",
-                )
-            strata = np.asarray([labelled.strata[q] for q in queries], dtype=object)
+        strata = None if labelled.strata is None else _strata_of(judge_result, labelled.strata)
         out.append(
             dataclasses.replace(
                 judge_result, people=people_result.per_query, strata=strata, judge=labelled.name, labels=labelled.labels
             )
         )
     return out
+
+
+def _strata_of(result: RunResult, strata: Mapping[str, str]) -> np.ndarray:
+    """Each of a run's evaluated queries' stratum, refused naming the first query without one."""
+    queries = result.per_query.query_ids.astype(str)
+    refuse_missing(
+        [q for q in queries if q not in strata],
+        lambda q: f"query {q!r} of {result.system}'s run is evaluated on dataset {result.dataset!r} and has no stratum",
+        "give every query evaluated its stratum, or evaluate the judge's queries only (conventions: {queries: qrels})",
+    )
+    return np.asarray([strata[q] for q in queries], dtype=object)
