@@ -459,6 +459,19 @@ def paired_values(
     >>> v.production.tolist(), v.candidate.tolist()
     ([0.2], [0.5])
     """
+    found = _paired(production, candidate, measure, mask_production, mask_candidate)
+    return found if isinstance(found, str) else PairedValues(found[1], found[2])
+
+
+def _paired(
+    production: PerQuery | None,
+    candidate: PerQuery | None,
+    measure: Measure,
+    mask_production: np.ndarray | None = None,
+    mask_candidate: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | str:
+    """:func:`paired_values` as (the users' ids in sorted order, production's values, candidate's, each user's row in
+    production's table), or why there are none."""
     if production is None or candidate is None:
         return "no per-query values"
     if measure not in production.measures or measure not in candidate.measures:
@@ -466,11 +479,12 @@ def paired_values(
     ids_p, ids_c = production.query_ids.astype(str), candidate.query_ids.astype(str)
     keep_p = np.ones(ids_p.size, dtype=bool) if mask_production is None else mask_production
     keep_c = np.ones(ids_c.size, dtype=bool) if mask_candidate is None else mask_candidate
-    _, at_p, at_c = np.intersect1d(ids_p[keep_p], ids_c[keep_c], assume_unique=True, return_indices=True)
-    prod = production.column(measure)[np.flatnonzero(keep_p)[at_p]]
+    both, at_p, at_c = np.intersect1d(ids_p[keep_p], ids_c[keep_c], assume_unique=True, return_indices=True)
+    rows = np.flatnonzero(keep_p)[at_p]
+    prod = production.column(measure)[rows]
     cand = candidate.column(measure)[np.flatnonzero(keep_c)[at_c]]
     defined = ~np.isnan(prod) & ~np.isnan(cand)  # a measure undefined for a user (beyond accuracy) leaves that pair out
-    return PairedValues(prod[defined], cand[defined])
+    return both[defined], prod[defined], cand[defined], rows[defined]
 
 
 def corrected_values(
@@ -490,34 +504,18 @@ def corrected_values(
             f"{measure} is not a mean over users, so people's labels cannot correct the judge's values of it: make "
             "this guard descriptive, or guard a mean"
         )
-    judge = paired_values(production.per_query, candidate.per_query, measure, mask_production, mask_candidate)
-    if not isinstance(judge, PairedValues):
+    judge = _paired(production.per_query, candidate.per_query, measure, mask_production, mask_candidate)
+    if isinstance(judge, str):
         return judge
-    assert production.people is not None and candidate.people is not None
-    ids_p, ids_c = production.per_query.query_ids.astype(str), candidate.per_query.query_ids.astype(str)
-    keep_p = np.ones(ids_p.size, dtype=bool) if mask_production is None else mask_production
-    keep_c = np.ones(ids_c.size, dtype=bool) if mask_candidate is None else mask_candidate
-    both, at_p, at_c = np.intersect1d(ids_p[keep_p], ids_c[keep_c], assume_unique=True, return_indices=True)
-    prod_all = production.per_query.column(measure)[np.flatnonzero(keep_p)[at_p]]
-    cand_all = candidate.per_query.column(measure)[np.flatnonzero(keep_c)[at_c]]
-    defined = ~np.isnan(prod_all) & ~np.isnan(cand_all)
-    users = both[defined]  # the users of paired_values' values, in the same (sorted) order
-    people = paired_values(production.people, candidate.people, measure)
+    people = _paired(production.people, candidate.people, measure)
     if isinstance(people, str):
         return people
-    people_ids = np.intersect1d(production.people.query_ids.astype(str), candidate.people.query_ids.astype(str))
-    side_p = np.isin(production.people.query_ids.astype(str), people_ids)
-    people_p = production.people.column(measure)[side_p]
-    people_c = candidate.people.column(measure)[np.isin(candidate.people.query_ids.astype(str), people_ids)]
-    defined_people = ~np.isnan(people_p) & ~np.isnan(people_c)
-    people_ids, people_p, people_c = people_ids[defined_people], people_p[defined_people], people_c[defined_people]
-    sampled = np.isin(users, people_ids)
+    users, prod, cand, rows = judge
+    people_ids, people_p, people_c, _ = people
     inside = np.isin(people_ids, users)  # people's users among the guard's (its segment's)
-    strata = None
-    if production.strata is not None:
-        strata = production.strata[np.flatnonzero(keep_p)[at_p]][defined]
+    strata = None if production.strata is None else production.strata[rows]
     return CorrectedValues(
-        judge.production, judge.candidate, people_p[inside], people_c[inside], sampled, strata, production.judge or "judge"
+        prod, cand, people_p[inside], people_c[inside], np.isin(users, people_ids), strata, production.judge or "judge"
     )
 
 
