@@ -121,44 +121,40 @@ def summary_rows(result: RunResult, rows: list[dict[str, Any]]) -> list[dict[str
             out.append({**row, "estimator": JUDGE_ONLY})
             continue
         found = corrected_mean(result.per_query, result.people, result.strata, measure, masks[row["segment"]], 1 - CONFIDENCE)
-        judged = {
-            "estimator": ESTIMATOR,
-            "judge_value": row["value"],
-            "judge_mean": row["mean"],
-            "judge_ci_low": row["ci_low"],
-            "judge_ci_high": row["ci_high"],
-        }
         if isinstance(found, str):
-            out.append(
-                {
-                    **row,
-                    "value": math.nan,
-                    "mean": math.nan,
-                    "ci_low": math.nan,
-                    "ci_high": math.nan,
-                    **judged,
-                    "n_human": 0,
-                    "n_judge": row["n_queries"],
-                    "lambda": math.nan,
-                    "estimator_note": found,
-                }
-            )
-            continue
-        out.append(
-            {
-                **row,
-                "value": found.estimate,
-                "mean": found.estimate,
-                "ci_low": found.low,
-                "ci_high": found.high,
-                **judged,
-                "n_human": found.n,
-                "n_judge": found.n + found.N,
-                "lambda": found.lam,
-                "estimator_note": "",
-            }
-        )
+            out.append(corrected_summary(row, found))
+        else:
+            out.append(corrected_summary(row, "", found.estimate, found.low, found.high, found.n, found.n + found.N, found.lam))
     return out
+
+
+def corrected_summary(
+    row: Mapping[str, Any],
+    why: str = "",
+    estimate: float = math.nan,
+    low: float = math.nan,
+    high: float = math.nan,
+    n_human: int = 0,
+    n_judge: int | None = None,
+    lam: float = math.nan,
+) -> dict[str, Any]:
+    """A judged mean's summary row: the judge's ``row`` with its corrected value and interval in place (NaN, and
+    ``why``, where it cannot be corrected), the judge's own numbers in ``judge_*``, people's queries and the judge's
+    (by default the row's), and lambda."""
+    judge = {f"judge_{k}": row[k] for k in ("value", "mean", "ci_low", "ci_high")}
+    return {
+        **row,
+        "value": estimate,
+        "mean": estimate,
+        "ci_low": low,
+        "ci_high": high,
+        "estimator": ESTIMATOR,
+        **judge,
+        "n_human": n_human,
+        "n_judge": row["n_queries"] if n_judge is None else n_judge,
+        "lambda": lam,
+        "estimator_note": why,
+    }
 
 
 def correct_pair_rows(

@@ -224,36 +224,21 @@ def version_test(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> Vers
     >>> round(tested.found.estimate, 4), tested.ci_low < tested.found.estimate < tested.ci_high
     (0.0083, True)
     """
-    from scipy import stats
-
-    if a.shape[0] < 2 or b.shape[0] < 2:
-        return (
-            f"{a.shape[0]} run(s) against {b.shape[0]}: with one run of a system its seed variance cannot be "
-            "estimated, so the version claim has no test"
-        )
+    too_few = _one_run(a.shape[0], b.shape[0])
+    if too_few:
+        return too_few
     if a.shape[1] < 2:
         return f"{a.shape[1]} user(s) in every run: too few to test"
-    found = crossed_difference(a, b, -1.0, 1.0)
-    if not found.variance > 0:
-        same = found.estimate == 0
-        return VersionTest(1.0 if same else 0.0, found.estimate, found.estimate, found)
-    se = math.sqrt(found.variance)
-    reach = float(stats.t.ppf(0.5 + confidence / 2, found.df)) * se
-    p = float(2 * stats.t.sf(abs(found.estimate) / se, found.df))
-    return VersionTest(min(1.0, p), found.estimate - reach, found.estimate + reach, found)
+    return _tested(crossed_difference(a, b, -1.0, 1.0), confidence)
 
 
 def version_test_corrected(values: SeededValues, confidence: float = 0.95) -> VersionTest | str:
     """:func:`version_test` on a judged dataset: the crossed test of the candidate against production, each user's
     seed-averaged difference corrected by people's labels (:func:`~harness.stats.seeds.crossed_corrected`)."""
-    from scipy import stats
-
     assert values.people_production is not None and values.people_candidate is not None and values.sampled is not None
-    if values.production.shape[0] < 2 or values.candidate.shape[0] < 2:
-        return (
-            f"{values.production.shape[0]} run(s) against {values.candidate.shape[0]}: with one run of a system its "
-            "seed variance cannot be estimated, so the version claim has no test"
-        )
+    too_few = _one_run(values.production.shape[0], values.candidate.shape[0])
+    if too_few:
+        return too_few
     layers = sample_layers(values.sampled, values.strata)
     if isinstance(layers, str):
         return layers
@@ -263,6 +248,23 @@ def version_test_corrected(values: SeededValues, confidence: float = 0.95) -> Ve
         values.sampled,
         layers,
     )
+    return _tested(found, confidence)
+
+
+def _one_run(runs_a: int, runs_b: int) -> str:
+    """Why a version has no test where a system has one run; "" otherwise."""
+    if runs_a >= 2 and runs_b >= 2:
+        return ""
+    return (
+        f"{runs_a} run(s) against {runs_b}: with one run of a system its seed variance cannot be estimated, so the "
+        "version claim has no test"
+    )
+
+
+def _tested(found: CrossedDifference, confidence: float) -> VersionTest:
+    """The two-sided p and the ``confidence`` interval of a crossed difference (t with its degrees of freedom)."""
+    from scipy import stats
+
     if not found.variance > 0:
         return VersionTest(1.0 if found.estimate == 0 else 0.0, found.estimate, found.estimate, found)
     se = math.sqrt(found.variance)
@@ -411,51 +413,23 @@ def _corrected_version(
     that is not a mean over users is the judge's alone."""
     from scipy import stats
 
-    from harness.comparison.judged import ESTIMATOR, JUDGE_ONLY, corrects
+    from harness.comparison.judged import JUDGE_ONLY, corrected_summary, corrects
 
-    row: dict[str, object] = dict(summary)
     if not corrects(measure):
-        return {**row, "estimator": JUDGE_ONLY}
-    judge_only = {f"judge_{k}": row[k] for k in ("value", "mean", "ci_low", "ci_high")}
+        return {**summary, "estimator": JUDGE_ONLY}
     found = seeded_judged(runs, runs, measure, segment, segments)  # the system against itself: its tables, twice
-    why = found if isinstance(found, str) else ""
-    if not why:
-        assert not isinstance(found, str) and found.people_production is not None and found.sampled is not None
-        layers = sample_layers(found.sampled, found.strata)
-        why = layers if isinstance(layers, str) else ""
-    if why:
-        nan = math.nan
-        return {
-            **row,
-            "value": nan,
-            "mean": nan,
-            "ci_low": nan,
-            "ci_high": nan,
-            "estimator": ESTIMATOR,
-            **judge_only,
-            "n_human": 0,
-            "n_judge": row["n_queries"],
-            "lambda": nan,
-            "estimator_note": why,
-        }
-    assert not isinstance(found, str) and found.people_production is not None and found.sampled is not None
-    crossed = crossed_corrected(
-        [(found.people_production, 1.0)], [found.production], found.sampled, None if isinstance(layers, str) else layers
-    )
+    if isinstance(found, str):
+        return corrected_summary(summary, found)
+    assert found.people_production is not None and found.sampled is not None
+    layers = sample_layers(found.sampled, found.strata)
+    if isinstance(layers, str):
+        return corrected_summary(summary, layers)
+    crossed = crossed_corrected([(found.people_production, 1.0)], [found.production], found.sampled, layers)
     reach = float(stats.t.ppf(0.975, crossed.df)) * math.sqrt(crossed.variance)
-    return {
-        **row,
-        "value": crossed.estimate,
-        "mean": crossed.estimate,
-        "ci_low": crossed.estimate - reach,
-        "ci_high": crossed.estimate + reach,
-        "estimator": ESTIMATOR,
-        **judge_only,
-        "n_human": crossed.n,
-        "n_judge": int(found.sampled.size),
-        "lambda": crossed.lam,
-        "estimator_note": "",
-    }
+    estimate = crossed.estimate
+    return corrected_summary(
+        summary, "", estimate, estimate - reach, estimate + reach, crossed.n, int(found.sampled.size), crossed.lam
+    )
 
 
 def is_seeded(results: Sequence[RunResult]) -> bool:
