@@ -34,6 +34,7 @@ from harness.evaluation.results import PerQuery, RunResult
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.stats.ppi import MIN_HUMAN, PPIEstimate, layers_of, ppi_sampled, queries_needed, sample_layers
+from harness.stats.seeds import detectable
 
 CONFIDENCE = 0.95  # the tables' intervals
 PLANNED_POWER = 0.8
@@ -255,11 +256,7 @@ def _shared(a: RunResult, b: RunResult, measure: Measure, segment: str) -> np.nd
 
 def _mde(found: PPIEstimate, alpha: float) -> float:
     """The smallest difference the corrected test detects with 80% power, two-sided at ``alpha``."""
-    from scipy import special
-
-    if not found.se > 0:
-        return math.nan
-    return float((special.stdtrit(found.df, 1 - alpha / 2) + special.stdtrit(found.df, PLANNED_POWER)) * found.se)
+    return detectable(found.se**2, found.df, alpha, PLANNED_POWER) if found.se > 0 else math.nan
 
 
 def _people_needed(

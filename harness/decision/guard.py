@@ -36,6 +36,7 @@ from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.stats import bounds, paired, power, ppi
 from harness.stats.bounds import BoundChoice
+from harness.stats.seeds import detectable
 
 _BETTING_PLAN = "approximately, for the betting bound"
 
@@ -630,7 +631,7 @@ def _test_corrected(guard: Guard, values: CorrectedValues, alpha: float, target:
     if values.strata is None and distance:
         sampled = values.sampled
         needed = ppi.queries_needed(y, f_all[sampled], f_all, distance, 2 * alpha, target)
-    mde = float((special.stdtrit(found_excess.df, 1 - alpha) + special.stdtrit(found_excess.df, target)) * found_excess.se)
+    mde = detectable(found_excess.se**2, found_excess.df, 2 * alpha, target)  # one-sided at alpha
     return GuardNumbers(
         production,
         candidate,
