@@ -25,6 +25,7 @@ from harness.records.store import read_results
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::FutureWarning")
 
 QUERIES, DOCS, PEOPLE = 40, 8, 14
+WEB_GATE = {"production": "prod", "candidate": "cand", "guards": [{"measure": "P@3", "max_drop": 0.05, "dataset": "web"}]}
 
 
 def _write(folder: Path, seed: int = 3) -> dict[str, Any]:
@@ -140,11 +141,7 @@ def test_a_dataset_without_a_judge_is_unchanged_bit_for_bit(tmp_path: Path) -> N
 
 def test_a_folders_gate_is_computed_again_with_peoples_values(tmp_path: Path) -> None:
     config = _write(tmp_path)
-    config["release"] = {
-        "production": "prod",
-        "candidate": "cand",
-        "guards": [{"measure": "P@3", "max_drop": 0.05, "dataset": "web"}],
-    }
+    config["release"] = WEB_GATE
     outcome = _run(tmp_path, config)
     assert outcome.decision.guards[0].method.startswith("one-sided prediction-powered t")
     assert f"{PEOPLE} queries judged by people, {QUERIES} by the judge llm" in outcome.decision.headline()
@@ -292,11 +289,7 @@ def test_the_judge_is_audited_as_harness_agree_audits_it(tmp_path: Path) -> None
     from mlflow.tracking import MlflowClient
 
     config = _write(tmp_path)
-    config["release"] = {
-        "production": "prod",
-        "candidate": "cand",
-        "guards": [{"measure": "P@3", "max_drop": 0.05, "dataset": "web"}],
-    }
+    config["release"] = WEB_GATE
     config["tracking"] = {"enabled": True}
     config["report"] = {"enabled": True}
     outcome = _run(tmp_path, config)
@@ -359,11 +352,7 @@ def test_a_stratified_sample_is_corrected_stratum_by_stratum(tmp_path: Path) -> 
     stratum = {f"q{q:02d}": "head" if q % 2 else "tail" for q in range(QUERIES)}
     (tmp_path / "strata.csv").write_text("query,stratum\n" + "".join(f"{q},{s}\n" for q, s in stratum.items()))
     config["datasets"][0]["judge"].update(sample="stratified", strata="strata.csv")
-    config["release"] = {
-        "production": "prod",
-        "candidate": "cand",
-        "guards": [{"measure": "P@3", "max_drop": 0.05, "dataset": "web"}],
-    }
+    config["release"] = WEB_GATE
     outcome = _run(tmp_path, config)
     people = _per_query(tmp_path, "people.txt", "cand.run")
     judge = _per_query(tmp_path, "judge.txt", "cand.run")
@@ -464,11 +453,7 @@ def test_the_verdicts_claim_is_about_peoples_labels(tmp_path: Path) -> None:
     """A gate on a judged dataset claims people's labels, estimated from the judge's corrected by people's: its
     claim sentence (the report's verdict box, summary.md, gate.json's errors) says so, with both counts."""
     config = _write(tmp_path)
-    config["release"] = {
-        "production": "prod",
-        "candidate": "cand",
-        "guards": [{"measure": "P@3", "max_drop": 0.05, "dataset": "web"}],
-    }
+    config["release"] = WEB_GATE
     outcome = _run(tmp_path, config)
     assert outcome.decision is not None
     claim = outcome.decision.claim_text
