@@ -43,12 +43,17 @@ KINDS = {"qrels": "judgments", "train": "training interactions", "items": "item 
 
 
 def compared_inputs(dataset: Dataset) -> list[tuple[str, Path]]:
-    """The files a dataset's values depend on, by role (``qrels:<name>``, ``train:``, ``items:``, ``segments:``): what
-    ``provenance.json`` records, and what reused values must have been computed from."""
+    """The files a dataset's values depend on, by role (``qrels:<name>``, ``train:``, ``items:``, ``segments:``, and
+    with a model judge ``judge:`` and ``strata:``): what ``provenance.json`` records, and what reused values must
+    have been computed from."""
     files = [(f"qrels:{dataset.name}", dataset.qrels)]
     for kind, spec in (("train", dataset.train), ("items", dataset.items), ("segments", dataset.segments)):
         if spec is not None:
             files.append((f"{kind}:{dataset.name}", spec.path))
+    if dataset.judge is not None:
+        files.append((f"judge:{dataset.name}", dataset.judge.qrels))
+        if dataset.judge.strata is not None:
+            files.append((f"strata:{dataset.name}", dataset.judge.strata.path))
     return files
 
 

@@ -462,3 +462,18 @@ def test_the_verdicts_claim_is_about_peoples_labels(tmp_path: Path) -> None:
         f"{QUERIES} by the judge llm (prediction-powered)"
     )
     assert claim in (outcome.results_dir / "gate.json").read_text()
+
+
+def test_provenance_records_the_judges_labels_and_the_strata(tmp_path: Path) -> None:
+    """The judge's labels and the strata are inputs of a judged dataset's values: provenance.json records each with
+    its sha256 (hashlib's, here), as it records the qrels."""
+    import hashlib
+    import json
+
+    config = _write(tmp_path)
+    (tmp_path / "strata.csv").write_text("query,stratum\n" + "".join(f"q{q:02d},{'ab'[q % 2]}\n" for q in range(QUERIES)))
+    config["datasets"][0]["judge"].update(sample="stratified", strata="strata.csv")
+    outcome = _run(tmp_path, config)
+    inputs = {i["role"]: i for i in json.loads((outcome.results_dir / "provenance.json").read_text())["inputs"]}
+    for role, name in (("qrels:web", "people.txt"), ("judge:web", "judge.txt"), ("strata:web", "strata.csv")):
+        assert inputs[role]["sha256"] == hashlib.sha256((tmp_path / name).read_bytes()).hexdigest(), role
