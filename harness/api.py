@@ -31,6 +31,7 @@ from harness.config.defaults import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_POWER,
     DEFAULT_PRIMARY,
+    DEFAULT_RESAMPLING,
     DEFAULT_SEED,
     DEFAULT_TESTS,
     MAX_ALPHA,
@@ -44,7 +45,7 @@ from harness.config.guards import (
 )
 from harness.config.guards import on_inconclusive as inconclusive_policy
 from harness.config.load import load_config
-from harness.config.schema import Claim, Correction, Family, NanPolicy, OnInconclusive, Release, Test
+from harness.config.schema import Claim, Correction, Family, NanPolicy, OnInconclusive, Release, Resampling, Test
 from harness.decision.release import decide_arrays, gate_keys, paired_values
 from harness.errors import GuardSpecError, HarnessError
 from harness.evaluation.results import PerQuery, RunResult
@@ -73,6 +74,7 @@ def compare(
     *,
     tests: Sequence[Test] = DEFAULT_TESTS,
     primary: Test = DEFAULT_PRIMARY,
+    resampling: Resampling = DEFAULT_RESAMPLING,
     correction: Correction = DEFAULT_CORRECTION,
     family: Family = DEFAULT_FAMILY,
     alpha: float = DEFAULT_ALPHA,
@@ -96,6 +98,10 @@ def compare(
         The paired tests to run.
     primary : {"t", "wilcoxon", "randomization", "bootstrap"}
         The test whose corrected p decides significance.
+    resampling : {"auto", "always"}
+        Where the randomization test and the bootstrap run: ``auto``, only on comparisons where the t-test cannot be
+        trusted (fewer than 597 queries at alpha 0.05, no change, or differences skewed enough to move t's error by a
+        tenth of alpha); t's p decides the others, and ``primary_test`` says so. ``always``: on every comparison.
     correction : {"holm", "bonferroni", "bh", "none"}
         Across the family of comparisons.
     family : {"per_measure", "grid"}
@@ -165,6 +171,7 @@ def compare(
     settings = CompareSettings(
         tests=checked_tests,
         primary=_choice("primary", primary, Test),
+        resampling=_choice("resampling", resampling, Resampling),
         correction=_choice("correction", correction, Correction),
         family=_choice("family", family, Family),
         alpha=alpha,

@@ -41,6 +41,7 @@ from harness.config.defaults import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_POWER,
     DEFAULT_PRIMARY,
+    DEFAULT_RESAMPLING,
     DEFAULT_SEED,
     DEFAULT_TESTS,
     MAX_ALPHA,
@@ -254,6 +255,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         baseline,
         tests=tuple(args.tests.split(",")),
         primary=args.primary,
+        resampling=args.resampling,
         correction=args.correction,
         family=args.family,
         alpha=args.alpha,
@@ -305,10 +307,30 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 + "\n"
             )
         out.write(
-            f"{args.primary} test, {args.permutations:,} permutations, seed {args.seed}; {args.correction} correction "
-            f"({args.family}); significant at alpha {args.alpha}. CI: paired t.\n"
+            f"{_tests_used(table['primary_test'].tolist(), args.primary)}, {args.permutations:,} permutations, seed "
+            f"{args.seed}; {args.correction} correction ({args.family}); significant at alpha {args.alpha}. CI: paired t.\n"
         )
     return EXIT_OK
+
+
+def _tests_used(used: list[str], primary: str) -> str:
+    """Which test decided the comparisons: the primary one, or t on those where ``--resampling auto`` trusted it.
+
+    >>> _tests_used(["t", "randomization", "t"], "randomization")
+    'randomization test on 1, the t-test on 2 where it can be trusted (--resampling always: randomization on every one)'
+    >>> _tests_used(["t"], "randomization")
+    'the t-test, trusted on every comparison (--resampling always: randomization on every one)'
+    """
+    by_t = used.count("t")
+    if not by_t or primary == "t":
+        return f"{primary} test"
+    rest = len(used) - by_t
+    head = (
+        f"{primary} test on {rest:,}, the t-test on {by_t:,} where it can be trusted"
+        if rest
+        else "the t-test, trusted on every comparison"
+    )
+    return f"{head} (--resampling always: {primary} on every one)"
 
 
 def _cmd_eval(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -1046,6 +1068,13 @@ def _compare_command(sub: Any) -> None:
     cp.add_argument("--all-pairs", action="store_true", help="compare every pair instead of each run with the baseline")
     cp.add_argument("--tests", default=",".join(DEFAULT_TESTS), help="comma list (default: all four)")
     cp.add_argument("--primary", default=DEFAULT_PRIMARY, help="the test whose corrected p decides significance")
+    cp.add_argument(
+        "--resampling",
+        default=DEFAULT_RESAMPLING,
+        choices=("auto", "always"),
+        help="auto: the randomization test and the bootstrap only where the t-test cannot be trusted (t decides the "
+        "others); always: on every comparison (default auto)",
+    )
     cp.add_argument("--correction", default=DEFAULT_CORRECTION, choices=("holm", "bonferroni", "bh", "none"))
     cp.add_argument("--family", default=DEFAULT_FAMILY, choices=("per_measure", "grid"))
     cp.add_argument("--alpha", type=_alpha, default=DEFAULT_ALPHA)

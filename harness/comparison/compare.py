@@ -51,7 +51,7 @@ import numpy as np
 from harness.comparison import judged
 from harness.comparison.rows import FEW_QUERIES, Anova, Comparison, Comparisons
 from harness.comparison.versions import runs_by_system, version_rows
-from harness.config.defaults import DEFAULT_POWER
+from harness.config.defaults import DEFAULT_MIN_AFFECTED, DEFAULT_POWER
 from harness.config.schema import Stats
 from harness.errors import ComparisonError
 from harness.evaluation.results import MIN_GEO_MEAN, RunResult, aggregate_values
@@ -59,7 +59,7 @@ from harness.kernels.beyond import stack
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.stats import anova as group_stats
-from harness.stats import keyed, paired, power
+from harness.stats import bounds, keyed, paired, power
 from harness.stats.anova import AnovaResult
 from harness.stats.correction import correct
 
@@ -409,6 +409,7 @@ def _system_row(
         "p_tukey_hsd": nan,
         "n_queries_tukey": 0,
         "p_floor": 1.0 / (replicates + 1),
+        "resampled": True,  # over users, always
         "p_randomization": p[0],
         "p_bootstrap": p[1],
         "mde": nan,
@@ -593,6 +594,7 @@ class PairedBlock:
     mean_a: np.ndarray
     mean_b: np.ndarray
     dropped: np.ndarray
+    resampled: np.ndarray  # the rows the randomization test and the bootstrap ran on (stats.resampling)
 
 
 @dataclass(frozen=True)
@@ -672,6 +674,27 @@ def raise_first_nan(
     )
 
 
+RESAMPLING_TESTS = ("randomization", "bootstrap")
+
+
+def t_trusted_from(alpha: float) -> int:
+    """The fewest queries from which ``resampling: auto`` lets t stand for the resampling tests: the gate's rule
+    (:func:`~harness.stats.bounds.t_trusted_from`) for a harm to 1% of the users, at each tail's ``alpha / 2``.
+
+    >>> t_trusted_from(0.05)   # (1 - 0.01)^n <= 0.1 x 0.025
+    597
+    """
+    return bounds.t_trusted_from(DEFAULT_MIN_AFFECTED, alpha / 2)
+
+
+def resampled_rows(diffs: np.ndarray, mask: np.ndarray, settings: CompareSettings) -> np.ndarray | None:
+    """The rows of a block the resampling tests run on: under ``resampling: auto`` those where the t-test cannot be
+    trusted (:func:`~harness.stats.bounds.t_trusted_rows`), each decided on its own differences; None: every row."""
+    if settings.resampling == "always" or not any(test in RESAMPLING_TESTS for test in tests_of(settings)):
+        return None
+    return ~bounds.t_trusted_rows(diffs, mask, settings.alpha, t_trusted_from(settings.alpha))
+
+
 def tests_of(settings: CompareSettings) -> tuple[str, ...]:
     """The tests every block computes: the configured ones, and t and bootstrap (their CIs are always reported); for
     versions, only the t's sums (the rows' version test comes from the runs' tables, :mod:`~harness.comparison.versions`)."""
@@ -731,12 +754,17 @@ def _paired_block(
     if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped
         raise_first_nan(dataset, segment, pairs, measures, arrays.nan)
     keys = keyed.query_keys(settings.seed, (dataset, segment), union)
-    tested = paired.run_tests(arrays.diffs, keys, tests_of(settings), settings.permutations, settings.resamples, mask=arrays.mask)
+    resample = resampled_rows(arrays.diffs, arrays.mask, settings)
+    tests = tests_of(settings)
+    tested = paired.run_tests(
+        arrays.diffs, keys, tests, settings.permutations, settings.resamples, mask=arrays.mask, resample=resample
+    )
     means = [
         np.array([aggregate_values(m, side[i][arrays.mask[i]]) for i, (_, m) in enumerate(arrays.specs)])
         for side in (arrays.side_a, arrays.side_b)
     ]
-    return PairedBlock(arrays.specs, tested, means[0], means[1], arrays.dropped)
+    resampled = np.full(len(arrays.specs), any(t in RESAMPLING_TESTS for t in tests)) if resample is None else resample
+    return PairedBlock(arrays.specs, tested, means[0], means[1], arrays.dropped, resampled)
 
 
 def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: CompareSettings) -> list[dict[str, Any]]:
@@ -758,6 +786,8 @@ def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: Compar
         definition = REGISTRY.definition(measure)
         higher = definition.higher(measure)
         n = int(tested.n[i])
+        resampled = bool(block.resampled[i])
+        primary = _paired_primary(resampled, settings)
         to_scale = _interval_mapping(definition.aggregate, n, float(mean_a[i]))
         row: dict[str, Any] = {
             "dataset": dataset,
@@ -786,9 +816,10 @@ def paired_rows(dataset: str, segment: str, block: PairedBlock, settings: Compar
             "n_dropped_nan": int(dropped[i]),
             "p_tukey_hsd": float("nan"),
             "n_queries_tukey": 0,
-            "p_floor": float(floors[settings.primary][i]),
+            "p_floor": float(floors[primary][i]),
+            "resampled": resampled,
         }
-        for test in settings.tests:
+        for test in dict.fromkeys((*settings.tests, primary)):  # t's p where it stands for the resampling tests
             row[f"p_{test}"] = float(p[test][i])
         row["mean_difference"], row["sd_difference"] = float(t.mean[i]), float(t.sd[i])  # typed fields, not columns
         row["mde"], row["n_needed"] = _planning(n, float(t.ci_low[i]), float(t.ci_high[i]), settings.alpha, to_scale)
@@ -914,8 +945,10 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
         families.setdefault(family(row), []).append(i)
     system_tests = ("randomization", "bootstrap") if any(r["aggregate"] == "system" for r in rows) else ()
     version = ("version",) if settings.claim == "version" else ()
-    corrected = ("ppi",) if any(r.get("estimator") == judged.ESTIMATOR for r in rows) else ()  # judged datasets' rows
-    tests = tuple(dict.fromkeys((*version, *(() if version else settings.tests), *system_tests, *corrected)))
+    primaries = [_primary(row, settings, bool(version)) for row in rows]
+    # the judged datasets' rows (ppi), and t where it stands for the resampling tests
+    primary_tests = tuple(sorted(set(primaries) - set(settings.tests) - {*version, *system_tests}))
+    tests = tuple(dict.fromkeys((*version, *(() if version else settings.tests), *system_tests, *primary_tests)))
     for members in families.values():
         for test in tests:
             adjusted = correct(np.array([rows[i].get(f"p_{test}", np.nan) for i in members]), settings.correction)
@@ -926,9 +959,8 @@ def _correct(rows: list[dict[str, Any]], settings: CompareSettings) -> None:
         factor = len(members) if settings.correction in ("holm", "bonferroni") else 1
         for i in members:
             rows[i]["resolution_limited"] = bool(rows[i]["p_floor"] * factor >= settings.alpha)
-    primaries = [_primary(row, settings, bool(version)) for row in rows]
-    for members in families.values():  # a family of judged rows and others: their primary p-values corrected together
-        if corrected and len({primaries[i] == "ppi" for i in members}) > 1:
+    for members in families.values():  # rows decided by different tests: their primary p-values corrected together
+        if len({primaries[i] for i in members}) > 1:
             joint = correct(np.array([rows[i][f"p_{primaries[i]}"] for i in members]), settings.correction)
             for i, value in zip(members, joint.tolist(), strict=True):
                 rows[i]["p_joint_adj"] = value
@@ -953,12 +985,14 @@ def _primary(row: dict[str, Any], settings: CompareSettings, version: bool) -> s
     """The test whose corrected p decides a row's significance."""
     if row.get("estimator") == judged.ESTIMATOR and not (version and row["aggregate"] != "system"):
         return "ppi"  # under the version claim a judged mean is tested over users and seeds (p_version), corrected
-    return (
-        "bootstrap"
-        if row["aggregate"] == "system" and version  # over users and seeds
-        else "randomization"
-        if row["aggregate"] == "system"  # system measures: swap users' lists
-        else "version"
-        if version
-        else settings.primary
-    )
+    if row["aggregate"] == "system":
+        return "bootstrap" if version else "randomization"  # over users and seeds; else swapping users' lists
+    if version:
+        return "version"
+    return _paired_primary(row.get("resampled", True), settings)
+
+
+def _paired_primary(resampled: bool, settings: CompareSettings) -> str:
+    """The primary test of a row of paired differences: the configured one, or t where ``resampling: auto`` trusted it
+    and did not run the resampling tests (they would add only their Monte Carlo error to t's p)."""
+    return settings.primary if resampled or settings.primary not in RESAMPLING_TESTS else "t"

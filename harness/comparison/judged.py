@@ -178,7 +178,7 @@ def correct_pair_rows(
             "judge_delta": row["delta"],
             "judge_ci_low": row["ci_low"],
             "judge_ci_high": row["ci_high"],
-            **{f"judge_p_{test}": row.pop(f"p_{test}") for test in tests},
+            **{f"judge_p_{test}": row.pop(f"p_{test}") for test in dict.fromkeys((*tests, "t")) if f"p_{test}" in row},
         }
         means = [corrected_mean(r.per_query, r.people, r.strata, measure, _mask(r, queries), 1 - CONFIDENCE) for r in (a, b)]  # type: ignore[arg-type]
         higher = bool(row["higher_is_better"])

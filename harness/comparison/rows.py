@@ -67,6 +67,7 @@ _TAIL = (
     "p_adj",
     "significant",
     "primary_test",
+    "resampled",
     "correction",
     "family",
     "alpha",
@@ -136,6 +137,7 @@ class Comparison:
     p_adj: float = _NAN
     significant: bool = False
     primary_test: str = "randomization"
+    resampled: bool = True  # whether the randomization test and the bootstrap ran (stats.resampling: auto, t trusted)
     correction: str = "holm"
     family: str = "per_measure"
     alpha: float = 0.05

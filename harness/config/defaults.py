@@ -15,6 +15,8 @@ DEFAULT_DATASET = "default"  # the name of a config's one unnamed dataset, and o
 # the paired tests, wherever they are asked for (config stats, harness compare, harness.compare)
 DEFAULT_TESTS: Final = ("t", "wilcoxon", "randomization", "bootstrap")
 DEFAULT_PRIMARY: Final = "randomization"  # the test whose corrected p decides significance
+# where the randomization test and the bootstrap run: only where t cannot be trusted (auto), or on every comparison
+DEFAULT_RESAMPLING: Final = "auto"
 DEFAULT_CORRECTION: Final = "holm"
 DEFAULT_FAMILY: Final = "per_measure"
 DEFAULT_ALPHA = 0.05

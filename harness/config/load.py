@@ -59,6 +59,7 @@ from harness.config.schema import (
     Promote,
     Release,
     ReportSpec,
+    Resampling,
     Segments,
     Stats,
     System,
@@ -1022,6 +1023,7 @@ def _stats(root: _Section, baseline: str | None, systems: tuple[System, ...], da
         )
     correction = _one_of(section, "correction", section.value("correction"), Correction)
     family = _one_of(section, "family", section.value("family"), Family)
+    resampling = _one_of(section, "resampling", section.value("resampling"), Resampling)
     mode = _one_of(section, "mode", section.value("mode", default="baseline" if baseline else "all_pairs"), Mode)
     if mode == "baseline" and baseline is None:
         raise section.error(
@@ -1054,6 +1056,7 @@ def _stats(root: _Section, baseline: str | None, systems: tuple[System, ...], da
     return Stats(
         tests=tests,
         primary=primary,
+        resampling=resampling,
         correction=correction,
         family=family,
         mode=mode,

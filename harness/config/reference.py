@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from harness.config.defaults import DEFAULT_MIN_AFFECTED, DEFAULT_POWER
-from harness.config.schema import Claim, Correction, Family, Mode, NanPolicy, OnInconclusive, Sample, Stats
+from harness.config.schema import Claim, Correction, Family, Mode, NanPolicy, OnInconclusive, Resampling, Sample, Stats
 from harness.measures.conventions import Conventions
 from harness.stats.bounds import BoundChoice
 
@@ -216,6 +216,14 @@ TOP = (
             Key("enabled", "boolean", "compute the comparisons", _STATS.enabled),
             Key("tests", "list", "of t, wilcoxon, randomization, bootstrap", list(_STATS.tests)),
             Key("primary", "string", "the test whose corrected p decides significance", _STATS.primary),
+            Key(
+                "resampling",
+                "string",
+                "where the randomization test and the bootstrap run: only on comparisons where the t-test cannot be "
+                "trusted, t deciding the others (auto), or on every one (always)",
+                _STATS.resampling,
+                get_args(Resampling),
+            ),
             Key(
                 "correction",
                 "string",

@@ -15,6 +15,7 @@ from harness.config.defaults import (
     DEFAULT_PERMUTATIONS,
     DEFAULT_POWER,
     DEFAULT_PRIMARY,
+    DEFAULT_RESAMPLING,
     DEFAULT_SEED,
     DEFAULT_TESTS,
 )
@@ -222,6 +223,8 @@ Family = Literal["per_measure", "grid"]
 NanPolicy = Literal["error", "drop"]
 Mode = Literal["baseline", "all_pairs"]  # against the baseline, or every pair
 Claim = Literal["model", "version"]  # what a comparison is about: these trained runs, or the training procedures
+# where the resampling tests run: only on comparisons where the t approximation cannot be trusted, or on every one
+Resampling = Literal["auto", "always"]
 
 
 @dataclass(frozen=True)
@@ -230,6 +233,9 @@ class Stats:
 
     tests: tuple[Test, ...] = TESTS
     primary: Test = DEFAULT_PRIMARY  # the test whose corrected p decides significance
+    # auto: where auto's rule trusts t on a comparison's differences, its p and interval are t's and the randomization
+    # test and the bootstrap are not run there (they would add only their Monte Carlo error); always: every test
+    resampling: Resampling = DEFAULT_RESAMPLING
     correction: Correction = DEFAULT_CORRECTION
     family: Family = DEFAULT_FAMILY
     mode: Mode = "baseline"  # baseline needs a baseline system

@@ -322,6 +322,19 @@ def _significance(
     return marks
 
 
+def _t_instead(comparisons: Comparisons, stats: Mapping[str, Any]) -> str:
+    """Where ``resampling: auto`` let the t-test decide in the primary resampling test's place: how many of the
+    comparisons, in words (nothing where it did not)."""
+    paired = [r for r in comparisons.rows if r.aggregate != "system" and not r.estimator and r.primary_test != "version"]
+    by_t = sum(r.primary_test == "t" for r in paired)
+    if not by_t or stats.get("primary") == "t":
+        return ""
+    return (
+        f" (the t-test on the {by_t:,} of {len(paired):,} comparisons where it can be trusted, the resampling tests "
+        "adding only their Monte Carlo error there: stats.resampling auto)"
+    )
+
+
 def _controlled(stats: Mapping[str, Any]) -> str:
     """What the correction controls, in words: the reader must know what a ▲ promises."""
     if stats.get("correction") == "none":
@@ -427,7 +440,9 @@ def _comparison_table(
                 _num(r.ci_low),
                 title="bootstrap over users (a system measure)"
                 if r.aggregate == "system"
-                else "t interval; bootstrap-t: " + format_ci(r.ci_low_bootstrap, r.ci_high_bootstrap),
+                else "t interval; bootstrap-t: " + format_ci(r.ci_low_bootstrap, r.ci_high_bootstrap)
+                if r.resampled
+                else "t interval (not resampled: the t-test can be trusted here)",
             ),
             Cell(
                 p_text,
@@ -837,7 +852,8 @@ def build_model(results: SavedResults) -> ReportModel:
     baseline = recorded.baseline
     stats = recorded.stats
     version = stats.get("claim") == "version"
-    test = "version (t over users and seeds: the training procedures)" if version else stats.get("primary")
+    test = "version (t over users and seeds: the training procedures)" if version else f"{stats.get('primary')}"
+    test += _t_instead(comparisons, stats)
     interval = (
         "95% interval of the version's mean over users and seeds, and its runs' lowest and highest"
         if version

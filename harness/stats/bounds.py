@@ -304,7 +304,7 @@ def mean_bound(
     if choice == "t":
         return t
     enough = not bounded or t.n >= t_trusted_from(min_affected, alpha)
-    if choice == "auto" and t.decided and changed > 0 and t.excess <= EXCESS_TOLERANCE * alpha and enough:
+    if choice == "auto" and _trusts(t, changed, alpha, enough):
         return t
     if not bounded:
         if choice == "betting":  # asked for, and impossible: never t in its place without a word
@@ -314,6 +314,36 @@ def mean_bound(
         return t
     betting = betting_bound(x, low, high, alpha)  # type: ignore[arg-type]  # bounded: both are floats
     return dataclasses.replace(betting, changed=changed, excess=t.excess)
+
+
+def _trusts(t: MeanBound, changed: int, alpha: float, enough: bool) -> bool:
+    """``auto``'s rule: t decides (spread beyond rounding), some value changed, t's estimated excess error at ``alpha``
+    is within a tenth of it, and there are ``enough`` values."""
+    return t.decided and changed > 0 and t.excess <= EXCESS_TOLERANCE * alpha and enough
+
+
+def t_trusted_rows(diffs: np.ndarray, mask: np.ndarray, alpha: float, min_values: int) -> np.ndarray:
+    """Which rows of (F, n) paired differences, each over the queries its ``mask`` row keeps, ``auto``'s rule trusts
+    the two-sided t-test at ``alpha`` on: each tail at ``alpha / 2`` by :func:`mean_bound`'s rule (spread beyond
+    rounding, some difference not 0, the excess error the skewness predicts within a tenth of ``alpha / 2``) and at
+    least ``min_values`` queries. Each row's answer depends on its own differences alone.
+
+    >>> rng = np.random.default_rng(3)
+    >>> spread, few = rng.normal(0.01, 0.1, 2000), np.r_[np.zeros(1980), np.full(20, 0.5)]   # 1% of users changed
+    >>> t_trusted_rows(np.stack([spread, few, spread]), np.ones((3, 2000), bool), 0.05, 596).tolist()
+    [True, False, True]
+    >>> t_trusted_rows(spread[None, :500], np.ones((1, 500), bool), 0.05, 596).tolist()   # too few queries
+    [False]
+    """
+    d = np.asarray(diffs, dtype=np.float64)
+    keep = np.asarray(mask, dtype=bool)
+    out = np.zeros(d.shape[0], dtype=bool)
+    tail = alpha / 2
+    for i in np.flatnonzero(keep.sum(axis=1) >= max(min_values, 3)).tolist():
+        x = d[i][keep[i]]
+        changed = changed_count(x)
+        out[i] = _trusts(_spread_checked(t_bound(x, tail), x, changed), changed, tail, True)
+    return out
 
 
 NO_RANGE_FOR_BETTING = (

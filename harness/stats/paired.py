@@ -205,21 +205,43 @@ class Plan:
     enumerated: np.ndarray  # rows whose randomisation test enumerates every sign assignment
     sampled: np.ndarray  # rows whose randomisation test samples B of them (indexes)
     most: int  # the most queries of any row of the whole: what bounds every sum, so what sizes the limbs
+    resampled: np.ndarray  # rows the resampling tests (randomisation, bootstrap) run on; the others' are NaN
 
     @classmethod
-    def of(cls, whole: Scan, tests: tuple[str, ...] = TESTS, permutations: int = 10_000, resamples: int = 10_000) -> Plan:
+    def of(
+        cls,
+        whole: Scan,
+        tests: tuple[str, ...] = TESTS,
+        permutations: int = 10_000,
+        resamples: int = 10_000,
+        resample: np.ndarray | None = None,
+    ) -> Plan:
+        """The plan of every row of ``whole``; ``resample`` (F,): the rows the resampling tests run on (default all)."""
         empty = whole.n == 0
+        resampled = np.ones(whole.n.size, dtype=bool) if resample is None else np.asarray(resample, dtype=bool)
         whole = Scan(whole.n, whole.nonzero, whole.positive, np.where(empty, 0.0, whole.high), np.where(empty, 0.0, whole.low))
         e = grid.exponent(np.maximum(np.abs(whole.high), np.abs(whole.low)))
         high, low = grid.on_grid(whole.high[:, None], e)[:, 0], grid.on_grid(whole.low[:, None], e)[:, 0]
         centre = (high + low) >> 1  # the midrange: an order-free centre, within the range's half of every value
         spread = np.maximum(high - centre, centre - low).astype(np.float64)
         exact = _enumerable(whole.nonzero, permutations)
-        enumerated = exact & (whole.nonzero > 0) if "randomization" in tests else np.zeros_like(exact)
-        sampled = np.flatnonzero(~exact) if "randomization" in tests else np.zeros(0, dtype=np.int64)
+        randomized = "randomization" in tests
+        enumerated = exact & (whole.nonzero > 0) & resampled if randomized else np.zeros_like(exact)
+        sampled = np.flatnonzero(~exact & resampled) if randomized else np.zeros(0, dtype=np.int64)
         most = int(whole.n.max(initial=0))
         return cls(
-            whole, tests, permutations, resamples, e, centre, spread, grid.exponent(spread * spread), enumerated, sampled, most
+            whole,
+            tests,
+            permutations,
+            resamples,
+            e,
+            centre,
+            spread,
+            grid.exponent(spread * spread),
+            enumerated,
+            sampled,
+            most,
+            resampled,
         )
 
     def rows(self, lo: int, hi: int) -> Plan:
@@ -235,12 +257,18 @@ class Plan:
             e_square=self.e_square[part],
             enumerated=self.enumerated[part],
             sampled=self.sampled[(self.sampled >= lo) & (self.sampled < hi)] - lo,
+            resampled=self.resampled[part],
         )
 
     @property
     def bootstrapped(self) -> np.ndarray:
-        """The rows the bootstrap is computed for (enough queries)."""
-        return ("bootstrap" in self.tests) & (self.scan.n >= BOOTSTRAP_MIN_QUERIES)
+        """The rows the bootstrap is computed for (enough queries, and resampled)."""
+        return ("bootstrap" in self.tests) & (self.scan.n >= BOOTSTRAP_MIN_QUERIES) & self.resampled
+
+    @property
+    def drawn(self) -> np.ndarray:
+        """The bootstrapped rows that need their resamples drawn: every difference 0 gives p = 1 and [0, 0] without."""
+        return self.bootstrapped & (self.scan.nonzero > 0)
 
     def rows_at_a_time(self, queries: int) -> int:
         """How many rows of ``queries`` columns pass 2 and 3 take at a time within :data:`ROWS_BUDGET`.
@@ -249,7 +277,7 @@ class Plan:
         and their temporaries), 10 of its randomisation's permutations (the flips' limb sums and statistics) and 14
         of its queries (the grid, the limbs, the stacked product operand).
         """
-        boot = self.resamples if self.bootstrapped.any() else 0
+        boot = self.resamples if self.drawn.any() else 0
         flip = self.permutations if self.sampled.size else 0
         per_row = 8 * (22 * boot + 10 * flip + 14 * queries) + 1
         return max(1, ROWS_BUDGET // per_row)
@@ -268,8 +296,8 @@ class Partial:
     nonzero: list[np.ndarray] | None  # per enumerated row: its non-zero d_int
     flips: np.ndarray | None  # (L, B, sampled): sum over queries of sign bit * limb of d_int
     flip_totals: np.ndarray | None  # (L, sampled): sum of the limbs
-    weight: np.ndarray | None  # (B, F): sum of the Poisson weights of each row's queries
-    moments: np.ndarray | None  # (2, L, B, F): sum of weight * limb of (d_int - centre), then of its grid square
+    weight: np.ndarray | None  # (B, R): sum of the Poisson weights of each bootstrapped row's queries
+    moments: np.ndarray | None  # (2, L, B, R): sum of weight * limb of (d_int - centre), then of its grid square
 
     def __add__(self, other: Partial) -> Partial:
         def plus(a: Any, b: Any) -> Any:
@@ -370,24 +398,28 @@ def partial(diffs: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | 
         flip_totals = stacked.sum(axis=0).reshape(count, -1)
         flips = keyed.sign_products(keys, stacked, plan.permutations)
         flips = flips.reshape(plan.permutations, count, -1).transpose(1, 0, 2).copy()
-    if plan.bootstrapped.any():
+    if plan.drawn.any():
+        # the rows drawn alone: each column's sums are exact, so which other columns share the product changes no bit
+        # of them
+        rows = np.flatnonzero(plan.drawn)
+        booted = rows.size
         bits = grid.limb_bits(keyed.MAX_WEIGHT * whole_n)
-        centred = np.where(mask, d_int - plan.centre[:, None], 0)  # |.| <= 2^53; a left-out query adds nothing
+        centred = np.where(mask[rows], d_int[rows] - plan.centre[rows, None], 0)  # |.| <= 2^53; a left-out query: 0
         as_float = centred.astype(np.float64)  # exact
-        square = np.rint(np.ldexp(as_float * as_float, (grid.PRECISION - plan.e_square)[:, None])).astype(np.int64)
+        square = np.rint(np.ldexp(as_float * as_float, (grid.PRECISION - plan.e_square[rows])[:, None])).astype(np.int64)
         limbs = np.concatenate([grid.split_limbs(centred, bits, grid.PRECISION + 1), grid.split_limbs(square, bits)])
         count = limbs.shape[0]
         # the last columns count each row's draws (its resample's size): one column per distinct mask, as most rows
         # of a block test the same queries
-        masks, mask_of = _distinct_rows(mask)
-        stacked = np.empty((n, count * f + masks.shape[0]))
-        stacked[:, : count * f] = limbs.transpose(2, 0, 1).reshape(n, count * f)
-        stacked[:, count * f :] = masks.T
+        masks, mask_of = _distinct_rows(mask[rows])
+        stacked = np.empty((n, count * booted + masks.shape[0]))
+        stacked[:, : count * booted] = limbs.transpose(2, 0, 1).reshape(n, count * booted)
+        stacked[:, count * booted :] = masks.T
         sums = _poisson_products(keys, plan.resamples, stacked)
-        weight = sums[:, count * f :][:, mask_of]
+        weight = sums[:, count * booted :][:, mask_of]
         half = grid.n_limbs(bits, grid.PRECISION + 1)
-        sums = sums[:, : count * f].reshape(plan.resamples, count, f).transpose(1, 0, 2)
-        moments = np.zeros((2, max(half, count - half), plan.resamples, f))
+        sums = sums[:, : count * booted].reshape(plan.resamples, count, booted).transpose(1, 0, 2)
+        moments = np.zeros((2, max(half, count - half), plan.resamples, booted))
         moments[0, :half], moments[1, : count - half] = sums[:half], sums[half:]
     return Partial(first, second, ranks, nonzero, flips, flip_totals, weight, moments)
 
@@ -461,11 +493,7 @@ def finish(plan: Plan, whole: Partial, confidence: float = 0.95) -> Tested:
     )
     p_wilcoxon = np.array([_wilcoxon_from_counts(*r) for r in whole.ranks]) if whole.ranks is not None else nan
     p_random = _randomization(plan, whole, mean, n) if "randomization" in plan.tests else nan
-    boot = (
-        _bootstrap(plan, whole, mean, sd, se, scale, largest, confidence)
-        if plan.bootstrapped.any()
-        else BootstrapResult(nan, nan.copy(), nan.copy())
-    )
+    boot = _bootstrap(plan, whole, mean, sd, se, scale, largest, confidence)
     return Tested(t_result, p_wilcoxon, p_random, boot, effect, plan.scan.nonzero, plan.scan.positive, plan.scan.n)
 
 
@@ -497,8 +525,7 @@ def _wilcoxon_from_counts(values: np.ndarray, positive: np.ndarray, negative: np
 
 
 def _randomization(plan: Plan, whole: Partial, mean: np.ndarray, n: np.ndarray) -> np.ndarray:
-    f = plan.e.size
-    p = np.ones(f)
+    p = np.where(plan.resampled, 1.0, np.nan)
     observed = np.abs(np.where(n > 0, mean, 0.0))
     threshold = _tolerance(observed)
     scale = np.ldexp(1.0, plan.e - grid.PRECISION) / np.maximum(n, 1)
@@ -527,17 +554,23 @@ def _bootstrap(
     largest: np.ndarray,
     confidence: float,
 ) -> BootstrapResult:
+    out = np.full((3, plan.e.size), np.nan)  # p, the interval's ends; NaN for the rows not bootstrapped
+    zero = plan.bootstrapped & (plan.scan.nonzero == 0)  # every difference 0 (mean 0): any resample's too
+    out[0, zero], out[1, zero], out[2, zero] = 1.0, mean[zero], mean[zero]
+    if not plan.drawn.any():
+        return BootstrapResult(out[0], out[1], out[2])
     assert whole.moments is not None and whole.weight is not None
-    n = plan.scan.n
+    rows = np.flatnonzero(plan.drawn)  # the rows the sums hold, in order
+    n, mean, sd, se, scale, largest = (a[rows] for a in (plan.scan.n, mean, sd, se, scale, largest))
     bits = grid.limb_bits(keyed.MAX_WEIGHT * plan.most)
-    drawn = whole.weight  # (B, F): each row's resample size, Poisson(n)
+    drawn = whole.weight  # (B, R): each row's resample size, Poisson(n)
     first = grid.combine(whole.moments[0], bits) * scale  # sum of w * (d - centre)
-    second = grid.combine(whole.moments[1], bits) * np.ldexp(1.0, plan.e_square - grid.PRECISION) * scale * scale
+    second = grid.combine(whole.moments[1], bits) * np.ldexp(1.0, plan.e_square[rows] - grid.PRECISION) * scale * scale
     centred_mean = (
         np.array(
             [
                 float(s - k * int(c)) / max(k, 1)
-                for s, c, k in zip(whole.first.tolist(), plan.centre.tolist(), n.tolist(), strict=True)
+                for s, c, k in zip(whole.first[rows].tolist(), plan.centre[rows].tolist(), n.tolist(), strict=True)
             ]
         )
         * scale
@@ -550,7 +583,7 @@ def _bootstrap(
         se_star = np.sqrt(var / drawn)
         # one pass over the sums leaves rounding of about 2^-52 of the largest centred square: below RESOLUTION of
         # it, a resample's spread (or shift) is that rounding, e.g. when it drew only equal values
-        reach = np.ldexp(plan.spread, plan.e - grid.PRECISION)[None, :]
+        reach = np.ldexp(plan.spread[rows], plan.e[rows] - grid.PRECISION)[None, :]
         tiny = (se_star <= ZERO_SD * np.maximum(sd, largest)[None, :]) | (spread <= RESOLUTION * reach**2)
         still = np.abs(shift) <= np.maximum(ZERO_SD, np.sqrt(RESOLUTION) * reach)
         t_star = np.where(tiny, np.where(still, 0.0, np.inf), np.abs(shift) / se_star)
@@ -562,9 +595,8 @@ def _bootstrap(
     q = np.quantile(t_star, confidence, axis=0, method="higher")
     with np.errstate(invalid="ignore"):
         half = np.where(se > 0, q * se, 0.0)
-    p = np.where(plan.scan.nonzero == 0, 1.0, p)
-    kept = plan.bootstrapped
-    return BootstrapResult(np.where(kept, p, np.nan), np.where(kept, mean - half, np.nan), np.where(kept, mean + half, np.nan))
+    out[:, rows] = p, mean - half, mean + half
+    return BootstrapResult(out[0], out[1], out[2])
 
 
 def run_tests(
@@ -575,11 +607,14 @@ def run_tests(
     resamples: int = 10_000,
     confidence: float = 0.95,
     mask: np.ndarray | None = None,
+    resample: np.ndarray | None = None,
 ) -> Tested:
     """Every test over (F, n) differences whose queries have ``keys``, in one process: the three passes in turn.
 
     ``mask`` (F, n): the queries each row is tested on (default: all); a row's result is
-    then that of its own queries alone, bit for bit.
+    then that of its own queries alone, bit for bit. ``resample`` (F,): the rows the
+    randomisation test and the bootstrap run on (default: all); the others' p-values and
+    bootstrap interval are NaN, and every other row's are those of a call on all rows, bit for bit.
 
     >>> keys = keyed.query_keys(1, ("demo",), np.array(["q1", "q2", "q3"], dtype=object))
     >>> r = run_tests(np.array([0.1, 0.2, 0.3]), keys, ("t", "randomization"))
@@ -593,7 +628,7 @@ def run_tests(
         keys = np.zeros(d.shape[1], dtype=np.uint64)
     if keys.shape != (d.shape[1],):
         raise ValueError(f"{keys.size} keys for {d.shape[1]} queries")
-    plan = Plan.of(scan(d, mask), tests, permutations, resamples)
+    plan = Plan.of(scan(d, mask), tests, permutations, resamples, resample)
     step = plan.rows_at_a_time(d.shape[1])
     if d.shape[0] <= step:
         return finish(plan, partial(d, keys, plan, mask), confidence)
