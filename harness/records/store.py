@@ -121,15 +121,24 @@ class SavedResults:
         import hashlib
 
         import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
         rows = self.per_query_of(system=system)
         keys = [c for c in ("dataset", "seed", "query_id", "segment", "measure") if c in rows.columns]
-        text = rows[keys].astype(str).reset_index(drop=True)
-        order = text.sort_values(keys, kind="stable").index.to_numpy()
+        # in Arrow: a stable sort by UTF-8 bytes orders as Python's sorted() (by code point), and each column's text
+        # joined by NULs is its values buffer with a NUL after each: 0.27 s where pandas and str.join took 0.9 s
+        text = pa.table({column: _as_text(rows[column]) for column in keys})
+        order = pc.sort_indices(text, sort_keys=[(column, "ascending") for column in keys])
         digest = hashlib.sha256()
+        nul, empty = pa.scalar("\0", pa.large_string()), pa.scalar("", pa.large_string())
         for column in keys:
-            digest.update("\0".join(text[column].to_numpy()[order].tolist()).encode() + b"\1")
-        values = rows["value"].to_numpy(dtype=np.float64)[order]
+            ended = pc.binary_join_element_wise(text[column].take(order).combine_chunks(), empty, nul)
+            offsets = np.frombuffer(ended.buffers()[1], dtype=np.int64)
+            start, stop = int(offsets[ended.offset]), int(offsets[ended.offset + len(ended)])
+            digest.update(memoryview(ended.buffers()[2])[start : max(start, stop - 1)] if len(ended) else b"")
+            digest.update(b"\1")
+        values = rows["value"].to_numpy(dtype=np.float64)[order.to_numpy()]
         digest.update(np.where(np.isnan(values), np.nan, values).tobytes())  # one NaN, whatever its payload
         return digest.hexdigest()
 
@@ -139,6 +148,21 @@ class SavedResults:
         report and tracking ask for dozens of slices of it (a filter each took a pass over every row)."""
         groups = self.per_query.groupby(["dataset", "system", "measure"], sort=False, observed=True).indices
         return {key: rows for key, rows in groups.items()}  # type: ignore[misc]
+
+
+def _as_text(column: Any) -> Any:
+    """A key column as Arrow large strings, each value as ``astype(str)`` writes it, a missing one as "nan".
+
+    >>> import pandas as pd
+    >>> [_as_text(pd.Series(v, dtype=t)).to_pylist() for v, t in ((["a", "b"], "str"), ([1, 2], "int64"), (["x", None], object))]
+    [['a', 'b'], ['1', '2'], ['x', 'nan']]
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    if isinstance(column.dtype, pd.StringDtype) and not column.hasnans:
+        return pa.array(column).cast(pa.large_string())
+    return pa.array(column.astype(str).fillna("nan").to_numpy(dtype=object), pa.large_string())
 
 
 def _csv_bytes(frame: Any) -> bytes:
