@@ -101,9 +101,7 @@ def _segment_queries(result: RunResult, segment: str) -> set[str]:
 
 def _rows(result: RunResult, queries: np.ndarray) -> np.ndarray:
     """Row of each of ``queries`` (ids all evaluated by the run) in the run's per-query table."""
-    ids = result.per_query.query_ids.astype(str)
-    order = np.argsort(ids)
-    return order[np.searchsorted(ids[order], queries.astype(str))]
+    return result.per_query.rows_of(queries)
 
 
 def _test_scale(measure: Measure, values: np.ndarray) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -59,6 +60,23 @@ class PerQuery:
     values: np.ndarray
     in_run: np.ndarray
     evaluated: np.ndarray | None = None
+
+    def rows_of(self, queries: np.ndarray) -> np.ndarray:
+        """The row of each of ``queries`` (ids the table holds) in the table.
+
+        >>> PerQuery("r", np.array(["q2", "q1"], dtype=object), (), np.zeros((2, 0)), np.ones(2, bool)).rows_of(
+        ...     np.array(["q1", "q2", "q1"], dtype=object)).tolist()
+        [1, 0, 1]
+        """
+        ids, order = self._sorted_ids
+        return order[np.searchsorted(ids, np.asarray(queries).astype(str))]
+
+    @cached_property
+    def _sorted_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the ids sorted, each one's row): found once, as every comparison, segment and guard looks rows up."""
+        ids = self.query_ids.astype(str)
+        order = np.argsort(ids)
+        return ids[order], order
 
     def queries_of(self, j: int) -> np.ndarray:
         """Which queries measure j is evaluated on (a mask over ``query_ids``)."""

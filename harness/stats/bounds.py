@@ -170,12 +170,13 @@ def t_excess(values: np.ndarray, alpha: float) -> float:
     if n < 3:
         return math.nan
     centred = x - x.mean()
-    m2 = float(np.mean(centred * centred))
+    square = centred * centred
+    m2 = float(np.mean(square))
     if not m2 > 0:
         return math.nan
     # less one standard error of the sample's skewness: its noise alone does not send a sample to the wider bound,
     # while the skewness of a change that touches few users (about sqrt(n / changed)) still does
-    skewness = max(0.0, abs(float(np.mean(centred**3)) / m2**1.5) - skewness_se(x))
+    skewness = max(0.0, abs(float(np.mean(square * centred))) / m2**1.5 - skewness_se(x))
     z = float(special.ndtri(1 - alpha))
     density = math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
     return skewness * (2 * z * z + 1) * density / (6 * math.sqrt(n))
@@ -199,7 +200,9 @@ def skewness_se(values: np.ndarray) -> float:
     n = int(x.size)
     normal = math.sqrt(6 / n) if n else math.nan
     c = x - x.mean()
-    mu2, mu3, mu4, mu5, mu6 = (float(np.mean(c**k)) for k in (2, 3, 4, 5, 6))
+    c2 = c * c
+    c3 = c2 * c  # products, not powers: numpy's pow takes 15 times as long
+    mu2, mu3, mu4, mu5, mu6 = (float(np.mean(p)) for p in (c2, c3, c2 * c2, c3 * c2, c3 * c3))
     if not mu2 > 0:
         return normal
     variance = (
