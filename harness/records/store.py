@@ -25,7 +25,7 @@ import secrets
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,7 +64,12 @@ class SavedResults:
     agreement: dict[str, Any] | None = None  # each judged dataset's audit of its judge (harness agree's JSON)
 
     def with_tracking(self, tracking: dict[str, Any]) -> SavedResults:
-        return replace(self, tracking=tracking)
+        """The same results, logged where ``tracking`` says; what was derived from them kept (none of it reads
+        ``tracking``): the report does not find the per-query table's groups again after the logging did."""
+        logged = replace(self, tracking=tracking)
+        own = {f.name for f in fields(self)}
+        logged.__dict__.update({name: value for name, value in self.__dict__.items() if name not in own})
+        return logged
 
     @cached_property
     def recorded(self) -> Recorded:
