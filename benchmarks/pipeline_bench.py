@@ -177,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _whole_processes(config: Path, folder: Path, output: Path, rounds: int) -> None:
-    """``harness run`` of the config against ``harness eval`` of the same files and measures, as whole processes
-    alternating, each round's ratio and the medians printed."""
+    """``harness run`` of the config, with tracking and without, against ``harness eval`` of the same files and
+    measures, as whole processes alternating; each round's ratio and the medians printed."""
     harness = [sys.executable, "-m", "harness"]
     run = [*harness, "run", str(config), "--quiet", "--output", str(output)]
     evaluate = [
@@ -190,20 +190,22 @@ def _whole_processes(config: Path, folder: Path, output: Path, rounds: int) -> N
         str(folder / "run.trec"),
         str(folder / "candidate.trec"),
     ]
-    times: dict[str, list[float]] = {"run": [], "eval": []}
+    commands = {"eval": evaluate, "run": run, "run --no-tracking": [*run, "--no-tracking"]}
+    times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(rounds):
-        for name, command in (("eval", evaluate), ("run", run)):
+        for name, command in commands.items():
             start = time.perf_counter()
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             times[name].append(time.perf_counter() - start)
             if done.returncode not in (0, 3, 6):  # a verdict of FAIL or INCONCLUSIVE is still a whole run
                 raise SystemExit(f"{name} failed ({done.returncode}): {done.stderr[-2000:]}")
-    ratios = [r / e for r, e in zip(times["run"], times["eval"], strict=True)]
-    print(
-        f"whole processes, {rounds} rounds: harness run {np.median(times['run']):.2f} s, harness eval "
-        f"{np.median(times['eval']):.2f} s, run / eval {np.median(ratios):.1f}x "
-        f"(rounds {min(ratios):.1f}x-{max(ratios):.1f}x)"
-    )
+    for name in ("run", "run --no-tracking"):
+        ratios = [r / e for r, e in zip(times[name], times["eval"], strict=True)]
+        print(
+            f"whole processes, {rounds} rounds: harness {name} {np.median(times[name]):.2f} s, harness eval "
+            f"{np.median(times['eval']):.2f} s, {name} / eval {np.median(ratios):.1f}x "
+            f"(rounds {min(ratios):.1f}x-{max(ratios):.1f}x)"
+        )
 
 
 if __name__ == "__main__":
