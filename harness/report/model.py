@@ -855,22 +855,22 @@ def build_model(results: SavedResults) -> ReportModel:
     baseline = recorded.baseline
     stats = recorded.stats
     version = stats.get("claim") == "version"
-    test = "version (t over users and seeds: the training procedures)" if version else f"{stats.get('primary')}"
-    test += _t_instead(comparisons, stats)
+    test = "version (t over users and seeds: the training procedures)" if version else stats.get("primary")
+    test = f"{test} test{_t_instead(comparisons, stats)}"
     interval = (
         "95% interval of the version's mean over users and seeds, and its runs' lowest and highest"
         if version
         else "95% t-interval of the mean"
     )
     legend = (
-        f"▲ / ▼: significantly better / worse than the baseline by the {test} test, "
+        f"▲ / ▼: significantly better / worse than the baseline by the {test}, "
         f"{stats.get('correction')}-corrected, alpha {stats.get('alpha')}; {_controlled(stats)} "
         f"Bold: best in column; brackets: {interval}; GMAP-like measures are compared on their "
         f"geometric means (tests on log values)."
     )
     markdown_legend = (
-        f"▲ / ▼ in the tables below: significantly better / worse than the baseline by the {test} "
-        f"test, {stats.get('correction')}-corrected, alpha {stats.get('alpha')}; {_controlled(stats)} Differences are "
+        f"▲ / ▼ in the tables below: significantly better / worse than the baseline by the {test}, "
+        f"{stats.get('correction')}-corrected, alpha {stats.get('alpha')}; {_controlled(stats)} Differences are "
         f"candidate minus production, with their 95% interval in brackets; GMAP-like measures are compared on their "
         f"geometric means (tests on log values)."
     )
