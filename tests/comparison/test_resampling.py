@@ -227,3 +227,48 @@ def test_auto_errs_no_more_than_resampling_every_row_and_keeps_the_power(shape: 
         assert share < 0.05, share
     elif shape != "2% of users changed, either way":  # symmetric: no skew for t to err by, and t often decides
         assert share > 0.9, share
+
+
+def test_a_run_says_which_test_decided_in_its_tables_summary_and_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """harness run on 800 users: comparisons.csv states each row's test and whether it was resampled, and summary.md
+    and the report say how many comparisons the t-test decided."""
+    import pandas as pd
+    import yaml
+
+    rng = np.random.default_rng(8)
+    users, docs = 800, 6
+    qrels, base, moved = [], [], []
+    for u in range(users):
+        grades = rng.integers(0, 3, docs)
+        qrels += [f"u{u} 0 d{d} {grades[d]}\n" for d in range(docs)]
+        order = rng.permutation(docs)
+        other = order.copy()
+        if rng.random() < 0.5:  # half the users see two items swapped
+            i, j = rng.choice(docs, 2, replace=False)
+            other[[i, j]] = other[[j, i]]
+        base += [f"u{u} Q0 d{d} {r + 1} {docs - r} base\n" for r, d in enumerate(order)]
+        moved += [f"u{u} Q0 d{d} {r + 1} {docs - r} moved\n" for r, d in enumerate(other)]
+    for name, lines in (("qrels", qrels), ("base.run", base), ("moved.run", moved)):
+        (tmp_path / name).write_text("".join(lines))
+    config = {
+        "experiment": "auto",
+        "datasets": [{"name": "d", "qrels": "qrels"}],
+        "systems": [{"name": "base", "runs": "base.run"}, {"name": "moved", "runs": "moved.run"}],
+        "baseline": "base",
+        "measures": ["nDCG@3", "P@1"],
+        "stats": {"permutations": 500, "resamples": 500},
+        "tracking": {"enabled": False},
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["run", str(tmp_path / "config.yaml"), "--quiet", "--output", str(tmp_path / "out")], out, err) == 0, (
+        err.getvalue()
+    )
+    folder = next((tmp_path / "out").rglob("comparisons.csv")).parent
+    table = pd.read_csv(folder / "comparisons.csv")
+    assert table["primary_test"].tolist() == ["t", "t"] and not table["resampled"].any()
+    assert table["p_randomization"].isna().all() and (table["p_adj"] == table["p_t_adj"]).all()
+    said = "by the randomization test (the t-test on the 2 of 2 comparisons where it can be trusted"
+    assert said in (folder / "summary.md").read_text()
+    assert said in (folder / "report.html").read_text()
+    assert "t interval (not resampled: the t-test can be trusted here)" in (folder / "report.html").read_text()
