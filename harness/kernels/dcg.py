@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.kernels._segments import RankedLists, discount, largest_sums, segment_cumsum
+from harness.kernels._segments import RankedLists, discount, largest_sums, segment_cumsum, segment_rows
 from harness.kernels.gains import GainScheme
 
 
@@ -49,9 +49,6 @@ def _at(offsets: np.ndarray, running: np.ndarray, rank: np.ndarray) -> np.ndarra
 def ideal_dcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:
     """IDCG@k: the DCG of the best possible ranking of the judged documents (cut at a shorter list's length under
     ``short_lists: truncate``)."""
-    if k is not None and lists.short_lists_truncate:  # as many ideal places as the list has, up to k (MLflow)
-        offsets, running = _ideal_cumulative(lists, scheme)
-        return _at(offsets, running, np.minimum(np.full(lists.n_queries, k, dtype=np.int64), lists.n_ret))
     # each query's k largest positive gains (all of them without k), summed from 0.0 in decreasing order, each times
     # its discount: the additions of _ideal_cumulative's running sum, in its order, without sorting every judgment
     # (0.6 s -> 0.07 s at 200,000 users x 20 judgments)
@@ -59,7 +56,17 @@ def ideal_dcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarr
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     depth = int(np.diff(offsets).max(initial=0)) if k is None else k
     gains = np.ascontiguousarray(scheme.gain_of(labels), dtype=np.float64)
-    return largest_sums(offsets, gains, (gains > 0).view(np.uint8), depth, discount(np.arange(depth)))
+    positive = (gains > 0).view(np.uint8)
+    best = largest_sums(offsets, gains, positive, depth, discount(np.arange(depth)))
+    if k is None or not lists.short_lists_truncate:
+        return best
+    # as many ideal places as a list has, up to k (MLflow): the lists shorter than k, a call per length
+    short = np.flatnonzero(lists.n_ret < k)
+    for length in np.unique(lists.n_ret[short]).tolist():
+        queries = short[lists.n_ret[short] == length]
+        part, rows = segment_rows(offsets[queries], np.diff(offsets)[queries])
+        best[queries] = largest_sums(part, gains[rows], positive[rows], length, discount(np.arange(length)))
+    return best
 
 
 def ndcg(lists: RankedLists, k: int | None, scheme: GainScheme) -> np.ndarray:

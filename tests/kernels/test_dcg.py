@@ -1,5 +1,6 @@
 """IDCG from each query's k largest gains (the compiled ``largest_sums``) against the running sum of every sorted
-gain read at k (``_ideal_cumulative``, which nDCGRel and RnDCG read): the same bits, for any data."""
+gain read at k (``_ideal_cumulative``, which nDCGRel and RnDCG read), at a short list's length under ``short_lists:
+truncate``: the same bits, for any data."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def ranked_lists(draw: st.DrawFn) -> RankedLists:
         judged_offsets=judged_offsets,
         judged_label=np.array(judged, dtype=np.float64),
         ideal_from_run=draw(st.booleans()),
+        short_lists_truncate=draw(st.booleans()),
     )
 
 
@@ -37,6 +39,8 @@ def test_ideal_dcg_is_the_running_sum_at_k_bit_for_bit(lists: RankedLists, k: in
     scheme = GainScheme.linear() if gain == "linear" else GainScheme.exponential()
     offsets, running = dcg._ideal_cumulative(lists, scheme)
     rank = np.diff(offsets) if k is None else np.full(lists.n_queries, k, dtype=np.int64)
+    if k is not None and lists.short_lists_truncate:  # a list shorter than k: its ideal cut at its length
+        rank = np.minimum(rank, lists.n_ret)
     expected = dcg._at(offsets, running, rank)
     assert dcg.ideal_dcg(lists, k, scheme).tobytes() == expected.tobytes()
 
