@@ -333,9 +333,9 @@ def t_trusted_rows(diffs: np.ndarray, mask: np.ndarray, alpha: float, min_values
 
     >>> rng = np.random.default_rng(3)
     >>> spread, few = rng.normal(0.01, 0.1, 2000), np.r_[np.zeros(1980), np.full(20, 0.5)]   # 1% of users changed
-    >>> t_trusted_rows(np.stack([spread, few, spread]), np.ones((3, 2000), bool), 0.05, 596).tolist()
+    >>> t_trusted_rows(np.stack([spread, few, spread]), np.ones((3, 2000), bool), 0.05, 597).tolist()
     [True, False, True]
-    >>> t_trusted_rows(spread[None, :500], np.ones((1, 500), bool), 0.05, 596).tolist()   # too few queries
+    >>> t_trusted_rows(spread[None, :500], np.ones((1, 500), bool), 0.05, 597).tolist()   # too few queries
     [False]
     """
     d = np.asarray(diffs, dtype=np.float64)
