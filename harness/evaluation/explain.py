@@ -179,7 +179,9 @@ class _Values:
         # that were not (rounding is monotone), so a search need not evaluate both precisions
         self.scores_matter = run.sample is not None or _equal_neighbours(run, np.float32) != _equal_neighbours(run, np.float64)
         self._means: dict[tuple[Conventions, Measure], float] = {}
-        self._union: OrderedDict[Conventions, tuple[Evaluator, Aligned]] = OrderedDict()  # over every query
+        # over every query, or over those with tied scores alone (keyed by them)
+        self._union: OrderedDict[tuple[Conventions, tuple[str, ...]], tuple[Evaluator, Aligned]] = OrderedDict()
+        self._tied_queries: dict[Scores, set[str]] = {}
         self._union_values: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}  # their values
         self._universes: dict[tuple[Conventions, Queries, int | None], np.ndarray] = {}  # each universe's queries
         self._aligned: OrderedDict[Conventions, tuple[Evaluator, Aligned]] = OrderedDict()
@@ -249,19 +251,10 @@ class _Values:
         ):
             return None
         every = self._reading(dataclasses.replace(reading, queries=Queries.QRELS), measure)
-        key = alignment_conventions(every)
-        if key not in self._union:
-            judged = set(pc.unique(pc.cast(self.qrels.query_id, pa.string())).to_pylist())
-            evaluator = Evaluator(self.qrels, [measure], key, query_ids=sorted(judged | self._retrieved), **self.context)
-            self._union[key] = (evaluator, evaluator.align(self.run))
-            if len(self._union) > _KEPT_ALIGNMENTS:
-                self._union.popitem(last=False)
-        evaluator, aligned = self._union[key]
-        if (every, measure) not in self._union_values:  # one evaluation for the four universes
-            lists = dataclasses.replace(aligned.lists, **kernel_settings(every))
-            per_query = evaluator.evaluate_aligned(self.run.name, dataclasses.replace(aligned, lists=lists), only=[measure])
-            self._union_values[every, measure] = (per_query.query_ids, per_query.values[:, 0])
-        ids, values = self._union_values[every, measure]
+        shared = self._untied_share(every)
+        key = alignment_conventions(every if shared is None else shared)  # the universe is the same under any tie rule
+        evaluator, _ = self._union_aligned(key, measure)
+        ids, values = self._every_values(every, measure) if shared is None else self._retied(every, shared, measure)
         universe = (key, reading.queries, reading.relevance_level if reading.queries is Queries.RELEVANT else None)
         if universe not in self._universes:
             self._universes[universe] = self._universe(reading, evaluator, ids)
@@ -269,6 +262,62 @@ class _Values:
         if not inside.any():
             return None  # the direct evaluation says what is wrong with an empty universe
         return aggregate_values(measure, values[inside])
+
+    def _union_aligned(self, key: Conventions, measure: Measure, tied: tuple[str, ...] = ()) -> tuple[Evaluator, Aligned]:
+        """The run aligned under ``key`` over every query of the judgments and of the run, or over the ``tied``
+        queries alone (those whose order the tie rule decides)."""
+        if (key, tied) not in self._union:
+            judged = set(pc.unique(pc.cast(self.qrels.query_id, pa.string())).to_pylist())
+            queries = list(tied) if tied else sorted(judged | self._retrieved)
+            evaluator = Evaluator(self.qrels, [measure], key, query_ids=queries, **self.context)
+            self._union[key, tied] = (evaluator, evaluator.align(self.run))
+            if len(self._union) > _KEPT_ALIGNMENTS:
+                self._union.popitem(last=False)
+        self._union.move_to_end((key, tied))
+        return self._union[key, tied]
+
+    def _untied_share(self, every: Conventions) -> Conventions | None:
+        """The conventions whose values ``every``'s equal on every query without tied scores, where they differ from
+        it only in the tie rule: harness's own tie rule's. None where the tie rule is harness's, or averages ties
+        (a query's values then come from another pass of the kernels, whatever its ties)."""
+        default = Conventions().ties
+        if every.ties in (default, Ties.AVERAGE) or default is Ties.AVERAGE:
+            return None
+        return dataclasses.replace(every, ties=default)
+
+    def _retied(self, every: Conventions, shared: Conventions, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
+        """Every query's value under ``every``: ``shared``'s, where a query has no tied scores (its order is the
+        same under every tie rule, so are its rows and its values, bit for bit), and the tied queries' own, evaluated
+        alone (a query's value depends on its own rows only)."""
+        if (every, measure) in self._union_values:
+            return self._union_values[every, measure]
+        ids, values = self._every_values(shared, measure)
+        tied = tuple(sorted(self._tied(every.scores) & set(ids.tolist())))
+        if tied:
+            tied_ids, tied_values = self._every_values(every, measure, tied)
+            where = {q: i for i, q in enumerate(ids.tolist())}
+            values = values.copy()
+            values[[where[q] for q in tied_ids.tolist()]] = tied_values
+        self._union_values[every, measure] = (ids, values)
+        return ids, values
+
+    def _every_values(self, every: Conventions, measure: Measure, tied: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """(query ids, values) of ``measure`` under ``every`` over every query (or the ``tied`` ones alone): one
+        evaluation for the four universes."""
+        if tied or (every, measure) not in self._union_values:
+            evaluator, aligned = self._union_aligned(alignment_conventions(every), measure, tied)
+            lists = dataclasses.replace(aligned.lists, **kernel_settings(every))
+            per_query = evaluator.evaluate_aligned(self.run.name, dataclasses.replace(aligned, lists=lists), only=[measure])
+            if tied:
+                return per_query.query_ids, per_query.values[:, 0]
+            self._union_values[every, measure] = (per_query.query_ids, per_query.values[:, 0])
+        return self._union_values[every, measure]
+
+    def _tied(self, scores: Scores) -> set[str]:
+        """The queries with two equal scores once read at ``scores``' precision: the only ones a tie rule orders."""
+        if scores not in self._tied_queries:
+            self._tied_queries[scores] = _tied_queries(self.run, np.float32 if scores is Scores.FLOAT32 else np.float64)
+        return self._tied_queries[scores]
 
     @cached_property
     def _retrieved(self) -> set[str]:
@@ -281,6 +330,22 @@ class _Values:
         chosen, _ = evaluated_query_ids(evaluator.prepared, string_array(sorted(self._retrieved)), None, reading)
         inside = set(chosen.tolist())
         return np.array([q in inside for q in ids.tolist()], dtype=bool)
+
+
+def _tied_queries(run: Run, precision: type[np.floating[Any]]) -> set[str]:
+    """The queries with two equal scores once read at ``precision``.
+
+    >>> sorted(_tied_queries(Run.from_records([("q", "a", 1.0), ("q", "b", 1.0), ("r", "c", 2.0)]), np.float64))
+    ['q']
+    """
+    ids = run.query_id.combine_chunks() if isinstance(run.query_id, pa.ChunkedArray) else run.query_id
+    encoded = pc.dictionary_encode(pc.cast(ids, pa.string()))
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    scores = run.score.astype(precision)
+    order = np.lexsort((scores, codes))
+    codes, scores = codes[order], scores[order]
+    tied = np.unique(codes[1:][(codes[1:] == codes[:-1]) & (scores[1:] == scores[:-1])])
+    return set(encoded.dictionary.take(pa.array(tied, pa.int64())).to_pylist())
 
 
 def _equal_neighbours(run: Run, precision: type[np.floating[Any]]) -> int:
