@@ -182,6 +182,7 @@ class _Values:
         # over every query, or over those with tied scores alone (keyed by them)
         self._union: OrderedDict[tuple[Conventions, tuple[str, ...]], tuple[Evaluator, Aligned]] = OrderedDict()
         self._tied_queries: dict[Scores, set[str]] = {}
+        self._readings: dict[tuple[Conventions, Measure], Conventions] = {}
         self._union_values: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}  # their values
         self._universes: dict[tuple[Conventions, Queries, int | None], np.ndarray] = {}  # each universe's queries
         self._aligned: OrderedDict[Conventions, tuple[Evaluator, Aligned]] = OrderedDict()
@@ -200,8 +201,12 @@ class _Values:
         return self._aligned[key]
 
     def _reading(self, conventions: Conventions, measure: Measure) -> Conventions:
-        reading = _reading(conventions, measure)
-        return reading if self.scores_matter else dataclasses.replace(reading, scores=Conventions().scores)
+        if (conventions, measure) not in self._readings:  # a search asks for each of thousands of settings twice
+            reading = _reading(conventions, measure)
+            self._readings[conventions, measure] = (
+                reading if self.scores_matter else dataclasses.replace(reading, scores=Conventions().scores)
+            )
+        return self._readings[conventions, measure]
 
     def get(self, conventions: Conventions, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
         """(query ids, values) of ``measure``; conventions that cannot change it are not evaluated twice."""
@@ -252,6 +257,8 @@ class _Values:
             return None
         every = self._reading(dataclasses.replace(reading, queries=Queries.QRELS), measure)
         shared = self._untied_share(every)
+        if shared is not None and not self._tied(every.scores):  # no query has tied scores: every rule's mean is one
+            return self.mean(dataclasses.replace(reading, ties=shared.ties), measure)
         key = alignment_conventions(every if shared is None else shared)  # the universe is the same under any tie rule
         evaluator, _ = self._union_aligned(key, measure)
         ids, values = self._every_values(every, measure) if shared is None else self._retied(every, shared, measure)
