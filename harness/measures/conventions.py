@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from enum import Enum, StrEnum
+from functools import cache
 
 from harness.errors import ConventionError
 
@@ -146,11 +147,10 @@ class Conventions:
     collection_size: int = 0  # trec_eval -N: documents in the collection (utility's non-relevant not retrieved)
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):  # Conventions(ties="input_order") from Python: the option's named value
-            default = f.default
-            value = getattr(self, f.name)
-            if isinstance(default, Enum) and not isinstance(value, type(default)):
-                object.__setattr__(self, f.name, getattr(Conventions.from_mapping({f.name: value}), f.name))
+        for name, kind in _enum_fields():  # Conventions(ties="input_order") from Python: the option's named value
+            value = getattr(self, name)
+            if not isinstance(value, kind):
+                object.__setattr__(self, name, getattr(Conventions.from_mapping({name: value}), name))
         if self.depth is not None and self.depth < 1:
             raise ConventionError(
                 f"depth must be a positive number of documents, got {self.depth}",
@@ -165,7 +165,7 @@ class Conventions:
         for key, raw in values.items():
             if key not in fields:
                 raise ConventionError(f"unknown convention {key!r}", hint=f"use one of: {', '.join(fields)}")
-            default = getattr(cls(), key)
+            default = fields[key].default
             enum_type = type(default) if isinstance(default, Enum) else None
             if enum_type is not None:
                 try:
@@ -196,6 +196,12 @@ class Conventions:
             value = getattr(self, f.name)
             out[f.name] = value.value if isinstance(value, Enum) else value
         return out
+
+
+@cache
+def _enum_fields() -> tuple[tuple[str, type[Enum]], ...]:
+    """Each convention whose values are an enumeration, with it: what a Conventions checks its values against."""
+    return tuple((f.name, type(f.default)) for f in dataclasses.fields(Conventions) if isinstance(f.default, Enum))
 
 
 def _int(key: str, raw: object) -> int:
