@@ -179,7 +179,7 @@ class _Values:
         # that were not (rounding is monotone), so a search need not evaluate both precisions
         self.scores_matter = run.sample is not None or _equal_neighbours(run, np.float32) != _equal_neighbours(run, np.float64)
         self._means: dict[tuple[Conventions, Measure], float] = {}
-        # over every query, or over those with tied scores alone (keyed by them)
+        # over every query, or over some alone (keyed by them: those a tie rule or short lists read apart)
         self._union: OrderedDict[tuple[Conventions, tuple[str, ...]], tuple[Evaluator, Aligned]] = OrderedDict()
         self._tied_queries: dict[Scores, set[str]] = {}
         self._readings: dict[tuple[Conventions, Measure], Conventions] = {}
@@ -256,12 +256,12 @@ class _Values:
         ):
             return None
         every = self._reading(dataclasses.replace(reading, queries=Queries.QRELS), measure)
-        shared = self._untied_share(every)
-        if shared is not None and not self._tied(every.scores):  # no query has tied scores: every rule's mean is one
-            return self.mean(dataclasses.replace(reading, ties=shared.ties), measure)
+        shared = self._shares_with(every, measure)
+        if shared is not None and not self._apart(every, shared, measure):  # no query's value differs: one mean
+            return self.mean(dataclasses.replace(reading, ties=shared.ties, short_lists=shared.short_lists), measure)
         key = alignment_conventions(every if shared is None else shared)  # the universe is the same under any tie rule
         evaluator, _ = self._union_aligned(key, measure)
-        ids, values = self._every_values(every, measure) if shared is None else self._retied(every, shared, measure)
+        ids, values = self._every_values(every, measure) if shared is None else self._reshared(every, shared, measure)
         universe = (key, reading.queries, reading.relevance_level if reading.queries is Queries.RELEVANT else None)
         if universe not in self._universes:
             self._universes[universe] = self._universe(reading, evaluator, ids)
@@ -270,52 +270,69 @@ class _Values:
             return None  # the direct evaluation says what is wrong with an empty universe
         return aggregate_values(measure, values[inside])
 
-    def _union_aligned(self, key: Conventions, measure: Measure, tied: tuple[str, ...] = ()) -> tuple[Evaluator, Aligned]:
-        """The run aligned under ``key`` over every query of the judgments and of the run, or over the ``tied``
-        queries alone (those whose order the tie rule decides)."""
-        if (key, tied) not in self._union:
+    def _union_aligned(self, key: Conventions, measure: Measure, some: tuple[str, ...] = ()) -> tuple[Evaluator, Aligned]:
+        """The run aligned under ``key`` over every query of the judgments and of the run, or over ``some`` alone
+        (:meth:`_apart`)."""
+        if (key, some) not in self._union:
             judged = set(pc.unique(pc.cast(self.qrels.query_id, pa.string())).to_pylist())
-            queries = list(tied) if tied else sorted(judged | self._retrieved)
+            queries = list(some) if some else sorted(judged | self._retrieved)
             evaluator = Evaluator(self.qrels, [measure], key, query_ids=queries, **self.context)
-            self._union[key, tied] = (evaluator, evaluator.align(self.run))
+            self._union[key, some] = (evaluator, evaluator.align(self.run))
             if len(self._union) > _KEPT_ALIGNMENTS:
                 self._union.popitem(last=False)
-        self._union.move_to_end((key, tied))
-        return self._union[key, tied]
+        self._union.move_to_end((key, some))
+        return self._union[key, some]
 
-    def _untied_share(self, every: Conventions) -> Conventions | None:
-        """The conventions whose values ``every``'s equal on every query without tied scores, where they differ from
-        it only in the tie rule: harness's own tie rule's. None where the tie rule is harness's, or averages ties
-        (a query's values then come from another pass of the kernels, whatever its ties)."""
-        default = Conventions().ties
-        if every.ties in (default, Ties.AVERAGE) or default is Ties.AVERAGE:
-            return None
-        return dataclasses.replace(every, ties=default)
+    def _shares_with(self, every: Conventions, measure: Measure) -> Conventions | None:
+        """The conventions whose values ``every``'s equal on every query but a few (:meth:`_apart`): ``every`` with
+        harness's own tie rule, and with short lists padded at the measure's cutoff. A query without tied scores is
+        ordered alike by every tie rule, and a list of at least k rows is cut at k alike under either rule for short
+        lists. None where ``every`` has both of harness's, or averages ties (a query's values then come from another
+        pass of the kernels, whatever its ties)."""
+        default = Conventions()
+        changes: dict[str, object] = {}
+        if every.ties not in (default.ties, Ties.AVERAGE) and default.ties is not Ties.AVERAGE:
+            changes["ties"] = default.ties
+        if every.short_lists is not default.short_lists and measure.cutoff is not None:
+            changes["short_lists"] = default.short_lists
+        return dataclasses.replace(every, **changes) if changes else None
 
-    def _retied(self, every: Conventions, shared: Conventions, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
-        """Every query's value under ``every``: ``shared``'s, where a query has no tied scores (its order is the
-        same under every tie rule, so are its rows and its values, bit for bit), and the tied queries' own, evaluated
-        alone (a query's value depends on its own rows only)."""
+    def _apart(self, every: Conventions, shared: Conventions, measure: Measure) -> tuple[str, ...]:
+        """The queries whose values under ``every`` may differ from those under ``shared``: those with tied scores
+        (where the tie rule differs) and those whose list is shorter than the cutoff (where the short lists' does),
+        in ``shared``'s alignment, which only the tie rule tells from ``every``'s."""
+        apart: set[str] = set()
+        if every.ties is not shared.ties:
+            apart |= self._tied(every.scores)
+        _, aligned = self._union_aligned(alignment_conventions(shared), measure)
+        if every.short_lists is not shared.short_lists and measure.cutoff is not None:
+            apart |= set(aligned.query_ids[aligned.lists.n_ret < measure.cutoff].tolist())
+        return tuple(sorted(apart & set(aligned.query_ids.tolist())))
+
+    def _reshared(self, every: Conventions, shared: Conventions, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
+        """Every query's value under ``every``: ``shared``'s, where a query's rows are read alike under both (its
+        values are then the same, bit for bit), and the others' own, evaluated alone (a query's value depends on its
+        own rows only)."""
         if (every, measure) in self._union_values:
             return self._union_values[every, measure]
         ids, values = self._every_values(shared, measure)
-        tied = tuple(sorted(self._tied(every.scores) & set(ids.tolist())))
-        if tied:
-            tied_ids, tied_values = self._every_values(every, measure, tied)
+        apart = self._apart(every, shared, measure)
+        if apart:
+            apart_ids, apart_values = self._every_values(every, measure, apart)
             where = {q: i for i, q in enumerate(ids.tolist())}
             values = values.copy()
-            values[[where[q] for q in tied_ids.tolist()]] = tied_values
+            values[[where[q] for q in apart_ids.tolist()]] = apart_values
         self._union_values[every, measure] = (ids, values)
         return ids, values
 
-    def _every_values(self, every: Conventions, measure: Measure, tied: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
-        """(query ids, values) of ``measure`` under ``every`` over every query (or the ``tied`` ones alone): one
+    def _every_values(self, every: Conventions, measure: Measure, some: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """(query ids, values) of ``measure`` under ``every`` over every query (or over ``some`` alone): one
         evaluation for the four universes."""
-        if tied or (every, measure) not in self._union_values:
-            evaluator, aligned = self._union_aligned(alignment_conventions(every), measure, tied)
+        if some or (every, measure) not in self._union_values:
+            evaluator, aligned = self._union_aligned(alignment_conventions(every), measure, some)
             lists = dataclasses.replace(aligned.lists, **kernel_settings(every))
             per_query = evaluator.evaluate_aligned(self.run.name, dataclasses.replace(aligned, lists=lists), only=[measure])
-            if tied:
+            if some:
                 return per_query.query_ids, per_query.values[:, 0]
             self._union_values[every, measure] = (per_query.query_ids, per_query.values[:, 0])
         return self._union_values[every, measure]

@@ -28,6 +28,7 @@ from harness.evaluation.results import aggregate_values
 from harness.measures.conventions import Conventions as Conv
 from harness.measures.parse import parse_measure
 from harness.measures.peers import PEERS, USED_BY
+from harness.measures.registry import REGISTRY
 from tests.generated import adversarial, to_harness
 
 K = 5
@@ -573,30 +574,42 @@ def test_a_search_shares_one_evaluation_across_the_query_universes_with_the_same
                 assert shared == aggregate_values(parsed, direct), (queries, level, negative)
 
 
-@pytest.mark.parametrize("measure", ["nDCG@5", "AP", "RR", "P@3", "Bpref", "nDCG(gain=exp)"])
-def test_a_search_evaluates_another_tie_rule_on_the_tied_queries_alone_with_the_same_bits(measure: str) -> None:
-    """Under a tie rule other than harness's, only the queries with tied scores are evaluated again (the others' rows,
-    so their values, are the same under every rule): each universe's mean is the bits of evaluating it alone, for
-    every rule, ties in float64 and ties a C float makes, and a query without ties beside them."""
+@pytest.mark.parametrize("measure", ["nDCG@5", "AP", "RR", "P@3", "Bpref", "nDCG(gain=exp)", "P@8"])
+def test_a_search_evaluates_the_queries_a_setting_reads_apart_alone_with_the_same_bits(measure: str) -> None:
+    """Under a tie rule other than harness's, only the queries with tied scores are evaluated again, and under
+    truncated short lists only those whose list is shorter than the cutoff (the others' rows are read alike, so their
+    values are the same): each universe's mean is the bits of evaluating it alone, for every rule, ties in float64 and
+    ties a C float makes, short lists, a query the run lacks, and queries without any of these beside them."""
     from harness.evaluation.explain import _Values
     from harness.evaluation.results import aggregate_values
     from harness.measures.parse import parse_measure
 
     rng = np.random.default_rng(11)
-    qrels = Qrels.from_dict({f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for i in range(10)})
+    qrels = Qrels.from_dict({f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for i in range(11)})
     ranked = {f"q{i}": {f"d{j}": float(v) for j, v in enumerate(rng.permutation(10))} for i in range(10)}  # no ties
     ranked["q1"]["d3"] = ranked["q1"]["d4"]  # tied in float64
     ranked["q2"]["d5"], ranked["q2"]["d6"] = 0.1234567891, 0.1234567892  # tied only as C floats
     ranked["q3"] = {f"d{j}": 1.0 for j in range(10)}  # every score tied
+    ranked["q4"] = {"d1": 2.0, "d2": 1.0}  # a short list (q10: none at all)
     run = Run.from_dict(ranked, name="r")
     parsed = parse_measure(measure)
     for ties in ("input_order", "optimistic", "pessimistic", "docno_ascending", "trec_eval"):
         for scores in ("float32", "float64"):
-            for queries in ("qrels", "run", "relevant"):
-                conventions = Conventions.from_mapping({"ties": ties, "scores": scores, "queries": queries})
-                searching = _Values(qrels, run, [parsed], keep_values=False)
-                shared = searching.mean(conventions, parsed)
-                direct = _Values(qrels, run, [parsed]).get(conventions, parsed)[1]
-                assert shared == aggregate_values(parsed, direct), (ties, scores, queries)
-                tied = {q for _, queries_ in searching._union for q in queries_}
-                assert tied == ({"q1", "q2", "q3"} if scores == "float32" else {"q1", "q3"}) if ties != "trec_eval" else not tied
+            for short_lists in ("pad", "truncate"):
+                for queries in ("qrels", "run", "relevant"):
+                    settings = {"ties": ties, "scores": scores, "queries": queries, "short_lists": short_lists}
+                    conventions = Conventions.from_mapping(settings)
+                    searching = _Values(qrels, run, [parsed], keep_values=False)
+                    shared = searching.mean(conventions, parsed)
+                    direct = _Values(qrels, run, [parsed]).get(conventions, parsed)[1]
+                    assert shared == aggregate_values(parsed, direct), settings
+                    apart = {q for _, some in searching._union for q in some}
+                    tied = ({"q1", "q2", "q3"} if scores == "float32" else {"q1", "q3"}) if ties != "trec_eval" else set()
+                    short = (
+                        {"q4", "q10"}
+                        if short_lists == "truncate"
+                        and parsed.cutoff
+                        and "short_lists" in (REGISTRY.definition(parsed).reads_conventions)
+                        else set()
+                    )
+                    assert apart == tied | short, settings
