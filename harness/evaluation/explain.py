@@ -290,7 +290,7 @@ class _Values:
         lists. None where ``every`` has both of harness's, or averages ties (a query's values then come from another
         pass of the kernels, whatever its ties)."""
         default = Conventions()
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}
         if every.ties not in (default.ties, Ties.AVERAGE) and default.ties is not Ties.AVERAGE:
             changes["ties"] = default.ties
         if every.short_lists is not default.short_lists and measure.cutoff is not None:
