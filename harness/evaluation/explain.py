@@ -183,6 +183,8 @@ class _Values:
         self._union: OrderedDict[tuple[Conventions, tuple[str, ...]], tuple[Evaluator, Aligned]] = OrderedDict()
         self._tied_queries: dict[Scores, set[str]] = {}
         self._readings: dict[tuple[Conventions, Measure], Conventions] = {}
+        self._apart_queries: dict[tuple[Conventions, bool, int | None], tuple[str, ...]] = {}
+        self._positions: dict[int, tuple[np.ndarray, dict[str, int]]] = {}  # by the ids' identity (the array is kept)
         self._union_values: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}  # their values
         self._universes: dict[tuple[Conventions, Queries, int | None], np.ndarray] = {}  # each universe's queries
         self._aligned: OrderedDict[Conventions, tuple[Evaluator, Aligned]] = OrderedDict()
@@ -301,13 +303,16 @@ class _Values:
         """The queries whose values under ``every`` may differ from those under ``shared``: those with tied scores
         (where the tie rule differs) and those whose list is shorter than the cutoff (where the short lists' does),
         in ``shared``'s alignment, which only the tie rule tells from ``every``'s."""
-        apart: set[str] = set()
-        if every.ties is not shared.ties:
-            apart |= self._tied(every.scores)
-        _, aligned = self._union_aligned(alignment_conventions(shared), measure)
-        if every.short_lists is not shared.short_lists and measure.cutoff is not None:
-            apart |= set(aligned.query_ids[aligned.lists.n_ret < measure.cutoff].tolist())
-        return tuple(sorted(apart & set(aligned.query_ids.tolist())))
+        key = (alignment_conventions(every), every.short_lists is not shared.short_lists, measure.cutoff)
+        if key not in self._apart_queries:  # the same queries for every gain, level and ideal
+            apart: set[str] = set()
+            if every.ties is not shared.ties:
+                apart |= self._tied(every.scores)
+            _, aligned = self._union_aligned(alignment_conventions(shared), measure)
+            if every.short_lists is not shared.short_lists and measure.cutoff is not None:
+                apart |= set(aligned.query_ids[aligned.lists.n_ret < measure.cutoff].tolist())
+            self._apart_queries[key] = tuple(sorted(apart & set(aligned.query_ids.tolist())))
+        return self._apart_queries[key]
 
     def _reshared(self, every: Conventions, shared: Conventions, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
         """Every query's value under ``every``: ``shared``'s, where a query's rows are read alike under both (its
@@ -319,7 +324,9 @@ class _Values:
         apart = self._apart(every, shared, measure)
         if apart:
             apart_ids, apart_values = self._every_values(every, measure, apart)
-            where = {q: i for i, q in enumerate(ids.tolist())}
+            if id(ids) not in self._positions:  # the union's ids: a few arrays, each asked hundreds of times
+                self._positions[id(ids)] = (ids, {q: i for i, q in enumerate(ids.tolist())})
+            where = self._positions[id(ids)][1]
             values = values.copy()
             values[[where[q] for q in apart_ids.tolist()]] = apart_values
         self._union_values[every, measure] = (ids, values)
