@@ -117,14 +117,23 @@ def _on_test_scale(measures: tuple[Measure, ...], values: np.ndarray) -> np.ndar
 
 
 def count_blocks(results: list[RunResult], settings: CompareSettings) -> int:
-    """How many (dataset, segment, pair) blocks :func:`compare` tests: its unit of progress."""
+    """How many (dataset, segment, pair) blocks :func:`compare` tests, and (dataset, segment) group tests of three
+    systems or more (the randomised Tukey HSD: the slow part at scale): its unit of progress."""
     total = 0
     for dataset in dict.fromkeys(r.dataset for r in results):
         mine = [r for r in results if r.dataset == dataset]
         if len(mine) >= 2:
-            blocks = len(mine[0].segment_names()) * len(_pairs([r.system for r in mine], settings))
+            segments = len(mine[0].segment_names())
+            blocks = segments * len(_pairs([r.system for r in mine], settings))
             total += blocks * (2 if any(r.resamples_lists for r in mine) else 1)
+            total += segments if _group_tested(mine, settings) else 0
     return total
+
+
+def _group_tested(results: list[RunResult], settings: CompareSettings) -> bool:
+    """Whether a dataset's systems get the ANOVA and the Tukey HSD: three or more, not versions, not a judge's
+    values (they would read as people's)."""
+    return len(results) >= 3 and settings.claim != "version" and results[0].people is None
 
 
 def compare(
@@ -173,10 +182,10 @@ def compare(
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
             if by_system[systems[0]].people is not None:  # a judged dataset: its means corrected by people's labels
                 judged.correct_pair_rows(rows[start:], by_system, segment, settings.tests, settings.alpha)
-                continue  # the ANOVA and Tukey's test of the judge's values would read as people's: not shown
-            if len(systems) >= 3 and settings.claim != "version":  # ANOVA and Tukey over users: not for versions
+            if _group_tested(list(by_system.values()), settings):  # ANOVA and Tukey over users: not for versions
                 groups = _group_tests(dataset, segment, systems, measures, on_union, settings)
                 anova_rows.extend(_anova_rows(dataset, segment, systems, measures, groups, rows[start:]))
+                advance()
     if settings.claim == "version":
         version_rows(rows, seeds or results)
     _correct(rows, settings)
