@@ -23,8 +23,12 @@ from itertools import permutations
 
 import numpy as np
 
+from harness.kernels._parallel import over_rows
 from harness.stats import grid, keyed
 
+# the Tukey trials' draws and indicators made a tile of trials x queries at a time (4 MiB of float64 indicators), up to
+# this many systems (m! tabled permutations); beyond, a block of trials over every query at a time
+_TILE_TRIALS, _TILE_QUERIES, _TABLED_SYSTEMS = 512, 1024, 6
 MEASURES_BUDGET = 256 << 20  # bytes: run analyses as many measures at a time as their Tukey trials' arrays fit in
 
 
@@ -126,6 +130,36 @@ def _indicators(m: int, keys: np.ndarray, first: int, count: int) -> Callable[[i
     return lambda i, j: (perm[:, :, i] == j).astype(np.float64)
 
 
+def _tabled_slots(keys: np.ndarray, m: int, trials: int, stacked: list[np.ndarray]) -> np.ndarray:
+    """(trials, m - 1, columns): what each slot holds in each trial, less the last system, summed over the queries:
+    :func:`_indicators`' products with ``stacked`` (each (n, columns)), a tile of trials x queries at a time. Each core
+    takes a share of the trials; a tile's draws and indicators are made and multiplied while in the cache, where a
+    block of trials over every query read all of ``stacked`` from memory again (the sums are exact: neither the
+    tiling nor the split changes a bit)."""
+    from threadpoolctl import threadpool_limits
+
+    table = np.array(list(permutations(range(m))), dtype=np.int8)
+    lookup = [[(table[:, i] == j).astype(np.float64) for j in range(m - 1)] for i in range(m - 1)]  # slot i holds j
+    n, columns = stacked[0].shape
+    out = np.zeros((trials, m - 1, columns))
+    rows, width = max(1, min(_TILE_TRIALS, trials)), max(1, min(_TILE_QUERIES, n))
+
+    def share(lo: int, hi: int) -> None:
+        buffer = np.empty(rows * width, dtype=np.uint16)  # a tile's draws, asked of the system once
+        for start in range(lo, hi, rows):
+            size = min(rows, hi - start)
+            for first in range(0, n, width):
+                part = slice(first, min(n, first + width))
+                choice = keyed.uniform_rows(keys[part], len(table), start, buffer[: size * (part.stop - first)].reshape(size, -1))
+                for i in range(m - 1):
+                    for j in range(m - 1):
+                        out[start : start + size, i] += lookup[i][j][choice] @ stacked[j][part]
+
+    with threadpool_limits(1, user_api="blas"):  # one BLAS thread per share: more would contend for the same cores
+        over_rows(trials, share)
+    return out
+
+
 def partial(x: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None = None, tukey: bool = True) -> Partial:
     """Pass 2 over the queries of ``x`` (M, m, n), whose keys are ``keys``.
 
@@ -157,14 +191,17 @@ def partial(x: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None
     columns = [grid.split_limbs(on[:, j, :] - on[:, m - 1, :], bits, grid.PRECISION + 1) for j in range(m - 1)]
     count = columns[0].shape[0]
     stacked = [np.ascontiguousarray(c.transpose(2, 0, 1).reshape(n, count * n_measures)) for c in columns]  # (n, L * M)
-    slots = np.zeros((plan.trials, m - 1, count * n_measures))
-    block = max(1, min(plan.trials, 4_000_000 // max(1, n * m)))
-    for done in range(0, plan.trials, block):
-        size = min(block, plan.trials - done)
-        slot_holds = _indicators(m, keys, done, size)
-        for i in range(m - 1):
-            for j in range(m - 1):
-                slots[done : done + size, i, :] += slot_holds(i, j) @ stacked[j]
+    if m <= _TABLED_SYSTEMS:
+        slots = _tabled_slots(keys, m, plan.trials, stacked)
+    else:
+        slots = np.zeros((plan.trials, m - 1, count * n_measures))
+        block = max(1, min(plan.trials, 4_000_000 // max(1, n * m)))
+        for done in range(0, plan.trials, block):
+            size = min(block, plan.trials - done)
+            slot_holds = _indicators(m, keys, done, size)
+            for i in range(m - 1):
+                for j in range(m - 1):
+                    slots[done : done + size, i, :] += slot_holds(i, j) @ stacked[j]
     return Partial(
         system_sums,
         squares,
