@@ -266,3 +266,35 @@ def test_the_draw_kernels_refuse_shapes_they_would_read_or_write_past() -> None:
         with pytest.raises(ValueError):
             call()
             pytest.fail(what)
+
+
+@pytest.mark.parametrize(("m", "n"), [(3, 1500), (5, 2100)])
+def test_the_tiled_tukey_trials_are_their_definition(m: int, n: int) -> None:
+    """The randomised Tukey HSD, its trials drawn and multiplied a tile at a time over the cores, against its definition
+    written out: in trial t query q sends system perm[i] to slot i, perm the keyed draw among the m! permutations;
+    p_ij = (1 + #{range of the slots' means >= |mean_i - mean_j|}) / (B + 1). Values on a grid of 1/8, so that the
+    brute force's float sums are exact too."""
+    from itertools import permutations
+
+    from harness.stats import anova
+
+    rng = np.random.default_rng(m)
+    x = rng.integers(0, 9, size=(1, m, n)) / 8.0  # equal systems: p-values spread over (0, 1], none at an end
+    keys = keyed.numbered_keys(4, n)
+    trials = 600
+    got = anova.run(x, keys, trials)[1]
+    assert got is not None
+    table = np.array(list(permutations(range(m))))
+    choice = keyed.uniform_matrix(keys, len(table), 0, trials)  # (trials, n)
+    perm = table[choice]  # (trials, n, m): slot i holds system perm[..., i]
+    slots = np.take_along_axis(np.broadcast_to(x[0].T, (trials, n, m)), perm, axis=2).mean(axis=1)  # (trials, m)
+    ranges = slots.max(axis=1) - slots.min(axis=1)
+    means = x[0].mean(axis=1)
+    expected = np.ones((m, m))
+    for i in range(m):
+        for j in range(m):
+            if i != j:
+                observed = abs(means[i] - means[j])  # as extreme up to rounding, as the test counts it
+                expected[i, j] = (1 + np.sum(ranges >= observed - 1e-12 * max(1.0, observed))) / (trials + 1)
+    np.testing.assert_array_equal(got[0], expected)
+    assert 0.02 < expected[~np.eye(m, dtype=bool)].min() < 1  # trials on both sides of some observed difference
