@@ -694,11 +694,14 @@ def t_trusted_from(alpha: float) -> int:
     return bounds.t_trusted_from(DEFAULT_MIN_AFFECTED, alpha / 2)
 
 
-def resampled_rows(diffs: np.ndarray, mask: np.ndarray, settings: CompareSettings) -> np.ndarray | None:
-    """The rows of a block the resampling tests run on: under ``resampling: auto`` those where the t-test cannot be
-    trusted (:func:`~harness.stats.bounds.t_trusted_rows`), each decided on its own differences; None: every row."""
-    if settings.resampling == "always" or not any(test in RESAMPLING_TESTS for test in tests_of(settings)):
-        return None
+def resampled_rows(diffs: np.ndarray, mask: np.ndarray, settings: CompareSettings) -> np.ndarray:
+    """(F,) the rows of a block the resampling tests run on: every row under ``resampling: always``, those where the
+    t-test cannot be trusted under ``auto`` (:func:`~harness.stats.bounds.t_trusted_rows`, each decided on its own
+    differences), none where no resampling test is computed (versions)."""
+    if not any(test in RESAMPLING_TESTS for test in tests_of(settings)):
+        return np.zeros(diffs.shape[0], dtype=bool)
+    if settings.resampling == "always":
+        return np.ones(diffs.shape[0], dtype=bool)
     return ~bounds.t_trusted_rows(diffs, mask, settings.alpha, t_trusted_from(settings.alpha))
 
 
@@ -761,16 +764,14 @@ def _paired_block(
     if settings.nan == "error":  # a measure's own "undefined for this user" (NaN) is no error: dropped
         raise_first_nan(dataset, segment, pairs, measures, arrays.nan)
     keys = keyed.query_keys(settings.seed, (dataset, segment), union)
-    resample = resampled_rows(arrays.diffs, arrays.mask, settings)
-    tests = tests_of(settings)
+    resampled = resampled_rows(arrays.diffs, arrays.mask, settings)
     tested = paired.run_tests(
-        arrays.diffs, keys, tests, settings.permutations, settings.resamples, mask=arrays.mask, resample=resample
+        arrays.diffs, keys, tests_of(settings), settings.permutations, settings.resamples, mask=arrays.mask, resample=resampled
     )
     means = [
         np.array([aggregate_values(m, side[i][arrays.mask[i]]) for i, (_, m) in enumerate(arrays.specs)])
         for side in (arrays.side_a, arrays.side_b)
     ]
-    resampled = np.full(len(arrays.specs), any(t in RESAMPLING_TESTS for t in tests)) if resample is None else resample
     return PairedBlock(arrays.specs, tested, means[0], means[1], arrays.dropped, resampled)
 
 

@@ -184,7 +184,7 @@ class _Values:
         self._tied_queries: dict[Scores, set[str]] = {}
         self._readings: dict[tuple[Conventions, Measure], Conventions] = {}
         self._apart_queries: dict[tuple[Conventions, bool, int | None], tuple[str, ...]] = {}
-        self._positions: dict[int, tuple[np.ndarray, dict[str, int]]] = {}  # by the ids' identity (the array is kept)
+        self._positions: dict[Conventions, dict[str, int]] = {}  # each union's query ids' positions, by alignment
         self._union_values: dict[tuple[Conventions, Measure], tuple[np.ndarray, np.ndarray]] = {}  # their values
         self._universes: dict[tuple[Conventions, Queries, int | None], np.ndarray] = {}  # each universe's queries
         self._aligned: OrderedDict[Conventions, tuple[Evaluator, Aligned]] = OrderedDict()
@@ -324,9 +324,10 @@ class _Values:
         apart = self._apart(every, shared, measure)
         if apart:
             apart_ids, apart_values = self._every_values(every, measure, apart)
-            if id(ids) not in self._positions:  # the union's ids: a few arrays, each asked hundreds of times
-                self._positions[id(ids)] = (ids, {q: i for i, q in enumerate(ids.tolist())})
-            where = self._positions[id(ids)][1]
+            key = alignment_conventions(shared)  # one union, so one order of ids, per alignment
+            if key not in self._positions:
+                self._positions[key] = {q: i for i, q in enumerate(ids.tolist())}
+            where = self._positions[key]
             values = values.copy()
             values[[where[q] for q in apart_ids.tolist()]] = apart_values
         self._union_values[every, measure] = (ids, values)
