@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -140,6 +141,49 @@ def _release_sections(release: Table, candidate: str, production: str) -> list[s
     return out
 
 
+@dataclass(frozen=True)
+class RenderedReport:
+    """A results folder's report.html and summary.md, rendered and not yet written."""
+
+    model: ReportModel
+    html: str
+    markdown: str
+
+
+def render_report(results: SavedResults) -> RenderedReport:
+    """The report of ``results``, rendered in memory; a fault of the renderer (a bug) raises
+    :class:`~harness.errors.ReportError` with its traceback chained."""
+    try:
+        model = build_model(results)
+        return RenderedReport(model, render_html(model), render_markdown(model))
+    except OSError as exc:
+        raise _unwritable(exc, results.folder) from exc
+    except Exception as exc:  # a fault of the renderer (a bug): the results and the verdict stand without it
+        raise ReportError(
+            f"the report could not be rendered ({type(exc).__name__}: {exc})",
+            path=results.folder,
+            hint="please report it (harness report RESULTS_DIR tries again)",
+        ) from exc
+
+
+def write_rendered(folder: Path, rendered: RenderedReport) -> Path:
+    """Write a rendered report into its results folder (each file atomically); the path of report.html."""
+    try:
+        html_path = atomic_write(folder / "report.html", rendered.html)
+        atomic_write(folder / "summary.md", rendered.markdown)
+    except OSError as exc:
+        raise _unwritable(exc, folder) from exc
+    return html_path
+
+
+def _unwritable(exc: OSError, folder: Path) -> ReportError:
+    return ReportError(
+        f"cannot write the report: {exc.strerror or exc}",
+        path=exc.filename or folder,
+        hint="free space or make the folder writable, then: harness report RESULTS_DIR",
+    )
+
+
 def write_report(results: SavedResults) -> tuple[Path, ReportModel]:
     """Render report.html and summary.md into the results folder (each written atomically).
 
@@ -147,20 +191,5 @@ def write_report(results: SavedResults) -> tuple[Path, ReportModel]:
     (with the path and the fix), or a fault of the renderer itself (its traceback chained), so
     the stages before it (the results and the verdict, already saved) are never lost to it.
     """
-    try:
-        model = build_model(results)
-        html_path = atomic_write(results.folder / "report.html", render_html(model))
-        atomic_write(results.folder / "summary.md", render_markdown(model))
-    except OSError as exc:
-        raise ReportError(
-            f"cannot write the report: {exc.strerror or exc}",
-            path=exc.filename or results.folder,
-            hint="free space or make the folder writable, then: harness report RESULTS_DIR",
-        ) from exc
-    except Exception as exc:  # a fault of the renderer (a bug): the results and the verdict stand without it
-        raise ReportError(
-            f"the report could not be rendered ({type(exc).__name__}: {exc})",
-            path=results.folder,
-            hint="please report it (harness report RESULTS_DIR tries again)",
-        ) from exc
-    return html_path, model
+    rendered = render_report(results)
+    return write_rendered(results.folder, rendered), rendered.model
