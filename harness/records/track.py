@@ -178,8 +178,17 @@ def _folder_lock(folder: Path) -> Iterator[None]:
         yield
 
 
-def track_results(results: SavedResults, to: Destination, experiment: str | None = None, progress: Progress = SILENT) -> Tracked:
-    """Log results (as saved in their folder) to MLflow at ``to``; raises TrackingError (one line) on any failure."""
+def track_results(
+    results: SavedResults,
+    to: Destination,
+    experiment: str | None = None,
+    progress: Progress = SILENT,
+    on_parent: Callable[[dict[str, str]], None] | None = None,
+) -> Tracked:
+    """Log results (as saved in their folder) to MLflow at ``to``; raises TrackingError (one line) on any failure.
+
+    ``on_parent`` is given the parent run's ``tracking_uri``, ``experiment_id`` and ``run_id`` as soon as it is made (or
+    found), before its records are: what a report links to, to render while they are logged."""
     folder, config = results.folder, results.config
     tracking_uri = to.uri
     experiment_name = str(experiment or (config.get("tracking") or {}).get("experiment") or config["name"])
@@ -195,7 +204,7 @@ def track_results(results: SavedResults, to: Destination, experiment: str | None
         # one process logs a folder at a time, and a local store at a time (see the locks); MLflow prints "View run ..."
         # lines: stdout is harness's (--json)
         with _folder_lock(folder), store_lock(tracking_uri, to.output_root) as notes, contextlib.redirect_stdout(sys.stderr):
-            logged = _log(results, tracking_uri, experiment_name, to.output_root, progress)
+            logged = _log(results, tracking_uri, experiment_name, to.output_root, progress, on_parent)
             return dataclasses.replace(logged, notes=tuple(notes))
     except TrackingError:
         raise
@@ -506,7 +515,11 @@ def _attach_rendered(client: Any, run_id: str, folder: Path) -> None:
 
 def log_report(results: SavedResults) -> None:
     """Attach the rendered report (and summary.md) to the parent run the results were logged to."""
-    folder, tracking = results.folder, results.tracking
+    log_rendered(results.folder, results.tracking)
+
+
+def log_rendered(folder: Path, tracking: dict[str, Any] | None) -> None:
+    """:func:`log_report` of a folder and its ``tracking.json``."""
     if tracking is None:
         return
     mlflow_defaults()
@@ -525,7 +538,14 @@ def log_report(results: SavedResults) -> None:
         ) from None
 
 
-def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_root: Path, progress: Progress) -> Tracked:
+def _log(
+    results: SavedResults,
+    tracking_uri: str,
+    experiment_name: str,
+    output_root: Path,
+    progress: Progress,
+    on_parent: Callable[[dict[str, str]], None] | None,
+) -> Tracked:
     from mlflow import MlflowClient
 
     folder, config, provenance = results.folder, results.config, results.provenance
@@ -567,6 +587,8 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
             ): c.info.run_id
             for c in _children_of(client, experiment_id, earlier.info.run_id)
         }
+        if on_parent is not None:
+            on_parent({"tracking_uri": tracking_uri, "experiment_id": experiment_id, "run_id": earlier.info.run_id})
         _attach_rendered(client, earlier.info.run_id, folder)  # a report rendered after an interruption joins it
         return Tracked(
             tracking_uri,
@@ -591,6 +613,8 @@ def _log(results: SavedResults, tracking_uri: str, experiment_name: str, output_
         },
     )
     parent_id = parent.info.run_id
+    if on_parent is not None:
+        on_parent({"tracking_uri": tracking_uri, "experiment_id": experiment_id, "run_id": parent_id})
     children: dict[str, str] = {}
     pairs = summary[[c for c in ("dataset", "system", "seed") if c in summary.columns]].drop_duplicates()
     with progress.task("logging to MLflow (runs)", len(pairs) + 1) as advance:
