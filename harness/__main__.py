@@ -17,7 +17,7 @@ from harness.cli import EXIT_INTERNAL, main
 def main_entry() -> None:
     """Console-script entry point (and ``python -m harness``)."""
     try:
-        code = main()
+        code = main(tracking_process="child")  # a process of its own: MLflow is imported beside the work, not in it
     except Exception:  # a bug, not a user's mistake: its traceback, and the exit code that says so
         traceback.print_exc()
         sys.stderr.write("harness: internal error: please report it with the traceback above\n")

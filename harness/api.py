@@ -56,6 +56,7 @@ from harness.measures.registry import REGISTRY
 from harness.pipeline import run_experiment as run_pipeline
 from harness.progress import SILENT, Progress
 from harness.records.looks import LEDGER, LookRecord, new_look_id, next_look, record_look
+from harness.records.recorder import TrackingProcess
 from harness.stats.bounds import BoundChoice
 from harness.stats.looks import Look
 
@@ -680,6 +681,7 @@ def run_experiment(
     overrides: Mapping[str, object] | None = None,
     tracking: bool = True,
     progress: bool = False,
+    tracking_process: TrackingProcess = "this",
 ) -> Outcome:
     """Run an experiment config as ``harness run`` does; the outcome carries the results as DataFrames.
 
@@ -695,6 +697,10 @@ def run_experiment(
         Log to MLflow as the config says; False leaves MLflow out.
     progress : bool
         Show the stages on stderr.
+    tracking_process : {"this", "child"}
+        Where MLflow's client runs: in this process (where a notebook may have imported it already), or in a child
+        process started with the run, as ``harness run`` does, so that MLflow's import and a new store's migrations
+        overlap the evaluation; the records are the same.
 
     Returns
     -------
@@ -724,12 +730,13 @@ def run_experiment(
     [['a', 'RR', 0.5], ['b', 'RR', 1.0]]
     """
 
+    where = _choice("tracking_process", tracking_process, TrackingProcess)
     experiment = load_config(config, overrides, output)
     if not tracking:
         experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
 
     reporter = Progress(sys.stderr) if progress else SILENT
-    return run_pipeline(experiment, reporter, argv=["harness.run_experiment", str(config)])
+    return run_pipeline(experiment, reporter, argv=["harness.run_experiment", str(config)], tracking_process=where)
 
 
 __all__ = ["compare", "decide", "plan", "run_experiment"]

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from harness.config.schema import Experiment
     from harness.pipeline import Outcome
     from harness.pipeline.files import FileInputs
+    from harness.records.recorder import TrackingProcess
 
 EXIT_OK = 0
 EXIT_USER_ERROR = 2
@@ -453,7 +454,9 @@ def _cmd_run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         import dataclasses
 
         experiment = dataclasses.replace(experiment, tracking=dataclasses.replace(experiment.tracking, enabled=False))
-    outcome = run_experiment(experiment, _progress(args, err), argv=["harness", *args.argv])
+    outcome = run_experiment(
+        experiment, _progress(args, err), argv=["harness", *args.argv], tracking_process=args.tracking_process
+    )
     for note in outcome.warnings:  # what the run found (the config's own notes were said above)
         if note not in experiment.notes:
             err.write(f"harness: note: {for_terminal(note)}\n")
@@ -1450,7 +1453,15 @@ def _wants_json(argv: Sequence[str] | None) -> bool:
     )
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    *,
+    tracking_process: TrackingProcess = "this",
+) -> int:
+    """Run one command; its exit code. ``tracking_process``: where ``harness run`` runs MLflow's client (``child``
+    from a process of harness's own, where nothing has imported MLflow; see :mod:`harness.records.recorder`)."""
     out = out or sys.stdout
     err = err or sys.stderr
     parser = build_parser()
@@ -1458,6 +1469,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         argv = list(sys.argv[1:] if argv is None else argv)
         args = _parse(parser, argv)
         args.argv = argv
+        args.tracking_process = tracking_process
         if getattr(args, "handler", None) is None:
             parser.print_help(out)
             return EXIT_USER_ERROR

@@ -68,7 +68,7 @@ def test_a_reader_that_leaves_early_gets_no_traceback(files: tuple[Path, Path]) 
 def test_a_bug_exits_70_with_its_traceback() -> None:
     probe = (
         "import harness.__main__ as process\n"
-        "def broken(): raise RuntimeError('a bug in harness')\n"
+        "def broken(**_): raise RuntimeError('a bug in harness')\n"
         "process.main = broken\n"
         "process.main_entry()\n"
     )

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,9 +61,10 @@ from harness.pipeline.judged import joined, labellings
 from harness.progress import SILENT, Progress
 from harness.records.looks import LEDGER, LookRecord, earlier_looks, new_look_id, next_look, record_look
 from harness.records.mlflow_names import runs_table_url
-from harness.records.mlflow_store import UI_ADDRESS, Destination, destination, warm
+from harness.records.mlflow_store import UI_ADDRESS, Destination, destination
 from harness.records.previous import Earlier, compared_inputs, evaluation_store, load_previous, previous_result
 from harness.records.previous import describe as describe_previous
+from harness.records.recorder import Recorder, TrackingProcess
 from harness.records.registry import resolve_model
 from harness.records.store import (
     SavedResults,
@@ -73,7 +75,7 @@ from harness.records.store import (
     write_tracking,
 )
 from harness.records.track import log_report, promote_release, track_results
-from harness.report.render import write_report
+from harness.report.render import RenderedReport, render_report, write_rendered, write_report
 from harness.stats.looks import Look
 
 _quiet = SILENT
@@ -738,20 +740,31 @@ def _experiment_root(experiment: Experiment) -> Path:
     return experiment.output / experiment.name  # as named: "x y" and "x_y" are two experiments, two folders
 
 
-def run_experiment(experiment: Experiment, progress: Progress = _quiet, argv: list[str] | None = None) -> Outcome:
+def run_experiment(
+    experiment: Experiment,
+    progress: Progress = _quiet,
+    argv: list[str] | None = None,
+    tracking_process: TrackingProcess = "this",
+) -> Outcome:
+    """Run an experiment: evaluate, compare, decide, write, log and report. ``tracking_process``: where MLflow's client
+    runs, ``this`` process or a ``child`` started now (:class:`~harness.records.recorder.Recorder`: its import and a
+    new store's migrations then overlap the work, and the report is rendered while the runs are logged; the records
+    are the same)."""
     started = datetime.now(UTC)
     check_guard_segments(experiment)  # the config's mistakes first, then the output, then the registry, before any work
     prepare_output(_experiment_root(experiment))
     experiment = pin_models(experiment, progress)
     planned = gate_look(experiment)
-    warming = warm(tracking_destination(experiment)) if experiment.tracking.enabled else None
-    hashing, digests = hash_inputs(experiment)
+    recorder = Recorder.start() if experiment.tracking.enabled and tracking_process == "child" else None
     try:
-        return _run(experiment, progress, argv, started, planned, warming, hashing, digests)
+        hashing, digests = hash_inputs(experiment)
+        try:
+            return _run(experiment, progress, argv, started, planned, recorder, hashing, digests)
+        finally:
+            hashing.join()  # never left running while the process exits
     finally:
-        for thread in (hashing, warming):
-            if thread is not None:
-                thread.join()  # never left running while the process exits
+        if recorder is not None:
+            recorder.close()
 
 
 def _run(
@@ -760,15 +773,17 @@ def _run(
     argv: list[str] | None,
     started: datetime,
     planned: GateLook | None,
-    warming: threading.Thread | None,
+    recorder: Recorder | None,
     hashing: threading.Thread,
     digests: dict[Path, str],
 ) -> Outcome:
-    """:func:`run_experiment` once its inputs are checked: the stages in order (``warming`` and ``hashing``: the
-    threads importing MLflow and filling ``digests``, joined before their work is used)."""
+    """:func:`run_experiment` once its inputs are checked: the stages in order (``recorder``: the child process that
+    logs to MLflow, or none to log here; ``hashing``: the thread filling ``digests``, joined before they are used)."""
     t0 = time.perf_counter()
     results = _evaluated(experiment, progress)
     progress(f"evaluated {len(results)} runs in {time.perf_counter() - t0:.1f} s")
+    if recorder is not None:  # the inputs are read: a new store is made while the comparisons run
+        recorder.open(tracking_destination(experiment))
     comparisons = comparison_tables(experiment, results, progress)
     frames = _frames(results, compare_settings(experiment))
     verdict = decide_gate(experiment, results, comparisons, None if planned is None else planned.look)
@@ -811,13 +826,18 @@ def _run(
         return outcome
     # Results are on disk: nothing after this point can lose them, and an interruption (Ctrl-C) from here on stops the
     # rest without hiding the verdict, which still decides the exit code. Each stage's outcome replaces the last whole.
+    early: dict[tuple[str, str, str] | None, RenderedReport] = {}  # the report rendered while the runs were logged
     try:
         if experiment.tracking.enabled:
             progress("logging to MLflow")
-            if warming is not None:
-                warming.join()
             try:
-                tracked = track_results(saved, tracking_destination(experiment), progress=progress)
+                to = tracking_destination(experiment)
+                if recorder is None:
+                    tracked = track_results(saved, to, progress=progress)
+                else:  # the report, which links the parent run, rendered here while the child logs the rest
+                    promoting = experiment.release is not None and experiment.release.promote is not None
+                    render = partial(_render_early, saved, progress, early)
+                    tracked = recorder.track(saved, to, progress, render if experiment.report.enabled and not promoting else None)
                 saved = write_tracking(saved, tracked.as_dict())
                 server = tracked.tracking_uri if tracked.url is not None else UI_ADDRESS  # a local store: as mlflow ui serves
                 outcome = replace(
@@ -845,10 +865,10 @@ def _run(
             saved = write_promotion(saved, line)
             outcome = replace(outcome, results=saved, promotion=line)
         if experiment.report.enabled:  # once, after tracking, so that it links the MLflow run
-            outcome = _report(saved, outcome, progress)
+            outcome = _report(saved, outcome, progress, early.get(_linked(saved.tracking)))
             if outcome.report is not None and outcome.mlflow_run_id is not None:
                 try:
-                    log_report(saved)
+                    recorder.log_report(saved) if recorder is not None else log_report(saved)
                 except TrackingError as exc:
                     outcome = replace(outcome, tracking_error=str(exc))
     except KeyboardInterrupt:
@@ -876,11 +896,31 @@ def tracking_destination(experiment: Experiment) -> Destination:
     return destination(command_line, tracking.uri, experiment.output)
 
 
-def _report(saved: SavedResults, outcome: Outcome, progress: Progress) -> Outcome:
-    """The outcome with the report rendered, or with why it was not."""
-    progress("rendering the report")
+def _render_early(
+    saved: SavedResults,
+    progress: Progress,
+    early: dict[tuple[str, str, str] | None, RenderedReport],
+    parent: dict[str, str],
+) -> None:
+    """The report of ``saved`` logged to the ``parent`` run, rendered (not written) while the child process logs its
+    records: written only once they are logged under that run (a run that then fails to log renders it again,
+    without the link), and the same bytes as one rendered after them."""
+    progress("rendering the report while the runs are logged")
+    with contextlib.suppress(ReportError):  # rendered again, after the logging, to say why
+        early[_linked(parent)] = render_report(saved.with_tracking(parent))
+
+
+def _linked(tracking: dict[str, Any] | None) -> tuple[str, str, str] | None:
+    """The MLflow run a report links to: what it reads of ``tracking.json``."""
+    return None if tracking is None else (tracking["tracking_uri"], tracking["experiment_id"], tracking["run_id"])
+
+
+def _report(saved: SavedResults, outcome: Outcome, progress: Progress, rendered: RenderedReport | None = None) -> Outcome:
+    """The outcome with the report written (``rendered`` already, or rendered now), or with why it was not."""
+    if rendered is None:
+        progress("rendering the report")
     try:
-        path, _ = write_report(saved)
+        path = write_report(saved)[0] if rendered is None else write_rendered(saved.folder, rendered)
     except ReportError as exc:
         return replace(outcome, report_error=str(exc))
     return replace(outcome, report=path)

@@ -8,7 +8,6 @@ import importlib.util
 import os
 import re
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,7 +15,6 @@ from pathlib import Path
 
 from harness._atomic import exclusive
 from harness.errors import TrackingError
-from harness.records.connection import mlflow_defaults
 
 
 @contextlib.contextmanager
@@ -148,28 +146,6 @@ class Destination:
     @property
     def is_default(self) -> bool:
         return self.source == "local store"
-
-
-def warm(to: Destination) -> threading.Thread:
-    """A thread that imports MLflow's client (and, for a local store, its SQL store): 2 s of imports that then overlap
-    the evaluation, whose kernels leave the interpreter free, instead of following it. Join it before logging.
-
-    >>> thread = warm(Destination("sqlite:////tmp/x.db", "local store", Path("/tmp")))
-    >>> thread.join()
-    >>> thread.is_alive()
-    False
-    """
-    modules = ["mlflow.tracking", *(["mlflow.store.tracking.sqlalchemy_store"] if to.uri.startswith("sqlite:") else [])]
-    mlflow_defaults()  # read by MLflow as it is imported
-
-    def load() -> None:
-        for module in modules:
-            with contextlib.suppress(Exception):  # an import that fails here fails again where it is needed, and says so
-                importlib.import_module(module)
-
-    thread = threading.Thread(target=load, name="harness-warm-mlflow")
-    thread.start()
-    return thread
 
 
 def destination(command_line: str | None, configured: str | None, output_root: Path) -> Destination:

@@ -1,0 +1,276 @@
+"""MLflow's client in a process of its own, started as ``harness run`` starts: MLflow's import (about 2 s of CPU) and a
+new local store's migrations (1.2 s) run on another core while the run evaluates and compares, instead
+of after it, and never take the interpreter's lock from the run's own work.
+
+The results are handed over once they are written, and the child logs them with the same
+:func:`~harness.records.track.track_results` that ``harness track`` runs: exactly once, under the same locks, with the
+same errors. What it would show is shown by the run's progress. The protocol is pickled messages on the child's own
+stdin and a private copy of its stdout (the child's file descriptor 1 is pointed at stderr, so nothing MLflow prints
+can corrupt it); its stderr is the run's.
+
+* The child is in a session of its own: Ctrl-C at the terminal reaches the run alone, which passes it on while the
+  child is working for it (the logging stops as it would in the run's own process: its runs marked FAILED, replaced by
+  the next ``harness track``) and otherwise ends it.
+* A run killed outright leaves the child reading the end of its input: it finishes what it was given (the records
+  stay whole) and exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import pickle
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from harness.errors import TrackingError
+from harness.progress import SILENT, Progress
+from harness.records.connection import mlflow_defaults
+from harness.records.mlflow_store import Destination, store_lock
+from harness.records.store import SavedResults
+from harness.records.track import Tracked, log_rendered, track_results
+
+_STOPPED = 10.0  # seconds a child is given to finish once told to stop, before it is killed
+
+
+TrackingProcess = Literal["this", "child"]
+"""Where ``harness run`` runs MLflow's client: this process, or a child started with the run."""
+
+
+class Recorder:
+    """A child process that logs results to MLflow when handed them.
+
+    >>> recorder = Recorder.start()
+    >>> recorder.close()  # never given results: ended at once
+    >>> recorder.process.returncode is not None
+    True
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.asked = False  # given results to log: then closing waits for it
+
+    @classmethod
+    def start(cls) -> Recorder:
+        """Start the child: it imports MLflow's client and its SQL store, then waits for work."""
+        # this harness found last, after what the child's own path finds (never before the standard library)
+        package_root = str(Path(__file__).resolve().parents[2])
+        serve = f"import sys; sys.path.append({package_root!r}); from harness.records.recorder import _serve; _serve()"
+        process = subprocess.Popen(
+            [sys.executable, "-c", serve],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # the terminal's Ctrl-C is the run's to pass on
+        )
+        return cls(process)
+
+    def open(self, to: Destination) -> None:
+        """Make the store at ``to`` ready (a new local store's tables) while the run goes on; no answer is awaited,
+        and a failure here is met again, and said, when the results are logged."""
+        self._send(("open", to))
+
+    def track(
+        self,
+        results: SavedResults,
+        to: Destination,
+        progress: Progress = SILENT,
+        on_parent: Callable[[dict[str, str]], None] | None = None,
+    ) -> Tracked:
+        """:func:`~harness.records.track.track_results` in the child; ``on_parent`` runs here, with the parent run's
+        ids, while the child goes on logging (the child's progress is shown once it returns)."""
+        answer: Tracked = self._ask(("track", results, to), progress, on_parent, results.folder)
+        return answer
+
+    def log_report(self, results: SavedResults) -> None:
+        """:func:`~harness.records.track.log_report` in the child."""
+        self._ask(("report", results.folder, results.tracking), SILENT, None, results.folder)
+
+    def close(self) -> None:
+        """End the child: at the end of its input once it has been given results (it finishes what it was doing,
+        killed if it does not in time), killed at once if it never was (it holds nothing: a run that failed on its
+        input is not held up while MLflow is imported)."""
+        with contextlib.suppress(OSError):
+            self._input.close()
+        if not self.asked:
+            self.process.kill()
+        try:
+            self.process.wait(timeout=_STOPPED)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        with contextlib.suppress(OSError):
+            self._output.close()
+
+    @property
+    def _input(self) -> IO[bytes]:
+        assert self.process.stdin is not None
+        return self.process.stdin
+
+    @property
+    def _output(self) -> IO[bytes]:
+        assert self.process.stdout is not None
+        return self.process.stdout
+
+    def _send(self, message: tuple[Any, ...], folder: Path | None = None) -> None:
+        try:
+            pickle.dump(message, self._input, protocol=pickle.HIGHEST_PROTOCOL)
+            self._input.flush()
+        except OSError:  # a broken pipe: the child is gone
+            self._gone(folder)
+
+    def _gone(self, folder: Path | None) -> None:
+        code = self.process.poll()
+        raise TrackingError(
+            f"the process logging to MLflow ended unexpectedly (exit code {code})",
+            hint=f"its error, if any, is printed above; log the results with: harness track {folder or 'RESULTS_DIR'}",
+        )
+
+    def _ask(
+        self,
+        request: tuple[Any, ...],
+        progress: Progress,
+        on_parent: Callable[[dict[str, str]], None] | None,
+        folder: Path,
+    ) -> Any:
+        self.asked = True
+        self._send(request, folder)
+        relay = _Relay(progress)
+        interrupted = False
+        while True:
+            try:
+                message = pickle.load(self._output)
+                if message[0] == "progress":
+                    relay.play(message[1:])
+                    continue
+                if message[0] == "parent":
+                    if on_parent is not None and not interrupted:
+                        on_parent(message[1])
+                    continue
+            except (EOFError, pickle.UnpicklingError):  # the child is gone (or, after a Ctrl-C, a message was cut)
+                relay.close()
+                if interrupted:
+                    self.process.kill()
+                    raise KeyboardInterrupt from None
+                self._gone(folder)
+            except KeyboardInterrupt:
+                if interrupted:  # a second Ctrl-C: stop waiting for the child's clean-up
+                    self.process.kill()
+                    raise
+                interrupted = True
+                self.process.send_signal(signal.SIGINT)  # the logging stops as it would in this process
+                continue
+            relay.close()
+            if message[0] == "done" and not interrupted:
+                return message[1]
+            if message[0] == "error" and not interrupted:
+                raise message[1]
+            raise KeyboardInterrupt
+
+
+class _Relay:
+    """The child's progress, played on the run's :class:`~harness.progress.Progress`."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: list[tuple[contextlib.AbstractContextManager[Callable[[], None]], Callable[[], None]]] = []
+
+    def play(self, event: tuple[Any, ...]) -> None:
+        what = event[0]
+        if what == "say":
+            self.progress(event[1])
+        elif what == "task":
+            task = self.progress.task(event[1], event[2])
+            self.tasks.append((task, task.__enter__()))
+        elif what == "advance" and self.tasks:
+            self.tasks[-1][1]()
+        elif what == "end" and self.tasks:
+            self.tasks.pop()[0].__exit__(None, None, None)
+
+    def close(self) -> None:
+        while self.tasks:
+            self.tasks.pop()[0].__exit__(None, None, None)
+
+
+class _Relayed(Progress):
+    """The child's progress: each line and step sent to the run to show."""
+
+    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+        super().__init__(None)
+        self.send = send
+
+    def __call__(self, message: str) -> None:
+        self.send(("progress", "say", message))
+
+    @contextlib.contextmanager
+    def task(self, name: str, total: int) -> Iterator[Callable[[], None]]:
+        self.send(("progress", "task", name, total))
+        try:
+            yield lambda: self.send(("progress", "advance"))
+        finally:
+            self.send(("progress", "end"))
+
+
+def _serve() -> None:
+    """The child: import MLflow, then do what the run asks until its input ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # idle: only the run's own request may be interrupted
+    channel = os.fdopen(os.dup(1), "wb")  # the protocol's; fd 1 goes to stderr, where MLflow's prints belong
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    requests = sys.stdin.buffer
+
+    def send(message: tuple[Any, ...]) -> None:
+        pickle.dump(message, channel, protocol=pickle.HIGHEST_PROTOCOL)
+        channel.flush()
+
+    mlflow_defaults()  # before MLflow is imported, which reads them
+    for module in ("mlflow.tracking", "mlflow.store.tracking.sqlalchemy_store"):  # what logging needs, while idle
+        with contextlib.suppress(Exception):  # an import that fails here fails again where it is needed, and says so
+            importlib.import_module(module)
+    notes: list[str] = []
+    while True:
+        try:
+            request = pickle.load(requests)
+        except Exception:  # the end of the input (the run is over), or a message cut short by its end
+            return
+        kind = request[0]
+        if kind == "open":
+            with contextlib.suppress(Exception), store_lock(request[1].uri, request[1].output_root) as made:
+                notes.extend(made)  # a half-made store set aside: the user is told with the records
+            continue
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            if kind == "track":
+                tracked = track_results(
+                    request[1], request[2], progress=_Relayed(send), on_parent=lambda ids: send(("parent", ids))
+                )
+                answer: tuple[Any, ...] = ("done", _with_notes(tracked, notes))
+                notes = []
+            else:
+                log_rendered(request[1], request[2])
+                answer = ("done", None)
+        except KeyboardInterrupt:
+            answer = ("interrupted",)
+        except Exception as exc:  # the run's own to raise, as it would have in its process
+            answer = ("error", exc if _picklable(exc) else TrackingError(f"MLflow tracking failed: {exc}"))
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        send(answer)
+
+
+def _with_notes(tracked: Tracked, notes: list[str]) -> Tracked:
+    import dataclasses
+
+    return dataclasses.replace(tracked, notes=(*notes, *tracked.notes)) if notes else tracked
+
+
+def _picklable(exc: BaseException) -> bool:
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return False
+    return True

@@ -1,0 +1,149 @@
+"""MLflow's client in a child process (issue 64): ``harness run`` in a fresh process logs through
+:class:`~harness.records.recorder.Recorder`, and records exactly what a run that logs in its own process records; the
+report it renders while the runs are logged is the report rendered after them."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.errors import TrackingError
+from harness.records.mlflow_store import Destination
+from harness.records.recorder import Recorder
+from harness.records.store import read_results
+from tests.records.test_track import _check_logged, _config, _run
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::DeprecationWarning", "ignore::PendingDeprecationWarning", "ignore::FutureWarning"
+)
+
+
+def _records(uri: str, run_id: str) -> dict[str, object]:
+    """What MLflow holds of a parent run and its children, without what names one run rather than another."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(uri)
+    parent = client.get_run(run_id)
+    children = client.search_runs([parent.info.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{run_id}'")
+    own = ("mlflow.", "harness.results_dir", "harness.results_id", "harness.config_hash")  # the output folder differs
+
+    def held(run: object) -> dict[str, object]:
+        data, info = run.data, run.info  # type: ignore[attr-defined]
+        return {
+            "params": data.params,
+            "metrics": data.metrics,
+            "tags": {k: v for k, v in data.tags.items() if not k.startswith(own)},
+            "artifacts": sorted(a.path for a in client.list_artifacts(info.run_id)),
+            "status": info.status,
+        }
+
+    return {
+        "parent": held(parent),
+        "children": sorted((held(c) for c in children), key=lambda h: json.dumps(h["tags"], sort_keys=True)),
+    }
+
+
+def _without_nonces(text: str) -> str:
+    return re.sub(r"nonce(-|=\")[A-Za-z0-9+/=_-]+", "nonce", text)
+
+
+@pytest.mark.slow
+def test_a_run_logged_by_its_child_process_records_what_one_logged_in_process(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    config.write_text(config.read_text().replace("report: {enabled: false}", "report: {enabled: true}"))
+    done = subprocess.run(  # a fresh process: MLflow is not imported, so a child logs
+        [sys.executable, "-m", "harness", "run", str(config), "--json", "--output", str(tmp_path / "by_child")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "rendering the report while the runs are logged" in done.stderr  # the child's path, shown as it went
+    assert "logging to MLflow (runs): done" in done.stderr  # and its progress, relayed
+    by_child = json.loads(done.stdout)
+
+    import mlflow.tracking  # noqa: F401  (imported here: this process logs for itself)
+
+    code, by_here, err = _run(config, "--output", str(tmp_path / "here"))
+    assert code == 0, err
+    folder = Path(str(by_child["results_dir"]))
+    _check_logged(str(by_child["tracking_uri"]), folder, str(by_child["mlflow_run_id"]))
+    logged = _records(str(by_child["tracking_uri"]), str(by_child["mlflow_run_id"]))
+    here = _records(str(by_here["tracking_uri"]), str(by_here["mlflow_run_id"]))
+    assert logged == here
+    assert {"report.html", "summary.md"} <= set(logged["parent"]["artifacts"])  # type: ignore[index]
+    # the report rendered while the runs were logged links the run, and is the one rendered after them
+    early = (folder / "report.html").read_text(encoding="utf-8"), (folder / "summary.md").read_text(encoding="utf-8")
+    assert str(by_child["mlflow_run_id"]) in early[0]
+    again = subprocess.run([sys.executable, "-m", "harness", "report", str(folder)], capture_output=True, text=True, check=False)
+    assert again.returncode == 0, again.stderr
+    assert _without_nonces(early[0]) == _without_nonces((folder / "report.html").read_text(encoding="utf-8"))
+    assert early[1] == (folder / "summary.md").read_text(encoding="utf-8")
+
+
+def test_the_child_logs_a_folder_and_its_report_then_ends_with_its_input(tmp_path: Path) -> None:
+    config = _config(tmp_path)
+    code, outcome, err = _run(config, "--no-tracking")
+    assert code == 0, err
+    saved = read_results(Path(str(outcome["results_dir"])))
+    to = Destination(f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}", "local store", tmp_path / "store")
+    recorder = Recorder.start()
+    try:
+        recorder.open(to)
+        seen: list[dict[str, str]] = []
+        tracked = recorder.track(saved, to, on_parent=seen.append)
+        (saved.folder / "summary.md").write_text("a summary\n", encoding="utf-8")
+        from harness.records.store import write_tracking
+
+        recorder.log_report(write_tracking(saved, tracked.as_dict()))
+    finally:
+        recorder.close()
+    assert recorder.process.returncode == 0  # it ended at the end of its input, not killed
+    assert seen == [{"tracking_uri": to.uri, "experiment_id": tracked.experiment_id, "run_id": tracked.run_id}]
+    _check_logged(to.uri, saved.folder, tracked.run_id)
+    from mlflow import MlflowClient
+
+    assert "summary.md" in {a.path for a in MlflowClient(to.uri).list_artifacts(tracked.run_id)}
+
+
+def test_a_child_that_died_is_a_tracking_error(tmp_path: Path) -> None:
+    code, outcome, err = _run(_config(tmp_path), "--no-tracking")
+    assert code == 0, err
+    recorder = Recorder.start()
+    recorder.process.kill()
+    recorder.process.wait()
+    to = Destination(f"sqlite:///{tmp_path / 'mlflow.db'}", "local store", tmp_path)
+    with pytest.raises(TrackingError, match="the process logging to MLflow ended unexpectedly"):
+        recorder.track(read_results(Path(str(outcome["results_dir"]))), to)
+    recorder.close()
+
+
+def test_a_run_that_fails_on_its_input_makes_no_store(tmp_path: Path) -> None:
+    """The store is made ready only once the inputs are read: a run refused for a bad run file leaves no store (and
+    its child is ended at once)."""
+    config = _config(tmp_path)
+    (tmp_path / "b.run").write_text("q1 Q0 d2 1 2.0 b\nq1 Q0 d1 2 high b\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", str(config)], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    assert done.returncode == 2 and "b.run" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "out" / "mlflow.db").exists()
+
+
+def test_the_api_logs_through_a_child_when_asked(tmp_path: Path) -> None:
+    """``harness.run_experiment(..., tracking_process="child")`` as ``harness run`` does in a process of its own; an
+    unknown place is refused as the other choices are."""
+    from harness import run_experiment
+    from harness.errors import HarnessError
+
+    config = _config(tmp_path)
+    with pytest.raises(HarnessError, match="unknown tracking_process 'elsewhere'"):
+        run_experiment(config, tracking_process="elsewhere")  # type: ignore[arg-type]
+    outcome = run_experiment(config, tracking_process="child")
+    assert outcome.tracking_error is None and outcome.mlflow_run_id is not None
+    _check_logged(str(outcome.tracking_uri), Path(str(outcome.results_dir)), outcome.mlflow_run_id)
