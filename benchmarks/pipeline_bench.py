@@ -95,9 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     from harness.pipeline.experiment import _frames as frames_of
     from harness.progress import SILENT
-    from harness.records.mlflow_store import warm
+    from harness.records.recorder import Recorder
     from harness.records.store import write_tracking
-    from harness.records.track import log_report, track_results
     from harness.report.render import write_report
 
     beyond_inputs, beyond_measures = "", ""
@@ -140,9 +139,11 @@ def main(argv: list[str] | None = None) -> int:
             f" ({args.engine})"
         )
         start = time.perf_counter()
-        # as harness run does: MLflow's client imported and the inputs hashed on threads while the evaluation runs
-        warming, (hashing, digests) = warm(tracking_destination(experiment)), hash_inputs(experiment)
+        # as harness run does: MLflow's client imported in a child process, the inputs hashed on a thread, while the
+        # evaluation runs; the store made ready while the comparisons run
+        recorder, (hashing, digests) = Recorder.start(), hash_inputs(experiment)
         results = _evaluated(experiment, SILENT)
+        recorder.open(tracking_destination(experiment))
         timings["load + evaluate"] = time.perf_counter() - start
         print(f"  {'load + evaluate':<22} {timings['load + evaluate']:7.2f} s", flush=True)
         tables = stage("compare", lambda: comparison_tables(experiment, results))
@@ -153,11 +154,11 @@ def main(argv: list[str] | None = None) -> int:
             "write results",
             lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames, digests),
         )
-        warming.join()
-        tracked = stage("track (local MLflow)", lambda: track_results(saved, tracking_destination(experiment)))
+        tracked = stage("track (local MLflow)", lambda: recorder.track(saved, tracking_destination(experiment)))
         saved = write_tracking(saved, tracked.as_dict())
         stage("report", lambda: write_report(saved))
-        stage("log the report", lambda: log_report(saved))
+        stage("log the report", lambda: recorder.log_report(saved))
+        recorder.close()
         total = sum(timings.values())
         report = saved.folder / "report.html"
         size = sum(p.stat().st_size for p in saved.folder.rglob("*") if p.is_file())

@@ -82,15 +82,25 @@ def _movielens_1m_data(folder: Path, seed: int) -> None:
 
 
 def stages(stderr: str, total: float) -> dict[str, float]:
-    """compute / write / record / report seconds, from the progress lines' time stamps (the process's own clock)."""
+    """compute / write / record / report seconds, from the progress lines' time stamps (the process's own clock).
+    When a child process logs, the report is rendered while it does: the record then ends at its runs' last line
+    (the report rendered beside it), and the report's share is writing it and what follows."""
     marks: dict[str, float] = {}
+    starts = {
+        "write": "writing results",
+        "record": "logging to MLflow",
+        "logged": "logging to MLflow (runs): done",
+        "report": "rendering the report",
+    }
     for line in stderr.splitlines():
         found = STAMP.match(line)
         if found:
-            for name, starts in (("write", "writing results"), ("record", "logging to MLflow"), ("report", "rendering")):
-                if found.group(2).startswith(starts) and name not in marks:
+            text = found.group(2)
+            for name, start in starts.items():
+                exact = name == "report"  # not "rendering the report while the runs are logged"
+                if (text == start if exact else text.startswith(start)) and name not in marks:
                     marks[name] = float(found.group(1))
-    end = marks.get("report", total)
+    end = marks.get("report", marks.get("logged", total))
     return {
         "compute": marks["write"],
         "write": marks["record"] - marks["write"],
