@@ -1,5 +1,5 @@
 """MLflow's client in a process of its own, started as ``harness run`` starts: MLflow's import (about 2 s of CPU) and a
-new local store's migrations (1.2 s) run on another core while the run evaluates and compares, instead
+new local store's migrations (1.2 s) run on another core while the run compares, decides and writes, instead
 of after it, and never take the interpreter's lock from the run's own work.
 
 The results are handed over once they are written, and the child logs them with the same
@@ -57,7 +57,8 @@ class Recorder:
 
     @classmethod
     def start(cls) -> Recorder:
-        """Start the child: it imports MLflow's client and its SQL store, then waits for work."""
+        """Start the child: it imports what it needs of harness and waits; at the run's first word (:meth:`open`, once
+        the inputs are read: the evaluation takes every core) it imports MLflow's client and its SQL store."""
         # this harness found last, after what the child's own path finds (never before the standard library)
         package_root = str(Path(__file__).resolve().parents[2])
         serve = f"import sys; sys.path.append({package_root!r}); from harness.records.recorder import _serve; _serve()"
@@ -216,7 +217,7 @@ class _Relayed(Progress):
 
 
 def _serve() -> None:
-    """The child: import MLflow, then do what the run asks until its input ends."""
+    """The child: wait for the run's first word, import MLflow, then do what the run asks until its input ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # idle: only the run's own request may be interrupted
     channel = os.fdopen(os.dup(1), "wb")  # the protocol's; fd 1 goes to stderr, where MLflow's prints belong
     os.dup2(2, 1)
@@ -228,15 +229,18 @@ def _serve() -> None:
         channel.flush()
 
     mlflow_defaults()  # before MLflow is imported, which reads them
-    for module in ("mlflow.tracking", "mlflow.store.tracking.sqlalchemy_store"):  # what logging needs, while idle
-        with contextlib.suppress(Exception):  # an import that fails here fails again where it is needed, and says so
-            importlib.import_module(module)
     notes: list[str] = []
+    imported = False
     while True:
         try:
             request = pickle.load(requests)
         except Exception:  # the end of the input (the run is over), or a message cut short by its end
             return
+        if not imported:  # once the run has read its inputs: not beside its evaluation, which takes every core
+            for module in ("mlflow.tracking", "mlflow.store.tracking.sqlalchemy_store"):
+                with contextlib.suppress(Exception):  # one that fails here fails again where it is needed, and says so
+                    importlib.import_module(module)
+            imported = True
         kind = request[0]
         if kind == "open":
             with contextlib.suppress(Exception), store_lock(request[1].uri, request[1].output_root) as made:
