@@ -755,7 +755,7 @@ def run_experiment(
     prepare_output(_experiment_root(experiment))
     experiment = pin_models(experiment, progress)
     planned = gate_look(experiment)
-    recorder = Recorder.start() if experiment.tracking.enabled and tracking_process == "child" else None
+    recorder = _recorder() if experiment.tracking.enabled and tracking_process == "child" else None
     try:
         hashing, digests = hash_inputs(experiment)
         try:
@@ -894,6 +894,14 @@ def tracking_destination(experiment: Experiment) -> Destination:
     tracking = experiment.tracking
     command_line = tracking.uri if tracking.uri_on_command_line else None
     return destination(command_line, tracking.uri, experiment.output)
+
+
+def _recorder() -> Recorder | None:
+    """A child process to log from, or none (then this process logs, the same records) where none can be started."""
+    try:
+        return Recorder.start()
+    except OSError:  # no process to spare (EAGAIN), no interpreter to run (an embedded Python): logged here
+        return None
 
 
 def _render_early(

@@ -72,8 +72,9 @@ class Recorder:
 
     def open(self, to: Destination) -> None:
         """Make the store at ``to`` ready (a new local store's tables) while the run goes on; no answer is awaited,
-        and a failure here is met again, and said, when the results are logged."""
-        self._send(("open", to))
+        and a failure here (the child gone) is met again, and said, when the results are logged."""
+        with contextlib.suppress(TrackingError):
+            self._send(("open", to))
 
     def track(
         self,

@@ -118,9 +118,42 @@ def test_a_child_that_died_is_a_tracking_error(tmp_path: Path) -> None:
     recorder.process.kill()
     recorder.process.wait()
     to = Destination(f"sqlite:///{tmp_path / 'mlflow.db'}", "local store", tmp_path)
+    recorder.open(to)  # nothing awaited: met again, and said, when the results are logged
     with pytest.raises(TrackingError, match="the process logging to MLflow ended unexpectedly"):
         recorder.track(read_results(Path(str(outcome["results_dir"]))), to)
     recorder.close()
+
+
+def test_a_run_whose_child_died_keeps_its_results_and_says_how_to_log_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import run_experiment
+
+    started = Recorder.start
+
+    def dead() -> Recorder:
+        recorder = started()
+        recorder.process.kill()
+        recorder.process.wait()
+        return recorder
+
+    monkeypatch.setattr(Recorder, "start", dead)
+    outcome = run_experiment(_config(tmp_path), tracking_process="child")
+    assert outcome.results_dir is not None and (outcome.results_dir / "per_query.parquet").is_file()
+    assert outcome.mlflow_run_id is None and outcome.tracking_error is not None
+    assert "ended unexpectedly" in outcome.tracking_error and f"harness track {outcome.results_dir}" in outcome.tracking_error
+
+
+def test_where_no_child_can_be_started_the_run_logs_in_its_own_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import run_experiment
+
+    def no_process() -> Recorder:
+        raise BlockingIOError(11, "Resource temporarily unavailable")  # fork's EAGAIN
+
+    monkeypatch.setattr(Recorder, "start", no_process)
+    outcome = run_experiment(_config(tmp_path), tracking_process="child")
+    assert outcome.tracking_error is None and outcome.mlflow_run_id is not None
+    _check_logged(str(outcome.tracking_uri), Path(str(outcome.results_dir)), outcome.mlflow_run_id)
 
 
 def test_a_run_that_fails_on_its_input_makes_no_store(tmp_path: Path) -> None:
