@@ -835,6 +835,7 @@ def _run(
                 if recorder is None:
                     tracked = track_results(saved, to, progress=progress)
                 else:  # the report, which links the parent run, rendered here while the child logs the rest
+                    # a promotion's line is in the report, and is known only once the records are: rendered after
                     promoting = experiment.release is not None and experiment.release.promote is not None
                     render = partial(_render_early, saved, progress, early)
                     tracked = recorder.track(saved, to, progress, render if experiment.report.enabled and not promoting else None)
