@@ -132,6 +132,22 @@ def test_production_from_the_registry_and_promotion_on_pass(tmp_path: Path, monk
         assert code == 2 and "models:/recsys@nobody" in err and err.count("\n") == 1, err
 
 
+def test_a_run_logged_by_its_child_promotes_and_its_report_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``tracking_process="child"`` (what ``harness run`` does as a process of its own) the verdict this process
+    computed still promotes, here, and the report, rendered after the records because the promotion is in it, says so."""
+    config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}")
+    config.write_text(config.read_text().replace("report:\n  enabled: false", "report:\n  enabled: true"))
+    with _champion(tmp_path, monkeypatch, config) as (client, _):
+        out, err = io.StringIO(), io.StringIO()
+        code = main(["run", str(config), "--json", "--quiet"], out, err, tracking_process="child")
+        outcome = json.loads(out.getvalue())
+        assert code == 0 and outcome["gate"] == "PASS" and outcome["tracking"] == "ok", err.getvalue()
+        assert client.get_model_version_by_alias("recsys", "champion").version == "2"
+        line = "recsys@champion moved from version 1 to version 2"
+        assert outcome["promotion"] == line and line in (Path(outcome["results_dir"]) / "report.html").read_text()
+        assert outcome["mlflow_run_id"] in (Path(outcome["results_dir"]) / "report.html").read_text()
+
+
 def test_promotion_never_moves_an_alias_someone_moved_meanwhile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     config = _many_queries(tmp_path, "{measure: nDCG@5, max_drop: 0.2}")
