@@ -10,7 +10,8 @@ can corrupt it); its stderr is the run's.
 
 * The child is in a session of its own: Ctrl-C at the terminal reaches the run alone, which passes it on while the
   child is working for it (the logging stops as it would in the run's own process: its runs marked FAILED, replaced by
-  the next ``harness track``) and otherwise ends it.
+  the next ``harness track``) and otherwise ends it. One passed on while the child is still importing is kept, and
+  stops the logging before it starts.
 * A run killed outright leaves the child reading the end of its input: it finishes what it was given (the records
   stay whole) and exits.
 """
@@ -24,6 +25,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -62,12 +64,18 @@ class Recorder:
         # this harness found last, after what the child's own path finds (never before the standard library)
         package_root = str(Path(__file__).resolve().parents[2])
         serve = f"import sys; sys.path.append({package_root!r}); from harness.records.recorder import _serve; _serve()"
-        process = subprocess.Popen(
-            [sys.executable, "-c", serve],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            start_new_session=True,  # the terminal's Ctrl-C is the run's to pass on
-        )
+        # the child is born with Ctrl-C held back (the mask is inherited through exec) until it can keep one for the
+        # request it was meant to stop: before that, Python's start would die of it or drop it
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-c", serve],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                start_new_session=True,  # the terminal's Ctrl-C is the run's to pass on
+            )
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return cls(process)
 
     def open(self, to: Destination) -> None:
@@ -219,7 +227,13 @@ class _Relayed(Progress):
 
 def _serve() -> None:
     """The child: wait for the run's first word, import MLflow, then do what the run asks until its input ends."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # idle: only the run's own request may be interrupted
+    passed_on = threading.Event()  # a Ctrl-C the run passed on while this was busy importing or making the store
+
+    def keep(signum: int, frame: object) -> None:
+        passed_on.set()
+
+    signal.signal(signal.SIGINT, keep)  # between requests: kept for the request it was meant to stop
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one passed on while harness was imported, now kept
     channel = os.fdopen(os.dup(1), "wb")  # the protocol's; fd 1 goes to stderr, where MLflow's prints belong
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -247,8 +261,10 @@ def _serve() -> None:
             with contextlib.suppress(Exception), store_lock(request[1].uri, request[1].output_root) as made:
                 notes.extend(made)  # a half-made store set aside: the user is told with the records
             continue
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # first, so that no Ctrl-C falls between the two
         try:
+            if passed_on.is_set():  # passed on before this request began: it stops before it starts
+                raise KeyboardInterrupt
             if kind == "track":
                 tracked = track_results(
                     request[1], request[2], progress=_Relayed(send), on_parent=lambda ids: send(("parent", ids))
@@ -263,7 +279,8 @@ def _serve() -> None:
         except Exception as exc:  # the run's own to raise, as it would have in its process
             answer = ("error", exc if _picklable(exc) else TrackingError(f"MLflow tracking failed: {exc}"))
         finally:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, keep)
+            passed_on.clear()
         send(answer)
 
 

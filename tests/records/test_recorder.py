@@ -180,3 +180,24 @@ def test_the_api_logs_through_a_child_when_asked(tmp_path: Path) -> None:
     outcome = run_experiment(config, tracking_process="child")
     assert outcome.tracking_error is None and outcome.mlflow_run_id is not None
     _check_logged(str(outcome.tracking_uri), Path(str(outcome.results_dir)), outcome.mlflow_run_id)
+
+
+def test_a_ctrl_c_passed_on_before_the_child_is_ready_stops_the_logging_before_it_starts(tmp_path: Path) -> None:
+    """The run passes Ctrl-C on while its request is under way; the child may still be importing harness or MLflow
+    then. The signal is kept for the request, not dropped (which left the logging to go on, 40 s against a server that
+    never answers) nor fatal (a traceback): the request is answered as interrupted, nothing is logged, and the child
+    still ends cleanly at the end of its input."""
+    import signal
+
+    code, outcome, err = _run(_config(tmp_path), "--no-tracking")
+    assert code == 0, err
+    to = Destination(f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}", "local store", tmp_path / "store")
+    recorder = Recorder.start()
+    try:
+        recorder.process.send_signal(signal.SIGINT)  # at once: before the child has imported anything
+        with pytest.raises(KeyboardInterrupt):
+            recorder.track(read_results(Path(str(outcome["results_dir"]))), to)
+    finally:
+        recorder.close()
+    assert recorder.process.returncode == 0
+    assert not (tmp_path / "store" / "mlflow.db").exists()  # the request stopped before it made the store
