@@ -370,14 +370,8 @@ def _tied_queries(run: Run, precision: type[np.floating[Any]]) -> set[str]:
     >>> sorted(_tied_queries(Run.from_records([("q", "a", 1.0), ("q", "b", 1.0), ("r", "c", 2.0)]), np.float64))
     ['q']
     """
-    ids = run.query_id.combine_chunks() if isinstance(run.query_id, pa.ChunkedArray) else run.query_id
-    encoded = pc.dictionary_encode(pc.cast(ids, pa.string()))
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    scores = run.score.astype(precision)
-    order = np.lexsort((scores, codes))
-    codes, scores = codes[order], scores[order]
-    tied = np.unique(codes[1:][(codes[1:] == codes[:-1]) & (scores[1:] == scores[:-1])])
-    return set(encoded.dictionary.take(pa.array(tied, pa.int64())).to_pylist())
+    names, codes, equal = _equal_pairs(run, precision)
+    return set(names.take(pa.array(np.unique(codes[1:][equal]), pa.int64())).to_pylist())
 
 
 def _equal_neighbours(run: Run, precision: type[np.floating[Any]]) -> int:
@@ -387,12 +381,19 @@ def _equal_neighbours(run: Run, precision: type[np.floating[Any]]) -> int:
     >>> _equal_neighbours(run, np.float64), _equal_neighbours(run, np.float32)   # a C float merges a and b
     (0, 1)
     """
+    return int(np.count_nonzero(_equal_pairs(run, precision)[2]))
+
+
+def _equal_pairs(run: Run, precision: type[np.floating[Any]]) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """(the query ids, each row's query as a code into them sorted by query then score, whether each row's score
+    equals the one before it in the same query) once the scores are read at ``precision``."""
     ids = run.query_id.combine_chunks() if isinstance(run.query_id, pa.ChunkedArray) else run.query_id
-    codes = pc.dictionary_encode(pc.cast(ids, pa.string())).indices.to_numpy(zero_copy_only=False)
+    encoded = pc.dictionary_encode(pc.cast(ids, pa.string()))
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
     scores = run.score.astype(precision)
     order = np.lexsort((scores, codes))
     codes, scores = codes[order], scores[order]
-    return int(np.count_nonzero((codes[1:] == codes[:-1]) & (scores[1:] == scores[:-1])))
+    return encoded.dictionary, codes, (codes[1:] == codes[:-1]) & (scores[1:] == scores[:-1])
 
 
 def _reading(conventions: Conventions, measure: Measure) -> Conventions:
