@@ -124,6 +124,7 @@ $(PEERS)-pyxclib/.installed:
 bench: $(STAMP) $(PEERS)/.installed $(PEERS)-lenskit/.installed $(PEERS)-recbole/.installed $(if $(PYXCLIB_SRC),$(PEERS)-pyxclib/.installed)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/csv_bench.py
 	$(BIN)/python benchmarks/stats_bench.py --ranx
 	$(BIN)/python benchmarks/betting_width.py
 	$(BIN)/python benchmarks/compare_memory.py

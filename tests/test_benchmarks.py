@@ -185,6 +185,24 @@ def test_record_benchmark_reads_the_stages_from_the_progress_lines() -> None:
     assert stages(overlapped, 6.5) == pytest.approx({"compute": 3.1, "write": 0.4, "record": 2.4, "report": 0.6})
 
 
+def test_the_csv_benchmark_gives_both_tools_the_trec_files_rows(tmp_path: Path) -> None:
+    """The tables it writes hold the generated TREC files' rows, and the two tools it times agree on them (it exits
+    naming the measure when they do not)."""
+    import csv
+
+    command = [sys.executable, str(ROOT / "benchmarks" / "csv_bench.py"), "--scenario", "tiny", "--rounds", "1"]
+    done = subprocess.run([*command, "--data", str(tmp_path)], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "tiny as CSV tables: 15,000 run rows, 6 measures, the same means (to 1e-9)" in done.stdout, done.stdout
+    assert "harness / script, each round" in done.stdout.splitlines()[-1]
+    folder = tmp_path / "tiny"
+    for table, trec, fields in (("qrels.csv", "qrels.trec", (0, 2, 3)), ("run.csv", "run.trec", (0, 2, 4))):
+        with open(folder / table, newline="") as handle:
+            rows = list(csv.reader(handle))
+        expected = [[line.split()[i] for i in fields] for line in (folder / trec).read_text().splitlines()]
+        assert rows[1:] == expected and len(expected) > 1000
+
+
 @pytest.mark.slow
 def test_record_benchmark_runs_the_demo(tmp_path: Path) -> None:
     done = subprocess.run(
