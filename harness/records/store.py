@@ -24,7 +24,7 @@ import os
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from pathlib import Path
@@ -108,6 +108,14 @@ class SavedResults:
         ]
         # each part is in order already: a stable sort merges them (3 ms for 1M rows where quicksort took 50)
         return self.per_query.iloc[np.sort(np.concatenate(parts), kind="stable") if parts else np.zeros(0, dtype=np.int64)]
+
+    def per_query_parts(self, dataset: str, measure: str, columns: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """Each system's per-query rows of one dataset's measure (only ``columns``, those it has), in the table's
+        order; the systems in the order of their first row."""
+        parts = {key[1]: rows for key, rows in self._per_query_rows.items() if (key[0], key[2]) == (dataset, measure)}
+        first = sorted(parts, key=lambda system: int(parts[system][0]) if len(parts[system]) else -1)
+        kept = self.per_query[[column for column in columns if column in self.per_query.columns]]
+        return {system: kept.iloc[parts[system]] for system in first}
 
     def values_digest(self, system: str) -> str:
         """The sha256 of a system's per-query values in this folder, whatever the rows' order or the file's format:
