@@ -54,7 +54,7 @@ from harness.comparison.versions import runs_by_system, version_rows
 from harness.config.defaults import DEFAULT_MIN_AFFECTED, DEFAULT_POWER
 from harness.config.schema import Stats
 from harness.errors import ComparisonError
-from harness.evaluation.results import MIN_GEO_MEAN, RunResult, aggregate_values
+from harness.evaluation.results import MIN_GEO_MEAN, RunResult, aggregate_values, same_queries
 from harness.kernels.beyond import stack
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
@@ -159,11 +159,12 @@ def compare(
             continue
         # per-query measures every run of the dataset has (a beyond-accuracy measure needs the dataset's training data)
         measures = tuple(m for m in every_measure if all(m in r.measures for r in by_system.values()))
-        for segment in by_system[systems[0]].segment_names():
+        first = by_system[systems[0]]
+        same = all(same_queries(first.per_query, by_system[s].per_query) for s in systems[1:])
+        for segment in first.segment_names():
             start = len(rows)
             pairs = _pairs(systems, settings)
-            shared = {s: _segment_queries(r, segment) for s, r in by_system.items()}
-            on_union = _on_union(by_system, shared, systems, measures)  # every system's values on their queries' union
+            on_union = _on_union(by_system, segment, systems, measures, same)  # every system's values on the union
             block = _paired_block(dataset, segment, pairs, measures, on_union, settings)
             rows.extend(paired_rows(dataset, segment, block, settings))  # pair, then measure order
             for _ in pairs:
@@ -176,7 +177,8 @@ def compare(
                 ):
                     rows.extend(_version_system_rows(dataset, segment, seeded[(dataset, a)], seeded[(dataset, b)], settings))
                 elif _system_measures(by_system[a], by_system[b]):
-                    queries = np.array(sorted(shared[a] & shared[b]), dtype=object)
+                    shared = _segment_queries(by_system[a], segment) & _segment_queries(by_system[b], segment)
+                    queries = np.array(sorted(shared), dtype=object)
                     rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
                 if any(r.resamples_lists for r in by_system.values()):
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
@@ -571,20 +573,21 @@ def _version_system_rows(
     return out
 
 
-def _evaluated(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
-    """(M, n): whether each measure counts each of ``queries`` (its own queries: :attr:`PerQuery.evaluated`)."""
+def _evaluated(result: RunResult, rows: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
+    """(M, n): whether each measure counts each of the run's per-query ``rows`` (its own queries:
+    :attr:`PerQuery.evaluated`)."""
     per_query = result.per_query
     if per_query.evaluated is None:
-        return np.ones((len(measures), queries.size), dtype=bool)
+        return np.ones((len(measures), rows.size), dtype=bool)
     columns = [per_query.measures.index(m) for m in measures]
-    return np.ascontiguousarray(per_query.evaluated[_rows(result, queries)][:, columns].T)
+    return np.ascontiguousarray(per_query.evaluated[rows][:, columns].T)
 
 
-def _values(result: RunResult, queries: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
-    """(M, n): the run's value of each measure on each of ``queries``."""
+def _values(result: RunResult, rows: np.ndarray, measures: tuple[Measure, ...]) -> np.ndarray:
+    """(M, n): the run's value of each measure on each of its per-query ``rows``."""
     per_query = result.per_query
     columns = [per_query.measures.index(m) for m in measures]
-    return np.ascontiguousarray(per_query.values[_rows(result, queries)][:, columns].T)
+    return np.ascontiguousarray(per_query.values[rows][:, columns].T)
 
 
 @dataclass(frozen=True)
@@ -718,26 +721,38 @@ OnUnion = tuple[np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]
 
 
 def _on_union(
-    by_system: dict[str, RunResult], shared: dict[str, set[str]], systems: list[str], measures: tuple[Measure, ...]
+    by_system: dict[str, RunResult], segment: str, systems: list[str], measures: tuple[Measure, ...], same: bool
 ) -> OnUnion:
-    """(the sorted union of the systems' queries, each system's (M, n) values on it (NaN where it has none), and
-    where it has them (M, n): its queries, each measure's own among them)."""
+    """(the sorted union of the systems' queries in ``segment``, each system's (M, n) values on it (NaN where it has
+    none), and where it has them (M, n): its queries, each measure's own among them).
+
+    ``same``: every system's table holds the same queries in ascending order (:func:`same_queries`, the usual case);
+    where their segment masks agree too, the union is those rows of the tables, read by position.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    masks = [dict(by_system[s].segment_masks()).get(segment) for s in systems]
+    first = masks[0]
+    if same and first is not None and all(m is not None and np.array_equal(m, first) for m in masks[1:]):
+        rows = np.flatnonzero(first)
+        union = np.asarray(by_system[systems[0]].per_query.query_ids[rows], dtype=object)
+        values = {s: _values(by_system[s], rows, measures) for s in systems}
+        return union, values, {s: _evaluated(by_system[s], rows, measures) for s in systems}
     # in Arrow: the union's sort compares UTF-8 bytes, which orders as Python's sorted() does (by code point), and
     # membership is hashed; sorting and searching 200,000 Python strings took 0.25 s a segment
-    ids = {s: pa.array(list(shared[s]), pa.string()) for s in systems}
+    ids = {s: pa.array(list(_segment_queries(by_system[s], segment)), pa.string()) for s in systems}
     every = pc.unique(pa.chunked_array(list(ids.values()), pa.string()))
     sorted_ids = every.take(pc.sort_indices(every))
     union = sorted_ids.to_numpy(zero_copy_only=False)  # Python strings (an object array)
     values, evaluated = {}, {}
     for system in systems:
         present = pc.is_in(sorted_ids, value_set=ids[system]).to_numpy(zero_copy_only=False).astype(bool)
+        rows = _rows(by_system[system], union[present])
         grid_values = np.full((len(measures), union.size), np.nan)
-        grid_values[:, present] = _values(by_system[system], union[present], measures)
+        grid_values[:, present] = _values(by_system[system], rows, measures)
         where = np.zeros((len(measures), union.size), dtype=bool)
-        where[:, present] = _evaluated(by_system[system], union[present], measures)
+        where[:, present] = _evaluated(by_system[system], rows, measures)
         values[system], evaluated[system] = grid_values, where
     return union, values, evaluated
 

@@ -69,7 +69,7 @@ from harness.decision.guard import (
 )
 from harness.decision.verdict import Decision
 from harness.errors import HarnessError
-from harness.evaluation.results import PerQuery, RunResult
+from harness.evaluation.results import PerQuery, RunResult, same_queries
 from harness.measures.registry import REGISTRY
 from harness.measures.spec import Measure
 from harness.stats.bounds import BoundChoice
@@ -476,13 +476,17 @@ def _paired(
         return "no per-query values"
     if measure not in production.measures or measure not in candidate.measures:
         return f"{measure} was not computed for both systems"
-    ids_p, ids_c = production.query_ids.astype(str), candidate.query_ids.astype(str)
-    keep_p = np.ones(ids_p.size, dtype=bool) if mask_production is None else mask_production
-    keep_c = np.ones(ids_c.size, dtype=bool) if mask_candidate is None else mask_candidate
-    both, at_p, at_c = np.intersect1d(ids_p[keep_p], ids_c[keep_c], assume_unique=True, return_indices=True)
-    rows = np.flatnonzero(keep_p)[at_p]
+    keep_p = np.ones(production.query_ids.size, dtype=bool) if mask_production is None else mask_production
+    keep_c = np.ones(candidate.query_ids.size, dtype=bool) if mask_candidate is None else mask_candidate
+    if same_queries(production, candidate):  # the usual case: the intersection by position, no search by id
+        rows = np.flatnonzero(keep_p & keep_c)
+        both, rows_c = production.query_ids[rows].astype(str), rows
+    else:
+        ids_p, ids_c = production.query_ids.astype(str), candidate.query_ids.astype(str)
+        both, at_p, at_c = np.intersect1d(ids_p[keep_p], ids_c[keep_c], assume_unique=True, return_indices=True)
+        rows, rows_c = np.flatnonzero(keep_p)[at_p], np.flatnonzero(keep_c)[at_c]
     prod = production.column(measure)[rows]
-    cand = candidate.column(measure)[np.flatnonzero(keep_c)[at_c]]
+    cand = candidate.column(measure)[rows_c]
     defined = ~np.isnan(prod) & ~np.isnan(cand)  # a measure undefined for a user (beyond accuracy) leaves that pair out
     return both[defined], prod[defined], cand[defined], rows[defined]
 

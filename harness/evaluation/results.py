@@ -78,6 +78,13 @@ class PerQuery:
         order = np.argsort(ids)
         return ids[order], order
 
+    @cached_property
+    def ascending(self) -> bool:
+        """Whether the ids are strictly ascending by code point (UTF-8's byte order, trec_eval's): checked, not assumed,
+        as it lets :func:`same_queries` read a union or an intersection of two tables by position."""
+        ids = self.query_ids
+        return bool(ids.size < 2 or np.all(ids[1:] > ids[:-1]))
+
     def queries_of(self, j: int) -> np.ndarray:
         """Which queries measure j is evaluated on (a mask over ``query_ids``)."""
         return np.ones(len(self.query_ids), dtype=bool) if self.evaluated is None else self.evaluated[:, j]
@@ -125,6 +132,20 @@ class PerQuery:
             }
         )
         return frame if self.evaluated is None else frame[self.evaluated.reshape(-1)].reset_index(drop=True)
+
+
+def same_queries(a: PerQuery, b: PerQuery) -> bool:
+    """Whether two tables hold the same queries in the same ascending order: then the sorted union of their queries,
+    and their intersection, are either one's ids, and each query's row is the same in both (no search by id).
+
+    >>> ids = np.array(["u1", "u2"], dtype=object)
+    >>> one = PerQuery("a", ids, (), np.zeros((2, 0)), np.ones(2, bool))
+    >>> same_queries(one, PerQuery("b", ids.copy(), (), np.zeros((2, 0)), np.ones(2, bool)))
+    True
+    >>> same_queries(one, PerQuery("b", ids[::-1].copy(), (), np.zeros((2, 0)), np.ones(2, bool)))
+    False
+    """
+    return a.ascending and (a.query_ids is b.query_ids or np.array_equal(a.query_ids, b.query_ids))
 
 
 def joined(run: str, tables: list[PerQuery], measures: tuple[Measure, ...]) -> PerQuery:

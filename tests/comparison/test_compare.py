@@ -125,12 +125,50 @@ def test_the_union_of_the_systems_queries_is_in_pythons_order_whatever_the_ids()
         np.array([""] * len(kept), dtype=object),
         {},
     )
-    union, values, evaluated = _on_union({"a": a, "b": b}, {"a": set(ids), "b": set(kept)}, ["a", "b"], a.per_query.measures)
+    union, values, evaluated = _on_union({"a": a, "b": b}, "all", ["a", "b"], a.per_query.measures, same=False)
     assert union.tolist() == sorted(ids)
     assert evaluated["b"].tolist() == [[i in kept for i in sorted(ids)]] and evaluated["a"].all()  # (measures, queries)
     by_id = dict(zip(ids, a.per_query.values[:, 0], strict=True))
     assert values["a"][0].tolist() == [by_id[i] for i in sorted(ids)]
     assert np.isnan(values["b"][~evaluated["b"]]).all()
+
+
+def _shuffled(result: RunResult, order: np.ndarray) -> RunResult:
+    """The same run with its per-query table's rows in another order."""
+    table = result.per_query
+    evaluated = None if table.evaluated is None else table.evaluated[order]
+    per_query = PerQuery(table.run, table.query_ids[order], table.measures, table.values[order], table.in_run[order], evaluated)
+    return RunResult(result.dataset, result.system, per_query, result.segments[order], {})
+
+
+@pytest.mark.parametrize("systems", [2, 3])
+def test_tables_with_the_same_queries_are_compared_by_position_as_by_id(systems: int) -> None:
+    """Where every system's table holds the same queries in ascending order (the usual case), the comparisons read
+    them by position; the rows are those of the same tables in other orders, compared by id, bit for bit."""
+    from harness.decision.release import paired_values
+    from harness.evaluation.results import same_queries
+
+    rng = np.random.default_rng(12)
+    segments = list(rng.choice(["new", "old"], size=40))
+    results = [
+        _result(f"s{i}", {"AP": list(rng.random(40)), "P@5": list(rng.integers(0, 6, 40) / 5)}, segments) for i in range(systems)
+    ]
+    shuffled = [_shuffled(r, rng.permutation(40)) for r in results]
+    assert same_queries(results[0].per_query, results[1].per_query)
+    assert not same_queries(results[0].per_query, shuffled[1].per_query)
+    by_position = _rows(results, mode="all_pairs", resampling="always")
+    by_id = _rows([results[0], *shuffled[1:]], mode="all_pairs", resampling="always")
+    assert len(by_position) == len(by_id) == 3 * 2 * systems * (systems - 1) // 2
+    for mine, theirs in zip(by_position, by_id, strict=True):
+        assert mine.keys() == theirs.keys()
+        for key, value in mine.items():
+            assert value == theirs[key] or (value != value and theirs[key] != theirs[key]), key  # NaN alike
+    for segment in ("all", "new"):
+        masks = [dict(r.segment_masks())[segment] for r in (results[0], results[1], shuffled[1])]
+        fast = paired_values(results[0].per_query, results[1].per_query, results[0].measures[0], masks[0], masks[1])
+        slow = paired_values(results[0].per_query, shuffled[1].per_query, results[0].measures[0], masks[0], masks[2])
+        assert fast.production.tobytes() == slow.production.tobytes()  # type: ignore[union-attr]
+        assert fast.candidate.tobytes() == slow.candidate.tobytes()  # type: ignore[union-attr]
 
 
 def test_each_measure_is_tested_over_its_own_queries() -> None:
