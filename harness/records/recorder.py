@@ -18,6 +18,7 @@ can corrupt it); its stderr is the run's.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import os
@@ -28,7 +29,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, NoReturn
 
 from harness.errors import TrackingError
 from harness.progress import SILENT, Progress
@@ -250,7 +251,7 @@ def _serve() -> None:
         try:
             request = pickle.load(requests)
         except Exception:  # the end of the input (the run is over), or a message cut short by its end
-            return
+            _leave()
         if not imported:  # once the run has read its inputs: not beside its evaluation, which takes every core
             for module in ("mlflow.tracking", "mlflow.store.tracking.sqlalchemy_store"):
                 with contextlib.suppress(Exception):  # one that fails here fails again where it is needed, and says so
@@ -282,6 +283,16 @@ def _serve() -> None:
             signal.signal(signal.SIGINT, keep)
             passed_on.clear()
         send(answer)
+
+
+def _leave() -> NoReturn:
+    """End the child once the run's input has ended, after the exit handlers (logging's flush, MLflow's end of a run
+    left active, temporary files' removal), without the interpreter's teardown of MLflow's modules and the results
+    it was given: 0.6 s that the run spent waiting for its child to exit, with nothing left to write."""
+    atexit._run_exitfuncs()
+    with contextlib.suppress(OSError):
+        sys.stderr.flush()
+    os._exit(0)
 
 
 def _with_notes(tracked: Tracked, notes: list[str]) -> Tracked:
