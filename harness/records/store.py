@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness._atomic import atomic_write
 from harness._text import for_csv
@@ -109,13 +109,39 @@ class SavedResults:
         # each part is in order already: a stable sort merges them (3 ms for 1M rows where quicksort took 50)
         return self.per_query.iloc[np.sort(np.concatenate(parts), kind="stable") if parts else np.zeros(0, dtype=np.int64)]
 
-    def per_query_parts(self, dataset: str, measure: str, columns: Sequence[str]) -> dict[str, pd.DataFrame]:
-        """Each system's per-query rows of one dataset's measure (only ``columns``, those it has), in the table's
-        order; the systems in the order of their first row."""
-        parts = {key[1]: rows for key, rows in self._per_query_rows.items() if (key[0], key[2]) == (dataset, measure)}
-        first = sorted(parts, key=lambda system: int(parts[system][0]) if len(parts[system]) else -1)
-        kept = self.per_query[[column for column in columns if column in self.per_query.columns]]
-        return {system: kept.iloc[parts[system]] for system in first}
+    def wide_per_query(
+        self, dataset: str, by: Literal["system", "measure"], of: str, keys: Sequence[str] = ("seed", "query_id", "segment")
+    ) -> pd.DataFrame:
+        """One dataset's per-query values with a column for each system of the measure ``of`` (``by="system"``) or
+        each measure of the system ``of`` (``by="measure"``): ``pivot_table(index=keys, columns=by, values="value",
+        sort=False).reset_index()`` of those rows (the ``keys`` the table has).
+
+        Where the columns' rows line up (the same keys in the same order, distinct, every value finite: one run of a
+        system, as usual) they are read as they are, a cell's mean being its one value, bit for bit; the pivot took
+        0.1-0.2 s a table at 200,000 users.
+        """
+        import numpy as np
+        import pandas as pd
+
+        at = 1 if by == "system" else 2  # where ``by`` is in a (dataset, system, measure) key; ``of`` is in the other
+        rows = {key[at]: found for key, found in self._per_query_rows.items() if (key[0], key[3 - at]) == (dataset, of)}
+        names = sorted(rows, key=lambda name: int(rows[name][0]) if len(rows[name]) else -1)  # the pivot's: first seen
+        index = [column for column in keys if column in self.per_query.columns]
+        if names and "seed" not in index:
+            table = self.per_query[[*index, "value"]]
+            parts = [table.iloc[rows[name]] for name in names]
+            first = parts[0][index].reset_index(drop=True)
+            values = {name: part["value"].to_numpy(dtype=np.float64) for name, part in zip(names, parts, strict=True)}
+            if (
+                all(np.isfinite(column).all() for column in values.values())
+                and all(part[index].reset_index(drop=True).equals(first) for part in parts[1:])
+                and first["query_id"].is_unique
+            ):
+                wide = pd.concat([first, pd.DataFrame(values)], axis=1)
+                wide.columns.name = by
+                return wide
+        mine = self.per_query_of(dataset, measure=of) if by == "system" else self.per_query_of(dataset, system=of)
+        return mine.pivot_table(index=index, columns=by, values="value", sort=False).reset_index()
 
     def values_digest(self, system: str) -> str:
         """The sha256 of a system's per-query values in this folder, whatever the rows' order or the file's format:

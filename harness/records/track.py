@@ -655,13 +655,12 @@ def _log_runs(
         models = {s["name"]: s["model"] for s in config["systems"] if s.get("model")}
         digests = {i["role"]: i["sha256"][:36] for i in provenance["inputs"]}
         seeded = "seed" in summary.columns  # a child run per system (its version), and one per run of its seeds
+        index = ("seed", "query_id", "segment") if seeded else ("query_id", "segment")
 
         @functools.cache
         def wide_of(dataset: str, system: str) -> Any:
             """A system's per-query values on a dataset, one column per measure (and a seed column with seeds)."""
-            index = ["seed", "query_id", "segment"] if seeded else ["query_id", "segment"]
-            mine = results.per_query_of(dataset, system)
-            return mine.pivot_table(index=index, columns="measure", values="value", sort=False).reset_index()
+            return results.wide_per_query(dataset, "measure", system, keys=index)
 
         by = ["dataset", "system", "seed"] if seeded else ["dataset", "system"]
         for group, rows in summary.groupby(by, sort=False):

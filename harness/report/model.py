@@ -615,33 +615,14 @@ class _Wide:
 
 
 def _wides(results: SavedResults, dataset: str, measures: Sequence[Measure]) -> dict[Measure, _Wide]:
-    """Each measure's (query_id, segment) x system values, as pandas' ``pivot_table`` of its per-query rows gives
-    them: rows in the order of their first appearance, a cell the mean of its values.
-
-    Where every system has one finite value per query over the same rows in the same order (one run each, as
-    usual), the parts are read as they are: a cell's mean is then its value, bit for bit (-0.0 too), where the pivot
-    took 0.1 s a measure at 200,000 users. The measures of a dataset mostly share their
-    rows, whose ids are then checked distinct once.
-    """
-    wides, distinct = {}, None
+    """Each measure's (query_id, segment) x system values (:meth:`SavedResults.wide_per_query`: a system with several
+    runs shows their mean)."""
+    wides = {}
     for m in measures:
-        parts = results.per_query_parts(dataset, str(m), ("query_id", "segment", "value", "seed"))
-        frames = list(parts.values())
-        if frames and "seed" not in frames[0].columns:
-            keys = frames[0][["query_id", "segment"]].reset_index(drop=True)
-            values = {system: rows["value"].to_numpy(dtype=np.float64) for system, rows in parts.items()}
-            if (
-                all(np.isfinite(v).all() for v in values.values())
-                and all(rows[["query_id", "segment"]].reset_index(drop=True).equals(keys) for rows in frames[1:])
-                and ((distinct is not None and keys.equals(distinct)) or keys["query_id"].is_unique)
-            ):
-                wides[m], distinct = _Wide(keys, values), keys
-                continue
-        pivot = results.per_query_of(dataset, measure=str(m)).pivot_table(
-            index=["query_id", "segment"], columns="system", values="value", sort=False
-        )
-        keys = pivot.index.to_frame(index=False)
-        wides[m] = _Wide(keys, {str(s): pivot[s].to_numpy(dtype=np.float64) for s in pivot.columns})
+        wide = results.wide_per_query(dataset, "system", str(m), keys=("query_id", "segment"))
+        systems = [str(column) for column in wide.columns[2:]]
+        values = {s: wide[s].to_numpy(dtype=np.float64) for s in systems}
+        wides[m] = _Wide(wide[["query_id", "segment"]], values)
     return wides
 
 
