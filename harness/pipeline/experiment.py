@@ -211,10 +211,12 @@ def _evaluators(
     progress: Progress,
     judgments: bool = True,
     apart: bool = True,
+    segments: dict[str, str] | None = None,
 ) -> dict[Conventions, Evaluator]:
     """An evaluator per set of conventions the measures are evaluated under (``apart``: the profile's tool computes
     some under conventions of their own, :meth:`Experiment.conventions_for`), the experiment's first; the judgments,
-    training data and catalogue read once, the items' context prepared once and shared."""
+    training data and catalogue read once, the items' context prepared once and shared. ``segments``: the dataset's
+    segment file as read already (UserMAD's groups), else read here."""
 
     computed = experiment.measures_for(dataset)
     measures = tuple(m for m in measures if m in computed)
@@ -236,7 +238,7 @@ def _evaluators(
     if dataset.items is not None:
         progress(f"loading items {dataset.items.path}")
         items = read_items(dataset.items.path, dataset.items.id, groups=dataset.items.groups)
-    user_groups = _load_segments(dataset) if dataset.segments is not None else None  # UserMAD's groups
+    user_groups = segments if segments is not None or dataset.segments is None else _load_segments(dataset)  # UserMAD's
     out: dict[Conventions, Evaluator] = {}
     context = None
     for group_conventions, group in groups.items():
@@ -381,12 +383,14 @@ def _evaluate_labelled(
     """Every system on one dataset under its qrels, in the config's order."""
     results: list[RunResult] = []
     with_runs = tuple(run for s in experiment.systems for run in s.each_run(dataset.name))  # a system once per seed
-    evaluators = _evaluators(experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments)
+    segments = _load_segments(dataset) if dataset.segments is not None else {}  # read once: UserMAD's groups too
+    evaluators = _evaluators(
+        experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments, segments=segments or None
+    )
     computed = {m for e in evaluators.values() for m in e.measures}
     skipped = ", ".join(str(m) for m in experiment.measures if m not in computed)
     if skipped:
         progress(f"not computed on {dataset.name} (no training data or catalogue there): {skipped}")
-    segments = _load_segments(dataset) if dataset.segments is not None else {}
     parts = []
     for number, evaluator in enumerate(evaluators.values()):
         counted = advance if number == 0 else _quiet_advance  # a run counts once, however many groups evaluate it
@@ -835,6 +839,7 @@ def _run(
                 if recorder is None:
                     tracked = track_results(saved, to, progress=progress)
                 else:  # the report, which links the parent run, rendered here while the child logs the rest
+                    saved.find_values_digests()  # here, while the child is still importing MLflow, not after it
                     # a promotion's line is in the report, and is known only once the records are: rendered after
                     promoting = experiment.release is not None and experiment.release.promote is not None
                     render = partial(_render_early, saved, progress, early)

@@ -40,6 +40,7 @@ from harness.records.recorded import Recorded
 if TYPE_CHECKING:
     import pandas as pd
 
+DIGEST_KEYS = ("dataset", "seed", "query_id", "segment", "measure")  # a values digest's keys, in its sort order
 TABLES = ("per_query", "summary", "diagnostics", "comparisons", "anova", "long_tail", "groups", "per_query_people")
 REQUIRED = ("config.resolved.yaml", "provenance.json", "per_query.parquet", "summary.parquet", "diagnostics.parquet")
 
@@ -153,6 +154,12 @@ class SavedResults:
             self._digests[system] = self._values_digest(system)
         return self._digests[system]
 
+    def find_values_digests(self) -> None:
+        """Find every system's :meth:`values_digest` now: kept with the results, and handed over with them to the
+        process that logs them (``harness run`` finds them while that process is still importing MLflow)."""
+        for system in dict.fromkeys(key[1] for key in self._per_query_rows):
+            self.values_digest(system)
+
     @cached_property
     def _digests(self) -> dict[str, str]:
         return {}
@@ -164,23 +171,53 @@ class SavedResults:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        rows = self.per_query_of(system=system)
-        keys = [c for c in ("dataset", "seed", "query_id", "segment", "measure") if c in rows.columns]
-        # in Arrow: a stable sort by UTF-8 bytes orders as Python's sorted() (by code point), and each column's text
-        # joined by NULs is its values buffer with a NUL after each: 0.27 s where pandas and str.join took 0.9 s
-        text = pa.table({column: _as_text(rows[column]) for column in keys})
-        order = pc.sort_indices(text, sort_keys=[(column, "ascending") for column in keys])
+        keys = [c for c in DIGEST_KEYS if c in self.per_query.columns]
+        text = {column: _as_text(self.per_query[column]) for column in keys}  # Arrow's own buffers, not copied
+        order = self._digest_order(system, text)
+        if order is None:  # by the keys: a stable sort by UTF-8 bytes orders as Python's sorted() (by code point)
+            found = [at for key, at in self._per_query_rows.items() if key[1] == system]
+            rows = np.sort(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+            mine = pa.table({column: text[column].take(rows) for column in keys})
+            order = rows[pc.sort_indices(mine, sort_keys=[(column, "ascending") for column in keys]).to_numpy()]
+        # each column's text joined by NULs is its values buffer with a NUL after each: 0.27 s where pandas and
+        # str.join took 0.9 s
         digest = hashlib.sha256()
         nul, empty = pa.scalar("\0", pa.large_string()), pa.scalar("", pa.large_string())
         for column in keys:
-            ended = pc.binary_join_element_wise(text[column].take(order).combine_chunks(), empty, nul)
+            ended = pc.binary_join_element_wise(_one_chunk(text[column].take(order)), empty, nul)
             offsets = np.frombuffer(ended.buffers()[1], dtype=np.int64)
             start, stop = int(offsets[ended.offset]), int(offsets[ended.offset + len(ended)])
             digest.update(memoryview(ended.buffers()[2])[start : max(start, stop - 1)] if len(ended) else b"")
             digest.update(b"\1")
-        values = rows["value"].to_numpy(dtype=np.float64)[order.to_numpy()]
+        values = self.per_query["value"].to_numpy(dtype=np.float64)[order]
         digest.update(np.where(np.isnan(values), np.nan, values).tobytes())  # one NaN, whatever its payload
         return digest.hexdigest()
+
+    def _digest_order(self, system: str, text: dict[str, Any]) -> Any:
+        """The rows of a system in its digest's order (by dataset, query, segment and measure), found from the table's
+        groups where they line up: each measure of a dataset over the same queries in ascending order, with the same
+        segments, no seeds (one run of the system, as harness writes it). The order is then each dataset's queries, a
+        query's measures by name, without a sort of a million rows of text (0.1 s a system at 200,000 users). None
+        where they do not."""
+        import numpy as np
+
+        if "seed" in self.per_query.columns:
+            return None
+        pieces = []
+        for dataset in sorted({key[0] for key in self._per_query_rows if key[1] == system}):
+            measures = sorted(key[2] for key in self._per_query_rows if key[:2] == (dataset, system))
+            parts = [self._per_query_rows[(dataset, system, measure)] for measure in measures]
+            queries, segments = (_one_chunk(text[column].take(parts[0])) for column in ("query_id", "segment"))
+            ids = queries.to_numpy(zero_copy_only=False)
+            if not bool(np.all(ids[1:] > ids[:-1])) or any(
+                len(at) != len(parts[0])
+                or not _one_chunk(text["query_id"].take(at)).equals(queries)
+                or not _one_chunk(text["segment"].take(at)).equals(segments)
+                for at in parts[1:]
+            ):
+                return None
+            pieces.append(np.stack(parts, axis=1).reshape(-1))
+        return np.concatenate(pieces) if pieces else None
 
     @cached_property
     def _per_query_rows(self) -> dict[tuple[str, str, str], Any]:
@@ -188,6 +225,13 @@ class SavedResults:
         report and tracking ask for dozens of slices of it (a filter each took a pass over every row)."""
         groups = self.per_query.groupby(["dataset", "system", "measure"], sort=False, observed=True).indices
         return {key: rows for key, rows in groups.items()}  # type: ignore[misc]
+
+
+def _one_chunk(array: Any) -> Any:
+    """An Arrow array in one piece (a chunked one's chunks combined)."""
+    import pyarrow as pa
+
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
 def _as_text(column: Any) -> Any:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 
 from harness.cli import main
@@ -53,11 +54,19 @@ def _by_hand(rows: pd.DataFrame) -> str:
     return digest.hexdigest()
 
 
-def test_the_digest_is_its_definition_whatever_the_rows_order(tmp_path: Path) -> None:
+def test_the_digest_is_its_definition_whatever_the_rows_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow.compute as pc
+
     folder = _folder(tmp_path)
     table = pd.read_parquet(folder / "per_query.parquet")
-    for system in ("a", "b"):
-        assert read_results(folder).values_digest(system) == _by_hand(table[table["system"] == system])
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("sorted")
+
+    with monkeypatch.context() as patched:  # as harness writes them, a system's rows line up: their order, not a sort
+        patched.setattr(pc, "sort_indices", refused)
+        for system in ("a", "b"):
+            assert read_results(folder).values_digest(system) == _by_hand(table[table["system"] == system])
     shuffled = table.sample(frac=1.0, random_state=3).reset_index(drop=True)
     shuffled.to_parquet(folder / "per_query.parquet", index=False)
     assert read_results(folder).values_digest("a") == _by_hand(table[table["system"] == "a"])
@@ -65,3 +74,32 @@ def test_the_digest_is_its_definition_whatever_the_rows_order(tmp_path: Path) ->
     changed.loc[(changed["system"] == "a") & (changed["query_id"] == "é1") & (changed["measure"] == "AP"), "value"] += 1e-12
     changed.to_parquet(folder / "per_query.parquet", index=False)
     assert read_results(folder).values_digest("a") != _by_hand(table[table["system"] == "a"])
+
+
+@pytest.mark.parametrize("shape", ["two datasets", "a measure on one dataset only", "seeds", "unsorted ids", "-0.0 and NaN"])
+def test_the_digest_of_hand_made_tables_is_its_definition(shape: str) -> None:
+    """Several datasets (each with its own measures), seeds, ids out of order, and values whose bits differ: the
+    order found from the table's groups, or by the sort, is the definition's."""
+    from harness.records.store import SavedResults
+
+    ids = ["Z", "q1", "q10", "q2", "é1"]
+    rows = [
+        (d, s, q, "new" if i % 2 else "old", m, float(i + 2 * j) / 7)
+        for d in ("web", "news")
+        for s in ("a", "b")
+        for j, m in enumerate(("nDCG@10", "AP", "RR"))
+        for i, q in enumerate(ids)
+    ]
+    frame = pd.DataFrame(rows, columns=["dataset", "system", "query_id", "segment", "measure", "value"])
+    if shape == "a measure on one dataset only":
+        frame = frame[(frame["dataset"] == "web") | (frame["measure"] != "AP")]
+    elif shape == "seeds":
+        frame = pd.concat([frame.assign(seed="1"), frame.assign(seed="2", value=frame["value"] / 3)], ignore_index=True)
+    elif shape == "unsorted ids":
+        frame = frame.iloc[np.random.default_rng(5).permutation(len(frame))]
+    elif shape == "-0.0 and NaN":
+        frame.loc[frame.index[3], "value"], frame.loc[frame.index[4], "value"] = -0.0, np.nan
+    frame = frame.reset_index(drop=True)
+    results = SavedResults(Path("."), {}, {}, frame, pd.DataFrame(), pd.DataFrame())
+    for system in ("a", "b"):
+        assert results.values_digest(system) == _by_hand(frame[frame["system"] == system])
