@@ -252,12 +252,12 @@ def _serve() -> None:
             request = pickle.load(requests)
         except Exception:  # the end of the input (the run is over), or a message cut short by its end
             _leave()
+        kind = request[0]
         if not imported:  # once the run has read its inputs: not beside its evaluation, which takes every core
-            for module in ("mlflow.tracking", "mlflow.store.tracking.sqlalchemy_store"):
+            for module in _client_modules(request[1] if kind == "open" else request[2]):
                 with contextlib.suppress(Exception):  # one that fails here fails again where it is needed, and says so
                     importlib.import_module(module)
             imported = True
-        kind = request[0]
         if kind == "open":
             with contextlib.suppress(Exception), store_lock(request[1].uri, request[1].output_root) as made:
                 notes.extend(made)  # a half-made store set aside: the user is told with the records
@@ -283,6 +283,20 @@ def _serve() -> None:
             signal.signal(signal.SIGINT, keep)
             passed_on.clear()
         send(answer)
+
+
+def _client_modules(to: Any) -> tuple[str, ...]:
+    """What logging to ``to`` (a :class:`Destination`; anything else: the client alone) imports: MLflow's client,
+    and its SQL store for a database (a local store), which a tracking server's client never loads (0.65 s of CPU).
+
+    >>> _client_modules(Destination("http://127.0.0.1:5000", "config", Path("out")))
+    ('mlflow.tracking',)
+    >>> _client_modules(Destination("sqlite:///out/mlflow.db", "local store", Path("out")))[-1]
+    'mlflow.store.tracking.sqlalchemy_store'
+    """
+    scheme = str(getattr(to, "uri", "")).split(":", 1)[0].split("+", 1)[0].lower()
+    database = scheme in ("sqlite", "postgresql", "mysql", "mssql")
+    return ("mlflow.tracking", *(("mlflow.store.tracking.sqlalchemy_store",) if database else ()))
 
 
 def _leave() -> NoReturn:
