@@ -255,3 +255,35 @@ def sign_products(const uint64_t[::1] keys, const double[:, ::1] x, int64_t firs
 def sign_products_width():
     """The columns :func:`sign_products` sums together (its x has a multiple of them)."""
     return WIDTH
+
+
+def exponent_limb_sums(const double[::1] values, int64_t[:, ::1] out):
+    """For :func:`harness.stats.grid.float_total`: each value as its signed 53-bit integer mantissa times 2 to its
+    exponent field (1 for a subnormal or zero), the mantissa's three limbs of 18 bits (the top one signed) added to
+    ``out[level, exponent field]``; returns the least exponent field. Integers throughout, so the sums are exact (a
+    limb is below 2^18: 2^45 values before one could overflow)."""
+    cdef Py_ssize_t i, n = values.shape[0]
+    cdef int64_t bits, mantissa, field, least = 2047
+    cdef const int64_t* raw
+    if out.shape[0] != 3 or out.shape[1] != 2048:
+        raise ValueError(f"an output of {out.shape[0]} x {out.shape[1]} for 3 limbs x 2048 exponents")
+    if n == 0:
+        return least
+    raw = <const int64_t*> &values[0]
+    with nogil:
+        for i in range(n):
+            bits = raw[i]
+            field = (bits >> 52) & 0x7FF
+            mantissa = bits & 0xFFFFFFFFFFFFFLL
+            if field > 0:
+                mantissa = mantissa | 0x10000000000000LL
+            else:
+                field = 1
+            if bits < 0:
+                mantissa = -mantissa
+            if field < least:
+                least = field
+            out[0, field] += mantissa & 0x3FFFF
+            out[1, field] += (mantissa >> 18) & 0x3FFFF
+            out[2, field] += mantissa >> 36
+    return least

@@ -162,6 +162,29 @@ def test_grid_sums_are_exact_where_float_sums_are_not() -> None:
     assert sum(float(d[0, p].sum()) for p in parts) != float(d.sum())  # the plain float sum depends on the split
 
 
+@pytest.mark.parametrize("shape", ["wide exponents", "subnormals and zeros", "one value", "extremes", "cancelling"])
+def test_float_total_is_the_exact_rational_sum(shape: str) -> None:
+    """``grid.float_total`` (a compiled pass over the mantissas' limbs) is the sum in exact rational arithmetic, and
+    its exponent the least of the values' (a zero or subnormal counts as the smallest normal's field)."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(11)
+    tiny = np.finfo(np.float64).smallest_subnormal
+    values = {
+        "wide exponents": rng.normal(0, 1, 5_000) * np.exp2(rng.integers(-300, 300, 5_000)),
+        "subnormals and zeros": np.concatenate([rng.integers(-50, 50, 300) * tiny, np.zeros(5), -np.zeros(5), [1.5]]),
+        "one value": np.array([-0.1]),
+        "extremes": np.array([np.finfo(np.float64).max, -np.finfo(np.float64).max, np.finfo(np.float64).max / 3, tiny]),
+        "cancelling": np.array([1e16, 1.0, -1e16, 0.1, 0.2, -0.3]),
+    }[shape]
+    integer, exponent = grid.float_total(values)
+    assert Fraction(integer) * Fraction(2) ** exponent == sum((Fraction(float(v)) for v in values), Fraction(0))
+    fields = np.maximum((values.view(np.int64) >> 52) & 0x7FF, 1)
+    assert exponent == int(fields.min()) - 1075
+    with pytest.raises(ValueError, match="3 limbs x 2048 exponents"):  # the compiled pass writes only where it can
+        grid.kernels.exponent_limb_sums(values, np.zeros((3, 1024), dtype=np.int64))
+
+
 @pytest.mark.parametrize("m", [4, 7])  # 7 systems: shuffled permutations, not drawn from the table of all
 def test_anova_and_tukey_do_not_depend_on_the_queries_order(m: int) -> None:
     from harness.stats import anova as group_stats
