@@ -18,8 +18,8 @@ can corrupt it); its stderr is the run's.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
+import gc
 import importlib
 import os
 import pickle
@@ -29,7 +29,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, Literal, NoReturn
+from typing import IO, Any, Literal
 
 from harness.errors import TrackingError
 from harness.progress import SILENT, Progress
@@ -251,7 +251,10 @@ def _serve() -> None:
         try:
             request = pickle.load(requests)
         except Exception:  # the end of the input (the run is over), or a message cut short by its end
-            _leave()
+            # this process is harness's own and ends now: its heap (MLflow's modules, the results) is left out of the
+            # interpreter's last collection, which the run would wait 0.5 s for; exit handlers and finalizers still run
+            gc.freeze()
+            return
         kind = request[0]
         if not imported:  # once the run has read its inputs: not beside its evaluation, which takes every core
             for module in _client_modules(request[1] if kind == "open" else request[2]):
@@ -297,16 +300,6 @@ def _client_modules(to: Any) -> tuple[str, ...]:
     scheme = str(getattr(to, "uri", "")).split(":", 1)[0].split("+", 1)[0].lower()
     database = scheme in ("sqlite", "postgresql", "mysql", "mssql")
     return ("mlflow.tracking", *(("mlflow.store.tracking.sqlalchemy_store",) if database else ()))
-
-
-def _leave() -> NoReturn:
-    """End the child once the run's input has ended, after the exit handlers (logging's flush, MLflow's end of a run
-    left active, temporary files' removal), without the interpreter's teardown of MLflow's modules and the results
-    it was given: 0.6 s that the run spent waiting for its child to exit, with nothing left to write."""
-    atexit._run_exitfuncs()
-    with contextlib.suppress(OSError):
-        sys.stderr.flush()
-    os._exit(0)
 
 
 def _with_notes(tracked: Tracked, notes: list[str]) -> Tracked:
