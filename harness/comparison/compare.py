@@ -41,6 +41,7 @@ the same way.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -117,8 +118,9 @@ def _on_test_scale(measures: tuple[Measure, ...], values: np.ndarray) -> np.ndar
 
 
 def count_blocks(results: list[RunResult], settings: CompareSettings) -> int:
-    """How many (dataset, segment, pair) blocks :func:`compare` tests, and (dataset, segment) group tests of three
-    systems or more (the randomised Tukey HSD: the slow part at scale): its unit of progress."""
+    """How many (dataset, segment, pair) blocks :func:`compare` tests, and :data:`TUKEY_STEPS` for each (dataset,
+    segment) group test of three systems or more (the randomised Tukey HSD, the slow part at scale, counted by the
+    tenth of its trials): its unit of progress."""
     total = 0
     for dataset in dict.fromkeys(r.dataset for r in results):
         mine = [r for r in results if r.dataset == dataset]
@@ -126,8 +128,29 @@ def count_blocks(results: list[RunResult], settings: CompareSettings) -> int:
             segments = len(mine[0].segment_names())
             blocks = segments * len(_pairs([r.system for r in mine], settings))
             total += blocks * (2 if any(r.resamples_lists for r in mine) else 1)
-            total += segments if _group_tested(mine, settings) else 0
+            total += segments * TUKEY_STEPS if _group_tested(mine, settings) else 0
     return total
+
+
+TUKEY_STEPS = 10  # progress steps of a segment's ANOVA and Tukey HSD: a tenth of its trials each
+
+
+class _Steps:
+    """``advance()`` called as the share of the Tukey trials done (:data:`~harness.stats.anova.Done`) passes each
+    tenth, from whichever thread did them; :meth:`finish` makes up the rest: :data:`TUKEY_STEPS` calls in all."""
+
+    def __init__(self, advance: Callable[[], None]) -> None:
+        self.advance, self.taken = advance, 0
+        self.lock = threading.Lock()
+
+    def __call__(self, share: float) -> None:
+        with self.lock:
+            while self.taken < min(int(share * TUKEY_STEPS), TUKEY_STEPS):
+                self.taken += 1
+                self.advance()
+
+    def finish(self) -> None:
+        self(1.0)
 
 
 def _group_tested(results: list[RunResult], settings: CompareSettings) -> bool:
@@ -185,9 +208,10 @@ def compare(
             if by_system[systems[0]].people is not None:  # a judged dataset: its means corrected by people's labels
                 judged.correct_pair_rows(rows[start:], by_system, segment, settings.tests, settings.alpha)
             if _group_tested(list(by_system.values()), settings):  # ANOVA and Tukey over users: not for versions
-                groups = _group_tests(dataset, segment, systems, measures, on_union, settings)
+                steps = _Steps(advance)  # the slow part at scale: the bar moves through its trials
+                groups = _group_tests(dataset, segment, systems, measures, on_union, settings, steps)
                 anova_rows.extend(_anova_rows(dataset, segment, systems, measures, groups, rows[start:]))
-                advance()
+                steps.finish()
     if settings.claim == "version":
         version_rows(rows, seeds or results)
     _correct(rows, settings)
@@ -907,15 +931,22 @@ def tukey_identity(dataset: str, segment: str, systems: list[str]) -> tuple[str,
 
 
 def _group_tests(
-    dataset: str, segment: str, systems: list[str], measures: tuple[Measure, ...], here: OnUnion, settings: CompareSettings
+    dataset: str,
+    segment: str,
+    systems: list[str],
+    measures: tuple[Measure, ...],
+    here: OnUnion,
+    settings: CompareSettings,
+    done: group_stats.Done | None = None,
 ) -> GroupTested:
-    """The ANOVA and Tukey HSD here, over the queries every system has (``here``: :func:`_on_union`)."""
+    """The ANOVA and Tukey HSD here, over the queries every system has (``here``: :func:`_on_union`); ``done``: told
+    the share of the Tukey trials done."""
     union, values, evaluated = here
     queries, data, defined = group_arrays(union, values, evaluated, systems, measures)
     # each measure is analysed over the queries where it is defined for every system (beyond accuracy: its own users;
     # NaN under nan: drop), so it never shrinks another's; the draws are keyed by query, so grouping changes nothing
     keys = keyed.query_keys(settings.seed, tukey_identity(dataset, segment, systems), queries)
-    results, tukey = group_stats.run(data, keys, settings.permutations, mask=defined)
+    results, tukey = group_stats.run(data, keys, settings.permutations, mask=defined, done=done)
     assert tukey is not None
     return GroupTested(results, tukey, defined.sum(axis=1))
 

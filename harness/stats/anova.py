@@ -17,6 +17,7 @@ partitioning changes a bit. Like the paired tests they run in passes whose parts
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from itertools import permutations
@@ -30,6 +31,24 @@ from harness.stats import grid, keyed
 # this many systems (m! tabled permutations); beyond, a block of trials over every query at a time
 _TILE_TRIALS, _TILE_QUERIES, _TABLED_SYSTEMS = 512, 1024, 6
 MEASURES_BUDGET = 256 << 20  # bytes: run analyses as many measures at a time as their Tukey trials' arrays fit in
+
+Done = Callable[[float], None]
+"""Told the share of the Tukey trials done so far (0 to 1, rising), from whichever thread did them: their progress."""
+
+
+class _Trials:
+    """Counts a pass's Tukey trials as its threads finish them, and tells ``done`` the share of ``total`` done."""
+
+    def __init__(self, total: int, done: Done | None) -> None:
+        self.total, self.done, self.count = max(total, 1), done, 0
+        self.lock = threading.Lock()
+
+    def add(self, trials: int) -> None:
+        if self.done is None:
+            return
+        with self.lock:
+            self.count += trials
+            self.done(min(self.count / self.total, 1.0))
 
 
 @dataclass(frozen=True)
@@ -130,7 +149,7 @@ def _indicators(m: int, keys: np.ndarray, first: int, count: int) -> Callable[[i
     return lambda i, j: (perm[:, :, i] == j).astype(np.float64)
 
 
-def _tabled_slots(keys: np.ndarray, m: int, trials: int, stacked: list[np.ndarray]) -> np.ndarray:
+def _tabled_slots(keys: np.ndarray, m: int, trials: int, stacked: list[np.ndarray], counted: _Trials) -> np.ndarray:
     """(trials, m - 1, columns): what each slot holds in each trial, less the last system, summed over the queries:
     :func:`_indicators`' products with ``stacked`` (each (n, columns)), a tile of trials x queries at a time. Each core
     takes a share of the trials; a tile's draws and indicators are made and multiplied while in the cache, where a
@@ -154,14 +173,18 @@ def _tabled_slots(keys: np.ndarray, m: int, trials: int, stacked: list[np.ndarra
                 for i in range(m - 1):
                     for j in range(m - 1):
                         out[start : start + size, i] += lookup[i][j][choice] @ stacked[j][part]
+            counted.add(size)
 
     with threadpool_limits(1, user_api="blas"):  # one BLAS thread per share: more would contend for the same cores
         over_rows(trials, share)
     return out
 
 
-def partial(x: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None = None, tukey: bool = True) -> Partial:
-    """Pass 2 over the queries of ``x`` (M, m, n), whose keys are ``keys``.
+def partial(
+    x: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None = None, tukey: bool = True, done: Done | None = None
+) -> Partial:
+    """Pass 2 over the queries of ``x`` (M, m, n), whose keys are ``keys``; ``done``: told the share of the Tukey
+    trials done as they are (:data:`Done`).
 
     The Tukey trials' shuffled sums are indicator matrices times the data on the grid
     (``[perm[t, q, i] == j] @ x[j]``), exact in limbs. Since every query sends exactly one
@@ -191,17 +214,19 @@ def partial(x: np.ndarray, keys: np.ndarray, plan: Plan, mask: np.ndarray | None
     columns = [grid.split_limbs(on[:, j, :] - on[:, m - 1, :], bits, grid.PRECISION + 1) for j in range(m - 1)]
     count = columns[0].shape[0]
     stacked = [np.ascontiguousarray(c.transpose(2, 0, 1).reshape(n, count * n_measures)) for c in columns]  # (n, L * M)
+    counted = _Trials(plan.trials, done)
     if m <= _TABLED_SYSTEMS:
-        slots = _tabled_slots(keys, m, plan.trials, stacked)
+        slots = _tabled_slots(keys, m, plan.trials, stacked, counted)
     else:
         slots = np.zeros((plan.trials, m - 1, count * n_measures))
         block = max(1, min(plan.trials, 4_000_000 // max(1, n * m)))
-        for done in range(0, plan.trials, block):
-            size = min(block, plan.trials - done)
-            slot_holds = _indicators(m, keys, done, size)
+        for first in range(0, plan.trials, block):
+            size = min(block, plan.trials - first)
+            slot_holds = _indicators(m, keys, first, size)
             for i in range(m - 1):
                 for j in range(m - 1):
-                    slots[done : done + size, i, :] += slot_holds(i, j) @ stacked[j]
+                    slots[first : first + size, i, :] += slot_holds(i, j) @ stacked[j]
+            counted.add(size)
     return Partial(
         system_sums,
         squares,
@@ -272,9 +297,15 @@ def tukey(plan: Plan, whole: Partial, m: int) -> np.ndarray:
 
 
 def run(
-    x: np.ndarray, keys: np.ndarray | None, trials: int = 10_000, mask: np.ndarray | None = None, tukey_hsd: bool = True
+    x: np.ndarray,
+    keys: np.ndarray | None,
+    trials: int = 10_000,
+    mask: np.ndarray | None = None,
+    tukey_hsd: bool = True,
+    done: Done | None = None,
 ) -> tuple[list[AnovaResult], np.ndarray | None]:
-    """The three passes in one process: (ANOVA per measure, Tukey p-values (M, m, m) or None)."""
+    """The three passes in one process: (ANOVA per measure, Tukey p-values (M, m, m) or None); ``done``: told the
+    share of the Tukey trials done as they are, over every measure (:data:`Done`)."""
     data, mask = _masked(x, mask)
     plan = Plan.of(scan(data, mask), trials)
     keys = np.zeros(data.shape[2], dtype=np.uint64) if keys is None else keys
@@ -284,10 +315,12 @@ def run(
     p: list[np.ndarray] = []
     # measures a block at a time: a measure's results depend on its own values, the keys and the whole's bound only,
     # so they are the whole call's bit for bit, and memory is a block's, whatever the measures
-    for lo in range(0, max(data.shape[0], 1), step):
+    blocks = range(0, max(data.shape[0], 1), step)
+    for number, lo in enumerate(blocks):
         hi = min(lo + step, data.shape[0])
         part = plan.measures(lo, hi)
-        whole = partial(data[lo:hi], keys, part, mask[lo:hi], tukey_hsd)
+        share = None if done is None else (lambda f, b=number, tell=done: tell((b + f) / len(blocks)))
+        whole = partial(data[lo:hi], keys, part, mask[lo:hi], tukey_hsd, share)
         results += anova(part, whole, m)
         if tukey_hsd:
             p.append(tukey(part, whole, m))

@@ -203,8 +203,9 @@ def test_each_measure_is_tested_over_its_own_queries() -> None:
 @pytest.mark.parametrize(("systems", "segments"), [(2, None), (3, None), (4, ["new"] * 10 + ["old"] * 10)])
 def test_progress_counts_every_block_compare_advances_by(systems: int, segments: list[str] | None) -> None:
     """count_blocks is the number of advance() calls compare makes: each pair in each segment, and with three systems
-    or more each segment's ANOVA and Tukey HSD (the slow part at scale, so the bar moves through it)."""
-    from harness.comparison.compare import count_blocks
+    or more ten for each segment's ANOVA and Tukey HSD, a tenth of its trials each (the slow part at scale, so the
+    bar moves through it)."""
+    from harness.comparison.compare import TUKEY_STEPS, count_blocks
 
     rng = np.random.default_rng(9)
     results = [_result(f"s{i}", {"AP": list(rng.random(20)), "P@5": list(rng.random(20))}, segments) for i in range(systems)]
@@ -212,4 +213,4 @@ def test_progress_counts_every_block_compare_advances_by(systems: int, segments:
     calls: list[None] = []
     compare(results, results[0].per_query.measures, settings, lambda: calls.append(None))
     pairs, parts = systems * (systems - 1) // 2, 1 + len(set(segments or []))
-    assert len(calls) == count_blocks(results, settings) == parts * (pairs + (systems >= 3))
+    assert len(calls) == count_blocks(results, settings) == parts * (pairs + TUKEY_STEPS * (systems >= 3))

@@ -11,7 +11,7 @@ from functools import reduce
 import numpy as np
 import pytest
 
-from harness.stats import grid, keyed, paired
+from harness.stats import anova, grid, keyed, paired
 
 TESTS = ("t", "wilcoxon", "randomization", "bootstrap")
 
@@ -183,6 +183,23 @@ def test_float_total_is_the_exact_rational_sum(shape: str) -> None:
     assert exponent == int(fields.min()) - 1075
     with pytest.raises(ValueError, match="3 limbs x 2048 exponents"):  # the compiled pass writes only where it can
         grid.kernels.exponent_limb_sums(values, np.zeros((3, 1024), dtype=np.int64))
+
+
+@pytest.mark.parametrize("m", [3, 8])  # 8 systems: the block path beyond the tabled permutations
+def test_the_tukey_trials_tell_their_progress_and_keep_their_bits(m: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``anova.run(done=...)`` is told the share of the trials done, rising to 1, as the threads finish them (over
+    measure blocks too), and its results are those of the run without it, bit for bit."""
+    rng = np.random.default_rng(21)
+    x = rng.random((5, m, 300))
+    keys = keyed.numbered_keys(7, 300)
+    monkeypatch.setattr(anova, "MEASURES_BUDGET", (8 * m * (8 * 1500 + 6 * 300) + 1) * 2)  # 2 measures a block: 3
+    shares: list[float] = []
+    told = anova.run(x, keys, 1500, done=shares.append)
+    plain = anova.run(x, keys, 1500)
+    assert shares == sorted(shares) and shares[-1] == 1.0 and 0 < shares[0] < 0.5
+    assert len(shares) >= (3 * 3 if m == 3 else 3)  # tiles of 512 trials within each block, or a block at a time
+    assert [r.p for r in told[0]] == [r.p for r in plain[0]]
+    assert told[1] is not None and plain[1] is not None and told[1].tobytes() == plain[1].tobytes()
 
 
 @pytest.mark.parametrize("m", [4, 7])  # 7 systems: shuffled permutations, not drawn from the table of all
