@@ -154,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             "write results",
             lambda: save_results(experiment, results, tables, datetime.now(UTC), ["bench"], verdict, frames, digests),
         )
+        stage("values digests", saved.find_values_digests)  # as harness run finds them, before handing them over
         tracked = stage("track (local MLflow)", lambda: recorder.track(saved, tracking_destination(experiment)))
         saved = write_tracking(saved, tracked.as_dict())
         stage("report", lambda: write_report(saved))

@@ -56,7 +56,7 @@ def segment_mask(table: PerQuery, segment: str | None, segments: Mapping[str, st
     """
     if segment is None:
         return None
-    return np.array([(segments or {}).get(q) == segment for q in table.query_ids.astype(str).tolist()], dtype=np.bool_)
+    return np.asarray(table.segment_labels(segments or {}) == segment, dtype=np.bool_)
 
 
 def seeded_values(
@@ -78,8 +78,12 @@ def seeded_users(
     ids, columns = [], []
     for table in runs:
         mask = segment_mask(table, segment, segments)
-        held = table.query_ids.astype(str) if mask is None else table.query_ids.astype(str)[mask]
+        held = table.id_text if mask is None else table.id_text[mask]
         column = table.values[:, list(table.measures).index(measure)]
+        if table.ascending:  # as harness's tables are: in the order of their ids already (no sort)
+            ids.append(held)
+            columns.append(column if mask is None else column[mask])
+            continue
         order = np.argsort(held, kind="stable")
         ids.append(held[order])
         columns.append((column if mask is None else column[mask])[order])

@@ -74,9 +74,36 @@ class PerQuery:
     @cached_property
     def _sorted_ids(self) -> tuple[np.ndarray, np.ndarray]:
         """(the ids sorted, each one's row): found once, as every comparison, segment and guard looks rows up."""
-        ids = self.query_ids.astype(str)
+        ids = self.id_text
         order = np.argsort(ids)
         return ids[order], order
+
+    @cached_property
+    def id_text(self) -> np.ndarray:
+        """The ids as numpy text (``query_ids.astype(str)``, read-only), made once: a version's tests ask for them
+        for every measure and segment."""
+        ids = self.query_ids.astype(str)
+        ids.setflags(write=False)
+        return ids
+
+    def segment_labels(self, segments: Mapping[str, str]) -> np.ndarray:
+        """Each query's segment by ``segments`` (query id -> segment; None where it names none), looked up once per
+        mapping (which is kept with them, so that no other mapping is taken for it).
+
+        >>> t = PerQuery("a", np.array(["u1", "u2"], dtype=object), (), np.zeros((2, 0)), np.ones(2, dtype=bool))
+        >>> t.segment_labels({"u1": "new"}).tolist()
+        ['new', None]
+        """
+        found = self._segment_labels.get(id(segments))
+        if found is None or found[0] is not segments:
+            labels = np.array([segments.get(q) for q in self.id_text.tolist()], dtype=object)
+            labels.setflags(write=False)
+            self._segment_labels[id(segments)] = found = (segments, labels)
+        return found[1]
+
+    @cached_property
+    def _segment_labels(self) -> dict[int, tuple[Mapping[str, str], np.ndarray]]:
+        return {}
 
     @cached_property
     def ascending(self) -> bool:

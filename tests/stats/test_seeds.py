@@ -308,3 +308,28 @@ def test_a_versions_mean_interval_covers_it(r: int, seed_sd: float) -> None:
         _, low, high = mean_interval(table)
         covered += low <= 0.5 <= high
     assert covered / 1_000 >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / 1_000)
+
+
+@pytest.mark.parametrize("segment", [None, "new"])
+def test_seeded_values_are_in_id_order_whatever_the_tables_order(segment: str | None) -> None:
+    """A version's runs x users values: each run's users within the segment, in the order of their ids; tables in
+    that order already are read as they are, others sorted, with the same values."""
+    from harness.comparison.versions import seeded_users
+    from harness.evaluation.results import PerQuery
+
+    rng = np.random.default_rng(8)
+    ids = np.array([f"u{i:03d}" for i in range(40)], dtype=object)
+    segments = {str(q): ("new" if i % 3 else "old") for i, q in enumerate(ids)}
+    tables = [PerQuery(f"r{k}", ids, (Measure("AP"),), rng.random((40, 1)), np.ones(40, bool)) for k in range(3)]
+    shuffled = []
+    for table in tables:
+        order = rng.permutation(40)
+        shuffled.append(PerQuery(table.run, ids[order], table.measures, table.values[order], table.in_run[order]))
+    assert tables[0].ascending and not shuffled[0].ascending
+    users, values = seeded_users(tables, Measure("AP"), segment, segments)  # type: ignore[misc]
+    again, values_again = seeded_users(shuffled, Measure("AP"), segment, segments)  # type: ignore[misc]
+    keep = [i for i, q in enumerate(ids) if segment is None or segments[str(q)] == segment]
+    assert users.tolist() == again.tolist() == [str(ids[i]) for i in keep]
+    assert values.tobytes() == values_again.tobytes() == np.array([t.values[keep, 0] for t in tables]).tobytes()
+    assert tables[0].segment_labels(segments) is tables[0].segment_labels(segments)  # looked up once per mapping
+    assert tables[0].segment_labels(dict(segments)).tolist() == tables[0].segment_labels(segments).tolist()
