@@ -115,11 +115,13 @@ class SavedResults:
     ) -> pd.DataFrame:
         """One dataset's per-query values with a column for each system of the measure ``of`` (``by="system"``) or
         each measure of the system ``of`` (``by="measure"``): ``pivot_table(index=keys, columns=by, values="value",
-        sort=False).reset_index()`` of those rows (the ``keys`` the table has).
+        sort=False).reset_index()`` of those rows (the ``keys`` the table has; without ``seed``, a cell is the mean
+        of a system's runs).
 
-        Where the columns' rows line up (the same keys in the same order, distinct, every value finite: one run of a
-        system, as usual) they are read as they are, a cell's mean being its one value, bit for bit; the pivot took
-        0.1-0.2 s a table at 200,000 users.
+        Where the columns' rows line up (each run's rows the same keys in the same order, distinct, every value
+        finite: as harness writes them) the cells are read off them, bit for bit the pivot's, whose mean is then its
+        one value, or pandas' compensated sum over the runs in the table's order over their number; the pivot took
+        0.1-0.2 s a table at 200,000 users, and 1.3 s for the demo's report.
         """
         import numpy as np
         import pandas as pd
@@ -128,21 +130,33 @@ class SavedResults:
         rows = {key[at]: found for key, found in self._per_query_rows.items() if (key[0], key[3 - at]) == (dataset, of)}
         names = sorted(rows, key=lambda name: int(rows[name][0]) if len(rows[name]) else -1)  # the pivot's: first seen
         index = [column for column in keys if column in self.per_query.columns]
-        if names and "seed" not in index:
-            table = self.per_query[[*index, "value"]]
-            parts = [table.iloc[rows[name]] for name in names]
-            first = parts[0][index].reset_index(drop=True)
-            values = {name: part["value"].to_numpy(dtype=np.float64) for name, part in zip(names, parts, strict=True)}
-            if (
-                all(np.isfinite(column).all() for column in values.values())
-                and all(part[index].reset_index(drop=True).equals(first) for part in parts[1:])
-                and first["query_id"].is_unique
+        seeds = "seed" in self.per_query.columns and "seed" not in index  # a cell is the mean of a system's runs
+        if names and ("seed" not in index):
+            table, codes = self.per_query, self._key_codes
+            columns = {name: _lined_up(table, codes, rows[name], index, seeds) for name in names}
+            found = [column for column in columns.values() if column is not None]
+            if len(found) == len(names) and all(
+                np.array_equal(codes[c][at], codes[c][found[0][0]]) for at, _ in found[1:] for c in index
             ):
-                wide = pd.concat([first, pd.DataFrame(values)], axis=1)
+                labels: pd.DataFrame = table[index].iloc[found[0][0]].reset_index(drop=True)
+                means = pd.DataFrame({name: mean for name, (_, mean) in zip(names, found, strict=True)})
+                wide = pd.concat([labels, means], axis=1)
                 wide.columns.name = by
                 return wide
         mine = self.per_query_of(dataset, measure=of) if by == "system" else self.per_query_of(dataset, system=of)
         return mine.pivot_table(index=index, columns=by, values="value", sort=False).reset_index()
+
+    @cached_property
+    def _key_codes(self) -> dict[str, Any]:
+        """The per-query table's seed, query and segment columns as integer codes (equal texts, equal codes): found
+        once, for the report's and the records' wide tables."""
+        import pyarrow.compute as pc
+
+        found = {}
+        for column in ("seed", "query_id", "segment"):
+            if column in self.per_query.columns:
+                found[column] = pc.dictionary_encode(_one_chunk(_as_text(self.per_query[column]))).indices.to_numpy()
+        return found
 
     def values_digest(self, system: str) -> str:
         """The sha256 of a system's per-query values in this folder, whatever the rows' order or the file's format:
@@ -225,6 +239,45 @@ class SavedResults:
         report and tracking ask for dozens of slices of it (a filter each took a pass over every row)."""
         groups = self.per_query.groupby(["dataset", "system", "measure"], sort=False, observed=True).indices
         return {key: rows for key, rows in groups.items()}  # type: ignore[misc]
+
+
+def _lined_up(table: Any, codes: dict[str, Any], at: Any, index: list[str], seeds: bool) -> tuple[Any, Any] | None:
+    """(the rows of the keys, each key's mean value) of the rows ``at`` of ``table`` (``codes``: its key and seed columns as
+    integer codes), split into runs by the seed column (``seeds``), where the runs line up: the same distinct keys in
+    the same order, each key's rows in the runs' order in the table, every value finite. The mean is pandas' group
+    mean: a key's one value, or the compensated (Kahan) sum of its values in the table's order, from 0, over their
+    number. None where they do not line up."""
+    from itertools import pairwise
+
+    import numpy as np
+
+    parts = [at]
+    if seeds:  # the runs in the order of their first row
+        seed = codes["seed"][at]
+        _, first = np.unique(seed, return_index=True)
+        parts = [at[seed == seed[i]] for i in np.sort(first)]
+    if not all(len(part) == len(parts[0]) for part in parts):
+        return None
+    values = table["value"].to_numpy(dtype=np.float64)
+    runs = [values[part] for part in parts]
+    if (
+        not all(np.isfinite(run).all() for run in runs)
+        or not all(np.all(earlier < later) for earlier, later in pairwise(parts))  # each key's rows in run order
+        or not all(np.array_equal(codes[c][part], codes[c][parts[0]]) for part in parts[1:] for c in index)
+        or (parts[0].size and np.bincount(codes["query_id"][parts[0]]).max() > 1)  # a query twice
+    ):
+        return None
+    if len(runs) == 1:
+        mean = runs[0]
+    else:
+        total, carried = np.zeros(len(parts[0])), np.zeros(len(parts[0]))
+        for run in runs:  # pandas' group_mean: the same additions in the same order
+            step = run - carried
+            after = total + step
+            carried = (after - total) - step
+            total = after
+        mean = total / len(runs)
+    return parts[0], mean
 
 
 def _one_chunk(array: Any) -> Any:

@@ -100,3 +100,39 @@ def test_the_wide_table_is_the_pivot_of_its_rows(
         else:
             assert mine.tolist() == theirs.tolist()
     assert _parquet(wide) == _parquet(expected)  # each child run's artifact: the same bytes
+
+
+@pytest.mark.parametrize("runs", [1, 2, 3, 5])
+@pytest.mark.parametrize("layout", ["run after run", "query by query"])
+def test_a_systems_runs_are_averaged_as_the_pivot_averages_them(runs: int, layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the seed among the keys a cell is the mean of a system's runs (seeds): read off the runs' rows, the
+    pivot's mean to the last bit, for values of any magnitude and signed zeros."""
+    rng = np.random.default_rng(runs)
+    ids = [f"q{i:02d}" for i in range(30)]
+    records = []
+    for seed in range(runs):
+        for system in ("a", "b"):
+            values = rng.normal(size=30) * 10.0 ** rng.integers(-200, 200, size=30)
+            values[:3] = -0.0
+            values[3:5] = rng.integers(0, 3, size=2) / 3
+            records += [
+                (system, str(seed), q, "new" if i % 2 else "old", AP, float(v))
+                for i, (q, v) in enumerate(zip(ids, values, strict=True))
+            ]
+    frame = pd.DataFrame(records, columns=["system", "seed", "query_id", "segment", "measure", "value"])
+    frame.insert(0, "dataset", "d")
+    if layout == "query by query":
+        frame = frame.sort_values(["query_id", "seed"], kind="stable").reset_index(drop=True)
+    results = SavedResults(Path("."), {}, {}, frame, pd.DataFrame(), pd.DataFrame())
+    expected = _pivot(results, "system", AP, ["query_id", "segment"])
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("pivoted")
+
+    monkeypatch.setattr(pd.DataFrame, "pivot_table", refused)
+    wide = results.wide_per_query("d", "system", AP, keys=("query_id", "segment"))
+    monkeypatch.undo()
+    assert list(wide.columns) == list(expected.columns)
+    assert wide[["query_id", "segment"]].equals(expected[["query_id", "segment"]])
+    for system in ("a", "b"):
+        assert wide[system].to_numpy().tobytes() == expected[system].to_numpy().tobytes()
