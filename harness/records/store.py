@@ -131,12 +131,11 @@ class SavedResults:
         names = sorted(rows, key=lambda name: int(rows[name][0]) if len(rows[name]) else -1)  # the pivot's: first seen
         index = [column for column in keys if column in self.per_query.columns]
         seeds = "seed" in self.per_query.columns and "seed" not in index  # a cell is the mean of a system's runs
-        if names and ("seed" not in index):
-            table, codes = self.per_query, self._key_codes
-            columns = {name: _lined_up(table, codes, rows[name], index, seeds) for name in names}
-            found = [column for column in columns.values() if column is not None]
+        table, codes = self.per_query, self._key_codes
+        if names and "seed" not in index and all(c in codes for c in (*index, *(["seed"] if seeds else []))):
+            found = [part for part in (_lined_up(table, codes, rows[name], index, seeds) for name in names) if part is not None]
             if len(found) == len(names) and all(
-                np.array_equal(codes[c][at], codes[c][found[0][0]]) for at, _ in found[1:] for c in index
+                np.array_equal(codes[c][first], codes[c][found[0][0]]) for first, _ in found[1:] for c in index
             ):
                 labels: pd.DataFrame = table[index].iloc[found[0][0]].reset_index(drop=True)
                 means = pd.DataFrame({name: mean for name, (_, mean) in zip(names, found, strict=True)})
@@ -148,13 +147,14 @@ class SavedResults:
 
     @cached_property
     def _key_codes(self) -> dict[str, Any]:
-        """The per-query table's seed, query and segment columns as integer codes (equal texts, equal codes): found
-        once, for the report's and the records' wide tables."""
+        """The per-query table's seed, query and segment columns as integer codes (equal texts, equal codes), those
+        without a missing value (a key the pivot would drop): found once, for the report's and the records' wide
+        tables."""
         import pyarrow.compute as pc
 
         found = {}
         for column in ("seed", "query_id", "segment"):
-            if column in self.per_query.columns:
+            if column in self.per_query.columns and not self.per_query[column].isna().any():
                 found[column] = pc.dictionary_encode(_one_chunk(_as_text(self.per_query[column]))).indices.to_numpy()
         return found
 

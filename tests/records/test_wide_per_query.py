@@ -30,6 +30,7 @@ CASES = {
     "a query twice": False,
     "a query one system lacks": False,
     "seeds": False,
+    "a missing segment": False,  # the pivot leaves out a row whose key is missing
 }
 
 
@@ -48,6 +49,8 @@ def _rows(case: str) -> tuple[list[tuple[str, str, str, str, float]], list[str] 
     elif case == "seeds":
         seeds = ["1"] * len(rows) + ["2"] * len(rows)
         rows += [(s, q, g, m, v / 2) for s, q, g, m, v in rows]
+    elif case == "a missing segment":
+        rows[2] = ("a", "q1", None, AP, -0.0)  # type: ignore[assignment]
     elif case == "the second system's rows first":
         rows = rows[6:] + rows[:6]
     return rows, seeds
