@@ -383,10 +383,9 @@ def _evaluate_labelled(
     """Every system on one dataset under its qrels, in the config's order."""
     results: list[RunResult] = []
     with_runs = tuple(run for s in experiment.systems for run in s.each_run(dataset.name))  # a system once per seed
-    segments = _load_segments(dataset) if dataset.segments is not None else {}  # read once: UserMAD's groups too
-    evaluators = _evaluators(
-        experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments, segments=segments or None
-    )
+    given = _load_segments(dataset) if dataset.segments is not None else None  # read once: UserMAD's groups too
+    evaluators = _evaluators(experiment, dataset, experiment.measures, progress, judgments=engine.reads_judgments, segments=given)
+    segments = given or {}
     computed = {m for e in evaluators.values() for m in e.measures}
     skipped = ", ".join(str(m) for m in experiment.measures if m not in computed)
     if skipped:
