@@ -100,6 +100,12 @@ def _segment_queries(result: RunResult, segment: str) -> set[str]:
     return set() if mask is None else set(result.per_query.query_ids[mask].tolist())
 
 
+def _shared_queries(a: RunResult, b: RunResult, segment: str) -> np.ndarray:
+    """The queries of ``segment`` both runs have, sorted (an object array): the users their system measures are
+    resampled over."""
+    return np.array(sorted(_segment_queries(a, segment) & _segment_queries(b, segment)), dtype=object)
+
+
 def _rows(result: RunResult, queries: np.ndarray) -> np.ndarray:
     """Row of each of ``queries`` (ids all evaluated by the run) in the run's per-query table."""
     return result.per_query.rows_of(queries)
@@ -200,8 +206,7 @@ def compare(
                 ):
                     rows.extend(_version_system_rows(dataset, segment, seeded[(dataset, a)], seeded[(dataset, b)], settings))
                 elif _system_measures(by_system[a], by_system[b]):
-                    shared = _segment_queries(by_system[a], segment) & _segment_queries(by_system[b], segment)
-                    queries = np.array(sorted(shared), dtype=object)
+                    queries = _shared_queries(by_system[a], by_system[b], segment)
                     rows.extend(_system_rows(dataset, segment, by_system[a], by_system[b], queries, settings))
                 if any(r.resamples_lists for r in by_system.values()):
                     advance()  # the pair's system measures: resampling their lists is the slow part at scale
@@ -481,7 +486,7 @@ def system_replicates(
 
     Both runs get the same resample of users, so ``reps_b - reps_a`` are the comparison's bootstrap differences.
     """
-    queries = np.array(sorted(_segment_queries(ra, segment) & _segment_queries(rb, segment)), dtype=object)
+    queries = _shared_queries(ra, rb, segment)
     joined = _joined(ra, rb, queries)
 
     def both(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # every user drawn alike for both runs
