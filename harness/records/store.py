@@ -149,14 +149,47 @@ class SavedResults:
     def _key_codes(self) -> dict[str, Any]:
         """The per-query table's seed, query and segment columns as integer codes (equal texts, equal codes), those
         without a missing value (a key the pivot would drop): found once, for the report's and the records' wide
-        tables."""
-        import pyarrow.compute as pc
+        tables (and the values digests: :meth:`_text_key`)."""
+        return {
+            column: self._text_key(column)[1]
+            for column in ("seed", "query_id", "segment")
+            if column in self.per_query.columns and not self.per_query[column].isna().any()
+        }
 
-        found = {}
-        for column in ("seed", "query_id", "segment"):
-            if column in self.per_query.columns and not self.per_query[column].isna().any():
-                found[column] = pc.dictionary_encode(_one_chunk(_as_text(self.per_query[column]))).indices.to_numpy()
-        return found
+    def _text_key(self, column: str) -> tuple[Any, Any]:
+        """A key column of the per-query table as (its distinct texts in the order of their UTF-8 bytes, each followed
+        by a NUL, as an Arrow array; each row's rank among them): equal texts have equal ranks, and ranks are ordered
+        as the texts are, which is how Python's sorted() orders str (by code point). A missing value is the text
+        "nan" (:func:`_as_text`). Found once per column, for the values digests and the wide tables.
+
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({"query_id": ["q2", "q10", "é", "q2"], "value": [1.0, 2.0, 3.0, 4.0]})
+        >>> texts, ranks = SavedResults(Path("."), {}, {}, table, table, table)._text_key("query_id")
+        >>> texts.to_pylist(), ranks.tolist()
+        (['q10\\x00', 'q2\\x00', 'é\\x00'], [1, 0, 2, 1])
+        """
+        if column not in self._texts:
+            import numpy as np
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            encoded = pc.dictionary_encode(_one_chunk(_as_text(self.per_query[column])))
+            by_text = pc.sort_indices(encoded.dictionary).to_numpy()  # distinct texts: no ties to order
+            rank = np.empty(len(by_text), dtype=np.int32)  # as many as the dictionary's int32 indices can tell apart
+            rank[by_text] = np.arange(len(by_text), dtype=np.int32)
+            nul, empty = pa.scalar("\0", pa.large_string()), pa.scalar("", pa.large_string())
+            ended = pc.binary_join_element_wise(encoded.dictionary.take(by_text), empty, nul)
+            self._texts[column] = (ended, rank[encoded.indices.to_numpy()])
+        return self._texts[column]
+
+    @cached_property
+    def _texts(self) -> dict[str, tuple[Any, Any]]:
+        return {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling sends (to the process that logs the records): all but the key columns' texts and ranks, which
+        the values digests, found before, were the ones to need (:attr:`_key_codes` shares the ranks it uses)."""
+        return {name: value for name, value in self.__dict__.items() if name != "_texts"}
 
     def values_digest(self, system: str) -> str:
         """The sha256 of a system's per-query values in this folder, whatever the rows' order or the file's format:
@@ -182,23 +215,20 @@ class SavedResults:
         import hashlib
 
         import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
 
         keys = [c for c in DIGEST_KEYS if c in self.per_query.columns]
-        text = {column: _as_text(self.per_query[column]) for column in keys}  # Arrow's own buffers, not copied
-        order = self._digest_order(system, text)
-        if order is None:  # by the keys: a stable sort by UTF-8 bytes orders as Python's sorted() (by code point)
+        order = self._digest_order(system)
+        if order is None:  # a stable sort of the rows by the keys' ranks, as by their texts' UTF-8 bytes
             found = [at for key, at in self._per_query_rows.items() if key[1] == system]
             rows = np.sort(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
-            mine = pa.table({column: text[column].take(rows) for column in keys})
-            order = rows[pc.sort_indices(mine, sort_keys=[(column, "ascending") for column in keys]).to_numpy()]
-        # each column's text joined by NULs is its values buffer with a NUL after each: 0.27 s where pandas and
-        # str.join took 0.9 s
+            order = rows[np.lexsort([self._text_key(column)[1][rows] for column in reversed(keys)])] if keys else rows
         digest = hashlib.sha256()
-        nul, empty = pa.scalar("\0", pa.large_string()), pa.scalar("", pa.large_string())
         for column in keys:
-            ended = pc.binary_join_element_wise(_one_chunk(text[column].take(order)), empty, nul)
+            # each row's text and a NUL, taken from the column's distinct texts: the buffer is the texts joined by
+            # NULs, and one NUL more (0.1 s for three systems of the demo, where a sort and a join of the text took
+            # 0.4 s)
+            texts, ranks = self._text_key(column)
+            ended = texts.take(ranks[order])
             offsets = np.frombuffer(ended.buffers()[1], dtype=np.int64)
             start, stop = int(offsets[ended.offset]), int(offsets[ended.offset + len(ended)])
             digest.update(memoryview(ended.buffers()[2])[start : max(start, stop - 1)] if len(ended) else b"")
@@ -207,12 +237,12 @@ class SavedResults:
         digest.update(np.where(np.isnan(values), np.nan, values).tobytes())  # one NaN, whatever its payload
         return digest.hexdigest()
 
-    def _digest_order(self, system: str, text: dict[str, Any]) -> Any:
+    def _digest_order(self, system: str) -> Any:
         """The rows of a system in its digest's order (by dataset, query, segment and measure), found from the table's
         groups where they line up: each measure of a dataset over the same queries in ascending order, with the same
         segments (the same :attr:`_key_codes`), no seeds (one run of the system, as harness writes it). The order is
-        then each dataset's queries, a query's measures by name, without a sort of a million rows of text (0.1 s a
-        system at 200,000 users). None where they do not."""
+        then each dataset's queries, a query's measures by name, without a sort of a million rows (0.1 s a system at
+        200,000 users). None where they do not."""
         import numpy as np
 
         codes = self._key_codes
@@ -222,7 +252,7 @@ class SavedResults:
         for dataset in sorted({key[0] for key in self._per_query_rows if key[1] == system}):
             measures = sorted(key[2] for key in self._per_query_rows if key[:2] == (dataset, system))
             parts = [self._per_query_rows[(dataset, system, measure)] for measure in measures]
-            ids = _one_chunk(text["query_id"].take(parts[0])).to_numpy(zero_copy_only=False)
+            ids = codes["query_id"][parts[0]]  # ranks: ascending as the texts are
             if not bool(np.all(ids[1:] > ids[:-1])) or any(
                 len(at) != len(parts[0]) or not np.array_equal(codes[c][at], codes[c][parts[0]])
                 for at in parts[1:]

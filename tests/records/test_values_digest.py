@@ -45,7 +45,8 @@ def _folder(tmp_path: Path) -> Path:
 def _by_hand(rows: pd.DataFrame) -> str:
     keys = [c for c in ("dataset", "seed", "query_id", "segment", "measure") if c in rows.columns]
     records = sorted(
-        zip(*(rows[k].astype(str).tolist() for k in keys), rows["value"].tolist(), strict=True), key=lambda r: r[:-1]
+        zip(*(rows[k].astype(str).fillna("nan").tolist() for k in keys), rows["value"].tolist(), strict=True),
+        key=lambda r: r[:-1],
     )
     digest = hashlib.sha256()
     for i in range(len(keys)):
@@ -55,18 +56,17 @@ def _by_hand(rows: pd.DataFrame) -> str:
 
 
 def test_the_digest_is_its_definition_whatever_the_rows_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pyarrow.compute as pc
-
     folder = _folder(tmp_path)
     table = pd.read_parquet(folder / "per_query.parquet")
 
     def refused(*args: object, **kwargs: object) -> None:
         raise AssertionError("sorted")
 
+    saved = read_results(folder)
     with monkeypatch.context() as patched:  # as harness writes them, a system's rows line up: their order, not a sort
-        patched.setattr(pc, "sort_indices", refused)
+        patched.setattr(np, "lexsort", refused)
         for system in ("a", "b"):
-            assert read_results(folder).values_digest(system) == _by_hand(table[table["system"] == system])
+            assert saved.values_digest(system) == _by_hand(table[table["system"] == system])
     shuffled = table.sample(frac=1.0, random_state=3).reset_index(drop=True)
     shuffled.to_parquet(folder / "per_query.parquet", index=False)
     assert read_results(folder).values_digest("a") == _by_hand(table[table["system"] == "a"])
@@ -76,10 +76,13 @@ def test_the_digest_is_its_definition_whatever_the_rows_order(tmp_path: Path, mo
     assert read_results(folder).values_digest("a") != _by_hand(table[table["system"] == "a"])
 
 
-@pytest.mark.parametrize("shape", ["two datasets", "a measure on one dataset only", "seeds", "unsorted ids", "-0.0 and NaN"])
+@pytest.mark.parametrize(
+    "shape", ["two datasets", "a measure on one dataset only", "seeds", "unsorted ids", "-0.0 and NaN", "odd keys"]
+)
 def test_the_digest_of_hand_made_tables_is_its_definition(shape: str) -> None:
-    """Several datasets (each with its own measures), seeds, ids out of order, and values whose bits differ: the
-    order found from the table's groups, or by the sort, is the definition's."""
+    """Several datasets (each with its own measures), seeds, ids out of order, values whose bits differ, and keys whose
+    order by rank must be their texts' (an empty id, ids that are prefixes of others, letters beyond ASCII, a missing
+    segment): the order found from the table's groups, or by the sort, is the definition's."""
     from harness.records.store import SavedResults
 
     ids = ["Z", "q1", "q10", "q2", "é1"]
@@ -99,7 +102,29 @@ def test_the_digest_of_hand_made_tables_is_its_definition(shape: str) -> None:
         frame = frame.iloc[np.random.default_rng(5).permutation(len(frame))]
     elif shape == "-0.0 and NaN":
         frame.loc[frame.index[3], "value"], frame.loc[frame.index[4], "value"] = -0.0, np.nan
+    elif shape == "odd keys":
+        odd = {"Z": "", "q1": "q", "q2": "ﬁ", "é1": "éé"}
+        frame = frame.assign(query_id=frame["query_id"].map(lambda q: odd.get(q, q)), segment=frame["segment"].astype(object))
+        frame.loc[frame["query_id"] == "q", "segment"] = None
+        frame = frame.iloc[np.random.default_rng(7).permutation(len(frame))]
     frame = frame.reset_index(drop=True)
     results = SavedResults(Path("."), {}, {}, frame, pd.DataFrame(), pd.DataFrame())
     for system in ("a", "b"):
         assert results.values_digest(system) == _by_hand(frame[frame["system"] == system])
+
+
+def test_results_sent_to_the_logging_process_keep_their_digests_and_leave_the_key_texts(tmp_path: Path) -> None:
+    """What pickling sends to the child that logs: the digests found, the key codes the wide tables read, and not the
+    key columns' texts and ranks (found again where asked for)."""
+    import pickle
+
+    saved = read_results(_folder(tmp_path))
+    saved.find_values_digests()
+    wide = saved.wide_per_query("d", "system", "AP")
+    back = pickle.loads(pickle.dumps(saved, protocol=pickle.HIGHEST_PROTOCOL))
+    assert "_texts" in saved.__dict__ and "_texts" not in back.__dict__
+    assert back._digests == saved._digests and set(back._digests) == {"a", "b"}
+    pd.testing.assert_frame_equal(back.wide_per_query("d", "system", "AP"), wide)
+    back._digests.clear()
+    table = back.per_query
+    assert back.values_digest("b") == saved.values_digest("b") == _by_hand(table[table["system"] == "b"])
