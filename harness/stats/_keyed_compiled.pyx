@@ -118,7 +118,7 @@ def shuffles(const uint64_t[:] keys, Py_ssize_t m, int64_t first, Py_ssize_t lo,
         raise ValueError(f"permutations of {m} systems into an output of {out.shape[2]} places (at most 127)")
     with nogil:
         for r in range(lo, hi):
-            salt = mix(<uint64_t>(first + r + 1) * GOLDEN ^ SHUFFLE_SALT)
+            salt = trial_salt(first + r)
             for q in range(n):
                 for i in range(m):
                     out[r, q, i] = <int8_t>i
@@ -130,19 +130,28 @@ def shuffles(const uint64_t[:] keys, Py_ssize_t m, int64_t first, Py_ssize_t lo,
                     out[r, q, j] = held
 
 
+cdef inline uint64_t trial_salt(int64_t trial) noexcept nogil:
+    """What every query's draw in a trial of :func:`below` and :func:`shuffles` is mixed with."""
+    return mix(<uint64_t>(trial + 1) * GOLDEN ^ SHUFFLE_SALT)
+
+
+cdef inline uint64_t below_one(uint64_t key, uint64_t salt, uint64_t k) noexcept nogil:
+    """A query's uniform integer in [0, k) in the trial of ``salt``: multiply-shift of 32 bits of mix(key ^ salt)."""
+    return ((mix(key ^ salt) >> 32) * k) >> 32
+
+
 def below(const uint64_t[:] keys, int64_t k, int64_t first, Py_ssize_t lo, Py_ssize_t hi, uint16_t[:, ::1] out):
     """out[r, q] for r in lo..hi: query q's uniform integer in [0, k) in trial first + r (multiply-shift of 32 bits)."""
     cdef Py_ssize_t n = keys.shape[0], r, q
-    cdef uint64_t salt, word
+    cdef uint64_t salt
     check_rows(lo, hi, out.shape[0], out.shape[1], n, n)
     if k < 1 or k > 65536:
         raise ValueError(f"integers below {k}: k must be 1 .. 65536")
     with nogil:
         for r in range(lo, hi):
-            salt = mix(<uint64_t>(first + r + 1) * GOLDEN ^ SHUFFLE_SALT)
+            salt = trial_salt(first + r)
             for q in range(n):
-                word = mix(keys[q] ^ salt) >> 32
-                out[r, q] = <uint16_t>((word * <uint64_t>k) >> 32)
+                out[r, q] = <uint16_t>below_one(keys[q], salt, <uint64_t>k)
 
 
 cdef extern from "_keyed_sums.h" nogil:
@@ -255,6 +264,87 @@ def sign_products(const uint64_t[::1] keys, const double[:, ::1] x, int64_t firs
 def sign_products_width():
     """The columns :func:`sign_products` sums together (its x has a multiple of them)."""
     return WIDTH
+
+
+cdef extern from "_keyed_sums.h" nogil:
+    enum:
+        MOST_SLOTS "HARNESS_MOST_SLOTS"
+    void slot_rows "harness_slot_rows"(const uint16_t* choice, Py_ssize_t count, const int8_t* table, int slots,
+                                       const double* const* x, const Py_ssize_t* stride, double* acc)
+
+cdef enum:
+    SLOT_BYTES = 1 << 18  # the queries' values a tile of :func:`slot_sums` reads for its trials: within a core's L2
+
+
+def slot_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const double[:, :, :, ::1] x, int64_t first,
+              Py_ssize_t lo, Py_ssize_t hi, double[:, :, ::1] out):
+    """out[r, i, WIDTH * h + c] += the sum over queries q of x[table[p, i], h, q, c], for r in lo..hi, where p is query
+    q's uniform integer below the rows of ``table`` in trial first + r (:func:`below`'s draw); a system ``table`` names
+    beyond x's (x.shape[0]) adds nothing. x: systems x column groups x queries x WIDTH, so that a group's rows of a
+    system's queries are read one after the other.
+
+    The randomised Tukey HSD's slot sums, with ``table`` the m! permutations' first m - 1 slots (slot i holds system
+    table[p, i]) and x each system's values less the last one's: each (trial, query) adds rows of x, where indicator
+    matrices times x multiplied each of them by every 0 and 1. The queries go a tile at a time (``SLOT_BYTES`` of x),
+    each tile read for every trial, x's columns WIDTH at a time (the caller pads them), a trial's sums in registers.
+    Every value added is an integer, so the sums are exact (and the same as any other order's) while each partial
+    sum stays below 2^53: the caller's limbs see to it.
+    """
+    cdef Py_ssize_t n = keys.shape[0], k = table.shape[0], slots = table.shape[1], held = x.shape[0]
+    cdef Py_ssize_t groups = x.shape[1], columns = x.shape[1] * WIDTH, width, q0, q1, q, r, i, c, h, j, top = 0
+    cdef uint64_t salt
+    cdef uint16_t* choice
+    cdef double zeros[WIDTH]
+    cdef const double* rows[128]
+    cdef Py_ssize_t stride[128]
+    cdef double acc[MOST_SLOTS * WIDTH]
+    if lo < 0 or hi < lo or hi > out.shape[0]:
+        raise ValueError(f"rows {lo}..{hi} of an output of {out.shape[0]}")
+    if x.shape[2] != n or x.shape[3] != WIDTH or out.shape[1] != slots or out.shape[2] != columns:
+        raise ValueError(f"{n} keys, x of {x.shape[0]} x {x.shape[1]} x {x.shape[2]} x {x.shape[3]} ({WIDTH} columns a "
+                         f"group), and an output of {out.shape[1]} slots x {out.shape[2]} columns for a table of {slots} "
+                         f"slots")
+    if k < 1 or k > 65536 or slots > MOST_SLOTS:
+        raise ValueError(f"a table of {k} rows (1 .. 65536) and {slots} slots (at most {MOST_SLOTS})")
+    if table.strides[0] != slots or x.strides[2] != WIDTH * sizeof(double):  # read past a row as the next one
+        raise ValueError("a table whose rows follow one another, and x whose queries' groups do")
+    for r in range(k):
+        for i in range(slots):
+            if table[r, i] < 0:
+                raise ValueError(f"table[{r}, {i}] = {table[r, i]}: a system's number is never negative")
+            top = max(top, table[r, i] + 1)
+    if n == 0 or columns == 0 or slots == 0 or hi == lo:
+        return
+    width = max(1, SLOT_BYTES // (8 * max(held, 1) * columns))
+    choice = <uint16_t*>malloc(min(width, n) * sizeof(uint16_t))
+    if choice == NULL:
+        raise MemoryError()
+    for c in range(WIDTH):
+        zeros[c] = 0.0
+    with nogil:
+        q0 = 0
+        while q0 < n:
+            q1 = min(n, q0 + width)
+            for r in range(lo, hi):
+                salt = trial_salt(first + r)
+                for q in range(q0, q1):
+                    choice[q - q0] = <uint16_t>below_one(keys[q], salt, <uint64_t>k)
+                for h in range(groups):
+                    for j in range(top):
+                        if j < held:
+                            rows[j] = &x[j, h, q0, 0]
+                            stride[j] = WIDTH
+                        else:  # a system beyond x's: a row of zeros that does not move
+                            rows[j] = zeros
+                            stride[j] = 0
+                    for c in range(slots * WIDTH):
+                        acc[c] = 0.0
+                    slot_rows(choice, q1 - q0, &table[0, 0], <int>slots, rows, stride, acc)
+                    for i in range(slots):
+                        for c in range(WIDTH):
+                            out[r, i, h * WIDTH + c] += acc[i * WIDTH + c]
+            q0 = q1
+    free(choice)
 
 
 def exponent_limb_sums(const double[::1] values, int64_t[:, ::1] out):

@@ -27,9 +27,9 @@ import numpy as np
 from harness.kernels._parallel import over_rows
 from harness.stats import grid, keyed
 
-# the Tukey trials' draws and indicators made a tile of trials x queries at a time (4 MiB of float64 indicators), up to
-# this many systems (m! tabled permutations); beyond, a block of trials over every query at a time
-_TILE_TRIALS, _TILE_QUERIES, _TABLED_SYSTEMS = 512, 1024, 6
+# the Tukey trials drawn and added up a tile of trials at a time on each core, up to this many systems (one of the m!
+# tabled permutations drawn per query); beyond, indicator matrices for a block of trials over every query at a time
+_TILE_TRIALS, _TABLED_SYSTEMS = 512, 6
 MEASURES_BUDGET = 256 << 20  # bytes: run analyses as many measures at a time as their Tukey trials' arrays fit in
 
 Done = Callable[[float], None]
@@ -151,33 +151,30 @@ def _indicators(m: int, keys: np.ndarray, first: int, count: int) -> Callable[[i
 
 def _tabled_slots(keys: np.ndarray, m: int, trials: int, stacked: list[np.ndarray], counted: _Trials) -> np.ndarray:
     """(trials, m - 1, columns): what each slot holds in each trial, less the last system, summed over the queries:
-    :func:`_indicators`' products with ``stacked`` (each (n, columns)), a tile of trials x queries at a time. Each core
-    takes a share of the trials; a tile's draws and indicators are made and multiplied while in the cache, where a
-    block of trials over every query read all of ``stacked`` from memory again (the sums are exact: neither the
-    tiling nor the split changes a bit)."""
-    from threadpoolctl import threadpool_limits
-
-    table = np.array(list(permutations(range(m))), dtype=np.int8)
-    lookup = [[(table[:, i] == j).astype(np.float64) for j in range(m - 1)] for i in range(m - 1)]  # slot i holds j
+    each (trial, query) draws one of the m! permutations and adds the rows of ``stacked`` (each system's (n, columns))
+    of the systems it sends to the first m - 1 slots (compiled: :func:`keyed.slot_sums`), where indicator matrices
+    times ``stacked`` multiplied every row by 0 or 1 (12.5 s -> 4 s for 3 systems of 200,000 queries). Each core takes
+    a share of the trials, a tile at a time (the progress's steps); the sums are exact: neither the order nor the split
+    changes a bit."""
+    table = np.ascontiguousarray(np.array(list(permutations(range(m))), dtype=np.int8)[:, : m - 1])
     n, columns = stacked[0].shape
-    out = np.zeros((trials, m - 1, columns))
-    rows, width = max(1, min(_TILE_TRIALS, trials)), max(1, min(_TILE_QUERIES, n))
+    width = keyed.SUMMED_COLUMNS
+    groups = -(-columns // width)
+    grouped = np.zeros((m - 1, groups, n, width))  # a group's columns of a system's queries one after the other
+    for j, values in enumerate(stacked):
+        padded = np.zeros((n, groups * width))
+        padded[:, :columns] = values
+        grouped[j] = padded.reshape(n, groups, width).transpose(1, 0, 2)
+    out = np.zeros((trials, m - 1, groups * width))
 
     def share(lo: int, hi: int) -> None:
-        buffer = np.empty(rows * width, dtype=np.uint16)  # a tile's draws, asked of the system once
-        for start in range(lo, hi, rows):
-            size = min(rows, hi - start)
-            for first in range(0, n, width):
-                part = slice(first, min(n, first + width))
-                choice = keyed.uniform_rows(keys[part], len(table), start, buffer[: size * (part.stop - first)].reshape(size, -1))
-                for i in range(m - 1):
-                    for j in range(m - 1):
-                        out[start : start + size, i] += lookup[i][j][choice] @ stacked[j][part]
-            counted.add(size)
+        for start in range(lo, hi, _TILE_TRIALS):
+            stop = min(hi, start + _TILE_TRIALS)
+            keyed.slot_sums(keys, table, grouped, start, stop, out)
+            counted.add(stop - start)
 
-    with threadpool_limits(1, user_api="blas"):  # one BLAS thread per share: more would contend for the same cores
-        over_rows(trials, share)
-    return out
+    over_rows(trials, share)
+    return out[:, :, :columns]
 
 
 def partial(

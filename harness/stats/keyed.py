@@ -85,6 +85,10 @@ def sign_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None
     return out
 
 
+SUMMED_COLUMNS = kernels.sign_products_width()
+"""The columns of x the compiled sums (:func:`sign_products`, :func:`slot_sums`) add together: x has a multiple of them."""
+
+
 def sign_products(keys: np.ndarray, x: np.ndarray, count: int, first: int = 0) -> np.ndarray:
     """(count x C): ``sign_matrix(keys, first, count) @ x`` for an (n x C) ``x`` of integers, without the matrix.
 
@@ -98,12 +102,33 @@ def sign_products(keys: np.ndarray, x: np.ndarray, count: int, first: int = 0) -
     True
     """
     n, columns = x.shape
-    width = kernels.sign_products_width()
+    width = SUMMED_COLUMNS
     padded = np.zeros((n, -(-columns // width) * width))
     padded[:, :columns] = x
     out = np.empty((count, padded.shape[1]))
     over_rows(count, lambda lo, hi: kernels.sign_products(keys, padded, first, lo, hi, out))
     return out[:, :columns]
+
+
+def slot_sums(keys: np.ndarray, table: np.ndarray, x: np.ndarray, lo: int, hi: int, out: np.ndarray) -> np.ndarray:
+    """Rows (trials) ``lo .. hi`` of ``out`` (trials x slots x C) added to, in this thread: in each trial, each query
+    draws a row of ``table`` (rows x slots, int8; :func:`uniform_matrix`'s draw below its rows) and adds system
+    ``table[row, i]``'s values of query q to slot i where that system is one of x's (``_keyed_compiled.slot_sums``).
+    x holds integers as systems x column groups x n x :data:`SUMMED_COLUMNS` (C = groups x SUMMED_COLUMNS). The sums
+    are exact, so equal bit for bit to the indicator matrices' products with x, while every partial sum of |x| stays
+    below 2^53.
+
+    >>> from itertools import permutations
+    >>> keys, table = numbered_keys(5, 20), np.array(list(permutations(range(3))), dtype=np.int8)[:, :2]
+    >>> x, out = np.arange(640.0).reshape(2, 2, 20, 8), np.zeros((9, 2, 16))
+    >>> choice = uniform_matrix(keys, len(table), 0, 9)
+    >>> wide = x.transpose(0, 2, 1, 3).reshape(2, 20, 16)  # each system's (n, C)
+    >>> products = [sum((table[choice, i] == j).astype(float) @ wide[j] for j in range(2)) for i in range(2)]
+    >>> bool((slot_sums(keys, table, x, 3, 9, out)[3:] == np.stack(products, axis=1)[3:]).all()), bool(out[:3].any())
+    (True, False)
+    """
+    kernels.slot_sums(np.ascontiguousarray(keys, dtype=np.uint64), np.ascontiguousarray(table), x, 0, lo, hi, out)
+    return out
 
 
 def poisson_matrix(keys: np.ndarray, first: int, count: int, out: np.ndarray | None = None) -> np.ndarray:

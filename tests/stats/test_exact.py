@@ -139,6 +139,47 @@ def test_sign_products_equal_the_sign_matrix_times_the_limbs(n: int) -> None:
     assert keyed.sign_products(keys, stacked, 1, 5).astype(object).tolist() == exact
 
 
+@pytest.mark.parametrize(("m", "n", "measures"), [(3, 1, 1), (3, 2049, 5), (4, 999, 2), (5, 1000, 3), (6, 777, 4)])
+def test_slot_sums_equal_the_indicator_products(m: int, n: int, measures: int) -> None:
+    """The Tukey trials' slot sums, each (trial, query) adding its drawn systems' limbs (compiled, queries a tile at a
+    time, even and odd queries summed apart), are the indicator matrices' products with the limbs, bit for bit: the
+    largest limbs of both signs, several tiles of queries, an odd count, any first trial, any split of the trials; and
+    the sums are those of Python integers."""
+    from itertools import permutations
+
+    rng = np.random.default_rng(n)
+    keys = keyed.numbered_keys(13, n)
+    d = rng.normal(0, 1, (measures, m, n)) * np.exp(rng.normal(0, 3, (measures, m, n)))
+    on = grid.on_grid(d.reshape(measures, -1), grid.exponent(np.abs(d).reshape(measures, -1).max(axis=1)))
+    on = on.reshape(measures, m, n)
+    bits = grid.limb_bits(3 * n)
+    # each system's limbs less the last one's, (n, L * M) as the analysis stacks them, in groups of the kernel's width
+    limbs = [grid.split_limbs(on[:, j] - on[:, m - 1], bits, grid.PRECISION + 1) for j in range(m - 1)]  # (L, M, n)
+    wide = np.stack([part.transpose(2, 0, 1).reshape(n, -1) for part in limbs])
+    columns, width = wide.shape[2], keyed.SUMMED_COLUMNS
+    groups = -(-columns // width)
+    padded = np.zeros((m - 1, n, groups * width))
+    padded[:, :, :columns] = wide
+    grouped = np.ascontiguousarray(padded.reshape(m - 1, n, groups, width).transpose(0, 2, 1, 3))
+    table = np.array(list(permutations(range(m))), dtype=np.int8)[:, : m - 1]  # system m - 1 is beyond x's: adds 0
+    trials = 70
+    choice = keyed.uniform_matrix(keys, len(table), 0, trials)
+    product = np.stack(
+        [sum((table[choice, i] == j).astype(np.float64) @ padded[j] for j in range(m - 1)) for i in range(m - 1)], axis=1
+    )
+    out = keyed.slot_sums(keys, table, grouped, 0, trials, np.zeros((trials, m - 1, groups * width)))
+    np.testing.assert_array_equal(out, product, strict=True)
+    split = np.zeros_like(out)
+    for lo, hi in ((0, 1), (1, 40), (40, trials)):  # a thread's share of the trials alone gives its rows
+        keyed.slot_sums(keys, table, grouped, lo, hi, split)
+    assert split.tobytes() == out.tobytes()
+    sent = table[choice[5]]  # (n, m - 1): the system each query sends to each slot in trial 5
+    exact = [
+        [sum(int(padded[sent[q, i], q, c]) for q in range(n) if sent[q, i] < m - 1) for c in range(columns)] for i in range(m - 1)
+    ]
+    assert out[5, :, :columns].astype(object).tolist() == exact
+
+
 def test_poisson_weights_have_poisson_1_frequencies() -> None:
     keys = keyed.numbered_keys(0, 2000)
     w = keyed.poisson_matrix(keys, 0, 500).astype(np.int64).ravel()
@@ -291,6 +332,7 @@ def test_the_draw_kernels_refuse_shapes_they_would_read_or_write_past() -> None:
 
     keys = keyed.numbered_keys(1, 10)
     bytes_, hashes = np.zeros(5, np.uint8), np.empty(2, np.uint64)
+    table, slot_x = np.array([[0, 1], [1, 2], [2, 0]], np.int8), np.zeros((2, 1, 10, 8))
     refused = {
         "rows past the output": lambda: compiled.sign_bits(keys, 0, 0, 5, np.empty((4, 10))),
         "a column per query": lambda: compiled.poisson_weights(keys, keyed.POISSON_THRESHOLDS, 0, 0, 4, np.empty((4, 9))),
@@ -298,6 +340,18 @@ def test_the_draw_kernels_refuse_shapes_they_would_read_or_write_past() -> None:
         "a key per row of x": lambda: compiled.sign_products(keys[:9], np.zeros((10, 8)), 0, 0, 4, np.empty((4, 8))),
         "x's columns": lambda: compiled.sign_products(keys, np.zeros((10, 8)), 0, 0, 4, np.empty((4, 16))),
         "m places": lambda: compiled.shuffles(keys, 3, 0, 0, 2, np.empty((2, 10, 4), np.int8)),
+        "slot rows past the output": lambda: compiled.slot_sums(keys, table, slot_x, 0, 0, 5, np.zeros((4, 2, 8))),
+        "slots of the table": lambda: compiled.slot_sums(keys, table, slot_x, 0, 0, 4, np.zeros((4, 3, 8))),
+        "x's queries": lambda: compiled.slot_sums(keys[:9], table, slot_x, 0, 0, 4, np.zeros((4, 2, 8))),
+        "x's group width": lambda: compiled.slot_sums(keys, table, np.zeros((2, 2, 10, 4)), 0, 0, 4, np.zeros((4, 2, 8))),
+        "at most 5 slots": lambda: compiled.slot_sums(keys, np.zeros((2, 6), np.int8), slot_x, 0, 0, 4, np.zeros((4, 6, 8))),
+        "a system's number": lambda: compiled.slot_sums(keys, -table, slot_x, 0, 0, 4, np.zeros((4, 2, 8))),
+        "rows that follow": lambda: compiled.slot_sums(
+            keys, np.zeros((3, 3), np.int8)[:, :2], slot_x, 0, 0, 4, np.zeros((4, 2, 8))
+        ),
+        "queries that follow": lambda: compiled.slot_sums(
+            keys, table, np.zeros((2, 1, 20, 8))[:, :, ::2], 0, 0, 4, np.zeros((4, 2, 8))
+        ),
         "k of at least 1": lambda: compiled.below(keys, 0, 0, 0, 2, np.empty((2, 10), np.uint16)),
         "offsets in order": lambda: compiled.hash_strings(np.array([0, 5, 3]), bytes_, 0, 0, 2, hashes),
         "bytes there": lambda: compiled.hash_strings(np.array([0, 5, 9]), bytes_, 0, 0, 2, hashes),
