@@ -145,13 +145,6 @@ def poisson_rows(keys: np.ndarray, first: int, out: np.ndarray) -> np.ndarray:
     return out
 
 
-def uniform_rows(keys: np.ndarray, k: int, first: int, out: np.ndarray) -> np.ndarray:
-    """``out`` (count x n, uint16) filled with :func:`uniform_matrix`'s rows first .. first + count, in this thread (for
-    a caller that splits the work over the cores itself)."""
-    kernels.below(keys, k, first, 0, out.shape[0], out)
-    return out
-
-
 def numbered_keys(seed: object, n: int) -> np.ndarray:
     """Keys of n queries known by their number only (0 .. n - 1), e.g. simulated ones.
 
