@@ -149,23 +149,26 @@ def _indicators(m: int, keys: np.ndarray, first: int, count: int) -> Callable[[i
     return lambda i, j: (perm[:, :, i] == j).astype(np.float64)
 
 
-def _tabled_slots(keys: np.ndarray, m: int, trials: int, stacked: list[np.ndarray], counted: _Trials) -> np.ndarray:
-    """(trials, m - 1, columns): what each slot holds in each trial, less the last system, summed over the queries:
-    each (trial, query) draws one of the m! permutations and adds the rows of ``stacked`` (each system's (n, columns))
-    of the systems it sends to the first m - 1 slots (compiled: :func:`keyed.slot_sums`), where indicator matrices
-    times ``stacked`` multiplied every row by 0 or 1 (12.5 s -> 4 s for 3 systems of 200,000 queries). Each core takes
-    a share of the trials, a tile at a time (the progress's steps); the sums are exact: neither the order nor the split
-    changes a bit."""
+def _tabled_slots(keys: np.ndarray, m: int, trials: int, limbs_of: Callable[[int], np.ndarray], counted: _Trials) -> np.ndarray:
+    """(trials, m - 1, L * M): what each slot holds in each trial, less the last system, summed over the queries:
+    each (trial, query) draws one of the m! permutations and adds the limbs (``limbs_of(j)``: (L, M, n), system j's
+    values less the last system's) of the systems it sends to the first m - 1 slots (compiled:
+    :func:`keyed.slot_sums`), where indicator matrices times the limbs multiplied each of them by 0 or 1 (3 systems
+    of 200,000 queries: 12.4 s -> 8.1 s). Each core takes a share of the trials, a tile at a time (the progress's
+    steps); the sums are exact: neither the order nor the split changes a bit."""
     table = np.ascontiguousarray(np.array(list(permutations(range(m))), dtype=np.int8)[:, : m - 1])
-    n, columns = stacked[0].shape
     width = keyed.SUMMED_COLUMNS
-    groups = -(-columns // width)
-    grouped = np.zeros((m - 1, groups, n, width))  # a group's columns of a system's queries one after the other
-    for j, values in enumerate(stacked):
-        padded = np.zeros((n, groups * width))
-        padded[:, :columns] = values
-        grouped[j] = padded.reshape(n, groups, width).transpose(1, 0, 2)
-    out = np.zeros((trials, m - 1, groups * width))
+    limbs = limbs_of(0)
+    columns, n = limbs.shape[0] * limbs.shape[1], limbs.shape[2]
+    # each group of ``width`` columns of a system's queries one after the other, padded with zeros
+    grouped = np.zeros((m - 1, -(-columns // width), n, width))
+    for j in range(m - 1):
+        flat = (limbs if j == 0 else limbs_of(j)).reshape(columns, n)  # column l * M + k: limb l of measure k
+        for g in range(grouped.shape[1]):
+            part = flat[g * width : (g + 1) * width]
+            grouped[j, g, :, : part.shape[0]] = part.T
+    del limbs, flat  # laid out in ``grouped``, which the trials read
+    out = np.zeros((trials, m - 1, grouped.shape[1] * width))
 
     def share(lo: int, hi: int) -> None:
         for start in range(lo, hi, _TILE_TRIALS):
@@ -208,14 +211,17 @@ def partial(
     last = grid.split_limbs(on[:, m - 1, :], bits).sum(axis=2)  # exact
     if not tukey:
         return Partial(system_sums, squares, query_squares, None, last)
-    columns = [grid.split_limbs(on[:, j, :] - on[:, m - 1, :], bits, grid.PRECISION + 1) for j in range(m - 1)]
-    count = columns[0].shape[0]
-    stacked = [np.ascontiguousarray(c.transpose(2, 0, 1).reshape(n, count * n_measures)) for c in columns]  # (n, L * M)
+
+    def limbs_of(j: int) -> np.ndarray:  # (L, M, n): system j's values less the last system's, in limbs
+        return grid.split_limbs(on[:, j, :] - on[:, m - 1, :], bits, grid.PRECISION + 1)
+
     counted = _Trials(plan.trials, done)
-    if m <= _TABLED_SYSTEMS:
-        slots = _tabled_slots(keys, m, plan.trials, stacked, counted)
+    if m <= _TABLED_SYSTEMS:  # each system's limbs made and laid out in turn
+        slots = _tabled_slots(keys, m, plan.trials, limbs_of, counted)
     else:
-        slots = np.zeros((plan.trials, m - 1, count * n_measures))
+        limbs = [limbs_of(j) for j in range(m - 1)]
+        stacked = [np.ascontiguousarray(c.transpose(2, 0, 1).reshape(n, c.shape[0] * n_measures)) for c in limbs]  # (n, L * M)
+        slots = np.zeros((plan.trials, m - 1, stacked[0].shape[1]))
         block = max(1, min(plan.trials, 4_000_000 // max(1, n * m)))
         for first in range(0, plan.trials, block):
             size = min(block, plan.trials - first)
@@ -228,7 +234,7 @@ def partial(
         system_sums,
         squares,
         query_squares,
-        slots.reshape(plan.trials, m - 1, count, n_measures).transpose(2, 0, 1, 3).copy(),
+        slots.reshape(plan.trials, m - 1, slots.shape[2] // n_measures, n_measures).transpose(2, 0, 1, 3).copy(),
         last,
     )
 
