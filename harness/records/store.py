@@ -132,7 +132,7 @@ class SavedResults:
         index = [column for column in keys if column in self.per_query.columns]
         seeds = "seed" in self.per_query.columns and "seed" not in index  # a cell is the mean of a system's runs
         table, codes = self.per_query, self._key_codes
-        if names and "seed" not in index and all(c in codes for c in (*index, *(["seed"] if seeds else []))):
+        if names and all(c in codes for c in (*index, *(["seed"] if seeds else []))):
             found = [part for part in (_lined_up(table, codes, rows[name], index, seeds) for name in names) if part is not None]
             if len(found) == len(names) and all(
                 np.array_equal(codes[c][first], codes[c][found[0][0]]) for first, _ in found[1:] for c in index
@@ -293,7 +293,7 @@ def _lined_up(table: Any, codes: dict[str, Any], at: Any, index: list[str], seed
         not all(np.isfinite(run).all() for run in runs)
         or not all(np.all(earlier < later) for earlier, later in pairwise(parts))  # each key's rows in run order
         or not all(np.array_equal(codes[c][part], codes[c][parts[0]]) for part in parts[1:] for c in index)
-        or (parts[0].size and np.bincount(codes["query_id"][parts[0]]).max() > 1)  # a query twice
+        or (parts[0].size and np.bincount(_query_keys(codes, parts[0], "seed" in index)).max() > 1)  # a query twice
     ):
         return None
     if len(runs) == 1:
@@ -307,6 +307,17 @@ def _lined_up(table: Any, codes: dict[str, Any], at: Any, index: list[str], seed
             total = after
         mean = total / len(runs)
     return parts[0], mean
+
+
+def _query_keys(codes: dict[str, Any], at: Any, by_seed: bool) -> Any:
+    """The rows ``at``'s queries as integers, equal for the same query (and the same seed, ``by_seed``: a query is
+    once in each of a system's runs, where the seed is one of the keys)."""
+    import numpy as np
+
+    query = codes["query_id"][at].astype(np.int64)
+    if not by_seed:
+        return query
+    return codes["seed"][at].astype(np.int64) * (int(codes["query_id"].max(initial=0)) + 1) + query
 
 
 def _one_chunk(array: Any) -> Any:

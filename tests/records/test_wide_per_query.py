@@ -29,7 +29,8 @@ CASES = {
     "an infinite value": False,
     "a query twice": False,
     "a query one system lacks": False,
-    "seeds": False,
+    "seeds": True,  # with the seed a key, a query once in each run; without it, the runs' mean
+    "a query twice in one run": False,
     "a missing segment": False,  # the pivot leaves out a row whose key is missing
 }
 
@@ -49,6 +50,10 @@ def _rows(case: str) -> tuple[list[tuple[str, str, str, str, float]], list[str] 
     elif case == "seeds":
         seeds = ["1"] * len(rows) + ["2"] * len(rows)
         rows += [(s, q, g, m, v / 2) for s, q, g, m, v in rows]
+    elif case == "a query twice in one run":
+        seeds = ["1"] * len(rows) + ["2"] * len(rows)
+        rows += [(s, q, g, m, v / 2) for s, q, g, m, v in rows]
+        rows[16] = ("a", "q2", "new", AP, 0.125)  # run 2 of system a: q2's AP where q3's was
     elif case == "a missing segment":
         rows[2] = ("a", "q1", None, AP, -0.0)  # type: ignore[assignment]
     elif case == "the second system's rows first":
