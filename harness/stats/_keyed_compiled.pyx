@@ -271,9 +271,15 @@ cdef extern from "_keyed_sums.h" nogil:
         MOST_SLOTS "HARNESS_MOST_SLOTS"
     void slot_rows "harness_slot_rows"(const uint16_t* choice, Py_ssize_t count, const int8_t* table, int slots,
                                        const double* const* x, const Py_ssize_t* stride, double* acc)
+    enum:
+        PAIR_ROWS "HARNESS_PAIR_ROWS"
+    void pair_table "harness_pair_table"(const int8_t* table, const double* const* x, const Py_ssize_t* stride,
+                                         Py_ssize_t count, double* pairs)
+    void add_pairs "harness_add_pairs"(const uint16_t* choice, Py_ssize_t count, const double* pairs, double* acc)
 
 cdef enum:
     SLOT_BYTES = 1 << 18  # the queries' values a tile of :func:`slot_sums` reads for its trials: within a core's L2
+    PAIR_QUERIES = 128  # three systems: the queries of a tile whose pair tables (288 KiB) are read for its trials
 
 
 def slot_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const double[:, :, :, ::1] x, int64_t first,
@@ -286,7 +292,8 @@ def slot_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const double
     The randomised Tukey HSD's slot sums, with ``table`` the m! permutations' first m - 1 slots (slot i holds system
     table[p, i]) and x each system's values less the last one's: each (trial, query) adds rows of x, where indicator
     matrices times x multiplied each of them by every 0 and 1. The queries go a tile at a time (``SLOT_BYTES`` of x),
-    each tile read for every trial, x's columns WIDTH at a time (the caller pads them), a trial's sums in registers.
+    each tile read for every trial, x's columns WIDTH at a time (the caller pads them), a trial's sums in registers;
+    for three systems (6 rows, 2 slots) through tables of each pair of queries' 36 rows (:func:`_pair_sums`).
     Every value added is an integer, so the sums are exact (and the same as any other order's) while each partial
     sum stays below 2^53: the caller's limbs see to it.
     """
@@ -314,6 +321,9 @@ def slot_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const double
                 raise ValueError(f"table[{r}, {i}] = {table[r, i]}: a system's number is never negative")
             top = max(top, table[r, i] + 1)
     if n == 0 or columns == 0 or slots == 0 or hi == lo:
+        return
+    if k == 6 and slots == 2 and top <= 3:  # three systems: tables of query pairs
+        _pair_sums(keys, table, x, first, lo, hi, out, top)
         return
     width = max(1, SLOT_BYTES // (8 * max(held, 1) * columns))
     choice = <uint16_t*>malloc(min(width, n) * sizeof(uint16_t))
@@ -345,6 +355,62 @@ def slot_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const double
                             out[r, i, h * WIDTH + c] += acc[i * WIDTH + c]
             q0 = q1
     free(choice)
+
+
+cdef int _pair_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const double[:, :, :, ::1] x, int64_t first,
+                    Py_ssize_t lo, Py_ssize_t hi, double[:, :, ::1] out, Py_ssize_t top) except -1:
+    """:func:`slot_sums` for three systems (the caller checked the arguments): a tile's draws for every trial made
+    first, then for each column group a table of the 36 rows each pair of its queries can add (:func:`pair_table`),
+    which each trial reads one row a pair of (:func:`add_pairs`); an odd last query adds its own rows."""
+    cdef Py_ssize_t n = keys.shape[0], held = x.shape[0], groups = x.shape[1], trials = hi - lo, q0, q1, count, r
+    cdef Py_ssize_t q, h, j, c, i
+    cdef uint64_t salt
+    cdef double zeros[WIDTH]
+    cdef const double* rows[3]
+    cdef const double* last[3]
+    cdef Py_ssize_t stride[3]
+    cdef double acc[2 * WIDTH]
+    cdef uint16_t* choice = <uint16_t*>malloc(trials * PAIR_QUERIES * sizeof(uint16_t))
+    cdef double* pairs = <double*>malloc((PAIR_QUERIES // 2) * PAIR_ROWS * 2 * WIDTH * sizeof(double))
+    if choice == NULL or pairs == NULL:
+        free(choice)
+        free(pairs)
+        raise MemoryError()
+    for c in range(WIDTH):
+        zeros[c] = 0.0
+    with nogil:
+        q0 = 0
+        while q0 < n:
+            q1 = min(n, q0 + PAIR_QUERIES)
+            count = q1 - q0
+            for r in range(trials):
+                salt = trial_salt(first + lo + r)
+                for q in range(q0, q1):
+                    choice[r * PAIR_QUERIES + q - q0] = <uint16_t>below_one(keys[q], salt, 6)
+            for h in range(groups):
+                for j in range(top):
+                    if j < held:
+                        rows[j] = &x[j, h, q0, 0]
+                        stride[j] = WIDTH
+                        last[j] = &x[j, h, q1 - 1, 0]
+                    else:  # a system beyond x's: a row of zeros that does not move
+                        rows[j] = zeros
+                        last[j] = zeros
+                        stride[j] = 0
+                pair_table(&table[0, 0], rows, stride, count, pairs)
+                for r in range(trials):
+                    for c in range(2 * WIDTH):
+                        acc[c] = 0.0
+                    add_pairs(&choice[r * PAIR_QUERIES], count, pairs, acc)
+                    if count % 2:
+                        slot_rows(&choice[r * PAIR_QUERIES + count - 1], 1, &table[0, 0], 2, last, stride, acc)
+                    for i in range(2):
+                        for c in range(WIDTH):
+                            out[lo + r, i, h * WIDTH + c] += acc[i * WIDTH + c]
+            q0 = q1
+    free(choice)
+    free(pairs)
+    return 0
 
 
 def exponent_limb_sums(const double[::1] values, int64_t[:, ::1] out):

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define HARNESS_WIDTH 8 /* columns a table row holds */
 #define HARNESS_ROWS 256 /* rows of a table: the subsets of 8 queries */
@@ -84,5 +85,61 @@ static void harness_slot_rows(const uint16_t *choice, ptrdiff_t count, const int
     default: harness_slot_rows_n(choice, count, table, 5, 0, x, stride, acc); break;
     }
 }
+
+/* Three systems (6 permutations, 2 slots): two queries' draws name one of 36 rows of a table built for the pair,
+ * each row both queries' values in both slots (16 columns), so a trial adds one row a pair where it added four. */
+
+#define HARNESS_PAIR_ROWS 36
+
+/* pairs[(p * 36 + a * 6 + b) * 16 + i * 8 + c] = x[table[a * 2 + i]][2p] + x[table[b * 2 + i]][2p + 1], column c,
+ * for the count / 2 pairs of queries (x[j] + q * stride[j] as in harness_slot_rows_n). */
+static void harness_pair_table(const int8_t *table, const double *const *x, const ptrdiff_t *stride, ptrdiff_t count,
+                               double *pairs) {
+    for (ptrdiff_t p = 0; p < count / 2; p++) {
+        for (int a = 0; a < 6; a++) {
+            for (int b = 0; b < 6; b++) {
+                double *row = pairs + (p * HARNESS_PAIR_ROWS + a * 6 + b) * 2 * HARNESS_WIDTH;
+                for (int i = 0; i < 2; i++) {
+                    const int8_t ja = table[a * 2 + i], jb = table[b * 2 + i];
+                    const double *first = x[ja] + 2 * p * stride[ja], *second = x[jb] + (2 * p + 1) * stride[jb];
+                    for (int c = 0; c < HARNESS_WIDTH; c++) row[i * HARNESS_WIDTH + c] = first[c] + second[c];
+                }
+            }
+        }
+    }
+}
+
+/* acc[c] += the sum over the count / 2 pairs of their row named by the pair's draws (choice[2p] * 6 + choice[2p + 1]),
+ * for c < 16: both slots' sums in registers, two columns to an addition where the compiler has vectors (the same
+ * additions, column by column, as one at a time). */
+#if defined(__GNUC__)
+typedef double harness_pair_v2 __attribute__((vector_size(16)));
+
+static void harness_add_pairs(const uint16_t *choice, ptrdiff_t count, const double *pairs, double *acc) {
+    harness_pair_v2 a[HARNESS_WIDTH];
+    for (int c = 0; c < HARNESS_WIDTH; c++) a[c] = (harness_pair_v2){0.0, 0.0};
+    for (ptrdiff_t p = 0; p < count / 2; p++) {
+        const double *row = pairs + (p * HARNESS_PAIR_ROWS + choice[2 * p] * 6 + choice[2 * p + 1]) * 2 * HARNESS_WIDTH;
+        for (int c = 0; c < HARNESS_WIDTH; c++) {
+            harness_pair_v2 v;
+            memcpy(&v, row + 2 * c, sizeof v);
+            a[c] += v;
+        }
+    }
+    for (int c = 0; c < HARNESS_WIDTH; c++) {
+        acc[2 * c] += a[c][0];
+        acc[2 * c + 1] += a[c][1];
+    }
+}
+#else
+static void harness_add_pairs(const uint16_t *choice, ptrdiff_t count, const double *pairs, double *acc) {
+    double a[2 * HARNESS_WIDTH] = {0};
+    for (ptrdiff_t p = 0; p < count / 2; p++) {
+        const double *row = pairs + (p * HARNESS_PAIR_ROWS + choice[2 * p] * 6 + choice[2 * p + 1]) * 2 * HARNESS_WIDTH;
+        for (int c = 0; c < 2 * HARNESS_WIDTH; c++) a[c] += row[c];
+    }
+    for (int c = 0; c < 2 * HARNESS_WIDTH; c++) acc[c] += a[c];
+}
+#endif
 
 #endif

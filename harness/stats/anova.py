@@ -154,7 +154,7 @@ def _tabled_slots(keys: np.ndarray, m: int, trials: int, limbs_of: Callable[[int
     each (trial, query) draws one of the m! permutations and adds the limbs (``limbs_of(j)``: (L, M, n), system j's
     values less the last system's) of the systems it sends to the first m - 1 slots (compiled:
     :func:`keyed.slot_sums`), where indicator matrices times the limbs multiplied each of them by 0 or 1 (3 systems
-    of 200,000 queries: 12.4 s -> 8.1 s). Each core takes a share of the trials, a tile at a time (the progress's
+    of 200,000 queries: 12.4 s -> 5 s). Each core takes a share of the trials, a tile at a time (the progress's
     steps); the sums are exact: neither the order nor the split changes a bit."""
     table = np.ascontiguousarray(np.array(list(permutations(range(m))), dtype=np.int8)[:, : m - 1])
     width = keyed.SUMMED_COLUMNS
