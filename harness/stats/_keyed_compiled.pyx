@@ -282,6 +282,20 @@ cdef enum:
     PAIR_QUERIES = 128  # three systems: the queries of a tile whose pair tables (288 KiB) are read for its trials
 
 
+cdef inline void _group_rows(const double[:, :, :, ::1] x, Py_ssize_t h, Py_ssize_t q, Py_ssize_t top,
+                             const double* zeros, const double** rows, Py_ssize_t* stride) noexcept nogil:
+    """rows[j] for j < top: where system j's values of column group h start at query q, ``stride[j]`` (WIDTH) apart
+    from one query to the next; a system beyond x's (x.shape[0]) a row of zeros that does not move (stride 0)."""
+    cdef Py_ssize_t j
+    for j in range(top):
+        if j < x.shape[0]:
+            rows[j] = &x[j, h, q, 0]
+            stride[j] = WIDTH
+        else:
+            rows[j] = zeros
+            stride[j] = 0
+
+
 def slot_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const double[:, :, :, ::1] x, int64_t first,
               Py_ssize_t lo, Py_ssize_t hi, double[:, :, ::1] out):
     """out[r, i, WIDTH * h + c] += the sum over queries q of x[table[p, i], h, q, c], for r in lo..hi, where p is query
@@ -298,7 +312,7 @@ def slot_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const double
     sum stays below 2^53: the caller's limbs see to it.
     """
     cdef Py_ssize_t n = keys.shape[0], k = table.shape[0], slots = table.shape[1], held = x.shape[0]
-    cdef Py_ssize_t groups = x.shape[1], columns = x.shape[1] * WIDTH, width, q0, q1, q, r, i, c, h, j, top = 0
+    cdef Py_ssize_t groups = x.shape[1], columns = x.shape[1] * WIDTH, width, q0, q1, q, r, i, c, h, top = 0
     cdef uint64_t salt
     cdef uint16_t* choice
     cdef double zeros[WIDTH]
@@ -340,13 +354,7 @@ def slot_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const double
                 for q in range(q0, q1):
                     choice[q - q0] = <uint16_t>below_one(keys[q], salt, <uint64_t>k)
                 for h in range(groups):
-                    for j in range(top):
-                        if j < held:
-                            rows[j] = &x[j, h, q0, 0]
-                            stride[j] = WIDTH
-                        else:  # a system beyond x's: a row of zeros that does not move
-                            rows[j] = zeros
-                            stride[j] = 0
+                    _group_rows(x, h, q0, top, zeros, rows, stride)
                     for c in range(slots * WIDTH):
                         acc[c] = 0.0
                     slot_rows(choice, q1 - q0, &table[0, 0], <int>slots, rows, stride, acc)
@@ -362,8 +370,8 @@ cdef int _pair_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const 
     """:func:`slot_sums` for three systems (the caller checked the arguments): a tile's draws for every trial made
     first, then for each column group a table of the 36 rows each pair of its queries can add (:func:`pair_table`),
     which each trial reads one row a pair of (:func:`add_pairs`); an odd last query adds its own rows."""
-    cdef Py_ssize_t n = keys.shape[0], held = x.shape[0], groups = x.shape[1], trials = hi - lo, q0, q1, count, r
-    cdef Py_ssize_t q, h, j, c, i
+    cdef Py_ssize_t n = keys.shape[0], groups = x.shape[1], trials = hi - lo, q0, q1, count, r
+    cdef Py_ssize_t q, h, c, i
     cdef uint64_t salt
     cdef double zeros[WIDTH]
     cdef const double* rows[3]
@@ -388,15 +396,8 @@ cdef int _pair_sums(const uint64_t[::1] keys, const int8_t[:, ::1] table, const 
                 for q in range(q0, q1):
                     choice[r * PAIR_QUERIES + q - q0] = <uint16_t>below_one(keys[q], salt, 6)
             for h in range(groups):
-                for j in range(top):
-                    if j < held:
-                        rows[j] = &x[j, h, q0, 0]
-                        stride[j] = WIDTH
-                        last[j] = &x[j, h, q1 - 1, 0]
-                    else:  # a system beyond x's: a row of zeros that does not move
-                        rows[j] = zeros
-                        last[j] = zeros
-                        stride[j] = 0
+                _group_rows(x, h, q1 - 1, top, zeros, last, stride)  # an odd last query's own rows
+                _group_rows(x, h, q0, top, zeros, rows, stride)
                 pair_table(&table[0, 0], rows, stride, count, pairs)
                 for r in range(trials):
                     for c in range(2 * WIDTH):
