@@ -133,18 +133,9 @@ class Partial:
 
 
 def _indicators(m: int, keys: np.ndarray, first: int, count: int) -> Callable[[int, int], np.ndarray]:
-    """A uniformly random permutation of range(m) for every (trial, query), keyed by the query, as ``slot(i, j)``:
-    the float (trials, n) matrix of "slot i holds system j".
-
-    Up to 6 systems, each (trial, query) draws one of the m! permutations and the indicator
-    is a lookup in a tiny per-(slot, system) table (no permutation array is built);
-    beyond, each permutation is shuffled (Fisher-Yates).
-    """
-    if m <= 6:
-        table = np.array(list(permutations(range(m))), dtype=np.int8)
-        choice = keyed.uniform_matrix(keys, len(table), first, count)
-        lookup = (table[:, :, None] == np.arange(m)[None, None, :]).astype(np.float64)  # (m!, slot, system)
-        return lambda i, j: lookup[:, i, j][choice]
+    """A uniformly random permutation of range(m) for every (trial, query), keyed by the query and shuffled
+    (Fisher-Yates), as ``slot(i, j)``: the float (trials, n) matrix of "slot i holds system j". For more than
+    ``_TABLED_SYSTEMS`` systems, whose m! permutations are not drawn from a table (:func:`_tabled_slots`)."""
     perm = keyed.shuffle_matrix(keys, m, first, count)
     return lambda i, j: (perm[:, :, i] == j).astype(np.float64)
 
@@ -186,11 +177,12 @@ def partial(
     """Pass 2 over the queries of ``x`` (M, m, n), whose keys are ``keys``; ``done``: told the share of the Tukey
     trials done as they are (:data:`Done`).
 
-    The Tukey trials' shuffled sums are indicator matrices times the data on the grid
-    (``[perm[t, q, i] == j] @ x[j]``), exact in limbs. Since every query sends exactly one
-    system's value to each slot, slot i gets ``sum_{j < m-1} [perm == j] @ (x[j] - x[m-1])``
-    plus the last system's sum, and the last slot what the others leave: (m-1)^2 matrix
-    products per block, not m^2.
+    The Tukey trials' shuffled sums are, for slot i, ``sum_j [perm[t, q, i] == j] @ x[j]`` on the
+    grid, exact in limbs. Since every query sends exactly one system's value to each slot, slot i
+    gets ``sum_{j < m-1} [perm == j] @ (x[j] - x[m-1])`` plus the last system's sum, and the last
+    slot what the others leave. Up to ``_TABLED_SYSTEMS`` systems a compiled pass adds each
+    (trial, query)'s rows (:func:`_tabled_slots`); beyond, indicator matrices multiply them, (m-1)^2
+    products per block of trials.
     """
     data, mask = _masked(x, mask)
     n_measures, m, n = data.shape
