@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -87,23 +87,25 @@ class PerQuery:
         return ids
 
     def segment_labels(self, segments: Mapping[str, str]) -> np.ndarray:
-        """Each query's segment by ``segments`` (query id -> segment; None where it names none), looked up once per
-        mapping (which is kept with them, so that no other mapping is taken for it).
+        """Each query's segment by ``segments`` (query id -> segment; None where it names none), looked up again only
+        for a mapping whose content differs from the last one's (a copy of which is kept): a version's tests ask with
+        the same mapping for every measure and segment, and a mapping changed in place since is never taken for its
+        old self.
 
         >>> t = PerQuery("a", np.array(["u1", "u2"], dtype=object), (), np.zeros((2, 0)), np.ones(2, dtype=bool))
         >>> t.segment_labels({"u1": "new"}).tolist()
         ['new', None]
         """
-        found = self._segment_labels.get(id(segments))
-        if found is None or found[0] is not segments:
+        last = self._segment_labels
+        if not last or last[0] != segments:
             labels = np.array([segments.get(q) for q in self.id_text.tolist()], dtype=object)
             labels.setflags(write=False)
-            self._segment_labels[id(segments)] = found = (segments, labels)
-        return found[1]
+            last[:] = [dict(segments), labels]
+        return last[1]
 
     @cached_property
-    def _segment_labels(self) -> dict[int, tuple[Mapping[str, str], np.ndarray]]:
-        return {}
+    def _segment_labels(self) -> list[Any]:
+        return []
 
     @cached_property
     def ascending(self) -> bool:

@@ -331,5 +331,8 @@ def test_seeded_values_are_in_id_order_whatever_the_tables_order(segment: str | 
     keep = [i for i, q in enumerate(ids) if segment is None or segments[str(q)] == segment]
     assert users.tolist() == again.tolist() == [str(ids[i]) for i in keep]
     assert values.tobytes() == values_again.tobytes() == np.array([t.values[keep, 0] for t in tables]).tobytes()
-    assert tables[0].segment_labels(segments) is tables[0].segment_labels(segments)  # looked up once per mapping
-    assert tables[0].segment_labels(dict(segments)).tolist() == tables[0].segment_labels(segments).tolist()
+    assert tables[0].segment_labels(segments) is tables[0].segment_labels(dict(segments))  # looked up once a content
+    changed = segments  # the same mapping, changed in place: its labels found again, never its old ones
+    changed[str(ids[0])] = "moved"
+    assert tables[0].segment_labels(changed)[0] == "moved"
+    assert (seeded_users(tables, Measure("AP"), "moved", changed)[0].tolist(), segments is changed) == ([str(ids[0])], True)
