@@ -44,27 +44,13 @@ static void harness_add_rows(const double *tables, const uint8_t *subsets, ptrdi
 
 /* acc[i * 8 + c] += sum over q < count of x[table[choice[q] * SLOTS + i]][q * stride[j] + c], for i < SLOTS, c < 8: x[j]
  * points at the tile's first query of system j (a stride of 0 for a system that adds zeros). SLOTS is a constant
- * where it is called, so the sums stay in registers; with PAIRS, two of them a slot (even and odd queries'), so that
- * one query's additions need not wait for the last one's, where the registers hold them (one or two slots). */
+ * where it is called, so the sums stay in registers. */
 static inline __attribute__((always_inline)) void harness_slot_rows_n(const uint16_t *choice, ptrdiff_t count,
                                                                       const int8_t *table, const int slots,
-                                                                      const int pairs, const double *const *x,
-                                                                      const ptrdiff_t *stride, double *acc) {
-    double a[HARNESS_MOST_SLOTS][HARNESS_WIDTH] = {{0}}, b[HARNESS_MOST_SLOTS][HARNESS_WIDTH] = {{0}};
-    ptrdiff_t q = 0;
-    if (pairs) {
-        for (; q + 2 <= count; q += 2) {
-            const int8_t *even = table + (ptrdiff_t)choice[q] * slots, *odd = table + (ptrdiff_t)choice[q + 1] * slots;
-            for (int i = 0; i < slots; i++) {
-                const double *r0 = x[even[i]] + q * stride[even[i]], *r1 = x[odd[i]] + (q + 1) * stride[odd[i]];
-                for (int c = 0; c < HARNESS_WIDTH; c++) {
-                    a[i][c] += r0[c];
-                    b[i][c] += r1[c];
-                }
-            }
-        }
-    }
-    for (; q < count; q++) {
+                                                                      const double *const *x, const ptrdiff_t *stride,
+                                                                      double *acc) {
+    double a[HARNESS_MOST_SLOTS][HARNESS_WIDTH] = {{0}};
+    for (ptrdiff_t q = 0; q < count; q++) {
         const int8_t *perm = table + (ptrdiff_t)choice[q] * slots;
         for (int i = 0; i < slots; i++) {
             const double *row = x[perm[i]] + q * stride[perm[i]];
@@ -72,17 +58,17 @@ static inline __attribute__((always_inline)) void harness_slot_rows_n(const uint
         }
     }
     for (int i = 0; i < slots; i++)
-        for (int c = 0; c < HARNESS_WIDTH; c++) acc[i * HARNESS_WIDTH + c] += a[i][c] + b[i][c];
+        for (int c = 0; c < HARNESS_WIDTH; c++) acc[i * HARNESS_WIDTH + c] += a[i][c];
 }
 
 static void harness_slot_rows(const uint16_t *choice, ptrdiff_t count, const int8_t *table, int slots,
                               const double *const *x, const ptrdiff_t *stride, double *acc) {
     switch (slots) {
-    case 1: harness_slot_rows_n(choice, count, table, 1, 1, x, stride, acc); break;
-    case 2: harness_slot_rows_n(choice, count, table, 2, 1, x, stride, acc); break;
-    case 3: harness_slot_rows_n(choice, count, table, 3, 0, x, stride, acc); break;
-    case 4: harness_slot_rows_n(choice, count, table, 4, 0, x, stride, acc); break;
-    default: harness_slot_rows_n(choice, count, table, 5, 0, x, stride, acc); break;
+    case 1: harness_slot_rows_n(choice, count, table, 1, x, stride, acc); break;
+    case 2: harness_slot_rows_n(choice, count, table, 2, x, stride, acc); break;
+    case 3: harness_slot_rows_n(choice, count, table, 3, x, stride, acc); break;
+    case 4: harness_slot_rows_n(choice, count, table, 4, x, stride, acc); break;
+    default: harness_slot_rows_n(choice, count, table, 5, x, stride, acc); break;
     }
 }
 

@@ -142,7 +142,7 @@ def test_sign_products_equal_the_sign_matrix_times_the_limbs(n: int) -> None:
 @pytest.mark.parametrize(("m", "n", "measures"), [(3, 1, 1), (3, 300, 2), (3, 2049, 5), (4, 999, 2), (5, 1000, 3), (6, 777, 4)])
 def test_slot_sums_equal_the_indicator_products(m: int, n: int, measures: int) -> None:
     """The Tukey trials' slot sums, each (trial, query) adding its drawn systems' limbs (compiled, queries a tile at a
-    time, even and odd queries summed apart; for three systems a table of each pair of queries' 36 rows, an odd last
+    time; for three systems a table of each pair of queries' 36 rows, an odd last
     query alone), are the indicator matrices' products with the limbs, bit for bit: the largest limbs of both signs,
     several tiles of queries, even and odd counts, any first trial, any split of the trials; and the sums are those
     of Python integers."""
