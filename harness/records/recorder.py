@@ -77,6 +77,7 @@ class Recorder:
             )
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        _widen(process.stdin)
         return cls(process)
 
     def open(self, to: Destination) -> None:
@@ -300,6 +301,24 @@ def _client_modules(to: Any) -> tuple[str, ...]:
     scheme = str(getattr(to, "uri", "")).split(":", 1)[0].split("+", 1)[0].lower()
     database = scheme in ("sqlite", "postgresql", "mysql", "mssql")
     return ("mlflow.tracking", *(("mlflow.store.tracking.sqlalchemy_store",) if database else ()))
+
+
+_PIPE_BYTES = 1 << 20  # Linux's largest pipe an unprivileged process may ask for (/proc/sys/fs/pipe-max-size)
+
+
+def _widen(pipe: IO[bytes] | None) -> None:
+    """Let the pipe to the child hold 1 MiB where it held 64 KiB: the results (200 MB at 200,000 users) then cross it in
+    0.15 s instead of 0.3-0.45 s of the two processes taking turns at 64 KiB. Where the system has no such setting
+    (not Linux) or refuses it (a lower limit), the pipe stays as it was: only slower."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return
+    setting = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if pipe is None or setting is None:
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(pipe.fileno(), setting, _PIPE_BYTES)
 
 
 def _with_notes(tracked: Tracked, notes: list[str]) -> Tracked:
