@@ -180,7 +180,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _whole_processes(config: Path, folder: Path, output: Path, rounds: int) -> None:
     """``harness run`` of the config, with tracking and without, against ``harness eval`` of the same files and
-    measures, as whole processes alternating; each round's ratio and the medians printed."""
+    measures, as whole processes alternating; each round's ratio and the medians printed, and the floor the machine's
+    cores put under each ratio: the process's CPU (user and system, its children's too) spread over every core, against
+    ``harness eval``'s wall time. A ratio at its floor cannot fall without less work."""
+    import os
+    import resource
+
     harness = [sys.executable, "-m", "harness"]
     run = [*harness, "run", str(config), "--quiet", "--output", str(output)]
     evaluate = [
@@ -194,19 +199,26 @@ def _whole_processes(config: Path, folder: Path, output: Path, rounds: int) -> N
     ]
     commands = {"eval": evaluate, "run": run, "run --no-tracking": [*run, "--no-tracking"]}
     times: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(rounds):
         for name, command in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             times[name].append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
             if done.returncode not in (0, 3, 6):  # a verdict of FAIL or INCONCLUSIVE is still a whole run
                 raise SystemExit(f"{name} failed ({done.returncode}): {done.stderr[-2000:]}")
+    cores = os.cpu_count() or 1
     for name in ("run", "run --no-tracking"):
         ratios = [r / e for r, e in zip(times[name], times["eval"], strict=True)]
+        floors = [c / cores / e for c, e in zip(cpu[name], times["eval"], strict=True)]
         print(
             f"whole processes, {rounds} rounds: harness {name} {np.median(times[name]):.2f} s, harness eval "
             f"{np.median(times['eval']):.2f} s, {name} / eval {np.median(ratios):.1f}x "
-            f"(rounds {min(ratios):.1f}x-{max(ratios):.1f}x)"
+            f"(rounds {min(ratios):.1f}x-{max(ratios):.1f}x); its CPU {np.median(cpu[name]):.1f} s over {cores} cores "
+            f"puts its floor at {np.median(floors):.1f}x (rounds {min(floors):.1f}x-{max(floors):.1f}x)"
         )
 
 

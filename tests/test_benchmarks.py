@@ -125,6 +125,35 @@ def test_pipeline_benchmark_computes_pytrec_evals_values(tmp_path: Path, engine:
     assert guard["guard"].startswith("nDCG@10") and guard["drop"] == pytest.approx(drop, abs=1e-12)
 
 
+@pytest.mark.slow
+def test_pipeline_benchmark_times_whole_processes_against_the_floor_of_their_cpu(tmp_path: Path) -> None:
+    """--whole prints each ratio and its floor: the process's CPU (its children's too) over the cores, against eval's
+    wall time; with one round the medians are the round's, so the floor is the printed CPU over the cores over eval."""
+    import os
+    import re
+
+    command = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "pipeline_bench.py"),
+        *("--scenario", "tiny", "--data", str(tmp_path), "--permutations", "200", "--whole", "--rounds", "1"),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    pattern = (
+        r"harness (run|run --no-tracking) ([\d.]+) s, harness eval ([\d.]+) s, .* / eval ([\d.]+)x .*; "
+        r"its CPU ([\d.]+) s over (\d+) cores puts its floor at ([\d.]+)x"
+    )
+    lines = [re.search(pattern, line) for line in done.stdout.splitlines() if "whole processes" in line]
+    assert [m.group(1) for m in lines if m] == ["run", "run --no-tracking"], done.stdout
+    for m in lines:
+        assert m is not None
+        run, evaluate, ratio, cpu, cores, floor = (float(m.group(i)) for i in range(2, 8))
+        assert cores == (os.cpu_count() or 1)
+        assert ratio == pytest.approx(run / evaluate, abs=0.06 + 0.01 * ratio)  # each printed rounded
+        assert floor == pytest.approx(cpu / cores / evaluate, abs=0.06 + 0.05 * floor)
+        assert cpu > 0
+
+
 def test_beyond_accuracy_benchmark_reads_what_it_generated(tmp_path: Path) -> None:
     """Every family is timed, over the rows the generated files hold (counted here from the files themselves)."""
     command = [
