@@ -62,6 +62,24 @@ class Progress:
     def __call__(self, message: str) -> None:
         self._line(message)
 
+    def timed_by(self, clock: Callable[[], float]) -> Progress:
+        """The same progress (its stream, start and settings), its times read from ``clock``: for events that happened
+        elsewhere (another process's, on this machine's clock) and are shown later, at the times they happened.
+
+        >>> import io
+        >>> log = io.StringIO()
+        >>> progress = Progress(log, every=0.0, clock=lambda: 10.0)
+        >>> with progress.timed_by(lambda: 12.5).task("logging", total=1) as advance:
+        ...     advance()
+        >>> print(log.getvalue(), end="")
+        [   2.5s] logging: 0/1
+        [   2.5s] logging: 1/1 (100%)
+        [   2.5s] logging: done in 0.0 s
+        """
+        timed = Progress(self.stream, every=self.every, bars=self.bars, clock=clock)
+        timed.start = self.start
+        return timed
+
     @contextmanager
     def task(self, name: str, total: int) -> Iterator[Callable[[], None]]:
         """Yield ``advance()``, to call once per unit of work."""

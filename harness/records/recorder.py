@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -94,7 +95,7 @@ class Recorder:
         on_parent: Callable[[dict[str, str]], None] | None = None,
     ) -> Tracked:
         """:func:`~harness.records.track.track_results` in the child; ``on_parent`` runs here, with the parent run's
-        ids, while the child goes on logging (the child's progress is shown once it returns)."""
+        ids, while the child goes on logging (the child's progress is shown once it returns, at the times it happened)."""
         answer: Tracked = self._ask(("track", results, to), progress, on_parent, results.folder)
         return answer
 
@@ -150,8 +151,8 @@ class Recorder:
         folder: Path,
     ) -> Any:
         self.asked = True
-        self._send(request, folder)
         relay = _Relay(progress)
+        self._send(request, folder)
         interrupted = False
         while True:
             try:
@@ -185,13 +186,20 @@ class Recorder:
 
 
 class _Relay:
-    """The child's progress, played on the run's :class:`~harness.progress.Progress`."""
+    """The child's progress, played on the run's :class:`~harness.progress.Progress` at the times the child stamped
+    (the machine's monotonic clock, which the two processes share): its lines may be read late, after the report the
+    run renders meanwhile, and would otherwise all say when they were read, and its steps that they took no time. A
+    stamp is kept between the request and the reading, and never before the one before it."""
 
     def __init__(self, progress: Progress) -> None:
-        self.progress = progress
+        self.clock = progress.clock
+        self.now = self.clock()  # the request is sent now: nothing the child does for it is earlier
+        self.progress = progress.timed_by(lambda: self.now)
         self.tasks: list[tuple[contextlib.AbstractContextManager[Callable[[], None]], Callable[[], None]]] = []
 
-    def play(self, event: tuple[Any, ...]) -> None:
+    def play(self, stamped: tuple[Any, ...]) -> None:
+        *event, stamp = stamped
+        self.now = min(max(float(stamp), self.now), max(self.clock(), self.now))
         what = event[0]
         if what == "say":
             self.progress(event[1])
@@ -216,15 +224,15 @@ class _Relayed(Progress):
         self.send = send
 
     def __call__(self, message: str) -> None:
-        self.send(("progress", "say", message))
+        self.send(("progress", "say", message, time.perf_counter()))
 
     @contextlib.contextmanager
     def task(self, name: str, total: int) -> Iterator[Callable[[], None]]:
-        self.send(("progress", "task", name, total))
+        self.send(("progress", "task", name, total, time.perf_counter()))
         try:
-            yield lambda: self.send(("progress", "advance"))
+            yield lambda: self.send(("progress", "advance", time.perf_counter()))
         finally:
-            self.send(("progress", "end"))
+            self.send(("progress", "end", time.perf_counter()))
 
 
 def _serve() -> None:

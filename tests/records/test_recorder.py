@@ -65,6 +65,8 @@ def test_a_run_logged_by_its_child_process_records_what_one_logged_in_process(tm
     assert done.returncode == 0, done.stderr
     assert "rendering the report while the runs are logged" in done.stderr  # the child's path, shown as it went
     assert "logging to MLflow (runs): done" in done.stderr  # and its progress, relayed
+    stamps = [float(m.group(1)) for m in re.finditer(r"^\[\s*([0-9.]+)s\] logging to MLflow \(runs\)", done.stderr, re.M)]
+    assert len(stamps) >= 2 and stamps == sorted(stamps)  # at the child's times, in order
     by_child = json.loads(done.stdout)
 
     import mlflow.tracking  # noqa: F401  (imported here: this process logs for itself)
@@ -146,6 +148,36 @@ def test_the_pipe_to_the_child_holds_a_mebibyte_and_a_refused_size_leaves_it_as_
         assert size_of(recorder.process) == own
     finally:
         recorder.close()
+
+
+def test_the_childs_progress_is_shown_at_the_times_it_happened() -> None:
+    """Read late (after the report the run renders meanwhile), the child's lines keep the times it stamped them with,
+    so its steps say how long they took; a stamp before the request, or after the reading, is kept between the two,
+    and never before the one shown before it."""
+    import io
+
+    from harness.progress import Progress
+    from harness.records.recorder import _Relay
+
+    log, now = io.StringIO(), [100.0]
+    progress = Progress(log, every=0.0, clock=lambda: now[0])
+    now[0] = 105.0
+    relay = _Relay(progress)  # the request is sent at 105 s
+    now[0] = 107.0  # and its progress read at 107 s
+    for event in (("task", "logging (runs)", 2, 105.5), ("advance", 105.7), ("advance", 105.9), ("end", 106.0)):
+        relay.play(event)
+    relay.play(("say", "stamped before the request", 50.0))
+    relay.play(("say", "stamped after the reading", 1e9))
+    relay.play(("say", "stamped before the line before it", 106.5))
+    assert log.getvalue().splitlines() == [
+        "[   5.5s] logging (runs): 0/2",
+        "[   5.7s] logging (runs): 1/2 (50%)",
+        "[   5.9s] logging (runs): 2/2 (100%)",
+        "[   6.0s] logging (runs): done in 0.5 s",
+        "[   6.0s] stamped before the request",
+        "[   7.0s] stamped after the reading",
+        "[   7.0s] stamped before the line before it",
+    ]
 
 
 def test_a_child_that_died_is_a_tracking_error(tmp_path: Path) -> None:
