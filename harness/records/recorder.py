@@ -63,15 +63,13 @@ class Recorder:
     def start(cls) -> Recorder:
         """Start the child: it imports what it needs of harness and waits; at the run's first word (:meth:`open`, once
         the inputs are read: the evaluation takes every core) it imports MLflow's client and its SQL store."""
-        # this harness found last, after what the child's own path finds (never before the standard library)
-        package_root = str(Path(__file__).resolve().parents[2])
-        serve = f"import sys; sys.path.append({package_root!r}); from harness.records.recorder import _serve; _serve()"
+        serve = _serving(Path(__file__).resolve().parents[1])
         # the child is born with Ctrl-C held back (the mask is inherited through exec) until it can keep one for the
         # request it was meant to stop: before that, Python's start would die of it or drop it
         held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             process = subprocess.Popen(
-                [sys.executable, "-c", serve],
+                [sys.executable, "-P", "-c", serve],  # -P: the working folder is not on its path (as for the script)
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 start_new_session=True,  # the terminal's Ctrl-C is the run's to pass on
@@ -309,6 +307,26 @@ def _client_modules(to: Any) -> tuple[str, ...]:
     scheme = str(getattr(to, "uri", "")).split(":", 1)[0].split("+", 1)[0].lower()
     database = scheme in ("sqlite", "postgresql", "mysql", "mssql")
     return ("mlflow.tracking", *(("mlflow.store.tracking.sqlalchemy_store",) if database else ()))
+
+
+def _serving(package: Path) -> str:
+    """The child's program: this very harness (``package``, its folder) imported as ``harness`` and its :func:`_serve`
+    run. Found on the child's path instead, a folder named harness in the working folder (a project's own), or another
+    version of harness on PYTHONPATH or installed, would be imported and run in its place: the run's records then
+    failed, or were logged by code that was not the run's. Nothing else is taken from that folder, which may hold
+    other packages (site-packages), so none of them comes before the standard library.
+
+    >>> program = _serving(Path("/opt/harness"))
+    >>> "spec_from_file_location('harness', '/opt/harness/__init__.py'" in program and program.endswith("_serve()")
+    True
+    """
+    return (
+        "import importlib.util, sys; "
+        f"spec = importlib.util.spec_from_file_location('harness', {str(package / '__init__.py')!r}, "
+        f"submodule_search_locations=[{str(package)!r}]); "
+        "module = importlib.util.module_from_spec(spec); sys.modules['harness'] = module; spec.loader.exec_module(module); "
+        "from harness.records.recorder import _serve; _serve()"
+    )
 
 
 _PIPE_BYTES = 1 << 20  # Linux's largest pipe an unprivileged process may ask for (/proc/sys/fs/pipe-max-size)

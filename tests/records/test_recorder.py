@@ -180,6 +180,30 @@ def test_the_childs_progress_is_shown_at_the_times_it_happened() -> None:
     ]
 
 
+def test_the_child_runs_this_harness_whatever_its_working_folder_and_path_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project's own folder named harness in the working folder, or another harness first on PYTHONPATH, is neither
+    imported nor run by the child: it logs with the run's own code (before, it ran the working folder's)."""
+    code, outcome, err = _run(_config(tmp_path), "--no-tracking")
+    assert code == 0, err
+    saved = read_results(Path(str(outcome["results_dir"])))
+    for folder in (tmp_path / "project", tmp_path / "elsewhere"):
+        (folder / "harness").mkdir(parents=True)
+        (folder / "harness" / "__init__.py").write_text(f"raise SystemExit('imported the harness in {folder.name}')\n")
+    monkeypatch.chdir(tmp_path / "project")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "elsewhere"))
+    to = Destination(f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}", "local store", tmp_path / "store")
+    recorder = Recorder.start()
+    try:
+        recorder.open(to)
+        tracked = recorder.track(saved, to)
+    finally:
+        recorder.close()
+    assert recorder.process.returncode == 0
+    _check_logged(to.uri, saved.folder, tracked.run_id)
+
+
 def test_a_child_that_died_is_a_tracking_error(tmp_path: Path) -> None:
     code, outcome, err = _run(_config(tmp_path), "--no-tracking")
     assert code == 0, err
