@@ -329,7 +329,7 @@ def _serving(package: Path) -> str:
     )
 
 
-_PIPE_BYTES = 1 << 20  # Linux's largest pipe an unprivileged process may ask for (/proc/sys/fs/pipe-max-size)
+_PIPE_BYTES = 1 << 20  # the largest pipe an unprivileged process may ask Linux for by default (/proc/sys/fs/pipe-max-size)
 
 
 def _widen(pipe: IO[bytes] | None) -> None:
