@@ -63,7 +63,7 @@ class Recorder:
     def start(cls) -> Recorder:
         """Start the child: it imports what it needs of harness and waits; at the run's first word (:meth:`open`, once
         the inputs are read: the evaluation takes every core) it imports MLflow's client and its SQL store."""
-        serve = _serving(Path(__file__).resolve().parents[1])
+        serve = _serving(Path(__file__).resolve().parents[2])
         # the child is born with Ctrl-C held back (the mask is inherited through exec) until it can keep one for the
         # request it was meant to stop: before that, Python's start would die of it or drop it
         held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -309,22 +309,24 @@ def _client_modules(to: Any) -> tuple[str, ...]:
     return ("mlflow.tracking", *(("mlflow.store.tracking.sqlalchemy_store",) if database else ()))
 
 
-def _serving(package: Path) -> str:
-    """The child's program: this very harness (``package``, its folder) imported as ``harness`` and its :func:`_serve`
-    run. Found on the child's path instead, a folder named harness in the working folder (a project's own), or another
-    version of harness on PYTHONPATH or installed, would be imported and run in its place: the run's records then
-    failed, or were logged by code that was not the run's. Nothing else is taken from that folder, which may hold
-    other packages (site-packages), so none of them comes before the standard library.
+def _serving(root: Path) -> str:
+    """The child's program: this very harness (the package in the folder ``root``) imported as ``harness``, and its
+    :func:`_serve` run. Found on the child's path instead, a folder named harness in the working folder (a project's
+    own), or another version of harness on PYTHONPATH or installed, was imported and run in its place: the run's
+    records then failed, or were logged by code that was not the run's. Only ``harness`` is looked for in ``root``,
+    which may hold other packages (site-packages): none of them comes before the standard library.
 
-    >>> program = _serving(Path("/opt/harness"))
-    >>> "spec_from_file_location('harness', '/opt/harness/__init__.py'" in program and program.endswith("_serve()")
+    >>> program = _serving(Path("/opt/lib"))
+    >>> "PathFinder.find_spec(name, ['/opt/lib'])" in program and program.endswith("_serve()")
     True
     """
     return (
-        "import importlib.util, sys; "
-        f"spec = importlib.util.spec_from_file_location('harness', {str(package / '__init__.py')!r}, "
-        f"submodule_search_locations=[{str(package)!r}]); "
-        "module = importlib.util.module_from_spec(spec); sys.modules['harness'] = module; spec.loader.exec_module(module); "
+        "import importlib.machinery, sys\n"
+        "class ThisHarness:\n"
+        "    @staticmethod\n"
+        "    def find_spec(name, path=None, target=None):\n"
+        f"        return importlib.machinery.PathFinder.find_spec(name, [{str(root)!r}]) if name == 'harness' else None\n"
+        "sys.meta_path.insert(0, ThisHarness)\n"
         "from harness.records.recorder import _serve; _serve()"
     )
 
