@@ -15,6 +15,8 @@ and prints the size of the report and of the results folder.
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -183,9 +185,6 @@ def _whole_processes(config: Path, folder: Path, output: Path, rounds: int) -> N
     measures, as whole processes alternating; each round's ratio and the medians printed, and the floor the machine's
     cores put under each ratio: the process's CPU (user and system, its children's too) spread over every core, against
     ``harness eval``'s wall time. A ratio at its floor cannot fall without less work."""
-    import os
-    import resource
-
     harness = [sys.executable, "-m", "harness"]
     run = [*harness, "run", str(config), "--quiet", "--output", str(output)]
     evaluate = [
